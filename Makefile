@@ -1,0 +1,39 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+# Each creates .venv if missing and installs glyphbench with its dev extras first.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.glyphbench-installed
+
+.PHONY: install test quick lint demo bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+## Full suite: lint, type-check, then every test (slow ones included).
+test: lint
+	$(BIN)/python -m pytest
+
+## The quick loop: skips tests marked slow.
+quick: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -x -q
+
+## The main job on its embedded default, offline on CPU.
+demo: $(STAMP)
+	$(BIN)/glyphbench score docs/examples/pairs.csv --out demo_out/scores.csv
+	$(BIN)/python -c "import pandas as pd; print(pd.read_csv('demo_out/scores.csv').to_string())"
+
+## Performance benchmarks (run on demand; they print ratios, they do not fail).
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_scoring.py
+
+clean:
+	rm -rf $(VENV) demo_out .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,63 @@
+"""The ``glyphbench`` command line: one entry point for all four packages.
+
+Each package adds its commands through a ``register(app)`` function in a small
+module that imports only typer/rich at top level, so ``glyphbench --help``
+answers at once; the heavy libraries load inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+from rich.console import Console
+
+from bench import __version__
+from bench.errors import InputError
+
+app = typer.Typer(
+    name="glyphbench",
+    help="Measure how well text-to-image models write the text a prompt asks for.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+
+#: Modules that add commands; each defines ``register(app: typer.Typer) -> None``.
+COMMAND_MODULES = (
+    "bench.cli_score",
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"glyphbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Measure how well text-to-image models write the text a prompt asks for."""
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(_name).register(app)
+
+
+def main() -> None:
+    """Console-script entry point: user errors become one line on stderr and exit 2."""
+    try:
+        app()
+    except InputError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

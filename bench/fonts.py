@@ -1,0 +1,50 @@
+"""Find TrueType fonts that are always available offline.
+
+matplotlib ships the DejaVu family as package data, so these fonts exist on any
+machine where glyphbench is installed; Debian/system fonts are added when present.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+SYSTEM_FONT_DIRS = ("/usr/share/fonts", "/usr/local/share/fonts")
+
+
+@functools.cache
+def bundled_fonts() -> tuple[Path, ...]:
+    """DejaVu TTFs from matplotlib's package data, sorted by file name."""
+    import matplotlib
+
+    folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    return tuple(sorted(p for p in folder.glob("DejaVu*.ttf")))
+
+
+@functools.cache
+def system_fonts() -> tuple[Path, ...]:
+    """TTF/OTF files under the usual system font folders, sorted by path."""
+    found: list[Path] = []
+    for root in SYSTEM_FONT_DIRS:
+        base = Path(root)
+        if base.is_dir():
+            found.extend(p for p in base.rglob("*") if p.suffix.lower() in (".ttf", ".otf"))
+    return tuple(sorted(found))
+
+
+def available_fonts(include_system: bool = True) -> tuple[Path, ...]:
+    """Bundled fonts first, then system fonts not already listed (by file name)."""
+    fonts = list(bundled_fonts())
+    if include_system:
+        names = {p.name for p in fonts}
+        fonts.extend(p for p in system_fonts() if p.name not in names)
+    return tuple(fonts)
+
+
+def font_by_name(name: str) -> Path:
+    """Path of the font whose file stem is ``name`` (e.g. "DejaVuSans-Bold")."""
+    for path in available_fonts():
+        if path.stem == name:
+            return path
+    known = ", ".join(p.stem for p in available_fonts())
+    raise LookupError(f"no font named {name!r}; available: {known}")

@@ -1,0 +1,53 @@
+"""The OCR engine interface: one class that turns images into text.
+
+Engines are registered by name in :data:`OCR_ENGINES` and created from a spec
+string (``easyocr``, ``rapidocr``, ``tesseract``, optionally with options such
+as ``easyocr?gpu=0``). Heavy imports happen inside the engine's constructor.
+
+Reading order (the order words are joined into ``OCRResult.text``): detected
+boxes are grouped into lines, lines are read top to bottom and the boxes of a
+line left to right; see :func:`bench.ocr.order.reading_order`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from bench.registry import Registry
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+Point = tuple[float, float]
+
+
+@dataclass
+class OCRResult:
+    """What an engine read in one image, in reading order."""
+
+    text: str  # the detected pieces joined with single spaces, in reading order
+    pieces: list[str] = field(default_factory=list)  # text of each box
+    boxes: list[list[Point]] = field(default_factory=list)  # 4 corner points per box, pixels
+    confidences: list[float] = field(default_factory=list)  # one per box, 0..1
+
+
+class OCREngine(ABC):
+    """Turns a batch of RGB PIL images into one :class:`OCRResult` per image."""
+
+    #: Registry name, e.g. "easyocr"; recorded in every results row.
+    name: str = ""
+
+    @property
+    @abstractmethod
+    def version(self) -> str:
+        """Engine/package version and model identity, recorded in every results row."""
+
+    @abstractmethod
+    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+        """OCR each image; the list has one result per input image, in order."""
+
+
+OCR_ENGINES: Registry[OCREngine] = Registry("OCR engine")

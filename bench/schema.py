@@ -1,0 +1,39 @@
+"""The results table: one row per generated image, stored as ``results.parquet``.
+
+Every report, the human study and re-scoring read this table and nothing else.
+Columns, in order (prompt attributes are those of :data:`prompts.schema.PROMPT_COLUMNS`):
+
+identity    run_id, model, is_control, prompt_id, seed, sample_index, image_seed
+prompt      prompt, text, and every other prompt column (prompt_type, group, ..., prompt_word_count)
+image       image_path (relative to the run folder), image_sha256, width, height,
+            batch_size, gen_seconds
+ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences (JSON strings),
+            ocr_engine, ocr_version, ocr_seconds
+scores      every column of :data:`bench.scoring.SCORE_COLUMNS`
+status      error (empty string when the row succeeded, else "Stage: ExceptionType: message")
+"""
+
+from __future__ import annotations
+
+from bench.scoring.pairs import SCORE_COLUMNS
+from prompts.schema import PROMPT_COLUMNS
+
+IDENTITY_COLUMNS = ("run_id", "model", "is_control", "prompt_id", "seed", "sample_index", "image_seed")
+PROMPT_PART = tuple(c for c in PROMPT_COLUMNS if c != "prompt_id")
+IMAGE_COLUMNS = ("image_path", "image_sha256", "width", "height", "batch_size", "gen_seconds")
+OCR_COLUMNS = (
+    "ocr_text",
+    "ocr_pieces",
+    "ocr_boxes",
+    "ocr_confidences",
+    "ocr_engine",
+    "ocr_version",
+    "ocr_seconds",
+)
+
+RESULT_COLUMNS: tuple[str, ...] = (
+    IDENTITY_COLUMNS + PROMPT_PART + IMAGE_COLUMNS + OCR_COLUMNS + tuple(SCORE_COLUMNS) + ("error",)
+)
+
+#: A row is uniquely identified by these columns within a run.
+ROW_KEY = ("model", "prompt_id", "seed", "sample_index")

@@ -1,0 +1,48 @@
+"""Shared fixtures.
+
+``textinvision_dir`` points at the public TextInVision data beside the checkout
+(``../shared/textinvision``) or at ``$GLYPHBENCH_TEXTINVISION``; tests that use it
+are skipped, with the reason printed, where the data is absent (e.g. a user's clone).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _textinvision_path() -> Path:
+    env = os.environ.get("GLYPHBENCH_TEXTINVISION")
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "textinvision"
+
+
+@pytest.fixture(scope="session")
+def textinvision_dir() -> Path:
+    path = _textinvision_path()
+    if not (path / "all_texts.csv").exists():
+        pytest.skip(
+            f"TextInVision data not found at {path} "
+            "(set GLYPHBENCH_TEXTINVISION or place it in ../shared/textinvision)"
+        )
+    return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked ``gpu`` when no CUDA device is present, saying why."""
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if not gpu_items:
+        return
+    try:
+        import torch
+
+        has_gpu = torch.cuda.is_available()
+    except ImportError:
+        has_gpu = False
+    if not has_gpu:
+        marker = pytest.mark.skip(reason="needs a CUDA GPU (none found)")
+        for item in gpu_items:
+            item.add_marker(marker)
