@@ -1,0 +1,388 @@
+"""Text and prompt attributes, computed the same way for every prompt source.
+
+Every function here is a pure function of one string; each docstring states its
+exact rule and the thresholds it uses (also collected in ``docs/prompts.md``).
+:func:`compute_attributes` fills the schema's attribute columns of a prompt
+frame, computing each distinct text once.
+
+Word-level decisions (CEFR, rare, gibberish) look at the *word tokens* of a
+text: maximal runs of letters, optionally joined by an internal apostrophe
+(``don't``, ``o’clock``), see :func:`word_tokens`. Digits, punctuation and
+spaces separate tokens. Tokens shorter than :data:`MIN_WORD_LETTERS` letters
+(``a``, ``I``, the ``s`` of ``"car's"``) are ignored by the rare/gibberish rules.
+
+wordfreq and cefrpy are imported lazily (they are in the ``prompts`` extra), so
+importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import pandas as pd
+
+#: Zipf frequency (wordfreq, English) below which a known word counts as rare.
+#: Zipf = log10(occurrences per billion words): 2.5 is about 3 per 10 million.
+#: Every word of the Oxford 3000/5000 lists except a handful lies above 3.0.
+RARE_ZIPF = 2.5
+
+#: Tokens shorter than this many letters are skipped by the rare/gibberish rules.
+MIN_WORD_LETTERS = 2
+
+#: Vowels for the pronounceability check ("y" counts as a vowel).
+VOWELS = frozenset("aeiouy")
+
+#: Longest run of consonants a pronounceable word may have ("angsts" has 4).
+MAX_CONSONANT_RUN = 4
+
+#: Letter pairs that do not occur inside English words.
+IMPOSSIBLE_BIGRAMS = frozenset(
+    "jq jx jz qx qz qj qg qk qp qy qf qv qw vq vx vj vw xj xk zx zj fq gq kq pq wq xq zq bx cx jv".split()
+)
+
+#: Vowel share (of letters) a pronounceable word of 4+ letters must lie within.
+VOWEL_RATIO_RANGE = (0.15, 0.85)
+
+CEFR_LEVELS = ("A1", "A2", "B1", "B2", "C1", "C2")
+
+#: Characters that end a sentence.
+SENTENCE_END = ".!?…"
+#: Characters that may follow a sentence end (closing quotes and brackets).
+_CLOSERS = "\"'”’»)]}"
+_SENTENCE_BREAK = re.compile(rf"[{re.escape(SENTENCE_END)}][{re.escape(_CLOSERS)}]*(?:\s|$)")
+
+_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+
+
+def word_tokens(text: str) -> list[str]:
+    """The word tokens of ``text``: runs of letters, internal apostrophes kept.
+
+    >>> word_tokens("Don't stop-me now: 3.14 résumé")
+    ["Don't", 'stop', 'me', 'now', 'résumé']
+    """
+    return _WORD.findall(text)
+
+
+# ---------------------------------------------------------------- lengths
+
+
+def char_length(text: str) -> int:
+    """Number of Unicode code points, spaces and punctuation included, nothing stripped.
+
+    >>> char_length("Hello, world!")
+    13
+    >>> char_length(" café ")
+    6
+    """
+    return len(text)
+
+
+def word_count(text: str) -> int:
+    """Number of whitespace-separated chunks (``str.split()``): ``"7 - 4 = 3"`` has 5.
+
+    >>> word_count("  Grand   opening today ")
+    3
+    >>> word_count("7 - 4 = 3")
+    5
+    >>> word_count("")
+    0
+    """
+    return len(text.split())
+
+
+# ---------------------------------------------------------------- character classes
+
+
+def has_numbers(text: str) -> bool:
+    """True if any character is a Unicode number (categories Nd, Nl, No: ``0-9``, ``½``, ``²``, ``Ⅻ``).
+
+    >>> has_numbers("500g")
+    True
+    >>> has_numbers("half ½")
+    True
+    >>> has_numbers("seven")
+    False
+    """
+    return any(unicodedata.category(c) in ("Nd", "Nl", "No") for c in text)
+
+
+def has_special_chars(text: str) -> bool:
+    """True if any character is neither a letter (L*, with combining marks M*), a number (N*) nor a space (Zs).
+
+    So punctuation (P*: ``, . ' - ! ?``), symbols (S*: ``$ + = © €`` and emoji) and
+    control/format characters (C*: tabs, newlines, zero-width spaces) all count.
+    An apostrophe or hyphen inside a word counts: it is a glyph the model must draw.
+
+    >>> has_special_chars("Hello world")
+    False
+    >>> has_special_chars("don't")
+    True
+    >>> has_special_chars("6 + 5 = 11")
+    True
+    >>> has_special_chars("résumé 2024")
+    False
+    """
+    return any(unicodedata.category(c)[0] not in "LMN" and unicodedata.category(c) != "Zs" for c in text)
+
+
+def is_sentence(text: str) -> bool:
+    """True if the text has at least 3 words and a sentence-ending mark.
+
+    The rule: ``word_count(text) >= 3`` and one of ``. ! ? …``, optionally followed
+    by closing quotes/brackets, stands at the end of the text or before
+    whitespace. Slogans without final punctuation ("Think Different") and
+    decimals ("3.14") are not sentences; abbreviations ("Mr. Smith's shop")
+    are a known false positive.
+
+    >>> is_sentence("Surround yourself with people who feel like sunshine.")
+    True
+    >>> is_sentence("Is it autumn? I love it - George Eliot")
+    True
+    >>> is_sentence("Jokes, Chuckles, Conversions - Our Winning Formula")
+    False
+    >>> is_sentence("Stop!")
+    False
+    """
+    return word_count(text) >= 3 and _SENTENCE_BREAK.search(text) is not None
+
+
+# ---------------------------------------------------------------- word frequency
+
+
+@lru_cache(maxsize=200_000)
+def zipf(word: str) -> float:
+    """wordfreq's English Zipf frequency of ``word`` (case-folded); 0.0 when unknown.
+
+    >>> zipf("the") > 7
+    True
+    >>> zipf("qezt")
+    0.0
+    """
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
+
+@lru_cache(maxsize=200_000)
+def _in_cefr_lexicon(word: str) -> bool:
+    return _cefr_analyzer().is_word_in_database(word.lower())
+
+
+def looks_pronounceable(word: str) -> bool:
+    """Character-level check: could ``word`` be an English word by its letters alone?
+
+    Only ASCII letters are judged (other words pass). A word fails if it has no
+    vowel (a e i o u y), a run of more than :data:`MAX_CONSONANT_RUN` consonants,
+    the same letter three times in a row, a ``q`` not followed by ``u`` (except
+    at the end), a pair in :data:`IMPOSSIBLE_BIGRAMS`, or (4+ letters) a vowel
+    share outside :data:`VOWEL_RATIO_RANGE`.
+
+    >>> looks_pronounceable("window")
+    True
+    >>> looks_pronounceable("xkcdz")
+    False
+    >>> looks_pronounceable("qezt")
+    False
+    >>> looks_pronounceable("aaargh")
+    False
+    """
+    w = word.lower().replace("'", "").replace("’", "")
+    if not w.isascii() or not w.isalpha():
+        return True
+    if not any(c in VOWELS for c in w):
+        return False
+    run = 0
+    for c in w:
+        run = 0 if c in VOWELS else run + 1
+        if run > MAX_CONSONANT_RUN:
+            return False
+    for a, b in zip(w, w[1:]):
+        if a + b in IMPOSSIBLE_BIGRAMS:
+            return False
+        if a == "q" and b != "u":
+            return False
+    if any(a == b == c for a, b, c in zip(w, w[1:], w[2:])):
+        return False
+    if len(w) >= 4:
+        share = sum(c in VOWELS for c in w) / len(w)
+        if not VOWEL_RATIO_RANGE[0] <= share <= VOWEL_RATIO_RANGE[1]:
+            return False
+    return True
+
+
+@lru_cache(maxsize=200_000)
+def word_class(word: str) -> str:
+    """Classify one word token as ``"common"``, ``"rare"`` or ``"gibberish"``.
+
+    With z = :func:`zipf` (word):
+
+    * ``gibberish`` if z == 0 (absent from wordfreq's English list) and the word
+      is not in cefrpy's lexicon either; or if z < RARE_ZIPF and the word fails
+      :func:`looks_pronounceable`;
+    * ``rare`` if otherwise z < :data:`RARE_ZIPF` (2.5);
+    * ``common`` otherwise (z >= 2.5).
+
+    Tokens shorter than :data:`MIN_WORD_LETTERS` are ``common``. wordfreq's list
+    stops near z = 1, so extremely rare real words absent from it
+    ("sesquipedalianism") come out as gibberish: a documented limitation.
+
+    >>> word_class("house")
+    'common'
+    >>> word_class("unimaginatively")
+    'rare'
+    >>> word_class("Zuplorit")
+    'gibberish'
+    """
+    if len(word) < MIN_WORD_LETTERS:
+        return "common"
+    z = zipf(word)
+    if z >= RARE_ZIPF:
+        return "common"
+    if (z == 0.0 and not _in_cefr_lexicon(word)) or not looks_pronounceable(word):
+        return "gibberish"
+    return "rare"
+
+
+def is_gibberish(text: str) -> bool:
+    """True if more than half of the text's word tokens are gibberish (:func:`word_class`).
+
+    Tokens shorter than :data:`MIN_WORD_LETTERS` letters are not counted; a text
+    with no counted token (``"7 - 4 = 3"``) is not gibberish. A brand name in a
+    slogan ("Bringing families together with UltraView") does not make the
+    slogan gibberish.
+
+    >>> is_gibberish("Blopjero")
+    True
+    >>> is_gibberish("Qezt Nopl")
+    True
+    >>> is_gibberish("Bringing families together with UltraView")
+    False
+    >>> is_gibberish("10:01 AM")
+    False
+    """
+    classes = [word_class(w) for w in word_tokens(text) if len(w) >= MIN_WORD_LETTERS]
+    return bool(classes) and 2 * classes.count("gibberish") > len(classes)
+
+
+def is_rare(text: str) -> bool:
+    """True if at least one word token is rare (:func:`word_class`: known, zipf < 2.5, pronounceable).
+
+    >>> is_rare("Unimaginatively")
+    True
+    >>> is_rare("Keep calm and carry on")
+    False
+    >>> is_rare("Qezt")
+    False
+    """
+    return any(word_class(w) == "rare" for w in word_tokens(text) if len(w) >= MIN_WORD_LETTERS)
+
+
+# ---------------------------------------------------------------- CEFR
+
+
+@lru_cache(maxsize=1)
+def _cefr_analyzer() -> Any:
+    from cefrpy import CEFRAnalyzer
+
+    return CEFRAnalyzer()
+
+
+@lru_cache(maxsize=200_000)
+def word_cefr(word: str) -> str | None:
+    """CEFR level of one word from cefrpy's data: the lowest level over its parts of speech.
+
+    The lowest level is the one at which a learner first meets the word (cefrpy
+    lists "run" as a verb and a noun; the easier one counts). Lookup is
+    case-folded; an unknown word has no level (None).
+
+    >>> word_cefr("house")
+    'A1'
+    >>> word_cefr("Qezt") is None
+    True
+    """
+    levels = _cefr_analyzer().get_pos_level_dict_for_word(word.lower().replace("’", "'"))
+    if not levels:
+        return None
+    return str(min(levels.values()))
+
+
+def cefr_level(text: str) -> str | None:
+    """CEFR level of a text: the highest level among its word tokens that have one.
+
+    A text is as hard as its hardest known word; words cefrpy does not know
+    (names, gibberish, inflections it lacks) are skipped; a text with no known
+    word has no level (None).
+
+    >>> cefr_level("house")
+    'A1'
+    >>> cefr_level("a house of democracy")
+    'B1'
+    >>> cefr_level("Qezt 123") is None
+    True
+    """
+    found = [lvl for w in word_tokens(text) if (lvl := word_cefr(w)) is not None]
+    return max(found, key=CEFR_LEVELS.index) if found else None
+
+
+# ---------------------------------------------------------------- frames
+
+#: Text attribute name -> function of the text.
+TEXT_ATTRIBUTES: dict[str, Callable[[str], Any]] = {
+    "char_length": char_length,
+    "word_count": word_count,
+    "cefr": cefr_level,
+    "rare": is_rare,
+    "gibberish": is_gibberish,
+    "has_special_chars": has_special_chars,
+    "has_numbers": has_numbers,
+    "is_sentence": is_sentence,
+}
+
+
+def text_attributes(text: str) -> dict[str, Any]:
+    """All text attributes of one text, as a dict (keys of :data:`TEXT_ATTRIBUTES`).
+
+    >>> text_attributes("7 x 4 = 28")["has_numbers"]
+    True
+    """
+    return {name: fn(text) for name, fn in TEXT_ATTRIBUTES.items()}
+
+
+def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
+    """Return a copy of ``frame`` with every text and prompt attribute column (re)computed.
+
+    Needs columns ``text`` and ``prompt``. Each distinct text is computed once.
+    Corpus frequencies (``laion_freq``, ``coco_freq``, ...) are not touched: they
+    come from ``glyphbench prompts freq``. Missing texts (<NA>) get <NA> attributes.
+    """
+    out = frame.copy()
+    texts = out["text"].astype("string")
+    unique = texts.dropna().unique()
+    table = pd.DataFrame([text_attributes(str(t)) for t in unique], index=pd.Index(unique, dtype="string"))
+    for name in TEXT_ATTRIBUTES:
+        if len(table):
+            out[name] = texts.map(table[name])
+        else:
+            out[name] = pd.NA
+    prompts = out["prompt"].astype("string")
+    out["prompt_char_length"] = prompts.map(lambda p: pd.NA if pd.isna(p) else char_length(p))
+    out["prompt_word_count"] = prompts.map(lambda p: pd.NA if pd.isna(p) else word_count(p))
+    dtypes = {
+        "char_length": "Int64",
+        "word_count": "Int64",
+        "cefr": "string",
+        "rare": "boolean",
+        "gibberish": "boolean",
+        "has_special_chars": "boolean",
+        "has_numbers": "boolean",
+        "is_sentence": "boolean",
+        "prompt_char_length": "Int64",
+        "prompt_word_count": "Int64",
+    }
+    for name, dtype in dtypes.items():
+        out[name] = out[name].astype(dtype)
+    return out
