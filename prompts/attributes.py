@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 import pandas as pd
@@ -40,9 +41,8 @@ VOWELS = frozenset("aeiouy")
 MAX_CONSONANT_RUN = 4
 
 #: Letter pairs that do not occur inside English words.
-IMPOSSIBLE_BIGRAMS = frozenset(
-    "jq jx jz qx qz qj qg qk qp qy qf qv qw vq vx vj vw xj xk zx zj fq gq kq pq wq xq zq bx cx jv".split()
-)
+_IMPOSSIBLE = "jq jx jz qx qz qj qg qk qp qy qf qv qw vq vx vj vw xj xk zx zj fq gq kq pq wq xq zq bx cx jv"
+IMPOSSIBLE_BIGRAMS = frozenset(_IMPOSSIBLE.split(" "))
 
 #: Vowel share (of letters) a pronounceable word of 4+ letters must lie within.
 VOWEL_RATIO_RANGE = (0.15, 0.85)
@@ -200,12 +200,12 @@ def looks_pronounceable(word: str) -> bool:
         run = 0 if c in VOWELS else run + 1
         if run > MAX_CONSONANT_RUN:
             return False
-    for a, b in zip(w, w[1:]):
+    for a, b in pairwise(w):
         if a + b in IMPOSSIBLE_BIGRAMS:
             return False
         if a == "q" and b != "u":
             return False
-    if any(a == b == c for a, b, c in zip(w, w[1:], w[2:])):
+    if any(a == b == c for a, b, c in zip(w, w[1:], w[2:], strict=False)):
         return False
     if len(w) >= 4:
         share = sum(c in VOWELS for c in w) / len(w)
@@ -371,7 +371,7 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     prompts = out["prompt"].astype("string")
     out["prompt_char_length"] = prompts.map(lambda p: pd.NA if pd.isna(p) else char_length(p))
     out["prompt_word_count"] = prompts.map(lambda p: pd.NA if pd.isna(p) else word_count(p))
-    dtypes = {
+    dtypes: dict[str, Any] = {
         "char_length": "Int64",
         "word_count": "Int64",
         "cefr": "string",
@@ -383,6 +383,4 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
         "prompt_char_length": "Int64",
         "prompt_word_count": "Int64",
     }
-    for name, dtype in dtypes.items():
-        out[name] = out[name].astype(dtype)
-    return out
+    return out.astype(dtypes)
