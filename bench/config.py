@@ -1,0 +1,269 @@
+"""The run configuration: what to generate, how, and where to put it.
+
+A run is described by one YAML file (``glyphbench run --config RUN.yaml``) or by
+command-line flags; both become the same typed :class:`RunConfig`. Example::
+
+    run_id: study-v1            # optional; default "run-" + a hash of the config
+    out: runs/study-v1          # output folder (run.json, images/, results.parquet)
+    prompts: default            # prompt source spec, see prompts.load_prompt_set
+    sample: 40                  # optional stratified sample size
+    stratify: [prompt_type, group]
+    limit: null                 # optional: first N prompts after sampling
+    where: null                 # optional filter passed to prompts.select
+    seeds: [0]
+    images_per_prompt: 1
+    batch_size: 4
+    ocr: easyocr                # OCR engine spec
+    device: auto                # auto | cpu | cuda | cuda:1 (accelerate overrides it)
+    normalization: {keep_case: false, strip_punct: false}
+    models:
+      - control:render          # a bare spec string ...
+      - spec: diffusers:stabilityai/stable-diffusion-xl-base-1.0
+        name: sdxl-base         # ... or a mapping with a label and options
+        options: {steps: 30, guidance: 5.0}
+
+Model options: an entry's ``options`` are merged into its spec's ``?key=value``
+options (the mapping wins on a clash) and reach the adapter as strings:
+booleans become ``true``/``false``, lists and mappings become JSON, everything
+else ``str(value)``. So ``{spec: "control:typo", options: {rate: 0.2}}`` and
+``control:typo?rate=0.2`` create the same adapter.
+
+Labels: ``name`` is the model's label in every results row and report. It
+defaults to the spec text, except that a diffusers model loaded from a local
+folder is labelled by the folder's name. Images go under ``images/<slug>/``
+where the slug is the label with unsafe characters replaced by ``_``.
+
+Unknown keys are errors (``InputError`` naming the file and key), so a typo such
+as ``modles:`` never silently runs the defaults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from bench.errors import InputError
+from bench.registry import Spec
+
+_SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
+
+
+def slugify(label: str) -> str:
+    """A folder-safe version of a model label.
+
+    >>> slugify("control:typo?rate=0.1")
+    'control_typo_rate=0.1'
+    >>> slugify("tiny-random-sd (untrained)")
+    'tiny-random-sd_untrained'
+    """
+    return _SLUG_UNSAFE.sub("_", label).strip("_") or "model"
+
+
+def option_text(value: Any) -> str:
+    """How an option value from YAML is passed to an adapter (always a string).
+
+    >>> [option_text(v) for v in (True, 0.5, "fp16", [1, 2], None)]
+    ['true', '0.5', 'fp16', '[1, 2]', '']
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelEntry(_Strict):
+    """One model to run: a spec string plus an optional label and options."""
+
+    spec: str
+    name: str = ""
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+    @field_validator("spec")
+    @classmethod
+    def _spec_has_kind(cls, value: str) -> str:
+        value = value.strip()
+        if not Spec.parse(value).kind:
+            raise ValueError(f"model spec {value!r} has no kind (e.g. 'control:render')")
+        return value
+
+    @property
+    def label(self) -> str:
+        """The name shown in results and reports."""
+        if self.name:
+            return self.name
+        parsed = Spec.parse(self.spec)
+        if parsed.kind == "diffusers" and parsed.target:
+            local = Path(parsed.target.split("@")[0])
+            if local.is_absolute() or parsed.target.startswith(".") or local.exists():
+                return f"diffusers:{local.name}"
+        return self.to_spec().text
+
+    @property
+    def slug(self) -> str:
+        return slugify(self.label)
+
+    def to_spec(self) -> Spec:
+        """The spec the adapter is created from: spec-string options merged with ``options``."""
+        parsed = Spec.parse(self.spec)
+        options = dict(parsed.options)
+        options.update({key: option_text(value) for key, value in self.options.items()})
+        head = parsed.kind + (f":{parsed.target}" if parsed.target else "")
+        text = head + ("?" + "&".join(f"{k}={v}" for k, v in options.items()) if options else "")
+        return Spec(kind=parsed.kind, target=parsed.target, options=options, text=text)
+
+    @property
+    def is_control(self) -> bool:
+        return Spec.parse(self.spec).kind == "control"
+
+
+class NormalizationConfig(_Strict):
+    """Text normalisation applied before scoring (see docs/metrics.md)."""
+
+    keep_case: bool = False
+    strip_punct: bool = False
+
+
+class RunConfig(_Strict):
+    """Everything that determines a run's output."""
+
+    models: list[ModelEntry]
+    prompts: str = "default"
+    sample: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    stratify: list[str] | None = None
+    where: str | dict[str, Any] | None = None
+    prompt_seed: int = 0  # seed of the prompt sample (not of the images)
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    images_per_prompt: int = Field(default=1, ge=1)
+    batch_size: int = Field(default=4, ge=1)
+    ocr: str = "easyocr"
+    device: str = "auto"
+    normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
+    out: str = "runs/latest"
+    run_id: str = ""
+
+    @field_validator("models")
+    @classmethod
+    def _models_unique(cls, models: list[ModelEntry]) -> list[ModelEntry]:
+        if not models:
+            raise ValueError("at least one model is needed")
+        seen: dict[str, str] = {}
+        for entry in models:
+            for key in {entry.label, entry.slug}:
+                if key in seen:
+                    raise ValueError(
+                        f"two models share the label {key!r} ({seen[key]!r} and {entry.spec!r}); "
+                        "give one a 'name'"
+                    )
+            seen.update({entry.label: entry.spec, entry.slug: entry.spec})
+        return models
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_unique(cls, seeds: list[int]) -> list[int]:
+        if not seeds:
+            raise ValueError("at least one seed is needed")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds repeat: {seeds}")
+        return seeds
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_safe(cls, value: str) -> str:
+        if value and slugify(value) != value:
+            raise ValueError(f"run_id {value!r} may only use letters, digits and . _ = + -")
+        return value
+
+    # ----------------------------------------------------------------- identity
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide which images and rows a run holds (not where it writes)."""
+        data = self.model_dump(mode="json")
+        data.pop("out", None)
+        data.pop("run_id", None)
+        data.pop("device", None)  # the same images on any device, up to numerics
+        return data
+
+    def config_hash(self) -> str:
+        blob = json.dumps(self.identity(), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @property
+    def resolved_run_id(self) -> str:
+        return self.run_id or f"run-{self.config_hash()[:10]}"
+
+    @property
+    def out_dir(self) -> Path:
+        return Path(self.out)
+
+    # ----------------------------------------------------------------- loading
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any], source: str | Path | None = None) -> RunConfig:
+        """Validate a mapping; problems become one-line :class:`InputError` s naming the key."""
+        if not isinstance(data, dict):
+            raise InputError(source, f"expected a mapping of settings, got {type(data).__name__}")
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise _input_error(exc, source) from None
+
+    @classmethod
+    def from_yaml_text(cls, text: str, source: str | Path | None = None) -> RunConfig:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else None
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise InputError(source, f"invalid YAML: {problem}", line=line) from None
+        return cls.from_mapping(data if data is not None else {}, source)
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> RunConfig:
+        """Load ``RUN.yaml``; unknown keys and bad values raise :class:`InputError`."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(path, "config file not found")
+        return cls.from_yaml_text(path.read_text(encoding="utf-8"), path)
+
+    def with_overrides(self, **changes: Any) -> RunConfig:
+        """A copy with some settings replaced (``None`` values are ignored), re-validated."""
+        data = self.model_dump(mode="python")
+        data.update({k: v for k, v in changes.items() if v is not None})
+        return RunConfig.from_mapping(data, "command-line flags")
+
+
+def _input_error(exc: ValidationError, source: str | Path | None) -> InputError:
+    """The first validation problem as a one-line error naming the offending key."""
+    errors = exc.errors()
+    # An unknown key usually explains everything else (e.g. 'modles' -> 'models' missing).
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    location = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        problem = f"unknown key {str(first['loc'][-1])!r}"
+    elif first["type"] == "missing":
+        problem = f"missing required key {str(first['loc'][-1])!r}"
+    else:
+        message = str(first["msg"]).removeprefix("Value error, ")
+        given = first.get("input")
+        scalar = isinstance(given, (str, int, float, bool)) or given is None
+        problem = f"{message} (got {given!r})" if scalar and "input" in first else message
+    return InputError(source, problem, key=location or None)
