@@ -1,0 +1,320 @@
+"""Control models: known-quality images that validate the measurement itself.
+
+They are not text-to-image models; they draw the expected text directly, so the
+scores they get show what the OCR + scoring pipeline can measure:
+
+``control:render``         the text, legibly: font, size, placement and colours
+                           vary with the image seed (always high contrast, always
+                           fitting, wrapped over lines when long). Its scores are
+                           the measurement's ceiling, measured rather than assumed.
+``control:typo?rate=R``    the same drawing, but each character of the text is
+                           corrupted with probability R (see :func:`corrupt`).
+``control:blank``          a plain image with nothing drawn: the floor.
+
+A sound measurement orders them blank < typo(high R) < typo(low R) < render.
+Every control is labelled ``is_control=True`` in results and reports.
+Option ``size`` (pixels, default 512) sets the square image size.
+Only PIL is used, and only the DejaVu fonts bundled with matplotlib, so the
+images are the same on every machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import string
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+from bench.models.base import MODELS, ImageRequest, ModelAdapter
+from bench.registry import Spec
+
+if TYPE_CHECKING:
+    from PIL import Image, ImageFont
+
+#: Legible bundled fonts the render control chooses from (no light/math/display faces).
+CONTROL_FONTS = (
+    "DejaVuSans",
+    "DejaVuSans-Bold",
+    "DejaVuSans-Oblique",
+    "DejaVuSansCondensed",
+    "DejaVuSansCondensed-Bold",
+    "DejaVuSansMono",
+    "DejaVuSansMono-Bold",
+    "DejaVuSerif",
+    "DejaVuSerif-Bold",
+    "DejaVuSerifCondensed",
+)
+
+#: Characters used for substitutions and insertions by :func:`corrupt`.
+TYPO_ALPHABET = string.ascii_letters + string.digits
+
+DEFAULT_SIZE = 512
+MARGIN = 0.08  # fraction of the side kept free on each edge
+MIN_FONT_FRACTION = 1 / 24  # smallest font size, as a fraction of the side (still legible)
+
+
+def corrupt(text: str, rate: float, rng: random.Random) -> str:
+    """Corrupt each non-space character of ``text`` with probability ``rate``.
+
+    A corrupted character is, with equal probability, substituted by a different
+    character, deleted, or followed by an inserted character (drawn from
+    :data:`TYPO_ALPHABET`). Spaces are kept so words stay words. With
+    ``rate=0`` the text is unchanged; with ``rate=1`` every character is hit.
+
+    >>> corrupt("hello world", 0.0, random.Random(0))
+    'hello world'
+    >>> out = corrupt("hello world", 1.0, random.Random(0))
+    >>> out != "hello world" and out.count(" ") == 1
+    True
+    """
+    out: list[str] = []
+    for char in text:
+        if char.isspace() or rng.random() >= rate:
+            out.append(char)
+            continue
+        operation = rng.randrange(3)
+        if operation == 0:  # substitute with a different character
+            out.append(rng.choice([c for c in TYPO_ALPHABET if c != char]))
+        elif operation == 1:  # insert after the original
+            out.append(char + rng.choice(TYPO_ALPHABET))
+        # operation == 2: delete (append nothing)
+    return "".join(out)
+
+
+@functools.cache
+def control_font_paths() -> tuple[Path, ...]:
+    """Paths of :data:`CONTROL_FONTS` that exist among the bundled fonts."""
+    from bench.fonts import bundled_fonts
+
+    by_stem = {p.stem: p for p in bundled_fonts()}
+    found = tuple(by_stem[name] for name in CONTROL_FONTS if name in by_stem)
+    if not found:
+        raise RuntimeError("no bundled DejaVu fonts found (is matplotlib installed?)")
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _font(path: Path, size: int) -> ImageFont.FreeTypeFont:
+    from PIL import ImageFont
+
+    return ImageFont.truetype(str(path), size)
+
+
+def _text_width(font: ImageFont.FreeTypeFont, text: str) -> float:
+    return float(font.getlength(text))
+
+
+def wrap(text: str, font: ImageFont.FreeTypeFont, max_width: float) -> list[str]:
+    """Greedy word wrap to ``max_width`` pixels; a word too long for a line is split."""
+    lines: list[str] = []
+    for paragraph in text.splitlines() or [""]:
+        current = ""
+        for word in paragraph.split():
+            candidate = f"{current} {word}" if current else word
+            if _text_width(font, candidate) <= max_width:
+                current = candidate
+                continue
+            if current:
+                lines.append(current)
+            while _text_width(font, word) > max_width and len(word) > 1:
+                cut = len(word) - 1
+                while cut > 1 and _text_width(font, word[:cut]) > max_width:
+                    cut -= 1
+                lines.append(word[:cut])
+                word = word[cut:]
+            current = word
+        lines.append(current)
+    return lines
+
+
+def _block_size(lines: list[str], font: ImageFont.FreeTypeFont, spacing: float) -> tuple[float, float]:
+    ascent, descent = font.getmetrics()
+    line_height = ascent + descent
+    width = max((_text_width(font, line) for line in lines), default=0.0)
+    return width, line_height * len(lines) + spacing * line_height * (len(lines) - 1)
+
+
+def _fit(text: str, path: Path, box: float, spacing: float, legible: int) -> tuple[int, list[str]]:
+    """The largest font size (and its wrapped lines) whose block fits a ``box`` square.
+
+    Words are split across lines only when no size of at least ``legible``
+    pixels holds the longest word on one line.
+    """
+    words = text.split() or [""]
+
+    def fits(size: int, keep_words: bool) -> list[str] | None:
+        font = _font(path, size)
+        if keep_words and max(_text_width(font, w) for w in words) > box:
+            return None
+        lines = wrap(text, font, box)
+        width, height = _block_size(lines, font, spacing)
+        return lines if width <= box and height <= box else None
+
+    for keep_words in (True, False):
+        low, high = (legible if keep_words else 6), max(8, int(box))
+        best: tuple[int, list[str]] | None = None
+        while low <= high:  # binary search: the block grows with the font size
+            middle = (low + high) // 2
+            lines = fits(middle, keep_words)
+            if lines is not None:
+                best = (middle, lines)
+                low = middle + 1
+            else:
+                high = middle - 1
+        if best is not None:
+            return best
+    return 6, wrap(text, _font(path, 6), box)
+
+
+def _contrasting_colours(rng: random.Random) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(background, ink): a light and a dark colour, in either role."""
+    light = tuple(rng.randint(215, 255) for _ in range(3))
+    dark = tuple(rng.randint(0, 50) for _ in range(3))
+    pair = (light, dark) if rng.random() < 0.8 else (dark, light)
+    return pair  # type: ignore[return-value]
+
+
+def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
+    """Draw ``text`` legibly on a ``size`` x ``size`` RGB image; layout varies with ``seed``.
+
+    The font is picked from :data:`CONTROL_FONTS`, the size between 60% and 100%
+    of the largest that fits (never below ``size/24`` unless the text cannot fit
+    otherwise), the block placed anywhere inside the margins, lines centred or
+    left-aligned; ink and background always contrast strongly.
+    """
+    from PIL import Image, ImageDraw
+
+    rng = random.Random(seed)
+    path = rng.choice(control_font_paths())
+    background, ink = _contrasting_colours(rng)
+    spacing = rng.uniform(0.15, 0.4)
+    align = rng.choice(("left", "center"))
+    shrink = rng.uniform(0.6, 1.0)
+    image = Image.new("RGB", (size, size), background)
+    if not text.strip():
+        return image
+    margin = MARGIN * size
+    box = size - 2 * margin
+    legible = max(6, int(size * MIN_FONT_FRACTION))
+    largest, _ = _fit(text, path, box, spacing, legible)
+    font_size = max(int(largest * shrink), min(largest, legible))
+    font = _font(path, font_size)
+    lines = wrap(text, font, box)
+    width, height = _block_size(lines, font, spacing)
+    left = margin + rng.uniform(0, max(0.0, box - width))
+    top = margin + rng.uniform(0, max(0.0, box - height))
+    ascent, descent = font.getmetrics()
+    step = (ascent + descent) * (1 + spacing)
+    draw = ImageDraw.Draw(image)
+    for number, line in enumerate(lines):
+        offset = (width - _text_width(font, line)) / 2 if align == "center" else 0.0
+        draw.text((left + offset, top + number * step), line, font=font, fill=ink)
+    return image
+
+
+class ControlModel(ModelAdapter):
+    """Base of the three controls: options parsing and describe()."""
+
+    is_control = True
+    kind = ""
+    allowed_options: frozenset[str] = frozenset({"size"})
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec.text or f"control:{self.kind}"
+        allowed = self.allowed_options
+        unknown = sorted(set(spec.options) - allowed)
+        if unknown:
+            raise InputError(
+                None,
+                f"unknown option(s) {unknown} for {self.spec!r}; allowed: {sorted(allowed) or 'none'}",
+            )
+        self.size = _int_option(spec, "size", DEFAULT_SIZE, minimum=32)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "spec": self.spec,
+            "is_control": True,
+            "control": self.kind,
+            "size": self.size,
+            "fonts": [p.stem for p in control_font_paths()],
+        }
+
+
+class RenderControl(ControlModel):
+    kind = "render"
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
+        return [render_text(r.text, r.seed, self.size) for r in requests]
+
+
+class TypoControl(ControlModel):
+    kind = "typo"
+    allowed_options = frozenset({"size", "rate"})
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(spec)
+        if "rate" not in spec.options:
+            raise InputError(None, f"{self.spec!r} needs a rate, e.g. control:typo?rate=0.2")
+        self.rate = _float_option(spec, "rate")
+        if not 0.0 <= self.rate <= 1.0:
+            raise InputError(None, f"rate must be between 0 and 1 in {self.spec!r}")
+
+    def typo_text(self, request: ImageRequest) -> str:
+        """The corrupted text drawn for ``request`` (its own random stream, seeded)."""
+        return corrupt(request.text, self.rate, random.Random(f"typo|{request.seed}"))
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
+        # Same layout as render for the same seed: only the text differs.
+        return [render_text(self.typo_text(r), r.seed, self.size) for r in requests]
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "rate": self.rate}
+
+
+class BlankControl(ControlModel):
+    kind = "blank"
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
+        from PIL import Image
+
+        return [Image.new("RGB", (self.size, self.size), (255, 255, 255)) for _ in requests]
+
+
+CONTROLS: dict[str, type[ControlModel]] = {
+    "render": RenderControl,
+    "typo": TypoControl,
+    "blank": BlankControl,
+}
+
+
+@MODELS.register("control")
+def create_control(spec: Spec) -> ModelAdapter:
+    """Factory for ``control:render|typo|blank``."""
+    cls = CONTROLS.get(spec.target)
+    if cls is None:
+        raise InputError(None, f"unknown control {spec.target!r} in {spec.text!r}; known: {', '.join(CONTROLS)}")
+    return cls(spec)
+
+
+def _int_option(spec: Spec, key: str, default: int, *, minimum: int) -> int:
+    raw = spec.options.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InputError(None, f"option {key}={raw!r} in {spec.text!r} is not an integer") from None
+    if value < minimum:
+        raise InputError(None, f"option {key}={value} in {spec.text!r} must be at least {minimum}")
+    return value
+
+
+def _float_option(spec: Spec, key: str) -> float:
+    raw = spec.options.get(key, "")
+    try:
+        return float(raw)
+    except ValueError:
+        raise InputError(None, f"option {key}={raw!r} in {spec.text!r} is not a number") from None
