@@ -1,0 +1,77 @@
+"""OCR engines, registered by name in :data:`bench.ocr.base.OCR_ENGINES`.
+
+Public API::
+
+    from bench.ocr import get_ocr_engine, available_engines, reading_order
+    engine = get_ocr_engine("easyocr?gpu=0")      # or "rapidocr", "tesseract?psm=11"
+    results = engine.read([pil_image, ...])       # one OCRResult per image, in order
+    engine.name, engine.version                   # recorded in every results row
+
+Importing this package is cheap: engine modules (and easyocr, torch, onnxruntime)
+are imported only when an engine is created. Each engine keeps its loaded model
+in a per-process cache, so creating the same engine twice does not reload weights.
+See ``docs/ocr.md``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+
+from bench.ocr.base import OCR_ENGINES, OCREngine, OCRResult
+from bench.ocr.common import OCRImageError
+from bench.ocr.order import reading_order
+from bench.registry import Spec
+
+DEFAULT_ENGINE = "easyocr"
+
+__all__ = [
+    "DEFAULT_ENGINE",
+    "OCR_ENGINES",
+    "OCREngine",
+    "OCRImageError",
+    "OCRResult",
+    "available_engines",
+    "get_ocr_engine",
+    "reading_order",
+]
+
+
+@OCR_ENGINES.register("easyocr")
+def _create_easyocr(spec: Spec) -> OCREngine:
+    from bench.ocr.easyocr_engine import EasyOCREngine
+
+    return EasyOCREngine(spec)
+
+
+def get_ocr_engine(spec: str | Spec = DEFAULT_ENGINE) -> OCREngine:
+    """Create the engine named by ``spec`` (e.g. ``"easyocr?gpu=0&batch_size=4"``).
+
+    Unknown names and options raise :class:`bench.errors.InputError`.
+    """
+    return OCR_ENGINES.create(spec)
+
+
+def _missing_modules(*modules: str) -> str | None:
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            return f"python package {module!r} is not installed"
+    return None
+
+
+def available_engines() -> dict[str, bool | str]:
+    """Each registered engine -> ``True`` when it can be created here, else the reason.
+
+    Checks only that packages/binaries exist (nothing is imported or loaded).
+    """
+    requirements: dict[str, str | None] = {
+        "easyocr": _missing_modules("easyocr", "easyocr_en_models", "torch"),
+        "rapidocr": _missing_modules("rapidocr_onnxruntime", "onnxruntime"),
+        "tesseract": None
+        if shutil.which("tesseract")
+        else "tesseract binary not found; apt-get install tesseract-ocr",
+    }
+    return {
+        name: (True if requirements.get(name) is None else str(requirements[name]))
+        for name in OCR_ENGINES.names()
+    }

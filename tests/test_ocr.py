@@ -1,0 +1,239 @@
+"""OCR engines on rendered text, and the reading-order rule.
+
+Each available engine reads one mixed-size batch once (module-scoped fixtures), and
+the tests check different parts of that reading, so real models run in the default
+suite without loading or reading twice.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image, ImageDraw, ImageFont
+
+from bench.errors import InputError
+from bench.fonts import font_by_name
+from bench.ocr import OCRImageError, available_engines, get_ocr_engine, reading_order
+from bench.ocr.base import OCREngine, OCRResult
+from bench.scoring import ned
+
+# ---------------------------------------------------------------- reading order
+
+
+def rect(
+    left: float, top: float, width: float = 40, height: float = 20
+) -> list[tuple[float, float]]:
+    return [(left, top), (left + width, top), (left + width, top + height), (left, top + height)]
+
+
+def test_reading_order_two_lines_given_shuffled() -> None:
+    boxes = [rect(100, 52), rect(0, 0), rect(0, 50), rect(50, 3), rect(100, -2)]
+    # line 1: x=0 (1), x=50 (3), x=100 (4); line 2: x=0 (2), x=100 (0)
+    assert reading_order(boxes) == [1, 3, 4, 2, 0]
+
+
+def test_reading_order_tall_box_does_not_merge_distant_lines() -> None:
+    # Median height is 20, so the tolerance is 10: centres 10 and 35 are separate lines.
+    boxes = [rect(0, 25), rect(0, 0), rect(60, 1)]
+    assert reading_order(boxes) == [1, 2, 0]
+
+
+def test_reading_order_accepts_rotated_polygons() -> None:
+    tilted = [(0.0, 5.0), (40.0, 0.0), (42.0, 20.0), (2.0, 25.0)]
+    assert reading_order([rect(60, 2), tilted]) == [1, 0]
+
+
+def test_reading_order_empty() -> None:
+    assert reading_order([]) == []
+
+
+box_strategy = st.builds(
+    rect,
+    st.integers(0, 500),
+    st.integers(0, 500),
+    st.integers(1, 80),
+    st.integers(1, 40),
+)
+
+
+@given(st.lists(box_strategy, max_size=12))
+def test_reading_order_is_a_permutation(boxes: list[list[tuple[float, float]]]) -> None:
+    order = reading_order(boxes)
+    assert sorted(order) == list(range(len(boxes)))
+
+
+@given(st.lists(st.integers(0, 2000), min_size=1, max_size=10, unique=True), st.integers(0, 300))
+def test_reading_order_keeps_an_ordered_single_line(lefts: list[int], top: int) -> None:
+    boxes = [rect(x, top) for x in sorted(lefts)]
+    assert reading_order(boxes) == list(range(len(boxes)))
+
+
+@given(st.lists(box_strategy, max_size=10), st.randoms(use_true_random=False))
+def test_reading_order_ignores_input_order(boxes: list[list[tuple[float, float]]], rnd) -> None:
+    shuffled = boxes[:]
+    rnd.shuffle(shuffled)
+    assert [boxes[i] for i in reading_order(boxes)] == [
+        shuffled[i] for i in reading_order(shuffled)
+    ]
+
+
+# ---------------------------------------------------------------- registry, import cost
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, bench.ocr; "
+        "heavy = [m for m in ('torch', 'easyocr', 'onnxruntime', 'rapidocr_onnxruntime', 'cv2') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_available_engines_lists_every_registered_engine() -> None:
+    found = available_engines()
+    assert {"easyocr"} <= set(found)
+    assert all(value is True or (isinstance(value, str) and value) for value in found.values())
+
+
+def test_unknown_engine_and_option_are_input_errors() -> None:
+    with pytest.raises(InputError, match="unknown OCR engine 'nope'"):
+        get_ocr_engine("nope")
+    with pytest.raises(InputError, match="unknown option 'colour'"):
+        get_ocr_engine("easyocr?colour=red")
+    with pytest.raises(InputError, match="batch_size"):
+        get_ocr_engine("easyocr?batch_size=zero")
+
+
+# ---------------------------------------------------------------- rendered images
+
+
+@cache
+def _font(size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(font_by_name("DejaVuSans-Bold")), size)
+
+
+def render(
+    lines: list[str], size: tuple[int, int] = (640, 160), font_size: int = 48
+) -> Image.Image:
+    image = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(image)
+    for n, line in enumerate(lines):
+        draw.text((30, 30 + n * int(font_size * 1.7)), line, font=_font(font_size), fill="black")
+    return image
+
+
+# One mixed-size batch: sizes alternate so any mix-up of results shows.
+BATCH: list[tuple[str, str]] = [
+    ("hello", "HELLO WORLD"),
+    ("two_lines", "OPEN DAILY FRESH BREAD"),
+    ("bread", "Fresh Bread 24/7"),
+    ("small", "SALE"),
+    ("blank", ""),
+    ("hello_array", "HELLO WORLD"),
+]
+
+
+def batch_images() -> list[Any]:  # PIL images and one numpy array
+    hello = render(["HELLO WORLD"])
+    return [
+        hello,
+        render(["OPEN DAILY", "FRESH BREAD"], size=(640, 240)),
+        render(["Fresh Bread 24/7"]),
+        render(["SALE"], size=(300, 120)),
+        Image.new("RGB", (640, 160), "white"),
+        np.asarray(hello),  # engines also take HxWx3 uint8 arrays
+    ]
+
+
+ENGINE_SPECS = {"easyocr": "easyocr?gpu=auto", "rapidocr": "rapidocr", "tesseract": "tesseract"}
+
+
+@pytest.fixture(scope="module", params=sorted(ENGINE_SPECS))
+def engine(request: pytest.FixtureRequest) -> OCREngine:
+    name = request.param
+    status = available_engines().get(name, f"{name} is not registered")
+    if status is not True:
+        pytest.skip(str(status))
+    return get_ocr_engine(ENGINE_SPECS[name])
+
+
+@pytest.fixture(scope="module")
+def readings(engine: OCREngine) -> dict[str, OCRResult]:
+    results = engine.read(batch_images())
+    assert len(results) == len(BATCH)
+    return {key: result for (key, _), result in zip(BATCH, results, strict=True)}
+
+
+def test_engine_identity(engine: OCREngine) -> None:
+    assert engine.name in ENGINE_SPECS
+    assert engine.version.strip()
+
+
+@pytest.mark.parametrize("key", ["hello", "bread", "small", "hello_array"])
+def test_engine_reads_clear_text(readings: dict[str, OCRResult], key: str) -> None:
+    expected = dict(BATCH)[key]
+    got = readings[key].text
+    assert ned(expected, got) >= 0.8, (expected, got)
+
+
+def test_engine_reads_lines_in_order(readings: dict[str, OCRResult]) -> None:
+    text = readings["two_lines"].text.lower()
+    assert ned("OPEN DAILY FRESH BREAD", text) >= 0.8, text
+    assert text.find("open") < text.find("bread"), text
+
+
+def test_blank_image_gives_empty_text(readings: dict[str, OCRResult]) -> None:
+    blank = readings["blank"]
+    assert blank.text == ""
+    assert blank.pieces == blank.boxes == blank.confidences == []
+
+
+def test_result_shapes(readings: dict[str, OCRResult]) -> None:
+    for result in readings.values():
+        assert len(result.pieces) == len(result.boxes) == len(result.confidences)
+        assert result.text == " ".join(result.pieces)
+        for box in result.boxes:
+            assert len(box) == 4
+            assert all(isinstance(c, float) for point in box for c in point)
+        assert all(isinstance(c, float) and 0.0 <= c <= 1.0 for c in result.confidences)
+    hello = readings["hello"]
+    xs = [x for box in hello.boxes for x, _ in box]
+    assert 0 <= min(xs) < 100 and 300 < max(xs) <= 640  # the text spans x 30..~420
+
+
+def test_failing_image_raises_with_its_index(engine: OCREngine) -> None:
+    with pytest.raises(OCRImageError) as caught:
+        engine.read([render(["OK"], size=(200, 100)), Image.new("RGB", (0, 0))])
+    assert caught.value.index == 1
+    assert caught.value.engine == engine.name
+
+
+# ---------------------------------------------------------------- EasyOCR specifics
+
+
+def test_easyocr_reuses_loaded_weights() -> None:
+    if available_engines()["easyocr"] is not True:
+        pytest.skip(str(available_engines()["easyocr"]))
+    first = get_ocr_engine("easyocr?gpu=auto")
+    second = get_ocr_engine("easyocr?gpu=auto&batch_size=1")
+    assert first._reader is second._reader  # type: ignore[attr-defined]
+
+
+def test_easyocr_batched_matches_one_by_one(
+    readings: dict[str, OCRResult], engine: OCREngine
+) -> None:
+    if engine.name != "easyocr":
+        pytest.skip("EasyOCR batching only")
+    one_by_one = get_ocr_engine("easyocr?gpu=auto&batch_size=1")
+    images = batch_images()
+    # "hello" and "bread" share a size, so the module reading batched them together.
+    singles = one_by_one.read([images[0], images[2]])
+    assert [r.text for r in singles] == [readings["hello"].text, readings["bread"].text]
