@@ -15,10 +15,9 @@ them against hand-computed values and against plain dynamic programming.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
-from rapidfuzz.distance import Levenshtein, LCSseq
+from rapidfuzz.distance import LCSseq, Levenshtein
 
 from bench.scoring.normalize import Normalization
 
@@ -64,12 +63,16 @@ def lom_len(a: str, b: str) -> int:
     """
     if len(a) > len(b):
         a, b = b, a
+    if a in b:  # common for OCR that reads the text plus extra words
+        return len(a)
     best = 0
     n = len(a)
     # Greedy extension: at each start i, grow the best length while a[i:i+best+1]
     # still occurs in b. Any longer match starting at i has that slice as a prefix,
     # so this finds the maximum with about n + best substring searches (done in C).
     for i in range(n):
+        if i + best >= n:  # no later start can beat the best
+            break
         while i + best < n and a[i : i + best + 1] in b:
             best += 1
     return best
@@ -99,10 +102,40 @@ def algorithm1(expected: str, ocr: str, *, norm: Normalization | None = PAPER) -
     """
     e = _apply(norm, expected)
     o = _apply(norm, ocr)
+    return _algorithm1_words(e, o, e.split(), o.split())
+
+
+def remove_common_words(e_words: list[str], o_words: list[str]) -> tuple[list[str], list[str]]:
+    """Algorithm 1's step 3: drop each expected word's first remaining match from both lists.
+
+    The number of words removed is the multiset intersection size, which the
+    word-level precision/recall also need.
+
+    >>> remove_common_words(["the", "the", "cat"], ["the", "hat"])
+    (['the', 'cat'], ['hat'])
+    """
+    rest_o = list(o_words)
+    rest_e = []
+    for word in e_words:
+        if word in rest_o:
+            rest_o.remove(word)
+        else:
+            # Matches of a word always take its earliest occurrences, so keeping the
+            # unmatched ones in order equals removing "the first remaining occurrence".
+            rest_e.append(word)
+    return rest_e, rest_o
+
+
+def _algorithm1_words(
+    e: str,
+    o: str,
+    e_words: list[str],
+    o_words: list[str],
+    rest: tuple[list[str], list[str]] | None = None,
+) -> int:
+    """Algorithm 1 on normalised strings and their word lists (shared by score_pairs)."""
     if e in o:
         return 0
-    e_words = e.split()
-    o_words = o.split()
     if len(e_words) == 1:
         best, best_lcs = "", 0
         for word in o_words:
@@ -110,11 +143,7 @@ def algorithm1(expected: str, ocr: str, *, norm: Normalization | None = PAPER) -
             if score > best_lcs:
                 best, best_lcs = word, score
         return int(Levenshtein.distance(best, e))
-    rest_e, rest_o = list(e_words), list(o_words)
-    for word in e_words:
-        if word in rest_o:
-            rest_o.remove(word)
-            rest_e.remove(word)
+    rest_e, rest_o = rest if rest is not None else remove_common_words(e_words, o_words)
     return int(Levenshtein.distance(" ".join(rest_e), " ".join(rest_o)))
 
 
@@ -186,7 +215,7 @@ def word_prf(
     """Word-level precision, recall and F1 with multiset matching (MARIO-Eval style).
 
     ``matched`` counts words common to both, each word as often as it appears in
-    both (multiset intersection). Precision is ``matched / #OCR words``, recall is
+    both (the multiset intersection, i.e. the words Algorithm 1 removes). Precision is ``matched / #OCR words``, recall is
     ``matched / #expected words``, F1 their harmonic mean (0 when both are 0).
     An empty side scores 1.0 if the other side is empty too, else 0.0.
 
@@ -199,9 +228,13 @@ def word_prf(
 
 
 def _word_prf_words(e_words: list[str], o_words: list[str]) -> tuple[float, float, float]:
-    matched = sum((Counter(e_words) & Counter(o_words)).values())
-    precision = matched / len(o_words) if o_words else float(not e_words)
-    recall = matched / len(e_words) if e_words else float(not o_words)
+    rest_e, _ = remove_common_words(e_words, o_words)
+    return _prf_from_matched(len(e_words) - len(rest_e), len(e_words), len(o_words))
+
+
+def _prf_from_matched(matched: int, n_expected: int, n_ocr: int) -> tuple[float, float, float]:
+    precision = matched / n_ocr if n_ocr else float(not n_expected)
+    recall = matched / n_expected if n_expected else float(not n_ocr)
     if precision + recall == 0:
         return precision, recall, 0.0
     return precision, recall, 2 * precision * recall / (precision + recall)

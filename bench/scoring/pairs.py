@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from typing import Literal
 
+import numpy as np
 import pandas as pd
-from rapidfuzz.distance import Levenshtein, LCSseq
+from rapidfuzz.distance import LCSseq, Levenshtein
 
-from bench.scoring.metrics import _word_prf_words, algorithm1, lom_len
+from bench.scoring.metrics import (
+    _algorithm1_words,
+    _prf_from_matched,
+    lom_len,
+    remove_common_words,
+)
 from bench.scoring.normalize import Normalization
 from bench.scoring.reference import REFERENCE_COLUMNS, reference_scores
 
@@ -63,17 +68,19 @@ def score_one(expected: str, ocr: str, norm: Normalization = Normalization()) ->
     """
     e = norm(expected)
     o = norm(ocr)
+    e_words, o_words = e.split(), o.split()
+    n_e, n_o = len(e_words), len(o_words)
+    rest = remove_common_words(e_words, o_words)
     d = Levenshtein.distance(e, o)
     longest = max(len(e), len(o))
     nl = d / longest if longest else 0.0
-    e_words, o_words = e.split(), o.split()
-    p, r, f1 = _word_prf_words(e_words, o_words)
-    if e_words:
-        word_err = Levenshtein.distance(e_words, o_words) / len(e_words)
+    p, r, f1 = _prf_from_matched(n_e - len(rest[0]), n_e, n_o)
+    if n_e:
+        word_err = Levenshtein.distance(e_words, o_words) / n_e
     else:
-        word_err = 0.0 if not o_words else 1.0
+        word_err = 0.0 if not n_o else 1.0
     return (
-        algorithm1(e, o, norm=None),
+        _algorithm1_words(e, o, e_words, o_words, rest),
         d,
         LCSseq.similarity(e, o),
         lom_len(e, o),
@@ -115,26 +122,25 @@ def score_pairs(
     if len(exp_list) != len(ocr_list):
         raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
     if compat == "reference":
-        rows = [reference_scores(e, o) for e, o in zip(exp_list, ocr_list)]
-        return pd.DataFrame(rows, columns=list(REFERENCE_COLUMNS)).astype("int64")
+        ref_rows = [reference_scores(e, o) for e, o in zip(exp_list, ocr_list)]
+        return pd.DataFrame(ref_rows, columns=list(REFERENCE_COLUMNS)).astype("int64")
     if compat is not None:
         raise ValueError(f"unknown compat mode {compat!r}; use None or 'reference'")
     norm = Normalization(keep_case=keep_case, strip_punct=strip_punct)
     # Identical pairs are common in real runs (empty OCR, the same text across
     # seeds); scoring each distinct pair once is the same function, computed once.
     cache: dict[tuple[str, str], tuple] = {}
-    rows = []
+    rows: list[tuple] = []
     for pair in zip(exp_list, ocr_list):
         row = cache.get(pair)
         if row is None:
             row = cache[pair] = score_one(pair[0], pair[1], norm)
         rows.append(row)
-    frame = pd.DataFrame(rows, columns=list(SCORE_COLUMNS))
-    if frame.empty:
-        frame = frame.astype({c: "float64" for c in SCORE_COLUMNS})
-    return frame.astype(
-        {"algorithm1": "int64", "edit_distance": "int64", "lcs_len": "int64",
-         "lom_len": "int64", "exact_match": "bool"}
+    # Column-wise construction is several times faster than a frame from row tuples.
+    columns = list(zip(*rows)) if rows else [() for _ in SCORE_COLUMNS]
+    dtypes = ("int64", "int64", "int64", "int64", "float64", "float64", "bool",
+              "float64", "float64", "float64", "float64", "float64")
+    return pd.DataFrame(
+        {name: np.asarray(values, dtype=dtype)
+         for name, values, dtype in zip(SCORE_COLUMNS, columns, dtypes)}
     )
-
-

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from rapidfuzz.distance import Levenshtein, LCSseq
+from rapidfuzz.distance import LCSseq, Levenshtein
 
 from bench.scoring.metrics import lom_len
 

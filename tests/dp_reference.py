@@ -1,0 +1,94 @@
+"""Plain dynamic-programming implementations used as test oracles and benchmark baseline.
+
+Written for clarity, not speed: no rapidfuzz, no shortcuts. ``bench.scoring``
+must agree with these exactly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+
+def dp_levenshtein(a: Sequence, b: Sequence) -> int:
+    previous = list(range(len(b) + 1))
+    for i, item_a in enumerate(a, start=1):
+        current = [i]
+        for j, item_b in enumerate(b, start=1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (item_a != item_b))
+            )
+        previous = current
+    return previous[-1]
+
+
+def dp_lcs(a: str, b: str) -> int:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, ca in enumerate(a, start=1):
+        for j, cb in enumerate(b, start=1):
+            table[i][j] = table[i - 1][j - 1] + 1 if ca == cb else max(table[i - 1][j], table[i][j - 1])
+    return table[-1][-1]
+
+
+def dp_longest_common_substring(a: str, b: str) -> int:
+    best = 0
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, ca in enumerate(a, start=1):
+        for j, cb in enumerate(b, start=1):
+            if ca == cb:
+                table[i][j] = table[i - 1][j - 1] + 1
+                best = max(best, table[i][j])
+    return best
+
+
+def dp_normalize(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def dp_algorithm1(expected: str, ocr: str) -> int:
+    e, o = dp_normalize(expected), dp_normalize(ocr)
+    if e in o:
+        return 0
+    e_words, o_words = e.split(), o.split()
+    if len(e_words) == 1:
+        best, best_lcs = "", 0
+        for word in o_words:
+            length = dp_lcs(word, e)
+            if length > best_lcs:
+                best, best_lcs = word, length
+        return dp_levenshtein(best, e)
+    rest_e, rest_o = list(e_words), list(o_words)
+    for word in e_words:
+        if word in rest_o:
+            rest_o.remove(word)
+            rest_e.remove(word)
+    return dp_levenshtein(" ".join(rest_e), " ".join(rest_o))
+
+
+def dp_scores(expected: str, ocr: str) -> dict[str, float]:
+    """Every paper-mode score of one pair, computed the slow, obvious way."""
+    e, o = dp_normalize(expected), dp_normalize(ocr)
+    d = dp_levenshtein(e, o)
+    longest = max(len(e), len(o))
+    nl = d / longest if longest else 0.0
+    e_words, o_words = e.split(), o.split()
+    matched = sum((Counter(e_words) & Counter(o_words)).values())
+    precision = matched / len(o_words) if o_words else float(not e_words)
+    recall = matched / len(e_words) if e_words else float(not o_words)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {
+        "algorithm1": dp_algorithm1(expected, ocr),
+        "edit_distance": d,
+        "lcs_len": dp_lcs(e, o),
+        "lom_len": dp_longest_common_substring(e, o),
+        "ned": 1.0 - nl,
+        "anls": 1.0 - nl if nl < 0.5 else 0.0,
+        "exact_match": e == o,
+        "word_precision": precision,
+        "word_recall": recall,
+        "word_f1": f1,
+        "cer": d / len(e) if e else (0.0 if not o else 1.0),
+        "wer": dp_levenshtein(e_words, o_words) / len(e_words)
+        if e_words
+        else (0.0 if not o_words else 1.0),
+    }

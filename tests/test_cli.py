@@ -1,0 +1,89 @@
+"""The glyphbench CLI: instant help without heavy imports, and `score` end to end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import COMMAND_MODULES, app
+
+HEAVY = ("torch", "diffusers", "transformers", "easyocr", "gradio", "onnxruntime", "rapidocr_onnxruntime")
+
+
+def test_help_imports_no_heavy_library():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from bench.cli import app\n"
+        "result = CliRunner().invoke(app, ['--help'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"--help imported: {out.stdout.strip()}"
+
+
+def test_every_command_module_registers_commands():
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "score" in result.output
+    assert len(COMMAND_MODULES) >= 1
+
+
+def test_console_script_runs():
+    exe = sys.executable.replace("python", "glyphbench")
+    result = subprocess.run([exe, "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("glyphbench ")
+
+
+def run_score(args):
+    exe = sys.executable.replace("python", "glyphbench")
+    return subprocess.run([exe, "score", *args], capture_output=True, text=True)
+
+
+def test_score_appends_scores_and_keeps_empty_cells_empty(tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("id,text,ocr_text\n1,Hello,HELL0\n2,welcome,\n3,,\n", encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    result = run_score([str(pairs), "--out", str(out), "--expected-col", "text", "--ocr-col", "ocr_text"])
+    assert result.returncode == 0, result.stderr
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert frame["id"].tolist() == [1, 2, 3]
+    assert frame["algorithm1"].tolist() == [1, 7, 0]
+    assert "nan" not in out.read_text(encoding="utf-8").lower()
+
+
+def test_score_reference_compat(tmp_path):
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("expected,ocr\nDigital Dreamscapes,Dlgitoi Draseampes\n", encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    assert run_score([str(pairs), "--out", str(out), "--compat", "reference"]).returncode == 0
+    row = pd.read_csv(out).iloc[0]
+    assert (row.score_lcs, row.score_levenshtein, row.score_algorithm1) == (13, 7, 7)
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "message"),
+    [
+        (b"expected,other\na,b\n", [], "missing column 'ocr'"),
+        (b"expected,ocr\ncaf\xe9,cafe\n", [], "not UTF-8"),
+        (None, [], "file not found"),
+        (b"expected,ocr\na,b\n", ["--compat", "paper"], "--compat"),
+    ],
+)
+def test_score_bad_input_is_one_line_exit_2(tmp_path, content, args, message):
+    pairs = tmp_path / "pairs.csv"
+    if content is not None:
+        pairs.write_bytes(content)
+    result = run_score([str(pairs), "--out", str(tmp_path / "o.csv"), *args])
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    if content is not None and "--compat" not in args:
+        assert str(pairs) in lines[0]
+    assert not (tmp_path / "o.csv").exists()

@@ -1,0 +1,145 @@
+"""compat="reference": pair-by-pair agreement with an independent implementation.
+
+The oracle below is written from the documented facts about TextInVision's
+``score.py`` (docs/metrics.md), with plain dynamic programming:
+
+1. LCS, longest match and the "smart" Levenshtein lower-case their inputs.
+2. The smart Levenshtein removes one occurrence of each distinct word common to
+   both texts (the script keeps the first count-1 copies), deletes all spaces,
+   then takes the Levenshtein distance; two empty remainders give 0.
+3. Algorithm 1 receives its arguments swapped: the OCR text is searched for in
+   the expected text (case-sensitive), and the single-word branch looks at the OCR.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+
+import pytest
+from dp_reference import dp_lcs, dp_levenshtein, dp_longest_common_substring
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.scoring import REFERENCE_COLUMNS, score_pairs
+
+
+def oracle_drop_common_once(a: str, b: str) -> tuple[str, str]:
+    a_words, b_words = a.split(), b.split()
+    common = set(a_words) & set(b_words)
+
+    def drop_last(words: list[str]) -> list[str]:
+        out = list(words)
+        for word in common:
+            last = len(out) - 1 - out[::-1].index(word)
+            del out[last]
+        return out
+
+    return " ".join(drop_last(a_words)), " ".join(drop_last(b_words))
+
+
+def oracle_smart_lev(a: str, b: str) -> int:
+    a_rest, b_rest = oracle_drop_common_once(a.lower(), b.lower())
+    if not a_rest and not b_rest:
+        return 0
+    return dp_levenshtein(a_rest.replace(" ", ""), b_rest.replace(" ", ""))
+
+
+def oracle(expected: str, ocr: str) -> dict[str, int]:
+    if ocr in expected:  # swapped arguments, case-sensitive
+        alg1 = 0
+    elif len(ocr.split()) == 1:
+        best, best_len = "", 0
+        for word in expected.split():
+            length = dp_lcs(word.lower(), ocr.lower())
+            if length > best_len:
+                best, best_len = word, length
+        alg1 = oracle_smart_lev(best, ocr)
+    else:
+        alg1 = oracle_smart_lev(expected, ocr)
+    return {
+        "score_longest_match": dp_longest_common_substring(expected.lower(), ocr.lower()),
+        "score_lcs": dp_lcs(expected.lower(), ocr.lower()),
+        "score_levenshtein": oracle_smart_lev(expected, ocr),
+        "score_algorithm1": alg1,
+    }
+
+
+def corrupt(text: str, rng: random.Random) -> str:
+    """OCR-like damage: case flips, substitutions, drops, split/merged words, noise."""
+    choice = rng.random()
+    if choice < 0.1:
+        return ""
+    if choice < 0.2:
+        return text
+    chars = list(text)
+    out = []
+    for ch in chars:
+        r = rng.random()
+        if r < 0.08:
+            continue
+        if r < 0.16:
+            out.append(rng.choice("aeilo01 "))
+        elif r < 0.24:
+            out.append(ch.swapcase())
+        else:
+            out.append(ch)
+        if rng.random() < 0.03:
+            out.append(" ")
+    noisy = "".join(out)
+    if rng.random() < 0.3:
+        noisy = f"{noisy} {rng.choice(['SALE', 'the', 'open', 'x'])}"
+    return noisy
+
+
+def test_reference_mode_hand_values():
+    frame = score_pairs(["Digital Dreamscapes"], ["Dlgitoi Draseampes"], compat="reference")
+    assert list(frame.columns) == list(REFERENCE_COLUMNS)
+    assert frame.iloc[0].to_dict() == {
+        "score_longest_match": 3,  # "git" (or " dr")
+        "score_lcs": 13,
+        "score_levenshtein": 7,  # "digitaldreamscapes" vs "dlgitoidraseampes"
+        "score_algorithm1": 7,  # OCR has two words -> smart Levenshtein of the whole texts
+    }
+    # Empty OCR is "in" any expected text: a perfect 0 (the swapped-arguments quirk).
+    assert score_pairs(["Hello"], [""], compat="reference")["score_algorithm1"].item() == 0
+    # Case-sensitive substring test: "HELLO" is not in "Hello", but the lower-cased
+    # smart Levenshtein of the best word is 0.
+    assert score_pairs(["Hello"], ["HELLO"], compat="reference")["score_algorithm1"].item() == 0
+    # Repeated common words lose one copy each: "a a b" vs "a c" -> "ab" vs "c" = 2.
+    assert score_pairs(["a a b"], ["a c"], compat="reference")["score_levenshtein"].item() == 2
+
+
+def test_reference_mode_matches_oracle_on_textinvision_texts(textinvision_dir):
+    with open(textinvision_dir / "all_texts.csv", encoding="utf-8-sig", newline="") as handle:
+        texts = [row["words"] for row in csv.DictReader(handle)]
+    rng = random.Random(7)
+    sample = rng.sample(texts, 600)
+    ocr = [corrupt(t, rng) for t in sample]
+    frame = score_pairs(sample, ocr, compat="reference")
+    for row, e, o in zip(frame.to_dict("records"), sample, ocr):
+        assert row == oracle(e, o), (e, o)
+
+
+alphabet_text = st.lists(st.sampled_from(["a", "A", "ab", "Ba", "b", "cab"]), max_size=5).map(" ".join)
+
+
+@given(alphabet_text, alphabet_text)
+@settings(max_examples=300)
+def test_reference_mode_matches_oracle_on_generated_pairs(expected, ocr):
+    frame = score_pairs([expected], [ocr], compat="reference")
+    assert frame.iloc[0].to_dict() == oracle(expected, ocr)
+
+
+def test_reference_mode_differs_from_paper_mode_where_documented():
+    # Paper mode: an empty OCR output is as wrong as the expected text is long.
+    paper = score_pairs(["Hello"], [""])
+    ref = score_pairs(["Hello"], [""], compat="reference")
+    assert paper["algorithm1"].item() == 5
+    assert ref["score_algorithm1"].item() == 0
+
+
+@pytest.mark.parametrize("bad", ["paper", "REFERENCE"])
+def test_unknown_compat_mode_is_rejected(bad):
+    with pytest.raises(ValueError):
+        score_pairs(["a"], ["a"], compat=bad)  # type: ignore[arg-type]
