@@ -1,0 +1,554 @@
+"""``diffusers:<hub id or local folder>[@revision]``: any diffusers text-to-image pipeline.
+
+One adapter serves every family: it loads the checkpoint with
+``DiffusionPipeline.from_pretrained`` (``AutoPipelineForText2Image`` for the
+Kandinsky families, whose repos hold only the decoder), starts from the family's
+defaults (:mod:`bench.models.families`), applies the config's options, and at
+generation time passes only the keyword arguments the pipeline's ``__call__``
+accepts (others are recorded in ``describe()["ignored_settings"]``).
+
+Options (spec query ``?key=value`` or a config entry's ``options:``; values may be strings):
+
+==================== ======================================================================
+height, width        image size in pixels (DeepFloyd IF: stage I size)
+steps                ``num_inference_steps``
+guidance             ``guidance_scale``
+max_sequence_length  T5/Gemma prompt length (SD3, FLUX, PixArt, Sana)
+negative_prompt      one negative prompt used for every image
+dtype                float32 | float16 | bfloat16 (default: the family's on CUDA, float32 on CPU)
+variant              weight file variant to load, e.g. fp16 or bf16
+revision             hub revision (same as ``@revision`` in the spec)
+device               auto | cpu | cuda | cuda:N (default auto: CUDA when available)
+enable_cpu_offload   true: ``enable_model_cpu_offload()`` instead of moving to the GPU
+safety_checker       false: remove SD's NSFW checker (which blacks images out); recorded
+family               force a family from :data:`bench.models.families.FAMILIES`
+loader               diffusion | auto (AutoPipelineForText2Image)
+stage2, stage3       DeepFloyd IF later stages: a hub id / folder, or ``none``
+==================== ======================================================================
+
+Seeding: each request gets its own ``torch.Generator("cpu").manual_seed(req.seed)``
+and the pipeline receives the list, so every image's initial noise depends on
+its own seed only: an image is the same alone or inside a batch (up to float
+rounding of batched kernels). CPU generators make the noise identical on any
+GPU; diffusers draws it on the CPU and moves it to the device.
+
+Loading is lazy: creating the adapter and calling ``describe()`` read at most a
+local ``model_index.json`` (or the local hub cache), never weights or the
+network, so ``--dry-run`` can resolve every model's settings.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import inspect
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+from bench.models.base import MODELS, ImageRequest, ModelAdapter
+from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
+from bench.models.tiny import read_marker
+from bench.registry import Spec
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+#: Option name -> parser. Every option a config may set is listed here.
+OPTION_TYPES: dict[str, type] = {
+    "height": int,
+    "width": int,
+    "steps": int,
+    "guidance": float,
+    "max_sequence_length": int,
+    "negative_prompt": str,
+    "dtype": str,
+    "variant": str,
+    "revision": str,
+    "device": str,
+    "enable_cpu_offload": bool,
+    "safety_checker": bool,
+    "family": str,
+    "loader": str,
+    "stage2": str,
+    "stage3": str,
+}
+
+_DTYPE_ALIASES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+}
+
+
+def is_oom(exc: BaseException) -> bool:
+    """True when ``exc`` (or an exception it was raised from) is an out-of-memory error.
+
+    Catches ``torch.cuda.OutOfMemoryError`` and the older/other backends' plain
+    ``RuntimeError("... out of memory ...")``. Does not import torch.
+
+    >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
+    True
+    >>> is_oom(ValueError("bad prompt"))
+    False
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        torch = sys.modules.get("torch")
+        oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+        if isinstance(oom_type, type) and isinstance(current, oom_type):
+            return True
+        if isinstance(current, (RuntimeError, MemoryError)) and (
+            "out of memory" in str(current).lower() or isinstance(current, MemoryError)
+        ):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def parse_options(options: Mapping[str, Any], source: str = "") -> dict[str, Any]:
+    """Typed adapter options from strings or YAML values; unknown or bad ones raise InputError.
+
+    Empty strings and None mean "not set" and are dropped.
+
+    >>> parse_options({"steps": "4", "guidance": 2, "enable_cpu_offload": "true", "dtype": ""})
+    {'steps': 4, 'guidance': 2.0, 'enable_cpu_offload': True}
+    """
+    parsed: dict[str, Any] = {}
+    for key, raw in options.items():
+        kind = OPTION_TYPES.get(key)
+        if kind is None:
+            known = ", ".join(sorted(OPTION_TYPES))
+            raise InputError(
+                source or None, f"unknown diffusers option {key!r}; known: {known}", key=key
+            )
+        if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+            continue
+        try:
+            parsed[key] = _convert(kind, raw)
+        except ValueError:
+            raise InputError(
+                source or None, f"option {key!r} must be {kind.__name__}, got {raw!r}", key=key
+            ) from None
+    if "dtype" in parsed:
+        dtype = _DTYPE_ALIASES.get(str(parsed["dtype"]).lower())
+        if dtype is None:
+            raise InputError(
+                source or None,
+                f"dtype {parsed['dtype']!r} is not one of float32, float16, bfloat16",
+                key="dtype",
+            )
+        parsed["dtype"] = dtype
+    if "family" in parsed and parsed["family"] not in FAMILIES:
+        raise InputError(
+            source or None,
+            f"unknown family {parsed['family']!r}; known: {', '.join(FAMILIES)}",
+            key="family",
+        )
+    if "loader" in parsed and parsed["loader"] not in ("diffusion", "auto"):
+        raise InputError(source or None, "loader must be 'diffusion' or 'auto'", key="loader")
+    for key in ("height", "width", "steps", "max_sequence_length"):
+        if key in parsed and parsed[key] <= 0:
+            raise InputError(source or None, f"option {key!r} must be positive", key=key)
+    return parsed
+
+
+def _convert(kind: type, raw: Any) -> Any:
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise ValueError(raw)
+    if kind is int:
+        number = float(raw)
+        if isinstance(raw, bool) or not number.is_integer():
+            raise ValueError(raw)
+        return int(number)
+    if kind is float:
+        return float(raw)
+    return str(raw).strip()
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    """``"owner/name@rev"`` -> ``("owner/name", "rev")``; an existing folder is never split.
+
+    >>> split_target("stabilityai/stable-diffusion-xl-base-1.0@main")
+    ('stabilityai/stable-diffusion-xl-base-1.0', 'main')
+    >>> split_target("black-forest-labs/FLUX.1-dev")
+    ('black-forest-labs/FLUX.1-dev', None)
+    """
+    if "@" in target and not Path(target).expanduser().exists():
+        head, _, revision = target.rpartition("@")
+        return head, revision or None
+    return target, None
+
+
+def _looks_local(target: str) -> bool:
+    """A folder path rather than a hub id (hub ids are ``name`` or ``owner/name``)."""
+    if Path(target).expanduser().exists():
+        return True
+    return (
+        target.startswith(("/", "./", "../", "~", "."))
+        or "\\" in target
+        or target.count("/") > 1
+        or bool(re.match(r"^[A-Za-z]:", target))
+    )
+
+
+def _dtype_keyword() -> str:
+    """``dtype`` for diffusers versions that deprecate ``torch_dtype``, else ``torch_dtype``."""
+    try:
+        from diffusers.utils import deprecation_utils
+    except ImportError:  # pragma: no cover - depends on the installed diffusers
+        return "torch_dtype"
+    return (
+        "dtype" if hasattr(deprecation_utils, "_TORCH_DTYPE_DEPRECATION_MESSAGE") else "torch_dtype"
+    )
+
+
+def _short_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+class DiffusersModel(ModelAdapter):
+    """A diffusers text-to-image pipeline (any family), loaded lazily."""
+
+    is_control = False
+
+    def __init__(
+        self, target: str, options: Mapping[str, Any] | None = None, *, spec_text: str = ""
+    ) -> None:
+        self.spec = spec_text or f"diffusers:{target}"
+        if not target.strip():
+            raise InputError(
+                None, f"{self.spec!r}: give a hub id or folder, e.g. diffusers:owner/name"
+            )
+        self.options = parse_options(options or {}, self.spec)
+        location, at_revision = split_target(target.strip())
+        self.requested_revision: str | None = self.options.get("revision") or at_revision
+        self.is_local = _looks_local(location)
+        self.location = str(Path(location).expanduser()) if self.is_local else location
+        self.model_index: dict[str, Any] | None = None
+        self.model_index_hash: str | None = None
+        self.tiny: dict[str, Any] | None = None
+        self.hub_commit: str | None = None
+        if self.is_local:
+            folder = Path(self.location)
+            if not folder.is_dir():
+                raise InputError(folder, "diffusers model folder not found")
+            index_file = folder / "model_index.json"
+            if not index_file.is_file():
+                raise InputError(folder, "not a diffusers pipeline folder (no model_index.json)")
+            self.model_index = json.loads(index_file.read_text(encoding="utf-8"))
+            self.model_index_hash = _short_hash(index_file)
+            self.tiny = read_marker(folder)
+        else:
+            self._read_hub_cache()
+        self._pipe: Any = None
+        self._stages: list[Any] = []
+        self._device: str | None = None
+        self._dtype: str | None = None
+        self._ignored: list[str] = []
+        self._safety = "not loaded"
+        self._nsfw_flagged = 0
+        self._resolve_family(self.model_index)
+
+    # ------------------------------------------------------------ settings
+    def _read_hub_cache(self) -> None:
+        """Read model_index.json from the local hub cache if it is there (never downloads)."""
+        try:
+            from huggingface_hub import try_to_load_from_cache
+        except ImportError:  # pragma: no cover - huggingface_hub ships with diffusers
+            return
+        cached = try_to_load_from_cache(
+            self.location, "model_index.json", revision=self.requested_revision
+        )
+        if isinstance(cached, str) and Path(cached).is_file():
+            self.model_index = json.loads(Path(cached).read_text(encoding="utf-8"))
+            self.model_index_hash = _short_hash(Path(cached))
+            self.hub_commit = Path(cached).parent.name  # .../snapshots/<commit>/model_index.json
+
+    def _resolve_family(self, model_index: Mapping[str, Any] | str | None) -> None:
+        if "family" in self.options:
+            self.family_name, self.family_source = self.options["family"], "option"
+        elif model_index is not None:
+            self.family_name = detect_family(model_index, self.location)
+            self.family_source = "model_index.json"
+        else:
+            self.family_name = detect_family(None, self.location)
+            self.family_source = "id pattern" if self.family_name != UNKNOWN else "none"
+        self.family: Family = family_defaults(self.family_name)
+        settings: dict[str, Any] = self.family.settings()
+        settings.pop("dtype")  # reported on its own: it depends on the device
+        settings["negative_prompt"] = None
+        if self.tiny:
+            settings.update(self.tiny.get("defaults", {}))
+        settings.update({k: v for k, v in self.options.items() if k in settings and k != "dtype"})
+        self.settings = settings
+
+    @property
+    def pipeline_class(self) -> str:
+        if self._pipe is not None:
+            return type(self._pipe).__name__
+        if self.model_index is not None:
+            return str(self.model_index.get("_class_name", ""))
+        classes = self.family.pipeline_classes
+        return classes[0] if classes else ""
+
+    def _stage_repos(self) -> list[tuple[str, str]]:
+        """(option, checkpoint) for each enabled later stage of a cascade."""
+        chosen = []
+        for stage in self.family.stages:
+            repo = str(self.options.get(stage.option, stage.repo))
+            if repo and repo.lower() != "none":
+                chosen.append((stage.option, repo))
+        return chosen
+
+    def describe(self) -> dict[str, Any]:
+        """Resolved settings and provenance (no weights needed; richer once loaded)."""
+        if self.is_local:
+            revision = "local"
+        else:
+            revision = self.hub_commit or self.requested_revision or "main"
+        info: dict[str, Any] = {
+            "spec": self.spec,
+            "is_control": False,
+            "kind": "diffusers",
+            "source": "local" if self.is_local else "hub",
+            "target": self.location,
+            "family": self.family_name,
+            "family_source": self.family_source,
+            "pipeline_class": self.pipeline_class,
+            "loader": self._loader_name(),
+            "revision": revision,
+            "requested_revision": self.requested_revision,
+            "dtype": self._dtype or self._planned_dtype(),
+            "device": self._device or self.options.get("device", "auto"),
+            "variant": self.options.get("variant"),
+            "enable_cpu_offload": bool(self.options.get("enable_cpu_offload", False)),
+            "settings": dict(self.settings),
+            "call_kwargs": dict(self.family.call_kwargs),
+            "safety_checker": self._safety,
+            "nsfw_flagged": self._nsfw_flagged,
+            "tiny_random": bool(self.tiny),
+            "model_index_sha256": self.model_index_hash,
+            "loaded": self._pipe is not None,
+        }
+        if self.family.stages:
+            info["stages"] = [repo for _, repo in self._stage_repos()]
+        if self._pipe is not None:
+            info["ignored_settings"] = list(self._ignored)
+            import diffusers
+
+            info["diffusers_version"] = diffusers.__version__
+        if self.tiny:
+            info["tiny_note"] = self.tiny.get("note", "tiny random pipeline")
+        return info
+
+    def _loader_name(self) -> str:
+        return str(self.options.get("loader", self.family.loader))
+
+    def _planned_dtype(self) -> str:
+        """The dtype before loading: configured, else the family's (float32 if on CPU)."""
+        if "dtype" in self.options:
+            return str(self.options["dtype"])
+        if self.options.get("device") == "cpu":
+            return "float32"
+        return f"{self.family.dtype} on cuda, float32 on cpu"
+
+    # ------------------------------------------------------------ loading
+    def _resolve_device(self) -> str:
+        import torch
+
+        wanted = str(self.options.get("device", "auto"))
+        if wanted == "auto":
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        if wanted.startswith("cuda") and not torch.cuda.is_available():
+            raise InputError(self.spec, f"device {wanted!r} requested but CUDA is not available")
+        return wanted
+
+    def _from_pretrained(self, loader: Any, location: str, **extra: Any) -> Any:
+        import torch
+
+        kwargs: dict[str, Any] = {_dtype_keyword(): getattr(torch, self._dtype or "float32")}
+        if "variant" in self.options:
+            kwargs["variant"] = self.options["variant"]
+        kwargs.update(extra)
+        try:
+            return loader.from_pretrained(location, **kwargs)
+        except OSError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc
+
+    def _place(self, pipe: Any) -> Any:
+        pipe.set_progress_bar_config(disable=True)
+        if self.options.get("enable_cpu_offload") and str(self._device).startswith("cuda"):
+            pipe.enable_model_cpu_offload(device=self._device)
+        else:
+            pipe.to(self._device)
+        return pipe
+
+    def load(self) -> None:
+        """Load the weights (idempotent). Called by the first :meth:`generate`."""
+        if self._pipe is not None:
+            return
+        from diffusers import AutoPipelineForText2Image, DiffusionPipeline
+
+        self._device = self._resolve_device()
+        if "dtype" in self.options:
+            self._dtype = str(self.options["dtype"])
+        else:
+            self._dtype = self.family.dtype if self._device.startswith("cuda") else "float32"
+        loader = AutoPipelineForText2Image if self._loader_name() == "auto" else DiffusionPipeline
+        extra: dict[str, Any] = {}
+        if self.requested_revision and not self.is_local:
+            extra["revision"] = self.requested_revision
+        pipe = self._from_pretrained(loader, self.location, **extra)
+        if self.options.get("family") is None and self.model_index is None:
+            # A hub model not in the cache before: now its real class is known.
+            self._resolve_family(type(pipe).__name__)
+            self._read_hub_cache()
+        stages = []
+        for option, repo in self._stage_repos():
+            # Later IF stages reuse stage I's prompt embeddings, so they skip their text encoder.
+            stage_extra: dict[str, Any] = {"text_encoder": None} if option == "stage2" else {}
+            stages.append(
+                self._place(self._from_pretrained(DiffusionPipeline, repo, **stage_extra))
+            )
+        self._pipe, self._stages = self._place(pipe), stages
+        self._configure_safety_checker()
+
+    def _configure_safety_checker(self) -> None:
+        has_checker = getattr(self._pipe, "safety_checker", None) is not None
+        if not has_checker:
+            self._safety = "absent"
+        elif self.options.get("safety_checker") is False:
+            self._pipe.safety_checker = None
+            for stage in self._stages:
+                if getattr(stage, "safety_checker", None) is not None:
+                    stage.safety_checker = None
+            self._safety = "disabled"
+        else:
+            self._safety = "kept"
+
+    # ------------------------------------------------------------ generation
+    def _call_kwargs(self, pipe: Any, n: int, *, first_stage: bool = True) -> dict[str, Any]:
+        """Keyword arguments for ``pipe.__call__``, limited to those it accepts."""
+        s = self.settings
+        wanted: dict[str, Any] = {
+            "num_inference_steps": s.get("steps"),
+            "guidance_scale": s.get("guidance"),
+            "max_sequence_length": s.get("max_sequence_length"),
+        }
+        if first_stage:
+            wanted.update({"height": s.get("height"), "width": s.get("width")})
+            wanted.update(self.family.call_kwargs)
+            if s.get("negative_prompt"):
+                wanted["negative_prompt"] = [s["negative_prompt"]] * n
+        wanted = {k: v for k, v in wanted.items() if v is not None}
+        accepted = inspect.signature(pipe.__call__).parameters
+        if first_stage:
+            self._ignored = sorted(k for k in wanted if k not in accepted)
+        return {k: v for k, v in wanted.items() if k in accepted}
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
+        """One image per request; each request's seed drives its own generator."""
+        if not requests:
+            return []
+        self.load()
+        import torch
+
+        generators = [torch.Generator("cpu").manual_seed(int(r.seed)) for r in requests]
+        prompts = [r.prompt for r in requests]
+        if self._stages or self.family_name == "deepfloyd-if":
+            images = self._generate_cascade(prompts, generators)
+        else:
+            kwargs = self._call_kwargs(self._pipe, len(prompts))
+            result = self._pipe(prompt=prompts, generator=generators, output_type="pil", **kwargs)
+            images = list(result.images)
+            self._count_nsfw(result)
+        if len(images) != len(requests):
+            raise RuntimeError(
+                f"{self.spec}: pipeline returned {len(images)} images for {len(requests)} prompts"
+            )
+        return [image.convert("RGB") for image in images]
+
+    def _count_nsfw(self, result: Any) -> None:
+        flags = getattr(result, "nsfw_content_detected", None) or []
+        self._nsfw_flagged += sum(1 for flag in flags if flag)
+
+    def _generate_cascade(self, prompts: list[str], generators: list[Any]) -> list[Any]:
+        """DeepFloyd IF: stage I (64 px) -> stage II (256 px) -> optional stage III."""
+        stage1 = self._pipe
+        negative = self.settings.get("negative_prompt")
+        embeds, negative_embeds = stage1.encode_prompt(
+            prompts, negative_prompt=[negative] * len(prompts) if negative else None
+        )
+        kwargs = self._call_kwargs(stage1, len(prompts))
+        kwargs.pop("negative_prompt", None)  # already inside negative_embeds
+        images = stage1(
+            prompt_embeds=embeds,
+            negative_prompt_embeds=negative_embeds,
+            generator=generators,
+            output_type="pt",
+            **kwargs,
+        ).images
+        stage_settings = {s.option: s for s in self.family.stages}
+        enabled = self._stage_repos()
+        for position, ((option, _repo), pipe) in enumerate(zip(enabled, self._stages, strict=True)):
+            last = position == len(enabled) - 1
+            spec = stage_settings[option]
+            call = {
+                "image": images,
+                "generator": generators,
+                "output_type": "pil" if last else "pt",
+                "num_inference_steps": spec.steps,
+                "guidance_scale": spec.guidance,
+                **spec.call_kwargs,
+            }
+            if option == "stage2":
+                call.update(prompt_embeds=embeds, negative_prompt_embeds=negative_embeds)
+            else:
+                call["prompt"] = prompts
+            accepted = inspect.signature(pipe.__call__).parameters
+            result = pipe(**{k: v for k, v in call.items() if k in accepted})
+            images = result.images
+            self._count_nsfw(result)
+        if not enabled:  # stage I alone: tensors in [-1, 1] -> PIL
+            from diffusers.utils import pt_to_pil
+
+            images = pt_to_pil(images)
+        return list(images)
+
+    def close(self) -> None:
+        """Drop the pipeline(s) and free GPU memory before the next model loads."""
+        self._pipe = None
+        self._stages = []
+        gc.collect()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+@MODELS.register("diffusers")
+def create_diffusers_model(spec: Spec) -> DiffusersModel:
+    """Registry factory: ``diffusers:<hub id or folder>[@revision]?option=value&...``."""
+    return DiffusersModel(spec.target, spec.options, spec_text=spec.text)
