@@ -99,7 +99,7 @@ def test_import_is_light() -> None:
 
 def test_available_engines_lists_every_registered_engine() -> None:
     found = available_engines()
-    assert {"easyocr"} <= set(found)
+    assert {"easyocr", "rapidocr"} <= set(found)
     assert all(value is True or (isinstance(value, str) and value) for value in found.values())
 
 
@@ -237,3 +237,8 @@ def test_easyocr_batched_matches_one_by_one(
     # "hello" and "bread" share a size, so the module reading batched them together.
     singles = one_by_one.read([images[0], images[2]])
     assert [r.text for r in singles] == [readings["hello"].text, readings["bread"].text]
+
+
+def test_rapidocr_options_are_checked() -> None:
+    with pytest.raises(InputError, match="det_limit"):
+        get_ocr_engine("rapidocr?det_limit=sideways")

@@ -44,6 +44,13 @@ def _create_easyocr(spec: Spec) -> OCREngine:
     return EasyOCREngine(spec)
 
 
+@OCR_ENGINES.register("rapidocr")
+def _create_rapidocr(spec: Spec) -> OCREngine:
+    from bench.ocr.rapidocr_engine import RapidOCREngine
+
+    return RapidOCREngine(spec)
+
+
 def get_ocr_engine(spec: str | Spec = DEFAULT_ENGINE) -> OCREngine:
     """Create the engine named by ``spec`` (e.g. ``"easyocr?gpu=0&batch_size=4"``).
 
