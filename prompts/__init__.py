@@ -1,0 +1,54 @@
+"""Attributed prompt sets: load a source, compute attributes, select and sample.
+
+Public API (imports are deferred so that ``import prompts`` stays cheap):
+
+* :func:`load_prompt_set` (spec) -> :class:`~prompts.schema.PromptSet`
+* :func:`select` (spec or PromptSet, where=, config=, sample=, stratify=, seed=, limit=, floor=)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prompts.schema import PromptSet
+
+__all__ = ["load_prompt_set", "select"]
+
+
+def load_prompt_set(spec: str) -> PromptSet:
+    """Load a source spec (``default``, ``textinvision:DIR``, ``csv:PATH``, ...) with every row built."""
+    from prompts.sources import load_prompt_set as _load
+
+    return _load(spec)
+
+
+def select(
+    spec_or_promptset: Any,
+    *,
+    where: str | None = None,
+    config: Any = None,
+    sample: int | None = None,
+    stratify: Sequence[str] | str | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    floor: int = 1,
+) -> PromptSet:
+    """Select/sample prompts; see :func:`prompts.selection.select` for the rules.
+
+    ``select("default", sample=40, stratify=["prompt_type", "group"], seed=0)``
+    never builds the default set's full cross product.
+    """
+    from prompts.selection import select as _select
+
+    return _select(
+        spec_or_promptset,
+        where=where,
+        config=config,
+        sample=sample,
+        stratify=stratify,
+        seed=seed,
+        limit=limit,
+        floor=floor,
+    )

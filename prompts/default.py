@@ -1,0 +1,160 @@
+"""The ``default`` source: glyphbench's own prompt set, shipped as package data.
+
+Three UTF-8 CSV files in ``prompts/data/default/`` (or any folder with the same
+files, for tests):
+
+* ``templates.csv`` — ``template_id,prompt_type,template``; prompt_type is
+  ``simple`` or ``complex``; the template holds ``"{text}"`` exactly once.
+* ``texts.csv`` — ``text_id,text,kind``; kind is one of :data:`TEXT_KINDS`.
+* ``real_world.csv`` — ``prompt_id,group,subgroup,prompt,text``; the prompt holds
+  ``"text"`` verbatim; group is one of :data:`REAL_WORLD_GROUPS`.
+
+Every template is paired with every text (lazily, see :mod:`prompts.pool`);
+real-world prompts are whole rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pandas as pd
+
+from bench.errors import InputError
+from bench.io import read_table
+from prompts.attributes import compute_attributes
+from prompts.pool import PromptPool, fill_placeholder, make_prompt_id
+
+#: Bump when the shipped data changes meaningfully; the file digest is appended anyway.
+DATA_VERSION = "1"
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data" / "default"
+
+TEMPLATE_TYPES = ("simple", "complex")
+TEXT_KINDS = ("word", "rare", "phrase", "sentence", "gibberish", "numeric")
+REAL_WORLD_GROUPS = (
+    "Advertisements",
+    "Educational content",
+    "Logos and branding",
+    "Maps and flowcharts",
+    "Objects and scenes",
+    "Posters",
+)
+
+_FILES = {
+    "templates.csv": ("template_id", "prompt_type", "template"),
+    "texts.csv": ("text_id", "text", "kind"),
+    "real_world.csv": ("prompt_id", "group", "subgroup", "prompt", "text"),
+}
+
+
+def _read(folder: Path, name: str) -> pd.DataFrame:
+    path = folder / name
+    if not path.exists():
+        raise InputError(path, f"default prompt data missing: expected {name} in {folder}")
+    frame = read_table(path, text_columns=True)
+    missing = [c for c in _FILES[name] if c not in frame.columns]
+    if missing:
+        found = ", ".join(map(str, frame.columns)) or "none"
+        raise InputError(path, f"missing column(s) {missing} (columns: {found})", line=1)
+    return frame
+
+
+def _check_values(path: Path, frame: pd.DataFrame, column: str, allowed: tuple[str, ...]) -> None:
+    bad = ~frame[column].isin(allowed)
+    if bad.any():
+        row = int(bad.to_numpy().argmax())
+        raise InputError(
+            path, f"{column} {frame[column].iloc[row]!r} is not one of {', '.join(allowed)}", line=row + 2
+        )
+
+
+def _check_unique(path: Path, frame: pd.DataFrame, column: str) -> None:
+    dup = frame[column].duplicated()
+    if dup.any():
+        row = int(dup.to_numpy().argmax())
+        raise InputError(path, f"duplicate {column} {frame[column].iloc[row]!r}", line=row + 2)
+
+
+def _check_nonempty(path: Path, frame: pd.DataFrame, column: str) -> None:
+    empty = frame[column].str.strip() == ""
+    if empty.any():
+        raise InputError(path, f"empty {column}", line=int(empty.to_numpy().argmax()) + 2)
+
+
+def read_default_tables(folder: Path = DEFAULT_DATA_DIR) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Read and check the three files; errors name the file and line (header = line 1)."""
+    folder = Path(folder)
+    templates = _read(folder, "templates.csv")
+    texts = _read(folder, "texts.csv")
+    real = _read(folder, "real_world.csv")
+
+    path = folder / "templates.csv"
+    for column in ("template_id", "template"):
+        _check_nonempty(path, templates, column)
+    _check_unique(path, templates, "template_id")
+    _check_values(path, templates, "prompt_type", TEMPLATE_TYPES)
+    for row, template in enumerate(templates["template"]):
+        if template.count("{text}") != 1 or template.count('"{text}"') != 1:
+            raise InputError(path, 'template must hold "{text}" (in double quotes) exactly once', line=row + 2)
+
+    path = folder / "texts.csv"
+    for column in ("text_id", "text"):
+        _check_nonempty(path, texts, column)
+    _check_unique(path, texts, "text_id")
+    _check_values(path, texts, "kind", TEXT_KINDS)
+
+    path = folder / "real_world.csv"
+    for column in ("prompt_id", "prompt", "text"):
+        _check_nonempty(path, real, column)
+    _check_unique(path, real, "prompt_id")
+    _check_values(path, real, "group", REAL_WORLD_GROUPS)
+    for row, (prompt, text) in enumerate(zip(real["prompt"], real["text"], strict=True)):
+        if f'"{text}"' not in prompt:
+            raise InputError(path, f"text {text!r} is not in double quotes in its prompt", line=row + 2)
+    return templates, texts, real
+
+
+def data_digest(folder: Path = DEFAULT_DATA_DIR) -> str:
+    """First 8 hex digits of SHA-256 over the three files' bytes."""
+    digest = hashlib.sha256()
+    for name in _FILES:
+        path = Path(folder) / name
+        digest.update(name.encode())
+        if path.exists():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:8]
+
+
+def load_default_pool(folder: Path | None = None, source: str = "default") -> PromptPool:
+    """The default set as a lazy :class:`PromptPool` (templates x texts + real-world rows)."""
+    folder = DEFAULT_DATA_DIR if folder is None else Path(folder)
+    templates, texts, real = read_default_tables(folder)
+    version = f"default-v{DATA_VERSION}-{data_digest(folder)}"
+
+    templates = templates[["template_id", "prompt_type", "template"]].copy()
+    templates["group"] = pd.NA
+    templates["subgroup"] = pd.NA
+
+    texts = texts[["text_id", "text", "kind"]].copy()
+    texts["prompt"] = texts["text"]  # compute_attributes wants a prompt column; dropped below
+    texts = compute_attributes(texts).drop(columns=["prompt", "prompt_char_length", "prompt_word_count"])
+
+    singles = real[["prompt_id", "group", "subgroup", "prompt", "text"]].copy()
+    singles["subgroup"] = singles["subgroup"].replace("", pd.NA)
+    singles["prompt_type"] = "real_world"
+    singles["source"] = source
+    singles["text_id"] = singles["prompt_id"]
+    singles["prompt_id"] = [make_prompt_id("default", "real_world", pid) for pid in singles["prompt_id"]]
+    singles = compute_attributes(singles)
+
+    return PromptPool(
+        kind="default",
+        source=source,
+        version=version,
+        templates=templates,
+        texts=texts,
+        singles=singles,
+        fill=fill_placeholder,
+        meta={"data_dir": str(folder)},
+    )

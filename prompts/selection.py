@@ -1,0 +1,420 @@
+"""Selecting prompts: TextInVision filter configs, pandas queries, stratified samples.
+
+Order of operations in :func:`select`: ``config`` -> ``where`` -> ``sample`` -> ``limit``.
+
+* ``config`` (TextInVision's filter file, JSON with comments) selects templates
+  and texts separately and pairs every selected template with every selected
+  text, exactly as TextInVision's ``prompt_text_selection.py`` does; rows with
+  the same final prompt collapse to one (the last, as in the reference).
+  Real-world prompts are not part of a config selection.
+* ``where`` is a ``DataFrame.query`` expression over the schema columns.
+* ``sample`` draws N rows, stratified by ``stratify`` columns: each stratum gets
+  ``min(floor, its size)`` rows, the rest is shared in proportion to stratum
+  size (largest remainder). The draw within a stratum is seeded by
+  ``(seed, stratum key)``, so it does not depend on the other strata.
+
+On a lazy pool (``default``, ``textinvision``) sampling without config/where
+uses index arithmetic over templates x texts and never builds the full cross
+product; ``where`` scans the pool a chunk at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.errors import InputError
+from prompts.attributes import char_length, word_count
+from prompts.pool import PromptPool
+from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
+
+# ---------------------------------------------------------------- filter config
+
+#: Prompt filter key -> (column, comparison). ``template_*`` columns are the
+#: template's own lengths (TextInVision's file lacks them: the reference crashes
+#: on these keys; glyphbench computes them from the template text).
+PROMPT_FILTERS: dict[str, tuple[str, str]] = {
+    "prompts_type": ("prompt_type", "=="),
+    "prompt_word_length_min": ("template_word_count", ">="),
+    "prompt_word_length_max": ("template_word_count", "<="),
+    "prompt_char_length_min": ("template_char_length", ">="),
+    "prompt_char_length_max": ("template_char_length", "<="),
+}
+
+#: Text filter key -> (TextInVision stated column, glyphbench column, comparison).
+TEXT_FILTERS: dict[str, tuple[str, str, str]] = {
+    "oxford_category": ("stated_cefr", "cefr", "=="),
+    "char_length_min": ("stated_char_length", "char_length", ">="),
+    "char_length_max": ("stated_char_length", "char_length", "<="),
+    "word_length_min": ("stated_word_count", "word_count", ">="),
+    "word_length_max": ("stated_word_count", "word_count", "<="),
+    "contains_rare": ("stated_rare", "rare", "=="),
+    "contains_gibberish": ("stated_gibberish", "gibberish", "=="),
+    "contains_spec_char": ("stated_has_special_chars", "has_special_chars", "=="),
+    "contains_number": ("stated_has_numbers", "has_numbers", "=="),
+    "contains_sentences": ("stated_is_sentence", "is_sentence", "=="),
+    "LAION_freq_min": ("stated_laion_freq", "laion_freq", ">="),
+    "LAION_freq_max": ("stated_laion_freq", "laion_freq", "<="),
+    "CoCo_freq_min": ("stated_coco_freq", "coco_freq", ">="),
+    "CoCo_freq_max": ("stated_coco_freq", "coco_freq", "<="),
+}
+
+#: Strings pandas reads as missing by default; the reference read oxford_category
+#: that way, so a stated "None" never equals anything there. Kept for fidelity.
+PANDAS_NA_STRINGS = frozenset(
+    ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+)
+
+
+def load_filter_config(path: str | Path) -> dict[str, Any]:
+    """Read a TextInVision filter config (JSON5: comments allowed); one-line errors."""
+    import json5
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    try:
+        data = json5.loads(path.read_text(encoding="utf-8-sig"))
+    except ValueError as exc:
+        match = re.search(r":(\d+) ", str(exc))
+        message = re.sub(r"^<string>:\d+\s*", "", str(exc))
+        raise InputError(path, f"malformed JSON: {message}", line=int(match.group(1)) if match else None) from None
+    check_filter_config(data, path)
+    return data
+
+
+def check_filter_config(config: Any, where: str | Path | None = None) -> None:
+    """Raise InputError for unknown sections/keys or malformed filter entries."""
+    if not isinstance(config, dict):
+        raise InputError(where, "filter config must be a JSON object with 'prompts' and/or 'texts'")
+    for section, known in (("prompts", PROMPT_FILTERS), ("texts", TEXT_FILTERS)):
+        filters = config.get(section) or {}
+        if not isinstance(filters, dict):
+            raise InputError(where, f"'{section}' must be an object", key=section)
+        for key, entry in filters.items():
+            if key not in known:
+                raise InputError(where, f"unknown {section} filter {key!r}; known: {', '.join(known)}", key=f"{section}.{key}")
+            if not isinstance(entry, dict) or "value" not in entry:
+                raise InputError(where, "a filter must be {\"operator\": \"and\"|\"or\", \"value\": ...}", key=f"{section}.{key}")
+    unknown = [k for k in config if k not in ("prompts", "texts")]
+    if unknown:
+        raise InputError(where, f"unknown section {unknown[0]!r}; expected 'prompts' and 'texts'", key=unknown[0])
+
+
+def _compare(values: pd.Series, op: str, value: Any) -> pd.Series:
+    if op == "==":
+        result = values == value
+    elif op == ">=":
+        result = values >= value
+    else:
+        result = values <= value
+    return pd.Series(result, index=values.index).astype("boolean").fillna(False).astype(bool)
+
+
+def filter_mask(frame: pd.DataFrame, filters: dict[str, Any], columns: dict[str, tuple[str, str]]) -> np.ndarray:
+    """The reference's rule: in file order, skip null values; the first filter
+    starts the mask; later ones join with ``|`` for operator "or" (any case), else ``&``.
+    No active filter selects every row."""
+    mask: pd.Series | None = None
+    for key, entry in filters.items():
+        value = entry.get("value")
+        if value is None:
+            continue
+        column, op = columns[key]
+        if column not in frame.columns:
+            raise InputError(None, f"filter {key!r} needs column {column!r}, which this source lacks", key=key)
+        values = frame[column]
+        if column == "stated_cefr":
+            values = values.where(~values.isin(PANDAS_NA_STRINGS))
+        current = _compare(values, op, value)
+        if mask is None:
+            mask = current
+        elif str(entry.get("operator", "and")).lower() == "or":
+            mask = mask | current
+        else:
+            mask = mask & current
+    if mask is None:
+        return np.ones(len(frame), dtype=bool)
+    return mask.to_numpy(dtype=bool)
+
+
+def _text_columns(use_stated: bool) -> dict[str, tuple[str, str]]:
+    return {k: ((s if use_stated else g), op) for k, (s, g, op) in TEXT_FILTERS.items()}
+
+
+def _with_template_lengths(frame: pd.DataFrame, template_column: str) -> pd.DataFrame:
+    if "template_char_length" in frame.columns:
+        return frame
+    frame = frame.copy()
+    frame["template_char_length"] = frame[template_column].map(char_length)
+    frame["template_word_count"] = frame[template_column].map(word_count)
+    return frame
+
+
+def apply_config(source: PromptPool | PromptSet, config: dict[str, Any]) -> PromptSet:
+    """Select with a TextInVision filter config (see the module docstring)."""
+    check_filter_config(config)
+    prompt_filters = config.get("prompts") or {}
+    text_filters = config.get("texts") or {}
+    if isinstance(source, PromptPool):
+        use_stated = source.kind == "textinvision"
+        templates = _with_template_lengths(source.templates, "template")
+        t_sel = np.flatnonzero(filter_mask(templates, prompt_filters, PROMPT_FILTERS))
+        x_sel = np.flatnonzero(filter_mask(source.texts, text_filters, _text_columns(use_stated)))
+        n_texts = len(source.texts)
+        index = (t_sel[:, None] * n_texts + x_sel[None, :]).ravel()
+        frame = source.rows(index)
+        meta = dict(source.meta)
+        src, version = source.source, source.version
+    else:
+        use_stated = "stated_cefr" in source.frame.columns and str(source.source).startswith("textinvision")
+        frame = source.frame
+        # a row set has no template: its prompt lengths stand in for the template's
+        probe = _with_template_lengths(frame, "prompt")
+        keep = filter_mask(probe, prompt_filters, PROMPT_FILTERS) & filter_mask(probe, text_filters, _text_columns(use_stated))
+        frame = frame[keep]
+        meta = dict(source.meta)
+        src, version = source.source, source.version
+    # the reference keys its output by final prompt: duplicates collapse, the last wins
+    frame = frame.drop_duplicates(subset="prompt", keep="last")
+    return PromptSet(frame, source=src, version=version, meta=meta)
+
+
+# ---------------------------------------------------------------- where
+
+
+def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
+    """Rows matching a pandas query; a pool is scanned a chunk at a time."""
+    def query(frame: pd.DataFrame) -> pd.DataFrame:
+        try:
+            return frame.query(where, engine="python")
+        except Exception as exc:  # pandas raises many types for a bad expression
+            raise InputError(None, f"--where {where!r}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+
+    if isinstance(source, PromptPool):
+        parts = [query(chunk) for chunk in source.iter_chunks()]
+        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        return PromptSet(frame, source=source.source, version=source.version, meta=dict(source.meta))
+    return PromptSet(query(source.frame), source=source.source, version=source.version, meta=dict(source.meta))
+
+
+# ---------------------------------------------------------------- stratified sampling
+
+
+def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
+    """How many rows to draw from each stratum.
+
+    Each stratum first gets ``min(floor, size)``; the remaining ``n - sum`` is
+    shared in proportion to stratum size, rounded down, capped at what each
+    stratum has left, and the leftover units go one each by largest remainder
+    (ties: larger stratum, then earlier). If ``n`` covers everything, everything
+    is taken.
+
+    >>> allocate([100, 300], 10)
+    [3, 7]
+    >>> allocate([1, 50, 49], 10, floor=2)
+    [1, 5, 4]
+    >>> allocate([3, 4], 100)
+    [3, 4]
+    """
+    if n < 0 or floor < 0:
+        raise ValueError("n and floor must be non-negative")
+    alloc = [min(floor, s) for s in sizes]
+    if sum(alloc) > n:
+        raise InputError(None, f"--sample {n} is smaller than the floor of {floor} row(s) in each of {len(sizes)} strata ({sum(alloc)} rows)")
+    capacity = [s - a for s, a in zip(sizes, alloc, strict=True)]
+    remaining = min(n - sum(alloc), sum(capacity))
+    while remaining > 0:
+        active = [i for i, c in enumerate(capacity) if c > 0]
+        weight = sum(sizes[i] for i in active)
+        quotas = {i: remaining * sizes[i] / weight for i in active}
+        give = {i: min(capacity[i], math.floor(quotas[i])) for i in active}
+        if not any(give.values()):
+            order = sorted(active, key=lambda i: (-(quotas[i] - math.floor(quotas[i])), -sizes[i], i))
+            give = {i: 1 for i in order[:remaining]}
+        for i, g in give.items():
+            alloc[i] += g
+            capacity[i] -= g
+            remaining -= g
+    return alloc
+
+
+def _key_value(value: Any) -> Hashable:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def _row_keys(frame: pd.DataFrame, columns: Sequence[str]) -> list[tuple[Hashable, ...]]:
+    """Stratum key per row; a column the frame lacks counts as missing (None)."""
+    if not columns:
+        return [()] * len(frame)
+    data = [frame[c].tolist() if c in frame.columns else [None] * len(frame) for c in columns]
+    return [tuple(_key_value(v) for v in row) for row in zip(*data, strict=True)]
+
+
+def _group(keys: list[tuple[Hashable, ...]]) -> dict[tuple[Hashable, ...], list[int]]:
+    groups: dict[tuple[Hashable, ...], list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    return groups
+
+
+def _sort_key(key: tuple[Hashable, ...]) -> tuple[str, ...]:
+    return tuple("" if v is None else f"{type(v).__name__}:{v}" for v in key)
+
+
+def _draw(size: int, k: int, seed: int, key: tuple[Hashable, ...]) -> list[int]:
+    """k distinct offsets in range(size), seeded by (seed, stratum key); never builds the range."""
+    rng = random.Random(f"{seed}|{key!r}")
+    return sorted(rng.sample(range(size), k))
+
+
+def _check_columns(columns: Sequence[str], available: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in available]
+    if missing:
+        raise InputError(None, f"--stratify: unknown column(s) {missing}", key=missing[0])
+
+
+def sample_frame(frame: pd.DataFrame, n: int, stratify: Sequence[str], seed: int, floor: int) -> pd.DataFrame:
+    """Stratified sample of a materialised frame; independent of row order (rows are
+    ordered by prompt_id, then prompt, within each stratum before drawing)."""
+    _check_columns(stratify, list(frame.columns))
+    frame = frame.reset_index(drop=True)
+    order = frame.sort_values(["prompt_id", "prompt"], kind="stable").index.to_numpy()
+    ordered = frame.loc[order]
+    groups = _group(_row_keys(ordered, stratify))
+    keys = sorted(groups, key=_sort_key)
+    counts = allocate([len(groups[k]) for k in keys], n, floor)
+    picked: list[int] = []
+    for key, count in zip(keys, counts, strict=True):
+        members = groups[key]
+        picked.extend(int(order[members[j]]) for j in _draw(len(members), count, seed, key))
+    return frame.loc[sorted(picked)]
+
+
+def sample_pool(pool: PromptPool, n: int, stratify: Sequence[str], seed: int, floor: int) -> PromptSet | None:
+    """Stratified sample of a pool by index arithmetic; None when a stratify column
+    is not a template or text column (the caller then materialises)."""
+    known = {*pool.templates.columns, *pool.texts.columns, *pool.singles.columns, *PROMPT_COLUMNS}
+    _check_columns(stratify, sorted(known))
+    template_cols = [c for c in stratify if c in pool.templates.columns]
+    text_cols = [c for c in stratify if c in pool.texts.columns and c not in template_cols]
+    if len(template_cols) + len(text_cols) != len(stratify):
+        return None
+
+    # a stratum is a list of blocks: ("cross", template indices, text indices) or ("single", row indices)
+    blocks: dict[tuple[Hashable, ...], list[tuple[str, np.ndarray, np.ndarray]]] = {}
+    t_groups = _group(_row_keys(pool.templates, template_cols))
+    x_groups = _group(_row_keys(pool.texts, text_cols))
+    position = {c: i for i, c in enumerate(stratify)}
+    for t_key, t_members in t_groups.items():
+        for x_key, x_members in x_groups.items():
+            merged: list[Hashable] = [None] * len(stratify)
+            for c, v in zip(template_cols, t_key, strict=True):
+                merged[position[c]] = v
+            for c, v in zip(text_cols, x_key, strict=True):
+                merged[position[c]] = v
+            blocks.setdefault(tuple(merged), []).append(("cross", np.asarray(t_members), np.asarray(x_members)))
+    singles = conform(pool.singles) if len(pool.singles) else pool.singles
+    for key, members in _group(_row_keys(singles, stratify)).items():
+        blocks.setdefault(key, []).append(("single", np.asarray(members), np.asarray([])))
+
+    def block_size(block: tuple[str, np.ndarray, np.ndarray]) -> int:
+        kind, a, b = block
+        return len(a) * len(b) if kind == "cross" else len(a)
+
+    keys = sorted(blocks, key=_sort_key)
+    sizes = [sum(block_size(b) for b in blocks[k]) for k in keys]
+    counts = allocate(sizes, n, floor)
+    n_texts = len(pool.texts)
+    index: list[int] = []
+    for key, size, count in zip(keys, sizes, counts, strict=True):
+        for offset in _draw(size, count, seed, key):
+            for kind, a, b in blocks[key]:
+                width = block_size((kind, a, b))
+                if offset < width:
+                    if kind == "cross":
+                        t, x = a[offset // len(b)], b[offset % len(b)]
+                        index.append(int(t) * n_texts + int(x))
+                    else:
+                        index.append(pool.n_cross + int(a[offset]))
+                    break
+                offset -= width
+    return pool.subset(sorted(index))
+
+
+# ---------------------------------------------------------------- select
+
+
+def select(
+    source: str | PromptSet | PromptPool,
+    *,
+    where: str | None = None,
+    config: str | Path | dict[str, Any] | None = None,
+    sample: int | None = None,
+    stratify: Sequence[str] | str | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    floor: int = 1,
+) -> PromptSet:
+    """Select prompts from a source spec, a PromptSet or a pool (see the module docstring).
+
+    ``prompts.select("default", sample=40, stratify=["prompt_type", "group"], seed=0)``
+    draws 40 prompts, at least one per (type, group) stratum, without building
+    the default set's full cross product.
+    """
+    from prompts.sources import load_source
+
+    loaded: PromptSet | PromptPool = load_source(source) if isinstance(source, str) else source
+    if isinstance(stratify, str):
+        stratify = [c.strip() for c in stratify.split(",") if c.strip()]
+    stratify = list(stratify or [])
+    if sample is not None and sample < 0:
+        raise InputError(None, f"--sample must be >= 0, got {sample}")
+    if limit is not None and limit < 0:
+        raise InputError(None, f"--limit must be >= 0, got {limit}")
+
+    current: PromptSet | PromptPool = loaded
+    if config is not None:
+        cfg = config if isinstance(config, dict) else load_filter_config(config)
+        current = apply_config(current, cfg)
+    if where:
+        current = apply_where(current, where)
+
+    result: PromptSet
+    if sample is not None:
+        sampled = None
+        if isinstance(current, PromptPool):
+            sampled = sample_pool(current, sample, stratify, seed, floor)
+            if sampled is None:
+                current = current.to_prompt_set()
+        if sampled is None:
+            assert isinstance(current, PromptSet)
+            frame = sample_frame(current.frame, sample, stratify, seed, floor)
+            sampled = PromptSet(frame, source=current.source, version=current.version, meta=dict(current.meta))
+        result = sampled
+    elif isinstance(current, PromptPool):
+        result = current.subset(range(min(limit, len(current)))) if limit is not None else current.to_prompt_set()
+    else:
+        result = current
+    if limit is not None and len(result) > limit:
+        result = PromptSet(result.frame.head(limit), source=result.source, version=result.version, meta=dict(result.meta))
+    result.meta["selection"] = {
+        "where": where,
+        "config": str(config) if config is not None and not isinstance(config, dict) else config,
+        "sample": sample,
+        "stratify": stratify,
+        "seed": seed,
+        "limit": limit,
+        "floor": floor,
+    }
+    return result
