@@ -1,0 +1,34 @@
+"""Reports: tables, figures and an HTML page from one or more runs' ``results.parquet``.
+
+Public API::
+
+    from bench.report import write_report, load_runs
+    from bench.report.stats import summarize, bootstrap_ci, paired_difference, rank_models
+
+``write_report`` is the whole pipeline (``glyphbench report`` calls it);
+:mod:`bench.report.stats` and :mod:`bench.report.controls` are pure functions
+over the results table. See ``docs/report.md``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.report.build import write_report
+    from bench.report.load import load_runs
+
+__all__ = ["load_runs", "write_report"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy so that importing bench.report (e.g. from the CLI) stays cheap.
+    if name == "write_report":
+        from bench.report.build import write_report
+
+        return write_report
+    if name == "load_runs":
+        from bench.report.load import load_runs
+
+        return load_runs
+    raise AttributeError(name)

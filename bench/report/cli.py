@@ -1,0 +1,36 @@
+"""``glyphbench report``: tables, figures and an HTML page from one or more runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def report_command(
+    runs: list[Path] = typer.Argument(..., help="Run folder(s) holding results.parquet (several: they must share prompts)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: RUN/report of the first run)."),
+    by: str = typer.Option(
+        None,
+        "--by",
+        help="Comma-separated columns to slice by, e.g. prompt_type,group,cefr "
+        "(numeric ones are binned; default: prompt_type,group,cefr,char_length,word_count,laion_freq).",
+    ),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per interval."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap draw."),
+) -> None:
+    """Write RUN/report/index.html plus tables (CSV, Markdown, LaTeX) and figures (PNG, SVG).
+
+    Example:
+
+        glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
+    """
+    from bench.report.build import write_report
+
+    columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
+    index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
+    typer.echo(str(index))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_command)

@@ -1,0 +1,163 @@
+"""Control-model sanity checks and the OCR ceiling.
+
+Control "models" draw the expected text themselves, so they bound what OCR can
+measure:
+
+* ``control:render`` renders the exact text: its score is the OCR ceiling (a
+  perfect model would score this, not 1.0);
+* ``control:typo?rate=R`` renders it with a fraction R of characters corrupted;
+* ``control:blank`` draws nothing: the floor.
+
+If the pipeline is sound, scores rise along blank < typo (highest rate) < ... <
+typo (lowest rate) < render. :func:`control_sanity` checks that per slice;
+:func:`ocr_ceiling` puts each model next to render's score in the same slice.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from bench.registry import Spec
+
+_RUN_TAG = re.compile(r"^(?P<name>.*?)(?: \[(?P<run>[^\]]+)\])?$")
+
+
+def parse_control(model: str) -> tuple[str, float, str] | None:
+    """``(kind, typo rate, run tag)`` of a control model name, or None for other models.
+
+    >>> parse_control("control:typo?rate=0.3")
+    ('typo', 0.3, '')
+    >>> parse_control("control:render [run-b]")
+    ('render', 0.0, 'run-b')
+    >>> parse_control("sdxl") is None
+    True
+    """
+    match = _RUN_TAG.match(model)
+    name, run = (match.group("name"), match.group("run") or "") if match else (model, "")
+    if not name.startswith("control:"):
+        return None
+    spec = Spec.parse(name)
+    try:
+        rate = float(spec.options.get("rate", "nan"))
+    except ValueError:
+        rate = math.nan
+    return spec.target, (0.0 if spec.target == "render" else rate), run
+
+
+def control_chain(models: Sequence[str]) -> dict[str, list[str]]:
+    """Control models per run tag, ordered from worst expected score to best.
+
+    blank first, then typo controls from the highest rate to the lowest, render last.
+
+    >>> control_chain(["control:render", "m", "control:typo?rate=0.1", "control:blank",
+    ...                "control:typo?rate=0.3"])
+    {'': ['control:blank', 'control:typo?rate=0.3', 'control:typo?rate=0.1', 'control:render']}
+    """
+    order = {"blank": 0, "typo": 1, "render": 2}
+    chains: dict[str, list[tuple[int, float, str]]] = {}
+    for model in dict.fromkeys(models):
+        parsed = parse_control(model)
+        if parsed is None or parsed[0] not in order:
+            continue
+        kind, rate, run = parsed
+        rate_key = -rate if not math.isnan(rate) else 0.0
+        chains.setdefault(run, []).append((order[kind], rate_key, model))
+    return {run: [m for *_, m in sorted(items)] for run, items in sorted(chains.items())}
+
+
+def _holds(means: list[float]) -> bool | None:
+    """Non-decreasing along the chain and strictly higher at the end; None when unknown."""
+    if len(means) < 2 or any(math.isnan(m) for m in means):
+        return None
+    steps = all(a <= b for a, b in zip(means, means[1:]))
+    return bool(steps and means[0] < means[-1])
+
+
+def control_sanity(
+    summary: pd.DataFrame, by: Sequence[str] = (), metrics: Sequence[str] = ("ned", "exact_match")
+) -> pd.DataFrame:
+    """Check blank < typo (high rate) < typo (low rate) < render in every slice.
+
+    ``summary`` is :func:`bench.report.stats.summarize` output for the same ``by``.
+    One row per (run tag, slice): ``min_n`` (fewest rows any control has there:
+    small slices are noisy), the mean of each control for each metric, one
+    ``<metric>_order`` column (True/False, None when a control has no rows there)
+    and ``passed`` (all metrics hold). A metric "holds" when it never drops along
+    the chain and render is strictly above blank (two typo rates can tie on exact
+    match, both at zero). Empty when the run has no controls.
+    """
+    by = list(by)
+    chains = control_chain(summary["model"].astype(str).tolist())
+    rows: list[dict[str, Any]] = []
+    if not chains:
+        return pd.DataFrame(columns=["run", *by, "passed"])
+    slice_keys = [tuple(k) for k in summary[by].drop_duplicates().itertuples(index=False)] if by else [()]
+    keys = list(zip(summary["model"].astype(str), *(summary[c] for c in by)))
+    lookups = {m: dict(zip(keys, summary[m].astype(float))) for m in metrics}
+    n_lookup = dict(zip(keys, summary["n"])) if "n" in summary.columns else {}
+    for run, chain in chains.items():
+        for key in slice_keys:
+            row: dict[str, Any] = {"run": run, **dict(zip(by, key)), "chain": " < ".join(chain)}
+            sizes = [n_lookup.get((model, *key), 0) for model in chain]
+            row["min_n"] = int(min(sizes)) if sizes else 0
+            verdicts = []
+            for metric in metrics:
+                means = []
+                lookup = lookups[metric]
+                for model in chain:
+                    value = lookup.get((model, *key), math.nan)
+                    means.append(float(value))
+                    row[f"{metric}:{model}"] = float(value)
+                verdict = _holds(means)
+                row[f"{metric}_order"] = verdict
+                verdicts.append(verdict)
+            known = [v for v in verdicts if v is not None]
+            row["passed"] = None if not known else all(known)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def ocr_ceiling(summary: pd.DataFrame, by: Sequence[str] = (), metric: str = "ned") -> pd.DataFrame:
+    """Each non-control model's score beside render's (the OCR ceiling) in the same slice.
+
+    Columns: ``model``, the ``by`` columns, ``metric``, ``ceiling`` (render's mean),
+    ``gap`` (ceiling - model) and ``ocr_share``: the part of the model's shortfall
+    from a perfect 1.0 that render also shows, i.e. ``(1 - ceiling) / (1 - model)``
+    capped to [0, 1] (how much of the model's error is OCR's). Needs a metric where
+    1.0 is perfect (ned, exact_match, anls, word_f1). Empty without a render control.
+
+    >>> s = pd.DataFrame({"model": ["m", "control:render"], "ned": [0.8, 0.95]})
+    >>> ocr_ceiling(s).round(3).to_dict("records")
+    [{'model': 'm', 'ned': 0.8, 'ceiling': 0.95, 'gap': 0.15, 'ocr_share': 0.25}]
+    """
+    by = list(by)
+    names = summary["model"].astype(str)
+    parsed = names.map(parse_control)
+    is_render = parsed.map(lambda p: p is not None and p[0] == "render")
+    if not is_render.any():
+        return pd.DataFrame(columns=["model", *by, metric, "ceiling", "gap", "ocr_share"])
+    render = summary[is_render.to_numpy()].copy()
+    render["_run"] = parsed[is_render].map(lambda p: p[2]).to_numpy()
+    models = summary[parsed.isna().to_numpy()].copy()
+    models["_run"] = models["model"].astype(str).map(
+        lambda m: (_RUN_TAG.match(m) or _RUN_TAG.match("")).group("run") or ""  # type: ignore[union-attr]
+    )
+    # Use render of the same run when available, else the only render present.
+    if render["_run"].nunique() == 1:
+        render["_run_join"] = "*"
+        models["_run_join"] = "*"
+    else:
+        render["_run_join"] = render["_run"]
+        models["_run_join"] = models["_run"]
+    ceiling = render[["_run_join", *by, metric]].rename(columns={metric: "ceiling"})
+    out = models[["model", "_run_join", *by, metric]].merge(ceiling, on=["_run_join", *by], how="left")
+    out["gap"] = out["ceiling"] - out[metric]
+    shortfall = 1.0 - out[metric]
+    share = (1.0 - out["ceiling"]) / shortfall.where(shortfall > 0)
+    out["ocr_share"] = share.clip(0.0, 1.0)
+    return out.drop(columns="_run_join").reset_index(drop=True)

@@ -1,0 +1,191 @@
+"""Report figures (matplotlib, Agg backend), each saved as PNG and SVG.
+
+Every function takes already-computed numbers (summaries from
+:mod:`bench.report.stats`) and a path stem; it writes ``stem.png`` and
+``stem.svg`` and returns their file names. Colours follow the Okabe-Ito palette,
+which stays distinguishable with the common colour-vision deficiencies; markers
+differ per model too, so figures also read in greyscale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.io import atomic_path
+from bench.report.stats import METRIC_LABELS
+
+#: Okabe & Ito (2008) colour-blind-safe palette (black last: it is for text).
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "*")
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update(
+        {
+            "figure.dpi": 110,
+            "savefig.dpi": 110,
+            "font.size": 9,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "svg.fonttype": "none",
+        }
+    )
+    return plt
+
+
+def style_for(models: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """A stable (colour, marker) per model, in the given order."""
+    return {m: (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]) for i, m in enumerate(models)}
+
+
+def _save(fig: Any, stem: Path) -> list[str]:
+    plt = _pyplot()
+    names = []
+    for fmt in ("png", "svg"):
+        target = stem.with_suffix(f".{fmt}")
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt, bbox_inches="tight")
+        names.append(target.name)
+    plt.close(fig)
+    return names
+
+
+def _metric_label(metric: str) -> str:
+    from bench.scoring.pairs import HIGHER_IS_BETTER
+
+    arrow = "higher is better" if HIGHER_IS_BETTER.get(metric, True) else "lower is better"
+    return f"{METRIC_LABELS.get(metric, metric)} ({arrow})"
+
+
+def score_by_slice(summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path) -> list[str]:
+    """Mean ``metric`` per slice of ``column``, one dodged series per model, 95% CI bars."""
+    plt = _pyplot()
+    slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
+    styles = style_for(models)
+    width = max(5.0, min(12.0, 1.0 + 0.9 * len(slices) + 0.15 * len(models) * len(slices) / 2))
+    fig, ax = plt.subplots(figsize=(width, 3.6))
+    x = np.arange(len(slices))
+    spread = 0.72
+    ax.grid(False, axis="x")
+    for k in range(0, len(slices), 2):  # shaded bands group each slice's points
+        ax.axvspan(k - 0.5, k + 0.5, color="#eef1f5", zorder=0, linewidth=0)
+    ax.set_xlim(-0.5, len(slices) - 0.5)
+    offsets = np.linspace(-spread / 2, spread / 2, len(models)) if len(models) > 1 else np.zeros(1)
+    for offset, model in zip(offsets, models):
+        rows = summary[summary["model"] == model].set_index(summary[column].astype(str)[summary["model"] == model])
+        rows = rows.reindex(slices)
+        mean = rows[metric].to_numpy(dtype=float)
+        lo = rows[f"{metric}_lo"].to_numpy(dtype=float)
+        hi = rows[f"{metric}_hi"].to_numpy(dtype=float)
+        colour, marker = styles[model]
+        ax.errorbar(
+            x + offset, mean, yerr=[np.clip(mean - lo, 0, None), np.clip(hi - mean, 0, None)],
+            fmt=marker, color=colour, ecolor=colour, elinewidth=1.2, capsize=2.5, markersize=5,
+            label=model, linestyle="none",
+        )
+    ax.set_xticks(x)
+    ax.set_xticklabels(slices, rotation=30 if max(map(len, slices), default=0) > 8 else 0, ha="right"
+                       if max(map(len, slices), default=0) > 8 else "center")
+    ax.set_xlabel(column)
+    ax.set_ylabel(_metric_label(metric))
+    ax.set_title(f"{METRIC_LABELS.get(metric, metric)} by {column} (95% bootstrap CI)")
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return _save(fig, stem)
+
+
+def score_vs_length(curves: pd.DataFrame, metric: str, models: Sequence[str], stem: Path) -> list[str]:
+    """``metric`` against text length: one line per model with a shaded 95% CI band.
+
+    ``curves`` has columns model, length, n, ``metric``, ``metric_lo``, ``metric_hi``.
+    """
+    plt = _pyplot()
+    styles = style_for(models)
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for model in models:
+        rows = curves[curves["model"] == model].sort_values("length")
+        if rows.empty:
+            continue
+        colour, marker = styles[model]
+        ax.plot(rows["length"], rows[metric], color=colour, marker=marker, markersize=3, linewidth=1.3, label=model)
+        ax.fill_between(rows["length"], rows[f"{metric}_lo"], rows[f"{metric}_hi"], color=colour, alpha=0.15,
+                        linewidth=0)
+    ax.set_xlabel("text length (characters; last point pools longer texts)")
+    ax.set_ylabel(_metric_label(metric))
+    ax.set_title(f"{METRIC_LABELS.get(metric, metric)} against text length")
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return _save(fig, stem)
+
+
+def heatmap(summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path) -> list[str]:
+    """Model x slice heatmap of ``metric`` with the value written in each cell."""
+    plt = _pyplot()
+    slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
+    table = summary.assign(_slice=summary[column].astype(str)).pivot_table(
+        index="model", columns="_slice", values=metric, aggfunc="first", observed=True
+    )
+    table = table.reindex(index=list(models), columns=slices)
+    data = table.to_numpy(dtype=float)
+    from bench.scoring.pairs import HIGHER_IS_BETTER
+
+    cmap = "viridis" if HIGHER_IS_BETTER.get(metric, True) else "viridis_r"
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.1 * len(slices) + 2.5), max(2.2, 0.45 * len(models) + 1.2)))
+    finite = data[np.isfinite(data)]
+    vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    image = ax.imshow(data, cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax if vmax > vmin else vmin + 1e-9)
+    ax.grid(False)
+    ax.set_xticks(range(len(slices)))
+    ax.set_xticklabels(slices, rotation=30, ha="right")
+    ax.set_yticks(range(len(models)))
+    ax.set_yticklabels(models)
+    for i in range(data.shape[0]):
+        for j in range(data.shape[1]):
+            value = data[i, j]
+            if np.isfinite(value):
+                shade = (value - vmin) / (vmax - vmin) if vmax > vmin else 0.5
+                dark = shade < 0.55 if cmap == "viridis" else shade > 0.45
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                        color="white" if dark else "black")
+    fig.colorbar(image, ax=ax, label=METRIC_LABELS.get(metric, metric), shrink=0.8)
+    ax.set_title(f"{METRIC_LABELS.get(metric, metric)}: model x {column}")
+    return _save(fig, stem)
+
+
+def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> list[str]:
+    """Histogram of per-image ``metric`` for each model, one small panel per model."""
+    plt = _pyplot()
+    models = list(values)
+    styles = style_for(models)
+    cols = min(3, max(1, len(models)))
+    rows = int(np.ceil(len(models) / cols)) or 1
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 2.2 * rows), sharex=True, squeeze=False)
+    finite_all = np.concatenate([v[np.isfinite(v)] for v in values.values()]) if values else np.zeros(0)
+    low = float(finite_all.min()) if finite_all.size else 0.0
+    high = float(finite_all.max()) if finite_all.size else 1.0
+    bins = np.linspace(low, high if high > low else low + 1, 21)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(models):
+            ax.set_visible(False)
+            continue
+        model = models[k]
+        data = values[model][np.isfinite(values[model])]
+        ax.hist(data, bins=bins, color=styles[model][0], alpha=0.85,
+                weights=np.full(data.size, 1.0 / data.size) if data.size else None)
+        ax.set_title(f"{model} (n={data.size})", fontsize=8)
+        ax.set_ylabel("share of images", fontsize=7)
+    for ax in axes[-1]:
+        ax.set_xlabel(METRIC_LABELS.get(metric, metric), fontsize=8)
+    fig.suptitle(f"Distribution of per-image {METRIC_LABELS.get(metric, metric)}", fontsize=10)
+    fig.tight_layout()
+    return _save(fig, stem)

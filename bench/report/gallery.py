@@ -1,0 +1,134 @@
+"""Gallery: the best and worst images per model and slice, with OCR boxes drawn on.
+
+Images are never modified: boxes are drawn on a copy, which is shrunk to a
+thumbnail and saved as JPEG under ``report/gallery/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.io import atomic_path
+from bench.report.stats import failed_mask, slice_labels
+
+THUMB_SIDE = 320
+BOX_COLOUR = (213, 94, 0)  # Okabe-Ito vermillion: visible on light and dark images
+
+
+def select_examples(frame: pd.DataFrame, column: str | None, k: int = 2, metric: str = "ned") -> pd.DataFrame:
+    """The ``k`` best and ``k`` worst successful rows per (model, slice of ``column``).
+
+    Rows are ranked by ``metric`` (higher is better), ties broken by fewer
+    Algorithm 1 edits and then by prompt_id, so the choice is deterministic.
+    Groups with fewer than ``2k`` rows fill "best" first; no row appears twice.
+    Adds columns ``slice`` and ``kind`` ("best"/"worst").
+    """
+    ok = frame[~failed_mask(frame)].copy()
+    if ok.empty:
+        return ok.assign(slice=pd.Series(dtype=object), kind=pd.Series(dtype=object))
+    if column:
+        labels = slice_labels(ok, column)
+        ok["slice"] = labels.astype(str).to_numpy()
+        ok["_slice_order"] = labels.cat.codes.to_numpy()
+    else:
+        ok["slice"], ok["_slice_order"] = "all", 0
+    ok["_score"] = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype(float)
+    ok["_edits"] = pd.to_numeric(ok["algorithm1"].astype(object), errors="coerce").astype(float)
+    ok = ok.sort_values(["model", "_slice_order", "_score", "_edits", "prompt_id"],
+                        ascending=[True, True, False, True, True], kind="stable")
+    picks = []
+    for _, group in ok.groupby(["model", "slice"], sort=False):
+        n_best = min(k, len(group))
+        n_worst = min(k, len(group) - n_best)
+        best = group.head(n_best).assign(kind="best")
+        worst = group.tail(n_worst).iloc[::-1].assign(kind="worst")
+        picks += [best, worst]
+    out = pd.concat(picks, ignore_index=True) if picks else ok.iloc[0:0]
+    return out.drop(columns=["_score", "_edits", "_slice_order"])
+
+
+def parse_boxes(raw: Any) -> list[list[tuple[float, float]]]:
+    """OCR boxes from their JSON string; malformed or missing boxes give an empty list.
+
+    >>> parse_boxes("[[[0, 0], [4, 0], [4, 2], [0, 2]]]")
+    [[(0.0, 0.0), (4.0, 0.0), (4.0, 2.0), (0.0, 2.0)]]
+    >>> parse_boxes("not json"), parse_boxes(None)
+    ([], [])
+    """
+    if raw is None or (isinstance(raw, float) and np.isnan(raw)):
+        return []
+    try:
+        data = json.loads(raw) if isinstance(raw, str) else raw
+        return [[(float(x), float(y)) for x, y in box] for box in data if len(box) >= 3]
+    except (TypeError, ValueError):
+        return []
+
+
+def thumbnail_with_boxes(source: Path, boxes: list[list[tuple[float, float]]], target: Path,
+                         side: int = THUMB_SIDE) -> bool:
+    """Draw ``boxes`` on a copy of ``source``, shrink it to fit ``side``, save JPEG at ``target``.
+
+    Returns False (and writes nothing) when the image is missing or unreadable.
+    """
+    from PIL import Image, ImageDraw, UnidentifiedImageError
+
+    try:
+        with Image.open(source) as opened:
+            image = opened.convert("RGB")
+    except (OSError, UnidentifiedImageError):
+        return False
+    scale = min(1.0, side / max(image.size))
+    if scale < 1.0:
+        image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
+                             Image.Resampling.LANCZOS)
+    draw = ImageDraw.Draw(image)
+    for box in boxes:
+        points = [(x * scale, y * scale) for x, y in box]
+        draw.polygon(points, outline=BOX_COLOUR, width=2)
+    with atomic_path(target) as tmp:
+        image.save(tmp, format="JPEG", quality=88)
+    return True
+
+
+def build_gallery(frame: pd.DataFrame, out_dir: Path, column: str | None, k: int = 2,
+                  max_images: int = 400) -> list[dict[str, Any]]:
+    """Select examples and write their thumbnails; one dict per example for the HTML.
+
+    Keys: model, slice, kind, prompt, text, ocr_text, ned, exact_match, algorithm1,
+    image (path relative to ``out_dir``, or None when the image is missing).
+    At most ``max_images`` thumbnails are written (the rest show text only).
+    """
+    examples = select_examples(frame, column, k=k)
+    items: list[dict[str, Any]] = []
+    written = 0
+    for row in examples.to_dict("records"):
+        image_rel = None
+        rel = str(row.get("image_path") or "")
+        if rel and written < max_images:
+            source = Path(str(row.get("run_dir") or ".")) / rel
+            name = hashlib.sha1(f"{row.get('run_dir')}|{rel}".encode()).hexdigest()[:16] + ".jpg"
+            target = out_dir / "gallery" / name
+            if thumbnail_with_boxes(source, parse_boxes(row.get("ocr_boxes")), target):
+                image_rel = f"gallery/{name}"
+                written += 1
+        items.append(
+            {
+                "model": str(row["model"]),
+                "slice": str(row["slice"]),
+                "kind": row["kind"],
+                "prompt": str(row.get("prompt") or ""),
+                "text": str(row.get("text") or ""),
+                "ocr_text": str(row.get("ocr_text") or ""),
+                "ned": float(row["ned"]),
+                "exact_match": bool(float(row["exact_match"]) >= 0.5),
+                "algorithm1": float(row["algorithm1"]),
+                "image": image_rel,
+            }
+        )
+    return items

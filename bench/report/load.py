@@ -1,0 +1,95 @@
+"""Read one or more run folders into one results frame."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.errors import InputError
+from bench.report.stats import SUMMARY_METRICS
+
+#: Columns a report cannot do without.
+REQUIRED_COLUMNS = ("model", "prompt_id", "text", *SUMMARY_METRICS)
+
+
+def read_run_meta(run_dir: Path) -> dict[str, Any]:
+    """``run.json`` as a dict; an empty dict when absent. Malformed JSON is a user error."""
+    path = run_dir / "run.json"
+    if not path.exists():
+        return {}
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(meta, dict):
+        raise InputError(path, "expected a JSON object")
+    return meta
+
+
+def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
+    """Concatenate the results of several runs, adding ``run`` and ``run_dir`` columns.
+
+    ``run`` is the run's ``run_id`` (from ``run.json``, else the folder name; made
+    unique with a suffix when two runs share one). When one model name appears in
+    several runs, its rows are renamed ``"model [run]"`` so each (run, model) stays
+    a separate system. ``is_control`` is derived from the ``control:`` prefix when
+    missing and ``error`` defaults to empty. ``frame.attrs["runs"]`` holds
+    ``{run: {"dir": ..., "meta": run.json}}``.
+
+    Several runs must share at least one prompt, or comparing them is meaningless:
+    that is an :class:`~bench.errors.InputError`.
+    """
+    if not run_dirs:
+        raise InputError(None, "no run folders given")
+    frames: list[pd.DataFrame] = []
+    runs: dict[str, dict[str, Any]] = {}
+    for raw in run_dirs:
+        run_dir = Path(raw)
+        results = run_dir / "results.parquet"
+        if not run_dir.is_dir():
+            raise InputError(run_dir, "run folder not found")
+        if not results.exists():
+            raise InputError(run_dir, "no results.parquet in this folder (has the run finished scoring?)")
+        meta = read_run_meta(run_dir)
+        try:
+            frame = pd.read_parquet(results)
+        except (OSError, ValueError) as exc:
+            raise InputError(results, f"cannot read: {exc}".splitlines()[0]) from None
+        missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InputError(results, f"missing columns {missing}")
+        name = str(meta.get("run_id") or run_dir.name)
+        base, k = name, 2
+        while name in runs:
+            name, k = f"{base}-{k}", k + 1
+        runs[name] = {"dir": str(run_dir.resolve()), "meta": meta}
+        frame = frame.copy()
+        frame["run"] = name
+        frame["run_dir"] = str(run_dir.resolve())
+        frames.append(frame)
+    if len(frames) > 1:
+        shared = set.intersection(*(set(f["prompt_id"].astype(str)) for f in frames))
+        if not shared:
+            raise InputError(
+                ", ".join(str(d) for d in run_dirs), "these runs share no prompts (prompt_id); cannot compare them"
+            )
+    frame = pd.concat(frames, ignore_index=True)
+    frame["model"] = frame["model"].astype(str)
+    if len(frames) > 1:
+        runs_per_model = frame.groupby("model")["run"].nunique()
+        clashing = set(runs_per_model[runs_per_model > 1].index)
+        if clashing:
+            rename = frame["model"].isin(clashing)
+            frame.loc[rename, "model"] = frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
+    if "is_control" not in frame.columns:
+        frame["is_control"] = frame["model"].str.startswith("control:")
+    frame["is_control"] = frame["is_control"].fillna(False).astype(bool)
+    if "error" not in frame.columns:
+        frame["error"] = ""
+    frame["error"] = frame["error"].astype(object).where(frame["error"].notna(), "").astype(str)
+    frame.attrs["runs"] = runs
+    return frame

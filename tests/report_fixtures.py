@@ -1,0 +1,230 @@
+"""Build small, realistic run folders for report tests (and anyone else who needs one).
+
+A run folder looks like what the runner writes::
+
+    RUN/results.parquet        one row per image, columns bench.schema.RESULT_COLUMNS
+    RUN/run.json               {"run_id": ..., "config": {...}, ...}
+    RUN/images/<model>/<prompt_id>_s<seed>.png
+
+:func:`build_run` draws each image with PIL (the "model" writes the text with some
+typos), simulates what OCR read (with boxes around the drawn text) and scores it
+with the real scoring engine, so every score column is consistent with its texts.
+Models include the three controls (render, typo at two rates, blank) and a few
+error rows (failed generations: scores are NaN, ``error`` says why).
+
+Example::
+
+    from report_fixtures import build_run   # inside tests/ (pytest puts it on sys.path)
+    run_dir = build_run(tmp_path / "run_a", n_prompts=24)
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench.schema import RESULT_COLUMNS
+from bench.scoring import score_pairs
+from prompts.schema import PROMPT_COLUMNS
+
+WORDS = (
+    "open", "sale", "coffee", "exit", "bakery", "hello world", "fresh bread daily",
+    "stop", "library", "grand opening today", "quantum", "zephyr", "welcome home",
+    "no parking any time", "jazz night", "the quick brown fox jumps", "summer",
+    "Café 24/7", "50% off everything", "museum of modern art and design",
+)
+CEFR = ("A1", "A2", "B1", "B2", "C1", "C2", None)
+GROUPS = ("Advertisements", "Signs", "Book covers")
+
+#: Default models: two "real" models of different quality plus the controls.
+DEFAULT_MODELS: dict[str, float] = {
+    "toy-good": 0.04,  # per-character typo probability
+    "toy-bad": 0.25,
+    "control:render": 0.0,
+    "control:typo?rate=0.1": 0.1,
+    "control:typo?rate=0.3": 0.3,
+    "control:blank": 1.0,
+}
+
+
+def _garble(text: str, rate: float, rng: random.Random) -> str:
+    """Replace, drop or double characters with probability ``rate`` each."""
+    out = []
+    for ch in text:
+        roll = rng.random()
+        if roll < rate / 3:
+            out.append(rng.choice("abcdefghijklmnopqrstuvwxyz"))
+        elif roll < 2 * rate / 3:
+            continue
+        elif roll < rate:
+            out.append(ch + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def make_prompts(n_prompts: int, seed: int = 0) -> pd.DataFrame:
+    """An attributed prompt frame (the columns of PROMPT_COLUMNS) with varied attributes."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n_prompts):
+        text = WORDS[i % len(WORDS)]
+        ptype = ("simple", "complex", "real_world")[i % 3]
+        group = GROUPS[(i // 3) % len(GROUPS)] if ptype == "real_world" else None
+        prompt = {
+            "simple": f'A sign that says "{text}"',
+            "complex": f'A watercolor street at dusk, a neon sign reading "{text}" above a door',
+            "real_world": f'A {str(group).lower()} photo with the text "{text}"',
+        }[ptype]
+        words = text.split()
+        rows.append(
+            {
+                "prompt_id": f"p{i:04d}",
+                "prompt": prompt,
+                "text": text,
+                "prompt_type": ptype,
+                "group": group,
+                "subgroup": None,
+                "template_id": f"t{i % 4}",
+                "text_id": f"x{i % len(WORDS):03d}",
+                "source": "fixture",
+                "char_length": len(text),
+                "word_count": len(words),
+                "cefr": CEFR[i % len(CEFR)],
+                "rare": text in ("quantum", "zephyr"),
+                "gibberish": False,
+                "has_special_chars": any(not (c.isalnum() or c.isspace()) for c in text),
+                "has_numbers": any(c.isdigit() for c in text),
+                "is_sentence": len(words) >= 4,
+                "laion_freq": rng.choice([None, 0, 7, 85, 950, 12_000, 250_000]),
+                "coco_freq": rng.choice([None, 0, 3, 40]),
+                "prompt_char_length": len(prompt),
+                "prompt_word_count": len(prompt.split()),
+            }
+        )
+    frame = pd.DataFrame(rows)
+    for column, dtype in PROMPT_COLUMNS.items():
+        frame[column] = frame[column].astype(dtype)
+    return frame
+
+
+def _draw(text: str, size: tuple[int, int], rng: random.Random):
+    """A small PNG with ``text`` drawn on it; returns (image, box as 4 points)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    from bench.fonts import font_by_name
+
+    width, height = size
+    image = Image.new("RGB", size, (rng.randint(200, 255), rng.randint(200, 255), 235))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.truetype(str(font_by_name("DejaVuSans")), 14)
+    left, top = 6, height // 2 - 8
+    if text:
+        draw.text((left, top), text, fill=(20, 20, 60), font=font)
+        x0, y0, x1, y1 = draw.textbbox((left, top), text, font=font)
+    else:
+        x0, y0, x1, y1 = left, top, left, top
+    box = [[x0 - 2, y0 - 2], [x1 + 2, y0 - 2], [x1 + 2, y1 + 2], [x0 - 2, y1 + 2]]
+    return image, box
+
+
+def build_run(
+    run_dir: str | Path,
+    *,
+    n_prompts: int = 24,
+    models: dict[str, float] | None = None,
+    seeds: tuple[int, ...] = (0,),
+    run_id: str | None = None,
+    n_errors: int = 3,
+    with_images: bool = True,
+    image_size: tuple[int, int] = (240, 64),
+    seed: int = 0,
+) -> Path:
+    """Write a synthetic run folder and return its path.
+
+    ``models`` maps model name -> per-character typo rate of what it "draws"
+    (1.0 means it draws nothing: a blank image). OCR then reads the drawn text
+    back with a small extra error rate (0.02), except for blank images.
+    The first ``n_errors`` rows of model ``toy-bad`` are failed generations.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    models = dict(DEFAULT_MODELS if models is None else models)
+    run_id = run_id or run_dir.name
+    rng = random.Random(seed)
+    prompts = make_prompts(n_prompts, seed=seed)
+    rows: list[dict[str, object]] = []
+    errors_left = n_errors
+    for model, rate in models.items():
+        is_control = model.startswith("control:")
+        slug = model.replace(":", "_").replace("?", "_").replace("=", "")
+        for prompt in prompts.to_dict("records"):
+            for s in seeds:
+                row: dict[str, object] = {
+                    "run_id": run_id,
+                    "model": model,
+                    "is_control": is_control,
+                    "seed": s,
+                    "sample_index": 0,
+                    "image_seed": s * 1000 + int(str(prompt["prompt_id"])[1:]),
+                    **prompt,
+                    "width": image_size[0],
+                    "height": image_size[1],
+                    "batch_size": 4,
+                    "gen_seconds": round(rng.uniform(0.5, 3.0), 3),
+                    "ocr_engine": "fixture",
+                    "ocr_version": "fixture-1",
+                    "error": "",
+                }
+                if model == "toy-bad" and errors_left > 0:
+                    errors_left -= 1
+                    row.update(
+                        image_path="", image_sha256="", ocr_text="", ocr_pieces="[]",
+                        ocr_boxes="[]", ocr_confidences="[]", ocr_seconds=0.0,
+                        error="Generate: RuntimeError: CUDA out of memory",
+                    )
+                    rows.append(row)
+                    continue
+                text = str(prompt["text"])
+                drawn = "" if rate >= 1.0 else _garble(text, rate, rng)
+                read = _garble(drawn, 0.02, rng) if drawn else ""
+                rel = f"images/{slug}/{prompt['prompt_id']}_s{s}.png"
+                image, box = _draw(drawn, image_size, rng)
+                if with_images:
+                    path = run_dir / rel
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    image.save(path)
+                row.update(
+                    image_path=rel,
+                    image_sha256=f"{abs(hash((model, rel))):064x}"[:64],
+                    ocr_text=read,
+                    ocr_pieces=json.dumps([read] if read else []),
+                    ocr_boxes=json.dumps([box] if read else []),
+                    ocr_confidences=json.dumps([round(rng.uniform(0.6, 1.0), 3)] if read else []),
+                    ocr_seconds=round(rng.uniform(0.01, 0.2), 3),
+                )
+                rows.append(row)
+    frame = pd.DataFrame(rows)
+    scores = score_pairs(frame["text"], frame["ocr_text"])
+    failed = frame["error"] != ""
+    scores = scores.astype("float64")
+    scores.loc[failed.to_numpy(), :] = np.nan
+    for column in scores.columns:
+        frame[column] = scores[column].to_numpy()
+    frame = frame[list(RESULT_COLUMNS)]
+    for column, dtype in PROMPT_COLUMNS.items():
+        if column in frame.columns:
+            frame[column] = frame[column].astype(dtype)
+    frame.to_parquet(run_dir / "results.parquet", index=False)
+    meta = {
+        "run_id": run_id,
+        "config": {"models": list(models), "seeds": list(seeds), "prompts": "fixture", "ocr": "fixture"},
+        "created": "2026-11-22T03:00:00Z",
+        "n_rows": len(frame),
+    }
+    (run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    return run_dir
