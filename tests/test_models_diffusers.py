@@ -307,3 +307,36 @@ def test_import_and_dry_run_describe_do_not_import_torch(tmp_path: Path) -> None
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True
     )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_missing_variant_is_a_clear_error(tiny_sd: Path) -> None:
+    model = MODELS.create(f"diffusers:{tiny_sd}?variant=fp16")
+    with pytest.raises(InputError, match="variant 'fp16'"):
+        model.generate(_requests([1]))
+
+
+def test_study_config_resolves_without_weights() -> None:
+    code = (
+        "import sys, json\n"
+        "from bench.config import RunConfig\n"
+        "from bench.models import get_model\n"
+        "cfg = RunConfig.from_yaml('configs/study.yaml')\n"
+        "infos = [get_model(e.to_spec()).describe() for e in cfg.models]\n"
+        "heavy = [m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules]\n"
+        "print(json.dumps({'infos': infos, 'heavy': heavy}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["heavy"] == []
+    real = [info for info in result["infos"] if not info["is_control"]]
+    families = {info["family"] for info in real}
+    # Every family the issue names is in the study, and no real model is left unknown.
+    for family in ("sd1", "sd2", "sdxl", "sd35-large", "flux-dev", "flux-schnell"):
+        assert family in families
+    for family in ("pixart-sigma", "sana", "kandinsky3", "deepfloyd-if"):
+        assert family in families
+    assert UNKNOWN not in families
+    assert all(info["source"] == "hub" and not info["loaded"] for info in real)
+    assert any(info["is_control"] for info in result["infos"])

@@ -385,11 +385,13 @@ class DiffusersModel(ModelAdapter):
             raise InputError(self.spec, f"device {wanted!r} requested but CUDA is not available")
         return wanted
 
-    def _from_pretrained(self, loader: Any, location: str, **extra: Any) -> Any:
+    def _from_pretrained(
+        self, loader: Any, location: str, *, use_variant: bool = True, **extra: Any
+    ) -> Any:
         import torch
 
         kwargs: dict[str, Any] = {_dtype_keyword(): getattr(torch, self._dtype or "float32")}
-        if "variant" in self.options:
+        if use_variant and "variant" in self.options:
             kwargs["variant"] = self.options["variant"]
         kwargs.update(extra)
         try:
@@ -397,6 +399,12 @@ class DiffusersModel(ModelAdapter):
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc
+        except ValueError as exc:
+            if "variant" in str(exc):  # diffusers raises ValueError for a missing variant
+                raise InputError(
+                    location, f"no weights of variant {kwargs.get('variant')!r}", key="variant"
+                ) from exc
+            raise
 
     def _place(self, pipe: Any) -> Any:
         pipe.set_progress_bar_config(disable=True)
@@ -429,10 +437,13 @@ class DiffusersModel(ModelAdapter):
         stages = []
         for option, repo in self._stage_repos():
             # Later IF stages reuse stage I's prompt embeddings, so they skip their text encoder.
+            # The variant option (fp16 for the DeepFloyd repos) applies to stages I and II only:
+            # a stage III upscaler comes from another publisher with other variants.
             stage_extra: dict[str, Any] = {"text_encoder": None} if option == "stage2" else {}
-            stages.append(
-                self._place(self._from_pretrained(DiffusionPipeline, repo, **stage_extra))
+            stage = self._from_pretrained(
+                DiffusionPipeline, repo, use_variant=option == "stage2", **stage_extra
             )
+            stages.append(self._place(stage))
         self._pipe, self._stages = self._place(pipe), stages
         self._configure_safety_checker()
 
