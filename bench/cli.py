@@ -28,6 +28,7 @@ app = typer.Typer(
 #: Modules that add commands; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = (
     "bench.cli_score",
+    "bench.cli_run",
     "bench.report.cli",
     "prompts.cli",
 )

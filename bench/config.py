@@ -148,7 +148,7 @@ class RunConfig(_Strict):
     sample: int | None = Field(default=None, ge=1)
     limit: int | None = Field(default=None, ge=1)
     stratify: list[str] | None = None
-    where: str | dict[str, Any] | None = None
+    where: str | None = None  # a filter expression passed to prompts.select(where=...)
     prompt_seed: int = 0  # seed of the prompt sample (not of the images)
     seeds: list[int] = Field(default_factory=lambda: [0])
     images_per_prompt: int = Field(default=1, ge=1)

@@ -1,0 +1,151 @@
+"""``glyphbench run | merge | rescore | demo``: the benchmark runner's commands."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from bench.errors import InputError
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    """Repeatable, comma-separated flag values -> one list (None when not given)."""
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _seeds(values: list[str] | None) -> list[int] | None:
+    parts = _split(values)
+    if parts is None:
+        return None
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise InputError(None, f"--seeds must be integers, got {','.join(parts)!r}") from None
+
+
+def run_command(
+    config: Path = typer.Option(None, "--config", "-c", help="RUN.yaml (flags below override its values)."),
+    models: list[str] = typer.Option(None, "--models", "-m", help="Model specs, comma-separated or repeated."),
+    prompts: str = typer.Option(None, "--prompts", help="Prompt source spec, e.g. default or csv:PATH."),
+    limit: int = typer.Option(None, "--limit", help="Keep the first N prompts of the selection."),
+    sample: int = typer.Option(None, "--sample", help="Stratified sample of N prompts."),
+    stratify: list[str] = typer.Option(None, "--stratify", help="Columns to stratify the sample by."),
+    where: str = typer.Option(None, "--where", help="Filter expression passed to prompts.select."),
+    seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, e.g. 0,1,2."),
+    images_per_prompt: int = typer.Option(None, "--images-per-prompt", help="Images per prompt and seed."),
+    batch_size: int = typer.Option(None, "--batch-size", help="Images per generation call."),
+    ocr: str = typer.Option(None, "--ocr", help="OCR engine spec (easyocr, rapidocr, tesseract)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output folder."),
+    run_id: str = typer.Option(None, "--run-id", help="Run id (default: derived from the config)."),
+    device: str = typer.Option(None, "--device", help="auto | cpu | cuda | cuda:N for model adapters."),
+    shard: str = typer.Option(None, "--shard", help="Run only shard I/N of the jobs (job arrays)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved plan; load no weights."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+) -> None:
+    """Generate, OCR and score images; re-running the same command resumes.
+
+    Example: glyphbench run --models control:render,control:blank --prompts default --sample 40 --out runs/x
+    """
+    from rich.console import Console
+
+    from bench.config import RunConfig
+
+    overrides: dict[str, Any] = {
+        "models": _split(models),
+        "prompts": prompts,
+        "limit": limit,
+        "sample": sample,
+        "stratify": _split(stratify),
+        "where": where,
+        "seeds": _seeds(seeds),
+        "images_per_prompt": images_per_prompt,
+        "batch_size": batch_size,
+        "ocr": ocr,
+        "out": str(out) if out is not None else None,
+        "run_id": run_id,
+        "device": device,
+    }
+    if config is not None:
+        text = config.read_text(encoding="utf-8") if config.is_file() else ""
+        run_config = RunConfig.from_yaml(config).with_overrides(**overrides)
+        verbatim, name = text, "config.yaml"
+    else:
+        if not overrides["models"]:
+            raise InputError(None, "give --config RUN.yaml or --models SPEC[,SPEC...]")
+        run_config = RunConfig.from_mapping(
+            {k: v for k, v in overrides.items() if v is not None}, "command-line flags"
+        )
+        verbatim, name = shlex.join(["glyphbench", *sys.argv[1:]]) + "\n", "command.txt"
+
+    console = Console(stderr=True)
+    if dry_run:
+        from bench.runs import plan_run
+
+        typer.echo(json.dumps(plan_run(run_config, shard=shard), indent=2, default=str))
+        return
+    from bench.runs import run_benchmark
+    from bench.summary import print_summary
+
+    result = run_benchmark(
+        run_config, config_text=verbatim, config_name=name, shard=shard, progress=not no_progress, console=console
+    )
+    if result.results is not None:
+        print_summary(result.results, Console())
+        typer.echo(f"results: {result.out / 'results.parquet'}")
+    else:
+        typer.echo(f"shard done ({result.outcome.rows_written} rows); other shards still running -> {result.out}")
+
+
+def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
+    """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
+    from rich.console import Console
+
+    from bench.runs import merge_run
+    from bench.summary import print_summary
+
+    rows = merge_run(run_dir)
+    print_summary(rows, Console())
+    typer.echo(f"merged {len(rows)} rows -> {run_dir / 'results.parquet'}")
+
+
+def rescore_command(
+    run_dir: Path = typer.Argument(..., help="The run folder."),
+    ocr: str = typer.Option(None, "--ocr", help="Re-OCR with this engine (default: the run's engine)."),
+    scores_only: bool = typer.Option(False, "--scores-only", help="Keep the OCR text; recompute scores only."),
+    batch_size: int = typer.Option(None, "--batch-size", help="Images per OCR call."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Re-run OCR and/or scoring over existing images, without regenerating them."""
+    from rich.console import Console
+
+    from bench.runs import rescore_run
+    from bench.summary import print_summary
+
+    rows = rescore_run(run_dir, ocr=ocr, scores_only=scores_only, batch_size=batch_size, progress=not no_progress)
+    print_summary(rows, Console(), title="Summary after rescore")
+    typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
+
+
+def demo_command(
+    out: Path = typer.Option(Path("demo_out"), "--out", "-o", help="Output folder."),
+    sample: int = typer.Option(40, "--sample", help="Prompts sampled from the default set."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+) -> None:
+    """The embedded default: controls + a tiny random diffusers pipeline, EasyOCR, offline on CPU."""
+    from bench.demo import run_demo
+
+    run_demo(out, sample=sample, progress=not no_progress)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)
+    app.command("merge")(merge_command)
+    app.command("rescore")(rescore_command)
+    app.command("demo")(demo_command)

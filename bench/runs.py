@@ -1,0 +1,386 @@
+"""Run, merge, rescore and plan: the operations behind ``glyphbench run/merge/rescore``.
+
+* :func:`run_benchmark` runs this process's shard of a config (resuming whatever
+  is already in the output folder) and merges when every shard is done;
+* :func:`merge_run` merges all part files into ``results.parquet`` and
+  completes ``run.json`` (``glyphbench merge DIR``);
+* :func:`rescore_run` re-runs OCR and/or scoring over existing images;
+* :func:`plan_run` resolves a config without loading any weights (``--dry-run``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from bench.config import RunConfig
+from bench.errors import InputError
+from bench.io import write_json, write_table
+from bench.jobs import Shard, build_jobs
+from bench.runmeta import Distributed, detect_distributed, environment, now
+from bench.store import RunStore, conform_results
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from bench.ocr.base import OCREngine
+    from bench.runner import ShardOutcome
+    from prompts.schema import PromptSet
+
+
+@dataclass
+class RunResult:
+    """Where a run wrote, what this process did and, once merged, the results."""
+
+    out: Path
+    outcome: ShardOutcome
+    results: pd.DataFrame | None  # None when other shards are still running
+
+
+def load_prompts(config: RunConfig) -> PromptSet:
+    """Select the config's prompts via :func:`prompts.select`."""
+    import prompts
+
+    return prompts.select(
+        config.prompts,
+        where=config.where,
+        sample=config.sample,
+        stratify=config.stratify,
+        seed=config.prompt_seed,
+        limit=config.limit,
+    )
+
+
+def run_benchmark(
+    config: RunConfig,
+    *,
+    config_text: str | None = None,
+    config_name: str = "config.yaml",
+    prompt_set: PromptSet | None = None,
+    shard: str | None = None,
+    ocr: OCREngine | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> RunResult:
+    """Run (or resume) this process's shard of ``config``; merge when all shards are done.
+
+    ``config_text`` is the config exactly as the user gave it (the YAML text, or
+    the command line); it is saved verbatim as ``DIR/<config_name>``.
+    """
+    from rich.console import Console
+
+    from bench.runner import Runner
+
+    console = console or Console(stderr=True)
+    check_models(config)
+    store = RunStore(config.out)
+    dist = detect_distributed(shard)
+    prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
+    if len(prompt_set) == 0:
+        raise InputError(config.prompts, "the prompt selection is empty")
+    _check_same_run(store, config, prompt_set)
+    _write_run_start(store, config, prompt_set, config_text, config_name)
+
+    shard_json = store.parts / dist.shard.name / "shard.json"
+    previous = store.read_json(shard_json)
+    info: dict[str, Any] = {
+        "shard": dist.shard.name,
+        "launcher": dist.launcher,
+        "device": dist.device,
+        "attempts": [*previous.get("attempts", []), {"started_at": now()}],
+        **_host(),
+    }
+    write_json(shard_json, {**info, "finished": False})
+    runner = Runner(
+        config, prompt_set, store=store, shard=dist.shard, ocr=ocr, device=dist.device,
+        progress=progress, console=console,
+    )
+    outcome = runner.run()
+    info["attempts"][-1].update(
+        finished_at=now(), rows_written=outcome.rows_written, errors=outcome.errors, skipped=outcome.skipped
+    )
+    write_json(
+        shard_json,
+        {
+            **info,
+            "finished": True,
+            "finished_at": now(),
+            "models": outcome.models,
+            "model_errors": outcome.model_errors,
+            "oom_halvings": outcome.oom_halvings,
+        },
+    )
+    results = _merge_when_done(store, dist)
+    return RunResult(store.root, outcome, results)
+
+
+def check_models(config: RunConfig) -> None:
+    """Fail fast on config mistakes: unknown model kinds and bad control options.
+
+    Other adapters are not created here; their failures (a missing checkpoint,
+    out of memory) stay local to that model during the run.
+    """
+    from bench.models import MODELS, get_model, load_adapters
+
+    load_adapters()
+    for entry in config.models:
+        spec = entry.to_spec()
+        if spec.kind not in MODELS.names():
+            raise InputError(None, f"unknown model kind {spec.kind!r} in {entry.spec!r}; known: {', '.join(MODELS.names())}", key="models")
+        if entry.is_control:
+            get_model(spec)
+
+
+def _host() -> dict[str, Any]:
+    import socket
+
+    return {"hostname": socket.gethostname()}
+
+
+def _merge_when_done(store: RunStore, dist: Distributed) -> pd.DataFrame | None:
+    if dist.launcher == "accelerate":
+        dist.barrier()  # every process has written its parts
+        return merge_run(store.root) if dist.is_main else None
+    names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]
+    finished = [store.read_json(store.parts / name / "shard.json").get("finished") for name in names]
+    return merge_run(store.root) if all(finished) else None
+
+
+def _check_same_run(store: RunStore, config: RunConfig, prompt_set: PromptSet) -> None:
+    """Refuse to mix two different runs in one folder (resuming the same one is fine)."""
+    existing = store.read_json(store.run_json)
+    if existing and existing.get("config_hash") not in (None, config.config_hash()):
+        raise InputError(
+            store.run_json,
+            "this folder holds a different run (its config differs); use another --out or the same config",
+        )
+    if existing and existing.get("prompts", {}).get("content_hash") not in (None, prompt_set.content_hash):
+        raise InputError(
+            store.run_json, "the selected prompts differ from those this run started with; use another --out"
+        )
+
+
+def _write_run_start(
+    store: RunStore, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
+) -> None:
+    if store.run_json.is_file():
+        return
+    if text is not None:
+        from bench.io import atomic_open
+
+        with atomic_open(store.root / name, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    if not store.prompts.is_file():
+        write_table(prompt_set.frame, store.prompts)
+    write_json(
+        store.run_json,
+        {
+            "run_id": config.resolved_run_id,
+            "config_hash": config.config_hash(),
+            "config_verbatim": {"file": name if text is not None else None, "text": text},
+            "config": config.model_dump(mode="json"),
+            "models_requested": {
+                e.label: {"spec": e.spec, "resolved_spec": e.to_spec().text, "is_control": e.is_control}
+                for e in config.models
+            },
+            "prompts": {
+                "source": prompt_set.source,
+                "version": prompt_set.version,
+                "content_hash": prompt_set.content_hash,
+                "count": len(prompt_set),
+                "file": store.prompts.name,
+            },
+            "started_at": now(),
+            "finished_at": None,
+            **environment(),
+        },
+    )
+
+
+def merge_run(root: str | Path) -> pd.DataFrame:
+    """Merge every part file into ``results.parquet`` (ordered like the job list); update run.json."""
+    store = RunStore(root)
+    meta = store.read_json(store.run_json)
+    if not meta:
+        raise InputError(store.run_json, "not a glyphbench run folder (run.json missing)")
+    config = RunConfig.from_mapping(meta["config"], store.run_json)
+    rows = store.read_parts()
+    prompt_ids: list[str] = []
+    if store.prompts.is_file():
+        prompt_ids = pd.read_parquet(store.prompts, columns=["prompt_id"])["prompt_id"].astype(str).tolist()
+    rows = order_rows(rows, [e.label for e in config.models], prompt_ids)
+    write_table(rows, store.results)
+
+    shards = {}
+    for path in sorted(store.parts.glob("*/shard.json")):
+        shards[path.parent.name] = store.read_json(path)
+    models: dict[str, Any] = {}
+    model_errors: dict[str, str] = {}
+    for info in shards.values():
+        models.update(info.get("models", {}))
+        model_errors.update(info.get("model_errors", {}))
+    expected = len(config.models) * len(prompt_ids) * len(config.seeds) * config.images_per_prompt
+    errors = int((rows["error"].fillna("") != "").sum())
+    finished = [str(info["finished_at"]) for info in shards.values() if info.get("finished_at")]
+    meta.update(
+        models=models,
+        model_errors=model_errors,
+        shards=shards,
+        rows=len(rows),
+        errors=errors,
+        expected_rows=expected,
+        complete=bool(len(rows) == expected and errors == 0),
+        finished_at=max(finished) if finished else None,
+        merged_at=now(),
+    )
+    write_json(store.run_json, meta)
+    return rows
+
+
+def order_rows(rows: pd.DataFrame, labels: Sequence[str], prompt_ids: Sequence[str]) -> pd.DataFrame:
+    """Sort rows like the job list: model (config order), prompt (set order), seed, sample."""
+    model_rank = {label: i for i, label in enumerate(labels)}
+    prompt_rank = {pid: i for i, pid in enumerate(prompt_ids)}
+    keyed = rows.assign(
+        _m=rows["model"].map(lambda m: model_rank.get(str(m), len(model_rank))),
+        _p=rows["prompt_id"].map(lambda p: prompt_rank.get(str(p), len(prompt_rank))),
+    )
+    keyed = keyed.sort_values(["_m", "_p", "model", "prompt_id", "seed", "sample_index"], kind="stable")
+    return keyed.drop(columns=["_m", "_p"]).reset_index(drop=True)
+
+
+def rescore_run(
+    root: str | Path,
+    *,
+    ocr: str | None = None,
+    scores_only: bool = False,
+    batch_size: int | None = None,
+    engine: OCREngine | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> pd.DataFrame:
+    """Re-run OCR (unless ``scores_only``) and scoring over the run's images; nothing is regenerated.
+
+    The new rows are written as a newer part file (so a later merge keeps them)
+    and merged into ``results.parquet``; run.json records what was re-run.
+    """
+    import hashlib
+    import time
+
+    from PIL import Image
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from bench.runner import ocr_fields, read_with_ocr, score_rows
+
+    if scores_only and (ocr or engine):
+        raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")
+    store = RunStore(root)
+    rows = merge_run(store.root)
+    meta = store.read_json(store.run_json)
+    config = RunConfig.from_mapping(meta["config"], store.run_json)
+    rows = rows.copy()
+    engine_spec = ocr or config.ocr
+    if not scores_only:
+        if engine is None:
+            from bench.ocr import get_ocr_engine
+
+            engine = get_ocr_engine(engine_spec)
+        has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(("Load:", "Generate:"))
+        indices = list(rows.index[has_image])
+        step = batch_size or config.batch_size
+        console = console or Console(stderr=True)
+        with Progress(console=console, disable=not progress) as bar:
+            task = bar.add_task("rescore OCR", total=len(indices))
+            for start in range(0, len(indices), step):
+                chunk = indices[start : start + step]
+                images, ok = [], []
+                for index in chunk:
+                    path = store.root / str(rows.at[index, "image_path"])
+                    if not path.is_file():
+                        rows.at[index, "error"] = "Rescore: FileNotFoundError: image missing"
+                        continue
+                    data = path.read_bytes()
+                    if hashlib.sha256(data).hexdigest() != rows.at[index, "image_sha256"]:
+                        rows.at[index, "error"] = "Rescore: ValueError: image changed since it was generated"
+                        continue
+                    images.append(Image.open(path).convert("RGB"))
+                    ok.append(index)
+                if ok:
+                    started = time.perf_counter()
+                    results, errors = read_with_ocr(engine, images)
+                    seconds = (time.perf_counter() - started) / len(ok)
+                    for index, result, error in zip(ok, results, errors, strict=True):
+                        for column, value in ocr_fields(result).items():
+                            rows.at[index, column] = value
+                        rows.at[index, "ocr_engine"] = engine.name
+                        rows.at[index, "ocr_version"] = engine.version
+                        rows.at[index, "ocr_seconds"] = seconds if result is not None else float("nan")
+                        rows.at[index, "error"] = error
+                bar.advance(task, len(chunk))
+    rescored = conform_results(score_rows(rows, config))
+    stamp = now().replace(":", "").replace("+0000", "Z")
+    store.write_part(rescored, f"rescore-{stamp}", "all")
+    merged = merge_run(store.root)
+    meta = store.read_json(store.run_json)
+    meta.setdefault("rescores", []).append(
+        {
+            "at": now(),
+            "ocr": None if scores_only else (engine.name if engine else engine_spec),
+            "ocr_version": None if scores_only or engine is None else engine.version,
+            "scores_only": scores_only,
+            "rows": len(rescored),
+        }
+    )
+    write_json(store.run_json, meta)
+    return merged
+
+
+def plan_run(config: RunConfig, *, prompt_set: PromptSet | None = None, shard: str | None = None) -> dict[str, Any]:
+    """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
+    from bench.models import get_model
+
+    prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
+    dist_shard = Shard.parse(shard) if shard else Shard()
+    store = RunStore(config.out)
+    jobs = build_jobs(config, prompt_set.frame, dist_shard)
+    done = store.done_keys() if store.parts.is_dir() else set()
+    models = []
+    for entry in config.models:
+        adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
+        models.append(
+            {
+                "label": entry.label,
+                "spec": entry.to_spec().text,
+                "is_control": entry.is_control,
+                "jobs": len(jobs[entry.label]),
+                "remaining": sum(1 for j in jobs[entry.label] if j.key not in done),
+                "images": f"{store.root}/images/{entry.slug}/",
+                "describe": adapter.describe(),
+            }
+        )
+    return {
+        "run_id": config.resolved_run_id,
+        "out": str(store.root),
+        "shard": dist_shard.name,
+        "prompts": {
+            "source": config.prompts,
+            "count": len(prompt_set),
+            "content_hash": prompt_set.content_hash,
+            "version": prompt_set.version,
+        },
+        "seeds": config.seeds,
+        "images_per_prompt": config.images_per_prompt,
+        "batch_size": config.batch_size,
+        "ocr": config.ocr,
+        "models": models,
+        "outputs": {
+            "run_json": str(store.run_json),
+            "results": str(store.results),
+            "images": str(store.root / "images"),
+        },
+    }

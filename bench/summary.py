@@ -1,0 +1,70 @@
+"""The per-model summary printed at the end of a run (and by the demo)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def summarize(rows: pd.DataFrame) -> pd.DataFrame:
+    """One line per model: images, errors and mean scores over the rows without error.
+
+    ``algorithm1`` is an edit count (lower is better); ``exact_match`` and
+    ``ned`` (1 - normalised edit distance) are higher-is-better.
+
+    >>> rows = pd.DataFrame({"model": ["a", "a", "b"], "is_control": [True, True, False],
+    ...     "error": ["", "Generate: E: x", ""], "algorithm1": [0.0, None, 4.0],
+    ...     "exact_match": [1.0, None, 0.0], "ned": [1.0, None, 0.5]})
+    >>> summarize(rows)[["model", "images", "errors", "exact_match"]].values.tolist()
+    [['a', 2, 1, 1.0], ['b', 1, 0, 0.0]]
+    """
+    lines = []
+    for model, group in rows.groupby("model", sort=False):
+        ok = group[group["error"].fillna("") == ""]
+        lines.append(
+            {
+                "model": str(model),
+                "control": bool(group["is_control"].fillna(False).astype(bool).any()),
+                "images": len(group),
+                "errors": len(group) - len(ok),
+                "algorithm1": float(ok["algorithm1"].mean()) if len(ok) else float("nan"),
+                "exact_match": float(ok["exact_match"].mean()) if len(ok) else float("nan"),
+                "ned": float(ok["ned"].mean()) if len(ok) else float("nan"),
+            }
+        )
+    return pd.DataFrame(lines, columns=["model", "control", "images", "errors", "algorithm1", "exact_match", "ned"])
+
+
+def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
+    """Print :func:`summarize` as a rich table; controls are marked as such."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column, justify in (
+        ("model", "left"),
+        ("images", "right"),
+        ("errors", "right"),
+        ("mean algorithm1 (lower better)", "right"),
+        ("exact match", "right"),
+        ("mean NED", "right"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for line in summarize(rows).itertuples(index=False):
+        label = f"{line.model} [dim](control)[/]" if line.control else str(line.model)
+        table.add_row(
+            label,
+            str(line.images),
+            str(line.errors),
+            _fmt(float(line.algorithm1)),
+            _fmt(float(line.exact_match)),
+            _fmt(float(line.ned)),
+        )
+    console.print(table)
+
+
+def _fmt(value: float) -> str:
+    return "-" if value != value else f"{value:.3f}"
