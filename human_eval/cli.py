@@ -1,0 +1,149 @@
+"""``glyphbench human ...``: sample a study, serve the rating app, compute statistics, export.
+
+Only typer is imported at top level; pandas, gradio and scipy load inside commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+human = typer.Typer(
+    name="human",
+    help="Human rating study: sample images, serve the rating app, agreement statistics.",
+    no_args_is_help=True,
+)
+
+
+@human.command("sample")
+def sample_command(
+    runs: list[Path] = typer.Argument(..., help="Run folders (each with results.parquet)."),
+    out: Path = typer.Option(..., "--out", "-o", help="New study folder to create."),
+    n: int = typer.Option(1000, "--n", help="Images in the sample (gold items come on top)."),
+    cells: str = typer.Option("group,model", help="Comma-separated results columns that define cells."),
+    min_per_cell: int = typer.Option(10, help="Floor: images drawn from every cell."),
+    raters_per_image: int = typer.Option(3, "--raters-per-image", "-k", help="K: ratings each image needs."),
+    seed: int = typer.Option(0, help="Seed of the draw (and of the opaque image ids)."),
+    gold: int = typer.Option(20, help="Gold items (control images with known answers) to add, at most."),
+    batch_size: int = typer.Option(30, help="Images per participant batch."),
+    gold_per_batch: int = typer.Option(2, help="Gold items mixed into each batch."),
+    scale: str = typer.Option("yesno", help="Answer scale: yesno or likert5."),
+    include_controls: bool = typer.Option(False, help="Also sample control-model images."),
+) -> None:
+    """Draw a stratified sample from RUNS into a self-contained study folder.
+
+        glyphbench human sample runs/a runs/b --n 1000 --cells group,model \\
+            --min-per-cell 10 --raters-per-image 3 --seed 0 --out study/
+    """
+    from human_eval.study import create_study
+
+    columns = [c.strip() for c in cells.split(",") if c.strip()]
+    study = create_study(
+        runs, out, n=n, cells=columns, min_per_cell=min_per_cell, raters_per_image=raters_per_image,
+        seed=seed, n_gold=gold, batch_size=batch_size, gold_per_batch=gold_per_batch, scale=scale,
+        include_controls=include_controls,
+    )
+    manifest = study.manifest
+    regular = manifest[~manifest["is_gold"]]
+    typer.echo(
+        f"study {out}: {len(regular)} images in {regular['cell'].nunique()} cells"
+        f" + {int(manifest['is_gold'].sum())} gold; K={raters_per_image};"
+        f" about {len(regular) * raters_per_image / batch_size:.0f} batches of {batch_size} to fill"
+    )
+
+
+@human.command("serve")
+def serve_command(
+    study: Path = typer.Argument(..., help="Study folder."),
+    host: str = typer.Option("127.0.0.1", help="Interface to bind; 0.0.0.0 exposes it to the network."),
+    port: int = typer.Option(None, help="Port (default: Gradio's, 7860 or the next free one)."),
+    auth_file: Path = typer.Option(None, "--auth-file", help="user:password lines for the admin panel."),
+    rater_auth_file: Path = typer.Option(
+        None, "--rater-auth-file", help="user:password lines: raters must log in (login = participant)."
+    ),
+) -> None:
+    """Run the rating app for STUDY (blocks until Ctrl-C)."""
+    from human_eval.app import launch
+    from human_eval.study import load_study
+
+    launch(load_study(study), host=host, port=port, auth_file=auth_file, rater_auth_file=rater_auth_file)
+
+
+@human.command("stats")
+def stats_command(
+    study: Path = typer.Argument(..., help="Study folder."),
+    out: Path = typer.Option(None, "--out", "-o", help="Folder for the CSV tables (default STUDY/analysis)."),
+    n_boot: int = typer.Option(1000, help="Bootstrap resamples for the intervals."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+) -> None:
+    """Print agreement, metric-human alignment, model ranking and rater quality."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from human_eval.report import analyse, save_tables
+    from human_eval.study import load_study
+
+    loaded = load_study(study)
+    analysis = analyse(loaded, n_boot=n_boot, seed=seed)
+    console = Console()
+    table = Table(title="Agreement (95% bootstrap intervals over images)")
+    for column in ("criterion", "images", "ratings", "percent", "pairwise", "alpha", "kappa", "AC1"):
+        table.add_column(column)
+    for row in analysis.agreement.itertuples():
+        def cell(stat: str, row: object = row) -> str:
+            value, lo, hi = (getattr(row, stat), getattr(row, f"{stat}_lo"), getattr(row, f"{stat}_hi"))
+            return "-" if value != value else f"{value:.3f} [{lo:.2f}, {hi:.2f}]"
+
+        table.add_row(str(row.criterion), str(row.n_images), str(row.n_ratings), cell("percent_agreement"),
+                      cell("pairwise_agreement"), cell("krippendorff_alpha"), cell("fleiss_kappa"),
+                      cell("gwet_ac1"))
+    console.print(table)
+    for note in analysis.agreement["note"]:
+        if note:
+            console.print(f"note: {note}")
+    console.print(analysis.alignment.round(3).to_string(index=False))
+    console.print(f"model ranking, people vs NED: Kendall tau = {analysis.kendall_tau:.3f}")
+    flagged = analysis.raters[analysis.raters["outlier"]]
+    console.print(f"raters: {len(analysis.raters)}, flagged: {len(flagged)}")
+    for row in flagged.itertuples():
+        console.print(f"  {row.rater_id}: {row.reason}")
+    folder = out or loaded.folder / "analysis"
+    folder.mkdir(parents=True, exist_ok=True)
+    save_tables(analysis, folder)
+    console.print(f"tables -> {folder}")
+
+
+@human.command("export")
+def export_command(
+    study: Path = typer.Argument(..., help="Study folder."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output prefix (default STUDY/export/ratings)."),
+) -> None:
+    """Write the ratings as long-format CSV and Parquet with anonymised rater ids."""
+    from human_eval.report import export_ratings
+    from human_eval.study import load_study
+
+    loaded = load_study(study)
+    prefix = out or loaded.folder / "export" / "ratings"
+    for suffix in (".csv", ".parquet"):
+        path = export_ratings(loaded, prefix.with_suffix(suffix))
+        typer.echo(f"wrote {path}")
+
+
+@human.command("report")
+def report_command(
+    study: Path = typer.Argument(..., help="Study folder."),
+    out: Path = typer.Option(None, "--out", "-o", help="Report folder (default STUDY/report)."),
+    n_boot: int = typer.Option(1000, help="Bootstrap resamples for the intervals."),
+) -> None:
+    """Write an HTML report: agreement tables, metric-vs-human plot, ranking, raters."""
+    from human_eval.report import write_report
+    from human_eval.study import load_study
+
+    loaded = load_study(study)
+    path = write_report(loaded, out or loaded.folder / "report", n_boot=n_boot)
+    typer.echo(f"report -> {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(human, name="human")

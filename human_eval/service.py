@@ -1,0 +1,204 @@
+"""What the rating app does, without any web framework: start, resume, submit, back, finish.
+
+The Gradio app (:mod:`human_eval.app`) is a thin skin over :class:`RatingService`;
+every page action and every named API endpoint goes through these methods, so
+the checks live in one place:
+
+* the participant is known by their resume code (or login), never by a value
+  the page could forge;
+* an answer is accepted only for an image in that participant's claimed batch;
+* answers must be one of the scale's labels, for every criterion.
+
+Each method returns a :class:`View`: which screen to show and what is on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from human_eval.store import Participant, Store
+from human_eval.study import Study
+
+
+class RatingError(Exception):
+    """A request the server refuses (unknown code, image outside the batch, bad answer)."""
+
+
+@dataclass
+class View:
+    """The state of one participant's page."""
+
+    screen: str  # "consent" | "item" | "review" (all rated, not finished) | "done"
+    code: str = ""
+    image_id: str = ""
+    image_path: str = ""
+    prompt: str = ""
+    answers: dict[str, str] = field(default_factory=dict)  # criterion -> label
+    done: int = 0
+    total: int = 0
+    message: str = ""
+
+    @property
+    def progress(self) -> str:
+        return f"{self.done} / {self.total}"
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-friendly view (without the server-side image path)."""
+        data = asdict(self)
+        data.pop("image_path")
+        data["progress"] = self.progress
+        return data
+
+
+class RatingService:
+    """The rating flow over one study and its store."""
+
+    def __init__(self, study: Study, store: Store | None = None) -> None:
+        self.study = study
+        config = study.config
+        self.store = store or Store(
+            study.database,
+            raters_per_image=int(config["raters_per_image"]),
+            claim_ttl=float(config.get("claim_ttl_seconds", 7200)),
+        )
+        manifest = study.manifest
+        self.store.add_images(
+            manifest.loc[~manifest["is_gold"], "image_id"], manifest.loc[manifest["is_gold"], "image_id"]
+        )
+        self.batch_size = int(config["batch_size"])
+        self.gold_per_batch = int(config.get("gold_per_batch", 0))
+        self.criteria = study.criterion_names
+        self.scale = study.scale  # label -> value
+        self.labels = {v: k for k, v in self.scale.items()}
+        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"]))
+        self._files = {
+            image_id: str((study.folder / file).resolve())
+            for image_id, file in zip(manifest["image_id"], manifest["file"])
+        }
+
+    # -- actions --------------------------------------------------------------------
+
+    def start(self, consent: bool, login: str | None = None) -> View:
+        """A new participant (or the logged-in one): claim a batch and show its first item."""
+        if not consent:
+            return View("consent", message="Please read the instructions and tick the consent box first.")
+        participant = self.store.new_participant(login=login or None)
+        if not self.store.batch(participant.participant_id):
+            self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
+        return self._next(participant, after=None)
+
+    def resume(self, code: str) -> View:
+        """Continue where the participant left off (first unrated item)."""
+        participant = self._participant(code)
+        items = self.store.batch(participant.participant_id)
+        if not items:
+            self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
+        elif all(item.done for item in items) and self._finished(participant):
+            return View("done", code=participant.resume_code, done=len(items), total=len(items),
+                        message="You already finished. Thank you!")
+        return self._next(participant, after=None)
+
+    def submit(self, code: str, image_id: str, answers: dict[str, str | None]) -> View:
+        """Save the answers for one item (insert or edit) and move to the next unrated one."""
+        participant = self._participant(code)
+        self._check(participant, image_id)
+        missing = [c for c in self.criteria if not answers.get(c)]
+        if missing:
+            view = self._item(participant, image_id)
+            view.answers.update({c: str(v) for c, v in answers.items() if v})
+            view.message = "Please answer every question before submitting."
+            return view
+        values = {}
+        for criterion in self.criteria:
+            label = str(answers[criterion])
+            if label not in self.scale:
+                raise RatingError(f"{label!r} is not an answer on this scale")
+            values[criterion] = self.scale[label]
+        self.store.save_answers(participant.participant_id, image_id, values)
+        return self._next(participant, after=image_id)
+
+    def back(self, code: str, image_id: str) -> View:
+        """Show the item before ``image_id`` (or the last one from the review screen) to edit it."""
+        participant = self._participant(code)
+        items = self.store.batch(participant.participant_id)
+        ids = [item.image_id for item in items]
+        if not image_id:
+            target = ids[-1] if ids else ""
+        else:
+            self._check(participant, image_id)
+            index = ids.index(image_id)
+            if index == 0:
+                view = self._item(participant, image_id)
+                view.message = "This is the first image."
+                return view
+            target = ids[index - 1]
+        if not target:
+            return self._next(participant, after=None)
+        return self._item(participant, target)
+
+    def finish(self, code: str) -> View:
+        """End the session: release unrated claims so others can rate them."""
+        participant = self._participant(code)
+        released = self.store.finish(participant.participant_id)
+        items = self.store.batch(participant.participant_id)
+        message = "Thank you! Your answers are saved."
+        if released:
+            message += f" {released} unrated image(s) were handed back to other raters."
+        return View("done", code=participant.resume_code, done=sum(i.done for i in items),
+                    total=len(items), message=message)
+
+    # -- helpers --------------------------------------------------------------------
+
+    def _participant(self, code: str) -> Participant:
+        participant = self.store.find_participant(code or "")
+        if participant is None:
+            raise RatingError("Unknown resume code.")
+        return participant
+
+    def _finished(self, participant: Participant) -> bool:
+        frame = self.store.participants_frame()
+        row = frame[frame["participant_id"] == participant.participant_id]
+        return bool(len(row)) and bool(row["finished_at"].notna().iloc[0])
+
+    def _check(self, participant: Participant, image_id: str) -> None:
+        if image_id not in self._files:
+            raise RatingError("Unknown image.")
+        try:
+            self.store.check_assigned(participant.participant_id, image_id)
+        except PermissionError:
+            raise RatingError("This image is not in your batch.") from None
+
+    def _next(self, participant: Participant, after: str | None) -> View:
+        items = self.store.batch(participant.participant_id)
+        start = 0
+        if after is not None:
+            start = next((k + 1 for k, item in enumerate(items) if item.image_id == after), 0)
+        pending = [i for i in items[start:] if not i.done] or [i for i in items if not i.done]
+        if pending:
+            return self._item(participant, pending[0].image_id, items)
+        done = sum(i.done for i in items)
+        message = (
+            "All images are rated. Press Finish, or Back to change an answer."
+            if items
+            else "Every image already has enough ratings. Thank you!"
+        )
+        return View("review", code=participant.resume_code, done=done, total=len(items), message=message)
+
+    def _item(self, participant: Participant, image_id: str, items: list | None = None) -> View:
+        items = items if items is not None else self.store.batch(participant.participant_id)
+        self.store.mark_shown(participant.participant_id, image_id)
+        stored = self.store.answers(participant.participant_id, image_id)
+        return View(
+            "item",
+            code=participant.resume_code,
+            image_id=image_id,
+            image_path=self._files[image_id],
+            prompt=str(self._prompts[image_id]),
+            answers={c: self.labels[v] for c, v in stored.items() if v in self.labels},
+            done=sum(i.done for i in items),
+            total=len(items),
+        )
+
+    def image_dir(self) -> Path:
+        return self.study.images_dir

@@ -1,0 +1,423 @@
+"""Agreement between raters and alignment between people and automatic scores.
+
+Everything here is a pure function of DataFrames. Ratings come in long form:
+one row per (image_id, rater_id, criterion) with an integer ``value``
+(1 = yes, 0 = no on the yes/no scale; 1..5 on the five-point scale).
+
+Definitions (n_ic = raters who gave image i category c; m_i = raters of image i;
+only images with m_i >= 2 enter agreement, as a single rating cannot agree):
+
+* **percent agreement** of image i = max_c n_ic / m_i, the share of its raters
+  who agree with the image's majority label (TextInVision's per-image agreement).
+  With a tie the majority is ambiguous but the share is the same whichever tied
+  label is taken (e.g. 2 yes / 2 no -> 0.5), so ties need no rule. The study
+  value is the unweighted mean over images.
+* **pairwise agreement** of image i = sum_c n_ic (n_ic - 1) / (m_i (m_i - 1)),
+  the share of rater pairs that agree; mean over images.
+* **Krippendorff's alpha** (nominal) = 1 - (n - 1) * D / (n^2 - sum_c n_c^2) where
+  D = sum_i (m_i^2 - sum_c n_ic^2) / (m_i - 1) is the off-diagonal mass of the
+  coincidence matrix, n_c = sum_i n_ic and n = sum_i m_i. Handles any number of
+  raters per image.
+* **Fleiss' kappa** = (P - Pe) / (1 - Pe) with P the mean pairwise agreement and
+  Pe = sum_c p_c^2, p_c the share of all ratings in category c. Defined only when
+  every image has the same number of raters; NaN (with a note) otherwise.
+* **Gwet's AC1** = (P - Pe) / (1 - Pe) with Pe = sum_c pi_c (1 - pi_c) / (q - 1),
+  pi_c = mean over images of n_ic / m_i and q the number of categories of the scale.
+
+With binary labels and high prevalence (most images "yes"), percent agreement
+is high while kappa and alpha are low (their chance term Pe is close to 1);
+AC1 stays close to percent agreement. Report all three.
+
+Confidence intervals: percentile bootstrap over images (resampling whole images
+with their ratings), seeded, computed for all resamples at once as matrix products.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
+STATISTICS = ("percent_agreement", "pairwise_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
+
+
+# -- the count matrix ---------------------------------------------------------------
+
+
+def count_matrix(
+    ratings: pd.DataFrame, categories: Sequence[int] | None = None
+) -> tuple[np.ndarray, list[str], list[int]]:
+    """Images x categories counts for one criterion (images with >= 2 ratings only).
+
+    Returns (counts, image_ids, categories). Duplicate (image, rater) rows are
+    an error: each rater gives one answer per image.
+    """
+    duplicated = ratings.duplicated(["image_id", "rater_id"])
+    if duplicated.any():
+        first = ratings[duplicated].iloc[0]
+        raise ValueError(f"rater {first['rater_id']!r} rated image {first['image_id']!r} twice")
+    cats = sorted({int(v) for v in ratings["value"]} | set(categories or ()))
+    table = pd.crosstab(ratings["image_id"], ratings["value"].astype(int))
+    table = table.reindex(columns=cats, fill_value=0)
+    table = table[table.sum(axis=1) >= 2]
+    return table.to_numpy(dtype=float), [str(i) for i in table.index], cats
+
+
+def _statistics(counts: np.ndarray, weights: np.ndarray, q: int) -> dict[str, np.ndarray]:
+    """Every statistic for each row of ``weights`` (B x images: how often each image is drawn).
+
+    A row of ones gives the point estimate; bootstrap rows give resamples.
+    """
+    m = counts.sum(axis=1)  # raters per image
+    sq = (counts**2).sum(axis=1)
+    majority = counts.max(axis=1) / m
+    pairwise = (sq - m) / (m * (m - 1))
+    share = counts / m[:, None]
+    disagreement = (m**2 - sq) / (m - 1)  # off-diagonal coincidences of each image
+
+    images = weights.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        percent = weights @ majority / images
+        p_obs = weights @ pairwise / images
+        # Krippendorff's alpha from the coincidence matrix.
+        n = weights @ m
+        n_c = weights @ counts
+        expected = n**2 - (n_c**2).sum(axis=1)
+        alpha = 1.0 - (n - 1.0) * (weights @ disagreement) / expected
+        alpha = np.where(expected > 0, alpha, np.nan)
+        # Fleiss' kappa (meaningful only when m is constant; the caller checks).
+        p_c = n_c / n[:, None]
+        pe_fleiss = (p_c**2).sum(axis=1)
+        kappa = np.where(pe_fleiss < 1, (p_obs - pe_fleiss) / (1 - pe_fleiss), np.nan)
+        # Gwet's AC1.
+        pi = (weights @ share) / images[:, None]
+        pe_gwet = (pi * (1 - pi)).sum(axis=1) / (q - 1) if q > 1 else np.full_like(p_obs, np.nan)
+        ac1 = (p_obs - pe_gwet) / (1 - pe_gwet)
+    return {
+        "percent_agreement": percent,
+        "pairwise_agreement": p_obs,
+        "krippendorff_alpha": alpha,
+        "fleiss_kappa": kappa,
+        "gwet_ac1": ac1,
+    }
+
+
+# -- single statistics (point estimates) ----------------------------------------------
+
+
+def percent_agreement(counts: np.ndarray) -> float:
+    """Mean over images of the share of raters agreeing with the image's majority.
+
+    >>> round(percent_agreement(np.array([[3, 0], [2, 1]])), 4)  # (3/3 + 2/3) / 2
+    0.8333
+    """
+    return float(_point(counts, 2)["percent_agreement"])
+
+
+def krippendorff_alpha(counts: np.ndarray) -> float:
+    """Nominal Krippendorff's alpha of an images x categories count matrix.
+
+    >>> round(krippendorff_alpha(np.array([[2, 0], [0, 2], [1, 1]])), 4)
+    0.4444
+    """
+    return float(_point(counts, counts.shape[1])["krippendorff_alpha"])
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """Fleiss' kappa; NaN unless every image has the same number of raters.
+
+    >>> round(fleiss_kappa(np.array([[2, 0], [0, 2], [1, 1]])), 4)
+    0.3333
+    """
+    m = counts.sum(axis=1)
+    if len(m) == 0 or not np.all(m == m[0]):
+        return math.nan
+    return float(_point(counts, counts.shape[1])["fleiss_kappa"])
+
+
+def gwet_ac1(counts: np.ndarray, q: int | None = None) -> float:
+    """Gwet's AC1 for ``q`` categories (default: the matrix's columns).
+
+    >>> round(gwet_ac1(np.array([[2, 0], [0, 2], [1, 1]])), 4)
+    0.3333
+    """
+    return float(_point(counts, q or counts.shape[1])["gwet_ac1"])
+
+
+def _point(counts: np.ndarray, q: int) -> dict[str, float]:
+    stats = _statistics(np.asarray(counts, dtype=float), np.ones((1, len(counts))), q)
+    return {k: float(v[0]) for k, v in stats.items()}
+
+
+def bootstrap_weights(n_images: int, n_boot: int, seed: int) -> np.ndarray:
+    """B x images matrix: how often each image appears in each bootstrap resample."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_images, size=(n_boot, n_images))
+    weights = np.zeros((n_boot, n_images))
+    np.add.at(weights, (np.repeat(np.arange(n_boot), n_images), draws.ravel()), 1.0)
+    return weights
+
+
+def agreement(
+    ratings: pd.DataFrame,
+    *,
+    categories: Sequence[int] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Agreement per criterion: one row each, with bootstrap intervals.
+
+    ``ratings`` has columns image_id, rater_id, criterion, value. ``categories``
+    lists the scale's possible values (e.g. [0, 1]); it matters for AC1, whose
+    chance term depends on how many answers were possible. Columns: criterion,
+    n_images (images with >= 2 ratings), n_ratings, n_raters, balanced,
+    raters_per_image, prevalence (share of the most common answer), each statistic of
+    :data:`STATISTICS` with ``<stat>_lo`` / ``<stat>_hi``, and note.
+
+    >>> r = pd.DataFrame({"image_id": list("aabbcc"), "rater_id": list("xyxyxy"),
+    ...                   "criterion": "text", "value": [1, 1, 0, 0, 1, 0]})
+    >>> row = agreement(r, categories=[0, 1], n_boot=200).iloc[0]
+    >>> round(float(row.percent_agreement), 4), round(float(row.fleiss_kappa), 4)
+    (0.8333, 0.3333)
+    """
+    missing = [c for c in RATING_COLUMNS if c not in ratings.columns]
+    if missing:
+        raise ValueError(f"ratings lack columns {missing}")
+    tail = (1 - level) / 2
+    rows = []
+    for criterion, part in ratings.groupby("criterion", sort=True):
+        counts, _, cats = count_matrix(part, categories)
+        q = len(cats)
+        m = counts.sum(axis=1)
+        balanced = bool(len(m) and np.all(m == m[0]))
+        row: dict[str, object] = {
+            "criterion": criterion,
+            "n_images": len(counts),
+            "n_ratings": int(m.sum()),
+            "n_raters": int(part["rater_id"].nunique()),
+            "balanced": balanced,
+            "raters_per_image": float(np.median(m)) if len(m) else math.nan,
+            "prevalence": float(counts.sum(axis=0).max() / m.sum()) if len(m) else math.nan,
+        }
+        notes = []
+        if len(counts) == 0:
+            notes.append("no image has two ratings")
+            for stat in STATISTICS:
+                row.update({stat: math.nan, f"{stat}_lo": math.nan, f"{stat}_hi": math.nan})
+            row["note"] = "; ".join(notes)
+            rows.append(row)
+            continue
+        point = _point(counts, q)
+        boot = _statistics(counts, bootstrap_weights(len(counts), n_boot, seed), q)
+        if not balanced:
+            notes.append("Fleiss' kappa needs the same number of raters per image: not computed")
+            point["fleiss_kappa"] = math.nan
+        for stat in STATISTICS:
+            values = boot[stat]
+            finite = values[np.isfinite(values)]
+            if (stat == "fleiss_kappa" and not balanced) or finite.size == 0:
+                lo = hi = math.nan
+            else:
+                lo, hi = (float(x) for x in np.quantile(finite, [tail, 1 - tail]))
+            row.update({stat: point[stat], f"{stat}_lo": lo, f"{stat}_hi": hi})
+        if row["prevalence"] == 1.0:
+            notes.append("every rating is the same answer: chance-corrected statistics undefined")
+        row["note"] = "; ".join(notes)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# -- metric-human alignment ---------------------------------------------------------------
+
+
+def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.ndarray) -> float:
+    """Area under the ROC curve = P(score of a positive > score of a negative), ties count 1/2.
+
+    Computed from the Mann-Whitney U statistic with average ranks. NaN without
+    both classes.
+
+    >>> roc_auc([0.9, 0.8, 0.3, 0.8], [1, 1, 0, 0])  # pairs: (.9>.3) (.9>.8) (.8>.3) (.8=.8)
+    0.875
+    """
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(labels).astype(bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    ranks = pd.Series(s).rank(method="average").to_numpy()
+    u = ranks[y].sum() - n_pos * (n_pos + 1) / 2
+    return float(u / (n_pos * n_neg))
+
+
+def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd.DataFrame:
+    """Per image: ``human_share`` (share of raters answering >= ``positive``), raters, ``human_label``.
+
+    ``human_label`` is 1 when more than half said yes, 0 when fewer than half,
+    and <NA> for an exact tie (left out of AUC and point-biserial).
+    """
+    part = ratings[ratings["criterion"] == criterion]
+    grouped = (part["value"].astype(int) >= positive).groupby(part["image_id"])
+    frame = pd.DataFrame({"human_share": grouped.mean(), "raters": grouped.size()})
+    label = pd.Series(pd.NA, index=frame.index, dtype="Int64")
+    label[frame["human_share"] > 0.5] = 1
+    label[frame["human_share"] < 0.5] = 0
+    frame["human_label"] = label
+    return frame.reset_index()
+
+
+def _alignment_row(scores: np.ndarray, share: np.ndarray, label: pd.Series) -> dict[str, float]:
+    from scipy import stats as sps
+
+    known = label.notna().to_numpy()
+    y = label[known].astype(int).to_numpy()
+    out: dict[str, float] = {"n_images": float(len(scores)), "n_ties": float((~known).sum())}
+    out["roc_auc"] = roc_auc(scores[known], y)
+    if len(set(y)) > 1 and np.ptp(scores[known]) > 0:
+        out["point_biserial"] = float(sps.pointbiserialr(y, scores[known])[0])
+    else:
+        out["point_biserial"] = math.nan
+    if len(scores) > 2 and np.ptp(scores) > 0 and np.ptp(share) > 0:
+        out["spearman"] = float(sps.spearmanr(scores, share)[0])
+    else:
+        out["spearman"] = math.nan
+    return out
+
+
+def metric_alignment(
+    labels: pd.DataFrame,
+    manifest: pd.DataFrame,
+    metrics: Sequence[str] = ("ned", "algorithm1"),
+    higher_is_better: dict[str, bool] | None = None,
+) -> pd.DataFrame:
+    """How well each automatic score predicts the human label, overall and per model.
+
+    ``labels`` is :func:`human_labels` output; ``manifest`` gives model and scores
+    per image_id. Scores where lower is better (e.g. algorithm1, an error count)
+    are negated first, so for every metric AUC > 0.5 and positive correlations
+    mean "agrees with people". Columns: metric, model ("(all)" for overall),
+    n_images, n_ties, roc_auc, point_biserial (with the binary label), spearman
+    (with the share of yes answers).
+    """
+    from bench.scoring import HIGHER_IS_BETTER
+
+    direction = {**HIGHER_IS_BETTER, **(higher_is_better or {})}
+    data = labels.merge(manifest, on="image_id", how="inner")
+    rows = []
+    for metric in metrics:
+        if metric not in data.columns:
+            continue
+        usable = data[data[metric].notna()]
+        sign = 1.0 if direction.get(metric, True) else -1.0
+        groups = [("(all)", usable)] + [(str(k), g) for k, g in sorted(usable.groupby("model"))]
+        for model, group in groups:
+            row = _alignment_row(
+                sign * group[metric].to_numpy(dtype=float),
+                group["human_share"].to_numpy(dtype=float),
+                group["human_label"].reset_index(drop=True),
+            )
+            rows.append({"metric": metric, "model": model, **row})
+    return pd.DataFrame(rows)
+
+
+def model_ranking(
+    labels: pd.DataFrame,
+    manifest: pd.DataFrame,
+    metric: str = "ned",
+    higher_is_better: bool | None = None,
+) -> tuple[pd.DataFrame, float, float]:
+    """Rank models by people and by ``metric``; return (table, Kendall tau, p-value).
+
+    Per model: the weighted mean share of "yes" and the weighted mean metric on
+    the same rated images, weighted by 1 / inclusion probability so each mean
+    estimates the model's whole run rather than the sample's cell mix.
+    """
+    from scipy import stats as sps
+
+    from bench.scoring import HIGHER_IS_BETTER
+
+    better = HIGHER_IS_BETTER.get(metric, True) if higher_is_better is None else higher_is_better
+    data = labels.merge(manifest, on="image_id", how="inner")
+    data = data[data[metric].notna()]
+    weight = data["weight"].where(np.isfinite(data["weight"]), 1.0) if "weight" in data else 1.0
+    data = data.assign(_w=weight)
+    rows = []
+    for model, group in sorted(data.groupby("model")):
+        w = group["_w"].to_numpy(dtype=float)
+        rows.append(
+            {
+                "model": model,
+                "n_images": len(group),
+                "human_score": float(np.average(group["human_share"], weights=w)),
+                "metric_score": float(np.average(group[metric], weights=w)),
+            }
+        )
+    table = pd.DataFrame(rows, columns=["model", "n_images", "human_score", "metric_score"])
+    if table.empty:
+        return table, math.nan, math.nan
+    table["human_rank"] = table["human_score"].rank(ascending=False, method="min").astype(int)
+    table["metric_rank"] = table["metric_score"].rank(ascending=not better, method="min").astype(int)
+    if len(table) < 2:
+        return table, math.nan, math.nan
+    tau, p = sps.kendalltau(table["human_rank"], table["metric_rank"])
+    return table.sort_values("human_rank").reset_index(drop=True), float(tau), float(p)
+
+
+# -- rater quality ---------------------------------------------------------------------------
+
+#: Outlier rule: gold accuracy below this (with at least MIN_GOLD gold answers) ...
+GOLD_ACCURACY_FLOOR = 0.6
+MIN_GOLD = 3
+#: ... or a median time per item below this fraction of the median rater's.
+SPEED_FRACTION = 1 / 3
+
+
+def rater_quality(ratings: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
+    """Per rater: items, gold answers and accuracy, median seconds per item, outlier flag.
+
+    ``ratings`` also needs ``seconds`` (per item; may be NaN). A rater is
+    flagged when their accuracy on gold answers is below 0.6 (given at least
+    3 gold answers), or their median seconds per item is below a third of the
+    median over raters (clicking through without looking). ``reason`` says which.
+    """
+    import json
+
+    gold = manifest[manifest["is_gold"].astype(bool)]
+    expected = {
+        (image_id, criterion): int(value)
+        for image_id, answer in zip(gold["image_id"], gold["gold_answer"])
+        if answer
+        for criterion, value in json.loads(answer).items()
+    }
+    rows = []
+    for rater, part in ratings.groupby("rater_id", sort=True):
+        keys = list(zip(part["image_id"], part["criterion"]))
+        checked = [(int(v) == expected[k]) for k, v in zip(keys, part["value"]) if k in expected]
+        seconds = part.drop_duplicates("image_id")["seconds"] if "seconds" in part else pd.Series([], dtype=float)
+        rows.append(
+            {
+                "rater_id": rater,
+                "n_items": int(part["image_id"].nunique()),
+                "n_gold_answers": len(checked),
+                "gold_accuracy": float(np.mean(checked)) if checked else math.nan,
+                "median_seconds": float(seconds.median()) if seconds.notna().any() else math.nan,
+            }
+        )
+    table = pd.DataFrame(
+        rows, columns=["rater_id", "n_items", "n_gold_answers", "gold_accuracy", "median_seconds"]
+    )
+    typical = table["median_seconds"].median()
+    reasons = []
+    for _, row in table.iterrows():
+        why = []
+        if row["n_gold_answers"] >= MIN_GOLD and row["gold_accuracy"] < GOLD_ACCURACY_FLOOR:
+            why.append(f"gold accuracy {row['gold_accuracy']:.2f} < {GOLD_ACCURACY_FLOOR}")
+        if pd.notna(typical) and pd.notna(row["median_seconds"]) and row["median_seconds"] < SPEED_FRACTION * typical:
+            why.append(f"median {row['median_seconds']:.1f}s < 1/3 of typical {typical:.1f}s")
+        reasons.append("; ".join(why))
+    table["outlier"] = [bool(r) for r in reasons]
+    table["reason"] = reasons
+    return table

@@ -1,0 +1,379 @@
+"""Ratings storage: one SQLite file per study, safe under many concurrent raters.
+
+Tables::
+
+    images(image_id PK, is_gold)
+    participants(participant_id PK, resume_code UNIQUE, login UNIQUE, created_at,
+                 consented_at, finished_at)
+    assignments(participant_id, image_id, position, claimed_at, shown_at, done_at,
+                PK(participant_id, image_id))
+    ratings(participant_id, image_id, criterion, value, seconds, created_at, updated_at,
+            revisions, UNIQUE(participant_id, image_id, criterion))
+
+Concurrency: WAL journal (readers never block the writer), a busy timeout (a
+writer waits instead of failing), one short-lived connection per call (safe
+across the app's worker threads), and every read-modify-write in a
+``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so two
+participants can never claim from the same stale counts.
+
+Balancing: :meth:`Store.claim_batch` gives a participant the non-gold images
+with the lowest *load* (completed ratings + live claims by others) that are
+still below K, ties broken at random, never an image the participant already
+had. Claims older than ``claim_ttl`` seconds that were never rated stop counting,
+so a participant who walks away does not starve an image; Finish releases
+unrated claims at once.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS images (
+    image_id TEXT PRIMARY KEY,
+    is_gold INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS participants (
+    participant_id TEXT PRIMARY KEY,
+    resume_code TEXT NOT NULL UNIQUE,
+    login TEXT UNIQUE,
+    created_at REAL NOT NULL,
+    consented_at REAL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS assignments (
+    participant_id TEXT NOT NULL REFERENCES participants(participant_id),
+    image_id TEXT NOT NULL REFERENCES images(image_id),
+    position INTEGER NOT NULL,
+    claimed_at REAL NOT NULL,
+    shown_at REAL,
+    done_at REAL,
+    PRIMARY KEY (participant_id, image_id)
+);
+CREATE INDEX IF NOT EXISTS assignments_image ON assignments(image_id);
+CREATE TABLE IF NOT EXISTS ratings (
+    participant_id TEXT NOT NULL,
+    image_id TEXT NOT NULL,
+    criterion TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    seconds REAL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    revisions INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (participant_id, image_id, criterion)
+);
+"""
+
+#: Resume codes avoid look-alike characters (0/O, 1/I/L) so they survive being copied by hand.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+class NotAssigned(PermissionError):
+    """A participant sent an answer for an image that is not in their batch."""
+
+
+@dataclass(frozen=True)
+class Participant:
+    participant_id: str
+    resume_code: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """One image of a participant's batch."""
+
+    image_id: str
+    position: int
+    done: bool
+
+
+def new_resume_code() -> str:
+    """A random code like ``K7QM-3XPA-9RTC`` (about 59 bits)."""
+    raw = "".join(secrets.choice(CODE_ALPHABET) for _ in range(12))
+    return "-".join(raw[i : i + 4] for i in range(0, 12, 4))
+
+
+def normalise_code(code: str) -> str:
+    """Upper-case, dashes re-inserted, so "k7qm3xpa9rtc" finds ``K7QM-3XPA-9RTC``."""
+    raw = "".join(ch for ch in code.upper() if ch.isalnum())
+    return "-".join(raw[i : i + 4] for i in range(0, len(raw), 4))
+
+
+class Store:
+    """The study's SQLite database (created on first use)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        raters_per_image: int,
+        claim_ttl: float = 7200.0,
+        busy_timeout_ms: int = 30000,
+    ) -> None:
+        self.path = Path(path)
+        self.k = raters_per_image
+        self.claim_ttl = claim_ttl
+        self.busy_timeout_ms = busy_timeout_ms
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+
+    # -- plumbing -------------------------------------------------------------------
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout={int(self.busy_timeout_ms)}")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA synchronous=NORMAL")  # safe with WAL: a crash loses no committed row
+            yield db
+        finally:
+            db.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction: the write lock is held from the first read."""
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def add_images(self, image_ids: Iterable[str], gold_ids: Iterable[str] = ()) -> None:
+        """Register the study's images (idempotent)."""
+        gold = set(gold_ids)
+        rows = [(i, int(i in gold)) for i in image_ids]
+        rows += [(i, 1) for i in gold if i not in {r[0] for r in rows}]
+        with self._write() as db:
+            db.executemany("INSERT OR IGNORE INTO images(image_id, is_gold) VALUES (?, ?)", rows)
+
+    # -- participants ---------------------------------------------------------------
+
+    def new_participant(self, login: str | None = None) -> Participant:
+        """Create a participant with a fresh resume code (or return the one with ``login``)."""
+        with self._write() as db:
+            if login:
+                row = db.execute(
+                    "SELECT participant_id, resume_code FROM participants WHERE login = ?", (login,)
+                ).fetchone()
+                if row:
+                    return Participant(row[0], row[1])
+            while True:
+                code = new_resume_code()
+                if not db.execute("SELECT 1 FROM participants WHERE resume_code = ?", (code,)).fetchone():
+                    break
+            participant = Participant(secrets.token_hex(8), code)
+            now = time.time()
+            db.execute(
+                "INSERT INTO participants(participant_id, resume_code, login, created_at, consented_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (participant.participant_id, code, login, now, now),
+            )
+            return participant
+
+    def find_participant(self, resume_code: str) -> Participant | None:
+        code = normalise_code(resume_code or "")
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT participant_id, resume_code FROM participants WHERE resume_code = ?", (code,)
+            ).fetchone()
+        return Participant(row[0], row[1]) if row else None
+
+    # -- assignment -----------------------------------------------------------------
+
+    def claim_batch(self, participant_id: str, n: int, n_gold: int = 0, seed: int | None = None) -> list[str]:
+        """Claim up to ``n`` images (+ ``n_gold`` gold items) for a participant; return their ids.
+
+        The batch is shuffled per participant and appended after any earlier
+        batch (positions keep growing). Returns [] when every image has K ratings.
+        """
+        rng = random.Random(seed if seed is not None else secrets.randbits(64))
+        now = time.time()
+        live_after = now - self.claim_ttl
+        with self._write() as db:
+            rows = db.execute(
+                """
+                SELECT i.image_id,
+                       COUNT(a.image_id) AS load
+                FROM images i
+                LEFT JOIN assignments a
+                  ON a.image_id = i.image_id
+                 AND (a.done_at IS NOT NULL OR a.claimed_at > ?)
+                WHERE i.is_gold = 0
+                  AND i.image_id NOT IN (SELECT image_id FROM assignments WHERE participant_id = ?)
+                GROUP BY i.image_id
+                HAVING load < ?
+                """,
+                (live_after, participant_id, self.k),
+            ).fetchall()
+            # Lowest load first; random tie-break so parallel participants spread out.
+            keyed = sorted(((load, rng.random(), image_id) for image_id, load in rows))
+            chosen = [image_id for _, _, image_id in keyed[:n]]
+            if chosen and n_gold > 0:
+                gold = [
+                    r[0]
+                    for r in db.execute(
+                        "SELECT image_id FROM images WHERE is_gold = 1 AND image_id NOT IN"
+                        " (SELECT image_id FROM assignments WHERE participant_id = ?)",
+                        (participant_id,),
+                    )
+                ]
+                chosen += rng.sample(sorted(gold), min(n_gold, len(gold)))
+            rng.shuffle(chosen)
+            start = db.execute(
+                "SELECT COALESCE(MAX(position) + 1, 0) FROM assignments WHERE participant_id = ?",
+                (participant_id,),
+            ).fetchone()[0]
+            db.executemany(
+                "INSERT INTO assignments(participant_id, image_id, position, claimed_at) VALUES (?, ?, ?, ?)",
+                [(participant_id, image_id, start + i, now) for i, image_id in enumerate(chosen)],
+            )
+            db.execute("UPDATE participants SET finished_at = NULL WHERE participant_id = ?", (participant_id,))
+        return chosen
+
+    def batch(self, participant_id: str) -> list[Item]:
+        """The participant's items in their order."""
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT image_id, position, done_at IS NOT NULL FROM assignments"
+                " WHERE participant_id = ? ORDER BY position",
+                (participant_id,),
+            ).fetchall()
+        return [Item(r[0], int(r[1]), bool(r[2])) for r in rows]
+
+    def check_assigned(self, participant_id: str, image_id: str) -> None:
+        """Raise :class:`NotAssigned` unless ``image_id`` is in the participant's batch."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT 1 FROM assignments WHERE participant_id = ? AND image_id = ?",
+                (participant_id, image_id),
+            ).fetchone()
+        if not row:
+            raise NotAssigned(f"image {image_id!r} is not assigned to this participant")
+
+    def mark_shown(self, participant_id: str, image_id: str) -> None:
+        """Start the clock for an item (the time spent is measured on the server)."""
+        with self._write() as db:
+            db.execute(
+                "UPDATE assignments SET shown_at = ? WHERE participant_id = ? AND image_id = ?",
+                (time.time(), participant_id, image_id),
+            )
+
+    def save_answers(self, participant_id: str, image_id: str, answers: Mapping[str, int]) -> float | None:
+        """Upsert one row per criterion and mark the item done; return the seconds spent.
+
+        Answering the same item again (after Back) updates the rows in place and
+        counts a revision; it never adds rows. Raises :class:`NotAssigned` for an
+        image outside the participant's batch.
+        """
+        now = time.time()
+        with self._write() as db:
+            row = db.execute(
+                "SELECT shown_at FROM assignments WHERE participant_id = ? AND image_id = ?",
+                (participant_id, image_id),
+            ).fetchone()
+            if row is None:
+                raise NotAssigned(f"image {image_id!r} is not assigned to this participant")
+            seconds = None if row[0] is None else max(0.0, now - float(row[0]))
+            db.executemany(
+                """
+                INSERT INTO ratings(participant_id, image_id, criterion, value, seconds, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(participant_id, image_id, criterion) DO UPDATE SET
+                    value = excluded.value,
+                    seconds = COALESCE(ratings.seconds, 0) + COALESCE(excluded.seconds, 0),
+                    updated_at = excluded.updated_at,
+                    revisions = ratings.revisions + 1
+                """,
+                [(participant_id, image_id, c, int(v), seconds, now, now) for c, v in answers.items()],
+            )
+            db.execute(
+                "UPDATE assignments SET done_at = COALESCE(done_at, ?), shown_at = NULL"
+                " WHERE participant_id = ? AND image_id = ?",
+                (now, participant_id, image_id),
+            )
+        return seconds
+
+    def answers(self, participant_id: str, image_id: str) -> dict[str, int]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT criterion, value FROM ratings WHERE participant_id = ? AND image_id = ?",
+                (participant_id, image_id),
+            ).fetchall()
+        return {c: int(v) for c, v in rows}
+
+    def finish(self, participant_id: str) -> int:
+        """Mark the participant finished and release unrated claims; return how many."""
+        with self._write() as db:
+            released = db.execute(
+                "DELETE FROM assignments WHERE participant_id = ? AND done_at IS NULL", (participant_id,)
+            ).rowcount
+            db.execute(
+                "UPDATE participants SET finished_at = ? WHERE participant_id = ?",
+                (time.time(), participant_id),
+            )
+        return int(released)
+
+    # -- read-outs ------------------------------------------------------------------
+
+    def ratings_frame(self) -> pd.DataFrame:
+        """Every rating: participant_id, image_id, criterion, value, seconds, created_at, updated_at, revisions."""
+        with self._connect() as db:
+            return pd.read_sql_query("SELECT * FROM ratings ORDER BY created_at, participant_id", db)
+
+    def participants_frame(self) -> pd.DataFrame:
+        with self._connect() as db:
+            return pd.read_sql_query(
+                "SELECT participant_id, login, created_at, consented_at, finished_at FROM participants"
+                " ORDER BY created_at, participant_id",
+                db,
+            )
+
+    def progress_per_image(self) -> pd.DataFrame:
+        """image_id, is_gold, raters (completed), claimed (live, unrated), target K."""
+        with self._connect() as db:
+            frame = pd.read_sql_query(
+                """
+                SELECT i.image_id, i.is_gold,
+                       SUM(CASE WHEN a.done_at IS NOT NULL THEN 1 ELSE 0 END) AS raters,
+                       SUM(CASE WHEN a.done_at IS NULL AND a.claimed_at > ? THEN 1 ELSE 0 END) AS claimed
+                FROM images i LEFT JOIN assignments a ON a.image_id = i.image_id
+                GROUP BY i.image_id ORDER BY raters, i.image_id
+                """,
+                db,
+                params=(time.time() - self.claim_ttl,),
+            )
+        frame[["raters", "claimed"]] = frame[["raters", "claimed"]].fillna(0).astype(int)
+        frame["target"] = self.k
+        frame["is_gold"] = frame["is_gold"].astype(bool)
+        return frame
+
+    def progress_per_participant(self) -> pd.DataFrame:
+        """participant_id, assigned, done, finished, median seconds per item."""
+        with self._connect() as db:
+            frame = pd.read_sql_query(
+                """
+                SELECT p.participant_id, p.created_at, p.finished_at IS NOT NULL AS finished,
+                       COUNT(a.image_id) AS assigned,
+                       SUM(CASE WHEN a.done_at IS NOT NULL THEN 1 ELSE 0 END) AS done
+                FROM participants p LEFT JOIN assignments a ON a.participant_id = p.participant_id
+                GROUP BY p.participant_id ORDER BY p.created_at
+                """,
+                db,
+            )
+        frame["done"] = frame["done"].fillna(0).astype(int)
+        frame["finished"] = frame["finished"].astype(bool)
+        return frame

@@ -1,0 +1,295 @@
+"""A study folder: everything the rating app and the statistics need, and nothing else.
+
+Layout::
+
+    STUDY/
+      study.json        design and app settings (criteria, scale, batch size, K, seed, ...)
+      manifest.parquet  one row per image: opaque image_id, file, prompt, text, model
+                        (never shown to raters), scores, cell, inclusion probability,
+                        is_gold, gold_answer
+      images/<id>.png   the study's own copies (re-encoded: no metadata can leak the model)
+      ratings.sqlite    created by the app (see human_eval.store)
+
+Once created, nothing reads outside this folder: the runs it came from can move
+or disappear.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.errors import InputError
+from bench.io import atomic_path, read_table, write_json, write_table
+from human_eval.sampling import SamplingError, opaque_id, select_gold, stratified_sample
+
+MANIFEST = "manifest.parquet"
+CONFIG = "study.json"
+IMAGES = "images"
+DATABASE = "ratings.sqlite"
+
+#: The two TextInVision criteria; each has a question shown to raters.
+DEFAULT_CRITERIA: tuple[dict[str, str], ...] = (
+    {
+        "name": "prompt_following",
+        "question": "Does the image follow the prompt (scene, objects, style)?",
+    },
+    {
+        "name": "text_accuracy",
+        "question": "Is the requested text written correctly and clearly legible?",
+    },
+)
+
+#: Answer scales: label shown -> stored integer value.
+SCALES: dict[str, dict[str, int]] = {
+    "yesno": {"Yes": 1, "No": 0},
+    "likert5": {"1 (no)": 1, "2": 2, "3": 3, "4": 4, "5 (yes)": 5},
+}
+
+#: The criterion whose human label the automatic text scores are compared with.
+ACCURACY_CRITERION = "text_accuracy"
+
+#: Score columns carried into the manifest when the run has them.
+SCORE_KEEP = ("ned", "algorithm1", "anls", "exact_match", "cer", "wer", "word_f1")
+
+REQUIRED_RESULT_COLUMNS = ("model", "prompt", "text", "image_path")
+
+
+@dataclass
+class Study:
+    """A loaded study folder."""
+
+    folder: Path
+    config: dict[str, Any]
+    manifest: pd.DataFrame
+
+    @property
+    def images_dir(self) -> Path:
+        return self.folder / IMAGES
+
+    @property
+    def database(self) -> Path:
+        return self.folder / DATABASE
+
+    @property
+    def criteria(self) -> list[dict[str, str]]:
+        return list(self.config["criteria"])
+
+    @property
+    def criterion_names(self) -> list[str]:
+        return [c["name"] for c in self.config["criteria"]]
+
+    @property
+    def scale(self) -> dict[str, int]:
+        return SCALES[self.config["scale"]]
+
+    def image_file(self, image_id: str) -> Path:
+        """Absolute path of an image of this study; KeyError for any other id."""
+        row = self._by_id().loc[image_id]
+        return (self.folder / str(row["file"])).resolve()
+
+    def _by_id(self) -> pd.DataFrame:
+        cached = getattr(self, "_index", None)
+        if cached is None:
+            cached = self.manifest.set_index("image_id", drop=False)
+            self._index = cached
+        return cached
+
+
+def load_runs(runs: Sequence[str | Path]) -> pd.DataFrame:
+    """Concatenate the results tables of run folders, with ``run_folder`` (absolute path)."""
+    frames = []
+    for run in runs:
+        folder = Path(run)
+        results = folder / "results.parquet"
+        if not results.exists():
+            raise InputError(folder, "not a run folder: results.parquet is missing")
+        frame = read_table(results)
+        missing = [c for c in REQUIRED_RESULT_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InputError(results, f"missing columns {missing}")
+        run_json = folder / "run.json"
+        run_id = folder.name
+        if run_json.exists():
+            try:
+                run_id = str(json.loads(run_json.read_text(encoding="utf-8")).get("run_id", run_id))
+            except (json.JSONDecodeError, AttributeError):
+                raise InputError(run_json, "not valid JSON") from None
+        if "run_id" not in frame.columns:
+            frame["run_id"] = run_id
+        frame["run_folder"] = str(folder.resolve())
+        frames.append(frame)
+    if not frames:
+        raise InputError(None, "give at least one run folder")
+    return pd.concat(frames, ignore_index=True)
+
+
+def usable_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows with an image: no error and an image file that exists."""
+    ok = frame["image_path"].notna() & (frame["image_path"].astype(str) != "")
+    if "error" in frame.columns:
+        ok &= frame["error"].fillna("").astype(str) == ""
+    exists = [
+        bool(k) and (Path(folder) / str(path)).is_file()
+        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"])
+    ]
+    return frame[pd.Series(exists, index=frame.index)]
+
+
+def _is_control(frame: pd.DataFrame) -> pd.Series:
+    if "is_control" in frame.columns:
+        return frame["is_control"].fillna(False).astype(bool)
+    return frame["model"].astype(str).str.startswith("control:")
+
+
+def create_study(
+    runs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    n: int = 1000,
+    cells: Sequence[str] = ("group", "model"),
+    min_per_cell: int = 10,
+    raters_per_image: int = 3,
+    seed: int = 0,
+    n_gold: int = 20,
+    batch_size: int = 30,
+    gold_per_batch: int = 2,
+    scale: str = "yesno",
+    include_controls: bool = False,
+    criteria: Sequence[dict[str, str]] = DEFAULT_CRITERIA,
+    progress: bool = True,
+) -> Study:
+    """Sample images from ``runs`` into a new study folder ``out`` and return it.
+
+    Controls are left out of the sample unless ``include_controls``; they supply
+    the gold items instead (added on top of ``n``).
+    """
+    out = Path(out)
+    if (out / MANIFEST).exists() or (out / DATABASE).exists():
+        raise InputError(out, "already holds a study; choose a new --out folder")
+    if scale not in SCALES:
+        raise InputError(None, f"unknown scale {scale!r}; use one of {sorted(SCALES)}", key="scale")
+    if raters_per_image < 1 or batch_size < 1:
+        raise InputError(None, "--raters-per-image and --batch-size must be >= 1")
+    frame = usable_rows(load_runs(runs))
+    for column in cells:
+        if column not in frame.columns:
+            raise InputError(None, f"unknown cell column {column!r}", key="cells")
+    control = _is_control(frame)
+    pool = frame if include_controls else frame[~control]
+    try:
+        sample = stratified_sample(pool, cells, n, min_per_cell, seed)
+    except SamplingError as exc:
+        raise InputError(None, str(exc), key="sample") from None
+    gold = select_gold(frame[control], n_gold, seed)
+    sample["is_gold"] = False
+    sample["gold_answer"] = ""
+    gold = gold.assign(
+        is_gold=True, cell="gold", cell_size=len(gold), cell_sampled=len(gold),
+        inclusion_prob=float("nan"), weight=float("nan"),
+    )
+    chosen = pd.concat([sample, gold[~gold.index.isin(sample.index)]])
+    manifest = _manifest(chosen, seed, _is_control(chosen))
+    out.mkdir(parents=True, exist_ok=True)
+    _copy_images(chosen, manifest, out, progress)
+    config = {
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "runs": [str(Path(r).resolve()) for r in runs],
+        "n": n,
+        "cells": list(cells),
+        "min_per_cell": min_per_cell,
+        "raters_per_image": raters_per_image,
+        "seed": seed,
+        "n_gold": int(manifest["is_gold"].sum()),
+        "batch_size": batch_size,
+        "gold_per_batch": gold_per_batch,
+        "claim_ttl_seconds": 2 * 3600,
+        "scale": scale,
+        "criteria": [dict(c) for c in criteria],
+        "include_controls": include_controls,
+    }
+    write_table(manifest, out / MANIFEST)
+    write_json(out / CONFIG, config)
+    return load_study(out)
+
+
+def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFrame:
+    def text(column: str) -> list[str]:
+        if column not in chosen.columns:
+            return [""] * len(chosen)
+        return ["" if pd.isna(v) else str(v) for v in chosen[column]]
+
+    keys = [
+        "|".join(parts)
+        for parts in zip(text("run_folder"), text("run_id"), text("model"), text("prompt_id"),
+                         text("seed"), text("sample_index"), text("image_path"))
+    ]
+    ids = [opaque_id(seed, key) for key in keys]
+    if len(set(ids)) != len(ids):
+        raise InputError(None, "two sampled rows share one identity (duplicate results rows?)")
+    manifest = pd.DataFrame(
+        {
+            "image_id": ids,
+            "file": [f"{IMAGES}/{i}.png" for i in ids],
+            "prompt": text("prompt"),
+            "text": text("text"),
+            "model": text("model"),
+            "is_control": control.to_numpy(dtype=bool),
+            "run_id": text("run_id"),
+            "prompt_id": text("prompt_id"),
+            "group": text("group"),
+            "prompt_type": text("prompt_type"),
+            "source_image": text("image_path"),
+            "cell": chosen["cell"].astype(str).to_numpy(),
+            "cell_size": chosen["cell_size"].astype(int).to_numpy(),
+            "cell_sampled": chosen["cell_sampled"].astype(int).to_numpy(),
+            "inclusion_prob": chosen["inclusion_prob"].astype(float).to_numpy(),
+            "weight": chosen["weight"].astype(float).to_numpy(),
+            "is_gold": chosen["is_gold"].astype(bool).to_numpy(),
+            "gold_answer": chosen["gold_answer"].fillna("").astype(str).to_numpy(),
+        }
+    )
+    for column in SCORE_KEEP:
+        if column in chosen.columns:
+            manifest[column] = pd.to_numeric(chosen[column], errors="coerce").astype(float).to_numpy()
+    return manifest
+
+
+def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progress: bool) -> None:
+    """Re-encode each image as a metadata-free PNG named by its opaque id."""
+    from PIL import Image
+    from tqdm import tqdm
+
+    (out / IMAGES).mkdir(parents=True, exist_ok=True)
+    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"]))
+    for folder, source, target in tqdm(pairs, desc="copying images", disable=not progress):
+        destination = out / target
+        if destination.exists():
+            continue
+        with Image.open(Path(folder) / str(source)) as image:
+            image.load()
+            clean = image if image.mode in ("RGB", "RGBA", "L") else image.convert("RGB")
+            with atomic_path(destination) as tmp:
+                clean.save(tmp, format="PNG")  # no pnginfo/exif: nothing but pixels
+
+
+def load_study(folder: str | Path) -> Study:
+    """Read ``study.json`` and the manifest; one-line errors when the folder is not a study."""
+    folder = Path(folder)
+    config_path = folder / CONFIG
+    if not config_path.exists():
+        raise InputError(folder, "not a study folder: study.json is missing")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(config_path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    if config.get("scale") not in SCALES:
+        raise InputError(config_path, f"unknown scale {config.get('scale')!r}", key="scale")
+    manifest = read_table(folder / MANIFEST)
+    return Study(folder=folder.resolve(), config=config, manifest=manifest)

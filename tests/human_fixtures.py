@@ -1,0 +1,110 @@
+"""A small synthetic run folder for the human-study tests.
+
+It has every column of ``bench.schema.RESULT_COLUMNS`` and real PNG images
+drawn with PIL, so the study code sees what a real run would give it: three
+models plus the three control models, prompts in a few categories, OCR text
+with some mistakes and the scores the scoring engine computes from them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pandas as pd
+from PIL import Image, ImageDraw, ImageFont
+
+from bench.fonts import bundled_fonts
+from bench.schema import RESULT_COLUMNS
+from bench.scoring import score_pairs
+from prompts.schema import PROMPT_COLUMNS
+
+MODELS = ("diffusers:tiny/alpha", "diffusers:tiny/beta", "diffusers:tiny/gamma")
+CONTROLS = ("control:render", "control:typo?rate=0.5", "control:blank")
+GROUPS = ("Advertisements", "Street signs", None)
+WORDS = ("SALE", "OPEN", "COFFEE", "EXIT", "HELLO", "GARDEN", "PIZZA", "HOTEL", "MUSEUM", "TAXI")
+#: How often each model garbles its text (drives both the image and the OCR).
+ERROR_RATE = {"diffusers:tiny/alpha": 0.1, "diffusers:tiny/beta": 0.4, "diffusers:tiny/gamma": 0.7}
+
+
+def _garble(text: str, rng: random.Random) -> str:
+    chars = list(text)
+    i = rng.randrange(len(chars))
+    chars[i] = "X" if chars[i] != "X" else "Q"
+    return "".join(chars)
+
+
+def _draw(text: str, size: int, colour: tuple[int, int, int]) -> Image.Image:
+    image = Image.new("RGB", (size, size), colour)
+    if text:
+        font = ImageFont.truetype(str(bundled_fonts()[0]), size // 6)
+        ImageDraw.Draw(image).text((size // 10, size // 2 - size // 12), text, fill=(0, 0, 0), font=font)
+    return image
+
+
+def make_run(
+    folder: Path,
+    *,
+    per_cell: int = 4,
+    models: tuple[str, ...] = MODELS,
+    controls: tuple[str, ...] = CONTROLS,
+    groups: tuple[str | None, ...] = GROUPS,
+    seed: int = 0,
+    run_id: str = "run-test",
+    image_size: int = 96,
+) -> Path:
+    """Write ``folder/results.parquet``, ``folder/run.json`` and images; return ``folder``.
+
+    Each (group, model) cell gets ``per_cell`` images; each control gets
+    ``per_cell`` images per group too. One extra failed row (error set, no
+    image) checks that such rows are skipped.
+    """
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for model in models + controls:
+        safe = model.replace(":", "_").replace("/", "_").replace("?", "_").replace("=", "_")
+        for g, group in enumerate(groups):
+            for k in range(per_cell):
+                word = WORDS[(g * per_cell + k) % len(WORDS)]
+                prompt_id = f"p{g}{k:02d}"
+                prompt = f'A photo of a {"sign" if group else "wall"} that says "{word}"'
+                if model == "control:blank":
+                    drawn = ""
+                elif model.startswith("control:typo"):
+                    drawn = _garble(word, rng)
+                elif model == "control:render":
+                    drawn = word
+                else:
+                    drawn = _garble(word, rng) if rng.random() < ERROR_RATE[model] else word
+                path = f"images/{safe}/{prompt_id}_0.png"
+                (folder / path).parent.mkdir(parents=True, exist_ok=True)
+                colour = (200 + g * 20, 230, 255 - k * 10)
+                _draw(drawn, image_size, colour).save(folder / path)
+                ocr = drawn if rng.random() < 0.85 else drawn.lower()[:-1]
+                rows.append(
+                    {
+                        "run_id": run_id, "model": model, "is_control": model.startswith("control:"),
+                        "prompt_id": prompt_id, "seed": 0, "sample_index": 0,
+                        "image_seed": rng.randrange(2**31), "prompt": prompt, "text": word,
+                        "prompt_type": "real_world" if group else "simple", "group": group,
+                        "image_path": path, "width": image_size, "height": image_size,
+                        "batch_size": 1, "gen_seconds": 0.01, "ocr_text": ocr,
+                        "ocr_pieces": json.dumps([ocr]), "ocr_boxes": "[]",
+                        "ocr_confidences": "[0.9]", "ocr_engine": "fake", "ocr_version": "0",
+                        "ocr_seconds": 0.01, "error": "",
+                    }
+                )
+    rows.append({**rows[0], "prompt_id": "failed", "image_path": "", "error": "Generate: RuntimeError: boom"})
+    frame = pd.DataFrame(rows)
+    frame = frame.join(score_pairs(frame["text"], frame["ocr_text"]))
+    for column in RESULT_COLUMNS:
+        if column not in frame.columns:
+            dtype = PROMPT_COLUMNS.get(column, "object")
+            frame[column] = pd.Series(pd.NA, index=frame.index, dtype=dtype)
+    frame["image_sha256"] = ""
+    frame = frame[list(RESULT_COLUMNS)]
+    frame.to_parquet(folder / "results.parquet", index=False)
+    (folder / "run.json").write_text(json.dumps({"run_id": run_id, "models": list(models + controls)}))
+    return folder
