@@ -1,0 +1,139 @@
+"""Test doubles for the runner, usable in-process and from subprocesses.
+
+Run as a script it registers them and then behaves exactly like ``glyphbench``::
+
+    python tests/runner_helper.py run --models slow:render ... --ocr pixelocr
+
+* ``pixelocr``: a fast, deterministic OCR stand-in whose "text" is derived from
+  the image's pixels (so equal images read equal, different images differ);
+* ``slow:render?delay=S``: the render control, sleeping S seconds per batch
+  (gives a test time to kill a run mid-way);
+* ``flaky:render?fail=PROMPT_ID&marker=PATH``: fails the batch holding that
+  prompt while PATH does not exist, then creates PATH (fails once);
+* ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
+* ``broken:``: fails to load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench.models.base import MODELS, ImageRequest, ModelAdapter
+from bench.models.controls import RenderControl
+from bench.ocr.base import OCR_ENGINES, OCREngine, OCRResult
+from bench.registry import Spec
+from prompts.schema import PromptSet
+
+
+class PixelOCR(OCREngine):
+    name = "pixelocr"
+
+    @property
+    def version(self) -> str:
+        return "pixelocr 1"
+
+    def read(self, images: Sequence[Any]) -> list[OCRResult]:
+        out = []
+        for image in images:
+            digest = hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()[:6]
+            out.append(OCRResult(text=digest, pieces=[digest], boxes=[[(0, 0), (1, 0), (1, 1), (0, 1)]], confidences=[0.5]))
+        return out
+
+
+class SlowRender(RenderControl):
+    is_control = False
+
+    def __init__(self, spec: Spec) -> None:
+        self.delay = float(spec.options.get("delay", "0.3"))
+        super().__init__(Spec(kind="control", target="render", options={"size": spec.options.get("size", "64")}))
+        self.spec = spec.text
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
+        time.sleep(self.delay)
+        return super().generate(requests)
+
+
+class FlakyRender(RenderControl):
+    is_control = False
+
+    def __init__(self, spec: Spec) -> None:
+        self.fail = spec.options["fail"]
+        self.marker = Path(spec.options["marker"])
+        super().__init__(Spec(kind="control", target="render", options={"size": "64"}))
+        self.spec = spec.text
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
+        if any(self.fail in r.prompt for r in requests) and not self.marker.exists():
+            self.marker.write_text("failed once")
+            raise ValueError("flaky failure")
+        return super().generate(requests)
+
+
+class FakeOOM(RuntimeError):
+    """Looks like torch's CUDA OOM to bench.models.diffusers_adapter.is_oom."""
+
+
+class OOMRender(RenderControl):
+    is_control = False
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__(Spec(kind="control", target="render", options={"size": "64"}))
+        self.spec = spec.text
+        self.calls: list[int] = []
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
+        self.calls.append(len(requests))
+        if len(requests) > 1:
+            raise FakeOOM("CUDA out of memory. Tried to allocate 1.00 GiB")
+        return super().generate(requests)
+
+
+class Broken(ModelAdapter):
+    def __init__(self, spec: Spec) -> None:
+        raise OSError(f"cannot load {spec.text}: no such checkpoint")
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:  # pragma: no cover
+        raise AssertionError("never loaded")
+
+
+def register() -> None:
+    OCR_ENGINES.register("pixelocr")(lambda spec: PixelOCR())
+    MODELS.register("slow")(SlowRender)
+    MODELS.register("flaky")(FlakyRender)
+    MODELS.register("oomy")(OOMRender)
+    MODELS.register("broken")(Broken)
+
+
+def prompt_set(n: int = 6) -> PromptSet:
+    """A small prompt set: short texts, one sentence, one with digits/punctuation."""
+    texts = ["OPEN", "Bakery", "Hello world", "42% off!", "Fresh coffee daily", "EXIT", "Lemonade", "Sale"]
+    texts = (texts * (n // len(texts) + 1))[:n]
+    frame = pd.DataFrame(
+        {
+            "prompt_id": [f"p{i:02d}" for i in range(n)],
+            "prompt": [f"A sign that says '{t}' (#{i})" for i, t in enumerate(texts)],
+            "text": texts,
+            "prompt_type": ["simple"] * n,
+        }
+    )
+    return PromptSet(frame, source="test")
+
+
+def write_prompts_csv(path: Path, n: int = 6) -> Path:
+    prompt_set(n).frame[["prompt_id", "prompt", "text"]].to_csv(path, index=False)
+    return path
+
+
+if __name__ == "__main__":
+    register()
+    from bench.cli import main
+
+    sys.argv[0] = "glyphbench"
+    main()

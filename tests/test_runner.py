@@ -1,0 +1,303 @@
+"""The runner in-process: config, seeds, jobs, rows, resume, failures, merge, rescore.
+
+OCR here is the fast ``pixelocr`` stand-in (tests/runner_helper.py); real
+EasyOCR on control images is exercised in tests/test_controls.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from runner_helper import PixelOCR, prompt_set, register
+
+from bench.config import ModelEntry, RunConfig
+from bench.errors import InputError
+from bench.jobs import Shard, build_jobs
+from bench.runs import merge_run, rescore_run, run_benchmark
+from bench.schema import RESULT_COLUMNS, ROW_KEY
+from bench.seeds import image_seed
+from bench.store import TIMING_COLUMNS
+
+register()
+
+
+def config(tmp_path: Path, **changes) -> RunConfig:
+    data = {
+        "models": ["control:render?size=64", "control:blank?size=64"],
+        "batch_size": 4,
+        "seeds": [0, 1],
+        "ocr": "pixelocr",
+        "out": str(tmp_path / "run"),
+    }
+    data.update(changes)
+    return RunConfig.from_mapping(data)
+
+
+def run(cfg: RunConfig, n: int = 6, **kwargs):
+    return run_benchmark(cfg, prompt_set=prompt_set(n), ocr=PixelOCR(), progress=False, **kwargs)
+
+
+def comparable(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- config
+def test_yaml_unknown_key_names_file_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text("models: [control:render]\nbatch_sise: 2\n")
+    with pytest.raises(InputError) as info:
+        RunConfig.from_yaml(path)
+    assert info.value.source == str(path) and info.value.key == "batch_sise"
+    assert "unknown key 'batch_sise'" in str(info.value)
+
+
+def test_yaml_bad_value_and_bad_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "run.yaml"
+    path.write_text("models: [control:render]\nbatch_size: 0\n")
+    with pytest.raises(InputError, match="batch_size"):
+        RunConfig.from_yaml(path)
+    path.write_text("models: [control:render\n")
+    with pytest.raises(InputError, match="invalid YAML"):
+        RunConfig.from_yaml(path)
+
+
+def test_model_entry_labels_and_options(tmp_path: Path) -> None:
+    folder = tmp_path / "my-pipe"
+    folder.mkdir()
+    entries = RunConfig.from_mapping(
+        {
+            "models": [
+                "control:render",
+                {"spec": "control:typo", "options": {"rate": 0.2, "size": 128}},
+                f"diffusers:{folder}",
+                {"spec": "diffusers:org/model", "name": "mine", "options": {"safety_checker": False}},
+            ]
+        }
+    ).models
+    assert [e.label for e in entries] == ["control:render", "control:typo?rate=0.2&size=128", "diffusers:my-pipe", "mine"]
+    assert entries[1].to_spec().options == {"rate": "0.2", "size": "128"}
+    assert entries[3].to_spec().options == {"safety_checker": "false"}
+    assert [e.is_control for e in entries] == [True, True, False, False]
+    assert entries[1].slug == "control_typo_rate=0.2_size=128"
+
+
+def test_duplicate_labels_rejected() -> None:
+    with pytest.raises(InputError, match="share the label"):
+        RunConfig.from_mapping({"models": ["control:blank", {"spec": "control:render", "name": "control:blank"}]})
+
+
+def test_run_id_follows_config_not_output_folder(tmp_path: Path) -> None:
+    a = config(tmp_path)
+    b = config(tmp_path / "elsewhere")
+    c = config(tmp_path, seeds=[0, 2])
+    assert a.resolved_run_id == b.resolved_run_id != c.resolved_run_id
+    assert a.resolved_run_id.startswith("run-")
+    assert config(tmp_path, run_id="named").resolved_run_id == "named"
+
+
+def test_overrides_revalidate(tmp_path: Path) -> None:
+    cfg = config(tmp_path).with_overrides(batch_size=2, seeds=[5], limit=None)
+    assert (cfg.batch_size, cfg.seeds) == (2, [5])
+    with pytest.raises(InputError):
+        config(tmp_path).with_overrides(batch_size=-1)
+
+
+# ------------------------------------------------------------------------ seeds, jobs
+@given(st.integers(0, 2**31), st.text(min_size=1, max_size=20), st.integers(0, 50))
+def test_image_seed_is_stable_and_in_range(seed: int, prompt_id: str, index: int) -> None:
+    value = image_seed(seed, prompt_id, index)
+    assert value == image_seed(seed, prompt_id, index)
+    assert 0 <= value < 2**63
+    assert value != image_seed(seed, prompt_id, index + 1)
+
+
+@settings(deadline=None, max_examples=30)
+@given(st.integers(1, 9), st.integers(1, 3), st.integers(1, 3), st.integers(1, 4))
+def test_shards_are_disjoint_and_cover_all_jobs(n_prompts: int, n_seeds: int, per_prompt: int, count: int) -> None:
+    cfg = RunConfig.from_mapping(
+        {"models": ["control:render", "control:blank"], "seeds": list(range(n_seeds)), "images_per_prompt": per_prompt}
+    )
+    frame = prompt_set(n_prompts).frame
+    everything = build_jobs(cfg, frame)
+    shards = [build_jobs(cfg, frame, Shard(i, count)) for i in range(count)]
+    for label, jobs in everything.items():
+        assert len(jobs) == n_prompts * n_seeds * per_prompt
+        pieces = [job.key for shard in shards for job in shard[label]]
+        assert sorted(pieces) == sorted(job.key for job in jobs)
+        assert len(set(pieces)) == len(pieces)
+
+
+def test_shard_parse() -> None:
+    assert Shard.parse("1/3") == Shard(1, 3)
+    for bad in ("3/3", "a/2", "1", "-1/2"):
+        with pytest.raises(InputError):
+            Shard.parse(bad)
+
+
+# ------------------------------------------------------------------------- a whole run
+def test_run_writes_rows_images_and_run_json(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    result = run(cfg)
+    rows = result.results
+    assert rows is not None
+    assert list(rows.columns[: len(RESULT_COLUMNS)]) == list(RESULT_COLUMNS)
+    assert len(rows) == 2 * 6 * 2 and not rows.duplicated(list(ROW_KEY)).any()
+    assert (rows["error"] == "").all() and rows["is_control"].all()
+    assert rows["run_id"].eq(cfg.resolved_run_id).all()
+    for row in rows.itertuples():
+        data = (result.out / row.image_path).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == row.image_sha256
+        assert row.image_seed == image_seed(row.seed, row.prompt_id, row.sample_index)
+        assert row.image_path.startswith("images/control_")
+    # pixelocr reads every blank image the same; render images differ by seed
+    blank = rows[rows["model"] == "control:blank?size=64"]
+    render = rows[rows["model"] == "control:render?size=64"]
+    assert blank["ocr_text"].nunique() == 1 and render["ocr_text"].nunique() == len(render)
+    assert json.loads(rows.loc[0, "ocr_pieces"]) == [rows.loc[0, "ocr_text"]]
+    meta = json.loads((result.out / "run.json").read_text())
+    assert meta["run_id"] == cfg.resolved_run_id and meta["rows"] == 24 and meta["complete"]
+    assert meta["prompts"]["content_hash"] == prompt_set(6).content_hash
+    assert set(meta["models"]) == {"control:render?size=64", "control:blank?size=64"}
+    assert meta["packages"]["pandas"] and meta["started_at"] and meta["finished_at"]
+    assert meta["config"]["seeds"] == [0, 1]
+
+
+def test_rerun_is_a_no_op_and_merge_is_idempotent(tmp_path: Path) -> None:
+    cfg = config(tmp_path)
+    first = run(cfg)
+    again = run(cfg)
+    assert again.outcome.rows_written == 0 and again.outcome.skipped == 24
+    assert again.results is not None and first.results is not None
+    pd.testing.assert_frame_equal(comparable(first.results), comparable(again.results))
+    pd.testing.assert_frame_equal(comparable(merge_run(first.out)), comparable(first.results))
+
+
+def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
+    run(config(tmp_path))
+    with pytest.raises(InputError, match="different run"):
+        run(config(tmp_path, seeds=[3]))
+
+
+def test_generation_error_is_local_and_retried_on_resume(tmp_path: Path) -> None:
+    marker = tmp_path / "failed-once"
+    cfg = config(tmp_path, models=[f"flaky:render?fail=Bakery&marker={marker}", "control:blank?size=64"], seeds=[0])
+    first = run(cfg)
+    assert first.results is not None
+    errors = first.results[first.results["error"] != ""]
+    # batch size 4: the first batch (p00..p03) holds 'Bakery' and fails; the rest succeed
+    assert sorted(errors["prompt_id"]) == ["p00", "p01", "p02", "p03"]
+    assert errors["error"].str.startswith("Generate: ValueError: flaky failure").all()
+    assert errors["image_path"].isna().all() and errors["algorithm1"].isna().all()
+    assert (first.results["model"] == "control:blank?size=64").sum() == 6
+    second = run(cfg)
+    assert second.outcome.rows_written == 4
+    assert second.results is not None and (second.results["error"] == "").all()
+    assert len(second.results) == 12
+
+
+def test_out_of_memory_halves_the_batch(tmp_path: Path) -> None:
+    cfg = config(tmp_path, models=["oomy:render"], seeds=[0])
+    result = run(cfg, n=5)
+    assert result.results is not None
+    assert (result.results["error"] == "").all()
+    assert result.results["batch_size"].tolist() == [1] * 5
+    assert result.outcome.oom_halvings == {"oomy:render": 2}  # 4 -> 2 -> 1
+
+
+def test_model_that_fails_to_load_is_reported_once(tmp_path: Path, capsys) -> None:
+    cfg = config(tmp_path, models=["broken:x", "control:render?size=64"], seeds=[0])
+    result = run(cfg, n=3)
+    assert result.results is not None
+    broken = result.results[result.results["model"] == "broken:x"]
+    assert len(broken) == 3 and broken["error"].str.startswith("Load: OSError").all()
+    assert (result.results[result.results["model"] != "broken:x"]["error"] == "").all()
+    assert capsys.readouterr().err.count("failed to load") == 1
+    meta = json.loads((result.out / "run.json").read_text())
+    assert "broken:x" in meta["model_errors"] and not meta["complete"]
+
+
+def test_unknown_model_kind_fails_before_running(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="unknown model kind 'nosuch'"):
+        run(config(tmp_path, models=["nosuch:x"]))
+    with pytest.raises(InputError, match="needs a rate"):
+        run(config(tmp_path, models=["control:typo"]))
+    assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_rescore_reocr_and_scores_only(tmp_path: Path) -> None:
+    cfg = config(tmp_path, seeds=[0])
+    first = run(cfg)
+    assert first.results is not None
+
+    class Upper(PixelOCR):
+        name = "upper"
+
+        def read(self, images):
+            results = super().read(images)
+            for r in results:
+                r.text = "OPEN"
+            return results
+
+    rescored = rescore_run(first.out, engine=Upper(), progress=False)
+    assert (rescored["ocr_engine"] == "upper").all() and (rescored["ocr_text"] == "OPEN").all()
+    assert rescored.loc[rescored["text"] == "OPEN", "exact_match"].eq(1.0).all()
+    assert rescored["image_sha256"].tolist() == first.results["image_sha256"].tolist()
+    pd.testing.assert_frame_equal(comparable(merge_run(first.out)), comparable(rescored))
+    again = rescore_run(first.out, scores_only=True, progress=False)
+    assert (again["ocr_text"] == "OPEN").all()
+    meta = json.loads((first.out / "run.json").read_text())
+    assert [r["scores_only"] for r in meta["rescores"]] == [False, True]
+    with pytest.raises(InputError, match="scores-only"):
+        rescore_run(first.out, scores_only=True, ocr="easyocr", progress=False)
+
+
+def test_rescore_flags_a_changed_image(tmp_path: Path) -> None:
+    first = run(config(tmp_path, seeds=[0], models=["control:render?size=64"]))
+    assert first.results is not None
+    victim = first.out / first.results.loc[0, "image_path"]
+    victim.write_bytes(victim.read_bytes() + b"x")
+    rows = rescore_run(first.out, engine=PixelOCR(), progress=False)
+    assert rows.loc[0, "error"].startswith("Rescore: ValueError: image changed")
+    assert (rows.loc[1:, "error"] == "").all()
+
+
+def test_dry_run_plan_on_study_config_loads_no_weights(tmp_path: Path) -> None:
+    """Planning the real study resolves every model but imports neither torch nor diffusers."""
+    study = Path(__file__).resolve().parents[1] / "configs" / "study.yaml"
+    if not study.exists():
+        pytest.skip("configs/study.yaml not present")
+    out = tmp_path / "planned"
+    script = f"""
+import json, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from runner_helper import prompt_set
+from bench.config import RunConfig
+from bench.runs import plan_run
+cfg = RunConfig.from_yaml({str(study)!r}).with_overrides(out={str(out)!r})
+plan = plan_run(cfg, prompt_set=prompt_set(3))
+print(json.dumps({{"plan": plan, "heavy": [m for m in ("torch", "diffusers") if m in sys.modules]}}, default=str))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    plan, cfg = answer["plan"], RunConfig.from_yaml(study)
+    assert answer["heavy"] == []
+    assert plan["prompts"]["count"] == 3 and not out.exists()
+    assert [m["label"] for m in plan["models"]] == [e.label for e in cfg.models]
+    jobs = 3 * len(cfg.seeds) * cfg.images_per_prompt
+    assert all(m["jobs"] == jobs for m in plan["models"])
+    diffusers = [m for m in plan["models"] if m["spec"].startswith("diffusers:")]
+    assert diffusers and all(m["describe"].get("loaded") is False for m in diffusers)
+
+
+def test_model_entry_rejects_empty_kind() -> None:
+    with pytest.raises(InputError):
+        RunConfig.from_mapping({"models": [":x"]})
+    assert ModelEntry.model_validate("control:blank").label == "control:blank"
