@@ -200,10 +200,54 @@ def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
             raise InputError(None, f"--where {where!r}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
 
     if isinstance(source, PromptPool):
-        parts = [query(chunk) for chunk in source.iter_chunks()]
-        frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-        return PromptSet(frame, source=source.source, version=source.version, meta=dict(source.meta))
+        return PromptSet(
+            source.rows(_where_pool_index(source, query, where)),
+            source=source.source,
+            version=source.version,
+            meta=dict(source.meta),
+        )
     return PromptSet(query(source.frame), source=source.source, version=source.version, meta=dict(source.meta))
+
+
+def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int = 400_000) -> np.ndarray:
+    """Pool positions whose row matches ``where``.
+
+    The cross product is scanned in chunks of whole templates holding only the
+    columns the expression names (prompt strings and ids are built only when
+    named), so a million-row pool is scanned in seconds; full rows are built
+    for the matches only.
+    """
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", where))
+    text_cols = [c for c in pool.texts.columns if c in names]
+    template_cols = [c for c in pool.templates.columns if c in names and c not in text_cols and c != "template"]
+    need_prompt = bool(names & {"prompt", "prompt_char_length", "prompt_word_count", "prompt_id"})
+    n_texts = len(pool.texts)
+    matches: list[np.ndarray] = []
+    per_chunk = max(1, chunk_rows // max(n_texts, 1))
+    texts = pool.texts[text_cols].reset_index(drop=True)
+    for start in range(0, len(pool.templates), per_chunk):
+        stop = min(start + per_chunk, len(pool.templates))
+        t_idx = np.repeat(np.arange(start, stop), n_texts)
+        x_idx = np.tile(np.arange(n_texts), stop - start)
+        if need_prompt:
+            chunk = pool.cross_rows(t_idx, x_idx)
+        else:
+            chunk = texts.iloc[x_idx].reset_index(drop=True)
+            for column in template_cols:
+                chunk[column] = pool.templates[column].to_numpy()[t_idx]
+            for column in ("source",):
+                if column in names:
+                    chunk[column] = pool.source
+        for column in names & set(PROMPT_COLUMNS):
+            if column not in chunk.columns:  # a schema column this pool lacks: unknown, as in full rows
+                chunk[column] = pd.Series(pd.NA, index=chunk.index, dtype=PROMPT_COLUMNS[column])
+        chunk.index = pd.RangeIndex(len(chunk))
+        hit = query(chunk).index.to_numpy()
+        matches.append(t_idx[hit] * n_texts + x_idx[hit])
+    if len(pool.singles):
+        hit = query(conform(pool.singles)).index.to_numpy()
+        matches.append(pool.n_cross + hit)
+    return np.concatenate(matches) if matches else np.zeros(0, dtype=np.int64)
 
 
 # ---------------------------------------------------------------- stratified sampling
@@ -213,10 +257,10 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
     """How many rows to draw from each stratum.
 
     Each stratum first gets ``min(floor, size)``; the remaining ``n - sum`` is
-    shared in proportion to stratum size, rounded down, capped at what each
-    stratum has left, and the leftover units go one each by largest remainder
-    (ties: larger stratum, then earlier). If ``n`` covers everything, everything
-    is taken.
+    shared in proportion to stratum size (largest-remainder rounding; ties go to
+    the larger, then the earlier stratum); a stratum never gets more than it has,
+    and what a full stratum cannot take is shared again among the others. If
+    ``n`` covers everything, everything is taken.
 
     >>> allocate([100, 300], 10)
     [3, 7]
@@ -237,9 +281,13 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
         weight = sum(sizes[i] for i in active)
         quotas = {i: remaining * sizes[i] / weight for i in active}
         give = {i: min(capacity[i], math.floor(quotas[i])) for i in active}
-        if not any(give.values()):
-            order = sorted(active, key=lambda i: (-(quotas[i] - math.floor(quotas[i])), -sizes[i], i))
-            give = {i: 1 for i in order[:remaining]}
+        leftover = remaining - sum(give.values())
+        order = sorted(
+            (i for i in active if capacity[i] > give[i]),
+            key=lambda i: (-(quotas[i] - math.floor(quotas[i])), -sizes[i], i),
+        )
+        for i in order[:leftover]:
+            give[i] += 1
         for i, g in give.items():
             alloc[i] += g
             capacity[i] -= g
