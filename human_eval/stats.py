@@ -363,7 +363,7 @@ def model_ranking(
     if len(table) < 2:
         return table, math.nan, math.nan
     tau, p = sps.kendalltau(table["human_rank"], table["metric_rank"])
-    return table.sort_values("human_rank").reset_index(drop=True), float(tau), float(p)
+    return table.sort_values(["human_rank", "model"], kind="stable").reset_index(drop=True), float(tau), float(p)
 
 
 # -- rater quality ---------------------------------------------------------------------------

@@ -1,0 +1,227 @@
+"""Agreement and alignment statistics against hand-computed values and reference libraries."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from human_eval import stats
+
+
+def long_ratings(table: dict[str, list[int | None]], criterion: str = "text_accuracy") -> pd.DataFrame:
+    """{image: [value per rater slot, None = not rated]} -> long ratings."""
+    rows = [
+        {"image_id": image, "rater_id": f"r{slot}", "criterion": criterion, "value": value}
+        for image, values in table.items()
+        for slot, value in enumerate(values)
+        if value is not None
+    ]
+    return pd.DataFrame(rows)
+
+
+# A small balanced design worked by hand (3 raters, 4 images):
+#   i1: yes yes yes   i2: yes yes no   i3: no no no   i4: yes no no
+HAND = {"i1": [1, 1, 1], "i2": [1, 1, 0], "i3": [0, 0, 0], "i4": [1, 0, 0]}
+
+
+def test_hand_computed_balanced_design() -> None:
+    row = stats.agreement(long_ratings(HAND), categories=[0, 1], n_boot=50).iloc[0]
+    # Majority share per image: 1, 2/3, 1, 2/3 -> mean 5/6.
+    assert row.percent_agreement == pytest.approx(5 / 6)
+    # Agreeing pairs per image out of 3: 3, 1, 3, 1 -> mean 2/3.
+    assert row.pairwise_agreement == pytest.approx(2 / 3)
+    # 6 yes / 6 no: Pe(Fleiss) = 0.5 -> kappa = (2/3 - 1/2) / (1/2) = 1/3.
+    assert row.fleiss_kappa == pytest.approx(1 / 3)
+    # AC1: pi_yes = mean(1, 2/3, 0, 1/3) = 1/2 -> Pe = 2 * 1/4 / 1 = 1/2 -> 1/3 as well.
+    assert row.gwet_ac1 == pytest.approx(1 / 3)
+    # Alpha: n = 12, D = sum (9 - sum n^2) / 2 = (0 + 4 + 0 + 4) / 2 = 4,
+    # expected = 144 - 72 = 72 -> alpha = 1 - 11 * 4 / 72.
+    assert row.krippendorff_alpha == pytest.approx(1 - 44 / 72)
+    assert row.n_images == 4 and row.n_ratings == 12 and bool(row.balanced)
+
+
+def test_gwet_ac1_differs_from_kappa_under_high_prevalence() -> None:
+    # 9 images all-yes and one split 2-1: percent agreement is high, kappa low, AC1 high.
+    table = {f"i{k}": [1, 1, 1] for k in range(9)} | {"i9": [1, 1, 0]}
+    row = stats.agreement(long_ratings(table), categories=[0, 1], n_boot=50).iloc[0]
+    assert row.percent_agreement == pytest.approx((9 + 2 / 3) / 10)
+    # Pa = (9 * 1 + 1/3) / 10; p_yes = 29/30 -> Pe_fleiss = (29/30)^2 + (1/30)^2.
+    pa = (9 + 1 / 3) / 10
+    pe_f = (29 / 30) ** 2 + (1 / 30) ** 2
+    assert row.fleiss_kappa == pytest.approx((pa - pe_f) / (1 - pe_f))
+    # pi_yes = (9 + 2/3) / 10 -> Pe_gwet = 2 * pi (1 - pi).
+    pi = (9 + 2 / 3) / 10
+    pe_g = 2 * pi * (1 - pi)
+    assert row.gwet_ac1 == pytest.approx((pa - pe_g) / (1 - pe_g))
+    assert row.fleiss_kappa < 0.1 < 0.9 < row.gwet_ac1
+
+
+def test_ac1_uses_the_scale_categories_not_only_those_seen() -> None:
+    # Only "yes" observed: with q = 2 from the scale AC1 is defined (Pe = 0 -> AC1 = Pa = 1).
+    row = stats.agreement(long_ratings({"a": [1, 1], "b": [1, 1]}), categories=[0, 1], n_boot=20).iloc[0]
+    assert row.gwet_ac1 == pytest.approx(1.0)
+    assert math.isnan(row.krippendorff_alpha)
+    assert "undefined" in row.note
+
+
+def random_design(seed: int, images: int, raters: int, per_image: int | None, q: int = 2) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    table: dict[str, list[int | None]] = {}
+    for i in range(images):
+        truth = int(rng.integers(q))
+        k = per_image if per_image else int(rng.integers(1, raters + 1))
+        who = set(rng.choice(raters, size=k, replace=False).tolist())
+        table[f"i{i}"] = [
+            (truth if rng.random() < 0.7 else int(rng.integers(q))) if r in who else None for r in range(raters)
+        ]
+    return long_ratings(table)
+
+
+@pytest.mark.parametrize("q", [2, 3])
+def test_fleiss_kappa_matches_statsmodels(q: int) -> None:
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    ratings = random_design(seed=q, images=60, raters=9, per_image=3, q=q)
+    counts, _, _ = stats.count_matrix(ratings, list(range(q)))
+    ours = stats.agreement(ratings, categories=list(range(q)), n_boot=20).iloc[0].fleiss_kappa
+    assert ours == pytest.approx(fleiss_kappa(counts, method="fleiss"), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_krippendorff_alpha_matches_library_on_incomplete_designs(seed: int) -> None:
+    import krippendorff
+
+    ratings = random_design(seed=seed, images=50, raters=7, per_image=None, q=2 + seed % 2)
+    reliability = ratings.pivot(index="rater_id", columns="image_id", values="value").to_numpy(dtype=float)
+    expected = krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal")
+    row = stats.agreement(ratings, n_boot=20).iloc[0]
+    assert row.krippendorff_alpha == pytest.approx(expected, abs=1e-12)
+    # Unbalanced: Fleiss is refused with a note rather than silently wrong.
+    assert not row.balanced and math.isnan(row.fleiss_kappa) and "Fleiss" in row.note
+
+
+def test_bootstrap_intervals_bracket_the_estimate_and_are_seeded() -> None:
+    ratings = random_design(seed=5, images=80, raters=6, per_image=3)
+    a = stats.agreement(ratings, categories=[0, 1], n_boot=300, seed=1).iloc[0]
+    b = stats.agreement(ratings, categories=[0, 1], n_boot=300, seed=1).iloc[0]
+    for stat in stats.STATISTICS:
+        assert a[f"{stat}_lo"] <= a[stat] <= a[f"{stat}_hi"]
+        assert a[f"{stat}_lo"] == b[f"{stat}_lo"]
+    assert a.percent_agreement_hi - a.percent_agreement_lo > 0
+
+
+def test_bootstrap_weights_are_resamples() -> None:
+    weights = stats.bootstrap_weights(7, 50, seed=3)
+    assert weights.shape == (50, 7)
+    assert np.all(weights.sum(axis=1) == 7)
+
+
+def test_single_ratings_do_not_enter_agreement_and_duplicates_are_errors() -> None:
+    ratings = long_ratings({"a": [1, 1], "b": [0, None]})
+    row = stats.agreement(ratings, categories=[0, 1], n_boot=10).iloc[0]
+    assert row.n_images == 1 and row.percent_agreement == 1.0
+    with pytest.raises(ValueError, match="twice"):
+        stats.agreement(pd.concat([ratings, ratings.iloc[:1]]), n_boot=10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 1), min_size=2, max_size=5), min_size=1, max_size=12))
+def test_percent_agreement_bounds_and_pairwise_relation(rows: list[list[int]]) -> None:
+    ratings = long_ratings({f"i{k}": list(values) for k, values in enumerate(rows)})
+    row = stats.agreement(ratings, categories=[0, 1], n_boot=5).iloc[0]
+    assert 0.5 <= row.percent_agreement <= 1.0  # binary: the majority holds at least half
+    assert 0.0 <= row.pairwise_agreement <= row.percent_agreement + 1e-12
+    if row.percent_agreement == 1.0:
+        assert row.pairwise_agreement == pytest.approx(1.0)
+
+
+# -- ROC-AUC and alignment -------------------------------------------------------
+
+
+def test_roc_auc_hand_values_and_brute_force() -> None:
+    assert stats.roc_auc([0.9, 0.8, 0.3, 0.8], [1, 1, 0, 0]) == pytest.approx(3.5 / 4)
+    assert stats.roc_auc([1, 2, 3], [0, 0, 1]) == 1.0
+    assert stats.roc_auc([3, 2, 1], [0, 0, 1]) == 0.0
+    assert math.isnan(stats.roc_auc([1, 2], [1, 1]))
+    rng = np.random.default_rng(0)
+    scores = rng.integers(0, 5, 40).astype(float)  # many ties
+    labels = rng.integers(0, 2, 40)
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    brute = np.mean([(p > n) + 0.5 * (p == n) for p in pos for n in neg])
+    assert stats.roc_auc(scores, labels) == pytest.approx(brute)
+
+
+def test_human_labels_majority_and_ties() -> None:
+    ratings = long_ratings({"a": [1, 1, 0], "b": [0, 1], "c": [0, 0, 1]})
+    labels = stats.human_labels(ratings, "text_accuracy").set_index("image_id")
+    assert labels.loc["a", "human_label"] == 1 and labels.loc["c", "human_label"] == 0
+    assert pd.isna(labels.loc["b", "human_label"])
+    assert labels.loc["a", "human_share"] == pytest.approx(2 / 3)
+
+
+def test_metric_alignment_orients_lower_is_better_and_matches_scipy() -> None:
+    from scipy import stats as sps
+
+    manifest = pd.DataFrame(
+        {
+            "image_id": [f"i{k}" for k in range(8)],
+            "model": ["m1"] * 4 + ["m2"] * 4,
+            "ned": [1.0, 0.9, 0.4, 0.2, 1.0, 0.5, 0.3, 0.95],
+            "algorithm1": [0, 1, 4, 6, 0, 3, 5, 1],
+            "weight": 1.0,
+        }
+    )
+    shares = [1.0, 2 / 3, 1 / 3, 0.0, 1.0, 1 / 3, 0.0, 2 / 3]
+    labels = pd.DataFrame(
+        {"image_id": manifest["image_id"], "human_share": shares, "raters": 3,
+         "human_label": pd.array([1 if s > 0.5 else 0 for s in shares], dtype="Int64")}
+    )
+    table = stats.metric_alignment(labels, manifest).set_index(["metric", "model"])
+    assert table.loc[("ned", "(all)"), "roc_auc"] == 1.0
+    assert table.loc[("algorithm1", "(all)"), "roc_auc"] == 1.0  # negated: fewer errors = better
+    y = [1 if s > 0.5 else 0 for s in shares]
+    assert table.loc[("ned", "(all)"), "point_biserial"] == pytest.approx(sps.pointbiserialr(y, manifest["ned"])[0])
+    assert table.loc[("ned", "(all)"), "spearman"] == pytest.approx(sps.spearmanr(manifest["ned"], shares)[0])
+    assert set(table.index.get_level_values("model")) == {"(all)", "m1", "m2"}
+
+    ranking, tau, _ = stats.model_ranking(labels, manifest, metric="ned")
+    # m1: people 0.5, NED 0.625; m2: people 0.5, NED 0.6875.
+    by_model = ranking.set_index("model")
+    assert by_model.loc["m1", "human_score"] == pytest.approx(0.5)
+    assert by_model.loc["m2", "metric_score"] == pytest.approx(0.6875)
+    assert ranking.loc[ranking.model == "m2", "metric_rank"].item() == 1
+    assert not math.isnan(tau)
+
+
+def test_model_ranking_uses_inclusion_weights() -> None:
+    manifest = pd.DataFrame(
+        {"image_id": ["a", "b", "c", "d"], "model": ["m1", "m1", "m2", "m2"],
+         "ned": [1.0, 0.0, 0.6, 0.6], "weight": [1.0, 3.0, 1.0, 1.0]}
+    )
+    labels = pd.DataFrame({"image_id": ["a", "b", "c", "d"], "human_share": [1.0, 0.0, 0.5, 0.5]})
+    ranking, tau, _ = stats.model_ranking(labels, manifest)
+    m1 = ranking.set_index("model").loc["m1"]
+    assert m1.human_score == pytest.approx(0.25) and m1.metric_score == pytest.approx(0.25)
+    assert tau == pytest.approx(1.0)
+
+
+def test_rater_quality_flags_bad_gold_and_speeders() -> None:
+    manifest = pd.DataFrame(
+        {"image_id": ["g1", "g2", "g3", "x"], "is_gold": [True, True, True, False],
+         "gold_answer": ['{"text_accuracy": 0}'] * 3 + [""]}
+    )
+    rows = []
+    for rater, answer, seconds in (("good", 0, 10.0), ("bad", 1, 9.0), ("fast", 0, 1.0), ("ok", 0, 8.0)):
+        for image in ("g1", "g2", "g3", "x"):
+            rows.append({"image_id": image, "rater_id": rater, "criterion": "text_accuracy",
+                         "value": answer, "seconds": seconds})
+    table = stats.rater_quality(pd.DataFrame(rows), manifest).set_index("rater_id")
+    assert table.loc["good", "gold_accuracy"] == 1.0 and not table.loc["good", "outlier"]
+    assert table.loc["bad", "gold_accuracy"] == 0.0 and table.loc["bad", "outlier"]
+    assert table.loc["fast", "outlier"] and "median" in table.loc["fast", "reason"]
+    assert table.loc["good", "n_items"] == 4 and table.loc["good", "median_seconds"] == 10.0
