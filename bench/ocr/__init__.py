@@ -51,6 +51,13 @@ def _create_rapidocr(spec: Spec) -> OCREngine:
     return RapidOCREngine(spec)
 
 
+@OCR_ENGINES.register("tesseract")
+def _create_tesseract(spec: Spec) -> OCREngine:
+    from bench.ocr.tesseract_engine import TesseractEngine
+
+    return TesseractEngine(spec)
+
+
 def get_ocr_engine(spec: str | Spec = DEFAULT_ENGINE) -> OCREngine:
     """Create the engine named by ``spec`` (e.g. ``"easyocr?gpu=0&batch_size=4"``).
 
@@ -76,7 +83,7 @@ def available_engines() -> dict[str, bool | str]:
         "rapidocr": _missing_modules("rapidocr_onnxruntime", "onnxruntime"),
         "tesseract": None
         if shutil.which("tesseract")
-        else "tesseract binary not found; apt-get install tesseract-ocr",
+        else "tesseract binary not found; apt-get install tesseract-ocr",  # as the engine says
     }
     return {
         name: (True if requirements.get(name) is None else str(requirements[name]))

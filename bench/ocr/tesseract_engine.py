@@ -1,0 +1,131 @@
+"""Tesseract, run as the ``tesseract`` command-line binary with TSV output.
+
+Needs the binary (Debian: ``apt-get install tesseract-ocr``); the engine is always
+registered, and creating it without the binary raises a one-line
+:class:`~bench.errors.InputError`. Spec options:
+
+``psm``      page segmentation mode (default 11, "sparse text": find as much text
+             as possible in no particular order, which suits generated images
+             better than the page-layout default 3)
+``lang``     traineddata language(s), e.g. ``eng`` (default) or ``eng+deu``
+``workers``  images OCR'd in parallel, one process each (default 1)
+``timeout``  seconds allowed per image (default 120)
+
+Each image is sent to ``tesseract stdin stdout --psm N -l LANG tsv`` as PNG; the
+word rows (level 5) become the pieces, their rectangles the boxes and their
+confidences (0..100) divided by 100 the confidences. Tesseract's own block/line
+order is discarded for :func:`~bench.ocr.order.reading_order`.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from bench.errors import InputError
+from bench.ocr.base import OCREngine, OCRResult, Point
+from bench.ocr.common import OCRImageError, Options, assemble, rect_points, to_rgb_image
+from bench.registry import Spec
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+MISSING_BINARY = "tesseract binary not found; apt-get install tesseract-ocr"
+WORD_LEVEL = "5"
+
+
+@functools.cache
+def _binary_version(binary: str) -> str:
+    """First line of ``tesseract --version``, e.g. ``tesseract 5.3.0``."""
+    done = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else "tesseract (unknown version)"
+
+
+def parse_tsv(tsv: str) -> list[tuple[list[Point], str, float]]:
+    """Word detections ``(box, text, confidence 0..1)`` from Tesseract's TSV output.
+
+    >>> header = "level\\tpage_num\\tblock_num\\tpar_num\\tline_num\\tword_num\\t"
+    >>> header += "left\\ttop\\twidth\\theight\\tconf\\ttext"
+    >>> rows = ["4\\t1\\t1\\t1\\t1\\t0\\t10\\t5\\t90\\t20\\t-1\\t",
+    ...         "5\\t1\\t1\\t1\\t1\\t1\\t10\\t5\\t40\\t20\\t91.5\\tHELLO"]
+    >>> parse_tsv("\\n".join([header, *rows]))
+    [([(10.0, 5.0), (50.0, 5.0), (50.0, 25.0), (10.0, 25.0)], 'HELLO', 0.915)]
+    """
+    words: list[tuple[list[Point], str, float]] = []
+    for line in tsv.splitlines()[1:]:
+        fields = line.split("\t", 11)
+        if len(fields) < 12 or fields[0] != WORD_LEVEL or not fields[11].strip():
+            continue
+        left, top, width, height = (float(v) for v in fields[6:10])
+        confidence = min(max(float(fields[10]) / 100.0, 0.0), 1.0)
+        words.append((rect_points(left, top, width, height), fields[11].strip(), confidence))
+    return words
+
+
+class TesseractEngine(OCREngine):
+    """OCR with the Tesseract binary; see the module docstring for options."""
+
+    name = "tesseract"
+
+    def __init__(self, spec: Spec | str = "tesseract") -> None:
+        spec = Spec.parse(spec) if isinstance(spec, str) else spec
+        options = Options(spec, {"psm", "lang", "workers", "timeout"})
+        binary = shutil.which("tesseract")
+        if binary is None:
+            raise InputError(None, MISSING_BINARY)
+        self.binary = binary
+        self.psm = options.integer("psm", 11, minimum=0)
+        self.lang = options.text("lang", "eng")
+        self.workers = options.integer("workers", 1, minimum=1)
+        self.timeout = options.number("timeout", 120.0)
+        # Parallel processes each using OpenMP threads would oversubscribe the CPU.
+        self._env = {**os.environ, "OMP_THREAD_LIMIT": "1"} if self.workers > 1 else None
+
+    @property
+    def version(self) -> str:
+        return f"{_binary_version(self.binary)}; lang {self.lang}; psm {self.psm}"
+
+    def _read_one(self, index: int, image: Image.Image) -> OCRResult:
+        try:
+            buffer = io.BytesIO()
+            to_rgb_image(image).save(buffer, format="PNG")
+            command = [
+                self.binary,
+                "stdin",
+                "stdout",
+                "--psm",
+                str(self.psm),
+                "-l",
+                self.lang,
+                "tsv",
+            ]
+            done = subprocess.run(
+                command,
+                input=buffer.getvalue(),
+                capture_output=True,
+                timeout=self.timeout,
+                env=self._env,
+            )
+            if done.returncode != 0:
+                message = done.stderr.decode(errors="replace").strip().splitlines()
+                raise RuntimeError(
+                    f"exit code {done.returncode}: {message[-1] if message else 'no message'}"
+                )
+            words = parse_tsv(done.stdout.decode("utf-8", errors="replace"))
+        except Exception as error:
+            raise OCRImageError(self.name, index, error) from error
+        return assemble(words)
+
+    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+        if self.workers == 1 or len(images) < 2:
+            return [self._read_one(i, image) for i, image in enumerate(images)]
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            # map keeps input order and re-raises the first failure in that order.
+            return list(pool.map(self._read_one, range(len(images)), images))
