@@ -173,3 +173,17 @@ def test_fill_functions_and_ids() -> None:
     assert fill_placeholder('Sign "{text}"', "{text}") == 'Sign "{text}"'
     assert make_prompt_id("default", "s001", "w1") == make_prompt_id("default", "s001", "w1")
     assert len({make_prompt_id(k, t, x) for k in ("a", "b") for t in ("1", "2") for x in ("1", "2")}) == 8
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["attributes", "pool", "selection", "audit", "freq", "sources", "stats", "textinvision"],
+)
+def test_docstring_examples(module: str) -> None:
+    """The worked examples in the docstrings are true."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"prompts.{module}"), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert result.attempted > 0
