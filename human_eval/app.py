@@ -33,6 +33,9 @@ from bench.errors import InputError
 from human_eval.service import RatingError, RatingService, View
 from human_eval.study import Study
 
+#: Components that carry state but are not for the eye.
+HIDDEN_CSS = ".gb-hidden { display: none !important; }"
+
 #: Keyboard shortcuts: y/n (or 1-5 on the five-point scale) answer the first
 #: unanswered question, Enter submits, b goes back. Typing in a text box is ignored.
 SHORTCUTS_JS = """
@@ -142,21 +145,23 @@ def build_app(
                 )
             image = gr.Image(
                 type="filepath", interactive=False, show_label=False, format="png", height=420,
-                elem_id="item-image",
+                buttons=["fullscreen"], elem_id="item-image",
             )
             prompt = gr.Markdown(elem_id="prompt")
             radios = [
                 gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}") for c in criteria
             ]
             message = gr.Markdown(elem_id="message")
+            gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
             with gr.Row():
                 back_btn = gr.Button("Back", elem_id="back-btn")
                 submit_btn = gr.Button("Submit", variant="primary", elem_id="submit-btn")
                 finish_btn = gr.Button("Finish", variant="stop", elem_id="finish-btn")
-            image_id = gr.Textbox(visible="hidden", elem_id="image-id")
+            # The current item travels with each request; the server re-checks it.
+            image_id = gr.Textbox(visible="hidden", elem_id="image-id", elem_classes=["gb-hidden"])
         with gr.Column(visible=False, elem_id="done-screen") as done_col:
             done_msg = gr.Markdown(elem_id="done-message")
-        state = gr.JSON(visible="hidden", elem_id="state")
+        state = gr.JSON(visible="hidden", elem_id="state", elem_classes=["gb-hidden"])
 
         outputs = [consent_col, rate_col, done_col, code_box, image_id, image, prompt, *radios,
                    progress, message, done_msg, state]
@@ -189,6 +194,9 @@ def build_app(
         def on_start(agree: bool, request: gr.Request) -> list[Any]:
             login = getattr(request, "username", None) if request is not None else None
             return shown(lambda: service.start(bool(agree), login=login))
+
+        # Postponed annotations hide gr.Request from Gradio's injection; name it explicitly.
+        on_start.__annotations__["request"] = gr.Request
 
         def on_resume(code: str) -> list[Any]:
             return shown(lambda: service.resume(code))
@@ -284,6 +292,7 @@ def launch(
         show_error=True,
         footer_links=[],
         head=SHORTCUTS_JS,
+        css=HIDDEN_CSS,
         ssr_mode=False,
         mcp_server=False,
     )

@@ -96,7 +96,7 @@ class RatingService:
             self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
         elif all(item.done for item in items) and self._finished(participant):
             return View("done", code=participant.resume_code, done=len(items), total=len(items),
-                        message="You already finished. Thank you!")
+                        message="You already finished; your answers are saved.")
         return self._next(participant, after=None)
 
     def submit(self, code: str, image_id: str, answers: dict[str, str | None]) -> View:
@@ -142,7 +142,7 @@ class RatingService:
         participant = self._participant(code)
         released = self.store.finish(participant.participant_id)
         items = self.store.batch(participant.participant_id)
-        message = "Thank you! Your answers are saved."
+        message = "Your answers are saved."
         if released:
             message += f" {released} unrated image(s) were handed back to other raters."
         return View("done", code=participant.resume_code, done=sum(i.done for i in items),

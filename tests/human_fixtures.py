@@ -108,3 +108,25 @@ def make_run(
     frame.to_parquet(folder / "results.parquet", index=False)
     (folder / "run.json").write_text(json.dumps({"run_id": run_id, "models": list(models + controls)}))
     return folder
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def launch_app(study_dir: Path, auth_file: Path | None = None):  # -> (demo, url)
+    """Launch the rating app in this process on a free localhost port, without blocking."""
+    import os
+
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from human_eval.app import launch
+    from human_eval.study import load_study
+
+    port = free_port()
+    demo = launch(load_study(study_dir), port=port, auth_file=auth_file, block=False, quiet=True)
+    return demo, f"http://127.0.0.1:{port}/"

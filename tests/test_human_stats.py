@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from human_eval import stats
 
 
-def long_ratings(table: dict[str, list[int | None]], criterion: str = "text_accuracy") -> pd.DataFrame:
+def long_ratings(table: Mapping[str, Sequence[int | None]], criterion: str = "text_accuracy") -> pd.DataFrame:
     """{image: [value per rater slot, None = not rated]} -> long ratings."""
     rows = [
         {"image_id": image, "rater_id": f"r{slot}", "criterion": criterion, "value": value}

@@ -7,19 +7,20 @@ import shutil
 import sqlite3
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from human_fixtures import make_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from human_fixtures import make_run
 from typer.testing import CliRunner
 
 from bench.errors import InputError
 from human_eval.sampling import SamplingError, allocate, gold_answer, stratified_sample
 from human_eval.service import RatingError, RatingService
 from human_eval.store import Store
-from human_eval.study import create_study, load_study
+from human_eval.study import Study, create_study, load_study
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +28,8 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_run(tmp_path_factory.mktemp("run") / "run")
 
 
-def new_study(run_dir: Path, out: Path, **options) -> object:
-    settings = {"n": 30, "min_per_cell": 2, "raters_per_image": 2, "seed": 7, "batch_size": 6,
+def new_study(run_dir: Path, out: Path, **options: Any) -> Study:
+    settings: dict[str, Any] = {"n": 30, "min_per_cell": 2, "raters_per_image": 2, "seed": 7, "batch_size": 6,
                 "gold_per_batch": 1, "n_gold": 6, "progress": False}
     settings.update(options)
     return create_study([run_dir], out, **settings)
