@@ -18,6 +18,7 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -92,6 +93,7 @@ class PromptPool:
     singles: pd.DataFrame
     fill: Callable[[str, str], str]
     meta: dict[str, object] = field(default_factory=dict)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n_cross(self) -> int:
@@ -105,11 +107,11 @@ class PromptPool:
         t_idx = np.asarray(template_index, dtype=np.int64)
         x_idx = np.asarray(text_index, dtype=np.int64)
         templates = self.templates.iloc[t_idx].reset_index(drop=True)
-        texts = self.texts.iloc[x_idx].reset_index(drop=True)
-        template_strings = templates["template"].astype(str).tolist()
-        text_strings = texts["text"].astype(str).tolist()
-        prompts = [self.fill(t, x) for t, x in zip(template_strings, text_strings, strict=True)]
-        frame = texts.copy()
+        frame = self.texts.iloc[x_idx].reset_index(drop=True)
+        # plain Python lists, built once: iterating pandas string arrays row by row is slow
+        t_strings, t_ids, x_strings, x_ids = self._string_lists()
+        pairs = list(zip(t_idx.tolist(), x_idx.tolist(), strict=True))
+        prompts = [self.fill(t_strings[t], x_strings[x]) for t, x in pairs]
         for column in templates.columns:
             if column == "template":
                 continue
@@ -118,14 +120,24 @@ class PromptPool:
                 name = f"template_{column}"
             frame[name] = templates[column].to_numpy()
         frame["prompt"] = prompts
-        frame["prompt_id"] = [
-            make_prompt_id(self.kind, a, b)
-            for a, b in zip(templates["template_id"].astype(str), texts["text_id"].astype(str), strict=True)
-        ]
+        # make_prompt_id inlined with a per-template prefix (same digest, 3x faster on big pools)
+        prefixes = [f"{self.kind}\x1f{t}\x1f" for t in t_ids]
+        sha256 = hashlib.sha256
+        frame["prompt_id"] = [sha256((prefixes[t] + x_ids[x]).encode("utf-8")).hexdigest()[:12] for t, x in pairs]
         frame["source"] = self.source
         frame["prompt_char_length"] = [char_length(p) for p in prompts]
         frame["prompt_word_count"] = [word_count(p) for p in prompts]
         return frame
+
+    def _string_lists(self) -> tuple[list[str], list[str], list[str], list[str]]:
+        if "strings" not in self._cache:
+            self._cache["strings"] = (
+                [str(v) for v in self.templates["template"].tolist()],
+                [str(v) for v in self.templates["template_id"].tolist()],
+                [str(v) for v in self.texts["text"].tolist()],
+                [str(v) for v in self.texts["text_id"].tolist()],
+            )
+        return self._cache["strings"]
 
     def rows(self, index: Sequence[int] | np.ndarray) -> pd.DataFrame:
         """Rows at pool positions ``index`` (see the module docstring), conformed, in that order."""
