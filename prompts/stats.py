@@ -61,6 +61,26 @@ def _text_stats(frame: pd.DataFrame, weights: pd.Series) -> dict[str, Any]:
     }
 
 
+def _ordered(counts: dict[str, int], order: list[str]) -> dict[str, int]:
+    """Known labels in ``order``, then any others sorted, then the missing bucket."""
+    rank = {label: i for i, label in enumerate(order)}
+    return dict(
+        sorted(counts.items(), key=lambda kv: (kv[0] == _MISSING, rank.get(kv[0], len(rank)), kv[0]))
+    )
+
+
+def _in_display_order(stats: dict[str, Any]) -> dict[str, Any]:
+    from prompts.attributes import CEFR_LEVELS
+    from prompts.schema import PROMPT_TYPES
+
+    stats["prompt_type"] = _ordered(stats["prompt_type"], list(PROMPT_TYPES))
+    stats["group"] = _ordered(stats["group"], [])
+    stats["cefr"] = _ordered(stats["cefr"], list(CEFR_LEVELS))
+    stats["char_length"] = _ordered(stats["char_length"], [_bin_label(lo, hi) for lo, hi in CHAR_BINS])
+    stats["word_count"] = _ordered(stats["word_count"], [_bin_label(lo, hi) for lo, hi in WORD_BINS])
+    return stats
+
+
 def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
     """Counts by prompt_type, group, cefr, char_length/word_count bins and flags.
 
@@ -87,7 +107,7 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
             type_counts = _merge(type_counts, _weighted_counts(singles["prompt_type"], ones))
             group_counts = _merge(group_counts, _weighted_counts(singles["group"], ones))
         unique_texts = int(pd.concat([source.texts["text"], source.singles.get("text", pd.Series(dtype=str))]).nunique())
-        return {
+        return _in_display_order({
             "source": source.source,
             "version": source.version,
             "rows": len(source),
@@ -98,10 +118,10 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
             "prompt_type": dict(sorted(type_counts.items())),
             "group": dict(sorted(group_counts.items())),
             **text_part,
-        }
+        })
     frame = source.frame
     ones = pd.Series(1, index=frame.index)
-    return {
+    return _in_display_order({
         "source": source.source,
         "version": source.version,
         "rows": len(frame),
@@ -110,7 +130,7 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
         "prompt_type": _weighted_counts(frame["prompt_type"], ones),
         "group": _weighted_counts(frame["group"], ones),
         **_text_stats(frame, ones),
-    }
+    })
 
 
 def write_chart(stats: dict[str, Any], path: str | Path) -> None:
@@ -124,7 +144,7 @@ def write_chart(stats: dict[str, Any], path: str | Path) -> None:
 
     panels = [
         ("prompt type", stats["prompt_type"]),
-        ("group", stats["group"]),
+        ("real-world group", {k: v for k, v in stats["group"].items() if k != _MISSING}),
         ("CEFR level", stats["cefr"]),
         ("text length (chars)", stats["char_length"]),
         ("text length (words)", stats["word_count"]),

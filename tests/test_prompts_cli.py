@@ -56,6 +56,9 @@ def test_stats_json_and_chart(tmp_path: Path) -> None:
     stats = json.loads(result.output)
     assert stats["rows"] == 27
     assert stats["prompt_type"] == {"complex": 8, "real_world": 3, "simple": 16}
+    assert list(stats["prompt_type"]) == ["simple", "complex", "real_world"]  # display order
+    bins = list(stats["char_length"])
+    assert bins == sorted(bins, key=lambda b: int(b.split("-")[0].rstrip("+")))
     assert stats["group"] == {"(none)": 24, "Advertisements": 1, "Posters": 2}
     # 8 texts x 3 templates + 3 real-world texts, each counted once per row
     assert sum(stats["cefr"].values()) == 27
