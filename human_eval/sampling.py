@@ -167,7 +167,8 @@ def gold_answer(model: str, exact_match: object = None) -> dict[str, int] | None
             rate = float(spec.options.get("rate", "0"))
         except ValueError:
             return None
-        if rate > 0 and exact_match is not None and not bool(exact_match):
+        known = exact_match is not None and not (isinstance(exact_match, float) and math.isnan(exact_match))
+        if rate > 0 and known and not bool(exact_match):
             return {"text_accuracy": 0}
     return None
 

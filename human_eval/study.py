@@ -187,14 +187,14 @@ def create_study(
         sample = stratified_sample(pool, cells, n, min_per_cell, seed)
     except SamplingError as exc:
         raise InputError(None, str(exc), key="sample") from None
-    gold = select_gold(frame[control], n_gold, seed)
+    gold = select_gold(frame[control & ~frame.index.isin(sample.index)], n_gold, seed)
     sample["is_gold"] = False
     sample["gold_answer"] = ""
     gold = gold.assign(
         is_gold=True, cell="gold", cell_size=len(gold), cell_sampled=len(gold),
         inclusion_prob=float("nan"), weight=float("nan"),
     )
-    chosen = pd.concat([sample, gold[~gold.index.isin(sample.index)]])
+    chosen = pd.concat([sample, gold])
     manifest = _manifest(chosen, seed, _is_control(chosen))
     out.mkdir(parents=True, exist_ok=True)
     _copy_images(chosen, manifest, out, progress)

@@ -207,6 +207,9 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
     assert resumed.image_id == second and resumed.done == 1
     done = service.finish(view.code)
     assert done.screen == "done"
+    assert service.resume(view.code).screen == "done"  # finished: nothing more to rate
+    # A logged-in rater (Gradio auth) is the same participant each time they log in.
+    assert service.start(True, login="ann").code == service.start(True, login="ann").code
     ratings = service.store.ratings_frame()
     mine = ratings[ratings["participant_id"] == service._participant(view.code).participant_id]
     assert len(mine) == 2 and set(mine["value"]) == {0}
@@ -263,3 +266,20 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     bad = runner.invoke(app, ["human", "sample", str(run_dir), "--n", "10", "--min-per-cell", "3",
                               "--out", str(tmp_path / "bad")])
     assert bad.exit_code != 0 and isinstance(bad.exception, InputError)
+
+
+def test_five_point_scale_and_controls_in_sample(run_dir: Path, tmp_path: Path) -> None:
+    study = new_study(run_dir, tmp_path / "study", scale="likert5", include_controls=True, n=36,
+                      cells=["model"], min_per_cell=6, n_gold=3)
+    manifest = study.manifest
+    assert manifest.loc[~manifest["is_gold"], "is_control"].sum() == 18  # 3 controls x 6
+    gold_rows = manifest[manifest["is_gold"]]
+    sampled = manifest[~manifest["is_gold"]]
+    assert not set(zip(gold_rows["model"], gold_rows["prompt_id"])) & set(zip(sampled["model"], sampled["prompt_id"]))
+    service = RatingService(study)
+    view = service.start(True)
+    with pytest.raises(RatingError):
+        service.submit(view.code, view.image_id, {"prompt_following": "Yes", "text_accuracy": "No"})
+    view = service.submit(view.code, view.image_id, {"prompt_following": "5 (yes)", "text_accuracy": "2"})
+    assert view.done == 1
+    assert set(service.store.ratings_frame()["value"]) == {5, 2}
