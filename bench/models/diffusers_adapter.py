@@ -24,6 +24,8 @@ safety_checker       false: remove SD's NSFW checker (which blacks images out); 
 family               force a family from :data:`bench.models.families.FAMILIES`
 loader               diffusion | auto (AutoPipelineForText2Image)
 stage2, stage3       DeepFloyd IF later stages: a hub id / folder, or ``none``
+stageN_steps         DeepFloyd IF: steps / guidance of stage 2 or 3
+stageN_guidance
 ==================== ======================================================================
 
 Seeding: each request gets its own ``torch.Generator("cpu").manual_seed(req.seed)``
@@ -79,6 +81,10 @@ OPTION_TYPES: dict[str, type] = {
     "loader": str,
     "stage2": str,
     "stage3": str,
+    "stage2_steps": int,
+    "stage2_guidance": float,
+    "stage3_steps": int,
+    "stage3_guidance": float,
 }
 
 _DTYPE_ALIASES = {
@@ -161,7 +167,7 @@ def parse_options(options: Mapping[str, Any], source: str = "") -> dict[str, Any
         )
     if "loader" in parsed and parsed["loader"] not in ("diffusion", "auto"):
         raise InputError(source or None, "loader must be 'diffusion' or 'auto'", key="loader")
-    for key in ("height", "width", "steps", "max_sequence_length"):
+    for key in ("height", "width", "steps", "max_sequence_length", "stage2_steps", "stage3_steps"):
         if key in parsed and parsed[key] <= 0:
             raise InputError(source or None, f"option {key!r} must be positive", key=key)
     return parsed
@@ -299,6 +305,9 @@ class DiffusersModel(ModelAdapter):
         settings: dict[str, Any] = self.family.settings()
         settings.pop("dtype")  # reported on its own: it depends on the device
         settings["negative_prompt"] = None
+        for stage in self.family.stages:
+            settings[f"{stage.option}_steps"] = stage.steps
+            settings[f"{stage.option}_guidance"] = stage.guidance
         if self.tiny:
             settings.update(self.tiny.get("defaults", {}))
         settings.update({k: v for k, v in self.options.items() if k in settings and k != "dtype"})
@@ -461,23 +470,22 @@ class DiffusersModel(ModelAdapter):
             self._safety = "kept"
 
     # ------------------------------------------------------------ generation
-    def _call_kwargs(self, pipe: Any, n: int, *, first_stage: bool = True) -> dict[str, Any]:
+    def _call_kwargs(self, pipe: Any, n: int) -> dict[str, Any]:
         """Keyword arguments for ``pipe.__call__``, limited to those it accepts."""
         s = self.settings
         wanted: dict[str, Any] = {
             "num_inference_steps": s.get("steps"),
             "guidance_scale": s.get("guidance"),
             "max_sequence_length": s.get("max_sequence_length"),
+            "height": s.get("height"),
+            "width": s.get("width"),
+            **self.family.call_kwargs,
         }
-        if first_stage:
-            wanted.update({"height": s.get("height"), "width": s.get("width")})
-            wanted.update(self.family.call_kwargs)
-            if s.get("negative_prompt"):
-                wanted["negative_prompt"] = [s["negative_prompt"]] * n
+        if s.get("negative_prompt"):
+            wanted["negative_prompt"] = [s["negative_prompt"]] * n
         wanted = {k: v for k, v in wanted.items() if v is not None}
         accepted = inspect.signature(pipe.__call__).parameters
-        if first_stage:
-            self._ignored = sorted(k for k in wanted if k not in accepted)
+        self._ignored = sorted(k for k in wanted if k not in accepted)
         return {k: v for k, v in wanted.items() if k in accepted}
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
@@ -531,14 +539,16 @@ class DiffusersModel(ModelAdapter):
                 "image": images,
                 "generator": generators,
                 "output_type": "pil" if last else "pt",
-                "num_inference_steps": spec.steps,
-                "guidance_scale": spec.guidance,
+                "num_inference_steps": self.settings[f"{option}_steps"],
+                "guidance_scale": self.settings[f"{option}_guidance"],
                 **spec.call_kwargs,
             }
             if option == "stage2":
                 call.update(prompt_embeds=embeds, negative_prompt_embeds=negative_embeds)
             else:
                 call["prompt"] = prompts
+                if negative:
+                    call["negative_prompt"] = [negative] * len(prompts)
             accepted = inspect.signature(pipe.__call__).parameters
             result = pipe(**{k: v for k, v in call.items() if k in accepted})
             images = result.images

@@ -34,12 +34,27 @@ _MAX_TOKENS = 32  # tokenizer model_max_length / text encoder positions
 
 def build_tiny_sd(path: str | Path) -> Path:
     """Build (or reuse) a tiny random Stable-Diffusion-1.x-style pipeline at ``path``."""
-    return _build(Path(path), "sd")
+    return _build(Path(path), "sd", TINY_DEFAULTS)
 
 
 def build_tiny_sdxl(path: str | Path) -> Path:
     """Build (or reuse) a tiny random SDXL-style pipeline (two text encoders) at ``path``."""
-    return _build(Path(path), "sdxl")
+    return _build(Path(path), "sdxl", TINY_DEFAULTS)
+
+
+def build_tiny_if(path: str | Path) -> tuple[Path, Path]:
+    """Build (or reuse) a tiny random DeepFloyd-IF-style cascade: ``(stage I, stage II)``.
+
+    Stage I (``IFPipeline``, T5 text encoder) makes 16 px images and stage II
+    (``IFSuperResolutionPipeline``) upsamples them to 32 px; they are saved in
+    ``path/stage1`` and ``path/stage2``. Use as
+    ``diffusers:<stage I>?stage2=<stage II>``.
+    """
+    root = Path(path)
+    stage1_defaults = {**TINY_DEFAULTS, "height": 16, "width": 16, "stage2_steps": 2}
+    stage1 = _build(root / "stage1", "if-stage1", stage1_defaults)
+    stage2 = _build(root / "stage2", "if-stage2", {})
+    return stage1, stage2
 
 
 def is_tiny(path: str | Path) -> bool:
@@ -56,7 +71,7 @@ def read_marker(path: str | Path) -> dict[str, Any] | None:
     return data
 
 
-def _build(path: Path, style: str) -> Path:
+def _build(path: Path, style: str, defaults: dict[str, Any]) -> Path:
     marker = read_marker(path)
     if (
         marker is not None
@@ -66,18 +81,24 @@ def _build(path: Path, style: str) -> Path:
         return path  # idempotent: already built here
     import torch
 
+    builders = {
+        "sd": _sd_pipeline,
+        "sdxl": _sdxl_pipeline,
+        "if-stage1": _if_stage1_pipeline,
+        "if-stage2": _if_stage2_pipeline,
+    }
     # The marker is written last, so a crash mid-build leaves no marker and the
     # next call rebuilds instead of trusting a half-written folder.
     with tempfile.TemporaryDirectory() as tok_dir:
         torch.manual_seed(_SEED)
-        pipe = _sd_pipeline(Path(tok_dir)) if style == "sd" else _sdxl_pipeline(Path(tok_dir))
+        pipe = builders[style](Path(tok_dir))
         pipe.save_pretrained(str(path), safe_serialization=True)
     info = {
         "tiny_random": True,
         "style": style,
         "seed": _SEED,
         "note": "tiny random diffusers pipeline built locally by glyphbench; draws noise, not text",
-        "defaults": TINY_DEFAULTS,
+        "defaults": defaults,
     }
     (path / TINY_MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return path
@@ -240,4 +261,113 @@ def _sdxl_pipeline(work: Path) -> Any:
         unet=unet,
         scheduler=_scheduler(),
         force_zeros_for_empty_prompt=True,
+    )
+
+
+# --- DeepFloyd-IF-style cascade ------------------------------------------------
+
+
+def _t5_parts() -> tuple[Any, Any]:
+    """A T5 tokenizer from a small unigram vocabulary, and a 2-layer T5 encoder."""
+    from transformers import T5Config, T5EncoderModel, T5Tokenizer
+
+    pieces = ["<pad>", "</s>", "<unk>", "\u2581"]
+    pieces += [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    pieces += ["\u2581" + chr(c) for c in range(ord("a"), ord("z") + 1)]
+    pieces += [chr(c) for c in range(ord("0"), ord("9") + 1)]
+    vocab = [(piece, 0.0 if i < 3 else -float(i)) for i, piece in enumerate(pieces)]
+    tokenizer = T5Tokenizer(vocab=vocab, extra_ids=0, model_max_length=_MAX_TOKENS)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=_TEXT_HIDDEN,
+        d_ff=37,
+        d_kv=8,
+        num_layers=2,
+        num_heads=4,
+        pad_token_id=0,
+        eos_token_id=1,
+    )
+    return tokenizer, T5EncoderModel(config)
+
+
+def _if_scheduler() -> Any:
+    from diffusers import DDPMScheduler
+
+    return DDPMScheduler(
+        num_train_timesteps=1000,
+        beta_schedule="squaredcos_cap_v2",
+        thresholding=True,
+        dynamic_thresholding_ratio=0.95,
+        sample_max_value=1.0,
+        prediction_type="epsilon",
+        variance_type="learned_range",
+    )
+
+
+def _if_unet(in_channels: int, sample_size: int, **extra: Any) -> Any:
+    from diffusers import UNet2DConditionModel
+
+    return UNet2DConditionModel(
+        sample_size=sample_size,
+        layers_per_block=1,
+        block_out_channels=(32, 64),
+        down_block_types=("ResnetDownsampleBlock2D", "SimpleCrossAttnDownBlock2D"),
+        mid_block_type="UNetMidBlock2DSimpleCrossAttn",
+        up_block_types=("SimpleCrossAttnUpBlock2D", "ResnetUpsampleBlock2D"),
+        in_channels=in_channels,
+        out_channels=6,  # 3 noise channels + 3 variance channels ("learned_range")
+        cross_attention_dim=_TEXT_HIDDEN,
+        encoder_hid_dim=_TEXT_HIDDEN,
+        attention_head_dim=8,
+        addition_embed_type="text",
+        addition_embed_type_num_heads=2,
+        cross_attention_norm="group_norm",
+        resnet_time_scale_shift="scale_shift",
+        act_fn="gelu",
+        **extra,
+    )
+
+
+def _if_stage1_pipeline(work: Path) -> Any:
+    from diffusers import IFPipeline
+
+    tokenizer, text_encoder = _t5_parts()
+    return IFPipeline(
+        tokenizer=tokenizer,
+        text_encoder=text_encoder,
+        unet=_if_unet(3, 16),
+        scheduler=_if_scheduler(),
+        safety_checker=None,
+        feature_extractor=None,
+        watermarker=None,
+        requires_safety_checker=False,
+    )
+
+
+def _if_stage2_pipeline(work: Path) -> Any:
+    from diffusers import DDPMScheduler, IFSuperResolutionPipeline
+
+    tokenizer, text_encoder = _t5_parts()
+    # Stage II sees the noisy upsampled stage I image next to its own noise (6 channels)
+    # and is told the noise level through a timestep class embedding.
+    unet = _if_unet(
+        6,
+        32,
+        class_embed_type="timestep",
+        mid_block_scale_factor=1.414,
+        time_embedding_act_fn="gelu",
+        time_embedding_dim=32,
+    )
+    return IFSuperResolutionPipeline(
+        tokenizer=tokenizer,
+        text_encoder=text_encoder,
+        unet=unet,
+        scheduler=_if_scheduler(),
+        image_noising_scheduler=DDPMScheduler(
+            num_train_timesteps=1000, beta_schedule="squaredcos_cap_v2"
+        ),
+        safety_checker=None,
+        feature_extractor=None,
+        watermarker=None,
+        requires_safety_checker=False,
     )
