@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "bench.cli_run",
     "bench.report.cli",
     "prompts.cli",
+    "vae_eval.cli",
     "human_eval.cli",
 )
 

@@ -1,0 +1,150 @@
+"""vae_eval.imageset: the rendered default set, folder/metadata sets, TextInVision metadata."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from bench.errors import InputError
+from vae_eval.imageset import (
+    BACKGROUNDS,
+    CHAR_CLASSES,
+    FONT_SIZES,
+    REPLICATES,
+    WORD_POOLS,
+    default_cells,
+    default_set,
+    load_image_set,
+    read_metadata,
+    stratified_limit,
+    write_default_set,
+)
+
+
+def test_full_default_set_crosses_every_attribute() -> None:
+    image_set = default_set(size=256)
+    assert len(image_set.items) == len(FONT_SIZES) * len(CHAR_CLASSES) * len(BACKGROUNDS) * REPLICATES
+    assert len({item.image_id for item in image_set.items}) == len(image_set.items)
+    cells = Counter((i.attributes["font_size"], i.attributes["char_class"]) for i in image_set.items)
+    assert set(cells.values()) == {len(BACKGROUNDS) * REPLICATES}
+    assert len({i.attributes["font"] for i in image_set.items}) >= 3  # DejaVu Sans/Serif/Mono at least
+
+
+def test_truth_is_drawn_from_the_class_pool_and_fits() -> None:
+    for item in default_set(size=256).items:
+        assert item.truth
+        pool = set(WORD_POOLS[item.attributes["char_class"]])
+        assert set(item.truth.split()) <= pool
+        # big fonts in a small image drop words that do not fit, never all of them
+        assert 1 <= len(item.truth.split()) <= 6
+    assert len(default_set(size=512).items) == 180  # at 512 px every cell has text
+
+
+def test_rendering_is_deterministic_and_seeded() -> None:
+    first = default_set(size=128, limit=3)
+    second = default_set(size=128, limit=3)
+    other_seed = default_set(size=128, seed=1, limit=3)
+    for a, b, c in zip(first.items, second.items, other_seed.items, strict=True):
+        pa, pb, pc = (np.asarray(x.load()) for x in (a, b, c))
+        assert pa.shape == (128, 128, 3)
+        assert np.array_equal(pa, pb)
+        assert a.truth == b.truth
+        assert not np.array_equal(pa, pc)
+
+
+def test_text_is_actually_drawn() -> None:
+    item = next(i for i in default_set(size=128).items if i.attributes["background"] == "plain")
+    pixels = np.asarray(item.load().convert("L"))
+    assert (pixels < 100).sum() > 50  # dark glyph pixels on white
+
+
+def test_stratified_limit_spreads_over_size_and_class() -> None:
+    picked = stratified_limit(default_cells(), len(FONT_SIZES) * len(CHAR_CLASSES))
+    assert {(c.font_size, c.char_class) for c in picked} == {(s, k) for s in FONT_SIZES for k in CHAR_CLASSES}
+    # a larger limit keeps every image of a smaller one
+    small = {c.image_id for c in stratified_limit(default_cells(), 7)}
+    large = {c.image_id for c in stratified_limit(default_cells(), 40)}
+    assert small <= large and len(small) == 7 and len(large) == 40
+
+
+def test_write_default_set_round_trips_through_folder_loader(tmp_path: Path) -> None:
+    metadata = write_default_set(tmp_path / "set", size=96, limit=4)
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 4
+    loaded = load_image_set(str(tmp_path / "set"))
+    rendered = default_set(size=96, limit=4)
+    assert [i.image_id for i in loaded.items] == [i.image_id for i in rendered.items]
+    for a, b in zip(loaded.items, rendered.items, strict=True):
+        assert a.truth == b.truth
+        assert a.attributes["font_size"] == b.attributes["font_size"]
+        assert np.array_equal(np.asarray(a.load()), np.asarray(b.load()))
+
+
+def test_folder_without_metadata_has_no_truth(tmp_path: Path) -> None:
+    Image.new("RGB", (32, 32), "white").save(tmp_path / "b.png")
+    Image.new("RGB", (32, 32), "black").save(tmp_path / "a.jpg")
+    (tmp_path / "notes.txt").write_text("not an image")
+    image_set = load_image_set(str(tmp_path))
+    assert [i.image_id for i in image_set.items] == ["a", "b"]
+    assert all(i.truth is None for i in image_set.items)
+    assert any("reference" in note for note in image_set.notes)
+
+
+def test_textinvision_style_metadata_with_optional_text(tmp_path: Path) -> None:
+    Image.new("RGB", (32, 32), "white").save(tmp_path / "one.jpg")
+    meta = {
+        "one.jpg": {"image_url": "https://example.org/1", "source": "Pixabay", "text": "OPEN 24"},
+        "two.jpg": {"image_url": "https://example.org/2", "source": "Unsplash"},
+    }
+    (tmp_path / "vae_images_metadata.json").write_text(json.dumps(meta))
+    image_set = load_image_set(str(tmp_path / "vae_images_metadata.json"))
+    assert [i.image_id for i in image_set.items] == ["one"]
+    assert image_set.items[0].truth == "OPEN 24"
+    assert image_set.items[0].attributes["source"] == "Pixabay"
+    assert any("1 of 2 listed images" in note for note in image_set.notes)
+
+
+def test_real_textinvision_metadata_parses(textinvision_dir: Path) -> None:
+    metadata = read_metadata(textinvision_dir / "vae_images_metadata.json")
+    assert len(metadata) == 1027
+    assert all(record["image_url"].startswith("http") for record in metadata.values())
+    assert {record["source"] for record in metadata.values()} <= {"Pixabay", "Unsplash", "unsplash"}  # case as shipped
+    assert not any(record.get("text") for record in metadata.values())  # no transcriptions shipped
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{not json", "malformed JSON"),
+        ('{"a.jpg": 3}', "not an object"),
+        ('[{"text": "x"}]', "'file'"),
+        ('{"a.jpg": {"text": 5}}', "not a string"),
+        ("42", "expected a JSON object"),
+    ],
+)
+def test_bad_metadata_is_one_line_input_error(tmp_path: Path, content: str, problem: str) -> None:
+    path = tmp_path / "meta.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=problem):
+        read_metadata(path)
+
+
+def test_bad_image_set_specs(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="not found"):
+        load_image_set(str(tmp_path / "missing"))
+    with pytest.raises(InputError, match="unknown option"):
+        load_image_set("default?sise=3")
+    with pytest.raises(InputError, match="between 64"):
+        load_image_set("default?size=8")
+    with pytest.raises(InputError, match="no images found"):
+        load_image_set(str(tmp_path))
+
+
+def test_native_size_option() -> None:
+    image_set = load_image_set("default?size=native", native_size=128, limit=1)
+    assert image_set.items[0].attributes["width"] == 128

@@ -1,0 +1,118 @@
+"""``glyphbench vae-eval``: how much text survives a VAE's encode-decode round trip.
+
+Imports only typer/rich at top level; torch, diffusers and easyocr load inside the
+command. Without a subcommand the group runs the evaluation; ``download`` fetches
+the images a TextInVision-style metadata file lists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+vae_app = typer.Typer(
+    help="Measure how much text survives a VAE (or JPEG / resize) round trip.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    add_completion=False,
+)
+
+
+@vae_app.callback(invoke_without_command=True)
+def evaluate_command(
+    ctx: typer.Context,
+    vae: list[str] = typer.Option(
+        None,
+        "--vae",
+        help="Codec spec, repeatable: identity, jpeg?quality=Q, resize?factor=F, "
+        "diffusers:<hub id or path>[:subfolder].",
+    ),
+    images: str = typer.Option(
+        "default",
+        "--images",
+        help="'default' (synthetic, options ?size=512&seed=0), a folder, or a metadata .json/.jsonl.",
+    ),
+    limit: int = typer.Option(None, "--limit", min=1, help="Evaluate at most N images (stratified for 'default')."),
+    ocr: str = typer.Option("easyocr", "--ocr", help="OCR engine spec (see bench.ocr)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
+    batch_size: int = typer.Option(4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute batches that hold error rows."),
+    save_images: bool = typer.Option(True, "--save-images/--no-save-images", help="Keep originals and reconstructions as PNG."),
+) -> None:
+    """Encode-decode images with each codec, OCR before and after, score WR/PA/PSNR/SSIM.
+
+    Writes OUT/vae_results.parquet and OUT/report/index.html. Rerunning with the same
+    OUT skips (image, codec) pairs already done. Example:
+
+        glyphbench vae-eval --vae identity --vae "jpeg?quality=30" --vae "resize?factor=8" --limit 30 --out vae-out
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from bench.errors import InputError
+
+    if not vae:
+        raise InputError(None, "give at least one --vae (e.g. --vae identity --vae 'jpeg?quality=30')")
+    if out is None:
+        raise InputError(None, "--out is required")
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from vae_eval.report import write_report
+    from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate
+
+    options = RunOptions(
+        codecs=list(vae),
+        images=images,
+        ocr=ocr,
+        limit=limit,
+        batch_size=batch_size,
+        save_images=save_images,
+        retry_errors=retry_errors,
+    )
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as bar:
+        tasks: dict[str, object] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)  # type: ignore[arg-type]
+
+        table = evaluate(options, out, progress=progress)
+    import json
+
+    notes = json.loads((out / "run.json").read_text(encoding="utf-8")).get("notes", [])
+    report = write_report(table, out, notes=notes)
+    failed = int((table["error"] != "").sum()) if len(table) else 0
+    typer.echo(f"{len(table)} rows ({failed} failed) -> {out / RESULTS_NAME}; report {report}")
+
+
+@vae_app.command("download")
+def download_command(
+    metadata: Path = typer.Argument(..., help="vae_images_metadata.json (file name -> {image_url, ...})."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for the images (and a copy of the metadata)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N entries."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds per request."),
+) -> None:
+    """Fetch the images a metadata file lists (needs internet; resumable; never used by tests).
+
+    Afterwards evaluate them with: glyphbench vae-eval --images OUT --vae ... --out RESULTS
+    """
+    from vae_eval.download import download
+
+    summary = download(metadata, out, limit=limit, timeout=timeout)
+    for name, reason in summary.failed.items():
+        typer.echo(f"failed {name}: {reason}", err=True)
+    typer.echo(
+        f"fetched {len(summary.fetched)}, already present {len(summary.skipped)}, failed {len(summary.failed)} -> {out}"
+    )
+    if summary.failed and not summary.fetched and not summary.skipped:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(vae_app, name="vae-eval")
