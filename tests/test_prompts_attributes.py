@@ -187,3 +187,22 @@ def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(f"prompts.{module}"), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
     assert result.attempted > 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abAB .%-", min_size=1, max_size=5), min_size=1, max_size=6),
+    st.lists(st.text(alphabet="abAB .%-_", max_size=25), max_size=8),
+)
+def test_corpus_counts_match_a_naive_regex(texts: list[str], captions: list[str]) -> None:
+    """Token-set and automaton paths together equal a plain whole-word regex search."""
+    import re
+
+    from prompts.freq import count_in_corpus
+
+    expected = []
+    for text in texts:
+        key = text.strip().lower()
+        pattern = re.compile(rf"(?<![^\W_]){re.escape(key)}(?![^\W_])")
+        expected.append(sum(1 for c in captions if key and pattern.search(c.lower())))
+    assert count_in_corpus(texts, captions) == expected
