@@ -87,7 +87,7 @@ class Distributed:
 
     shard: Shard
     device: str | None  # the device this process should use (None: let the adapter choose)
-    launcher: str  # "single", "shard-flag" or "accelerate"
+    launcher: str  # "single", "shard-flag", "accelerate" or "env" (WORLD_SIZE/RANK only)
     state: Any = None  # accelerate.PartialState when launched by accelerate
 
     def barrier(self) -> None:
@@ -100,7 +100,13 @@ class Distributed:
 
 
 def detect_distributed(shard_flag: str | None = None) -> Distributed:
-    """``--shard i/N`` when given; else accelerate's process index/count when launched by it."""
+    """``--shard i/N`` when given; else accelerate's process index/count when launched by it.
+
+    Under ``accelerate launch`` (``WORLD_SIZE`` > 1) each process takes shard
+    (process index, process count) and the device accelerate gives it; on a
+    machine without GPUs, ``accelerate launch --multi_gpu --num_processes N``
+    starts N CPU processes (accelerate's ``--cpu`` flag starts only one).
+    """
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     if shard_flag:
         if world > 1:
@@ -110,9 +116,14 @@ def detect_distributed(shard_flag: str | None = None) -> Distributed:
         return Distributed(Shard.parse(shard_flag), None, "shard-flag")
     if world <= 1:
         return Distributed(Shard(), None, "single")
+    import torch
     from accelerate import PartialState
 
-    state = PartialState()
+    # Without a GPU accelerate needs cpu=True to join the (gloo) process group.
+    state = PartialState(cpu=not torch.cuda.is_available())
+    if state.num_processes != world:  # a launcher accelerate does not understand: trust the env
+        rank = int(os.environ.get("RANK", "0") or 0)
+        return Distributed(Shard(rank, world), None, "env")
     device = str(state.device)
     return Distributed(
         Shard(state.process_index, state.num_processes),

@@ -142,7 +142,7 @@ def _host() -> dict[str, Any]:
 
 
 def _merge_when_done(store: RunStore, dist: Distributed) -> pd.DataFrame | None:
-    if dist.launcher == "accelerate":
+    if dist.state is not None:
         dist.barrier()  # every process has written its parts
         return merge_run(store.root) if dist.is_main else None
     names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]

@@ -1,0 +1,129 @@
+"""Control models: typo statistics, legible seeded rendering, and the ordering through real EasyOCR."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rapidfuzz.distance import Levenshtein
+from runner_helper import prompt_set
+
+from bench.errors import InputError
+from bench.models import ImageRequest, get_model
+from bench.models.controls import MARGIN, corrupt, render_text
+
+TEXTS = ["OPEN", "Hello world", "The quick brown fox jumps over the lazy dog near the river", "42% off!"]
+
+
+@given(st.text(min_size=0, max_size=60), st.integers(0, 10**6))
+def test_rate_zero_keeps_text_and_spaces_survive(text: str, seed: int) -> None:
+    assert corrupt(text, 0.0, random.Random(seed)) == text
+    corrupted = corrupt(text, 0.7, random.Random(seed))
+    assert corrupted.count(" ") == text.count(" ")
+    assert corrupt(text, 0.7, random.Random(seed)) == corrupted  # seeded
+
+
+@settings(max_examples=50)
+@given(st.text(alphabet="abcdefgh", min_size=1, max_size=40), st.integers(0, 10**6))
+def test_rate_one_changes_every_character(text: str, seed: int) -> None:
+    # every character is substituted, deleted or followed by an insertion
+    corrupted = corrupt(text, 1.0, random.Random(seed))
+    assert corrupted != text
+    assert Levenshtein.distance(text, corrupted) >= 1
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.2, 0.5])
+def test_edit_rate_tracks_the_requested_rate(rate: float) -> None:
+    letters = random.Random(1)
+    text = "".join(letters.choice("abcdefghij") for _ in range(4000))
+    distance = Levenshtein.distance(text, corrupt(text, rate, random.Random(2)))
+    # each hit costs one edit; adjacent hits can share one, so the ratio sits at or a bit below R
+    assert 0.8 * rate <= distance / len(text) <= 1.05 * rate
+
+
+def _ink_mask(image) -> np.ndarray:
+    pixels = np.asarray(image.convert("L"), dtype=float)
+    background = np.median(pixels)
+    return np.abs(pixels - background) > 60
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("text", TEXTS)
+def test_render_is_legible_and_fits(seed: int, text: str) -> None:
+    image = render_text(text, seed, 256)
+    mask = _ink_mask(image)
+    assert mask.any()
+    rows, cols = np.where(mask)
+    edge = int(MARGIN * 256) - 3  # antialiasing may bleed a pixel or two
+    assert rows.min() >= edge and cols.min() >= edge
+    assert rows.max() <= 256 - edge and cols.max() <= 256 - edge
+    grey = np.asarray(image.convert("L"), dtype=float)
+    assert np.percentile(grey, 99) - np.percentile(grey, 1) > 150  # strong contrast
+
+
+def test_render_is_seeded_and_varies() -> None:
+    a = render_text("Hello world", 1, 128)
+    assert a.tobytes() == render_text("Hello world", 1, 128).tobytes()
+    layouts = {render_text("Hello world", seed, 128).tobytes() for seed in range(8)}
+    assert len(layouts) == 8
+
+
+def test_typo_uses_render_layout_and_blank_is_plain() -> None:
+    request = ImageRequest(prompt="p", text="Bakery", seed=5)
+    typo0 = get_model("control:typo?rate=0&size=96").generate([request])[0]
+    render = get_model("control:render?size=96").generate([request])[0]
+    assert typo0.tobytes() == render.tobytes()
+    blank = get_model("control:blank?size=96").generate([request, request])
+    assert len(blank) == 2 and blank[0].size == (96, 96)
+    assert np.asarray(blank[0]).std() == 0
+
+
+def test_control_options_are_checked() -> None:
+    for spec, message in [
+        ("control:typo", "needs a rate"),
+        ("control:typo?rate=2", "between 0 and 1"),
+        ("control:render?colour=red", "unknown option"),
+        ("control:render?size=ten", "not an integer"),
+        ("control:sparkle", "unknown control"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            get_model(spec)
+    assert get_model("control:typo?rate=0.3").describe()["rate"] == 0.3
+    assert get_model("control:blank").is_control
+
+
+def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
+    """The measurement's validation: blank < typo(0.5) < typo(0.1) < render, render near perfect."""
+    pytest.importorskip("easyocr")
+    pytest.importorskip("easyocr_en_models")
+    from bench.config import RunConfig
+    from bench.runs import run_benchmark
+    from bench.summary import summarize
+
+    models = ["control:render", "control:typo?rate=0.1", "control:typo?rate=0.5", "control:blank"]
+    config = RunConfig.from_mapping(
+        {
+            # 160 px keeps EasyOCR on a small CPU quick; the short texts stay legible at that size
+            "models": [{"spec": f"{m}{'&' if '?' in m else '?'}size=160", "name": m} for m in models],
+            "ocr": "easyocr?gpu=0",
+            "batch_size": 8,
+            "out": str(tmp_path / "run"),
+        }
+    )
+    result = run_benchmark(config, prompt_set=prompt_set(5), progress=False)
+    assert result.results is not None
+    rows = result.results
+    assert (rows["error"] == "").all()
+    assert rows["ocr_engine"].eq("easyocr").all()
+    table = summarize(rows).set_index("model")
+    ned = table["ned"]
+    assert ned["control:blank"] < ned["control:typo?rate=0.5"] < ned["control:typo?rate=0.1"] < ned["control:render"]
+    assert ned["control:render"] >= 0.9
+    assert table.loc["control:render", "exact_match"] >= 0.6
+    assert ned["control:blank"] == 0.0  # nothing drawn, nothing read
+    algorithm1 = table["algorithm1"]
+    assert algorithm1["control:render"] < algorithm1["control:typo?rate=0.1"] < algorithm1["control:blank"]

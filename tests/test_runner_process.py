@@ -1,0 +1,124 @@
+"""The runner as separate processes: kill and resume, two shards, accelerate launch.
+
+Every run here goes through the real CLI (tests/runner_helper.py registers the
+fast ``pixelocr`` engine and the ``slow:`` adapter, then calls ``glyphbench``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from runner_helper import write_prompts_csv
+
+from bench.store import TIMING_COLUMNS
+
+HELPER = Path(__file__).with_name("runner_helper.py")
+MODELS = "slow:render?delay=0.5&size=64,control:blank?size=64"
+N_PROMPTS = 8
+BATCHES = 2 * N_PROMPTS // 2  # two models, batch size 2
+
+
+def command(out: Path, csv: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable, str(HELPER), "run", "--models", MODELS, "--prompts", f"csv:{csv}",
+        "--seeds", "0", "--batch-size", "2", "--ocr", "pixelocr", "--out", str(out), "--no-progress", *extra,
+    ]  # fmt: skip
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(HELPER.parent))
+    env.pop("WORLD_SIZE", None)
+    return env
+
+
+def comparable(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows.drop(columns=list(TIMING_COLUMNS)).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_prompts_csv(tmp_path_factory.mktemp("prompts") / "prompts.csv", N_PROMPTS)
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory, csv: Path) -> pd.DataFrame:
+    """One uninterrupted single-process run."""
+    out = tmp_path_factory.mktemp("baseline") / "run"
+    subprocess.run(command(out, csv), env=environment(), check=True, capture_output=True, timeout=300)
+    rows = pd.read_parquet(out / "results.parquet")
+    assert len(rows) == 2 * N_PROMPTS and (rows["error"] == "").all()
+    return rows
+
+
+def _parts(out: Path) -> list[Path]:
+    return list((out / "parts").glob("*/*/batch-*.parquet"))
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
+def test_interrupted_run_resumes_to_the_same_rows(tmp_path: Path, csv: Path, baseline: pd.DataFrame, how) -> None:
+    out = tmp_path / "run"
+    process = subprocess.Popen(command(out, csv), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while not _parts(out) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before it could be interrupted"
+    process.send_signal(how)
+    process.wait(timeout=120)
+    written = len(_parts(out))
+    assert 1 <= written < BATCHES, f"{written} part files: the interruption was not mid-way"
+    assert not (out / "results.parquet").exists()
+
+    resumed = subprocess.run(command(out, csv), env=environment(), capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    rows = pd.read_parquet(out / "results.parquet")
+    pd.testing.assert_frame_equal(comparable(rows), comparable(baseline))
+    assert len(_parts(out)) == BATCHES  # finished work was not redone
+
+
+def test_two_shards_give_the_same_rows_as_one_process(tmp_path: Path, csv: Path, baseline: pd.DataFrame) -> None:
+    out = tmp_path / "run"
+    shards = [
+        subprocess.Popen(command(out, csv, "--shard", f"{i}/2"), env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for i in range(2)
+    ]
+    for process in shards:
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-2000:]
+    assert {p.parent.parent.name for p in _parts(out)} == {"shard-0-of-2", "shard-1-of-2"}
+    rows = pd.read_parquet(out / "results.parquet")  # the last shard to finish merged
+    pd.testing.assert_frame_equal(comparable(rows), comparable(baseline))
+
+    merged = subprocess.run(
+        [sys.executable, str(HELPER), "merge", str(out)], env=environment(), capture_output=True, text=True, timeout=120
+    )
+    assert merged.returncode == 0, merged.stderr[-2000:]
+    pd.testing.assert_frame_equal(comparable(pd.read_parquet(out / "results.parquet")), comparable(baseline))
+
+
+@pytest.mark.slow
+def test_accelerate_launch_two_cpu_processes(tmp_path: Path, csv: Path, baseline: pd.DataFrame) -> None:
+    launcher = shutil.which("accelerate", path=str(Path(sys.executable).parent))
+    if launcher is None:
+        pytest.skip("accelerate is not installed")
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [
+            # on a machine without GPUs, --multi_gpu starts torchrun with the gloo backend
+            launcher, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+            "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "29517",
+            *command(out, csv)[1:],
+        ],
+        env=environment(), capture_output=True, text=True, timeout=400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert {p.parent.parent.name for p in _parts(out)} == {"shard-0-of-2", "shard-1-of-2"}
+    rows = pd.read_parquet(out / "results.parquet")
+    pd.testing.assert_frame_equal(comparable(rows), comparable(baseline))
