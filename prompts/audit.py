@@ -346,7 +346,15 @@ def audit_rows(frame: pd.DataFrame, file: str, first_line: int | None) -> list[F
 
 
 def audit(spec: str) -> list[Finding]:
-    """Audit any source spec."""
+    """Audit any source spec; findings ordered by file, then line (or key), then kind."""
+    order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
+    return sorted(
+        _audit(spec),
+        key=lambda f: (f.file, f.line if f.line is not None else -1, f.key or "", order.get(f.kind, 99)),
+    )
+
+
+def _audit(spec: str) -> list[Finding]:
     from prompts.sources import parse_source
 
     parsed = parse_source(spec)

@@ -179,6 +179,7 @@ def map_columns(
     if "prompt_id" not in frame.columns:
         frame["prompt_id"] = [make_prompt_id(kind, p, t) for p, t in zip(frame["prompt"], frame["text"], strict=True)]
     frame["prompt_id"] = frame["prompt_id"].astype(str)
+    _type_stated_columns(frame)
     for column in frame.columns:
         if column.endswith("_freq"):  # counts read from CSV arrive as strings; "" is unknown
             frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype("Int64")
@@ -186,3 +187,21 @@ def map_columns(
         if column in frame.columns:
             frame[column] = frame[column].replace("", None)
     return compute_attributes(frame)
+
+
+_STATED_INTS = ("char_length", "word_count", "prompt_char_length", "prompt_word_count")
+_STATED_BOOLS = ("rare", "gibberish", "has_special_chars", "has_numbers", "is_sentence")
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _type_stated_columns(frame: pd.DataFrame) -> None:
+    """Give a table's stated_* attribute columns real types (CSV cells arrive as strings)."""
+    for name in _STATED_INTS:
+        column = f"stated_{name}"
+        if column in frame.columns:
+            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype("Int64")
+    for name in _STATED_BOOLS:
+        column = f"stated_{name}"
+        if column in frame.columns:
+            words = frame[column].map(lambda v: _BOOL_WORDS.get(str(v).strip().lower()) if isinstance(v, str) else v)
+            frame[column] = words.astype("boolean")

@@ -268,3 +268,29 @@ def test_config_on_default_uses_computed_columns(default_dir: Path) -> None:
     chosen = select(f"default:{default_dir}", config=config)
     assert sorted(set(chosen.frame["text"])) == ["50% OFF", "kerfuffle"]
     assert len(chosen) == 4 and set(chosen.frame["prompt_type"]) == {"simple"}
+
+
+def test_audit_user_table(tmp_path: Path) -> None:
+    from prompts.audit import audit
+
+    path = tmp_path / "u.csv"
+    path.write_text(
+        "text,prompt,group,char_length\n"
+        'OPEN ,"A sign ""OPEN """,Posters,5\n'
+        'sale,"A ""sale"" and ""more""",posters,4\n'
+        'sale,"A ""sale"" and ""more""",Posters,9\n'
+        'rÃ©sumÃ©,"A ""rÃ©sumÃ©""",Posters,8\n'
+        'zero\u200bwidth,"A ""zero\u200bwidth""",Posters,10\n',
+        encoding="utf-8",
+    )
+    found = {(f.kind, f.line) for f in audit(f"csv:{path}")}
+    assert found == {
+        ("whitespace", 2),
+        ("ambiguous_slot", 3),
+        ("category_spelling", 3),  # "posters" (1 row) vs "Posters" (4 rows)
+        ("ambiguous_slot", 4),
+        ("duplicate", 4),
+        ("stated_mismatch", 4),  # stated char_length 9, "sale" has 4
+        ("mojibake", 5),  # the text and the prompt
+        ("invisible_char", 6),
+    }
