@@ -6,7 +6,7 @@ behind an image is never sent to the page: images are the study's own copies
 named by opaque ids.
 
 Every button is also a named API endpoint (``/start``, ``/resume``, ``/submit``,
-``/back``, ``/finish``) running the same handler, so ``gradio_client`` drives
+``/back``, ``/finish``, ``/more``) running the same handler, so ``gradio_client`` drives
 exactly the code path of the page. Each returns, as its last output, a JSON view
 of the new state (screen, code, image_id, answers, progress, message).
 
@@ -52,6 +52,7 @@ SHORTCUTS_JS = """
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const key = e.key.toLowerCase();
+    if (key === 'enter' && t && t.tagName === 'BUTTON') return;  // the button handles its own Enter
     if (key === 'enter') { const b = button('submit-btn'); if (b) { b.click(); e.preventDefault(); } return; }
     if (key === 'b') { const b = button('back-btn'); if (b) { b.click(); e.preventDefault(); } return; }
     const open = groups().find((g) => !g.querySelector('input[type=radio]:checked'));
@@ -161,6 +162,7 @@ def build_app(
             image_id = gr.Textbox(visible="hidden", elem_id="image-id", elem_classes=["gb-hidden"])
         with gr.Column(visible=False, elem_id="done-screen") as done_col:
             done_msg = gr.Markdown(elem_id="done-message")
+            more_btn = gr.Button("Rate more images", elem_id="more-btn")
         state = gr.JSON(visible="hidden", elem_id="state", elem_classes=["gb-hidden"])
 
         outputs = [consent_col, rate_col, done_col, code_box, image_id, image, prompt, *radios,
@@ -211,11 +213,15 @@ def build_app(
         def on_finish(code: str) -> list[Any]:
             return shown(lambda: service.finish(code))
 
+        def on_more(code: str) -> list[Any]:
+            return shown(lambda: service.more(code))
+
         start_btn.click(on_start, [consent], outputs, api_name="start")
         resume_btn.click(on_resume, [code_in], outputs, api_name="resume")
         submit_btn.click(on_submit, [code_box, image_id, *radios], outputs, api_name="submit")
         back_btn.click(on_back, [code_box, image_id], outputs, api_name="back")
         finish_btn.click(on_finish, [code_box], outputs, api_name="finish")
+        more_btn.click(on_more, [code_box], outputs, api_name="more")
 
         with gr.Accordion("Study admin", open=False, elem_id="admin"):
             if not admin_users:

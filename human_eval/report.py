@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.errors import InputError
 from bench.io import atomic_open, write_table
 from human_eval import stats
 from human_eval.store import Store
@@ -80,6 +81,8 @@ def analyse(study: Study, *, n_boot: int = 1000, seed: int = 0, include_gold: bo
     raters, they are not part of the sample) unless ``include_gold``.
     """
     ratings = anonymised_ratings(study)
+    if ratings.empty:
+        raise InputError(study.folder, "no ratings yet: serve the study and collect some first")
     manifest = study.manifest
     sample_ids = set(manifest.loc[~manifest["is_gold"].astype(bool), "image_id"])
     rated = ratings if include_gold else ratings[ratings["image_id"].isin(sample_ids)]

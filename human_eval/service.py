@@ -148,6 +148,16 @@ class RatingService:
         return View("done", code=participant.resume_code, done=sum(i.done for i in items),
                     total=len(items), message=message)
 
+    def more(self, code: str) -> View:
+        """Claim another batch after finishing one (same balancing rules)."""
+        participant = self._participant(code)
+        claimed = self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
+        if not claimed:
+            items = self.store.batch(participant.participant_id)
+            return View("done", code=participant.resume_code, done=sum(i.done for i in items),
+                        total=len(items), message="Every image already has enough ratings. Thank you!")
+        return self._next(participant, after=None)
+
     # -- helpers --------------------------------------------------------------------
 
     def _participant(self, code: str) -> Participant:

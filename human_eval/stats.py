@@ -42,6 +42,12 @@ import pandas as pd
 
 RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
 STATISTICS = ("percent_agreement", "pairwise_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
+#: Columns of :func:`agreement`, in order.
+AGREEMENT_COLUMNS = (
+    "criterion", "n_images", "n_ratings", "n_raters", "balanced", "raters_per_image", "prevalence",
+    *(f"{stat}{suffix}" for stat in STATISTICS for suffix in ("", "_lo", "_hi")),
+    "note",
+)
 
 
 # -- the count matrix ---------------------------------------------------------------
@@ -228,7 +234,7 @@ def agreement(
             notes.append("every rating is the same answer: chance-corrected statistics undefined")
         row["note"] = "; ".join(notes)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
 
 
 # -- metric-human alignment ---------------------------------------------------------------

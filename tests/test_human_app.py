@@ -84,6 +84,9 @@ def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
 
     done = other.predict(state["code"], api_name="/finish")[-1]
     assert done["screen"] == "done"
+    more = other.predict(state["code"], api_name="/more")[-1]  # a second batch on request
+    assert more["screen"] == "item" and more["image_id"] not in {first, second}
+    assert other.predict(state["code"], api_name="/finish")[-1]["screen"] == "done"
     with sqlite3.connect(Path(app["study"]) / "ratings.sqlite") as db:
         rows = db.execute("SELECT image_id, criterion, value, revisions FROM ratings").fetchall()
     stored = {(i, c): (v, r) for i, c, v, r in rows}

@@ -208,6 +208,10 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
     done = service.finish(view.code)
     assert done.screen == "done"
     assert service.resume(view.code).screen == "done"  # finished: nothing more to rate
+    more = service.more(view.code)  # a second batch, never an image already rated
+    assert more.screen == "item" and (more.done, more.total) == (1, 1 + 7)  # 6 unrated claims released
+    assert first not in {i.image_id for i in service.store.batch(service._participant(view.code).participant_id)
+                         if not i.done}
     # A logged-in rater (Gradio auth) is the same participant each time they log in.
     assert service.start(True, login="ann").code == service.start(True, login="ann").code
     ratings = service.store.ratings_frame()
