@@ -112,12 +112,7 @@ class PromptPool:
         t_strings, t_ids, x_strings, x_ids = self._string_lists()
         pairs = list(zip(t_idx.tolist(), x_idx.tolist(), strict=True))
         prompts = [self.fill(t_strings[t], x_strings[x]) for t, x in pairs]
-        for column in templates.columns:
-            if column == "template":
-                continue
-            name = column
-            if column in frame.columns:  # a template-level stated_* column: keep both apart
-                name = f"template_{column}"
+        for name, column in self.template_columns_by_row_name().items():
             frame[name] = templates[column].to_numpy()
         frame["prompt"] = prompts
         # make_prompt_id inlined with a per-template prefix (same digest, 3x faster on big pools)
@@ -128,6 +123,15 @@ class PromptPool:
         frame["prompt_char_length"] = [char_length(p) for p in prompts]
         frame["prompt_word_count"] = [word_count(p) for p in prompts]
         return frame
+
+    def template_columns_by_row_name(self) -> dict[str, str]:
+        """Row column name -> templates column ("template" itself excluded); a template
+        column whose name a text column already uses is ``template_<name>`` in rows."""
+        return {
+            (f"template_{c}" if c in self.texts.columns else c): c
+            for c in self.templates.columns
+            if c != "template"
+        }
 
     def _string_lists(self) -> tuple[list[str], list[str], list[str], list[str]]:
         if "strings" not in self._cache:

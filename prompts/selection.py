@@ -209,6 +209,16 @@ def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
     return PromptSet(query(source.frame), source=source.source, version=source.version, meta=dict(source.meta))
 
 
+def _missing_like(column: pd.Series, n: int) -> pd.Series:
+    """n missing values typed like ``column`` (NaN for plain numbers, <NA> otherwise)."""
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_extension_array_dtype(column.dtype):
+        return pd.Series(np.nan, index=range(n), dtype="float64")
+    try:
+        return pd.Series(pd.NA, index=range(n), dtype=column.dtype)
+    except (TypeError, ValueError):
+        return pd.Series(pd.NA, index=range(n), dtype=object)
+
+
 def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int = 400_000) -> np.ndarray:
     """Pool positions whose row matches ``where``.
 
@@ -219,7 +229,8 @@ def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int 
     """
     names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", where))
     text_cols = [c for c in pool.texts.columns if c in names]
-    template_cols = [c for c in pool.templates.columns if c in names and c not in text_cols and c != "template"]
+    by_row_name = pool.template_columns_by_row_name()
+    template_cols = [c for c in by_row_name if c in names and c not in text_cols]
     need_prompt = bool(names & {"prompt", "prompt_char_length", "prompt_word_count", "prompt_id"})
     n_texts = len(pool.texts)
     matches: list[np.ndarray] = []
@@ -234,7 +245,7 @@ def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int 
         else:
             chunk = texts.iloc[x_idx].reset_index(drop=True)
             for column in template_cols:
-                chunk[column] = pool.templates[column].to_numpy()[t_idx]
+                chunk[column] = pool.templates[by_row_name[column]].to_numpy()[t_idx]
             for column in ("source",):
                 if column in names:
                     chunk[column] = pool.source
@@ -245,7 +256,14 @@ def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int 
         hit = query(chunk).index.to_numpy()
         matches.append(t_idx[hit] * n_texts + x_idx[hit])
     if len(pool.singles):
-        hit = query(conform(pool.singles)).index.to_numpy()
+        singles = conform(pool.singles)
+        for column in names - set(singles.columns):
+            # a cross-only column named by the expression: missing here, as in the full rows
+            if column in pool.texts.columns:
+                singles[column] = _missing_like(pool.texts[column], len(singles))
+            elif column in by_row_name:
+                singles[column] = _missing_like(pool.templates[by_row_name[column]], len(singles))
+        hit = query(singles).index.to_numpy()
         matches.append(pool.n_cross + hit)
     return np.concatenate(matches) if matches else np.zeros(0, dtype=np.int64)
 
@@ -352,16 +370,17 @@ def sample_frame(frame: pd.DataFrame, n: int, stratify: Sequence[str], seed: int
 def sample_pool(pool: PromptPool, n: int, stratify: Sequence[str], seed: int, floor: int) -> PromptSet | None:
     """Stratified sample of a pool by index arithmetic; None when a stratify column
     is not a template or text column (the caller then materialises)."""
-    known = {*pool.templates.columns, *pool.texts.columns, *pool.singles.columns, *PROMPT_COLUMNS}
+    by_row_name = pool.template_columns_by_row_name()
+    known = {*by_row_name, *pool.texts.columns, *pool.singles.columns, *PROMPT_COLUMNS}
     _check_columns(stratify, sorted(known))
-    template_cols = [c for c in stratify if c in pool.templates.columns]
-    text_cols = [c for c in stratify if c in pool.texts.columns and c not in template_cols]
+    text_cols = [c for c in stratify if c in pool.texts.columns]
+    template_cols = [c for c in stratify if c in by_row_name and c not in text_cols]
     if len(template_cols) + len(text_cols) != len(stratify):
         return None
 
     # a stratum is a list of blocks: ("cross", template indices, text indices) or ("single", row indices)
     blocks: dict[tuple[Hashable, ...], list[tuple[str, np.ndarray, np.ndarray]]] = {}
-    t_groups = _group(_row_keys(pool.templates, template_cols))
+    t_groups = _group(_row_keys(pool.templates, [by_row_name[c] for c in template_cols]))
     x_groups = _group(_row_keys(pool.texts, text_cols))
     position = {c: i for i, c in enumerate(stratify)}
     for t_key, t_members in t_groups.items():
