@@ -294,3 +294,22 @@ def test_audit_user_table(tmp_path: Path) -> None:
         ("mojibake", 5),  # the text and the prompt
         ("invisible_char", 6),
     }
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "has_numbers",
+        "prompt_type == 'complex' and word_count >= 3",
+        "group == 'Posters' or kind == 'rare'",
+        "prompt_char_length > 40 and not is_sentence",
+        "prompt.str.contains('mug')",
+        "template_id == 's2' and text_id in ['w1', 'g1']",
+    ],
+)
+def test_where_on_pool_equals_where_on_all_rows(default_dir: Path, where: str) -> None:
+    pool = load_default_pool(default_dir)
+    lazy = select(pool, where=where).frame
+    full = pool.to_prompt_set().frame.query(where, engine="python")
+    assert sorted(lazy["prompt_id"]) == sorted(full["prompt_id"])
+    assert len(lazy) > 0
