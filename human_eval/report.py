@@ -71,6 +71,7 @@ class Analysis:
     kendall_p: float
     raters: pd.DataFrame
     labels: pd.DataFrame
+    per_image: pd.DataFrame
     notes: list[str] = field(default_factory=list)
 
 
@@ -96,7 +97,8 @@ def analyse(study: Study, *, n_boot: int = 1000, seed: int = 0, include_gold: bo
     notes = []
     if positive != 1:
         notes.append("five-point scale: an answer of 4 or 5 counts as 'yes' for alignment")
-    return Analysis(agreement, alignment, ranking, tau, p, raters, labels, notes)
+    per_image = stats.per_image_agreement(rated)
+    return Analysis(agreement, alignment, ranking, tau, p, raters, labels, per_image, notes)
 
 
 def _plot(study: Study, labels: pd.DataFrame) -> str:
@@ -131,7 +133,7 @@ TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Human study: {{ name }}</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
-table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0 1.5rem; }
+table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0 1.5rem; display: block; overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }
 th { background: #f3f3f3; } td:first-child { text-align: left; }
 .note { color: #555; font-size: 0.9rem; }
@@ -226,6 +228,7 @@ def save_tables(analysis: Analysis, out: Path) -> None:
     write_table(analysis.alignment, out / "alignment.csv")
     write_table(analysis.ranking, out / "ranking.csv")
     write_table(analysis.raters, out / "raters.csv")
+    write_table(analysis.per_image, out / "per_image_agreement.csv")
     with atomic_open(out / "summary.json", "w", encoding="utf-8") as handle:
         json.dump({"kendall_tau": analysis.kendall_tau, "kendall_p": analysis.kendall_p,
                    "notes": analysis.notes}, handle, indent=2, default=str)

@@ -72,6 +72,43 @@ def count_matrix(
     return table.to_numpy(dtype=float), [str(i) for i in table.index], cats
 
 
+def per_image_agreement(ratings: pd.DataFrame) -> pd.DataFrame:
+    """One row per (criterion, image) with >= 2 ratings: raters, majority, agreement, pairwise.
+
+    ``majority`` is the most common answer (ties: the smallest value, and
+    ``tie`` is True); ``agreement`` is the share of raters giving it, the
+    per-image value that :func:`agreement` averages.
+
+    >>> r = pd.DataFrame({"image_id": list("aaa"), "rater_id": list("xyz"),
+    ...                   "criterion": "text", "value": [1, 1, 0]})
+    >>> row = per_image_agreement(r).iloc[0]
+    >>> int(row.majority), round(float(row.agreement), 3), round(float(row.pairwise), 3)
+    (1, 0.667, 0.333)
+    """
+    rows = []
+    for criterion, part in ratings.groupby("criterion", sort=True):
+        counts, ids, cats = count_matrix(part)
+        if not len(ids):
+            continue
+        m = counts.sum(axis=1)
+        top = counts.max(axis=1)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "criterion": criterion,
+                    "image_id": ids,
+                    "raters": m.astype(int),
+                    "majority": np.asarray(cats)[counts.argmax(axis=1)],
+                    "tie": (counts == top[:, None]).sum(axis=1) > 1,
+                    "agreement": top / m,
+                    "pairwise": ((counts**2).sum(axis=1) - m) / (m * (m - 1)),
+                }
+            )
+        )
+    columns = ["criterion", "image_id", "raters", "majority", "tie", "agreement", "pairwise"]
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
+
+
 def _statistics(counts: np.ndarray, weights: np.ndarray, q: int) -> dict[str, np.ndarray]:
     """Every statistic for each row of ``weights`` (B x images: how often each image is drawn).
 
@@ -275,12 +312,12 @@ def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd
     return frame.reset_index()
 
 
-def _alignment_row(scores: np.ndarray, share: np.ndarray, label: pd.Series) -> dict[str, float]:
+def _alignment_row(scores: np.ndarray, share: np.ndarray, label: pd.Series) -> dict[str, float | int]:
     from scipy import stats as sps
 
     known = label.notna().to_numpy()
     y = label[known].astype(int).to_numpy()
-    out: dict[str, float] = {"n_images": float(len(scores)), "n_ties": float((~known).sum())}
+    out: dict[str, float | int] = {"n_images": len(scores), "n_ties": int((~known).sum())}
     out["roc_auc"] = roc_auc(scores[known], y)
     if len(set(y)) > 1 and np.ptp(scores[known]) > 0:
         out["point_biserial"] = float(sps.pointbiserialr(y, scores[known])[0])

@@ -46,6 +46,26 @@ def test_hand_computed_balanced_design() -> None:
     assert row.n_images == 4 and row.n_ratings == 12 and bool(row.balanced)
 
 
+def test_per_image_agreement_averages_to_the_study_value() -> None:
+    ratings = long_ratings(HAND)
+    per_image = stats.per_image_agreement(ratings).set_index("image_id")
+    assert per_image.loc["i2", "agreement"] == pytest.approx(2 / 3) and per_image.loc["i2", "majority"] == 1
+    assert per_image.loc["i4", "majority"] == 0 and not per_image["tie"].any()
+    assert per_image["agreement"].mean() == pytest.approx(5 / 6)
+    tie = stats.per_image_agreement(long_ratings({"t": [1, 0]})).iloc[0]
+    assert bool(tie.tie) and tie.agreement == 0.5
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    from human_eval import sampling, store
+
+    for module in (stats, sampling, store):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and (module is store or result.attempted > 0), module.__name__
+
+
 def test_gwet_ac1_differs_from_kappa_under_high_prevalence() -> None:
     # 9 images all-yes and one split 2-1: percent agreement is high, kappa low, AC1 high.
     table = {f"i{k}": [1, 1, 1] for k in range(9)} | {"i9": [1, 1, 0]}
