@@ -118,7 +118,7 @@ def _draw(text: str, size: tuple[int, int], rng: random.Random):
 
     from bench.fonts import font_by_name
 
-    width, height = size
+    height = size[1]
     image = Image.new("RGB", size, (rng.randint(200, 255), rng.randint(200, 255), 235))
     draw = ImageDraw.Draw(image)
     font = ImageFont.truetype(str(font_by_name("DejaVuSans")), 14)
@@ -228,3 +228,4 @@ def build_run(
     }
     (run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return run_dir
+

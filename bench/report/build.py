@@ -179,11 +179,11 @@ def write_report(
     the first of them. ``n_boot`` resamples per interval, all seeded by ``seed``.
     """
     started = time.perf_counter()
-    run_dirs = [Path(d) for d in run_dirs]
+    dirs = [Path(d) for d in run_dirs]
     if n_boot < 1:
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
-    frame = load_runs(run_dirs)
-    out_dir = Path(out) if out is not None else run_dirs[0] / "report"
+    frame = load_runs(dirs)
+    out_dir = Path(out) if out is not None else dirs[0] / "report"
     by = default_by(frame) if by is None else list(by)
     unknown = [c for c in by if c not in frame.columns]
     if unknown:
@@ -191,19 +191,26 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     tables_dir, figures_dir = out_dir / "tables", out_dir / "figures"
     metrics = list(stats.SUMMARY_METRICS)
-    opts = {"n_boot": n_boot, "seed": seed, "confidence": confidence}
+    opts: dict[str, Any] = {"n_boot": n_boot, "seed": seed, "confidence": confidence}
 
     steps = ["summary", "slices", "comparisons", "controls", "figures", "gallery", "html"]
     from tqdm import tqdm
 
     bar = tqdm(total=len(steps), desc="report", disable=not progress, unit="step")
 
+    stage_seconds: dict[str, float] = {}
+    last = [time.perf_counter()]
+
     def step(name: str) -> None:
+        now = time.perf_counter()
+        stage_seconds[name] = round(now - last[0], 3)
+        last[0] = now
         bar.set_postfix_str(name)
         bar.update(1)
 
     # ---- summary and ranking
-    overall = stats.summarize(frame, [], metrics=metrics, **opts)
+    peer_metrics = [m for m in ("word_precision", "word_recall") if m in frame.columns]
+    overall = stats.summarize(frame, [], metrics=metrics + peer_metrics, **opts)
     models, controls = model_order(overall)
     ordered = models + controls
     overall["_order"] = overall["model"].map({m: i for i, m in enumerate(ordered)})
@@ -253,7 +260,7 @@ def write_report(
     })
     files["comparisons"] = write_table_set(tables_dir, "comparisons", comparisons, comparison_display,
                                            caption="Paired differences on shared prompts (paired bootstrap).")
-    peers = stats.peer_views(frame, n_boot=n_boot, seed=seed)
+    peers = stats.peer_views(frame, n_boot=n_boot, seed=seed, summary=overall)
     peer_tables = []
     for name, title, mapping in (
         ("anytext", "AnyText-style: sentence accuracy and NED", stats.ANYTEXT_COLUMNS),
@@ -369,6 +376,7 @@ def write_report(
     index = out_dir / "index.html"
     with atomic_open(index, "w", encoding="utf-8") as handle:
         handle.write(render_html(context))
+    step("html")
     write_json(out_dir / "report.json", {
         **settings,
         "runs": runs_meta,
@@ -379,8 +387,8 @@ def write_report(
         "control_sanity_passed": control_summary["passed"],
         "tables": files,
         "seconds": round(time.perf_counter() - started, 3),
+        "stage_seconds": stage_seconds,
     })
-    step("html")
     bar.close()
     return index
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 import pandas as pd
@@ -74,7 +75,7 @@ def _holds(means: list[float]) -> bool | None:
     """Non-decreasing along the chain and strictly higher at the end; None when unknown."""
     if len(means) < 2 or any(math.isnan(m) for m in means):
         return None
-    steps = all(a <= b for a, b in zip(means, means[1:]))
+    steps = all(a <= b for a, b in pairwise(means))
     return bool(steps and means[0] < means[-1])
 
 

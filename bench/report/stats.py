@@ -18,6 +18,7 @@ Conventions
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
@@ -261,6 +262,46 @@ def bootstrap_mean_ci(
     return (float(lo), float(hi))
 
 
+def bootstrap_means(values: np.ndarray, *, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """Bootstrap means of every column of ``values`` (n x k), sharing the resamples.
+
+    Returns an ``(n_boot, k)`` array. Resample indices are drawn as one matrix;
+    instead of gathering ``n_boot * n * k`` values, each resample's index counts
+    are tallied (``bincount``) and multiplied with the value matrix, so all
+    metrics of a slice cost one draw and one matrix product. NaNs are skipped per
+    column (the mean is over that resample's finite values). Blocks of resamples
+    keep memory near 4 million cells.
+
+    >>> means = bootstrap_means(np.array([[1.0, 0.0], [3.0, 1.0]]), n_boot=4000,
+    ...                         rng=np.random.default_rng(0))
+    >>> sorted(set(means[:, 0].round(6).tolist()))  # resamples of 2 values: means 1, 2 or 3
+    [1.0, 2.0, 3.0]
+    >>> bool(abs(means[:, 0].mean() - 2.0) < 0.05)
+    True
+    """
+    data = np.asarray(values, dtype="float64")
+    if data.ndim == 1:
+        data = data[:, None]
+    n, k = data.shape
+    out = np.full((n_boot, k), np.nan)
+    if n == 0:
+        return out
+    finite = np.isfinite(data)
+    filled = np.where(finite, data, 0.0)
+    weights = finite.astype("float64")
+    block = max(1, _MAX_CELLS // n)
+    index_type = np.int32 if min(block, n_boot) * n < 2**31 else np.int64
+    for start in range(0, n_boot, block):
+        size = min(block, n_boot - start)
+        idx = rng.integers(0, n, size=(size, n), dtype=index_type)
+        # Row r of idx is shifted into bins [r*n, (r+1)*n): one bincount gives every resample's counts.
+        idx += (np.arange(size, dtype=index_type) * n)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype("float64")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + size] = (counts @ filled) / (counts @ weights)
+    return out
+
+
 # --------------------------------------------------------------------------- summaries
 
 
@@ -326,13 +367,19 @@ def summarize(
         rates = rng.binomial(n_all, row["error_rate"], size=n_boot) / n_all
         row["error_rate_lo"], row["error_rate_hi"] = (float(x) for x in np.quantile(rates, [alpha / 2, 1 - alpha / 2]))
         good = values[idx[~bad]]
+        if len(good) > 1:
+            boot = bootstrap_means(good, n_boot=n_boot, rng=rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns give NaN bounds
+                bounds = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+        else:
+            bounds = np.vstack([good[0], good[0]]) if len(good) else np.full((2, len(metrics)), math.nan)
         for j, metric in enumerate(metrics):
             column = good[:, j]
             column = column[~np.isnan(column)]
             row[metric] = float(column.mean()) if column.size else math.nan
-            row[f"{metric}_lo"], row[f"{metric}_hi"] = bootstrap_mean_ci(
-                column, n_boot=n_boot, rng=rng, confidence=confidence
-            )
+            lo, hi = (float(bounds[0, j]), float(bounds[1, j])) if column.size else (math.nan, math.nan)
+            row[f"{metric}_lo"], row[f"{metric}_hi"] = lo, hi
         rows.append(row)
     columns = ["model", *by, "n", "n_errors", "error_rate", "error_rate_lo", "error_rate_hi"]
     for metric in metrics:
@@ -402,6 +449,15 @@ def paired_difference(
     return result
 
 
+def prompt_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Mean ``metric`` per prompt (rows) and model (columns), failed rows excluded."""
+    ok = frame[~failed_mask(frame)]
+    values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype("float64")
+    keys = pd.DataFrame({"prompt_id": ok["prompt_id"].astype(str).to_numpy(),
+                         "model": ok["model"].astype(str).to_numpy(), "v": values.to_numpy()})
+    return keys.groupby(["prompt_id", "model"], sort=True)["v"].mean().unstack("model")
+
+
 def compare_models(
     frame: pd.DataFrame,
     models: Sequence[str],
@@ -411,14 +467,52 @@ def compare_models(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """:func:`paired_difference` for every pair of ``models`` and every metric."""
-    rows = [
-        paired_difference(frame, a, b, m, n_boot=n_boot, seed=seed, confidence=confidence)
-        for a, b in combinations(models, 2)
-        for m in metrics
-    ]
+    """Paired differences (as :func:`paired_difference`) for every pair of ``models`` and metric.
+
+    Same point estimates as calling :func:`paired_difference` pair by pair, and
+    the same kind of interval, computed in one pass: prompt means are tabulated
+    once per metric, and the prompts seen by any of ``models`` are resampled
+    once (one index matrix, see :func:`bootstrap_means`) for all pairs. A pair
+    skips the resampled prompts it does not share (a failed row, a prompt one
+    run lacks), so each interval is the bootstrap of that pair's mean difference
+    over its shared prompts. Intervals come from a different random stream than
+    single calls; their distribution is the same up to that rare skipping.
+    """
     columns = ["model_a", "model_b", "metric", "n_prompts", "mean_a", "mean_b", "diff", "lo", "hi",
                "significant", "better"]
+    pairs = list(combinations(models, 2))
+    if not pairs:
+        return pd.DataFrame(columns=columns)
+    alpha = _alpha(confidence)
+    rows: list[dict[str, Any]] = []
+    for metric in metrics:
+        table = prompt_means(frame, metric).reindex(columns=list(models))
+        diffs = np.column_stack([(table[a] - table[b]).to_numpy() for a, b in pairs])
+        masks = np.isfinite(diffs)
+        seen = masks.any(axis=1)
+        lo = np.full(len(pairs), math.nan)
+        hi = np.full(len(pairs), math.nan)
+        if seen.sum() > 1:
+            rng = slice_rng(seed, ("paired", metric, *models))
+            boot = bootstrap_means(diffs[seen], n_boot=n_boot, rng=rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # pairs with no shared prompt: NaN
+                lo, hi = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
+        for j, (a, b) in enumerate(pairs):
+            shared = masks[:, j]
+            n_shared = int(shared.sum())
+            diff = float(diffs[shared, j].mean()) if n_shared else math.nan
+            low, high = (float(lo[j]), float(hi[j])) if n_shared > 1 else (diff, diff)
+            significant = bool(n_shared > 1 and (low > 0 or high < 0))
+            better = None
+            if significant:
+                better = a if (diff > 0) == HIGHER_IS_BETTER.get(metric, True) else b
+            rows.append({
+                "model_a": a, "model_b": b, "metric": metric, "n_prompts": n_shared,
+                "mean_a": float(table[a].to_numpy()[shared].mean()) if n_shared else math.nan,
+                "mean_b": float(table[b].to_numpy()[shared].mean()) if n_shared else math.nan,
+                "diff": diff, "lo": low, "hi": high, "significant": significant, "better": better,
+            })
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -468,20 +562,25 @@ MARIO_COLUMNS = {"word_precision": "precision", "word_recall": "recall", "word_f
 
 
 def peer_views(
-    frame: pd.DataFrame, by: Sequence[str] = (), *, n_boot: int = 1000, seed: int = 0
+    frame: pd.DataFrame, by: Sequence[str] = (), *, n_boot: int = 1000, seed: int = 0,
+    summary: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The same rows scored the way peer benchmarks report them.
 
     Returns ``{"anytext": ..., "mario": ...}``, each one row per model (and slice),
     with the peer benchmark's column names and bootstrap intervals. Word scores are
     per-image means (macro averages) of ``word_precision``/``word_recall``/``word_f1``.
+    Pass a ``summary`` (from :func:`summarize` with ``by`` and these metrics) to
+    reuse its numbers instead of resampling again.
     """
+    needed = [*ANYTEXT_COLUMNS, *MARIO_COLUMNS]
+    if summary is None or any(m not in summary.columns for m in needed):
+        summary = summarize(frame, by, metrics=needed, n_boot=n_boot, seed=seed)
     views = {}
     for name, mapping in (("anytext", ANYTEXT_COLUMNS), ("mario", MARIO_COLUMNS)):
-        summary = summarize(frame, by, metrics=list(mapping), n_boot=n_boot, seed=seed)
         rename: dict[str, str] = {}
         for metric, new in mapping.items():
             rename.update({metric: new, f"{metric}_lo": f"{new}_lo", f"{metric}_hi": f"{new}_hi"})
         keep = ["model", *by, "n", *rename]
-        views[name] = summary[keep].rename(columns=rename)
+        views[name] = summary[keep].rename(columns=rename).reset_index(drop=True)
     return views
