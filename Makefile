@@ -28,8 +28,7 @@ quick: $(STAMP)
 
 ## The main job on its embedded default, offline on CPU.
 demo: $(STAMP)
-	$(BIN)/glyphbench score docs/examples/pairs.csv --out demo_out/scores.csv
-	$(BIN)/python -c "import pandas as pd; print(pd.read_csv('demo_out/scores.csv').to_string())"
+	$(BIN)/glyphbench demo --out demo_out
 
 ## Performance benchmarks (run on demand; they print ratios, they do not fail).
 bench: $(STAMP)

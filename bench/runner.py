@@ -89,6 +89,8 @@ class ShardOutcome:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     model_errors: dict[str, str] = field(default_factory=dict)
     oom_halvings: dict[str, int] = field(default_factory=dict)
+    #: label -> {"load_s": model load time, "images": n, "span_s": first batch start -> last row written}
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 class Runner:
@@ -196,6 +198,7 @@ class Runner:
     def _run_model(self, entry: ModelEntry, jobs: list[Job], work: queue.Queue[Batch | None]) -> None:
         from bench.models import get_model
 
+        started = time.perf_counter()
         try:
             adapter = get_model(self.adapter_spec(entry))
             load = getattr(adapter, "load", None)
@@ -207,6 +210,8 @@ class Runner:
             self.console.print(f"[bold red]model {entry.label} failed to load:[/] {message}", highlight=False)
             work.put(Batch(entry, entry.is_control, jobs, None, 0.0, 0, message))
             return
+        loaded = time.perf_counter()
+        self.outcome.timings[entry.label] = {"load_s": loaded - started, "images": len(jobs), "start": loaded}
         try:
             self.outcome.models[entry.label] = _safe_describe(adapter)
             self._generate_all(entry, adapter, jobs, work)
@@ -262,6 +267,9 @@ class Runner:
                 self.outcome.rows_written += len(rows)
                 self.outcome.errors += int((rows["error"] != "").sum())
                 self._progress.advance(self._tasks[batch.entry.label], len(batch.jobs))
+                timing = self.outcome.timings.get(batch.entry.label)
+                if timing is not None:
+                    timing["span_s"] = time.perf_counter() - timing["start"]
             except BaseException as exc:  # surfaced in the main thread
                 self._failure = exc
 

@@ -112,6 +112,9 @@ def run_benchmark(
             "models": outcome.models,
             "model_errors": outcome.model_errors,
             "oom_halvings": outcome.oom_halvings,
+            "timings": {
+                label: {k: round(v, 3) for k, v in t.items() if k != "start"} for label, t in outcome.timings.items()
+            },
         },
     )
     results = _merge_when_done(store, dist)

@@ -1,0 +1,177 @@
+"""Harness overhead: images/s of ``glyphbench run`` against a bare diffusers loop, and OCR images/s.
+
+Same process, same pipeline folder, same batch size, same image settings:
+
+* **bare**: ``DiffusionPipeline.from_pretrained`` then ``pipe(prompt=[...], generator=[...])``
+  batch after batch, images kept in memory, nothing else;
+* **harness, null OCR**: the full runner (per-image generators, PNG writes,
+  SHA-256, scoring, atomic part files, progress) with an OCR stand-in that
+  returns no text, i.e. the harness's own cost;
+* **harness, EasyOCR**: the same with real EasyOCR overlapping generation (on
+  a GPU both share the device; on a small CPU they compete for the same cores).
+
+Throughput excludes model loading on both sides (the runner reports its load
+time separately). Rounds alternate bare/harness and the best of each is kept,
+which damps noise from other work on the machine. Also reports OCR images/s
+per installed engine on 256-pixel control images.
+
+    python benchmarks/bench_pipeline.py                      # tiny random SD, CPU
+    python benchmarks/bench_pipeline.py --model PATH --device cuda --batch-size 4 --images 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def bare_loop(model: Path, prompts: list[str], seeds: list[int], batch: int, settings: dict[str, Any], device: str) -> float:
+    """Images per second of a plain loop over the pipeline (load excluded)."""
+    import torch
+    from diffusers import DiffusionPipeline
+
+    pipe = DiffusionPipeline.from_pretrained(str(model), torch_dtype=torch.float32).to(device)
+    pipe.set_progress_bar_config(disable=True)
+    kwargs = {"num_inference_steps": settings["steps"], "guidance_scale": settings["guidance"]}
+    if settings.get("height"):
+        kwargs.update(height=settings["height"], width=settings["width"])
+    started = time.perf_counter()
+    for start in range(0, len(prompts), batch):
+        chunk = prompts[start : start + batch]
+        generators = [torch.Generator("cpu").manual_seed(s) for s in seeds[start : start + batch]]
+        pipe(prompt=chunk, generator=generators, output_type="pil", **kwargs)
+    elapsed = time.perf_counter() - started
+    del pipe
+    return len(prompts) / elapsed
+
+
+class NullOCR:
+    """An OCR stand-in that reads nothing instantly (measures the harness alone)."""
+
+    name = "null"
+    version = "null"
+
+    def read(self, images: Sequence[Any]) -> list[Any]:
+        from bench.ocr.base import OCRResult
+
+        return [OCRResult(text="") for _ in images]
+
+
+def harness(model: Path, n: int, batch: int, device: str, ocr: Any, work: Path) -> tuple[float, float]:
+    """(images/s from first batch to last row written, load seconds) of one runner pass."""
+    import pandas as pd
+
+    from bench.config import RunConfig
+    from bench.runs import run_benchmark
+    from prompts.schema import PromptSet
+
+    frame = pd.DataFrame(
+        {
+            "prompt_id": [f"b{i:04d}" for i in range(n)],
+            "prompt": [f"a shop sign that says 'OPEN {i}'" for i in range(n)],
+            "text": [f"OPEN {i}" for i in range(n)],
+        }
+    )
+    out = work / f"run-{time.monotonic_ns()}"
+    config = RunConfig.from_mapping(
+        {
+            "models": [{"spec": f"diffusers:{model}", "name": "bench", "options": {"device": device}}],
+            "batch_size": batch,
+            "ocr": getattr(ocr, "name", "null"),
+            "out": str(out),
+        }
+    )
+    result = run_benchmark(config, prompt_set=PromptSet(frame, source="bench"), ocr=ocr, progress=False)
+    timing = result.outcome.timings["bench"]
+    shutil.rmtree(out, ignore_errors=True)
+    return n / timing["span_s"], timing["load_s"]
+
+
+def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
+    """Images per second of each engine on ``n`` rendered 256-pixel control images (after a warm-up)."""
+    from bench.models import ImageRequest, get_model
+    from bench.ocr import available_engines, get_ocr_engine
+
+    texts = ["OPEN", "Hello world", "Fresh coffee daily", "42% off!"]
+    requests = [ImageRequest(prompt="", text=texts[i % 4], seed=i) for i in range(n)]
+    images = get_model("control:render?size=256").generate(requests)
+    found: dict[str, float | str] = {}
+    available = available_engines()
+    for spec in engines:
+        name = spec.split("?")[0]
+        if available.get(name) is not True:
+            found[spec] = f"skipped: {available.get(name, 'not registered')}"
+            continue
+        engine = get_ocr_engine(spec)
+        engine.read(images[:2])  # warm-up (first call allocates)
+        started = time.perf_counter()
+        engine.read(images)
+        found[spec] = n / (time.perf_counter() - started)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, help="Local pipeline folder (default: build tiny random SD).")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--images", type=int, default=24)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--ocr", default="easyocr,rapidocr", help="Engines for the OCR throughput part.")
+    parser.add_argument("--skip-easyocr-harness", action="store_true")
+    parser.add_argument("--json", type=Path, help="Also write the numbers here.")
+    args = parser.parse_args()
+
+    from bench.models import get_model
+
+    work = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
+    model = args.model
+    if model is None:
+        from bench.models.tiny import build_tiny_sd
+
+        model = build_tiny_sd(work / "tiny-sd")
+    settings = get_model(f"diffusers:{model}?device={args.device}").describe()["settings"]
+    prompts = [f"a shop sign that says 'OPEN {i}'" for i in range(args.images)]
+    from bench.seeds import image_seed
+
+    seeds = [image_seed(0, f"b{i:04d}", 0) for i in range(args.images)]
+
+    bare, null = [], []
+    load = 0.0
+    for _ in range(args.rounds):
+        bare.append(bare_loop(model, prompts, seeds, args.batch_size, settings, args.device))
+        speed, load = harness(model, args.images, args.batch_size, args.device, NullOCR(), work)
+        null.append(speed)
+    numbers: dict[str, Any] = {
+        "model": str(model),
+        "device": args.device,
+        "images": args.images,
+        "batch_size": args.batch_size,
+        "settings": settings,
+        "bare_images_per_s": max(bare),
+        "harness_null_ocr_images_per_s": max(null),
+        "harness_null_ocr_ratio": max(null) / max(bare),
+        "harness_load_s": load,
+    }
+    if not args.skip_easyocr_harness:
+        from bench.ocr import get_ocr_engine
+
+        engine = get_ocr_engine("easyocr")
+        speed, _ = harness(model, args.images, args.batch_size, args.device, engine, work)
+        numbers["harness_easyocr_images_per_s"] = speed
+        numbers["harness_easyocr_ratio"] = speed / max(bare)
+    numbers["ocr_images_per_s"] = ocr_throughput([s for s in args.ocr.split(",") if s])
+    shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(numbers, indent=2, default=str))
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=2, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()
