@@ -233,7 +233,7 @@ def check_stated(frame: pd.DataFrame, pairs: dict[str, tuple[str, str]], where: 
 
 
 def _located(file: Path | str, lines: Iterable[int | None], keys: Iterable[str | None] | None = None) -> Located:
-    line_list = list(lines)
+    line_list: list[int | None] = [None if v is None or pd.isna(v) else int(v) for v in lines]
     key_list: list[str | None] = list(keys) if keys is not None else [None] * len(line_list)
     return Located(str(file), line_list, key_list)
 

@@ -113,7 +113,7 @@ class PromptPool:
         pairs = list(zip(t_idx.tolist(), x_idx.tolist(), strict=True))
         prompts = [self.fill(t_strings[t], x_strings[x]) for t, x in pairs]
         for name, column in self.template_columns_by_row_name().items():
-            frame[name] = templates[column].to_numpy()
+            frame[name] = templates[column].array  # .array keeps nullable dtypes (Int64 stays Int64)
         frame["prompt"] = prompts
         # make_prompt_id inlined with a per-template prefix (same digest, 3x faster on big pools)
         prefixes = [f"{self.kind}\x1f{t}\x1f" for t in t_ids]

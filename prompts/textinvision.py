@@ -112,7 +112,7 @@ def read_texts(folder: Path) -> pd.DataFrame:
     raw = read_table(path, text_columns=True)
     _require(path, raw, ("words", *STATED_TEXT_COLUMNS))
     texts = pd.DataFrame({"text_id": [f"t{i + 1:05d}" for i in range(len(raw))], "text": raw["words"]})
-    texts["line"] = range(2, len(raw) + 2)
+    texts["line"] = pd.array(range(2, len(raw) + 2), dtype="Int64")
     for column, stated in STATED_TEXT_COLUMNS.items():
         if column in _BOOL_COLUMNS:
             texts[stated] = _parse_bool(path, column, raw[column])
@@ -133,7 +133,7 @@ def read_templates(folder: Path) -> pd.DataFrame:
             "template_id": [f"p{i + 1:03d}" for i in range(len(raw))],
             "prompt_type": raw["type"].str.strip(),
             "template": raw["prompts"],
-            "line": range(2, len(raw) + 2),
+            "line": pd.array(range(2, len(raw) + 2), dtype="Int64"),
         }
     )
 
@@ -190,8 +190,8 @@ def load_textinvision_pool(folder: str | Path, source: str | None = None) -> Pro
     templates["subgroup"] = pd.NA
     # The reference's prompt_word/char_length filters name columns the file lacks;
     # glyphbench computes them from the template as written.
-    templates["template_char_length"] = templates["template"].map(char_length)
-    templates["template_word_count"] = templates["template"].map(word_count)
+    templates["template_char_length"] = templates["template"].map(char_length).astype("Int64")
+    templates["template_word_count"] = templates["template"].map(word_count).astype("Int64")
 
     texts = read_texts(folder)
     texts["prompt"] = texts["text"]
