@@ -91,13 +91,13 @@ def run_command(
         typer.echo(json.dumps(plan_run(run_config, shard=shard), indent=2, default=str))
         return
     from bench.runs import run_benchmark
-    from bench.summary import print_summary
+    from bench.summary import print_summary, summary_console
 
     result = run_benchmark(
         run_config, config_text=verbatim, config_name=name, shard=shard, progress=not no_progress, console=console
     )
     if result.results is not None:
-        print_summary(result.results, Console())
+        print_summary(result.results, summary_console())
         typer.echo(f"results: {result.out / 'results.parquet'}")
     else:
         typer.echo(f"shard done ({result.outcome.rows_written} rows); other shards still running -> {result.out}")
@@ -105,13 +105,12 @@ def run_command(
 
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
     """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
-    from rich.console import Console
 
     from bench.runs import merge_run
-    from bench.summary import print_summary
+    from bench.summary import print_summary, summary_console
 
     rows = merge_run(run_dir)
-    print_summary(rows, Console())
+    print_summary(rows, summary_console())
     typer.echo(f"merged {len(rows)} rows -> {run_dir / 'results.parquet'}")
 
 
@@ -123,13 +122,12 @@ def rescore_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Re-run OCR and/or scoring over existing images, without regenerating them."""
-    from rich.console import Console
 
     from bench.runs import rescore_run
-    from bench.summary import print_summary
+    from bench.summary import print_summary, summary_console
 
     rows = rescore_run(run_dir, ocr=ocr, scores_only=scores_only, batch_size=batch_size, progress=not no_progress)
-    print_summary(rows, Console(), title="Summary after rescore")
+    print_summary(rows, summary_console(), title="Summary after rescore")
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
 
 

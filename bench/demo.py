@@ -49,14 +49,13 @@ def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
 def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool = True) -> Path:
     """Run the demo into ``out``; returns the run folder. Prints where everything is."""
     import yaml
-    from rich.console import Console
 
     from bench.config import RunConfig
     from bench.models.tiny import build_tiny_sd
     from bench.runs import run_benchmark
-    from bench.summary import print_summary
+    from bench.summary import print_summary, summary_console
 
-    console = Console()
+    console = summary_console()
     out = Path(out)
     started = time.perf_counter()
     tiny = build_tiny_sd(out / "tiny-random-sd")

@@ -66,5 +66,14 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     console.print(table)
 
 
+def summary_console() -> Console:
+    """A stdout console wide enough for the table even when output is piped to a file."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=120)
+
+
 def _fmt(value: float) -> str:
     return "-" if value != value else f"{value:.3f}"
