@@ -13,6 +13,14 @@ import typer
 from bench.errors import InputError
 
 
+def _quiet_library_warnings() -> None:
+    """Hide warnings that EasyOCR/torch repeat on every CPU call; they say nothing about the run."""
+    import warnings
+
+    for message in (".*pin_memory.*", ".*quantize_per_tensor.*", ".*quantized tensor creation.*"):
+        warnings.filterwarnings("ignore", message=message, category=UserWarning)
+
+
 def _split(values: list[str] | None) -> list[str] | None:
     """Repeatable, comma-separated flag values -> one list (None when not given)."""
     if not values:
@@ -57,6 +65,7 @@ def run_command(
 
     from bench.config import RunConfig
 
+    _quiet_library_warnings()
     overrides: dict[str, Any] = {
         "models": _split(models),
         "prompts": prompts,
@@ -126,6 +135,7 @@ def rescore_command(
     from bench.runs import rescore_run
     from bench.summary import print_summary, summary_console
 
+    _quiet_library_warnings()
     rows = rescore_run(run_dir, ocr=ocr, scores_only=scores_only, batch_size=batch_size, progress=not no_progress)
     print_summary(rows, summary_console(), title="Summary after rescore")
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
@@ -139,6 +149,7 @@ def demo_command(
     """The embedded default: controls + a tiny random diffusers pipeline, EasyOCR, offline on CPU."""
     from bench.demo import run_demo
 
+    _quiet_library_warnings()
     run_demo(out, sample=sample, progress=not no_progress)
 
 
