@@ -123,6 +123,9 @@ def build_app(
     """The Gradio Blocks app for ``study`` (not launched)."""
     import gradio as gr
 
+    major = int(gr.__version__.split(".")[0])
+    if major < 6:  # head/css moved to launch(), visible="hidden" and Image(buttons=) arrived in 6
+        raise InputError(None, f"the rating app needs gradio >= 6 (installed: {gr.__version__})")
     service = service or RatingService(study)
     labels = list(study.scale)
     criteria = study.criteria

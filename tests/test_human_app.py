@@ -114,6 +114,7 @@ def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
     assert export  # a CSV path served back for download
 
 
+@pytest.mark.slow
 def test_twenty_concurrent_raters_store_every_answer_exactly_once(app: dict) -> None:
     submitted: dict[tuple[str, str, str], int] = {}
     codes: list[str] = []

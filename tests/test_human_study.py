@@ -222,6 +222,7 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
 # -- the CLI (sample -> simulated ratings -> stats / export / report) -------------------------
 
 
+@pytest.mark.slow
 def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     from bench.cli import app
 
