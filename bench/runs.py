@@ -211,6 +211,9 @@ def merge_run(root: str | Path) -> pd.DataFrame:
     if not meta:
         raise InputError(store.run_json, "not a glyphbench run folder (run.json missing)")
     config = RunConfig.from_mapping(meta["config"], store.run_json)
+    if not store.part_files() and store.results.is_file():
+        # Part files removed (e.g. to save space): the merged table is all there is; keep it.
+        return conform_results(pd.read_parquet(store.results))
     rows = store.read_parts()
     prompt_ids: list[str] = []
     if store.prompts.is_file():
