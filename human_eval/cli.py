@@ -103,7 +103,8 @@ def stats_command(
         if note:
             console.print(f"note: {note}")
     console.print(analysis.alignment.round(3).to_string(index=False))
-    console.print(f"model ranking, people vs NED: Kendall tau = {analysis.kendall_tau:.3f}")
+    for metric, kendall in analysis.kendall.items():
+        console.print(f"model ranking, people vs {metric}: Kendall tau = {kendall['tau']:.3f}")
     flagged = analysis.raters[analysis.raters["outlier"]]
     console.print(f"raters: {len(analysis.raters)}, flagged: {len(flagged)}")
     for row in flagged.itertuples():

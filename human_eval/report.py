@@ -28,6 +28,9 @@ EXPORT_MANIFEST_COLUMNS = (
     "prompt_id", "text", "ned", "algorithm1",
 )
 
+#: Automatic scores whose model ranking is compared with people's.
+RANKING_METRICS = ("ned", "algorithm1")
+
 
 def open_store(study: Study) -> Store:
     return Store(study.database, raters_per_image=int(study.config["raters_per_image"]),
@@ -66,9 +69,8 @@ class Analysis:
 
     agreement: pd.DataFrame
     alignment: pd.DataFrame
-    ranking: pd.DataFrame
-    kendall_tau: float
-    kendall_p: float
+    ranking: pd.DataFrame  # one block of rows per metric (column "metric")
+    kendall: dict[str, dict[str, float]]  # metric -> {"tau": ..., "p": ...}
     raters: pd.DataFrame
     labels: pd.DataFrame
     per_image: pd.DataFrame
@@ -92,13 +94,19 @@ def analyse(study: Study, *, n_boot: int = 1000, seed: int = 0, include_gold: bo
     positive = 1 if study.config["scale"] == "yesno" else 4
     labels = stats.human_labels(rated, ACCURACY_CRITERION, positive=positive)
     alignment = stats.metric_alignment(labels, manifest)
-    ranking, tau, p = stats.model_ranking(labels, manifest, metric="ned")
+    blocks, kendall = [], {}
+    for metric in RANKING_METRICS:
+        if metric in manifest.columns:
+            table, tau, p = stats.model_ranking(labels, manifest, metric=metric)
+            blocks.append(table.assign(metric=metric))
+            kendall[metric] = {"tau": tau, "p": p}
+    ranking = pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame()
     raters = stats.rater_quality(ratings, manifest)
     notes = []
     if positive != 1:
         notes.append("five-point scale: an answer of 4 or 5 counts as 'yes' for alignment")
     per_image = stats.per_image_agreement(rated)
-    return Analysis(agreement, alignment, ranking, tau, p, raters, labels, per_image, notes)
+    return Analysis(agreement, alignment, ranking, kendall, raters, labels, per_image, notes)
 
 
 def _plot(study: Study, labels: pd.DataFrame) -> str:
@@ -155,8 +163,9 @@ with the label, Spearman with the share of "yes". Lower-is-better scores are neg
 {{ alignment }}
 {% if plot %}<img alt="NED vs human share of yes" src="data:image/png;base64,{{ plot }}">{% endif %}
 <h2>Model ranking</h2>
-<p class="note">Weighted by 1 / inclusion probability. Kendall tau between the rankings:
-{{ tau }} (p = {{ p }}).</p>
+<p class="note">Per model, means weighted by 1 / inclusion probability; rank 1 = best.
+Kendall tau between the ranking by people and by each metric:
+{% for metric, k in kendall.items() %}{{ metric }} {{ fmt(k.tau) }} (p = {{ fmt(k.p) }}){% if not loop.last %}; {% endif %}{% endfor %}.</p>
 {{ ranking }}
 <h2>Raters</h2>
 <p class="note">Outlier: gold accuracy below 0.6 (with at least 3 gold answers), or a median time per
@@ -211,8 +220,8 @@ def write_report(study: Study, out: str | Path, *, n_boot: int = 1000, seed: int
         alignment=html(analysis.alignment),
         plot=_plot(study, analysis.labels),
         ranking=html(analysis.ranking),
-        tau=_fmt(analysis.kendall_tau),
-        p=_fmt(analysis.kendall_p),
+        kendall=analysis.kendall,
+        fmt=_fmt,
         raters=html(analysis.raters),
         notes=analysis.notes,
     )
@@ -230,5 +239,4 @@ def save_tables(analysis: Analysis, out: Path) -> None:
     write_table(analysis.raters, out / "raters.csv")
     write_table(analysis.per_image, out / "per_image_agreement.csv")
     with atomic_open(out / "summary.json", "w", encoding="utf-8") as handle:
-        json.dump({"kendall_tau": analysis.kendall_tau, "kendall_p": analysis.kendall_p,
-                   "notes": analysis.notes}, handle, indent=2, default=str)
+        json.dump({"kendall": analysis.kendall, "notes": analysis.notes}, handle, indent=2, default=str)

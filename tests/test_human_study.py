@@ -254,6 +254,9 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     alignment = pd.read_csv(study_dir / "analysis" / "alignment.csv")
     overall = alignment[(alignment.metric == "ned") & (alignment.model == "(all)")].iloc[0]
     assert overall.roc_auc > 0.5  # two of three raters follow the exact-match truth
+    ranking = pd.read_csv(study_dir / "analysis" / "ranking.csv")
+    assert set(ranking["metric"]) == {"ned", "algorithm1"} and len(ranking) == 6  # 3 models each
+    assert "Kendall tau = " in result.output
 
     result = runner.invoke(app, ["human", "export", str(study_dir)])
     assert result.exit_code == 0, result.output
