@@ -192,9 +192,12 @@ def build_app(
         def shown(make_view: Any) -> list[Any]:
             """Run an action; a refused request becomes a visible error, never a traceback."""
             try:
-                return render(make_view())
+                view = make_view()
             except RatingError as exc:
                 raise gr.Error(str(exc)) from None
+            if view.screen == "consent" and view.message:
+                gr.Warning(view.message)  # the message box lives on the rating screen
+            return render(view)
 
         def on_start(agree: bool, request: gr.Request) -> list[Any]:
             login = getattr(request, "username", None) if request is not None else None

@@ -102,6 +102,8 @@ class RatingService:
     def submit(self, code: str, image_id: str, answers: dict[str, str | None]) -> View:
         """Save the answers for one item (insert or edit) and move to the next unrated one."""
         participant = self._participant(code)
+        if not image_id:  # Submit pressed on the "all rated" screen: nothing to save
+            return self._next(participant, after=None)
         self._check(participant, image_id)
         missing = [c for c in self.criteria if not answers.get(c)]
         if missing:

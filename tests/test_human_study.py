@@ -242,6 +242,8 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
             correct = bool(truth[view.image_id]) if rater % 3 else rater % 2 == 0
             label = "Yes" if correct else "No"
             view = service.submit(view.code, view.image_id, {"prompt_following": "Yes", "text_accuracy": label})
+        assert view.screen == "review" and view.done == view.total == 9 + 2  # batch + gold
+        assert service.submit(view.code, "", {}).screen == "review"  # Submit with nothing shown
         service.finish(view.code)
     images = service.store.progress_per_image()
     assert (images.loc[~images["is_gold"], "raters"] == 3).all()  # every image reached K, none over
