@@ -150,7 +150,7 @@ def test_diffusers_nan_output_becomes_failure(tmp_path: Path) -> None:
 
 def test_diffusers_missing_path_is_input_error(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="config.json"):
+    with pytest.raises(InputError, match=r"config\.json"):
         get_codec(f"diffusers:{tmp_path / 'empty'}")
     with pytest.raises(InputError, match="unknown option"):
         get_codec(f"diffusers:{tmp_path / 'empty'}?precision=fp16")

@@ -91,6 +91,8 @@ def download(
             try:
                 fetch(record["image_url"], target, timeout)
                 summary.fetched.append(name)
+            except urllib.error.HTTPError as exc:
+                summary.failed[name] = f"HTTP {exc.code}: {exc.reason}"
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 reason = getattr(exc, "reason", None) or exc
                 summary.failed[name] = f"{type(exc).__name__}: {reason}"

@@ -59,23 +59,27 @@ def survival_threshold(table: pd.DataFrame, ratio: float = SURVIVAL_RATIO) -> di
     return out
 
 
-def _fmt(value: object) -> str:
+def _fmt(value: object, digits: int = 1) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "–"
         if math.isinf(value):
             return "∞"
-        return f"{value:.1f}"
+        return f"{value:.{digits}f}"
     return html.escape(str(value))
 
 
+def _label(key: object) -> str:
+    return " / ".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+
 def _table(frame: pd.DataFrame, index_name: str = "") -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(f"<th>{html.escape(_label(c))}</th>" for c in frame.columns)
+    digits = [3 if str(c) == "SSIM" else 1 for c in frame.columns]
     body = []
-    for index, row in frame.iterrows():
-        cells = "".join(f"<td>{_fmt(v)}</td>" for v in row.tolist())
-        label = " / ".join(map(str, index)) if isinstance(index, tuple) else str(index)
-        body.append(f"<tr><th>{html.escape(label)}</th>{cells}</tr>")
+    for index, row in frame.astype(object).iterrows():  # object dtype keeps ints as ints
+        cells = "".join(f"<td>{_fmt(v, d)}</td>" for v, d in zip(row.tolist(), digits, strict=True))
+        body.append(f"<tr><th>{html.escape(_label(index))}</th>{cells}</tr>")
     return f"<table><tr><th>{html.escape(index_name)}</th>{head}</tr>{''.join(body)}</table>"
 
 
@@ -125,6 +129,7 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
 
     from bench.io import atomic_path
 
@@ -138,6 +143,7 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
         means = group.groupby("font_size")["wr"].mean()
         axes.plot(means.index, means.values, marker="o", label=str(vae))
     axes.set_xscale("log")
+    axes.xaxis.set_minor_locator(NullLocator())  # only the evaluated sizes are labelled
     sizes = sorted(ok["font_size"].unique())
     axes.set_xticks(sizes)
     axes.set_xticklabels([str(s) for s in sizes])

@@ -1,0 +1,183 @@
+"""End-to-end VAE evaluation with real EasyOCR on a few small rendered images.
+
+One module-scoped run (3 images x identity, JPEG q90/q5, resize f2/f8, a NaN VAE and
+a missing VAE) feeds the checks from the issue: identity keeps the OCR ceiling, JPEG
+and resize lose text as quality/size falls, failures become rows, and a resumed run
+recomputes deleted batches to identical rows without duplicates.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from bench.ocr.base import OCREngine
+from vae_eval.imageset import ImageSet, default_set
+from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate, slug
+
+IMAGE_IDS = ("s14-lower-plain-0", "s20-upper-plain-0", "s32-digits-plain-0")
+CODECS = [
+    "identity",
+    "jpeg?quality=90",
+    "jpeg?quality=5",
+    "resize?factor=2",
+    "resize?factor=8",
+]
+
+
+def _image_set() -> ImageSet:
+    full = default_set(size=256)
+    return ImageSet(full.name, [item for item in full.items if item.image_id in IMAGE_IDS])
+
+
+@pytest.fixture(scope="module")
+def nan_vae(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import torch
+    from diffusers import AutoencoderKL
+
+    torch.manual_seed(0)
+    vae: Any = AutoencoderKL(
+        block_out_channels=(8, 16),
+        down_block_types=("DownEncoderBlock2D",) * 2,
+        up_block_types=("UpDecoderBlock2D",) * 2,
+        latent_channels=4,
+        norm_num_groups=8,
+        layers_per_block=1,
+        sample_size=64,
+        mid_block_add_attention=False,  # keeps 256 px inputs cheap; the codec tests cover attention
+    )
+    with torch.no_grad():
+        vae.decoder.conv_out.bias.fill_(float("nan"))
+    path = tmp_path_factory.mktemp("nan_vae")
+    vae.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def ocr_engine() -> OCREngine:
+    from bench.ocr import get_ocr_engine
+
+    return get_ocr_engine("easyocr?gpu=0")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, nan_vae: Path, ocr_engine: OCREngine) -> tuple[Path, pd.DataFrame, list[str]]:
+    out = tmp_path_factory.mktemp("vae_run")
+    codecs = [*CODECS, f"diffusers:{nan_vae}", f"diffusers:{out / 'no-such-vae'}"]
+    options = RunOptions(codecs=codecs, batch_size=2)
+    table = evaluate(options, out, image_set=_image_set(), ocr_engine=ocr_engine)
+    return out, table, codecs
+
+
+def _means(table: pd.DataFrame, column: str) -> dict[str, float]:
+    return table.groupby("vae")[column].mean().to_dict()
+
+
+@pytest.mark.slow
+def test_table_shape_and_columns(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
+    out, table, codecs = run
+    assert len(table) == len(codecs) * len(IMAGE_IDS)
+    assert not table.duplicated(["vae", "image_id"]).any()
+    for column in ("vae", "image_id", "font", "font_size", "char_class", "background", "truth",
+                   "ocr_original", "ocr_reconstruction", "wr", "pa", "psnr", "ssim", "error"):
+        assert column in table.columns
+    assert list(dict.fromkeys(table["vae"])) == codecs  # codecs in the order given
+    assert (out / RESULTS_NAME).is_file()
+    reread = pd.read_parquet(out / RESULTS_NAME)
+    pd.testing.assert_frame_equal(reread, table)
+    assert (table["truth_source"] == "metadata").all()
+    # reconstructions were saved for successful rows
+    ok = table[table["error"] == ""]
+    assert all((out / path).is_file() for path in ok["reconstruction_path"])
+
+
+@pytest.mark.slow
+def test_ocr_ceiling_is_high_and_identity_keeps_it(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
+    _, table, _ = run
+    identity = table[table["vae"] == "identity"]
+    assert identity["wr_original"].mean() >= 80.0  # rendered black-on-white text at >= 14 px
+    assert (identity["error"] == "").all()
+    assert (identity["wr"] == identity["wr_original"]).all()
+    assert (identity["ocr_reconstruction"] == identity["ocr_original"]).all()
+    assert (identity["psnr"] == math.inf).all()
+    assert identity["ssim"].tolist() == pytest.approx([1.0] * len(IMAGE_IDS))
+
+
+@pytest.mark.slow
+def test_jpeg_and_resize_lose_text_as_quality_falls(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
+    _, table, _ = run
+    ok = table[table["error"] == ""]
+    wr, pa, psnr = _means(ok, "wr"), _means(ok, "pa"), _means(ok, "psnr")
+    assert wr["identity"] >= wr["jpeg?quality=90"] >= wr["jpeg?quality=5"]
+    assert pa["jpeg?quality=90"] > pa["jpeg?quality=5"]
+    assert wr["resize?factor=2"] > wr["resize?factor=8"]
+    assert pa["resize?factor=2"] > pa["resize?factor=8"]
+    assert psnr["jpeg?quality=90"] > psnr["jpeg?quality=5"]
+    assert psnr["resize?factor=2"] > psnr["resize?factor=8"]
+    # losses are measured against the ceiling, row by row
+    row = ok[ok["vae"] == "resize?factor=8"].iloc[0]
+    assert row["wr_loss"] == pytest.approx(row["wr_original"] - row["wr"])
+
+
+@pytest.mark.slow
+def test_failures_become_rows(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
+    _, table, codecs = run
+    nan_rows = table[table["vae"] == codecs[-2]]
+    assert nan_rows["error"].str.contains("NaN").all()
+    assert nan_rows["wr"].isna().all() and nan_rows["psnr"].isna().all()
+    assert nan_rows["wr_original"].notna().all()  # the ceiling is still known
+    missing = table[table["vae"] == codecs[-1]]
+    assert missing["error"].str.startswith("codec: InputError").all()
+    assert missing["vae_description"].str.startswith("failed to load").all()
+
+
+@pytest.mark.slow
+def test_resume_recomputes_deleted_batches_identically(
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: OCREngine
+) -> None:
+    out, table, codecs = run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    parts = sorted((copy / "parts" / slug("jpeg?quality=5")).glob("*.parquet"))
+    assert len(parts) == 2  # batches of 2 and 1 image
+    parts[0].unlink()
+    (copy / RESULTS_NAME).unlink()
+    calls: list[str] = []
+    again = evaluate(
+        RunOptions(codecs=codecs, batch_size=2),
+        copy,
+        image_set=_image_set(),
+        ocr_engine=ocr_engine,
+        progress=lambda stage, done, total: calls.append(stage),
+    )
+    assert calls == ["jpeg?quality=5"]  # only the deleted batch ran again
+    columns = [c for c in table.columns if c not in ("codec_seconds", "ocr_seconds")]
+    pd.testing.assert_frame_equal(again[columns], table[columns])  # deterministic, no duplicates
+
+    calls.clear()
+    evaluate(RunOptions(codecs=codecs, batch_size=2), copy, image_set=_image_set(), ocr_engine=ocr_engine,
+             progress=lambda stage, done, total: calls.append(stage))
+    assert calls == []  # a finished run does nothing
+
+
+@pytest.mark.slow
+def test_retry_errors_recomputes_failed_batches(
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: OCREngine
+) -> None:
+    out, _, codecs = run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    calls: list[str] = []
+    evaluate(
+        RunOptions(codecs=codecs, batch_size=2, retry_errors=True),
+        copy,
+        image_set=_image_set(),
+        ocr_engine=ocr_engine,
+        progress=lambda stage, done, total: calls.append(stage),
+    )
+    assert set(calls) == {codecs[-2], codecs[-1]}  # only the failing codecs ran again
