@@ -80,24 +80,29 @@ def test_report_of_two_runs_compares_across_runs(tmp_path: Path) -> None:
     assert pair["n_prompts"] == 12
     html = index.read_text(encoding="utf-8")
     assert "run_a" in html and "run_b" in html
+    summary = pd.read_csv(tmp_path / "both" / "tables" / "summary.csv")
+    assert set(summary["model"]) == {"m [run_a]", "m [run_b]", "control:render [run_a]"}
+    ceiling = pd.read_csv(tmp_path / "both" / "tables" / "ocr_ceiling.csv").set_index("model")
+    render_ned = summary.set_index("model").loc["control:render [run_a]", "ned"]
+    assert ceiling.loc["m [run_a]", "ceiling"] == pytest.approx(render_ned)
 
 
-def test_cli_writes_the_report_and_prints_its_path(report_run: Path, tmp_path: Path) -> None:
+def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
     from bench.cli import app
 
+    run = build_run(tmp_path / "tiny", n_prompts=6, models={"m": 0.1, "control:render": 0.0}, with_images=False)
     runner = CliRunner()
     out = tmp_path / "cli_report"
-    result = runner.invoke(app, ["report", str(report_run), "--out", str(out), "--by", "prompt_type,cefr",
+    result = runner.invoke(app, ["report", str(run), "--out", str(out), "--by", "prompt_type,cefr",
                                  "--n-boot", "100", "--seed", "3"])
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().splitlines()[-1] == str(out / "index.html")
     meta = json.loads((out / "report.json").read_text())
     assert (meta["by"], meta["n_boot"], meta["seed"]) == (["prompt_type", "cefr"], 100, 3)
-    bad = runner.invoke(app, ["report", str(report_run), "--out", str(out), "--by", "nope"])
+    bad = runner.invoke(app, ["report", str(run), "--out", str(out), "--by", "nope"])
     assert isinstance(bad.exception, InputError) and "nope" in str(bad.exception)
 
 
-@pytest.mark.slow
 def test_report_renders_in_headless_chromium(built_report: Path, tmp_path: Path) -> None:
     """Open the page in a real browser: every table has rows, every image decodes."""
     if not CHROMIUM.exists() or not CHROMEDRIVER.exists() or shutil.which(str(CHROMIUM)) is None:

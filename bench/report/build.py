@@ -134,10 +134,9 @@ def _control_display(sanity: pd.DataFrame, by: Sequence[str], metrics: Sequence[
         out[column] = sanity[column].astype(str)
     out["Fewest rows"] = sanity["min_n"].astype(int)
     for metric in metrics:
-        value_columns = [c for c in sanity.columns if c.startswith(f"{metric}:")]
         label = stats.METRIC_LABELS.get(metric, metric)
         out[f"{label} (blank → render)"] = [
-            " < ".join(fmt_number(v, metric) for v in row) for row in sanity[value_columns].to_numpy()
+            " < ".join(fmt_number(v, metric) for v in means) for means in sanity[f"{metric}_means"]
         ]
         out[f"{label} order"] = sanity[f"{metric}_order"]
     out["Passed"] = sanity["passed"]
@@ -185,6 +184,8 @@ def write_report(
     frame = load_runs(dirs)
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     by = default_by(frame) if by is None else list(by)
+    if "model" in by:
+        raise InputError(None, "--by cannot include 'model': every table is already per model")
     unknown = [c for c in by if c not in frame.columns]
     if unknown:
         raise InputError(None, f"--by names unknown columns {unknown}; results have {sorted(frame.columns)[:40]}")
@@ -282,11 +283,12 @@ def write_report(
     control_summary: dict[str, Any] = {"present": bool(controls), "passed": None}
     if controls:
         verdicts: list[bool] = []
+        model_runs = frame.groupby("model")["run"].first().astype(str).to_dict()
         chains: dict[str, None] = {}
         for column, summary in [("", overall), *by_attr.items()]:
             slice_by = [column] if column else []
             sanity = ctl.control_sanity(summary, slice_by)
-            ceiling = ctl.ocr_ceiling(summary, slice_by)
+            ceiling = ctl.ocr_ceiling(summary, slice_by, model_runs=model_runs)
             if sanity.empty:
                 continue
             name = f"controls_{column}" if column else "controls"

@@ -85,8 +85,10 @@ def control_sanity(
     """Check blank < typo (high rate) < typo (low rate) < render in every slice.
 
     ``summary`` is :func:`bench.report.stats.summarize` output for the same ``by``.
-    One row per (run tag, slice): ``min_n`` (fewest rows any control has there:
-    small slices are noisy), the mean of each control for each metric, one
+    One row per (run tag, slice): ``chain`` (the models in order), ``min_n``
+    (fewest rows any control has there: small slices are noisy), the mean of each
+    control for each metric (``<metric>:<model>``, and all of them in chain order
+    as the tuple ``<metric>_means``), one
     ``<metric>_order`` column (True/False, None when a control has no rows there)
     and ``passed`` (all metrics hold). A metric "holds" when it never drops along
     the chain and render is strictly above blank (two typo rates can tie on exact
@@ -115,15 +117,20 @@ def control_sanity(
                     means.append(float(value))
                     row[f"{metric}:{model}"] = float(value)
                 verdict = _holds(means)
+                row[f"{metric}_means"] = tuple(means)
                 row[f"{metric}_order"] = verdict
                 verdicts.append(verdict)
+            if row["min_n"] == 0 and all(v is None for v in verdicts):
+                continue  # no control has rows in this slice of this run
             known = [v for v in verdicts if v is not None]
             row["passed"] = None if not known else all(known)
             rows.append(row)
     return pd.DataFrame(rows)
 
 
-def ocr_ceiling(summary: pd.DataFrame, by: Sequence[str] = (), metric: str = "ned") -> pd.DataFrame:
+def ocr_ceiling(
+    summary: pd.DataFrame, by: Sequence[str] = (), metric: str = "ned", *, model_runs: dict[str, str] | None = None
+) -> pd.DataFrame:
     """Each non-control model's score beside render's (the OCR ceiling) in the same slice.
 
     Columns: ``model``, the ``by`` columns, ``metric``, ``ceiling`` (render's mean),
@@ -131,6 +138,8 @@ def ocr_ceiling(summary: pd.DataFrame, by: Sequence[str] = (), metric: str = "ne
     from a perfect 1.0 that render also shows, i.e. ``(1 - ceiling) / (1 - model)``
     capped to [0, 1] (how much of the model's error is OCR's). Needs a metric where
     1.0 is perfect (ned, exact_match, anls, word_f1). Empty without a render control.
+    With several runs, each model is compared with the render control of its own
+    run: ``model_runs`` maps model -> run (else the ``[run]`` tag in the name is used).
 
     >>> s = pd.DataFrame({"model": ["m", "control:render"], "ned": [0.8, 0.95]})
     >>> ocr_ceiling(s).round(3).to_dict("records")
@@ -142,12 +151,16 @@ def ocr_ceiling(summary: pd.DataFrame, by: Sequence[str] = (), metric: str = "ne
     is_render = parsed.map(lambda p: p is not None and p[0] == "render")
     if not is_render.any():
         return pd.DataFrame(columns=["model", *by, metric, "ceiling", "gap", "ocr_share"])
+    def run_of(model: str) -> str:
+        if model_runs is not None and model in model_runs:
+            return str(model_runs[model])
+        match = _RUN_TAG.match(model)
+        return (match.group("run") or "") if match else ""
+
     render = summary[is_render.to_numpy()].copy()
-    render["_run"] = parsed[is_render].map(lambda p: p[2]).to_numpy()
+    render["_run"] = render["model"].astype(str).map(run_of)
     models = summary[parsed.isna().to_numpy()].copy()
-    models["_run"] = models["model"].astype(str).map(
-        lambda m: (_RUN_TAG.match(m) or _RUN_TAG.match("")).group("run") or ""  # type: ignore[union-attr]
-    )
+    models["_run"] = models["model"].astype(str).map(run_of)
     # Use render of the same run when available, else the only render present.
     if render["_run"].nunique() == 1:
         render["_run_join"] = "*"

@@ -36,7 +36,8 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     ``run`` is the run's ``run_id`` (from ``run.json``, else the folder name; made
     unique with a suffix when two runs share one). When one model name appears in
     several runs, its rows are renamed ``"model [run]"`` so each (run, model) stays
-    a separate system. ``is_control`` is derived from the ``control:`` prefix when
+    a separate system; with several runs, control models are always tagged so,
+    as their sanity checks are per run. ``is_control`` is derived from the ``control:`` prefix when
     missing and ``error`` defaults to empty. ``frame.attrs["runs"]`` holds
     ``{run: {"dir": ..., "meta": run.json}}``.
 
@@ -82,6 +83,8 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     if len(frames) > 1:
         runs_per_model = frame.groupby("model")["run"].nunique()
         clashing = set(runs_per_model[runs_per_model > 1].index)
+        # Controls belong to their run (same OCR, same prompts): always tag them.
+        clashing |= {m for m in runs_per_model.index if str(m).startswith("control:")}
         if clashing:
             rename = frame["model"].isin(clashing)
             frame.loc[rename, "model"] = frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
