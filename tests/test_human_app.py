@@ -45,7 +45,7 @@ def app(tmp_path_factory: pytest.TempPathFactory):
 def client(url: str):
     from gradio_client import Client
 
-    return Client(url, verbose=False, download_files=False)
+    return Client(url, verbose=False, download_files=False, analytics_enabled=False)
 
 
 def answer(c, state: dict, prompt_following: str, text_accuracy: str) -> dict:
