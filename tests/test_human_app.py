@@ -38,7 +38,7 @@ def app(tmp_path_factory: pytest.TempPathFactory):
     auth = root / "admin.txt"
     auth.write_text("# admins\nlead:s3cret-pass\n")
     demo, url = launch_app(study_dir, auth_file=auth)
-    yield {"url": url, "study": study_dir, "run": run}
+    yield {"url": url, "study": study_dir, "run": run, "demo": demo}
     demo.close()
 
 
@@ -99,6 +99,7 @@ def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
     from gradio_client.exceptions import AppError
 
     url = app["url"]
+    assert app["demo"].server_name == "127.0.0.1"  # localhost unless --host says otherwise
     study = Path(app["study"])
     image = next((study / "images").iterdir())
     assert httpx.get(f"{url}gradio_api/file={image}").status_code == 200
