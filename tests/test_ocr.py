@@ -20,7 +20,13 @@ from PIL import Image, ImageDraw, ImageFont
 
 from bench.errors import InputError
 from bench.fonts import font_by_name
-from bench.ocr import OCRImageError, available_engines, get_ocr_engine, reading_order
+from bench.ocr import (
+    OCRImageError,
+    available_engines,
+    get_ocr_engine,
+    read_or_errors,
+    reading_order,
+)
 from bench.ocr.base import OCREngine, OCRResult
 from bench.scoring import ned
 
@@ -213,6 +219,13 @@ def test_failing_image_raises_with_its_index(engine: OCREngine) -> None:
         engine.read([Image.new("RGB", (64, 32), "white"), Image.new("RGB", (0, 0))])
     assert caught.value.index == 1
     assert caught.value.engine == engine.name
+
+
+def test_read_or_errors_isolates_the_failing_image(engine: OCREngine) -> None:
+    white = Image.new("RGB", (64, 32), "white")
+    outcomes = read_or_errors(engine, [white, Image.new("RGB", (0, 0)), white])
+    assert [type(o) for o in outcomes] == [OCRResult, OCRImageError, OCRResult]
+    assert outcomes[0].text == outcomes[2].text == ""  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------- EasyOCR specifics

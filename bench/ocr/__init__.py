@@ -2,9 +2,10 @@
 
 Public API::
 
-    from bench.ocr import get_ocr_engine, available_engines, reading_order
+    from bench.ocr import get_ocr_engine, available_engines, read_or_errors
     engine = get_ocr_engine("easyocr?gpu=0")      # or "rapidocr", "tesseract?psm=11"
     results = engine.read([pil_image, ...])       # one OCRResult per image, in order
+    outcomes = read_or_errors(engine, images)     # OCRResult or the exception, per image
     engine.name, engine.version                   # recorded in every results row
 
 Importing this package is cheap: engine modules (and easyocr, torch, onnxruntime)
@@ -19,7 +20,7 @@ import importlib.util
 import shutil
 
 from bench.ocr.base import OCR_ENGINES, OCREngine, OCRResult
-from bench.ocr.common import OCRImageError
+from bench.ocr.common import OCRImageError, read_or_errors
 from bench.ocr.order import reading_order
 from bench.registry import Spec
 
@@ -33,6 +34,7 @@ __all__ = [
     "OCRResult",
     "available_engines",
     "get_ocr_engine",
+    "read_or_errors",
     "reading_order",
 ]
 

