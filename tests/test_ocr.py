@@ -264,6 +264,27 @@ def test_tesseract_without_binary_is_a_clear_input_error(monkeypatch: pytest.Mon
         get_ocr_engine("tesseract")
 
 
+def test_available_engines_gives_the_reason_when_tesseract_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import bench.ocr
+
+    monkeypatch.setattr(bench.ocr.shutil, "which", lambda name: None)
+    assert (
+        available_engines()["tesseract"]
+        == "tesseract binary not found; apt-get install tesseract-ocr"
+    )
+
+
+def test_easyocr_gpu_1_without_cuda_is_an_input_error() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(InputError, match="gpu=1"):
+        get_ocr_engine("easyocr?gpu=1")
+
+
 def test_tesseract_parallel_workers_keep_input_order() -> None:
     if available_engines()["tesseract"] is not True:
         pytest.skip(str(available_engines()["tesseract"]))
