@@ -35,8 +35,8 @@ def _image_set() -> ImageSet:
     return ImageSet(full.name, [item for item in full.items if item.image_id in IMAGE_IDS])
 
 
-@pytest.fixture(scope="module")
-def nan_vae(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _broken_vae(folder: Path, bias: float) -> Path:
+    """A tiny AutoencoderKL whose decoder's last conv outputs only ``bias`` (NaN or 0)."""
     import torch
     from diffusers import AutoencoderKL
 
@@ -52,10 +52,20 @@ def nan_vae(tmp_path_factory: pytest.TempPathFactory) -> Path:
         mid_block_add_attention=False,  # keeps 256 px inputs cheap; the codec tests cover attention
     )
     with torch.no_grad():
-        vae.decoder.conv_out.bias.fill_(float("nan"))
-    path = tmp_path_factory.mktemp("nan_vae")
-    vae.save_pretrained(path)
-    return path
+        vae.decoder.conv_out.weight.zero_()
+        vae.decoder.conv_out.bias.fill_(bias)
+    vae.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def broken_vaes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("broken_vaes")
+    return {
+        "nan": f"diffusers:{_broken_vae(root / 'nan', float('nan'))}",
+        "blank": f"diffusers:{_broken_vae(root / 'blank', 0.0)}",
+        "missing": f"diffusers:{root / 'no-such-vae'}",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -66,9 +76,11 @@ def ocr_engine() -> OCREngine:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory, nan_vae: Path, ocr_engine: OCREngine) -> tuple[Path, pd.DataFrame, list[str]]:
+def run(
+    tmp_path_factory: pytest.TempPathFactory, broken_vaes: dict[str, str], ocr_engine: OCREngine
+) -> tuple[Path, pd.DataFrame, list[str]]:
     out = tmp_path_factory.mktemp("vae_run")
-    codecs = [*CODECS, f"diffusers:{nan_vae}", f"diffusers:{out / 'no-such-vae'}"]
+    codecs = [*CODECS, *broken_vaes.values()]
     options = RunOptions(codecs=codecs, batch_size=2)
     table = evaluate(options, out, image_set=_image_set(), ocr_engine=ocr_engine)
     return out, table, codecs
@@ -125,13 +137,16 @@ def test_jpeg_and_resize_lose_text_as_quality_falls(run: tuple[Path, pd.DataFram
 
 
 @pytest.mark.slow
-def test_failures_become_rows(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
-    _, table, codecs = run
-    nan_rows = table[table["vae"] == codecs[-2]]
+def test_failures_become_rows(run: tuple[Path, pd.DataFrame, list[str]], broken_vaes: dict[str, str]) -> None:
+    _, table, _ = run
+    nan_rows = table[table["vae"] == broken_vaes["nan"]]
     assert nan_rows["error"].str.contains("NaN").all()
     assert nan_rows["wr"].isna().all() and nan_rows["psnr"].isna().all()
     assert nan_rows["wr_original"].notna().all()  # the ceiling is still known
-    missing = table[table["vae"] == codecs[-1]]
+    blank = table[table["vae"] == broken_vaes["blank"]]
+    assert (blank["error"] == "codec: blank (constant) reconstruction").all()
+    assert (blank["ocr_reconstruction"] == "").all() and blank["wr"].isna().all()
+    missing = table[table["vae"] == broken_vaes["missing"]]
     assert missing["error"].str.startswith("codec: InputError").all()
     assert missing["vae_description"].str.startswith("failed to load").all()
 
@@ -180,4 +195,4 @@ def test_retry_errors_recomputes_failed_batches(
         ocr_engine=ocr_engine,
         progress=lambda stage, done, total: calls.append(stage),
     )
-    assert set(calls) == {codecs[-2], codecs[-1]}  # only the failing codecs ran again
+    assert set(calls) == set(codecs[len(CODECS) :])  # only the failing codecs ran again
