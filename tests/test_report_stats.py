@@ -278,7 +278,7 @@ def test_load_runs_combines_runs_and_rejects_disjoint_ones(tmp_path) -> None:
     b = build_run(tmp_path / "b", n_prompts=6, models={"m": 0.3}, with_images=False, seed=1)
     frame = load_runs([a, b])
     assert set(frame["run"]) == {"a", "b"}
-    assert set(frame["model"]) == {"m [a]", "m [b]", "control:render"}
+    assert set(frame["model"]) == {"m [a]", "m [b]", "control:render [a]"}  # controls: per run
     assert frame.attrs["runs"]["a"]["meta"]["run_id"] == "a"
     other = tmp_path / "c"
     build_run(other, n_prompts=3, models={"m": 0.1}, with_images=False)

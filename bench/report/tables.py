@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from bench.io import atomic_open
@@ -73,7 +74,7 @@ def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub-flavoured Markdown table (pipes in cells are escaped)."""
 
     def cell(value: Any) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
+        return _text(value).replace("|", "\\|").replace("\n", " ")
 
     header = "| " + " | ".join(cell(c) for c in table.columns) + " |"
     rule = "| " + " | ".join("---" for _ in table.columns) + " |"
@@ -101,10 +102,10 @@ def to_latex(table: pd.DataFrame, caption: str = "", label: str = "") -> str:
     """A booktabs ``table`` environment; text columns left-aligned, others centred."""
     align = "".join("l" if i == 0 or not _numeric_like(table[c]) else "r" for i, c in enumerate(table.columns))
     lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{align}}}", r"\toprule"]
-    lines.append(" & ".join(latex_escape(str(c)) for c in table.columns) + r" \\")
+    lines.append(" & ".join(latex_escape(_text(c)) for c in table.columns) + r" \\")
     lines.append(r"\midrule")
     for row in table.itertuples(index=False):
-        lines.append(" & ".join(latex_escape(str(v)) for v in row) + r" \\")
+        lines.append(" & ".join(latex_escape(_text(v)) for v in row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption:
         lines.append(rf"\caption{{{latex_escape(caption)}}}")
@@ -112,6 +113,15 @@ def to_latex(table: pd.DataFrame, caption: str = "", label: str = "") -> str:
         lines.append(rf"\label{{{label}}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
+
+
+def _text(value: Any) -> str:
+    """Cell text for Markdown/LaTeX: verdicts read pass/fail, missing values a dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, (bool, np.bool_)):
+        return "pass" if value else "fail"
+    return str(value)
 
 
 def _numeric_like(column: pd.Series) -> bool:
