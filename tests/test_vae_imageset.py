@@ -78,7 +78,7 @@ def test_write_default_set_round_trips_through_folder_loader(tmp_path: Path) -> 
     assert len(lines) == 4
     loaded = load_image_set(str(tmp_path / "set"))
     rendered = default_set(size=96, limit=4)
-    assert [i.image_id for i in loaded.items] == [i.image_id for i in rendered.items]
+    assert [i.image_id for i in loaded.items] == [f"{i.image_id}.png" for i in rendered.items]
     for a, b in zip(loaded.items, rendered.items, strict=True):
         assert a.truth == b.truth
         assert a.attributes["font_size"] == b.attributes["font_size"]
@@ -90,7 +90,7 @@ def test_folder_without_metadata_has_no_truth(tmp_path: Path) -> None:
     Image.new("RGB", (32, 32), "black").save(tmp_path / "a.jpg")
     (tmp_path / "notes.txt").write_text("not an image")
     image_set = load_image_set(str(tmp_path))
-    assert [i.image_id for i in image_set.items] == ["a", "b"]
+    assert [i.image_id for i in image_set.items] == ["a.jpg", "b.png"]
     assert all(i.truth is None for i in image_set.items)
     assert any("reference" in note for note in image_set.notes)
 
@@ -103,7 +103,7 @@ def test_textinvision_style_metadata_with_optional_text(tmp_path: Path) -> None:
     }
     (tmp_path / "vae_images_metadata.json").write_text(json.dumps(meta))
     image_set = load_image_set(str(tmp_path / "vae_images_metadata.json"))
-    assert [i.image_id for i in image_set.items] == ["one"]
+    assert [i.image_id for i in image_set.items] == ["one.jpg"]
     assert image_set.items[0].truth == "OPEN 24"
     assert image_set.items[0].attributes["source"] == "Pixabay"
     assert any("1 of 2 listed images" in note for note in image_set.notes)

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from bench.errors import InputError
 from bench.ocr.base import OCREngine
 from vae_eval.imageset import ImageSet, default_set
 from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate, slug
@@ -196,3 +197,29 @@ def test_retry_errors_recomputes_failed_batches(
         progress=lambda stage, done, total: calls.append(stage),
     )
     assert set(calls) == set(codecs[len(CODECS) :])  # only the failing codecs ran again
+
+
+@pytest.mark.slow
+def test_rerun_with_fewer_codecs_or_another_set(
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: OCREngine
+) -> None:
+    out, table, _ = run
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    calls: list[str] = []
+    subset = evaluate(
+        RunOptions(codecs=["resize?factor=8"]),
+        copy,
+        image_set=_image_set(),
+        ocr_engine=ocr_engine,
+        progress=lambda stage, done, total: calls.append(stage),
+    )
+    assert calls == []  # everything is already on disk
+    expected = table[table["vae"] == "resize?factor=8"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(subset, expected)  # the table holds the current command's codecs
+
+    other = ImageSet("default?size=512&seed=0", _image_set().items)  # same ids, other images
+    with pytest.raises(InputError, match="holds a run with images"):
+        evaluate(RunOptions(codecs=["identity"]), copy, image_set=other, ocr_engine=ocr_engine)
+    with pytest.raises(InputError, match="unknown codec 'jpg'"):
+        evaluate(RunOptions(codecs=["identity", "jpg?quality=3"]), copy, image_set=_image_set(), ocr_engine=ocr_engine)

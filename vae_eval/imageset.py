@@ -426,7 +426,8 @@ def _items_from_files(
             for key, value in record.items()
             if key not in ("file", "text") and isinstance(value, (str, int, float, bool))
         }
-        items.append(ImageItem(Path(name).stem, _load_file(path), text if text else None, attributes, str(path)))
+        # The file name (not the stem) is the id: "a.png" and "a.jpg" may both exist.
+        items.append(ImageItem(name, _load_file(path), text if text else None, attributes, str(path)))
     return items, missing
 
 

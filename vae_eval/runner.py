@@ -219,14 +219,13 @@ def evaluate(
 
     out.mkdir(parents=True, exist_ok=True)
     codecs: dict[str, Codec | Exception] = {}
-    for spec in dict.fromkeys(options.codecs):  # keep order, drop repeats
+    specs = list(dict.fromkeys(options.codecs))  # keep order, drop repeats
+    for spec in specs:
+        get_codec_kind_or_fail(spec)  # a typo in --vae is a user error, not a failure row
+    for spec in specs:
         try:
             codecs[spec] = get_codec(spec)
-        except Exception as exc:
-            from bench.errors import InputError
-
-            if isinstance(exc, InputError) and "unknown codec" in str(exc):
-                raise  # a typo in --vae is a user error, not a failure row
+        except Exception as exc:  # e.g. weights missing or hub unreachable: failure rows
             codecs[spec] = exc
     native = [c.native_resolution for c in codecs.values() if not isinstance(c, Exception) and c.native_resolution]
     if image_set is None:
@@ -235,6 +234,7 @@ def evaluate(
         from bench.ocr import get_ocr_engine
 
         ocr_engine = get_ocr_engine(options.ocr)
+    _check_same_run(out / "run.json", image_set.name, ocr_engine.name)
     write_json(
         out / "run.json",
         {
@@ -276,7 +276,40 @@ def evaluate(
             if progress:
                 progress(spec, number, len(batches))
 
-    return merge_results(out, list(codecs))
+    return merge_results(out, list(codecs), [item.image_id for item in image_set.items])
+
+
+def _check_same_run(path: Path, images: str, ocr_engine: str) -> None:
+    """Refuse to resume into a folder holding a different image set or OCR engine.
+
+    Image ids repeat across sets (``default?size=256`` and ``size=512`` share them), so
+    mixing would silently reuse rows computed on other images.
+    """
+    import json
+
+    from bench.errors import InputError
+
+    if not path.is_file():
+        return
+    previous = json.loads(path.read_text(encoding="utf-8"))
+    for key, value in (("images", images), ("ocr_engine", ocr_engine)):
+        if previous.get(key) != value:
+            raise InputError(
+                path,
+                f"this folder holds a run with {key} {previous.get(key)!r}, not {value!r}; use another --out",
+                key=key,
+            )
+
+
+def get_codec_kind_or_fail(spec: str) -> None:
+    """Raise InputError when ``spec`` names no registered codec (checked before any loading)."""
+    from bench.errors import InputError
+    from bench.registry import Spec
+    from vae_eval.codecs import CODECS
+
+    kind = Spec.parse(spec).kind
+    if kind not in CODECS.names():
+        raise InputError(None, f"unknown codec {kind!r} in {spec!r}; known: {', '.join(CODECS.names())}")
 
 
 def _original_ocr(
@@ -407,11 +440,15 @@ def _score_batch(
     return rows
 
 
-def merge_results(out: Path, codecs: Sequence[str] | None = None) -> pd.DataFrame:
-    """Merge every codec's part files into ``vae_results.parquet`` and return the table.
+def merge_results(
+    out: Path, codecs: Sequence[str] | None = None, image_ids: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Merge the part files into ``vae_results.parquet`` and return the table.
 
-    Rows are sorted by codec (in ``codecs`` order, else by name) and image order;
-    duplicate (vae, image_id) pairs keep the last part read.
+    Only ``codecs`` and ``image_ids`` are kept when given (the current command's; parts
+    of other codecs stay on disk for a later run). Rows are sorted by codec (in
+    ``codecs`` order, else by name) and image order; duplicate (vae, image_id) pairs
+    keep the last part read.
     """
     import pandas as pd
 
@@ -426,6 +463,8 @@ def merge_results(out: Path, codecs: Sequence[str] | None = None) -> pd.DataFram
         table = pd.concat(frames, ignore_index=True).drop_duplicates(["vae", "image_id"], keep="last")
         if codecs is not None:
             table = table[table["vae"].isin(list(codecs))]
+        if image_ids is not None:
+            table = table[table["image_id"].astype(str).isin(list(image_ids))]
         rank = {name: i for i, name in enumerate(codecs or sorted(table["vae"].unique()))}
         table = table.assign(_rank=table["vae"].map(rank)).sort_values(["_rank", "image_index"], kind="stable")
         table = table.drop(columns="_rank").reset_index(drop=True)
