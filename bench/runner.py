@@ -120,6 +120,7 @@ class Runner:
         self.run_id = config.resolved_run_id
         self.outcome = ShardOutcome(shard)
         self._ocr = ocr
+        self._ocr_identity: tuple[str, str] | None = None
         self._failure: BaseException | None = None
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
@@ -132,6 +133,13 @@ class Runner:
 
             self._ocr = get_ocr_engine(self.config.ocr)
         return self._ocr
+
+    @property
+    def ocr_identity(self) -> tuple[str, str]:
+        """(name, version) of the OCR engine, asked once (version may query package metadata)."""
+        if self._ocr_identity is None:
+            self._ocr_identity = (self.ocr.name, self.ocr.version)
+        return self._ocr_identity
 
     def adapter_spec(self, entry: ModelEntry) -> Any:
         """The entry's spec, with this process's device added for non-control models."""
@@ -160,7 +168,7 @@ class Runner:
         todo = {label: [j for j in jobs if j.key not in done] for label, jobs in all_jobs.items()}
         self.outcome.skipped = sum(len(all_jobs[k]) - len(todo[k]) for k in todo)
         if any(todo.values()):
-            _ = self.ocr  # load the OCR engine before any model: a bad --ocr fails fast
+            _ = self.ocr_identity  # load the OCR engine before any model: a bad --ocr fails fast
 
         self._progress = Progress(
             TextColumn("{task.description}"),
@@ -326,8 +334,8 @@ class Runner:
                     "batch_size": batch.batch_size or None,
                     "gen_seconds": batch.seconds / len(batch.jobs) if batch.batch_size else float("nan"),
                     **ocr_fields(result),
-                    "ocr_engine": self.ocr.name if ocr_ran else None,
-                    "ocr_version": self.ocr.version if ocr_ran else None,
+                    "ocr_engine": self.ocr_identity[0] if ocr_ran else None,
+                    "ocr_version": self.ocr_identity[1] if ocr_ran else None,
                     "ocr_seconds": ocr_seconds if result is not None else float("nan"),
                     "error": errors[i],
                 }

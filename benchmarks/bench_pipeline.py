@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 
-def bare_loop(model: Path, prompts: list[str], seeds: list[int], batch: int, settings: dict[str, Any], device: str) -> float:
+def bare_loop(
+    model: Path,
+    prompts: list[str],
+    seeds: list[int],
+    batch: int,
+    settings: dict[str, Any],
+    device: str,
+) -> float:
     """Images per second of a plain loop over the pipeline (load excluded)."""
     import torch
     from diffusers import DiffusionPipeline
@@ -63,7 +70,15 @@ class NullOCR:
         return [OCRResult(text="") for _ in images]
 
 
-def harness(model: Path, n: int, batch: int, device: str, ocr: Any, work: Path) -> tuple[float, float]:
+def harness(
+    model: Path,
+    n: int,
+    batch: int,
+    device: str,
+    ocr: Any,
+    work: Path,
+    options: dict[str, Any] | None = None,
+) -> tuple[float, float]:
     """(images/s from first batch to last row written, load seconds) of one runner pass."""
     import pandas as pd
 
@@ -81,16 +96,68 @@ def harness(model: Path, n: int, batch: int, device: str, ocr: Any, work: Path) 
     out = work / f"run-{time.monotonic_ns()}"
     config = RunConfig.from_mapping(
         {
-            "models": [{"spec": f"diffusers:{model}", "name": "bench", "options": {"device": device}}],
+            "models": [
+                {
+                    "spec": f"diffusers:{model}",
+                    "name": "bench",
+                    "options": {"device": device, **(options or {})},
+                }
+            ],
             "batch_size": batch,
             "ocr": getattr(ocr, "name", "null"),
             "out": str(out),
         }
     )
-    result = run_benchmark(config, prompt_set=PromptSet(frame, source="bench"), ocr=ocr, progress=False)
+    result = run_benchmark(
+        config, prompt_set=PromptSet(frame, source="bench"), ocr=ocr, progress=False
+    )
     timing = result.outcome.timings["bench"]
     shutil.rmtree(out, ignore_errors=True)
     return n / timing["span_s"], timing["load_s"]
+
+
+def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
+    """Milliseconds of harness work per image (PNG + SHA-256, null OCR, scoring, part file), no generation.
+
+    The same code the OCR worker runs for each batch, timed alone on
+    ``batch`` rendered 64-pixel images: the harness's own CPU cost, which on a
+    GPU overlaps the next batch's generation.
+    """
+    import pandas as pd
+
+    from bench.config import RunConfig
+    from bench.jobs import build_jobs
+    from bench.models import get_model
+    from bench.runner import Batch, Runner
+    from bench.store import RunStore
+    from prompts.schema import PromptSet
+
+    frame = pd.DataFrame(
+        {
+            "prompt_id": [f"c{i}" for i in range(batch)],
+            "prompt": ["p"] * batch,
+            "text": ["OPEN"] * batch,
+        }
+    )
+    config = RunConfig.from_mapping(
+        {
+            "models": ["control:render?size=64"],
+            "batch_size": batch,
+            "ocr": "null",
+            "out": str(work / "cost"),
+        }
+    )
+    prompts = PromptSet(frame, source="bench")
+    runner = Runner(config, prompts, store=RunStore(config.out), ocr=NullOCR(), progress=False)  # type: ignore[arg-type]
+    jobs = build_jobs(config, prompts.frame)[config.models[0].label]
+    images = get_model("control:render?size=64").generate([runner._request(j) for j in jobs])
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        rows = runner._finish_batch(Batch(config.models[0], True, jobs, images, 0.1, batch))
+        runner.store.write_part(rows, "cost", "m")
+        best = min(best, time.perf_counter() - started)
+    return 1000 * best / batch
 
 
 def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
@@ -117,13 +184,21 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, help="Local pipeline folder (default: build tiny random SD).")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--model", type=Path, help="Local pipeline folder (default: build tiny random SD)."
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--images", type=int, default=24)
     parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--ocr", default="easyocr,rapidocr", help="Engines for the OCR throughput part.")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--size", type=int, help="Override the pipeline's image size (pixels).")
+    parser.add_argument("--steps", type=int, help="Override the pipeline's number of steps.")
+    parser.add_argument(
+        "--ocr", default="easyocr,rapidocr", help="Engines for the OCR throughput part."
+    )
     parser.add_argument("--skip-easyocr-harness", action="store_true")
     parser.add_argument("--json", type=Path, help="Also write the numbers here.")
     args = parser.parse_args()
@@ -136,7 +211,13 @@ def main() -> None:
         from bench.models.tiny import build_tiny_sd
 
         model = build_tiny_sd(work / "tiny-sd")
-    settings = get_model(f"diffusers:{model}?device={args.device}").describe()["settings"]
+    options: dict[str, Any] = {}
+    if args.size:
+        options.update(height=args.size, width=args.size)
+    if args.steps:
+        options["steps"] = args.steps
+    query = "&".join(f"{k}={v}" for k, v in {"device": args.device, **options}.items())
+    settings = get_model(f"diffusers:{model}?{query}").describe()["settings"]
     prompts = [f"a shop sign that says 'OPEN {i}'" for i in range(args.images)]
     from bench.seeds import image_seed
 
@@ -146,7 +227,9 @@ def main() -> None:
     load = 0.0
     for _ in range(args.rounds):
         bare.append(bare_loop(model, prompts, seeds, args.batch_size, settings, args.device))
-        speed, load = harness(model, args.images, args.batch_size, args.device, NullOCR(), work)
+        speed, load = harness(
+            model, args.images, args.batch_size, args.device, NullOCR(), work, options
+        )
         null.append(speed)
     numbers: dict[str, Any] = {
         "model": str(model),
@@ -163,9 +246,10 @@ def main() -> None:
         from bench.ocr import get_ocr_engine
 
         engine = get_ocr_engine("easyocr")
-        speed, _ = harness(model, args.images, args.batch_size, args.device, engine, work)
+        speed, _ = harness(model, args.images, args.batch_size, args.device, engine, work, options)
         numbers["harness_easyocr_images_per_s"] = speed
         numbers["harness_easyocr_ratio"] = speed / max(bare)
+    numbers["harness_cpu_ms_per_image"] = harness_cost_per_image(args.batch_size, work)
     numbers["ocr_images_per_s"] = ocr_throughput([s for s in args.ocr.split(",") if s])
     shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(numbers, indent=2, default=str))

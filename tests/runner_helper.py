@@ -43,7 +43,14 @@ class PixelOCR(OCREngine):
         out = []
         for image in images:
             digest = hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()[:6]
-            out.append(OCRResult(text=digest, pieces=[digest], boxes=[[(0, 0), (1, 0), (1, 1), (0, 1)]], confidences=[0.5]))
+            out.append(
+                OCRResult(
+                    text=digest,
+                    pieces=[digest],
+                    boxes=[[(0, 0), (1, 0), (1, 1), (0, 1)]],
+                    confidences=[0.5],
+                )
+            )
         return out
 
 
@@ -52,7 +59,9 @@ class SlowRender(RenderControl):
 
     def __init__(self, spec: Spec) -> None:
         self.delay = float(spec.options.get("delay", "0.3"))
-        super().__init__(Spec(kind="control", target="render", options={"size": spec.options.get("size", "64")}))
+        super().__init__(
+            Spec(kind="control", target="render", options={"size": spec.options.get("size", "64")})
+        )
         self.spec = spec.text
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
@@ -113,7 +122,16 @@ def register() -> None:
 
 def prompt_set(n: int = 6) -> PromptSet:
     """A small prompt set: short texts, one sentence, one with digits/punctuation."""
-    texts = ["OPEN", "Bakery", "Hello world", "42% off!", "Fresh coffee daily", "EXIT", "Lemonade", "Sale"]
+    texts = [
+        "OPEN",
+        "Bakery",
+        "Hello world",
+        "42% off!",
+        "Fresh coffee daily",
+        "EXIT",
+        "Lemonade",
+        "Sale",
+    ]
     texts = (texts * (n // len(texts) + 1))[:n]
     frame = pd.DataFrame(
         {

@@ -16,7 +16,12 @@ from bench.errors import InputError
 from bench.models import ImageRequest, get_model
 from bench.models.controls import MARGIN, corrupt, render_text
 
-TEXTS = ["OPEN", "Hello world", "The quick brown fox jumps over the lazy dog near the river", "42% off!"]
+TEXTS = [
+    "OPEN",
+    "Hello world",
+    "The quick brown fox jumps over the lazy dog near the river",
+    "42% off!",
+]
 
 
 @given(st.text(min_size=0, max_size=60), st.integers(0, 10**6))
@@ -108,7 +113,9 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
     config = RunConfig.from_mapping(
         {
             # 160 px keeps EasyOCR on a small CPU quick; the short texts stay legible at that size
-            "models": [{"spec": f"{m}{'&' if '?' in m else '?'}size=160", "name": m} for m in models],
+            "models": [
+                {"spec": f"{m}{'&' if '?' in m else '?'}size=160", "name": m} for m in models
+            ],
             "ocr": "easyocr?gpu=0",
             "batch_size": 8,
             "out": str(tmp_path / "run"),
@@ -121,9 +128,18 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
     assert rows["ocr_engine"].eq("easyocr").all()
     table = summarize(rows).set_index("model")
     ned = table["ned"]
-    assert ned["control:blank"] < ned["control:typo?rate=0.5"] < ned["control:typo?rate=0.1"] < ned["control:render"]
+    assert (
+        ned["control:blank"]
+        < ned["control:typo?rate=0.5"]
+        < ned["control:typo?rate=0.1"]
+        < ned["control:render"]
+    )
     assert ned["control:render"] >= 0.9
     assert table.loc["control:render", "exact_match"] >= 0.6
     assert ned["control:blank"] == 0.0  # nothing drawn, nothing read
     algorithm1 = table["algorithm1"]
-    assert algorithm1["control:render"] < algorithm1["control:typo?rate=0.1"] < algorithm1["control:blank"]
+    assert (
+        algorithm1["control:render"]
+        < algorithm1["control:typo?rate=0.1"]
+        < algorithm1["control:blank"]
+    )

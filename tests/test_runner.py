@@ -78,11 +78,20 @@ def test_model_entry_labels_and_options(tmp_path: Path) -> None:
                 "control:render",
                 {"spec": "control:typo", "options": {"rate": 0.2, "size": 128}},
                 f"diffusers:{folder}",
-                {"spec": "diffusers:org/model", "name": "mine", "options": {"safety_checker": False}},
+                {
+                    "spec": "diffusers:org/model",
+                    "name": "mine",
+                    "options": {"safety_checker": False},
+                },
             ]
         }
     ).models
-    assert [e.label for e in entries] == ["control:render", "control:typo?rate=0.2&size=128", "diffusers:my-pipe", "mine"]
+    assert [e.label for e in entries] == [
+        "control:render",
+        "control:typo?rate=0.2&size=128",
+        "diffusers:my-pipe",
+        "mine",
+    ]
     assert entries[1].to_spec().options == {"rate": "0.2", "size": "128"}
     assert entries[3].to_spec().options == {"safety_checker": "false"}
     assert [e.is_control for e in entries] == [True, True, False, False]
@@ -91,7 +100,9 @@ def test_model_entry_labels_and_options(tmp_path: Path) -> None:
 
 def test_duplicate_labels_rejected() -> None:
     with pytest.raises(InputError, match="share the label"):
-        RunConfig.from_mapping({"models": ["control:blank", {"spec": "control:render", "name": "control:blank"}]})
+        RunConfig.from_mapping(
+            {"models": ["control:blank", {"spec": "control:render", "name": "control:blank"}]}
+        )
 
 
 def test_run_id_follows_config_not_output_folder(tmp_path: Path) -> None:
@@ -121,9 +132,15 @@ def test_image_seed_is_stable_and_in_range(seed: int, prompt_id: str, index: int
 
 @settings(deadline=None, max_examples=30)
 @given(st.integers(1, 9), st.integers(1, 3), st.integers(1, 3), st.integers(1, 4))
-def test_shards_are_disjoint_and_cover_all_jobs(n_prompts: int, n_seeds: int, per_prompt: int, count: int) -> None:
+def test_shards_are_disjoint_and_cover_all_jobs(
+    n_prompts: int, n_seeds: int, per_prompt: int, count: int
+) -> None:
     cfg = RunConfig.from_mapping(
-        {"models": ["control:render", "control:blank"], "seeds": list(range(n_seeds)), "images_per_prompt": per_prompt}
+        {
+            "models": ["control:render", "control:blank"],
+            "seeds": list(range(n_seeds)),
+            "images_per_prompt": per_prompt,
+        }
     )
     frame = prompt_set(n_prompts).frame
     everything = build_jobs(cfg, frame)
@@ -188,7 +205,11 @@ def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
 
 def test_generation_error_is_local_and_retried_on_resume(tmp_path: Path) -> None:
     marker = tmp_path / "failed-once"
-    cfg = config(tmp_path, models=[f"flaky:render?fail=Bakery&marker={marker}", "control:blank?size=64"], seeds=[0])
+    cfg = config(
+        tmp_path,
+        models=[f"flaky:render?fail=Bakery&marker={marker}", "control:blank?size=64"],
+        seeds=[0],
+    )
     first = run(cfg)
     assert first.results is not None
     errors = first.results[first.results["error"] != ""]
@@ -285,7 +306,9 @@ cfg = RunConfig.from_yaml({str(study)!r}).with_overrides(out={str(out)!r})
 plan = plan_run(cfg, prompt_set=prompt_set(3))
 print(json.dumps({{"plan": plan, "heavy": [m for m in ("torch", "diffusers") if m in sys.modules]}}, default=str))
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     plan, cfg = answer["plan"], RunConfig.from_yaml(study)
     assert answer["heavy"] == []

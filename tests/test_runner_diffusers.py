@@ -29,7 +29,9 @@ def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_
 
     config = RunConfig.from_mapping(
         {
-            "models": [{"spec": f"diffusers:{tiny_sd}", "name": "tiny", "options": {"device": "cpu"}}],
+            "models": [
+                {"spec": f"diffusers:{tiny_sd}", "name": "tiny", "options": {"device": "cpu"}}
+            ],
             "batch_size": 3,
             "ocr": "pixelocr",
             "out": str(tmp_path / "run"),
@@ -48,9 +50,17 @@ def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_
     # The second image, regenerated alone from its recorded seed, matches the batched one.
     row = rows.iloc[1]
     alone = get_model(f"diffusers:{tiny_sd}?device=cpu").generate(
-        [ImageRequest(prompt=str(row["prompt"]), text=str(row["text"]), seed=int(row["image_seed"]))]
+        [
+            ImageRequest(
+                prompt=str(row["prompt"]), text=str(row["text"]), seed=int(row["image_seed"])
+            )
+        ]
     )[0]
     saved = np.asarray(Image.open(result.out / str(row["image_path"])).convert("RGB"), dtype=float)
-    assert np.abs(np.asarray(alone, dtype=float) - saved).mean() < 1.0  # batched kernels round differently
-    other = np.asarray(Image.open(result.out / str(rows.iloc[0]["image_path"])).convert("RGB"), dtype=float)
+    assert (
+        np.abs(np.asarray(alone, dtype=float) - saved).mean() < 1.0
+    )  # batched kernels round differently
+    other = np.asarray(
+        Image.open(result.out / str(rows.iloc[0]["image_path"])).convert("RGB"), dtype=float
+    )
     assert np.abs(other - saved).mean() > 5.0  # a different seed gives a different image

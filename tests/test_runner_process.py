@@ -52,7 +52,9 @@ def csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def baseline(tmp_path_factory: pytest.TempPathFactory, csv: Path) -> pd.DataFrame:
     """One uninterrupted single-process run."""
     out = tmp_path_factory.mktemp("baseline") / "run"
-    subprocess.run(command(out, csv), env=environment(), check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        command(out, csv), env=environment(), check=True, capture_output=True, timeout=300
+    )
     rows = pd.read_parquet(out / "results.parquet")
     assert len(rows) == 2 * N_PROMPTS and (rows["error"] == "").all()
     return rows
@@ -63,9 +65,13 @@ def _parts(out: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
-def test_interrupted_run_resumes_to_the_same_rows(tmp_path: Path, csv: Path, baseline: pd.DataFrame, how) -> None:
+def test_interrupted_run_resumes_to_the_same_rows(
+    tmp_path: Path, csv: Path, baseline: pd.DataFrame, how
+) -> None:
     out = tmp_path / "run"
-    process = subprocess.Popen(command(out, csv), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command(out, csv), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 240
     while not _parts(out) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.05)
@@ -76,17 +82,27 @@ def test_interrupted_run_resumes_to_the_same_rows(tmp_path: Path, csv: Path, bas
     assert 1 <= written < BATCHES, f"{written} part files: the interruption was not mid-way"
     assert not (out / "results.parquet").exists()
 
-    resumed = subprocess.run(command(out, csv), env=environment(), capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        command(out, csv), env=environment(), capture_output=True, text=True, timeout=300
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     rows = pd.read_parquet(out / "results.parquet")
     pd.testing.assert_frame_equal(comparable(rows), comparable(baseline))
     assert len(_parts(out)) == BATCHES  # finished work was not redone
 
 
-def test_two_shards_give_the_same_rows_as_one_process(tmp_path: Path, csv: Path, baseline: pd.DataFrame) -> None:
+def test_two_shards_give_the_same_rows_as_one_process(
+    tmp_path: Path, csv: Path, baseline: pd.DataFrame
+) -> None:
     out = tmp_path / "run"
     shards = [
-        subprocess.Popen(command(out, csv, "--shard", f"{i}/2"), env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            command(out, csv, "--shard", f"{i}/2"),
+            env=environment(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for i in range(2)
     ]
     for process in shards:
@@ -97,14 +113,22 @@ def test_two_shards_give_the_same_rows_as_one_process(tmp_path: Path, csv: Path,
     pd.testing.assert_frame_equal(comparable(rows), comparable(baseline))
 
     merged = subprocess.run(
-        [sys.executable, str(HELPER), "merge", str(out)], env=environment(), capture_output=True, text=True, timeout=120
+        [sys.executable, str(HELPER), "merge", str(out)],
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert merged.returncode == 0, merged.stderr[-2000:]
-    pd.testing.assert_frame_equal(comparable(pd.read_parquet(out / "results.parquet")), comparable(baseline))
+    pd.testing.assert_frame_equal(
+        comparable(pd.read_parquet(out / "results.parquet")), comparable(baseline)
+    )
 
 
 @pytest.mark.slow
-def test_accelerate_launch_two_cpu_processes(tmp_path: Path, csv: Path, baseline: pd.DataFrame) -> None:
+def test_accelerate_launch_two_cpu_processes(
+    tmp_path: Path, csv: Path, baseline: pd.DataFrame
+) -> None:
     launcher = shutil.which("accelerate", path=str(Path(sys.executable).parent))
     if launcher is None:
         pytest.skip("accelerate is not installed")
