@@ -101,7 +101,7 @@ def html_table(table: pd.DataFrame, *, classes: dict[str, Any] | None = None, ca
                 text, css = str(value), "num"
             else:
                 text = str(value)
-                if text[:1].isdigit() and "[" in text:
+                if text[:1] in "-0123456789" and text[:1] and "[" in text:
                     css = "num"
             if column in classes:
                 css = (css + " " + classes[column](value)).strip()
