@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,20 @@ def _seeds(values: list[str] | None) -> list[int] | None:
         return [int(p) for p in parts]
     except ValueError:
         raise InputError(None, f"--seeds must be integers, got {','.join(parts)!r}") from None
+
+
+def _command_line(flags: dict[str, Any]) -> str:
+    """The config flags given, as one shell-quoted ``glyphbench run`` line (saved as command.txt).
+
+    ``--shard`` is left out: every shard runs the same config (shard.json records each).
+    """
+    words = ["glyphbench", "run"]
+    for key, value in flags.items():
+        if value is None:
+            continue
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        words += [f"--{key.replace('_', '-')}", text]
+    return shlex.join(words) + "\n"
 
 
 def run_command(
@@ -91,7 +104,7 @@ def run_command(
         run_config = RunConfig.from_mapping(
             {k: v for k, v in overrides.items() if v is not None}, "command-line flags"
         )
-        verbatim, name = shlex.join(["glyphbench", *sys.argv[1:]]) + "\n", "command.txt"
+        verbatim, name = _command_line(overrides), "command.txt"
 
     console = Console(stderr=True)
     if dry_run:

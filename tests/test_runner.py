@@ -324,3 +324,69 @@ def test_model_entry_rejects_empty_kind() -> None:
     with pytest.raises(InputError):
         RunConfig.from_mapping({"models": [":x"]})
     assert ModelEntry.model_validate("control:blank").label == "control:blank"
+
+
+# ----------------------------------------------------------------------------- CLI
+def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
+    from runner_helper import write_prompts_csv
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    csv = write_prompts_csv(tmp_path / "p.csv", 3)
+    cli = CliRunner()
+    out = tmp_path / "planned"
+    args = [
+        "run",
+        "--models",
+        "control:render,control:blank",
+        "--prompts",
+        f"csv:{csv}",
+        "--seeds",
+        "0,1",
+    ]
+    planned = cli.invoke(app, [*args, "--out", str(out), "--dry-run"])
+    assert planned.exit_code == 0, planned.output
+    plan = json.loads(planned.stdout)
+    assert [m["jobs"] for m in plan["models"]] == [6, 6] and not out.exists()
+
+    missing = cli.invoke(app, ["run", "--prompts", f"csv:{csv}"])
+    assert isinstance(missing.exception, InputError) and "--models" in str(missing.exception)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models: [control:render]\nseed: [1]\n")
+    wrong = cli.invoke(app, ["run", "--config", str(bad)])
+    assert isinstance(wrong.exception, InputError) and wrong.exception.key == "seed"
+    seeds = cli.invoke(app, [*args[:-1], "zero"])
+    assert isinstance(seeds.exception, InputError) and "--seeds" in str(seeds.exception)
+
+
+def test_cli_run_then_merge_and_rescore_scores_only(tmp_path: Path) -> None:
+    from runner_helper import write_prompts_csv
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    csv = write_prompts_csv(tmp_path / "p.csv", 2)
+    out = tmp_path / "run"
+    cli = CliRunner()
+    done = cli.invoke(
+        app,
+        [
+            "run",
+            "--models",
+            "control:blank?size=32",
+            "--prompts",
+            f"csv:{csv}",
+            "--ocr",
+            "pixelocr",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    assert (out / "command.txt").read_text().startswith("glyphbench run --models")
+    assert cli.invoke(app, ["merge", str(out)]).exit_code == 0
+    rescored = cli.invoke(app, ["rescore", str(out), "--scores-only", "--no-progress"])
+    assert rescored.exit_code == 0, rescored.output
+    assert len(pd.read_parquet(out / "results.parquet")) == 2
