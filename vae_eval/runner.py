@@ -218,18 +218,26 @@ def evaluate(
     from vae_eval.imageset import load_image_set
 
     out.mkdir(parents=True, exist_ok=True)
-    codecs: dict[str, Codec | Exception] = {}
     specs = list(dict.fromkeys(options.codecs))  # keep order, drop repeats
     for spec in specs:
         get_codec_kind_or_fail(spec)  # a typo in --vae is a user error, not a failure row
-    for spec in specs:
+
+    def create(spec: str) -> Codec | Exception:
         try:
-            codecs[spec] = get_codec(spec)
+            return get_codec(spec)
         except Exception as exc:  # e.g. weights missing or hub unreachable: failure rows
-            codecs[spec] = exc
-    native = [c.native_resolution for c in codecs.values() if not isinstance(c, Exception) and c.native_resolution]
+            return exc
+
+    # Codecs load lazily, one at a time, only when they have work (a finished run loads
+    # none); "size=native" needs their resolution hints first, so it loads them upfront.
+    loaded_codecs: dict[str, Codec | Exception] = {}
+    native_size = None
+    if image_set is None and "size=native" in options.images:
+        loaded_codecs = {spec: create(spec) for spec in specs}
+        hints = [c.native_resolution for c in loaded_codecs.values() if not isinstance(c, Exception)]
+        native_size = max((h for h in hints if h), default=None)
     if image_set is None:
-        image_set = load_image_set(options.images, limit=options.limit, native_size=max(native) if native else None)
+        image_set = load_image_set(options.images, limit=options.limit, native_size=native_size)
     if ocr_engine is None:
         from bench.ocr import get_ocr_engine
 
@@ -239,7 +247,7 @@ def evaluate(
         out / "run.json",
         {
             "images": image_set.name,
-            "codecs": list(codecs),
+            "codecs": specs,
             "ocr_engine": ocr_engine.name,
             "ocr_version": ocr_engine.version,
             "limit": options.limit,
@@ -250,13 +258,16 @@ def evaluate(
     originals = _original_ocr(image_set, out, cache, options, progress)
     order = {item.image_id: index for index, item in enumerate(image_set.items)}
 
-    for spec, codec in codecs.items():
+    for spec in specs:
         folder = out / "parts" / slug(spec)
         if options.retry_errors:
             _drop_error_parts(folder)
         done = _read_parts(folder)
         done_ids = set(done["image_id"].astype(str)) if len(done) else set()
         todo = [item for item in image_set.items if item.image_id not in done_ids]
+        if not todo:
+            continue
+        codec = loaded_codecs.pop(spec, None) or create(spec)
         batches = _batches(todo, options.batch_size)
         for number, batch in enumerate(batches, start=1):
             loaded = [item.load() for item in batch]
@@ -271,12 +282,15 @@ def evaluate(
                 except Exception as exc:
                     recons = [CodecFailure(f"{type(exc).__name__}: {exc}") for _ in batch]
             codec_seconds = (time.perf_counter() - started) / max(1, len(batch))
-            rows = _score_batch(spec, codec, image_set, batch, loaded, recons, originals, cache, out, options, codec_seconds, order)
+            rows = _score_batch(
+                spec, codec, image_set, batch, loaded, recons, originals, cache, out, options, codec_seconds, order
+            )
             _write_part(folder, rows)
             if progress:
                 progress(spec, number, len(batches))
+        del codec  # free one model's memory before the next loads
 
-    return merge_results(out, list(codecs), [item.image_id for item in image_set.items])
+    return merge_results(out, specs, [item.image_id for item in image_set.items])
 
 
 def _check_same_run(path: Path, images: str, ocr_engine: str) -> None:
