@@ -72,6 +72,8 @@ def download(
     present or the failure reason).
     """
     metadata = read_metadata(metadata_path)
+    if not metadata:
+        raise InputError(metadata_path, "lists no images")
     out.mkdir(parents=True, exist_ok=True)
     copy = out / metadata_path.name
     if copy.resolve() != metadata_path.resolve():
@@ -99,6 +101,4 @@ def download(
         if on_item:
             status = "fetched" if name in summary.fetched else "present" if name in summary.skipped else summary.failed[name]
             on_item(name, status)
-    if not metadata:
-        raise InputError(metadata_path, "lists no images")
     return summary
