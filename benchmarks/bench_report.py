@@ -26,7 +26,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.report import write_report
-from bench.report.stats import SUMMARY_METRICS, slice_labels, summarize
+from bench.report.stats import SUMMARY_METRICS, slice_labels, summarize, summarize_many
 from bench.schema import RESULT_COLUMNS
 
 TARGET_SECONDS = 60.0
@@ -127,7 +127,12 @@ def main() -> None:
         groups = naive_summary(frame, "prompt_type", args.n_boot, 0)
         slow = time.perf_counter() - start
         print(f"summarize by prompt_type ({groups} slice x metric intervals): vectorised {fast:.2f} s, "
-              f"naive loop {slow:.1f} s, speed-up x{slow / fast:.0f}")
+              f"naive loop {slow:.1f} s, speed-up x{slow / fast:.1f}")
+        start = time.perf_counter()
+        summarize_many(frame, [[], *([c] for c in timings["by"])], n_boot=args.n_boot)
+        every = time.perf_counter() - start
+        print(f"summarize_many, overall + all {len(timings['by'])} slicings sharing resamples: {every:.2f} s "
+              f"(naive loop, extrapolated from prompt_type: ~{slow * (1 + len(timings['by'])):.0f} s)")
 
 
 def _add_some_images(frame: pd.DataFrame, run: Path) -> None:

@@ -138,6 +138,36 @@ def test_bootstrap_intervals_cover_the_true_mean_at_about_the_nominal_rate() -> 
     assert 0.90 <= hits_matrix / trials <= 0.985
 
 
+def test_slice_intervals_of_summarize_cover_the_true_means() -> None:
+    """The shared-resample path: slices of random size within each resample of a model."""
+    rng = np.random.default_rng(11)
+    trials, hits = 150, {"small": 0, "large": 0}
+    truth = {"small": 0.6, "large": 0.8}
+    for t in range(trials):
+        sizes = {"small": 40, "large": 160}
+        frame = pd.DataFrame({
+            "model": "m",
+            "prompt_type": np.repeat(list(sizes), list(sizes.values())),
+            "ned": np.concatenate([rng.normal(truth[s], 0.2, n) for s, n in sizes.items()]),
+        })
+        table = summarize(frame, ["prompt_type"], metrics=["ned"], n_boot=300, seed=t)
+        for row in table.itertuples():
+            hits[row.prompt_type] += row.ned_lo <= truth[row.prompt_type] <= row.ned_hi
+    for name, count in hits.items():
+        assert 0.89 <= count / trials <= 0.99, (name, count / trials)
+
+
+def test_slicings_with_very_many_slices_fall_back_to_one_bootstrap_per_slice(monkeypatch) -> None:
+    import bench.report.stats as stats_module
+
+    shared = summarize(small_table(), ["prompt_type"], n_boot=300)
+    monkeypatch.setattr(stats_module, "_MAX_SLICE_MATRIX", 0)
+    alone = summarize(small_table(), ["prompt_type"], n_boot=300)
+    columns = ["model", "n", "n_errors", "error_rate", "ned", "algorithm1", "exact_match"]
+    pd.testing.assert_frame_equal(shared[columns], alone[columns])
+    assert (alone["ned_lo"] <= alone["ned"]).all() and (alone["ned"] <= alone["ned_hi"]).all()
+
+
 def test_multinomial_shortcut_covers_a_proportion_at_about_the_nominal_rate() -> None:
     rng = np.random.default_rng(7)
     trials, n, p = 400, 200, 0.3

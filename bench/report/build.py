@@ -211,7 +211,9 @@ def write_report(
 
     # ---- summary and ranking
     peer_metrics = [m for m in ("word_precision", "word_recall") if m in frame.columns]
-    overall = stats.summarize(frame, [], metrics=metrics + peer_metrics, **opts)
+    # One shared resample per model serves the overall table and every slicing.
+    summaries = stats.summarize_many(frame, [[], *([c] for c in by)], metrics=metrics + peer_metrics, **opts)
+    overall = summaries[0]
     models, controls = model_order(overall)
     ordered = models + controls
     overall["_order"] = overall["model"].map({m: i for i, m in enumerate(ordered)})
@@ -237,8 +239,7 @@ def write_report(
     # ---- per-attribute slices
     by_attr: dict[str, pd.DataFrame] = {}
     attr_tables: list[dict[str, Any]] = []
-    for column in by:
-        summary = stats.summarize(frame, [column], metrics=metrics, **opts)
+    for column, summary in zip(by, summaries[1:]):
         summary = summary[summary["model"].isin(ordered)]
         summary["_order"] = summary["model"].map({m: i for i, m in enumerate(ordered)})
         summary = summary.sort_values(["_order", column], kind="stable").drop(columns="_order").reset_index(drop=True)
