@@ -37,6 +37,7 @@ def test_report_writes_page_tables_figures_and_gallery(report_run: Path, built_r
     assert (meta["n_boot"], meta["seed"]) == (300, 0)
     assert meta["by"] == ["prompt_type", "group", "cefr", "char_length", "word_count", "laion_freq"]
     assert meta["control_sanity_passed"] is not None
+    assert meta["control_sanity_overall_passed"] is True  # the fixture's controls are well ordered overall
     for name in ("summary", "ranking", "comparisons", "controls", "ocr_ceiling", "peer_anytext", "peer_mario",
                  "by_prompt_type", "by_char_length"):
         for suffix in ("csv", "md", "tex"):

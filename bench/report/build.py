@@ -281,7 +281,7 @@ def write_report(
     # ---- controls
     sanity_blocks = []
     ceiling_blocks = []
-    control_summary: dict[str, Any] = {"present": bool(controls), "passed": None}
+    control_summary: dict[str, Any] = {"present": bool(controls), "passed": None, "overall_passed": None}
     if controls:
         verdicts: list[bool] = []
         model_runs = frame.groupby("model")["run"].first().astype(str).to_dict()
@@ -295,6 +295,9 @@ def write_report(
             name = f"controls_{column}" if column else "controls"
             files[name] = write_table_set(tables_dir, name, sanity, _control_display(sanity, slice_by, ("ned", "exact_match")))
             verdicts += [bool(v) for v in sanity["passed"] if v is not None]
+            if not column:
+                known = [bool(v) for v in sanity["passed"] if v is not None]
+                control_summary["overall_passed"] = all(known) if known else None
             chains.update(dict.fromkeys(sanity["chain"].astype(str)))
             sanity_blocks.append({"column": column or "overall", "failed": any(v is False for v in sanity["passed"]),
                                   "table": html_table(_control_display(sanity, slice_by, ("ned", "exact_match")))})
@@ -388,6 +391,7 @@ def write_report(
         "models": models,
         "controls": controls,
         "control_sanity_passed": control_summary["passed"],
+        "control_sanity_overall_passed": control_summary["overall_passed"],
         "tables": files,
         "seconds": round(time.perf_counter() - started, 3),
         "stage_seconds": stage_seconds,
