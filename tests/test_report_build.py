@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -104,11 +103,13 @@ def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
     assert isinstance(bad.exception, InputError) and "nope" in str(bad.exception)
 
 
-def test_report_renders_in_headless_chromium(built_report: Path, tmp_path: Path) -> None:
+def test_report_renders_in_headless_chromium(
+    built_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Open the page in a real browser: every table has rows, every image decodes."""
     if not CHROMIUM.exists() or not CHROMEDRIVER.exists() or shutil.which(str(CHROMIUM)) is None:
         pytest.skip("needs Debian chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)")
-    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must never download a browser
+    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never download a browser
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
