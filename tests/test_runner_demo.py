@@ -1,0 +1,29 @@
+"""The demo end to end on eight prompts (one per stratum): default set, controls, tiny pipeline, EasyOCR, report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+
+@pytest.mark.slow
+def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("easyocr")
+    pytest.importorskip("diffusers")
+    from bench.demo import TINY_LABEL, run_demo
+
+    run = run_demo(tmp_path / "demo", sample=8, progress=False)  # one per stratum
+    rows = pd.read_parquet(run / "results.parquet")
+    assert rows["model"].nunique() == 5 and len(rows) == 5 * rows["prompt_id"].nunique()
+    assert (rows["error"] == "").all()
+    assert rows.loc[rows["model"] == TINY_LABEL, "is_control"].eq(False).all()
+    assert rows.loc[rows["model"] != TINY_LABEL, "is_control"].all()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["prompts"]["source"] == "default" and meta["models"][TINY_LABEL]["tiny_random"] is True
+    out = capsys.readouterr().out
+    assert str(run) in out
+    if (tmp_path / "demo" / "report" / "index.html").exists():
+        assert "report:" in out
