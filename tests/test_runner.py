@@ -122,6 +122,7 @@ def test_overrides_revalidate(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------ seeds, jobs
+@settings(deadline=None)
 @given(st.integers(0, 2**31), st.text(min_size=1, max_size=20), st.integers(0, 50))
 def test_image_seed_is_stable_and_in_range(seed: int, prompt_id: str, index: int) -> None:
     value = image_seed(seed, prompt_id, index)
