@@ -254,16 +254,23 @@ def stratified_limit(cells: Sequence[DefaultCell], limit: int | None) -> list[De
     order, cells within a group in set order), so any limit covers as many sizes and
     classes as it can, and a larger limit keeps every image of a smaller one.
 
-    >>> [c.image_id for c in stratified_limit(default_cells(), 2)]
-    ['s48-lower-plain-0', 's48-upper-plain-0']
+    >>> [c.image_id for c in stratified_limit(default_cells(), 3)]
+    ['s48-lower-plain-0', 's48-upper-texture-0', 's48-digits-photo-0']
     """
     if limit is None or limit >= len(cells):
         return list(cells)
     groups: dict[tuple[int, str], list[DefaultCell]] = {}
     for cell in cells:
         groups.setdefault((cell.font_size, cell.char_class), []).append(cell)
-    # Within a group, alternate backgrounds before replicates so small limits see all three.
-    queues = [sorted(g, key=lambda c: (c.replicate, BACKGROUNDS.index(c.background))) for g in groups.values()]
+    # Within a group, take every background before a second replicate, and start each
+    # group's background rotation one further along, so a small limit covers all
+    # backgrounds evenly instead of only the first.
+    def rotation(cell: DefaultCell, offset: int) -> tuple[int, int]:
+        return cell.replicate, (BACKGROUNDS.index(cell.background) - offset) % len(BACKGROUNDS)
+
+    queues = [
+        sorted(group, key=functools.partial(rotation, offset=g)) for g, group in enumerate(groups.values())
+    ]
     picked: list[DefaultCell] = []
     depth = 0
     while len(picked) < limit:
