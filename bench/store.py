@@ -108,6 +108,7 @@ class RunStore:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
+        self._last_part: dict[Path, int] = {}
 
     # paths ---------------------------------------------------------------
     @property
@@ -144,10 +145,17 @@ class RunStore:
         return self.parts / shard_name / model_slug
 
     def next_part(self, shard_name: str, model_slug: str) -> Path:
-        """A fresh ``batch-NNNNN.parquet`` path after the existing ones of this shard and model."""
+        """A fresh ``batch-NNNNN.parquet`` path after the existing ones of this shard and model.
+
+        The folder is listed once; later numbers come from a counter, so a long
+        run does not re-list thousands of part files for every batch.
+        """
         folder = self.part_dir(shard_name, model_slug)
-        numbers = [int(p.stem.split("-")[-1]) for p in folder.glob("batch-*.parquet")]
-        return folder / f"batch-{max(numbers, default=0) + 1:05d}.parquet"
+        if folder not in self._last_part:
+            numbers = [int(p.stem.split("-")[-1]) for p in folder.glob("batch-*.parquet")]
+            self._last_part[folder] = max(numbers, default=0)
+        self._last_part[folder] += 1
+        return folder / f"batch-{self._last_part[folder]:05d}.parquet"
 
     def write_part(self, rows: pd.DataFrame, shard_name: str, model_slug: str) -> Path:
         path = self.next_part(shard_name, model_slug)
