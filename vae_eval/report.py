@@ -7,12 +7,14 @@
 * the *text-survival threshold* per codec: the smallest font size from which
   upward the codec keeps at least :data:`SURVIVAL_RATIO` of the ceiling's WR at
   every size (see :func:`survival_threshold`);
-* mean WR tables codec x font size, codec x character class and
-  codec x font size x character class (ceiling in the first row);
+* mean WR tables codec x font size, codec x character class, codec x background
+  and codec x font size x character class (ceiling in the first row), each for the
+  columns the table has;
 * ``wr_vs_font_size.png``: WR against font size, one line per codec, the OCR
   ceiling dashed;
 * before/after pairs: per codec, one image per font size (the first in set order),
-  shown next to the original with both OCR texts.
+  original and reconstruction side by side at full resolution (small text stays
+  legible), with both OCR texts.
 
 Means skip failed rows (NaN metrics); failures are counted in the summary. Rows
 whose reference is the original's OCR (no ground truth) are flagged in a note.
@@ -177,7 +179,11 @@ def _pairs_html(table: pd.DataFrame, out: Path) -> str:
             )
             if row.error:
                 caption += f"<br><span class=err>{html.escape(str(row.error))}</span>"
-            images = "".join(f'<img src="{html.escape(src)}" loading="lazy">' for src in (before, after) if src)
+            images = "".join(
+                f'<a href="{html.escape(src)}"><img src="{html.escape(src)}" loading="lazy"></a>'
+                for src in (before, after)
+                if src
+            )
             cells.append(f"<figure>{images}<figcaption>{caption}</figcaption></figure>")
         parts.append(f"<h3>{html.escape(str(vae))}</h3><div class=pairs>{''.join(cells)}</div>")
     return "".join(parts)
@@ -188,8 +194,8 @@ body{font-family:sans-serif;margin:2em;max-width:1200px}
 table{border-collapse:collapse;margin:1em 0;font-size:90%}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
 .pairs{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0;width:360px;font-size:80%}
-figure img{width:175px;image-rendering:pixelated;margin-right:4px}
+figure{margin:0 0 1em 0;font-size:85%}
+figure img{max-width:49%;image-rendering:pixelated;margin-right:4px;border:1px solid #ddd}
 .err{color:#b00}.note{background:#ffd;padding:.5em}
 """
 
@@ -225,9 +231,19 @@ def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = No
             )
         if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png"):
             body.append('<h2>WR vs font size</h2><img src="wr_vs_font_size.png" alt="WR vs font size">')
-        for by, title in ((["font_size"], "font size"), (["char_class"], "character class"), (["font_size", "char_class"], "font size x character class")):
+        tables = (
+            (["font_size"], "font size"),
+            (["char_class"], "character class"),
+            (["background"], "background"),
+            (["font_size", "char_class"], "font size x character class"),
+        )
+        for by, title in tables:
             if all(column in table.columns for column in by):
-                body.append(f"<h2>Mean WR by codec x {title}</h2>" + _table(wr_pivot(table, by), "codec"))
+                pivot = wr_pivot(table, by)
+                if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
+                    body.append(f"<h2>Mean WR by {title} x codec</h2>" + _table(pivot.T, " / ".join(by)))
+                else:
+                    body.append(f"<h2>Mean WR by codec x {title}</h2>" + _table(pivot, "codec"))
         body.append("<h2>Before / after</h2>" + _pairs_html(table, out))
     page = f"<!doctype html><html><head><meta charset=utf-8><title>VAE text survival</title><style>{STYLE}</style></head><body>{''.join(body)}</body></html>"
     with atomic_open(folder / "index.html", "w", encoding="utf-8") as handle:
