@@ -1,0 +1,14 @@
+"""How much text survives a VAE: encode-decode images, OCR before and after, score the loss.
+
+Public API (heavy libraries load only when used)::
+
+    from vae_eval.codecs import get_codec, CODECS          # "identity", "jpeg?quality=30",
+                                                           # "resize?factor=8", "diffusers:<id>[:sub]"
+    from vae_eval.imageset import load_image_set, default_set, write_default_set
+    from vae_eval.metrics import word_retention, partial_accuracy, psnr, ssim
+    from vae_eval.runner import RunOptions, evaluate       # -> vae_results.parquet (resumable)
+    from vae_eval.report import write_report
+
+CLI: ``glyphbench vae-eval --vae SPEC ... --images SET --out DIR`` and
+``glyphbench vae-eval download METADATA --out DIR``. See ``docs/vae_eval.md``.
+"""
