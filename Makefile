@@ -32,7 +32,11 @@ demo: $(STAMP)
 
 ## Performance benchmarks (run on demand; they print ratios, they do not fail).
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_scoring.py
+	$(BIN)/python benchmarks/bench_scoring.py --baseline-pairs 20000
+	$(BIN)/python benchmarks/bench_report.py
+	$(BIN)/python benchmarks/bench_ocr.py
+	$(BIN)/python benchmarks/bench_pipeline.py
+	$(BIN)/python benchmarks/bench_vae.py
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache .mypy_cache .ruff_cache

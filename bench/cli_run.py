@@ -160,14 +160,9 @@ def demo_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
     """The embedded default: controls + a tiny random diffusers pipeline, EasyOCR, offline on CPU."""
-    import os
-
     from bench.demo import run_demo
 
     _quiet_library_warnings()
-    # The tiny pipeline's 32-token tokenizer truncates most prompts; transformers would
-    # print every truncated prompt. Real runs keep that warning (it matters there).
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     run_demo(out, sample=sample, progress=not no_progress)
 
 

@@ -4,7 +4,7 @@ It samples prompts from the embedded ``default`` set (stratified by prompt type
 and group), runs the three control models (render, typo at two rates, blank)
 and one tiny random diffusers pipeline built locally (labelled as untrained: it
 draws noise, it exists to exercise the machinery), reads every image with
-EasyOCR, scores it, and writes the report when the report package is present.
+EasyOCR, scores it, and writes the report.
 Re-running resumes: finished images are kept.
 
 Controls draw 256-pixel images here (512 in a real run) because EasyOCR on a
@@ -13,7 +13,6 @@ small CPU is the demo's bottleneck; the tiny pipeline draws 64-pixel images.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from pathlib import Path
 from typing import Any
@@ -66,12 +65,9 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     assert result.results is not None  # one process: merged at the end
     print_summary(result.results, console, title="glyphbench demo (controls are marked)")
     console.print(f"run folder: {result.out}  (run.json, images/, results.parquet)")
-    if importlib.util.find_spec("bench.report.build") is not None:
-        from bench.report import write_report
+    from bench.report import write_report
 
-        index = write_report([result.out], out / "report")
-        console.print(f"report: {index}")
-    else:
-        console.print("report: not available in this version (bench.report missing); summary above")
+    index = write_report([result.out], out / "report")
+    console.print(f"report: {index}")
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s")
     return result.out

@@ -357,3 +357,18 @@ def test_study_config_resolves_without_weights() -> None:
     assert UNKNOWN not in families
     assert all(info["source"] == "hub" and not info["loaded"] for info in real)
     assert any(info["is_control"] for info in result["infos"])
+
+
+def test_prompts_over_the_token_limit_are_counted_and_warned_once(
+    tiny_sd: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = MODELS.create(f"diffusers:{tiny_sd}")
+    long_prompt = "a sign that says hello " * 20  # far beyond the tiny tokenizer's 32 tokens
+    with caplog.at_level("WARNING", logger="bench.models.diffusers_adapter"):
+        model.generate([ImageRequest(long_prompt, "hello", seed=1), ImageRequest("a cat", "cat", seed=2)])
+        model.generate([ImageRequest(long_prompt, "hello", seed=3)])
+    info = model.describe()
+    assert info["tokenizer_max_length"] == 32
+    assert info["prompts_over_token_limit"] == 2
+    warnings = [r for r in caplog.records if "truncated" in r.getMessage()]
+    assert len(warnings) == 1

@@ -45,9 +45,11 @@ import gc
 import hashlib
 import inspect
 import json
+import logging
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +58,8 @@ from bench.models.base import MODELS, ImageRequest, ModelAdapter
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
 from bench.models.tiny import read_marker
 from bench.registry import Spec
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -275,6 +279,8 @@ class DiffusersModel(ModelAdapter):
         self._ignored: list[str] = []
         self._safety = "not loaded"
         self._nsfw_flagged = 0
+        self._truncated = 0  # prompts longer than the (first) tokenizer's limit
+        self._token_limit: int | None = None
         self._resolve_family(self.model_index)
 
     # ------------------------------------------------------------ settings
@@ -357,6 +363,8 @@ class DiffusersModel(ModelAdapter):
             "call_kwargs": dict(self.family.call_kwargs),
             "safety_checker": self._safety,
             "nsfw_flagged": self._nsfw_flagged,
+            "prompts_over_token_limit": self._truncated,
+            "tokenizer_max_length": self._token_limit,
             "tiny_random": bool(self.tiny),
             "model_index_sha256": self.model_index_hash,
             "loaded": self._pipe is not None,
@@ -497,18 +505,43 @@ class DiffusersModel(ModelAdapter):
 
         generators = [torch.Generator("cpu").manual_seed(int(r.seed)) for r in requests]
         prompts = [r.prompt for r in requests]
-        if self._stages or self.family_name == "deepfloyd-if":
-            images = self._generate_cascade(prompts, generators)
-        else:
-            kwargs = self._call_kwargs(self._pipe, len(prompts))
-            result = self._pipe(prompt=prompts, generator=generators, output_type="pil", **kwargs)
-            images = list(result.images)
-            self._count_nsfw(result)
+        self._count_truncated(prompts)
+        with _quiet_diffusers():
+            if self._stages or self.family_name == "deepfloyd-if":
+                images = self._generate_cascade(prompts, generators)
+            else:
+                kwargs = self._call_kwargs(self._pipe, len(prompts))
+                result = self._pipe(
+                    prompt=prompts, generator=generators, output_type="pil", **kwargs
+                )
+                images = list(result.images)
+                self._count_nsfw(result)
         if len(images) != len(requests):
             raise RuntimeError(
                 f"{self.spec}: pipeline returned {len(images)} images for {len(requests)} prompts"
             )
         return [image.convert("RGB") for image in images]
+
+    def _count_truncated(self, prompts: list[str]) -> None:
+        """Count prompts the pipeline's (first) tokenizer will cut, and warn once per model.
+
+        diffusers logs a warning per batch for this; counting it here keeps progress
+        output readable and records the number in ``describe()``. Pipelines with a
+        second, longer text encoder (SD3, FLUX: T5) still see the whole prompt there.
+        """
+        tokenizer = getattr(self._pipe, "tokenizer", None)
+        limit = getattr(tokenizer, "model_max_length", None)
+        if tokenizer is None or not isinstance(limit, int) or limit > 100_000:
+            return
+        self._token_limit = limit
+        lengths = [len(ids) for ids in tokenizer(prompts, truncation=False)["input_ids"]]
+        over = sum(1 for n in lengths if n > limit)
+        if over and not self._truncated:
+            log.warning(
+                "%s: prompts longer than the text encoder's %d tokens are truncated "
+                "(counted in run.json as prompts_over_token_limit)", self.spec, limit
+            )
+        self._truncated += over
 
     def _count_nsfw(self, result: Any) -> None:
         flags = getattr(result, "nsfw_content_detected", None) or []
@@ -567,6 +600,19 @@ class DiffusersModel(ModelAdapter):
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_available():
             torch.cuda.empty_cache()
+
+
+@contextmanager
+def _quiet_diffusers() -> Iterator[None]:
+    """Silence diffusers' per-call warnings (we count truncation ourselves)."""
+    from diffusers.utils import logging as diffusers_logging
+
+    before = diffusers_logging.get_verbosity()
+    diffusers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        diffusers_logging.set_verbosity(before)
 
 
 @MODELS.register("diffusers")
