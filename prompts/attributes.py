@@ -355,7 +355,9 @@ def text_attributes(text: str) -> dict[str, Any]:
 def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     """Return a copy of ``frame`` with every text and prompt attribute column (re)computed.
 
-    Needs columns ``text`` and ``prompt``. Each distinct text is computed once.
+    Needs a ``text`` column; the prompt attributes are computed when a ``prompt``
+    column is present too (a table of texts alone gets text attributes only).
+    Each distinct text is computed once.
     Corpus frequencies (``laion_freq``, ``coco_freq``, ...) are not touched: they
     come from ``glyphbench prompts freq``. Missing texts (<NA>) get <NA> attributes.
     """
@@ -368,9 +370,10 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
             out[name] = texts.map(table[name])
         else:
             out[name] = pd.NA
-    prompts = out["prompt"].astype("string")
-    out["prompt_char_length"] = prompts.map(lambda p: pd.NA if pd.isna(p) else char_length(p))
-    out["prompt_word_count"] = prompts.map(lambda p: pd.NA if pd.isna(p) else word_count(p))
+    if "prompt" in out.columns:
+        prompts = out["prompt"].astype("string")
+        out["prompt_char_length"] = prompts.map(lambda p: pd.NA if pd.isna(p) else char_length(p))
+        out["prompt_word_count"] = prompts.map(lambda p: pd.NA if pd.isna(p) else word_count(p))
     dtypes: dict[str, Any] = {
         "char_length": "Int64",
         "word_count": "Int64",
@@ -383,4 +386,4 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
         "prompt_char_length": "Int64",
         "prompt_word_count": "Int64",
     }
-    return out.astype(dtypes)
+    return out.astype({k: v for k, v in dtypes.items() if k in out.columns})

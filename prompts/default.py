@@ -137,8 +137,7 @@ def load_default_pool(folder: Path | None = None, source: str = "default") -> Pr
     templates["subgroup"] = pd.NA
 
     texts = texts[["text_id", "text", "kind"]].copy()
-    texts["prompt"] = texts["text"]  # compute_attributes wants a prompt column; dropped below
-    texts = compute_attributes(texts).drop(columns=["prompt", "prompt_char_length", "prompt_word_count"])
+    texts = compute_attributes(texts)
 
     singles = real[["prompt_id", "group", "subgroup", "prompt", "text"]].copy()
     singles["subgroup"] = singles["subgroup"].replace("", pd.NA)

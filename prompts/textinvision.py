@@ -194,8 +194,7 @@ def load_textinvision_pool(folder: str | Path, source: str | None = None) -> Pro
     templates["template_word_count"] = templates["template"].map(word_count).astype("Int64")
 
     texts = read_texts(folder)
-    texts["prompt"] = texts["text"]
-    texts = compute_attributes(texts).drop(columns=["prompt", "prompt_char_length", "prompt_word_count"])
+    texts = compute_attributes(texts)
 
     real = read_real_world(folder)
     real["prompt_type"] = "real_world"

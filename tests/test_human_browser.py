@@ -9,46 +9,22 @@ test's tmp folder (its path is printed).
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-import tempfile
 from pathlib import Path
 
 import pytest
+from browser import chromium_driver, needs_chromium
 from human_fixtures import launch_app, make_run
 
 from human_eval.study import create_study
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.timeout(180),
-    pytest.mark.skipif(
-        not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-        reason=f"needs Debian chromium and chromium-driver ({CHROMIUM}, {CHROMEDRIVER})",
-    ),
-]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180), needs_chromium]
 
 
 @pytest.fixture
-def browser():
-    os.environ["SE_OFFLINE"] = "true"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="glyphbench-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--window-size=1200,1400", f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+def browser(tmp_path: Path):
+    with chromium_driver(tmp_path / "profile", width=1200, height=1400) as driver:
+        yield driver
 
 
 def test_rate_through_the_real_page(browser, tmp_path: Path) -> None:

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import chromium_driver, needs_chromium
 from report_fixtures import build_run
 from typer.testing import CliRunner
 
 from bench.errors import InputError
 from bench.report import load_runs, write_report
 from bench.report.stats import summarize
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 
 @pytest.fixture(scope="module")
@@ -103,24 +100,10 @@ def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
     assert isinstance(bad.exception, InputError) and "nope" in str(bad.exception)
 
 
-def test_report_renders_in_headless_chromium(
-    built_report: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@needs_chromium
+def test_report_renders_in_headless_chromium(built_report: Path, tmp_path: Path) -> None:
     """Open the page in a real browser: every table has rows, every image decodes."""
-    if not CHROMIUM.exists() or not CHROMEDRIVER.exists() or shutil.which(str(CHROMIUM)) is None:
-        pytest.skip("needs Debian chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver)")
-    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must never download a browser
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
-    try:
+    with chromium_driver(tmp_path / "profile") as driver:
         driver.set_page_load_timeout(60)
         driver.get(built_report.as_uri())
         driver.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -145,5 +128,3 @@ def test_report_renders_in_headless_chromium(
         shot = tmp_path / "report.png"
         driver.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
-    finally:
-        driver.quit()
