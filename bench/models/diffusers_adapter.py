@@ -365,7 +365,9 @@ class DiffusersModel(ModelAdapter):
             "nsfw_flagged": self._nsfw_flagged,
             "prompts_over_token_limit": self._truncated,
             "tokenizer_max_length": self._token_limit,
-            "tiny_random": bool(self.tiny),
+            # A marker may also describe a full-size random build (bench.models.fullsize).
+            "tiny_random": bool(self.tiny and self.tiny.get("tiny_random", True)),
+            "random_weights": bool(self.tiny and self.tiny.get("random_weights", True)),
             "model_index_sha256": self.model_index_hash,
             "loaded": self._pipe is not None,
         }
@@ -377,7 +379,8 @@ class DiffusersModel(ModelAdapter):
 
             info["diffusers_version"] = diffusers.__version__
         if self.tiny:
-            info["tiny_note"] = self.tiny.get("note", "tiny random pipeline")
+            note_key = "tiny_note" if info["tiny_random"] else "random_note"
+            info[note_key] = self.tiny.get("note", "tiny random pipeline")
         return info
 
     def _loader_name(self) -> str:

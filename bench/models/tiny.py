@@ -124,7 +124,7 @@ def _byte_symbols() -> list[str]:
     return [chr(c) for c in codes]
 
 
-def _tokenizer(work: Path) -> Any:
+def _tokenizer(work: Path, max_length: int = _MAX_TOKENS) -> Any:
     """A CLIP tokenizer from a small vocab (bytes, end-of-word bytes, a few merges)."""
     from transformers import CLIPTokenizer
 
@@ -139,7 +139,7 @@ def _tokenizer(work: Path) -> Any:
         "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8"
     )
     return CLIPTokenizer(
-        vocab=str(vocab_file), merges=str(merges_file), model_max_length=_MAX_TOKENS
+        vocab=str(vocab_file), merges=str(merges_file), model_max_length=max_length
     )
 
 
