@@ -17,6 +17,14 @@ per installed engine on 256-pixel control images.
 
     python benchmarks/bench_pipeline.py                      # tiny random SD, CPU
     python benchmarks/bench_pipeline.py --model PATH --device cuda --batch-size 4 --images 64
+    # random-weight full-size SDXL (real FLOPs; built once in --build-dir):
+    python benchmarks/bench_pipeline.py --arch sdxl-full --build-dir DIR --device cuda --steps 30
+
+``--arch sdxl-full`` first builds (or reuses) a full-size SDXL-base-1.0-architecture
+pipeline with random float16 weights in ``--build-dir`` (~7 GB, see
+``bench.models.fullsize``); its images are noise, its cost is SDXL's. Both sides
+load the pipeline in the same dtype: ``--dtype``, else the family's on CUDA
+(float16 for SDXL) and float32 on CPU.
 """
 
 from __future__ import annotations
@@ -38,12 +46,14 @@ def bare_loop(
     batch: int,
     settings: dict[str, Any],
     device: str,
+    dtype: str = "float32",
 ) -> float:
     """Images per second of a plain loop over the pipeline (load excluded)."""
     import torch
     from diffusers import DiffusionPipeline
 
-    pipe = DiffusionPipeline.from_pretrained(str(model), torch_dtype=torch.float32).to(device)
+    pipe = DiffusionPipeline.from_pretrained(str(model), torch_dtype=getattr(torch, dtype))
+    pipe = pipe.to(device)
     pipe.set_progress_bar_config(disable=True)
     kwargs = {"num_inference_steps": settings["steps"], "guidance_scale": settings["guidance"]}
     if settings.get("height"):
@@ -188,7 +198,25 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--model", type=Path, help="Local pipeline folder (default: build tiny random SD)."
+        "--model", type=Path, help="Local pipeline folder (default: built per --arch)."
+    )
+    parser.add_argument(
+        "--arch",
+        choices=("tiny-sd", "sdxl-full"),
+        default="tiny-sd",
+        help="Pipeline to build when --model is not given: tiny random SD (default) or a "
+        "full-size SDXL-base-1.0 architecture with random weights (~7 GB, built once).",
+    )
+    parser.add_argument(
+        "--build-dir",
+        type=Path,
+        help="Folder for the --arch sdxl-full build, reused when complete "
+        "(default: ~/.cache/glyphbench/sdxl-base-1.0-random-float16).",
+    )
+    parser.add_argument(
+        "--dtype",
+        choices=("float32", "float16", "bfloat16"),
+        help="Load dtype for both sides (default: the family's on CUDA, float32 on CPU).",
     )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--images", type=int, default=24)
@@ -207,11 +235,29 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     model = args.model
+    if model is None and args.arch == "sdxl-full":
+        from bench.models.fullsize import build_sdxl_architecture
+
+        build_dir = args.build_dir or (
+            Path.home() / ".cache" / "glyphbench" / "sdxl-base-1.0-random-float16"
+        )
+        started = time.perf_counter()
+        model = build_sdxl_architecture(build_dir, dtype="float16")
+        print(f"sdxl-full pipeline ready in {build_dir} ({time.perf_counter() - started:.0f} s)")
     if model is None:
         from bench.models.tiny import build_tiny_sd
 
         model = build_tiny_sd(work / "tiny-sd")
-    options: dict[str, Any] = {}
+    # One dtype for both sides: the harness's own choice, made explicit.
+    dtype = args.dtype
+    if dtype is None:
+        from bench.models.diffusers_adapter import DiffusersModel
+
+        adapter = get_model(f"diffusers:{model}")
+        dtype = "float32"
+        if args.device.startswith("cuda") and isinstance(adapter, DiffusersModel):
+            dtype = adapter.family.dtype
+    options: dict[str, Any] = {"dtype": dtype}
     if args.size:
         options.update(height=args.size, width=args.size)
     if args.steps:
@@ -226,7 +272,9 @@ def main() -> None:
     bare, null = [], []
     load = 0.0
     for _ in range(args.rounds):
-        bare.append(bare_loop(model, prompts, seeds, args.batch_size, settings, args.device))
+        bare.append(
+            bare_loop(model, prompts, seeds, args.batch_size, settings, args.device, dtype)
+        )
         speed, load = harness(
             model, args.images, args.batch_size, args.device, NullOCR(), work, options
         )
@@ -234,6 +282,7 @@ def main() -> None:
     numbers: dict[str, Any] = {
         "model": str(model),
         "device": args.device,
+        "dtype": dtype,
         "images": args.images,
         "batch_size": args.batch_size,
         "settings": settings,
