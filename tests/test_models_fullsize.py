@@ -8,6 +8,7 @@ test builds the real 7 GB float16 pipeline, loads it and draws one image.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -136,10 +137,17 @@ def test_finished_build_is_reused_and_bad_dtype_refused(tmp_path: Path) -> None:
 @pytest.mark.timeout(1200)
 def test_build_load_and_generate_full_size(tmp_path: Path) -> None:
     """Build the real float16 pipeline (~7 GB), load it through the adapter, draw one image."""
+    folder = build_sdxl_architecture(tmp_path / "sdxl", dtype="float16", seed=0)
+    try:
+        _check_full_build(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # pytest keeps tmp dirs; 7 GB is too much
+
+
+def _check_full_build(folder: Path) -> None:
     from bench.models import ImageRequest
     from bench.models.diffusers_adapter import DiffusersModel
 
-    folder = build_sdxl_architecture(tmp_path / "sdxl", dtype="float16", seed=0)
     sizes = {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*.safetensors")}
     assert len(sizes) == 4
     # float16: two bytes per parameter (plus a small safetensors header).
