@@ -23,7 +23,7 @@ import pandas as pd
 from bench.errors import InputError
 from bench.io import read_table
 from prompts.attributes import compute_attributes
-from prompts.pool import PromptPool, fill_placeholder, make_prompt_id
+from prompts.pool import PromptPool, fill_placeholder, real_world_rows
 
 #: Bump when the shipped data changes meaningfully; the file digest is appended anyway.
 DATA_VERSION = "1"
@@ -141,11 +141,7 @@ def load_default_pool(folder: Path | None = None, source: str = "default") -> Pr
 
     singles = real[["prompt_id", "group", "subgroup", "prompt", "text"]].copy()
     singles["subgroup"] = singles["subgroup"].replace("", pd.NA)
-    singles["prompt_type"] = "real_world"
-    singles["source"] = source
-    singles["text_id"] = singles["prompt_id"]
-    singles["prompt_id"] = [make_prompt_id("default", "real_world", pid) for pid in singles["prompt_id"]]
-    singles = compute_attributes(singles)
+    singles = real_world_rows(singles, "default", source, key_column="prompt_id")
 
     return PromptPool(
         kind="default",

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prompts.attributes import char_length, word_count
+from prompts.attributes import char_length, compute_attributes, word_count
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
 #: Columns that describe a template (shared by every row built from it).
@@ -48,6 +48,21 @@ def make_prompt_id(kind: str, template_id: object, text_id: object) -> str:
     """
     key = "\x1f".join(str(part) for part in (kind, template_id, text_id))
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+
+
+def real_world_rows(frame: pd.DataFrame, kind: str, source: str, key_column: str) -> pd.DataFrame:
+    """Finish a table of ready-written (real-world) prompts: type, source, ids, attributes.
+
+    ``key_column`` holds the source's own id; it becomes ``text_id`` and, hashed with
+    ``kind``, the stable ``prompt_id``.
+    """
+    rows = frame.copy()
+    rows["prompt_type"] = "real_world"
+    rows["source"] = source
+    rows["text_id"] = rows[key_column]
+    rows["prompt_id"] = [make_prompt_id(kind, "real_world", key) for key in rows[key_column]]
+    return compute_attributes(rows)
 
 
 def fill_placeholder(template: str, text: str) -> str:

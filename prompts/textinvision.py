@@ -28,7 +28,7 @@ import pandas as pd
 from bench.errors import InputError
 from bench.io import read_table
 from prompts.attributes import char_length, compute_attributes, word_count
-from prompts.pool import PromptPool, fill_first_quoted, make_prompt_id
+from prompts.pool import PromptPool, fill_first_quoted, real_world_rows
 
 TEXTS_FILE = "all_texts.csv"
 PROMPTS_FILE = "all_prompts.csv"
@@ -196,12 +196,7 @@ def load_textinvision_pool(folder: str | Path, source: str | None = None) -> Pro
     texts = read_texts(folder)
     texts = compute_attributes(texts)
 
-    real = read_real_world(folder)
-    real["prompt_type"] = "real_world"
-    real["source"] = source
-    real["text_id"] = real["stated_id"]
-    real["prompt_id"] = [make_prompt_id("textinvision", "real_world", k) for k in real["stated_id"]]
-    real = compute_attributes(real)
+    real = real_world_rows(read_real_world(folder), "textinvision", source, key_column="stated_id")
 
     return PromptPool(
         kind="textinvision",
