@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
+from vae_fixtures import tiny_autoencoder_kl
 
 from bench.errors import InputError
 from vae_eval.codecs import CodecFailure, DiffusersCodec, get_codec, split_target
@@ -85,27 +86,11 @@ def test_split_target(target: str, expected: tuple[str, str | None]) -> None:
 # --------------------------------------------------------------------------- tiny AutoencoderKL
 
 
-def _tiny_kl() -> object:
-    import torch
-    from diffusers import AutoencoderKL
-
-    torch.manual_seed(0)
-    return AutoencoderKL(
-        block_out_channels=(8, 16),
-        down_block_types=("DownEncoderBlock2D",) * 2,
-        up_block_types=("UpDecoderBlock2D",) * 2,
-        latent_channels=4,
-        norm_num_groups=8,
-        layers_per_block=1,
-        sample_size=64,
-    )
-
-
 @pytest.fixture(scope="module")
 def tiny_vae_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A pipeline-like folder holding a tiny AutoencoderKL in ``vae/``."""
     root = tmp_path_factory.mktemp("tiny_pipeline")
-    _tiny_kl().save_pretrained(root / "vae")  # type: ignore[attr-defined]
+    tiny_autoencoder_kl().save_pretrained(root / "vae")
     return root
 
 
@@ -141,7 +126,7 @@ def test_diffusers_fp16_request_is_upcast_when_config_says_so(tiny_vae_dir: Path
 def test_diffusers_nan_output_becomes_failure(tmp_path: Path) -> None:
     import torch
 
-    vae = _tiny_kl()
+    vae = tiny_autoencoder_kl()
     with torch.no_grad():
         vae.decoder.conv_out.bias.fill_(float("nan"))  # type: ignore[attr-defined]
     vae.save_pretrained(tmp_path / "nan_vae")  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from vae_fixtures import tiny_autoencoder_kl
 
 from bench.errors import InputError
 from bench.ocr.base import OCREngine
@@ -39,19 +40,9 @@ def _image_set() -> ImageSet:
 def _broken_vae(folder: Path, bias: float) -> Path:
     """A tiny AutoencoderKL whose decoder's last conv outputs only ``bias`` (NaN or 0)."""
     import torch
-    from diffusers import AutoencoderKL
 
-    torch.manual_seed(0)
-    vae: Any = AutoencoderKL(
-        block_out_channels=(8, 16),
-        down_block_types=("DownEncoderBlock2D",) * 2,
-        up_block_types=("UpDecoderBlock2D",) * 2,
-        latent_channels=4,
-        norm_num_groups=8,
-        layers_per_block=1,
-        sample_size=64,
-        mid_block_add_attention=False,  # keeps 256 px inputs cheap; the codec tests cover attention
-    )
+    # No mid-block attention keeps 256 px inputs cheap; the codec tests cover attention.
+    vae: Any = tiny_autoencoder_kl(mid_block_add_attention=False)
     with torch.no_grad():
         vae.decoder.conv_out.weight.zero_()
         vae.decoder.conv_out.bias.fill_(bias)
