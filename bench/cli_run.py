@@ -52,22 +52,36 @@ def _command_line(flags: dict[str, Any]) -> str:
 
 
 def run_command(
-    config: Path = typer.Option(None, "--config", "-c", help="RUN.yaml (flags below override its values)."),
-    models: list[str] = typer.Option(None, "--models", "-m", help="Model specs, comma-separated or repeated."),
-    prompts: str = typer.Option(None, "--prompts", help="Prompt source spec, e.g. default or csv:PATH."),
+    config: Path = typer.Option(
+        None, "--config", "-c", help="RUN.yaml (flags below override its values)."
+    ),
+    models: list[str] = typer.Option(
+        None, "--models", "-m", help="Model specs, comma-separated or repeated."
+    ),
+    prompts: str = typer.Option(
+        None, "--prompts", help="Prompt source spec, e.g. default or csv:PATH."
+    ),
     limit: int = typer.Option(None, "--limit", help="Keep the first N prompts of the selection."),
     sample: int = typer.Option(None, "--sample", help="Stratified sample of N prompts."),
-    stratify: list[str] = typer.Option(None, "--stratify", help="Columns to stratify the sample by."),
+    stratify: list[str] = typer.Option(
+        None, "--stratify", help="Columns to stratify the sample by."
+    ),
     where: str = typer.Option(None, "--where", help="Filter expression passed to prompts.select."),
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, e.g. 0,1,2."),
-    images_per_prompt: int = typer.Option(None, "--images-per-prompt", help="Images per prompt and seed."),
+    images_per_prompt: int = typer.Option(
+        None, "--images-per-prompt", help="Images per prompt and seed."
+    ),
     batch_size: int = typer.Option(None, "--batch-size", help="Images per generation call."),
     ocr: str = typer.Option(None, "--ocr", help="OCR engine spec (easyocr, rapidocr, tesseract)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder."),
     run_id: str = typer.Option(None, "--run-id", help="Run id (default: derived from the config)."),
-    device: str = typer.Option(None, "--device", help="auto | cpu | cuda | cuda:N for model adapters."),
+    device: str = typer.Option(
+        None, "--device", help="auto | cpu | cuda | cuda:N for model adapters."
+    ),
     shard: str = typer.Option(None, "--shard", help="Run only shard I/N of the jobs (job arrays)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved plan; load no weights."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the resolved plan; load no weights."
+    ),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
     """Generate, OCR and score images; re-running the same command resumes.
@@ -116,13 +130,20 @@ def run_command(
     from bench.summary import print_summary, summary_console
 
     result = run_benchmark(
-        run_config, config_text=verbatim, config_name=name, shard=shard, progress=not no_progress, console=console
+        run_config,
+        config_text=verbatim,
+        config_name=name,
+        shard=shard,
+        progress=not no_progress,
+        console=console,
     )
     if result.results is not None:
         print_summary(result.results, summary_console())
         typer.echo(f"results: {result.out / 'results.parquet'}")
     else:
-        typer.echo(f"shard done ({result.outcome.rows_written} rows); other shards still running -> {result.out}")
+        typer.echo(
+            f"shard done ({result.outcome.rows_written} rows); other shards still running -> {result.out}"
+        )
 
 
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
@@ -138,8 +159,12 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
 
 def rescore_command(
     run_dir: Path = typer.Argument(..., help="The run folder."),
-    ocr: str = typer.Option(None, "--ocr", help="Re-OCR with this engine (default: the run's engine)."),
-    scores_only: bool = typer.Option(False, "--scores-only", help="Keep the OCR text; recompute scores only."),
+    ocr: str = typer.Option(
+        None, "--ocr", help="Re-OCR with this engine (default: the run's engine)."
+    ),
+    scores_only: bool = typer.Option(
+        False, "--scores-only", help="Keep the OCR text; recompute scores only."
+    ),
     batch_size: int = typer.Option(None, "--batch-size", help="Images per OCR call."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
@@ -149,7 +174,9 @@ def rescore_command(
     from bench.summary import print_summary, summary_console
 
     _quiet_library_warnings()
-    rows = rescore_run(run_dir, ocr=ocr, scores_only=scores_only, batch_size=batch_size, progress=not no_progress)
+    rows = rescore_run(
+        run_dir, ocr=ocr, scores_only=scores_only, batch_size=batch_size, progress=not no_progress
+    )
     print_summary(rows, summary_console(), title="Summary after rescore")
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
 

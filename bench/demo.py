@@ -30,7 +30,9 @@ TINY_LABEL = "tiny-random-sd (untrained)"
 def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
     """The demo's run config as a mapping (see bench.config.RunConfig)."""
     models: list[dict[str, Any]] = [{"spec": spec, "name": name} for spec, name in DEMO_CONTROLS]
-    models.append({"spec": f"diffusers:{tiny_path}", "name": TINY_LABEL, "options": {"device": "cpu"}})
+    models.append(
+        {"spec": f"diffusers:{tiny_path}", "name": TINY_LABEL, "options": {"device": "cpu"}}
+    )
     return {
         "run_id": "demo",
         "out": str(out / "run"),

@@ -63,7 +63,9 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         elif suffix in (".jsonl", ".ndjson"):
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
-            raise InputError(path, f"unsupported output format {suffix!r}; use .parquet, .csv or .jsonl")
+            raise InputError(
+                path, f"unsupported output format {suffix!r}; use .parquet, .csv or .jsonl"
+            )
 
 
 def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
@@ -96,7 +98,9 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
         raise InputError(path, f"cannot parse as CSV: {exc}".splitlines()[0]) from None
     except (OSError, ValueError) as exc:
         raise InputError(path, f"cannot read: {exc}".splitlines()[0]) from None
-    raise InputError(path, f"unsupported table format {suffix!r}; use .csv, .tsv, .parquet or .jsonl")
+    raise InputError(
+        path, f"unsupported table format {suffix!r}; use .csv, .tsv, .parquet or .jsonl"
+    )
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:

@@ -77,7 +77,9 @@ def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> lis
     ids = frame["prompt_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:3]
-        raise InputError(config.prompts, f"prompt_id values repeat (e.g. {dupes}); ids must be unique")
+        raise InputError(
+            config.prompts, f"prompt_id values repeat (e.g. {dupes}); ids must be unique"
+        )
     return [
         Job(entry.label, prompt_id, seed, sample, row)
         for row, prompt_id in enumerate(ids)
@@ -86,6 +88,8 @@ def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> lis
     ]
 
 
-def build_jobs(config: RunConfig, frame: pd.DataFrame, shard: Shard = Shard()) -> dict[str, list[Job]]:
+def build_jobs(
+    config: RunConfig, frame: pd.DataFrame, shard: Shard = Shard()
+) -> dict[str, list[Job]]:
     """Model label -> this shard's jobs for that model."""
     return {entry.label: shard.take(model_jobs(entry, frame, config)) for entry in config.models}

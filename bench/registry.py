@@ -61,5 +61,7 @@ class Registry(Generic[T]):
         factory = self._factories.get(parsed.kind)
         if factory is None:
             known = ", ".join(self.names()) or "none"
-            raise InputError(None, f"unknown {self.what} {parsed.kind!r} in {parsed.text!r}; known: {known}")
+            raise InputError(
+                None, f"unknown {self.what} {parsed.kind!r} in {parsed.text!r}; known: {known}"
+            )
         return factory(parsed)

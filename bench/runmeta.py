@@ -112,7 +112,9 @@ def detect_distributed(shard_flag: str | None = None) -> Distributed:
         if world > 1:
             from bench.errors import InputError
 
-            raise InputError(None, "--shard cannot be combined with accelerate launch (it shards already)")
+            raise InputError(
+                None, "--shard cannot be combined with accelerate launch (it shards already)"
+            )
         return Distributed(Shard.parse(shard_flag), None, "shard-flag")
     if world <= 1:
         return Distributed(Shard(), None, "single")

@@ -181,11 +181,15 @@ class Runner:
             disable=not self.show_progress,
         )
         work: queue.Queue[Batch | None] = queue.Queue(maxsize=QUEUE_DEPTH)
-        worker = threading.Thread(target=self._worker, args=(work,), name="glyphbench-ocr", daemon=True)
+        worker = threading.Thread(
+            target=self._worker, args=(work,), name="glyphbench-ocr", daemon=True
+        )
         with self._progress:
             for entry in self.config.models:
                 self._tasks[entry.label] = self._progress.add_task(
-                    entry.label, total=len(todo[entry.label]) or None, visible=bool(todo[entry.label])
+                    entry.label,
+                    total=len(todo[entry.label]) or None,
+                    visible=bool(todo[entry.label]),
                 )
             worker.start()
             try:
@@ -203,7 +207,9 @@ class Runner:
         if self._failure is not None:
             raise self._failure
 
-    def _run_model(self, entry: ModelEntry, jobs: list[Job], work: queue.Queue[Batch | None]) -> None:
+    def _run_model(
+        self, entry: ModelEntry, jobs: list[Job], work: queue.Queue[Batch | None]
+    ) -> None:
         from bench.models import get_model
 
         started = time.perf_counter()
@@ -215,11 +221,17 @@ class Runner:
         except Exception as exc:
             message = error_text("Load", exc)
             self.outcome.model_errors[entry.label] = message
-            self.console.print(f"[bold red]model {entry.label} failed to load:[/] {message}", highlight=False)
+            self.console.print(
+                f"[bold red]model {entry.label} failed to load:[/] {message}", highlight=False
+            )
             work.put(Batch(entry, entry.is_control, jobs, None, 0.0, 0, message))
             return
         loaded = time.perf_counter()
-        self.outcome.timings[entry.label] = {"load_s": loaded - started, "images": len(jobs), "start": loaded}
+        self.outcome.timings[entry.label] = {
+            "load_s": loaded - started,
+            "images": len(jobs),
+            "start": loaded,
+        }
         try:
             self.outcome.models[entry.label] = _safe_describe(adapter)
             self._generate_all(entry, adapter, jobs, work)
@@ -228,7 +240,11 @@ class Runner:
         self.outcome.models[entry.label] = _safe_describe(adapter)  # e.g. dtype known after load
 
     def _generate_all(
-        self, entry: ModelEntry, adapter: ModelAdapter, jobs: list[Job], work: queue.Queue[Batch | None]
+        self,
+        entry: ModelEntry,
+        adapter: ModelAdapter,
+        jobs: list[Job],
+        work: queue.Queue[Batch | None],
     ) -> None:
         size = self.config.batch_size
         position = 0
@@ -240,16 +256,32 @@ class Runner:
             try:
                 images = adapter.generate(requests)
                 if len(images) != len(chunk):
-                    raise RuntimeError(f"adapter returned {len(images)} images for {len(chunk)} requests")
+                    raise RuntimeError(
+                        f"adapter returned {len(images)} images for {len(chunk)} requests"
+                    )
             except Exception as exc:
                 if is_oom(exc) and size > 1:
                     size = max(1, size // 2)
-                    self.outcome.oom_halvings[entry.label] = self.outcome.oom_halvings.get(entry.label, 0) + 1
-                    self.console.print(f"{entry.label}: out of memory, batch size -> {size}", highlight=False)
+                    self.outcome.oom_halvings[entry.label] = (
+                        self.outcome.oom_halvings.get(entry.label, 0) + 1
+                    )
+                    self.console.print(
+                        f"{entry.label}: out of memory, batch size -> {size}", highlight=False
+                    )
                     _free_accelerator_memory()
                     continue
                 elapsed = time.perf_counter() - started
-                work.put(Batch(entry, adapter.is_control, chunk, None, elapsed, len(chunk), error_text("Generate", exc)))
+                work.put(
+                    Batch(
+                        entry,
+                        adapter.is_control,
+                        chunk,
+                        None,
+                        elapsed,
+                        len(chunk),
+                        error_text("Generate", exc),
+                    )
+                )
             else:
                 elapsed = time.perf_counter() - started
                 work.put(Batch(entry, adapter.is_control, chunk, list(images), elapsed, len(chunk)))
@@ -259,7 +291,9 @@ class Runner:
         from bench.models.base import ImageRequest
 
         row = self.frame.iloc[job.row]
-        return ImageRequest(prompt=_text(row["prompt"]), text=_text(row["text"]), seed=job.image_seed)
+        return ImageRequest(
+            prompt=_text(row["prompt"]), text=_text(row["text"]), seed=job.image_seed
+        )
 
     # ------------------------------------------------------------ OCR worker
     def _worker(self, work: queue.Queue[Batch | None]) -> None:
@@ -292,7 +326,9 @@ class Runner:
         ocr_seconds = float("nan")
         if batch.images is not None:
             for i, (job, image) in enumerate(zip(batch.jobs, batch.images, strict=True)):
-                rel = self.store.image_relpath(batch.entry.slug, job.prompt_id, job.seed, job.sample_index)
+                rel = self.store.image_relpath(
+                    batch.entry.slug, job.prompt_id, job.seed, job.sample_index
+                )
                 hashes[i] = self.store.write_image(image, rel)
                 paths[i] = rel
                 sizes[i] = image.size
@@ -332,7 +368,9 @@ class Runner:
                     "width": size[0] if size else None,
                     "height": size[1] if size else None,
                     "batch_size": batch.batch_size or None,
-                    "gen_seconds": batch.seconds / len(batch.jobs) if batch.batch_size else float("nan"),
+                    "gen_seconds": batch.seconds / len(batch.jobs)
+                    if batch.batch_size
+                    else float("nan"),
                     **ocr_fields(result),
                     "ocr_engine": self.ocr_identity[0] if ocr_ran else None,
                     "ocr_version": self.ocr_identity[1] if ocr_ran else None,
@@ -346,14 +384,18 @@ class Runner:
         return score_rows(rows, self.config)
 
 
-def read_with_ocr(engine: OCREngine, images: Sequence[Image.Image]) -> tuple[list[OCRResult | None], list[str]]:
+def read_with_ocr(
+    engine: OCREngine, images: Sequence[Image.Image]
+) -> tuple[list[OCRResult | None], list[str]]:
     """OCR a batch; a failing image gets an ``OCR:`` error and the others are still read."""
     from bench.ocr.common import OCRImageError
 
     try:
         results: list[OCRResult | None] = list(engine.read(images))
         if len(results) != len(images):
-            raise RuntimeError(f"{engine.name} returned {len(results)} results for {len(images)} images")
+            raise RuntimeError(
+                f"{engine.name} returned {len(results)} results for {len(images)} images"
+            )
         return results, [""] * len(images)
     except OCRImageError:
         pass  # read one by one below so only the failing image(s) get an error
@@ -380,7 +422,9 @@ def ocr_fields(result: OCRResult | None) -> dict[str, Any]:
     return {
         "ocr_text": result.text,
         "ocr_pieces": json.dumps(list(result.pieces), ensure_ascii=False),
-        "ocr_boxes": json.dumps([[list(map(float, point)) for point in box] for box in result.boxes]),
+        "ocr_boxes": json.dumps(
+            [[list(map(float, point)) for point in box] for box in result.boxes]
+        ),
         "ocr_confidences": json.dumps([float(c) for c in result.confidences]),
     }
 
@@ -406,7 +450,11 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
 
 
 def _text(value: object) -> str:
-    return "" if value is None or value is pd.NA or (isinstance(value, float) and value != value) else str(value)
+    return (
+        ""
+        if value is None or value is pd.NA or (isinstance(value, float) and value != value)
+        else str(value)
+    )
 
 
 def _safe_describe(adapter: ModelAdapter) -> dict[str, Any]:
@@ -424,4 +472,3 @@ def _free_accelerator_memory() -> None:
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         torch.cuda.empty_cache()
-

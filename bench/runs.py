@@ -96,12 +96,21 @@ def run_benchmark(
     }
     write_json(shard_json, {**info, "finished": False})
     runner = Runner(
-        config, prompt_set, store=store, shard=dist.shard, ocr=ocr, device=dist.device,
-        progress=progress, console=console,
+        config,
+        prompt_set,
+        store=store,
+        shard=dist.shard,
+        ocr=ocr,
+        device=dist.device,
+        progress=progress,
+        console=console,
     )
     outcome = runner.run()
     info["attempts"][-1].update(
-        finished_at=now(), rows_written=outcome.rows_written, errors=outcome.errors, skipped=outcome.skipped
+        finished_at=now(),
+        rows_written=outcome.rows_written,
+        errors=outcome.errors,
+        skipped=outcome.skipped,
     )
     write_json(
         shard_json,
@@ -113,7 +122,8 @@ def run_benchmark(
             "model_errors": outcome.model_errors,
             "oom_halvings": outcome.oom_halvings,
             "timings": {
-                label: {k: round(v, 3) for k, v in t.items() if k != "start"} for label, t in outcome.timings.items()
+                label: {k: round(v, 3) for k, v in t.items() if k != "start"}
+                for label, t in outcome.timings.items()
             },
         },
     )
@@ -133,7 +143,11 @@ def check_models(config: RunConfig) -> None:
     for entry in config.models:
         spec = entry.to_spec()
         if spec.kind not in MODELS.names():
-            raise InputError(None, f"unknown model kind {spec.kind!r} in {entry.spec!r}; known: {', '.join(MODELS.names())}", key="models")
+            raise InputError(
+                None,
+                f"unknown model kind {spec.kind!r} in {entry.spec!r}; known: {', '.join(MODELS.names())}",
+                key="models",
+            )
         if entry.is_control:
             get_model(spec)
 
@@ -149,7 +163,9 @@ def _merge_when_done(store: RunStore, dist: Distributed) -> pd.DataFrame | None:
         dist.barrier()  # every process has written its parts
         return merge_run(store.root) if dist.is_main else None
     names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]
-    finished = [store.read_json(store.parts / name / "shard.json").get("finished") for name in names]
+    finished = [
+        store.read_json(store.parts / name / "shard.json").get("finished") for name in names
+    ]
     return merge_run(store.root) if all(finished) else None
 
 
@@ -161,9 +177,13 @@ def _check_same_run(store: RunStore, config: RunConfig, prompt_set: PromptSet) -
             store.run_json,
             "this folder holds a different run (its config differs); use another --out or the same config",
         )
-    if existing and existing.get("prompts", {}).get("content_hash") not in (None, prompt_set.content_hash):
+    if existing and existing.get("prompts", {}).get("content_hash") not in (
+        None,
+        prompt_set.content_hash,
+    ):
         raise InputError(
-            store.run_json, "the selected prompts differ from those this run started with; use another --out"
+            store.run_json,
+            "the selected prompts differ from those this run started with; use another --out",
         )
 
 
@@ -187,7 +207,11 @@ def _write_run_start(
             "config_verbatim": {"file": name if text is not None else None, "text": text},
             "config": config.model_dump(mode="json"),
             "models_requested": {
-                e.label: {"spec": e.spec, "resolved_spec": e.to_spec().text, "is_control": e.is_control}
+                e.label: {
+                    "spec": e.spec,
+                    "resolved_spec": e.to_spec().text,
+                    "is_control": e.is_control,
+                }
                 for e in config.models
             },
             "prompts": {
@@ -217,7 +241,9 @@ def merge_run(root: str | Path) -> pd.DataFrame:
     rows = store.read_parts()
     prompt_ids: list[str] = []
     if store.prompts.is_file():
-        prompt_ids = pd.read_parquet(store.prompts, columns=["prompt_id"])["prompt_id"].astype(str).tolist()
+        prompt_ids = (
+            pd.read_parquet(store.prompts, columns=["prompt_id"])["prompt_id"].astype(str).tolist()
+        )
     rows = order_rows(rows, [e.label for e in config.models], prompt_ids)
     write_table(rows, store.results)
 
@@ -247,7 +273,9 @@ def merge_run(root: str | Path) -> pd.DataFrame:
     return rows
 
 
-def order_rows(rows: pd.DataFrame, labels: Sequence[str], prompt_ids: Sequence[str]) -> pd.DataFrame:
+def order_rows(
+    rows: pd.DataFrame, labels: Sequence[str], prompt_ids: Sequence[str]
+) -> pd.DataFrame:
     """Sort rows like the job list: model (config order), prompt (set order), seed, sample."""
     model_rank = {label: i for i, label in enumerate(labels)}
     prompt_rank = {pid: i for i, pid in enumerate(prompt_ids)}
@@ -255,7 +283,9 @@ def order_rows(rows: pd.DataFrame, labels: Sequence[str], prompt_ids: Sequence[s
         _m=rows["model"].map(lambda m: model_rank.get(str(m), len(model_rank))),
         _p=rows["prompt_id"].map(lambda p: prompt_rank.get(str(p), len(prompt_rank))),
     )
-    keyed = keyed.sort_values(["_m", "_p", "model", "prompt_id", "seed", "sample_index"], kind="stable")
+    keyed = keyed.sort_values(
+        ["_m", "_p", "model", "prompt_id", "seed", "sample_index"], kind="stable"
+    )
     return keyed.drop(columns=["_m", "_p"]).reset_index(drop=True)
 
 
@@ -296,7 +326,9 @@ def rescore_run(
             from bench.ocr import get_ocr_engine
 
             engine = get_ocr_engine(engine_spec)
-        has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(("Load:", "Generate:"))
+        has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
+            ("Load:", "Generate:")
+        )
         indices = list(rows.index[has_image])
         step = batch_size or config.batch_size
         console = console or Console(stderr=True)
@@ -312,7 +344,9 @@ def rescore_run(
                         continue
                     data = path.read_bytes()
                     if hashlib.sha256(data).hexdigest() != rows.at[index, "image_sha256"]:
-                        rows.at[index, "error"] = "Rescore: ValueError: image changed since it was generated"
+                        rows.at[index, "error"] = (
+                            "Rescore: ValueError: image changed since it was generated"
+                        )
                         continue
                     images.append(Image.open(path).convert("RGB"))
                     ok.append(index)
@@ -325,7 +359,9 @@ def rescore_run(
                             rows.at[index, column] = value
                         rows.at[index, "ocr_engine"] = engine.name
                         rows.at[index, "ocr_version"] = engine.version
-                        rows.at[index, "ocr_seconds"] = seconds if result is not None else float("nan")
+                        rows.at[index, "ocr_seconds"] = (
+                            seconds if result is not None else float("nan")
+                        )
                         rows.at[index, "error"] = error
                 bar.advance(task, len(chunk))
     rescored = conform_results(score_rows(rows, config))
@@ -346,7 +382,9 @@ def rescore_run(
     return merged
 
 
-def plan_run(config: RunConfig, *, prompt_set: PromptSet | None = None, shard: str | None = None) -> dict[str, Any]:
+def plan_run(
+    config: RunConfig, *, prompt_set: PromptSet | None = None, shard: str | None = None
+) -> dict[str, Any]:
     """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
     from bench.models import get_model
 

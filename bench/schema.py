@@ -18,7 +18,15 @@ from __future__ import annotations
 from bench.scoring.pairs import SCORE_COLUMNS
 from prompts.schema import PROMPT_COLUMNS
 
-IDENTITY_COLUMNS = ("run_id", "model", "is_control", "prompt_id", "seed", "sample_index", "image_seed")
+IDENTITY_COLUMNS = (
+    "run_id",
+    "model",
+    "is_control",
+    "prompt_id",
+    "seed",
+    "sample_index",
+    "image_seed",
+)
 PROMPT_PART = tuple(c for c in PROMPT_COLUMNS if c != "prompt_id")
 IMAGE_COLUMNS = ("image_path", "image_sha256", "width", "height", "batch_size", "gen_seconds")
 OCR_COLUMNS = (

@@ -182,7 +182,9 @@ class RunStore:
         ok = rows[rows["error"].fillna("") == ""]
         return {
             (str(m), str(p), int(s), int(i))
-            for m, p, s, i in zip(ok["model"], ok["prompt_id"], ok["seed"], ok["sample_index"], strict=True)
+            for m, p, s, i in zip(
+                ok["model"], ok["prompt_id"], ok["seed"], ok["sample_index"], strict=True
+            )
         }
 
     # json --------------------------------------------------------------------

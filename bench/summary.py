@@ -36,7 +36,9 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
                 "ned": float(ok["ned"].mean()) if len(ok) else float("nan"),
             }
         )
-    return pd.DataFrame(lines, columns=["model", "control", "images", "errors", "algorithm1", "exact_match", "ned"])
+    return pd.DataFrame(
+        lines, columns=["model", "control", "images", "errors", "algorithm1", "exact_match", "ned"]
+    )
 
 
 def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:

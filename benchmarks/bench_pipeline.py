@@ -272,9 +272,7 @@ def main() -> None:
     bare, null = [], []
     load = 0.0
     for _ in range(args.rounds):
-        bare.append(
-            bare_loop(model, prompts, seeds, args.batch_size, settings, args.device, dtype)
-        )
+        bare.append(bare_loop(model, prompts, seeds, args.batch_size, settings, args.device, dtype))
         speed, load = harness(
             model, args.images, args.batch_size, args.device, NullOCR(), work, options
         )

@@ -57,28 +57,55 @@ def synthetic_results(n_rows: int, seed: int = 0) -> pd.DataFrame:
     ned[exact] = 1.0
     algorithm1 = np.round((1 - ned) * char_length * 0.8).astype(float)
     prompt_type = np.array(["simple", "complex", "real_world"])[prompt_idx % 3]
-    groups = np.array(["Advertisements", "Signs", "Book covers", "Menus", "Packaging"], dtype=object)
-    group = np.where(prompt_type == "real_world", groups[prompt_idx % 5], np.array(None, dtype=object))
+    groups = np.array(
+        ["Advertisements", "Signs", "Book covers", "Menus", "Packaging"], dtype=object
+    )
+    group = np.where(
+        prompt_type == "real_world", groups[prompt_idx % 5], np.array(None, dtype=object)
+    )
     cefr = np.array(["A1", "A2", "B1", "B2", "C1", "C2", None], dtype=object)[prompt_idx % 7]
-    laion = np.where(prompt_idx % 9 == 0, np.nan, np.floor(10 ** rng.uniform(0, 6, n_prompts))[prompt_idx])
+    laion = np.where(
+        prompt_idx % 9 == 0, np.nan, np.floor(10 ** rng.uniform(0, 6, n_prompts))[prompt_idx]
+    )
     error = np.where(rng.random(n_rows) < 0.01, "Generate: RuntimeError: CUDA out of memory", "")
-    frame = pd.DataFrame({
-        "run_id": "bench", "model": np.array(names)[model_idx],
-        "is_control": np.char.startswith(np.array(names)[model_idx], "control:"),
-        "prompt_id": prompt_ids[prompt_idx], "seed": 0, "sample_index": 0, "image_seed": prompt_idx,
-        "prompt": "A sign that says something", "text": "something",
-        "prompt_type": prompt_type, "group": group, "cefr": cefr,
-        "char_length": char_length, "word_count": word_count, "laion_freq": laion,
-        "image_path": "", "ocr_text": "something", "ocr_boxes": "[]", "error": error,
-        "algorithm1": algorithm1, "ned": ned, "anls": np.where(ned >= 0.5, ned, 0.0),
-        "exact_match": exact.astype(float), "word_f1": np.clip(ned - 0.1 + rng.normal(0, 0.05, n_rows), 0, 1),
-        "word_precision": np.clip(ned - 0.08, 0, 1), "word_recall": np.clip(ned - 0.12, 0, 1),
-    })
+    frame = pd.DataFrame(
+        {
+            "run_id": "bench",
+            "model": np.array(names)[model_idx],
+            "is_control": np.char.startswith(np.array(names)[model_idx], "control:"),
+            "prompt_id": prompt_ids[prompt_idx],
+            "seed": 0,
+            "sample_index": 0,
+            "image_seed": prompt_idx,
+            "prompt": "A sign that says something",
+            "text": "something",
+            "prompt_type": prompt_type,
+            "group": group,
+            "cefr": cefr,
+            "char_length": char_length,
+            "word_count": word_count,
+            "laion_freq": laion,
+            "image_path": "",
+            "ocr_text": "something",
+            "ocr_boxes": "[]",
+            "error": error,
+            "algorithm1": algorithm1,
+            "ned": ned,
+            "anls": np.where(ned >= 0.5, ned, 0.0),
+            "exact_match": exact.astype(float),
+            "word_f1": np.clip(ned - 0.1 + rng.normal(0, 0.05, n_rows), 0, 1),
+            "word_precision": np.clip(ned - 0.08, 0, 1),
+            "word_recall": np.clip(ned - 0.12, 0, 1),
+        }
+    )
     for column in RESULT_COLUMNS:
         if column not in frame.columns:
             frame[column] = pd.NA
     failed = frame["error"] != ""
-    frame.loc[failed, ["ned", "anls", "exact_match", "word_f1", "algorithm1", "word_precision", "word_recall"]] = np.nan
+    frame.loc[
+        failed,
+        ["ned", "anls", "exact_match", "word_f1", "algorithm1", "word_precision", "word_recall"],
+    ] = np.nan
     return frame
 
 
@@ -91,7 +118,9 @@ def naive_summary(frame: pd.DataFrame, column: str, n_boot: int, seed: int) -> i
     for (_, _), rows in frame[ok].groupby([frame["model"][ok], labels[ok]]):
         for metric in SUMMARY_METRICS:
             values = rows[metric].dropna().to_numpy()
-            means = [values[rng.integers(0, len(values), len(values))].mean() for _ in range(n_boot)]
+            means = [
+                values[rng.integers(0, len(values), len(values))].mean() for _ in range(n_boot)
+            ]
             np.percentile(means, [2.5, 97.5])
             count += 1
     return count
@@ -108,15 +137,21 @@ def main() -> None:
         frame = synthetic_results(args.rows)
         _add_some_images(frame, run)
         frame.to_parquet(run / "results.parquet", index=False)
-        (run / "run.json").write_text(json.dumps({"run_id": "bench", "config": {"rows": args.rows}}))
+        (run / "run.json").write_text(
+            json.dumps({"run_id": "bench", "config": {"rows": args.rows}})
+        )
 
         start, cpu_start = time.perf_counter(), time.process_time()
         index = write_report([run], n_boot=args.n_boot)
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         timings = json.loads((index.parent / "report.json").read_text())
-        print(f"rows={len(frame)} models={frame['model'].nunique()} n_boot={args.n_boot} slices={timings['by']}")
-        print(f"write_report: {seconds:.1f} s wall, {cpu:.1f} s CPU "
-              f"(target {TARGET_SECONDS:.0f} s, ratio {seconds / TARGET_SECONDS:.2f})")
+        print(
+            f"rows={len(frame)} models={frame['model'].nunique()} n_boot={args.n_boot} slices={timings['by']}"
+        )
+        print(
+            f"write_report: {seconds:.1f} s wall, {cpu:.1f} s CPU "
+            f"(target {TARGET_SECONDS:.0f} s, ratio {seconds / TARGET_SECONDS:.2f})"
+        )
         print("stages (s):", timings["stage_seconds"])
 
         # Same slices, vectorised vs naive loop (one attribute keeps the naive run short).
@@ -126,13 +161,17 @@ def main() -> None:
         start = time.perf_counter()
         groups = naive_summary(frame, "prompt_type", args.n_boot, 0)
         slow = time.perf_counter() - start
-        print(f"summarize by prompt_type ({groups} slice x metric intervals): vectorised {fast:.2f} s, "
-              f"naive loop {slow:.1f} s, speed-up x{slow / fast:.1f}")
+        print(
+            f"summarize by prompt_type ({groups} slice x metric intervals): vectorised {fast:.2f} s, "
+            f"naive loop {slow:.1f} s, speed-up x{slow / fast:.1f}"
+        )
         start = time.perf_counter()
         summarize_many(frame, [[], *([c] for c in timings["by"])], n_boot=args.n_boot)
         every = time.perf_counter() - start
-        print(f"summarize_many, overall + all {len(timings['by'])} slicings sharing resamples: {every:.2f} s "
-              f"(naive loop, extrapolated from prompt_type: ~{slow * (1 + len(timings['by'])):.0f} s)")
+        print(
+            f"summarize_many, overall + all {len(timings['by'])} slicings sharing resamples: {every:.2f} s "
+            f"(naive loop, extrapolated from prompt_type: ~{slow * (1 + len(timings['by'])):.0f} s)"
+        )
 
 
 def _add_some_images(frame: pd.DataFrame, run: Path) -> None:

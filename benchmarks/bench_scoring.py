@@ -60,17 +60,25 @@ def damage(text: str, rng: random.Random) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pairs", type=int, default=100_000)
-    parser.add_argument("--baseline-pairs", type=int, default=None,
-                        help="time the slow baseline on the first N pairs only (default: all)")
+    parser.add_argument(
+        "--baseline-pairs",
+        type=int,
+        default=None,
+        help="time the slow baseline on the first N pairs only (default: all)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
     expected, ocr = make_pairs(args.pairs, args.seed)
     unique = len(set(zip(expected, ocr)))
-    print(f"{args.pairs:,} pairs ({unique:,} distinct), mean expected length "
-          f"{sum(map(len, expected)) / len(expected):.1f} chars")
+    print(
+        f"{args.pairs:,} pairs ({unique:,} distinct), mean expected length "
+        f"{sum(map(len, expected)) / len(expected):.1f} chars"
+    )
 
     start = time.perf_counter()
     fast = score_pairs(expected, ocr)
@@ -91,7 +99,9 @@ def main() -> None:
     ratio = slow_per_pair / fast_per_pair
     print(f"score_pairs : {fast_s:8.2f} s  ({fast_per_pair * 1e6:7.2f} us/pair)")
     print(f"plain DP    : {slow_s:8.2f} s  ({slow_per_pair * 1e6:7.2f} us/pair, {n_base:,} pairs)")
-    print(f"speed-up    : {ratio:8.1f}x   (target >= 50x)  {'OK' if ratio >= 50 else 'BELOW TARGET'}")
+    print(
+        f"speed-up    : {ratio:8.1f}x   (target >= 50x)  {'OK' if ratio >= 50 else 'BELOW TARGET'}"
+    )
     print(f"mismatches  : {mismatches} of {n_base * len(SCORE_COLUMNS):,} values")
     if mismatches:
         sys.exit(1)

@@ -74,7 +74,9 @@ def main() -> None:
         subset = images[:4]
         timed("round trip tiny AutoencoderKL (f8)", len(subset), lambda: codec.roundtrip(subset))
 
-    pairs = [(a, b) for a, b in zip(images, get_codec("jpeg?quality=30").roundtrip(images), strict=True)]
+    pairs = [
+        (a, b) for a, b in zip(images, get_codec("jpeg?quality=30").roundtrip(images), strict=True)
+    ]
     timed("SSIM 512 px", len(pairs), lambda: [ssim(a, b) for a, b in pairs])
     timed("PSNR 512 px", len(pairs), lambda: [psnr(a, b) for a, b in pairs])
     big = [(a.resize((1024, 1024)), b.resize((1024, 1024))) for a, b in pairs[:4]]
@@ -83,8 +85,16 @@ def main() -> None:
     rng = random.Random(0)
     truths = [item.truth or "" for item in default_set(512).items] * 10
     reads = [corrupt(t, rng) for t in truths]
-    timed("word_retention", len(truths), lambda: [word_retention(t, r) for t, r in zip(truths, reads, strict=True)])
-    timed("partial_accuracy", len(truths), lambda: [partial_accuracy(t, r) for t, r in zip(truths, reads, strict=True)])
+    timed(
+        "word_retention",
+        len(truths),
+        lambda: [word_retention(t, r) for t, r in zip(truths, reads, strict=True)],
+    )
+    timed(
+        "partial_accuracy",
+        len(truths),
+        lambda: [partial_accuracy(t, r) for t, r in zip(truths, reads, strict=True)],
+    )
 
 
 if __name__ == "__main__":

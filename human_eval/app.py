@@ -130,30 +130,46 @@ def build_app(
     labels = list(study.scale)
     criteria = study.criteria
     questions = "\n".join(f"{k + 1}. **{c['question']}**" for k, c in enumerate(criteria))
-    keys = "**Y** / **N** answer the next question" if len(labels) == 2 else "**1**-**5** answer the next question"
+    keys = (
+        "**Y** / **N** answer the next question"
+        if len(labels) == 2
+        else "**1**-**5** answer the next question"
+    )
 
     with gr.Blocks(title="Image rating", analytics_enabled=False) as demo:
         with gr.Column(visible=True, elem_id="consent-screen") as consent_col:
             gr.Markdown(INSTRUCTIONS.format(questions=questions, keys=keys))
-            consent = gr.Checkbox(label="I have read the instructions and agree to take part.", elem_id="consent")
+            consent = gr.Checkbox(
+                label="I have read the instructions and agree to take part.", elem_id="consent"
+            )
             start_btn = gr.Button("Start", variant="primary", elem_id="start-btn")
             gr.Markdown("**Returning?** Enter your resume code:")
             with gr.Row():
-                code_in = gr.Textbox(show_label=False, placeholder="XXXX-XXXX-XXXX", elem_id="resume-code")
+                code_in = gr.Textbox(
+                    show_label=False, placeholder="XXXX-XXXX-XXXX", elem_id="resume-code"
+                )
                 resume_btn = gr.Button("Resume", elem_id="resume-btn")
         with gr.Column(visible=False, elem_id="rating-screen") as rate_col:
             with gr.Row():
                 progress = gr.Markdown(elem_id="progress")
                 code_box = gr.Textbox(
-                    label="Your resume code (keep it to continue later)", interactive=False, elem_id="code"
+                    label="Your resume code (keep it to continue later)",
+                    interactive=False,
+                    elem_id="code",
                 )
             image = gr.Image(
-                type="filepath", interactive=False, show_label=False, format="png", height=420,
-                buttons=["fullscreen"], elem_id="item-image",
+                type="filepath",
+                interactive=False,
+                show_label=False,
+                format="png",
+                height=420,
+                buttons=["fullscreen"],
+                elem_id="item-image",
             )
             prompt = gr.Markdown(elem_id="prompt")
             radios = [
-                gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}") for c in criteria
+                gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}")
+                for c in criteria
             ]
             message = gr.Markdown(elem_id="message")
             gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
@@ -168,8 +184,20 @@ def build_app(
             more_btn = gr.Button("Rate more images", elem_id="more-btn")
         state = gr.JSON(visible="hidden", elem_id="state", elem_classes=["gb-hidden"])
 
-        outputs = [consent_col, rate_col, done_col, code_box, image_id, image, prompt, *radios,
-                   progress, message, done_msg, state]
+        outputs = [
+            consent_col,
+            rate_col,
+            done_col,
+            code_box,
+            image_id,
+            image,
+            prompt,
+            *radios,
+            progress,
+            message,
+            done_msg,
+            state,
+        ]
 
         def render(view: View) -> list[Any]:
             on_item = view.screen == "item"
@@ -235,7 +263,9 @@ def build_app(
             else:
                 with gr.Row():
                     admin_user = gr.Textbox(label="User", elem_id="admin-user")
-                    admin_password = gr.Textbox(label="Password", type="password", elem_id="admin-password")
+                    admin_password = gr.Textbox(
+                        label="Password", type="password", elem_id="admin-password"
+                    )
                 admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
                 summary = gr.Markdown()
                 per_image = gr.Dataframe(label="Progress per image", interactive=False)
@@ -248,7 +278,9 @@ def build_app(
                     return admin_snapshot(study, service)
 
                 admin_btn.click(
-                    on_admin, [admin_user, admin_password], [summary, per_image, per_participant, export_file],
+                    on_admin,
+                    [admin_user, admin_password],
+                    [summary, per_image, per_participant, export_file],
                     api_name="admin",
                 )
     return demo

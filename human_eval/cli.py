@@ -21,11 +21,17 @@ def sample_command(
     runs: list[Path] = typer.Argument(..., help="Run folders (each with results.parquet)."),
     out: Path = typer.Option(..., "--out", "-o", help="New study folder to create."),
     n: int = typer.Option(1000, "--n", help="Images in the sample (gold items come on top)."),
-    cells: str = typer.Option("group,model", help="Comma-separated results columns that define cells."),
+    cells: str = typer.Option(
+        "group,model", help="Comma-separated results columns that define cells."
+    ),
     min_per_cell: int = typer.Option(10, help="Floor: images drawn from every cell."),
-    raters_per_image: int = typer.Option(3, "--raters-per-image", "-k", help="K: ratings each image needs."),
+    raters_per_image: int = typer.Option(
+        3, "--raters-per-image", "-k", help="K: ratings each image needs."
+    ),
     seed: int = typer.Option(0, help="Seed of the draw (and of the opaque image ids)."),
-    gold: int = typer.Option(20, help="Gold items (control images with known answers) to add, at most."),
+    gold: int = typer.Option(
+        20, help="Gold items (control images with known answers) to add, at most."
+    ),
     batch_size: int = typer.Option(30, help="Images per participant batch."),
     gold_per_batch: int = typer.Option(2, help="Gold items mixed into each batch."),
     scale: str = typer.Option("yesno", help="Answer scale: yesno or likert5."),
@@ -40,8 +46,17 @@ def sample_command(
 
     columns = [c.strip() for c in cells.split(",") if c.strip()]
     study = create_study(
-        runs, out, n=n, cells=columns, min_per_cell=min_per_cell, raters_per_image=raters_per_image,
-        seed=seed, n_gold=gold, batch_size=batch_size, gold_per_batch=gold_per_batch, scale=scale,
+        runs,
+        out,
+        n=n,
+        cells=columns,
+        min_per_cell=min_per_cell,
+        raters_per_image=raters_per_image,
+        seed=seed,
+        n_gold=gold,
+        batch_size=batch_size,
+        gold_per_batch=gold_per_batch,
+        scale=scale,
         include_controls=include_controls,
     )
     manifest = study.manifest
@@ -56,24 +71,38 @@ def sample_command(
 @human.command("serve")
 def serve_command(
     study: Path = typer.Argument(..., help="Study folder."),
-    host: str = typer.Option("127.0.0.1", help="Interface to bind; 0.0.0.0 exposes it to the network."),
+    host: str = typer.Option(
+        "127.0.0.1", help="Interface to bind; 0.0.0.0 exposes it to the network."
+    ),
     port: int = typer.Option(None, help="Port (default: Gradio's, 7860 or the next free one)."),
-    auth_file: Path = typer.Option(None, "--auth-file", help="user:password lines for the admin panel."),
+    auth_file: Path = typer.Option(
+        None, "--auth-file", help="user:password lines for the admin panel."
+    ),
     rater_auth_file: Path = typer.Option(
-        None, "--rater-auth-file", help="user:password lines: raters must log in (login = participant)."
+        None,
+        "--rater-auth-file",
+        help="user:password lines: raters must log in (login = participant).",
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
     from human_eval.app import launch
     from human_eval.study import load_study
 
-    launch(load_study(study), host=host, port=port, auth_file=auth_file, rater_auth_file=rater_auth_file)
+    launch(
+        load_study(study),
+        host=host,
+        port=port,
+        auth_file=auth_file,
+        rater_auth_file=rater_auth_file,
+    )
 
 
 @human.command("stats")
 def stats_command(
     study: Path = typer.Argument(..., help="Study folder."),
-    out: Path = typer.Option(None, "--out", "-o", help="Folder for the CSV tables (default STUDY/analysis)."),
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Folder for the CSV tables (default STUDY/analysis)."
+    ),
     n_boot: int = typer.Option(1000, help="Bootstrap resamples for the intervals."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
 ) -> None:
@@ -88,16 +117,37 @@ def stats_command(
     analysis = analyse(loaded, n_boot=n_boot, seed=seed)
     console = Console()
     table = Table(title="Agreement (95% bootstrap intervals over images)")
-    for column in ("criterion", "images", "ratings", "percent", "pairwise", "alpha", "kappa", "AC1"):
+    for column in (
+        "criterion",
+        "images",
+        "ratings",
+        "percent",
+        "pairwise",
+        "alpha",
+        "kappa",
+        "AC1",
+    ):
         table.add_column(column)
     for row in analysis.agreement.itertuples():
+
         def cell(stat: str, row: object = row) -> str:
-            value, lo, hi = (getattr(row, stat), getattr(row, f"{stat}_lo"), getattr(row, f"{stat}_hi"))
+            value, lo, hi = (
+                getattr(row, stat),
+                getattr(row, f"{stat}_lo"),
+                getattr(row, f"{stat}_hi"),
+            )
             return "-" if value != value else f"{value:.3f} [{lo:.2f}, {hi:.2f}]"
 
-        table.add_row(str(row.criterion), str(row.n_images), str(row.n_ratings), cell("percent_agreement"),
-                      cell("pairwise_agreement"), cell("krippendorff_alpha"), cell("fleiss_kappa"),
-                      cell("gwet_ac1"))
+        table.add_row(
+            str(row.criterion),
+            str(row.n_images),
+            str(row.n_ratings),
+            cell("percent_agreement"),
+            cell("pairwise_agreement"),
+            cell("krippendorff_alpha"),
+            cell("fleiss_kappa"),
+            cell("gwet_ac1"),
+        )
     console.print(table)
     for note in analysis.agreement["note"]:
         if note:
@@ -118,7 +168,9 @@ def stats_command(
 @human.command("export")
 def export_command(
     study: Path = typer.Argument(..., help="Study folder."),
-    out: Path = typer.Option(None, "--out", "-o", help="Output prefix (default STUDY/export/ratings)."),
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Output prefix (default STUDY/export/ratings)."
+    ),
 ) -> None:
     """Write the ratings as long-format CSV and Parquet with anonymised rater ids."""
     from human_eval.report import export_ratings

@@ -24,8 +24,17 @@ from human_eval.study import ACCURACY_CRITERION, Study
 
 #: Manifest columns joined onto exported ratings (the model is revealed only here).
 EXPORT_MANIFEST_COLUMNS = (
-    "model", "is_control", "is_gold", "gold_answer", "cell", "inclusion_prob", "weight",
-    "prompt_id", "text", "ned", "algorithm1",
+    "model",
+    "is_control",
+    "is_gold",
+    "gold_answer",
+    "cell",
+    "inclusion_prob",
+    "weight",
+    "prompt_id",
+    "text",
+    "ned",
+    "algorithm1",
 )
 
 #: Automatic scores whose model ranking is compared with people's.
@@ -33,15 +42,28 @@ RANKING_METRICS = ("ned", "algorithm1")
 
 
 def open_store(study: Study) -> Store:
-    return Store(study.database, raters_per_image=int(study.config["raters_per_image"]),
-                 claim_ttl=float(study.config.get("claim_ttl_seconds", 7200)))
+    return Store(
+        study.database,
+        raters_per_image=int(study.config["raters_per_image"]),
+        claim_ttl=float(study.config.get("claim_ttl_seconds", 7200)),
+    )
 
 
 def anonymised_ratings(study: Study) -> pd.DataFrame:
     """Long format: image_id, rater_id (R001...), criterion, value, seconds, times, + manifest columns."""
     if not study.database.exists():
-        ratings = pd.DataFrame(columns=["participant_id", "image_id", "criterion", "value", "seconds",
-                                        "created_at", "updated_at", "revisions"])
+        ratings = pd.DataFrame(
+            columns=[
+                "participant_id",
+                "image_id",
+                "criterion",
+                "value",
+                "seconds",
+                "created_at",
+                "updated_at",
+                "revisions",
+            ]
+        )
         participants = pd.DataFrame(columns=["participant_id"])
     else:
         store = open_store(study)
@@ -49,10 +71,21 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
         participants = store.participants_frame()
     width = max(3, len(str(len(participants))))
     anonymous = {pid: f"R{k + 1:0{width}d}" for k, pid in enumerate(participants["participant_id"])}
-    out = ratings.assign(rater_id=ratings["participant_id"].map(anonymous)).drop(columns=["participant_id"])
+    out = ratings.assign(rater_id=ratings["participant_id"].map(anonymous)).drop(
+        columns=["participant_id"]
+    )
     keep = ["image_id"] + [c for c in EXPORT_MANIFEST_COLUMNS if c in study.manifest.columns]
     out = out.merge(study.manifest[keep], on="image_id", how="left")
-    front = ["image_id", "rater_id", "criterion", "value", "seconds", "created_at", "updated_at", "revisions"]
+    front = [
+        "image_id",
+        "rater_id",
+        "criterion",
+        "value",
+        "seconds",
+        "created_at",
+        "updated_at",
+        "revisions",
+    ]
     return out[front + [c for c in out.columns if c not in front]]
 
 
@@ -77,7 +110,9 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
 
 
-def analyse(study: Study, *, n_boot: int = 1000, seed: int = 0, include_gold: bool = False) -> Analysis:
+def analyse(
+    study: Study, *, n_boot: int = 1000, seed: int = 0, include_gold: bool = False
+) -> Analysis:
     """Agreement per criterion, metric-human alignment, model ranking and rater quality.
 
     Agreement and alignment use the sampled images only (gold items check
@@ -204,7 +239,9 @@ def write_report(study: Study, out: str | Path, *, n_boot: int = 1000, seed: int
     ratings = anonymised_ratings(study)
 
     def html(frame: pd.DataFrame) -> str:
-        return frame.to_html(index=False, formatters={c: _fmt for c in frame.columns}, border=0, escape=True)
+        return frame.to_html(
+            index=False, formatters={c: _fmt for c in frame.columns}, border=0, escape=True
+        )
 
     page = jinja2.Template(TEMPLATE, autoescape=False).render(
         name=study.folder.name,
@@ -215,7 +252,9 @@ def write_report(study: Study, out: str | Path, *, n_boot: int = 1000, seed: int
         k=study.config["raters_per_image"],
         criteria=", ".join(study.criterion_names),
         level=95,
-        accuracy=next((c["question"] for c in study.criteria if c["name"] == ACCURACY_CRITERION), ""),
+        accuracy=next(
+            (c["question"] for c in study.criteria if c["name"] == ACCURACY_CRITERION), ""
+        ),
         agreement=html(_agreement_table(analysis.agreement)),
         alignment=html(analysis.alignment),
         plot=_plot(study, analysis.labels),
@@ -239,4 +278,6 @@ def save_tables(analysis: Analysis, out: Path) -> None:
     write_table(analysis.raters, out / "raters.csv")
     write_table(analysis.per_image, out / "per_image_agreement.csv")
     with atomic_open(out / "summary.json", "w", encoding="utf-8") as handle:
-        json.dump({"kendall": analysis.kendall, "notes": analysis.notes}, handle, indent=2, default=str)
+        json.dump(
+            {"kendall": analysis.kendall, "notes": analysis.notes}, handle, indent=2, default=str
+        )

@@ -167,7 +167,9 @@ def gold_answer(model: str, exact_match: object = None) -> dict[str, int] | None
             rate = float(spec.options.get("rate", "0"))
         except ValueError:
             return None
-        known = exact_match is not None and not (isinstance(exact_match, float) and math.isnan(exact_match))
+        known = exact_match is not None and not (
+            isinstance(exact_match, float) and math.isnan(exact_match)
+        )
         if rate > 0 and known and not bool(exact_match):
             return {"text_accuracy": 0}
     return None
@@ -183,7 +185,11 @@ def select_gold(frame: pd.DataFrame, n_gold: int, seed: int) -> pd.DataFrame:
     if n_gold <= 0 or frame.empty:
         return frame.iloc[:0].assign(gold_answer=[])
     frame = frame.sort_index()
-    exact = frame["exact_match"] if "exact_match" in frame.columns else pd.Series(None, index=frame.index)
+    exact = (
+        frame["exact_match"]
+        if "exact_match" in frame.columns
+        else pd.Series(None, index=frame.index)
+    )
     answers = [gold_answer(str(m), e) for m, e in zip(frame["model"], exact)]
     known = frame.assign(gold_answer=[json.dumps(a, sort_keys=True) if a else "" for a in answers])
     known = known[known["gold_answer"] != ""]

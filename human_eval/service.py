@@ -64,7 +64,8 @@ class RatingService:
         )
         manifest = study.manifest
         self.store.add_images(
-            manifest.loc[~manifest["is_gold"], "image_id"], manifest.loc[manifest["is_gold"], "image_id"]
+            manifest.loc[~manifest["is_gold"], "image_id"],
+            manifest.loc[manifest["is_gold"], "image_id"],
         )
         self.batch_size = int(config["batch_size"])
         self.gold_per_batch = int(config.get("gold_per_batch", 0))
@@ -82,7 +83,9 @@ class RatingService:
     def start(self, consent: bool, login: str | None = None) -> View:
         """A new participant (or the logged-in one): claim a batch and show its first item."""
         if not consent:
-            return View("consent", message="Please read the instructions and tick the consent box first.")
+            return View(
+                "consent", message="Please read the instructions and tick the consent box first."
+            )
         participant = self.store.new_participant(login=login or None)
         if not self.store.batch(participant.participant_id):
             self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
@@ -95,8 +98,13 @@ class RatingService:
         if not items:
             self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
         elif all(item.done for item in items) and self._finished(participant):
-            return View("done", code=participant.resume_code, done=len(items), total=len(items),
-                        message="You already finished; your answers are saved.")
+            return View(
+                "done",
+                code=participant.resume_code,
+                done=len(items),
+                total=len(items),
+                message="You already finished; your answers are saved.",
+            )
         return self._next(participant, after=None)
 
     def submit(self, code: str, image_id: str, answers: dict[str, str | None]) -> View:
@@ -147,17 +155,29 @@ class RatingService:
         message = "Your answers are saved."
         if released:
             message += f" {released} unrated image(s) were handed back to other raters."
-        return View("done", code=participant.resume_code, done=sum(i.done for i in items),
-                    total=len(items), message=message)
+        return View(
+            "done",
+            code=participant.resume_code,
+            done=sum(i.done for i in items),
+            total=len(items),
+            message=message,
+        )
 
     def more(self, code: str) -> View:
         """Claim another batch after finishing one (same balancing rules)."""
         participant = self._participant(code)
-        claimed = self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
+        claimed = self.store.claim_batch(
+            participant.participant_id, self.batch_size, self.gold_per_batch
+        )
         if not claimed:
             items = self.store.batch(participant.participant_id)
-            return View("done", code=participant.resume_code, done=sum(i.done for i in items),
-                        total=len(items), message="Every image already has enough ratings. Thank you!")
+            return View(
+                "done",
+                code=participant.resume_code,
+                done=sum(i.done for i in items),
+                total=len(items),
+                message="Every image already has enough ratings. Thank you!",
+            )
         return self._next(participant, after=None)
 
     # -- helpers --------------------------------------------------------------------
@@ -195,7 +215,9 @@ class RatingService:
             if items
             else "Every image already has enough ratings. Thank you!"
         )
-        return View("review", code=participant.resume_code, done=done, total=len(items), message=message)
+        return View(
+            "review", code=participant.resume_code, done=done, total=len(items), message=message
+        )
 
     def _item(self, participant: Participant, image_id: str, items: list | None = None) -> View:
         items = items if items is not None else self.store.batch(participant.participant_id)

@@ -41,10 +41,22 @@ import numpy as np
 import pandas as pd
 
 RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
-STATISTICS = ("percent_agreement", "pairwise_agreement", "krippendorff_alpha", "fleiss_kappa", "gwet_ac1")
+STATISTICS = (
+    "percent_agreement",
+    "pairwise_agreement",
+    "krippendorff_alpha",
+    "fleiss_kappa",
+    "gwet_ac1",
+)
 #: Columns of :func:`agreement`, in order.
 AGREEMENT_COLUMNS = (
-    "criterion", "n_images", "n_ratings", "n_raters", "balanced", "raters_per_image", "prevalence",
+    "criterion",
+    "n_images",
+    "n_ratings",
+    "n_raters",
+    "balanced",
+    "raters_per_image",
+    "prevalence",
     *(f"{stat}{suffix}" for stat in STATISTICS for suffix in ("", "_lo", "_hi")),
     "note",
 )
@@ -312,7 +324,9 @@ def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd
     return frame.reset_index()
 
 
-def _alignment_row(scores: np.ndarray, share: np.ndarray, label: pd.Series) -> dict[str, float | int]:
+def _alignment_row(
+    scores: np.ndarray, share: np.ndarray, label: pd.Series
+) -> dict[str, float | int]:
     from scipy import stats as sps
 
     known = label.notna().to_numpy()
@@ -402,11 +416,17 @@ def model_ranking(
     if table.empty:
         return table, math.nan, math.nan
     table["human_rank"] = table["human_score"].rank(ascending=False, method="min").astype(int)
-    table["metric_rank"] = table["metric_score"].rank(ascending=not better, method="min").astype(int)
+    table["metric_rank"] = (
+        table["metric_score"].rank(ascending=not better, method="min").astype(int)
+    )
     if len(table) < 2:
         return table, math.nan, math.nan
     tau, p = sps.kendalltau(table["human_rank"], table["metric_rank"])
-    return table.sort_values(["human_rank", "model"], kind="stable").reset_index(drop=True), float(tau), float(p)
+    return (
+        table.sort_values(["human_rank", "model"], kind="stable").reset_index(drop=True),
+        float(tau),
+        float(p),
+    )
 
 
 # -- rater quality ---------------------------------------------------------------------------
@@ -439,7 +459,11 @@ def rater_quality(ratings: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame
     for rater, part in ratings.groupby("rater_id", sort=True):
         keys = list(zip(part["image_id"], part["criterion"]))
         checked = [(int(v) == expected[k]) for k, v in zip(keys, part["value"]) if k in expected]
-        seconds = part.drop_duplicates("image_id")["seconds"] if "seconds" in part else pd.Series([], dtype=float)
+        seconds = (
+            part.drop_duplicates("image_id")["seconds"]
+            if "seconds" in part
+            else pd.Series([], dtype=float)
+        )
         rows.append(
             {
                 "rater_id": rater,
@@ -458,7 +482,11 @@ def rater_quality(ratings: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame
         why = []
         if row["n_gold_answers"] >= MIN_GOLD and row["gold_accuracy"] < GOLD_ACCURACY_FLOOR:
             why.append(f"gold accuracy {row['gold_accuracy']:.2f} < {GOLD_ACCURACY_FLOOR}")
-        if pd.notna(typical) and pd.notna(row["median_seconds"]) and row["median_seconds"] < SPEED_FRACTION * typical:
+        if (
+            pd.notna(typical)
+            and pd.notna(row["median_seconds"])
+            and row["median_seconds"] < SPEED_FRACTION * typical
+        ):
             why.append(f"median {row['median_seconds']:.1f}s < 1/3 of typical {typical:.1f}s")
         reasons.append("; ".join(why))
     table["outlier"] = [bool(r) for r in reasons]

@@ -173,7 +173,9 @@ class Store:
                     return Participant(row[0], row[1])
             while True:
                 code = new_resume_code()
-                if not db.execute("SELECT 1 FROM participants WHERE resume_code = ?", (code,)).fetchone():
+                if not db.execute(
+                    "SELECT 1 FROM participants WHERE resume_code = ?", (code,)
+                ).fetchone():
                     break
             participant = Participant(secrets.token_hex(8), code)
             now = time.time()
@@ -188,13 +190,16 @@ class Store:
         code = normalise_code(resume_code or "")
         with self._connect() as db:
             row = db.execute(
-                "SELECT participant_id, resume_code FROM participants WHERE resume_code = ?", (code,)
+                "SELECT participant_id, resume_code FROM participants WHERE resume_code = ?",
+                (code,),
             ).fetchone()
         return Participant(row[0], row[1]) if row else None
 
     # -- assignment -----------------------------------------------------------------
 
-    def claim_batch(self, participant_id: str, n: int, n_gold: int = 0, seed: int | None = None) -> list[str]:
+    def claim_batch(
+        self, participant_id: str, n: int, n_gold: int = 0, seed: int | None = None
+    ) -> list[str]:
         """Claim up to ``n`` images (+ ``n_gold`` gold items) for a participant; return their ids.
 
         The batch is shuffled per participant and appended after any earlier
@@ -241,7 +246,10 @@ class Store:
                 "INSERT INTO assignments(participant_id, image_id, position, claimed_at) VALUES (?, ?, ?, ?)",
                 [(participant_id, image_id, start + i, now) for i, image_id in enumerate(chosen)],
             )
-            db.execute("UPDATE participants SET finished_at = NULL WHERE participant_id = ?", (participant_id,))
+            db.execute(
+                "UPDATE participants SET finished_at = NULL WHERE participant_id = ?",
+                (participant_id,),
+            )
         return chosen
 
     def batch(self, participant_id: str) -> list[Item]:
@@ -272,7 +280,9 @@ class Store:
                 (time.time(), participant_id, image_id),
             )
 
-    def save_answers(self, participant_id: str, image_id: str, answers: Mapping[str, int]) -> float | None:
+    def save_answers(
+        self, participant_id: str, image_id: str, answers: Mapping[str, int]
+    ) -> float | None:
         """Upsert one row per criterion and mark the item done; return the seconds spent.
 
         Answering the same item again (after Back) updates the rows in place and
@@ -298,7 +308,10 @@ class Store:
                     updated_at = excluded.updated_at,
                     revisions = ratings.revisions + 1
                 """,
-                [(participant_id, image_id, c, int(v), seconds, now, now) for c, v in answers.items()],
+                [
+                    (participant_id, image_id, c, int(v), seconds, now, now)
+                    for c, v in answers.items()
+                ],
             )
             db.execute(
                 "UPDATE assignments SET done_at = COALESCE(done_at, ?), shown_at = NULL"
@@ -319,7 +332,8 @@ class Store:
         """Mark the participant finished and release unrated claims; return how many."""
         with self._write() as db:
             released = db.execute(
-                "DELETE FROM assignments WHERE participant_id = ? AND done_at IS NULL", (participant_id,)
+                "DELETE FROM assignments WHERE participant_id = ? AND done_at IS NULL",
+                (participant_id,),
             ).rowcount
             db.execute(
                 "UPDATE participants SET finished_at = ? WHERE participant_id = ?",
@@ -332,7 +346,9 @@ class Store:
     def ratings_frame(self) -> pd.DataFrame:
         """Every rating: participant_id, image_id, criterion, value, seconds, created_at, updated_at, revisions."""
         with self._connect() as db:
-            return pd.read_sql_query("SELECT * FROM ratings ORDER BY created_at, participant_id", db)
+            return pd.read_sql_query(
+                "SELECT * FROM ratings ORDER BY created_at, participant_id", db
+            )
 
     def participants_frame(self) -> pd.DataFrame:
         with self._connect() as db:

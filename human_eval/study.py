@@ -191,8 +191,12 @@ def create_study(
     sample["is_gold"] = False
     sample["gold_answer"] = ""
     gold = gold.assign(
-        is_gold=True, cell="gold", cell_size=len(gold), cell_sampled=len(gold),
-        inclusion_prob=float("nan"), weight=float("nan"),
+        is_gold=True,
+        cell="gold",
+        cell_size=len(gold),
+        cell_sampled=len(gold),
+        inclusion_prob=float("nan"),
+        weight=float("nan"),
     )
     chosen = pd.concat([sample, gold])
     manifest = _manifest(chosen, seed, _is_control(chosen))
@@ -227,8 +231,15 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
 
     keys = [
         "|".join(parts)
-        for parts in zip(text("run_folder"), text("run_id"), text("model"), text("prompt_id"),
-                         text("seed"), text("sample_index"), text("image_path"))
+        for parts in zip(
+            text("run_folder"),
+            text("run_id"),
+            text("model"),
+            text("prompt_id"),
+            text("seed"),
+            text("sample_index"),
+            text("image_path"),
+        )
     ]
     ids = [opaque_id(seed, key) for key in keys]
     if len(set(ids)) != len(ids):
@@ -257,7 +268,9 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
     )
     for column in SCORE_KEEP:
         if column in chosen.columns:
-            manifest[column] = pd.to_numeric(chosen[column], errors="coerce").astype(float).to_numpy()
+            manifest[column] = (
+                pd.to_numeric(chosen[column], errors="coerce").astype(float).to_numpy()
+            )
     return manifest
 
 

@@ -41,7 +41,9 @@ VOWELS = frozenset("aeiouy")
 MAX_CONSONANT_RUN = 4
 
 #: Letter pairs that do not occur inside English words.
-_IMPOSSIBLE = "jq jx jz qx qz qj qg qk qp qy qf qv qw vq vx vj vw xj xk zx zj fq gq kq pq wq xq zq bx cx jv"
+_IMPOSSIBLE = (
+    "jq jx jz qx qz qj qg qk qp qy qf qv qw vq vx vj vw xj xk zx zj fq gq kq pq wq xq zq bx cx jv"
+)
 IMPOSSIBLE_BIGRAMS = frozenset(_IMPOSSIBLE.split(" "))
 
 #: Vowel share (of letters) a pronounceable word of 4+ letters must lie within.
@@ -126,7 +128,9 @@ def has_special_chars(text: str) -> bool:
     >>> has_special_chars("résumé 2024")
     False
     """
-    return any(unicodedata.category(c)[0] not in "LMN" and unicodedata.category(c) != "Zs" for c in text)
+    return any(
+        unicodedata.category(c)[0] not in "LMN" and unicodedata.category(c) != "Zs" for c in text
+    )
 
 
 def is_sentence(text: str) -> bool:
@@ -364,7 +368,9 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     texts = out["text"].astype("string")
     unique = texts.dropna().unique()
-    table = pd.DataFrame([text_attributes(str(t)) for t in unique], index=pd.Index(unique, dtype="string"))
+    table = pd.DataFrame(
+        [text_attributes(str(t)) for t in unique], index=pd.Index(unique, dtype="string")
+    )
     for name in TEXT_ATTRIBUTES:
         if len(table):
             out[name] = texts.map(table[name])

@@ -136,14 +136,31 @@ def check_strings(values: Iterable[str], where: Located, what: str) -> Iterator[
             continue
         repaired = mojibake_repair(value)
         if repaired is not None:
-            yield Finding("mojibake", where.file, line, key, f"{what} {value!r} looks like mojibake of {repaired!r}")
+            yield Finding(
+                "mojibake",
+                where.file,
+                line,
+                key,
+                f"{what} {value!r} looks like mojibake of {repaired!r}",
+            )
         hidden = invisible_chars(value)
         if hidden:
-            yield Finding("invisible_char", where.file, line, key, f"{what} {value!r} contains {', '.join(hidden)}")
+            yield Finding(
+                "invisible_char",
+                where.file,
+                line,
+                key,
+                f"{what} {value!r} contains {', '.join(hidden)}",
+            )
         if value != value.strip():
-            side = "leading and trailing" if value[:1].isspace() and value[-1:].isspace() else (
-                "leading" if value[:1].isspace() else "trailing")
-            yield Finding("whitespace", where.file, line, key, f"{what} {value!r} has {side} whitespace")
+            side = (
+                "leading and trailing"
+                if value[:1].isspace() and value[-1:].isspace()
+                else ("leading" if value[:1].isspace() else "trailing")
+            )
+            yield Finding(
+                "whitespace", where.file, line, key, f"{what} {value!r} has {side} whitespace"
+            )
 
 
 def check_duplicates(values: Iterable[str], where: Located, what: str) -> Iterator[Finding]:
@@ -164,7 +181,11 @@ def check_duplicates(values: Iterable[str], where: Located, what: str) -> Iterat
 
 def check_category(values: Iterable[object], where: Located, column: str) -> Iterator[Finding]:
     """Rows whose spelling of a category is not the most frequent spelling of it."""
-    items = [(v, line, key) for v, line, key in zip(values, where.lines, where.keys, strict=True) if isinstance(v, str) and v.strip()]
+    items = [
+        (v, line, key)
+        for v, line, key in zip(values, where.lines, where.keys, strict=True)
+        if isinstance(v, str) and v.strip()
+    ]
     counts = Counter(v for v, _, _ in items)
     by_key: dict[str, list[str]] = {}
     for spelling in counts:
@@ -180,7 +201,10 @@ def check_category(values: Iterable[object], where: Located, column: str) -> Ite
         if value in preferred:
             best = preferred[value]
             yield Finding(
-                "category_spelling", where.file, line, key,
+                "category_spelling",
+                where.file,
+                line,
+                key,
                 f"{column} {value!r} ({counts[value]} rows) vs {best!r} ({counts[best]} rows)",
             )
 
@@ -190,11 +214,18 @@ def check_slots_in_templates(templates: Iterable[str], where: Located) -> Iterat
     for template, line, key in zip(templates, where.lines, where.keys, strict=True):
         pairs = quote_pairs(template)
         if template.count('"') % 2 or pairs != 1:
-            yield Finding("ambiguous_slot", where.file, line, key,
-                          f"template has {template.count(chr(34))} double quotes (expected one pair): {template!r}")
+            yield Finding(
+                "ambiguous_slot",
+                where.file,
+                line,
+                key,
+                f"template has {template.count(chr(34))} double quotes (expected one pair): {template!r}",
+            )
 
 
-def check_slots_in_prompts(prompts: Iterable[str], texts: Iterable[str], where: Located) -> Iterator[Finding]:
+def check_slots_in_prompts(
+    prompts: Iterable[str], texts: Iterable[str], where: Located
+) -> Iterator[Finding]:
     """Prompts with more than one pair of quotes, or whose text is not verbatim between quotes."""
     for prompt, text, line, key in zip(prompts, texts, where.lines, where.keys, strict=True):
         problems = []
@@ -204,14 +235,22 @@ def check_slots_in_prompts(prompts: Iterable[str], texts: Iterable[str], where: 
         if f'"{text}"' not in prompt:
             problems.append(f"text {text!r} not found verbatim between quotes")
         if problems:
-            yield Finding("ambiguous_slot", where.file, line, key, "; ".join(problems) + f" in prompt {_clip(prompt)!r}")
+            yield Finding(
+                "ambiguous_slot",
+                where.file,
+                line,
+                key,
+                "; ".join(problems) + f" in prompt {_clip(prompt)!r}",
+            )
 
 
 def _clip(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def check_stated(frame: pd.DataFrame, pairs: dict[str, tuple[str, str]], where: Located) -> Iterator[Finding]:
+def check_stated(
+    frame: pd.DataFrame, pairs: dict[str, tuple[str, str]], where: Located
+) -> Iterator[Finding]:
     """stated_* columns that differ from recomputed ones. ``pairs``: stated -> (computed, label)."""
     present = {s: v for s, v in pairs.items() if s in frame.columns and v[0] in frame.columns}
     columns = {s: frame[s].tolist() for s in present}
@@ -226,13 +265,21 @@ def check_stated(frame: pd.DataFrame, pairs: dict[str, tuple[str, str]], where: 
             if a != b:
                 diffs.append(f"{label} stated {a} vs computed {b}")
         if diffs:
-            yield Finding("stated_mismatch", where.file, line, key, f"text {_clip(texts[i], 60)!r}: " + "; ".join(diffs))
+            yield Finding(
+                "stated_mismatch",
+                where.file,
+                line,
+                key,
+                f"text {_clip(texts[i], 60)!r}: " + "; ".join(diffs),
+            )
 
 
 # ---------------------------------------------------------------- per source
 
 
-def _located(file: Path | str, lines: Iterable[int | None], keys: Iterable[str | None] | None = None) -> Located:
+def _located(
+    file: Path | str, lines: Iterable[int | None], keys: Iterable[str | None] | None = None
+) -> Located:
     line_list: list[int | None] = [None if v is None or pd.isna(v) else int(v) for v in lines]
     key_list: list[str | None] = list(keys) if keys is not None else [None] * len(line_list)
     return Located(str(file), line_list, key_list)
@@ -287,7 +334,10 @@ def audit_textinvision(folder: str | Path) -> list[Finding]:
     findings += check_slots_in_prompts(real["prompt"], real["text"], where)
     findings += check_stated(
         real,
-        {"stated_char_length": ("char_length", "char_length"), "stated_word_count": ("word_count", "word_count")},
+        {
+            "stated_char_length": ("char_length", "char_length"),
+            "stated_word_count": ("word_count", "word_count"),
+        },
         where,
     )
     findings += check_strings(real["text"], where, "text")
@@ -308,7 +358,9 @@ def audit_default(folder: str | Path | None = None) -> list[Finding]:
     where = _located(folder / "texts.csv", lines, texts["text_id"])
     findings += check_strings(texts["text"], where, "text")
     findings += check_duplicates(texts["text"], where, "text")
-    where = _located(folder / "templates.csv", range(2, len(templates) + 2), templates["template_id"])
+    where = _located(
+        folder / "templates.csv", range(2, len(templates) + 2), templates["template_id"]
+    )
     findings += check_strings(templates["template"], where, "template")
     findings += check_duplicates(templates["template"], where, "template")
     where = _located(folder / "real_world.csv", range(2, len(real) + 2), real["prompt_id"])
@@ -350,7 +402,12 @@ def audit(spec: str) -> list[Finding]:
     order = {kind: i for i, kind in enumerate(FINDING_KINDS)}
     return sorted(
         _audit(spec),
-        key=lambda f: (f.file, f.line if f.line is not None else -1, f.key or "", order.get(f.kind, 99)),
+        key=lambda f: (
+            f.file,
+            f.line if f.line is not None else -1,
+            f.key or "",
+            order.get(f.kind, 99),
+        ),
     )
 
 

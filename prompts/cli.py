@@ -24,7 +24,9 @@ SOURCE_HELP = "Prompt source: default | textinvision:DIR | csv:PATH | jsonl:PATH
 def show_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
     n: int = typer.Option(10, "--n", "-n", help="How many rows to print."),
-    sample: bool = typer.Option(False, help="Print a seeded random sample instead of the first rows."),
+    sample: bool = typer.Option(
+        False, help="Print a seeded random sample instead of the first rows."
+    ),
     seed: int = typer.Option(0, help="Seed for --sample."),
 ) -> None:
     """Print the size and version of a source and a few of its rows."""
@@ -44,7 +46,12 @@ def show_command(
         table.add_column(column, overflow="fold")
     for row in picked.frame.itertuples(index=False):
         values = [getattr(row, c) for c in ("prompt_id", "prompt_type", "group", "text", "prompt")]
-        table.add_row(*["" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v) for v in values])
+        table.add_row(
+            *[
+                "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
+                for v in values
+            ]
+        )
     console.print(table)
 
 
@@ -52,7 +59,9 @@ def show_command(
 def stats_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
-    chart: Path = typer.Option(None, "--chart", help="Also write a PNG chart of the distribution here."),
+    chart: Path = typer.Option(
+        None, "--chart", help="Also write a PNG chart of the distribution here."
+    ),
 ) -> None:
     """Counts by prompt type, group, CEFR level, length bins and flags."""
     from prompts.sources import load_source
@@ -68,7 +77,9 @@ def stats_command(
     from rich.table import Table
 
     console = Console()
-    console.print(f"[bold]{stats['source']}[/]: {stats['rows']:,} prompts, version {stats['version']}, {stats['unique_texts']:,} distinct texts")
+    console.print(
+        f"[bold]{stats['source']}[/]: {stats['rows']:,} prompts, version {stats['version']}, {stats['unique_texts']:,} distinct texts"
+    )
     for key in ("prompt_type", "group", "cefr", "char_length", "word_count", "flags"):
         table = Table(title=key, title_justify="left")
         table.add_column("value")
@@ -85,27 +96,52 @@ def stats_command(
 def select_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Output table (.parquet, .jsonl or .csv)."),
-    config: Path = typer.Option(None, "--config", help="TextInVision filter config (JSON with // comments)."),
-    where: str = typer.Option(None, "--where", help="pandas query over the columns, e.g. \"cefr == 'A1' and word_count <= 2\"."),
+    config: Path = typer.Option(
+        None, "--config", help="TextInVision filter config (JSON with // comments)."
+    ),
+    where: str = typer.Option(
+        None,
+        "--where",
+        help="pandas query over the columns, e.g. \"cefr == 'A1' and word_count <= 2\".",
+    ),
     sample: int = typer.Option(None, "--sample", help="Draw this many prompts."),
-    stratify: str = typer.Option("", "--stratify", help="Comma-separated columns to stratify the sample by, e.g. prompt_type,group."),
+    stratify: str = typer.Option(
+        "",
+        "--stratify",
+        help="Comma-separated columns to stratify the sample by, e.g. prompt_type,group.",
+    ),
     seed: int = typer.Option(0, "--seed", help="Sampling seed (same seed, same sample)."),
-    floor: int = typer.Option(1, "--floor", help="At least this many prompts per stratum (fewer if it is smaller)."),
+    floor: int = typer.Option(
+        1, "--floor", help="At least this many prompts per stratum (fewer if it is smaller)."
+    ),
     limit: int = typer.Option(None, "--limit", help="Keep at most this many rows at the end."),
 ) -> None:
     """Select prompts (config -> where -> sample -> limit) and write them with every column."""
     from bench.io import write_table
     from prompts.selection import select
 
-    picked = select(source, config=config, where=where, sample=sample, stratify=stratify, seed=seed, floor=floor, limit=limit)
+    picked = select(
+        source,
+        config=config,
+        where=where,
+        sample=sample,
+        stratify=stratify,
+        seed=seed,
+        floor=floor,
+        limit=limit,
+    )
     write_table(picked.frame, out)
-    typer.echo(f"selected {len(picked):,} prompts (version {picked.version}, content hash {picked.content_hash[:12]}) -> {out}")
+    typer.echo(
+        f"selected {len(picked):,} prompts (version {picked.version}, content hash {picked.content_hash[:12]}) -> {out}"
+    )
 
 
 @prompts_app.command("validate")
 def validate_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per finding (kind, file, line, key, detail)."),
+    as_json: bool = typer.Option(
+        False, "--json", help="One JSON object per finding (kind, file, line, key, detail)."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if there is any finding."),
 ) -> None:
     """Audit a source: stated vs recomputed attributes, ambiguous slots, mojibake,
@@ -128,10 +164,20 @@ def validate_command(
 @prompts_app.command("freq")
 def freq_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
-    corpus: list[str] = typer.Option(..., "--corpus", help="NAME=PATH of a caption corpus (.txt, .csv, .tsv, .jsonl, .parquet, .gz); repeatable. Stored as <name>_freq."),
+    corpus: list[str] = typer.Option(
+        ...,
+        "--corpus",
+        help="NAME=PATH of a caption corpus (.txt, .csv, .tsv, .jsonl, .parquet, .gz); repeatable. Stored as <name>_freq.",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Output table (.parquet, .jsonl or .csv)."),
-    column: str = typer.Option(None, "--column", help="Caption column in CSV/JSONL/Parquet corpora."),
-    texts_only: bool = typer.Option(False, "--texts-only", help="Write one row per distinct text (text, <name>_freq...) instead of the whole set."),
+    column: str = typer.Option(
+        None, "--column", help="Caption column in CSV/JSONL/Parquet corpora."
+    ),
+    texts_only: bool = typer.Option(
+        False,
+        "--texts-only",
+        help="Write one row per distinct text (text, <name>_freq...) instead of the whole set.",
+    ),
 ) -> None:
     """Count in how many captions of each corpus each text occurs (whole words, case-insensitive)."""
     import pandas as pd
@@ -146,14 +192,20 @@ def freq_command(
     corpora = [parse_corpus_option(c) for c in corpus]
     loaded = load_source(source)
     if isinstance(loaded, PromptPool):
-        texts = pd.concat([loaded.texts["text"], loaded.singles.get("text", pd.Series(dtype="string"))])
+        texts = pd.concat(
+            [loaded.texts["text"], loaded.singles.get("text", pd.Series(dtype="string"))]
+        )
     else:
         texts = loaded.frame["text"]
     unique = [str(t) for t in texts.dropna().unique()]
     counts: dict[str, dict[str, int]] = {}
     for name, path in corpora:
-        with tqdm(desc=f"{name}: captions", unit=" captions", unit_scale=True, mininterval=1.0) as bar:
-            values = count_in_corpus(unique, iter_captions(path, column), progress=lambda: bar.update(1))
+        with tqdm(
+            desc=f"{name}: captions", unit=" captions", unit_scale=True, mininterval=1.0
+        ) as bar:
+            values = count_in_corpus(
+                unique, iter_captions(path, column), progress=lambda: bar.update(1)
+            )
         counts[name] = dict(zip(unique, values, strict=True))
 
     if texts_only:
@@ -175,7 +227,9 @@ def freq_command(
             frame[f"{name}_freq"] = frame["text"].map(by_text).astype("Int64")
         result = PromptSet(frame, source=loaded.source, version=loaded.version, meta=loaded.meta)
     write_table(result.frame, out)
-    typer.echo(f"counted {len(unique):,} texts in {len(corpora)} corpus(es); wrote {len(result):,} prompts -> {out}")
+    typer.echo(
+        f"counted {len(unique):,} texts in {len(corpora)} corpus(es); wrote {len(result):,} prompts -> {out}"
+    )
 
 
 @prompts_app.command("export")
@@ -189,7 +243,9 @@ def export_command(
 
     prompt_set = load_prompt_set(source)
     write_table(prompt_set.frame, out)
-    typer.echo(f"exported {len(prompt_set):,} prompts (version {prompt_set.version}, content hash {prompt_set.content_hash[:12]}) -> {out}")
+    typer.echo(
+        f"exported {len(prompt_set):,} prompts (version {prompt_set.version}, content hash {prompt_set.content_hash[:12]}) -> {out}"
+    )
 
 
 def register(app: typer.Typer) -> None:

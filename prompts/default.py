@@ -65,7 +65,9 @@ def _check_values(path: Path, frame: pd.DataFrame, column: str, allowed: tuple[s
     if bad.any():
         row = int(bad.to_numpy().argmax())
         raise InputError(
-            path, f"{column} {frame[column].iloc[row]!r} is not one of {', '.join(allowed)}", line=row + 2
+            path,
+            f"{column} {frame[column].iloc[row]!r} is not one of {', '.join(allowed)}",
+            line=row + 2,
         )
 
 
@@ -82,7 +84,9 @@ def _check_nonempty(path: Path, frame: pd.DataFrame, column: str) -> None:
         raise InputError(path, f"empty {column}", line=int(empty.to_numpy().argmax()) + 2)
 
 
-def read_default_tables(folder: Path = DEFAULT_DATA_DIR) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def read_default_tables(
+    folder: Path = DEFAULT_DATA_DIR,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Read and check the three files; errors name the file and line (header = line 1)."""
     folder = Path(folder)
     templates = _read(folder, "templates.csv")
@@ -96,7 +100,9 @@ def read_default_tables(folder: Path = DEFAULT_DATA_DIR) -> tuple[pd.DataFrame, 
     _check_values(path, templates, "prompt_type", TEMPLATE_TYPES)
     for row, template in enumerate(templates["template"]):
         if template.count("{text}") != 1 or template.count('"{text}"') != 1:
-            raise InputError(path, 'template must hold "{text}" (in double quotes) exactly once', line=row + 2)
+            raise InputError(
+                path, 'template must hold "{text}" (in double quotes) exactly once', line=row + 2
+            )
 
     path = folder / "texts.csv"
     for column in ("text_id", "text"):
@@ -111,7 +117,9 @@ def read_default_tables(folder: Path = DEFAULT_DATA_DIR) -> tuple[pd.DataFrame, 
     _check_values(path, real, "group", REAL_WORLD_GROUPS)
     for row, (prompt, text) in enumerate(zip(real["prompt"], real["text"], strict=True)):
         if f'"{text}"' not in prompt:
-            raise InputError(path, f"text {text!r} is not in double quotes in its prompt", line=row + 2)
+            raise InputError(
+                path, f"text {text!r} is not in double quotes in its prompt", line=row + 2
+            )
     return templates, texts, real
 
 

@@ -43,7 +43,9 @@ def _is_word_char(c: str) -> bool:
     return c.isalnum()
 
 
-def count_in_corpus(texts: Sequence[str], captions: Iterable[str], progress: Any = None) -> list[int]:
+def count_in_corpus(
+    texts: Sequence[str], captions: Iterable[str], progress: Any = None
+) -> list[int]:
     """Number of captions containing each text as a whole word/phrase, case-insensitively.
 
     Single-token texts (letters/digits only) are looked up in each caption's set
@@ -107,14 +109,18 @@ def _open_text(path: Path) -> IO[str]:
 def _pick_column(columns: Sequence[str], column: str | None, path: Path) -> str:
     if column is not None:
         if column not in columns:
-            raise InputError(path, f"missing column {column!r} (columns: {', '.join(columns) or 'none'})")
+            raise InputError(
+                path, f"missing column {column!r} (columns: {', '.join(columns) or 'none'})"
+            )
         return column
     for name in CAPTION_COLUMNS:
         if name in columns:
             return name
     if len(columns) == 1:
         return columns[0]
-    raise InputError(path, f"cannot tell the caption column among {', '.join(columns)}; pass --column")
+    raise InputError(
+        path, f"cannot tell the caption column among {', '.join(columns)}; pass --column"
+    )
 
 
 def iter_captions(path: str | Path, column: str | None = None) -> Iterator[str]:
@@ -123,7 +129,11 @@ def iter_captions(path: str | Path, column: str | None = None) -> Iterator[str]:
     if not path.exists():
         raise InputError(path, "corpus file not found")
     suffixes = [s.lower() for s in path.suffixes]
-    kind = suffixes[-2] if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1 else (suffixes[-1] if suffixes else "")
+    kind = (
+        suffixes[-2]
+        if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1
+        else (suffixes[-1] if suffixes else "")
+    )
     if kind in (".txt", "") or kind not in (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet"):
         with _open_text(path) as handle:
             for line in handle:
@@ -164,7 +174,9 @@ def iter_captions(path: str | Path, column: str | None = None) -> Iterator[str]:
 
     sep = "\t" if kind == ".tsv" else ","
     try:
-        reader = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, chunksize=100_000, encoding="utf-8-sig")
+        reader = pd.read_csv(
+            path, sep=sep, dtype=str, keep_default_na=False, chunksize=100_000, encoding="utf-8-sig"
+        )
         chosen = None
         for chunk in reader:
             if chosen is None:

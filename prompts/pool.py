@@ -50,7 +50,6 @@ def make_prompt_id(kind: str, template_id: object, text_id: object) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
 
-
 def real_world_rows(frame: pd.DataFrame, kind: str, source: str, key_column: str) -> pd.DataFrame:
     """Finish a table of ready-written (real-world) prompts: type, source, ids, attributes.
 
@@ -117,7 +116,9 @@ class PromptPool:
     def __len__(self) -> int:
         return self.n_cross + len(self.singles)
 
-    def cross_rows(self, template_index: Sequence[int] | np.ndarray, text_index: Sequence[int] | np.ndarray) -> pd.DataFrame:
+    def cross_rows(
+        self, template_index: Sequence[int] | np.ndarray, text_index: Sequence[int] | np.ndarray
+    ) -> pd.DataFrame:
         """Rows for the pairs (templates.iloc[t], texts.iloc[x]), one per position."""
         t_idx = np.asarray(template_index, dtype=np.int64)
         x_idx = np.asarray(text_index, dtype=np.int64)
@@ -128,12 +129,16 @@ class PromptPool:
         pairs = list(zip(t_idx.tolist(), x_idx.tolist(), strict=True))
         prompts = [self.fill(t_strings[t], x_strings[x]) for t, x in pairs]
         for name, column in self.template_columns_by_row_name().items():
-            frame[name] = templates[column].array  # .array keeps nullable dtypes (Int64 stays Int64)
+            frame[name] = templates[
+                column
+            ].array  # .array keeps nullable dtypes (Int64 stays Int64)
         frame["prompt"] = prompts
         # make_prompt_id inlined with a per-template prefix (same digest, 3x faster on big pools)
         prefixes = [f"{self.kind}\x1f{t}\x1f" for t in t_ids]
         sha256 = hashlib.sha256
-        frame["prompt_id"] = [sha256((prefixes[t] + x_ids[x]).encode("utf-8")).hexdigest()[:12] for t, x in pairs]
+        frame["prompt_id"] = [
+            sha256((prefixes[t] + x_ids[x]).encode("utf-8")).hexdigest()[:12] for t, x in pairs
+        ]
         frame["source"] = self.source
         frame["prompt_char_length"] = [char_length(p) for p in prompts]
         frame["prompt_word_count"] = [word_count(p) for p in prompts]
@@ -196,9 +201,13 @@ class PromptPool:
 
     def to_prompt_set(self) -> PromptSet:
         """Materialise every row (the cross product included)."""
-        frame = pd.concat(list(self.iter_chunks()), ignore_index=True) if len(self) else pd.DataFrame()
+        frame = (
+            pd.concat(list(self.iter_chunks()), ignore_index=True) if len(self) else pd.DataFrame()
+        )
         return PromptSet(frame, source=self.source, version=self.version, meta=dict(self.meta))
 
     def subset(self, index: Sequence[int] | np.ndarray) -> PromptSet:
         """A PromptSet of the rows at ``index``."""
-        return PromptSet(self.rows(index), source=self.source, version=self.version, meta=dict(self.meta))
+        return PromptSet(
+            self.rows(index), source=self.source, version=self.version, meta=dict(self.meta)
+        )

@@ -69,8 +69,27 @@ TEXT_FILTERS: dict[str, tuple[str, str, str]] = {
 #: Strings pandas reads as missing by default; the reference read oxford_category
 #: that way, so a stated "None" never equals anything there. Kept for fidelity.
 PANDAS_NA_STRINGS = frozenset(
-    ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+    [
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    ]
 )
 
 
@@ -86,7 +105,9 @@ def load_filter_config(path: str | Path) -> dict[str, Any]:
     except ValueError as exc:
         match = re.search(r":(\d+) ", str(exc))
         message = re.sub(r"^<string>:\d+\s*", "", str(exc))
-        raise InputError(path, f"malformed JSON: {message}", line=int(match.group(1)) if match else None) from None
+        raise InputError(
+            path, f"malformed JSON: {message}", line=int(match.group(1)) if match else None
+        ) from None
     check_filter_config(data, path)
     return data
 
@@ -101,12 +122,22 @@ def check_filter_config(config: Any, where: str | Path | None = None) -> None:
             raise InputError(where, f"'{section}' must be an object", key=section)
         for key, entry in filters.items():
             if key not in known:
-                raise InputError(where, f"unknown {section} filter {key!r}; known: {', '.join(known)}", key=f"{section}.{key}")
+                raise InputError(
+                    where,
+                    f"unknown {section} filter {key!r}; known: {', '.join(known)}",
+                    key=f"{section}.{key}",
+                )
             if not isinstance(entry, dict) or "value" not in entry:
-                raise InputError(where, "a filter must be {\"operator\": \"and\"|\"or\", \"value\": ...}", key=f"{section}.{key}")
+                raise InputError(
+                    where,
+                    'a filter must be {"operator": "and"|"or", "value": ...}',
+                    key=f"{section}.{key}",
+                )
     unknown = [k for k in config if k not in ("prompts", "texts")]
     if unknown:
-        raise InputError(where, f"unknown section {unknown[0]!r}; expected 'prompts' and 'texts'", key=unknown[0])
+        raise InputError(
+            where, f"unknown section {unknown[0]!r}; expected 'prompts' and 'texts'", key=unknown[0]
+        )
 
 
 def _compare(values: pd.Series, op: str, value: Any) -> pd.Series:
@@ -119,7 +150,9 @@ def _compare(values: pd.Series, op: str, value: Any) -> pd.Series:
     return pd.Series(result, index=values.index).astype("boolean").fillna(False).astype(bool)
 
 
-def filter_mask(frame: pd.DataFrame, filters: dict[str, Any], columns: dict[str, tuple[str, str]]) -> np.ndarray:
+def filter_mask(
+    frame: pd.DataFrame, filters: dict[str, Any], columns: dict[str, tuple[str, str]]
+) -> np.ndarray:
     """The reference's rule: in file order, skip null values; the first filter
     starts the mask; later ones join with ``|`` for operator "or" (any case), else ``&``.
     No active filter selects every row."""
@@ -130,7 +163,9 @@ def filter_mask(frame: pd.DataFrame, filters: dict[str, Any], columns: dict[str,
             continue
         column, op = columns[key]
         if column not in frame.columns:
-            raise InputError(None, f"filter {key!r} needs column {column!r}, which this source lacks", key=key)
+            raise InputError(
+                None, f"filter {key!r} needs column {column!r}, which this source lacks", key=key
+            )
         values = frame[column]
         if column == "stated_cefr":
             values = values.where(~values.isin(PANDAS_NA_STRINGS))
@@ -175,11 +210,15 @@ def apply_config(source: PromptPool | PromptSet, config: dict[str, Any]) -> Prom
         meta = dict(source.meta)
         src, version = source.source, source.version
     else:
-        use_stated = "stated_cefr" in source.frame.columns and str(source.source).startswith("textinvision")
+        use_stated = "stated_cefr" in source.frame.columns and str(source.source).startswith(
+            "textinvision"
+        )
         frame = source.frame
         # a row set has no template: its prompt lengths stand in for the template's
         probe = _with_template_lengths(frame, "prompt")
-        keep = filter_mask(probe, prompt_filters, PROMPT_FILTERS) & filter_mask(probe, text_filters, _text_columns(use_stated))
+        keep = filter_mask(probe, prompt_filters, PROMPT_FILTERS) & filter_mask(
+            probe, text_filters, _text_columns(use_stated)
+        )
         frame = frame[keep]
         meta = dict(source.meta)
         src, version = source.source, source.version
@@ -193,11 +232,14 @@ def apply_config(source: PromptPool | PromptSet, config: dict[str, Any]) -> Prom
 
 def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
     """Rows matching a pandas query; a pool is scanned a chunk at a time."""
+
     def query(frame: pd.DataFrame) -> pd.DataFrame:
         try:
             return frame.query(where, engine="python")
         except Exception as exc:  # pandas raises many types for a bad expression
-            raise InputError(None, f"--where {where!r}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+            raise InputError(
+                None, f"--where {where!r}: {type(exc).__name__}: {exc}".splitlines()[0]
+            ) from None
 
     if isinstance(source, PromptPool):
         return PromptSet(
@@ -206,12 +248,16 @@ def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
             version=source.version,
             meta=dict(source.meta),
         )
-    return PromptSet(query(source.frame), source=source.source, version=source.version, meta=dict(source.meta))
+    return PromptSet(
+        query(source.frame), source=source.source, version=source.version, meta=dict(source.meta)
+    )
 
 
 def _missing_like(column: pd.Series, n: int) -> pd.Series:
     """n missing values typed like ``column`` (NaN for plain numbers, <NA> otherwise)."""
-    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_extension_array_dtype(column.dtype):
+    if pd.api.types.is_numeric_dtype(column.dtype) and not pd.api.types.is_extension_array_dtype(
+        column.dtype
+    ):
         return pd.Series(np.nan, index=range(n), dtype="float64")
     try:
         return pd.Series(pd.NA, index=range(n), dtype=column.dtype)
@@ -219,7 +265,9 @@ def _missing_like(column: pd.Series, n: int) -> pd.Series:
         return pd.Series(pd.NA, index=range(n), dtype=object)
 
 
-def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int = 400_000) -> np.ndarray:
+def _where_pool_index(
+    pool: PromptPool, query: Any, where: str, chunk_rows: int = 400_000
+) -> np.ndarray:
     """Pool positions whose row matches ``where``.
 
     The cross product is scanned in chunks of whole templates holding only the
@@ -250,7 +298,9 @@ def _where_pool_index(pool: PromptPool, query: Any, where: str, chunk_rows: int 
                 if column in names:
                     chunk[column] = pool.source
         for column in names & set(PROMPT_COLUMNS):
-            if column not in chunk.columns:  # a schema column this pool lacks: unknown, as in full rows
+            if (
+                column not in chunk.columns
+            ):  # a schema column this pool lacks: unknown, as in full rows
                 chunk[column] = pd.Series(pd.NA, index=chunk.index, dtype=PROMPT_COLUMNS[column])
         chunk.index = pd.RangeIndex(len(chunk))
         hit = query(chunk).index.to_numpy()
@@ -291,7 +341,10 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
         raise ValueError("n and floor must be non-negative")
     alloc = [min(floor, s) for s in sizes]
     if sum(alloc) > n:
-        raise InputError(None, f"--sample {n} is smaller than the floor of {floor} row(s) in each of {len(sizes)} strata ({sum(alloc)} rows)")
+        raise InputError(
+            None,
+            f"--sample {n} is smaller than the floor of {floor} row(s) in each of {len(sizes)} strata ({sum(alloc)} rows)",
+        )
     capacity = [s - a for s, a in zip(sizes, alloc, strict=True)]
     remaining = min(n - sum(alloc), sum(capacity))
     while remaining > 0:
@@ -350,7 +403,9 @@ def _check_columns(columns: Sequence[str], available: Sequence[str]) -> None:
         raise InputError(None, f"--stratify: unknown column(s) {missing}", key=missing[0])
 
 
-def sample_frame(frame: pd.DataFrame, n: int, stratify: Sequence[str], seed: int, floor: int) -> pd.DataFrame:
+def sample_frame(
+    frame: pd.DataFrame, n: int, stratify: Sequence[str], seed: int, floor: int
+) -> pd.DataFrame:
     """Stratified sample of a materialised frame; independent of row order (rows are
     ordered by prompt_id, then prompt, within each stratum before drawing)."""
     _check_columns(stratify, list(frame.columns))
@@ -367,7 +422,9 @@ def sample_frame(frame: pd.DataFrame, n: int, stratify: Sequence[str], seed: int
     return frame.loc[sorted(picked)]
 
 
-def sample_pool(pool: PromptPool, n: int, stratify: Sequence[str], seed: int, floor: int) -> PromptSet | None:
+def sample_pool(
+    pool: PromptPool, n: int, stratify: Sequence[str], seed: int, floor: int
+) -> PromptSet | None:
     """Stratified sample of a pool by index arithmetic; None when a stratify column
     is not a template or text column (the caller then materialises)."""
     by_row_name = pool.template_columns_by_row_name()
@@ -390,7 +447,9 @@ def sample_pool(pool: PromptPool, n: int, stratify: Sequence[str], seed: int, fl
                 merged[position[c]] = v
             for c, v in zip(text_cols, x_key, strict=True):
                 merged[position[c]] = v
-            blocks.setdefault(tuple(merged), []).append(("cross", np.asarray(t_members), np.asarray(x_members)))
+            blocks.setdefault(tuple(merged), []).append(
+                ("cross", np.asarray(t_members), np.asarray(x_members))
+            )
     singles = conform(pool.singles) if len(pool.singles) else pool.singles
     for key, members in _group(_row_keys(singles, stratify)).items():
         blocks.setdefault(key, []).append(("single", np.asarray(members), np.asarray([])))
@@ -467,14 +526,25 @@ def select(
         if sampled is None:
             assert isinstance(current, PromptSet)
             frame = sample_frame(current.frame, sample, stratify, seed, floor)
-            sampled = PromptSet(frame, source=current.source, version=current.version, meta=dict(current.meta))
+            sampled = PromptSet(
+                frame, source=current.source, version=current.version, meta=dict(current.meta)
+            )
         result = sampled
     elif isinstance(current, PromptPool):
-        result = current.subset(range(min(limit, len(current)))) if limit is not None else current.to_prompt_set()
+        result = (
+            current.subset(range(min(limit, len(current))))
+            if limit is not None
+            else current.to_prompt_set()
+        )
     else:
         result = current
     if limit is not None and len(result) > limit:
-        result = PromptSet(result.frame.head(limit), source=result.source, version=result.version, meta=dict(result.meta))
+        result = PromptSet(
+            result.frame.head(limit),
+            source=result.source,
+            version=result.version,
+            meta=dict(result.meta),
+        )
     result.meta["selection"] = {
         "where": where,
         "config": str(config) if config is not None and not isinstance(config, dict) else config,

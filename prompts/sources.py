@@ -31,7 +31,13 @@ from prompts.schema import PROMPT_COLUMNS, PROMPT_TYPES, PromptSet
 
 TABLE_KINDS = ("csv", "jsonl", "parquet")
 POOL_KINDS = ("default", "textinvision")
-_SUFFIX_KIND = {".csv": "csv", ".tsv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet"}
+_SUFFIX_KIND = {
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+}
 _COMPUTED = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
 
 
@@ -50,7 +56,10 @@ def parse_source(spec: str) -> Spec:
     parsed = Spec.parse(spec)
     known = (*POOL_KINDS, *TABLE_KINDS, "hf")
     if parsed.kind not in known:
-        raise InputError(None, f"unknown prompt source {spec!r}; use one of: default, textinvision:DIR, csv:PATH, jsonl:PATH, parquet:PATH, hf:REPO[:SPLIT]")
+        raise InputError(
+            None,
+            f"unknown prompt source {spec!r}; use one of: default, textinvision:DIR, csv:PATH, jsonl:PATH, parquet:PATH, hf:REPO[:SPLIT]",
+        )
     if parsed.kind != "default" and not parsed.target:
         raise InputError(None, f"prompt source {spec!r} needs a target after '{parsed.kind}:'")
     return parsed
@@ -98,14 +107,23 @@ def _load_table(parsed: Spec) -> PromptSet:
     path = Path(parsed.target)
     if not path.exists():
         raise InputError(path, "file not found")
-    expected = {"csv": (".csv", ".tsv"), "jsonl": (".jsonl", ".ndjson"), "parquet": (".parquet",)}[parsed.kind]
+    expected = {"csv": (".csv", ".tsv"), "jsonl": (".jsonl", ".ndjson"), "parquet": (".parquet",)}[
+        parsed.kind
+    ]
     if path.suffix.lower() not in expected:
         raise InputError(path, f"a {parsed.kind} source needs a {'/'.join(expected)} file")
     frame = read_table(path, text_columns=True)
     first_line = {"csv": 2, "jsonl": 1, "parquet": None}[parsed.kind]
-    frame = map_columns(frame, parsed.options, where=str(path), first_line=first_line, kind=parsed.kind)
+    frame = map_columns(
+        frame, parsed.options, where=str(path), first_line=first_line, kind=parsed.kind
+    )
     frame["source"] = parsed.text
-    return PromptSet(frame, source=parsed.text, version=f"{parsed.kind}-{_file_digest(path)}", meta={"path": str(path)})
+    return PromptSet(
+        frame,
+        source=parsed.text,
+        version=f"{parsed.kind}-{_file_digest(path)}",
+        meta={"path": str(path)},
+    )
 
 
 def _load_hf(parsed: Spec) -> PromptSet:
@@ -116,18 +134,29 @@ def _load_hf(parsed: Spec) -> PromptSet:
     try:
         from datasets import load_dataset
     except ImportError:  # pragma: no cover - datasets is in the prompts extra
-        raise InputError(None, "hf: sources need the 'datasets' package (pip install glyphbench[prompts])") from None
+        raise InputError(
+            None, "hf: sources need the 'datasets' package (pip install glyphbench[prompts])"
+        ) from None
     try:
         dataset = load_dataset(repo, split=split)
     except Exception as exc:  # datasets raises many types; all mean "cannot load this"
-        raise InputError(repo, f"cannot load Hugging Face dataset split {split!r}: {exc}".splitlines()[0]) from None
+        raise InputError(
+            repo, f"cannot load Hugging Face dataset split {split!r}: {exc}".splitlines()[0]
+        ) from None
     frame = dataset.to_pandas()
     if not isinstance(frame, pd.DataFrame):  # to_pandas may yield batches when asked to
         frame = pd.concat(list(frame), ignore_index=True)
-    frame = map_columns(frame, parsed.options, where=f"hf:{repo}:{split}", first_line=None, kind="hf")
+    frame = map_columns(
+        frame, parsed.options, where=f"hf:{repo}:{split}", first_line=None, kind="hf"
+    )
     frame["source"] = parsed.text
     fingerprint = getattr(dataset, "_fingerprint", "") or ""
-    return PromptSet(frame, source=parsed.text, version=f"hf-{repo}-{split}-{fingerprint[:12]}", meta={"repo": repo, "split": split})
+    return PromptSet(
+        frame,
+        source=parsed.text,
+        version=f"hf-{repo}-{split}-{fingerprint[:12]}",
+        meta={"repo": repo, "split": split},
+    )
 
 
 def map_columns(
@@ -141,14 +170,21 @@ def map_columns(
     if "prompt_type" in options and options["prompt_type"] not in frame.columns:
         constant_type = options.pop("prompt_type")
         if constant_type not in PROMPT_TYPES:
-            raise InputError(where, f"prompt_type={constant_type!r} is neither a column nor one of {PROMPT_TYPES}")
+            raise InputError(
+                where,
+                f"prompt_type={constant_type!r} is neither a column nor one of {PROMPT_TYPES}",
+            )
     unknown = [k for k in options if k not in PROMPT_COLUMNS]
     if unknown:
         raise InputError(where, f"unknown schema column(s) in mapping: {unknown}", key=unknown[0])
     for target, column in options.items():
         if column not in frame.columns:
             found = ", ".join(map(str, frame.columns)) or "none"
-            raise InputError(where, f"missing column {column!r} (mapped to {target}; columns: {found})", line=header_line)
+            raise InputError(
+                where,
+                f"missing column {column!r} (mapped to {target}; columns: {found})",
+                line=header_line,
+            )
     # keep the table's own attribute columns apart from glyphbench's; a glyphbench
     # export (every schema column present) gets its computed columns recomputed as they were
     is_export = all(c in frame.columns for c in PROMPT_COLUMNS)
@@ -156,12 +192,18 @@ def map_columns(
     if is_export:
         frame = frame.drop(columns=own)
     else:
-        frame = frame.rename(columns={c: f"stated_{c}" for c in own if f"stated_{c}" not in frame.columns})
+        frame = frame.rename(
+            columns={c: f"stated_{c}" for c in own if f"stated_{c}" not in frame.columns}
+        )
         frame = frame.drop(columns=[c for c in own if c in frame.columns])
     frame = frame.rename(columns={column: target for target, column in options.items()})
     if "text" not in frame.columns:
         found = ", ".join(map(str, frame.columns)) or "none"
-        raise InputError(where, f"missing column 'text' (columns: {found}); map one with ?text=COLUMN", line=header_line)
+        raise InputError(
+            where,
+            f"missing column 'text' (columns: {found}); map one with ?text=COLUMN",
+            line=header_line,
+        )
     frame["text"] = frame["text"].astype("string")
     if template is not None:
         if "{text}" not in template:
@@ -169,20 +211,33 @@ def map_columns(
         frame["prompt"] = [template.replace("{text}", str(t)) for t in frame["text"]]
     elif "prompt" not in frame.columns:
         found = ", ".join(map(str, frame.columns)) or "none"
-        raise InputError(where, f"missing column 'prompt' (columns: {found}); map one with ?prompt=COLUMN or give ?template=...{{text}}...", line=header_line)
+        raise InputError(
+            where,
+            f"missing column 'prompt' (columns: {found}); map one with ?prompt=COLUMN or give ?template=...{{text}}...",
+            line=header_line,
+        )
     if constant_type is not None:
         frame["prompt_type"] = constant_type
     empty = frame["text"].isna()
     if empty.any():
         row = int(empty.to_numpy().argmax())
-        raise InputError(where, "empty text", line=None if first_line is None else first_line + row, key=None if first_line else f"row {row}")
+        raise InputError(
+            where,
+            "empty text",
+            line=None if first_line is None else first_line + row,
+            key=None if first_line else f"row {row}",
+        )
     if "prompt_id" not in frame.columns:
-        frame["prompt_id"] = [make_prompt_id(kind, p, t) for p, t in zip(frame["prompt"], frame["text"], strict=True)]
+        frame["prompt_id"] = [
+            make_prompt_id(kind, p, t) for p, t in zip(frame["prompt"], frame["text"], strict=True)
+        ]
     frame["prompt_id"] = frame["prompt_id"].astype(str)
     _type_stated_columns(frame)
     for column in frame.columns:
         if column.endswith("_freq"):  # counts read from CSV arrive as strings; "" is unknown
-            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype("Int64")
+            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype(
+                "Int64"
+            )
     for column in ("group", "subgroup", "template_id", "text_id"):
         if column in frame.columns:
             frame[column] = frame[column].replace("", None)
@@ -199,9 +254,13 @@ def _type_stated_columns(frame: pd.DataFrame) -> None:
     for name in _STATED_INTS:
         column = f"stated_{name}"
         if column in frame.columns:
-            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype("Int64")
+            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce").astype(
+                "Int64"
+            )
     for name in _STATED_BOOLS:
         column = f"stated_{name}"
         if column in frame.columns:
-            words = frame[column].map(lambda v: _BOOL_WORDS.get(str(v).strip().lower()) if isinstance(v, str) else v)
+            words = frame[column].map(
+                lambda v: _BOOL_WORDS.get(str(v).strip().lower()) if isinstance(v, str) else v
+            )
             frame[column] = words.astype("boolean")

@@ -57,7 +57,9 @@ def _text_stats(frame: pd.DataFrame, weights: pd.Series) -> dict[str, Any]:
         "cefr": _weighted_counts(frame["cefr"], weights),
         "char_length": _weighted_counts(_binned(frame["char_length"], CHAR_BINS), weights),
         "word_count": _weighted_counts(_binned(frame["word_count"], WORD_BINS), weights),
-        "flags": {f: int(weights[frame[f].fillna(False).astype(bool).to_numpy()].sum()) for f in FLAGS},
+        "flags": {
+            f: int(weights[frame[f].fillna(False).astype(bool).to_numpy()].sum()) for f in FLAGS
+        },
     }
 
 
@@ -65,7 +67,9 @@ def _ordered(counts: dict[str, int], order: list[str]) -> dict[str, int]:
     """Known labels in ``order``, then any others sorted, then the missing bucket."""
     rank = {label: i for i, label in enumerate(order)}
     return dict(
-        sorted(counts.items(), key=lambda kv: (kv[0] == _MISSING, rank.get(kv[0], len(rank)), kv[0]))
+        sorted(
+            counts.items(), key=lambda kv: (kv[0] == _MISSING, rank.get(kv[0], len(rank)), kv[0])
+        )
     )
 
 
@@ -76,8 +80,12 @@ def _in_display_order(stats: dict[str, Any]) -> dict[str, Any]:
     stats["prompt_type"] = _ordered(stats["prompt_type"], list(PROMPT_TYPES))
     stats["group"] = _ordered(stats["group"], [])
     stats["cefr"] = _ordered(stats["cefr"], list(CEFR_LEVELS))
-    stats["char_length"] = _ordered(stats["char_length"], [_bin_label(lo, hi) for lo, hi in CHAR_BINS])
-    stats["word_count"] = _ordered(stats["word_count"], [_bin_label(lo, hi) for lo, hi in WORD_BINS])
+    stats["char_length"] = _ordered(
+        stats["char_length"], [_bin_label(lo, hi) for lo, hi in CHAR_BINS]
+    )
+    stats["word_count"] = _ordered(
+        stats["word_count"], [_bin_label(lo, hi) for lo, hi in WORD_BINS]
+    )
     return stats
 
 
@@ -96,7 +104,10 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
         singles = conform(source.singles) if len(source.singles) else None
         n_templates = len(source.templates)
         text_part = _text_stats(texts, pd.Series(n_templates, index=texts.index))
-        type_counts = {str(k): int(v) * len(source.texts) for k, v in source.templates["prompt_type"].value_counts().items()}
+        type_counts = {
+            str(k): int(v) * len(source.texts)
+            for k, v in source.templates["prompt_type"].value_counts().items()
+        }
         group_counts = {_MISSING: source.n_cross} if source.n_cross else {}
         if singles is not None:
             ones = pd.Series(1, index=singles.index)
@@ -106,31 +117,39 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
             text_part["flags"] = {f: text_part["flags"][f] + single_part["flags"][f] for f in FLAGS}
             type_counts = _merge(type_counts, _weighted_counts(singles["prompt_type"], ones))
             group_counts = _merge(group_counts, _weighted_counts(singles["group"], ones))
-        unique_texts = int(pd.concat([source.texts["text"], source.singles.get("text", pd.Series(dtype=str))]).nunique())
-        return _in_display_order({
-            "source": source.source,
-            "version": source.version,
-            "rows": len(source),
-            "templates": n_templates,
-            "texts": len(source.texts),
-            "ready_made_rows": len(source.singles),
-            "unique_texts": unique_texts,
-            "prompt_type": dict(sorted(type_counts.items())),
-            "group": dict(sorted(group_counts.items())),
-            **text_part,
-        })
+        unique_texts = int(
+            pd.concat(
+                [source.texts["text"], source.singles.get("text", pd.Series(dtype=str))]
+            ).nunique()
+        )
+        return _in_display_order(
+            {
+                "source": source.source,
+                "version": source.version,
+                "rows": len(source),
+                "templates": n_templates,
+                "texts": len(source.texts),
+                "ready_made_rows": len(source.singles),
+                "unique_texts": unique_texts,
+                "prompt_type": dict(sorted(type_counts.items())),
+                "group": dict(sorted(group_counts.items())),
+                **text_part,
+            }
+        )
     frame = source.frame
     ones = pd.Series(1, index=frame.index)
-    return _in_display_order({
-        "source": source.source,
-        "version": source.version,
-        "rows": len(frame),
-        "content_hash": source.content_hash,
-        "unique_texts": int(frame["text"].nunique()),
-        "prompt_type": _weighted_counts(frame["prompt_type"], ones),
-        "group": _weighted_counts(frame["group"], ones),
-        **_text_stats(frame, ones),
-    })
+    return _in_display_order(
+        {
+            "source": source.source,
+            "version": source.version,
+            "rows": len(frame),
+            "content_hash": source.content_hash,
+            "unique_texts": int(frame["text"].nunique()),
+            "prompt_type": _weighted_counts(frame["prompt_type"], ones),
+            "group": _weighted_counts(frame["group"], ones),
+            **_text_stats(frame, ones),
+        }
+    )
 
 
 def write_chart(stats: dict[str, Any], path: str | Path) -> None:

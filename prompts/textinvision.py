@@ -111,7 +111,9 @@ def read_texts(folder: Path) -> pd.DataFrame:
     path = folder / TEXTS_FILE
     raw = read_table(path, text_columns=True)
     _require(path, raw, ("words", *STATED_TEXT_COLUMNS))
-    texts = pd.DataFrame({"text_id": [f"t{i + 1:05d}" for i in range(len(raw))], "text": raw["words"]})
+    texts = pd.DataFrame(
+        {"text_id": [f"t{i + 1:05d}" for i in range(len(raw))], "text": raw["words"]}
+    )
     texts["line"] = pd.array(range(2, len(raw) + 2), dtype="Int64")
     for column, stated in STATED_TEXT_COLUMNS.items():
         if column in _BOOL_COLUMNS:
@@ -163,7 +165,17 @@ def read_real_world(folder: Path) -> pd.DataFrame:
                 "stated_id": str(fields.get("id", "")),
             }
         )
-    frame = pd.DataFrame(rows, columns=["prompt", "text", "stated_group", "stated_char_length", "stated_word_count", "stated_id"])
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "prompt",
+            "text",
+            "stated_group",
+            "stated_char_length",
+            "stated_word_count",
+            "stated_id",
+        ],
+    )
     frame["group"] = frame["stated_group"].map(canonical_group)
     for column in ("stated_char_length", "stated_word_count"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")

@@ -26,7 +26,9 @@ def dp_lcs(a: str, b: str) -> int:
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i, ca in enumerate(a, start=1):
         for j, cb in enumerate(b, start=1):
-            table[i][j] = table[i - 1][j - 1] + 1 if ca == cb else max(table[i - 1][j], table[i][j - 1])
+            table[i][j] = (
+                table[i - 1][j - 1] + 1 if ca == cb else max(table[i - 1][j], table[i][j - 1])
+            )
     return table[-1][-1]
 
 

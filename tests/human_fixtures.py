@@ -39,7 +39,9 @@ def _draw(text: str, size: int, colour: tuple[int, int, int]) -> Image.Image:
     image = Image.new("RGB", (size, size), colour)
     if text:
         font = ImageFont.truetype(str(bundled_fonts()[0]), size // 6)
-        ImageDraw.Draw(image).text((size // 10, size // 2 - size // 12), text, fill=(0, 0, 0), font=font)
+        ImageDraw.Draw(image).text(
+            (size // 10, size // 2 - size // 12), text, fill=(0, 0, 0), font=font
+        )
     return image
 
 
@@ -85,18 +87,40 @@ def make_run(
                 ocr = drawn if rng.random() < 0.85 else drawn.lower()[:-1]
                 rows.append(
                     {
-                        "run_id": run_id, "model": model, "is_control": model.startswith("control:"),
-                        "prompt_id": prompt_id, "seed": 0, "sample_index": 0,
-                        "image_seed": rng.randrange(2**31), "prompt": prompt, "text": word,
-                        "prompt_type": "real_world" if group else "simple", "group": group,
-                        "image_path": path, "width": image_size, "height": image_size,
-                        "batch_size": 1, "gen_seconds": 0.01, "ocr_text": ocr,
-                        "ocr_pieces": json.dumps([ocr]), "ocr_boxes": "[]",
-                        "ocr_confidences": "[0.9]", "ocr_engine": "fake", "ocr_version": "0",
-                        "ocr_seconds": 0.01, "error": "",
+                        "run_id": run_id,
+                        "model": model,
+                        "is_control": model.startswith("control:"),
+                        "prompt_id": prompt_id,
+                        "seed": 0,
+                        "sample_index": 0,
+                        "image_seed": rng.randrange(2**31),
+                        "prompt": prompt,
+                        "text": word,
+                        "prompt_type": "real_world" if group else "simple",
+                        "group": group,
+                        "image_path": path,
+                        "width": image_size,
+                        "height": image_size,
+                        "batch_size": 1,
+                        "gen_seconds": 0.01,
+                        "ocr_text": ocr,
+                        "ocr_pieces": json.dumps([ocr]),
+                        "ocr_boxes": "[]",
+                        "ocr_confidences": "[0.9]",
+                        "ocr_engine": "fake",
+                        "ocr_version": "0",
+                        "ocr_seconds": 0.01,
+                        "error": "",
                     }
                 )
-    rows.append({**rows[0], "prompt_id": "failed", "image_path": "", "error": "Generate: RuntimeError: boom"})
+    rows.append(
+        {
+            **rows[0],
+            "prompt_id": "failed",
+            "image_path": "",
+            "error": "Generate: RuntimeError: boom",
+        }
+    )
     frame = pd.DataFrame(rows)
     frame = frame.join(score_pairs(frame["text"], frame["ocr_text"]))
     for column in RESULT_COLUMNS:
@@ -106,7 +130,9 @@ def make_run(
     frame["image_sha256"] = ""
     frame = frame[list(RESULT_COLUMNS)]
     frame.to_parquet(folder / "results.parquet", index=False)
-    (folder / "run.json").write_text(json.dumps({"run_id": run_id, "models": list(models + controls)}))
+    (folder / "run.json").write_text(
+        json.dumps({"run_id": run_id, "models": list(models + controls)})
+    )
     return folder
 
 

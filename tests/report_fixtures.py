@@ -32,10 +32,26 @@ from bench.scoring import score_pairs
 from prompts.schema import PROMPT_COLUMNS
 
 WORDS = (
-    "open", "sale", "coffee", "exit", "bakery", "hello world", "fresh bread daily",
-    "stop", "library", "grand opening today", "quantum", "zephyr", "welcome home",
-    "no parking any time", "jazz night", "the quick brown fox jumps", "summer",
-    "Café 24/7", "50% off everything", "museum of modern art and design",
+    "open",
+    "sale",
+    "coffee",
+    "exit",
+    "bakery",
+    "hello world",
+    "fresh bread daily",
+    "stop",
+    "library",
+    "grand opening today",
+    "quantum",
+    "zephyr",
+    "welcome home",
+    "no parking any time",
+    "jazz night",
+    "the quick brown fox jumps",
+    "summer",
+    "Café 24/7",
+    "50% off everything",
+    "museum of modern art and design",
 )
 CEFR = ("A1", "A2", "B1", "B2", "C1", "C2", None)
 GROUPS = ("Advertisements", "Signs", "Book covers")
@@ -183,8 +199,13 @@ def build_run(
                 if model == "toy-bad" and errors_left > 0:
                     errors_left -= 1
                     row.update(
-                        image_path="", image_sha256="", ocr_text="", ocr_pieces="[]",
-                        ocr_boxes="[]", ocr_confidences="[]", ocr_seconds=0.0,
+                        image_path="",
+                        image_sha256="",
+                        ocr_text="",
+                        ocr_pieces="[]",
+                        ocr_boxes="[]",
+                        ocr_confidences="[]",
+                        ocr_seconds=0.0,
                         error="Generate: RuntimeError: CUDA out of memory",
                     )
                     rows.append(row)
@@ -222,10 +243,14 @@ def build_run(
     frame.to_parquet(run_dir / "results.parquet", index=False)
     meta = {
         "run_id": run_id,
-        "config": {"models": list(models), "seeds": list(seeds), "prompts": "fixture", "ocr": "fixture"},
+        "config": {
+            "models": list(models),
+            "seeds": list(seeds),
+            "prompts": "fixture",
+            "ocr": "fixture",
+        },
         "created": "2026-11-22T03:00:00Z",
         "n_rows": len(frame),
     }
     (run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
     return run_dir
-

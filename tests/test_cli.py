@@ -11,7 +11,15 @@ from typer.testing import CliRunner
 
 from bench.cli import COMMAND_MODULES, app
 
-HEAVY = ("torch", "diffusers", "transformers", "easyocr", "gradio", "onnxruntime", "rapidocr_onnxruntime")
+HEAVY = (
+    "torch",
+    "diffusers",
+    "transformers",
+    "easyocr",
+    "gradio",
+    "onnxruntime",
+    "rapidocr_onnxruntime",
+)
 
 
 def test_help_imports_no_heavy_library():
@@ -50,7 +58,9 @@ def test_score_appends_scores_and_keeps_empty_cells_empty(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("id,text,ocr_text\n1,Hello,HELL0\n2,welcome,\n3,,\n", encoding="utf-8")
     out = tmp_path / "scores.csv"
-    result = run_score([str(pairs), "--out", str(out), "--expected-col", "text", "--ocr-col", "ocr_text"])
+    result = run_score(
+        [str(pairs), "--out", str(out), "--expected-col", "text", "--ocr-col", "ocr_text"]
+    )
     assert result.returncode == 0, result.stderr
     frame = pd.read_csv(out, keep_default_na=False)
     assert frame["id"].tolist() == [1, 2, 3]

@@ -33,8 +33,18 @@ def app(tmp_path_factory: pytest.TempPathFactory):
     os.environ["GRADIO_TEMP_DIR"] = str(root / "gradio-cache")
     run = make_run(root / "run")
     study_dir = root / "study"
-    create_study([run], study_dir, n=N_IMAGES, min_per_cell=2, raters_per_image=K, seed=3,
-                 batch_size=BATCH, gold_per_batch=1, n_gold=4, progress=False)
+    create_study(
+        [run],
+        study_dir,
+        n=N_IMAGES,
+        min_per_cell=2,
+        raters_per_image=K,
+        seed=3,
+        batch_size=BATCH,
+        gold_per_batch=1,
+        n_gold=4,
+        progress=False,
+    )
     auth = root / "admin.txt"
     auth.write_text("# admins\nlead:s3cret-pass\n")
     demo, url = launch_app(study_dir, auth_file=auth)
@@ -49,7 +59,9 @@ def client(url: str):
 
 
 def answer(c, state: dict, prompt_following: str, text_accuracy: str) -> dict:
-    return c.predict(state["code"], state["image_id"], prompt_following, text_accuracy, api_name="/submit")[-1]
+    return c.predict(
+        state["code"], state["image_id"], prompt_following, text_accuracy, api_name="/submit"
+    )[-1]
 
 
 def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
@@ -67,7 +79,10 @@ def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
     third = state["image_id"]
 
     back = c.predict(state["code"], third, api_name="/back")[-1]
-    assert back["image_id"] == second and back["answers"] == {"prompt_following": "No", "text_accuracy": "No"}
+    assert back["image_id"] == second and back["answers"] == {
+        "prompt_following": "No",
+        "text_accuracy": "No",
+    }
     back = c.predict(state["code"], second, api_name="/back")[-1]
     assert back["image_id"] == first
     edited = answer(c, back, "Yes", "Yes")  # edit the first answer; back to the first unrated item
@@ -91,7 +106,10 @@ def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
         rows = db.execute("SELECT image_id, criterion, value, revisions FROM ratings").fetchall()
     stored = {(i, c): (v, r) for i, c, v, r in rows}
     assert len(rows) == 4
-    assert stored[(first, "text_accuracy")] == (1, 1) and stored[(first, "prompt_following")] == (1, 1)
+    assert stored[(first, "text_accuracy")] == (1, 1) and stored[(first, "prompt_following")] == (
+        1,
+        1,
+    )
     assert stored[(second, "prompt_following")] == (0, 0)
 
 
@@ -103,13 +121,20 @@ def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
     study = Path(app["study"])
     image = next((study / "images").iterdir())
     assert httpx.get(f"{url}gradio_api/file={image}").status_code == 200
-    for secret in (study / "manifest.parquet", study / "study.json", study / "ratings.sqlite",
-                   Path(app["run"]) / "results.parquet", Path("/etc/passwd")):
+    for secret in (
+        study / "manifest.parquet",
+        study / "study.json",
+        study / "ratings.sqlite",
+        Path(app["run"]) / "results.parquet",
+        Path("/etc/passwd"),
+    ):
         assert httpx.get(f"{url}gradio_api/file={secret}").status_code in (403, 404), secret
     c = client(url)
     with pytest.raises(AppError, match="Wrong user or password"):
         c.predict("lead", "guess", api_name="/admin")
-    summary, per_image, _per_participant, export = c.predict("lead", "s3cret-pass", api_name="/admin")
+    summary, per_image, _per_participant, export = c.predict(
+        "lead", "s3cret-pass", api_name="/admin"
+    )
     assert "images have 3 ratings" in summary
     assert per_image["headers"][:2] == ["image_id", "is_gold"]
     assert export  # a CSV path served back for download

@@ -36,13 +36,25 @@ def test_rate_through_the_real_page(browser, tmp_path: Path) -> None:
     os.environ["GRADIO_TEMP_DIR"] = str(tmp_path / "gradio-cache")
     run = make_run(tmp_path / "run", per_cell=2, image_size=320)
     study_dir = tmp_path / "study"
-    create_study([run], study_dir, n=9, min_per_cell=1, raters_per_image=2, seed=5, batch_size=3,
-                 gold_per_batch=0, n_gold=0, progress=False)
+    create_study(
+        [run],
+        study_dir,
+        n=9,
+        min_per_cell=1,
+        raters_per_image=2,
+        seed=5,
+        batch_size=3,
+        gold_per_batch=0,
+        n_gold=0,
+        progress=False,
+    )
     demo, url = launch_app(study_dir)
     try:
         wait = WebDriverWait(browser, 60)
         browser.get(url)
-        consent = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#consent input[type=checkbox]")))
+        consent = wait.until(
+            ec.element_to_be_clickable((By.CSS_SELECTOR, "#consent input[type=checkbox]"))
+        )
         assert "Consent" in browser.find_element(By.ID, "consent-screen").text
         consent.click()
         browser.find_element(By.ID, "start-btn").click()
@@ -78,7 +90,9 @@ def test_rate_through_the_real_page(browser, tmp_path: Path) -> None:
         choose("text_accuracy", "Yes")
         browser.find_element(By.ID, "submit-btn").click()
         wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "[id^=q-] input:checked"))
-        code = browser.find_element(By.CSS_SELECTOR, "#code textarea, #code input").get_attribute("value")
+        code = browser.find_element(By.CSS_SELECTOR, "#code textarea, #code input").get_attribute(
+            "value"
+        )
         screenshot = tmp_path / "rating_page.png"
         browser.save_screenshot(str(screenshot))
         print(f"screenshot: {screenshot}")
@@ -98,6 +112,8 @@ def test_rate_through_the_real_page(browser, tmp_path: Path) -> None:
             (code,),
         ).fetchall()
     assert [(c, v, rev, pos) for _, c, v, rev, pos in rows] == [
-        ("prompt_following", 1, 0, 0), ("text_accuracy", 0, 0, 0),
-        ("prompt_following", 1, 1, 1), ("text_accuracy", 1, 1, 1),
+        ("prompt_following", 1, 0, 0),
+        ("text_accuracy", 0, 0, 0),
+        ("prompt_following", 1, 1, 1),
+        ("text_accuracy", 1, 1, 1),
     ]

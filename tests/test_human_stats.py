@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from human_eval import stats
 
 
-def long_ratings(table: Mapping[str, Sequence[int | None]], criterion: str = "text_accuracy") -> pd.DataFrame:
+def long_ratings(
+    table: Mapping[str, Sequence[int | None]], criterion: str = "text_accuracy"
+) -> pd.DataFrame:
     """{image: [value per rater slot, None = not rated]} -> long ratings."""
     rows = [
         {"image_id": image, "rater_id": f"r{slot}", "criterion": criterion, "value": value}
@@ -49,7 +51,10 @@ def test_hand_computed_balanced_design() -> None:
 def test_per_image_agreement_averages_to_the_study_value() -> None:
     ratings = long_ratings(HAND)
     per_image = stats.per_image_agreement(ratings).set_index("image_id")
-    assert per_image.loc["i2", "agreement"] == pytest.approx(2 / 3) and per_image.loc["i2", "majority"] == 1
+    assert (
+        per_image.loc["i2", "agreement"] == pytest.approx(2 / 3)
+        and per_image.loc["i2", "majority"] == 1
+    )
     assert per_image.loc["i4", "majority"] == 0 and not per_image["tie"].any()
     assert per_image["agreement"].mean() == pytest.approx(5 / 6)
     tie = stats.per_image_agreement(long_ratings({"t": [1, 0]})).iloc[0]
@@ -84,13 +89,17 @@ def test_gwet_ac1_differs_from_kappa_under_high_prevalence() -> None:
 
 def test_ac1_uses_the_scale_categories_not_only_those_seen() -> None:
     # Only "yes" observed: with q = 2 from the scale AC1 is defined (Pe = 0 -> AC1 = Pa = 1).
-    row = stats.agreement(long_ratings({"a": [1, 1], "b": [1, 1]}), categories=[0, 1], n_boot=20).iloc[0]
+    row = stats.agreement(
+        long_ratings({"a": [1, 1], "b": [1, 1]}), categories=[0, 1], n_boot=20
+    ).iloc[0]
     assert row.gwet_ac1 == pytest.approx(1.0)
     assert math.isnan(row.krippendorff_alpha)
     assert "undefined" in row.note
 
 
-def random_design(seed: int, images: int, raters: int, per_image: int | None, q: int = 2) -> pd.DataFrame:
+def random_design(
+    seed: int, images: int, raters: int, per_image: int | None, q: int = 2
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     table: dict[str, list[int | None]] = {}
     for i in range(images):
@@ -98,7 +107,8 @@ def random_design(seed: int, images: int, raters: int, per_image: int | None, q:
         k = per_image if per_image else int(rng.integers(1, raters + 1))
         who = set(rng.choice(raters, size=k, replace=False).tolist())
         table[f"i{i}"] = [
-            (truth if rng.random() < 0.7 else int(rng.integers(q))) if r in who else None for r in range(raters)
+            (truth if rng.random() < 0.7 else int(rng.integers(q))) if r in who else None
+            for r in range(raters)
         ]
     return long_ratings(table)
 
@@ -118,7 +128,9 @@ def test_krippendorff_alpha_matches_library_on_incomplete_designs(seed: int) -> 
     import krippendorff
 
     ratings = random_design(seed=seed, images=50, raters=7, per_image=None, q=2 + seed % 2)
-    reliability = ratings.pivot(index="rater_id", columns="image_id", values="value").to_numpy(dtype=float)
+    reliability = ratings.pivot(index="rater_id", columns="image_id", values="value").to_numpy(
+        dtype=float
+    )
     expected = krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal")
     row = stats.agreement(ratings, n_boot=20).iloc[0]
     assert row.krippendorff_alpha == pytest.approx(expected, abs=1e-12)
@@ -199,15 +211,23 @@ def test_metric_alignment_orients_lower_is_better_and_matches_scipy() -> None:
     )
     shares = [1.0, 2 / 3, 1 / 3, 0.0, 1.0, 1 / 3, 0.0, 2 / 3]
     labels = pd.DataFrame(
-        {"image_id": manifest["image_id"], "human_share": shares, "raters": 3,
-         "human_label": pd.array([1 if s > 0.5 else 0 for s in shares], dtype="Int64")}
+        {
+            "image_id": manifest["image_id"],
+            "human_share": shares,
+            "raters": 3,
+            "human_label": pd.array([1 if s > 0.5 else 0 for s in shares], dtype="Int64"),
+        }
     )
     table = stats.metric_alignment(labels, manifest).set_index(["metric", "model"])
     assert table.loc[("ned", "(all)"), "roc_auc"] == 1.0
     assert table.loc[("algorithm1", "(all)"), "roc_auc"] == 1.0  # negated: fewer errors = better
     y = [1 if s > 0.5 else 0 for s in shares]
-    assert table.loc[("ned", "(all)"), "point_biserial"] == pytest.approx(sps.pointbiserialr(y, manifest["ned"])[0])
-    assert table.loc[("ned", "(all)"), "spearman"] == pytest.approx(sps.spearmanr(manifest["ned"], shares)[0])
+    assert table.loc[("ned", "(all)"), "point_biserial"] == pytest.approx(
+        sps.pointbiserialr(y, manifest["ned"])[0]
+    )
+    assert table.loc[("ned", "(all)"), "spearman"] == pytest.approx(
+        sps.spearmanr(manifest["ned"], shares)[0]
+    )
     assert set(table.index.get_level_values("model")) == {"(all)", "m1", "m2"}
 
     ranking, tau, _ = stats.model_ranking(labels, manifest, metric="ned")
@@ -221,8 +241,12 @@ def test_metric_alignment_orients_lower_is_better_and_matches_scipy() -> None:
 
 def test_model_ranking_uses_inclusion_weights() -> None:
     manifest = pd.DataFrame(
-        {"image_id": ["a", "b", "c", "d"], "model": ["m1", "m1", "m2", "m2"],
-         "ned": [1.0, 0.0, 0.6, 0.6], "weight": [1.0, 3.0, 1.0, 1.0]}
+        {
+            "image_id": ["a", "b", "c", "d"],
+            "model": ["m1", "m1", "m2", "m2"],
+            "ned": [1.0, 0.0, 0.6, 0.6],
+            "weight": [1.0, 3.0, 1.0, 1.0],
+        }
     )
     labels = pd.DataFrame({"image_id": ["a", "b", "c", "d"], "human_share": [1.0, 0.0, 0.5, 0.5]})
     ranking, tau, _ = stats.model_ranking(labels, manifest)
@@ -233,14 +257,29 @@ def test_model_ranking_uses_inclusion_weights() -> None:
 
 def test_rater_quality_flags_bad_gold_and_speeders() -> None:
     manifest = pd.DataFrame(
-        {"image_id": ["g1", "g2", "g3", "x"], "is_gold": [True, True, True, False],
-         "gold_answer": ['{"text_accuracy": 0}'] * 3 + [""]}
+        {
+            "image_id": ["g1", "g2", "g3", "x"],
+            "is_gold": [True, True, True, False],
+            "gold_answer": ['{"text_accuracy": 0}'] * 3 + [""],
+        }
     )
     rows = []
-    for rater, answer, seconds in (("good", 0, 10.0), ("bad", 1, 9.0), ("fast", 0, 1.0), ("ok", 0, 8.0)):
+    for rater, answer, seconds in (
+        ("good", 0, 10.0),
+        ("bad", 1, 9.0),
+        ("fast", 0, 1.0),
+        ("ok", 0, 8.0),
+    ):
         for image in ("g1", "g2", "g3", "x"):
-            rows.append({"image_id": image, "rater_id": rater, "criterion": "text_accuracy",
-                         "value": answer, "seconds": seconds})
+            rows.append(
+                {
+                    "image_id": image,
+                    "rater_id": rater,
+                    "criterion": "text_accuracy",
+                    "value": answer,
+                    "seconds": seconds,
+                }
+            )
     table = stats.rater_quality(pd.DataFrame(rows), manifest).set_index("rater_id")
     assert table.loc["good", "gold_accuracy"] == 1.0 and not table.loc["good", "outlier"]
     assert table.loc["bad", "gold_accuracy"] == 0.0 and table.loc["bad", "outlier"]

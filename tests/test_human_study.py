@@ -29,8 +29,16 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def new_study(run_dir: Path, out: Path, **options: Any) -> Study:
-    settings: dict[str, Any] = {"n": 30, "min_per_cell": 2, "raters_per_image": 2, "seed": 7, "batch_size": 6,
-                "gold_per_batch": 1, "n_gold": 6, "progress": False}
+    settings: dict[str, Any] = {
+        "n": 30,
+        "min_per_cell": 2,
+        "raters_per_image": 2,
+        "seed": 7,
+        "batch_size": 6,
+        "gold_per_batch": 1,
+        "n_gold": 6,
+        "progress": False,
+    }
     settings.update(options)
     return create_study([run_dir], out, **settings)
 
@@ -59,7 +67,9 @@ def test_allocate_clear_errors(sizes: dict[str, int], n: int, floor: int, messag
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.dictionaries(st.text("abcdef", min_size=1, max_size=3), st.integers(3, 60), min_size=1, max_size=8),
+    st.dictionaries(
+        st.text("abcdef", min_size=1, max_size=3), st.integers(3, 60), min_size=1, max_size=8
+    ),
     st.integers(0, 3),
     st.data(),
 )
@@ -112,7 +122,9 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
     assert {json.loads(a)["text_accuracy"] for a in gold["gold_answer"]} <= {0, 1}
     assert set(gold["model"]) >= {"control:render", "control:blank"}  # dealt over control kinds
     for image_id, model in zip(manifest["image_id"], manifest["model"]):
-        assert len(image_id) == 12 and all(part not in image_id for part in ("alpha", "beta", "control"))
+        assert len(image_id) == 12 and all(
+            part not in image_id for part in ("alpha", "beta", "control")
+        )
         assert model  # the model is recorded (for analysis), never in the file name
     config = json.loads((tmp_path / "study" / "study.json").read_text())
     assert config["raters_per_image"] == 2 and config["cells"] == ["group", "model"]
@@ -143,7 +155,9 @@ def test_claims_balance_and_never_repeat(tmp_path: Path) -> None:
     store = Store(tmp_path / "r.sqlite", raters_per_image=2)
     store.add_images([f"i{k}" for k in range(10)], gold_ids=["g1", "g2"])
     people = [store.new_participant() for _ in range(5)]
-    batches = [store.claim_batch(p.participant_id, 4, n_gold=1, seed=k) for k, p in enumerate(people)]
+    batches = [
+        store.claim_batch(p.participant_id, 4, n_gold=1, seed=k) for k, p in enumerate(people)
+    ]
     regular = [[i for i in b if i.startswith("i")] for b in batches]
     assert [len(b) for b in regular] == [4, 4, 4, 4, 4]
     load = Counter(i for b in regular for i in b)
@@ -191,14 +205,20 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
     incomplete = service.submit(view.code, second, {"prompt_following": "Yes"})
     assert incomplete.image_id == second and "every question" in incomplete.message
     back = service.back(view.code, second)
-    assert back.image_id == first and back.answers == {"prompt_following": "Yes", "text_accuracy": "No"}
+    assert back.image_id == first and back.answers == {
+        "prompt_following": "Yes",
+        "text_accuracy": "No",
+    }
     edited = service.submit(view.code, first, {"prompt_following": "No", "text_accuracy": "No"})
     assert edited.image_id == second
     with pytest.raises(RatingError, match="not an answer"):
         service.submit(view.code, second, {"prompt_following": "Maybe", "text_accuracy": "No"})
     other = service.start(True)
-    foreign = next(i.image_id for i in service.store.batch(service._participant(other.code).participant_id)
-                   if i.image_id not in {first, second})
+    foreign = next(
+        i.image_id
+        for i in service.store.batch(service._participant(other.code).participant_id)
+        if i.image_id not in {first, second}
+    )
     with pytest.raises(RatingError, match="not in your batch"):
         service.submit(view.code, foreign, {"prompt_following": "No", "text_accuracy": "No"})
     with pytest.raises(RatingError, match="Unknown resume code"):
@@ -209,9 +229,15 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
     assert done.screen == "done"
     assert service.resume(view.code).screen == "done"  # finished: nothing more to rate
     more = service.more(view.code)  # a second batch, never an image already rated
-    assert more.screen == "item" and (more.done, more.total) == (1, 1 + 7)  # 6 unrated claims released
-    assert first not in {i.image_id for i in service.store.batch(service._participant(view.code).participant_id)
-                         if not i.done}
+    assert more.screen == "item" and (more.done, more.total) == (
+        1,
+        1 + 7,
+    )  # 6 unrated claims released
+    assert first not in {
+        i.image_id
+        for i in service.store.batch(service._participant(view.code).participant_id)
+        if not i.done
+    }
     # A logged-in rater (Gradio auth) is the same participant each time they log in.
     assert service.start(True, login="ann").code == service.start(True, login="ann").code
     ratings = service.store.ratings_frame()
@@ -228,9 +254,28 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
 
     runner = CliRunner()
     study_dir = tmp_path / "study"
-    result = runner.invoke(app, ["human", "sample", str(run_dir), "--n", "27", "--min-per-cell", "3",
-                                 "--raters-per-image", "3", "--batch-size", "9", "--gold", "6",
-                                 "--seed", "1", "--out", str(study_dir)])
+    result = runner.invoke(
+        app,
+        [
+            "human",
+            "sample",
+            str(run_dir),
+            "--n",
+            "27",
+            "--min-per-cell",
+            "3",
+            "--raters-per-image",
+            "3",
+            "--batch-size",
+            "9",
+            "--gold",
+            "6",
+            "--seed",
+            "1",
+            "--out",
+            str(study_dir),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "27 images in 9 cells + 6 gold" in result.output
     study = load_study(study_dir)
@@ -241,7 +286,9 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
         while view.screen == "item":
             correct = bool(truth[view.image_id]) if rater % 3 else rater % 2 == 0
             label = "Yes" if correct else "No"
-            view = service.submit(view.code, view.image_id, {"prompt_following": "Yes", "text_accuracy": label})
+            view = service.submit(
+                view.code, view.image_id, {"prompt_following": "Yes", "text_accuracy": label}
+            )
         assert view.screen == "review" and view.done == view.total == 9 + 2  # batch + gold
         assert service.submit(view.code, "", {}).screen == "review"  # Submit with nothing shown
         service.finish(view.code)
@@ -271,25 +318,51 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["human", "report", str(study_dir), "--n-boot", "100"])
     assert result.exit_code == 0, result.output
     html = (study_dir / "report" / "index.html").read_text()
-    assert "krippendorff_alpha" in html and "data:image/png;base64" in html and "Kendall tau" in html
+    assert (
+        "krippendorff_alpha" in html and "data:image/png;base64" in html and "Kendall tau" in html
+    )
 
-    bad = runner.invoke(app, ["human", "sample", str(run_dir), "--n", "10", "--min-per-cell", "3",
-                              "--out", str(tmp_path / "bad")])
+    bad = runner.invoke(
+        app,
+        [
+            "human",
+            "sample",
+            str(run_dir),
+            "--n",
+            "10",
+            "--min-per-cell",
+            "3",
+            "--out",
+            str(tmp_path / "bad"),
+        ],
+    )
     assert bad.exit_code != 0 and isinstance(bad.exception, InputError)
 
 
 def test_five_point_scale_and_controls_in_sample(run_dir: Path, tmp_path: Path) -> None:
-    study = new_study(run_dir, tmp_path / "study", scale="likert5", include_controls=True, n=36,
-                      cells=["model"], min_per_cell=6, n_gold=3)
+    study = new_study(
+        run_dir,
+        tmp_path / "study",
+        scale="likert5",
+        include_controls=True,
+        n=36,
+        cells=["model"],
+        min_per_cell=6,
+        n_gold=3,
+    )
     manifest = study.manifest
     assert manifest.loc[~manifest["is_gold"], "is_control"].sum() == 18  # 3 controls x 6
     gold_rows = manifest[manifest["is_gold"]]
     sampled = manifest[~manifest["is_gold"]]
-    assert not set(zip(gold_rows["model"], gold_rows["prompt_id"])) & set(zip(sampled["model"], sampled["prompt_id"]))
+    assert not set(zip(gold_rows["model"], gold_rows["prompt_id"])) & set(
+        zip(sampled["model"], sampled["prompt_id"])
+    )
     service = RatingService(study)
     view = service.start(True)
     with pytest.raises(RatingError):
         service.submit(view.code, view.image_id, {"prompt_following": "Yes", "text_accuracy": "No"})
-    view = service.submit(view.code, view.image_id, {"prompt_following": "5 (yes)", "text_accuracy": "2"})
+    view = service.submit(
+        view.code, view.image_id, {"prompt_following": "5 (yes)", "text_accuracy": "2"}
+    )
     assert view.done == 1
     assert set(service.store.ratings_frame()["value"]) == {5, 2}

@@ -365,7 +365,9 @@ def test_prompts_over_the_token_limit_are_counted_and_warned_once(
     model = MODELS.create(f"diffusers:{tiny_sd}")
     long_prompt = "a sign that says hello " * 20  # far beyond the tiny tokenizer's 32 tokens
     with caplog.at_level("WARNING", logger="bench.models.diffusers_adapter"):
-        model.generate([ImageRequest(long_prompt, "hello", seed=1), ImageRequest("a cat", "cat", seed=2)])
+        model.generate(
+            [ImageRequest(long_prompt, "hello", seed=1), ImageRequest("a cat", "cat", seed=2)]
+        )
         model.generate([ImageRequest(long_prompt, "hello", seed=3)])
     info = model.describe()
     assert info["tokenizer_max_length"] == 32

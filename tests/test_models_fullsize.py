@@ -91,9 +91,9 @@ def test_light_parts_load_and_tokenize_within_vocab(tmp_path: Path) -> None:
     for name in ("tokenizer", "tokenizer_2"):
         tokenizer = CLIPTokenizer.from_pretrained(str(tmp_path / name))
         assert tokenizer.model_max_length == 77
-        ids = tokenizer(
-            [long_prompt], padding="max_length", max_length=77, truncation=True
-        )["input_ids"][0]
+        ids = tokenizer([long_prompt], padding="max_length", max_length=77, truncation=True)[
+            "input_ids"
+        ][0]
         assert len(ids) == 77
         assert max(ids) < vocab_size
         # CLIP's pooling (eos_token_id 2: legacy argmax rule) must land on end-of-text.
@@ -152,8 +152,10 @@ def _check_full_build(folder: Path) -> None:
     assert len(sizes) == 4
     # float16: two bytes per parameter (plus a small safetensors header).
     total_bytes = sum(sizes.values())
-    assert 2 * sum(SDXL_BASE_PARAMETERS.values()) <= total_bytes < 2.01 * sum(
-        SDXL_BASE_PARAMETERS.values()
+    assert (
+        2 * sum(SDXL_BASE_PARAMETERS.values())
+        <= total_bytes
+        < 2.01 * sum(SDXL_BASE_PARAMETERS.values())
     )
     # float16 keeps the loaded pipeline at ~7 GB (14 GB in float32); it is slow on a CPU
     # but works (bfloat16 is far slower here). Guidance 1 skips the doubled CFG batch.

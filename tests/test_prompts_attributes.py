@@ -172,7 +172,10 @@ def test_fill_functions_and_ids() -> None:
     assert fill_first_quoted("no quotes here", "t") == "no quotes here"
     assert fill_placeholder('Sign "{text}"', "{text}") == 'Sign "{text}"'
     assert make_prompt_id("default", "s001", "w1") == make_prompt_id("default", "s001", "w1")
-    assert len({make_prompt_id(k, t, x) for k in ("a", "b") for t in ("1", "2") for x in ("1", "2")}) == 8
+    assert (
+        len({make_prompt_id(k, t, x) for k in ("a", "b") for t in ("1", "2") for x in ("1", "2")})
+        == 8
+    )
 
 
 @pytest.mark.parametrize(
@@ -184,7 +187,9 @@ def test_docstring_examples(module: str) -> None:
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(f"prompts.{module}"), optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(
+        importlib.import_module(f"prompts.{module}"), optionflags=doctest.ELLIPSIS
+    )
     assert result.failed == 0
     assert result.attempted > 0
 

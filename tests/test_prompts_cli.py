@@ -16,7 +16,9 @@ from tests.test_prompts_sources import write_default
 runner = CliRunner()
 
 
-def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+def run_main(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
     """Run the console entry point (which maps InputError to one line + exit 2)."""
     monkeypatch.setattr(sys, "argv", ["glyphbench", *args])
     with pytest.raises(SystemExit) as info:
@@ -28,7 +30,16 @@ def run_main(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 def test_select_with_config_writes_105(textinvision_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "sel.parquet"
     result = runner.invoke(
-        app, ["prompts", "select", f"textinvision:{textinvision_dir}", "--config", str(textinvision_dir / "config.json"), "--out", str(out)]
+        app,
+        [
+            "prompts",
+            "select",
+            f"textinvision:{textinvision_dir}",
+            "--config",
+            str(textinvision_dir / "config.json"),
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     frame = pd.read_parquet(out)
@@ -37,21 +48,36 @@ def test_select_with_config_writes_105(textinvision_dir: Path, tmp_path: Path) -
 
 
 def test_validate_json_and_strict(textinvision_dir: Path) -> None:
-    result = runner.invoke(app, ["prompts", "validate", f"textinvision:{textinvision_dir}", "--json", "--strict"])
+    result = runner.invoke(
+        app, ["prompts", "validate", f"textinvision:{textinvision_dir}", "--json", "--strict"]
+    )
     assert result.exit_code == 1
     records = [json.loads(line) for line in result.output.splitlines() if line.strip()]
     kinds = {r["kind"] for r in records}
-    assert {"ambiguous_slot", "mojibake", "invisible_char", "whitespace", "duplicate", "category_spelling", "stated_mismatch"} <= kinds
+    assert {
+        "ambiguous_slot",
+        "mojibake",
+        "invisible_char",
+        "whitespace",
+        "duplicate",
+        "category_spelling",
+        "stated_mismatch",
+    } <= kinds
     assert all(set(r) == {"kind", "file", "line", "key", "detail"} for r in records)
     plain = runner.invoke(app, ["prompts", "validate", f"textinvision:{textinvision_dir}"])
     assert plain.exit_code == 0
-    assert plain.output.splitlines()[-7].split() == ["stated_mismatch", str(sum(r["kind"] == "stated_mismatch" for r in records))]
+    assert plain.output.splitlines()[-7].split() == [
+        "stated_mismatch",
+        str(sum(r["kind"] == "stated_mismatch" for r in records)),
+    ]
 
 
 def test_stats_json_and_chart(tmp_path: Path) -> None:
     folder = write_default(tmp_path / "d")
     chart = tmp_path / "chart.png"
-    result = runner.invoke(app, ["prompts", "stats", f"default:{folder}", "--json", "--chart", str(chart)])
+    result = runner.invoke(
+        app, ["prompts", "stats", f"default:{folder}", "--json", "--chart", str(chart)]
+    )
     assert result.exit_code == 0, result.output
     stats = json.loads(result.output)
     assert stats["rows"] == 27
@@ -66,7 +92,12 @@ def test_stats_json_and_chart(tmp_path: Path) -> None:
     assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the pool shortcut agrees with counting the materialised rows
     export = tmp_path / "all.parquet"
-    assert runner.invoke(app, ["prompts", "export", f"default:{folder}", "--out", str(export)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app, ["prompts", "export", f"default:{folder}", "--out", str(export)]
+        ).exit_code
+        == 0
+    )
     direct = json.loads(runner.invoke(app, ["prompts", "stats", str(export), "--json"]).output)
     for key in ("prompt_type", "group", "cefr", "char_length", "word_count", "flags"):
         assert direct[key] == stats[key], key
@@ -90,12 +121,35 @@ def test_export_and_show(tmp_path: Path) -> None:
 def test_select_sample_where_cli(tmp_path: Path) -> None:
     folder = write_default(tmp_path / "d")
     out = tmp_path / "s.csv"
-    args = ["prompts", "select", f"default:{folder}", "--sample", "5", "--stratify", "prompt_type,group", "--seed", "2", "--out", str(out)]
+    args = [
+        "prompts",
+        "select",
+        f"default:{folder}",
+        "--sample",
+        "5",
+        "--stratify",
+        "prompt_type,group",
+        "--seed",
+        "2",
+        "--out",
+        str(out),
+    ]
     assert runner.invoke(app, args).exit_code == 0
     first = pd.read_csv(out)["prompt_id"].tolist()
     assert runner.invoke(app, args).exit_code == 0
     assert pd.read_csv(out)["prompt_id"].tolist() == first and len(first) == 5
-    where = runner.invoke(app, ["prompts", "select", f"default:{folder}", "--where", "has_numbers and prompt_type == 'simple'", "--out", str(out)])
+    where = runner.invoke(
+        app,
+        [
+            "prompts",
+            "select",
+            f"default:{folder}",
+            "--where",
+            "has_numbers and prompt_type == 'simple'",
+            "--out",
+            str(out),
+        ],
+    )
     assert where.exit_code == 0
     assert pd.read_csv(out)["text"].tolist() == ["50% OFF", "50% OFF"]
 
@@ -103,12 +157,26 @@ def test_select_sample_where_cli(tmp_path: Path) -> None:
 def test_freq_counts_corpus(tmp_path: Path) -> None:
     folder = write_default(tmp_path / "d")
     corpus = tmp_path / "captions.txt"
-    corpus.write_text("A house with a garden\nthe HOUSE\nhousekeeping tips\n50% off everything today\n", encoding="utf-8")
+    corpus.write_text(
+        "A house with a garden\nthe HOUSE\nhousekeeping tips\n50% off everything today\n",
+        encoding="utf-8",
+    )
     jsonl = tmp_path / "c.jsonl"
     jsonl.write_text('{"caption": "garden party"}\n{"caption": "a garden"}\n', encoding="utf-8")
     out = tmp_path / "freq.parquet"
     result = runner.invoke(
-        app, ["prompts", "freq", f"default:{folder}", "--corpus", f"laion={corpus}", "--corpus", f"mine={jsonl}", "--out", str(out)]
+        app,
+        [
+            "prompts",
+            "freq",
+            f"default:{folder}",
+            "--corpus",
+            f"laion={corpus}",
+            "--corpus",
+            f"mine={jsonl}",
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     frame = pd.read_parquet(out)
@@ -119,7 +187,19 @@ def test_freq_counts_corpus(tmp_path: Path) -> None:
     assert by_text.loc["kerfuffle", "laion_freq"] == 0
     assert by_text.loc["garden", "mine_freq"] == 2
     texts_only = tmp_path / "t.csv"
-    result = runner.invoke(app, ["prompts", "freq", f"default:{folder}", "--corpus", f"laion={corpus}", "--out", str(texts_only), "--texts-only"])
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "freq",
+            f"default:{folder}",
+            "--corpus",
+            f"laion={corpus}",
+            "--out",
+            str(texts_only),
+            "--texts-only",
+        ],
+    )
     assert result.exit_code == 0
     assert dict(pd.read_csv(texts_only).values.tolist())["house"] == 2
 
@@ -128,17 +208,51 @@ def test_freq_counts_corpus(tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (["prompts", "stats", "csv:/nonexistent/file.csv"], "file not found"),
-        (["prompts", "select", "default:{dir}", "--config", "{dir}/bad.json", "--out", "{dir}/o.csv"], ":3: malformed JSON"),
-        (["prompts", "select", "csv:{dir}/t.csv?text=nope", "--out", "{dir}/o.csv"], "missing column 'nope'"),
-        (["prompts", "select", "default:{dir}", "--where", "no_such_column > 1", "--out", "{dir}/o.csv"], "--where"),
-        (["prompts", "freq", "default:{dir}", "--corpus", "laion", "--out", "{dir}/o.csv"], "NAME=PATH"),
+        (
+            [
+                "prompts",
+                "select",
+                "default:{dir}",
+                "--config",
+                "{dir}/bad.json",
+                "--out",
+                "{dir}/o.csv",
+            ],
+            ":3: malformed JSON",
+        ),
+        (
+            ["prompts", "select", "csv:{dir}/t.csv?text=nope", "--out", "{dir}/o.csv"],
+            "missing column 'nope'",
+        ),
+        (
+            [
+                "prompts",
+                "select",
+                "default:{dir}",
+                "--where",
+                "no_such_column > 1",
+                "--out",
+                "{dir}/o.csv",
+            ],
+            "--where",
+        ),
+        (
+            ["prompts", "freq", "default:{dir}", "--corpus", "laion", "--out", "{dir}/o.csv"],
+            "NAME=PATH",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    needle: str,
 ) -> None:
     folder = write_default(tmp_path / "d")
-    (folder / "bad.json").write_text('{\n "texts": {\n  "char_length_min": {"value": 3} "x"\n}}\n', encoding="utf-8")
+    (folder / "bad.json").write_text(
+        '{\n "texts": {\n  "char_length_min": {"value": 3} "x"\n}}\n', encoding="utf-8"
+    )
     pd.DataFrame({"a": ["x"]}).to_csv(folder / "t.csv", index=False)
     code, _, err = run_main(monkeypatch, capsys, *[a.format(dir=folder) for a in args])
     assert code == 2

@@ -28,11 +28,23 @@ BUILD_SCRIPT = REPO / "prompts" / "data" / "build_default.py"
 DOC = REPO / "docs" / "prompts_default.md"
 
 #: Floors from the issue (the data is built above them with some margin).
-FLOORS = {"simple": 8, "complex": 110, "word": 3000, "rare": 50, "phrase+sentence": 320,
-          "gibberish": 120, "numeric": 120, "real_world": 660, "per_group": 100, "subgroups": 3}
+FLOORS = {
+    "simple": 8,
+    "complex": 110,
+    "word": 3000,
+    "rare": 50,
+    "phrase+sentence": 320,
+    "gibberish": 120,
+    "numeric": 120,
+    "real_world": 660,
+    "per_group": 100,
+    "subgroups": 3,
+}
 
 #: Zero-width, bidi and other invisible format characters, plus C0/C1 controls.
-INVISIBLE = re.compile(r"[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+INVISIBLE = re.compile(
+    r"[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]"
+)
 
 
 def _read(name: str) -> list[dict[str, str]]:
@@ -112,7 +124,11 @@ def test_template_counts_and_shapes(templates: list[dict[str, str]]) -> None:
     complex_ = [attr.word_count(t["template"]) for t in templates if t["prompt_type"] == "complex"]
     # simple = one short sentence; complex = a richer scene, always longer than any simple one
     assert max(simple) < min(complex_)
-    assert all(t["template"].rstrip('."').count(". ") == 0 for t in templates if t["prompt_type"] == "simple")
+    assert all(
+        t["template"].rstrip('."').count(". ") == 0
+        for t in templates
+        if t["prompt_type"] == "simple"
+    )
 
 
 # ---------------------------------------------------------------- texts
@@ -120,8 +136,14 @@ def test_template_counts_and_shapes(templates: list[dict[str, str]]) -> None:
 
 def test_texts_format(texts: list[dict[str, str]]) -> None:
     assert _header("texts.csv") == ["text_id", "text", "kind"]
-    prefixes = {"word": r"w\d{4}", "rare": r"r\d{3}", "phrase": r"p\d{3}", "sentence": r"t\d{3}",
-                "gibberish": r"g\d{3}", "numeric": r"n\d{3}"}
+    prefixes = {
+        "word": r"w\d{4}",
+        "rare": r"r\d{3}",
+        "phrase": r"p\d{3}",
+        "sentence": r"t\d{3}",
+        "gibberish": r"g\d{3}",
+        "numeric": r"n\d{3}",
+    }
     assert len({t["text_id"] for t in texts}) == len(texts)
     assert len({t["text"] for t in texts}) == len(texts)
     for t in texts:
@@ -192,8 +214,15 @@ def test_gibberish_is_gibberish(by_kind: dict[str, list[str]]) -> None:
     for g in gibberish:
         assert all(attr.zipf(token) == 0.0 for token in attr.word_tokens(g)), g
     shapes = Counter(
-        "multi" if " " in g else "upper" if g.isupper() else "lower" if g.islower()
-        else "capitalised" if g[0].isupper() and g[1:].islower() else "mixed"
+        "multi"
+        if " " in g
+        else "upper"
+        if g.isupper()
+        else "lower"
+        if g.islower()
+        else "capitalised"
+        if g[0].isupper() and g[1:].islower()
+        else "mixed"
         for g in gibberish
     )
     assert len(shapes) == 5 and min(shapes.values()) >= 10, shapes
@@ -242,7 +271,11 @@ def test_pool_is_the_lazy_cross_product(pool, templates, texts, real) -> None:
     assert pool.n_cross == len(templates) * len(texts)
     assert len(pool) == pool.n_cross + len(real)
     rows = pool.rows([0, pool.n_cross - 1, len(pool) - 1])
-    assert list(rows["prompt_type"]) == [templates[0]["prompt_type"], templates[-1]["prompt_type"], "real_world"]
+    assert list(rows["prompt_type"]) == [
+        templates[0]["prompt_type"],
+        templates[-1]["prompt_type"],
+        "real_world",
+    ]
     assert rows["prompt"].iloc[0] == templates[0]["template"].replace("{text}", texts[0]["text"])
     assert rows["prompt"].iloc[2] == real[-1]["prompt"]
 
@@ -281,14 +314,23 @@ def test_committed_files_match_the_build(build, by_kind, real) -> None:
     assert build.rare_words(set()) == by_kind["rare"]
     phrases = build.read_phrases(build.SOURCES / "phrases.txt")
     assert sorted(phrases) == sorted(by_kind["phrase"] + by_kind["sentence"])
-    assert build.gibberish_strings(len(by_kind["gibberish"]), random.Random(build.SEED + 1)) == by_kind["gibberish"]
-    assert build.numeric_strings(len(by_kind["numeric"]), random.Random(build.SEED + 2)) == by_kind["numeric"]
+    assert (
+        build.gibberish_strings(len(by_kind["gibberish"]), random.Random(build.SEED + 1))
+        == by_kind["gibberish"]
+    )
+    assert (
+        build.numeric_strings(len(by_kind["numeric"]), random.Random(build.SEED + 2))
+        == by_kind["numeric"]
+    )
     rebuilt = build.real_world_rows(build.parse_real_world(build.SOURCES / "real_world.txt"))
     assert [list(r) for r in rebuilt] == [list(r.values()) for r in real]
 
 
 def test_word_selection_is_stratified(build) -> None:
-    cells: dict[tuple[str, str], list[str]] = {("A1", "3-4"): [f"a{i}" for i in range(50)], ("A1", ">=5"): ["x", "y"]}
+    cells: dict[tuple[str, str], list[str]] = {
+        ("A1", "3-4"): [f"a{i}" for i in range(50)],
+        ("A1", ">=5"): ["x", "y"],
+    }
     for level in build.LEVELS[1:]:
         for band in ("2.5-3", "3-4", "4-5"):
             cells[(level, band)] = [f"{level}-{band}-{i}" for i in range(1000)]
@@ -305,7 +347,9 @@ def test_word_selection_is_stratified(build) -> None:
     assert build.select_words(cells, random.Random(0)) == chosen  # seeded
 
 
-def test_original_not_copied_from_textinvision(textinvision_dir: Path, templates, texts, real) -> None:
+def test_original_not_copied_from_textinvision(
+    textinvision_dir: Path, templates, texts, real
+) -> None:
     def slotless(template: str) -> str:
         return re.sub(r'".*?"', '""', template).strip().lower()
 
@@ -313,11 +357,15 @@ def test_original_not_copied_from_textinvision(textinvision_dir: Path, templates
         theirs_templates = {slotless(r["prompts"]) for r in csv.DictReader(fh)}
     with (textinvision_dir / "all_texts.csv").open(encoding="utf-8-sig", newline="") as fh:
         theirs_texts = {r["words"].strip().lower() for r in csv.DictReader(fh)}
-    theirs_real = json.loads((textinvision_dir / "real_world_prompts.json").read_text(encoding="utf-8"))
+    theirs_real = json.loads(
+        (textinvision_dir / "real_world_prompts.json").read_text(encoding="utf-8")
+    )
     theirs_texts |= {v["text"].strip().lower() for v in theirs_real.values()}
     theirs_prompts = {p.strip().lower() for p in theirs_real}
 
     assert not [t["template"] for t in templates if slotless(t["template"]) in theirs_templates]
-    ours_multiword = [t["text"] for t in texts if " " in t["text"]] + [r["text"] for r in real if " " in r["text"]]
+    ours_multiword = [t["text"] for t in texts if " " in t["text"]] + [
+        r["text"] for r in real if " " in r["text"]
+    ]
     assert not [t for t in ours_multiword if t.lower() in theirs_texts]
     assert not [r["prompt"] for r in real if r["prompt"].lower() in theirs_prompts]

@@ -39,7 +39,9 @@ r3,Posters,,"A poster saying ""Read More"".",Read More
 """
 
 
-def write_default(folder: Path, templates: str = TEMPLATES, texts: str = TEXTS, real: str = REAL) -> Path:
+def write_default(
+    folder: Path, templates: str = TEMPLATES, texts: str = TEXTS, real: str = REAL
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "templates.csv").write_text(templates, encoding="utf-8")
     (folder / "texts.csv").write_text(texts, encoding="utf-8")
@@ -79,12 +81,28 @@ def test_default_format_loader(default_dir: Path) -> None:
     ("file", "content", "message"),
     [
         ("templates.csv", "template_id,prompt_type\ns1,simple\n", "missing column(s) ['template']"),
-        ("templates.csv", 'template_id,prompt_type,template\ns1,fancy,"A ""{text}"""\n', "prompt_type 'fancy'"),
-        ("templates.csv", "template_id,prompt_type,template\ns1,simple,A {text} sign\n", 'must hold "{text}"'),
+        (
+            "templates.csv",
+            'template_id,prompt_type,template\ns1,fancy,"A ""{text}"""\n',
+            "prompt_type 'fancy'",
+        ),
+        (
+            "templates.csv",
+            "template_id,prompt_type,template\ns1,simple,A {text} sign\n",
+            'must hold "{text}"',
+        ),
         ("texts.csv", "text_id,text,kind\nw1,a,word\nw1,b,word\n", "duplicate text_id 'w1'"),
         ("texts.csv", "text_id,text,kind\nw1,a,noun\n", "kind 'noun'"),
-        ("real_world.csv", 'prompt_id,group,subgroup,prompt,text\nr1,Cars,x,"A ""y"" sign",y\n', "group 'Cars'"),
-        ("real_world.csv", 'prompt_id,group,subgroup,prompt,text\nr1,Posters,x,"A ""y"" sign",z\n', "not in double quotes"),
+        (
+            "real_world.csv",
+            'prompt_id,group,subgroup,prompt,text\nr1,Cars,x,"A ""y"" sign",y\n',
+            "group 'Cars'",
+        ),
+        (
+            "real_world.csv",
+            'prompt_id,group,subgroup,prompt,text\nr1,Posters,x,"A ""y"" sign",z\n',
+            "not in double quotes",
+        ),
     ],
 )
 def test_default_loader_errors(tmp_path: Path, file: str, content: str, message: str) -> None:
@@ -104,13 +122,17 @@ def test_default_missing_file(tmp_path: Path) -> None:
         load_default_pool(folder)
 
 
-def test_lazy_sampling_never_builds_the_cross_product(default_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lazy_sampling_never_builds_the_cross_product(
+    default_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def forbidden(self: PromptPool) -> None:
         raise AssertionError("materialised the whole pool")
 
     monkeypatch.setattr(PromptPool, "to_prompt_set", forbidden)
     monkeypatch.setattr(PromptPool, "iter_chunks", forbidden)
-    chosen = prompts.select(f"default:{default_dir}", sample=6, stratify=["prompt_type", "group"], seed=0)
+    chosen = prompts.select(
+        f"default:{default_dir}", sample=6, stratify=["prompt_type", "group"], seed=0
+    )
     strata = chosen.frame.groupby(["prompt_type", "group"], dropna=False).size().to_dict()
     # 4 strata: simple (16 rows), complex (8), Advertisements (1), Posters (2): at least one each
     assert len(chosen) == 6
@@ -118,7 +140,14 @@ def test_lazy_sampling_never_builds_the_cross_product(default_dir: Path, monkeyp
     # stratify by a text attribute too (kind), still lazily
     by_kind = select(load_source(f"default:{default_dir}"), sample=10, stratify=["kind"], seed=1)
     assert len(by_kind) == 10
-    assert set(by_kind.frame["kind"].dropna()) <= {"word", "rare", "phrase", "sentence", "gibberish", "numeric"}
+    assert set(by_kind.frame["kind"].dropna()) <= {
+        "word",
+        "rare",
+        "phrase",
+        "sentence",
+        "gibberish",
+        "numeric",
+    }
 
 
 def test_sampling_matches_allocation(default_dir: Path) -> None:
@@ -130,7 +159,12 @@ def test_sampling_matches_allocation(default_dir: Path) -> None:
     # -> simple gets 1, the leftover unit goes to the largest remainder (complex, 0.62)
     assert allocate([8, 1, 2, 16], 6) == [2, 1, 1, 2]
     counts = {(t, None if pd.isna(g) else g): n for (t, g), n in got.items()}
-    assert counts == {("complex", None): 2, ("real_world", "Advertisements"): 1, ("real_world", "Posters"): 1, ("simple", None): 2}
+    assert counts == {
+        ("complex", None): 2,
+        ("real_world", "Advertisements"): 1,
+        ("real_world", "Posters"): 1,
+        ("simple", None): 2,
+    }
 
 
 def test_materialised_sampling_is_order_independent(default_dir: Path) -> None:
@@ -168,7 +202,11 @@ def test_allocate_properties(sizes: list[int], n: int, floor: int) -> None:
 
 def test_allocate_hand_computed() -> None:
     assert allocate([100, 300], 10) == [3, 7]  # 1 + floor(8/4), 1 + floor(8*3/4)
-    assert allocate([10, 10, 10], 4) == [2, 1, 1]  # one leftover unit: ties go to the earlier stratum
+    assert allocate([10, 10, 10], 4) == [
+        2,
+        1,
+        1,
+    ]  # one leftover unit: ties go to the earlier stratum
     assert allocate([0, 5], 3) == [0, 3]
     assert allocate([2, 2], 10) == [2, 2]
 
@@ -196,10 +234,14 @@ def test_csv_jsonl_parquet_sources(tmp_path: Path) -> None:
         assert frame["kind"].tolist() == ["word", "numeric", "word"]
         assert loaded.version.startswith(f"{kind}-")
         assert frame["prompt_id"].is_unique
-        assert frame["prompt_id"].tolist() == prompts.load_prompt_set(spec).frame["prompt_id"].tolist()
+        assert (
+            frame["prompt_id"].tolist() == prompts.load_prompt_set(spec).frame["prompt_id"].tolist()
+        )
         assert frame["prompt_id"].iloc[0] == make_prompt_id(kind, 'A door sign "OPEN"', "OPEN")
     # a template instead of a prompt column; a bare path infers the format
-    templated = prompts.load_prompt_set(f"{tmp_path / 'mine.csv'}?text=caption_text&template=A cake with \"{{text}}\" in icing")
+    templated = prompts.load_prompt_set(
+        f'{tmp_path / "mine.csv"}?text=caption_text&template=A cake with "{{text}}" in icing'
+    )
     assert templated.frame["prompt"].iloc[1] == 'A cake with "Sale 50%" in icing'
 
 
@@ -219,7 +261,9 @@ def test_export_round_trip(default_dir: Path, tmp_path: Path) -> None:
 def test_hf_source_from_local_folder(tmp_path: Path) -> None:
     folder = tmp_path / "hfdata"
     folder.mkdir()
-    pd.DataFrame({"t": ["Hello", "World"], "p": ['Say "Hello"', 'Say "World"']}).to_csv(folder / "train.csv", index=False)
+    pd.DataFrame({"t": ["Hello", "World"], "p": ['Say "Hello"', 'Say "World"']}).to_csv(
+        folder / "train.csv", index=False
+    )
     loaded = prompts.load_prompt_set(f"hf:{folder}:train?text=t&prompt=p")
     assert loaded.frame["text"].tolist() == ["Hello", "World"]
     assert loaded.version.startswith("hf-")
@@ -250,12 +294,17 @@ def test_source_errors(tmp_path: Path, spec: str, message: str) -> None:
 
 def test_filter_config_errors(tmp_path: Path, default_dir: Path) -> None:
     bad = tmp_path / "bad.json"
-    bad.write_text('{\n  // comment\n  "texts": {\n    "char_length_min": {"value": 3,}\n  ,,\n}\n', encoding="utf-8")
+    bad.write_text(
+        '{\n  // comment\n  "texts": {\n    "char_length_min": {"value": 3,}\n  ,,\n}\n',
+        encoding="utf-8",
+    )
     with pytest.raises(InputError) as info:
         select(f"default:{default_dir}", config=bad)
     assert "malformed JSON" in str(info.value) and info.value.line == 5
     unknown = tmp_path / "unknown.json"
-    unknown.write_text(json.dumps({"texts": {"colour": {"operator": "and", "value": 1}}}), encoding="utf-8")
+    unknown.write_text(
+        json.dumps({"texts": {"colour": {"operator": "and", "value": 1}}}), encoding="utf-8"
+    )
     with pytest.raises(InputError, match="unknown texts filter 'colour'"):
         select(f"default:{default_dir}", config=unknown)
 
@@ -263,7 +312,10 @@ def test_filter_config_errors(tmp_path: Path, default_dir: Path) -> None:
 def test_config_on_default_uses_computed_columns(default_dir: Path) -> None:
     config = {
         "prompts": {"prompts_type": {"operator": "and", "value": "simple"}},
-        "texts": {"contains_number": {"operator": "and", "value": True}, "contains_rare": {"operator": "or", "value": True}},
+        "texts": {
+            "contains_number": {"operator": "and", "value": True},
+            "contains_rare": {"operator": "or", "value": True},
+        },
     }
     chosen = select(f"default:{default_dir}", config=config)
     assert sorted(set(chosen.frame["text"])) == ["50% OFF", "kerfuffle"]

@@ -38,7 +38,13 @@ def test_row_counts(pool: PromptPool) -> None:
 
 def test_stated_columns_kept_beside_computed(pool: PromptPool) -> None:
     texts = pool.texts
-    for column in ("stated_cefr", "stated_char_length", "stated_rare", "stated_has_special_chars", "stated_laion_freq"):
+    for column in (
+        "stated_cefr",
+        "stated_char_length",
+        "stated_rare",
+        "stated_has_special_chars",
+        "stated_laion_freq",
+    ):
         assert column in texts.columns
     assert set(texts["stated_cefr"].dropna()) == {"A1", "A2", "B1", "B2", "C1", "none", "None"}
     # glyphbench's own char_length is len(text); the file's disagrees for about a quarter of rows
@@ -87,7 +93,9 @@ def test_select_with_reference_config_gives_105(textinvision_dir: Path, pool: Pr
     assert set(chosen.frame["prompt_type"]) == {"simple"}
     assert (chosen.frame["stated_word_count"] >= 50).all()
     # same through the public entry point and a spec string; deterministic ids
-    again = prompts.select(f"textinvision:{textinvision_dir}", config=str(textinvision_dir / "config.json"))
+    again = prompts.select(
+        f"textinvision:{textinvision_dir}", config=str(textinvision_dir / "config.json")
+    )
     assert sorted(again.frame["prompt_id"]) == sorted(chosen.frame["prompt_id"])
     assert again.content_hash == chosen.content_hash
 
@@ -98,7 +106,11 @@ def test_config_operators_and_nulls(pool: PromptPool) -> None:
     # "or": A1 texts or texts of 30+ stated words; a null filter in between is skipped
     config = {
         "prompts": {"prompts_type": f("simple")},
-        "texts": {"oxford_category": f("A1"), "contains_rare": f(None), "word_length_min": f(30, "OR")},
+        "texts": {
+            "oxford_category": f("A1"),
+            "contains_rare": f(None),
+            "word_length_min": f(30, "OR"),
+        },
     }
     chosen = select(pool, config=config)
     n_texts = int(((texts["stated_cefr"] == "A1") | (texts["stated_word_count"] >= 30)).sum())
@@ -106,11 +118,20 @@ def test_config_operators_and_nulls(pool: PromptPool) -> None:
     assert len(chosen) <= unique_prompts
     assert len(chosen) >= unique_prompts - 5 * 4  # at most the 4 duplicated texts collapse
     # the reference reads "None" as missing: it matches nothing; "none" matches
-    none_lower = select(pool, config={"texts": {"oxford_category": f("none")}, "prompts": {"prompts_type": f("simple")}})
-    none_upper = select(pool, config={"texts": {"oxford_category": f("None")}, "prompts": {"prompts_type": f("simple")}})
+    none_lower = select(
+        pool,
+        config={"texts": {"oxford_category": f("none")}, "prompts": {"prompts_type": f("simple")}},
+    )
+    none_upper = select(
+        pool,
+        config={"texts": {"oxford_category": f("None")}, "prompts": {"prompts_type": f("simple")}},
+    )
     assert len(none_upper) == 0 and len(none_lower) > 0
     # prompt length filters work (the reference crashes on them: its file lacks the columns)
-    short = select(pool, config={"prompts": {"prompt_word_length_max": f(9)}, "texts": {"oxford_category": f("A1")}})
+    short = select(
+        pool,
+        config={"prompts": {"prompt_word_length_max": f(9)}, "texts": {"oxford_category": f("A1")}},
+    )
     assert len(short) > 0
     assert (short.frame["template_word_count"] <= 9).all()
 
@@ -140,21 +161,31 @@ def test_audit_finds_known_defects(findings: list, textinvision_dir: Path) -> No
         by_kind.setdefault(f.kind, []).append(f)
     # apostrophes turned into double quotes in 284 real-world prompts
     assert counts["ambiguous_slot"] == 284
-    assert all(f.file.endswith("real_world_prompts.json") and f.key.startswith("r") for f in by_kind["ambiguous_slot"])
+    assert all(
+        f.file.endswith("real_world_prompts.json") and f.key.startswith("r")
+        for f in by_kind["ambiguous_slot"]
+    )
     # mojibake, e.g. "résumé" read as Latin-1
     mojibake = {f.detail.split("'")[1] for f in by_kind["mojibake"]}
     assert "rÃ©sumÃ©" in mojibake
     # zero-width space
     assert any("ZERO WIDTH SPACE" in f.detail for f in by_kind["invisible_char"])
     # stray spaces and duplicates, with their lines
-    assert any(f.file.endswith("all_texts.csv") and f.detail.startswith("text ' m & m'") for f in by_kind["whitespace"])
+    assert any(
+        f.file.endswith("all_texts.csv") and f.detail.startswith("text ' m & m'")
+        for f in by_kind["whitespace"]
+    )
     assert counts["duplicate"] >= 1
     # "None" vs "none": every "None" row, pointing at the more frequent spelling
     spelling = by_kind["category_spelling"]
-    assert len(spelling) == 318 and all("'None'" in f.detail and "'none'" in f.detail for f in spelling)
+    assert len(spelling) == 318 and all(
+        "'None'" in f.detail and "'none'" in f.detail for f in spelling
+    )
     # stated lengths disagree in about a quarter of the 6,805 rows
     assert 1000 < counts["stated_mismatch"] < 2500
-    assert any("spec_char stated False vs computed True" in f.detail for f in by_kind["stated_mismatch"])
+    assert any(
+        "spec_char stated False vs computed True" in f.detail for f in by_kind["stated_mismatch"]
+    )
     # lines point at the right row: check one against the raw file
     raw_lines = (textinvision_dir / "all_texts.csv").read_text(encoding="utf-8-sig").splitlines()
     resume = next(f for f in by_kind["mojibake"] if "rÃ©sumÃ©" in f.detail)

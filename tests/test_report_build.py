@@ -26,16 +26,29 @@ def built_report(report_run: Path) -> Path:
     return write_report([report_run], n_boot=300, seed=0)
 
 
-def test_report_writes_page_tables_figures_and_gallery(report_run: Path, built_report: Path) -> None:
+def test_report_writes_page_tables_figures_and_gallery(
+    report_run: Path, built_report: Path
+) -> None:
     out = built_report.parent
     assert built_report == report_run / "report" / "index.html"
     meta = json.loads((out / "report.json").read_text())
     assert (meta["n_boot"], meta["seed"]) == (300, 0)
     assert meta["by"] == ["prompt_type", "group", "cefr", "char_length", "word_count", "laion_freq"]
     assert meta["control_sanity_passed"] is not None
-    assert meta["control_sanity_overall_passed"] is True  # the fixture's controls are well ordered overall
-    for name in ("summary", "ranking", "comparisons", "controls", "ocr_ceiling", "peer_anytext", "peer_mario",
-                 "by_prompt_type", "by_char_length"):
+    assert (
+        meta["control_sanity_overall_passed"] is True
+    )  # the fixture's controls are well ordered overall
+    for name in (
+        "summary",
+        "ranking",
+        "comparisons",
+        "controls",
+        "ocr_ceiling",
+        "peer_anytext",
+        "peer_mario",
+        "by_prompt_type",
+        "by_char_length",
+    ):
         for suffix in ("csv", "md", "tex"):
             assert (out / "tables" / f"{name}.{suffix}").stat().st_size > 0, (name, suffix)
     for stem in ("by_prompt_type", "by_group", "score_vs_length", "heatmap_group", "distributions"):
@@ -45,7 +58,13 @@ def test_report_writes_page_tables_figures_and_gallery(report_run: Path, built_r
     # 6 models x 3 prompt types x (2 best + 2 worst); every row has an image.
     assert len(thumbs) == 6 * 3 * 4
     html = built_report.read_text(encoding="utf-8")
-    for model in ("toy-good", "toy-bad", "control:render", "control:blank", "control:typo?rate=0.1"):
+    for model in (
+        "toy-good",
+        "toy-bad",
+        "control:render",
+        "control:blank",
+        "control:typo?rate=0.1",
+    ):
         assert model in html
     assert "http://" not in html and "https://" not in html  # nothing fetched from the internet
     assert "\\begin{tabular}" in (out / "tables" / "summary.tex").read_text()
@@ -55,7 +74,9 @@ def test_report_writes_page_tables_figures_and_gallery(report_run: Path, built_r
 def test_report_numbers_are_the_slice_statistics(report_run: Path, built_report: Path) -> None:
     written = pd.read_csv(built_report.parent / "tables" / "by_prompt_type.csv")
     expected = summarize(load_runs([report_run]), ["prompt_type"], n_boot=300, seed=0)
-    merged = written.merge(expected.astype({"prompt_type": str}), on=["model", "prompt_type"], suffixes=("", "_x"))
+    merged = written.merge(
+        expected.astype({"prompt_type": str}), on=["model", "prompt_type"], suffixes=("", "_x")
+    )
     assert len(merged) == len(expected) == 18
     for column in ("n", "n_errors", "ned", "ned_lo", "ned_hi", "algorithm1", "exact_match_hi"):
         assert merged[column].to_numpy() == pytest.approx(merged[f"{column}_x"].to_numpy()), column
@@ -67,7 +88,9 @@ def test_report_numbers_are_the_slice_statistics(report_run: Path, built_report:
 
 
 def test_report_of_two_runs_compares_across_runs(tmp_path: Path) -> None:
-    a = build_run(tmp_path / "run_a", n_prompts=12, models={"m": 0.05, "control:render": 0.0}, seed=0)
+    a = build_run(
+        tmp_path / "run_a", n_prompts=12, models={"m": 0.05, "control:render": 0.0}, seed=0
+    )
     b = build_run(tmp_path / "run_b", n_prompts=12, models={"m": 0.4}, seed=1)
     index = write_report([a, b], tmp_path / "both", by=["prompt_type"], n_boot=200)
     assert index == tmp_path / "both" / "index.html"
@@ -87,11 +110,26 @@ def test_report_of_two_runs_compares_across_runs(tmp_path: Path) -> None:
 def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
     from bench.cli import app
 
-    run = build_run(tmp_path / "tiny", n_prompts=6, models={"m": 0.1, "control:render": 0.0}, with_images=False)
+    run = build_run(
+        tmp_path / "tiny", n_prompts=6, models={"m": 0.1, "control:render": 0.0}, with_images=False
+    )
     runner = CliRunner()
     out = tmp_path / "cli_report"
-    result = runner.invoke(app, ["report", str(run), "--out", str(out), "--by", "prompt_type,cefr",
-                                 "--n-boot", "100", "--seed", "3"])
+    result = runner.invoke(
+        app,
+        [
+            "report",
+            str(run),
+            "--out",
+            str(out),
+            "--by",
+            "prompt_type,cefr",
+            "--n-boot",
+            "100",
+            "--seed",
+            "3",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.strip().splitlines()[-1] == str(out / "index.html")
     meta = json.loads((out / "report.json").read_text())
@@ -121,7 +159,9 @@ def test_report_renders_in_headless_chromium(built_report: Path, tmp_path: Path)
             "return [...document.querySelectorAll('table')].map(t => t.tBodies[0].rows.length);"
         )
         assert rows and min(rows) > 0, rows
-        summary_text = driver.execute_script("return document.getElementById('summary-table').innerText;")
+        summary_text = driver.execute_script(
+            "return document.getElementById('summary-table').innerText;"
+        )
         assert "toy-good" in summary_text and "control:render" in summary_text
         height = driver.execute_script("return document.body.scrollHeight;")
         driver.set_window_size(1400, min(int(height), 12000))

@@ -19,28 +19,36 @@ from bench.report.tables import latex_escape, to_latex, to_markdown
 
 
 def _rows() -> pd.DataFrame:
-    return pd.DataFrame({
-        "model": ["m"] * 6 + ["n"],
-        "prompt_id": ["p1", "p2", "p3", "p4", "p5", "p6", "p1"],
-        "prompt_type": ["simple", "simple", "simple", "simple", "simple", "complex", "simple"],
-        "ned": [0.9, 0.2, 1.0, 0.5, 0.0, 0.7, 0.4],
-        "algorithm1": [1, 5, 0, 3, 9, 2, 4],
-        "exact_match": [0.0, 0.0, 1.0, 0.0, None, 0.0, 0.0],
-        "error": ["", "", "", "", "Generate: X", "", ""],
-    })
+    return pd.DataFrame(
+        {
+            "model": ["m"] * 6 + ["n"],
+            "prompt_id": ["p1", "p2", "p3", "p4", "p5", "p6", "p1"],
+            "prompt_type": ["simple", "simple", "simple", "simple", "simple", "complex", "simple"],
+            "ned": [0.9, 0.2, 1.0, 0.5, 0.0, 0.7, 0.4],
+            "algorithm1": [1, 5, 0, 3, 9, 2, 4],
+            "exact_match": [0.0, 0.0, 1.0, 0.0, None, 0.0, 0.0],
+            "error": ["", "", "", "", "Generate: X", "", ""],
+        }
+    )
 
 
 def test_select_examples_picks_best_and_worst_without_failed_rows() -> None:
     picked = select_examples(_rows(), "prompt_type", k=2)
     m_simple = picked[(picked["model"] == "m") & (picked["slice"] == "simple")]
     assert m_simple[m_simple["kind"] == "best"]["prompt_id"].tolist() == ["p3", "p1"]
-    assert m_simple[m_simple["kind"] == "worst"]["prompt_id"].tolist() == ["p2", "p4"]  # p5 failed: never shown
+    assert m_simple[m_simple["kind"] == "worst"]["prompt_id"].tolist() == [
+        "p2",
+        "p4",
+    ]  # p5 failed: never shown
     # A slice with one row shows it once, as "best".
     one = picked[(picked["model"] == "m") & (picked["slice"] == "complex")]
     assert one[["prompt_id", "kind"]].values.tolist() == [["p6", "best"]]
     assert not picked.duplicated(["model", "prompt_id"]).any()
     # Slices follow the attribute's natural order (simple before complex).
-    assert picked[picked["model"] == "m"]["slice"].drop_duplicates().tolist() == ["simple", "complex"]
+    assert picked[picked["model"] == "m"]["slice"].drop_duplicates().tolist() == [
+        "simple",
+        "complex",
+    ]
 
 
 def test_thumbnail_draws_scaled_boxes_on_a_copy(tmp_path: Path) -> None:
@@ -52,22 +60,32 @@ def test_thumbnail_draws_scaled_boxes_on_a_copy(tmp_path: Path) -> None:
     thumb = Image.open(target).convert("RGB")
     assert thumb.size == (320, 160)
     r, g, b = thumb.getpixel((100, 50))  # the top edge (y=100) scaled by 1/2
-    assert abs(r - BOX_COLOUR[0]) < 40 and abs(g - BOX_COLOUR[1]) < 40 and abs(b - BOX_COLOUR[2]) < 40
+    assert (
+        abs(r - BOX_COLOUR[0]) < 40 and abs(g - BOX_COLOUR[1]) < 40 and abs(b - BOX_COLOUR[2]) < 40
+    )
     assert thumb.getpixel((100, 75))[1] > 240  # inside the box: untouched white
-    assert Image.open(source).getpixel((100, 100)) == (255, 255, 255)  # the original is not modified
+    assert Image.open(source).getpixel((100, 100)) == (
+        255,
+        255,
+        255,
+    )  # the original is not modified
     assert not thumbnail_with_boxes(tmp_path / "missing.png", [], tmp_path / "x.jpg")
     assert parse_boxes(json.dumps([box])) == [box]
 
 
 def test_build_gallery_without_images_shows_text_only(tmp_path: Path) -> None:
-    rows = _rows().assign(prompt="p", text="t", ocr_text="o", image_path="images/none.png", run_dir=str(tmp_path))
+    rows = _rows().assign(
+        prompt="p", text="t", ocr_text="o", image_path="images/none.png", run_dir=str(tmp_path)
+    )
     items = build_gallery(rows, tmp_path / "report", "prompt_type", k=1)
     assert items and all(item["image"] is None for item in items)
     assert {item["kind"] for item in items} == {"best", "worst"}
 
 
 def test_markdown_and_latex_tables_escape_and_mark_verdicts() -> None:
-    table = pd.DataFrame({"Model": ["a|b", "c_d"], "Passed": [True, False], "Score": ["0.5 [0.4, 0.6]", "–"]})
+    table = pd.DataFrame(
+        {"Model": ["a|b", "c_d"], "Passed": [True, False], "Score": ["0.5 [0.4, 0.6]", "–"]}
+    )
     md = to_markdown(table).splitlines()
     assert md[0] == "| Model | Passed | Score |"
     assert md[2] == "| a\\|b | pass | 0.5 [0.4, 0.6] |"

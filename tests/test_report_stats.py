@@ -42,7 +42,16 @@ def small_table() -> pd.DataFrame:
         {
             "model": ["a", "a", "a", "a", "a", "b", "b", "b"],
             "prompt_id": ["p1", "p2", "p3", "p4", "p5", "p1", "p2", "p3"],
-            "prompt_type": ["simple", "simple", "complex", "complex", "complex", "simple", "simple", "complex"],
+            "prompt_type": [
+                "simple",
+                "simple",
+                "complex",
+                "complex",
+                "complex",
+                "simple",
+                "simple",
+                "complex",
+            ],
             "ned": [1.0, 0.5, 0.25, 0.75, None, 0.5, 0.5, 0.0],
             "exact_match": [1.0, 0.0, 0.0, 0.0, None, 0.0, 0.0, 0.0],
             "algorithm1": [0.0, 2.0, 3.0, 1.0, None, 2.0, 2.0, 5.0],
@@ -98,25 +107,61 @@ def test_summarize_overall_and_seeded() -> None:
 def test_documented_bins() -> None:
     lengths = pd.Series([1, 5, 6, 10, 11, 20, 21, 50, 51, 400, None])
     assert bin_numeric(lengths, CHAR_LENGTH_BINS).tolist() == [
-        "1-5", "1-5", "6-10", "6-10", "11-20", "11-20", "21-50", "21-50", "51+", "51+", "unknown"]
+        "1-5",
+        "1-5",
+        "6-10",
+        "6-10",
+        "11-20",
+        "11-20",
+        "21-50",
+        "21-50",
+        "51+",
+        "51+",
+        "unknown",
+    ]
     words = pd.Series([1, 2, 3, 4, 10, 11])
-    assert bin_numeric(words, WORD_COUNT_BINS).tolist() == ["1", "2-3", "2-3", "4-10", "4-10", "11+"]
+    assert bin_numeric(words, WORD_COUNT_BINS).tolist() == [
+        "1",
+        "2-3",
+        "2-3",
+        "4-10",
+        "4-10",
+        "11+",
+    ]
     freq = pd.Series([0, 1, 9, 10, 99, 100, 999, 1_000, 9_999, 10_000, 100_000, 5_000_000])
     assert bin_numeric(freq, FREQUENCY_BINS).tolist() == [
-        "0", "1-9", "1-9", "10-99", "10-99", "100-999", "100-999", "1k-9.9k", "1k-9.9k", "10k-99k", "100k+", "100k+"]
+        "0",
+        "1-9",
+        "1-9",
+        "10-99",
+        "10-99",
+        "100-999",
+        "100-999",
+        "1k-9.9k",
+        "1k-9.9k",
+        "10k-99k",
+        "100k+",
+        "100k+",
+    ]
     assert bin_numeric(pd.Series([0]), CHAR_LENGTH_BINS).tolist() == ["<1"]
 
 
 def test_slice_labels_orders_and_missing_values() -> None:
-    frame = pd.DataFrame({
-        "cefr": pd.Series(["C1", None, "A1", "B2"], dtype="string"),
-        "rare": pd.Series([True, False, None, True], dtype="boolean"),
-        "prompt_type": ["real_world", "simple", "complex", "simple"],
-    })
+    frame = pd.DataFrame(
+        {
+            "cefr": pd.Series(["C1", None, "A1", "B2"], dtype="string"),
+            "rare": pd.Series([True, False, None, True], dtype="boolean"),
+            "prompt_type": ["real_world", "simple", "complex", "simple"],
+        }
+    )
     cefr = slice_labels(frame, "cefr")
     assert list(cefr.cat.categories) == ["A1", "B2", "C1", "(none)"]
     assert slice_labels(frame, "rare").tolist() == ["yes", "no", "(none)", "yes"]
-    assert list(slice_labels(frame, "prompt_type").cat.categories) == ["simple", "complex", "real_world"]
+    assert list(slice_labels(frame, "prompt_type").cat.categories) == [
+        "simple",
+        "complex",
+        "real_world",
+    ]
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -145,11 +190,13 @@ def test_slice_intervals_of_summarize_cover_the_true_means() -> None:
     truth = {"small": 0.6, "large": 0.8}
     for t in range(trials):
         sizes = {"small": 40, "large": 160}
-        frame = pd.DataFrame({
-            "model": "m",
-            "prompt_type": np.repeat(list(sizes), list(sizes.values())),
-            "ned": np.concatenate([rng.normal(truth[s], 0.2, n) for s, n in sizes.items()]),
-        })
+        frame = pd.DataFrame(
+            {
+                "model": "m",
+                "prompt_type": np.repeat(list(sizes), list(sizes.values())),
+                "ned": np.concatenate([rng.normal(truth[s], 0.2, n) for s, n in sizes.items()]),
+            }
+        )
         table = summarize(frame, ["prompt_type"], metrics=["ned"], n_boot=300, seed=t)
         for row in table.itertuples():
             hits[row.prompt_type] += row.ned_lo <= truth[row.prompt_type] <= row.ned_hi
@@ -180,15 +227,21 @@ def test_multinomial_shortcut_covers_a_proportion_at_about_the_nominal_rate() ->
 
 
 def test_bootstrap_ci_edge_cases_and_custom_stat() -> None:
-    assert bootstrap_ci([], n_boot=10) == (math.nan, math.nan) or all(math.isnan(v) for v in bootstrap_ci([]))
+    assert bootstrap_ci([], n_boot=10) == (math.nan, math.nan) or all(
+        math.isnan(v) for v in bootstrap_ci([])
+    )
     assert bootstrap_ci([2.0, float("nan")], n_boot=10) == (2.0, 2.0)
     lo, hi = bootstrap_ci([1, 2, 3, 100], n_boot=2000, seed=0, stat=np.median)
     assert 1 <= lo <= hi <= 100
-    assert bootstrap_ci([1.0, 2.0, 5.0], n_boot=300, seed=5) == bootstrap_ci([1.0, 2.0, 5.0], n_boot=300, seed=5)
+    assert bootstrap_ci([1.0, 2.0, 5.0], n_boot=300, seed=5) == bootstrap_ci(
+        [1.0, 2.0, 5.0], n_boot=300, seed=5
+    )
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=2, max_size=30), st.integers(0, 1000))
+@given(
+    st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=2, max_size=30), st.integers(0, 1000)
+)
 def test_bootstrap_interval_lies_within_the_data(values: list[float], seed: int) -> None:
     lo, hi = bootstrap_ci(values, n_boot=200, seed=seed)
     assert min(values) - 1e-9 <= lo <= hi <= max(values) + 1e-9
@@ -209,9 +262,17 @@ def test_paired_difference_uses_only_shared_prompts() -> None:
     assert d["lo"] <= d["diff"] <= d["hi"]
     # algorithm1: lower is better, so a positive difference favours b.
     edits = paired_difference(
-        pd.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "prompt_id": ["p1", "p2", "p3", "p4"] * 2,
-                      "algorithm1": [5.0, 6.0, 5.0, 7.0, 0.0, 1.0, 0.0, 1.0]}),
-        "a", "b", "algorithm1", n_boot=500,
+        pd.DataFrame(
+            {
+                "model": ["a"] * 4 + ["b"] * 4,
+                "prompt_id": ["p1", "p2", "p3", "p4"] * 2,
+                "algorithm1": [5.0, 6.0, 5.0, 7.0, 0.0, 1.0, 0.0, 1.0],
+            }
+        ),
+        "a",
+        "b",
+        "algorithm1",
+        n_boot=500,
     )
     assert edits["diff"] == pytest.approx(5.25) and edits["significant"] and edits["better"] == "b"
 
@@ -224,17 +285,25 @@ def test_compare_models_agrees_with_paired_difference(report_run) -> None:
         single = paired_difference(frame, row.model_a, row.model_b, "ned", n_boot=400)
         assert row.n_prompts == single["n_prompts"]
         assert row.diff == pytest.approx(single["diff"])
-        assert row.lo == pytest.approx(single["lo"], abs=0.03) and row.hi == pytest.approx(single["hi"], abs=0.03)
+        assert row.lo == pytest.approx(single["lo"], abs=0.03) and row.hi == pytest.approx(
+            single["hi"], abs=0.03
+        )
     good_vs_bad = table[(table.model_a == "toy-good") & (table.model_b == "toy-bad")].iloc[0]
     assert good_vs_bad["better"] == "toy-good"
 
 
 def test_rank_models_marks_ties_and_follows_direction() -> None:
-    summary = pd.DataFrame({
-        "model": ["x", "y", "z"],
-        "ned": [0.70, 0.90, 0.88], "ned_lo": [0.65, 0.85, 0.80], "ned_hi": [0.75, 0.95, 0.91],
-        "algorithm1": [3.0, 1.0, 1.2], "algorithm1_lo": [2.5, 0.8, 1.1], "algorithm1_hi": [3.5, 1.05, 1.3],
-    })
+    summary = pd.DataFrame(
+        {
+            "model": ["x", "y", "z"],
+            "ned": [0.70, 0.90, 0.88],
+            "ned_lo": [0.65, 0.85, 0.80],
+            "ned_hi": [0.75, 0.95, 0.91],
+            "algorithm1": [3.0, 1.0, 1.2],
+            "algorithm1_lo": [2.5, 0.8, 1.1],
+            "algorithm1_hi": [3.5, 1.05, 1.3],
+        }
+    )
     ned = rank_models(summary, "ned")
     assert ned["model"].tolist() == ["y", "z", "x"]
     assert ned["rank"].tolist() == [1, 1, 3]
@@ -245,8 +314,10 @@ def test_rank_models_marks_ties_and_follows_direction() -> None:
 
 
 def test_peer_views_rename_to_peer_benchmark_columns() -> None:
-    table = small_table().assign(word_precision=[1.0, 0.0, 0.0, 1.0, None, 0.0, 0.0, 0.0],
-                                 word_recall=[1.0, 0.5, 0.0, 1.0, None, 0.0, 0.0, 0.0])
+    table = small_table().assign(
+        word_precision=[1.0, 0.0, 0.0, 1.0, None, 0.0, 0.0, 0.0],
+        word_recall=[1.0, 0.5, 0.0, 1.0, None, 0.0, 0.0, 0.0],
+    )
     views = peer_views(table, n_boot=200)
     anytext = views["anytext"].set_index("model")
     assert anytext.loc["a", "sentence_acc"] == pytest.approx(0.25)
@@ -261,28 +332,50 @@ def test_peer_views_rename_to_peer_benchmark_columns() -> None:
 
 def test_control_chain_and_parsing() -> None:
     assert parse_control("control:typo?rate=0.05 [run-b]") == ("typo", 0.05, "run-b")
-    chains = control_chain(["control:render [r2]", "control:blank [r2]", "control:typo?rate=0.5 [r2]",
-                            "control:typo?rate=0.1", "control:render", "model"])
-    assert chains == {"": ["control:typo?rate=0.1", "control:render"],
-                      "r2": ["control:blank [r2]", "control:typo?rate=0.5 [r2]", "control:render [r2]"]}
+    chains = control_chain(
+        [
+            "control:render [r2]",
+            "control:blank [r2]",
+            "control:typo?rate=0.5 [r2]",
+            "control:typo?rate=0.1",
+            "control:render",
+            "model",
+        ]
+    )
+    assert chains == {
+        "": ["control:typo?rate=0.1", "control:render"],
+        "r2": ["control:blank [r2]", "control:typo?rate=0.5 [r2]", "control:render [r2]"],
+    }
 
 
 def _control_summary(ned_render: float) -> pd.DataFrame:
-    return pd.DataFrame({
-        "model": ["control:blank", "control:typo?rate=0.3", "control:typo?rate=0.1", "control:render", "m"] * 2,
-        "prompt_type": ["simple"] * 5 + ["complex"] * 5,
-        "n": [10] * 10,
-        "ned": [0.0, 0.6, 0.8, 0.95, 0.7, 0.0, 0.6, 0.8, ned_render, 0.5],
-        "exact_match": [0.0, 0.0, 0.2, 0.9, 0.3, 0.0, 0.0, 0.1, 0.8, 0.1],
-    })
+    return pd.DataFrame(
+        {
+            "model": [
+                "control:blank",
+                "control:typo?rate=0.3",
+                "control:typo?rate=0.1",
+                "control:render",
+                "m",
+            ]
+            * 2,
+            "prompt_type": ["simple"] * 5 + ["complex"] * 5,
+            "n": [10] * 10,
+            "ned": [0.0, 0.6, 0.8, 0.95, 0.7, 0.0, 0.6, 0.8, ned_render, 0.5],
+            "exact_match": [0.0, 0.0, 0.2, 0.9, 0.3, 0.0, 0.0, 0.1, 0.8, 0.1],
+        }
+    )
 
 
 def test_control_sanity_passes_and_fails_per_slice() -> None:
     ok = control_sanity(_control_summary(0.9), ["prompt_type"])
-    assert ok["passed"].tolist() == [True, True]  # exact match may tie at 0 between blank and typo 0.3
+    assert ok["passed"].tolist() == [
+        True,
+        True,
+    ]  # exact match may tie at 0 between blank and typo 0.3
     broken = control_sanity(_control_summary(0.7), ["prompt_type"]).set_index("prompt_type")
     assert bool(broken.loc["simple", "passed"]) and not bool(broken.loc["complex", "passed"])
-    assert broken.loc["complex", "ned_order"] is False or broken.loc["complex", "ned_order"] == False  # noqa: E712
+    assert not bool(broken.loc["complex", "ned_order"])
     assert broken.loc["complex", "min_n"] == 10
 
 
@@ -304,7 +397,9 @@ def test_controls_hold_on_the_fixture_run(report_run) -> None:
 
 
 def test_load_runs_combines_runs_and_rejects_disjoint_ones(tmp_path) -> None:
-    a = build_run(tmp_path / "a", n_prompts=6, models={"m": 0.1, "control:render": 0.0}, with_images=False)
+    a = build_run(
+        tmp_path / "a", n_prompts=6, models={"m": 0.1, "control:render": 0.0}, with_images=False
+    )
     b = build_run(tmp_path / "b", n_prompts=6, models={"m": 0.3}, with_images=False, seed=1)
     frame = load_runs([a, b])
     assert set(frame["run"]) == {"a", "b"}

@@ -121,7 +121,9 @@ def test_reference_mode_matches_oracle_on_textinvision_texts(textinvision_dir):
         assert row == oracle(e, o), (e, o)
 
 
-alphabet_text = st.lists(st.sampled_from(["a", "A", "ab", "Ba", "b", "cab"]), max_size=5).map(" ".join)
+alphabet_text = st.lists(st.sampled_from(["a", "A", "ab", "Ba", "b", "cab"]), max_size=5).map(
+    " ".join
+)
 
 
 @given(alphabet_text, alphabet_text)

@@ -38,12 +38,18 @@ def test_cli_end_to_end_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = [
         "vae-eval",
-        "--vae", "identity",
-        "--vae", "jpeg?quality=50",
-        "--images", "default?size=192",
-        "--limit", "2",
-        "--ocr", "easyocr?gpu=0",
-        "--out", str(out),
+        "--vae",
+        "identity",
+        "--vae",
+        "jpeg?quality=50",
+        "--images",
+        "default?size=192",
+        "--limit",
+        "2",
+        "--ocr",
+        "easyocr?gpu=0",
+        "--out",
+        str(out),
     ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -72,7 +72,10 @@ def test_bad_specs_are_input_errors(spec: str, problem: str) -> None:
     ("target", "expected"),
     [
         ("stabilityai/sd-vae-ft-mse", ("stabilityai/sd-vae-ft-mse", None)),
-        ("stabilityai/stable-diffusion-xl-base-1.0:vae", ("stabilityai/stable-diffusion-xl-base-1.0", "vae")),
+        (
+            "stabilityai/stable-diffusion-xl-base-1.0:vae",
+            ("stabilityai/stable-diffusion-xl-base-1.0", "vae"),
+        ),
         ("/models/sd15:vae", ("/models/sd15", "vae")),
         ("/models/my:vae/weights", ("/models/my:vae/weights", None)),  # colon inside a path
         ("C:\\models\\vae", ("C:\\models\\vae", None)),  # Windows drive letter

@@ -41,12 +41,17 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _metadata(path: Path, entries: dict[str, str]) -> Path:
-    data = {name: {"image_url": url, "photographer_profile": "", "source": "test"} for name, url in entries.items()}
+    data = {
+        name: {"image_url": url, "photographer_profile": "", "source": "test"}
+        for name, url in entries.items()
+    }
     path.write_text(json.dumps(data))
     return path
 
 
-def test_download_fetches_refuses_html_and_resumes(tmp_path: Path, served: tuple[str, Path]) -> None:
+def test_download_fetches_refuses_html_and_resumes(
+    tmp_path: Path, served: tuple[str, Path]
+) -> None:
     base, root = served
     meta = _metadata(
         tmp_path / "vae_images_metadata.json",
@@ -75,8 +80,12 @@ def test_download_fetches_refuses_html_and_resumes(tmp_path: Path, served: tuple
 
 def test_download_cli(tmp_path: Path, served: tuple[str, Path]) -> None:
     base, _ = served
-    meta = _metadata(tmp_path / "meta.json", {"x.png": f"{base}/red.png", "y.png": f"{base}/nope.png"})
-    result = CliRunner().invoke(app, ["vae-eval", "download", str(meta), "--out", str(tmp_path / "dl")])
+    meta = _metadata(
+        tmp_path / "meta.json", {"x.png": f"{base}/red.png", "y.png": f"{base}/nope.png"}
+    )
+    result = CliRunner().invoke(
+        app, ["vae-eval", "download", str(meta), "--out", str(tmp_path / "dl")]
+    )
     assert result.exit_code == 0, result.output
     assert "fetched 1" in result.output and "failed 1" in result.output
     assert (tmp_path / "dl" / "x.png").is_file()

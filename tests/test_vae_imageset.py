@@ -28,11 +28,17 @@ from vae_eval.imageset import (
 
 def test_full_default_set_crosses_every_attribute() -> None:
     image_set = default_set(size=256)
-    assert len(image_set.items) == len(FONT_SIZES) * len(CHAR_CLASSES) * len(BACKGROUNDS) * REPLICATES
+    assert (
+        len(image_set.items) == len(FONT_SIZES) * len(CHAR_CLASSES) * len(BACKGROUNDS) * REPLICATES
+    )
     assert len({item.image_id for item in image_set.items}) == len(image_set.items)
-    cells = Counter((i.attributes["font_size"], i.attributes["char_class"]) for i in image_set.items)
+    cells = Counter(
+        (i.attributes["font_size"], i.attributes["char_class"]) for i in image_set.items
+    )
     assert set(cells.values()) == {len(BACKGROUNDS) * REPLICATES}
-    assert len({i.attributes["font"] for i in image_set.items}) >= 3  # DejaVu Sans/Serif/Mono at least
+    assert (
+        len({i.attributes["font"] for i in image_set.items}) >= 3
+    )  # DejaVu Sans/Serif/Mono at least
 
 
 def test_truth_is_drawn_from_the_class_pool_and_fits() -> None:
@@ -65,7 +71,9 @@ def test_text_is_actually_drawn() -> None:
 
 def test_stratified_limit_spreads_over_size_and_class() -> None:
     picked = stratified_limit(default_cells(), len(FONT_SIZES) * len(CHAR_CLASSES))
-    assert {(c.font_size, c.char_class) for c in picked} == {(s, k) for s in FONT_SIZES for k in CHAR_CLASSES}
+    assert {(c.font_size, c.char_class) for c in picked} == {
+        (s, k) for s in FONT_SIZES for k in CHAR_CLASSES
+    }
     # a larger limit keeps every image of a smaller one
     small = {c.image_id for c in stratified_limit(default_cells(), 7)}
     large = {c.image_id for c in stratified_limit(default_cells(), 40)}
@@ -113,7 +121,11 @@ def test_real_textinvision_metadata_parses(textinvision_dir: Path) -> None:
     metadata = read_metadata(textinvision_dir / "vae_images_metadata.json")
     assert len(metadata) == 1027
     assert all(record["image_url"].startswith("http") for record in metadata.values())
-    assert {record["source"] for record in metadata.values()} <= {"Pixabay", "Unsplash", "unsplash"}  # case as shipped
+    assert {record["source"] for record in metadata.values()} <= {
+        "Pixabay",
+        "Unsplash",
+        "unsplash",
+    }  # case as shipped
     assert not any(record.get("text") for record in metadata.values())  # no transcriptions shipped
 
 

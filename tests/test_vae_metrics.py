@@ -131,7 +131,9 @@ def _test_images() -> list[tuple[np.ndarray, np.ndarray]]:
     noise = rng.integers(0, 256, (33, 47, 3), dtype=np.uint8)
     pairs = []
     for image in (smooth, stripes, noise):
-        degraded = np.clip(image.astype(np.float64) + rng.normal(0, 25, image.shape), 0, 255).astype(np.uint8)
+        degraded = np.clip(
+            image.astype(np.float64) + rng.normal(0, 25, image.shape), 0, 255
+        ).astype(np.uint8)
         pairs.append((image, degraded))
     pairs.append((smooth, smooth[::-1].copy()))
     return pairs
@@ -143,7 +145,12 @@ def test_ssim_matches_scikit_image(index: int) -> None:
 
     a, b = _test_images()[index]
     reference = structural_similarity(
-        luma(a), luma(b), gaussian_weights=True, sigma=1.5, use_sample_covariance=False, data_range=255
+        luma(a),
+        luma(b),
+        gaussian_weights=True,
+        sigma=1.5,
+        use_sample_covariance=False,
+        data_range=255,
     )
     assert ssim(a, b) == pytest.approx(reference, abs=1e-9)
     assert -1.0 <= ssim(a, b) <= 1.0

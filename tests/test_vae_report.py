@@ -11,7 +11,9 @@ import pytest
 from vae_eval.report import summary_table, survival_threshold, wr_pivot, write_report
 
 
-def _rows(vae: str, wr_by_size: dict[int, float], ceiling: float = 100.0) -> list[dict[str, object]]:
+def _rows(
+    vae: str, wr_by_size: dict[int, float], ceiling: float = 100.0
+) -> list[dict[str, object]]:
     return [
         {
             "vae": vae,

@@ -87,8 +87,22 @@ def test_table_shape_and_columns(run: tuple[Path, pd.DataFrame, list[str]]) -> N
     out, table, codecs = run
     assert len(table) == len(codecs) * len(IMAGE_IDS)
     assert not table.duplicated(["vae", "image_id"]).any()
-    for column in ("vae", "image_id", "font", "font_size", "char_class", "background", "truth",
-                   "ocr_original", "ocr_reconstruction", "wr", "pa", "psnr", "ssim", "error"):
+    for column in (
+        "vae",
+        "image_id",
+        "font",
+        "font_size",
+        "char_class",
+        "background",
+        "truth",
+        "ocr_original",
+        "ocr_reconstruction",
+        "wr",
+        "pa",
+        "psnr",
+        "ssim",
+        "error",
+    ):
         assert column in table.columns
     assert list(dict.fromkeys(table["vae"])) == codecs  # codecs in the order given
     assert (out / RESULTS_NAME).is_file()
@@ -101,7 +115,9 @@ def test_table_shape_and_columns(run: tuple[Path, pd.DataFrame, list[str]]) -> N
 
 
 @pytest.mark.slow
-def test_ocr_ceiling_is_high_and_identity_keeps_it(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
+def test_ocr_ceiling_is_high_and_identity_keeps_it(
+    run: tuple[Path, pd.DataFrame, list[str]],
+) -> None:
     _, table, _ = run
     identity = table[table["vae"] == "identity"]
     assert identity["wr_original"].mean() >= 80.0  # rendered black-on-white text at >= 14 px
@@ -113,7 +129,9 @@ def test_ocr_ceiling_is_high_and_identity_keeps_it(run: tuple[Path, pd.DataFrame
 
 
 @pytest.mark.slow
-def test_jpeg_and_resize_lose_text_as_quality_falls(run: tuple[Path, pd.DataFrame, list[str]]) -> None:
+def test_jpeg_and_resize_lose_text_as_quality_falls(
+    run: tuple[Path, pd.DataFrame, list[str]],
+) -> None:
     _, table, _ = run
     ok = table[table["error"] == ""]
     wr, pa, psnr = _means(ok, "wr"), _means(ok, "pa"), _means(ok, "psnr")
@@ -129,7 +147,9 @@ def test_jpeg_and_resize_lose_text_as_quality_falls(run: tuple[Path, pd.DataFram
 
 
 @pytest.mark.slow
-def test_failures_become_rows(run: tuple[Path, pd.DataFrame, list[str]], broken_vaes: dict[str, str]) -> None:
+def test_failures_become_rows(
+    run: tuple[Path, pd.DataFrame, list[str]], broken_vaes: dict[str, str]
+) -> None:
     _, table, _ = run
     nan_rows = table[table["vae"] == broken_vaes["nan"]]
     assert nan_rows["error"].str.contains("NaN").all()
@@ -167,8 +187,13 @@ def test_resume_recomputes_deleted_batches_identically(
     pd.testing.assert_frame_equal(again[columns], table[columns])  # deterministic, no duplicates
 
     calls.clear()
-    evaluate(RunOptions(codecs=codecs, batch_size=2), copy, image_set=_image_set(), ocr_engine=ocr_engine,
-             progress=lambda stage, done, total: calls.append(stage))
+    evaluate(
+        RunOptions(codecs=codecs, batch_size=2),
+        copy,
+        image_set=_image_set(),
+        ocr_engine=ocr_engine,
+        progress=lambda stage, done, total: calls.append(stage),
+    )
     assert calls == []  # a finished run does nothing
 
 
@@ -213,4 +238,9 @@ def test_rerun_with_fewer_codecs_or_another_set(
     with pytest.raises(InputError, match="holds a run with images"):
         evaluate(RunOptions(codecs=["identity"]), copy, image_set=other, ocr_engine=ocr_engine)
     with pytest.raises(InputError, match="unknown codec 'jpg'"):
-        evaluate(RunOptions(codecs=["identity", "jpg?quality=3"]), copy, image_set=_image_set(), ocr_engine=ocr_engine)
+        evaluate(
+            RunOptions(codecs=["identity", "jpg?quality=3"]),
+            copy,
+            image_set=_image_set(),
+            ocr_engine=ocr_engine,
+        )

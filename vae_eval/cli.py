@@ -33,12 +33,20 @@ def evaluate_command(
         "--images",
         help="'default' (synthetic, options ?size=512&seed=0), a folder, or a metadata .json/.jsonl.",
     ),
-    limit: int = typer.Option(None, "--limit", min=1, help="Evaluate at most N images (stratified for 'default')."),
+    limit: int = typer.Option(
+        None, "--limit", min=1, help="Evaluate at most N images (stratified for 'default')."
+    ),
     ocr: str = typer.Option("easyocr", "--ocr", help="OCR engine spec (see bench.ocr)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
-    batch_size: int = typer.Option(4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."),
-    retry_errors: bool = typer.Option(False, "--retry-errors", help="Recompute batches that hold error rows."),
-    save_images: bool = typer.Option(True, "--save-images/--no-save-images", help="Keep originals and reconstructions as PNG."),
+    batch_size: int = typer.Option(
+        4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."
+    ),
+    retry_errors: bool = typer.Option(
+        False, "--retry-errors", help="Recompute batches that hold error rows."
+    ),
+    save_images: bool = typer.Option(
+        True, "--save-images/--no-save-images", help="Keep originals and reconstructions as PNG."
+    ),
 ) -> None:
     """Encode-decode images with each codec, OCR before and after, score WR/PA/PSNR/SSIM.
 
@@ -52,7 +60,9 @@ def evaluate_command(
     from bench.errors import InputError
 
     if not vae:
-        raise InputError(None, "give at least one --vae (e.g. --vae identity --vae 'jpeg?quality=30')")
+        raise InputError(
+            None, "give at least one --vae (e.g. --vae identity --vae 'jpeg?quality=30')"
+        )
     if out is None:
         raise InputError(None, "--out is required")
 
@@ -73,7 +83,11 @@ def evaluate_command(
     )
     console = Console(stderr=True)
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
     ) as bar:
         tasks: dict[str, object] = {}
 
@@ -93,8 +107,12 @@ def evaluate_command(
 
 @vae_app.command("download")
 def download_command(
-    metadata: Path = typer.Argument(..., help="vae_images_metadata.json (file name -> {image_url, ...})."),
-    out: Path = typer.Option(..., "--out", "-o", help="Folder for the images (and a copy of the metadata)."),
+    metadata: Path = typer.Argument(
+        ..., help="vae_images_metadata.json (file name -> {image_url, ...})."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for the images (and a copy of the metadata)."
+    ),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N entries."),
     timeout: float = typer.Option(30.0, "--timeout", help="Seconds per request."),
 ) -> None:

@@ -75,7 +75,8 @@ def _check_options(spec: Spec, known: set[str]) -> None:
     unknown = sorted(set(spec.options) - known)
     if unknown:
         raise InputError(
-            None, f"unknown option {unknown[0]!r} in codec spec {spec.text!r}; known: {', '.join(sorted(known)) or 'none'}"
+            None,
+            f"unknown option {unknown[0]!r} in codec spec {spec.text!r}; known: {', '.join(sorted(known)) or 'none'}",
         )
 
 
@@ -86,7 +87,9 @@ def _number(spec: Spec, key: str, default: float, kind: type = float) -> Any:
     try:
         return kind(text)
     except ValueError:
-        raise InputError(None, f"option {key}={text!r} in codec spec {spec.text!r} is not a {kind.__name__}") from None
+        raise InputError(
+            None, f"option {key}={text!r} in codec spec {spec.text!r} is not a {kind.__name__}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- reference codecs
@@ -117,7 +120,9 @@ class JpegCodec(Codec):
         out: list[Image.Image | CodecFailure] = []
         for image in images:
             buffer = io.BytesIO()
-            image.convert("RGB").save(buffer, format="JPEG", quality=self.quality, subsampling="4:2:0")
+            image.convert("RGB").save(
+                buffer, format="JPEG", quality=self.quality, subsampling="4:2:0"
+            )
             buffer.seek(0)
             with Image.open(buffer) as decoded:
                 out.append(decoded.convert("RGB"))
@@ -140,7 +145,10 @@ class ResizeCodec(Codec):
         out: list[Image.Image | CodecFailure] = []
         for image in images:
             rgb = image.convert("RGB")
-            small = (max(1, round(rgb.width / self.factor)), max(1, round(rgb.height / self.factor)))
+            small = (
+                max(1, round(rgb.width / self.factor)),
+                max(1, round(rgb.height / self.factor)),
+            )
             down = rgb.resize(small, Image.Resampling.BICUBIC)
             out.append(down.resize(rgb.size, Image.Resampling.BICUBIC))
         return out
@@ -187,7 +195,14 @@ def split_target(target: str) -> tuple[str, str | None]:
 KL_CLASSES = ("AutoencoderKL", "AsymmetricAutoencoderKL")
 SUPPORTED_CLASSES = (*KL_CLASSES, "AutoencoderTiny", "AutoencoderDC")
 
-DTYPES = {"fp32": "float32", "float32": "float32", "fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16"}
+DTYPES = {
+    "fp32": "float32",
+    "float32": "float32",
+    "fp16": "float16",
+    "float16": "float16",
+    "bf16": "bfloat16",
+    "bfloat16": "bfloat16",
+}
 
 
 class DiffusersCodec(Codec):
@@ -211,7 +226,10 @@ class DiffusersCodec(Codec):
     def __init__(self, spec: Spec) -> None:
         _check_options(spec, {"dtype", "device", "batch_size"})
         if not spec.target:
-            raise InputError(None, f"codec spec {spec.text!r} needs a hub id or path: diffusers:<id or path>[:subfolder]")
+            raise InputError(
+                None,
+                f"codec spec {spec.text!r} needs a hub id or path: diffusers:<id or path>[:subfolder]",
+            )
         self.name = spec.text
         self.source, self.subfolder = split_target(spec.target)
         dtype_name = spec.options.get("dtype", "fp32").lower()
@@ -227,7 +245,9 @@ class DiffusersCodec(Codec):
         import diffusers
         import torch
 
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        self.device = (
+            ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        )
         config = self._load_config(diffusers)
         self.class_name = str(config.get("_class_name", "AutoencoderKL"))
         if self.class_name not in SUPPORTED_CLASSES:
@@ -247,7 +267,9 @@ class DiffusersCodec(Codec):
         try:
             self.model = model_class.from_pretrained(self.source, **kwargs)
         except (OSError, ValueError) as exc:
-            raise InputError(None, f"cannot load {spec.text!r}: {str(exc).splitlines()[0]}") from None
+            raise InputError(
+                None, f"cannot load {spec.text!r}: {str(exc).splitlines()[0]}"
+            ) from None
         self.model.to(self.device).eval()
         self.config = dict(self.model.config)
         self.scaling_factor = float(self.config.get("scaling_factor") or 1.0)
@@ -266,13 +288,17 @@ class DiffusersCodec(Codec):
             loaded: dict[str, Any] = json.loads(local.read_text(encoding="utf-8"))
             return loaded
         if Path(self.source).exists():
-            raise InputError(local, "no diffusers config.json here (wrong path or missing :subfolder?)")
+            raise InputError(
+                local, "no diffusers config.json here (wrong path or missing :subfolder?)"
+            )
         try:
             kwargs = {"subfolder": self.subfolder} if self.subfolder else {}
             config: dict[str, Any] = diffusers.AutoencoderKL.load_config(self.source, **kwargs)
             return config
         except (OSError, ValueError) as exc:
-            raise InputError(None, f"cannot load config of {self.name!r}: {str(exc).splitlines()[0]}") from None
+            raise InputError(
+                None, f"cannot load config of {self.name!r}: {str(exc).splitlines()[0]}"
+            ) from None
 
     def _downsampling_factor(self) -> int:
         if self.class_name in ("AutoencoderDC", "AutoencoderTiny"):
@@ -323,9 +349,13 @@ class DiffusersCodec(Codec):
         out: list[Image.Image | CodecFailure] = []
         for sample in decoded:
             if not bool(torch.isfinite(sample).all()):
-                out.append(CodecFailure(f"non-finite values (NaN/inf) in decoded output ({self.dtype})"))
+                out.append(
+                    CodecFailure(f"non-finite values (NaN/inf) in decoded output ({self.dtype})")
+                )
                 continue
-            pixels = ((sample.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(1, 2, 0).numpy()
+            pixels = (
+                ((sample.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8).permute(1, 2, 0).numpy()
+            )
             out.append(Image.fromarray(np.ascontiguousarray(pixels), "RGB"))
         return out
 

@@ -25,7 +25,15 @@ from vae_eval.imageset import read_metadata
 
 USER_AGENT = "glyphbench-vae-eval/0.1 (+https://github.com/; research benchmark)"
 #: Leading bytes of the image formats Pillow reads that a server may send.
-IMAGE_MAGIC = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8", b"RIFF", b"BM", b"II*\x00", b"MM\x00*")
+IMAGE_MAGIC = (
+    b"\xff\xd8\xff",
+    b"\x89PNG\r\n\x1a\n",
+    b"GIF8",
+    b"RIFF",
+    b"BM",
+    b"II*\x00",
+    b"MM\x00*",
+)
 
 
 @dataclass
@@ -99,6 +107,12 @@ def download(
                 reason = getattr(exc, "reason", None) or exc
                 summary.failed[name] = f"{type(exc).__name__}: {reason}"
         if on_item:
-            status = "fetched" if name in summary.fetched else "present" if name in summary.skipped else summary.failed[name]
+            status = (
+                "fetched"
+                if name in summary.fetched
+                else "present"
+                if name in summary.skipped
+                else summary.failed[name]
+            )
             on_item(name, status)
     return summary

@@ -50,7 +50,13 @@ BACKGROUNDS = ("plain", "texture", "photo")
 #: Images per (font size, character class, background) cell in the full default set.
 REPLICATES = 2
 #: Preferred fonts by file stem; those not installed are skipped (DejaVu ships with matplotlib).
-FONT_CHOICES = ("DejaVuSans", "DejaVuSerif", "DejaVuSansMono", "LiberationSans-Regular", "LiberationSerif-Regular")
+FONT_CHOICES = (
+    "DejaVuSans",
+    "DejaVuSerif",
+    "DejaVuSansMono",
+    "LiberationSans-Regular",
+    "LiberationSerif-Regular",
+)
 #: Words drawn per default-set image (wrapped to the image width) and the most lines kept.
 WORDS_PER_IMAGE = 6
 MAX_LINES = 6
@@ -59,32 +65,144 @@ MAX_LINES = 6
 #: a single token without spaces, so the ground truth splits back into exactly these words.
 WORD_POOLS: dict[str, tuple[str, ...]] = {
     "lower": (
-        "river", "candle", "harbor", "pocket", "meadow", "lantern", "violet", "garden",
-        "window", "silver", "market", "thunder", "basket", "pillow", "forest", "copper",
-        "island", "ribbon", "winter", "marble", "velvet", "orange", "stone", "bridge",
+        "river",
+        "candle",
+        "harbor",
+        "pocket",
+        "meadow",
+        "lantern",
+        "violet",
+        "garden",
+        "window",
+        "silver",
+        "market",
+        "thunder",
+        "basket",
+        "pillow",
+        "forest",
+        "copper",
+        "island",
+        "ribbon",
+        "winter",
+        "marble",
+        "velvet",
+        "orange",
+        "stone",
+        "bridge",
     ),
     "upper": (
-        "EXIT", "HOTEL", "OPEN", "SALE", "PHARMACY", "STATION", "BAKERY", "NORTH",
-        "PARKING", "TICKETS", "DANGER", "MUSEUM", "GARAGE", "LIBRARY", "CINEMA", "HARBOR",
-        "MARKET", "PLAZA", "STOP", "ENTRANCE", "THEATER", "DINER", "POLICE", "BRIDGE",
+        "EXIT",
+        "HOTEL",
+        "OPEN",
+        "SALE",
+        "PHARMACY",
+        "STATION",
+        "BAKERY",
+        "NORTH",
+        "PARKING",
+        "TICKETS",
+        "DANGER",
+        "MUSEUM",
+        "GARAGE",
+        "LIBRARY",
+        "CINEMA",
+        "HARBOR",
+        "MARKET",
+        "PLAZA",
+        "STOP",
+        "ENTRANCE",
+        "THEATER",
+        "DINER",
+        "POLICE",
+        "BRIDGE",
     ),
     "digits": (
-        "2048", "1987", "31415", "650", "72", "80211", "4096", "1200", "365", "90210",
-        "7734", "5150", "24", "808", "1066", "33", "41592", "3000", "777", "1492",
+        "2048",
+        "1987",
+        "31415",
+        "650",
+        "72",
+        "80211",
+        "4096",
+        "1200",
+        "365",
+        "90210",
+        "7734",
+        "5150",
+        "24",
+        "808",
+        "1066",
+        "33",
+        "41592",
+        "3000",
+        "777",
+        "1492",
     ),
     "punct_symbols": (
-        "$19.99", "50%", "#42", "(7)", "&", "@", "+1", "3/4", "?!", "...", "$5", "#1",
-        "10%", "[9]", "*", "=", "1:2", "--", "<5>", "{0}",
+        "$19.99",
+        "50%",
+        "#42",
+        "(7)",
+        "&",
+        "@",
+        "+1",
+        "3/4",
+        "?!",
+        "...",
+        "$5",
+        "#1",
+        "10%",
+        "[9]",
+        "*",
+        "=",
+        "1:2",
+        "--",
+        "<5>",
+        "{0}",
     ),
     "accented": (
-        "café", "naïve", "résumé", "façade", "über", "señor", "crème", "déjà", "jalapeño",
-        "Zürich", "São", "Ångström", "fiancée", "piñata", "brûlée", "Müller", "Øresund",
-        "élan", "smørrebrød", "Köln",
+        "café",
+        "naïve",
+        "résumé",
+        "façade",
+        "über",
+        "señor",
+        "crème",
+        "déjà",
+        "jalapeño",
+        "Zürich",
+        "São",
+        "Ångström",
+        "fiancée",
+        "piñata",
+        "brûlée",
+        "Müller",
+        "Øresund",
+        "élan",
+        "smørrebrød",
+        "Köln",
     ),
     "mixed": (
-        "Room42B", "COVID-19", "B2B", "Mix3d", "eBay", "R2-D2", "Top10", "iPhone",
-        "A4-Paper", "Gate7C", "MP3", "Route66", "4x4", "USB-C", "Wi-Fi", "K9",
-        "McDonald", "3D-Print", "H2O", "Area51",
+        "Room42B",
+        "COVID-19",
+        "B2B",
+        "Mix3d",
+        "eBay",
+        "R2-D2",
+        "Top10",
+        "iPhone",
+        "A4-Paper",
+        "Gate7C",
+        "MP3",
+        "Route66",
+        "4x4",
+        "USB-C",
+        "Wi-Fi",
+        "K9",
+        "McDonald",
+        "3D-Print",
+        "H2O",
+        "Area51",
     ),
 }
 CHAR_CLASSES = tuple(WORD_POOLS)
@@ -214,7 +332,9 @@ def make_background(kind: str, size: int, rng: random.Random) -> Image.Image:
     raise ValueError(f"unknown background {kind!r}")
 
 
-def render_cell(cell: DefaultCell, size: int, font_path: Path, seed: int) -> tuple[Image.Image, str]:
+def render_cell(
+    cell: DefaultCell, size: int, font_path: Path, seed: int
+) -> tuple[Image.Image, str]:
     """Render one default-set image; returns (image, ground truth with one line per text line).
 
     Words are wrapped by :func:`layout_lines`; lines are stacked with 1.6x font-size spacing, block centred with a small seeded
@@ -262,6 +382,7 @@ def stratified_limit(cells: Sequence[DefaultCell], limit: int | None) -> list[De
     groups: dict[tuple[int, str], list[DefaultCell]] = {}
     for cell in cells:
         groups.setdefault((cell.font_size, cell.char_class), []).append(cell)
+
     # Within a group, take every background before a second replicate, and start each
     # group's background rotation one further along, so a small limit covers all
     # backgrounds evenly instead of only the first.
@@ -269,7 +390,8 @@ def stratified_limit(cells: Sequence[DefaultCell], limit: int | None) -> list[De
         return cell.replicate, (BACKGROUNDS.index(cell.background) - offset) % len(BACKGROUNDS)
 
     queues = [
-        sorted(group, key=functools.partial(rotation, offset=g)) for g, group in enumerate(groups.values())
+        sorted(group, key=functools.partial(rotation, offset=g))
+        for g, group in enumerate(groups.values())
     ]
     picked: list[DefaultCell] = []
     depth = 0
@@ -285,7 +407,9 @@ def default_set(size: int = 512, seed: int = 0, limit: int | None = None) -> Ima
     """The synthetic default set (see the module docstring); ``limit`` subsamples stratified."""
     fonts = available_default_fonts()
     if not fonts:
-        raise InputError(None, "no fonts found for the default image set (DejaVu ships with matplotlib)")
+        raise InputError(
+            None, "no fonts found for the default image set (DejaVu ships with matplotlib)"
+        )
     items = []
     dropped = []
     for index, cell in enumerate(default_cells()):
@@ -310,11 +434,16 @@ def default_set(size: int = 512, seed: int = 0, limit: int | None = None) -> Ima
             )
         )
     present = {item.image_id for item in items}
-    keep = {c.image_id for c in stratified_limit([c for c in default_cells() if c.image_id in present], limit)}
+    keep = {
+        c.image_id
+        for c in stratified_limit([c for c in default_cells() if c.image_id in present], limit)
+    }
     notes = []
     if dropped:
         sizes = sorted({c.font_size for c in dropped}, reverse=True)
-        notes.append(f"{len(dropped)} images left out: no word fits a {size}px image at font size {sizes}.")
+        notes.append(
+            f"{len(dropped)} images left out: no word fits a {size}px image at font size {sizes}."
+        )
     return ImageSet(
         name=f"default?size={size}&seed={seed}",
         items=[item for item in items if item.image_id in keep],  # set order
@@ -391,14 +520,22 @@ def read_metadata(path: Path) -> dict[str, dict[str, Any]]:
         elif isinstance(data, list):
             records = [(None, record) for record in data]
         else:
-            raise InputError(path, "expected a JSON object (file name -> record) or a list of records")
+            raise InputError(
+                path, "expected a JSON object (file name -> record) or a list of records"
+            )
     out: dict[str, dict[str, Any]] = {}
     for line, record in records:
-        if not isinstance(record, dict) or not isinstance(record.get("file"), str) or not record["file"]:
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("file"), str)
+            or not record["file"]
+        ):
             raise InputError(path, "every record needs a non-empty 'file' field", line=line)
         text = record.get("text")
         if text is not None and not isinstance(text, str):
-            raise InputError(path, f"'text' of {record['file']!r} is not a string", line=line, key=record["file"])
+            raise InputError(
+                path, f"'text' of {record['file']!r} is not a string", line=line, key=record["file"]
+            )
         out[record["file"]] = record
     return out
 
@@ -434,7 +571,9 @@ def _items_from_files(
             if key not in ("file", "text") and isinstance(value, (str, int, float, bool))
         }
         # The file name (not the stem) is the id: "a.png" and "a.jpg" may both exist.
-        items.append(ImageItem(name, _load_file(path), text if text else None, attributes, str(path)))
+        items.append(
+            ImageItem(name, _load_file(path), text if text else None, attributes, str(path))
+        )
     return items, missing
 
 
@@ -447,7 +586,9 @@ def folder_set(folder: Path, metadata_path: Path | None = None) -> ImageSet:
         metadata = read_metadata(metadata_path)
         files: list[str] = list(metadata)
         if not any(record.get("text") for record in metadata.values()):
-            notes.append(f"{metadata_path.name} has no ground-truth 'text'; the original image's OCR is the reference.")
+            notes.append(
+                f"{metadata_path.name} has no ground-truth 'text'; the original image's OCR is the reference."
+            )
     else:
         metadata = {}
         files = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
@@ -459,11 +600,16 @@ def folder_set(folder: Path, metadata_path: Path | None = None) -> ImageSet:
             "(fetch them with `glyphbench vae-eval download`)."
         )
     if not items:
-        raise InputError(folder, "no images found" + (f" (all {len(missing)} listed images missing)" if missing else ""))
+        raise InputError(
+            folder,
+            "no images found" + (f" (all {len(missing)} listed images missing)" if missing else ""),
+        )
     return ImageSet(name=str(folder), items=items, notes=notes)
 
 
-def load_image_set(spec: str, *, limit: int | None = None, native_size: int | None = None) -> ImageSet:
+def load_image_set(
+    spec: str, *, limit: int | None = None, native_size: int | None = None
+) -> ImageSet:
     """Resolve an ``--images`` spec (see the module docstring) and apply ``limit``.
 
     ``native_size`` is what ``default?size=native`` becomes (512 when None).
@@ -473,13 +619,17 @@ def load_image_set(spec: str, *, limit: int | None = None, native_size: int | No
     if parsed.kind == "default" and not parsed.target:
         unknown = sorted(set(parsed.options) - {"size", "seed"})
         if unknown:
-            raise InputError(None, f"unknown option {unknown[0]!r} in image set {spec!r}; known: seed, size")
+            raise InputError(
+                None, f"unknown option {unknown[0]!r} in image set {spec!r}; known: seed, size"
+            )
         size_text = parsed.options.get("size", "512")
         try:
             size = (native_size or 512) if size_text == "native" else int(size_text)
             seed = int(parsed.options.get("seed", "0"))
         except ValueError:
-            raise InputError(None, f"image set {spec!r}: size and seed must be integers (or size=native)") from None
+            raise InputError(
+                None, f"image set {spec!r}: size and seed must be integers (or size=native)"
+            ) from None
         if not 64 <= size <= 4096:
             raise InputError(None, f"image set {spec!r}: size must be between 64 and 4096")
         return default_set(size, seed, limit)
@@ -491,7 +641,9 @@ def load_image_set(spec: str, *, limit: int | None = None, native_size: int | No
     elif path.exists():
         raise InputError(path, "expected a folder of images or a .json/.jsonl metadata file")
     else:
-        raise InputError(path, "image set not found (use 'default', a folder, or a metadata .json/.jsonl)")
+        raise InputError(
+            path, "image set not found (use 'default', a folder, or a metadata .json/.jsonl)"
+        )
     if limit is not None:
         image_set.items = image_set.items[:limit]
     return image_set

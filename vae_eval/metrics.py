@@ -66,7 +66,9 @@ def word_retention(truth: str, ocr: str) -> float:
     return 100.0 * correct / len(expected)
 
 
-def word_assignment(truth_words: list[str], ocr_words: list[str]) -> list[tuple[int, int | None, int]]:
+def word_assignment(
+    truth_words: list[str], ocr_words: list[str]
+) -> list[tuple[int, int | None, int]]:
     """Optimal one-to-one matching of truth words to OCR words by edit distance.
 
     Returns ``(truth index, OCR index or None, cost)`` for every truth word. The
@@ -197,14 +199,18 @@ def ssim(a: Any, b: Any) -> float:
     truncate = radius / SSIM_SIGMA  # window radius 5 -> 11 taps
 
     def blur(values: np.ndarray) -> np.ndarray:
-        return np.asarray(gaussian_filter(values, sigma=SSIM_SIGMA, truncate=truncate, mode="reflect"))
+        return np.asarray(
+            gaussian_filter(values, sigma=SSIM_SIGMA, truncate=truncate, mode="reflect")
+        )
 
     mu_x, mu_y = blur(x), blur(y)
     var_x = blur(x * x) - mu_x**2
     var_y = blur(y * y) - mu_y**2
     cov = blur(x * y) - mu_x * mu_y
     c1, c2 = (SSIM_K1 * 255.0) ** 2, (SSIM_K2 * 255.0) ** 2
-    index = ((2 * mu_x * mu_y + c1) * (2 * cov + c2)) / ((mu_x**2 + mu_y**2 + c1) * (var_x + var_y + c2))
+    index = ((2 * mu_x * mu_y + c1) * (2 * cov + c2)) / (
+        (mu_x**2 + mu_y**2 + c1) * (var_x + var_y + c2)
+    )
     if min(index.shape) > 2 * radius:
         index = index[radius:-radius, radius:-radius]
     return float(index.mean())

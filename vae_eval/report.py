@@ -35,7 +35,9 @@ SURVIVAL_RATIO = 0.9
 PAIRS_PER_CODEC = 6
 
 
-def survival_threshold(table: pd.DataFrame, ratio: float = SURVIVAL_RATIO) -> dict[str, float | None]:
+def survival_threshold(
+    table: pd.DataFrame, ratio: float = SURVIVAL_RATIO
+) -> dict[str, float | None]:
     """Per codec: the smallest font size s such that at every size >= s, mean WR >= ratio x ceiling.
 
     The ceiling at a size is the mean ``wr_original`` over the same rows. ``None``
@@ -115,7 +117,9 @@ def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
     ok = table[table["error"] == ""]
     pivot = ok.pivot_table(index="vae", columns=by, values="wr", aggfunc="mean", sort=False)
-    ceiling = ok.drop_duplicates("image_id").pivot_table(columns=by, values="wr_original", aggfunc="mean")
+    ceiling = ok.drop_duplicates("image_id").pivot_table(
+        columns=by, values="wr_original", aggfunc="mean"
+    )
     ceiling.index = pd.Index(["OCR ceiling (original)"])
     combined = pd.concat([ceiling, pivot])
     if "font_size" in by and len(by) == 1:
@@ -170,7 +174,11 @@ def _pairs_html(table: pd.DataFrame, out: Path) -> str:
             picks = group.sort_values("image_index")
         cells = []
         for row in picks.head(PAIRS_PER_CODEC).itertuples():
-            before = f"../{row.original_path}" if row.original_path and (out / str(row.original_path)).exists() else ""
+            before = (
+                f"../{row.original_path}"
+                if row.original_path and (out / str(row.original_path)).exists()
+                else ""
+            )
             after = f"../{row.reconstruction_path}" if row.reconstruction_path else ""
             caption = (
                 f"<b>{html.escape(str(row.image_id))}</b><br>truth: {html.escape(str(row.truth))}<br>"
@@ -213,9 +221,13 @@ def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = No
             f"{share:.0f}% of rows have no ground truth: the original image's OCR is the reference, "
             "so the OCR ceiling is 100% by construction there and WR measures agreement with it."
         )
-    body = [f"<h1>VAE text survival</h1><p>{len(table)} rows, {table['vae'].nunique() if len(table) else 0} codecs."]
+    body = [
+        f"<h1>VAE text survival</h1><p>{len(table)} rows, {table['vae'].nunique() if len(table) else 0} codecs."
+    ]
     if len(table):
-        body.append(f" OCR: {html.escape(str(table['ocr_engine'].iloc[0]))} ({html.escape(str(table['ocr_version'].iloc[0]))}).</p>")
+        body.append(
+            f" OCR: {html.escape(str(table['ocr_engine'].iloc[0]))} ({html.escape(str(table['ocr_version'].iloc[0]))}).</p>"
+        )
     body.extend(f"<p class=note>{html.escape(note)}</p>" for note in notes)
     if len(table):
         body.append("<h2>Summary</h2>" + _table(summary_table(table), "codec"))
@@ -230,7 +242,9 @@ def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = No
                 f"&ge; {SURVIVAL_RATIO:.0%} of the OCR ceiling's WR at every size.</p><table>{lines}</table>"
             )
         if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png"):
-            body.append('<h2>WR vs font size</h2><img src="wr_vs_font_size.png" alt="WR vs font size">')
+            body.append(
+                '<h2>WR vs font size</h2><img src="wr_vs_font_size.png" alt="WR vs font size">'
+            )
         tables = (
             (["font_size"], "font size"),
             (["char_class"], "character class"),
@@ -241,7 +255,9 @@ def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = No
             if all(column in table.columns for column in by):
                 pivot = wr_pivot(table, by)
                 if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
-                    body.append(f"<h2>Mean WR by {title} x codec</h2>" + _table(pivot.T, " / ".join(by)))
+                    body.append(
+                        f"<h2>Mean WR by {title} x codec</h2>" + _table(pivot.T, " / ".join(by))
+                    )
                 else:
                     body.append(f"<h2>Mean WR by codec x {title}</h2>" + _table(pivot, "codec"))
         body.append("<h2>Before / after</h2>" + _pairs_html(table, out))

@@ -116,7 +116,9 @@ class RunOptions:
     limit: int | None = None
     batch_size: int = 4
     save_images: bool = True
-    retry_errors: bool = False  # recompute part files holding error rows (e.g. a codec that failed to load)
+    retry_errors: bool = (
+        False  # recompute part files holding error rows (e.g. a codec that failed to load)
+    )
 
 
 @dataclass
@@ -157,7 +159,9 @@ class _OCRCache:
                 self._texts[keys[i]] = result.text
             pending = []
         seconds = time.perf_counter() - started
-        return [failures[i] if i in failures else self._texts[key] for i, key in enumerate(keys)], seconds
+        return [
+            failures[i] if i in failures else self._texts[key] for i, key in enumerate(keys)
+        ], seconds
 
 
 def _read_parts(folder: Path) -> pd.DataFrame:
@@ -234,7 +238,9 @@ def evaluate(
     native_size = None
     if image_set is None and "size=native" in options.images:
         loaded_codecs = {spec: create(spec) for spec in specs}
-        hints = [c.native_resolution for c in loaded_codecs.values() if not isinstance(c, Exception)]
+        hints = [
+            c.native_resolution for c in loaded_codecs.values() if not isinstance(c, Exception)
+        ]
         native_size = max((h for h in hints if h), default=None)
     if image_set is None:
         image_set = load_image_set(options.images, limit=options.limit, native_size=native_size)
@@ -283,7 +289,18 @@ def evaluate(
                     recons = [CodecFailure(f"{type(exc).__name__}: {exc}") for _ in batch]
             codec_seconds = (time.perf_counter() - started) / max(1, len(batch))
             rows = _score_batch(
-                spec, codec, image_set, batch, loaded, recons, originals, cache, out, options, codec_seconds, order
+                spec,
+                codec,
+                image_set,
+                batch,
+                loaded,
+                recons,
+                originals,
+                cache,
+                out,
+                options,
+                codec_seconds,
+                order,
             )
             _write_part(folder, rows)
             if progress:
@@ -323,7 +340,9 @@ def get_codec_kind_or_fail(spec: str) -> None:
 
     kind = Spec.parse(spec).kind
     if kind not in CODECS.names():
-        raise InputError(None, f"unknown codec {kind!r} in {spec!r}; known: {', '.join(CODECS.names())}")
+        raise InputError(
+            None, f"unknown codec {kind!r} in {spec!r}; known: {', '.join(CODECS.names())}"
+        )
 
 
 def _original_ocr(
@@ -400,7 +419,9 @@ def _score_batch(
         read, ocr_seconds = cache.read([recons[i] for i in good])
         for i, read_text in zip(good, read, strict=True):
             texts[i] = read_text
-    description = codec.describe() if not isinstance(codec, Exception) else f"failed to load: {codec}"
+    description = (
+        codec.describe() if not isinstance(codec, Exception) else f"failed to load: {codec}"
+    )
     rows = []
     for index, item in enumerate(batch):
         original = originals[item.image_id]
@@ -418,8 +439,16 @@ def _score_batch(
             _save_png(recon, recon_file)
             recon_path = str(recon_file.relative_to(out))
         ok = not error and text is not None
-        wr_original = word_retention(reference, str(original["ocr_text"])) if not original.get("ocr_error") else math.nan
-        pa_original = partial_accuracy(reference, str(original["ocr_text"])) if not original.get("ocr_error") else math.nan
+        wr_original = (
+            word_retention(reference, str(original["ocr_text"]))
+            if not original.get("ocr_error")
+            else math.nan
+        )
+        pa_original = (
+            partial_accuracy(reference, str(original["ocr_text"]))
+            if not original.get("ocr_error")
+            else math.nan
+        )
         wr = word_retention(reference, text) if ok and text is not None else math.nan
         pa = partial_accuracy(reference, text) if ok and text is not None else math.nan
         rows.append(
@@ -429,7 +458,10 @@ def _score_batch(
                 "image_set": image_set.name,
                 "image_id": item.image_id,
                 "image_index": order[item.image_id],
-                **{f"attr_{k}" if k in BASE_COLUMNS + TAIL_COLUMNS else k: v for k, v in item.attributes.items()},
+                **{
+                    f"attr_{k}" if k in BASE_COLUMNS + TAIL_COLUMNS else k: v
+                    for k, v in item.attributes.items()
+                },
                 "truth": reference,
                 "truth_source": truth_source,
                 "ocr_original": str(original["ocr_text"]),
@@ -442,7 +474,9 @@ def _score_batch(
                 "pa_loss": pa_original - pa,
                 "psnr": psnr(loaded[index], recon) if ok else math.nan,
                 "ssim": ssim(loaded[index], recon) if ok else math.nan,
-                "original_path": f"images/original/{item.image_id}.png" if options.save_images else item.source_path,
+                "original_path": f"images/original/{item.image_id}.png"
+                if options.save_images
+                else item.source_path,
                 "reconstruction_path": recon_path,
                 "codec_seconds": codec_seconds,
                 "ocr_seconds": ocr_seconds / max(1, len(good)) if index in good else 0.0,
@@ -469,18 +503,30 @@ def merge_results(
     from bench.io import write_table
 
     parts = out / "parts"
-    frames = [_read_parts(folder) for folder in sorted(parts.iterdir()) if folder.is_dir() and folder.name != "original"] if parts.is_dir() else []
+    frames = (
+        [
+            _read_parts(folder)
+            for folder in sorted(parts.iterdir())
+            if folder.is_dir() and folder.name != "original"
+        ]
+        if parts.is_dir()
+        else []
+    )
     frames = [f for f in frames if len(f)]
     if not frames:
         table = pd.DataFrame(columns=list(BASE_COLUMNS + TAIL_COLUMNS))
     else:
-        table = pd.concat(frames, ignore_index=True).drop_duplicates(["vae", "image_id"], keep="last")
+        table = pd.concat(frames, ignore_index=True).drop_duplicates(
+            ["vae", "image_id"], keep="last"
+        )
         if codecs is not None:
             table = table[table["vae"].isin(list(codecs))]
         if image_ids is not None:
             table = table[table["image_id"].astype(str).isin(list(image_ids))]
         rank = {name: i for i, name in enumerate(codecs or sorted(table["vae"].unique()))}
-        table = table.assign(_rank=table["vae"].map(rank)).sort_values(["_rank", "image_index"], kind="stable")
+        table = table.assign(_rank=table["vae"].map(rank)).sort_values(
+            ["_rank", "image_index"], kind="stable"
+        )
         table = table.drop(columns="_rank").reset_index(drop=True)
         attributes = [c for c in table.columns if c not in BASE_COLUMNS + TAIL_COLUMNS]
         table = table[list(BASE_COLUMNS) + attributes + list(TAIL_COLUMNS)]

@@ -22,7 +22,14 @@ from bench.registry import Spec
 #: Modules whose import registers adapters; optional ones are skipped when absent.
 ADAPTER_MODULES = ("bench.models.controls", "bench.models.diffusers_adapter")
 
-__all__ = ["ADAPTER_MODULES", "MODELS", "ImageRequest", "ModelAdapter", "get_model", "load_adapters"]
+__all__ = [
+    "ADAPTER_MODULES",
+    "MODELS",
+    "ImageRequest",
+    "ModelAdapter",
+    "get_model",
+    "load_adapters",
+]
 
 
 def load_adapters() -> None:

@@ -130,7 +130,9 @@ def wrap(text: str, font: ImageFont.FreeTypeFont, max_width: float) -> list[str]
     return lines
 
 
-def _block_size(lines: list[str], font: ImageFont.FreeTypeFont, spacing: float) -> tuple[float, float]:
+def _block_size(
+    lines: list[str], font: ImageFont.FreeTypeFont, spacing: float
+) -> tuple[float, float]:
     ascent, descent = font.getmetrics()
     line_height = ascent + descent
     width = max((_text_width(font, line) for line in lines), default=0.0)
@@ -295,7 +297,9 @@ def create_control(spec: Spec) -> ModelAdapter:
     """Factory for ``control:render|typo|blank``."""
     cls = CONTROLS.get(spec.target)
     if cls is None:
-        raise InputError(None, f"unknown control {spec.target!r} in {spec.text!r}; known: {', '.join(CONTROLS)}")
+        raise InputError(
+            None, f"unknown control {spec.target!r} in {spec.text!r}; known: {', '.join(CONTROLS)}"
+        )
     return cls(spec)
 
 

@@ -537,12 +537,16 @@ class DiffusersModel(ModelAdapter):
         if tokenizer is None or not isinstance(limit, int) or limit > 100_000:
             return
         self._token_limit = limit
-        lengths = [len(ids) for ids in tokenizer(prompts, truncation=False, verbose=False)["input_ids"]]
+        lengths = [
+            len(ids) for ids in tokenizer(prompts, truncation=False, verbose=False)["input_ids"]
+        ]
         over = sum(1 for n in lengths if n > limit)
         if over and not self._truncated:
             log.warning(
                 "%s: prompts longer than the text encoder's %d tokens are truncated "
-                "(counted in run.json as prompts_over_token_limit)", self.spec, limit
+                "(counted in run.json as prompts_over_token_limit)",
+                self.spec,
+                limit,
             )
         self._truncated += over
 

@@ -48,19 +48,31 @@ def model_order(overall: pd.DataFrame) -> tuple[list[str], list[str]]:
     """(models best-first by the primary metric, control models in chain order)."""
     names = overall["model"].astype(str)
     is_control = names.map(lambda m: ctl.parse_control(m) is not None)
-    models = overall[~is_control.to_numpy()].sort_values(PRIMARY_METRIC, ascending=False, kind="stable")
+    models = overall[~is_control.to_numpy()].sort_values(
+        PRIMARY_METRIC, ascending=False, kind="stable"
+    )
     chain = [m for chain in ctl.control_chain(names[is_control].tolist()).values() for m in chain]
     others = [m for m in names[is_control] if m not in chain]
     return models["model"].astype(str).tolist(), chain + others
 
 
-def length_curves(frame: pd.DataFrame, models: Sequence[str], metric: str, *, n_boot: int, seed: int) -> pd.DataFrame:
+def length_curves(
+    frame: pd.DataFrame, models: Sequence[str], metric: str, *, n_boot: int, seed: int
+) -> pd.DataFrame:
     """Mean ``metric`` with its interval per (model, text length), lengths above the cap pooled."""
     ok = frame[~stats.failed_mask(frame)]
-    lengths = pd.to_numeric(ok["char_length"], errors="coerce") if "char_length" in ok else ok["text"].str.len()
+    lengths = (
+        pd.to_numeric(ok["char_length"], errors="coerce")
+        if "char_length" in ok
+        else ok["text"].str.len()
+    )
     values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype(float).to_numpy()
-    key = pd.DataFrame({"model": ok["model"].astype(str).to_numpy(),
-                        "length": lengths.clip(upper=LENGTH_CAP).to_numpy(dtype=float)})
+    key = pd.DataFrame(
+        {
+            "model": ok["model"].astype(str).to_numpy(),
+            "length": lengths.clip(upper=LENGTH_CAP).to_numpy(dtype=float),
+        }
+    )
     rows = []
     for (model, length), idx in key.groupby(["model", "length"], sort=True).indices.items():
         if model not in models or not np.isfinite(length):
@@ -71,15 +83,27 @@ def length_curves(frame: pd.DataFrame, models: Sequence[str], metric: str, *, n_
             continue
         rng = stats.slice_rng(seed, ("length", model, length))
         lo, hi = stats.bootstrap_mean_ci(v, n_boot=n_boot, rng=rng)
-        rows.append({"model": model, "length": length, "n": v.size, metric: float(v.mean()),
-                     f"{metric}_lo": lo, f"{metric}_hi": hi})
-    return pd.DataFrame(rows, columns=["model", "length", "n", metric, f"{metric}_lo", f"{metric}_hi"])
+        rows.append(
+            {
+                "model": model,
+                "length": length,
+                "n": v.size,
+                metric: float(v.mean()),
+                f"{metric}_lo": lo,
+                f"{metric}_hi": hi,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["model", "length", "n", metric, f"{metric}_lo", f"{metric}_hi"]
+    )
 
 
 # --------------------------------------------------------------------------- HTML helpers
 
 
-def html_table(table: pd.DataFrame, *, classes: dict[str, Any] | None = None, caption: str = "") -> dict[str, Any]:
+def html_table(
+    table: pd.DataFrame, *, classes: dict[str, Any] | None = None, caption: str = ""
+) -> dict[str, Any]:
     """A display table for the template: header names and rows of (text, css class) cells.
 
     ``classes`` maps a column to a function of the cell value returning a CSS class.
@@ -110,7 +134,9 @@ def html_table(table: pd.DataFrame, *, classes: dict[str, Any] | None = None, ca
     return {"columns": [str(c) for c in table.columns], "rows": rows, "caption": caption}
 
 
-def _best_marks(display: pd.DataFrame, summary: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]) -> dict:
+def _best_marks(
+    display: pd.DataFrame, summary: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
+) -> dict:
     """CSS classes that bold the best non-control model per metric column."""
     marks: dict[str, Any] = {}
     candidates = summary[summary["model"].isin(models)]
@@ -119,11 +145,15 @@ def _best_marks(display: pd.DataFrame, summary: pd.DataFrame, metrics: Sequence[
             higher = stats.HIGHER_IS_BETTER.get(metric, True)
             best = candidates[metric].max() if higher else candidates[metric].min()
             best_text = fmt_number(float(best), metric)
-            marks[metric_header(metric)] = lambda v, b=best_text: "best" if str(v).split(" ")[0] == b else ""
+            marks[metric_header(metric)] = lambda v, b=best_text: (
+                "best" if str(v).split(" ")[0] == b else ""
+            )
     return marks
 
 
-def _control_display(sanity: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+def _control_display(
+    sanity: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]
+) -> pd.DataFrame:
     """Compact sanity table: slice, fewest control rows, each metric's chain of means, verdicts."""
     if sanity.empty:
         return sanity
@@ -188,7 +218,9 @@ def write_report(
         raise InputError(None, "--by cannot include 'model': every table is already per model")
     unknown = [c for c in by if c not in frame.columns]
     if unknown:
-        raise InputError(None, f"--by names unknown columns {unknown}; results have {sorted(frame.columns)[:40]}")
+        raise InputError(
+            None, f"--by names unknown columns {unknown}; results have {sorted(frame.columns)[:40]}"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     tables_dir, figures_dir = out_dir / "tables", out_dir / "figures"
     metrics = list(stats.SUMMARY_METRICS)
@@ -212,7 +244,9 @@ def write_report(
     # ---- summary and ranking
     peer_metrics = [m for m in ("word_precision", "word_recall") if m in frame.columns]
     # One shared resample per model serves the overall table and every slicing.
-    summaries = stats.summarize_many(frame, [[], *([c] for c in by)], metrics=metrics + peer_metrics, **opts)
+    summaries = stats.summarize_many(
+        frame, [[], *([c] for c in by)], metrics=metrics + peer_metrics, **opts
+    )
     overall = summaries[0]
     models, controls = model_order(overall)
     ordered = models + controls
@@ -221,19 +255,34 @@ def write_report(
     files: dict[str, list[str]] = {}
     summary_display = display_summary(overall, [], metrics)
     summary_display.insert(1, "Control", ["yes" if m in controls else "" for m in overall["model"]])
-    files["summary"] = write_table_set(tables_dir, "summary", overall, summary_display,
-                                       caption="Per-model scores with 95% bootstrap intervals.")
+    files["summary"] = write_table_set(
+        tables_dir,
+        "summary",
+        overall,
+        summary_display,
+        caption="Per-model scores with 95% bootstrap intervals.",
+    )
     ranked = stats.rank_models(overall[overall["model"].isin(models)], PRIMARY_METRIC)
-    ranking_display = pd.DataFrame({
-        "Rank": [f"{r}=" if t else str(r) for r, t in zip(ranked["rank"], ranked["tie"])],
-        "Model": ranked["model"],
-        metric_header(PRIMARY_METRIC): [fmt_ci(m, lo, hi, PRIMARY_METRIC) for m, lo, hi in
-                                        ranked[[PRIMARY_METRIC, f"{PRIMARY_METRIC}_lo", f"{PRIMARY_METRIC}_hi"]]
-                                        .to_numpy()],
-        "Tied with (overlapping CI)": ranked["tied_with"].replace("", "–"),
-    })
-    files["ranking"] = write_table_set(tables_dir, "ranking", ranked, ranking_display,
-                                       caption="Ranking by NED; '=' marks ties (overlapping intervals).")
+    ranking_display = pd.DataFrame(
+        {
+            "Rank": [f"{r}=" if t else str(r) for r, t in zip(ranked["rank"], ranked["tie"])],
+            "Model": ranked["model"],
+            metric_header(PRIMARY_METRIC): [
+                fmt_ci(m, lo, hi, PRIMARY_METRIC)
+                for m, lo, hi in ranked[
+                    [PRIMARY_METRIC, f"{PRIMARY_METRIC}_lo", f"{PRIMARY_METRIC}_hi"]
+                ].to_numpy()
+            ],
+            "Tied with (overlapping CI)": ranked["tied_with"].replace("", "–"),
+        }
+    )
+    files["ranking"] = write_table_set(
+        tables_dir,
+        "ranking",
+        ranked,
+        ranking_display,
+        caption="Ranking by NED; '=' marks ties (overlapping intervals).",
+    )
     step("summary")
 
     # ---- per-attribute slices
@@ -242,46 +291,87 @@ def write_report(
     for column, summary in zip(by, summaries[1:]):
         summary = summary[summary["model"].isin(ordered)]
         summary["_order"] = summary["model"].map({m: i for i, m in enumerate(ordered)})
-        summary = summary.sort_values(["_order", column], kind="stable").drop(columns="_order").reset_index(drop=True)
+        summary = (
+            summary.sort_values(["_order", column], kind="stable")
+            .drop(columns="_order")
+            .reset_index(drop=True)
+        )
         by_attr[column] = summary
         display = display_summary(summary, [column], metrics)
-        files[f"by_{column}"] = write_table_set(tables_dir, f"by_{column}", summary, display,
-                                                caption=f"Scores by {column} with 95% bootstrap intervals.")
-        attr_tables.append({"column": column, "table": html_table(display), "figure": None,
-                            "bins": _bins_note(column)})
+        files[f"by_{column}"] = write_table_set(
+            tables_dir,
+            f"by_{column}",
+            summary,
+            display,
+            caption=f"Scores by {column} with 95% bootstrap intervals.",
+        )
+        attr_tables.append(
+            {
+                "column": column,
+                "table": html_table(display),
+                "figure": None,
+                "bins": _bins_note(column),
+            }
+        )
     step("slices")
 
     # ---- paired comparisons and peer views
     comparisons = stats.compare_models(frame, models, (PRIMARY_METRIC, "exact_match"), **opts)
-    comparison_display = pd.DataFrame({
-        "Model A": comparisons["model_a"], "Model B": comparisons["model_b"],
-        "Metric": comparisons["metric"].map(lambda m: stats.METRIC_LABELS.get(m, m)),
-        "Shared prompts": comparisons["n_prompts"],
-        "A − B [95% CI]": [fmt_ci(d, lo, hi, "ned") for d, lo, hi in comparisons[["diff", "lo", "hi"]].to_numpy()],
-        "Significantly better": comparisons["better"].fillna("– (no clear difference)"),
-    })
-    files["comparisons"] = write_table_set(tables_dir, "comparisons", comparisons, comparison_display,
-                                           caption="Paired differences on shared prompts (paired bootstrap).")
+    comparison_display = pd.DataFrame(
+        {
+            "Model A": comparisons["model_a"],
+            "Model B": comparisons["model_b"],
+            "Metric": comparisons["metric"].map(lambda m: stats.METRIC_LABELS.get(m, m)),
+            "Shared prompts": comparisons["n_prompts"],
+            "A − B [95% CI]": [
+                fmt_ci(d, lo, hi, "ned")
+                for d, lo, hi in comparisons[["diff", "lo", "hi"]].to_numpy()
+            ],
+            "Significantly better": comparisons["better"].fillna("– (no clear difference)"),
+        }
+    )
+    files["comparisons"] = write_table_set(
+        tables_dir,
+        "comparisons",
+        comparisons,
+        comparison_display,
+        caption="Paired differences on shared prompts (paired bootstrap).",
+    )
     peers = stats.peer_views(frame, n_boot=n_boot, seed=seed, summary=overall)
     peer_tables = []
     for name, title, mapping in (
         ("anytext", "AnyText-style: sentence accuracy and NED", stats.ANYTEXT_COLUMNS),
-        ("mario", "MARIO-Eval-style: word precision, recall, F1 (per-image means)", stats.MARIO_COLUMNS),
+        (
+            "mario",
+            "MARIO-Eval-style: word precision, recall, F1 (per-image means)",
+            stats.MARIO_COLUMNS,
+        ),
     ):
         view = peers[name]
-        view = view.assign(_o=view["model"].map({m: i for i, m in enumerate(ordered)})).sort_values("_o")
+        view = view.assign(_o=view["model"].map({m: i for i, m in enumerate(ordered)})).sort_values(
+            "_o"
+        )
         view = view.drop(columns="_o").reset_index(drop=True)
         display = pd.DataFrame({"Model": view["model"], "n": view["n"]})
         for metric, new in mapping.items():
-            display[new] = [fmt_ci(m, lo, hi, metric) for m, lo, hi in view[[new, f"{new}_lo", f"{new}_hi"]].to_numpy()]
-        files[f"peer_{name}"] = write_table_set(tables_dir, f"peer_{name}", view, display, caption=title)
+            display[new] = [
+                fmt_ci(m, lo, hi, metric)
+                for m, lo, hi in view[[new, f"{new}_lo", f"{new}_hi"]].to_numpy()
+            ]
+        files[f"peer_{name}"] = write_table_set(
+            tables_dir, f"peer_{name}", view, display, caption=title
+        )
         peer_tables.append({"title": title, "table": html_table(display)})
     step("comparisons")
 
     # ---- controls
     sanity_blocks = []
     ceiling_blocks = []
-    control_summary: dict[str, Any] = {"present": bool(controls), "passed": None, "overall_passed": None}
+    control_summary: dict[str, Any] = {
+        "present": bool(controls),
+        "passed": None,
+        "overall_passed": None,
+    }
     if controls:
         verdicts: list[bool] = []
         model_runs = frame.groupby("model")["run"].first().astype(str).to_dict()
@@ -293,22 +383,38 @@ def write_report(
             if sanity.empty:
                 continue
             name = f"controls_{column}" if column else "controls"
-            files[name] = write_table_set(tables_dir, name, sanity, _control_display(sanity, slice_by, ("ned", "exact_match")))
+            files[name] = write_table_set(
+                tables_dir, name, sanity, _control_display(sanity, slice_by, ("ned", "exact_match"))
+            )
             verdicts += [bool(v) for v in sanity["passed"] if v is not None]
             if not column:
                 known = [bool(v) for v in sanity["passed"] if v is not None]
                 control_summary["overall_passed"] = all(known) if known else None
             chains.update(dict.fromkeys(sanity["chain"].astype(str)))
-            sanity_blocks.append({"column": column or "overall", "failed": any(v is False for v in sanity["passed"]),
-                                  "table": html_table(_control_display(sanity, slice_by, ("ned", "exact_match")))})
+            sanity_blocks.append(
+                {
+                    "column": column or "overall",
+                    "failed": any(v is False for v in sanity["passed"]),
+                    "table": html_table(_control_display(sanity, slice_by, ("ned", "exact_match"))),
+                }
+            )
             if not ceiling.empty:
                 cname = f"ocr_ceiling_{column}" if column else "ocr_ceiling"
-                files[cname] = write_table_set(tables_dir, cname, ceiling, _ceiling_display(ceiling, slice_by))
-                ceiling_blocks.append({"column": column or "overall",
-                                       "table": html_table(_ceiling_display(ceiling, slice_by))})
-        control_summary.update(passed=all(verdicts) if verdicts else None, n_checks=len(verdicts),
-                               chains=list(chains),
-                               n_failed=sum(not v for v in verdicts))
+                files[cname] = write_table_set(
+                    tables_dir, cname, ceiling, _ceiling_display(ceiling, slice_by)
+                )
+                ceiling_blocks.append(
+                    {
+                        "column": column or "overall",
+                        "table": html_table(_ceiling_display(ceiling, slice_by)),
+                    }
+                )
+        control_summary.update(
+            passed=all(verdicts) if verdicts else None,
+            n_checks=len(verdicts),
+            chains=list(chains),
+            n_failed=sum(not v for v in verdicts),
+        )
     step("controls")
 
     # ---- figures
@@ -316,57 +422,109 @@ def write_report(
     plot_models = ordered
     for item in attr_tables:
         column = item["column"]
-        names = figs.score_by_slice(by_attr[column], column, PRIMARY_METRIC, plot_models, figures_dir / f"by_{column}")
+        names = figs.score_by_slice(
+            by_attr[column], column, PRIMARY_METRIC, plot_models, figures_dir / f"by_{column}"
+        )
         item["figure"] = f"figures/{names[0]}"
         item["figure_svg"] = f"figures/{names[1]}"
     if "char_length" in frame.columns or "text" in frame.columns:
         curves = length_curves(frame, plot_models, PRIMARY_METRIC, n_boot=n_boot, seed=seed)
-        names = figs.score_vs_length(curves, PRIMARY_METRIC, plot_models, figures_dir / "score_vs_length")
-        figure_items.append({"title": "Score against text length", "png": f"figures/{names[0]}",
-                             "svg": f"figures/{names[1]}"})
-    heat_column = "group" if "group" in by_attr and _has_real_slices(by_attr["group"], "group") else (
-        by[0] if by else None)
+        names = figs.score_vs_length(
+            curves, PRIMARY_METRIC, plot_models, figures_dir / "score_vs_length"
+        )
+        figure_items.append(
+            {
+                "title": "Score against text length",
+                "png": f"figures/{names[0]}",
+                "svg": f"figures/{names[1]}",
+            }
+        )
+    heat_column = (
+        "group"
+        if "group" in by_attr and _has_real_slices(by_attr["group"], "group")
+        else (by[0] if by else None)
+    )
     if heat_column:
         summary = by_attr[heat_column]
         summary = summary[summary[heat_column].astype(str) != stats.MISSING_LABEL]
-        names = figs.heatmap(summary, heat_column, PRIMARY_METRIC, plot_models, figures_dir / f"heatmap_{heat_column}")
-        figure_items.append({"title": f"Model x {heat_column}", "png": f"figures/{names[0]}",
-                             "svg": f"figures/{names[1]}"})
+        names = figs.heatmap(
+            summary,
+            heat_column,
+            PRIMARY_METRIC,
+            plot_models,
+            figures_dir / f"heatmap_{heat_column}",
+        )
+        figure_items.append(
+            {
+                "title": f"Model x {heat_column}",
+                "png": f"figures/{names[0]}",
+                "svg": f"figures/{names[1]}",
+            }
+        )
     ok = frame[~stats.failed_mask(frame)]
-    dist_values = {m: pd.to_numeric(ok.loc[ok["model"] == m, PRIMARY_METRIC].astype(object), errors="coerce")
-                   .astype(float).to_numpy() for m in plot_models}
+    dist_values = {
+        m: pd.to_numeric(ok.loc[ok["model"] == m, PRIMARY_METRIC].astype(object), errors="coerce")
+        .astype(float)
+        .to_numpy()
+        for m in plot_models
+    }
     names = figs.distributions(dist_values, PRIMARY_METRIC, figures_dir / "distributions")
-    figure_items.append({"title": "Score distributions", "png": f"figures/{names[0]}", "svg": f"figures/{names[1]}"})
+    figure_items.append(
+        {"title": "Score distributions", "png": f"figures/{names[0]}", "svg": f"figures/{names[1]}"}
+    )
     step("figures")
 
     # ---- gallery
     gallery_column = by[0] if by else None
-    items = build_gallery(frame, out_dir, gallery_column, k=gallery_k, max_images=max_gallery_images)
+    items = build_gallery(
+        frame, out_dir, gallery_column, k=gallery_k, max_images=max_gallery_images
+    )
     gallery: list[dict[str, Any]] = []
     for model in ordered:
         mine = [i for i in items if i["model"] == model]
         if not mine:
             continue
         slices = list(dict.fromkeys(i["slice"] for i in mine))
-        gallery.append({"model": model, "slices": [
-            {"slice": s, "examples": [i for i in mine if i["slice"] == s]} for s in slices]})
+        gallery.append(
+            {
+                "model": model,
+                "slices": [
+                    {"slice": s, "examples": [i for i in mine if i["slice"] == s]} for s in slices
+                ],
+            }
+        )
     step("gallery")
 
     # ---- page
     runs_meta = frame.attrs.get("runs", {})
-    settings = {"n_boot": n_boot, "seed": seed, "confidence": confidence, "by": by,
-                "gallery_slice": gallery_column, "primary_metric": PRIMARY_METRIC}
+    settings = {
+        "n_boot": n_boot,
+        "seed": seed,
+        "confidence": confidence,
+        "by": by,
+        "gallery_slice": gallery_column,
+        "primary_metric": PRIMARY_METRIC,
+    }
     context = {
         "title": "glyphbench report: " + ", ".join(runs_meta) if runs_meta else "glyphbench report",
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "runs": [{"name": name, "dir": info["dir"], "meta": json.dumps(info["meta"], indent=2, default=str),
-                  "config": info["meta"].get("config")} for name, info in runs_meta.items()],
+        "runs": [
+            {
+                "name": name,
+                "dir": info["dir"],
+                "meta": json.dumps(info["meta"], indent=2, default=str),
+                "config": info["meta"].get("config"),
+            }
+            for name, info in runs_meta.items()
+        ],
         "n_rows": len(frame),
         "n_errors": int(stats.failed_mask(frame).sum()),
         "models": models,
         "controls": controls,
         "settings": settings,
-        "summary": html_table(summary_display, classes=_best_marks(summary_display, overall, metrics, models)),
+        "summary": html_table(
+            summary_display, classes=_best_marks(summary_display, overall, metrics, models)
+        ),
         "ranking": html_table(ranking_display),
         "comparisons": html_table(comparison_display),
         "attributes": attr_tables,
@@ -383,19 +541,22 @@ def write_report(
     with atomic_open(index, "w", encoding="utf-8") as handle:
         handle.write(render_html(context))
     step("html")
-    write_json(out_dir / "report.json", {
-        **settings,
-        "runs": runs_meta,
-        "n_rows": len(frame),
-        "n_errors": context["n_errors"],
-        "models": models,
-        "controls": controls,
-        "control_sanity_passed": control_summary["passed"],
-        "control_sanity_overall_passed": control_summary["overall_passed"],
-        "tables": files,
-        "seconds": round(time.perf_counter() - started, 3),
-        "stage_seconds": stage_seconds,
-    })
+    write_json(
+        out_dir / "report.json",
+        {
+            **settings,
+            "runs": runs_meta,
+            "n_rows": len(frame),
+            "n_errors": context["n_errors"],
+            "models": models,
+            "controls": controls,
+            "control_sanity_passed": control_summary["passed"],
+            "control_sanity_overall_passed": control_summary["overall_passed"],
+            "tables": files,
+            "seconds": round(time.perf_counter() - started, 3),
+            "stage_seconds": stage_seconds,
+        },
+    )
     bar.close()
     return index
 
@@ -415,6 +576,10 @@ def render_html(context: dict[str, Any]) -> str:
     """Render the page template (package data ``templates/report.html.j2``)."""
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("bench.report", "templates"),
-                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("bench.report", "templates"),
+        autoescape=select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     return env.get_template("report.html.j2").render(**context)

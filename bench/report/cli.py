@@ -8,8 +8,12 @@ import typer
 
 
 def report_command(
-    runs: list[Path] = typer.Argument(..., help="Run folder(s) holding results.parquet (several: they must share prompts)."),
-    out: Path = typer.Option(None, "--out", "-o", help="Output folder (default: RUN/report of the first run)."),
+    runs: list[Path] = typer.Argument(
+        ..., help="Run folder(s) holding results.parquet (several: they must share prompts)."
+    ),
+    out: Path = typer.Option(
+        None, "--out", "-o", help="Output folder (default: RUN/report of the first run)."
+    ),
     by: str = typer.Option(
         None,
         "--by",

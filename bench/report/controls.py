@@ -99,7 +99,9 @@ def control_sanity(
     rows: list[dict[str, Any]] = []
     if not chains:
         return pd.DataFrame(columns=["run", *by, "passed"])
-    slice_keys = [tuple(k) for k in summary[by].drop_duplicates().itertuples(index=False)] if by else [()]
+    slice_keys = (
+        [tuple(k) for k in summary[by].drop_duplicates().itertuples(index=False)] if by else [()]
+    )
     keys = list(zip(summary["model"].astype(str), *(summary[c] for c in by)))
     lookups = {m: dict(zip(keys, summary[m].astype(float))) for m in metrics}
     n_lookup = dict(zip(keys, summary["n"])) if "n" in summary.columns else {}
@@ -129,7 +131,11 @@ def control_sanity(
 
 
 def ocr_ceiling(
-    summary: pd.DataFrame, by: Sequence[str] = (), metric: str = "ned", *, model_runs: dict[str, str] | None = None
+    summary: pd.DataFrame,
+    by: Sequence[str] = (),
+    metric: str = "ned",
+    *,
+    model_runs: dict[str, str] | None = None,
 ) -> pd.DataFrame:
     """Each non-control model's score beside render's (the OCR ceiling) in the same slice.
 
@@ -151,6 +157,7 @@ def ocr_ceiling(
     is_render = parsed.map(lambda p: p is not None and p[0] == "render")
     if not is_render.any():
         return pd.DataFrame(columns=["model", *by, metric, "ceiling", "gap", "ocr_share"])
+
     def run_of(model: str) -> str:
         if model_runs is not None and model in model_runs:
             return str(model_runs[model])
@@ -169,7 +176,9 @@ def ocr_ceiling(
         render["_run_join"] = render["_run"]
         models["_run_join"] = models["_run"]
     ceiling = render[["_run_join", *by, metric]].rename(columns={metric: "ceiling"})
-    out = models[["model", "_run_join", *by, metric]].merge(ceiling, on=["_run_join", *by], how="left")
+    out = models[["model", "_run_join", *by, metric]].merge(
+        ceiling, on=["_run_join", *by], how="left"
+    )
     out["gap"] = out["ceiling"] - out[metric]
     shortfall = 1.0 - out[metric]
     share = (1.0 - out["ceiling"]) / shortfall.where(shortfall > 0)

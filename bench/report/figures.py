@@ -69,7 +69,9 @@ def _metric_label(metric: str) -> str:
     return f"{METRIC_LABELS.get(metric, metric)} ({arrow})"
 
 
-def score_by_slice(summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path) -> list[str]:
+def score_by_slice(
+    summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path
+) -> list[str]:
     """Mean ``metric`` per slice of ``column``, one dodged series per model, 95% CI bars."""
     plt = _pyplot()
     slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
@@ -84,20 +86,33 @@ def score_by_slice(summary: pd.DataFrame, column: str, metric: str, models: Sequ
     ax.set_xlim(-0.5, len(slices) - 0.5)
     offsets = np.linspace(-spread / 2, spread / 2, len(models)) if len(models) > 1 else np.zeros(1)
     for offset, model in zip(offsets, models):
-        rows = summary[summary["model"] == model].set_index(summary[column].astype(str)[summary["model"] == model])
+        rows = summary[summary["model"] == model].set_index(
+            summary[column].astype(str)[summary["model"] == model]
+        )
         rows = rows.reindex(slices)
         mean = rows[metric].to_numpy(dtype=float)
         lo = rows[f"{metric}_lo"].to_numpy(dtype=float)
         hi = rows[f"{metric}_hi"].to_numpy(dtype=float)
         colour, marker = styles[model]
         ax.errorbar(
-            x + offset, mean, yerr=[np.clip(mean - lo, 0, None), np.clip(hi - mean, 0, None)],
-            fmt=marker, color=colour, ecolor=colour, elinewidth=1.2, capsize=2.5, markersize=5,
-            label=model, linestyle="none",
+            x + offset,
+            mean,
+            yerr=[np.clip(mean - lo, 0, None), np.clip(hi - mean, 0, None)],
+            fmt=marker,
+            color=colour,
+            ecolor=colour,
+            elinewidth=1.2,
+            capsize=2.5,
+            markersize=5,
+            label=model,
+            linestyle="none",
         )
     ax.set_xticks(x)
-    ax.set_xticklabels(slices, rotation=30 if max(map(len, slices), default=0) > 8 else 0, ha="right"
-                       if max(map(len, slices), default=0) > 8 else "center")
+    ax.set_xticklabels(
+        slices,
+        rotation=30 if max(map(len, slices), default=0) > 8 else 0,
+        ha="right" if max(map(len, slices), default=0) > 8 else "center",
+    )
     ax.set_xlabel(column)
     ax.set_ylabel(_metric_label(metric))
     ax.set_title(f"{METRIC_LABELS.get(metric, metric)} by {column} (95% bootstrap CI)")
@@ -105,7 +120,9 @@ def score_by_slice(summary: pd.DataFrame, column: str, metric: str, models: Sequ
     return _save(fig, stem)
 
 
-def score_vs_length(curves: pd.DataFrame, metric: str, models: Sequence[str], stem: Path) -> list[str]:
+def score_vs_length(
+    curves: pd.DataFrame, metric: str, models: Sequence[str], stem: Path
+) -> list[str]:
     """``metric`` against text length: one line per model with a shaded 95% CI band.
 
     ``curves`` has columns model, length, n, ``metric``, ``metric_lo``, ``metric_hi``.
@@ -118,9 +135,23 @@ def score_vs_length(curves: pd.DataFrame, metric: str, models: Sequence[str], st
         if rows.empty:
             continue
         colour, marker = styles[model]
-        ax.plot(rows["length"], rows[metric], color=colour, marker=marker, markersize=3, linewidth=1.3, label=model)
-        ax.fill_between(rows["length"], rows[f"{metric}_lo"], rows[f"{metric}_hi"], color=colour, alpha=0.15,
-                        linewidth=0)
+        ax.plot(
+            rows["length"],
+            rows[metric],
+            color=colour,
+            marker=marker,
+            markersize=3,
+            linewidth=1.3,
+            label=model,
+        )
+        ax.fill_between(
+            rows["length"],
+            rows[f"{metric}_lo"],
+            rows[f"{metric}_hi"],
+            color=colour,
+            alpha=0.15,
+            linewidth=0,
+        )
     ax.set_xlabel("text length (characters; last point pools longer texts)")
     ax.set_ylabel(_metric_label(metric))
     ax.set_title(f"{METRIC_LABELS.get(metric, metric)} against text length")
@@ -128,7 +159,9 @@ def score_vs_length(curves: pd.DataFrame, metric: str, models: Sequence[str], st
     return _save(fig, stem)
 
 
-def heatmap(summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path) -> list[str]:
+def heatmap(
+    summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path
+) -> list[str]:
     """Model x slice heatmap of ``metric`` with the value written in each cell."""
     plt = _pyplot()
     slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
@@ -140,10 +173,14 @@ def heatmap(summary: pd.DataFrame, column: str, metric: str, models: Sequence[st
     from bench.scoring.pairs import HIGHER_IS_BETTER
 
     cmap = "viridis" if HIGHER_IS_BETTER.get(metric, True) else "viridis_r"
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.1 * len(slices) + 2.5), max(2.2, 0.45 * len(models) + 1.2)))
+    fig, ax = plt.subplots(
+        figsize=(max(4.5, 1.1 * len(slices) + 2.5), max(2.2, 0.45 * len(models) + 1.2))
+    )
     finite = data[np.isfinite(data)]
     vmin, vmax = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    image = ax.imshow(data, cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax if vmax > vmin else vmin + 1e-9)
+    image = ax.imshow(
+        data, cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax if vmax > vmin else vmin + 1e-9
+    )
     ax.grid(False)
     ax.set_xticks(range(len(slices)))
     ax.set_xticklabels(slices, rotation=30, ha="right")
@@ -155,8 +192,15 @@ def heatmap(summary: pd.DataFrame, column: str, metric: str, models: Sequence[st
             if np.isfinite(value):
                 shade = (value - vmin) / (vmax - vmin) if vmax > vmin else 0.5
                 dark = shade < 0.55 if cmap == "viridis" else shade > 0.45
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8,
-                        color="white" if dark else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if dark else "black",
+                )
     fig.colorbar(image, ax=ax, label=METRIC_LABELS.get(metric, metric), shrink=0.8)
     ax.set_title(f"{METRIC_LABELS.get(metric, metric)}: model x {column}")
     return _save(fig, stem)
@@ -183,8 +227,13 @@ def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> lis
     spread = [d.max() - d.min() if d.size else 0.0 for d in data]
     varied = [i for i, s in enumerate(spread) if s > 0 and data[i].size > 1]
     if varied:
-        parts = ax.violinplot([data[i] for i in varied], positions=positions[varied], widths=0.8,
-                              showextrema=False, bw_method=0.15)
+        parts = ax.violinplot(
+            [data[i] for i in varied],
+            positions=positions[varied],
+            widths=0.8,
+            showextrema=False,
+            bw_method=0.15,
+        )
         for body, i in zip(parts["bodies"], varied):
             body.set_facecolor(styles[models[i]][0])
             body.set_edgecolor("none")
@@ -198,8 +247,12 @@ def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> lis
         if i not in varied:  # a single value: draw it as a bar across the slot
             ax.hlines(d[0], i - 0.35, i + 0.35, color=styles[models[i]][0], linewidth=3)
     ax.set_xticks(positions)
-    ax.set_xticklabels([f"{m}\n(n={d.size})" for m, d in zip(models, data)], rotation=30, ha="right", fontsize=7)
+    ax.set_xticklabels(
+        [f"{m}\n(n={d.size})" for m, d in zip(models, data)], rotation=30, ha="right", fontsize=7
+    )
     ax.set_ylabel(_metric_label(metric))
-    ax.set_title(f"Distribution of per-image {METRIC_LABELS.get(metric, metric)} (dot: median, bar: IQR)")
+    ax.set_title(
+        f"Distribution of per-image {METRIC_LABELS.get(metric, metric)} (dot: median, bar: IQR)"
+    )
     ax.grid(False, axis="x")
     return _save(fig, stem)

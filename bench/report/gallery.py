@@ -21,7 +21,9 @@ THUMB_SIDE = 320
 BOX_COLOUR = (213, 94, 0)  # Okabe-Ito vermillion: visible on light and dark images
 
 
-def select_examples(frame: pd.DataFrame, column: str | None, k: int = 2, metric: str = "ned") -> pd.DataFrame:
+def select_examples(
+    frame: pd.DataFrame, column: str | None, k: int = 2, metric: str = "ned"
+) -> pd.DataFrame:
     """The ``k`` best and ``k`` worst successful rows per (model, slice of ``column``).
 
     Rows are ranked by ``metric`` (higher is better), ties broken by fewer
@@ -40,8 +42,11 @@ def select_examples(frame: pd.DataFrame, column: str | None, k: int = 2, metric:
         ok["slice"], ok["_slice_order"] = "all", 0
     ok["_score"] = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype(float)
     ok["_edits"] = pd.to_numeric(ok["algorithm1"].astype(object), errors="coerce").astype(float)
-    ok = ok.sort_values(["model", "_slice_order", "_score", "_edits", "prompt_id"],
-                        ascending=[True, True, False, True, True], kind="stable")
+    ok = ok.sort_values(
+        ["model", "_slice_order", "_score", "_edits", "prompt_id"],
+        ascending=[True, True, False, True, True],
+        kind="stable",
+    )
     picks = []
     for _, group in ok.groupby(["model", "slice"], sort=False):
         n_best = min(k, len(group))
@@ -70,8 +75,9 @@ def parse_boxes(raw: Any) -> list[list[tuple[float, float]]]:
         return []
 
 
-def thumbnail_with_boxes(source: Path, boxes: list[list[tuple[float, float]]], target: Path,
-                         side: int = THUMB_SIDE) -> bool:
+def thumbnail_with_boxes(
+    source: Path, boxes: list[list[tuple[float, float]]], target: Path, side: int = THUMB_SIDE
+) -> bool:
     """Draw ``boxes`` on a copy of ``source``, shrink it to fit ``side``, save JPEG at ``target``.
 
     Returns False (and writes nothing) when the image is missing or unreadable.
@@ -85,8 +91,10 @@ def thumbnail_with_boxes(source: Path, boxes: list[list[tuple[float, float]]], t
         return False
     scale = min(1.0, side / max(image.size))
     if scale < 1.0:
-        image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
-                             Image.Resampling.LANCZOS)
+        image = image.resize(
+            (max(1, round(image.width * scale)), max(1, round(image.height * scale))),
+            Image.Resampling.LANCZOS,
+        )
     draw = ImageDraw.Draw(image)
     for box in boxes:
         points = [(x * scale, y * scale) for x, y in box]
@@ -96,8 +104,9 @@ def thumbnail_with_boxes(source: Path, boxes: list[list[tuple[float, float]]], t
     return True
 
 
-def build_gallery(frame: pd.DataFrame, out_dir: Path, column: str | None, k: int = 2,
-                  max_images: int = 400) -> list[dict[str, Any]]:
+def build_gallery(
+    frame: pd.DataFrame, out_dir: Path, column: str | None, k: int = 2, max_images: int = 400
+) -> list[dict[str, Any]]:
     """Select examples and write their thumbnails; one dict per example for the HTML.
 
     Keys: model, slice, kind, prompt, text, ocr_text, ned, exact_match, algorithm1,

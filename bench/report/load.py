@@ -54,7 +54,9 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
         if not run_dir.is_dir():
             raise InputError(run_dir, "run folder not found")
         if not results.exists():
-            raise InputError(run_dir, "no results.parquet in this folder (has the run finished scoring?)")
+            raise InputError(
+                run_dir, "no results.parquet in this folder (has the run finished scoring?)"
+            )
         meta = read_run_meta(run_dir)
         try:
             frame = pd.read_parquet(results)
@@ -76,7 +78,8 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
         shared = set.intersection(*(set(f["prompt_id"].astype(str)) for f in frames))
         if not shared:
             raise InputError(
-                ", ".join(str(d) for d in run_dirs), "these runs share no prompts (prompt_id); cannot compare them"
+                ", ".join(str(d) for d in run_dirs),
+                "these runs share no prompts (prompt_id); cannot compare them",
             )
     frame = pd.concat(frames, ignore_index=True)
     frame["model"] = frame["model"].astype(str)
@@ -87,7 +90,9 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
         clashing |= {m for m in runs_per_model.index if str(m).startswith("control:")}
         if clashing:
             rename = frame["model"].isin(clashing)
-            frame.loc[rename, "model"] = frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
+            frame.loc[rename, "model"] = (
+                frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
+            )
     if "is_control" not in frame.columns:
         frame["is_control"] = frame["model"].str.startswith("control:")
     frame["is_control"] = frame["is_control"].fillna(False).astype(bool)

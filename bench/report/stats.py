@@ -52,7 +52,13 @@ METRIC_LABELS: dict[str, str] = {
 Bin = tuple[float, str]  # (inclusive lower bound, label); a bin ends where the next begins
 
 #: Text length in characters.
-CHAR_LENGTH_BINS: tuple[Bin, ...] = ((1, "1-5"), (6, "6-10"), (11, "11-20"), (21, "21-50"), (51, "51+"))
+CHAR_LENGTH_BINS: tuple[Bin, ...] = (
+    (1, "1-5"),
+    (6, "6-10"),
+    (11, "11-20"),
+    (21, "21-50"),
+    (51, "51+"),
+)
 #: Words in the text.
 WORD_COUNT_BINS: tuple[Bin, ...] = ((1, "1"), (2, "2-3"), (4, "4-10"), (11, "11+"))
 #: Corpus frequency counts, in log10 bands (0 = never seen).
@@ -111,7 +117,9 @@ def bin_numeric(series: pd.Series, bins: Sequence[Bin]) -> pd.Series:
     categories = [below, *labels, UNKNOWN_LABEL]
     used = [c for c in categories if c != below or (code == 0).any()]
     return pd.Series(
-        pd.Categorical(names[code], categories=used, ordered=True), index=series.index, name=series.name
+        pd.Categorical(names[code], categories=used, ordered=True),
+        index=series.index,
+        name=series.name,
     )
 
 
@@ -153,7 +161,9 @@ def slice_labels(frame: pd.DataFrame, column: str) -> pd.Series:
         labels = series.map({True: "yes", False: "no"}).astype(object)
         labels = labels.where(series.notna(), MISSING_LABEL)
         order = ["yes", "no", MISSING_LABEL]
-        return pd.Series(pd.Categorical(labels, categories=order, ordered=True), index=series.index, name=column)
+        return pd.Series(
+            pd.Categorical(labels, categories=order, ordered=True), index=series.index, name=column
+        )
     if pd.api.types.is_numeric_dtype(series) and series.nunique(dropna=True) > 12:
         return bin_numeric(series, quantile_bins(series))
     labels = series.astype(object).where(series.notna(), MISSING_LABEL).astype(str)
@@ -163,7 +173,9 @@ def slice_labels(frame: pd.DataFrame, column: str) -> pd.Series:
     order += sorted(present - set(order) - {MISSING_LABEL})
     if MISSING_LABEL in present:
         order.append(MISSING_LABEL)
-    return pd.Series(pd.Categorical(labels, categories=order, ordered=True), index=series.index, name=column)
+    return pd.Series(
+        pd.Categorical(labels, categories=order, ordered=True), index=series.index, name=column
+    )
 
 
 # --------------------------------------------------------------------------- bootstrap
@@ -311,8 +323,15 @@ def bootstrap_means(values: np.ndarray, *, n_boot: int, rng: np.random.Generator
     return out
 
 
-def _fill_means(out: np.ndarray, filled: np.ndarray, weights: np.ndarray, n_boot: int, block: int,
-                index_type: type, rng: np.random.Generator) -> None:
+def _fill_means(
+    out: np.ndarray,
+    filled: np.ndarray,
+    weights: np.ndarray,
+    n_boot: int,
+    block: int,
+    index_type: type,
+    rng: np.random.Generator,
+) -> None:
     n = filled.shape[0]
     for start in range(0, n_boot, block):
         size = min(block, n_boot - start)
@@ -339,9 +358,16 @@ def _metric_matrix(frame: pd.DataFrame, metrics: Sequence[str]) -> np.ndarray:
     missing = [m for m in metrics if m not in frame.columns]
     if missing:
         raise KeyError(f"results table lacks score columns {missing}")
-    return np.column_stack(
-        [pd.to_numeric(frame[m].astype(object), errors="coerce").astype("float64").to_numpy() for m in metrics]
-    ) if metrics else np.empty((len(frame), 0))
+    return (
+        np.column_stack(
+            [
+                pd.to_numeric(frame[m].astype(object), errors="coerce").astype("float64").to_numpy()
+                for m in metrics
+            ]
+        )
+        if metrics
+        else np.empty((len(frame), 0))
+    )
 
 
 #: Most slices (times metrics) a slicing may have for the shared-resample path of
@@ -375,10 +401,14 @@ def summarize(
     [{'model': 'a', 'prompt_type': 'simple', 'n': 2, 'n_errors': 1, 'ned': 0.75}, \
 {'model': 'b', 'prompt_type': 'simple', 'n': 1, 'n_errors': 0, 'ned': 0.25}]
     """
-    return summarize_many(frame, [by], metrics=metrics, n_boot=n_boot, seed=seed, confidence=confidence)[0]
+    return summarize_many(
+        frame, [by], metrics=metrics, n_boot=n_boot, seed=seed, confidence=confidence
+    )[0]
 
 
-def _slice_codes(frame: pd.DataFrame, by: Sequence[str], labels: dict[str, pd.Series]) -> tuple[np.ndarray, list[tuple]]:
+def _slice_codes(
+    frame: pd.DataFrame, by: Sequence[str], labels: dict[str, pd.Series]
+) -> tuple[np.ndarray, list[tuple]]:
     """Code of every row's slice of ``by`` (0..S-1, in label order) and each code's label tuple."""
     if not by:
         return np.zeros(len(frame), dtype=np.int64), [()]
@@ -421,9 +451,18 @@ def _summarize_model(
         # Rows sorted by slice: each slice is a contiguous block of columns of the counts.
         order = np.argsort(local_ok, kind="stable")
         edges = np.searchsorted(local_ok[order], np.arange(present.size + 1))
-        plans.append({"present": present, "local_all": local_all, "local_ok": local_ok, "order": order,
-                      "edges": edges, "values": filled[order], "finite": finite[order].astype("float64"),
-                      "boot": np.full((n_boot, k, present.size), np.nan)})
+        plans.append(
+            {
+                "present": present,
+                "local_all": local_all,
+                "local_ok": local_ok,
+                "order": order,
+                "edges": edges,
+                "values": filled[order],
+                "finite": finite[order].astype("float64"),
+                "boot": np.full((n_boot, k, present.size), np.nan),
+            }
+        )
     n_ok = ok_rows.size
     if n_ok and any(p is not None for p in plans):
         rng = slice_rng(seed, ("model", model))
@@ -436,7 +475,11 @@ def _summarize_model(
             # (n_ok x size), so a slice's rows are one contiguous block.
             draw *= size
             draw += np.arange(size, dtype=index_type)[:, None]
-            counts = np.bincount(draw.ravel(), minlength=size * n_ok).reshape(n_ok, size).astype("float64")
+            counts = (
+                np.bincount(draw.ravel(), minlength=size * n_ok)
+                .reshape(n_ok, size)
+                .astype("float64")
+            )
             for plan in plans:
                 if plan is None:
                     continue
@@ -472,17 +515,24 @@ def _summarize_model(
             n_good = int(ok_in.sum())
             row: dict[str, Any] = {"model": model, **dict(zip(by, key))}
             row.update(n=n_good, n_errors=n_all - n_good, error_rate=(n_all - n_good) / n_all)
-            rates = slice_rng(seed, ("errors", model, *by, *key)).binomial(
-                n_all, row["error_rate"], size=n_boot) / n_all
+            rates = (
+                slice_rng(seed, ("errors", model, *by, *key)).binomial(
+                    n_all, row["error_rate"], size=n_boot
+                )
+                / n_all
+            )
             row["error_rate_lo"], row["error_rate_hi"] = (
-                float(x) for x in np.quantile(rates, [alpha / 2, 1 - alpha / 2]))
+                float(x) for x in np.quantile(rates, [alpha / 2, 1 - alpha / 2])
+            )
             for m, metric in enumerate(metrics):
                 column = data[ok_in, m]
                 column = column[np.isfinite(column)]
                 if column.size:
                     row[metric] = float(column.mean())
-                    row[f"{metric}_lo"], row[f"{metric}_hi"] = float(bounds[0, m, s_local]), float(
-                        bounds[1, m, s_local])
+                    row[f"{metric}_lo"], row[f"{metric}_hi"] = (
+                        float(bounds[0, m, s_local]),
+                        float(bounds[1, m, s_local]),
+                    )
                 else:
                     row[metric] = row[f"{metric}_lo"] = row[f"{metric}_hi"] = math.nan
             results[j].append(row)
@@ -523,26 +573,42 @@ def summarize_many(
     models = frame["model"].astype(str).to_numpy()
     model_rows = pd.Series(np.arange(len(frame))).groupby(models, sort=True).indices
     too_big = [
-        j for j, (_codes, keys) in enumerate(coded)
-        if max(k, 1) * len(keys) > _MAX_SLICE_MATRIX
+        j for j, (_codes, keys) in enumerate(coded) if max(k, 1) * len(keys) > _MAX_SLICE_MATRIX
     ]
     results: list[list[dict[str, Any]]] = [[] for _ in slicing_lists]
     with single_threaded_blas():
         for model, idx in model_rows.items():
-            _summarize_model(str(model), idx, slicing_lists, coded, too_big, failed, values, metrics, n_boot, seed,
-                             alpha, results)
+            _summarize_model(
+                str(model),
+                idx,
+                slicing_lists,
+                coded,
+                too_big,
+                failed,
+                values,
+                metrics,
+                n_boot,
+                seed,
+                alpha,
+                results,
+            )
     outputs = []
     for j, by in enumerate(slicing_lists):
         if j in too_big:
-            outputs.append(_summarize_slice_by_slice(frame, by, metrics=metrics, n_boot=n_boot, seed=seed,
-                                                     confidence=confidence))
+            outputs.append(
+                _summarize_slice_by_slice(
+                    frame, by, metrics=metrics, n_boot=n_boot, seed=seed, confidence=confidence
+                )
+            )
             continue
         columns = ["model", *by, "n", "n_errors", "error_rate", "error_rate_lo", "error_rate_hi"]
         for metric in metrics:
             columns += [metric, f"{metric}_lo", f"{metric}_hi"]
         out = pd.DataFrame(results[j], columns=columns)
         for column in by:
-            out[column] = pd.Categorical(out[column], categories=labels[column].cat.categories, ordered=True)
+            out[column] = pd.Categorical(
+                out[column], categories=labels[column].cat.categories, ordered=True
+            )
         out = out.sort_values(["model", *by], kind="stable").reset_index(drop=True)
         out.attrs.update(n_boot=n_boot, seed=seed, confidence=confidence)
         outputs.append(out)
@@ -579,7 +645,9 @@ def _summarize_slice_by_slice(
         row.update(n=n_all - n_err, n_errors=n_err, error_rate=n_err / n_all if n_all else math.nan)
         # The resampled mean of a 0/1 column is Binomial(n, p)/n: drawn directly.
         rates = rng.binomial(n_all, row["error_rate"], size=n_boot) / n_all
-        row["error_rate_lo"], row["error_rate_hi"] = (float(x) for x in np.quantile(rates, [alpha / 2, 1 - alpha / 2]))
+        row["error_rate_lo"], row["error_rate_hi"] = (
+            float(x) for x in np.quantile(rates, [alpha / 2, 1 - alpha / 2])
+        )
         good = values[idx[~bad]]
         if len(good) > 1:
             boot = bootstrap_means(good, n_boot=n_boot, rng=rng)
@@ -587,12 +655,16 @@ def _summarize_slice_by_slice(
                 warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns give NaN bounds
                 bounds = np.nanquantile(boot, [alpha / 2, 1 - alpha / 2], axis=0)
         else:
-            bounds = np.vstack([good[0], good[0]]) if len(good) else np.full((2, len(metrics)), math.nan)
+            bounds = (
+                np.vstack([good[0], good[0]]) if len(good) else np.full((2, len(metrics)), math.nan)
+            )
         for j, metric in enumerate(metrics):
             column = good[:, j]
             column = column[~np.isnan(column)]
             row[metric] = float(column.mean()) if column.size else math.nan
-            lo, hi = (float(bounds[0, j]), float(bounds[1, j])) if column.size else (math.nan, math.nan)
+            lo, hi = (
+                (float(bounds[0, j]), float(bounds[1, j])) if column.size else (math.nan, math.nan)
+            )
             row[f"{metric}_lo"], row[f"{metric}_hi"] = lo, hi
         rows.append(row)
     columns = ["model", *by, "n", "n_errors", "error_rate", "error_rate_lo", "error_rate_hi"]
@@ -667,8 +739,13 @@ def prompt_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean ``metric`` per prompt (rows) and model (columns), failed rows excluded."""
     ok = frame[~failed_mask(frame)]
     values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype("float64")
-    keys = pd.DataFrame({"prompt_id": ok["prompt_id"].astype(str).to_numpy(),
-                         "model": ok["model"].astype(str).to_numpy(), "v": values.to_numpy()})
+    keys = pd.DataFrame(
+        {
+            "prompt_id": ok["prompt_id"].astype(str).to_numpy(),
+            "model": ok["model"].astype(str).to_numpy(),
+            "v": values.to_numpy(),
+        }
+    )
     return keys.groupby(["prompt_id", "model"], sort=True)["v"].mean().unstack("model")
 
 
@@ -692,8 +769,19 @@ def compare_models(
     over its shared prompts. Intervals come from a different random stream than
     single calls; their distribution is the same up to that rare skipping.
     """
-    columns = ["model_a", "model_b", "metric", "n_prompts", "mean_a", "mean_b", "diff", "lo", "hi",
-               "significant", "better"]
+    columns = [
+        "model_a",
+        "model_b",
+        "metric",
+        "n_prompts",
+        "mean_a",
+        "mean_b",
+        "diff",
+        "lo",
+        "hi",
+        "significant",
+        "better",
+    ]
     pairs = list(combinations(models, 2))
     if not pairs:
         return pd.DataFrame(columns=columns)
@@ -721,16 +809,27 @@ def compare_models(
             better = None
             if significant:
                 better = a if (diff > 0) == HIGHER_IS_BETTER.get(metric, True) else b
-            rows.append({
-                "model_a": a, "model_b": b, "metric": metric, "n_prompts": n_shared,
-                "mean_a": float(table[a].to_numpy()[shared].mean()) if n_shared else math.nan,
-                "mean_b": float(table[b].to_numpy()[shared].mean()) if n_shared else math.nan,
-                "diff": diff, "lo": low, "hi": high, "significant": significant, "better": better,
-            })
+            rows.append(
+                {
+                    "model_a": a,
+                    "model_b": b,
+                    "metric": metric,
+                    "n_prompts": n_shared,
+                    "mean_a": float(table[a].to_numpy()[shared].mean()) if n_shared else math.nan,
+                    "mean_b": float(table[b].to_numpy()[shared].mean()) if n_shared else math.nan,
+                    "diff": diff,
+                    "lo": low,
+                    "hi": high,
+                    "significant": significant,
+                    "better": better,
+                }
+            )
     return pd.DataFrame(rows, columns=columns)
 
 
-def rank_models(summary: pd.DataFrame, metric: str = "ned", *, higher_is_better: bool | None = None) -> pd.DataFrame:
+def rank_models(
+    summary: pd.DataFrame, metric: str = "ned", *, higher_is_better: bool | None = None
+) -> pd.DataFrame:
     """Rank models by ``metric``; models whose intervals overlap are marked as ties.
 
     ``summary`` has one row per model (e.g. ``summarize(frame)``) with ``metric``,
@@ -748,7 +847,9 @@ def rank_models(summary: pd.DataFrame, metric: str = "ned", *, higher_is_better:
     if higher_is_better is None:
         higher_is_better = HIGHER_IS_BETTER.get(metric, True)
     table = summary[["model", metric, f"{metric}_lo", f"{metric}_hi"]].dropna(subset=[metric])
-    table = table.sort_values(metric, ascending=not higher_is_better, kind="stable").reset_index(drop=True)
+    table = table.sort_values(metric, ascending=not higher_is_better, kind="stable").reset_index(
+        drop=True
+    )
     lo = table[f"{metric}_lo"].to_numpy()
     hi = table[f"{metric}_hi"].to_numpy()
     names = table["model"].astype(str).tolist()
@@ -758,7 +859,9 @@ def rank_models(summary: pd.DataFrame, metric: str = "ned", *, higher_is_better:
             better = int((lo > hi[i]).sum())
         else:
             better = int((hi < lo[i]).sum())
-        overlap = [names[j] for j in range(len(table)) if j != i and lo[j] <= hi[i] and lo[i] <= hi[j]]
+        overlap = [
+            names[j] for j in range(len(table)) if j != i and lo[j] <= hi[i] and lo[i] <= hi[j]
+        ]
         ranks.append(better + 1)
         ties.append(overlap)
     table.insert(0, "rank", ranks)
@@ -776,7 +879,11 @@ MARIO_COLUMNS = {"word_precision": "precision", "word_recall": "recall", "word_f
 
 
 def peer_views(
-    frame: pd.DataFrame, by: Sequence[str] = (), *, n_boot: int = 1000, seed: int = 0,
+    frame: pd.DataFrame,
+    by: Sequence[str] = (),
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
     summary: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The same rows scored the way peer benchmarks report them.

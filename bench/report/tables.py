@@ -55,7 +55,9 @@ def metric_header(metric: str) -> str:
     return f"{METRIC_LABELS.get(metric, metric)} {arrow}"
 
 
-def display_summary(summary: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
+def display_summary(
+    summary: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]
+) -> pd.DataFrame:
     """One row per (model, slice) with formatted ``mean [lo, hi]`` cells."""
     out = pd.DataFrame({"Model": summary["model"].astype(str)})
     for column in by:
@@ -83,9 +85,21 @@ def to_markdown(table: pd.DataFrame) -> str:
 
 
 _LATEX_ESCAPES = {
-    "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "↑": r"$\uparrow$", "↓": r"$\downarrow$", "–": "--", "<": r"\textless{}", ">": r"\textgreater{}",
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "↑": r"$\uparrow$",
+    "↓": r"$\downarrow$",
+    "–": "--",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
@@ -100,8 +114,16 @@ def latex_escape(text: str) -> str:
 
 def to_latex(table: pd.DataFrame, caption: str = "", label: str = "") -> str:
     """A booktabs ``table`` environment; text columns left-aligned, others centred."""
-    align = "".join("l" if i == 0 or not _numeric_like(table[c]) else "r" for i, c in enumerate(table.columns))
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", rf"\begin{{tabular}}{{{align}}}", r"\toprule"]
+    align = "".join(
+        "l" if i == 0 or not _numeric_like(table[c]) else "r" for i, c in enumerate(table.columns)
+    )
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        rf"\begin{{tabular}}{{{align}}}",
+        r"\toprule",
+    ]
     lines.append(" & ".join(latex_escape(_text(c)) for c in table.columns) + r" \\")
     lines.append(r"\midrule")
     for row in table.itertuples(index=False):
@@ -130,7 +152,11 @@ def _numeric_like(column: pd.Series) -> bool:
 
 
 def write_table_set(
-    folder: Path, name: str, raw: pd.DataFrame, display: pd.DataFrame | None = None, caption: str = ""
+    folder: Path,
+    name: str,
+    raw: pd.DataFrame,
+    display: pd.DataFrame | None = None,
+    caption: str = "",
 ) -> list[str]:
     """Write ``name.csv`` (raw numbers) and ``name.md`` / ``name.tex`` (display); return file names."""
     folder.mkdir(parents=True, exist_ok=True)

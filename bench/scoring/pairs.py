@@ -138,9 +138,23 @@ def score_pairs(
         rows.append(row)
     # Column-wise construction is several times faster than a frame from row tuples.
     columns = list(zip(*rows)) if rows else [() for _ in SCORE_COLUMNS]
-    dtypes = ("int64", "int64", "int64", "int64", "float64", "float64", "bool",
-              "float64", "float64", "float64", "float64", "float64")
+    dtypes = (
+        "int64",
+        "int64",
+        "int64",
+        "int64",
+        "float64",
+        "float64",
+        "bool",
+        "float64",
+        "float64",
+        "float64",
+        "float64",
+        "float64",
+    )
     return pd.DataFrame(
-        {name: np.asarray(values, dtype=dtype)
-         for name, values, dtype in zip(SCORE_COLUMNS, columns, dtypes)}
+        {
+            name: np.asarray(values, dtype=dtype)
+            for name, values, dtype in zip(SCORE_COLUMNS, columns, dtypes)
+        }
     )
