@@ -38,4 +38,5 @@ class InputError(Exception):
             where += f":{self.line}"
         if self.key is not None:
             where += f" [{self.key}]"
+        where = where.strip()
         return f"{where}: {self.problem}" if where else self.problem

@@ -15,6 +15,9 @@ status      error (empty string when the row succeeded, else "Stage: ExceptionTy
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
+
 from bench.scoring.pairs import SCORE_COLUMNS
 from prompts.schema import PROMPT_COLUMNS
 
@@ -45,3 +48,18 @@ RESULT_COLUMNS: tuple[str, ...] = (
 
 #: A row is uniquely identified by these columns within a run.
 ROW_KEY = ("model", "prompt_id", "seed", "sample_index")
+
+
+def failed_mask(frame: pd.DataFrame) -> np.ndarray:
+    """The one test of a failed row: its ``error`` cell is set (not empty, not missing).
+
+    Every table glyphbench writes (benchmark results, VAE results) has an ``error``
+    column; a table without one has no failed rows.
+
+    >>> failed_mask(pd.DataFrame({"error": ["", None, "OCR: boom", "  "]})).tolist()
+    [False, False, True, False]
+    """
+    if "error" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    errors = frame["error"].astype(object)
+    return (errors.notna() & (errors.astype(str).str.strip() != "")).to_numpy()
