@@ -134,7 +134,11 @@ class Plugin(Generic[T]):
         rows = []
         for key, info in self.options.model_fields.items():
             annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
-            default = "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+            default = (
+                "required"
+                if info.is_required()
+                else repr(info.get_default(call_default_factory=True))
+            )
             rows.append((key, annotation.replace("typing.", ""), default, info.description or ""))
         return rows
 
@@ -220,13 +224,19 @@ class PluginRegistry:
         """Check ``spec`` against its plug-in (name, target, options) without creating it."""
         parsed = Spec.parse(spec) if isinstance(spec, str) else spec
         if not parsed.kind:
-            raise InputError(where, f"{_singular(kind)} spec {parsed.text!r} names no plug-in", key=kind)
+            raise InputError(
+                where, f"{_singular(kind)} spec {parsed.text!r} names no plug-in", key=kind
+            )
         plugin = self.get(kind, parsed.kind)
         if plugin.target == "required" and not parsed.target:
-            raise InputError(where, f"{parsed.text}: needs a target after '{parsed.kind}:'", key=kind)
+            raise InputError(
+                where, f"{parsed.text}: needs a target after '{parsed.kind}:'", key=kind
+            )
         if plugin.target == "none" and parsed.target:
             raise InputError(where, f"{parsed.text}: '{parsed.kind}' takes no target", key=kind)
-        options = parse_options(plugin.options, parsed.options, f"{parsed.text}", where=where, key=kind)
+        options = parse_options(
+            plugin.options, parsed.options, f"{parsed.text}", where=where, key=kind
+        )
         return Resolved(plugin, parsed, options)
 
     def create(self, kind: str, spec: str | Spec, *, where: str | None = None) -> Any:
@@ -275,8 +285,14 @@ def _first_problem(exc: ValidationError, schema: type[Options]) -> str:
 
 
 def _singular(kind: str) -> str:
-    return {"models": "model kind", "readers": "reader", "codecs": "codec", "sources": "prompt source",
-            "samplers": "sampler", "suites": "suite"}.get(kind, kind)
+    return {
+        "models": "model kind",
+        "readers": "reader",
+        "codecs": "codec",
+        "sources": "prompt source",
+        "samplers": "sampler",
+        "suites": "suite",
+    }.get(kind, kind)
 
 
 def _package_modules(package: str) -> Iterable[str]:
@@ -318,7 +334,9 @@ class Registry(Generic[T]):
         factory = self._factories.get(parsed.kind)
         if factory is None:
             known = ", ".join(self.names()) or "none"
-            raise InputError(None, f"unknown {self.what} {parsed.kind!r} in {parsed.text!r}; known: {known}")
+            raise InputError(
+                None, f"unknown {self.what} {parsed.kind!r} in {parsed.text!r}; known: {known}"
+            )
         return factory(parsed)
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.models.base import ModelAdapter
-    from bench.ocr.base import OCREngine, OCRResult
+    from bench.readers.base import Reader, Reading
 
 #: Batches generated ahead of the OCR worker (bounds memory held by pending images).
 QUEUE_DEPTH = 2
@@ -103,7 +103,7 @@ class Runner:
         *,
         store: RunStore,
         shard: Shard = Shard(),
-        ocr: OCREngine | None = None,
+        ocr: Reader | None = None,
         device: str | None = None,
         progress: bool = True,
         console: Console | None = None,
@@ -127,11 +127,11 @@ class Runner:
 
     # ------------------------------------------------------------------ setup
     @property
-    def ocr(self) -> OCREngine:
+    def ocr(self) -> Reader:
         if self._ocr is None:
-            from bench.ocr import get_ocr_engine
+            from bench.readers import get_reader
 
-            self._ocr = get_ocr_engine(self.config.ocr)
+            self._ocr = get_reader(self.config.ocr)
         return self._ocr
 
     @property
@@ -322,7 +322,7 @@ class Runner:
         hashes: list[str | None] = [None] * n
         sizes: list[tuple[int, int] | None] = [None] * n
         errors = [batch.error] * n
-        results: list[OCRResult | None] = [None] * n
+        results: list[Reading | None] = [None] * n
         ocr_seconds = float("nan")
         if batch.images is not None:
             for i, (job, image) in enumerate(zip(batch.jobs, batch.images, strict=True)):
@@ -344,7 +344,7 @@ class Runner:
         paths: Sequence[str | None],
         hashes: Sequence[str | None],
         sizes: Sequence[tuple[int, int] | None],
-        results: Sequence[OCRResult | None],
+        results: Sequence[Reading | None],
         errors: Sequence[str],
         ocr_seconds: float,
     ) -> pd.DataFrame:
@@ -385,37 +385,37 @@ class Runner:
 
 
 def read_with_ocr(
-    engine: OCREngine, images: Sequence[Image.Image]
-) -> tuple[list[OCRResult | None], list[str]]:
+    engine: Reader, images: Sequence[Image.Image]
+) -> tuple[list[Reading | None], list[str]]:
     """OCR a batch; a failing image gets an ``OCR:`` error and the others are still read."""
-    from bench.ocr.common import OCRImageError
+    from bench.readers.common import ReadError
 
     try:
-        results: list[OCRResult | None] = list(engine.read(images))
+        results: list[Reading | None] = list(engine.read(images))
         if len(results) != len(images):
             raise RuntimeError(
                 f"{engine.name} returned {len(results)} results for {len(images)} images"
             )
         return results, [""] * len(images)
-    except OCRImageError:
+    except ReadError:
         pass  # read one by one below so only the failing image(s) get an error
     except Exception as exc:
         message = error_text("OCR", exc)
         return [None] * len(images), [message] * len(images)
-    out: list[OCRResult | None] = []
+    out: list[Reading | None] = []
     errors: list[str] = []
     for image in images:
         try:
             out.append(engine.read([image])[0])
             errors.append("")
         except Exception as exc:
-            cause = exc.cause if isinstance(exc, OCRImageError) else exc
+            cause = exc.cause if isinstance(exc, ReadError) else exc
             out.append(None)
             errors.append(error_text("OCR", cause))
     return out, errors
 
 
-def ocr_fields(result: OCRResult | None) -> dict[str, Any]:
+def ocr_fields(result: Reading | None) -> dict[str, Any]:
     """The ``ocr_*`` text columns of one row (lists as JSON strings)."""
     if result is None:
         return {"ocr_text": None, "ocr_pieces": None, "ocr_boxes": None, "ocr_confidences": None}

@@ -27,7 +27,7 @@ from bench.store import RunStore, conform_results
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.ocr.base import OCREngine
+    from bench.readers.base import Reader
     from bench.runner import ShardOutcome
     from prompts.schema import PromptSet
 
@@ -62,7 +62,7 @@ def run_benchmark(
     config_name: str = "config.yaml",
     prompt_set: PromptSet | None = None,
     shard: str | None = None,
-    ocr: OCREngine | None = None,
+    ocr: Reader | None = None,
     progress: bool = True,
     console: Console | None = None,
 ) -> RunResult:
@@ -295,7 +295,7 @@ def rescore_run(
     ocr: str | None = None,
     scores_only: bool = False,
     batch_size: int | None = None,
-    engine: OCREngine | None = None,
+    engine: Reader | None = None,
     progress: bool = True,
     console: Console | None = None,
 ) -> pd.DataFrame:
@@ -323,9 +323,9 @@ def rescore_run(
     engine_spec = ocr or config.ocr
     if not scores_only:
         if engine is None:
-            from bench.ocr import get_ocr_engine
+            from bench.readers import get_reader
 
-            engine = get_ocr_engine(engine_spec)
+            engine = get_reader(engine_spec)
         has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
             ("Load:", "Generate:")
         )

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from PIL import Image, ImageDraw, ImageFont
 
 from bench.fonts import font_by_name
-from bench.ocr import available_engines, get_ocr_engine
+from bench.readers import available_engines, get_reader
 from bench.scoring import ned
 
 SIGNS = (
@@ -69,7 +69,7 @@ def main() -> None:
             print(f"{spec:<28} skipped: {status[name]}")
             continue
         start = time.perf_counter()
-        engine = get_ocr_engine(spec)
+        engine = get_reader(spec)
         engine.read(images[:1])  # warm-up
         loaded = time.perf_counter() - start
         start = time.perf_counter()

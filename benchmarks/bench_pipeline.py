@@ -75,9 +75,9 @@ class NullOCR:
     version = "null"
 
     def read(self, images: Sequence[Any]) -> list[Any]:
-        from bench.ocr.base import OCRResult
+        from bench.readers.base import Reading
 
-        return [OCRResult(text="") for _ in images]
+        return [Reading(text="") for _ in images]
 
 
 def harness(
@@ -173,7 +173,7 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
 def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
     """Images per second of each engine on ``n`` rendered 256-pixel control images (after a warm-up)."""
     from bench.models import ImageRequest, get_model
-    from bench.ocr import available_engines, get_ocr_engine
+    from bench.readers import available_engines, get_reader
 
     texts = ["OPEN", "Hello world", "Fresh coffee daily", "42% off!"]
     requests = [ImageRequest(prompt="", text=texts[i % 4], seed=i) for i in range(n)]
@@ -185,7 +185,7 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
         if available.get(name) is not True:
             found[spec] = f"skipped: {available.get(name, 'not registered')}"
             continue
-        engine = get_ocr_engine(spec)
+        engine = get_reader(spec)
         engine.read(images[:2])  # warm-up (first call allocates)
         started = time.perf_counter()
         engine.read(images)
@@ -290,9 +290,9 @@ def main() -> None:
         "harness_load_s": load,
     }
     if not args.skip_easyocr_harness:
-        from bench.ocr import get_ocr_engine
+        from bench.readers import get_reader
 
-        engine = get_ocr_engine("easyocr")
+        engine = get_reader("easyocr")
         speed, _ = harness(model, args.images, args.batch_size, args.device, engine, work, options)
         numbers["harness_easyocr_images_per_s"] = speed
         numbers["harness_easyocr_ratio"] = speed / max(bare)

@@ -27,24 +27,24 @@ import pandas as pd
 
 from bench.models.base import MODELS, ImageRequest, ModelAdapter
 from bench.models.controls import RenderControl
-from bench.ocr.base import OCR_ENGINES, OCREngine, OCRResult
+from bench.readers.base import OCR_ENGINES, Reader, Reading
 from bench.registry import Spec
 from prompts.schema import PromptSet
 
 
-class PixelOCR(OCREngine):
+class PixelOCR(Reader):
     name = "pixelocr"
 
     @property
     def version(self) -> str:
         return "pixelocr 1"
 
-    def read(self, images: Sequence[Any]) -> list[OCRResult]:
+    def read(self, images: Sequence[Any]) -> list[Reading]:
         out = []
         for image in images:
             digest = hashlib.sha256(image.convert("RGB").tobytes()).hexdigest()[:6]
             out.append(
-                OCRResult(
+                Reading(
                     text=digest,
                     pieces=[digest],
                     boxes=[[(0, 0), (1, 0), (1, 1), (0, 1)]],

@@ -375,7 +375,9 @@ def test_control_sanity_passes_and_fails_per_slice() -> None:
     ]  # exact match may tie at 0 between blank and typo 0.3
     broken = control_sanity(_control_summary(0.7), ["prompt_type"]).set_index("prompt_type")
     assert bool(broken.loc["simple", "passed"]) and not bool(broken.loc["complex", "passed"])
-    assert broken.loc["complex", "ned_order"] is not None and not bool(broken.loc["complex", "ned_order"])
+    assert broken.loc["complex", "ned_order"] is not None and not bool(
+        broken.loc["complex", "ned_order"]
+    )
     assert broken.loc["complex", "min_n"] == 10
 
 

@@ -18,7 +18,7 @@ import pytest
 from vae_fixtures import tiny_autoencoder_kl
 
 from bench.errors import InputError
-from bench.ocr.base import OCREngine
+from bench.readers.base import Reader
 from vae_eval.imageset import ImageSet, default_set
 from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate, slug
 
@@ -61,15 +61,15 @@ def broken_vaes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def ocr_engine() -> OCREngine:
-    from bench.ocr import get_ocr_engine
+def ocr_engine() -> Reader:
+    from bench.readers import get_reader
 
-    return get_ocr_engine("easyocr?gpu=0")
+    return get_reader("easyocr?gpu=0")
 
 
 @pytest.fixture(scope="module")
 def run(
-    tmp_path_factory: pytest.TempPathFactory, broken_vaes: dict[str, str], ocr_engine: OCREngine
+    tmp_path_factory: pytest.TempPathFactory, broken_vaes: dict[str, str], ocr_engine: Reader
 ) -> tuple[Path, pd.DataFrame, list[str]]:
     out = tmp_path_factory.mktemp("vae_run")
     codecs = [*CODECS, *broken_vaes.values()]
@@ -165,7 +165,7 @@ def test_failures_become_rows(
 
 @pytest.mark.slow
 def test_resume_recomputes_deleted_batches_identically(
-    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: OCREngine
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: Reader
 ) -> None:
     out, table, codecs = run
     copy = tmp_path / "copy"
@@ -199,7 +199,7 @@ def test_resume_recomputes_deleted_batches_identically(
 
 @pytest.mark.slow
 def test_retry_errors_recomputes_failed_batches(
-    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: OCREngine
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: Reader
 ) -> None:
     out, _, codecs = run
     copy = tmp_path / "copy"
@@ -217,7 +217,7 @@ def test_retry_errors_recomputes_failed_batches(
 
 @pytest.mark.slow
 def test_rerun_with_fewer_codecs_or_another_set(
-    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: OCREngine
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: Reader
 ) -> None:
     out, table, _ = run
     copy = tmp_path / "copy"

@@ -36,7 +36,7 @@ def evaluate_command(
     limit: int = typer.Option(
         None, "--limit", min=1, help="Evaluate at most N images (stratified for 'default')."
     ),
-    ocr: str = typer.Option("easyocr", "--ocr", help="OCR engine spec (see bench.ocr)."),
+    ocr: str = typer.Option("easyocr", "--ocr", help="OCR engine spec (see bench.readers)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
     batch_size: int = typer.Option(
         4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."

@@ -131,7 +131,7 @@ def partial_accuracy(truth: str, ocr: str) -> float:
 def _as_array(image: Any) -> np.ndarray:
     import numpy as np
 
-    from bench.ocr.common import to_rgb_array
+    from bench.readers.common import to_rgb_array
 
     return np.asarray(to_rgb_array(image), dtype=np.float64)
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from PIL import Image
 
-    from bench.ocr.base import OCREngine
+    from bench.readers.base import Reader
     from vae_eval.codecs import Codec
 
 RESULTS_NAME = "vae_results.parquet"
@@ -134,13 +134,13 @@ class Progress:
 class _OCRCache:
     """OCR of images by pixel digest, for one run only."""
 
-    def __init__(self, engine: OCREngine) -> None:
+    def __init__(self, engine: Reader) -> None:
         self.engine = engine
         self._texts: dict[str, str] = {}
 
     def read(self, images: Sequence[Image.Image]) -> tuple[list[str | Exception], float]:
         """Texts (or the exception for that image) and the seconds spent on uncached images."""
-        from bench.ocr import OCRImageError
+        from bench.readers import ReadError
 
         keys = [image_digest(image) for image in images]
         todo = [i for i, key in enumerate(keys) if key not in self._texts]
@@ -150,7 +150,7 @@ class _OCRCache:
         while pending:
             try:
                 results = self.engine.read([images[i] for i in pending])
-            except OCRImageError as exc:  # one image failed: record it, read the rest again
+            except ReadError as exc:  # one image failed: record it, read the rest again
                 bad = pending[exc.index]
                 failures[bad] = exc
                 pending = [i for i in pending if i != bad]
@@ -208,7 +208,7 @@ def evaluate(
     out: Path,
     *,
     image_set: ImageSet | None = None,
-    ocr_engine: OCREngine | None = None,
+    ocr_engine: Reader | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) an evaluation into ``out``; returns the merged results table.
@@ -245,9 +245,9 @@ def evaluate(
     if image_set is None:
         image_set = load_image_set(options.images, limit=options.limit, native_size=native_size)
     if ocr_engine is None:
-        from bench.ocr import get_ocr_engine
+        from bench.readers import get_reader
 
-        ocr_engine = get_ocr_engine(options.ocr)
+        ocr_engine = get_reader(options.ocr)
     _check_same_run(out / "run.json", image_set.name, ocr_engine.name)
     write_json(
         out / "run.json",

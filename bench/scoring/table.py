@@ -96,6 +96,7 @@ class Metric:
     dtype: str = "float64"
     #: Shown in summary tables by default.
     summary: bool = False
+
     #: Per-image column written to results (False for set-level metrics).
     @property
     def per_image(self) -> bool:
@@ -117,7 +118,9 @@ class MetricTable:
     def add(self, metric: Metric) -> Metric:
         existing = self._metrics.get(metric.name)
         if existing is not None and existing.family != metric.family:
-            raise ValueError(f"metric {metric.name!r} is already registered by family {existing.family!r}")
+            raise ValueError(
+                f"metric {metric.name!r} is already registered by family {existing.family!r}"
+            )
         self._metrics[metric.name] = metric
         return metric
 
@@ -141,7 +144,9 @@ class MetricTable:
         self._load()
         metric = self._metrics.get(name)
         if metric is None:
-            raise InputError(None, f"unknown metric {name!r}; known: {', '.join(self._metrics)}", key="metrics")
+            raise InputError(
+                None, f"unknown metric {name!r}; known: {', '.join(self._metrics)}", key="metrics"
+            )
         return metric
 
     def __contains__(self, name: object) -> bool:
@@ -157,7 +162,9 @@ class MetricTable:
         known = self.families()
         unknown = [f for f in wanted if f not in known]
         if unknown:
-            raise InputError(None, f"unknown metric family {unknown[0]!r}; known: {', '.join(known)}")
+            raise InputError(
+                None, f"unknown metric family {unknown[0]!r}; known: {', '.join(known)}"
+            )
         return [metric for metric in self.all() if metric.family in wanted]
 
     def columns(self, families: Iterable[str]) -> list[str]:

@@ -10,7 +10,7 @@ Batching: EasyOCR's ``readtext_batched`` stacks images, so it only takes images 
 one size. A batch is therefore split into groups of equal size (in input order),
 each group is read ``batch_size`` images at a time, and a lone image goes through
 ``readtext``. When a batched call fails, its images are re-read one by one so the
-failing image is identified (:class:`~bench.ocr.common.OCRImageError`).
+failing image is identified (:class:`~bench.readers.common.ReadError`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
-from bench.ocr.base import OCREngine, OCRResult
-from bench.ocr.common import OCRImageError, Options, assemble, to_rgb_array
+from bench.readers.base import Reader, Reading
+from bench.readers.common import Options, ReadError, assemble, to_rgb_array
 from bench.registry import Spec
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-class EasyOCREngine(OCREngine):
+class EasyOCRReader(Reader):
     """OCR with EasyOCR; see the module docstring for options and batching."""
 
     name = "easyocr"
@@ -99,9 +99,9 @@ class EasyOCREngine(OCREngine):
         device = "cuda" if self.gpu else "cpu"
         return f"easyocr {easyocr.__version__}; models {models} ({MODEL_NAMES}); {device}"
 
-    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+    def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         arrays = [to_rgb_array(image) for image in images]
-        results: list[OCRResult | None] = [None] * len(arrays)
+        results: list[Reading | None] = [None] * len(arrays)
 
         groups: dict[tuple[int, ...], list[int]] = {}
         for index, array in enumerate(arrays):
@@ -117,7 +117,7 @@ class EasyOCREngine(OCREngine):
         assert not missing, f"no OCR result for images {missing}"  # every index is in one group
         return [r for r in results if r is not None]
 
-    def _read_chunk(self, arrays: list[Any], indices: list[int]) -> list[OCRResult]:
+    def _read_chunk(self, arrays: list[Any], indices: list[int]) -> list[Reading]:
         if len(arrays) > 1:
             try:
                 with _quiet():
@@ -131,6 +131,6 @@ class EasyOCREngine(OCREngine):
                 with _quiet():
                     detections = self._reader.readtext(array)
             except Exception as error:
-                raise OCRImageError(self.name, index, error) from error
+                raise ReadError(self.name, index, error) from error
             results.append(assemble(detections))
         return results

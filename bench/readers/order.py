@@ -1,6 +1,6 @@
 """Reading order: the order in which detected text boxes are joined into text.
 
-Every engine returns its boxes in this order, so ``OCRResult.text`` means the same
+Every engine returns its boxes in this order, so ``Reading.text`` means the same
 thing whichever engine produced it (an engine's own order — EasyOCR's detection
 order, Tesseract's block/paragraph order — is discarded).
 

@@ -27,8 +27,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
-from bench.ocr.base import OCREngine, OCRResult
-from bench.ocr.common import OCRImageError, Options, assemble, to_rgb_image
+from bench.readers.base import Reader, Reading
+from bench.readers.common import Options, ReadError, assemble, to_rgb_image
 from bench.registry import Spec
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def _load(threads: int, text_score: float, det_side: int, det_limit: str) -> Any
     )
 
 
-class RapidOCREngine(OCREngine):
+class RapidOCRReader(Reader):
     """OCR with RapidOCR (PP-OCR on onnxruntime); see the module docstring."""
 
     name = "rapidocr"
@@ -84,7 +84,7 @@ class RapidOCREngine(OCREngine):
             f"det {self.det_limit} {self.det_side}"
         )
 
-    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+    def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         results = []
         for index, image in enumerate(images):
             # RapidOCR converts a PIL image from RGB to the BGR its models expect.
@@ -92,6 +92,6 @@ class RapidOCREngine(OCREngine):
             try:
                 detections, _ = self._ocr(rgb)
             except Exception as error:
-                raise OCRImageError(self.name, index, error) from error
+                raise ReadError(self.name, index, error) from error
             results.append(assemble(detections or []))
         return results

@@ -20,14 +20,14 @@ from PIL import Image, ImageDraw, ImageFont
 
 from bench.errors import InputError
 from bench.fonts import font_by_name
-from bench.ocr import (
-    OCRImageError,
+from bench.readers import (
+    ReadError,
     available_engines,
-    get_ocr_engine,
+    get_reader,
     read_or_errors,
     reading_order,
 )
-from bench.ocr.base import OCREngine, OCRResult
+from bench.readers.base import Reader, Reading
 from bench.scoring import ned
 
 # ---------------------------------------------------------------- reading order
@@ -95,7 +95,7 @@ def test_reading_order_ignores_input_order(boxes: list[list[tuple[float, float]]
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, bench.ocr; "
+        "import sys, bench.readers; "
         "heavy = [m for m in ('torch', 'easyocr', 'onnxruntime', 'rapidocr_onnxruntime', 'cv2') "
         "if m in sys.modules]; print(heavy)"
     )
@@ -111,11 +111,11 @@ def test_available_engines_lists_every_registered_engine() -> None:
 
 def test_unknown_engine_and_option_are_input_errors() -> None:
     with pytest.raises(InputError, match="unknown OCR engine 'nope'"):
-        get_ocr_engine("nope")
+        get_reader("nope")
     with pytest.raises(InputError, match="unknown option 'colour'"):
-        get_ocr_engine("easyocr?colour=red")
+        get_reader("easyocr?colour=red")
     with pytest.raises(InputError, match="batch_size"):
-        get_ocr_engine("easyocr?batch_size=zero")
+        get_reader("easyocr?batch_size=zero")
 
 
 # ---------------------------------------------------------------- rendered images
@@ -162,46 +162,46 @@ ENGINE_SPECS = {"easyocr": "easyocr?gpu=auto", "rapidocr": "rapidocr", "tesserac
 
 
 @pytest.fixture(scope="module", params=sorted(ENGINE_SPECS))
-def engine(request: pytest.FixtureRequest) -> OCREngine:
+def engine(request: pytest.FixtureRequest) -> Reader:
     name = request.param
     status = available_engines().get(name, f"{name} is not registered")
     if status is not True:
         pytest.skip(str(status))
-    return get_ocr_engine(ENGINE_SPECS[name])
+    return get_reader(ENGINE_SPECS[name])
 
 
 @pytest.fixture(scope="module")
-def readings(engine: OCREngine) -> dict[str, OCRResult]:
+def readings(engine: Reader) -> dict[str, Reading]:
     results = engine.read(batch_images())
     assert len(results) == len(BATCH)
     return {key: result for (key, _), result in zip(BATCH, results, strict=True)}
 
 
-def test_engine_identity(engine: OCREngine) -> None:
+def test_engine_identity(engine: Reader) -> None:
     assert engine.name in ENGINE_SPECS
     assert engine.version.strip()
 
 
 @pytest.mark.parametrize("key", ["hello", "bread", "small"])
-def test_engine_reads_clear_text(readings: dict[str, OCRResult], key: str) -> None:
+def test_engine_reads_clear_text(readings: dict[str, Reading], key: str) -> None:
     expected = dict(BATCH)[key]
     got = readings[key].text
     assert ned(expected, got) >= 0.8, (expected, got)
 
 
-def test_engine_reads_lines_in_order(readings: dict[str, OCRResult]) -> None:
+def test_engine_reads_lines_in_order(readings: dict[str, Reading]) -> None:
     text = readings["two_lines"].text.lower()
     assert ned("OPEN DAILY FRESH BREAD", text) >= 0.8, text
     assert text.find("open") < text.find("bread"), text
 
 
-def test_blank_image_gives_empty_text(readings: dict[str, OCRResult]) -> None:
+def test_blank_image_gives_empty_text(readings: dict[str, Reading]) -> None:
     blank = readings["blank"]
     assert blank.text == ""
     assert blank.pieces == blank.boxes == blank.confidences == []
 
 
-def test_result_shapes(readings: dict[str, OCRResult]) -> None:
+def test_result_shapes(readings: dict[str, Reading]) -> None:
     for result in readings.values():
         assert len(result.pieces) == len(result.boxes) == len(result.confidences)
         assert result.text == " ".join(result.pieces)
@@ -214,17 +214,17 @@ def test_result_shapes(readings: dict[str, OCRResult]) -> None:
     assert 0 <= min(xs) < 60 and 250 < max(xs) <= 400  # the text spans x 20..~313
 
 
-def test_failing_image_raises_with_its_index(engine: OCREngine) -> None:
-    with pytest.raises(OCRImageError) as caught:
+def test_failing_image_raises_with_its_index(engine: Reader) -> None:
+    with pytest.raises(ReadError) as caught:
         engine.read([Image.new("RGB", (64, 32), "white"), Image.new("RGB", (0, 0))])
     assert caught.value.index == 1
     assert caught.value.engine == engine.name
 
 
-def test_read_or_errors_isolates_the_failing_image(engine: OCREngine) -> None:
+def test_read_or_errors_isolates_the_failing_image(engine: Reader) -> None:
     white = Image.new("RGB", (64, 32), "white")
     outcomes = read_or_errors(engine, [white, Image.new("RGB", (0, 0)), white])
-    assert [type(o) for o in outcomes] == [OCRResult, OCRImageError, OCRResult]
+    assert [type(o) for o in outcomes] == [Reading, ReadError, Reading]
     assert outcomes[0].text == outcomes[2].text == ""  # type: ignore[union-attr]
 
 
@@ -234,17 +234,15 @@ def test_read_or_errors_isolates_the_failing_image(engine: OCREngine) -> None:
 def test_easyocr_reuses_loaded_weights() -> None:
     if available_engines()["easyocr"] is not True:
         pytest.skip(str(available_engines()["easyocr"]))
-    first = get_ocr_engine("easyocr?gpu=auto")
-    second = get_ocr_engine("easyocr?gpu=auto&batch_size=1")
+    first = get_reader("easyocr?gpu=auto")
+    second = get_reader("easyocr?gpu=auto&batch_size=1")
     assert first._reader is second._reader  # type: ignore[attr-defined]
 
 
-def test_easyocr_batched_matches_one_by_one(
-    readings: dict[str, OCRResult], engine: OCREngine
-) -> None:
+def test_easyocr_batched_matches_one_by_one(readings: dict[str, Reading], engine: Reader) -> None:
     if engine.name != "easyocr":
         pytest.skip("EasyOCR batching only")
-    one_by_one = get_ocr_engine("easyocr?gpu=auto&batch_size=1")
+    one_by_one = get_reader("easyocr?gpu=auto&batch_size=1")
     # "hello", "bread" and "blank" share a size, so the module reading batched them.
     single = one_by_one.read([batch_images()[2]])
     assert single[0].text == readings["bread"].text
@@ -253,23 +251,23 @@ def test_easyocr_batched_matches_one_by_one(
 
 def test_rapidocr_options_are_checked() -> None:
     with pytest.raises(InputError, match="det_limit"):
-        get_ocr_engine("rapidocr?det_limit=sideways")
+        get_reader("rapidocr?det_limit=sideways")
 
 
 def test_tesseract_without_binary_is_a_clear_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench.ocr.tesseract_engine as tesseract_engine
+    import bench.readers.tesseract as tesseract_engine
 
     monkeypatch.setattr(tesseract_engine.shutil, "which", lambda name: None)
     with pytest.raises(InputError, match="apt-get install tesseract-ocr"):
-        get_ocr_engine("tesseract")
+        get_reader("tesseract")
 
 
 def test_available_engines_gives_the_reason_when_tesseract_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import bench.ocr
+    import bench.readers
 
-    monkeypatch.setattr(bench.ocr.shutil, "which", lambda name: None)
+    monkeypatch.setattr(bench.readers.shutil, "which", lambda name: None)
     assert (
         available_engines()["tesseract"]
         == "tesseract binary not found; apt-get install tesseract-ocr"
@@ -282,13 +280,13 @@ def test_easyocr_gpu_1_without_cuda_is_an_input_error() -> None:
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
     with pytest.raises(InputError, match="gpu=1"):
-        get_ocr_engine("easyocr?gpu=1")
+        get_reader("easyocr?gpu=1")
 
 
 def test_tesseract_parallel_workers_keep_input_order() -> None:
     if available_engines()["tesseract"] is not True:
         pytest.skip(str(available_engines()["tesseract"]))
-    engine = get_ocr_engine("tesseract?workers=2")
+    engine = get_reader("tesseract?workers=2")
     texts = [
         r.text for r in engine.read([render(["SALE"], size=(200, 90)), render(["HELLO WORLD"])])
     ]

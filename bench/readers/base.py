@@ -4,9 +4,9 @@ Engines are registered by name in :data:`OCR_ENGINES` and created from a spec
 string (``easyocr``, ``rapidocr``, ``tesseract``, optionally with options such
 as ``easyocr?gpu=0``). Heavy imports happen inside the engine's constructor.
 
-Reading order (the order words are joined into ``OCRResult.text``): detected
+Reading order (the order words are joined into ``Reading.text``): detected
 boxes are grouped into lines, lines are read top to bottom and the boxes of a
-line left to right; see :func:`bench.ocr.order.reading_order`.
+line left to right; see :func:`bench.readers.order.reading_order`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ Point = tuple[float, float]
 
 
 @dataclass
-class OCRResult:
+class Reading:
     """What an engine read in one image, in reading order."""
 
     text: str  # the detected pieces joined with single spaces, in reading order
@@ -34,8 +34,8 @@ class OCRResult:
     confidences: list[float] = field(default_factory=list)  # one per box, 0..1
 
 
-class OCREngine(ABC):
-    """Turns a batch of RGB PIL images into one :class:`OCRResult` per image."""
+class Reader(ABC):
+    """Turns a batch of RGB PIL images into one :class:`Reading` per image."""
 
     #: Registry name, e.g. "easyocr"; recorded in every results row.
     name: str = ""
@@ -46,8 +46,8 @@ class OCREngine(ABC):
         """Engine/package version and model identity, recorded in every results row."""
 
     @abstractmethod
-    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+    def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         """OCR each image; the list has one result per input image, in order."""
 
 
-OCR_ENGINES: Registry[OCREngine] = Registry("OCR engine")
+OCR_ENGINES: Registry[Reader] = Registry("OCR engine")

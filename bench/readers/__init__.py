@@ -1,17 +1,17 @@
-"""OCR engines, registered by name in :data:`bench.ocr.base.OCR_ENGINES`.
+"""OCR engines, registered by name in :data:`bench.readers.base.OCR_ENGINES`.
 
 Public API::
 
-    from bench.ocr import get_ocr_engine, available_engines, read_or_errors
-    engine = get_ocr_engine("easyocr?gpu=0")      # or "rapidocr", "tesseract?psm=11"
-    results = engine.read([pil_image, ...])       # one OCRResult per image, in order
-    outcomes = read_or_errors(engine, images)     # OCRResult or the exception, per image
+    from bench.readers import get_reader, available_engines, read_or_errors
+    engine = get_reader("easyocr?gpu=0")      # or "rapidocr", "tesseract?psm=11"
+    results = engine.read([pil_image, ...])       # one Reading per image, in order
+    outcomes = read_or_errors(engine, images)     # Reading or the exception, per image
     engine.name, engine.version                   # recorded in every results row
 
 Importing this package is cheap: engine modules (and easyocr, torch, onnxruntime)
 are imported only when an engine is created. Each engine keeps its loaded model
 in a per-process cache, so creating the same engine twice does not reload weights.
-See ``docs/ocr.md``.
+See ``docs/readers.md``.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from __future__ import annotations
 import importlib.util
 import shutil
 
-from bench.ocr.base import OCR_ENGINES, OCREngine, OCRResult
-from bench.ocr.common import OCRImageError, read_or_errors
-from bench.ocr.order import reading_order
+from bench.readers.base import OCR_ENGINES, Reader, Reading
+from bench.readers.common import ReadError, read_or_errors
+from bench.readers.order import reading_order
 from bench.registry import Spec
 
 DEFAULT_ENGINE = "easyocr"
@@ -29,38 +29,38 @@ DEFAULT_ENGINE = "easyocr"
 __all__ = [
     "DEFAULT_ENGINE",
     "OCR_ENGINES",
-    "OCREngine",
-    "OCRImageError",
-    "OCRResult",
+    "ReadError",
+    "Reader",
+    "Reading",
     "available_engines",
-    "get_ocr_engine",
+    "get_reader",
     "read_or_errors",
     "reading_order",
 ]
 
 
 @OCR_ENGINES.register("easyocr")
-def _create_easyocr(spec: Spec) -> OCREngine:
-    from bench.ocr.easyocr_engine import EasyOCREngine
+def _create_easyocr(spec: Spec) -> Reader:
+    from bench.readers.easyocr import EasyOCRReader
 
-    return EasyOCREngine(spec)
+    return EasyOCRReader(spec)
 
 
 @OCR_ENGINES.register("rapidocr")
-def _create_rapidocr(spec: Spec) -> OCREngine:
-    from bench.ocr.rapidocr_engine import RapidOCREngine
+def _create_rapidocr(spec: Spec) -> Reader:
+    from bench.readers.rapidocr import RapidOCRReader
 
-    return RapidOCREngine(spec)
+    return RapidOCRReader(spec)
 
 
 @OCR_ENGINES.register("tesseract")
-def _create_tesseract(spec: Spec) -> OCREngine:
-    from bench.ocr.tesseract_engine import TesseractEngine
+def _create_tesseract(spec: Spec) -> Reader:
+    from bench.readers.tesseract import TesseractReader
 
-    return TesseractEngine(spec)
+    return TesseractReader(spec)
 
 
-def get_ocr_engine(spec: str | Spec = DEFAULT_ENGINE) -> OCREngine:
+def get_reader(spec: str | Spec = DEFAULT_ENGINE) -> Reader:
     """Create the engine named by ``spec`` (e.g. ``"easyocr?gpu=0&batch_size=4"``).
 
     Unknown names and options raise :class:`bench.errors.InputError`.

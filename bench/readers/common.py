@@ -1,6 +1,6 @@
 """Helpers shared by the engines: input conversion, options, result assembly, errors.
 
-Kept free of heavy imports (numpy and PIL only) so ``import bench.ocr`` stays light.
+Kept free of heavy imports (numpy and PIL only) so ``import bench.readers`` stays light.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
-from bench.ocr.base import OCREngine, OCRResult, Point
-from bench.ocr.order import reading_order
+from bench.readers.base import Point, Reader, Reading
+from bench.readers.order import reading_order
 from bench.registry import Spec
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from PIL import Image
 
 
-class OCRImageError(RuntimeError):
+class ReadError(RuntimeError):
     """OCR failed on one image of a batch; ``index`` is its position in the batch.
 
     Engines raise this instead of returning a partial or empty result, so a failure
@@ -35,12 +35,12 @@ class OCRImageError(RuntimeError):
         )
 
 
-def read_or_errors(engine: OCREngine, images: Sequence[Any]) -> list[OCRResult | Exception]:
+def read_or_errors(engine: Reader, images: Sequence[Any]) -> list[Reading | Exception]:
     """Read a batch; where it fails, re-read image by image and return each failure.
 
     For callers that turn failures into error rows instead of stopping: item ``i``
-    is the :class:`OCRResult` of image ``i`` or the exception it raised (for the
-    engines here an :class:`OCRImageError` whose ``index`` is 0, its position in
+    is the :class:`Reading` of image ``i`` or the exception it raised (for the
+    engines here an :class:`ReadError` whose ``index`` is 0, its position in
     the one-image re-read). Without failures this costs exactly one ``read``.
     """
     try:
@@ -48,7 +48,7 @@ def read_or_errors(engine: OCREngine, images: Sequence[Any]) -> list[OCRResult |
     except Exception as error:
         if len(images) == 1:
             return [error]
-    outcomes: list[OCRResult | Exception] = []
+    outcomes: list[Reading | Exception] = []
     for image in images:
         try:
             outcomes.append(engine.read([image])[0])
@@ -84,8 +84,8 @@ def to_rgb_array(image: Any) -> np.ndarray:
     return np.asarray(to_rgb_image(image))
 
 
-def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> OCRResult:
-    """Build an :class:`OCRResult` from ``(points, text, confidence)`` detections.
+def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> Reading:
+    """Build an :class:`Reading` from ``(points, text, confidence)`` detections.
 
     Pieces whose text is blank are dropped (they carry nothing to score and would
     leave double spaces); the rest are put in :func:`reading_order`.
@@ -105,7 +105,7 @@ def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]])
         kept.append((box, piece, float(confidence)))
     order = reading_order([box for box, _, _ in kept])
     ordered = [kept[i] for i in order]
-    return OCRResult(
+    return Reading(
         text=" ".join(piece for _, piece, _ in ordered),
         pieces=[piece for _, piece, _ in ordered],
         boxes=[box for box, _, _ in ordered],

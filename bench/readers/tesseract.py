@@ -14,7 +14,7 @@ registered, and creating it without the binary raises a one-line
 Each image is sent to ``tesseract stdin stdout --psm N -l LANG tsv`` as PNG; the
 word rows (level 5) become the pieces, their rectangles the boxes and their
 confidences (0..100) divided by 100 the confidences. Tesseract's own block/line
-order is discarded for :func:`~bench.ocr.order.reading_order`.
+order is discarded for :func:`~bench.readers.order.reading_order`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from bench.errors import InputError
-from bench.ocr.base import OCREngine, OCRResult, Point
-from bench.ocr.common import OCRImageError, Options, assemble, rect_points, to_rgb_image
+from bench.readers.base import Point, Reader, Reading
+from bench.readers.common import Options, ReadError, assemble, rect_points, to_rgb_image
 from bench.registry import Spec
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def parse_tsv(tsv: str) -> list[tuple[list[Point], str, float]]:
     return words
 
 
-class TesseractEngine(OCREngine):
+class TesseractReader(Reader):
     """OCR with the Tesseract binary; see the module docstring for options."""
 
     name = "tesseract"
@@ -92,7 +92,7 @@ class TesseractEngine(OCREngine):
     def version(self) -> str:
         return f"{_binary_version(self.binary)}; lang {self.lang}; psm {self.psm}"
 
-    def _read_one(self, index: int, image: Image.Image) -> OCRResult:
+    def _read_one(self, index: int, image: Image.Image) -> Reading:
         try:
             buffer = io.BytesIO()
             to_rgb_image(image).save(buffer, format="PNG")
@@ -120,10 +120,10 @@ class TesseractEngine(OCREngine):
                 )
             words = parse_tsv(done.stdout.decode("utf-8", errors="replace"))
         except Exception as error:
-            raise OCRImageError(self.name, index, error) from error
+            raise ReadError(self.name, index, error) from error
         return assemble(words)
 
-    def read(self, images: Sequence[Image.Image]) -> list[OCRResult]:
+    def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         if self.workers == 1 or len(images) < 2:
             return [self._read_one(i, image) for i, image in enumerate(images)]
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
