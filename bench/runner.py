@@ -57,11 +57,9 @@ def error_text(stage: str, exc: BaseException) -> str:
 
 
 def is_oom(exc: BaseException) -> bool:
-    """Out-of-memory test shared with the diffusers adapter (plain check if it is absent)."""
-    try:
-        from bench.models.diffusers_adapter import is_oom as adapter_is_oom
-    except ImportError:  # pragma: no cover - the adapter module ships with glyphbench
-        return isinstance(exc, MemoryError) or "out of memory" in str(exc).lower()
+    """Out-of-memory test shared with the diffusers adapter."""
+    from bench.models.diffusers_adapter import is_oom as adapter_is_oom
+
     return adapter_is_oom(exc)
 
 

@@ -32,11 +32,3 @@ def image_seed(seed: int, prompt_id: str, sample_index: int) -> int:
     digest = hashlib.sha256(key).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
 
-
-def torch_generator(seed: int, device: str | None = None):  # -> torch.Generator
-    """A ``torch.Generator`` on ``device`` seeded with ``seed`` (imports torch lazily)."""
-    import torch
-
-    generator = torch.Generator(device=device or "cpu")
-    generator.manual_seed(int(seed))
-    return generator

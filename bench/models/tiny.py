@@ -57,11 +57,6 @@ def build_tiny_if(path: str | Path) -> tuple[Path, Path]:
     return stage1, stage2
 
 
-def is_tiny(path: str | Path) -> bool:
-    """True when ``path`` holds a pipeline built by this module."""
-    return (Path(path) / TINY_MARKER).is_file()
-
-
 def read_marker(path: str | Path) -> dict[str, Any] | None:
     """The marker's content, or None when ``path`` is not a tiny pipeline."""
     marker = Path(path) / TINY_MARKER
