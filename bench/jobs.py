@@ -1,12 +1,8 @@
-"""The job list: one job per image, in a deterministic order, and its shards.
+"""The benchmark's job list: one job per image, in a deterministic order.
 
 Order: models in config order; within a model, prompts in the prompt set's
 order, then seeds in config order, then sample indices 0..images_per_prompt-1.
-
-Sharding (``--shard i/N`` or ``accelerate launch``) is round-robin *within each
-model*: shard ``i`` takes jobs ``i, i+N, i+2N, ...`` of every model. So every
-process loads every model once, each gets a balanced share of every model, and
-the shards are disjoint and together cover all jobs.
+Shards are the engine's (:class:`bench.engine.Shard`): round-robin within each model.
 """
 
 from __future__ import annotations
@@ -16,8 +12,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from bench.config import ModelEntry, RunConfig
+from bench.engine import Shard, take_shard
 from bench.errors import InputError
 from bench.seeds import image_seed
+
+__all__ = ["Job", "Shard", "build_jobs", "model_jobs"]
 
 
 @dataclass(frozen=True)
@@ -40,38 +39,6 @@ class Job:
         return image_seed(self.seed, self.prompt_id, self.sample_index)
 
 
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` of ``count`` (0-based)."""
-
-    index: int = 0
-    count: int = 1
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """``"1/4"`` -> Shard(index=1, count=4).
-
-        >>> Shard.parse("1/4")
-        Shard(index=1, count=4)
-        """
-        head, sep, tail = text.partition("/")
-        try:
-            index, count = int(head), int(tail)
-        except ValueError:
-            index, count = -1, 0
-        if not sep or count < 1 or not 0 <= index < count:
-            raise InputError(None, f"--shard must be I/N with 0 <= I < N, got {text!r}")
-        return cls(index, count)
-
-    @property
-    def name(self) -> str:
-        """Folder name of this shard's part files, e.g. ``shard-1-of-4``."""
-        return f"shard-{self.index}-of-{self.count}"
-
-    def take(self, jobs: list[Job]) -> list[Job]:
-        return jobs[self.index :: self.count]
-
-
 def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> list[Job]:
     """Every job of one model, in the documented order."""
     ids = frame["prompt_id"].astype(str).tolist()
@@ -89,7 +56,8 @@ def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> lis
 
 
 def build_jobs(
-    config: RunConfig, frame: pd.DataFrame, shard: Shard = Shard()
+    config: RunConfig, frame: pd.DataFrame, shard: Shard | None = None
 ) -> dict[str, list[Job]]:
-    """Model label -> this shard's jobs for that model."""
-    return {entry.label: shard.take(model_jobs(entry, frame, config)) for entry in config.models}
+    """Model label -> this shard's jobs for that model (all jobs without ``shard``)."""
+    jobs = {entry.label: model_jobs(entry, frame, config) for entry in config.models}
+    return take_shard(jobs, shard or Shard())

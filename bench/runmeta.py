@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from bench.jobs import Shard
+from bench.engine import Shard
 
 #: Distributions whose versions are recorded (None when not installed).
 RECORDED_PACKAGES = (

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bench.config import RunConfig
+from bench.engine import RunFolder, Shard
 from bench.errors import InputError
-from bench.io import write_json, write_table
-from bench.jobs import Shard, build_jobs
+from bench.jobs import build_jobs
 from bench.runmeta import Distributed, detect_distributed, environment, now
-from bench.store import RunStore, conform_results
+from bench.schema import ROW_KEY, failed_mask
+from bench.store import PROMPTS, RESULTS, conform_results, done_keys, write_rows
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -77,16 +78,16 @@ def run_benchmark(
 
     console = console or Console(stderr=True)
     check_models(config)
-    store = RunStore(config.out)
+    folder = RunFolder(config.out)
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
         raise InputError(config.prompts, "the prompt selection is empty")
-    _check_same_run(store, config, prompt_set)
-    _write_run_start(store, config, prompt_set, config_text, config_name)
+    _check_same_run(folder, config, prompt_set)
+    _write_run_start(folder, config, prompt_set, config_text, config_name)
 
-    shard_json = store.parts / dist.shard.name / "shard.json"
-    previous = store.read_json(shard_json)
+    shard_json = folder.shard_json(dist.shard.name)
+    previous = folder.read_json(shard_json)
     info: dict[str, Any] = {
         "shard": dist.shard.name,
         "launcher": dist.launcher,
@@ -94,11 +95,11 @@ def run_benchmark(
         "attempts": [*previous.get("attempts", []), {"started_at": now()}],
         **_host(),
     }
-    write_json(shard_json, {**info, "finished": False})
+    folder.write_json(shard_json, {**info, "finished": False})
     runner = Runner(
         config,
         prompt_set,
-        store=store,
+        folder=folder,
         shard=dist.shard,
         ocr=ocr,
         device=dist.device,
@@ -112,7 +113,7 @@ def run_benchmark(
         errors=outcome.errors,
         skipped=outcome.skipped,
     )
-    write_json(
+    folder.write_json(
         shard_json,
         {
             **info,
@@ -122,13 +123,13 @@ def run_benchmark(
             "model_errors": outcome.model_errors,
             "oom_halvings": outcome.oom_halvings,
             "timings": {
-                label: {k: round(v, 3) for k, v in t.items() if k != "start"}
+                label: {k: round(v, 3) for k, v in t.items()}
                 for label, t in outcome.timings.items()
             },
         },
     )
-    results = _merge_when_done(store, dist)
-    return RunResult(store.root, outcome, results)
+    results = _merge_when_done(folder, dist)
+    return RunResult(folder.root, outcome, results)
 
 
 def check_models(config: RunConfig) -> None:
@@ -145,7 +146,8 @@ def check_models(config: RunConfig) -> None:
         if spec.kind not in MODELS.names():
             raise InputError(
                 None,
-                f"unknown model kind {spec.kind!r} in {entry.spec!r}; known: {', '.join(MODELS.names())}",
+                f"unknown model kind {spec.kind!r} in {entry.spec!r}; "
+                f"known: {', '.join(MODELS.names())}",
                 key="models",
             )
         if entry.is_control:
@@ -158,49 +160,42 @@ def _host() -> dict[str, Any]:
     return {"hostname": socket.gethostname()}
 
 
-def _merge_when_done(store: RunStore, dist: Distributed) -> pd.DataFrame | None:
+def _merge_when_done(folder: RunFolder, dist: Distributed) -> pd.DataFrame | None:
     if dist.state is not None:
         dist.barrier()  # every process has written its parts
-        return merge_run(store.root) if dist.is_main else None
+        return merge_run(folder.root) if dist.is_main else None
     names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]
-    finished = [
-        store.read_json(store.parts / name / "shard.json").get("finished") for name in names
-    ]
-    return merge_run(store.root) if all(finished) else None
+    finished = [folder.read_json(folder.shard_json(name)).get("finished") for name in names]
+    return merge_run(folder.root) if all(finished) else None
 
 
-def _check_same_run(store: RunStore, config: RunConfig, prompt_set: PromptSet) -> None:
+def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet) -> None:
     """Refuse to mix two different runs in one folder (resuming the same one is fine)."""
-    existing = store.read_json(store.run_json)
-    if existing and existing.get("config_hash") not in (None, config.config_hash()):
-        raise InputError(
-            store.run_json,
-            "this folder holds a different run (its config differs); use another --out or the same config",
-        )
-    if existing and existing.get("prompts", {}).get("content_hash") not in (
-        None,
-        prompt_set.content_hash,
-    ):
-        raise InputError(
-            store.run_json,
-            "the selected prompts differ from those this run started with; use another --out",
-        )
+    problems = {
+        "config_hash": "this folder holds a different run (its config differs); "
+        "use another --out or the same config",
+        "prompts.content_hash": "the selected prompts differ from those this run started with; "
+        "use another --out",
+    }
+    folder.check_same_run(
+        {"config_hash": config.config_hash(), "prompts.content_hash": prompt_set.content_hash},
+        lambda key, _: InputError(folder.manifest_path, problems[key]),
+    )
 
 
 def _write_run_start(
-    store: RunStore, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
+    folder: RunFolder, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
 ) -> None:
-    if store.run_json.is_file():
+    if folder.manifest_path.is_file():
         return
     if text is not None:
         from bench.io import atomic_open
 
-        with atomic_open(store.root / name, "w", encoding="utf-8") as handle:
+        with atomic_open(folder.root / name, "w", encoding="utf-8") as handle:
             handle.write(text)
-    if not store.prompts.is_file():
-        write_table(prompt_set.frame, store.prompts)
-    write_json(
-        store.run_json,
+    if not (folder.root / PROMPTS).is_file():
+        folder.write_table(prompt_set.frame, PROMPTS)
+    folder.create_manifest(
         {
             "run_id": config.resolved_run_id,
             "config_hash": config.config_hash(),
@@ -219,7 +214,7 @@ def _write_run_start(
                 "version": prompt_set.version,
                 "content_hash": prompt_set.content_hash,
                 "count": len(prompt_set),
-                "file": store.prompts.name,
+                "file": PROMPTS,
             },
             "started_at": now(),
             "finished_at": None,
@@ -229,34 +224,33 @@ def _write_run_start(
 
 
 def merge_run(root: str | Path) -> pd.DataFrame:
-    """Merge every part file into ``results.parquet`` (ordered like the job list); update run.json."""
-    store = RunStore(root)
-    meta = store.read_json(store.run_json)
-    if not meta:
-        raise InputError(store.run_json, "not a glyphbench run folder (run.json missing)")
-    config = RunConfig.from_mapping(meta["config"], store.run_json)
-    if not store.part_files() and store.results.is_file():
+    """Merge the part files into ``results.parquet`` (in job list order); update run.json."""
+    folder = RunFolder(root)
+    meta = folder.manifest(required=True)
+    config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
+    results = folder.root / RESULTS
+    if not folder.part_files() and results.is_file():
         # Part files removed (e.g. to save space): the merged table is all there is; keep it.
-        return conform_results(pd.read_parquet(store.results))
-    rows = store.read_parts()
+        return conform_results(pd.read_parquet(results))
     prompt_ids: list[str] = []
-    if store.prompts.is_file():
-        prompt_ids = (
-            pd.read_parquet(store.prompts, columns=["prompt_id"])["prompt_id"].astype(str).tolist()
-        )
-    rows = order_rows(rows, [e.label for e in config.models], prompt_ids)
-    write_table(rows, store.results)
-
-    shards = {}
-    for path in sorted(store.parts.glob("*/shard.json")):
-        shards[path.parent.name] = store.read_json(path)
+    if (folder.root / PROMPTS).is_file():
+        prompts = pd.read_parquet(folder.root / PROMPTS, columns=["prompt_id"])
+        prompt_ids = prompts["prompt_id"].astype(str).tolist()
+    labels = [e.label for e in config.models]
+    rows = folder.merge(
+        RESULTS,
+        ROW_KEY,
+        lambda rows: order_rows(rows, labels, prompt_ids),
+        conform=conform_results,
+    )
+    shards = folder.shards()
     models: dict[str, Any] = {}
     model_errors: dict[str, str] = {}
     for info in shards.values():
         models.update(info.get("models", {}))
         model_errors.update(info.get("model_errors", {}))
     expected = len(config.models) * len(prompt_ids) * len(config.seeds) * config.images_per_prompt
-    errors = int((rows["error"].fillna("") != "").sum())
+    errors = int(failed_mask(rows).sum())
     finished = [str(info["finished_at"]) for info in shards.values() if info.get("finished_at")]
     meta.update(
         models=models,
@@ -269,7 +263,7 @@ def merge_run(root: str | Path) -> pd.DataFrame:
         finished_at=max(finished) if finished else None,
         merged_at=now(),
     )
-    write_json(store.run_json, meta)
+    folder.write_manifest(meta)
     return rows
 
 
@@ -299,76 +293,31 @@ def rescore_run(
     progress: bool = True,
     console: Console | None = None,
 ) -> pd.DataFrame:
-    """Re-run OCR (unless ``scores_only``) and scoring over the run's images; nothing is regenerated.
+    """Re-read (unless ``scores_only``) and re-score the run's images; nothing is regenerated.
 
     The new rows are written as a newer part file (so a later merge keeps them)
     and merged into ``results.parquet``; run.json records what was re-run.
     """
-    import hashlib
-    import time
-
-    from PIL import Image
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from bench.runner import ocr_fields, read_with_ocr, score_rows
+    from bench.runner import score_rows
 
     if scores_only and (ocr or engine):
         raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")
-    store = RunStore(root)
-    rows = merge_run(store.root)
-    meta = store.read_json(store.run_json)
-    config = RunConfig.from_mapping(meta["config"], store.run_json)
-    rows = rows.copy()
+    folder = RunFolder(root)
+    rows = merge_run(folder.root).copy()
+    meta = folder.manifest()
+    config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     engine_spec = ocr or config.ocr
     if not scores_only:
         if engine is None:
             from bench.readers import get_reader
 
             engine = get_reader(engine_spec)
-        has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
-            ("Load:", "Generate:")
-        )
-        indices = list(rows.index[has_image])
-        step = batch_size or config.batch_size
-        console = console or Console(stderr=True)
-        with Progress(console=console, disable=not progress) as bar:
-            task = bar.add_task("rescore OCR", total=len(indices))
-            for start in range(0, len(indices), step):
-                chunk = indices[start : start + step]
-                images, ok = [], []
-                for index in chunk:
-                    path = store.root / str(rows.at[index, "image_path"])
-                    if not path.is_file():
-                        rows.at[index, "error"] = "Rescore: FileNotFoundError: image missing"
-                        continue
-                    data = path.read_bytes()
-                    if hashlib.sha256(data).hexdigest() != rows.at[index, "image_sha256"]:
-                        rows.at[index, "error"] = (
-                            "Rescore: ValueError: image changed since it was generated"
-                        )
-                        continue
-                    images.append(Image.open(path).convert("RGB"))
-                    ok.append(index)
-                if ok:
-                    started = time.perf_counter()
-                    results, errors = read_with_ocr(engine, images)
-                    seconds = (time.perf_counter() - started) / len(ok)
-                    for index, result, error in zip(ok, results, errors, strict=True):
-                        for column, value in ocr_fields(result).items():
-                            rows.at[index, column] = value
-                        rows.at[index, "ocr_engine"] = engine.name
-                        rows.at[index, "ocr_version"] = engine.version
-                        rows.at[index, "ocr_seconds"] = (
-                            seconds if result is not None else float("nan")
-                        )
-                        rows.at[index, "error"] = error
-                bar.advance(task, len(chunk))
+        _reread(folder, rows, engine, batch_size or config.batch_size, progress, console)
     rescored = conform_results(score_rows(rows, config))
     stamp = now().replace(":", "").replace("+0000", "Z")
-    store.write_part(rescored, f"rescore-{stamp}", "all")
-    merged = merge_run(store.root)
-    meta = store.read_json(store.run_json)
+    write_rows(folder, rescored, f"rescore-{stamp}", "all")
+    merged = merge_run(folder.root)
+    meta = folder.manifest()
     meta.setdefault("rescores", []).append(
         {
             "at": now(),
@@ -378,8 +327,68 @@ def rescore_run(
             "rows": len(rescored),
         }
     )
-    write_json(store.run_json, meta)
+    folder.write_manifest(meta)
     return merged
+
+
+def _reread(
+    folder: RunFolder,
+    rows: pd.DataFrame,
+    reader: Reader,
+    step: int,
+    progress: bool,
+    console: Console | None,
+) -> None:
+    """Read the images of ``rows`` again (in place) through the engine's reading step."""
+    import time
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from bench.engine import ReadingCache, read_batch
+    from bench.runner import reading_columns
+
+    has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
+        ("Load:", "Generate:")
+    )
+    indices = list(rows.index[has_image])
+    identity = (reader.name, reader.version)
+    cache = ReadingCache()
+    with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
+        task = bar.add_task("rescore OCR", total=len(indices))
+        for start in range(0, len(indices), step):
+            chunk = indices[start : start + step]
+            images, ok = _load_unchanged(folder, rows, chunk)
+            if ok:
+                started = time.perf_counter()
+                outcomes = read_batch(reader, images, cache)
+                seconds = (time.perf_counter() - started) / len(ok)
+                for index, outcome in zip(ok, outcomes, strict=True):
+                    for column, value in reading_columns(outcome, identity, seconds).items():
+                        rows.at[index, column] = value
+            bar.advance(task, len(chunk))
+
+
+def _load_unchanged(
+    folder: RunFolder, rows: pd.DataFrame, indices: Sequence[Any]
+) -> tuple[list[Any], list[Any]]:
+    """The images of ``indices`` still as generated; the others get a ``Rescore:`` error."""
+    import hashlib
+
+    from PIL import Image
+
+    images, ok = [], []
+    for index in indices:
+        path = folder.root / str(rows.at[index, "image_path"])
+        if not path.is_file():
+            rows.at[index, "error"] = "Rescore: FileNotFoundError: image missing"
+            continue
+        if hashlib.sha256(path.read_bytes()).hexdigest() != rows.at[index, "image_sha256"]:
+            rows.at[index, "error"] = "Rescore: ValueError: image changed since it was generated"
+            continue
+        images.append(Image.open(path).convert("RGB"))
+        ok.append(index)
+    return images, ok
 
 
 def plan_run(
@@ -390,9 +399,9 @@ def plan_run(
 
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
-    store = RunStore(config.out)
+    folder = RunFolder(config.out)
     jobs = build_jobs(config, prompt_set.frame, dist_shard)
-    done = store.done_keys() if store.parts.is_dir() else set()
+    done = done_keys(folder)
     models = []
     for entry in config.models:
         adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
@@ -403,13 +412,13 @@ def plan_run(
                 "is_control": entry.is_control,
                 "jobs": len(jobs[entry.label]),
                 "remaining": sum(1 for j in jobs[entry.label] if j.key not in done),
-                "images": f"{store.root}/images/{entry.slug}/",
+                "images": f"{folder.root}/images/{entry.slug}/",
                 "describe": adapter.describe(),
             }
         )
     return {
         "run_id": config.resolved_run_id,
-        "out": str(store.root),
+        "out": str(folder.root),
         "shard": dist_shard.name,
         "prompts": {
             "source": config.prompts,
@@ -423,8 +432,8 @@ def plan_run(
         "ocr": config.ocr,
         "models": models,
         "outputs": {
-            "run_json": str(store.run_json),
-            "results": str(store.results),
-            "images": str(store.root / "images"),
+            "run_json": str(folder.manifest_path),
+            "results": str(folder.root / RESULTS),
+            "images": str(folder.root / "images"),
         },
     }

@@ -20,7 +20,7 @@ from vae_fixtures import tiny_autoencoder_kl
 from bench.errors import InputError
 from bench.readers.base import Reader
 from vae_eval.imageset import ImageSet, default_set
-from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate, slug
+from vae_eval.runner import RESULTS_NAME, SHARD, RunOptions, evaluate, slug
 
 IMAGE_IDS = ("s14-lower-plain-0", "s20-upper-plain-0", "s32-digits-plain-0")
 CODECS = [
@@ -170,7 +170,7 @@ def test_resume_recomputes_deleted_batches_identically(
     out, table, codecs = run
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
-    parts = sorted((copy / "parts" / slug("jpeg?quality=5")).glob("*.parquet"))
+    parts = sorted((copy / "parts" / SHARD / slug("jpeg?quality=5")).glob("batch-*.parquet"))
     assert len(parts) == 2  # batches of 2 and 1 image
     parts[0].unlink()
     (copy / RESULTS_NAME).unlink()

@@ -1,40 +1,53 @@
 """Run images through codecs, OCR before and after, and score what survived.
 
-Layout of the output folder ``OUT``::
+An evaluation is a run of the engine (:mod:`bench.engine`) whose producer is an
+encode/decode round trip: the first group reads the original images once (the OCR
+ceiling), then each codec is a group whose batches are round-tripped in the main
+thread while the worker reads and scores the previous batch.
+
+Layout of the output folder ``OUT`` (the engine's layout; one shard)::
 
     OUT/vae_results.parquet        one row per (image, codec), sorted by vae then image order
-    OUT/parts/original/*.parquet   OCR of the original images (the OCR ceiling)
-    OUT/parts/<codec>/*.parquet    scored rows, one file per batch
+    OUT/run.json                   image set, codecs, OCR engine, limit
     OUT/images/original/<id>.png   the originals as evaluated (rendered or loaded)
     OUT/images/<codec>/<id>.png    the reconstructions
-    OUT/run.json                   image set, codecs, OCR engine, limit
+    OUT/parts/shard-0-of-1/original/batch-NNNNN.parquet   OCR of the originals
+    OUT/parts/shard-0-of-1/<codec>/batch-NNNNN.parquet    scored rows, one file per batch
     OUT/report/                    see :mod:`vae_eval.report`
 
 Resuming: every batch is written as its own part file (atomically) as soon as it is
-scored, so a crash loses at most one batch. A rerun reads the part files, skips the
-(image, codec) pairs already there and merges all parts into ``vae_results.parquet``.
-Part files are named by a hash of their image ids, so a recomputed batch never
-duplicates rows, and the merge drops duplicate (vae, image_id) pairs all the same.
+scored, so a crash loses at most the batches in flight. A rerun skips the (image,
+codec) pairs already there (failed ones too, unless ``retry_errors``) and merges all
+parts into ``vae_results.parquet``, the newest row of each (vae, image_id) winning.
 
 Failures never stop the run: a codec that cannot be created, an exception or NaN in
 decoding, a blank (constant) reconstruction of a non-constant image, or an OCR error
 become rows with an ``error`` message ("stage: what") and NaN metrics.
 
-Within one run, OCR results are cached by the SHA-256 of the image pixels, so an
-unchanged reconstruction (``identity``) is not read twice; nothing is cached across runs.
+Within one run, readings are cached by the SHA-256 of the image pixels (the engine's
+reading cache), so an unchanged reconstruction (``identity``) is not read twice.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.engine import (
+    Batch,
+    Group,
+    Loop,
+    ReadingCache,
+    RunFolder,
+    Shard,
+    image_path,
+    read_batch,
+)
+from bench.engine import slug as engine_slug
 from vae_eval.imageset import ImageItem, ImageSet
 from vae_eval.metrics import partial_accuracy, psnr, ssim, word_retention
 
@@ -42,10 +55,15 @@ if TYPE_CHECKING:
     import pandas as pd
     from PIL import Image
 
-    from bench.readers.base import Reader
+    from bench.readers.base import Reader, Reading
     from vae_eval.codecs import Codec
 
 RESULTS_NAME = "vae_results.parquet"
+#: Folder (images and part files) of the original images, and their progress stage.
+ORIGINAL = "original"
+ORIGINAL_STAGE = "original OCR"
+SHARD = Shard().name
+KEY = ("vae", "image_id")
 
 #: Columns every row has, in order; image attributes (font, font_size, ...) follow ``image_id``.
 BASE_COLUMNS = (
@@ -80,24 +98,14 @@ METRIC_COLUMNS = ("wr_original", "pa_original", "wr", "pa", "wr_loss", "pa_loss"
 
 
 def slug(name: str) -> str:
-    """A folder name for a codec spec: unsafe characters become ``_`` plus a short hash.
+    """The folder name of a codec spec (the engine's rule with a short hash when it changed).
 
     >>> slug("identity")
     'identity'
     >>> slug("jpeg?quality=30")
     'jpeg_quality_30-bd1b8e'
     """
-    clean = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[:60]
-    if clean == name:
-        return name
-    return f"{clean}-{hashlib.sha256(name.encode()).hexdigest()[:6]}"
-
-
-def image_digest(image: Image.Image) -> str:
-    """SHA-256 of an image's size, mode and pixels (the OCR cache key)."""
-    digest = hashlib.sha256(f"{image.size}{image.mode}".encode())
-    digest.update(image.tobytes())
-    return digest.hexdigest()
+    return engine_slug(name, keep="._-", limit=60, digest=6)
 
 
 def is_blank(image: Image.Image) -> bool:
@@ -116,91 +124,241 @@ class RunOptions:
     limit: int | None = None
     batch_size: int = 4
     save_images: bool = True
-    retry_errors: bool = (
-        False  # recompute part files holding error rows (e.g. a codec that failed to load)
-    )
+    retry_errors: bool = False  # recompute error rows (e.g. of a codec that failed to load)
 
 
-@dataclass
-class Progress:
-    """Counts reported back to the CLI."""
+class OriginalsProducer:
+    """The originals' "round trip": load them; the engine then reads them (the ceiling)."""
 
-    computed: int = 0
-    skipped: int = 0
-    errors: int = 0
-    notes: list[str] = field(default_factory=list)
+    def prepare(self, items: list[ImageItem]) -> list[Image.Image]:
+        return [item.load() for item in items]
+
+    def produce(self, images: list[Image.Image]) -> list[Image.Image]:
+        return images
+
+    def close(self) -> None:
+        pass
 
 
-class _OCRCache:
-    """OCR of images by pixel digest, for one run only."""
+class CodecProducer:
+    """One codec as the engine's producer: loads the originals, round-trips them."""
 
-    def __init__(self, engine: Reader) -> None:
-        self.engine = engine
-        self._texts: dict[str, str] = {}
+    def __init__(self, codec: Codec) -> None:
+        self.codec: Codec | None = codec
+        self.description = codec.describe()
 
-    def read(self, images: Sequence[Image.Image]) -> tuple[list[str | Exception], float]:
-        """Texts (or the exception for that image) and the seconds spent on uncached images."""
-        from bench.readers import ReadError
+    def prepare(self, items: list[ImageItem]) -> list[Image.Image]:
+        return [item.load() for item in items]
 
-        keys = [image_digest(image) for image in images]
-        todo = [i for i, key in enumerate(keys) if key not in self._texts]
-        failures: dict[int, Exception] = {}
+    def produce(self, images: list[Image.Image]) -> list[Any]:
+        assert self.codec is not None, "produce() after close()"
+        return self.codec.roundtrip(images)
+
+    def close(self) -> None:
+        self.codec = None  # free its weights before the next codec loads
+
+
+class Evaluation:
+    """The state the worker needs: the originals' readings, the cache, the image order."""
+
+    def __init__(
+        self, folder: RunFolder, image_set: ImageSet, reader: Reader, options: RunOptions
+    ) -> None:
+        self.folder = folder
+        self.image_set = image_set
+        self.reader = reader
+        self.reader_identity = (reader.name, reader.version)
+        self.options = options
+        self.cache = ReadingCache()
+        self.order = {item.image_id: index for index, item in enumerate(image_set.items)}
+        done = folder.read_parts(("image_id",), groups=[ORIGINAL])
+        self.originals: dict[str, dict[str, Any]] = {
+            str(record["image_id"]): record for record in done.to_dict("records")
+        }
+
+    def groups(self, specs: Sequence[str], preloaded: dict[str, Codec | Exception]) -> list[Group]:
+        """The originals' group, then one group per codec, each with its jobs left."""
+        items = self.image_set.items
+        done = self.folder.done_keys(
+            KEY, groups=[slug(s) for s in specs], with_failed=not self.options.retry_errors
+        )
+        originals = [item for item in items if item.image_id not in self.originals]
+        groups = [Group(ORIGINAL_STAGE, ORIGINAL, originals, OriginalsProducer)]
+        for spec in specs:
+            todo = [item for item in items if (spec, item.image_id) not in done]
+            groups.append(Group(spec, slug(spec), todo, _opener(spec, preloaded)))
+        return groups
+
+    def finish(self, batch: Batch) -> pd.DataFrame:
+        import pandas as pd
+
+        if batch.group.folder == ORIGINAL:
+            return pd.DataFrame(self._original_rows(batch))
+        return pd.DataFrame(self._codec_rows(batch))
+
+    # --------------------------------------------------------------- originals
+    def _original_rows(self, batch: Batch) -> list[dict[str, Any]]:
+        images: list[Image.Image] = batch.outputs or []
         started = time.perf_counter()
-        pending = list(todo)
-        while pending:
-            try:
-                results = self.engine.read([images[i] for i in pending])
-            except ReadError as exc:  # one image failed: record it, read the rest again
-                bad = pending[exc.index]
-                failures[bad] = exc
-                pending = [i for i in pending if i != bad]
-                continue
-            for i, result in zip(pending, results, strict=True):
-                self._texts[keys[i]] = result.text
-            pending = []
+        readings = read_batch(self.reader, images, self.cache)
         seconds = time.perf_counter() - started
+        rows = []
+        for item, image, outcome in zip(batch.jobs, images, readings, strict=True):
+            if self.options.save_images:
+                relpath = image_path(ORIGINAL, item.image_id)
+                if not (self.folder.root / relpath).exists():
+                    self.folder.write_image(image, relpath)
+            failed = isinstance(outcome, Exception)
+            rows.append(
+                {
+                    "image_id": item.image_id,
+                    "ocr_text": "" if isinstance(outcome, Exception) else outcome.text,
+                    "ocr_error": f"ocr original: {outcome}" if failed else "",
+                    "ocr_seconds": seconds / max(1, len(batch.jobs)),
+                    "blank": is_blank(image),
+                }
+            )
+        self.originals.update({row["image_id"]: row for row in rows})
+        return rows
+
+    # ------------------------------------------------------------------ codecs
+    def _codec_rows(self, batch: Batch) -> list[dict[str, Any]]:
+        from vae_eval.codecs import CodecFailure
+
+        items: list[ImageItem] = batch.jobs
+        if batch.failure is not None:
+            failure = CodecFailure(f"{type(batch.failure).__name__}: {batch.failure}")
+            recons: list[Any] = [failure] * len(items)
+        else:
+            recons = batch.outputs or []
+        errors = [
+            self._codec_error(item, original, recon)
+            for item, original, recon in zip(
+                items, batch.inputs or [None] * len(items), recons, strict=True
+            )
+        ]
+        good = [i for i, error in enumerate(errors) if not error]
+        started = time.perf_counter()
+        readings = read_batch(self.reader, [recons[i] for i in good], self.cache)
+        ocr_seconds = (time.perf_counter() - started) / max(1, len(good))
+        outcomes: dict[int, Reading | Exception] = dict(zip(good, readings, strict=True))
+        if batch.stage == "Load":
+            description = f"failed to load: {batch.failure}"
+        else:
+            description = getattr(batch.producer, "description", "")
+        codec_seconds = batch.seconds / max(1, len(items)) if batch.size else 0.0
         return [
-            failures[i] if i in failures else self._texts[key] for i, key in enumerate(keys)
-        ], seconds
+            self._row(
+                batch.group.name,
+                description,
+                item,
+                batch.inputs[index] if batch.inputs else None,
+                recons[index],
+                errors[index],
+                outcomes.get(index),
+                {
+                    "codec_seconds": codec_seconds,
+                    "ocr_seconds": ocr_seconds if index in outcomes else 0.0,
+                },
+            )
+            for index, item in enumerate(items)
+        ]
+
+    def _codec_error(self, item: ImageItem, original: Image.Image | None, recon: Any) -> str:
+        from vae_eval.codecs import CodecFailure
+
+        if isinstance(recon, CodecFailure):
+            return f"codec: {recon.message}"
+        assert original is not None  # a reconstruction exists only for a loaded original
+        if recon.size != original.size:
+            return f"codec: reconstruction is {recon.size}, original {original.size}"
+        if is_blank(recon) and not self.originals[item.image_id]["blank"]:
+            return "codec: blank (constant) reconstruction"
+        return ""
+
+    def _row(
+        self,
+        spec: str,
+        description: str,
+        item: ImageItem,
+        loaded: Image.Image | None,
+        recon: Any,
+        codec_error: str,
+        outcome: Reading | Exception | None,
+        seconds: dict[str, float],
+    ) -> dict[str, Any]:
+        original = self.originals[item.image_id]
+        error = codec_error or str(original.get("ocr_error") or "")
+        if isinstance(outcome, Exception):
+            error = error or f"ocr reconstruction: {outcome}"
+        text = None if outcome is None or isinstance(outcome, Exception) else outcome.text
+        ok = not error and text is not None
+        reference = item.truth if item.truth else str(original["ocr_text"])
+        recon_path = ""
+        if not error and self.options.save_images:
+            recon_path = image_path(slug(spec), item.image_id)
+            self.folder.write_image(recon, recon_path)
+        ceiling_read = not original.get("ocr_error")
+        wr_original = (
+            word_retention(reference, str(original["ocr_text"])) if ceiling_read else math.nan
+        )
+        pa_original = (
+            partial_accuracy(reference, str(original["ocr_text"])) if ceiling_read else math.nan
+        )
+        wr = word_retention(reference, text) if ok and text is not None else math.nan
+        pa = partial_accuracy(reference, text) if ok and text is not None else math.nan
+        return {
+            "vae": spec,
+            "vae_description": description,
+            "image_set": self.image_set.name,
+            "image_id": item.image_id,
+            "image_index": self.order[item.image_id],
+            **{
+                f"attr_{k}" if k in BASE_COLUMNS + TAIL_COLUMNS else k: v
+                for k, v in item.attributes.items()
+            },
+            "truth": reference,
+            "truth_source": "metadata" if item.truth else "ocr_original",
+            "ocr_original": str(original["ocr_text"]),
+            "ocr_reconstruction": text if ok and text is not None else "",
+            "wr_original": wr_original,
+            "pa_original": pa_original,
+            "wr": wr,
+            "pa": pa,
+            "wr_loss": wr_original - wr,
+            "pa_loss": pa_original - pa,
+            "psnr": psnr(loaded, recon) if ok and loaded is not None else math.nan,
+            "ssim": ssim(loaded, recon) if ok and loaded is not None else math.nan,
+            "original_path": image_path(ORIGINAL, item.image_id)
+            if self.options.save_images
+            else item.source_path,
+            "reconstruction_path": recon_path,
+            **seconds,
+            "ocr_engine": self.reader_identity[0],
+            "ocr_version": self.reader_identity[1],
+            "error": error,
+        }
 
 
-def _read_parts(folder: Path) -> pd.DataFrame:
-    import pandas as pd
+def _opener(spec: str, preloaded: dict[str, Codec | Exception]) -> Callable[[], CodecProducer]:
+    def open_codec() -> CodecProducer:
+        from vae_eval.codecs import get_codec
 
-    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    if not files:
-        return pd.DataFrame()
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        codec = preloaded.pop(spec, None) or get_codec(spec)
+        if isinstance(codec, Exception):
+            raise codec
+        return CodecProducer(codec)
 
-
-def _drop_error_parts(folder: Path) -> None:
-    """Delete part files that hold an error row, so their images are computed again."""
-    import pandas as pd
-
-    for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else []:
-        if (pd.read_parquet(path, columns=["error"])["error"].astype(str) != "").any():
-            path.unlink()
+    return open_codec
 
 
-def _write_part(folder: Path, rows: list[dict[str, Any]]) -> None:
-    import pandas as pd
+def _create(spec: str) -> Codec | Exception:
+    from vae_eval.codecs import get_codec
 
-    from bench.io import write_table
-
-    ids = ",".join(str(row["image_id"]) for row in rows)
-    name = f"part-{hashlib.sha256(ids.encode()).hexdigest()[:16]}.parquet"
-    write_table(pd.DataFrame(rows), folder / name)
-
-
-def _save_png(image: Image.Image, path: Path) -> None:
-    from bench.io import atomic_path
-
-    with atomic_path(path) as tmp:
-        image.save(tmp, format="PNG")
-
-
-def _batches(items: Sequence[Any], size: int) -> list[list[Any]]:
-    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+    try:
+        return get_codec(spec)
+    except Exception as exc:  # e.g. weights missing or hub unreachable: failure rows later
+        return exc
 
 
 def evaluate(
@@ -215,10 +373,8 @@ def evaluate(
 
     ``image_set`` and ``ocr_engine`` override ``options.images`` / ``options.ocr``
     (tests and notebooks pass objects they already have). ``progress(stage, done,
-    total)`` is called after each batch.
+    total)`` is called after each batch with the images done in that stage.
     """
-    from bench.io import write_json
-    from vae_eval.codecs import CodecFailure, get_codec
     from vae_eval.imageset import load_image_set
 
     out.mkdir(parents=True, exist_ok=True)
@@ -226,21 +382,13 @@ def evaluate(
     for spec in specs:
         get_codec_kind_or_fail(spec)  # a typo in --vae is a user error, not a failure row
 
-    def create(spec: str) -> Codec | Exception:
-        try:
-            return get_codec(spec)
-        except Exception as exc:  # e.g. weights missing or hub unreachable: failure rows
-            return exc
-
     # Codecs load lazily, one at a time, only when they have work (a finished run loads
     # none); "size=native" needs their resolution hints first, so it loads them upfront.
-    loaded_codecs: dict[str, Codec | Exception] = {}
+    preloaded: dict[str, Codec | Exception] = {}
     native_size = None
     if image_set is None and "size=native" in options.images:
-        loaded_codecs = {spec: create(spec) for spec in specs}
-        hints = [
-            c.native_resolution for c in loaded_codecs.values() if not isinstance(c, Exception)
-        ]
+        preloaded = {spec: _create(spec) for spec in specs}
+        hints = [c.native_resolution for c in preloaded.values() if not isinstance(c, Exception)]
         native_size = max((h for h in hints if h), default=None)
     if image_set is None:
         image_set = load_image_set(options.images, limit=options.limit, native_size=native_size)
@@ -248,9 +396,9 @@ def evaluate(
         from bench.readers import get_reader
 
         ocr_engine = get_reader(options.ocr)
-    _check_same_run(out / "run.json", image_set.name, ocr_engine.name)
-    write_json(
-        out / "run.json",
+    folder = RunFolder(out)
+    _check_same_run(folder, image_set.name, ocr_engine.name)
+    folder.write_manifest(
         {
             "images": image_set.name,
             "codecs": specs,
@@ -258,78 +406,40 @@ def evaluate(
             "ocr_version": ocr_engine.version,
             "limit": options.limit,
             "notes": image_set.notes,
-        },
+        }
     )
-    cache = _OCRCache(ocr_engine)
-    originals = _original_ocr(image_set, out, cache, options, progress)
-    order = {item.image_id: index for index, item in enumerate(image_set.items)}
-
-    for spec in specs:
-        folder = out / "parts" / slug(spec)
-        if options.retry_errors:
-            _drop_error_parts(folder)
-        done = _read_parts(folder)
-        done_ids = set(done["image_id"].astype(str)) if len(done) else set()
-        todo = [item for item in image_set.items if item.image_id not in done_ids]
-        if not todo:
-            continue
-        codec = loaded_codecs.pop(spec, None) or create(spec)
-        batches = _batches(todo, options.batch_size)
-        for number, batch in enumerate(batches, start=1):
-            loaded = [item.load() for item in batch]
-            started = time.perf_counter()
-            if isinstance(codec, Exception):
-                recons: list[Image.Image | CodecFailure] = [
-                    CodecFailure(f"{type(codec).__name__}: {codec}") for _ in batch
-                ]
-            else:
-                try:
-                    recons = codec.roundtrip(loaded)
-                except Exception as exc:
-                    recons = [CodecFailure(f"{type(exc).__name__}: {exc}") for _ in batch]
-            codec_seconds = (time.perf_counter() - started) / max(1, len(batch))
-            rows = _score_batch(
-                spec,
-                codec,
-                image_set,
-                batch,
-                loaded,
-                recons,
-                originals,
-                cache,
-                out,
-                options,
-                codec_seconds,
-                order,
-            )
-            _write_part(folder, rows)
-            if progress:
-                progress(spec, number, len(batches))
-        del codec  # free one model's memory before the next loads
-
+    evaluation = Evaluation(folder, image_set, ocr_engine, options)
+    loop = Loop(
+        folder,
+        SHARD,
+        evaluation.finish,
+        batch_size=options.batch_size,
+        progress=progress,
+        noun="codec",
+    )
+    loop.run(evaluation.groups(specs, preloaded))
     return merge_results(out, specs, [item.image_id for item in image_set.items])
 
 
-def _check_same_run(path: Path, images: str, ocr_engine: str) -> None:
+def _check_same_run(folder: RunFolder, images: str, ocr_engine: str) -> None:
     """Refuse to resume into a folder holding a different image set or OCR engine.
 
     Image ids repeat across sets (``default?size=256`` and ``size=512`` share them), so
     mixing would silently reuse rows computed on other images.
     """
-    import json
-
     from bench.errors import InputError
 
-    if not path.is_file():
-        return
-    previous = json.loads(path.read_text(encoding="utf-8"))
-    for key, value in (("images", images), ("ocr_engine", ocr_engine)):
-        if previous.get(key) != value:
-            raise InputError(
-                path,
-                f"this folder holds a run with {key} {previous.get(key)!r}, not {value!r}; use another --out",
-                key=key,
-            )
+    expected = {"images": images, "ocr_engine": ocr_engine}
+    folder.check_same_run(
+        expected,
+        lambda key, previous: InputError(
+            folder.manifest_path,
+            f"this folder holds a run with {key} {previous!r}, not {expected[key]!r}; "
+            "use another --out",
+            key=key,
+        ),
+        missing_ok=False,
+    )
 
 
 def get_codec_kind_or_fail(spec: str) -> None:
@@ -345,149 +455,6 @@ def get_codec_kind_or_fail(spec: str) -> None:
         )
 
 
-def _original_ocr(
-    image_set: ImageSet,
-    out: Path,
-    cache: _OCRCache,
-    options: RunOptions,
-    progress: Callable[[str, int, int], None] | None,
-) -> dict[str, dict[str, Any]]:
-    """OCR of every original image (resumable like the codec rows); image_id -> record."""
-    folder = out / "parts" / "original"
-    done = _read_parts(folder)
-    records: dict[str, dict[str, Any]] = {}
-    if len(done):
-        for record in done.to_dict("records"):
-            records[str(record["image_id"])] = record
-    todo = [item for item in image_set.items if item.image_id not in records]
-    batches = _batches(todo, options.batch_size)
-    for number, batch in enumerate(batches, start=1):
-        images = [item.load() for item in batch]
-        texts, seconds = cache.read(images)
-        rows = []
-        for item, image, text in zip(batch, images, texts, strict=True):
-            path = out / "images" / "original" / f"{item.image_id}.png"
-            if options.save_images and not path.exists():
-                _save_png(image, path)
-            rows.append(
-                {
-                    "image_id": item.image_id,
-                    "ocr_text": "" if isinstance(text, Exception) else text,
-                    "ocr_error": f"ocr original: {text}" if isinstance(text, Exception) else "",
-                    "ocr_seconds": seconds / max(1, len(batch)),
-                    "blank": is_blank(image),
-                }
-            )
-        _write_part(folder, rows)
-        records.update({row["image_id"]: row for row in rows})
-        if progress:
-            progress("original OCR", number, len(batches))
-    return records
-
-
-def _score_batch(
-    spec: str,
-    codec: Codec | Exception,
-    image_set: ImageSet,
-    batch: list[ImageItem],
-    loaded: list[Image.Image],
-    recons: list[Any],
-    originals: dict[str, dict[str, Any]],
-    cache: _OCRCache,
-    out: Path,
-    options: RunOptions,
-    codec_seconds: float,
-    order: dict[str, int],
-) -> list[dict[str, Any]]:
-    from vae_eval.codecs import CodecFailure
-
-    errors: list[str] = []
-    good: list[int] = []
-    for index, (image, recon) in enumerate(zip(loaded, recons, strict=True)):
-        if isinstance(recon, CodecFailure):
-            errors.append(f"codec: {recon.message}")
-        elif recon.size != image.size:
-            errors.append(f"codec: reconstruction is {recon.size}, original {image.size}")
-        elif is_blank(recon) and not originals[batch[index].image_id]["blank"]:
-            errors.append("codec: blank (constant) reconstruction")
-        else:
-            errors.append("")
-            good.append(index)
-    texts: list[str | Exception | None] = [None] * len(batch)
-    ocr_seconds = 0.0
-    if good:
-        read, ocr_seconds = cache.read([recons[i] for i in good])
-        for i, read_text in zip(good, read, strict=True):
-            texts[i] = read_text
-    description = (
-        codec.describe() if not isinstance(codec, Exception) else f"failed to load: {codec}"
-    )
-    rows = []
-    for index, item in enumerate(batch):
-        original = originals[item.image_id]
-        got = texts[index]
-        error = errors[index] or str(original.get("ocr_error") or "")
-        if isinstance(got, Exception):
-            error = error or f"ocr reconstruction: {got}"
-        text = got if isinstance(got, str) else None
-        reference = item.truth if item.truth else str(original["ocr_text"])
-        truth_source = "metadata" if item.truth else "ocr_original"
-        recon = recons[index]
-        recon_path = ""
-        if not error and options.save_images:
-            recon_file = out / "images" / slug(spec) / f"{item.image_id}.png"
-            _save_png(recon, recon_file)
-            recon_path = str(recon_file.relative_to(out))
-        ok = not error and text is not None
-        wr_original = (
-            word_retention(reference, str(original["ocr_text"]))
-            if not original.get("ocr_error")
-            else math.nan
-        )
-        pa_original = (
-            partial_accuracy(reference, str(original["ocr_text"]))
-            if not original.get("ocr_error")
-            else math.nan
-        )
-        wr = word_retention(reference, text) if ok and text is not None else math.nan
-        pa = partial_accuracy(reference, text) if ok and text is not None else math.nan
-        rows.append(
-            {
-                "vae": spec,
-                "vae_description": description,
-                "image_set": image_set.name,
-                "image_id": item.image_id,
-                "image_index": order[item.image_id],
-                **{
-                    f"attr_{k}" if k in BASE_COLUMNS + TAIL_COLUMNS else k: v
-                    for k, v in item.attributes.items()
-                },
-                "truth": reference,
-                "truth_source": truth_source,
-                "ocr_original": str(original["ocr_text"]),
-                "ocr_reconstruction": text if ok and text is not None else "",
-                "wr_original": wr_original,
-                "pa_original": pa_original,
-                "wr": wr,
-                "pa": pa,
-                "wr_loss": wr_original - wr,
-                "pa_loss": pa_original - pa,
-                "psnr": psnr(loaded[index], recon) if ok else math.nan,
-                "ssim": ssim(loaded[index], recon) if ok else math.nan,
-                "original_path": f"images/original/{item.image_id}.png"
-                if options.save_images
-                else item.source_path,
-                "reconstruction_path": recon_path,
-                "codec_seconds": codec_seconds,
-                "ocr_seconds": ocr_seconds / max(1, len(good)) if index in good else 0.0,
-                "ocr_engine": cache.engine.name,
-                "ocr_version": cache.engine.version,
-                "error": error,
-            }
-        )
-    return rows
-
-
 def merge_results(
     out: Path, codecs: Sequence[str] | None = None, image_ids: Sequence[str] | None = None
 ) -> pd.DataFrame:
@@ -495,30 +462,17 @@ def merge_results(
 
     Only ``codecs`` and ``image_ids`` are kept when given (the current command's; parts
     of other codecs stay on disk for a later run). Rows are sorted by codec (in
-    ``codecs`` order, else by name) and image order; duplicate (vae, image_id) pairs
-    keep the last part read.
+    ``codecs`` order, else by name) and image order; of duplicate (vae, image_id)
+    pairs the newest part's row is kept.
     """
-    import pandas as pd
+    folder = RunFolder(out)
+    groups = [slug(c) for c in codecs] if codecs is not None else folder.groups() - {ORIGINAL}
 
-    from bench.io import write_table
+    def finish(table: pd.DataFrame) -> pd.DataFrame:
+        import pandas as pd
 
-    parts = out / "parts"
-    frames = (
-        [
-            _read_parts(folder)
-            for folder in sorted(parts.iterdir())
-            if folder.is_dir() and folder.name != "original"
-        ]
-        if parts.is_dir()
-        else []
-    )
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        table = pd.DataFrame(columns=list(BASE_COLUMNS + TAIL_COLUMNS))
-    else:
-        table = pd.concat(frames, ignore_index=True).drop_duplicates(
-            ["vae", "image_id"], keep="last"
-        )
+        if not len(table.columns):
+            return pd.DataFrame(columns=list(BASE_COLUMNS + TAIL_COLUMNS))
         if codecs is not None:
             table = table[table["vae"].isin(list(codecs))]
         if image_ids is not None:
@@ -529,6 +483,6 @@ def merge_results(
         )
         table = table.drop(columns="_rank").reset_index(drop=True)
         attributes = [c for c in table.columns if c not in BASE_COLUMNS + TAIL_COLUMNS]
-        table = table[list(BASE_COLUMNS) + attributes + list(TAIL_COLUMNS)]
-    write_table(table, out / RESULTS_NAME)
-    return table
+        return table[list(BASE_COLUMNS) + attributes + list(TAIL_COLUMNS)]
+
+    return folder.merge(RESULTS_NAME, KEY, finish, groups=groups)

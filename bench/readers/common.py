@@ -36,25 +36,14 @@ class ReadError(RuntimeError):
 
 
 def read_or_errors(engine: Reader, images: Sequence[Any]) -> list[Reading | Exception]:
-    """Read a batch; where it fails, re-read image by image and return each failure.
+    """Read a batch; item ``i`` is the :class:`Reading` of image ``i`` or the exception it raised.
 
-    For callers that turn failures into error rows instead of stopping: item ``i``
-    is the :class:`Reading` of image ``i`` or the exception it raised (for the
-    engines here an :class:`ReadError` whose ``index`` is 0, its position in
-    the one-image re-read). Without failures this costs exactly one ``read``.
+    The reading step of the run engine, :func:`bench.engine.read_batch` (which reads
+    image by image where the batch fails), without its cache.
     """
-    try:
-        return list(engine.read(images))
-    except Exception as error:
-        if len(images) == 1:
-            return [error]
-    outcomes: list[Reading | Exception] = []
-    for image in images:
-        try:
-            outcomes.append(engine.read([image])[0])
-        except Exception as error:
-            outcomes.append(error)
-    return outcomes
+    from bench.engine.reading import read_batch
+
+    return read_batch(engine, images)
 
 
 def to_rgb_image(image: Any) -> Image.Image:

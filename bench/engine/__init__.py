@@ -1,0 +1,90 @@
+"""The run engine: one way to make outputs, read them, score them and keep the rows.
+
+Both runs glyphbench makes stand on it: the benchmark (:mod:`bench.runner`: the
+producer is a text-to-image model) and the VAE evaluation (:mod:`vae_eval.runner`:
+the producer is an encode/decode round trip; the originals are read first, as the
+OCR ceiling). A run goes through four stages:
+
+1. **jobs** (:mod:`~bench.engine.jobs`): one job per output, grouped by model or
+   codec in run order; a process takes its :class:`Shard` (round-robin within each
+   group) and skips the jobs whose rows are already done (resume);
+2. **produce** (:mod:`~bench.engine.loop`, main thread): per group, open the
+   producer (load the model), then produce batch after batch; load failures and
+   exceptions become failed batches, CUDA out of memory halves the batch;
+3. **finish** (worker thread, fed by a bounded queue): the caller's function saves
+   the images, reads them with :func:`read_batch` (:mod:`~bench.engine.reading`:
+   per-image fallback, cache by pixels and reader) and scores them; the engine
+   writes the rows as a part file;
+4. **merge** (:meth:`RunFolder.merge`): the part files become one table, the newest
+   row of each key winning, in the caller's order.
+
+Run folder layout (:mod:`~bench.engine.folder`)::
+
+    run.json                              the manifest; a folder of another run is refused
+    images/<group>/<name>.png             written atomically, SHA-256 returned
+    parts/<shard>/<group>/batch-NNNNN.parquet   one batch's rows, written after its images
+    parts/<shard>/shard.json              facts about the process that ran the shard
+    <table>.parquet                       the merged table (results, vae_results)
+
+Crash safety: an image is written (atomically) before the part file holding its row,
+and each part file is written atomically after its batch, so a crash loses at most
+the batches in flight and never leaves a half-written file.
+
+Public API::
+
+    RunFolder(root)                       manifest(), create_manifest(data), write_manifest(data),
+                                          check_same_run(expected, refuse), write_image(image, rel),
+                                          write_part(rows, shard, group), read_parts(key),
+                                          done_keys(key), merge(name, key, finish)
+    slug(name, digest=, keep=, limit=)    the folder-name rule; image_path(group, stem)
+    Shard, take_shard(groups, shard), remaining(groups, done, key)
+    read_batch(reader, images, cache)     Reading or Exception per image; ReadingCache
+    Loop(folder, shard, finish, batch_size=).run(groups), Group, Batch, progress_bars
+"""
+
+from __future__ import annotations
+
+from bench.engine.folder import RunFolder, encode_png, image_path, slug
+from bench.engine.jobs import Shard, remaining, take_shard
+from bench.engine.loop import (
+    QUEUE_DEPTH,
+    Batch,
+    Group,
+    GroupStats,
+    Loop,
+    LoopStats,
+    Producer,
+    error_text,
+    progress_bars,
+)
+from bench.engine.reading import (
+    ReadingCache,
+    failure_cause,
+    image_digest,
+    read_batch,
+    reader_identity,
+)
+
+__all__ = [
+    "QUEUE_DEPTH",
+    "Batch",
+    "Group",
+    "GroupStats",
+    "Loop",
+    "LoopStats",
+    "Producer",
+    "ReadingCache",
+    "RunFolder",
+    "Shard",
+    "encode_png",
+    "error_text",
+    "failure_cause",
+    "image_digest",
+    "image_path",
+    "progress_bars",
+    "read_batch",
+    "reader_identity",
+    "remaining",
+    "slug",
+    "take_shard",
+]

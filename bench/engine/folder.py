@@ -1,0 +1,251 @@
+"""The run folder: manifest, images, part files and the merged table (see :mod:`bench.engine`).
+
+Everything a run writes goes through one :class:`RunFolder`, so the rules live in one
+place: writes are atomic (a temporary file renamed into place), images are PNG with
+their SHA-256 returned, part files are numbered per (shard, group), and merging keeps
+the newest row of each key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+from bench.io import atomic_path, write_json, write_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from PIL import Image
+
+#: Characters kept in folder names by default (everything else becomes ``_``).
+SAFE_CHARACTERS = "._=+-"
+MANIFEST = "run.json"
+PARTS = "parts"
+
+#: A function that turns the merged rows into the final table (order, filter, columns).
+Finish = Callable[["pd.DataFrame"], "pd.DataFrame"]
+
+
+def slug(
+    name: str, *, digest: int = 0, keep: str = SAFE_CHARACTERS, limit: int | None = None
+) -> str:
+    """The one folder-name rule: runs of unsafe characters become ``_``, ends are trimmed.
+
+    ``keep`` lists the punctuation allowed besides letters and digits, ``limit`` cuts
+    the name, and with ``digest`` a name that had to change gets ``-`` plus that many
+    hex digits of its SHA-256, so two different names never share a folder. Model
+    labels use the defaults, prompt ids ``digest=8``, codec specs
+    ``keep="._-", limit=60, digest=6`` (the folder names runs have always had).
+
+    >>> slug("control:typo?rate=0.1")
+    'control_typo_rate=0.1'
+    >>> slug("tiny-random-sd (untrained)")
+    'tiny-random-sd_untrained'
+    >>> slug("p-001", digest=8), slug("a/b", digest=8)
+    ('p-001', 'a_b-c14cddc0')
+    >>> slug("jpeg?quality=30", keep="._-", limit=60, digest=6)
+    'jpeg_quality_30-bd1b8e'
+    """
+    unsafe = f"[^A-Za-z0-9{re.escape(keep)}]+"
+    clean = re.sub(unsafe, "_", name).strip("_")[:limit] or "model"
+    if digest and clean != name:
+        clean += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:digest]
+    return clean
+
+
+def image_path(group: str, stem: str) -> str:
+    """Where an image of ``group`` (a folder name) lives, relative to the run folder.
+
+    >>> image_path("control_blank", "p-001_s0_i0")
+    'images/control_blank/p-001_s0_i0.png'
+    """
+    return f"images/{group}/{stem}.png"
+
+
+def encode_png(image: Image.Image) -> tuple[bytes, str]:
+    """The PNG bytes of ``image`` and their SHA-256 (what :meth:`RunFolder.write_image` stores)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    data = buffer.getvalue()
+    return data, hashlib.sha256(data).hexdigest()
+
+
+class RunFolder:
+    """One run's folder on disk; see the layout in :mod:`bench.engine`."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._last_part: dict[Path, int] = {}
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / MANIFEST
+
+    @property
+    def parts(self) -> Path:
+        return self.root / PARTS
+
+    # ----------------------------------------------------------------- manifest
+    def read_json(self, path: Path) -> dict[str, Any]:
+        """A JSON object from ``path`` ({} when the file does not exist)."""
+        if not path.is_file():
+            return {}
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
+
+    def write_json(self, path: Path, data: Mapping[str, Any]) -> None:
+        write_json(path, dict(data))
+
+    def manifest(self, *, required: bool = False) -> dict[str, Any]:
+        """``run.json`` ({} for a new folder; an :class:`InputError` when ``required``)."""
+        data = self.read_json(self.manifest_path)
+        if required and not data:
+            raise InputError(self.manifest_path, "not a glyphbench run folder (run.json missing)")
+        return data
+
+    def write_manifest(self, data: Mapping[str, Any]) -> None:
+        self.write_json(self.manifest_path, data)
+
+    def create_manifest(self, data: Mapping[str, Any]) -> bool:
+        """Write ``run.json`` when the folder has none; True when it was written."""
+        if self.manifest_path.is_file():
+            return False
+        self.write_manifest(data)
+        return True
+
+    def check_same_run(
+        self,
+        expected: Mapping[str, object],
+        refuse: Callable[[str, object], Exception],
+        *,
+        missing_ok: bool = True,
+    ) -> None:
+        """Refuse a folder that holds another run: raise ``refuse(key, value in run.json)``.
+
+        ``expected`` maps dotted keys of run.json (``"prompts.content_hash"``) to this
+        run's values. A folder without run.json is new; a key the manifest lacks is
+        accepted when ``missing_ok``.
+        """
+        existing = self.manifest()
+        if not existing:
+            return
+        for dotted, value in expected.items():
+            previous: Any = existing
+            for part in dotted.split("."):
+                previous = previous.get(part) if isinstance(previous, dict) else None
+            if previous == value or (previous is None and missing_ok):
+                continue
+            raise refuse(dotted, previous)
+
+    # ------------------------------------------------------------------- images
+    def write_image(self, image: Image.Image, relpath: str) -> str:
+        """Save ``image`` as PNG at ``relpath`` atomically; return the file's SHA-256."""
+        data, sha256 = encode_png(image)
+        with atomic_path(self.root / relpath) as tmp:
+            tmp.write_bytes(data)
+        return sha256
+
+    def write_table(self, frame: pd.DataFrame, relpath: str) -> Path:
+        path = self.root / relpath
+        write_table(frame, path)
+        return path
+
+    # ------------------------------------------------------------------ shards
+    def shard_json(self, shard: str) -> Path:
+        """Facts about the process that ran ``shard`` (host, device, attempts, timings)."""
+        return self.parts / shard / "shard.json"
+
+    def shards(self) -> dict[str, dict[str, Any]]:
+        """Shard name -> its shard.json, for every shard that wrote one."""
+        paths = sorted(self.parts.glob("*/shard.json"))
+        return {path.parent.name: self.read_json(path) for path in paths}
+
+    # --------------------------------------------------------------- part files
+    def part_dir(self, shard: str, group: str) -> Path:
+        return self.parts / shard / group
+
+    def write_part(self, rows: pd.DataFrame, shard: str, group: str) -> Path:
+        """Write one batch's rows as the next ``batch-NNNNN.parquet`` of (shard, group).
+
+        The folder is listed once; later numbers come from a counter, so a long run
+        does not list thousands of part files for every batch.
+        """
+        folder = self.part_dir(shard, group)
+        if folder not in self._last_part:
+            numbers = [int(p.stem.split("-")[-1]) for p in folder.glob("batch-*.parquet")]
+            self._last_part[folder] = max(numbers, default=0)
+        self._last_part[folder] += 1
+        path = folder / f"batch-{self._last_part[folder]:05d}.parquet"
+        write_table(rows, path)
+        return path
+
+    def groups(self) -> set[str]:
+        """Names of every group that has part files (over all shards)."""
+        return {path.parent.name for path in self.part_files()}
+
+    def part_files(self, groups: Collection[str] | None = None) -> list[Path]:
+        """Part files (of ``groups`` only, when given), oldest first: modification time, path."""
+        files = [
+            path
+            for path in self.parts.glob("*/*/batch-*.parquet")
+            if groups is None or path.parent.name in groups
+        ]
+        return sorted(files, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+
+    def read_parts(
+        self,
+        key: Sequence[str],
+        *,
+        groups: Collection[str] | None = None,
+        conform: Finish | None = None,
+    ) -> pd.DataFrame:
+        """Every row of the part files, the newest row of each ``key`` winning.
+
+        ``conform`` is applied to each file's rows before they are put together (so
+        every file has the same columns and types). No rows: an empty frame, conformed.
+        """
+        import pandas as pd
+
+        frames = [pd.read_parquet(path) for path in self.part_files(groups)]
+        frames = [conform(f) if conform else f for f in frames if len(f)]
+        if not frames:
+            return conform(pd.DataFrame()) if conform else pd.DataFrame()
+        rows = pd.concat(frames, ignore_index=True)
+        return rows.drop_duplicates(subset=list(key), keep="last").reset_index(drop=True)
+
+    def done_keys(
+        self,
+        key: Sequence[str],
+        *,
+        groups: Collection[str] | None = None,
+        with_failed: bool = False,
+    ) -> set[tuple[Hashable, ...]]:
+        """Keys of the rows already written; failed rows count only ``with_failed``."""
+        from bench.schema import failed_mask
+
+        rows = self.read_parts(key, groups=groups)
+        if not len(rows):
+            return set()
+        if not with_failed:
+            rows = rows[~failed_mask(rows)]
+        return set(zip(*(rows[column].tolist() for column in key), strict=True))
+
+    def merge(
+        self,
+        name: str,
+        key: Sequence[str],
+        finish: Finish,
+        *,
+        groups: Collection[str] | None = None,
+        conform: Finish | None = None,
+    ) -> pd.DataFrame:
+        """Merge the part files into the table ``name``: newest row per key, then ``finish``."""
+        table = finish(self.read_parts(key, groups=groups, conform=conform))
+        self.write_table(table, name)
+        return table

@@ -1,0 +1,284 @@
+"""The loop: produce batches in the main thread, finish them in a worker thread.
+
+For each group (a model, a codec) with jobs left, :class:`Loop` opens its producer
+(loads the model), then cuts the jobs into batches and, per batch, calls
+``producer.prepare(jobs)`` (untimed: requests, original images) and
+``producer.produce(inputs)`` (timed: generate, encode/decode). Each batch goes
+through a bounded queue to one worker thread, which calls ``finish(batch)`` (save
+images, read, score: the caller's rows) and writes the rows as a part file. The
+queue keeps production at most :data:`QUEUE_DEPTH` batches ahead of the worker.
+
+Failures stay local:
+
+* ``open`` raises: one failed :class:`Batch` (stage ``"Load"``) with all the group's
+  jobs; the next group runs;
+* ``produce`` raises CUDA out of memory: the batch size is halved (for the rest of the
+  group) and the batch retried; any other exception: a failed batch (``"Generate"``);
+* the worker raises (a bug, a full disk): the main thread stops and re-raises it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
+
+    from bench.engine.folder import RunFolder
+
+#: Batches produced ahead of the worker (bounds the memory held by pending outputs).
+QUEUE_DEPTH = 2
+
+#: ``progress(group name, jobs done, jobs in the group)``, called after each batch.
+ProgressFn = Callable[[str, int, int], None]
+
+
+def error_text(stage: str, exc: BaseException) -> str:
+    """``"Stage: ExceptionType: first line of the message"`` (at most 500 characters).
+
+    >>> error_text("Generate", ValueError("bad prompt\\nmore"))
+    'Generate: ValueError: bad prompt'
+    """
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{stage}: {type(exc).__name__}: {message}"[:500].rstrip(": ")
+
+
+class Producer(Protocol):
+    """Makes one group's outputs (a loaded model, a codec)."""
+
+    def prepare(self, jobs: list[Any]) -> list[Any]:
+        """What ``produce`` needs for these jobs (not timed)."""
+
+    def produce(self, inputs: list[Any]) -> Sequence[Any]:
+        """One output per input (timed); may raise."""
+
+    def close(self) -> None:
+        """Free what the producer holds."""
+
+
+@dataclass
+class Group:
+    """One model or codec: its jobs and how to open its producer."""
+
+    name: str  # label in messages, progress and stats
+    folder: str  # its part files go to parts/<shard>/<folder>/
+    jobs: list[Any]
+    open: Callable[[], Producer]
+
+
+@dataclass
+class Batch:
+    """One batch on its way to the worker; ``failure`` set when it could not be produced."""
+
+    group: Group
+    jobs: list[Any]
+    producer: Producer | None = None
+    inputs: list[Any] | None = None
+    outputs: list[Any] | None = None
+    failure: BaseException | None = None
+    stage: str = ""  # "Load" or "Generate" when failed
+    seconds: float = float("nan")  # time spent in produce()
+    size: int = 0  # the batch size produce() was called with (0: never called)
+
+
+@dataclass
+class GroupStats:
+    """What happened to one group in this process."""
+
+    load_s: float = float("nan")
+    start: float = float("nan")  # perf_counter() when loaded
+    span_s: float = float("nan")  # from loaded to its last part written
+    oom_halvings: int = 0
+    load_error: BaseException | None = None
+
+
+@dataclass
+class LoopStats:
+    rows_written: int = 0
+    errors: int = 0
+    groups: dict[str, GroupStats] = field(default_factory=dict)
+
+
+class Loop:
+    """Runs groups through produce -> queue -> finish -> part file; see the module docstring."""
+
+    def __init__(
+        self,
+        folder: RunFolder,
+        shard: str,
+        finish: Callable[[Batch], pd.DataFrame],
+        *,
+        batch_size: int,
+        progress: ProgressFn | None = None,
+        say: Callable[[str], None] | None = None,
+        noun: str = "model",
+    ) -> None:
+        self.folder = folder
+        self.shard = shard
+        self.finish = finish
+        self.batch_size = batch_size
+        self.progress = progress
+        self.say = say or (lambda message: None)
+        self.noun = noun
+        self.stats = LoopStats()
+        self._failure: BaseException | None = None
+        self._done: dict[str, int] = {}
+
+    def run(self, groups: Sequence[Group]) -> LoopStats:
+        work: queue.Queue[Batch | None] = queue.Queue(maxsize=QUEUE_DEPTH)
+        worker = threading.Thread(
+            target=self._work, args=(work,), name="glyphbench-worker", daemon=True
+        )
+        worker.start()
+        try:
+            for group in groups:
+                if group.jobs:
+                    self._run_group(group, work)
+                self._raise_worker_failure()
+        finally:
+            work.put(None)
+            worker.join()
+        self._raise_worker_failure()
+        return self.stats
+
+    # ---------------------------------------------------------------- producing
+    def _run_group(self, group: Group, work: queue.Queue[Batch | None]) -> None:
+        stats = self.stats.groups.setdefault(group.name, GroupStats())
+        started = time.perf_counter()
+        try:
+            producer = group.open()
+        except Exception as exc:
+            stats.load_error = exc
+            self.say(
+                f"[bold red]{self.noun} {group.name} failed to load:[/] {error_text('Load', exc)}"
+            )
+            work.put(Batch(group, group.jobs, failure=exc, stage="Load"))
+            return
+        stats.start = time.perf_counter()
+        stats.load_s = stats.start - started
+        try:
+            self._produce_all(group, producer, stats, work)
+        finally:
+            producer.close()
+
+    def _produce_all(
+        self, group: Group, producer: Producer, stats: GroupStats, work: queue.Queue[Batch | None]
+    ) -> None:
+        size = self.batch_size
+        position = 0
+        while position < len(group.jobs):
+            self._raise_worker_failure()
+            jobs = group.jobs[position : position + size]
+            batch = Batch(group, jobs, producer, producer.prepare(jobs), size=len(jobs))
+            started = time.perf_counter()
+            try:
+                outputs = list(producer.produce(batch.inputs or []))
+                if len(outputs) != len(jobs):
+                    raise RuntimeError(
+                        f"adapter returned {len(outputs)} images for {len(jobs)} requests"
+                    )
+            except Exception as exc:
+                if _is_oom(exc) and size > 1:
+                    size = max(1, size // 2)
+                    stats.oom_halvings += 1
+                    self.say(f"{group.name}: out of memory, batch size -> {size}")
+                    _free_accelerator_memory()
+                    continue
+                batch.failure, batch.stage = exc, "Generate"
+            else:
+                batch.outputs = outputs
+            batch.seconds = time.perf_counter() - started
+            work.put(batch)
+            position += len(jobs)
+
+    # ------------------------------------------------------------------ worker
+    def _work(self, work: queue.Queue[Batch | None]) -> None:
+        from bench.schema import failed_mask
+
+        while True:
+            batch = work.get()
+            if batch is None:
+                return
+            if self._failure is not None:
+                continue  # drain: the main thread is about to raise
+            try:
+                rows = self.finish(batch)
+                self.folder.write_part(rows, self.shard, batch.group.folder)
+                self.stats.rows_written += len(rows)
+                self.stats.errors += int(failed_mask(rows).sum())
+                self._advance(batch)
+            except BaseException as exc:  # surfaced in the main thread
+                self._failure = exc
+
+    def _advance(self, batch: Batch) -> None:
+        name = batch.group.name
+        self._done[name] = self._done.get(name, 0) + len(batch.jobs)
+        stats = self.stats.groups[name]
+        stats.span_s = time.perf_counter() - stats.start
+        if self.progress is not None:
+            self.progress(name, self._done[name], len(batch.group.jobs))
+
+    def _raise_worker_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+
+@contextlib.contextmanager
+def progress_bars(
+    groups: Sequence[Group], console: Console, *, enabled: bool = True
+) -> Iterator[ProgressFn]:
+    """Rich progress bars, one per group with jobs; yields the ``progress`` callback."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not enabled,
+    )
+    tasks = {
+        group.name: bars.add_task(
+            group.name, total=len(group.jobs) or None, visible=bool(group.jobs)
+        )
+        for group in groups
+    }
+
+    def advance(name: str, done: int, total: int) -> None:
+        bars.update(tasks[name], completed=done)
+
+    with bars:
+        yield advance
+
+
+def _is_oom(exc: BaseException) -> bool:
+    from bench.models.diffusers_adapter import is_oom
+
+    return is_oom(exc)
+
+
+def _free_accelerator_memory() -> None:
+    import gc
+    import sys
+
+    gc.collect()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()

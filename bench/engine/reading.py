@@ -1,0 +1,128 @@
+"""The reading step: OCR a batch, fall back to one image at a time, cache readings.
+
+:func:`read_batch` is the only place glyphbench turns images into readings. It asks
+the reader for the whole batch; when that fails, it reads the images one by one so
+only the failing ones get their exception, and the others are still read. Callers
+turn an exception into an error row in their own words.
+
+With a :class:`ReadingCache`, an image already read by the same reader is not read
+again: readings are kept by (SHA-256 of the image's size, mode and pixels; reader
+identity = name, version and options). So an unchanged reconstruction (the
+``identity`` codec) or a repeated blank image costs one reading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+    from bench.readers.base import Reader, Reading
+
+
+def image_digest(image: Image.Image) -> str:
+    """SHA-256 of an image's size, mode and pixels (the cache key's image part).
+
+    >>> from PIL import Image
+    >>> image_digest(Image.new("RGB", (2, 2))) == image_digest(Image.new("RGB", (2, 2)))
+    True
+    >>> image_digest(Image.new("RGB", (2, 2))) == image_digest(Image.new("RGB", (2, 3)))
+    False
+    """
+    digest = hashlib.sha256(f"{image.size}{image.mode}".encode())
+    digest.update(image.tobytes())
+    return digest.hexdigest()
+
+
+def reader_identity(reader: Reader) -> str:
+    """Name, version and options of a reader: two readers with one identity read alike."""
+    options = getattr(reader, "options", None) or getattr(reader, "spec", None) or ""
+    return f"{reader.name}|{reader.version}|{options}"
+
+
+class ReadingCache:
+    """Readings by (image digest, reader identity), kept in memory for one process."""
+
+    def __init__(self) -> None:
+        self._readings: dict[tuple[str, str], Reading] = {}
+        self._identities: dict[int, tuple[Reader, str]] = {}
+
+    def identity(self, reader: Reader) -> str:
+        """:func:`reader_identity`, asked once per reader (a version may query packages)."""
+        known = self._identities.get(id(reader))
+        if known is None or known[0] is not reader:
+            known = (reader, reader_identity(reader))
+            self._identities[id(reader)] = known
+        return known[1]
+
+    def get(self, key: tuple[str, str]) -> Reading | None:
+        return self._readings.get(key)
+
+    def put(self, key: tuple[str, str], reading: Reading) -> None:
+        self._readings[key] = reading
+
+    def __len__(self) -> int:
+        return len(self._readings)
+
+
+def read_batch(
+    reader: Reader, images: Sequence[Any], cache: ReadingCache | None = None
+) -> list[Reading | Exception]:
+    """One :class:`Reading` or the exception it raised, per image, in order.
+
+    Without failures this costs one ``reader.read`` call for the images not in
+    ``cache`` (each distinct image once); failures are never cached.
+    """
+    if cache is None:
+        return _read_or_fall_back(reader, list(images))
+    who = cache.identity(reader)
+    keys = [(image_digest(image), who) for image in images]
+    fresh: dict[tuple[str, str], int] = {}  # key -> position of its first image to read
+    for position, key in enumerate(keys):
+        if cache.get(key) is None and key not in fresh:
+            fresh[key] = position
+    outcomes = dict(
+        zip(fresh, _read_or_fall_back(reader, [images[i] for i in fresh.values()]), strict=True)
+    )
+    for key, outcome in outcomes.items():
+        if not isinstance(outcome, Exception):
+            cache.put(key, outcome)
+    return [outcomes[key] if key in outcomes else _cached(cache, key) for key in keys]
+
+
+def _cached(cache: ReadingCache, key: tuple[str, str]) -> Reading:
+    reading = cache.get(key)
+    assert reading is not None  # every key was either cached or read just now
+    return reading
+
+
+def _read_or_fall_back(reader: Reader, images: list[Any]) -> list[Reading | Exception]:
+    if not images:
+        return []
+    try:
+        readings = list(reader.read(images))
+        if len(readings) != len(images):
+            raise RuntimeError(
+                f"{reader.name} returned {len(readings)} results for {len(images)} images"
+            )
+        return list(readings)
+    except Exception as error:
+        if len(images) == 1:
+            return [error]
+    outcomes: list[Reading | Exception] = []
+    for image in images:  # read one by one so that only the failing images fail
+        try:
+            outcomes.append(reader.read([image])[0])
+        except Exception as error:
+            outcomes.append(error)
+    return outcomes
+
+
+def failure_cause(error: BaseException) -> BaseException:
+    """The exception behind a reader's :class:`~bench.readers.ReadError` (others as they are)."""
+    from bench.readers.common import ReadError
+
+    return error.cause if isinstance(error, ReadError) else error
