@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bench.schema import failed_mask
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -24,7 +26,7 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
     """
     lines = []
     for model, group in rows.groupby("model", sort=False):
-        ok = group[group["error"].fillna("") == ""]
+        ok = group[~failed_mask(group)]
         lines.append(
             {
                 "model": str(model),

@@ -136,10 +136,10 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     import pandas as pd
 
     from bench.config import RunConfig
+    from bench.engine import Batch, Group, RunFolder
     from bench.jobs import build_jobs
     from bench.models import get_model
-    from bench.runner import Batch, Runner
-    from bench.store import RunStore
+    from bench.runner import Runner
     from prompts.schema import PromptSet
 
     frame = pd.DataFrame(
@@ -158,14 +158,19 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
         }
     )
     prompts = PromptSet(frame, source="bench")
-    runner = Runner(config, prompts, store=RunStore(config.out), ocr=NullOCR(), progress=False)  # type: ignore[arg-type]
-    jobs = build_jobs(config, prompts.frame)[config.models[0].label]
-    images = get_model("control:render?size=64").generate([runner._request(j) for j in jobs])
+    folder = RunFolder(config.out)
+    runner = Runner(config, prompts, folder=folder, ocr=NullOCR(), progress=False)  # type: ignore[arg-type]
+    entry = config.models[0]
+    jobs = build_jobs(config, prompts.frame)[entry.label]
+    producer = runner.open_model(entry)
+    images = producer.produce(producer.prepare(jobs))
+    group = Group(entry.label, entry.slug, jobs, lambda: producer)
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
-        rows = runner._finish_batch(Batch(config.models[0], True, jobs, images, 0.1, batch))
-        runner.store.write_part(rows, "cost", "m")
+        done = Batch(group, jobs, producer, None, list(images), seconds=0.1, size=batch)
+        rows = runner.finish_batch(done)
+        folder.write_part(rows, "cost", "m")
         best = min(best, time.perf_counter() - started)
     return 1000 * best / batch
 

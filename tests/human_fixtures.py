@@ -1,7 +1,8 @@
 """A small synthetic run folder for the human-study tests.
 
 It has every column of ``bench.schema.RESULT_COLUMNS`` and real PNG images
-drawn with PIL, so the study code sees what a real run would give it: three
+drawn with PIL, written through the engine's :class:`~bench.engine.RunFolder` the
+way the runner writes them, so the study code sees what a real run would give it: three
 models plus the three control models, prompts in a few categories, OCR text
 with some mistakes and the scores the scoring engine computes from them.
 """
@@ -15,10 +16,11 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
+from bench.engine import RunFolder, slug
 from bench.fonts import bundled_fonts
-from bench.schema import RESULT_COLUMNS
+from bench.schema import RESULT_COLUMNS, ROW_KEY
 from bench.scoring import score_pairs
-from prompts.schema import PROMPT_COLUMNS
+from bench.store import RESULTS, conform_results, image_relpath
 
 MODELS = ("diffusers:tiny/alpha", "diffusers:tiny/beta", "diffusers:tiny/gamma")
 CONTROLS = ("control:render", "control:typo?rate=0.5", "control:blank")
@@ -63,10 +65,9 @@ def make_run(
     image) checks that such rows are skipped.
     """
     rng = random.Random(seed)
-    folder.mkdir(parents=True, exist_ok=True)
+    run = RunFolder(folder)
     rows = []
     for model in models + controls:
-        safe = model.replace(":", "_").replace("/", "_").replace("?", "_").replace("=", "_")
         for g, group in enumerate(groups):
             for k in range(per_cell):
                 word = WORDS[(g * per_cell + k) % len(WORDS)]
@@ -80,10 +81,9 @@ def make_run(
                     drawn = word
                 else:
                     drawn = _garble(word, rng) if rng.random() < ERROR_RATE[model] else word
-                path = f"images/{safe}/{prompt_id}_0.png"
-                (folder / path).parent.mkdir(parents=True, exist_ok=True)
+                path = image_relpath(slug(model), prompt_id, 0, 0)
                 colour = (200 + g * 20, 230, 255 - k * 10)
-                _draw(drawn, image_size, colour).save(folder / path)
+                sha256 = run.write_image(_draw(drawn, image_size, colour), path)
                 ocr = drawn if rng.random() < 0.85 else drawn.lower()[:-1]
                 rows.append(
                     {
@@ -99,6 +99,7 @@ def make_run(
                         "prompt_type": "real_world" if group else "simple",
                         "group": group,
                         "image_path": path,
+                        "image_sha256": sha256,
                         "width": image_size,
                         "height": image_size,
                         "batch_size": 1,
@@ -118,21 +119,15 @@ def make_run(
             **rows[0],
             "prompt_id": "failed",
             "image_path": "",
+            "image_sha256": "",
             "error": "Generate: RuntimeError: boom",
         }
     )
     frame = pd.DataFrame(rows)
     frame = frame.join(score_pairs(frame["text"], frame["ocr_text"]))
-    for column in RESULT_COLUMNS:
-        if column not in frame.columns:
-            dtype = PROMPT_COLUMNS.get(column, "object")
-            frame[column] = pd.Series(pd.NA, index=frame.index, dtype=dtype)
-    frame["image_sha256"] = ""
-    frame = frame[list(RESULT_COLUMNS)]
-    frame.to_parquet(folder / "results.parquet", index=False)
-    (folder / "run.json").write_text(
-        json.dumps({"run_id": run_id, "models": list(models + controls)})
-    )
+    run.write_part(conform_results(frame), "fixture", "all")
+    run.merge(RESULTS, ROW_KEY, lambda rows: rows[list(RESULT_COLUMNS)])  # in the order made here
+    run.write_manifest({"run_id": run_id, "models": list(models + controls)})
     return folder
 
 

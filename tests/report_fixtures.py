@@ -1,10 +1,13 @@
 """Build small, realistic run folders for report tests (and anyone else who needs one).
 
-A run folder looks like what the runner writes::
+A run folder is written the way the runner writes one, through the engine's
+:class:`~bench.engine.RunFolder` (images with their SHA-256, the rows as a part file
+merged into the results table, the manifest)::
 
     RUN/results.parquet        one row per image, columns bench.schema.RESULT_COLUMNS
     RUN/run.json               {"run_id": ..., "config": {...}, ...}
-    RUN/images/<model>/<prompt_id>_s<seed>.png
+    RUN/images/<model>/<prompt_id>_s<seed>_i0.png
+    RUN/parts/fixture/all/batch-00001.parquet
 
 :func:`build_run` draws each image with PIL (the "model" writes the text with some
 typos), simulates what OCR read (with boxes around the drawn text) and scores it
@@ -27,8 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.schema import RESULT_COLUMNS
+from bench.engine import RunFolder, encode_png, slug
+from bench.schema import RESULT_COLUMNS, ROW_KEY
 from bench.scoring import score_pairs
+from bench.store import RESULTS, conform_results, image_relpath
 from prompts.schema import PROMPT_COLUMNS
 
 WORDS = (
@@ -168,7 +173,7 @@ def build_run(
     The first ``n_errors`` rows of model ``toy-bad`` are failed generations.
     """
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    folder = RunFolder(run_dir)
     models = dict(DEFAULT_MODELS if models is None else models)
     run_id = run_id or run_dir.name
     rng = random.Random(seed)
@@ -177,7 +182,6 @@ def build_run(
     errors_left = n_errors
     for model, rate in models.items():
         is_control = model.startswith("control:")
-        slug = model.replace(":", "_").replace("?", "_").replace("=", "")
         for prompt in prompts.to_dict("records"):
             for s in seeds:
                 row: dict[str, object] = {
@@ -213,15 +217,12 @@ def build_run(
                 text = str(prompt["text"])
                 drawn = "" if rate >= 1.0 else _garble(text, rate, rng)
                 read = _garble(drawn, 0.02, rng) if drawn else ""
-                rel = f"images/{slug}/{prompt['prompt_id']}_s{s}.png"
+                rel = image_relpath(slug(model), str(prompt["prompt_id"]), s, 0)
                 image, box = _draw(drawn, image_size, rng)
-                if with_images:
-                    path = run_dir / rel
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    image.save(path)
+                sha256 = folder.write_image(image, rel) if with_images else encode_png(image)[1]
                 row.update(
                     image_path=rel,
-                    image_sha256=f"{abs(hash((model, rel))):064x}"[:64],
+                    image_sha256=sha256,
                     ocr_text=read,
                     ocr_pieces=json.dumps([read] if read else []),
                     ocr_boxes=json.dumps([box] if read else []),
@@ -236,11 +237,8 @@ def build_run(
     scores.loc[failed.to_numpy(), :] = np.nan
     for column in scores.columns:
         frame[column] = scores[column].to_numpy()
-    frame = frame[list(RESULT_COLUMNS)]
-    for column, dtype in PROMPT_COLUMNS.items():
-        if column in frame.columns:
-            frame[column] = frame[column].astype(dtype)
-    frame.to_parquet(run_dir / "results.parquet", index=False)
+    folder.write_part(conform_results(frame[list(RESULT_COLUMNS)]), "fixture", "all")
+    folder.merge(RESULTS, ROW_KEY, lambda rows: rows)  # rows stay in the order made here
     meta = {
         "run_id": run_id,
         "config": {
@@ -252,5 +250,5 @@ def build_run(
         "created": "2026-11-22T03:00:00Z",
         "n_rows": len(frame),
     }
-    (run_dir / "run.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    folder.write_manifest(meta)
     return run_dir

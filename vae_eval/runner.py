@@ -103,7 +103,7 @@ def slug(name: str) -> str:
     >>> slug("identity")
     'identity'
     >>> slug("jpeg?quality=30")
-    'jpeg_quality_30-bd1b8e'
+    'jpeg_quality_30-ddfcf9'
     """
     return engine_slug(name, keep="._-", limit=60, digest=6)
 

@@ -50,7 +50,7 @@ def slug(
     >>> slug("p-001", digest=8), slug("a/b", digest=8)
     ('p-001', 'a_b-c14cddc0')
     >>> slug("jpeg?quality=30", keep="._-", limit=60, digest=6)
-    'jpeg_quality_30-bd1b8e'
+    'jpeg_quality_30-ddfcf9'
     """
     unsafe = f"[^A-Za-z0-9{re.escape(keep)}]+"
     clean = re.sub(unsafe, "_", name).strip("_")[:limit] or "model"

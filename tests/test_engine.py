@@ -1,0 +1,307 @@
+"""The run engine alone: run folder, job list, reading step and loop, with stand-ins.
+
+The benchmark and the VAE evaluation on top of it are tested end to end in
+tests/test_runner*.py and tests/test_vae_runner.py; here each stage is pinned down
+with small hand-made inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from PIL import Image
+
+from bench.config import slugify
+from bench.engine import (
+    Batch,
+    Group,
+    Loop,
+    ReadingCache,
+    RunFolder,
+    Shard,
+    read_batch,
+    remaining,
+    slug,
+    take_shard,
+)
+from bench.errors import InputError
+from bench.readers import Reader, ReadError, Reading
+
+
+# ------------------------------------------------------------------------ folder names
+@given(st.text(max_size=40))
+def test_slug_defaults_are_the_model_label_rule(label: str) -> None:
+    assert slug(label) == slugify(label)
+
+
+@given(st.text(min_size=1, max_size=30), st.text(min_size=1, max_size=30))
+def test_slug_with_digest_keeps_distinct_names_apart(a: str, b: str) -> None:
+    assume(a != b)
+    assert slug(a, digest=8) != slug(b, digest=8)
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", slug(a, keep="._-", limit=60, digest=6))
+
+
+# -------------------------------------------------------------------------- run folder
+def test_manifest_is_created_once_and_another_run_is_refused(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path / "run")
+    assert folder.manifest() == {}
+    with pytest.raises(InputError, match="not a glyphbench run folder"):
+        folder.manifest(required=True)
+    assert folder.create_manifest({"run": "a", "prompts": {"hash": "h1"}})
+    assert not folder.create_manifest({"run": "b"})
+    assert folder.manifest() == {"run": "a", "prompts": {"hash": "h1"}}
+
+    def refuse(key: str, previous: object) -> InputError:
+        return InputError(folder.manifest_path, f"{key} was {previous}", key=key)
+
+    folder.check_same_run({"run": "a", "prompts.hash": "h1", "absent": 1}, refuse)
+    with pytest.raises(InputError, match=r"prompts\.hash was h1"):
+        folder.check_same_run({"prompts.hash": "h2"}, refuse)
+    with pytest.raises(InputError, match="absent was None"):
+        folder.check_same_run({"absent": 1}, refuse, missing_ok=False)
+    RunFolder(tmp_path / "new").check_same_run({"run": "x"}, refuse, missing_ok=False)
+
+
+def test_write_image_is_png_with_its_sha256(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path)
+    image = Image.new("RGB", (8, 4), (10, 20, 30))
+    sha = folder.write_image(image, "images/m/a_s0_i0.png")
+    data = (tmp_path / "images/m/a_s0_i0.png").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == sha
+    assert Image.open(tmp_path / "images/m/a_s0_i0.png").tobytes() == image.tobytes()
+    assert [p.name for p in (tmp_path / "images/m").iterdir()] == ["a_s0_i0.png"]  # no temp left
+
+
+def _rows(keys: Sequence[str], value: str, error: str = "") -> pd.DataFrame:
+    return pd.DataFrame({"k": list(keys), "value": value, "error": error})
+
+
+def test_parts_are_numbered_and_the_newest_row_of_a_key_wins(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path)
+    first = folder.write_part(_rows(["a", "b"], "old", "boom"), "shard-0-of-1", "m")
+    second = folder.write_part(_rows(["b", "c"], "new"), "shard-0-of-1", "m")
+    other = folder.write_part(_rows(["z"], "other"), "shard-0-of-1", "n")
+    assert (first.name, second.name, other.name) == (
+        "batch-00001.parquet",
+        "batch-00002.parquet",
+        "batch-00001.parquet",
+    )
+    # a new folder object (a resumed process) continues the numbering
+    assert RunFolder(tmp_path).write_part(_rows(["d"], "x"), "shard-0-of-1", "m").name == (
+        "batch-00003.parquet"
+    )
+    rows = folder.read_parts(["k"], groups=["m"])
+    assert dict(zip(rows["k"], rows["value"], strict=True)) == {
+        "a": "old",
+        "b": "new",
+        "c": "new",
+        "d": "x",
+    }
+    assert folder.groups() == {"m", "n"}
+    assert folder.done_keys(["k"], groups=["m"]) == {("b",), ("c",), ("d",)}
+    assert ("a",) in folder.done_keys(["k"], groups=["m"], with_failed=True)
+    merged = folder.merge(
+        "table.parquet", ["k"], lambda t: t.sort_values("k", ascending=False, ignore_index=True)
+    )
+    assert merged["k"].tolist() == ["z", "d", "c", "b", "a"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "table.parquet"), merged)
+
+
+def test_empty_folder_reads_as_no_rows(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path / "nothing")
+    assert folder.read_parts(["k"]).empty and folder.done_keys(["k"]) == set()
+    typed = folder.read_parts(["k"], conform=lambda f: f.reindex(columns=["k", "error"]))
+    assert list(typed.columns) == ["k", "error"] and typed.empty
+    assert folder.shards() == {}
+    folder.write_json(folder.shard_json("shard-0-of-2"), {"finished": True})
+    assert folder.shards() == {"shard-0-of-2": {"finished": True}}
+
+
+# ---------------------------------------------------------------------------- job list
+def test_shards_are_round_robin_within_each_group() -> None:
+    groups = {"m": list(range(7)), "n": list(range(3))}
+    shards = [take_shard(groups, Shard(i, 3)) for i in range(3)]
+    assert shards[1] == {"m": [1, 4], "n": [1]}
+    for name, jobs in groups.items():
+        assert sorted(j for s in shards for j in s[name]) == jobs
+    assert remaining(groups, {0, 5}, key=lambda job: job) == {"m": [1, 2, 3, 4, 6], "n": [1, 2]}
+    with pytest.raises(InputError, match="--shard"):
+        Shard.parse("2/2")
+
+
+# ------------------------------------------------------------------------ reading step
+class CountingReader(Reader):
+    """Reads an image's top-left pixel as text; fails on red images (as a ReadError)."""
+
+    name = "counting"
+
+    def __init__(self, version: str = "1") -> None:
+        self._version = version
+        self.calls: list[int] = []
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        self.calls.append(len(images))
+        out = []
+        for index, image in enumerate(images):
+            pixel = image.getpixel((0, 0))
+            if pixel == (255, 0, 0):
+                raise ReadError(self.name, index, ValueError("red"))
+            out.append(Reading(text=str(pixel)))
+        return out
+
+
+def _image(colour: tuple[int, int, int]) -> Image.Image:
+    return Image.new("RGB", (4, 4), colour)
+
+
+def test_read_batch_falls_back_to_one_image_at_a_time() -> None:
+    reader = CountingReader()
+    outcomes = read_batch(reader, [_image((1, 1, 1)), _image((255, 0, 0)), _image((2, 2, 2))])
+    assert reader.calls == [3, 1, 1, 1]  # the batch failed, then one by one
+    assert [getattr(o, "text", None) for o in outcomes] == ["(1, 1, 1)", None, "(2, 2, 2)"]
+    failure = outcomes[1]
+    assert isinstance(failure, ReadError) and str(failure.cause) == "red"
+    assert read_batch(reader, []) == []
+
+
+def test_reading_cache_reads_each_image_once_per_reader() -> None:
+    reader, cache = CountingReader(), ReadingCache()
+    white, black = _image((255, 255, 255)), _image((0, 0, 0))
+    first = read_batch(reader, [white, white.copy(), black], cache)
+    assert reader.calls == [2]  # the repeated image is read once
+    again = read_batch(reader, [black, white], cache)
+    assert reader.calls == [2] and [o for o in again] == [first[2], first[0]]
+    other = CountingReader(version="2")  # another identity: its own readings
+    read_batch(other, [white], cache)
+    assert other.calls == [1] and len(cache) == 3
+
+
+def test_failures_are_not_cached() -> None:
+    reader, cache = CountingReader(), ReadingCache()
+    red = _image((255, 0, 0))
+    assert isinstance(read_batch(reader, [red], cache)[0], ReadError)
+    assert isinstance(read_batch(reader, [red], cache)[0], ReadError)
+    assert reader.calls == [1, 1] and len(cache) == 0
+
+
+# -------------------------------------------------------------------------------- loop
+class ListProducer:
+    """Outputs ``job * 10``; raises for jobs in ``fail``, fake OOM for batches > ``fits``."""
+
+    def __init__(self, fail: set[int] | None = None, fits: int = 100) -> None:
+        self.fail = fail or set()
+        self.fits = fits
+        self.sizes: list[int] = []
+        self.closed = False
+
+    def prepare(self, jobs: list[int]) -> list[int]:
+        return list(jobs)
+
+    def produce(self, inputs: list[int]) -> list[int]:
+        self.sizes.append(len(inputs))
+        if len(inputs) > self.fits:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        if self.fail & set(inputs):
+            raise ValueError("bad job")
+        return [job * 10 for job in inputs]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _finish(batch: Batch) -> pd.DataFrame:
+    error = f"{batch.stage}: {batch.failure}" if batch.failure else ""
+    outputs = batch.outputs or [None] * len(batch.jobs)
+    return pd.DataFrame(
+        {
+            "group": batch.group.name,
+            "job": batch.jobs,
+            "output": outputs,
+            "size": batch.size,
+            "error": error,
+            "thread": threading.current_thread().name,
+        }
+    )
+
+
+def test_loop_writes_a_part_per_batch_and_keeps_failures_local(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path)
+    ok, flaky = ListProducer(), ListProducer(fail={4})
+
+    def broken() -> ListProducer:
+        raise OSError("no such checkpoint")
+
+    groups = [
+        Group("ok", "ok", [1, 2, 3], lambda: ok),
+        Group("broken", "broken", [7, 8, 9], broken),
+        Group("empty", "empty", [], broken),  # no jobs: never opened
+        Group("flaky", "flaky", [4, 5, 6], lambda: flaky),
+    ]
+    seen: list[tuple[str, int, int]] = []
+    said: list[str] = []
+    stats = Loop(
+        folder,
+        "shard-0-of-1",
+        _finish,
+        batch_size=2,
+        progress=lambda *args: seen.append(args),
+        say=said.append,
+    ).run(groups)
+    rows = folder.read_parts(["group", "job"])
+    by_job = rows.set_index("job")
+    assert by_job.loc[[1, 2, 3], "output"].tolist() == [10, 20, 30]
+    assert by_job.loc[[7, 8, 9], "error"].eq("Load: no such checkpoint").all()
+    assert by_job.loc[[4, 5], "error"].eq("Generate: bad job").all()  # the failing batch only
+    assert by_job.loc[6, "output"] == 60 and by_job.loc[6, "error"] == ""
+    assert set(rows["thread"]) == {"glyphbench-worker"}
+    assert len(folder.part_files()) == 5  # ok: 2 batches, broken: 1, flaky: 2
+    assert (stats.rows_written, stats.errors) == (9, 5)
+    assert isinstance(stats.groups["broken"].load_error, OSError)
+    assert ok.closed and flaky.closed and "empty" not in stats.groups
+    assert seen == [("ok", 2, 3), ("ok", 3, 3), ("broken", 3, 3), ("flaky", 2, 3), ("flaky", 3, 3)]
+    assert said == ["[bold red]model broken failed to load:[/] Load: OSError: no such checkpoint"]
+
+
+def test_out_of_memory_halves_the_batch_for_the_rest_of_the_group(tmp_path: Path) -> None:
+    producer = ListProducer(fits=1)
+    folder = RunFolder(tmp_path)
+    stats = Loop(folder, "s", _finish, batch_size=4).run(
+        [Group("g", "g", [1, 2, 3], lambda: producer)]
+    )
+    assert producer.sizes == [3, 2, 1, 1, 1]  # 4 -> 2 -> 1, then one at a time
+    assert stats.groups["g"].oom_halvings == 2
+    rows = folder.read_parts(["job"])
+    assert rows["output"].tolist() == [10, 20, 30] and rows["size"].tolist() == [1, 1, 1]
+
+
+def test_a_worker_failure_stops_the_run(tmp_path: Path) -> None:
+    producer = ListProducer()
+
+    def finish(batch: Batch) -> pd.DataFrame:
+        raise OSError("disk full")
+
+    loop = Loop(RunFolder(tmp_path), "s", finish, batch_size=1)
+    with pytest.raises(OSError, match="disk full"):
+        loop.run([Group("g", "g", list(range(50)), lambda: producer)])
+    assert len(producer.sizes) < 50 and producer.closed  # it stopped early and cleaned up
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_shard_json_and_manifest_are_plain_json(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path)
+    folder.write_manifest({"a": [1, 2], "b": "é"})
+    assert json.loads(folder.manifest_path.read_text(encoding="utf-8")) == {"a": [1, 2], "b": "é"}
