@@ -138,7 +138,6 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     from bench.config import RunConfig
     from bench.engine import Batch, Group, RunFolder
     from bench.jobs import build_jobs
-    from bench.models import get_model
     from bench.runner import Runner
     from prompts.schema import PromptSet
 
