@@ -206,24 +206,45 @@ class Runner:
 
     # ---------------------------------------------------------- worker thread
     def finish_batch(self, batch: Batch) -> pd.DataFrame:
-        """Save, read and score one batch (the engine writes the part file)."""
-        entry = self._entries[batch.group.name]
-        n = len(batch.jobs)
+        """Save, read and score one batch: its rows (the engine writes the part file)."""
         images: list[Image.Image] = batch.outputs or []
-        paths: list[str | None] = [None] * n
-        hashes: list[str | None] = [None] * n
-        for i, (job, image) in enumerate(zip(batch.jobs, images, strict=False)):
-            path = image_relpath(entry.slug, job.prompt_id, job.seed, job.sample_index)
-            paths[i], hashes[i] = path, self.folder.write_image(image, path)
-        readings: list[Reading | Exception | None] = [None] * n
-        ocr_seconds = float("nan")
-        if images:
-            started = time.perf_counter()
-            readings = list(read_batch(self.ocr, images, self.cache))
-            ocr_seconds = (time.perf_counter() - started) / n
+        files = self.save_images(batch.jobs, images, self._entries[batch.group.name].slug)
+        readings, seconds = self.read_images(images)
+        return self.rows(batch, files, readings, seconds)
+
+    def save_images(
+        self, jobs: Sequence[Job], images: Sequence[Image.Image], model_slug: str
+    ) -> list[tuple[str, str]]:
+        """Write each image; (path in the run folder, SHA-256) per image."""
+        files = []
+        for job, image in zip(jobs, images, strict=False):
+            path = image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index)
+            files.append((path, self.folder.write_image(image, path)))
+        return files
+
+    def read_images(self, images: Sequence[Image.Image]) -> tuple[list[Any], float]:
+        """The reading step: a Reading or an exception per image, and seconds per image."""
+        if not images:
+            return [], float("nan")
+        started = time.perf_counter()
+        readings = read_batch(self.ocr, images, self.cache)
+        return list(readings), (time.perf_counter() - started) / len(images)
+
+    def rows(
+        self,
+        batch: Batch,
+        files: Sequence[tuple[str, str]],
+        readings: Sequence[Reading | Exception],
+        ocr_seconds: float,
+    ) -> pd.DataFrame:
+        """The typed, scored results rows of one batch."""
+        entry = self._entries[batch.group.name]
+        images: list[Image.Image] = batch.outputs or []
         stage_error = error_text(batch.stage, batch.failure) if batch.failure else ""
-        records = [
-            {
+        n = len(batch.jobs)
+        records = []
+        for i, job in enumerate(batch.jobs):
+            record = {
                 "run_id": self.run_id,
                 "model": job.model,
                 "is_control": getattr(batch.producer, "is_control", entry.is_control),
@@ -231,18 +252,20 @@ class Runner:
                 "seed": job.seed,
                 "sample_index": job.sample_index,
                 "image_seed": job.image_seed,
-                "image_path": paths[i],
-                "image_sha256": hashes[i],
+                "image_path": files[i][0] if images else None,
+                "image_sha256": files[i][1] if images else None,
                 "width": images[i].size[0] if images else None,
                 "height": images[i].size[1] if images else None,
                 "batch_size": batch.size or None,
                 "gen_seconds": batch.seconds / n if batch.size else float("nan"),
-                **reading_columns(readings[i], self.ocr_identity if images else None, ocr_seconds),
+                **reading_columns(
+                    readings[i] if images else None,
+                    self.ocr_identity if images else None,
+                    ocr_seconds,
+                ),
             }
-            for i, job in enumerate(batch.jobs)
-        ]
-        for record in records:
             record["error"] = record["error"] or stage_error
+            records.append(record)
         rows = pd.DataFrame.from_records(records)
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
         rows = pd.concat([rows, prompt_rows.drop(columns=["prompt_id"])], axis=1)

@@ -37,17 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.engine import (
-    Batch,
-    Group,
-    Loop,
-    ReadingCache,
-    RunFolder,
-    Shard,
-    image_path,
-    read_batch,
-)
-from bench.engine import slug as engine_slug
+from bench import engine
 from vae_eval.imageset import ImageItem, ImageSet
 from vae_eval.metrics import partial_accuracy, psnr, ssim, word_retention
 
@@ -62,7 +52,7 @@ RESULTS_NAME = "vae_results.parquet"
 #: Folder (images and part files) of the original images, and their progress stage.
 ORIGINAL = "original"
 ORIGINAL_STAGE = "original OCR"
-SHARD = Shard().name
+SHARD = engine.Shard().name
 KEY = ("vae", "image_id")
 
 #: Columns every row has, in order; image attributes (font, font_size, ...) follow ``image_id``.
@@ -105,7 +95,7 @@ def slug(name: str) -> str:
     >>> slug("jpeg?quality=30")
     'jpeg_quality_30-ddfcf9'
     """
-    return engine_slug(name, keep="._-", limit=60, digest=6)
+    return engine.slug(name, keep="._-", limit=60, digest=6)
 
 
 def is_blank(image: Image.Image) -> bool:
@@ -162,34 +152,36 @@ class Evaluation:
     """The state the worker needs: the originals' readings, the cache, the image order."""
 
     def __init__(
-        self, folder: RunFolder, image_set: ImageSet, reader: Reader, options: RunOptions
+        self, folder: engine.RunFolder, image_set: ImageSet, reader: Reader, options: RunOptions
     ) -> None:
         self.folder = folder
         self.image_set = image_set
         self.reader = reader
         self.reader_identity = (reader.name, reader.version)
         self.options = options
-        self.cache = ReadingCache()
+        self.cache = engine.ReadingCache()
         self.order = {item.image_id: index for index, item in enumerate(image_set.items)}
         done = folder.read_parts(("image_id",), groups=[ORIGINAL])
         self.originals: dict[str, dict[str, Any]] = {
             str(record["image_id"]): record for record in done.to_dict("records")
         }
 
-    def groups(self, specs: Sequence[str], preloaded: dict[str, Codec | Exception]) -> list[Group]:
+    def groups(
+        self, specs: Sequence[str], preloaded: dict[str, Codec | Exception]
+    ) -> list[engine.Group]:
         """The originals' group, then one group per codec, each with its jobs left."""
         items = self.image_set.items
         done = self.folder.done_keys(
             KEY, groups=[slug(s) for s in specs], with_failed=not self.options.retry_errors
         )
         originals = [item for item in items if item.image_id not in self.originals]
-        groups = [Group(ORIGINAL_STAGE, ORIGINAL, originals, OriginalsProducer)]
+        groups = [engine.Group(ORIGINAL_STAGE, ORIGINAL, originals, OriginalsProducer)]
         for spec in specs:
             todo = [item for item in items if (spec, item.image_id) not in done]
-            groups.append(Group(spec, slug(spec), todo, _opener(spec, preloaded)))
+            groups.append(engine.Group(spec, slug(spec), todo, _opener(spec, preloaded)))
         return groups
 
-    def finish(self, batch: Batch) -> pd.DataFrame:
+    def finish(self, batch: engine.Batch) -> pd.DataFrame:
         import pandas as pd
 
         if batch.group.folder == ORIGINAL:
@@ -197,15 +189,15 @@ class Evaluation:
         return pd.DataFrame(self._codec_rows(batch))
 
     # --------------------------------------------------------------- originals
-    def _original_rows(self, batch: Batch) -> list[dict[str, Any]]:
+    def _original_rows(self, batch: engine.Batch) -> list[dict[str, Any]]:
         images: list[Image.Image] = batch.outputs or []
         started = time.perf_counter()
-        readings = read_batch(self.reader, images, self.cache)
+        readings = engine.read_batch(self.reader, images, self.cache)
         seconds = time.perf_counter() - started
         rows = []
         for item, image, outcome in zip(batch.jobs, images, readings, strict=True):
             if self.options.save_images:
-                relpath = image_path(ORIGINAL, item.image_id)
+                relpath = engine.image_path(ORIGINAL, item.image_id)
                 if not (self.folder.root / relpath).exists():
                     self.folder.write_image(image, relpath)
             failed = isinstance(outcome, Exception)
@@ -222,7 +214,7 @@ class Evaluation:
         return rows
 
     # ------------------------------------------------------------------ codecs
-    def _codec_rows(self, batch: Batch) -> list[dict[str, Any]]:
+    def _codec_rows(self, batch: engine.Batch) -> list[dict[str, Any]]:
         from vae_eval.codecs import CodecFailure
 
         items: list[ImageItem] = batch.jobs
@@ -239,7 +231,7 @@ class Evaluation:
         ]
         good = [i for i, error in enumerate(errors) if not error]
         started = time.perf_counter()
-        readings = read_batch(self.reader, [recons[i] for i in good], self.cache)
+        readings = engine.read_batch(self.reader, [recons[i] for i in good], self.cache)
         ocr_seconds = (time.perf_counter() - started) / max(1, len(good))
         outcomes: dict[int, Reading | Exception] = dict(zip(good, readings, strict=True))
         if batch.stage == "Load":
@@ -296,7 +288,7 @@ class Evaluation:
         reference = item.truth if item.truth else str(original["ocr_text"])
         recon_path = ""
         if not error and self.options.save_images:
-            recon_path = image_path(slug(spec), item.image_id)
+            recon_path = engine.image_path(slug(spec), item.image_id)
             self.folder.write_image(recon, recon_path)
         ceiling_read = not original.get("ocr_error")
         wr_original = (
@@ -329,7 +321,7 @@ class Evaluation:
             "pa_loss": pa_original - pa,
             "psnr": psnr(loaded, recon) if ok and loaded is not None else math.nan,
             "ssim": ssim(loaded, recon) if ok and loaded is not None else math.nan,
-            "original_path": image_path(ORIGINAL, item.image_id)
+            "original_path": engine.image_path(ORIGINAL, item.image_id)
             if self.options.save_images
             else item.source_path,
             "reconstruction_path": recon_path,
@@ -396,7 +388,7 @@ def evaluate(
         from bench.readers import get_reader
 
         ocr_engine = get_reader(options.ocr)
-    folder = RunFolder(out)
+    folder = engine.RunFolder(out)
     _check_same_run(folder, image_set.name, ocr_engine.name)
     folder.write_manifest(
         {
@@ -409,7 +401,7 @@ def evaluate(
         }
     )
     evaluation = Evaluation(folder, image_set, ocr_engine, options)
-    loop = Loop(
+    loop = engine.Loop(
         folder,
         SHARD,
         evaluation.finish,
@@ -421,7 +413,7 @@ def evaluate(
     return merge_results(out, specs, [item.image_id for item in image_set.items])
 
 
-def _check_same_run(folder: RunFolder, images: str, ocr_engine: str) -> None:
+def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> None:
     """Refuse to resume into a folder holding a different image set or OCR engine.
 
     Image ids repeat across sets (``default?size=256`` and ``size=512`` share them), so
@@ -465,7 +457,7 @@ def merge_results(
     ``codecs`` order, else by name) and image order; of duplicate (vae, image_id)
     pairs the newest part's row is kept.
     """
-    folder = RunFolder(out)
+    folder = engine.RunFolder(out)
     groups = [slug(c) for c in codecs] if codecs is not None else folder.groups() - {ORIGINAL}
 
     def finish(table: pd.DataFrame) -> pd.DataFrame:
