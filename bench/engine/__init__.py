@@ -30,6 +30,13 @@ Crash safety: an image is written (atomically) before the part file holding its 
 and each part file is written atomically after its batch, so a crash loses at most
 the batches in flight and never leaves a half-written file.
 
+Where later work plugs in: every write goes through :class:`RunFolder` (so fsync
+before rename, or a lock per folder and shard, is one change there), every part file
+is read by :meth:`RunFolder.read_parts` (the one place to set unreadable files
+aside), and reading is its own step (:func:`read_batch`; in the benchmark
+``Runner.read_images``), so it can move to separate processes fed through the run folder;
+the cache is keyed by reader identity, so two readers can read the same images.
+
 Public API::
 
     RunFolder(root)                       manifest(), create_manifest(data), write_manifest(data),
