@@ -8,7 +8,8 @@ Order of operations in :func:`select`: ``config`` -> ``where`` -> ``sample`` -> 
   the same final prompt collapse to one (the last, as in the reference).
   Real-world prompts are not part of a config selection.
 * ``where`` is a ``DataFrame.query`` expression over the schema columns.
-* ``sample`` draws N rows, stratified by ``stratify`` columns: each stratum gets
+* ``sample`` draws N rows with a sampler plug-in (:mod:`prompts.samplers`; by
+  default ``stratified``), stratified by ``stratify`` columns: each stratum gets
   ``min(floor, its size)`` rows, the rest is shared in proportion to stratum
   size (largest remainder). The draw within a stratum is seeded by
   ``(seed, stratum key)``, so it does not depend on the other strata.
@@ -491,14 +492,20 @@ def select(
     seed: int = 0,
     limit: int | None = None,
     floor: int = 1,
+    sampler: str | None = None,
 ) -> PromptSet:
     """Select prompts from a source spec, a PromptSet or a pool (see the module docstring).
 
     ``prompts.select("default", sample=40, stratify=["prompt_type", "group"], seed=0)``
     draws 40 prompts, at least one per (type, group) stratum, without building
-    the default set's full cross product.
+    the default set's full cross product. ``sampler`` names the sampler plug-in
+    (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
+    from bench.registry import PLUGINS
+    from prompts.samplers import DEFAULT_SAMPLER
     from prompts.sources import load_source
+
+    chosen = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
 
     loaded: PromptSet | PromptPool = load_source(source) if isinstance(source, str) else source
     if isinstance(stratify, str):
@@ -518,18 +525,7 @@ def select(
 
     result: PromptSet
     if sample is not None:
-        sampled = None
-        if isinstance(current, PromptPool):
-            sampled = sample_pool(current, sample, stratify, seed, floor)
-            if sampled is None:
-                current = current.to_prompt_set()
-        if sampled is None:
-            assert isinstance(current, PromptSet)
-            frame = sample_frame(current.frame, sample, stratify, seed, floor)
-            sampled = PromptSet(
-                frame, source=current.source, version=current.version, meta=dict(current.meta)
-            )
-        result = sampled
+        result = chosen.sample(current, sample, stratify, seed)
     elif isinstance(current, PromptPool):
         result = (
             current.subset(range(min(limit, len(current))))
@@ -552,6 +548,8 @@ def select(
         "stratify": stratify,
         "seed": seed,
         "limit": limit,
-        "floor": floor,
+        "floor": getattr(chosen, "floor", floor),
     }
+    if sampler is not None:
+        result.meta["selection"]["sampler"] = sampler
     return result
