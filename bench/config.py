@@ -47,8 +47,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (

@@ -28,7 +28,7 @@ libraries are imported inside the factory), so ``glyphbench --help`` and
 
 >>> from pydantic import Field
 >>> class ToyOptions(Options):
-...     rate: float = Field(0.1, ge=0, le=1, description="typo rate")
+...     rate: float = Field(default=0.1, ge=0, le=1, description="typo rate")
 >>> @register("models", "toy-doc", options=ToyOptions, summary="a doctest model", target="optional")
 ... def _toy(spec: Spec, options: ToyOptions) -> str:
 ...     return f"toy {spec.target} at {options.rate}"
@@ -36,10 +36,11 @@ libraries are imported inside the factory), so ``glyphbench --help`` and
 'toy x at 0.5'
 >>> PLUGINS.resolve("models", "toy-doc?rate=").options.rate  # empty: the default
 0.1
->>> PLUGINS.resolve("models", "toy-doc?rate=2")
-Traceback (most recent call last):
-...
-bench.errors.InputError: [models]: toy-doc?rate=2: option 'rate': Input should be less than or equal to 1
+>>> try:
+...     PLUGINS.resolve("models", "toy-doc?rate=2")
+... except InputError as exc:
+...     print(exc.problem)
+toy-doc?rate=2: option 'rate': Input should be less than or equal to 1
 >>> PLUGINS.unregister("models", "toy-doc")
 """
 
@@ -182,7 +183,9 @@ class Plugin(Generic[T]):
 
     def option_rows(self, target: str = "") -> list[OptionRow]:
         """(name, type, default, description) of every option, for listings and docs."""
-        return [_option_row(key, info) for key, info in self.options_for(target).model_fields.items()]
+        return [
+            _option_row(key, info) for key, info in self.options_for(target).model_fields.items()
+        ]
 
     def unavailable(self) -> str | None:
         """Why this plug-in cannot be created here, or None when it can."""
@@ -201,7 +204,9 @@ class Plugin(Generic[T]):
             "unavailable": self.unavailable(),
         }
         if self.targets:
-            info["targets"] = {name: _option_records(schema) for name, schema in self.targets.items()}
+            info["targets"] = {
+                name: _option_records(schema) for name, schema in self.targets.items()
+            }
         else:
             info["options"] = _option_records(self.options)
         return info
@@ -243,7 +248,9 @@ def _annotation_text(annotation: Any, metadata: list[Any]) -> tuple[str, list[st
 
 
 def _option_row(key: str, info: FieldInfo) -> OptionRow:
-    default = "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+    default = (
+        "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+    )
     return (key, _type_name(info), default, info.description or "")
 
 

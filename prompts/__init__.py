@@ -19,7 +19,7 @@ __all__ = ["load_prompt_set", "select"]
 
 
 def load_prompt_set(spec: str) -> PromptSet:
-    """Load a source spec (``default``, ``textinvision:DIR``, ``csv:PATH``, ...) with every row built.
+    """Load a source spec (``default``, ``textinvision:DIR``, ``csv:PATH``, ...), rows built.
 
     Sources are ``sources`` plug-ins of :data:`bench.registry.PLUGINS` (see :mod:`prompts.sources`).
     """

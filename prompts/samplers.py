@@ -43,7 +43,7 @@ class StratifiedOptions(Options):
     """Options of the ``stratified`` sampler."""
 
     floor: int = Field(
-        1, ge=0, description="rows each stratum gets first (all of it when it is smaller)"
+        default=1, ge=0, description="rows each stratum gets first (all of it when it is smaller)"
     )
 
 
@@ -66,7 +66,9 @@ class StratifiedSampler:
                 return sampled
             source = source.to_prompt_set()  # a stratify column only whole rows have
         frame = sample_frame(source.frame, n, stratify, seed, self.floor)
-        return PromptSet(frame, source=source.source, version=source.version, meta=dict(source.meta))
+        return PromptSet(
+            frame, source=source.source, version=source.version, meta=dict(source.meta)
+        )
 
 
 @register(

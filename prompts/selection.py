@@ -102,7 +102,7 @@ def load_filter_config(path: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise InputError(path, "file not found")
     try:
-        data = json5.loads(path.read_text(encoding="utf-8-sig"))
+        data: dict[str, Any] = json5.loads(path.read_text(encoding="utf-8-sig"))
     except ValueError as exc:
         match = re.search(r":(\d+) ", str(exc))
         message = re.sub(r"^<string>:\d+\s*", "", str(exc))
@@ -179,7 +179,8 @@ def filter_mask(
             mask = mask & current
     if mask is None:
         return np.ones(len(frame), dtype=bool)
-    return mask.to_numpy(dtype=bool)
+    selected: np.ndarray = mask.to_numpy(dtype=bool)
+    return selected
 
 
 def _text_columns(use_stated: bool) -> dict[str, tuple[str, str]]:
@@ -344,7 +345,8 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
     if sum(alloc) > n:
         raise InputError(
             None,
-            f"--sample {n} is smaller than the floor of {floor} row(s) in each of {len(sizes)} strata ({sum(alloc)} rows)",
+            f"--sample {n} is smaller than the floor of {floor} row(s) "
+            f"in each of {len(sizes)} strata ({sum(alloc)} rows)",
         )
     capacity = [s - a for s, a in zip(sizes, alloc, strict=True)]
     remaining = min(n - sum(alloc), sum(capacity))
@@ -370,7 +372,8 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
 def _key_value(value: Any) -> Hashable:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
-    return value.item() if hasattr(value, "item") else value
+    plain: Hashable = value.item() if hasattr(value, "item") else value
+    return plain
 
 
 def _row_keys(frame: pd.DataFrame, columns: Sequence[str]) -> list[tuple[Hashable, ...]]:
@@ -436,7 +439,8 @@ def sample_pool(
     if len(template_cols) + len(text_cols) != len(stratify):
         return None
 
-    # a stratum is a list of blocks: ("cross", template indices, text indices) or ("single", row indices)
+    # a stratum is a list of blocks:
+    # ("cross", template indices, text indices) or ("single", row indices)
     blocks: dict[tuple[Hashable, ...], list[tuple[str, np.ndarray, np.ndarray]]] = {}
     t_groups = _group(_row_keys(pool.templates, [by_row_name[c] for c in template_cols]))
     x_groups = _group(_row_keys(pool.texts, text_cols))
@@ -455,28 +459,36 @@ def sample_pool(
     for key, members in _group(_row_keys(singles, stratify)).items():
         blocks.setdefault(key, []).append(("single", np.asarray(members), np.asarray([])))
 
-    def block_size(block: tuple[str, np.ndarray, np.ndarray]) -> int:
-        kind, a, b = block
-        return len(a) * len(b) if kind == "cross" else len(a)
-
     keys = sorted(blocks, key=_sort_key)
-    sizes = [sum(block_size(b) for b in blocks[k]) for k in keys]
+    sizes = [sum(_block_size(b) for b in blocks[k]) for k in keys]
     counts = allocate(sizes, n, floor)
-    n_texts = len(pool.texts)
-    index: list[int] = []
-    for key, size, count in zip(keys, sizes, counts, strict=True):
-        for offset in _draw(size, count, seed, key):
-            for kind, a, b in blocks[key]:
-                width = block_size((kind, a, b))
-                if offset < width:
-                    if kind == "cross":
-                        t, x = a[offset // len(b)], b[offset % len(b)]
-                        index.append(int(t) * n_texts + int(x))
-                    else:
-                        index.append(pool.n_cross + int(a[offset]))
-                    break
-                offset -= width
+    index = [
+        _pool_position(pool, blocks[key], offset)
+        for key, size, count in zip(keys, sizes, counts, strict=True)
+        for offset in _draw(size, count, seed, key)
+    ]
     return pool.subset(sorted(index))
+
+
+_Block = tuple[str, np.ndarray, np.ndarray]
+
+
+def _block_size(block: _Block) -> int:
+    kind, a, b = block
+    return len(a) * len(b) if kind == "cross" else len(a)
+
+
+def _pool_position(pool: PromptPool, blocks: list[_Block], offset: int) -> int:
+    """The pool row at ``offset`` within a stratum made of ``blocks`` (in order)."""
+    for kind, a, b in blocks:
+        width = _block_size((kind, a, b))
+        if offset < width:
+            if kind == "cross":
+                t, x = a[offset // len(b)], b[offset % len(b)]
+                return int(t) * len(pool.texts) + int(x)
+            return pool.n_cross + int(a[offset])
+        offset -= width
+    raise IndexError(f"offset {offset} beyond the stratum")  # _draw never goes past its size
 
 
 # ---------------------------------------------------------------- select
@@ -541,7 +553,7 @@ def select(
             version=result.version,
             meta=dict(result.meta),
         )
-    result.meta["selection"] = {
+    selection: dict[str, Any] = {
         "where": where,
         "config": str(config) if config is not None and not isinstance(config, dict) else config,
         "sample": sample,
@@ -551,5 +563,6 @@ def select(
         "floor": getattr(chosen, "floor", floor),
     }
     if sampler is not None:
-        result.meta["selection"]["sampler"] = sampler
+        selection["sampler"] = sampler
+    result.meta["selection"] = selection
     return result

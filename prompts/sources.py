@@ -3,8 +3,8 @@
 ``default``                     glyphbench's own set (package data, lazy pool)
 ``default:DIR``                 a folder in the default set's three-file format
 ``textinvision:DIR``            the public TextInVision files (lazy pool)
-``csv:PATH``, ``jsonl:PATH``,   a user's table; ``?schema_column=their_column&...``
-``parquet:PATH``                maps columns, e.g. ``csv:mine.csv?text=caption_text&prompt=instruction``
+``csv:PATH``, ``jsonl:PATH``,   a user's table; ``?schema_column=their_column&...`` maps
+``parquet:PATH``                columns, e.g. ``csv:mine.csv?text=caption_text&prompt=instruction``
 ``hf:REPO_ID[:SPLIT]``          a Hugging Face dataset (split ``train`` by default), same mapping
 ``PATH.csv`` etc.               a bare path with a table suffix is read as that format
 
@@ -28,7 +28,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from bench.errors import InputError
 from bench.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
@@ -50,7 +50,7 @@ _FIRST_LINE = {"csv": 2, "jsonl": 1, "parquet": None}
 
 
 def _column(meaning: str) -> Any:
-    return Field(None, description=f"your column holding {meaning}")
+    return Field(default=None, description=f"your column holding {meaning}")
 
 
 class TableOptions(Options):
@@ -65,7 +65,8 @@ class TableOptions(Options):
     prompt: str | None = _column("the instruction sent to the model")
     text: str | None = _column("the text that must appear in the image")
     prompt_type: str | None = Field(
-        None, description="your column of types, or one of simple, complex, real_world for all"
+        default=None,
+        description="your column of types, or one of simple, complex, real_world for all",
     )
     group: str | None = _column("the real-world category")
     subgroup: str | None = _column("the real-world subcategory")
@@ -85,8 +86,15 @@ class TableOptions(Options):
     prompt_char_length: str | None = _column("a stated prompt length")
     prompt_word_count: str | None = _column("a stated prompt word count")
     template: str | None = Field(
-        None, description='build the prompt from the text, e.g. A sign that says "{text}"'
+        default=None, description='build the prompt from the text, e.g. A sign that says "{text}"'
     )
+
+    @field_validator("template")
+    @classmethod
+    def _template_has_slot(cls, value: str | None) -> str | None:
+        if value is not None and "{text}" not in value:
+            raise ValueError("template= must contain {text}")
+        return value
 
     def mapping(self) -> dict[str, str]:
         """Schema column -> the table's column, for every mapped column."""
@@ -263,65 +271,81 @@ def map_columns(
     frame: pd.DataFrame, mapping: TableOptions, *, where: str, first_line: int | None, kind: str
 ) -> pd.DataFrame:
     """Rename a user table's columns to the schema, build prompts, compute attributes."""
-    import pandas as pd
+    from prompts.attributes import compute_attributes
 
-    from prompts.attributes import TEXT_ATTRIBUTES, compute_attributes
-    from prompts.pool import make_prompt_id
-    from prompts.schema import PROMPT_COLUMNS, PROMPT_TYPES
-
-    computed = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
     options = mapping.mapping()
     header_line = 1 if kind == "csv" else None
-    template = mapping.template
-    constant_type = None
-    if "prompt_type" in options and options["prompt_type"] not in frame.columns:
-        constant_type = options.pop("prompt_type")
-        if constant_type not in PROMPT_TYPES:
-            raise InputError(
-                where,
-                f"prompt_type={constant_type!r} is neither a column nor one of {PROMPT_TYPES}",
-            )
+    constant_type = _constant_type(frame, options, where)
     for target, column in options.items():
         if column not in frame.columns:
-            found = ", ".join(map(str, frame.columns)) or "none"
             raise InputError(
                 where,
-                f"missing column {column!r} (mapped to {target}; columns: {found})",
+                f"missing column {column!r} (mapped to {target}; columns: {_columns(frame)})",
                 line=header_line,
             )
-    # keep the table's own attribute columns apart from glyphbench's; a glyphbench
-    # export (every schema column present) gets its computed columns recomputed as they were
-    is_export = all(c in frame.columns for c in PROMPT_COLUMNS)
-    own = [c for c in frame.columns if c in computed and c not in options.values()]
-    if is_export:
-        frame = frame.drop(columns=own)
-    else:
-        frame = frame.rename(
-            columns={c: f"stated_{c}" for c in own if f"stated_{c}" not in frame.columns}
-        )
-        frame = frame.drop(columns=[c for c in own if c in frame.columns])
+    frame = _set_stated_apart(frame, options)
     frame = frame.rename(columns={column: target for target, column in options.items()})
     if "text" not in frame.columns:
-        found = ", ".join(map(str, frame.columns)) or "none"
         raise InputError(
             where,
-            f"missing column 'text' (columns: {found}); map one with ?text=COLUMN",
+            f"missing column 'text' (columns: {_columns(frame)}); map one with ?text=COLUMN",
             line=header_line,
         )
     frame["text"] = frame["text"].astype("string")
-    if template is not None:
-        if "{text}" not in template:
-            raise InputError(where, "template= must contain {text}")
-        frame["prompt"] = [template.replace("{text}", str(t)) for t in frame["text"]]
+    if mapping.template is not None:
+        frame["prompt"] = [mapping.template.replace("{text}", str(t)) for t in frame["text"]]
     elif "prompt" not in frame.columns:
-        found = ", ".join(map(str, frame.columns)) or "none"
         raise InputError(
             where,
-            f"missing column 'prompt' (columns: {found}); map one with ?prompt=COLUMN or give ?template=...{{text}}...",
+            f"missing column 'prompt' (columns: {_columns(frame)}); "
+            "map one with ?prompt=COLUMN or give ?template=...{text}...",
             line=header_line,
         )
     if constant_type is not None:
         frame["prompt_type"] = constant_type
+    _check_texts(frame, where, first_line)
+    _type_columns(frame, kind)
+    return compute_attributes(frame)
+
+
+def _columns(frame: pd.DataFrame) -> str:
+    return ", ".join(map(str, frame.columns)) or "none"
+
+
+def _constant_type(frame: pd.DataFrame, options: dict[str, str], where: str) -> str | None:
+    """``prompt_type=simple`` naming no column: one type for all rows (popped from ``options``)."""
+    from prompts.schema import PROMPT_TYPES
+
+    if "prompt_type" not in options or options["prompt_type"] in frame.columns:
+        return None
+    constant = options.pop("prompt_type")
+    if constant not in PROMPT_TYPES:
+        raise InputError(
+            where, f"prompt_type={constant!r} is neither a column nor one of {PROMPT_TYPES}"
+        )
+    return constant
+
+
+def _set_stated_apart(frame: pd.DataFrame, options: dict[str, str]) -> pd.DataFrame:
+    """Keep the table's own attribute columns apart from glyphbench's (as ``stated_*``).
+
+    A glyphbench export (every schema column present) gets its computed columns
+    recomputed as they were.
+    """
+    from prompts.attributes import TEXT_ATTRIBUTES
+    from prompts.schema import PROMPT_COLUMNS
+
+    computed = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
+    own = [c for c in frame.columns if c in computed and c not in options.values()]
+    if all(c in frame.columns for c in PROMPT_COLUMNS):
+        return frame.drop(columns=own)
+    frame = frame.rename(
+        columns={c: f"stated_{c}" for c in own if f"stated_{c}" not in frame.columns}
+    )
+    return frame.drop(columns=[c for c in own if c in frame.columns])
+
+
+def _check_texts(frame: pd.DataFrame, where: str, first_line: int | None) -> None:
     empty = frame["text"].isna()
     if empty.any():
         row = int(empty.to_numpy().argmax())
@@ -331,6 +355,14 @@ def map_columns(
             line=None if first_line is None else first_line + row,
             key=None if first_line else f"row {row}",
         )
+
+
+def _type_columns(frame: pd.DataFrame, kind: str) -> None:
+    """Ids for rows without one; real types for stated, frequency and category columns."""
+    import pandas as pd
+
+    from prompts.pool import make_prompt_id
+
     if "prompt_id" not in frame.columns:
         frame["prompt_id"] = [
             make_prompt_id(kind, p, t) for p, t in zip(frame["prompt"], frame["text"], strict=True)
@@ -345,7 +377,6 @@ def map_columns(
     for column in ("group", "subgroup", "template_id", "text_id"):
         if column in frame.columns:
             frame[column] = frame[column].replace("", None)
-    return compute_attributes(frame)
 
 
 _STATED_INTS = ("char_length", "word_count", "prompt_char_length", "prompt_word_count")

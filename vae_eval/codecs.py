@@ -94,13 +94,15 @@ class IdentityCodec(Codec):
 class JpegOptions(Options):
     """Options of the ``jpeg`` codec."""
 
-    quality: int = Field(75, ge=1, le=100, description="Pillow JPEG quality (4:2:0 chroma)")
+    quality: int = Field(default=75, ge=1, le=100, description="Pillow JPEG quality (4:2:0 chroma)")
 
 
 class ResizeOptions(Options):
     """Options of the ``resize`` codec."""
 
-    factor: float = Field(8.0, gt=1, description="bicubic down-scaling factor (and back up)")
+    factor: float = Field(
+        default=8.0, gt=1, description="bicubic down-scaling factor (and back up)"
+    )
 
 
 class JpegCodec(Codec):
@@ -207,9 +209,13 @@ DTYPES = {
 class DiffusersCodecOptions(Options):
     """Options of the ``diffusers:`` codec."""
 
-    dtype: str = Field("fp32", description="fp32, fp16 or bf16 (also float32/float16/bfloat16)")
-    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when available")
-    batch_size: int = Field(4, ge=1, description="images per encode/decode call")
+    dtype: str = Field(
+        default="fp32", description="fp32, fp16 or bf16 (also float32/float16/bfloat16)"
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto", description="auto: CUDA when available"
+    )
+    batch_size: int = Field(default=4, ge=1, description="images per encode/decode call")
 
     @field_validator("dtype")
     @classmethod
@@ -256,7 +262,8 @@ class DiffusersCodec(Codec):
         if self.class_name not in SUPPORTED_CLASSES:
             raise InputError(
                 None,
-                f"{spec.text!r} is a {self.class_name}; supported autoencoders: {', '.join(SUPPORTED_CLASSES)}",
+                f"{spec.text!r} is a {self.class_name}; "
+                f"supported autoencoders: {', '.join(SUPPORTED_CLASSES)}",
             )
         requested = getattr(torch, DTYPES[dtype_name])
         self.upcast = requested != torch.float32 and bool(config.get("force_upcast", False))
@@ -318,7 +325,8 @@ class DiffusersCodec(Codec):
         where = self.source + (f" [{self.subfolder}]" if self.subfolder else "")
         return (
             f"{self.class_name} {where}; {dtype}{upcast} on {self.device}; "
-            f"scale {self.scaling_factor:g} shift {self.shift_factor:g}; diffusers {diffusers.__version__}"
+            f"scale {self.scaling_factor:g} shift {self.shift_factor:g}; "
+            f"diffusers {diffusers.__version__}"
         )
 
     def roundtrip(self, images: Sequence[Image.Image]) -> list[Image.Image | CodecFailure]:

@@ -44,4 +44,3 @@ class ModelAdapter(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free memory (GPU) before the next model loads."""
-

@@ -223,7 +223,9 @@ def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
 class ControlOptions(Options):
     """Options of ``control:render`` and ``control:blank``."""
 
-    size: int = Field(DEFAULT_SIZE, ge=32, description="side of the square image, in pixels")
+    size: int = Field(
+        default=DEFAULT_SIZE, ge=32, description="side of the square image, in pixels"
+    )
 
 
 class TypoOptions(ControlOptions):

@@ -86,34 +86,51 @@ class DiffusersOptions(Options):
 
     model_config = ConfigDict(str_strip_whitespace=True)
 
-    height: PositiveInt | None = Field(None, description="image height in pixels")
-    width: PositiveInt | None = Field(None, description="image width in pixels")
-    steps: PositiveInt | None = Field(None, description="num_inference_steps")
-    guidance: float | None = Field(None, description="guidance_scale")
+    height: PositiveInt | None = Field(default=None, description="image height in pixels")
+    width: PositiveInt | None = Field(default=None, description="image width in pixels")
+    steps: PositiveInt | None = Field(default=None, description="num_inference_steps")
+    guidance: float | None = Field(default=None, description="guidance_scale")
     max_sequence_length: PositiveInt | None = Field(
-        None, description="T5/Gemma prompt length (SD3, FLUX, PixArt, Sana)"
+        default=None, description="T5/Gemma prompt length (SD3, FLUX, PixArt, Sana)"
     )
-    negative_prompt: str | None = Field(None, description="one negative prompt for every image")
+    negative_prompt: str | None = Field(
+        default=None, description="one negative prompt for every image"
+    )
     dtype: Literal["float32", "float16", "bfloat16"] | None = Field(
-        None, description="weights dtype (fp32/fp16/bf16 accepted); default: the family's on CUDA"
+        default=None,
+        description="weights dtype (fp32/fp16/bf16 accepted); default: the family's on CUDA",
     )
-    variant: str | None = Field(None, description="weight file variant, e.g. fp16")
-    revision: str | None = Field(None, description="hub revision (same as @revision)")
-    device: str | None = Field(None, description="auto | cpu | cuda | cuda:N (default auto)")
+    variant: str | None = Field(default=None, description="weight file variant, e.g. fp16")
+    revision: str | None = Field(default=None, description="hub revision (same as @revision)")
+    device: str | None = Field(
+        default=None, description="auto | cpu | cuda | cuda:N (default auto)"
+    )
     enable_cpu_offload: bool | None = Field(
-        None, description="enable_model_cpu_offload() instead of moving to the GPU"
+        default=None, description="enable_model_cpu_offload() instead of moving to the GPU"
     )
-    safety_checker: bool | None = Field(None, description="false: remove SD's NSFW checker")
-    family: str | None = Field(None, description="force a family of bench.models.families")
+    safety_checker: bool | None = Field(default=None, description="false: remove SD's NSFW checker")
+    family: str | None = Field(default=None, description="force a family of bench.models.families")
     loader: Literal["diffusion", "auto"] | None = Field(
-        None, description="DiffusionPipeline or AutoPipelineForText2Image"
+        default=None, description="DiffusionPipeline or AutoPipelineForText2Image"
     )
-    stage2: str | None = Field(None, description="DeepFloyd IF stage II: hub id, folder or none")
-    stage3: str | None = Field(None, description="DeepFloyd IF stage III: hub id, folder or none")
-    stage2_steps: PositiveInt | None = Field(None, description="DeepFloyd IF stage II steps")
-    stage2_guidance: float | None = Field(None, description="DeepFloyd IF stage II guidance")
-    stage3_steps: PositiveInt | None = Field(None, description="DeepFloyd IF stage III steps")
-    stage3_guidance: float | None = Field(None, description="DeepFloyd IF stage III guidance")
+    stage2: str | None = Field(
+        default=None, description="DeepFloyd IF stage II: hub id, folder or none"
+    )
+    stage3: str | None = Field(
+        default=None, description="DeepFloyd IF stage III: hub id, folder or none"
+    )
+    stage2_steps: PositiveInt | None = Field(
+        default=None, description="DeepFloyd IF stage II steps"
+    )
+    stage2_guidance: float | None = Field(
+        default=None, description="DeepFloyd IF stage II guidance"
+    )
+    stage3_steps: PositiveInt | None = Field(
+        default=None, description="DeepFloyd IF stage III steps"
+    )
+    stage3_guidance: float | None = Field(
+        default=None, description="DeepFloyd IF stage III guidance"
+    )
 
     @field_validator("dtype", mode="before")
     @classmethod

@@ -47,4 +47,3 @@ class Reader(ABC):
     @abstractmethod
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         """OCR each image; the list has one result per input image, in order."""
-

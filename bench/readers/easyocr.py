@@ -76,9 +76,9 @@ class EasyOCROptions(Options):
     """Options of the ``easyocr`` reader."""
 
     gpu: Literal["auto"] | bool = Field(
-        "auto", description="auto: CUDA when available; 1: require CUDA; 0: CPU"
+        default="auto", description="auto: CUDA when available; 1: require CUDA; 0: CPU"
     )
-    batch_size: int = Field(8, ge=1, description="images per batched detection call")
+    batch_size: int = Field(default=8, ge=1, description="images per batched detection call")
 
 
 class EasyOCRReader(Reader):

@@ -56,11 +56,13 @@ def _load(threads: int, text_score: float, det_side: int, det_limit: str) -> Any
 class RapidOCROptions(Options):
     """Options of the ``rapidocr`` reader."""
 
-    threads: int = Field(-1, ge=-1, description="onnxruntime intra-op threads (-1: its choice)")
-    text_score: float = Field(0.5, description="drop detections scored below this")
-    det_side: int = Field(960, ge=32, description="detector resize target, in pixels")
+    threads: int = Field(
+        default=-1, ge=-1, description="onnxruntime intra-op threads (-1: its choice)"
+    )
+    text_score: float = Field(default=0.5, description="drop detections scored below this")
+    det_side: int = Field(default=960, ge=32, description="detector resize target, in pixels")
     det_limit: Literal["max", "min"] = Field(
-        "max", description="max: longer side <= det_side; min: shorter side >= det_side"
+        default="max", description="max: longer side <= det_side; min: shorter side >= det_side"
     )
 
 

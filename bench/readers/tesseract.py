@@ -74,10 +74,10 @@ def parse_tsv(tsv: str) -> list[tuple[list[Point], str, float]]:
 class TesseractOptions(Options):
     """Options of the ``tesseract`` reader."""
 
-    psm: int = Field(11, ge=0, description="page segmentation mode (11: sparse text)")
-    lang: str = Field("eng", description="traineddata language(s), e.g. eng+deu")
-    workers: int = Field(1, ge=1, description="images read in parallel, one process each")
-    timeout: float = Field(120.0, description="seconds allowed per image")
+    psm: int = Field(default=11, ge=0, description="page segmentation mode (11: sparse text)")
+    lang: str = Field(default="eng", description="traineddata language(s), e.g. eng+deu")
+    workers: int = Field(default=1, ge=1, description="images read in parallel, one process each")
+    timeout: float = Field(default=120.0, description="seconds allowed per image")
 
 
 def missing_binary() -> str | None:
