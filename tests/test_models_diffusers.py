@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from bench.errors import InputError
-from bench.registry import PLUGINS, parse_options
 from bench.models import ImageRequest, get_model
 from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions, is_oom, split_target
 from bench.models.families import (
@@ -27,6 +26,7 @@ from bench.models.families import (
     guess_family_from_id,
 )
 from bench.models.tiny import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
+from bench.registry import PLUGINS, parse_options
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
 from bench.errors import InputError
-from bench.registry import PLUGINS
 from bench.fonts import font_by_name
 from bench.readers import (
     ReadError,
@@ -29,6 +28,7 @@ from bench.readers import (
     reading_order,
 )
 from bench.readers.base import Reader, Reading
+from bench.registry import PLUGINS
 from bench.scoring import ned
 
 # ---------------------------------------------------------------- reading order
@@ -111,7 +111,7 @@ def test_available_engines_lists_every_registered_engine() -> None:
 
 
 def test_unknown_engine_and_option_are_input_errors() -> None:
-    with pytest.raises(InputError, match="unknown reader 'nope'; known: easyocr, .*tesseract"):
+    with pytest.raises(InputError, match=r"unknown reader 'nope'; known: easyocr, .*tesseract"):
         get_reader("nope")
     with pytest.raises(InputError, match="unknown option 'colour'"):
         get_reader("easyocr?colour=red")
