@@ -12,6 +12,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from bench import __version__
 from bench.errors import InputError
@@ -29,6 +30,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "bench.cli_score",
     "bench.cli_run",
+    "bench.cli_list",
     "bench.report.cli",
     "prompts.cli",
     "vae_eval.cli",
@@ -64,7 +66,11 @@ def main() -> None:
     try:
         app()
     except InputError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        # escape: "[models.0]" in a message is a key, not rich markup
+        message = escape(str(exc))
+        Console(stderr=True).print(
+            f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True
+        )
         sys.exit(2)
 
 

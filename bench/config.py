@@ -8,12 +8,13 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
     prompts: default            # prompt source spec, see prompts.load_prompt_set
     sample: 40                  # optional stratified sample size
     stratify: [prompt_type, group]
+    sampler: stratified         # optional sampler spec, e.g. stratified?floor=2
     limit: null                 # optional: first N prompts after sampling
     where: null                 # optional filter passed to prompts.select
     seeds: [0]
     images_per_prompt: 1
     batch_size: 4
-    ocr: easyocr                # OCR engine spec
+    ocr: easyocr                # reader (OCR engine) spec, e.g. easyocr?gpu=0
     device: auto                # auto | cpu | cuda | cuda:1 (accelerate overrides it)
     normalization: {keep_case: false, strip_punct: false}
     models:
@@ -34,7 +35,11 @@ folder is labelled by the folder's name. Images go under ``images/<slug>/``
 where the slug is the label with unsafe characters replaced by ``_``.
 
 Unknown keys are errors (``InputError`` naming the file and key), so a typo such
-as ``modles:`` never silently runs the defaults.
+as ``modles:`` never silently runs the defaults. Every spec (models, ``prompts``,
+``ocr``, ``sampler``) is checked against its plug-in in :data:`bench.registry.PLUGINS`
+when the config loads (name, target and typed options; no weights, no files), so
+a mistyped reader or option fails before anything is written. Spec strings are
+kept exactly as given.
 """
 
 from __future__ import annotations
@@ -42,13 +47,25 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from bench.errors import InputError
-from bench.registry import Spec
+from bench.registry import PLUGINS, Spec
+from prompts.samplers import DEFAULT_SAMPLER
 
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
 
@@ -79,6 +96,30 @@ def option_text(value: Any) -> str:
     return str(value)
 
 
+def _check_spec(kind: str, spec: str | Spec) -> None:
+    """Resolve ``spec`` as a ``kind`` plug-in (creating nothing); problems become ValueErrors."""
+    try:
+        PLUGINS.resolve(kind, spec)
+    except InputError as exc:
+        raise ValueError(exc.problem) from None
+
+
+def _resolves(kind: str) -> Callable[[str], str]:
+    """A field validator: the spec must resolve to a ``kind`` plug-in; it is kept as given."""
+
+    def check(value: str) -> str:
+        _check_spec(kind, value)
+        return value
+
+    return check
+
+
+#: Spec strings checked against their plug-ins when a config loads.
+SourceSpec = Annotated[str, AfterValidator(_resolves("sources"))]
+ReaderSpec = Annotated[str, AfterValidator(_resolves("readers"))]
+SamplerSpec = Annotated[str, AfterValidator(_resolves("samplers"))]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -102,6 +143,12 @@ class ModelEntry(_Strict):
         if not Spec.parse(value).kind:
             raise ValueError(f"model spec {value!r} has no kind (e.g. 'control:render')")
         return value
+
+    @model_validator(mode="after")
+    def _spec_resolves(self) -> ModelEntry:
+        """The spec, with ``options`` merged in, names a model kind and valid options."""
+        _check_spec("models", self.to_spec())
+        return self
 
     @property
     def label(self) -> str:
@@ -144,16 +191,17 @@ class RunConfig(_Strict):
     """Everything that determines a run's output."""
 
     models: list[ModelEntry]
-    prompts: str = "default"
+    prompts: SourceSpec = "default"
     sample: int | None = Field(default=None, ge=1)
     limit: int | None = Field(default=None, ge=1)
     stratify: list[str] | None = None
     where: str | None = None  # a filter expression passed to prompts.select(where=...)
     prompt_seed: int = 0  # seed of the prompt sample (not of the images)
+    sampler: SamplerSpec = DEFAULT_SAMPLER  # recorded only when it is not the default
     seeds: list[int] = Field(default_factory=lambda: [0])
     images_per_prompt: int = Field(default=1, ge=1)
     batch_size: int = Field(default=4, ge=1)
-    ocr: str = "easyocr"
+    ocr: ReaderSpec = "easyocr"
     device: str = "auto"
     normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
     out: str = "runs/latest"
@@ -190,6 +238,14 @@ class RunConfig(_Strict):
         if value and slugify(value) != value:
             raise ValueError(f"run_id {value!r} may only use letters, digits and . _ = + -")
         return value
+
+    @model_serializer(mode="wrap")
+    def _omit_default_sampler(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Configs from before samplers were plug-ins keep their bytes and their hash.
+        data: dict[str, Any] = handler(self)
+        if data.get("sampler") == DEFAULT_SAMPLER:
+            del data["sampler"]
+        return data
 
     # ----------------------------------------------------------------- identity
     def identity(self) -> dict[str, Any]:
@@ -265,5 +321,6 @@ def _input_error(exc: ValidationError, source: str | Path | None) -> InputError:
         message = str(first["msg"]).removeprefix("Value error, ")
         given = first.get("input")
         scalar = isinstance(given, (str, int, float, bool)) or given is None
-        problem = f"{message} (got {given!r})" if scalar and "input" in first else message
+        shown = scalar and "input" in first and str(given) not in message
+        problem = f"{message} (got {given!r})" if shown else message
     return InputError(source, problem, key=location or None)

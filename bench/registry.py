@@ -11,7 +11,13 @@ A plug-in is chosen with a *spec string*::
 and its options are a typed :class:`Options` model (pydantic), validated when the
 config loads, before anything is written: a typo in an option name, a value of the
 wrong type or a missing target is an :class:`~bench.errors.InputError` that names
-the spec and lists what is allowed.
+the spec and lists what is allowed. An empty value (``?size=``, or ``null`` in a
+YAML config) means "not set": the option keeps its default.
+
+A plug-in may take a different options class per target (``targets=``: the
+``control`` model's ``render``/``typo``/``blank``), and may claim file suffixes
+(``suffixes=``): a bare path such as ``mine.csv`` then names that plug-in, as if
+written ``csv:mine.csv``.
 
 Adding a plug-in is one module in the kind's package (see :data:`KINDS`) that calls
 :func:`register`; every module of that package is imported when the kind is first
@@ -22,16 +28,19 @@ libraries are imported inside the factory), so ``glyphbench --help`` and
 
 >>> from pydantic import Field
 >>> class ToyOptions(Options):
-...     rate: float = Field(0.1, ge=0, le=1, description="typo rate")
+...     rate: float = Field(default=0.1, ge=0, le=1, description="typo rate")
 >>> @register("models", "toy-doc", options=ToyOptions, summary="a doctest model", target="optional")
 ... def _toy(spec: Spec, options: ToyOptions) -> str:
 ...     return f"toy {spec.target} at {options.rate}"
 >>> PLUGINS.create("models", "toy-doc:x?rate=0.5")
 'toy x at 0.5'
->>> PLUGINS.resolve("models", "toy-doc?rate=2")
-Traceback (most recent call last):
-...
-bench.errors.InputError: [models]: toy-doc?rate=2: option 'rate': Input should be less than or equal to 1
+>>> PLUGINS.resolve("models", "toy-doc?rate=").options.rate  # empty: the default
+0.1
+>>> try:
+...     PLUGINS.resolve("models", "toy-doc?rate=2")
+... except InputError as exc:
+...     print(exc.problem)
+toy-doc?rate=2: option 'rate': Input should be less than or equal to 1
 >>> PLUGINS.unregister("models", "toy-doc")
 """
 
@@ -43,10 +52,14 @@ import importlib.util
 import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
-from urllib.parse import parse_qsl
+from pathlib import PurePath
+from types import UnionType
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
+from urllib.parse import unquote
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import to_jsonable_python
 
 from bench.errors import InputError
 
@@ -86,9 +99,14 @@ class Spec:
 
     @classmethod
     def parse(cls, text: str) -> Spec:
+        """Split ``text``; option values are %-decoded, and ``+`` stays a plus.
+
+        >>> Spec.parse("tesseract?lang=eng+deu&psm=%31%31").options
+        {'lang': 'eng+deu', 'psm': '11'}
+        """
         head, _, query = text.partition("?")
         kind, _, target = head.partition(":")
-        options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+        options = dict(_query_pairs(query)) if query else {}
         return cls(kind=kind.strip(), target=target.strip(), options=options, text=text)
 
     def with_options(self, extra: Mapping[str, str]) -> Spec:
@@ -103,23 +121,49 @@ class Spec:
         return Spec(self.kind, self.target, options, head + (f"?{query}" if query else ""))
 
 
+def _query_pairs(query: str) -> Iterable[tuple[str, str]]:
+    """``key=value`` pairs of a query; a later repeat of a key wins (as a dict keeps it)."""
+    for part in query.split("&"):
+        if part:
+            key, _, value = part.partition("=")
+            yield unquote(key), unquote(value)
+
+
 class Options(BaseModel):
     """Base of every plug-in's typed options: unknown keys are errors, values are frozen.
 
     Spec options arrive as strings (``?rate=0.2``) or YAML values; pydantic converts
-    them to each field's type (``"0.2"`` -> 0.2, ``"true"`` -> True).
+    them to each field's type (``"0.2"`` -> 0.2, ``"true"`` -> True). Empty strings
+    and ``None`` mean "not set", so the field keeps its default.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_is_unset(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            return {key: value for key, value in data.items() if value is not None and value != ""}
+        return data
 
 
 class NoOptions(Options):
     """Options of a plug-in that takes none."""
 
 
+#: One row of an options listing: (name, type, default, description).
+OptionRow = tuple[str, str, str, str]
+
+
 @dataclass(frozen=True)
 class Plugin(Generic[T]):
-    """One registered plug-in: what ``glyphbench list`` prints and what creates it."""
+    """One registered plug-in: what ``glyphbench list`` prints and what creates it.
+
+    ``targets`` maps each allowed target to its options class (the target is then
+    required); ``suffixes`` are file suffixes whose bare paths name this plug-in;
+    ``missing`` says why the plug-in cannot be created on this machine (a package
+    or binary absent), or returns None when it can; ``usage`` shows the spec's shape.
+    """
 
     kind: str
     name: str
@@ -128,19 +172,103 @@ class Plugin(Generic[T]):
     summary: str = ""
     target: TargetRule = "none"
     module: str = ""
+    targets: Mapping[str, type[Options]] = field(default_factory=dict)
+    usage: str = ""
+    suffixes: tuple[str, ...] = ()
+    missing: Callable[[], str | None] | None = None
 
-    def option_rows(self) -> list[tuple[str, str, str, str]]:
+    def options_for(self, target: str = "") -> type[Options]:
+        """The options class a spec with ``target`` is validated against."""
+        return self.targets.get(target, self.options) if self.targets else self.options
+
+    def option_rows(self, target: str = "") -> list[OptionRow]:
         """(name, type, default, description) of every option, for listings and docs."""
-        rows = []
-        for key, info in self.options.model_fields.items():
-            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
-            default = (
-                "required"
-                if info.is_required()
-                else repr(info.get_default(call_default_factory=True))
-            )
-            rows.append((key, annotation.replace("typing.", ""), default, info.description or ""))
-        return rows
+        return [
+            _option_row(key, info) for key, info in self.options_for(target).model_fields.items()
+        ]
+
+    def unavailable(self) -> str | None:
+        """Why this plug-in cannot be created here, or None when it can."""
+        return self.missing() if self.missing is not None else None
+
+    def describe(self) -> dict[str, Any]:
+        """Everything ``glyphbench list --json`` prints about this plug-in."""
+        info: dict[str, Any] = {
+            "kind": self.kind,
+            "name": self.name,
+            "summary": self.summary,
+            "usage": self.usage or self.name,
+            "target": self.target,
+            "module": self.module,
+            "suffixes": list(self.suffixes),
+            "unavailable": self.unavailable(),
+        }
+        if self.targets:
+            info["targets"] = {
+                name: _option_records(schema) for name, schema in self.targets.items()
+            }
+        else:
+            info["options"] = _option_records(self.options)
+        return info
+
+
+def _type_name(info: FieldInfo) -> str:
+    """A readable type with its bounds, e.g. ``int (>= 32)`` or ``'max' | 'min'``."""
+    text, bounds = _annotation_text(info.annotation, list(info.metadata))
+    return f"{text} ({', '.join(bounds)})" if bounds else text
+
+
+def _annotation_text(annotation: Any, metadata: list[Any]) -> tuple[str, list[str]]:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *extra = get_args(annotation)
+        for item in extra:  # a Field(...) carries its constraints in .metadata
+            metadata.extend(getattr(item, "metadata", [item]))
+        return _annotation_text(base, metadata)
+    bounds = [
+        f"{symbol} {getattr(rule, attr)}"
+        for rule in metadata
+        for attr, symbol in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
+        if getattr(rule, attr, None) is not None
+    ]
+    if origin is Literal:
+        return " | ".join(repr(value) for value in get_args(annotation)), bounds
+    if origin in (Union, UnionType):
+        parts = []
+        for arm in get_args(annotation):
+            text, inner = _annotation_text(arm, [])
+            parts.append(text)
+            bounds.extend(inner)
+        return " | ".join(parts), bounds
+    if annotation is type(None):
+        return "None", bounds
+    if isinstance(annotation, type):
+        return annotation.__name__, bounds
+    return str(annotation).replace("typing.", ""), bounds
+
+
+def _option_row(key: str, info: FieldInfo) -> OptionRow:
+    default = (
+        "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+    )
+    return (key, _type_name(info), default, info.description or "")
+
+
+def _option_records(schema: type[Options]) -> list[dict[str, Any]]:
+    records = []
+    for key, info in schema.model_fields.items():
+        required = info.is_required()
+        default = None if required else info.get_default(call_default_factory=True)
+        records.append(
+            {
+                "name": key,
+                "type": _type_name(info),
+                "default": to_jsonable_python(default),
+                "required": required,
+                "description": info.description or "",
+            }
+        )
+    return records
 
 
 @dataclass(frozen=True)
@@ -155,6 +283,23 @@ class Resolved(Generic[T]):
         return self.plugin.factory(self.spec, self.options)
 
 
+@dataclass(frozen=True)
+class KindView:
+    """One kind of a registry seen on its own (``names()``, ``resolve()``, ``create()``)."""
+
+    registry: PluginRegistry
+    kind: str
+
+    def names(self) -> list[str]:
+        return self.registry.names(self.kind)
+
+    def resolve(self, spec: str | Spec, *, where: str | None = None) -> Resolved[Any]:
+        return self.registry.resolve(self.kind, spec, where=where)
+
+    def create(self, spec: str | Spec, *, where: str | None = None) -> Any:
+        return self.registry.create(self.kind, spec, where=where)
+
+
 class PluginRegistry:
     """Plug-ins by kind and name; kinds load their package's modules on first use."""
 
@@ -162,6 +307,7 @@ class PluginRegistry:
         self.kinds = dict(kinds)
         self._plugins: dict[str, dict[str, Plugin[Any]]] = {kind: {} for kind in self.kinds}
         self._loaded: set[str] = set()
+        self._entry_points_loaded = False
 
     # ------------------------------------------------------------ registering
     def register(
@@ -172,13 +318,31 @@ class PluginRegistry:
         options: type[Options] = NoOptions,
         summary: str = "",
         target: TargetRule = "none",
+        targets: Mapping[str, type[Options]] | None = None,
+        usage: str = "",
+        suffixes: Iterable[str] = (),
+        missing: Callable[[], str | None] | None = None,
     ) -> Callable[[Callable[[Spec, Any], T]], Callable[[Spec, Any], T]]:
-        """Decorator: register ``factory(spec, options)`` as plug-in ``name`` of ``kind``."""
+        """Decorator: register ``factory(spec, options)`` as plug-in ``name`` of ``kind``.
+
+        With ``targets`` the target is required and selects the options class.
+        """
         self._check_kind(kind)
 
         def decorator(factory: Callable[[Spec, Any], T]) -> Callable[[Spec, Any], T]:
-            module = getattr(factory, "__module__", "")
-            plugin = Plugin(kind, name, factory, options, summary, target, module)
+            plugin = Plugin(
+                kind,
+                name,
+                factory,
+                options,
+                summary,
+                "required" if targets else target,
+                getattr(factory, "__module__", ""),
+                dict(targets or {}),
+                usage,
+                tuple(suffix.lower() for suffix in suffixes),
+                missing,
+            )
             self._plugins[kind][name] = plugin
             return factory
 
@@ -192,16 +356,27 @@ class PluginRegistry:
     def unregister(self, kind: str, name: str) -> None:
         self._plugins[kind].pop(name, None)
 
+    def view(self, kind: str) -> KindView:
+        """``kind``'s plug-ins on their own, e.g. ``PLUGINS.view("codecs").names()``."""
+        self._check_kind(kind)
+        return KindView(self, kind)
+
     # -------------------------------------------------------------- looking up
     def load(self, kind: str) -> None:
-        """Import every module of ``kind``'s package (and entry points) once."""
+        """Import every module of ``kind``'s package (and the entry points) once."""
         self._check_kind(kind)
         if kind in self._loaded:
             return
+        # Marked first: a module being imported may look up its own kind.
         self._loaded.add(kind)
-        for module in _package_modules(self.kinds[kind]):
-            importlib.import_module(module)
-        if kind == next(iter(self.kinds)):  # entry points once, on the first kind loaded
+        try:
+            for module in _package_modules(self.kinds[kind]):
+                importlib.import_module(module)
+        except BaseException:
+            self._loaded.discard(kind)  # a later call tries again and raises again
+            raise
+        if not self._entry_points_loaded:
+            self._entry_points_loaded = True
             _load_entry_points()
 
     def entries(self, kind: str) -> list[Plugin[Any]]:
@@ -216,26 +391,24 @@ class PluginRegistry:
         self.load(kind)
         plugin = self._plugins[kind].get(name)
         if plugin is None:
-            known = ", ".join(self.names(kind)) or "none"
-            raise InputError(None, f"unknown {_singular(kind)} {name!r}; known: {known}", key=kind)
+            raise InputError(None, self._unknown(kind, name, name), key=kind)
         return plugin
 
     def resolve(self, kind: str, spec: str | Spec, *, where: str | None = None) -> Resolved[Any]:
         """Check ``spec`` against its plug-in (name, target, options) without creating it."""
         parsed = Spec.parse(spec) if isinstance(spec, str) else spec
+        self.load(kind)
+        parsed = self._by_suffix(kind, parsed)
         if not parsed.kind:
             raise InputError(
                 where, f"{_singular(kind)} spec {parsed.text!r} names no plug-in", key=kind
             )
-        plugin = self.get(kind, parsed.kind)
-        if plugin.target == "required" and not parsed.target:
-            raise InputError(
-                where, f"{parsed.text}: needs a target after '{parsed.kind}:'", key=kind
-            )
-        if plugin.target == "none" and parsed.target:
-            raise InputError(where, f"{parsed.text}: '{parsed.kind}' takes no target", key=kind)
+        plugin = self._plugins[kind].get(parsed.kind)
+        if plugin is None:
+            raise InputError(where, self._unknown(kind, parsed.kind, parsed.text), key=kind)
+        _check_target(plugin, parsed, where)
         options = parse_options(
-            plugin.options, parsed.options, f"{parsed.text}", where=where, key=kind
+            plugin.options_for(parsed.target), parsed.options, parsed.text, where=where, key=kind
         )
         return Resolved(plugin, parsed, options)
 
@@ -243,9 +416,42 @@ class PluginRegistry:
         """Resolve ``spec`` and create the plug-in."""
         return self.resolve(kind, spec, where=where).create()
 
+    def _by_suffix(self, kind: str, parsed: Spec) -> Spec:
+        """A bare path whose suffix a plug-in claims becomes ``name:path``."""
+        if parsed.kind in self._plugins[kind]:
+            return parsed
+        suffix = PurePath(parsed.text.partition("?")[0]).suffix.lower()
+        for plugin in self._plugins[kind].values():
+            if suffix and suffix in plugin.suffixes:
+                return Spec.parse(f"{plugin.name}:{parsed.text}")
+        return parsed
+
+    def _unknown(self, kind: str, name: str, text: str) -> str:
+        known = ", ".join(self.names(kind)) or "none"
+        suffixes = sorted({s for plugin in self._plugins[kind].values() for s in plugin.suffixes})
+        also = f" (or a path ending in {', '.join(suffixes)})" if suffixes else ""
+        given = f" in {text!r}" if text != name else ""
+        return f"unknown {_singular(kind)} {name!r}{given}; known: {known}{also}"
+
     def _check_kind(self, kind: str) -> None:
         if kind not in self.kinds:
             raise InputError(None, f"unknown plug-in kind {kind!r}; known: {', '.join(self.kinds)}")
+
+
+def _check_target(plugin: Plugin[Any], parsed: Spec, where: str | None) -> None:
+    kind = plugin.kind
+    if plugin.target == "required" and not parsed.target:
+        example = f", e.g. {plugin.usage}" if plugin.usage else f" after '{parsed.kind}:'"
+        raise InputError(where, f"{parsed.text}: needs a target{example}", key=kind)
+    if plugin.target == "none" and parsed.target:
+        raise InputError(where, f"{parsed.text}: '{parsed.kind}' takes no target", key=kind)
+    if plugin.targets and parsed.target not in plugin.targets:
+        known = ", ".join(plugin.targets)
+        raise InputError(
+            where,
+            f"unknown {plugin.name} target {parsed.target!r} in {parsed.text!r}; known: {known}",
+            key=kind,
+        )
 
 
 def parse_options(
@@ -274,14 +480,24 @@ def parse_options(
 
 
 def _first_problem(exc: ValidationError, schema: type[Options]) -> str:
-    error = exc.errors()[0]
-    name = ".".join(str(part) for part in error["loc"]) or "options"
+    errors = exc.errors()
+    # An unknown option usually explains the rest (``rat=`` -> "rate is required").
+    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    if not error["loc"]:  # a check of the options as a whole
+        return str(error["msg"]).removeprefix("Value error, ")
+    name = str(error["loc"][0])
     if error["type"] == "extra_forbidden":
         known = ", ".join(schema.model_fields) or "none"
         return f"unknown option {name!r}; known: {known}"
     if error["type"] == "missing":
         return f"option {name!r} is required"
-    return f"option {name!r}: {error['msg']}"
+    # A union type fails once per member ('auto' | bool): say every way it could be right.
+    messages = [
+        str(other["msg"]).removeprefix("Value error, ")
+        for other in errors
+        if other["loc"][:1] == error["loc"][:1]
+    ]
+    return f"option {name!r}: {' or '.join(dict.fromkeys(messages))}"
 
 
 def _singular(kind: str) -> str:
@@ -293,6 +509,20 @@ def _singular(kind: str) -> str:
         "samplers": "sampler",
         "suites": "suite",
     }.get(kind, kind)
+
+
+def missing_modules(*modules: str) -> str | None:
+    """For a plug-in's ``missing=``: the first of ``modules`` not installed, else None.
+
+    Looks the modules up without importing them.
+
+    >>> missing_modules("json") is None, missing_modules("no_such_module_here")
+    (True, "python package 'no_such_module_here' is not installed")
+    """
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            return f"python package {module!r} is not installed"
+    return None
 
 
 def _package_modules(package: str) -> Iterable[str]:
@@ -310,34 +540,6 @@ def _package_modules(package: str) -> Iterable[str]:
 def _load_entry_points() -> None:
     for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         importlib.import_module(entry.value)
-
-
-class Registry(Generic[T]):
-    """LEGACY name -> factory table, removed once every part has moved to :data:`PLUGINS`."""
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-        self._factories: dict[str, Callable[[Spec], T]] = {}
-
-    def register(self, name: str) -> Callable[[Callable[[Spec], T]], Callable[[Spec], T]]:
-        def decorator(factory: Callable[[Spec], T]) -> Callable[[Spec], T]:
-            self._factories[name] = factory
-            return factory
-
-        return decorator
-
-    def names(self) -> list[str]:
-        return sorted(self._factories)
-
-    def create(self, spec: str | Spec) -> T:
-        parsed = Spec.parse(spec) if isinstance(spec, str) else spec
-        factory = self._factories.get(parsed.kind)
-        if factory is None:
-            known = ", ".join(self.names()) or "none"
-            raise InputError(
-                None, f"unknown {self.what} {parsed.kind!r} in {parsed.text!r}; known: {known}"
-            )
-        return factory(parsed)
 
 
 #: The registry every part of glyphbench uses.

@@ -8,7 +8,8 @@ Order of operations in :func:`select`: ``config`` -> ``where`` -> ``sample`` -> 
   the same final prompt collapse to one (the last, as in the reference).
   Real-world prompts are not part of a config selection.
 * ``where`` is a ``DataFrame.query`` expression over the schema columns.
-* ``sample`` draws N rows, stratified by ``stratify`` columns: each stratum gets
+* ``sample`` draws N rows with a sampler plug-in (:mod:`prompts.samplers`; by
+  default ``stratified``), stratified by ``stratify`` columns: each stratum gets
   ``min(floor, its size)`` rows, the rest is shared in proportion to stratum
   size (largest remainder). The draw within a stratum is seeded by
   ``(seed, stratum key)``, so it does not depend on the other strata.
@@ -101,7 +102,7 @@ def load_filter_config(path: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise InputError(path, "file not found")
     try:
-        data = json5.loads(path.read_text(encoding="utf-8-sig"))
+        data: dict[str, Any] = json5.loads(path.read_text(encoding="utf-8-sig"))
     except ValueError as exc:
         match = re.search(r":(\d+) ", str(exc))
         message = re.sub(r"^<string>:\d+\s*", "", str(exc))
@@ -178,7 +179,8 @@ def filter_mask(
             mask = mask & current
     if mask is None:
         return np.ones(len(frame), dtype=bool)
-    return mask.to_numpy(dtype=bool)
+    selected: np.ndarray = mask.to_numpy(dtype=bool)
+    return selected
 
 
 def _text_columns(use_stated: bool) -> dict[str, tuple[str, str]]:
@@ -343,7 +345,8 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
     if sum(alloc) > n:
         raise InputError(
             None,
-            f"--sample {n} is smaller than the floor of {floor} row(s) in each of {len(sizes)} strata ({sum(alloc)} rows)",
+            f"--sample {n} is smaller than the floor of {floor} row(s) "
+            f"in each of {len(sizes)} strata ({sum(alloc)} rows)",
         )
     capacity = [s - a for s, a in zip(sizes, alloc, strict=True)]
     remaining = min(n - sum(alloc), sum(capacity))
@@ -369,7 +372,8 @@ def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:
 def _key_value(value: Any) -> Hashable:
     if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return None
-    return value.item() if hasattr(value, "item") else value
+    plain: Hashable = value.item() if hasattr(value, "item") else value
+    return plain
 
 
 def _row_keys(frame: pd.DataFrame, columns: Sequence[str]) -> list[tuple[Hashable, ...]]:
@@ -435,7 +439,8 @@ def sample_pool(
     if len(template_cols) + len(text_cols) != len(stratify):
         return None
 
-    # a stratum is a list of blocks: ("cross", template indices, text indices) or ("single", row indices)
+    # a stratum is a list of blocks:
+    # ("cross", template indices, text indices) or ("single", row indices)
     blocks: dict[tuple[Hashable, ...], list[tuple[str, np.ndarray, np.ndarray]]] = {}
     t_groups = _group(_row_keys(pool.templates, [by_row_name[c] for c in template_cols]))
     x_groups = _group(_row_keys(pool.texts, text_cols))
@@ -454,28 +459,36 @@ def sample_pool(
     for key, members in _group(_row_keys(singles, stratify)).items():
         blocks.setdefault(key, []).append(("single", np.asarray(members), np.asarray([])))
 
-    def block_size(block: tuple[str, np.ndarray, np.ndarray]) -> int:
-        kind, a, b = block
-        return len(a) * len(b) if kind == "cross" else len(a)
-
     keys = sorted(blocks, key=_sort_key)
-    sizes = [sum(block_size(b) for b in blocks[k]) for k in keys]
+    sizes = [sum(_block_size(b) for b in blocks[k]) for k in keys]
     counts = allocate(sizes, n, floor)
-    n_texts = len(pool.texts)
-    index: list[int] = []
-    for key, size, count in zip(keys, sizes, counts, strict=True):
-        for offset in _draw(size, count, seed, key):
-            for kind, a, b in blocks[key]:
-                width = block_size((kind, a, b))
-                if offset < width:
-                    if kind == "cross":
-                        t, x = a[offset // len(b)], b[offset % len(b)]
-                        index.append(int(t) * n_texts + int(x))
-                    else:
-                        index.append(pool.n_cross + int(a[offset]))
-                    break
-                offset -= width
+    index = [
+        _pool_position(pool, blocks[key], offset)
+        for key, size, count in zip(keys, sizes, counts, strict=True)
+        for offset in _draw(size, count, seed, key)
+    ]
     return pool.subset(sorted(index))
+
+
+_Block = tuple[str, np.ndarray, np.ndarray]
+
+
+def _block_size(block: _Block) -> int:
+    kind, a, b = block
+    return len(a) * len(b) if kind == "cross" else len(a)
+
+
+def _pool_position(pool: PromptPool, blocks: list[_Block], offset: int) -> int:
+    """The pool row at ``offset`` within a stratum made of ``blocks`` (in order)."""
+    for kind, a, b in blocks:
+        width = _block_size((kind, a, b))
+        if offset < width:
+            if kind == "cross":
+                t, x = a[offset // len(b)], b[offset % len(b)]
+                return int(t) * len(pool.texts) + int(x)
+            return pool.n_cross + int(a[offset])
+        offset -= width
+    raise IndexError(f"offset {offset} beyond the stratum")  # _draw never goes past its size
 
 
 # ---------------------------------------------------------------- select
@@ -491,14 +504,20 @@ def select(
     seed: int = 0,
     limit: int | None = None,
     floor: int = 1,
+    sampler: str | None = None,
 ) -> PromptSet:
     """Select prompts from a source spec, a PromptSet or a pool (see the module docstring).
 
     ``prompts.select("default", sample=40, stratify=["prompt_type", "group"], seed=0)``
     draws 40 prompts, at least one per (type, group) stratum, without building
-    the default set's full cross product.
+    the default set's full cross product. ``sampler`` names the sampler plug-in
+    (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
+    from bench.registry import PLUGINS
+    from prompts.samplers import DEFAULT_SAMPLER
     from prompts.sources import load_source
+
+    chosen = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
 
     loaded: PromptSet | PromptPool = load_source(source) if isinstance(source, str) else source
     if isinstance(stratify, str):
@@ -518,18 +537,7 @@ def select(
 
     result: PromptSet
     if sample is not None:
-        sampled = None
-        if isinstance(current, PromptPool):
-            sampled = sample_pool(current, sample, stratify, seed, floor)
-            if sampled is None:
-                current = current.to_prompt_set()
-        if sampled is None:
-            assert isinstance(current, PromptSet)
-            frame = sample_frame(current.frame, sample, stratify, seed, floor)
-            sampled = PromptSet(
-                frame, source=current.source, version=current.version, meta=dict(current.meta)
-            )
-        result = sampled
+        result = chosen.sample(current, sample, stratify, seed)
     elif isinstance(current, PromptPool):
         result = (
             current.subset(range(min(limit, len(current))))
@@ -545,13 +553,16 @@ def select(
             version=result.version,
             meta=dict(result.meta),
         )
-    result.meta["selection"] = {
+    selection: dict[str, Any] = {
         "where": where,
         "config": str(config) if config is not None and not isinstance(config, dict) else config,
         "sample": sample,
         "stratify": stratify,
         "seed": seed,
         "limit": limit,
-        "floor": floor,
+        "floor": getattr(chosen, "floor", floor),
     }
+    if sampler is not None:
+        selection["sampler"] = sampler
+    result.meta["selection"] = selection
     return result

@@ -1,85 +1,191 @@
-"""Source spec strings -> prompt sets.
+"""Prompt sources: the ``sources`` plug-ins of :data:`bench.registry.PLUGINS`.
 
 ``default``                     glyphbench's own set (package data, lazy pool)
+``default:DIR``                 a folder in the default set's three-file format
 ``textinvision:DIR``            the public TextInVision files (lazy pool)
-``csv:PATH``, ``jsonl:PATH``,   a user's table; ``?schema_column=their_column&...``
-``parquet:PATH``                maps columns, e.g. ``csv:mine.csv?text=caption_text&prompt=instruction``
+``csv:PATH``, ``jsonl:PATH``,   a user's table; ``?schema_column=their_column&...`` maps
+``parquet:PATH``                columns, e.g. ``csv:mine.csv?text=caption_text&prompt=instruction``
 ``hf:REPO_ID[:SPLIT]``          a Hugging Face dataset (split ``train`` by default), same mapping
 ``PATH.csv`` etc.               a bare path with a table suffix is read as that format
 
 User tables need a text column; the prompt comes from a mapped column, or from
 ``?template=...`` holding ``{text}`` (e.g. ``template=A sign that says "{text}"``).
 ``prompt_type`` may map to a column or be a constant (``?prompt_type=simple``).
+The mapping is typed by :class:`TableOptions` (one field per schema column, plus
+``template``), so a misspelt schema column fails when the config loads.
 A column that already has a schema name is used as it is. Attribute columns
 the table brings (e.g. its own ``char_length``) are kept as ``stated_*``;
 glyphbench computes its own. A table without ``prompt_id`` gets
 ids hashed from (source kind, prompt, text).
+
+Importing this module is cheap (pandas and the loaders load inside the factories),
+so listing and validating sources costs nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from pydantic import Field, field_validator
 
 from bench.errors import InputError
-from bench.registry import Spec
-from prompts.attributes import TEXT_ATTRIBUTES, compute_attributes
-from prompts.pool import PromptPool, make_prompt_id
-from prompts.schema import PROMPT_COLUMNS, PROMPT_TYPES, PromptSet
+from bench.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
 
-TABLE_KINDS = ("csv", "jsonl", "parquet")
-POOL_KINDS = ("default", "textinvision")
-_SUFFIX_KIND = {
-    ".csv": "csv",
-    ".tsv": "csv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from prompts.pool import PromptPool
+    from prompts.schema import PromptSet
+
+#: Table plug-in -> the file suffixes it reads (a bare path with one names that plug-in).
+TABLE_SUFFIXES = {
+    "csv": (".csv", ".tsv"),
+    "jsonl": (".jsonl", ".ndjson"),
+    "parquet": (".parquet",),
 }
-_COMPUTED = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
+#: The line of a table's first data row (None: the format has no lines).
+_FIRST_LINE = {"csv": 2, "jsonl": 1, "parquet": None}
+
+
+def _column(meaning: str) -> Any:
+    return Field(default=None, description=f"your column holding {meaning}")
+
+
+class TableOptions(Options):
+    """Column mapping of a user table (``csv``, ``jsonl``, ``parquet``, ``hf``).
+
+    Each field is a schema column (:data:`prompts.schema.PROMPT_COLUMNS`) and its
+    value the table's column to read it from; ``template`` builds the prompt from
+    the text instead, and ``prompt_type`` may also be a constant type.
+    """
+
+    prompt_id: str | None = _column("a stable prompt id (default: hashed)")
+    prompt: str | None = _column("the instruction sent to the model")
+    text: str | None = _column("the text that must appear in the image")
+    prompt_type: str | None = Field(
+        default=None,
+        description="your column of types, or one of simple, complex, real_world for all",
+    )
+    group: str | None = _column("the real-world category")
+    subgroup: str | None = _column("the real-world subcategory")
+    template_id: str | None = _column("the template id")
+    text_id: str | None = _column("the text id")
+    source: str | None = _column("the source (replaced by the spec)")
+    char_length: str | None = _column("a stated character length (kept as stated_*)")
+    word_count: str | None = _column("a stated word count")
+    cefr: str | None = _column("a stated CEFR level")
+    rare: str | None = _column("a stated rare flag")
+    gibberish: str | None = _column("a stated gibberish flag")
+    has_special_chars: str | None = _column("a stated special-characters flag")
+    has_numbers: str | None = _column("a stated has-numbers flag")
+    is_sentence: str | None = _column("a stated is-sentence flag")
+    laion_freq: str | None = _column("a LAION frequency")
+    coco_freq: str | None = _column("a COCO frequency")
+    prompt_char_length: str | None = _column("a stated prompt length")
+    prompt_word_count: str | None = _column("a stated prompt word count")
+    template: str | None = Field(
+        default=None, description='build the prompt from the text, e.g. A sign that says "{text}"'
+    )
+
+    @field_validator("template")
+    @classmethod
+    def _template_has_slot(cls, value: str | None) -> str | None:
+        if value is not None and "{text}" not in value:
+            raise ValueError("template= must contain {text}")
+        return value
+
+    def mapping(self) -> dict[str, str]:
+        """Schema column -> the table's column, for every mapped column."""
+        return {
+            key: value
+            for key, value in self.model_dump(exclude_none=True).items()
+            if key != "template"
+        }
+
+
+# ---------------------------------------------------------------- plug-ins
+
+
+@register(
+    "sources",
+    "default",
+    target="optional",
+    usage="default[:DIR]",
+    summary="glyphbench's own prompt set (package data), or a folder in its format.",
+)
+def _default(spec: Spec, options: NoOptions) -> PromptPool:
+    from prompts.default import load_default_pool
+
+    folder = spec.target or None  # "default:FOLDER" reads a folder in the default format
+    return load_default_pool(Path(folder) if folder else None, source=spec.text)
+
+
+@register(
+    "sources",
+    "textinvision",
+    target="required",
+    usage="textinvision:DIR",
+    summary="The public TextInVision files, read as they are (lazy pool).",
+)
+def _textinvision(spec: Spec, options: NoOptions) -> PromptPool:
+    from prompts.textinvision import load_textinvision_pool
+
+    return load_textinvision_pool(spec.target, source=spec.text)
+
+
+def _register_table(name: str) -> None:
+    suffixes = TABLE_SUFFIXES[name]
+
+    @register(
+        "sources",
+        name,
+        options=TableOptions,
+        target="required",
+        usage=f"{name}:PATH[?schema_column=your_column&template=...]",
+        suffixes=suffixes,
+        summary=f"A user's {name} table ({', '.join(suffixes)}), columns mapped to the schema.",
+    )
+    def _table(spec: Spec, options: TableOptions) -> PromptSet:
+        return _load_table(spec, options)
+
+
+for _name in TABLE_SUFFIXES:
+    _register_table(_name)
+
+
+@register(
+    "sources",
+    "hf",
+    options=TableOptions,
+    target="required",
+    usage="hf:REPO_ID[:SPLIT][?schema_column=your_column&template=...]",
+    summary="A Hugging Face dataset split (train by default), columns mapped as for tables.",
+    missing=lambda: missing_modules("datasets"),
+)
+def _hf(spec: Spec, options: TableOptions) -> PromptSet:
+    return _load_hf(spec, options)
+
+
+# ---------------------------------------------------------------- loading
 
 
 def parse_source(spec: str) -> Spec:
-    """Parse a source spec; a bare table path becomes ``<format>:PATH``.
+    """Check a source spec; a bare table path becomes ``<format>:PATH``.
 
     >>> parse_source("textinvision:/data/tiv").target
     '/data/tiv'
-    >>> parse_source("prompts.parquet").kind
-    'parquet'
+    >>> parse_source("prompts.parquet").text
+    'parquet:prompts.parquet'
     """
-    head = spec.partition("?")[0]
-    suffix = Path(head).suffix.lower()
-    if suffix in _SUFFIX_KIND and not any(head.startswith(f"{k}:") for k in (*TABLE_KINDS, "hf")):
-        spec = f"{_SUFFIX_KIND[suffix]}:{spec}"
-    parsed = Spec.parse(spec)
-    known = (*POOL_KINDS, *TABLE_KINDS, "hf")
-    if parsed.kind not in known:
-        raise InputError(
-            None,
-            f"unknown prompt source {spec!r}; use one of: default, textinvision:DIR, csv:PATH, jsonl:PATH, parquet:PATH, hf:REPO[:SPLIT]",
-        )
-    if parsed.kind != "default" and not parsed.target:
-        raise InputError(None, f"prompt source {spec!r} needs a target after '{parsed.kind}:'")
-    return parsed
+    return PLUGINS.resolve("sources", spec).spec
 
 
 def load_source(spec: str) -> PromptPool | PromptSet:
     """A pool (default, textinvision) or a materialised set (tables, hf)."""
-    parsed = parse_source(spec)
-    if parsed.kind == "default":
-        from prompts.default import load_default_pool
-
-        folder = parsed.target or None  # "default:FOLDER" reads a folder in the default format
-        return load_default_pool(Path(folder) if folder else None, source=spec)
-    if parsed.kind == "textinvision":
-        from prompts.textinvision import load_textinvision_pool
-
-        return load_textinvision_pool(parsed.target, source=spec)
-    if parsed.kind == "hf":
-        return _load_hf(parsed)
-    return _load_table(parsed)
+    loaded: PromptPool | PromptSet = PLUGINS.create("sources", spec)
+    return loaded
 
 
 def load_prompt_set(spec: str) -> PromptSet:
@@ -89,6 +195,8 @@ def load_prompt_set(spec: str) -> PromptSet:
     million (seconds to tens of seconds, see docs/prompts.md); use
     :func:`prompts.select` to sample them without building every row.
     """
+    from prompts.pool import PromptPool
+
     source = load_source(spec)
     return source.to_prompt_set() if isinstance(source, PromptPool) else source
 
@@ -101,21 +209,19 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def _load_table(parsed: Spec) -> PromptSet:
+def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
     from bench.io import read_table
+    from prompts.schema import PromptSet
 
     path = Path(parsed.target)
     if not path.exists():
         raise InputError(path, "file not found")
-    expected = {"csv": (".csv", ".tsv"), "jsonl": (".jsonl", ".ndjson"), "parquet": (".parquet",)}[
-        parsed.kind
-    ]
+    expected = TABLE_SUFFIXES[parsed.kind]
     if path.suffix.lower() not in expected:
         raise InputError(path, f"a {parsed.kind} source needs a {'/'.join(expected)} file")
     frame = read_table(path, text_columns=True)
-    first_line = {"csv": 2, "jsonl": 1, "parquet": None}[parsed.kind]
     frame = map_columns(
-        frame, parsed.options, where=str(path), first_line=first_line, kind=parsed.kind
+        frame, options, where=str(path), first_line=_FIRST_LINE[parsed.kind], kind=parsed.kind
     )
     frame["source"] = parsed.text
     return PromptSet(
@@ -126,7 +232,11 @@ def _load_table(parsed: Spec) -> PromptSet:
     )
 
 
-def _load_hf(parsed: Spec) -> PromptSet:
+def _load_hf(parsed: Spec, options: TableOptions) -> PromptSet:
+    import pandas as pd
+
+    from prompts.schema import PromptSet
+
     repo, split = parsed.target, "train"
     head, sep, tail = parsed.target.rpartition(":")
     if sep and head and "/" not in tail and "\\" not in tail:
@@ -146,9 +256,7 @@ def _load_hf(parsed: Spec) -> PromptSet:
     frame = dataset.to_pandas()
     if not isinstance(frame, pd.DataFrame):  # to_pandas may yield batches when asked to
         frame = pd.concat(list(frame), ignore_index=True)
-    frame = map_columns(
-        frame, parsed.options, where=f"hf:{repo}:{split}", first_line=None, kind="hf"
-    )
+    frame = map_columns(frame, options, where=f"hf:{repo}:{split}", first_line=None, kind="hf")
     frame["source"] = parsed.text
     fingerprint = getattr(dataset, "_fingerprint", "") or ""
     return PromptSet(
@@ -160,64 +268,84 @@ def _load_hf(parsed: Spec) -> PromptSet:
 
 
 def map_columns(
-    frame: pd.DataFrame, options: dict[str, str], *, where: str, first_line: int | None, kind: str
+    frame: pd.DataFrame, mapping: TableOptions, *, where: str, first_line: int | None, kind: str
 ) -> pd.DataFrame:
     """Rename a user table's columns to the schema, build prompts, compute attributes."""
-    options = dict(options)
+    from prompts.attributes import compute_attributes
+
+    options = mapping.mapping()
     header_line = 1 if kind == "csv" else None
-    template = options.pop("template", None)
-    constant_type = None
-    if "prompt_type" in options and options["prompt_type"] not in frame.columns:
-        constant_type = options.pop("prompt_type")
-        if constant_type not in PROMPT_TYPES:
-            raise InputError(
-                where,
-                f"prompt_type={constant_type!r} is neither a column nor one of {PROMPT_TYPES}",
-            )
-    unknown = [k for k in options if k not in PROMPT_COLUMNS]
-    if unknown:
-        raise InputError(where, f"unknown schema column(s) in mapping: {unknown}", key=unknown[0])
+    constant_type = _constant_type(frame, options, where)
     for target, column in options.items():
         if column not in frame.columns:
-            found = ", ".join(map(str, frame.columns)) or "none"
             raise InputError(
                 where,
-                f"missing column {column!r} (mapped to {target}; columns: {found})",
+                f"missing column {column!r} (mapped to {target}; columns: {_columns(frame)})",
                 line=header_line,
             )
-    # keep the table's own attribute columns apart from glyphbench's; a glyphbench
-    # export (every schema column present) gets its computed columns recomputed as they were
-    is_export = all(c in frame.columns for c in PROMPT_COLUMNS)
-    own = [c for c in frame.columns if c in _COMPUTED and c not in options.values()]
-    if is_export:
-        frame = frame.drop(columns=own)
-    else:
-        frame = frame.rename(
-            columns={c: f"stated_{c}" for c in own if f"stated_{c}" not in frame.columns}
-        )
-        frame = frame.drop(columns=[c for c in own if c in frame.columns])
+    frame = _set_stated_apart(frame, options)
     frame = frame.rename(columns={column: target for target, column in options.items()})
     if "text" not in frame.columns:
-        found = ", ".join(map(str, frame.columns)) or "none"
         raise InputError(
             where,
-            f"missing column 'text' (columns: {found}); map one with ?text=COLUMN",
+            f"missing column 'text' (columns: {_columns(frame)}); map one with ?text=COLUMN",
             line=header_line,
         )
     frame["text"] = frame["text"].astype("string")
-    if template is not None:
-        if "{text}" not in template:
-            raise InputError(where, "template= must contain {text}")
-        frame["prompt"] = [template.replace("{text}", str(t)) for t in frame["text"]]
+    if mapping.template is not None:
+        frame["prompt"] = [mapping.template.replace("{text}", str(t)) for t in frame["text"]]
     elif "prompt" not in frame.columns:
-        found = ", ".join(map(str, frame.columns)) or "none"
         raise InputError(
             where,
-            f"missing column 'prompt' (columns: {found}); map one with ?prompt=COLUMN or give ?template=...{{text}}...",
+            f"missing column 'prompt' (columns: {_columns(frame)}); "
+            "map one with ?prompt=COLUMN or give ?template=...{text}...",
             line=header_line,
         )
     if constant_type is not None:
         frame["prompt_type"] = constant_type
+    _check_texts(frame, where, first_line)
+    _type_columns(frame, kind)
+    return compute_attributes(frame)
+
+
+def _columns(frame: pd.DataFrame) -> str:
+    return ", ".join(map(str, frame.columns)) or "none"
+
+
+def _constant_type(frame: pd.DataFrame, options: dict[str, str], where: str) -> str | None:
+    """``prompt_type=simple`` naming no column: one type for all rows (popped from ``options``)."""
+    from prompts.schema import PROMPT_TYPES
+
+    if "prompt_type" not in options or options["prompt_type"] in frame.columns:
+        return None
+    constant = options.pop("prompt_type")
+    if constant not in PROMPT_TYPES:
+        raise InputError(
+            where, f"prompt_type={constant!r} is neither a column nor one of {PROMPT_TYPES}"
+        )
+    return constant
+
+
+def _set_stated_apart(frame: pd.DataFrame, options: dict[str, str]) -> pd.DataFrame:
+    """Keep the table's own attribute columns apart from glyphbench's (as ``stated_*``).
+
+    A glyphbench export (every schema column present) gets its computed columns
+    recomputed as they were.
+    """
+    from prompts.attributes import TEXT_ATTRIBUTES
+    from prompts.schema import PROMPT_COLUMNS
+
+    computed = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
+    own = [c for c in frame.columns if c in computed and c not in options.values()]
+    if all(c in frame.columns for c in PROMPT_COLUMNS):
+        return frame.drop(columns=own)
+    frame = frame.rename(
+        columns={c: f"stated_{c}" for c in own if f"stated_{c}" not in frame.columns}
+    )
+    return frame.drop(columns=[c for c in own if c in frame.columns])
+
+
+def _check_texts(frame: pd.DataFrame, where: str, first_line: int | None) -> None:
     empty = frame["text"].isna()
     if empty.any():
         row = int(empty.to_numpy().argmax())
@@ -227,6 +355,14 @@ def map_columns(
             line=None if first_line is None else first_line + row,
             key=None if first_line else f"row {row}",
         )
+
+
+def _type_columns(frame: pd.DataFrame, kind: str) -> None:
+    """Ids for rows without one; real types for stated, frequency and category columns."""
+    import pandas as pd
+
+    from prompts.pool import make_prompt_id
+
     if "prompt_id" not in frame.columns:
         frame["prompt_id"] = [
             make_prompt_id(kind, p, t) for p, t in zip(frame["prompt"], frame["text"], strict=True)
@@ -241,7 +377,6 @@ def map_columns(
     for column in ("group", "subgroup", "template_id", "text_id"):
         if column in frame.columns:
             frame[column] = frame[column].replace("", None)
-    return compute_attributes(frame)
 
 
 _STATED_INTS = ("char_length", "word_count", "prompt_char_length", "prompt_word_count")
@@ -251,6 +386,8 @@ _BOOL_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False,
 
 def _type_stated_columns(frame: pd.DataFrame) -> None:
     """Give a table's stated_* attribute columns real types (CSV cells arrive as strings)."""
+    import pandas as pd
+
     for name in _STATED_INTS:
         column = f"stated_{name}"
         if column in frame.columns:

@@ -25,10 +25,10 @@ from typing import Any
 
 import pandas as pd
 
-from bench.models.base import MODELS, ImageRequest, ModelAdapter
+from bench.models.base import ImageRequest, ModelAdapter
 from bench.models.controls import RenderControl
-from bench.readers.base import OCR_ENGINES, Reader, Reading
-from bench.registry import Spec
+from bench.readers.base import Reader, Reading
+from bench.registry import PLUGINS, Options, Spec
 from prompts.schema import PromptSet
 
 
@@ -54,15 +54,28 @@ class PixelOCR(Reader):
         return out
 
 
+class DoubleOptions(Options):
+    """Every test model accepts the device the runner adds to non-control models."""
+
+    device: str | None = None
+
+
+class SlowOptions(DoubleOptions):
+    delay: float = 0.3
+    size: int = 64
+
+
+class FlakyOptions(DoubleOptions):
+    fail: str
+    marker: str
+
+
 class SlowRender(RenderControl):
     is_control = False
 
-    def __init__(self, spec: Spec) -> None:
-        self.delay = float(spec.options.get("delay", "0.3"))
-        super().__init__(
-            Spec(kind="control", target="render", options={"size": spec.options.get("size", "64")})
-        )
-        self.spec = spec.text
+    def __init__(self, spec: Spec, options: SlowOptions) -> None:
+        self.delay = options.delay
+        super().__init__(options.size, spec=spec.text)
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
         time.sleep(self.delay)
@@ -72,11 +85,10 @@ class SlowRender(RenderControl):
 class FlakyRender(RenderControl):
     is_control = False
 
-    def __init__(self, spec: Spec) -> None:
-        self.fail = spec.options["fail"]
-        self.marker = Path(spec.options["marker"])
-        super().__init__(Spec(kind="control", target="render", options={"size": "64"}))
-        self.spec = spec.text
+    def __init__(self, spec: Spec, options: FlakyOptions) -> None:
+        self.fail = options.fail
+        self.marker = Path(options.marker)
+        super().__init__(64, spec=spec.text)
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
         if any(self.fail in r.prompt for r in requests) and not self.marker.exists():
@@ -92,9 +104,8 @@ class FakeOOM(RuntimeError):
 class OOMRender(RenderControl):
     is_control = False
 
-    def __init__(self, spec: Spec) -> None:
-        super().__init__(Spec(kind="control", target="render", options={"size": "64"}))
-        self.spec = spec.text
+    def __init__(self, spec: Spec, options: DoubleOptions) -> None:
+        super().__init__(64, spec=spec.text)
         self.calls: list[int] = []
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
@@ -105,7 +116,7 @@ class OOMRender(RenderControl):
 
 
 class Broken(ModelAdapter):
-    def __init__(self, spec: Spec) -> None:
+    def __init__(self, spec: Spec, options: DoubleOptions) -> None:
         raise OSError(f"cannot load {spec.text}: no such checkpoint")
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:  # pragma: no cover
@@ -113,11 +124,14 @@ class Broken(ModelAdapter):
 
 
 def register() -> None:
-    OCR_ENGINES.register("pixelocr")(lambda spec: PixelOCR())
-    MODELS.register("slow")(SlowRender)
-    MODELS.register("flaky")(FlakyRender)
-    MODELS.register("oomy")(OOMRender)
-    MODELS.register("broken")(Broken)
+    PLUGINS.register("readers", "pixelocr", summary="test double")(lambda spec, _: PixelOCR())
+    for name, factory, options in (
+        ("slow", SlowRender, SlowOptions),
+        ("flaky", FlakyRender, FlakyOptions),
+        ("oomy", OOMRender, DoubleOptions),
+        ("broken", Broken, DoubleOptions),
+    ):
+        PLUGINS.register("models", name, options=options, target="optional")(factory)
 
 
 def prompt_set(n: int = 6) -> PromptSet:

@@ -36,6 +36,22 @@ def test_help_imports_no_heavy_library():
     assert out.stdout.strip() == "", f"--help imported: {out.stdout.strip()}"
 
 
+def test_list_imports_no_heavy_library():
+    """``glyphbench list`` imports every plug-in module: each must stay cheap to import."""
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from bench.cli import app\n"
+        "result = CliRunner().invoke(app, ['list'])\n"
+        "assert result.exit_code == 0, result.output\n"
+        "assert 'easyocr' in result.output and 'stratified' in result.output\n"
+        f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"list imported: {out.stdout.strip()}"
+
+
 def test_every_command_module_registers_commands():
     result = CliRunner().invoke(app, ["--help"])
     assert result.exit_code == 0

@@ -95,15 +95,19 @@ def test_typo_uses_render_layout_and_blank_is_plain() -> None:
 
 def test_control_options_are_checked() -> None:
     for spec, message in [
-        ("control:typo", "needs a rate"),
-        ("control:typo?rate=2", "between 0 and 1"),
-        ("control:render?colour=red", "unknown option"),
-        ("control:render?size=ten", "not an integer"),
-        ("control:sparkle", "unknown control"),
+        ("control:typo", "option 'rate' is required"),
+        ("control:typo?rate=2", "'rate': Input should be less than or equal to 1"),
+        ("control:render?colour=red", "unknown option 'colour'; known: size"),
+        ("control:render?rate=0.2", "unknown option 'rate'; known: size"),
+        ("control:render?size=ten", "'size': Input should be a valid integer"),
+        ("control:render?size=16", "'size': Input should be greater than or equal to 32"),
+        ("control:sparkle", "unknown control target 'sparkle'.*known: render, typo, blank"),
+        ("control", "needs a target"),
     ]:
         with pytest.raises(InputError, match=message):
             get_model(spec)
     assert get_model("control:typo?rate=0.3").describe()["rate"] == 0.3
+    assert get_model("control:render?size=").describe()["size"] == 512  # empty: the default
     assert get_model("control:blank").is_control
 
 

@@ -16,13 +16,8 @@ import numpy as np
 import pytest
 
 from bench.errors import InputError
-from bench.models.base import MODELS, ImageRequest
-from bench.models.diffusers_adapter import (
-    DiffusersModel,
-    is_oom,
-    parse_options,
-    split_target,
-)
+from bench.models import ImageRequest, get_model
+from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions, is_oom, split_target
 from bench.models.families import (
     FAMILIES,
     UNKNOWN,
@@ -31,6 +26,7 @@ from bench.models.families import (
     guess_family_from_id,
 )
 from bench.models.tiny import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
+from bench.registry import PLUGINS, parse_options
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,7 +45,7 @@ def tiny_sdxl(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def sd_model(tiny_sd: Path) -> DiffusersModel:
-    model = MODELS.create(f"diffusers:{tiny_sd}")
+    model = get_model(f"diffusers:{tiny_sd}")
     assert isinstance(model, DiffusersModel)
     return model
 
@@ -113,7 +109,7 @@ def test_describe_reports_resolved_settings(sd_model: DiffusersModel, tiny_sd: P
 
 
 def test_options_override_defaults_and_change_output(tiny_sd: Path) -> None:
-    model = MODELS.create(f"diffusers:{tiny_sd}?height=32&width=48&steps=1&guidance=1.0")
+    model = get_model(f"diffusers:{tiny_sd}?height=32&width=48&steps=1&guidance=1.0")
     info = model.describe()
     assert info["settings"]["height"] == 32
     assert info["settings"]["width"] == 48
@@ -133,7 +129,7 @@ def test_config_options_mapping_and_negative_prompt(tiny_sd: Path) -> None:
 
 
 def test_tiny_sdxl_loads_and_is_deterministic(tiny_sdxl: Path) -> None:
-    model = MODELS.create(f"diffusers:{tiny_sdxl}")
+    model = get_model(f"diffusers:{tiny_sdxl}")
     batch = model.generate(_requests([11, 12, 13]))
     alone = model.generate(_requests([11, 12, 13])[1:2])[0]
     assert [image.size for image in batch] == [(64, 64)] * 3
@@ -154,7 +150,7 @@ def test_tiny_build_is_idempotent_and_marked(tiny_sd: Path) -> None:
 @pytest.mark.slow
 def test_tiny_deepfloyd_if_cascade(tmp_path_factory: pytest.TempPathFactory) -> None:
     stage1, stage2 = build_tiny_if(tmp_path_factory.mktemp("tiny") / "if")
-    model = MODELS.create(f"diffusers:{stage1}?stage2={stage2}")
+    model = get_model(f"diffusers:{stage1}?stage2={stage2}")
     info = model.describe()
     assert info["family"] == "deepfloyd-if"
     assert info["stages"] == [str(stage2)]
@@ -167,7 +163,7 @@ def test_tiny_deepfloyd_if_cascade(tmp_path_factory: pytest.TempPathFactory) -> 
     assert np.abs(_pixels(alone) - _pixels(batch[1])).max() <= 1
     assert np.abs(_pixels(batch[0]) - _pixels(batch[1])).mean() > 1.0
     # Stage I alone (stage II turned off) returns its 16 px images.
-    (small,) = MODELS.create(f"diffusers:{stage1}?stage2=none").generate(requests[:1])
+    (small,) = get_model(f"diffusers:{stage1}?stage2=none").generate(requests[:1])
     assert small.size == (16, 16)
 
 
@@ -175,40 +171,57 @@ def test_tiny_deepfloyd_if_cascade(tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 def test_unknown_option_is_a_clear_error(tiny_sd: Path) -> None:
-    with pytest.raises(InputError, match="unknown diffusers option 'stpes'"):
-        MODELS.create(f"diffusers:{tiny_sd}?stpes=4")
+    with pytest.raises(InputError, match="unknown option 'stpes'; known: height, width, steps"):
+        get_model(f"diffusers:{tiny_sd}?stpes=4")
 
 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"steps": "many"}, "must be int"),
-        ({"steps": "2.5"}, "must be int"),
-        ({"height": 0}, "must be positive"),
-        ({"dtype": "int8"}, "dtype"),
-        ({"family": "sd9"}, "unknown family"),
-        ({"enable_cpu_offload": "maybe"}, "must be bool"),
+        ({"steps": "many"}, "'steps': Input should be a valid integer"),
+        ({"steps": "2.5"}, "'steps': Input should be a valid integer"),
+        ({"height": 0}, "'height': Input should be greater than 0"),
+        ({"dtype": "int8"}, "dtype 'int8' is not one of float32"),
+        ({"family": "sd9"}, "unknown family 'sd9'"),
+        ({"enable_cpu_offload": "maybe"}, "'enable_cpu_offload': Input should be a valid boolean"),
     ],
 )
 def test_bad_option_values(options: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
-        parse_options(options, "diffusers:x")
+        parse_options(DiffusersOptions, options, "diffusers:x")
+    query = "&".join(f"{key}={value}" for key, value in options.items())
+    with pytest.raises(InputError, match=message):  # the same check when a config loads
+        PLUGINS.resolve("models", f"diffusers:x?{query}")
+
+
+def test_options_are_typed_and_blank_means_unset() -> None:
+    options = parse_options(
+        DiffusersOptions,
+        {"steps": "4", "guidance": 2, "enable_cpu_offload": "true", "dtype": "fp16", "device": ""},
+        "diffusers:x",
+    )
+    assert options.settings() == {
+        "steps": 4,
+        "guidance": 2.0,
+        "enable_cpu_offload": True,
+        "dtype": "float16",
+    }
 
 
 def test_missing_local_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="folder not found"):
-        MODELS.create(f"diffusers:{tmp_path / 'nowhere'}")
+        get_model(f"diffusers:{tmp_path / 'nowhere'}")
     with pytest.raises(InputError, match=r"no model_index\.json"):
-        MODELS.create(f"diffusers:{tmp_path}")
+        get_model(f"diffusers:{tmp_path}")
     with pytest.raises(InputError, match="hub id or folder"):
-        MODELS.create("diffusers:")
+        get_model("diffusers:")
 
 
 # --------------------------------------------------------------------------- hub specs (no weights)
 
 
 def test_hub_spec_resolves_without_loading() -> None:
-    model = MODELS.create("diffusers:black-forest-labs/FLUX.1-schnell@abc123?steps=2")
+    model = get_model("diffusers:black-forest-labs/FLUX.1-schnell@abc123?steps=2")
     info = model.describe()
     assert info["source"] == "hub"
     assert info["target"] == "black-forest-labs/FLUX.1-schnell"
@@ -223,7 +236,7 @@ def test_hub_spec_resolves_without_loading() -> None:
 
 
 def test_unknown_hub_model_keeps_pipeline_defaults() -> None:
-    info = MODELS.create("diffusers:someone/some-model").describe()
+    info = get_model("diffusers:someone/some-model").describe()
     assert info["family"] == UNKNOWN
     assert info["settings"]["steps"] is None and info["settings"]["height"] is None
 
@@ -315,8 +328,8 @@ def test_import_and_dry_run_describe_do_not_import_torch(tmp_path: Path) -> None
     code = (
         "import sys, json\n"
         "import bench.models.diffusers_adapter as d\n"
-        "from bench.models.base import MODELS\n"
-        "MODELS.create('diffusers:stabilityai/stable-diffusion-xl-base-1.0').describe()\n"
+        "from bench.models import get_model\n"
+        "get_model('diffusers:stabilityai/stable-diffusion-xl-base-1.0').describe()\n"
         "heavy = [m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules]\n"
         "print(json.dumps(heavy))\n"
     )
@@ -327,7 +340,7 @@ def test_import_and_dry_run_describe_do_not_import_torch(tmp_path: Path) -> None
 
 
 def test_missing_variant_is_a_clear_error(tiny_sd: Path) -> None:
-    model = MODELS.create(f"diffusers:{tiny_sd}?variant=fp16")
+    model = get_model(f"diffusers:{tiny_sd}?variant=fp16")
     with pytest.raises(InputError, match="variant 'fp16'"):
         model.generate(_requests([1]))
 
@@ -362,7 +375,7 @@ def test_study_config_resolves_without_weights() -> None:
 def test_prompts_over_the_token_limit_are_counted_and_warned_once(
     tiny_sd: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    model = MODELS.create(f"diffusers:{tiny_sd}")
+    model = get_model(f"diffusers:{tiny_sd}")
     long_prompt = "a sign that says hello " * 20  # far beyond the tiny tokenizer's 32 tokens
     with caplog.at_level("WARNING", logger="bench.models.diffusers_adapter"):
         model.generate(

@@ -28,6 +28,7 @@ from bench.readers import (
     reading_order,
 )
 from bench.readers.base import Reader, Reading
+from bench.registry import PLUGINS
 from bench.scoring import ned
 
 # ---------------------------------------------------------------- reading order
@@ -110,7 +111,7 @@ def test_available_engines_lists_every_registered_engine() -> None:
 
 
 def test_unknown_engine_and_option_are_input_errors() -> None:
-    with pytest.raises(InputError, match="unknown OCR engine 'nope'"):
+    with pytest.raises(InputError, match=r"unknown reader 'nope'; known: easyocr, .*tesseract"):
         get_reader("nope")
     with pytest.raises(InputError, match="unknown option 'colour'"):
         get_reader("easyocr?colour=red")
@@ -250,8 +251,32 @@ def test_easyocr_batched_matches_one_by_one(readings: dict[str, Reading], engine
 
 
 def test_rapidocr_options_are_checked() -> None:
-    with pytest.raises(InputError, match="det_limit"):
+    with pytest.raises(InputError, match="'det_limit': Input should be 'max' or 'min'"):
         get_reader("rapidocr?det_limit=sideways")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("easyocr?gpu=maybe", "'gpu': Input should be 'auto' or Input should be a valid boolean"),
+        ("easyocr?batch_size=0", "'batch_size': Input should be greater than or equal to 1"),
+        ("rapidocr?det_side=8", "'det_side': Input should be greater than or equal to 32"),
+        ("tesseract?workers=0", "'workers': Input should be greater than or equal to 1"),
+        ("tesseract?psm=sparse", "'psm': Input should be a valid integer"),
+    ],
+)
+def test_reader_options_are_typed(spec: str, message: str) -> None:
+    """Bad options fail when the spec resolves, before any engine (or its weights) loads."""
+    with pytest.raises(InputError, match=message):
+        PLUGINS.resolve("readers", spec)
+
+
+def test_reader_options_convert_strings() -> None:
+    options = PLUGINS.resolve("readers", "easyocr?gpu=0&batch_size=4").options
+    assert (options.gpu, options.batch_size) == (False, 4)
+    assert PLUGINS.resolve("readers", "easyocr").options.gpu == "auto"
+    tesseract = PLUGINS.resolve("readers", "tesseract?lang=eng+deu&timeout=5").options
+    assert (tesseract.lang, tesseract.timeout, tesseract.psm) == ("eng+deu", 5.0, 11)
 
 
 def test_tesseract_without_binary_is_a_clear_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,9 +290,9 @@ def test_tesseract_without_binary_is_a_clear_input_error(monkeypatch: pytest.Mon
 def test_available_engines_gives_the_reason_when_tesseract_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import bench.readers
+    import bench.readers.tesseract as tesseract_engine
 
-    monkeypatch.setattr(bench.readers.shutil, "which", lambda name: None)
+    monkeypatch.setattr(tesseract_engine.shutil, "which", lambda name: None)
     assert (
         available_engines()["tesseract"]
         == "tesseract binary not found; apt-get install tesseract-ocr"

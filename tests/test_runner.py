@@ -249,7 +249,7 @@ def test_model_that_fails_to_load_is_reported_once(tmp_path: Path, capsys) -> No
 def test_unknown_model_kind_fails_before_running(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown model kind 'nosuch'"):
         run(config(tmp_path, models=["nosuch:x"]))
-    with pytest.raises(InputError, match="needs a rate"):
+    with pytest.raises(InputError, match="option 'rate' is required"):
         run(config(tmp_path, models=["control:typo"]))
     assert not (tmp_path / "run" / "run.json").exists()
 

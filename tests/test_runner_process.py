@@ -34,7 +34,9 @@ def command(out: Path, csv: Path, *extra: str) -> list[str]:
 
 
 def environment() -> dict[str, str]:
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(HELPER.parent))
+    # The checkout under test first: an installed glyphbench may be another checkout.
+    path = os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)])
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
     env.pop("WORLD_SIZE", None)
     return env
 

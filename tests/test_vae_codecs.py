@@ -55,12 +55,16 @@ def test_resize_factor_orders_fidelity_and_keeps_size() -> None:
 @pytest.mark.parametrize(
     ("spec", "problem"),
     [
-        ("jpeg?quality=0", "1..100"),
-        ("jpeg?quality=high", "not a int"),
-        ("jpeg?qualty=30", "unknown option 'qualty'"),
-        ("resize?factor=1", "> 1"),
-        ("nosuchcodec", "unknown codec"),
-        ("diffusers:", "needs a hub id or path"),
+        ("jpeg?quality=0", "'quality': Input should be greater than or equal to 1"),
+        ("jpeg?quality=high", "'quality': Input should be a valid integer"),
+        ("jpeg?qualty=30", "unknown option 'qualty'; known: quality"),
+        ("resize?factor=1", "'factor': Input should be greater than 1"),
+        ("identity?quality=3", "unknown option 'quality'; known: none"),
+        ("nosuchcodec", "unknown codec 'nosuchcodec'; known: diffusers, identity, jpeg, resize"),
+        ("jpeg:x", "'jpeg' takes no target"),
+        ("diffusers:", "needs a target, e.g. diffusers:<hub id or path>"),
+        ("diffusers:x?dtype=int8", "dtype='int8': use fp32, fp16 or bf16"),
+        ("diffusers:x?device=tpu", "'device': Input should be 'auto', 'cpu' or 'cuda'"),
     ],
 )
 def test_bad_specs_are_input_errors(spec: str, problem: str) -> None:

@@ -31,12 +31,15 @@ def evaluate_command(
     images: str = typer.Option(
         "default",
         "--images",
-        help="'default' (synthetic, options ?size=512&seed=0), a folder, or a metadata .json/.jsonl.",
+        help="'default' (synthetic, options ?size=512&seed=0), a folder, "
+        "or a metadata .json/.jsonl.",
     ),
     limit: int = typer.Option(
         None, "--limit", min=1, help="Evaluate at most N images (stratified for 'default')."
     ),
-    ocr: str = typer.Option("easyocr", "--ocr", help="OCR engine spec (see bench.readers)."),
+    ocr: str = typer.Option(
+        "easyocr", "--ocr", help="Reader (OCR engine) spec: easyocr, rapidocr, tesseract[?options]."
+    ),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
     batch_size: int = typer.Option(
         4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."
@@ -53,7 +56,7 @@ def evaluate_command(
     Writes OUT/vae_results.parquet and OUT/report/index.html. Rerunning with the same
     OUT skips (image, codec) pairs already done. Example:
 
-        glyphbench vae-eval --vae identity --vae "jpeg?quality=30" --vae "resize?factor=8" --limit 30 --out vae-out
+        glyphbench vae-eval --vae identity --vae "jpeg?quality=30" --limit 30 --out vae-out
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -65,6 +68,7 @@ def evaluate_command(
         )
     if out is None:
         raise InputError(None, "--out is required")
+    _check_specs(vae, ocr)
 
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -105,6 +109,19 @@ def evaluate_command(
     typer.echo(f"{len(table)} rows ({failed} failed) -> {out / RESULTS_NAME}; report {report}")
 
 
+def _check_specs(codecs: list[str], reader: str) -> None:
+    """Resolve every codec spec and the reader spec before anything is written or loaded."""
+    from bench.errors import InputError
+    from bench.registry import PLUGINS
+
+    for flag, kind, specs in (("--vae", "codecs", codecs), ("--ocr", "readers", [reader])):
+        for spec in specs:
+            try:
+                PLUGINS.resolve(kind, spec)
+            except InputError as exc:
+                raise InputError(flag, exc.problem) from None
+
+
 @vae_app.command("download")
 def download_command(
     metadata: Path = typer.Argument(
@@ -126,7 +143,8 @@ def download_command(
     for name, reason in summary.failed.items():
         typer.echo(f"failed {name}: {reason}", err=True)
     typer.echo(
-        f"fetched {len(summary.fetched)}, already present {len(summary.skipped)}, failed {len(summary.failed)} -> {out}"
+        f"fetched {len(summary.fetched)}, already present {len(summary.skipped)}, "
+        f"failed {len(summary.failed)} -> {out}"
     )
     if summary.failed and not summary.fetched and not summary.skipped:
         raise typer.Exit(1)

@@ -1,6 +1,8 @@
 """Codecs under test: anything that encodes an image and decodes it back.
 
-Registered by name in :data:`CODECS` and created from a spec string:
+``codecs`` plug-ins of :data:`bench.registry.PLUGINS`, created from a spec string
+(options typed by :class:`JpegOptions`, :class:`ResizeOptions`,
+:class:`DiffusersCodecOptions`):
 
 ``identity``
     Returns the image unchanged: its WR equals the OCR ceiling.
@@ -32,10 +34,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator
 
 from bench.errors import InputError
-from bench.registry import Registry, Spec
+from bench.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -63,33 +67,18 @@ class Codec(ABC):
         """One reconstruction (same size, RGB) or failure per input image."""
 
 
-CODECS: Registry[Codec] = Registry("codec")
+#: The ``codecs`` plug-ins on their own: ``CODECS.names()``, ``CODECS.create(spec)``.
+CODECS = PLUGINS.view("codecs")
 
 
 def get_codec(spec: str | Spec) -> Codec:
-    """Create the codec named by ``spec``; unknown names and bad options raise InputError."""
-    return CODECS.create(spec)
+    """Create the codec named by ``spec``; unknown names and bad options raise InputError.
 
-
-def _check_options(spec: Spec, known: set[str]) -> None:
-    unknown = sorted(set(spec.options) - known)
-    if unknown:
-        raise InputError(
-            None,
-            f"unknown option {unknown[0]!r} in codec spec {spec.text!r}; known: {', '.join(sorted(known)) or 'none'}",
-        )
-
-
-def _number(spec: Spec, key: str, default: float, kind: type = float) -> Any:
-    text = spec.options.get(key)
-    if text is None:
-        return default
-    try:
-        return kind(text)
-    except ValueError:
-        raise InputError(
-            None, f"option {key}={text!r} in codec spec {spec.text!r} is not a {kind.__name__}"
-        ) from None
+    >>> get_codec("jpeg?quality=30").name
+    'jpeg?quality=30'
+    """
+    codec: Codec = PLUGINS.create("codecs", spec)
+    return codec
 
 
 # --------------------------------------------------------------------------- reference codecs
@@ -102,10 +91,22 @@ class IdentityCodec(Codec):
         return [image.convert("RGB").copy() for image in images]
 
 
+class JpegOptions(Options):
+    """Options of the ``jpeg`` codec."""
+
+    quality: int = Field(default=75, ge=1, le=100, description="Pillow JPEG quality (4:2:0 chroma)")
+
+
+class ResizeOptions(Options):
+    """Options of the ``resize`` codec."""
+
+    factor: float = Field(
+        default=8.0, gt=1, description="bicubic down-scaling factor (and back up)"
+    )
+
+
 class JpegCodec(Codec):
     def __init__(self, quality: int) -> None:
-        if not 1 <= quality <= 100:
-            raise InputError(None, f"jpeg quality must be 1..100, got {quality}")
         self.quality = quality
         self.name = f"jpeg?quality={quality}"
 
@@ -131,8 +132,6 @@ class JpegCodec(Codec):
 
 class ResizeCodec(Codec):
     def __init__(self, factor: float) -> None:
-        if not factor > 1:
-            raise InputError(None, f"resize factor must be > 1, got {factor}")
         self.factor = factor
         self.name = f"resize?factor={factor:g}"
 
@@ -154,22 +153,24 @@ class ResizeCodec(Codec):
         return out
 
 
-@CODECS.register("identity")
-def _identity(spec: Spec) -> Codec:
-    _check_options(spec, set())
+@register("codecs", "identity", summary="The image unchanged: its WR is the OCR ceiling.")
+def _identity(spec: Spec, options: NoOptions) -> Codec:
     return IdentityCodec()
 
 
-@CODECS.register("jpeg")
-def _jpeg(spec: Spec) -> Codec:
-    _check_options(spec, {"quality"})
-    return JpegCodec(_number(spec, "quality", 75, int))
+@register("codecs", "jpeg", options=JpegOptions, summary="Pillow JPEG at a quality, decoded back.")
+def _jpeg(spec: Spec, options: JpegOptions) -> Codec:
+    return JpegCodec(options.quality)
 
 
-@CODECS.register("resize")
-def _resize(spec: Spec) -> Codec:
-    _check_options(spec, {"factor"})
-    return ResizeCodec(_number(spec, "factor", 8.0))
+@register(
+    "codecs",
+    "resize",
+    options=ResizeOptions,
+    summary="Bicubic down-scaling by a factor and back up (e.g. 8 mimics an f8 latent grid).",
+)
+def _resize(spec: Spec, options: ResizeOptions) -> Codec:
+    return ResizeCodec(options.factor)
 
 
 # --------------------------------------------------------------------------- diffusers
@@ -205,6 +206,25 @@ DTYPES = {
 }
 
 
+class DiffusersCodecOptions(Options):
+    """Options of the ``diffusers:`` codec."""
+
+    dtype: str = Field(
+        default="fp32", description="fp32, fp16 or bf16 (also float32/float16/bfloat16)"
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto", description="auto: CUDA when available"
+    )
+    batch_size: int = Field(default=4, ge=1, description="images per encode/decode call")
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtype(cls, value: str) -> str:
+        if value.lower() not in DTYPES:
+            raise ValueError(f"dtype={value!r}: use fp32, fp16 or bf16")
+        return value.lower()
+
+
 class DiffusersCodec(Codec):
     """A diffusers autoencoder, loaded with ``from_pretrained`` and run deterministically.
 
@@ -223,24 +243,13 @@ class DiffusersCodec(Codec):
       image (the runner also fails blank, i.e. constant, outputs).
     """
 
-    def __init__(self, spec: Spec) -> None:
-        _check_options(spec, {"dtype", "device", "batch_size"})
-        if not spec.target:
-            raise InputError(
-                None,
-                f"codec spec {spec.text!r} needs a hub id or path: diffusers:<id or path>[:subfolder]",
-            )
+    def __init__(self, spec: Spec, options: DiffusersCodecOptions | None = None) -> None:
+        options = options or DiffusersCodecOptions()
         self.name = spec.text
         self.source, self.subfolder = split_target(spec.target)
-        dtype_name = spec.options.get("dtype", "fp32").lower()
-        if dtype_name not in DTYPES:
-            raise InputError(None, f"dtype={dtype_name!r} in {spec.text!r}: use fp32, fp16 or bf16")
-        self.batch_size = _number(spec, "batch_size", 4, int)
-        if self.batch_size < 1:
-            raise InputError(None, f"batch_size must be >= 1 in {spec.text!r}")
-        device = spec.options.get("device", "auto")
-        if device not in ("auto", "cpu", "cuda"):
-            raise InputError(None, f"device={device!r} in {spec.text!r}: use auto, cpu or cuda")
+        dtype_name = options.dtype
+        self.batch_size = options.batch_size
+        device = options.device
 
         import diffusers
         import torch
@@ -253,7 +262,8 @@ class DiffusersCodec(Codec):
         if self.class_name not in SUPPORTED_CLASSES:
             raise InputError(
                 None,
-                f"{spec.text!r} is a {self.class_name}; supported autoencoders: {', '.join(SUPPORTED_CLASSES)}",
+                f"{spec.text!r} is a {self.class_name}; "
+                f"supported autoencoders: {', '.join(SUPPORTED_CLASSES)}",
             )
         requested = getattr(torch, DTYPES[dtype_name])
         self.upcast = requested != torch.float32 and bool(config.get("force_upcast", False))
@@ -315,7 +325,8 @@ class DiffusersCodec(Codec):
         where = self.source + (f" [{self.subfolder}]" if self.subfolder else "")
         return (
             f"{self.class_name} {where}; {dtype}{upcast} on {self.device}; "
-            f"scale {self.scaling_factor:g} shift {self.shift_factor:g}; diffusers {diffusers.__version__}"
+            f"scale {self.scaling_factor:g} shift {self.shift_factor:g}; "
+            f"diffusers {diffusers.__version__}"
         )
 
     def roundtrip(self, images: Sequence[Image.Image]) -> list[Image.Image | CodecFailure]:
@@ -372,6 +383,14 @@ class DiffusersCodec(Codec):
         return self.model.decode(latents / self.scaling_factor + self.shift_factor).sample
 
 
-@CODECS.register("diffusers")
-def _diffusers(spec: Spec) -> Codec:
-    return DiffusersCodec(spec)
+@register(
+    "codecs",
+    "diffusers",
+    options=DiffusersCodecOptions,
+    target="required",
+    usage="diffusers:<hub id or path>[:subfolder]",
+    summary="A diffusers autoencoder (AutoencoderKL, AutoencoderTiny, AutoencoderDC, ...).",
+    missing=lambda: missing_modules("torch", "diffusers"),
+)
+def _diffusers(spec: Spec, options: DiffusersCodecOptions) -> Codec:
+    return DiffusersCodec(spec, options)

@@ -1,4 +1,4 @@
-"""Model adapters, registered by kind in :data:`bench.models.base.MODELS`.
+"""Model adapters: the ``models`` plug-ins of :data:`bench.registry.PLUGINS`.
 
 Public API::
 
@@ -7,23 +7,21 @@ Public API::
     images = model.generate([ImageRequest(prompt, text, seed), ...])
     model.describe()                                 # recorded in run.json
 
-Importing this package is cheap: adapter modules are imported when a model is
-created, and heavy libraries (torch, diffusers) only inside the adapters.
+Every module of this package may register a model kind (``control`` in
+:mod:`bench.models.controls`, ``diffusers`` in :mod:`bench.models.diffusers_adapter`);
+the registry imports them all when models are first looked up. Importing them is
+cheap: heavy libraries (torch, diffusers) load only inside the adapters.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from bench.models.base import ImageRequest, ModelAdapter
+from bench.registry import PLUGINS, Spec
 
-from bench.models.base import MODELS, ImageRequest, ModelAdapter
-from bench.registry import Spec
-
-#: Modules whose import registers adapters; optional ones are skipped when absent.
-ADAPTER_MODULES = ("bench.models.controls", "bench.models.diffusers_adapter")
+#: The ``models`` plug-ins on their own: ``MODELS.names()``, ``MODELS.create(spec)``.
+MODELS = PLUGINS.view("models")
 
 __all__ = [
-    "ADAPTER_MODULES",
     "MODELS",
     "ImageRequest",
     "ModelAdapter",
@@ -33,13 +31,15 @@ __all__ = [
 
 
 def load_adapters() -> None:
-    """Import every adapter module present, so their kinds are registered."""
-    for name in ADAPTER_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
+    """Import every module of this package, so every model kind is registered."""
+    PLUGINS.load("models")
 
 
 def get_model(spec: str | Spec) -> ModelAdapter:
-    """Create the adapter named by ``spec``; unknown kinds raise :class:`InputError`."""
-    load_adapters()
-    return MODELS.create(spec)
+    """Create the adapter named by ``spec``; unknown kinds and bad options raise InputError.
+
+    >>> get_model("control:blank?size=64").describe()["size"]
+    64
+    """
+    model: ModelAdapter = PLUGINS.create("models", spec)
+    return model

@@ -1,7 +1,7 @@
 """The model adapter interface: one class that turns prompts and seeds into images.
 
-Adapters are registered by kind in :data:`MODELS` and created from a spec string:
-``diffusers:<hub id or local path>[@revision]`` or ``control:render``,
+Adapters are ``models`` plug-ins of :data:`bench.registry.PLUGINS`, created from a
+spec string: ``diffusers:<hub id or local path>[@revision]`` or ``control:render``,
 ``control:typo?rate=0.2``, ``control:blank``. Heavy imports (torch, diffusers)
 happen inside the adapter, never at module import.
 """
@@ -12,8 +12,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from bench.registry import Registry
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -46,6 +44,3 @@ class ModelAdapter(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free memory (GPU) before the next model loads."""
-
-
-MODELS: Registry[ModelAdapter] = Registry("model kind")

@@ -13,7 +13,9 @@ scores they get show what the OCR + scoring pipeline can measure:
 
 A sound measurement orders them blank < typo(high R) < typo(low R) < render.
 Every control is labelled ``is_control=True`` in results and reports.
-Option ``size`` (pixels, default 512) sets the square image size.
+Option ``size`` (pixels, at least 32, default 512) sets the square image size;
+``rate`` (0..1) is required by ``typo`` and refused by the others
+(:class:`ControlOptions`, :class:`TypoOptions`).
 Only PIL is used, and only the DejaVu fonts bundled with matplotlib, so the
 images are the same on every machine.
 """
@@ -27,9 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import InputError
-from bench.models.base import MODELS, ImageRequest, ModelAdapter
-from bench.registry import Spec
+from pydantic import Field
+
+from bench.models.base import ImageRequest, ModelAdapter
+from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont
@@ -217,23 +220,29 @@ def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
     return image
 
 
+class ControlOptions(Options):
+    """Options of ``control:render`` and ``control:blank``."""
+
+    size: int = Field(
+        default=DEFAULT_SIZE, ge=32, description="side of the square image, in pixels"
+    )
+
+
+class TypoOptions(ControlOptions):
+    """Options of ``control:typo``: the render options plus the corruption rate."""
+
+    rate: float = Field(ge=0, le=1, description="probability that a character is corrupted")
+
+
 class ControlModel(ModelAdapter):
-    """Base of the three controls: options parsing and describe()."""
+    """Base of the three controls: size, spec and describe()."""
 
     is_control = True
     kind = ""
-    allowed_options: frozenset[str] = frozenset({"size"})
 
-    def __init__(self, spec: Spec) -> None:
-        self.spec = spec.text or f"control:{self.kind}"
-        allowed = self.allowed_options
-        unknown = sorted(set(spec.options) - allowed)
-        if unknown:
-            raise InputError(
-                None,
-                f"unknown option(s) {unknown} for {self.spec!r}; allowed: {sorted(allowed) or 'none'}",
-            )
-        self.size = _int_option(spec, "size", DEFAULT_SIZE, minimum=32)
+    def __init__(self, size: int = DEFAULT_SIZE, *, spec: str = "") -> None:
+        self.spec = spec or f"control:{self.kind}"
+        self.size = size
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -254,15 +263,10 @@ class RenderControl(ControlModel):
 
 class TypoControl(ControlModel):
     kind = "typo"
-    allowed_options = frozenset({"size", "rate"})
 
-    def __init__(self, spec: Spec) -> None:
-        super().__init__(spec)
-        if "rate" not in spec.options:
-            raise InputError(None, f"{self.spec!r} needs a rate, e.g. control:typo?rate=0.2")
-        self.rate = _float_option(spec, "rate")
-        if not 0.0 <= self.rate <= 1.0:
-            raise InputError(None, f"rate must be between 0 and 1 in {self.spec!r}")
+    def __init__(self, rate: float, size: int = DEFAULT_SIZE, *, spec: str = "") -> None:
+        super().__init__(size, spec=spec)
+        self.rate = rate
 
     def typo_text(self, request: ImageRequest) -> str:
         """The corrupted text drawn for ``request`` (its own random stream, seeded)."""
@@ -285,40 +289,18 @@ class BlankControl(ControlModel):
         return [Image.new("RGB", (self.size, self.size), (255, 255, 255)) for _ in requests]
 
 
-CONTROLS: dict[str, type[ControlModel]] = {
-    "render": RenderControl,
-    "typo": TypoControl,
-    "blank": BlankControl,
-}
-
-
-@MODELS.register("control")
-def create_control(spec: Spec) -> ModelAdapter:
-    """Factory for ``control:render|typo|blank``."""
-    cls = CONTROLS.get(spec.target)
-    if cls is None:
-        raise InputError(
-            None, f"unknown control {spec.target!r} in {spec.text!r}; known: {', '.join(CONTROLS)}"
-        )
-    return cls(spec)
-
-
-def _int_option(spec: Spec, key: str, default: int, *, minimum: int) -> int:
-    raw = spec.options.get(key)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InputError(None, f"option {key}={raw!r} in {spec.text!r} is not an integer") from None
-    if value < minimum:
-        raise InputError(None, f"option {key}={value} in {spec.text!r} must be at least {minimum}")
-    return value
-
-
-def _float_option(spec: Spec, key: str) -> float:
-    raw = spec.options.get(key, "")
-    try:
-        return float(raw)
-    except ValueError:
-        raise InputError(None, f"option {key}={raw!r} in {spec.text!r} is not a number") from None
+@register(
+    "models",
+    "control",
+    targets={"render": ControlOptions, "typo": TypoOptions, "blank": ControlOptions},
+    usage="control:render|typo|blank[?size=N][&rate=R]",
+    summary="Control images that validate the measurement: the text drawn legibly (render), "
+    "with typos (typo) or not at all (blank).",
+)
+def create_control(spec: Spec, options: ControlOptions) -> ControlModel:
+    """Factory for ``control:render|typo|blank`` (options already validated)."""
+    if isinstance(options, TypoOptions):
+        return TypoControl(options.rate, options.size, spec=spec.text)
+    if spec.target == "blank":
+        return BlankControl(options.size, spec=spec.text)
+    return RenderControl(options.size, spec=spec.text)

@@ -7,7 +7,8 @@ defaults (:mod:`bench.models.families`), applies the config's options, and at
 generation time passes only the keyword arguments the pipeline's ``__call__``
 accepts (others are recorded in ``describe()["ignored_settings"]``).
 
-Options (spec query ``?key=value`` or a config entry's ``options:``; values may be strings):
+Options (:class:`DiffusersOptions`; spec query ``?key=value`` or a config entry's
+``options:``; values may be strings; an empty value means not set):
 
 ==================== ======================================================================
 height, width        image size in pixels (DeepFloyd IF: stage I size)
@@ -51,45 +52,20 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator
 
 from bench.errors import InputError
-from bench.models.base import MODELS, ImageRequest, ModelAdapter
+from bench.models.base import ImageRequest, ModelAdapter
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
 from bench.models.tiny import read_marker
-from bench.registry import Spec
+from bench.registry import Options, Spec, missing_modules, parse_options, register
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from PIL import Image
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-#: Option name -> parser. Every option a config may set is listed here.
-OPTION_TYPES: dict[str, type] = {
-    "height": int,
-    "width": int,
-    "steps": int,
-    "guidance": float,
-    "max_sequence_length": int,
-    "negative_prompt": str,
-    "dtype": str,
-    "variant": str,
-    "revision": str,
-    "device": str,
-    "enable_cpu_offload": bool,
-    "safety_checker": bool,
-    "family": str,
-    "loader": str,
-    "stage2": str,
-    "stage3": str,
-    "stage2_steps": int,
-    "stage2_guidance": float,
-    "stage3_steps": int,
-    "stage3_guidance": float,
-}
 
 _DTYPE_ALIASES = {
     "float32": "float32",
@@ -101,6 +77,81 @@ _DTYPE_ALIASES = {
     "bfloat16": "bfloat16",
     "bf16": "bfloat16",
 }
+
+PositiveInt = Annotated[int, Field(gt=0)]
+
+
+class DiffusersOptions(Options):
+    """Options of ``diffusers:`` models (see the module docstring); unset ones are None."""
+
+    model_config = ConfigDict(str_strip_whitespace=True)
+
+    height: PositiveInt | None = Field(default=None, description="image height in pixels")
+    width: PositiveInt | None = Field(default=None, description="image width in pixels")
+    steps: PositiveInt | None = Field(default=None, description="num_inference_steps")
+    guidance: float | None = Field(default=None, description="guidance_scale")
+    max_sequence_length: PositiveInt | None = Field(
+        default=None, description="T5/Gemma prompt length (SD3, FLUX, PixArt, Sana)"
+    )
+    negative_prompt: str | None = Field(
+        default=None, description="one negative prompt for every image"
+    )
+    dtype: Literal["float32", "float16", "bfloat16"] | None = Field(
+        default=None,
+        description="weights dtype (fp32/fp16/bf16 accepted); default: the family's on CUDA",
+    )
+    variant: str | None = Field(default=None, description="weight file variant, e.g. fp16")
+    revision: str | None = Field(default=None, description="hub revision (same as @revision)")
+    device: str | None = Field(
+        default=None, description="auto | cpu | cuda | cuda:N (default auto)"
+    )
+    enable_cpu_offload: bool | None = Field(
+        default=None, description="enable_model_cpu_offload() instead of moving to the GPU"
+    )
+    safety_checker: bool | None = Field(default=None, description="false: remove SD's NSFW checker")
+    family: str | None = Field(default=None, description="force a family of bench.models.families")
+    loader: Literal["diffusion", "auto"] | None = Field(
+        default=None, description="DiffusionPipeline or AutoPipelineForText2Image"
+    )
+    stage2: str | None = Field(
+        default=None, description="DeepFloyd IF stage II: hub id, folder or none"
+    )
+    stage3: str | None = Field(
+        default=None, description="DeepFloyd IF stage III: hub id, folder or none"
+    )
+    stage2_steps: PositiveInt | None = Field(
+        default=None, description="DeepFloyd IF stage II steps"
+    )
+    stage2_guidance: float | None = Field(
+        default=None, description="DeepFloyd IF stage II guidance"
+    )
+    stage3_steps: PositiveInt | None = Field(
+        default=None, description="DeepFloyd IF stage III steps"
+    )
+    stage3_guidance: float | None = Field(
+        default=None, description="DeepFloyd IF stage III guidance"
+    )
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _dtype_alias(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip():
+            name = _DTYPE_ALIASES.get(value.strip().lower())
+            if name is None:
+                raise ValueError(f"dtype {value!r} is not one of float32, float16, bfloat16")
+            return name
+        return value
+
+    @field_validator("family")
+    @classmethod
+    def _known_family(cls, value: str | None) -> str | None:
+        if value is not None and value not in FAMILIES:
+            raise ValueError(f"unknown family {value!r}; known: {', '.join(FAMILIES)}")
+        return value
+
+    def settings(self) -> dict[str, Any]:
+        """The options that were set, by name (what the adapter reads)."""
+        return self.model_dump(exclude_none=True)
 
 
 def is_oom(exc: BaseException) -> bool:
@@ -128,73 +179,6 @@ def is_oom(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
-
-
-def parse_options(options: Mapping[str, Any], source: str = "") -> dict[str, Any]:
-    """Typed adapter options from strings or YAML values; unknown or bad ones raise InputError.
-
-    Empty strings and None mean "not set" and are dropped.
-
-    >>> parse_options({"steps": "4", "guidance": 2, "enable_cpu_offload": "true", "dtype": ""})
-    {'steps': 4, 'guidance': 2.0, 'enable_cpu_offload': True}
-    """
-    parsed: dict[str, Any] = {}
-    for key, raw in options.items():
-        kind = OPTION_TYPES.get(key)
-        if kind is None:
-            known = ", ".join(sorted(OPTION_TYPES))
-            raise InputError(
-                source or None, f"unknown diffusers option {key!r}; known: {known}", key=key
-            )
-        if raw is None or (isinstance(raw, str) and raw.strip() == ""):
-            continue
-        try:
-            parsed[key] = _convert(kind, raw)
-        except ValueError:
-            raise InputError(
-                source or None, f"option {key!r} must be {kind.__name__}, got {raw!r}", key=key
-            ) from None
-    if "dtype" in parsed:
-        dtype = _DTYPE_ALIASES.get(str(parsed["dtype"]).lower())
-        if dtype is None:
-            raise InputError(
-                source or None,
-                f"dtype {parsed['dtype']!r} is not one of float32, float16, bfloat16",
-                key="dtype",
-            )
-        parsed["dtype"] = dtype
-    if "family" in parsed and parsed["family"] not in FAMILIES:
-        raise InputError(
-            source or None,
-            f"unknown family {parsed['family']!r}; known: {', '.join(FAMILIES)}",
-            key="family",
-        )
-    if "loader" in parsed and parsed["loader"] not in ("diffusion", "auto"):
-        raise InputError(source or None, "loader must be 'diffusion' or 'auto'", key="loader")
-    for key in ("height", "width", "steps", "max_sequence_length", "stage2_steps", "stage3_steps"):
-        if key in parsed and parsed[key] <= 0:
-            raise InputError(source or None, f"option {key!r} must be positive", key=key)
-    return parsed
-
-
-def _convert(kind: type, raw: Any) -> Any:
-    if kind is bool:
-        if isinstance(raw, bool):
-            return raw
-        text = str(raw).strip().lower()
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
-        raise ValueError(raw)
-    if kind is int:
-        number = float(raw)
-        if isinstance(raw, bool) or not number.is_integer():
-            raise ValueError(raw)
-        return int(number)
-    if kind is float:
-        return float(raw)
-    return str(raw).strip()
 
 
 def split_target(target: str) -> tuple[str, str | None]:
@@ -244,14 +228,20 @@ class DiffusersModel(ModelAdapter):
     is_control = False
 
     def __init__(
-        self, target: str, options: Mapping[str, Any] | None = None, *, spec_text: str = ""
+        self,
+        target: str,
+        options: DiffusersOptions | Mapping[str, Any] | None = None,
+        *,
+        spec_text: str = "",
     ) -> None:
         self.spec = spec_text or f"diffusers:{target}"
         if not target.strip():
             raise InputError(
                 None, f"{self.spec!r}: give a hub id or folder, e.g. diffusers:owner/name"
             )
-        self.options = parse_options(options or {}, self.spec)
+        if not isinstance(options, DiffusersOptions):
+            options = parse_options(DiffusersOptions, options or {}, self.spec)
+        self.options: dict[str, Any] = options.settings()
         location, at_revision = split_target(target.strip())
         self.requested_revision: str | None = self.options.get("revision") or at_revision
         self.is_local = _looks_local(location)
@@ -622,7 +612,15 @@ def _quiet_diffusers() -> Iterator[None]:
         diffusers_logging.set_verbosity(before)
 
 
-@MODELS.register("diffusers")
-def create_diffusers_model(spec: Spec) -> DiffusersModel:
+@register(
+    "models",
+    "diffusers",
+    options=DiffusersOptions,
+    target="required",
+    usage="diffusers:<hub id or folder>[@revision][?option=value&...]",
+    summary="Any diffusers text-to-image pipeline; the family's defaults, then the options.",
+    missing=lambda: missing_modules("torch", "diffusers"),
+)
+def create_diffusers_model(spec: Spec, options: DiffusersOptions) -> DiffusersModel:
     """Registry factory: ``diffusers:<hub id or folder>[@revision]?option=value&...``."""
-    return DiffusersModel(spec.target, spec.options, spec_text=spec.text)
+    return DiffusersModel(spec.target, options, spec_text=spec.text)

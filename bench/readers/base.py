@@ -1,8 +1,9 @@
 """The OCR engine interface: one class that turns images into text.
 
-Engines are registered by name in :data:`OCR_ENGINES` and created from a spec
-string (``easyocr``, ``rapidocr``, ``tesseract``, optionally with options such
-as ``easyocr?gpu=0``). Heavy imports happen inside the engine's constructor.
+Engines are ``readers`` plug-ins of :data:`bench.registry.PLUGINS` (one module of
+this package each), created from a spec string (``easyocr``, ``rapidocr``,
+``tesseract``, optionally with options such as ``easyocr?gpu=0``). Heavy imports
+happen inside the engine's constructor.
 
 Reading order (the order words are joined into ``Reading.text``): detected
 boxes are grouped into lines, lines are read top to bottom and the boxes of a
@@ -15,8 +16,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from bench.registry import Registry
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -48,6 +47,3 @@ class Reader(ABC):
     @abstractmethod
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         """OCR each image; the list has one result per input image, in order."""
-
-
-OCR_ENGINES: Registry[Reader] = Registry("OCR engine")

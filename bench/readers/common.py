@@ -1,4 +1,4 @@
-"""Helpers shared by the engines: input conversion, options, result assembly, errors.
+"""Helpers shared by the engines: input conversion, result assembly, errors.
 
 Kept free of heavy imports (numpy and PIL only) so ``import bench.readers`` stays light.
 """
@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import InputError
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.order import reading_order
-from bench.registry import Spec
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,62 +104,3 @@ def rect_points(left: float, top: float, width: float, height: float) -> list[Po
     """The 4 corners (clockwise from top-left) of an axis-aligned rectangle."""
     right, bottom = left + width, top + height
     return [(left, top), (right, top), (right, bottom), (left, bottom)]
-
-
-class Options:
-    """Typed access to a spec's ``?key=value`` options; unknown keys are an error.
-
-    >>> o = Options(Spec.parse("easyocr?gpu=0&batch_size=4"), {"gpu", "batch_size"})
-    >>> o.boolean("gpu", None), o.integer("batch_size", 8, minimum=1)
-    (False, 4)
-    """
-
-    def __init__(self, spec: Spec, known: set[str]) -> None:
-        self.spec = spec
-        unknown = sorted(set(spec.options) - known)
-        if unknown:
-            raise InputError(
-                None,
-                f"unknown option {unknown[0]!r} in OCR spec {spec.text!r}; "
-                f"known: {', '.join(sorted(known)) or 'none'}",
-            )
-
-    def _bad(self, key: str, expected: str) -> InputError:
-        value = self.spec.options[key]
-        return InputError(
-            None, f"option {key}={value!r} in OCR spec {self.spec.text!r}: expected {expected}"
-        )
-
-    def boolean(self, key: str, default: bool | None) -> bool | None:
-        if key not in self.spec.options:
-            return default
-        value = self.spec.options[key].strip().lower()
-        if value in ("1", "true", "yes", "on"):
-            return True
-        if value in ("0", "false", "no", "off"):
-            return False
-        if value == "auto":
-            return None
-        raise self._bad(key, "0, 1 or auto")
-
-    def integer(self, key: str, default: int, *, minimum: int | None = None) -> int:
-        if key not in self.spec.options:
-            return default
-        try:
-            value = int(self.spec.options[key])
-        except ValueError:
-            raise self._bad(key, "an integer") from None
-        if minimum is not None and value < minimum:
-            raise self._bad(key, f"an integer >= {minimum}")
-        return value
-
-    def number(self, key: str, default: float) -> float:
-        if key not in self.spec.options:
-            return default
-        try:
-            return float(self.spec.options[key])
-        except ValueError:
-            raise self._bad(key, "a number") from None
-
-    def text(self, key: str, default: str) -> str:
-        return self.spec.options.get(key, default)

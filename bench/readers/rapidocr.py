@@ -2,7 +2,7 @@
 
 The ONNX models (PP-OCRv4 detector and recogniser, mobile v2 angle classifier)
 ship inside the ``rapidocr-onnxruntime`` wheel, so nothing is downloaded. Spec
-options:
+options (:class:`RapidOCROptions`):
 
 ``threads``     onnxruntime intra-op threads (default: onnxruntime's choice)
 ``text_score``  drop detections whose recognition score is below this (default 0.5)
@@ -24,12 +24,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from bench.errors import InputError
+from pydantic import Field
+
 from bench.readers.base import Reader, Reading
-from bench.readers.common import Options, ReadError, assemble, to_rgb_image
-from bench.registry import Spec
+from bench.readers.common import ReadError, assemble, to_rgb_image
+from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -52,23 +53,30 @@ def _load(threads: int, text_score: float, det_side: int, det_limit: str) -> Any
     )
 
 
+class RapidOCROptions(Options):
+    """Options of the ``rapidocr`` reader."""
+
+    threads: int = Field(
+        default=-1, ge=-1, description="onnxruntime intra-op threads (-1: its choice)"
+    )
+    text_score: float = Field(default=0.5, description="drop detections scored below this")
+    det_side: int = Field(default=960, ge=32, description="detector resize target, in pixels")
+    det_limit: Literal["max", "min"] = Field(
+        default="max", description="max: longer side <= det_side; min: shorter side >= det_side"
+    )
+
+
 class RapidOCRReader(Reader):
     """OCR with RapidOCR (PP-OCR on onnxruntime); see the module docstring."""
 
     name = "rapidocr"
 
-    def __init__(self, spec: Spec | str = "rapidocr") -> None:
-        spec = Spec.parse(spec) if isinstance(spec, str) else spec
-        options = Options(spec, {"threads", "text_score", "det_side", "det_limit"})
-        self.threads = options.integer("threads", -1, minimum=-1)
-        self.text_score = options.number("text_score", 0.5)
-        self.det_side = options.integer("det_side", 960, minimum=32)
-        self.det_limit = options.text("det_limit", "max")
-        if self.det_limit not in ("max", "min"):
-            raise InputError(
-                None,
-                f"option det_limit={self.det_limit!r} in OCR spec {spec.text!r}: expected max or min",
-            )
+    def __init__(self, options: RapidOCROptions | None = None) -> None:
+        options = options or RapidOCROptions()
+        self.threads = options.threads
+        self.text_score = options.text_score
+        self.det_side = options.det_side
+        self.det_limit = options.det_limit
         self._ocr = _load(self.threads, self.text_score, self.det_side, self.det_limit)
 
     @property
@@ -95,3 +103,14 @@ class RapidOCRReader(Reader):
                 raise ReadError(self.name, index, error) from error
             results.append(assemble(detections or []))
         return results
+
+
+@register(
+    "readers",
+    "rapidocr",
+    options=RapidOCROptions,
+    summary="RapidOCR: PaddleOCR's PP-OCR models on onnxruntime, CPU; models ship in the wheel.",
+    missing=lambda: missing_modules("rapidocr_onnxruntime", "onnxruntime"),
+)
+def create_rapidocr(spec: Spec, options: RapidOCROptions) -> RapidOCRReader:
+    return RapidOCRReader(options)

@@ -2,7 +2,7 @@
 
 Needs the binary (Debian: ``apt-get install tesseract-ocr``); the engine is always
 registered, and creating it without the binary raises a one-line
-:class:`~bench.errors.InputError`. Spec options:
+:class:`~bench.errors.InputError`. Spec options (:class:`TesseractOptions`):
 
 ``psm``      page segmentation mode (default 11, "sparse text": find as much text
              as possible in no particular order, which suits generated images
@@ -28,10 +28,12 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from bench.errors import InputError
 from bench.readers.base import Point, Reader, Reading
-from bench.readers.common import Options, ReadError, assemble, rect_points, to_rgb_image
-from bench.registry import Spec
+from bench.readers.common import ReadError, assemble, rect_points, to_rgb_image
+from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -69,22 +71,35 @@ def parse_tsv(tsv: str) -> list[tuple[list[Point], str, float]]:
     return words
 
 
+class TesseractOptions(Options):
+    """Options of the ``tesseract`` reader."""
+
+    psm: int = Field(default=11, ge=0, description="page segmentation mode (11: sparse text)")
+    lang: str = Field(default="eng", description="traineddata language(s), e.g. eng+deu")
+    workers: int = Field(default=1, ge=1, description="images read in parallel, one process each")
+    timeout: float = Field(default=120.0, description="seconds allowed per image")
+
+
+def missing_binary() -> str | None:
+    """Why the engine cannot run here (no binary), or None."""
+    return None if shutil.which("tesseract") else MISSING_BINARY
+
+
 class TesseractReader(Reader):
     """OCR with the Tesseract binary; see the module docstring for options."""
 
     name = "tesseract"
 
-    def __init__(self, spec: Spec | str = "tesseract") -> None:
-        spec = Spec.parse(spec) if isinstance(spec, str) else spec
-        options = Options(spec, {"psm", "lang", "workers", "timeout"})
+    def __init__(self, options: TesseractOptions | None = None) -> None:
+        options = options or TesseractOptions()
         binary = shutil.which("tesseract")
         if binary is None:
             raise InputError(None, MISSING_BINARY)
         self.binary = binary
-        self.psm = options.integer("psm", 11, minimum=0)
-        self.lang = options.text("lang", "eng")
-        self.workers = options.integer("workers", 1, minimum=1)
-        self.timeout = options.number("timeout", 120.0)
+        self.psm = options.psm
+        self.lang = options.lang
+        self.workers = options.workers
+        self.timeout = options.timeout
         # Parallel processes each using OpenMP threads would oversubscribe the CPU.
         self._env = {**os.environ, "OMP_THREAD_LIMIT": "1"} if self.workers > 1 else None
 
@@ -129,3 +144,14 @@ class TesseractReader(Reader):
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             # map keeps input order and re-raises the first failure in that order.
             return list(pool.map(self._read_one, range(len(images)), images))
+
+
+@register(
+    "readers",
+    "tesseract",
+    options=TesseractOptions,
+    summary="Tesseract, run as the command-line binary with TSV output.",
+    missing=missing_binary,
+)
+def create_tesseract(spec: Spec, options: TesseractOptions) -> TesseractReader:
+    return TesseractReader(options)

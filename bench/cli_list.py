@@ -1,0 +1,140 @@
+"""``glyphbench list``: every plug-in (with its options) and every metric glyphbench knows.
+
+Reads :data:`bench.registry.PLUGINS` and :data:`bench.scoring.table.METRICS`, so a
+plug-in or metric added in one file shows up here with nothing else to edit.
+Importing the plug-in modules is cheap by contract: no torch, diffusers, easyocr,
+gradio or onnxruntime is imported (a test checks it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import typer
+
+from bench.errors import InputError
+
+#: What ``glyphbench list`` can show: the plug-in kinds, then metrics.
+SECTIONS = ("models", "readers", "codecs", "sources", "samplers", "suites", "metrics")
+
+
+def list_command(
+    what: str = typer.Argument(
+        None, help=f"One of {', '.join(SECTIONS)} (default: all of them).", show_default=False
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output (JSON)."),
+) -> None:
+    """List plug-ins with their options (name, type, default, description), or the metrics.
+
+    Example: glyphbench list readers
+    """
+    sections = _sections(what)
+    data = {section: _records(section) for section in sections}
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    blocks = [
+        _metrics_text(data[s]) if s == "metrics" else _plugins_text(s, data[s]) for s in sections
+    ]
+    typer.echo("\n\n".join(blocks))
+
+
+def _sections(what: str | None) -> Sequence[str]:
+    if what is None:
+        return SECTIONS
+    if what not in SECTIONS:
+        raise InputError(None, f"cannot list {what!r}; choose one of: {', '.join(SECTIONS)}")
+    return (what,)
+
+
+def _records(section: str) -> list[dict[str, Any]]:
+    if section == "metrics":
+        from bench.scoring.table import METRICS
+
+        return [
+            {
+                "name": metric.name,
+                "label": metric.label,
+                "direction": metric.direction,
+                "family": metric.family,
+                "doc": metric.doc,
+            }
+            for metric in METRICS.all()
+        ]
+    from bench.registry import PLUGINS
+
+    return [plugin.describe() for plugin in PLUGINS.entries(section)]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def _plugins_text(kind: str, plugins: list[dict[str, Any]]) -> str:
+    lines = [kind]
+    if not plugins:
+        lines.append("  (none registered)")
+    for plugin in plugins:
+        lines.append(f"  {plugin['usage']}")
+        if plugin["summary"]:
+            lines.append(f"      {plugin['summary']}")
+        if plugin["suffixes"]:
+            lines.append(f"      also a bare path ending in {', '.join(plugin['suffixes'])}")
+        if plugin["unavailable"]:
+            lines.append(f"      not available here: {plugin['unavailable']}")
+        if "targets" in plugin:
+            for target, options in plugin["targets"].items():
+                lines.append(f"      {plugin['name']}:{target} options:")
+                lines.extend(_option_lines(options))
+        elif plugin["options"]:
+            lines.append("      options:")
+            lines.extend(_option_lines(plugin["options"]))
+    return "\n".join(lines)
+
+
+def _option_lines(options: list[dict[str, Any]]) -> list[str]:
+    if not options:
+        return ["        (none)"]
+    rows = [
+        (
+            option["name"],
+            option["type"],
+            _default_text(option),
+            option["description"],
+        )
+        for option in options
+    ]
+    return [f"        {line}" for line in _aligned(rows)]
+
+
+def _default_text(option: dict[str, Any]) -> str:
+    if option["required"]:
+        return "required"
+    return "not set" if option["default"] is None else f"default {option['default']!r}"
+
+
+def _aligned(rows: Iterable[tuple[str, ...]]) -> list[str]:
+    """Rows as lines whose columns line up (the last column is left ragged)."""
+    rows = list(rows)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[-1]])
+        for row in rows
+    ]
+
+
+def _metrics_text(metrics: list[dict[str, Any]]) -> str:
+    if not metrics:
+        return "metrics\n  (none registered)"
+    rows = [(m["name"], m["label"], m["direction"], f"[{m['family']}]") for m in metrics]
+    lines = ["metrics"]
+    for line, metric in zip(_aligned(rows), metrics, strict=True):
+        lines.append(f"  {line}")
+        if metric["doc"]:
+            lines.append(f"      {metric['doc']}")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_command)
