@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -63,22 +62,10 @@ from pydantic import (
     model_validator,
 )
 
+from bench.engine.folder import slug
 from bench.errors import InputError
 from bench.registry import PLUGINS, Spec
 from prompts.samplers import DEFAULT_SAMPLER
-
-_SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._=+-]+")
-
-
-def slugify(label: str) -> str:
-    """A folder-safe version of a model label.
-
-    >>> slugify("control:typo?rate=0.1")
-    'control_typo_rate=0.1'
-    >>> slugify("tiny-random-sd (untrained)")
-    'tiny-random-sd_untrained'
-    """
-    return _SLUG_UNSAFE.sub("_", label).strip("_") or "model"
 
 
 def option_text(value: Any) -> str:
@@ -164,7 +151,7 @@ class ModelEntry(_Strict):
 
     @property
     def slug(self) -> str:
-        return slugify(self.label)
+        return slug(self.label)
 
     def to_spec(self) -> Spec:
         """The spec the adapter is created from: spec-string options merged with ``options``."""
@@ -235,7 +222,7 @@ class RunConfig(_Strict):
     @field_validator("run_id")
     @classmethod
     def _run_id_safe(cls, value: str) -> str:
-        if value and slugify(value) != value:
+        if value and slug(value) != value:
             raise ValueError(f"run_id {value!r} may only use letters, digits and . _ = + -")
         return value
 

@@ -283,23 +283,6 @@ class Resolved(Generic[T]):
         return self.plugin.factory(self.spec, self.options)
 
 
-@dataclass(frozen=True)
-class KindView:
-    """One kind of a registry seen on its own (``names()``, ``resolve()``, ``create()``)."""
-
-    registry: PluginRegistry
-    kind: str
-
-    def names(self) -> list[str]:
-        return self.registry.names(self.kind)
-
-    def resolve(self, spec: str | Spec, *, where: str | None = None) -> Resolved[Any]:
-        return self.registry.resolve(self.kind, spec, where=where)
-
-    def create(self, spec: str | Spec, *, where: str | None = None) -> Any:
-        return self.registry.create(self.kind, spec, where=where)
-
-
 class PluginRegistry:
     """Plug-ins by kind and name; kinds load their package's modules on first use."""
 
@@ -355,11 +338,6 @@ class PluginRegistry:
 
     def unregister(self, kind: str, name: str) -> None:
         self._plugins[kind].pop(name, None)
-
-    def view(self, kind: str) -> KindView:
-        """``kind``'s plug-ins on their own, e.g. ``PLUGINS.view("codecs").names()``."""
-        self._check_kind(kind)
-        return KindView(self, kind)
 
     # -------------------------------------------------------------- looking up
     def load(self, kind: str) -> None:

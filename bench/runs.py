@@ -53,6 +53,7 @@ def load_prompts(config: RunConfig) -> PromptSet:
         stratify=config.stratify,
         seed=config.prompt_seed,
         limit=config.limit,
+        sampler=config.sampler,
     )
 
 
@@ -77,7 +78,6 @@ def run_benchmark(
     from bench.runner import Runner
 
     console = console or Console(stderr=True)
-    check_models(config)
     folder = RunFolder(config.out)
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
@@ -130,28 +130,6 @@ def run_benchmark(
     )
     results = _merge_when_done(folder, dist)
     return RunResult(folder.root, outcome, results)
-
-
-def check_models(config: RunConfig) -> None:
-    """Fail fast on config mistakes: unknown model kinds and bad control options.
-
-    Other adapters are not created here; their failures (a missing checkpoint,
-    out of memory) stay local to that model during the run.
-    """
-    from bench.models import MODELS, get_model, load_adapters
-
-    load_adapters()
-    for entry in config.models:
-        spec = entry.to_spec()
-        if spec.kind not in MODELS.names():
-            raise InputError(
-                None,
-                f"unknown model kind {spec.kind!r} in {entry.spec!r}; "
-                f"known: {', '.join(MODELS.names())}",
-                key="models",
-            )
-        if entry.is_control:
-            get_model(spec)
 
 
 def _host() -> dict[str, Any]:

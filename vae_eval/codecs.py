@@ -67,8 +67,6 @@ class Codec(ABC):
         """One reconstruction (same size, RGB) or failure per input image."""
 
 
-#: The ``codecs`` plug-ins on their own: ``CODECS.names()``, ``CODECS.create(spec)``.
-CODECS = PLUGINS.view("codecs")
 
 
 def get_codec(spec: str | Spec) -> Codec:

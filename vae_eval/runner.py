@@ -367,12 +367,15 @@ def evaluate(
     (tests and notebooks pass objects they already have). ``progress(stage, done,
     total)`` is called after each batch with the images done in that stage.
     """
+    from bench.registry import PLUGINS
     from vae_eval.imageset import load_image_set
 
-    out.mkdir(parents=True, exist_ok=True)
     specs = list(dict.fromkeys(options.codecs))  # keep order, drop repeats
-    for spec in specs:
-        get_codec_kind_or_fail(spec)  # a typo in --vae is a user error, not a failure row
+    for spec in specs:  # a typo in --vae is a user error, not a failure row
+        PLUGINS.resolve("codecs", spec, where="--vae")
+    if ocr_engine is None:
+        PLUGINS.resolve("readers", options.ocr, where="--ocr")
+    out.mkdir(parents=True, exist_ok=True)
 
     # Codecs load lazily, one at a time, only when they have work (a finished run loads
     # none); "size=native" needs their resolution hints first, so it loads them upfront.
@@ -432,19 +435,6 @@ def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> N
         ),
         missing_ok=False,
     )
-
-
-def get_codec_kind_or_fail(spec: str) -> None:
-    """Raise InputError when ``spec`` names no registered codec (checked before any loading)."""
-    from bench.errors import InputError
-    from bench.registry import Spec
-    from vae_eval.codecs import CODECS
-
-    kind = Spec.parse(spec).kind
-    if kind not in CODECS.names():
-        raise InputError(
-            None, f"unknown codec {kind!r} in {spec!r}; known: {', '.join(CODECS.names())}"
-        )
 
 
 def merge_results(

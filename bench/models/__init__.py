@@ -18,21 +18,11 @@ from __future__ import annotations
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.registry import PLUGINS, Spec
 
-#: The ``models`` plug-ins on their own: ``MODELS.names()``, ``MODELS.create(spec)``.
-MODELS = PLUGINS.view("models")
-
 __all__ = [
-    "MODELS",
     "ImageRequest",
     "ModelAdapter",
     "get_model",
-    "load_adapters",
 ]
-
-
-def load_adapters() -> None:
-    """Import every module of this package, so every model kind is registered."""
-    PLUGINS.load("models")
 
 
 def get_model(spec: str | Spec) -> ModelAdapter:
