@@ -33,7 +33,11 @@ class Normalization:
     strip_punct: bool = False
 
     def __call__(self, text: str) -> str:
-        return normalize(text, keep_case=self.keep_case, strip_punct=self.strip_punct)
+        if self.strip_punct:
+            return normalize(text, keep_case=self.keep_case, strip_punct=True)
+        # The common case inline: scoring normalises every text it sees.
+        out = " ".join(text.split())
+        return out if self.keep_case else out.casefold()
 
 
 def normalize(text: str, *, keep_case: bool = False, strip_punct: bool = False) -> str:
