@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,20 +21,24 @@ COMPAT_HELP = (
 
 
 def score_command(
-    pairs: Path = typer.Argument(..., help="CSV with one (expected, OCR) pair per row."),
-    out: Path = typer.Option(..., "--out", "-o", help="Where to write the scored CSV."),
-    expected_col: str = typer.Option("expected", help="Column holding the expected text."),
-    ocr_col: str = typer.Option("ocr", help="Column holding the OCR text."),
-    compat: str = typer.Option(None, help=COMPAT_HELP),
-    keep_case: bool = typer.Option(False, help="Do not case-fold before comparing."),
-    strip_punct: bool = typer.Option(
-        False, help="Strip COCO-Text punctuation from word ends before comparing."
+    pairs: Annotated[Path, typer.Argument(help="CSV with one (expected, OCR) pair per row.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the scored CSV.")],
+    expected_col: Annotated[str, typer.Option(help="Column holding the expected text.")] = (
+        "expected"
     ),
-    summary: Path = typer.Option(
-        None,
-        "--summary",
-        help="Also write the family's headline aggregates over all pairs to this JSON file.",
-    ),
+    ocr_col: Annotated[str, typer.Option(help="Column holding the OCR text.")] = "ocr",
+    compat: Annotated[str | None, typer.Option(help=COMPAT_HELP)] = None,
+    keep_case: Annotated[bool, typer.Option(help="Do not case-fold before comparing.")] = False,
+    strip_punct: Annotated[
+        bool, typer.Option(help="Strip COCO-Text punctuation from word ends before comparing.")
+    ] = False,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary",
+            help="Also write the family's headline aggregates over all pairs to this JSON file.",
+        ),
+    ] = None,
 ) -> None:
     """Append every score to a CSV of pairs; input columns are kept as they are.
 

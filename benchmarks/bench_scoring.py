@@ -74,7 +74,7 @@ def main() -> None:
     args = parser.parse_args()
 
     expected, ocr = make_pairs(args.pairs, args.seed)
-    unique = len(set(zip(expected, ocr)))
+    unique = len(set(zip(expected, ocr, strict=True)))
     print(
         f"{args.pairs:,} pairs ({unique:,} distinct), mean expected length "
         f"{sum(map(len, expected)) / len(expected):.1f} chars"
@@ -89,12 +89,12 @@ def main() -> None:
 
     n_base = args.baseline_pairs or args.pairs
     start = time.perf_counter()
-    slow = [dp_scores(e, o) for e, o in zip(expected[:n_base], ocr[:n_base])]
+    slow = [dp_scores(e, o) for e, o in zip(expected[:n_base], ocr[:n_base], strict=True)]
     slow_s = time.perf_counter() - start
 
     mismatches = sum(
         not math.isclose(float(row[c]), float(ref[c]), abs_tol=1e-12)
-        for row, ref in zip(fast.head(n_base).to_dict("records"), slow)
+        for row, ref in zip(fast.head(n_base).to_dict("records"), slow, strict=True)
         for c in SCORE_COLUMNS
     )
     fast_per_pair = fast_s / args.pairs

@@ -12,6 +12,9 @@ function takes a :class:`Pair`; families live in their own modules
 reference-compatibility mode.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from bench.scoring import pairs
 from bench.scoring.metrics import (
     algorithm1,
     anls,
@@ -26,9 +29,20 @@ from bench.scoring.metrics import (
 )
 from bench.scoring.normalize import COCO_TEXT_PUNCT, Normalization, normalize
 from bench.scoring.pair import ImagePair, Pair
-from bench.scoring.pairs import HIGHER_IS_BETTER, SCORE_COLUMNS, score_one, score_pairs
+from bench.scoring.pairs import score_one, score_pairs
 from bench.scoring.table import METRICS, Metric, register_metric
 from bench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
+
+if TYPE_CHECKING:
+    from bench.scoring.pairs import HIGHER_IS_BETTER, SCORE_COLUMNS
+
+
+def __getattr__(name: str) -> Any:
+    """``SCORE_COLUMNS`` and ``HIGHER_IS_BETTER`` come from the metric table on first use."""
+    if name in ("SCORE_COLUMNS", "HIGHER_IS_BETTER"):
+        return getattr(pairs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "COCO_TEXT_PUNCT",

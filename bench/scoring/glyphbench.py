@@ -17,6 +17,8 @@ from bench.scoring.table import Metric, register_metric
 #: ANLS counts a reading only when its normalised edit distance is below this.
 ANLS_THRESHOLD = 0.5
 
+WORD_MATCHING = "MARIO-Eval style word matching, per pair"
+
 
 def algorithm1(pair: Pair) -> int:
     """TextInVision's Algorithm 1 score (an edit distance: 0 is perfect, lower is better).
@@ -51,6 +53,23 @@ def algorithm1(pair: Pair) -> int:
     return Levenshtein.distance(" ".join(rest_expected), " ".join(rest_read))
 
 
+register_metric(
+    Metric(
+        "algorithm1",
+        algorithm1,
+        label="Algorithm 1 distance",
+        higher_is_better=False,
+        doc="0 if the expected text occurs in the read text, else the edit distance of the "
+        "best-matching read word (one expected word) or of the words left after removing "
+        "common words (several).",
+        unit="edits",
+        reference="TextInVision, Algorithm 1",
+        dtype="int64",
+        summary=1,
+    )
+)
+
+
 def edit_distance(pair: Pair) -> int:
     """Character Levenshtein distance between the normalised texts.
 
@@ -58,6 +77,19 @@ def edit_distance(pair: Pair) -> int:
     3
     """
     return pair.distance
+
+
+register_metric(
+    Metric(
+        "edit_distance",
+        edit_distance,
+        label="Edit distance",
+        higher_is_better=False,
+        doc="Character Levenshtein distance (unit costs) between the normalised texts.",
+        unit="edits",
+        dtype="int64",
+    )
+)
 
 
 def lcs_len(pair: Pair) -> int:
@@ -69,6 +101,20 @@ def lcs_len(pair: Pair) -> int:
     return pair.lcs
 
 
+register_metric(
+    Metric(
+        "lcs_len",
+        lcs_len,
+        label="LCS length",
+        higher_is_better=True,
+        doc="Length of the longest common subsequence (in order, gaps allowed).",
+        unit="characters",
+        reference="TextInVision",
+        dtype="int64",
+    )
+)
+
+
 def lom_len(pair: Pair) -> int:
     """Length of the longest common contiguous substring of the normalised texts.
 
@@ -76,6 +122,20 @@ def lom_len(pair: Pair) -> int:
     3
     """
     return longest_common_substring(pair.expected, pair.read)
+
+
+register_metric(
+    Metric(
+        "lom_len",
+        lom_len,
+        label="Longest match length",
+        higher_is_better=True,
+        doc="Length of the longest common contiguous substring (longest ordered match).",
+        unit="characters",
+        reference="TextInVision",
+        dtype="int64",
+    )
+)
 
 
 def ned(pair: Pair) -> float:
@@ -87,6 +147,19 @@ def ned(pair: Pair) -> float:
     1.0
     """
     return 1.0 - pair.distance_ratio
+
+
+register_metric(
+    Metric(
+        "ned",
+        ned,
+        label="NED similarity",
+        higher_is_better=True,
+        doc="1 - d / max(len(expected), len(read)); 1.0 when both are empty.",
+        reference="AnyText NED",
+        summary=3,
+    )
+)
 
 
 def anls(pair: Pair) -> float:
@@ -101,6 +174,19 @@ def anls(pair: Pair) -> float:
     return (1.0 - ratio) if ratio < ANLS_THRESHOLD else 0.0
 
 
+register_metric(
+    Metric(
+        "anls",
+        anls,
+        label="ANLS",
+        higher_is_better=True,
+        doc="1 - nl when nl = d / max(len) < 0.5, else 0.",
+        reference="ST-VQA ANLS, threshold 0.5",
+        summary=4,
+    )
+)
+
+
 def exact_match(pair: Pair) -> bool:
     """Whether the normalised texts are identical.
 
@@ -108,6 +194,20 @@ def exact_match(pair: Pair) -> bool:
     True
     """
     return pair.expected == pair.read
+
+
+register_metric(
+    Metric(
+        "exact_match",
+        exact_match,
+        label="Exact match",
+        higher_is_better=True,
+        doc="The normalised texts are identical.",
+        reference="AnyText sentence accuracy",
+        dtype="bool",
+        summary=2,
+    )
+)
 
 
 def word_precision(pair: Pair) -> float:
@@ -120,6 +220,19 @@ def word_precision(pair: Pair) -> float:
     return pair.matched_words / n_read if n_read else float(not pair.expected_words)
 
 
+register_metric(
+    Metric(
+        "word_precision",
+        word_precision,
+        label="Word precision",
+        higher_is_better=True,
+        doc="Matched words (multiset intersection) / read words; an empty side scores 1.0 "
+        "if the other is empty too, else 0.0.",
+        reference=WORD_MATCHING,
+    )
+)
+
+
 def word_recall(pair: Pair) -> float:
     """Matched words / expected words (multiset matching); both empty: 1.0, expected empty: 0.0.
 
@@ -128,6 +241,19 @@ def word_recall(pair: Pair) -> float:
     """
     n_expected = len(pair.expected_words)
     return pair.matched_words / n_expected if n_expected else float(not pair.read_words)
+
+
+register_metric(
+    Metric(
+        "word_recall",
+        word_recall,
+        label="Word recall",
+        higher_is_better=True,
+        doc="Matched words (multiset intersection) / expected words; an empty side scores "
+        "1.0 if the other is empty too, else 0.0.",
+        reference=WORD_MATCHING,
+    )
+)
 
 
 def word_f1(pair: Pair) -> float:
@@ -140,6 +266,19 @@ def word_f1(pair: Pair) -> float:
     if precision + recall == 0:
         return 0.0
     return 2 * precision * recall / (precision + recall)
+
+
+register_metric(
+    Metric(
+        "word_f1",
+        word_f1,
+        label="Word F1",
+        higher_is_better=True,
+        doc="Harmonic mean of word precision and recall (0 when both are 0).",
+        reference=WORD_MATCHING,
+        summary=5,
+    )
+)
 
 
 def cer(pair: Pair) -> float:
@@ -156,6 +295,17 @@ def cer(pair: Pair) -> float:
     return pair.distance / length
 
 
+register_metric(
+    Metric(
+        "cer",
+        cer,
+        label="CER",
+        higher_is_better=False,
+        doc="d / len(expected), can exceed 1; empty expected: 0.0 if the read is empty, else 1.0.",
+    )
+)
+
+
 def wer(pair: Pair) -> float:
     """Word-level Levenshtein distance / expected words; no expected words: 0.0 or 1.0.
 
@@ -168,114 +318,7 @@ def wer(pair: Pair) -> float:
     return Levenshtein.distance(expected_words, pair.read_words) / len(expected_words)
 
 
-WORD_MATCHING = "MARIO-Eval style word matching, per pair"
-
-for _metric in (
-    Metric(
-        "algorithm1",
-        algorithm1,
-        label="Algorithm 1 distance",
-        higher_is_better=False,
-        doc="0 if the expected text occurs in the read text, else the edit distance of the "
-        "best-matching read word (one expected word) or of the words left after removing "
-        "common words (several).",
-        unit="edits",
-        reference="TextInVision, Algorithm 1",
-        dtype="int64",
-        summary=1,
-    ),
-    Metric(
-        "edit_distance",
-        edit_distance,
-        label="Edit distance",
-        higher_is_better=False,
-        doc="Character Levenshtein distance (unit costs) between the normalised texts.",
-        unit="edits",
-        dtype="int64",
-    ),
-    Metric(
-        "lcs_len",
-        lcs_len,
-        label="LCS length",
-        higher_is_better=True,
-        doc="Length of the longest common subsequence (in order, gaps allowed).",
-        unit="characters",
-        reference="TextInVision",
-        dtype="int64",
-    ),
-    Metric(
-        "lom_len",
-        lom_len,
-        label="Longest match length",
-        higher_is_better=True,
-        doc="Length of the longest common contiguous substring (longest ordered match).",
-        unit="characters",
-        reference="TextInVision",
-        dtype="int64",
-    ),
-    Metric(
-        "ned",
-        ned,
-        label="NED similarity",
-        higher_is_better=True,
-        doc="1 - d / max(len(expected), len(read)); 1.0 when both are empty.",
-        reference="AnyText NED",
-        summary=3,
-    ),
-    Metric(
-        "anls",
-        anls,
-        label="ANLS",
-        higher_is_better=True,
-        doc="1 - nl when nl = d / max(len) < 0.5, else 0.",
-        reference="ST-VQA ANLS, threshold 0.5",
-        summary=4,
-    ),
-    Metric(
-        "exact_match",
-        exact_match,
-        label="Exact match",
-        higher_is_better=True,
-        doc="The normalised texts are identical.",
-        reference="AnyText sentence accuracy",
-        dtype="bool",
-        summary=2,
-    ),
-    Metric(
-        "word_precision",
-        word_precision,
-        label="Word precision",
-        higher_is_better=True,
-        doc="Matched words (multiset intersection) / read words; an empty side scores 1.0 "
-        "if the other is empty too, else 0.0.",
-        reference=WORD_MATCHING,
-    ),
-    Metric(
-        "word_recall",
-        word_recall,
-        label="Word recall",
-        higher_is_better=True,
-        doc="Matched words (multiset intersection) / expected words; an empty side scores "
-        "1.0 if the other is empty too, else 0.0.",
-        reference=WORD_MATCHING,
-    ),
-    Metric(
-        "word_f1",
-        word_f1,
-        label="Word F1",
-        higher_is_better=True,
-        doc="Harmonic mean of word precision and recall (0 when both are 0).",
-        reference=WORD_MATCHING,
-        summary=5,
-    ),
-    Metric(
-        "cer",
-        cer,
-        label="CER",
-        higher_is_better=False,
-        doc="d / len(expected), can exceed 1; empty expected: 0.0 if the read is empty, "
-        "else 1.0.",
-    ),
+register_metric(
     Metric(
         "wer",
         wer,
@@ -283,6 +326,5 @@ for _metric in (
         higher_is_better=False,
         doc="Word-level Levenshtein distance / expected words; no expected words: 0.0 if "
         "none were read, else 1.0.",
-    ),
-):
-    register_metric(_metric)
+    )
+)

@@ -35,7 +35,7 @@ T = TypeVar("T")
 PAPER = Normalization()
 
 
-class lazy(Generic[T]):  # noqa: N801 - used as a decorator, like property
+class lazy(Generic[T]):
     """An attribute computed on first access, then stored on the instance.
 
     :func:`functools.cached_property` does the same but takes a lock on every

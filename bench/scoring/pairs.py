@@ -7,18 +7,34 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pandas as pd
+
 from bench.scoring.normalize import Normalization
-from bench.scoring.pair import Pair
+from bench.scoring.pair import PAPER, Pair
 from bench.scoring.table import METRICS, Metric
 
 if TYPE_CHECKING:
-    import pandas as pd
+    #: Columns of :func:`score_pairs` in its default mode (the ``glyphbench`` family).
+    SCORE_COLUMNS: tuple[str, ...]
+    #: Direction of every metric in the table: True where higher is better.
+    HIGHER_IS_BETTER: dict[str, bool]
 
-#: Columns of :func:`score_pairs` in its default mode (the ``glyphbench`` family), in order.
-SCORE_COLUMNS: tuple[str, ...] = tuple(METRICS.columns(["glyphbench"], inputs="text"))
 
-#: Direction of every metric in the table: True where higher is better.
-HIGHER_IS_BETTER: dict[str, bool] = dict(METRICS.higher_is_better())
+def __getattr__(name: str) -> Any:
+    """``SCORE_COLUMNS`` and ``HIGHER_IS_BETTER``, read from the table on first use.
+
+    Computed lazily so that importing :mod:`bench.scoring` does not import every
+    family module while the package itself is still being imported.
+    """
+    if name == "SCORE_COLUMNS":
+        value: Any = tuple(METRICS.columns(["glyphbench"], inputs="text"))
+    elif name == "HIGHER_IS_BETTER":
+        value = dict(METRICS.higher_is_better())
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def _clean(value: object) -> str:
@@ -30,7 +46,9 @@ def _clean(value: object) -> str:
     return str(value)
 
 
-def text_metrics(families: Sequence[str] = ("glyphbench",), compat: str | None = None) -> list[Metric]:
+def text_metrics(
+    families: Sequence[str] = ("glyphbench",), compat: str | None = None
+) -> list[Metric]:
     """The per-image text metrics ``score_pairs`` computes for ``families`` or ``compat``.
 
     ``compat`` names a family (or an alias such as ``"reference"``) and replaces
@@ -44,7 +62,7 @@ def text_metrics(families: Sequence[str] = ("glyphbench",), compat: str | None =
     return [m for m in METRICS.of(families) if m.per_image and m.inputs == "text"]
 
 
-def score_one(expected: str, ocr: str, norm: Normalization = Normalization()) -> tuple[Any, ...]:
+def score_one(expected: str, ocr: str, norm: Normalization = PAPER) -> tuple[Any, ...]:
     """All default scores of one pair, in the order of :data:`SCORE_COLUMNS`.
 
     >>> score_one("Hello", "HELL0")[:2]
@@ -81,9 +99,6 @@ def score_pairs(
     >>> list(score_pairs(["Hello"], ["HELL0"], families=["vae"]).columns)
     ['wr', 'pa']
     """
-    import numpy as np
-    import pandas as pd
-
     exp_list = [_clean(v) for v in expected]
     ocr_list = [_clean(v) for v in ocr]
     if len(exp_list) != len(ocr_list):
@@ -93,7 +108,7 @@ def score_pairs(
     # Identical pairs are common in real runs (empty OCR, the same text across
     # seeds): each distinct pair is scored once and its row is repeated.
     codes: dict[tuple[str, str], int] = {}
-    rows = [codes.setdefault(key, len(codes)) for key in zip(exp_list, ocr_list)]
+    rows = [codes.setdefault(key, len(codes)) for key in zip(exp_list, ocr_list, strict=True)]
     expected_texts = [e for e, _ in codes]
     read_texts = [o for _, o in codes]
     row_of = _row_function(metrics)
@@ -134,7 +149,7 @@ def _row_function(metrics: Sequence[Metric]) -> Callable[[Pair], tuple[Any, ...]
     """
     names = [f"metric_{index}" for index in range(len(metrics))]
     calls = "".join(f"{name}(pair), " for name in names)
-    namespace: dict[str, Any] = {name: _function(m) for name, m in zip(names, metrics)}
+    namespace: dict[str, Any] = {name: _function(m) for name, m in zip(names, metrics, strict=True)}
     exec(f"def row(pair):\n    return ({calls})\n", namespace)
     row: Callable[[Pair], tuple[Any, ...]] = namespace["row"]
     return row

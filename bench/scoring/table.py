@@ -101,7 +101,7 @@ DTYPES = ("float64", "int64", "bool")
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric. ``function`` is None for set-level metrics (a :class:`Ratio` or :class:`Derived`).
+    """One metric; ``function`` is None for set-level ones (a :class:`Ratio` or :class:`Derived`).
 
     ``function`` takes a :class:`~bench.scoring.pair.Pair` (the expected and read
     texts, raw and normalised, with shared intermediate results) and returns a

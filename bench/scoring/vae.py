@@ -172,7 +172,8 @@ def ssim(pair: ImagePair) -> float:
     radius 5; borders mirrored), population (co)variances, C1 = (0.01 x 255)^2,
     C2 = (0.03 x 255)^2:
 
-        SSIM(x, y) = (2 mu_x mu_y + C1)(2 cov_xy + C2) / ((mu_x^2 + mu_y^2 + C1)(var_x + var_y + C2))
+        SSIM(x, y) = (2 mu_x mu_y + C1)(2 cov_xy + C2)
+                     / ((mu_x^2 + mu_y^2 + C1)(var_x + var_y + C2))
 
     The map is averaged after cropping the 5-pixel border where the window would hang
     over the edge (the convention of scikit-image's ``structural_similarity`` with
