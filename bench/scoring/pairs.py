@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
@@ -99,24 +100,19 @@ def score_pairs(
     >>> list(score_pairs(["Hello"], ["HELL0"], families=["vae"]).columns)
     ['wr', 'pa']
     """
-    exp_list = [_clean(v) for v in expected]
-    ocr_list = [_clean(v) for v in ocr]
-    if len(exp_list) != len(ocr_list):
-        raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
     metrics = text_metrics(families, compat)
     norm = Normalization(keep_case=keep_case, strip_punct=strip_punct)
-    # Identical pairs are common in real runs (empty OCR, the same text across
-    # seeds): each distinct pair is scored once and its row is repeated.
-    codes: dict[tuple[str, str], int] = {}
-    rows = [codes.setdefault(key, len(codes)) for key in zip(exp_list, ocr_list, strict=True)]
-    expected_texts = [e for e, _ in codes]
-    read_texts = [o for _, o in codes]
-    row_of = _row_function(metrics)
-    # A pair's cached intermediate results are many small acyclic objects; the cyclic
-    # garbage collector would rescan them over and over while rows are built.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
+        # (a str is by far the most common value: skip the call for it)
+        exp_list = [v if type(v) is str else _clean(v) for v in expected]
+        ocr_list = [v if type(v) is str else _clean(v) for v in ocr]
+        if len(exp_list) != len(ocr_list):
+            raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
+        # Identical pairs are common in real runs (empty OCR, the same text across
+        # seeds): each distinct pair is scored once and its row is repeated.
+        distinct = dict.fromkeys(zip(exp_list, ocr_list, strict=True))
+        expected_texts = [e for e, _ in distinct]
+        read_texts = [o for _, o in distinct]
         # Row by row: each pair (and all it cached) is dropped before the next is built.
         # The texts are normalised here, in one pass, rather than lazily by each pair.
         pairs = map(
@@ -124,18 +120,30 @@ def score_pairs(
             expected_texts,
             read_texts,
             repeat(norm),
-            map(norm, expected_texts),
-            map(norm, read_texts),
+            norm.many(expected_texts),
+            norm.many(read_texts),
         )
-        values = list(map(row_of, pairs))
+        values = list(map(_row_function(metrics), pairs))
+        # numpy converts the row tuples into typed columns in one pass.
+        table = np.array(values, dtype=[(metric.name, metric.dtype) for metric in metrics])
+        if len(distinct) < len(exp_list):
+            position = dict(zip(distinct, range(len(distinct)), strict=True))
+            keys = map(position.__getitem__, zip(exp_list, ocr_list, strict=True))
+            table = table[np.fromiter(keys, np.intp, len(exp_list))]
+    return pd.DataFrame({metric.name: table[metric.name] for metric in metrics})
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: scoring builds many small acyclic objects
+    (pairs, their cached results, row tuples) that it would rescan over and over."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if collecting:
             gc.enable()
-    # numpy converts the row tuples into typed columns in one pass.
-    table = np.array(values, dtype=[(metric.name, metric.dtype) for metric in metrics])
-    if len(codes) < len(rows):
-        table = table[np.asarray(rows, dtype=np.intp)]
-    return pd.DataFrame({metric.name: table[metric.name] for metric in metrics})
 
 
 def _row_function(metrics: Sequence[Metric]) -> Callable[[Pair], tuple[Any, ...]]:
