@@ -115,16 +115,22 @@ class Pair:
         normalization: Normalization | None = PAPER,
         expected: str | None = None,
         read: str | None = None,
+        expected_words: list[str] | None = None,
+        read_words: list[str] | None = None,
     ) -> None:
         self.expected_raw = expected_raw
         self.read_raw = read_raw
         self.normalization = normalization
-        # Callers that normalised the texts already (score_pairs normalises each
-        # distinct text once) pass the results; they must equal normalization(raw).
+        # Callers that computed these already pass them (score_pairs normalises and
+        # splits all texts in one pass); they must equal what the pair would compute.
         if expected is not None:
             self.expected = expected
         if read is not None:
             self.read = read
+        if expected_words is not None:
+            self.expected_words = expected_words
+        if read_words is not None:
+            self.read_words = read_words
 
     def __repr__(self) -> str:
         return f"Pair({self.expected_raw!r}, {self.read_raw!r})"

@@ -113,16 +113,20 @@ def score_pairs(
         distinct = dict.fromkeys(zip(exp_list, ocr_list, strict=True))
         expected_texts = [e for e, _ in distinct]
         read_texts = [o for _, o in distinct]
-        # Row by row: each pair (and all it cached) is dropped before the next is built.
-        # The texts are normalised here, in one pass, rather than lazily by each pair.
+        # The texts are normalised and split here, in one pass each, rather than
+        # lazily by each pair; the rest each pair computes when a metric asks.
+        expected_norm, read_norm = norm.many(expected_texts), norm.many(read_texts)
         pairs = map(
             Pair,
             expected_texts,
             read_texts,
             repeat(norm),
-            norm.many(expected_texts),
-            norm.many(read_texts),
+            expected_norm,
+            read_norm,
+            map(str.split, expected_norm),
+            map(str.split, read_norm),
         )
+        # Row by row: each pair (and all it cached) is dropped before the next is built.
         values = list(map(_row_function(metrics), pairs))
         # numpy converts the row tuples into typed columns in one pass.
         table = np.array(values, dtype=[(metric.name, metric.dtype) for metric in metrics])
