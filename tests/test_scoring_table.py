@@ -239,3 +239,11 @@ def test_cli_scores_any_family_and_writes_its_summary(tmp_path):
     assert result.returncode == 0, result.stderr
     headline = json.loads(summary.read_text(encoding="utf-8"))
     assert list(headline) == METRICS.summary_names() and headline["exact_match"] == 0.5
+
+
+def test_repeated_pairs_get_the_rows_of_their_first_occurrence():
+    expected = ["Hello", "cat", "Hello", "dog", "cat", "Hello"]
+    read = ["HELL0", "cart", "HELL0", "", "cart", "Hello"]
+    together = score_pairs(expected, read)
+    one_by_one = pd.concat([score_pairs([e], [r]) for e, r in zip(expected, read, strict=True)])
+    pd.testing.assert_frame_equal(together, one_by_one.reset_index(drop=True))

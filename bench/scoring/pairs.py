@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from itertools import repeat
+from itertools import count, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -109,10 +109,12 @@ def score_pairs(
         if len(exp_list) != len(ocr_list):
             raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
         # Identical pairs are common in real runs (empty OCR, the same text across
-        # seeds): each distinct pair is scored once and its row is repeated.
-        distinct = dict.fromkeys(zip(exp_list, ocr_list, strict=True))
-        expected_texts = [e for e, _ in distinct]
-        read_texts = [o for _, o in distinct]
+        # seeds): each distinct pair is scored once and its row is repeated. ``first``
+        # maps each distinct pair to the row where it first occurs.
+        first: dict[tuple[str, str], int] = {}
+        first_rows = list(map(first.setdefault, zip(exp_list, ocr_list, strict=True), count()))
+        expected_texts = [e for e, _ in first]
+        read_texts = [o for _, o in first]
         # The texts are normalised and split here, in one pass each, rather than
         # lazily by each pair; the rest each pair computes when a metric asks.
         expected_norm, read_norm = norm.many(expected_texts), norm.many(read_texts)
@@ -130,11 +132,21 @@ def score_pairs(
         values = list(map(_row_function(metrics), pairs))
         # numpy converts the row tuples into typed columns in one pass.
         table = np.array(values, dtype=[(metric.name, metric.dtype) for metric in metrics])
-        if len(distinct) < len(exp_list):
-            position = dict(zip(distinct, range(len(distinct)), strict=True))
-            keys = map(position.__getitem__, zip(exp_list, ocr_list, strict=True))
-            table = table[np.fromiter(keys, np.intp, len(exp_list))]
+        if len(first) < len(exp_list):
+            table = table[_spread(first_rows, first.values())]
     return pd.DataFrame({metric.name: table[metric.name] for metric in metrics})
+
+
+def _spread(first_rows: list[int], firsts: Iterable[int]) -> np.ndarray:
+    """For every row, the index of its distinct pair (distinct pairs in first-seen order).
+
+    >>> _spread([0, 1, 0, 3, 1], [0, 1, 3]).tolist()
+    [0, 1, 0, 2, 1]
+    """
+    distinct_firsts = np.fromiter(firsts, np.intp)
+    slot = np.empty(len(first_rows), dtype=np.intp)
+    slot[distinct_firsts] = np.arange(len(distinct_firsts))
+    return slot[np.asarray(first_rows, dtype=np.intp)]
 
 
 @contextmanager
