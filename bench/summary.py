@@ -47,15 +47,15 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
 
 
 def metric_header(metric: str) -> str:
-    """A console column header from the metric table: its label and, if so, "(lower better)".
+    """A console column header from the metric table: its label and direction arrow.
 
     >>> metric_header("algorithm1"), metric_header("ned")
-    ('Algorithm 1 distance (lower better)', 'NED similarity')
+    ('Algorithm 1 distance ↓', 'NED similarity ↑')
     """
     from bench.scoring.table import METRICS
 
     record = METRICS.get(metric)
-    return record.label if record.higher_is_better else f"{record.label} (lower better)"
+    return f"{record.label} {'↑' if record.higher_is_better else '↓'}"
 
 
 def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
