@@ -9,7 +9,7 @@ image       image_path (relative to the run folder), image_sha256, width, height
             batch_size, gen_seconds
 ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences (JSON strings),
             ocr_engine, ocr_version, ocr_seconds
-scores      every column of :data:`bench.scoring.SCORE_COLUMNS`
+scores      every column of :data:`bench.scoring.SCORE_COLUMNS` (metric table, glyphbench family)
 status      error (empty string when the row succeeded, else "Stage: ExceptionType: message")
 """
 
