@@ -104,8 +104,8 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     names = METRICS.summary_names([family]) or [
         m.name for m in METRICS.of([family]) if m.inputs == "text"
     ]
-    names = [n for n in names if METRICS.get(n).inputs == "text"]
-    values = METRICS.aggregate(scored[~failed_mask(scored)], names)
+    names = [n for n in names if METRICS.get(n, family).inputs == "text"]
+    values = METRICS.aggregate(scored[~failed_mask(scored)], names, family)
     return {name: value if math.isfinite(value) else None for name, value in values.items()}
 
 

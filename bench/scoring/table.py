@@ -153,25 +153,30 @@ class Metric:
 
 
 class MetricTable:
-    """Metric records by name, in registration order; families load on first use."""
+    """Metric records by (family, name), in registration order; families load on first use.
+
+    Language variants of one benchmark (``oneig`` and ``oneig-zh``) register the same
+    column names in two families: the records must then agree on label, direction and
+    dtype, and a run or a ``--compat`` choice selects one family, so a column never
+    means two things in one table.
+    """
 
     def __init__(self, package: str | None = None) -> None:
-        self._metrics: dict[str, Metric] = {}
+        self._metrics: dict[tuple[str, str], Metric] = {}
         self._package = package
         self._loaded = package is None
 
     def add(self, metric: Metric) -> Metric:
-        """Register ``metric``; the same name again from the same family replaces it."""
-        existing = self._metrics.get(metric.name)
-        if existing is not None and existing.family != metric.family:
-            raise ValueError(
-                f"metric {metric.name!r} is already registered by family {existing.family!r}"
-            )
-        self._metrics[metric.name] = metric
+        """Register ``metric``; the same (family, name) again replaces it."""
+        for other in self._metrics.values():
+            if other.name == metric.name and other.family != metric.family:
+                _check_same_meaning(other, metric)
+        self._metrics[(metric.family, metric.name)] = metric
         return metric
 
-    def remove(self, name: str) -> None:
-        self._metrics.pop(name, None)
+    def remove(self, name: str, family: str | None = None) -> None:
+        for key in [k for k in self._metrics if k[1] == name and family in (None, k[0])]:
+            del self._metrics[key]
 
     def _load(self) -> None:
         if self._loaded or self._package is None:
@@ -188,18 +193,19 @@ class MetricTable:
         self._load()
         return list(self._metrics.values())
 
-    def get(self, name: str) -> Metric:
+    def get(self, name: str, family: str | None = None) -> Metric:
+        """The record ``name`` (of ``family``, else the first family registering it)."""
         self._load()
-        metric = self._metrics.get(name)
-        if metric is None:
-            raise InputError(
-                None, f"unknown metric {name!r}; known: {', '.join(self._metrics)}", key="metrics"
-            )
-        return metric
+        for (owner, key), metric in self._metrics.items():
+            if key == name and family in (None, owner):
+                return metric
+        known = ", ".join(dict.fromkeys(key for _, key in self._metrics))
+        where = f" in family {family!r}" if family else ""
+        raise InputError(None, f"unknown metric {name!r}{where}; known: {known}", key="metrics")
 
     def __contains__(self, name: object) -> bool:
         self._load()
-        return name in self._metrics
+        return any(key == name for _, key in self._metrics)
 
     def families(self) -> list[str]:
         return list(dict.fromkeys(metric.family for metric in self.all()))
@@ -253,7 +259,9 @@ class MetricTable:
             )
         return names[compat]
 
-    def aggregate(self, scores: pd.DataFrame, names: Iterable[str]) -> dict[str, float]:
+    def aggregate(
+        self, scores: pd.DataFrame, names: Iterable[str], family: str | None = None
+    ) -> dict[str, float]:
         """Point estimates of the metrics ``names`` over the rows of ``scores``.
 
         Means skip NaN; a :class:`Ratio` is sum(numerator) / sum(denominator) (NaN
@@ -270,7 +278,7 @@ class MetricTable:
 
         def value_of(name: str) -> float:
             if name not in values:
-                aggregate = self.get(name).aggregate
+                aggregate = self.get(name, family).aggregate
                 if isinstance(aggregate, Ratio):
                     denominator = float(scores[aggregate.denominator].sum())
                     numerator = float(scores[aggregate.numerator].sum())
@@ -284,6 +292,16 @@ class MetricTable:
             return values[name]
 
         return {name: value_of(name) for name in names}
+
+
+def _check_same_meaning(first: Metric, second: Metric) -> None:
+    """Two families may share a column name only when it means the same kind of number."""
+    for field_name in ("label", "higher_is_better", "dtype", "inputs"):
+        if getattr(first, field_name) != getattr(second, field_name):
+            raise ValueError(
+                f"metric {second.name!r} of family {second.family!r} differs from family "
+                f"{first.family!r} in {field_name}; a shared column name must mean the same"
+            )
 
 
 def _package_modules(package: str) -> list[str]:
