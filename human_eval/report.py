@@ -54,7 +54,7 @@ def open_store(study: Study) -> Store:
 
 
 def anonymised_ratings(study: Study) -> pd.DataFrame:
-    """Long format: image_id, rater_id (R001...), criterion, value, seconds, times, manifest columns."""
+    """Long format: image_id, rater_id (R001...), criterion, value, seconds, times + manifest."""
     if not study.database.exists():
         ratings = pd.DataFrame(
             columns=[

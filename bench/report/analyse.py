@@ -300,7 +300,7 @@ def length_curves(
         else ok["text"].str.len()
     )
     values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype(float).to_numpy()
-    prompts = ok["prompt_id"].astype(str).to_numpy() if "prompt_id" in ok else None
+    prompts = pd.factorize(ok["prompt_id"].astype(str))[0] if "prompt_id" in ok else None
     key = pd.DataFrame(
         {
             "model": ok["model"].astype(str).to_numpy(),

@@ -125,10 +125,17 @@ def best_marks(
             higher = metric_info(metric).higher_is_better
             best = candidates[metric].max() if higher else candidates[metric].min()
             best_text = fmt_number(float(best), metric)
-            marks[metric_header(metric)] = lambda v, b=best_text: (
-                "best" if str(v).split(" ")[0] == b else ""
-            )
+            marks[metric_header(metric)] = _best_class(best_text)
     return marks
+
+
+def _best_class(best_text: str) -> Callable[[Any], str]:
+    """``best`` for cells whose mean reads ``best_text``."""
+
+    def css(value: Any) -> str:
+        return "best" if str(value).split(" ")[0] == best_text else ""
+
+    return css
 
 
 def html_cell(column: str, value: Any) -> Cell:

@@ -89,7 +89,8 @@ def _row_clusters(frame: pd.DataFrame, column: str | None) -> np.ndarray | None:
     """Every row's cluster (its prompt) as a code; None (rows alone) without the column."""
     if not column or column not in frame.columns:
         return None
-    return pd.factorize(frame[column].astype(str))[0]
+    codes: np.ndarray = pd.factorize(frame[column].astype(str))[0]
+    return codes
 
 
 def _slice_codes(
@@ -104,6 +105,10 @@ def _slice_codes(
     first = pd.Series(np.arange(len(codes))).groupby(codes).first().to_numpy()
     keys = [tuple(key_frame.iloc[i]) for i in first]
     return codes, keys
+
+
+#: The generator of one slice's error rate, by slicing columns and slice labels.
+_RngFor = Callable[[list[str], tuple[Any, ...]], np.random.Generator]
 
 
 @dataclass(frozen=True)
@@ -154,7 +159,7 @@ def _summarize_rows(
     slicings: Sequence[_Slicing],
     job: _Job,
     means_rng: np.random.Generator,
-    errors_rng: Callable[[list[str], tuple[Any, ...]], np.random.Generator],
+    errors_rng: _RngFor,
 ) -> list[list[dict[str, Any]]]:
     """One summary row per slice of each slicing, for the ``rows`` of one model.
 
@@ -331,7 +336,7 @@ def summarize_many(
             [coded[j] for j in shared],
             job,
             slice_rng(seed, ("model", model)),
-            lambda by, key, m=model: slice_rng(seed, ("errors", m, *by, *key)),
+            _error_rngs(seed, str(model)),
         )
         for j, table in zip(shared, tables, strict=True):
             results[j] += table
@@ -343,6 +348,24 @@ def summarize_many(
         _summary_frame(results[j], by, estimands.names, labels, attrs)
         for j, by in enumerate(slicing_lists)
     ]
+
+
+def _error_rngs(seed: int, model: str) -> _RngFor:
+    """Each slice's error-rate generator, seeded by ``(seed, "errors", model, slice)``."""
+
+    def rng(by: list[str], key: tuple[Any, ...]) -> np.random.Generator:
+        return slice_rng(seed, ("errors", model, *by, *key))
+
+    return rng
+
+
+def _same(generator: np.random.Generator) -> _RngFor:
+    """Every slice's error rate drawn from ``generator`` (before the means)."""
+
+    def rng(by: list[str], key: tuple[Any, ...]) -> np.random.Generator:
+        return generator
+
+    return rng
 
 
 def _slice_by_slice(
@@ -360,7 +383,7 @@ def _slice_by_slice(
         key = slicing.keys[code]
         rng = slice_rng(seed, (model, *key, *slicing.by))
         alone = _Slicing(slicing.by, np.zeros(len(models), dtype=np.int64), [key])
-        rows += _summarize_rows(str(model), idx, [alone], job, rng, lambda *_, r=rng: r)[0]
+        rows += _summarize_rows(str(model), idx, [alone], job, rng, _same(rng))[0]
     return rows
 
 
