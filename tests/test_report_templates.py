@@ -12,7 +12,6 @@ from bench.report import write_report
 from bench.templates import Cell, Table, render, render_string
 from human_eval import stats as human_stats
 from human_eval.report import Analysis, StudyFacts, render_page
-from vae_eval.report import write_report as write_vae_report
 
 HOSTILE = '<script>alert("x")</script>'
 ESCAPED = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
@@ -49,35 +48,6 @@ def test_benchmark_report_shows_a_hostile_model_name_as_text(tmp_path: Path) -> 
     summary = pd.read_csv(tmp_path / "report" / "tables" / "summary.csv")
     assert HOSTILE in set(summary["model"])  # the tables keep the name as it is
     assert json.loads((tmp_path / "report" / "report.json").read_text())["models"].count(HOSTILE)
-
-
-def test_vae_report_shows_a_hostile_codec_name_as_text(tmp_path: Path) -> None:
-    row = {
-        "vae": HOSTILE,
-        "image_id": "img",
-        "image_index": 0,
-        "font_size": 32,
-        "truth": HOSTILE,
-        "truth_source": "metadata",
-        "ocr_original": "a",
-        "ocr_reconstruction": "b",
-        "wr_original": 100.0,
-        "pa_original": 100.0,
-        "wr": 50.0,
-        "pa": 50.0,
-        "wr_loss": 50.0,
-        "pa_loss": 50.0,
-        "psnr": 30.0,
-        "ssim": 0.9,
-        "original_path": "",
-        "reconstruction_path": "",
-        "ocr_engine": "easyocr",
-        "ocr_version": "test",
-        "error": "",
-    }
-    page = write_vae_report(pd.DataFrame([row]), tmp_path, notes=[HOSTILE]).read_text()
-    assert_shown_as_text(page)
-    assert page.count(ESCAPED) >= 4  # summary row, threshold row, pivot row, note, pair caption
 
 
 def test_human_report_shows_hostile_names_as_text() -> None:
