@@ -263,14 +263,22 @@ class Estimands:
             isinstance(a, Mean) for a in self._aggregates.values()
         )
 
-    def _add(self, name: str, lookup: Callable[[str], Aggregate | None] | None) -> None:
+    def _add(
+        self,
+        name: str,
+        lookup: Callable[[str], Aggregate | None] | None,
+        visiting: tuple[str, ...] = (),
+    ) -> None:
+        """Add ``name`` after the inputs it derives from (evaluation follows insertion order)."""
+        if name in visiting:
+            raise ValueError(f"metric {name!r} is derived from itself: {' -> '.join(visiting)}")
         if name in self._aggregates:
             return
         aggregate = (lookup(name) if lookup else None) or MEAN
-        self._aggregates[name] = aggregate
         if isinstance(aggregate, Derived):
             for source in aggregate.inputs:
-                self._add(source, lookup)
+                self._add(source, lookup, (*visiting, name))
+        self._aggregates[name] = aggregate
 
     def prepare(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(filled, known)``: values with unknowns as 0, and 1/0 for known cells.
@@ -295,7 +303,7 @@ class Estimands:
                 return ratios
             values = self._evaluate(
                 lambda i: sums[..., i],
-                lambda i: known[..., i if known.shape[-1] > 1 else 0],
+                lambda i: sums[..., i] / known[..., i if known.shape[-1] > 1 else 0],
             )
         return np.stack([values[name] for name in self.names], axis=-1)
 
@@ -305,38 +313,29 @@ class Estimands:
         Means are ``numpy.mean`` of the known values; NaN where nothing is known.
         """
         filled, known = self.prepare(values)
-        if self.plain:
-            out = []
-            for i in range(len(self.names)):
-                column = values[known[:, i] > 0, i]
-                out.append(float(column.mean()) if column.size else math.nan)
-            return out
+
+        def mean(i: int) -> np.ndarray:
+            column = values[known[:, i] > 0, i]
+            return np.asarray(column.mean() if column.size else math.nan)
+
         with np.errstate(invalid="ignore", divide="ignore"):
-            results = self._evaluate(
-                lambda i: np.asarray(filled[:, i].sum()), lambda i: np.asarray(known[:, i].sum())
-            )
+            results = self._evaluate(lambda i: np.asarray(filled[:, i].sum()), mean)
         return [float(results[name]) for name in self.names]
 
     def _evaluate(
-        self, total: Callable[[int], np.ndarray], count: Callable[[int], np.ndarray]
+        self, total: Callable[[int], np.ndarray], mean: Callable[[int], np.ndarray]
     ) -> dict[str, np.ndarray]:
+        """Every aggregate from column totals and column means, inputs before derived names."""
         results: dict[str, np.ndarray] = {}
-        pending = list(self._aggregates)
-        while pending:  # derived names wait for their inputs
-            name = pending.pop(0)
-            aggregate = self._aggregates[name]
+        for name, aggregate in self._aggregates.items():
             if isinstance(aggregate, Derived):
-                if not all(source in results for source in aggregate.inputs):
-                    pending.append(name)
-                    continue
                 inputs = [results[source] for source in aggregate.inputs]
                 results[name] = np.asarray(aggregate.function(*inputs), dtype="float64")
             elif isinstance(aggregate, Ratio):
                 numerator = total(self._position[aggregate.numerator])
                 results[name] = numerator / total(self._position[aggregate.denominator])
             else:
-                i = self._position[name]
-                results[name] = total(i) / count(i)
+                results[name] = mean(self._position[name])
         return results
 
 

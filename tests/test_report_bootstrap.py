@@ -122,6 +122,8 @@ def test_pooled_ratios_and_derived_aggregates_per_resample() -> None:
     boot = resampled_means(values, n_boot=400, rng=np.random.default_rng(2), estimands=estimands)
     np.testing.assert_allclose(boot[:, 2], boot[:, 0] * boot[:, 1], equal_nan=True)
     assert np.nanmin(boot[:, 0]) >= 0 and np.nanmax(boot[:, 0]) <= 1
+    with pytest.raises(ValueError, match="derived from itself"):
+        Estimands(["loop"], {"loop": Derived(("loop",), lambda x: x)}.get)
 
 
 def test_summaries_use_the_metric_tables_aggregate() -> None:
