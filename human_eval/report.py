@@ -226,10 +226,14 @@ class StudyFacts:
 
 
 def _display(frame: pd.DataFrame) -> Table:
-    """Every value through :func:`_fmt`; no index."""
+    """Every value through :func:`_fmt`; numbers right-aligned; no index."""
     from bench.templates import Cell, table_from_frame
 
-    return table_from_frame(frame.reset_index(drop=True), lambda _column, v: Cell(_fmt(v)))
+    def cell(_column: str, value: object) -> Cell:
+        text = _fmt(value)
+        return Cell(text, cls="num" if text[:1] and text[:1] in "-0123456789" else "")
+
+    return table_from_frame(frame.reset_index(drop=True), cell)
 
 
 def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str:
