@@ -26,7 +26,8 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.report import write_report
-from bench.report.stats import SUMMARY_METRICS, slice_labels, summarize, summarize_many
+from bench.report.slices import slice_labels
+from bench.report.stats import SUMMARY_METRICS, summarize, summarize_many
 from bench.schema import RESULT_COLUMNS
 
 TARGET_SECONDS = 60.0

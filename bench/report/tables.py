@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 
 from bench.io import atomic_open
-from bench.report.stats import METRIC_LABELS
-from bench.scoring.pairs import HIGHER_IS_BETTER
+from bench.report.metrics import metric_info
 
 
 def fmt_number(value: Any, metric: str = "") -> str:
@@ -49,10 +48,8 @@ def fmt_ci(mean: Any, lo: Any, hi: Any, metric: str = "") -> str:
 
 def metric_header(metric: str) -> str:
     """Column header with the metric's direction: ``NED similarity ↑``."""
-    arrow = "↑" if HIGHER_IS_BETTER.get(metric, True) else "↓"
-    if metric == "error_rate":
-        arrow = "↓"
-    return f"{METRIC_LABELS.get(metric, metric)} {arrow}"
+    info = metric_info(metric)
+    return f"{info.label} {'↑' if info.higher_is_better else '↓'}"
 
 
 def display_summary(
