@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_fixtures import build_run
 
+from bench.bootstrap import bootstrap_ci, mean_interval, resampled_means
 from bench.errors import InputError
 from bench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
 from bench.report.load import load_runs
-from bench.bootstrap import bootstrap_ci, mean_interval, resampled_means
 from bench.report.slices import (
     CHAR_LENGTH_BINS,
     FREQUENCY_BINS,

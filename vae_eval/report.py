@@ -69,7 +69,7 @@ def survival_threshold(
 def _fmt(value: object, digits: int = 1) -> str:
     if isinstance(value, float):
         if math.isnan(value):
-            return "–"  # noqa: RUF001
+            return "–"
         if math.isinf(value):
             return "∞"
         return f"{value:.{digits}f}"

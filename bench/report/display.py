@@ -37,7 +37,7 @@ def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
             ],
             "Model": ranked["model"],
             metric_header(metric): _intervals(ranked, metric, metric),
-            "Tied with (overlapping CI)": ranked["tied_with"].replace("", "–"),  # noqa: RUF001
+            "Tied with (overlapping CI)": ranked["tied_with"].replace("", "–"),
         }
     )
 
@@ -50,11 +50,11 @@ def comparison_display(comparisons: pd.DataFrame) -> pd.DataFrame:
             "Model B": comparisons["model_b"],
             "Metric": comparisons["metric"].map(metric_label),
             "Shared prompts": comparisons["n_prompts"],
-            "A − B [95% CI]": [  # noqa: RUF001
+            "A − B [95% CI]": [
                 fmt_ci(d, lo, hi, "ned")
                 for d, lo, hi in comparisons[["diff", "lo", "hi"]].to_numpy()
             ],
-            "Significantly better": comparisons["better"].fillna("– (no clear difference)"),  # noqa: RUF001
+            "Significantly better": comparisons["better"].fillna("– (no clear difference)"),
         }
     )
 
@@ -98,8 +98,7 @@ def ceiling_display(ceiling: pd.DataFrame, by: Sequence[str], metric: str) -> pd
     out["OCR ceiling (render NED)"] = ceiling["ceiling"]
     out["Gap to ceiling"] = ceiling["gap"]
     out["Share of error that is OCR's"] = [
-        "–" if math.isnan(v) else f"{100 * v:.0f}%"  # noqa: RUF001
-        for v in ceiling["ocr_share"].astype(float)
+        "–" if math.isnan(v) else f"{100 * v:.0f}%" for v in ceiling["ocr_share"].astype(float)
     ]
     return out
 
@@ -149,7 +148,7 @@ def html_cell(column: str, value: Any) -> Cell:
     if isinstance(value, (bool, np.bool_)):
         return Cell("✓ pass", cls="pass") if value else Cell("✗ fail", cls="fail")
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return Cell("–", cls="na")  # noqa: RUF001
+        return Cell("–", cls="na")
     if isinstance(value, (float, np.floating)):
         return Cell(fmt_number(float(value), column), cls="num")
     if isinstance(value, (int, np.integer)):

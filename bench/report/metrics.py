@@ -1,32 +1,18 @@
 """What the report needs to know about a metric: its label, direction and aggregate.
 
 Everything is read from the metric table (:data:`bench.scoring.table.METRICS`)
-through :func:`metric_info`. Names the table does not (yet) hold fall back to
-:data:`FALLBACK_LABELS` and :data:`bench.scoring.pairs.HIGHER_IS_BETTER`, with a
-per-image mean as aggregate.
+through :func:`metric_info`; the report's own columns (:data:`REPORT_COLUMNS`) and any
+other numeric column a user slices by are shown under their own name, averaged.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.scoring.pairs import HIGHER_IS_BETTER
 from bench.scoring.table import METRICS, Aggregate, Mean
 
-#: Labels of names the metric table lacks (``error_rate`` is a report column, not a metric).
-FALLBACK_LABELS: dict[str, str] = {
-    "algorithm1": "Algorithm 1 distance",
-    "exact_match": "Exact match",
-    "ned": "NED similarity",
-    "anls": "ANLS",
-    "word_f1": "Word F1",
-    "word_precision": "Word precision",
-    "word_recall": "Word recall",
-    "cer": "CER",
-    "wer": "WER",
-    "error_rate": "Error rate",
-}
-_FALLBACK_DIRECTIONS = {**HIGHER_IS_BETTER, "error_rate": False}
+#: Columns the report computes itself (not metrics of the table): label, higher is better.
+REPORT_COLUMNS: dict[str, tuple[str, bool]] = {"error_rate": ("Error rate", False)}
 
 
 @dataclass(frozen=True)
@@ -39,7 +25,7 @@ class MetricInfo:
 
 
 def metric_info(name: str) -> MetricInfo:
-    """Label, direction and aggregate of ``name`` (the metric table first, then the fallback).
+    """Label, direction and aggregate of ``name`` (from the metric table where it is a metric).
 
     >>> info = metric_info("algorithm1")
     >>> info.label, info.higher_is_better
@@ -50,7 +36,8 @@ def metric_info(name: str) -> MetricInfo:
     if name in METRICS:
         metric = METRICS.get(name)
         return MetricInfo(metric.label, metric.higher_is_better, metric.aggregate)
-    return MetricInfo(FALLBACK_LABELS.get(name, name), _FALLBACK_DIRECTIONS.get(name, True), Mean())
+    label, higher = REPORT_COLUMNS.get(name, (name, True))
+    return MetricInfo(label, higher, Mean())
 
 
 def metric_label(name: str) -> str:
