@@ -238,7 +238,7 @@ def build_app(
             return shown(lambda: service.resume(code))
 
         def on_submit(code: str, current: str, *answers: str | None) -> list[Any]:
-            named = {c["name"]: a for c, a in zip(criteria, answers)}
+            named = {c["name"]: a for c, a in zip(criteria, answers, strict=False)}
             return shown(lambda: service.submit(code, current, named))
 
         def on_back(code: str, current: str) -> list[Any]:

@@ -190,7 +190,7 @@ def select_gold(frame: pd.DataFrame, n_gold: int, seed: int) -> pd.DataFrame:
         if "exact_match" in frame.columns
         else pd.Series(None, index=frame.index)
     )
-    answers = [gold_answer(str(m), e) for m, e in zip(frame["model"], exact)]
+    answers = [gold_answer(str(m), e) for m, e in zip(frame["model"], exact, strict=False)]
     known = frame.assign(gold_answer=[json.dumps(a, sort_keys=True) if a else "" for a in answers])
     known = known[known["gold_answer"] != ""]
     rng = np.random.default_rng(seed + 1)  # distinct stream from the main sample

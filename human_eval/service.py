@@ -72,10 +72,10 @@ class RatingService:
         self.criteria = study.criterion_names
         self.scale = study.scale  # label -> value
         self.labels = {v: k for k, v in self.scale.items()}
-        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"]))
+        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"], strict=False))
         self._files = {
             image_id: str((study.folder / file).resolve())
-            for image_id, file in zip(manifest["image_id"], manifest["file"])
+            for image_id, file in zip(manifest["image_id"], manifest["file"], strict=False)
         }
 
     # -- actions --------------------------------------------------------------------

@@ -449,14 +449,18 @@ def rater_quality(ratings: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame
     gold = manifest[manifest["is_gold"].astype(bool)]
     expected = {
         (image_id, criterion): int(value)
-        for image_id, answer in zip(gold["image_id"], gold["gold_answer"])
+        for image_id, answer in zip(gold["image_id"], gold["gold_answer"], strict=False)
         if answer
         for criterion, value in json.loads(answer).items()
     }
     rows = []
     for rater, part in ratings.groupby("rater_id", sort=True):
-        keys = list(zip(part["image_id"], part["criterion"]))
-        checked = [(int(v) == expected[k]) for k, v in zip(keys, part["value"]) if k in expected]
+        keys = list(zip(part["image_id"], part["criterion"], strict=False))
+        checked = [
+            (int(v) == expected[k])
+            for k, v in zip(keys, part["value"], strict=False)
+            if k in expected
+        ]
         seconds = (
             part.drop_duplicates("image_id")["seconds"]
             if "seconds" in part

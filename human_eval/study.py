@@ -137,7 +137,7 @@ def usable_rows(frame: pd.DataFrame) -> pd.DataFrame:
         ok &= frame["error"].fillna("").astype(str) == ""
     exists = [
         bool(k) and (Path(folder) / str(path)).is_file()
-        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"])
+        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"], strict=False)
     ]
     return frame[pd.Series(exists, index=frame.index)]
 
@@ -239,6 +239,7 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
             text("seed"),
             text("sample_index"),
             text("image_path"),
+            strict=False,
         )
     ]
     ids = [opaque_id(seed, key) for key in keys]
@@ -280,7 +281,7 @@ def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progre
     from tqdm import tqdm
 
     (out / IMAGES).mkdir(parents=True, exist_ok=True)
-    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"]))
+    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=False))
     for folder, source, target in tqdm(pairs, desc="copying images", disable=not progress):
         destination = out / target
         if destination.exists():

@@ -71,7 +71,12 @@ def content_hash(frame: pd.DataFrame) -> str:
     """
     digest = hashlib.sha256()
     keys = sorted(
-        zip(frame["prompt_id"].astype(str), frame["prompt"].astype(str), frame["text"].astype(str))
+        zip(
+            frame["prompt_id"].astype(str),
+            frame["prompt"].astype(str),
+            frame["text"].astype(str),
+            strict=False,
+        )
     )
     for key in keys:
         digest.update("\x1f".join(key).encode("utf-8"))

@@ -84,7 +84,7 @@ def score_by_slice(
         ax.axvspan(k - 0.5, k + 0.5, color="#eef1f5", zorder=0, linewidth=0)
     ax.set_xlim(-0.5, len(slices) - 0.5)
     offsets = np.linspace(-spread / 2, spread / 2, len(models)) if len(models) > 1 else np.zeros(1)
-    for offset, model in zip(offsets, models):
+    for offset, model in zip(offsets, models, strict=False):
         rows = summary[summary["model"] == model].set_index(
             summary[column].astype(str)[summary["model"] == model]
         )
@@ -231,7 +231,7 @@ def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> lis
             showextrema=False,
             bw_method=0.15,
         )
-        for body, i in zip(parts["bodies"], varied):
+        for body, i in zip(parts["bodies"], varied, strict=False):
             body.set_facecolor(styles[models[i]][0])
             body.set_edgecolor("none")
             body.set_alpha(0.75)
@@ -245,7 +245,10 @@ def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> lis
             ax.hlines(d[0], i - 0.35, i + 0.35, color=styles[models[i]][0], linewidth=3)
     ax.set_xticks(positions)
     ax.set_xticklabels(
-        [f"{m}\n(n={d.size})" for m, d in zip(models, data)], rotation=30, ha="right", fontsize=7
+        [f"{m}\n(n={d.size})" for m, d in zip(models, data, strict=False)],
+        rotation=30,
+        ha="right",
+        fontsize=7,
     )
     ax.set_ylabel(_metric_label(metric))
     ax.set_title(f"Distribution of per-image {metric_label(metric)} (dot: median, bar: IQR)")

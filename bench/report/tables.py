@@ -64,7 +64,9 @@ def display_summary(
     for metric in metrics:
         out[metric_header(metric)] = [
             fmt_ci(m, lo, hi, metric)
-            for m, lo, hi in zip(summary[metric], summary[f"{metric}_lo"], summary[f"{metric}_hi"])
+            for m, lo, hi in zip(
+                summary[metric], summary[f"{metric}_lo"], summary[f"{metric}_hi"], strict=False
+            )
         ]
     return out.reset_index(drop=True)
 
