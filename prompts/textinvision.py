@@ -192,7 +192,7 @@ def files_digest(folder: Path) -> str:
 
 
 def load_textinvision_pool(folder: str | Path, source: str | None = None) -> PromptPool:
-    """The TextInVision files as a lazy pool: 205 templates x 6,805 texts + 1,981 real-world prompts."""
+    """TextInVision files as a lazy pool: 205 templates x 6,805 texts + 1,981 real-world prompts."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(folder, "TextInVision folder not found")

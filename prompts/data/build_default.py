@@ -856,8 +856,8 @@ def _numeric_patterns(rng: random.Random) -> list:
         lambda: f"(555) 01{r(0, 9)}-{r(1000, 9999)}",
         lambda: f"{rng.choice('ABCDKMRSTXZ')}{rng.choice('ABCDKMRSTXZ')}-{r(100, 9999)}",
         lambda: (
-            f"Model {rng.choice('ABCDKMRSTXZ')}{r(1, 99)}{rng.choice(['', 'X', 'S', 'Pro'])}".strip()
-        ),
+            f"Model {rng.choice('ABCDKMRSTXZ')}{r(1, 99)}{rng.choice(['', 'X', 'S', 'Pro'])}"
+        ).strip(),
         lambda: f"#{rng.choice(_TAGS)}{r(2019, 2030)}",
         lambda: f"#{rng.choice(_TAGS)}",
         lambda: f"hello@{rng.choice(_SHOPS)}.example",
@@ -871,7 +871,8 @@ def _numeric_patterns(rng: random.Random) -> list:
         lambda: f"Flight {rng.choice(['GB', 'NW', 'TQ'])}{r(100, 9999)}",
         lambda: f"Row {r(1, 40)}, Seat {rng.choice('ABCDEF')}",
         lambda: (
-            f"{r(1, 999)} {rng.choice(['Elm', 'Oak', 'Mill', 'Harbor', 'Cedar'])} St., Apt {r(1, 20)}{rng.choice('ABCD')}"
+            f"{r(1, 999)} {rng.choice(['Elm', 'Oak', 'Mill', 'Harbor', 'Cedar'])} St., "
+            f"Apt {r(1, 20)}{rng.choice('ABCD')}"
         ),
         lambda: f"No. {r(1, 99)}",
         lambda: f"v{r(0, 9)}.{r(0, 20)}.{r(0, 9)}",
