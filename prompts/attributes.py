@@ -173,7 +173,7 @@ def zipf(word: str) -> float:
 
 @lru_cache(maxsize=200_000)
 def _in_cefr_lexicon(word: str) -> bool:
-    return _cefr_analyzer().is_word_in_database(word.lower())
+    return bool(_cefr_analyzer().is_word_in_database(word.lower()))
 
 
 def looks_pronounceable(word: str) -> bool:

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from datasets import Dataset  # optional dependency (the ``prompts`` extra)
 
 #: Column name -> pandas dtype, in canonical order.
 PROMPT_COLUMNS: dict[str, str] = {
@@ -103,7 +107,7 @@ class PromptSet:
     def content_hash(self) -> str:
         return content_hash(self.frame)
 
-    def to_dataset(self):  # -> datasets.Dataset (optional dependency)
+    def to_dataset(self) -> Dataset:
         """Export as a Hugging Face ``datasets.Dataset`` (needs the ``prompts`` extra)."""
         from datasets import Dataset
 

@@ -35,8 +35,9 @@ import csv
 import random
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypedDict
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "default"
@@ -838,7 +839,7 @@ _TAGS = [
 ]
 
 
-def _numeric_patterns(rng: random.Random) -> list:
+def _numeric_patterns(rng: random.Random) -> list[Callable[[], str]]:
     r = rng.randint
     return [
         lambda: f"${r(1, 499)}.{r(0, 99):02d}",
@@ -967,7 +968,19 @@ def read_phrases(path: Path) -> list[str]:
 # ---------------------------------------------------------------- real-world prompts
 
 
-def parse_real_world(path: Path) -> list[dict]:
+class RealWorldSubgroup(TypedDict):
+    name: str
+    scenes: list[str]
+    items: list[tuple[str, str]]  # (text, subject)
+
+
+class RealWorldGroup(TypedDict):
+    name: str
+    styles: list[str]
+    subgroups: list[RealWorldSubgroup]
+
+
+def parse_real_world(path: Path) -> list[RealWorldGroup]:
     """Parse the real-world source.
 
     Format, one directive per line (``#`` starts a comment line)::
@@ -980,7 +993,7 @@ def parse_real_world(path: Path) -> list[dict]:
 
     A scene holds ``{text}`` once, in double quotes, and may use ``{subject}``.
     """
-    groups: list[dict] = []
+    groups: list[RealWorldGroup] = []
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -1001,7 +1014,7 @@ def parse_real_world(path: Path) -> list[dict]:
     return groups
 
 
-def real_world_rows(groups: list[dict]) -> list[tuple[str, str, str, str, str]]:
+def real_world_rows(groups: list[RealWorldGroup]) -> list[tuple[str, str, str, str, str]]:
     """One (prompt_id, group, subgroup, prompt, text) per item; scenes and styles round-robin.
 
     The item's index picks its scene; the style index is offset by the
