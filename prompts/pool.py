@@ -25,9 +25,6 @@ import pandas as pd
 from prompts.attributes import char_length, compute_attributes, word_count
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
-#: Columns that describe a template (shared by every row built from it).
-TEMPLATE_COLUMNS = ("template_id", "prompt_type", "group", "subgroup")
-
 #: The first double-quoted span of a template: TextInVision's text slot.
 FIRST_QUOTED = re.compile(r'".*?"')
 

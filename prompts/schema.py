@@ -46,11 +46,6 @@ PROMPT_COLUMNS: dict[str, str] = {
 
 PROMPT_TYPES = ("simple", "complex", "real_world")
 
-#: Attribute columns (everything that describes a prompt but is not its identity).
-ATTRIBUTE_COLUMNS = tuple(
-    c for c in PROMPT_COLUMNS if c not in ("prompt_id", "prompt", "text", "template_id", "text_id")
-)
-
 
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Return ``frame`` with every schema column present (missing ones as <NA>) and typed.
