@@ -46,6 +46,16 @@ PROMPT_COLUMNS: dict[str, str] = {
 
 PROMPT_TYPES = ("simple", "complex", "real_world")
 
+#: Real-world groups, as TextInVision names them (the default set uses the same ones).
+REAL_WORLD_GROUPS = (
+    "Advertisements",
+    "Educational content",
+    "Logos and branding",
+    "Maps and flowcharts",
+    "Objects and scenes",
+    "Posters",
+)
+
 
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """Return ``frame`` with every schema column present (missing ones as <NA>) and typed.
