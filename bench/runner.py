@@ -308,11 +308,13 @@ def ocr_fields(result: Reading | None) -> dict[str, Any]:
 def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     """Add every score column; rows without OCR text (errors) get NaN scores."""
     from bench.schema import failed_mask
-    from bench.scoring import SCORE_COLUMNS, score_pairs
+    from bench.scoring import score_pairs
+    from bench.scoring.pairs import text_metrics
 
-    rows = rows.drop(columns=[c for c in SCORE_COLUMNS if c in rows.columns])
+    columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
+    rows = rows.drop(columns=[c for c in columns if c in rows.columns])
     has_ocr = rows["ocr_text"].notna() & ~failed_mask(rows)
-    scores = pd.DataFrame(float("nan"), index=rows.index, columns=list(SCORE_COLUMNS))
+    scores = pd.DataFrame(float("nan"), index=rows.index, columns=columns)
     if has_ocr.any():
         scored = score_pairs(
             rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
@@ -321,7 +323,7 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
             strip_punct=config.normalization.strip_punct,
         )
         scored.index = rows.index[has_ocr]
-        for column in SCORE_COLUMNS:
+        for column in columns:
             scores.loc[has_ocr, column] = scored[column].astype(float)
     return pd.concat([rows, scores], axis=1)
 
