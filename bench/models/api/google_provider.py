@@ -17,6 +17,7 @@ The key is sent as ``x-goog-api-key`` by the client. Its own retries are off.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from pydantic import Field
@@ -152,7 +153,9 @@ def _imagen(client: Any, model: str, prompt: str, seed: int, options: GoogleOpti
         safety_filter_level=options.safety_filter_level,
         person_generation=options.person_generation,
     )
-    answer = client.models.generate_images(model=model, prompt=prompt, config=config)
+    with warnings.catch_warnings():  # the client marks Imagen deprecated (still served)
+        warnings.simplefilter("ignore")
+        answer = client.models.generate_images(model=model, prompt=prompt, config=config)
     images = getattr(answer, "generated_images", None) or []
     if not images:
         raise Refusal("no image returned (filtered)")

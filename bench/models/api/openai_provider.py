@@ -58,14 +58,16 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
         raise ApiError(f"timed out after {options.timeout:g} s", retryable=True) from None
     except openai.APIConnectionError as exc:
         raise ApiError(f"connection failed: {one_line(str(exc))}", retryable=True) from None
-    except openai.APIError as exc:  # an answer the client could not read (malformed JSON)
+    except (openai.APIError, ValueError) as exc:  # an answer it could not read (bad JSON)
         raise ApiError(f"unreadable answer: {one_line(str(exc))}", retryable=True) from None
     return _image_bytes(answer, options.timeout)
 
 
 def _status_problem(exc: Any) -> Exception:
     code = getattr(exc, "code", None)
-    message = one_line(str(getattr(exc, "message", "") or exc))
+    body = exc.body if isinstance(exc.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    message = one_line(str(error.get("message") or getattr(exc, "message", "") or exc))
     if exc.status_code == 400 and code in REFUSAL_CODES:
         return Refusal(f"{code}: {message}")
     return status_error(exc.status_code, message, dict(exc.response.headers))
