@@ -81,14 +81,16 @@ class FakeApi:
         self.server.server_close()
 
     # ---------------------------------------------------------------- plans
-    def plan(self, marker: str, actions: list[str]) -> None:
+    def plan(self, marker: str, actions: list[str], provider: str = "") -> None:
+        """Requests whose prompt holds ``marker`` (to ``provider`` only, if given) meet ``actions``."""
         with self.lock:
-            self.plans[marker] = list(actions)
+            self.plans[f"{provider}|{marker}"] = list(actions)
 
-    def next_action(self, prompt: str) -> str:
+    def next_action(self, provider: str, prompt: str) -> str:
         with self.lock:
-            for marker, actions in self.plans.items():
-                if marker in prompt and actions:
+            for key, actions in self.plans.items():
+                target, _, marker = key.partition("|")
+                if marker in prompt and target in ("", provider) and actions:
                     return actions.pop(0)
         return "ok"
 
@@ -192,7 +194,7 @@ def _handler(api: FakeApi) -> type[BaseHTTPRequestHandler]:
                 if not auth_ok:
                     self.send_json(401, {"error": {"message": "bad key", "code": "invalid_api_key"}})
                 else:
-                    self.act(provider, api.next_action(prompt), prompt, seed)
+                    self.act(provider, api.next_action(provider, prompt), prompt, seed)
             finally:
                 with api.lock:
                     api.in_flight -= 1

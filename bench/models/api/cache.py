@@ -3,7 +3,7 @@
 An entry is keyed by (provider, model, prompt, seed, the options that shape the
 image): :func:`cache_key`. It holds the image exactly as the provider sent it
 (``<key>.img``) and a small JSON record (``<key>.json``: outcome, cost, the run that
-paid, when). A refusal is cached too (it is the provider's answer to that request);
+paid). A refusal is cached too (it is the provider's answer to that request);
 a failure is not (the next run tries again). Both files are written atomically and
 the record last, so an entry is either complete or absent after a crash, and an
 entry is written as soon as its response arrives, before the image's row: a run
@@ -48,7 +48,7 @@ class CacheEntry:
 
     outcome: str
     cost_usd: float
-    run_id: str
+    paid_by: str  # the run (id and folder) that paid for it: see ApiModel.payer
     reason: str = ""
     data: bytes = b""
 
@@ -75,7 +75,7 @@ class ResponseCache:
         return CacheEntry(
             outcome=str(record["outcome"]),
             cost_usd=float("nan") if cost is None else float(cost),
-            run_id=str(record.get("run_id", "")),
+            paid_by=str(record.get("paid_by", "")),
             reason=str(record.get("reason", "")),
             data=data,
         )
@@ -91,7 +91,7 @@ class ResponseCache:
             "outcome": entry.outcome,
             "reason": entry.reason,
             "cost_usd": None if entry.cost_usd != entry.cost_usd else entry.cost_usd,
-            "run_id": entry.run_id,
+            "paid_by": entry.paid_by,
             "image_sha256": hashlib.sha256(entry.data).hexdigest() if entry.data else None,
         }
         write_json(record_path, record)

@@ -334,7 +334,7 @@ class ApiModel(ModelAdapter):
         self._count("cache_hits")
         # Paid by this run (a run killed before the row was written): it counts here;
         # paid by another run sharing the cache: this run paid nothing for it.
-        same_run = self.context is not None and entry.run_id == self.context.run_id
+        same_run = bool(entry.paid_by) and entry.paid_by == self.payer()
         cost = entry.cost_usd if same_run else 0.0
         budget = self.context.budget if self.context is not None else None
         if budget is not None and same_run and cost == cost:
@@ -360,7 +360,6 @@ class ApiModel(ModelAdapter):
             return
         from bench.models.api.cache import CacheEntry
 
-        run_id = self.context.run_id if self.context is not None else ""
         about = {
             "provider": self.provider.name,
             "model": self.model,
@@ -368,7 +367,13 @@ class ApiModel(ModelAdapter):
             "seed": request.seed,
             "options": self.options.request_options(),
         }
-        self._cache.put(key, CacheEntry(outcome, cost, run_id, reason, data), about)
+        self._cache.put(key, CacheEntry(outcome, cost, self.payer(), reason, data), about)
+
+    def payer(self) -> str:
+        """Who pays here: the run id and its folder (two folders of one config are two runs)."""
+        if self.context is None:
+            return ""
+        return f"{self.context.run_id}@{self.context.root.resolve()}"
 
     def _count(self, name: str) -> None:
         if self._session is not None:
