@@ -117,10 +117,12 @@ def _pixel(png: bytes) -> tuple[int, ...]:
 
     from PIL import Image
 
-    return tuple(Image.open(io.BytesIO(png)).convert("RGB").getpixel((0, 0)))
+    pixel = Image.open(io.BytesIO(png)).convert("RGB").getpixel((0, 0))
+    assert isinstance(pixel, tuple)
+    return pixel
 
 
-def test_bfl_polls_until_ready_and_downloads_without_the_key(fake: FakeApi, tmp_path: Path):
+def test_bfl_polls_until_ready_and_downloads_without_the_key(fake: FakeApi, tmp_path: Path) -> None:
     model = bound(get_model(spec_for("bfl", fake)), tmp_path)
     fake.plan("(#1)", ["pending:3"])
     fake.plan("(#2)", ["poll-500"])
@@ -135,7 +137,9 @@ def test_bfl_polls_until_ready_and_downloads_without_the_key(fake: FakeApi, tmp_
 
 # --------------------------------------------------------------------------- retries
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_retries_429_500_malformed_json_then_succeeds(provider: str, fake: FakeApi, tmp_path):
+def test_retries_429_500_malformed_json_then_succeeds(
+    provider: str, fake: FakeApi, tmp_path: Path
+) -> None:
     needs(provider)
     fake.retry_after = "3"
     model = bound(get_model(spec_for(provider, fake)), tmp_path)
@@ -152,7 +156,9 @@ def test_retries_429_500_malformed_json_then_succeeds(provider: str, fake: FakeA
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_gives_up_after_the_retries_and_caches_nothing(provider: str, fake: FakeApi, tmp_path):
+def test_gives_up_after_the_retries_and_caches_nothing(
+    provider: str, fake: FakeApi, tmp_path: Path
+) -> None:
     needs(provider)
     model = bound(get_model(spec_for(provider, fake, "retries=2")), tmp_path)
     quiet(model)
@@ -167,7 +173,9 @@ def test_gives_up_after_the_retries_and_caches_nothing(provider: str, fake: Fake
 
 
 @pytest.mark.parametrize("provider", ["openai", "bfl", "gemini", "http"])
-def test_a_timeout_is_retried_and_a_slow_answer_waited_for(provider: str, fake, tmp_path):
+def test_a_timeout_is_retried_and_a_slow_answer_waited_for(
+    provider: str, fake: FakeApi, tmp_path: Path
+) -> None:
     needs(provider)
     model = bound(get_model(spec_for(provider, fake, "timeout=0.5")), tmp_path)
     quiet(model)
@@ -180,7 +188,7 @@ def test_a_timeout_is_retried_and_a_slow_answer_waited_for(provider: str, fake, 
     assert sum("(#2)" in p for p in prompts) == 1
 
 
-def test_a_client_error_is_not_retried(fake: FakeApi, tmp_path: Path):
+def test_a_client_error_is_not_retried(fake: FakeApi, tmp_path: Path) -> None:
     pytest.importorskip("openai")
     model = bound(get_model(spec_for("openai", fake)), tmp_path)
     fake.plan("(#1)", ["echo-key"])
@@ -191,7 +199,9 @@ def test_a_client_error_is_not_retried(fake: FakeApi, tmp_path: Path):
 
 # --------------------------------------------------------------------------- refusals
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_a_refusal_is_its_own_outcome_and_cached(provider: str, fake: FakeApi, tmp_path: Path):
+def test_a_refusal_is_its_own_outcome_and_cached(
+    provider: str, fake: FakeApi, tmp_path: Path
+) -> None:
     needs(provider)
     model = bound(get_model(spec_for(provider, fake)), tmp_path)
     fake.plan("(#1)", ["refuse"])
@@ -208,7 +218,7 @@ def test_a_refusal_is_its_own_outcome_and_cached(provider: str, fake: FakeApi, t
 
 
 # --------------------------------------------------------------------------- cache, concurrency
-def test_the_cache_key_is_prompt_seed_and_image_options(fake: FakeApi, tmp_path: Path):
+def test_the_cache_key_is_prompt_seed_and_image_options(fake: FakeApi, tmp_path: Path) -> None:
     pytest.importorskip("openai")
     bound(get_model(spec_for("openai", fake)), tmp_path).generate(requests(1))
     # Transport options (timeouts, retries, concurrency) do not change the image: cached.
@@ -221,7 +231,7 @@ def test_the_cache_key_is_prompt_seed_and_image_options(fake: FakeApi, tmp_path:
     assert len(fake.paid()) == 3
 
 
-def test_concurrency_is_bounded(fake: FakeApi, tmp_path: Path):
+def test_concurrency_is_bounded(fake: FakeApi, tmp_path: Path) -> None:
     fake.delay = 0.3
     model = bound(get_model(spec_for("bfl", fake, "concurrency=2")), tmp_path)
     images = model.generate(requests(*range(6)))
@@ -229,7 +239,7 @@ def test_concurrency_is_bounded(fake: FakeApi, tmp_path: Path):
 
 
 # --------------------------------------------------------------------------- spending cap
-def test_the_cap_stops_paid_requests(fake: FakeApi, tmp_path: Path):
+def test_the_cap_stops_paid_requests(fake: FakeApi, tmp_path: Path) -> None:
     budget = SpendBudget(0.10)
     model = bound(get_model(spec_for("bfl", fake, "concurrency=1")), tmp_path, budget=budget)
     outputs = model.generate(requests(1, 2, 3, 4))
@@ -241,9 +251,11 @@ def test_the_cap_stops_paid_requests(fake: FakeApi, tmp_path: Path):
     assert not isinstance(again.generate(requests(1))[0], Exception)
 
 
-def test_refusals_and_failures_give_their_reservation_back(fake: FakeApi, tmp_path: Path):
+def test_refusals_and_failures_give_their_reservation_back(fake: FakeApi, tmp_path: Path) -> None:
     budget = SpendBudget(0.05)
-    model = bound(get_model(spec_for("bfl", fake, "concurrency=1&retries=0")), tmp_path, budget=budget)
+    model = bound(
+        get_model(spec_for("bfl", fake, "concurrency=1&retries=0")), tmp_path, budget=budget
+    )
     fake.plan("(#1)", ["refuse"])
     fake.plan("(#2)", ["500"])
     outputs = model.generate(requests(1, 2, 3))
@@ -253,7 +265,7 @@ def test_refusals_and_failures_give_their_reservation_back(fake: FakeApi, tmp_pa
 
 
 # --------------------------------------------------------------------------- keys
-def test_a_key_in_an_answer_never_reaches_a_message(fake: FakeApi, tmp_path: Path):
+def test_a_key_in_an_answer_never_reaches_a_message(fake: FakeApi, tmp_path: Path) -> None:
     model = bound(get_model(spec_for("http", fake, "retries=0")), tmp_path)
     fake.plan("(#1)", ["echo-key"])
     [failed] = model.generate(requests(1))
@@ -262,19 +274,21 @@ def test_a_key_in_an_answer_never_reaches_a_message(fake: FakeApi, tmp_path: Pat
     assert KEY not in json.dumps(model.describe())
 
 
-def test_a_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch, fake: FakeApi):
+def test_a_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch, fake: FakeApi) -> None:
     monkeypatch.delenv("BFL_API_KEY")
-    model = get_model(spec_for("bfl", fake))
+    model: Any = get_model(spec_for("bfl", fake))
     with pytest.raises(InputError, match=r"\$BFL_API_KEY"):
         model.load()
-    renamed = get_model(spec_for("bfl", fake, "key_env=MY_BFL"))
+    renamed: Any = get_model(spec_for("bfl", fake, "key_env=MY_BFL"))
     monkeypatch.setenv("MY_BFL", KEY)
     renamed.load()
     assert renamed.describe()["key_env"] == ["MY_BFL"]
 
 
-def test_a_literal_key_in_http_headers_is_refused():
-    spec = 'api:http?url=http://127.0.0.1:9/x&image_field=a&headers={"Authorization": "Bearer sk-1"}'
+def test_a_literal_key_in_http_headers_is_refused() -> None:
+    spec = (
+        'api:http?url=http://127.0.0.1:9/x&image_field=a&headers={"Authorization": "Bearer sk-1"}'
+    )
     with pytest.raises(InputError, match="environment"):
         PLUGINS.resolve("models", spec)
 
@@ -290,21 +304,21 @@ def test_a_literal_key_in_http_headers_is_refused():
         ("api:http/x?image_field=a", "'url' is required"),
     ],
 )
-def test_bad_specs_fail_when_resolved(spec: str, problem: str):
+def test_bad_specs_fail_when_resolved(spec: str, problem: str) -> None:
     with pytest.raises(InputError, match=problem):
         PLUGINS.resolve("models", spec)
 
 
-def test_retry_after_as_an_http_date():
-    from email.utils import formatdate
+def test_retry_after_as_an_http_date() -> None:
     import time
+    from email.utils import formatdate
 
     wait = parse_retry_after({"Retry-After": formatdate(time.time() + 30, usegmt=True)})
     assert wait is not None and 25 <= wait <= 31
     assert parse_retry_after({"Retry-After": "soon"}) is None
 
 
-def test_list_shows_the_providers_without_importing_their_clients():
+def test_list_shows_the_providers_without_importing_their_clients() -> None:
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"

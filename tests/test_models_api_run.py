@@ -86,7 +86,10 @@ def fake() -> Any:
 def every_provider(fake: FakeApi) -> list[dict[str, Any]]:
     fast = {"backoff": 0.01, "max_backoff": 0.05, "timeout": 5}
     models: list[dict[str, Any]] = [
-        {"spec": "api:bfl/flux-pro-1.1", "options": {"base_url": f"{fake.url}/bfl", "poll_interval": 0.01, **fast}},
+        {
+            "spec": "api:bfl/flux-pro-1.1",
+            "options": {"base_url": f"{fake.url}/bfl", "poll_interval": 0.01, **fast},
+        },
         {
             "spec": "api:http/fake-gen",
             "options": {
@@ -103,19 +106,29 @@ def every_provider(fake: FakeApi) -> list[dict[str, Any]]:
     try:
         import openai  # noqa: F401
 
-        models.append({"spec": "api:openai/gpt-image-1", "options": {"base_url": f"{fake.url}/openai/v1", **fast}})
+        models.append(
+            {
+                "spec": "api:openai/gpt-image-1",
+                "options": {"base_url": f"{fake.url}/openai/v1", **fast},
+            }
+        )
     except ImportError:
         pass
     try:
         from google import genai  # noqa: F401
 
-        models.append({"spec": "api:google/gemini-2.5-flash-image", "options": {"base_url": f"{fake.url}/google", **fast}})
+        models.append(
+            {
+                "spec": "api:google/gemini-2.5-flash-image",
+                "options": {"base_url": f"{fake.url}/google", **fast},
+            }
+        )
     except ImportError:
         pass
     return models  # fmt: skip
 
 
-def test_a_run_records_refusals_costs_and_caches(fake: FakeApi, csv: Path, tmp_path: Path):
+def test_a_run_records_refusals_costs_and_caches(fake: FakeApi, csv: Path, tmp_path: Path) -> None:
     models = every_provider(fake)
     labels = [m["spec"] for m in models]
     prices = dict.fromkeys(labels, 0.04)
@@ -154,10 +167,14 @@ def test_a_run_records_refusals_costs_and_caches(fake: FakeApi, csv: Path, tmp_p
     assert len(fake.paid()) == asked
     # A new run folder sharing the cache: every answer, refusals included, from the cache.
     shared = tmp_path / "shared"
-    first = write_config(tmp_path / "a.yaml", models, csv, tmp_path / "a", prices=prices, cache_dir=str(shared))
+    first = write_config(
+        tmp_path / "a.yaml", models, csv, tmp_path / "a", prices=prices, cache_dir=str(shared)
+    )
     run(first)
     asked = len(fake.paid())
-    second = write_config(tmp_path / "b.yaml", models, csv, tmp_path / "b", prices=prices, cache_dir=str(shared))
+    second = write_config(
+        tmp_path / "b.yaml", models, csv, tmp_path / "b", prices=prices, cache_dir=str(shared)
+    )
     run(second)
     assert len(fake.paid()) == asked
     rows_a = pd.read_parquet(tmp_path / "a" / "results.parquet")
@@ -166,10 +183,13 @@ def test_a_run_records_refusals_costs_and_caches(fake: FakeApi, csv: Path, tmp_p
     assert rows_a["error"].tolist() == rows_b["error"].tolist()
     assert (rows_b["cost_usd"] == 0).all()  # another run paid for them
 
-    assert_no_key_written(tmp_path, texts=(done.stdout, done.stderr, again.stdout, again.stderr))  # fmt: skip
+    outputs = (done.stdout, done.stderr, again.stdout, again.stderr)
+    assert_no_key_written(tmp_path, texts=outputs)
 
 
-def test_the_cap_stops_the_run_and_a_higher_cap_continues(fake: FakeApi, csv: Path, tmp_path):
+def test_the_cap_stops_the_run_and_a_higher_cap_continues(
+    fake: FakeApi, csv: Path, tmp_path: Path
+) -> None:
     spec = "api:bfl/flux-pro-1.1"
     options = {"base_url": f"{fake.url}/bfl", "poll_interval": 0.01, "concurrency": 1}
     out = tmp_path / "run"
@@ -199,7 +219,7 @@ def test_the_cap_stops_the_run_and_a_higher_cap_continues(fake: FakeApi, csv: Pa
     assert "not attempted" not in done.stderr
 
 
-def test_a_cap_needs_a_price_for_every_api_model(fake: FakeApi, csv: Path, tmp_path: Path):
+def test_a_cap_needs_a_price_for_every_api_model(fake: FakeApi, csv: Path, tmp_path: Path) -> None:
     models = [{"spec": "api:bfl/flux-pro-1.1", "options": {"base_url": f"{fake.url}/bfl"}}]
     config = write_config(tmp_path / "run.yaml", models, csv, tmp_path / "run", max_usd=1)
     done = run(config, check=False)
@@ -208,7 +228,9 @@ def test_a_cap_needs_a_price_for_every_api_model(fake: FakeApi, csv: Path, tmp_p
     assert not fake.log
 
 
-def test_a_killed_run_resumes_without_asking_again(fake: FakeApi, csv: Path, tmp_path: Path):
+def test_a_killed_run_resumes_without_asking_again(
+    fake: FakeApi, csv: Path, tmp_path: Path
+) -> None:
     spec = "api:bfl/flux-pro-1.1"
     options = {"base_url": f"{fake.url}/bfl", "poll_interval": 0.01, "concurrency": 2}
     out = tmp_path / "run"
@@ -247,7 +269,9 @@ def test_a_killed_run_resumes_without_asking_again(fake: FakeApi, csv: Path, tmp
     assert_no_key_written(tmp_path)
 
 
-def test_dry_run_resolves_api_models_without_a_key_or_a_request(fake: FakeApi, csv, tmp_path):
+def test_dry_run_resolves_api_models_without_a_key_or_a_request(
+    fake: FakeApi, csv: Path, tmp_path: Path
+) -> None:
     spec = "api:bfl/flux-pro-1.1"
     models = [{"spec": spec, "options": {"base_url": f"{fake.url}/bfl"}}]
     config = write_config(tmp_path / "run.yaml", models, csv, tmp_path / "run", prices={spec: 0.05})

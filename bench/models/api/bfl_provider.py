@@ -95,7 +95,9 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
     options: BflOptions = session.options
     client: _BflClient = session.client
     url = f"{client.base}/v1/{session.model}"
-    answer = send(client.http, "POST", url, headers=client.headers(url), json=options.payload(prompt, seed))
+    answer = send(
+        client.http, "POST", url, headers=client.headers(url), json=options.payload(prompt, seed)
+    )
     if answer.status_code >= 400:
         raise status_error(answer.status_code, answer.text[:300], dict(answer.headers))
     task = read_json(answer)
@@ -103,7 +105,8 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
         raise ApiError(f"no task id in the answer: {one_line(str(task), 120)}", retryable=True)
     polling_url = task.get("polling_url") or f"{client.base}/v1/get_result?id={task['id']}"
     sample = _wait(session, polling_url)
-    return session.retry(lambda: download(sample, options.timeout, client.http))  # type: ignore[no-any-return]
+    data: bytes = session.retry(lambda: download(sample, options.timeout, client.http))
+    return data
 
 
 def _wait(session: Session, polling_url: str) -> str:

@@ -41,6 +41,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field, field_validator
 
 from bench.errors import InputError
+from bench.models.api.transport import (
+    ApiError,
+    Redactor,
+    Refusal,
+    RetryPolicy,
+    call_with_retries,
+    one_line,
+)
 from bench.models.base import (
     COST_KEY,
     ImageNotMade,
@@ -50,14 +58,6 @@ from bench.models.base import (
     RunContext,
 )
 from bench.registry import Options, Spec, missing_modules
-from bench.models.api.transport import (
-    ApiError,
-    Redactor,
-    Refusal,
-    RetryPolicy,
-    call_with_retries,
-    one_line,
-)
 
 if TYPE_CHECKING:
     from PIL import Image

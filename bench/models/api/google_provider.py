@@ -49,7 +49,9 @@ class GoogleOptions(JsonOptions):
     add_watermark: bool = Field(
         default=False, description="Imagen: SynthID watermark (when on, the seed is ignored)"
     )
-    safety_filter_level: str | None = Field(default=None, description="Imagen: e.g. BLOCK_ONLY_HIGH")
+    safety_filter_level: str | None = Field(
+        default=None, description="Imagen: e.g. BLOCK_ONLY_HIGH"
+    )
     person_generation: str | None = Field(default=None, description="Imagen: e.g. ALLOW_ADULT")
     vertexai: bool | None = Field(
         default=None, description="use Vertex AI (default: for imagen-* models only)"
@@ -150,8 +152,8 @@ def _imagen(client: Any, model: str, prompt: str, seed: int, options: GoogleOpti
         aspect_ratio=options.aspect_ratio,
         image_size=options.image_size,
         include_rai_reason=True,
-        safety_filter_level=options.safety_filter_level,
-        person_generation=options.person_generation,
+        safety_filter_level=_enum(types.SafetyFilterLevel, options.safety_filter_level),
+        person_generation=_enum(types.PersonGeneration, options.person_generation),
     )
     with warnings.catch_warnings():  # the client marks Imagen deprecated (still served)
         warnings.simplefilter("ignore")
@@ -185,6 +187,11 @@ def _problem(exc: Exception) -> Exception:
     if isinstance(exc, (ValueError, ConnectionError)) or "Connect" in name or "JSON" in name:
         return ApiError(f"{name}: {one_line(str(exc), 200)}", retryable=True)
     return exc
+
+
+def _enum(kind: Any, value: str | None) -> Any:
+    """The client's enum member for ``value`` (None stays None; a bad name is an error)."""
+    return None if value is None else kind(value)
 
 
 def _name(value: Any) -> str:

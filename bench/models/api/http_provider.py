@@ -171,7 +171,9 @@ def read_json(answer: Any) -> Any:
     try:
         return answer.json()
     except ValueError:
-        raise ApiError(f"malformed JSON in the answer: {answer.text[:80]!r}", retryable=True) from None
+        raise ApiError(
+            f"malformed JSON in the answer: {answer.text[:80]!r}", retryable=True
+        ) from None
 
 
 def request(session: Session, prompt: str, seed: int) -> bytes:

@@ -65,8 +65,9 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
 
 def _status_problem(exc: Any) -> Exception:
     code = getattr(exc, "code", None)
-    body = exc.body if isinstance(exc.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    nested = body.get("error")
+    error: dict[str, Any] = nested if isinstance(nested, dict) else body
     message = one_line(str(error.get("message") or getattr(exc, "message", "") or exc))
     if exc.status_code == 400 and code in REFUSAL_CODES:
         return Refusal(f"{code}: {message}")

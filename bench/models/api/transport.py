@@ -110,7 +110,7 @@ class RetryPolicy:
     max_retry_after: float = 300.0  # a longer Retry-After is cut to this
 
     def ceiling(self, attempt: int) -> float:
-        return min(self.max_backoff, self.backoff * 2**attempt)
+        return float(min(self.max_backoff, self.backoff * 2.0**attempt))
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds before attempt ``attempt + 1``: Retry-After when given, else jittered backoff."""
