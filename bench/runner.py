@@ -319,6 +319,8 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
             rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
             keep_case=config.normalization.keep_case,
             strip_punct=config.normalization.strip_punct,
+            nfkc=config.normalization.nfkc,
+            fold_width=config.normalization.fold_width,
         )
         scored.index = rows.index[has_ocr]
         for column in SCORE_COLUMNS:
