@@ -263,7 +263,7 @@ def test_latin_scores_do_not_change_with_the_script_rule():
 
 
 def test_nfkc_and_width_folding_are_options():
-    full_width = "ＳＡＬＥ　５０％"
+    full_width = "\uff33\uff21\uff2c\uff25\u3000\uff15\uff10\uff05"  # full-width "SALE 50%"
     assert not score_pairs(["SALE 50%"], [full_width])["exact_match"].item()
     assert score_pairs(["SALE 50%"], [full_width], fold_width=True)["exact_match"].item()
     assert score_pairs(["SALE 50%"], [full_width], nfkc=True)["exact_match"].item()
