@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001, RUF002 - full-width characters are this module's subject
+# ruff: noqa: RUF002 - full-width characters are this module's subject
 """Text normalisation applied before every metric, and the tokens word metrics count.
 
 The default ("paper" mode) case-folds, collapses runs of whitespace to one
