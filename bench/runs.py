@@ -83,6 +83,9 @@ def run_benchmark(
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
         raise InputError(config.prompts, "the prompt selection is empty")
+    from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
+
+    check_reader_reads(config.ocr, prompt_set.frame)
     _check_same_run(folder, config, prompt_set)
     _write_run_start(folder, config, prompt_set, config_text, config_name)
 
@@ -285,6 +288,10 @@ def rescore_run(
     meta = folder.manifest()
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     engine_spec = ocr or config.ocr
+    if ocr and (folder.root / PROMPTS).is_file():  # issue 13: a reader that can read them
+        from bench.readers.scripts import check_reader_reads
+
+        check_reader_reads(ocr, pd.read_parquet(folder.root / PROMPTS))
     if not scores_only:
         if engine is None:
             from bench.readers import get_reader
