@@ -41,6 +41,7 @@ from bench.engine import (
     read_batch,
     remaining,
 )
+from bench.engine.reading_store import ReadingStore
 from bench.jobs import Job, build_jobs
 from bench.store import conform_results, done_keys, image_relpath
 from prompts.schema import PromptSet
@@ -124,7 +125,7 @@ class Runner:
         self.console = console or Console(stderr=True)
         self.run_id = config.resolved_run_id
         self.outcome = ShardOutcome(self.shard)
-        self.cache = ReadingCache()
+        self.cache: ReadingCache = ReadingStore(folder.root, self.shard.name)  # issue 13
         self._ocr = ocr
         self._ocr_identity: tuple[str, str] | None = None
         self._entries = {entry.label: entry for entry in config.models}
@@ -209,7 +210,7 @@ class Runner:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
         images: list[Image.Image] = batch.outputs or []
         files = self.save_images(batch.jobs, images, self._entries[batch.group.name].slug)
-        readings, seconds = self.read_images(images)
+        readings, seconds = self.read_images(images, [digest for _, digest in files])
         return self.rows(batch, files, readings, seconds)
 
     def save_images(
@@ -222,12 +223,17 @@ class Runner:
             files.append((path, self.folder.write_image(image, path)))
         return files
 
-    def read_images(self, images: Sequence[Image.Image]) -> tuple[list[Any], float]:
-        """The reading step: a Reading or an exception per image, and seconds per image."""
+    def read_images(
+        self, images: Sequence[Image.Image], keys: Sequence[str] | None = None
+    ) -> tuple[list[Any], float]:
+        """The reading step: a Reading or an exception per image, and seconds per image.
+
+        ``keys`` (the images' file SHA-256) key the run folder's reading store.
+        """
         if not images:
             return [], float("nan")
         started = time.perf_counter()
-        readings = read_batch(self.ocr, images, self.cache)
+        readings = read_batch(self.ocr, images, self.cache, keys)
         return list(readings), (time.perf_counter() - started) / len(images)
 
     def rows(

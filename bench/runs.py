@@ -330,7 +330,8 @@ def _reread(
     from rich.console import Console
     from rich.progress import Progress
 
-    from bench.engine import ReadingCache, read_batch
+    from bench.engine import read_batch
+    from bench.engine.reading_store import ReadingStore
     from bench.runner import reading_columns
 
     has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
@@ -338,7 +339,7 @@ def _reread(
     )
     indices = list(rows.index[has_image])
     identity = (reader.name, reader.version)
-    cache = ReadingCache()
+    cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
     with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task("rescore OCR", total=len(indices))
         for start in range(0, len(indices), step):
@@ -346,7 +347,8 @@ def _reread(
             images, ok = _load_unchanged(folder, rows, chunk)
             if ok:
                 started = time.perf_counter()
-                outcomes = read_batch(reader, images, cache)
+                keys = [str(rows.at[index, "image_sha256"]) for index in ok]
+                outcomes = read_batch(reader, images, cache, keys)
                 seconds = (time.perf_counter() - started) / len(ok)
                 for index, outcome in zip(ok, outcomes, strict=True):
                     for column, value in reading_columns(outcome, identity, seconds).items():

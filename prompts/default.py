@@ -180,7 +180,9 @@ def chinese_rows(folder: Path, source: str) -> pd.DataFrame | None:
     if tables is None:
         return None
     templates, texts = tables
-    pairs = [(t, x) for t in templates.itertuples(index=False) for x in texts.itertuples(index=False)]
+    pairs = [
+        (t, x) for t in templates.itertuples(index=False) for x in texts.itertuples(index=False)
+    ]
     frame = pd.DataFrame(
         {
             "prompt_id": [make_prompt_id("default", t.template_id, x.text_id) for t, x in pairs],
