@@ -73,14 +73,15 @@ def calibration_prompts(
         if scripts is not None and not needs <= scripts:
             continue
         condition = f"lang == '{lang}'" + (f" and ({where})" if where else "")
-        try:
-            chosen = prompt_sets.select(
-                source, where=condition, sample=per_lang, stratify=["kind"], seed=seed
-            )
-        except InputError:
-            continue  # this source has no such language (or no kind column)
-        if len(chosen):
-            parts.append(chosen.frame)
+        available = prompt_sets.select(source, where=condition)
+        if len(available) == 0:
+            continue
+        kinds = available.frame["kind"].nunique() if "kind" in available.frame else 0
+        stratify = ["kind"] if 0 < kinds <= per_lang else None
+        chosen = prompt_sets.select(
+            available, sample=min(per_lang, len(available)), stratify=stratify, seed=seed
+        )
+        parts.append(chosen.frame)
     if not parts:
         raise InputError(None, f"no prompts of {source!r} in a language the reader reads")
     return pd.concat(parts, ignore_index=True)
