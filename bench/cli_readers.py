@@ -87,6 +87,20 @@ def calibration_prompts(
     return pd.concat(parts, ignore_index=True)
 
 
+@readers_app.command("photos")
+def photos_command(
+    reader: str = typer.Option(..., "--reader", help="Reader spec."),
+    images: Path = typer.Option(..., "--images", help="Folder of img_N.jpg (ICDAR 2015 format)."),
+    labels: Path = typer.Option(None, "--labels", help="Folder of gt_img_N.txt (default: images)."),
+) -> None:
+    """Word recall of READER on labelled photos in the ICDAR 2015 format, and its speed."""
+    from bench.readers import get_reader
+    from bench.readers.icdar import calibrate_on_photos, load_icdar2015
+
+    result = calibrate_on_photos(get_reader(reader), load_icdar2015(images, labels))
+    typer.echo(json.dumps({k: v for k, v in result.items() if k != "per_image"}, indent=2))
+
+
 @readers_app.command("list")
 def list_command(run: Path = typer.Argument(..., help="Run folder.")) -> None:
     """The readers whose readings are stored in RUN (for report --reader and compare)."""
