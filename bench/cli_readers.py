@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -60,7 +61,7 @@ def calibrate_command(
 
 def calibration_prompts(
     source: str, where: str | None, per_lang: int, seed: int, scripts: frozenset[str] | None
-):  # -> pd.DataFrame
+) -> Any:  # a pandas DataFrame (pandas is imported lazily)
     """``per_lang`` prompts of each language the reader reads, stratified by text kind."""
     import pandas as pd
 

@@ -95,10 +95,10 @@ def cjk_fonts() -> tuple[tuple[Path, int], ...]:
                 by_name.setdefault(path.name, path)
     found: list[tuple[Path, int]] = []
     for name, face in CJK_FACES:
-        path = by_name.get(name)
-        if path is None:
+        font_file = by_name.get(name)
+        if font_file is None:
             continue
-        index = _collection_index(path, face)
+        index = _collection_index(font_file, face)
         if index is not None:
-            found.append((path, index))
+            found.append((font_file, index))
     return tuple(found)

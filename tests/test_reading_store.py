@@ -24,7 +24,7 @@ from bench.registry import PLUGINS
 from bench.runs import rescore_run, run_benchmark
 
 #: Images each counting reader was asked to read, by reader name.
-CALLS: dict[str, int] = {}
+read_counts: dict[str, int] = {}
 
 
 class CountingReader(Reader):
@@ -38,13 +38,13 @@ class CountingReader(Reader):
         return f"{self.name} 1"
 
     def read(self, images: Sequence[Any]) -> list[Reading]:
-        CALLS[self.name] = CALLS.get(self.name, 0) + len(images)
+        read_counts[self.name] = read_counts.get(self.name, 0) + len(images)
         return [Reading(self.name.upper(), [self.name.upper()]) for _ in images]
 
 
 @pytest.fixture
 def counting_readers() -> Iterator[None]:
-    CALLS.clear()
+    read_counts.clear()
     for name in ("count-a", "count-b"):
         PLUGINS.register("readers", name, summary="test double")(
             lambda spec, _options, name=name: CountingReader(name)
@@ -74,13 +74,13 @@ def test_second_reader_reads_each_image_once_and_a_repeat_reads_nothing(
 ) -> None:
     out, results = _run(tmp_path)
     distinct = results["image_sha256"].nunique()
-    assert CALLS == {"count-a": distinct}
+    assert read_counts == {"count-a": distinct}
     rescored = rescore_run(out, ocr="count-b", progress=False)
-    assert CALLS == {"count-a": distinct, "count-b": distinct}
+    assert read_counts == {"count-a": distinct, "count-b": distinct}
     assert (rescored["ocr_text"] == "COUNT-B").all()
     rescore_run(out, ocr="count-b", progress=False)  # everything already read
     back = rescore_run(out, ocr="count-a", progress=False)  # and the first reader's too
-    assert CALLS == {"count-a": distinct, "count-b": distinct}
+    assert read_counts == {"count-a": distinct, "count-b": distinct}
     assert (back["ocr_text"] == "COUNT-A").all()
 
     # Both readers' readings sit side by side; a report can take either.

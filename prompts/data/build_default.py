@@ -1092,7 +1092,10 @@ def check_templates(path: Path) -> None:
 # ---------------------------------------------------------------- the Chinese part
 
 #: Common characters the Chinese gibberish is drawn from (each HSK 1-2, in no order).
-ZH_GIBBERISH_POOL = "天地人大小山水火木日月云风花草鸟鱼马牛羊门口手足心口白红黄蓝青开关上下左右前后里外东西南北多少高长新老好"
+ZH_GIBBERISH_POOL = (
+    "天地人大小山水火木日月云风花草鸟鱼马牛羊门口手足心口白红黄蓝青"
+    "开关上下左右前后里外东西南北多少高长新老好"
+)
 ZH_KINDS = {"word": "zw", "rare": "zr", "phrase": "zp", "sentence": "zt", "numeric": "zn"}
 
 
