@@ -62,7 +62,7 @@ def _word(image: Image.Image, text: str, x: int, y: int, angle: int) -> list[tup
         dx, dy = px - cx, py - cy
         rx = cx + dx * np.cos(theta) + dy * np.sin(theta) + (rotated.width - tile.width) / 2
         ry = cy - dx * np.sin(theta) + dy * np.cos(theta) + (rotated.height - tile.height) / 2
-        out.append((int(round(x + rx)), int(round(y + ry))))
+        out.append((int(np.rint(x + rx)), int(np.rint(y + ry))))
     return out
 
 
