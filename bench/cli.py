@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "bench.cli_score",
     "bench.cli_run",
     "bench.cli_list",
+    "bench.cli_readers",
     "bench.report.cli",
     "prompts.cli",
     "vae_eval.cli",

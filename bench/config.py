@@ -16,7 +16,7 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
     batch_size: 4
     ocr: easyocr                # reader (OCR engine) spec, e.g. easyocr?gpu=0
     device: auto                # auto | cpu | cuda | cuda:1 (accelerate overrides it)
-    normalization: {keep_case: false, strip_punct: false}
+    normalization: {keep_case: false, strip_punct: false}   # also nfkc, fold_width
     models:
       - control:render          # a bare spec string ...
       - spec: diffusers:stabilityai/stable-diffusion-xl-base-1.0
@@ -176,6 +176,19 @@ class NormalizationConfig(_Strict):
 
     keep_case: bool = False
     strip_punct: bool = False
+    nfkc: bool = False
+    fold_width: bool = False
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_unicode_options(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        # Configs from before these options existed keep their bytes and their hash.
+        data: dict[str, Any] = handler(self)
+        for key in ("nfkc", "fold_width"):
+            if data.get(key) is False:
+                del data[key]
+        return data
 
 
 class ApiSettings(_Strict):

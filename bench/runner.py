@@ -48,6 +48,7 @@ from bench.engine import (
     read_batch,
     remaining,
 )
+from bench.engine.reading_store import ReadingStore
 from bench.jobs import Job, build_jobs
 from bench.schema import ROW_KEY
 from bench.store import conform_results, done_keys, image_relpath
@@ -143,7 +144,7 @@ class Runner:
         self.console = console or Console(stderr=True)
         self.run_id = config.resolved_run_id
         self.outcome = ShardOutcome(self.shard)
-        self.cache = ReadingCache()
+        self.cache: ReadingCache = ReadingStore(folder.root, self.shard.name)  # issue 13
         self._ocr = ocr
         self._ocr_identity: tuple[str, str] | None = None
         self._entries = {entry.label: entry for entry in config.models}
@@ -272,7 +273,7 @@ class Runner:
         images = [outputs[i] for i in made]
         jobs = [batch.jobs[i] for i in made]
         saved = self.save_images(jobs, images, self._entries[batch.group.name].slug)
-        read, seconds = self.read_images(images)
+        read, seconds = self.read_images(images, [digest for _, digest in saved])
         files: list[tuple[str, str] | None] = [None] * len(outputs)
         readings: list[Reading | Exception | None] = [None] * len(outputs)
         for i, file, reading in zip(made, saved, read, strict=True):
@@ -305,12 +306,17 @@ class Runner:
             files.append((path, self.folder.write_image(image, path)))
         return files
 
-    def read_images(self, images: Sequence[Image.Image]) -> tuple[list[Any], float]:
-        """The reading step: a Reading or an exception per image, and seconds per image."""
+    def read_images(
+        self, images: Sequence[Image.Image], keys: Sequence[str] | None = None
+    ) -> tuple[list[Any], float]:
+        """The reading step: a Reading or an exception per image, and seconds per image.
+
+        ``keys`` (the images' file SHA-256) key the run folder's reading store.
+        """
         if not images:
             return [], float("nan")
         started = time.perf_counter()
-        readings = read_batch(self.ocr, images, self.cache)
+        readings = read_batch(self.ocr, images, self.cache, keys)
         return list(readings), (time.perf_counter() - started) / len(images)
 
     def rows(
@@ -411,6 +417,8 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
             rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
             keep_case=config.normalization.keep_case,
             strip_punct=config.normalization.strip_punct,
+            nfkc=config.normalization.nfkc,
+            fold_width=config.normalization.fold_width,
         )
         scored.index = rows.index[has_ocr]
         for column in columns:

@@ -14,6 +14,13 @@ the edit distance once. Metrics that reproduce another benchmark's scorer read
 >>> pair.distance, pair.matched_words
 (5, 1)
 
+Scripts written without spaces count per character: each Han or kana character
+is one token of the word-level metrics, and spaces beside them are ignored.
+
+>>> cjk = Pair("欢迎光临", "欢迎 光顾")
+>>> cjk.read, cjk.read_words, cjk.distance, cjk.matched_words
+('欢迎光顾', ['欢', '迎', '光', '顾'], 1, 3)
+
 Image metrics (PSNR, SSIM) receive an :class:`ImagePair` instead.
 """
 
@@ -24,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
-from bench.scoring.normalize import Normalization
+from bench.scoring.normalize import Normalization, tokens
 
 if TYPE_CHECKING:
     import numpy as np
@@ -152,13 +159,16 @@ class Pair:
 
     @lazy
     def expected_words(self) -> list[str]:
-        """Whitespace-separated words of the normalised expected text."""
-        return self.expected.split()
+        """Tokens of the normalised expected text: words, and each Han/kana character alone.
+
+        See :func:`bench.scoring.normalize.tokens`; for Latin text, ``str.split()``.
+        """
+        return tokens(self.expected)
 
     @lazy
     def read_words(self) -> list[str]:
-        """Whitespace-separated words of the normalised read text."""
-        return self.read.split()
+        """Tokens of the normalised read text (as :attr:`expected_words`)."""
+        return tokens(self.read)
 
     @lazy
     def distance(self) -> int:

@@ -4,8 +4,8 @@ Run from the repository root::
 
     .venv/bin/python prompts/data/build_default.py
 
-It (re)writes ``prompts/data/default/texts.csv`` and ``prompts/data/default/real_world.csv``.
-``templates.csv`` is hand-written and only checked here. The build is
+It (re)writes ``prompts/data/default/texts.csv``, ``real_world.csv`` and ``zh_texts.csv``.
+``templates.csv`` and ``zh_templates.csv`` are hand-written and only checked here. The build is
 deterministic: the same package versions (wordfreq, cefrpy) give byte-identical
 files, so re-running it after editing a source shows the change as a clean diff.
 
@@ -23,6 +23,12 @@ Where each kind of text comes from:
 * ``gibberish``: seeded pseudo-random letter strings in several shapes, each
   token unknown to wordfreq (Zipf 0) and to cefrpy.
 * ``numeric``: seeded fills of hand-written patterns (prices, dates, codes, ...).
+
+The Chinese part: ``zh_texts.csv`` holds the hand-written texts of
+``default/sources/zh_texts.txt`` (``kind|text`` lines: word, rare, phrase, sentence,
+numeric) and seeded gibberish (3-5 common characters whose neighbouring pairs are
+no word in wordfreq's Chinese list); ``zh_templates.csv`` is hand-written Chinese
+templates holding “{text}”.
 
 Real-world prompts come from ``default/sources/real_world.txt`` (format in
 :func:`parse_real_world`): each item (text + subject) is paired with one of its
@@ -1097,8 +1103,84 @@ def check_templates(path: Path) -> None:
                 )
 
 
+# ---------------------------------------------------------------- the Chinese part
+
+#: Common characters the Chinese gibberish is drawn from (each HSK 1-2, in no order).
+ZH_GIBBERISH_POOL = (
+    "天地人大小山水火木日月云风花草鸟鱼马牛羊门口手足心口白红黄蓝青"
+    "开关上下左右前后里外东西南北多少高长新老好"
+)
+ZH_KINDS = {"word": "zw", "rare": "zr", "phrase": "zp", "sentence": "zt", "numeric": "zn"}
+
+
+def read_zh_texts(path: Path) -> list[tuple[str, str]]:
+    """(kind, text) of each ``kind|text`` line of the Chinese source, in order."""
+    rows = []
+    for number, line in enumerate(read_phrases(path), start=1):
+        kind, sep, text = line.partition("|")
+        if not sep or kind not in ZH_KINDS:
+            raise ValueError(f"{path}:{number}: expected 'kind|text' with a known kind: {line!r}")
+        rows.append((kind, text.strip()))
+    return rows
+
+
+def zh_gibberish(count: int, rng: random.Random, taken: set[str]) -> list[str]:
+    """``count`` strings of 3-5 common characters in an order that makes no word.
+
+    A string is kept when neither it nor any two neighbouring characters of it are
+    in wordfreq's Chinese list (so no accidental word hides inside).
+    """
+    from wordfreq import get_frequency_dict
+
+    known = get_frequency_dict("zh")
+    out: list[str] = []
+    while len(out) < count:
+        text = "".join(rng.choice(ZH_GIBBERISH_POOL) for _ in range(rng.randint(3, 5)))
+        pairs = [text[i : i + 2] for i in range(len(text) - 1)]
+        if text in taken or text in known or any(pair in known for pair in pairs):
+            continue
+        if len(set(text)) < len(text):
+            continue
+        out.append(text)
+        taken.add(text)
+    return out
+
+
+def build_zh_texts() -> list[tuple[str, str, str]]:
+    """All Chinese (text_id, text, kind) rows: the hand-written source, then gibberish."""
+    written = read_zh_texts(SOURCES / "zh_texts.txt")
+    counters: dict[str, int] = {}
+    rows: list[tuple[str, str, str]] = []
+    for kind, text in written:
+        counters[kind] = counters.get(kind, 0) + 1
+        rows.append((f"{ZH_KINDS[kind]}{counters[kind]:03d}", text, kind))
+    taken = {text for _, text, _ in rows}
+    gibberish = zh_gibberish(15, random.Random(SEED + 3), taken)
+    rows += [(f"zg{i:03d}", text, "gibberish") for i, text in enumerate(gibberish, start=1)]
+    seen: dict[str, str] = {}
+    for text_id, text, _ in rows:
+        check_text(text)
+        if text in seen:
+            raise ValueError(f"duplicate Chinese text {text!r} ({seen[text]} and {text_id})")
+        seen[text] = text_id
+    return rows
+
+
+def check_zh_templates(path: Path) -> None:
+    """Each Chinese template holds “{text}” (Chinese quotation marks) exactly once."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            template = row["template"]
+            if template.count("{text}") != 1 or "\u201c{text}\u201d" not in template:
+                raise ValueError(f"{row['template_id']}: {{text}} must appear once, in “”")
+
+
 def main() -> None:
     check_templates(OUT_DIR / "templates.csv")
+    check_zh_templates(OUT_DIR / "zh_templates.csv")
+    zh_texts = build_zh_texts()
+    write_csv(OUT_DIR / "zh_texts.csv", ["text_id", "text", "kind"], zh_texts)
+    print(f"Chinese texts: {len(zh_texts)}")
     texts = build_texts()
     write_csv(OUT_DIR / "texts.csv", ["text_id", "text", "kind"], texts)
     rows = real_world_rows(parse_real_world(SOURCES / "real_world.txt"))
