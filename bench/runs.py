@@ -47,7 +47,7 @@ def load_prompts(config: RunConfig) -> PromptSet:
     import prompts
 
     return prompts.select(
-        config.prompts,
+        prompt_source(config.prompts, config.ocr, config.where),
         where=config.where,
         sample=config.sample,
         stratify=config.stratify,
@@ -55,6 +55,36 @@ def load_prompts(config: RunConfig) -> PromptSet:
         limit=config.limit,
         sampler=config.sampler,
     )
+
+
+def prompt_source(source: str, reader: str, where: str | None = None) -> str:
+    """The source a run loads: ``default`` without ``lang`` gets the languages its reader reads.
+
+    glyphbench's own set has an English and a Chinese part. A run that names neither
+    (``--prompts default``) samples from the parts its reader can read, so an English
+    reader (EasyOCR, the default) gets exactly the English set and a reader of Chinese
+    gets both; ``default?lang=...`` or a ``--where`` on ``lang`` chooses explicitly
+    (a reader that cannot read the choice is then refused).
+
+    >>> prompt_source("default", "easyocr"), prompt_source("default", "rapidocr")
+    ('default?lang=en', 'default?lang=all')
+    >>> prompt_source("default?lang=zh", "easyocr"), prompt_source("csv:x.csv", "easyocr")
+    ('default?lang=zh', 'csv:x.csv')
+    >>> prompt_source("default", "easyocr", where="lang == 'zh'")
+    'default?lang=all'
+
+    """
+    from bench.readers.scripts import reader_scripts
+    from bench.registry import Spec
+
+    spec = Spec.parse(source)
+    if spec.kind != "default" or "lang" in spec.options:
+        return source
+    reads = reader_scripts(reader)
+    chosen = where is not None and "lang" in where
+    lang = "all" if chosen or reads is None or "han" in reads else "en"
+    joiner = "&" if "?" in source else "?"
+    return f"{source}{joiner}lang={lang}"
 
 
 def run_benchmark(

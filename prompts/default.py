@@ -192,8 +192,15 @@ def chinese_rows(folder: Path, source: str) -> pd.DataFrame | None:
     return compute_attributes(frame)
 
 
-def load_default_pool(folder: Path | None = None, source: str = "default") -> PromptPool:
-    """The default set as a lazy :class:`PromptPool` (templates x texts + real-world rows)."""
+def load_default_pool(
+    folder: Path | None = None, source: str = "default", lang: str = "all"
+) -> PromptPool:
+    """The default set as a lazy :class:`PromptPool` (templates x texts + real-world rows).
+
+    ``lang`` keeps one language part (``en``: the English templates x texts and
+    real-world rows, exactly the set before the Chinese part existed; ``zh``: the
+    Chinese rows) or both (``all``).
+    """
     folder = DEFAULT_DATA_DIR if folder is None else Path(folder)
     templates, texts, real = read_default_tables(folder)
     version = f"default-v{DATA_VERSION}-{data_digest(folder)}"
@@ -210,7 +217,9 @@ def load_default_pool(folder: Path | None = None, source: str = "default") -> Pr
     singles["subgroup"] = singles["subgroup"].replace("", pd.NA)
     singles["lang"] = "en"
     singles = real_world_rows(singles, "default", source, key_column="prompt_id")
-    chinese = chinese_rows(folder, source)
+    chinese = chinese_rows(folder, source) if lang != "en" else None
+    if lang == "zh":  # no English cross product: the Chinese rows alone
+        templates, texts, singles = templates.iloc[:0], texts.iloc[:0], singles.iloc[:0]
     if chinese is not None:
         singles = pd.concat([singles, chinese], ignore_index=True)
 

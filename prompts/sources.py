@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -112,18 +112,29 @@ class TableOptions(Options):
 # ---------------------------------------------------------------- plug-ins
 
 
+class DefaultOptions(Options):
+    """Options of the ``default`` source."""
+
+    lang: Literal["all", "en", "zh"] = Field(
+        default="all",
+        description="which language part to load (a run picks what its reader reads, see "
+        "docs/prompts_default.md)",
+    )
+
+
 @register(
     "sources",
     "default",
+    options=DefaultOptions,
     target="optional",
-    usage="default[:DIR]",
+    usage="default[:DIR][?lang=all|en|zh]",
     summary="glyphbench's own prompt set (package data), or a folder in its format.",
 )
-def _default(spec: Spec, options: NoOptions) -> PromptPool:
+def _default(spec: Spec, options: DefaultOptions) -> PromptPool:
     from prompts.default import load_default_pool
 
     folder = spec.target or None  # "default:FOLDER" reads a folder in the default format
-    return load_default_pool(Path(folder) if folder else None, source=spec.text)
+    return load_default_pool(Path(folder) if folder else None, source=spec.text, lang=options.lang)
 
 
 @register(
