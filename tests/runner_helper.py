@@ -11,7 +11,9 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
 * ``flaky:render?fail=PROMPT_ID&marker=PATH``: fails the batch holding that
   prompt while PATH does not exist, then creates PATH (fails once);
 * ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
-* ``broken:``: fails to load.
+* ``broken:``: fails to load;
+* readers ``slowocr?delay=S`` (pixelocr taking S seconds per call), ``blindocr``
+  (created fine, every read fails) and ``deadocr`` (cannot be created).
 """
 
 from __future__ import annotations
@@ -52,6 +54,30 @@ class PixelOCR(Reader):
                 )
             )
         return out
+
+
+class SlowOCROptions(Options):
+    delay: float = 1.0
+
+
+class SlowOCR(PixelOCR):
+    def __init__(self, options: SlowOCROptions) -> None:
+        self.delay = options.delay
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        time.sleep(self.delay)
+        return super().read(images)
+
+
+class BlindOCR(PixelOCR):
+    name = "blindocr"
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        raise RuntimeError("Could not initialize: no such language")
+
+
+def _dead_ocr(spec: Spec, options: Options) -> Reader:
+    raise RuntimeError("engine binary missing")
 
 
 class DoubleOptions(Options):
@@ -125,6 +151,9 @@ class Broken(ModelAdapter):
 
 def register() -> None:
     PLUGINS.register("readers", "pixelocr", summary="test double")(lambda spec, _: PixelOCR())
+    PLUGINS.register("readers", "slowocr", options=SlowOCROptions)(lambda _, o: SlowOCR(o))
+    PLUGINS.register("readers", "blindocr")(lambda spec, _: BlindOCR())
+    PLUGINS.register("readers", "deadocr")(_dead_ocr)
     for name, factory, options in (
         ("slow", SlowRender, SlowOptions),
         ("flaky", FlakyRender, FlakyOptions),
