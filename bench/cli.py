@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from bench import __version__
-from bench.errors import InputError, user_error
+from bench.errors import user_error
 
 app = typer.Typer(
     name="glyphbench",

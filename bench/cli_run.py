@@ -150,7 +150,8 @@ def run_command(
         fail_when_every_row_failed(result.results, "the run")
     else:
         typer.echo(
-            f"shard done ({result.outcome.rows_written} rows); other shards still running -> {result.out}"
+            f"shard done ({result.outcome.rows_written} rows); "
+            f"other shards still running -> {result.out}"
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
             _every_row_failed(result.outcome.errors, "this shard", "")

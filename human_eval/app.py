@@ -83,8 +83,9 @@ SHORTCUTS_JS = """
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const key = e.key.toLowerCase();
     if (key === 'enter' && t && t.tagName === 'BUTTON') return;  // the button handles its own Enter
-    if (key === 'enter') { const b = button('submit-btn'); if (b) { b.click(); e.preventDefault(); } return; }
-    if (key === 'b') { const b = button('back-btn'); if (b) { b.click(); e.preventDefault(); } return; }
+    const press = (id) => { const b = button(id); if (b) { b.click(); e.preventDefault(); } };
+    if (key === 'enter') { press('submit-btn'); return; }
+    if (key === 'b') { press('back-btn'); return; }
     const open = groups().find((g) => !g.querySelector('input[type=radio]:checked'));
     if (!open) return;
     const inputs = Array.from(open.querySelectorAll('input[type=radio]'));
@@ -441,7 +442,9 @@ def build_app(
             return shown("resume", lambda: service.resume(text_input(code)))
 
         def on_submit(code: Any, current: Any, *answers: Any) -> list[Any]:
-            named = {c["name"]: text_input(a) or None for c, a in zip(criteria, answers)}
+            named = {
+                c["name"]: text_input(a) or None for c, a in zip(criteria, answers, strict=False)
+            }
             return shown(
                 "submit", lambda: service.submit(text_input(code), text_input(current), named)
             )
@@ -457,51 +460,65 @@ def build_app(
 
         # preprocess=False: inputs arrive raw and the service checks them, so a forged
         # value is refused by our message, not by a component's error echoing it.
-        raw = {"preprocess": False}
-        start_btn.click(on_start, [consent], outputs, api_name="start", **raw)
-        resume_btn.click(on_resume, [code_in], outputs, api_name="resume", **raw)
+        start_btn.click(on_start, [consent], outputs, api_name="start", preprocess=False)
+        resume_btn.click(on_resume, [code_in], outputs, api_name="resume", preprocess=False)
         submit_btn.click(
-            on_submit, [code_box, image_id, *radios], outputs, api_name="submit", **raw
+            on_submit,
+            [code_box, image_id, *radios],
+            outputs,
+            api_name="submit",
+            preprocess=False,
         )
-        back_btn.click(on_back, [code_box, image_id], outputs, api_name="back", **raw)
-        finish_btn.click(on_finish, [code_box], outputs, api_name="finish", **raw)
-        more_btn.click(on_more, [code_box], outputs, api_name="more", **raw)
+        back_btn.click(on_back, [code_box, image_id], outputs, api_name="back", preprocess=False)
+        finish_btn.click(on_finish, [code_box], outputs, api_name="finish", preprocess=False)
+        more_btn.click(on_more, [code_box], outputs, api_name="more", preprocess=False)
 
-        with gr.Accordion("Study admin", open=False, elem_id="admin"):
-            if not admin_users:
-                gr.Markdown("Admin is off: start the server with `--auth-file`.")
-            else:
-                with gr.Row():
-                    admin_user = gr.Textbox(label="User", elem_id="admin-user")
-                    admin_password = gr.Textbox(
-                        label="Password", type="password", elem_id="admin-password"
-                    )
-                admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
-                summary = gr.Markdown()
-                per_image = gr.Dataframe(label="Progress per image", interactive=False)
-                per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
-                export_file = gr.File(label="Ratings export (CSV)", interactive=False)
-
-                logins = guard or LoginGuard(admin_users)
-                exports = ExportFolder()
-
-                def on_admin(user: Any, password: Any, request: gr.Request) -> list[Any]:
-                    address = client_address(request) or "local"
-                    try:
-                        logins.attempt(address, text_input(user), text_input(password))
-                    except LoginRefused as exc:
-                        raise gr.Error(str(exc), print_exception=False) from None
-                    return guarded("admin", lambda: admin_snapshot(study, service, exports))
-
-                on_admin.__annotations__["request"] = gr.Request
-                admin_btn.click(
-                    on_admin,
-                    [admin_user, admin_password],
-                    [summary, per_image, per_participant, export_file],
-                    api_name="admin",
-                    preprocess=False,
-                )
+        admin_panel(study, service, admin_users, guard or LoginGuard(admin_users or {}))
     return demo
+
+
+def admin_panel(
+    study: Study, service: RatingService, admin_users: dict[str, str] | None, logins: LoginGuard
+) -> None:
+    """The collapsed "Study admin" panel (inside the Blocks being built)."""
+    import gradio as gr
+
+    with gr.Accordion("Study admin", open=False, elem_id="admin"):
+        if not admin_users:
+            gr.Markdown("Admin is off: start the server with `--auth-file`.")
+        else:
+            with gr.Row():
+                admin_user = gr.Textbox(label="User", elem_id="admin-user")
+                admin_password = gr.Textbox(
+                    label="Password", type="password", elem_id="admin-password"
+                )
+            admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
+            summary = gr.Markdown()
+            per_image = gr.Dataframe(label="Progress per image", interactive=False)
+            per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
+            export_file = gr.File(label="Ratings export (CSV)", interactive=False)
+
+            exports = ExportFolder()
+
+            def on_admin(user: Any, password: Any, request: gr.Request) -> list[Any]:
+                address = client_address(request) or "local"
+                try:
+                    logins.attempt(address, text_input(user), text_input(password))
+                except LoginRefused as exc:
+                    raise gr.Error(str(exc), print_exception=False) from None
+                snapshot: list[Any] = guarded(
+                    "admin", lambda: admin_snapshot(study, service, exports)
+                )
+                return snapshot
+
+            on_admin.__annotations__["request"] = gr.Request
+            admin_btn.click(
+                on_admin,
+                [admin_user, admin_password],
+                [summary, per_image, per_participant, export_file],
+                api_name="admin",
+                preprocess=False,
+            )
 
 
 def guarded(action: str, run: Callable[[], Any]) -> Any:

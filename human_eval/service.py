@@ -29,7 +29,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from human_eval.store import DEFAULT_CLAIM_TTL_S, NotAssigned, Participant, Store
+from human_eval.store import DEFAULT_CLAIM_TTL_S, Item, NotAssigned, Participant, Store
 from human_eval.study import Study
 
 DONE_MESSAGE = "Every image already has enough ratings. Thank you!"
@@ -108,10 +108,10 @@ class RatingService:
         self.criteria = study.criterion_names
         self.scale = study.scale  # label -> value
         self.labels = {v: k for k, v in self.scale.items()}
-        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"]))
+        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"], strict=True))
         self._files = {
             image_id: str((study.folder / file).resolve())
-            for image_id, file in zip(manifest["image_id"], manifest["file"])
+            for image_id, file in zip(manifest["image_id"], manifest["file"], strict=True)
         }
 
     # -- actions --------------------------------------------------------------------
@@ -291,7 +291,9 @@ class RatingService:
             "review", code=participant.resume_code, done=done, total=len(items), message=message
         )
 
-    def _item(self, participant: Participant, image_id: str, items: list | None = None) -> View:
+    def _item(
+        self, participant: Participant, image_id: str, items: list[Item] | None = None
+    ) -> View:
         items = items if items is not None else self.store.batch(participant.participant_id)
         self.store.mark_shown(participant.participant_id, image_id)
         stored = self.store.answers(participant.participant_id, image_id)

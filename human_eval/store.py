@@ -278,7 +278,8 @@ class Store:
                 (participant_id,),
             ).fetchone()[0]
             db.executemany(
-                "INSERT INTO assignments(participant_id, image_id, position, claimed_at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO assignments(participant_id, image_id, position, claimed_at)"
+                " VALUES (?, ?, ?, ?)",
                 [(participant_id, image_id, start + i, now) for i, image_id in enumerate(chosen)],
             )
             db.execute(
@@ -399,7 +400,8 @@ class Store:
             seconds = None if row[0] is None else max(0.0, now - float(row[0]))
             db.executemany(
                 """
-                INSERT INTO ratings(participant_id, image_id, criterion, value, seconds, created_at, updated_at)
+                INSERT INTO ratings(participant_id, image_id, criterion, value, seconds,
+                                    created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(participant_id, image_id, criterion) DO UPDATE SET
                     value = excluded.value,
@@ -447,7 +449,8 @@ class Store:
     # -- read-outs ------------------------------------------------------------------
 
     def ratings_frame(self) -> pd.DataFrame:
-        """Every rating: participant_id, image_id, criterion, value, seconds, created_at, updated_at, revisions."""
+        """Every rating: participant_id, image_id, criterion, value, seconds, created_at,
+        updated_at, revisions."""
         with self._connect() as db:
             return pd.read_sql_query(
                 "SELECT * FROM ratings ORDER BY created_at, participant_id", db
@@ -456,7 +459,8 @@ class Store:
     def participants_frame(self) -> pd.DataFrame:
         with self._connect() as db:
             return pd.read_sql_query(
-                "SELECT participant_id, login, created_at, consented_at, finished_at FROM participants"
+                "SELECT participant_id, login, created_at, consented_at, finished_at"
+                " FROM participants"
                 " ORDER BY created_at, participant_id",
                 db,
             )

@@ -138,7 +138,7 @@ def usable_rows(frame: pd.DataFrame) -> pd.DataFrame:
         ok &= frame["error"].fillna("").astype(str) == ""
     exists = [
         bool(k) and (Path(folder) / str(path)).is_file()
-        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"])
+        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"], strict=True)
     ]
     return frame[pd.Series(exists, index=frame.index)]
 
@@ -240,6 +240,7 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
             text("seed"),
             text("sample_index"),
             text("image_path"),
+            strict=True,
         )
     ]
     ids = [opaque_id(seed, key) for key in keys]
@@ -281,7 +282,7 @@ def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progre
     from tqdm import tqdm
 
     (out / IMAGES).mkdir(parents=True, exist_ok=True)
-    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"]))
+    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=True))
     for folder, source, target in tqdm(pairs, desc="copying images", disable=not progress):
         destination = out / target
         if destination.exists():
@@ -342,16 +343,14 @@ def check_config(config: dict[str, Any], path: Path) -> None:
         if isinstance(value, bool) or not isinstance(value, types):
             wanted = " or ".join(json_kind(t) for t in types)
             raise InputError(path, f"expected a {wanted}, got {value!r}", key=key)
-        if lowest is not None and value < lowest:
+        if lowest is not None and config[key] < lowest:
             raise InputError(path, f"must be >= {lowest:g}, got {value!r}", key=key)
     if config["scale"] not in SCALES:
         raise InputError(path, f"unknown scale {config['scale']!r}", key="scale")
     names = [c.get("name") if isinstance(c, dict) else None for c in config["criteria"]]
     questions = [c.get("question") if isinstance(c, dict) else None for c in config["criteria"]]
     if not names or not all(isinstance(n, str) and n for n in names + questions):
-        raise InputError(
-            path, "expected a list of {name, question} mappings", key="criteria"
-        )
+        raise InputError(path, "expected a list of {name, question} mappings", key="criteria")
     if len(set(names)) != len(names):
         raise InputError(path, f"criterion names repeat: {names}", key="criteria")
 
@@ -375,9 +374,7 @@ def check_ratings(study: Study) -> None:
     names = set(study.criterion_names)
     for criterion, value, count in rows:
         if criterion not in names:
-            raise InputError(
-                path, f"{count} stored rating(s) for unknown criterion {criterion!r}"
-            )
+            raise InputError(path, f"{count} stored rating(s) for unknown criterion {criterion!r}")
         if value not in allowed:
             raise InputError(
                 path,

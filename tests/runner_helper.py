@@ -12,7 +12,8 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
   prompt while PATH does not exist, then creates PATH (fails once);
 * ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
 * ``broken:``: fails to load;
-* readers ``slowocr?delay=S`` (pixelocr taking S seconds per call), ``blindocr``
+* readers ``slowocr?delay=S[&torch=1]`` (pixelocr taking S seconds per call, in torch
+  with ``torch=1``), ``blindocr``
   (created fine, every read fails) and ``deadocr`` (cannot be created).
 """
 
@@ -58,14 +59,24 @@ class PixelOCR(Reader):
 
 class SlowOCROptions(Options):
     delay: float = 1.0
+    torch: bool = False  # spend the delay in torch (native threads), as EasyOCR does
 
 
 class SlowOCR(PixelOCR):
     def __init__(self, options: SlowOCROptions) -> None:
         self.delay = options.delay
+        self.torch = options.torch
 
     def read(self, images: Sequence[Any]) -> list[Reading]:
-        time.sleep(self.delay)
+        if not self.torch:
+            time.sleep(self.delay)
+            return super().read(images)
+        import torch
+
+        end = time.monotonic() + self.delay
+        matrix = torch.randn(600, 600)
+        while time.monotonic() < end:
+            matrix = (matrix @ matrix).tanh()
         return super().read(images)
 
 

@@ -216,7 +216,7 @@ def test_submit_racing_finish_is_a_clear_refusal(run: Path, tmp_path: Path) -> N
     service.store.check_assigned = finish_between  # type: ignore[method-assign]
     with pytest.raises(RatingError, match="handed back"):
         service.submit(view.code, view.image_id, answers)
-    with pytest.raises(RatingError, match="handed back|not in your batch"):
+    with pytest.raises(RatingError, match=r"handed back|not in your batch"):
         service.back(view.code, view.image_id)
 
 

@@ -128,6 +128,11 @@ def _check_specs(codecs: list[str], reader: str) -> None:
 
     for flag, kind, specs in (("--vae", "codecs", codecs), ("--ocr", "readers", [reader])):
         for spec in specs:
+            _, _, query = spec.partition("?")
+            stray = [part for part in query.split("&") if part and not part.partition("=")[0]]
+            stray += [part for part in query.split("&") if part and "=" not in part]
+            if stray:
+                raise InputError(flag, f"{spec}: malformed option {stray[0]!r}; use ?key=value")
             try:
                 PLUGINS.resolve(kind, spec)
             except InputError as exc:

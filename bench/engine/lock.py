@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import ClassVar
 
 from bench.errors import InputError
 
@@ -65,8 +66,8 @@ def holder_text(path: Path, *, patience_s: float = 1.0) -> str:
 class FolderLock:
     """One named lock of a run folder (see the module docstring)."""
 
-    _held: dict[Path, tuple[int, int]] = {}  # path -> (fd, depth) for re-entrant holds
-    _guard = threading.Lock()
+    _held: ClassVar[dict[Path, tuple[int, int]]] = {}  # path -> (fd, depth), re-entrant holds
+    _guard: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, root: Path, name: str) -> None:
         self.root = root
