@@ -358,10 +358,12 @@ def check_config(config: dict[str, Any], path: Path) -> None:
 def check_ratings(study: Study) -> None:
     """Every stored rating is a known criterion with a value on the study's scale."""
     import sqlite3
+    from contextlib import closing
 
     path = study.database
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        uri = f"{path.resolve().as_uri()}?mode=ro"  # percent-encoded: any folder name works
+        with closing(sqlite3.connect(uri, uri=True)) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
             if "ratings" not in tables:
                 return

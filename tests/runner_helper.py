@@ -13,8 +13,8 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
 * ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
 * ``broken:``: fails to load;
 * readers ``slowocr?delay=S[&torch=1]`` (pixelocr taking S seconds per call, in torch
-  with ``torch=1``), ``blindocr``
-  (created fine, every read fails) and ``deadocr`` (cannot be created).
+  with ``torch=1``), ``ocr_blind``
+  (created fine, every read fails) and ``ocr_dead`` (cannot be created).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class SlowOCR(PixelOCR):
 
 
 class BlindOCR(PixelOCR):
-    name = "blindocr"
+    name = "ocr_blind"
 
     def read(self, images: Sequence[Any]) -> list[Reading]:
         raise RuntimeError("Could not initialize: no such language")
@@ -163,8 +163,8 @@ class Broken(ModelAdapter):
 def register() -> None:
     PLUGINS.register("readers", "pixelocr", summary="test double")(lambda spec, _: PixelOCR())
     PLUGINS.register("readers", "slowocr", options=SlowOCROptions)(lambda _, o: SlowOCR(o))
-    PLUGINS.register("readers", "blindocr")(lambda spec, _: BlindOCR())
-    PLUGINS.register("readers", "deadocr")(_dead_ocr)
+    PLUGINS.register("readers", "ocr_blind")(lambda spec, _: BlindOCR())
+    PLUGINS.register("readers", "ocr_dead")(_dead_ocr)
     for name, factory, options in (
         ("slow", SlowRender, SlowOptions),
         ("flaky", FlakyRender, FlakyOptions),

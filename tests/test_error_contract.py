@@ -171,7 +171,7 @@ def test_vae_eval_where_every_row_failed_exits_non_zero(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["vae-eval", "--vae", "identity", "--images", "default?size=64", "--limit", "2"]
-    code, err = glyphbench([*args, "--ocr", "blindocr", "--out", tmp_path / "o"], capsys)
+    code, err = glyphbench([*args, "--ocr", "ocr_blind", "--out", tmp_path / "o"], capsys)
     assert code == 1 and "every row of the evaluation failed (2 of 2)" in err
 
 

@@ -176,7 +176,7 @@ def test_nothing_is_written_before_every_input_is_checked(
     empty.write_text("prompt_id,prompt,text\np1,A sign,\n")
     common = ["--prompts", f"csv:{csv}", "--no-progress"]
     attempts = {
-        "reader that cannot start": ["run", "-m", "control:blank", "--ocr", "deadocr", *common],
+        "reader that cannot start": ["run", "-m", "control:blank", "--ocr", "ocr_dead", *common],
         "mistyped reader": ["run", "-m", "control:blank", "--ocr", "easyocrr", *common],
         "mistyped model option": ["run", "-m", "control:blank?sise=3", *common],
         "empty text cell": [
@@ -189,7 +189,7 @@ def test_nothing_is_written_before_every_input_is_checked(
             f"csv:{empty}",
         ],
         "mistyped codec": ["vae-eval", "--vae", "jpeg?quality=abc", "--images", "default"],
-        "codec reader that cannot start": ["vae-eval", "--vae", "identity", "--ocr", "deadocr"],
+        "codec reader that cannot start": ["vae-eval", "--vae", "identity", "--ocr", "ocr_dead"],
         "missing image folder": ["vae-eval", "--vae", "identity", "--images", str(tmp_path / "no")],
     }
     for number, (what, args) in enumerate(attempts.items()):
@@ -205,7 +205,7 @@ def test_a_failed_first_attempt_does_not_poison_the_folder(
     csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
     out = tmp_path / "run"
     args = ["run", "-m", "control:render?size=32", "--prompts", f"csv:{csv}", "--out", str(out)]
-    code, err = run_cli([*args, "--ocr", "blindocr", "--no-progress"], capsys)
+    code, err = run_cli([*args, "--ocr", "ocr_blind", "--no-progress"], capsys)
     assert code == 1 and "every row of the run failed (2 of 2)" in err
     code, err = run_cli([*args, "--ocr", "pixelocr", "--no-progress"], capsys)  # corrected
     assert code == 0, err
@@ -213,7 +213,7 @@ def test_a_failed_first_attempt_does_not_poison_the_folder(
     assert len(rows) == 2 and (rows["error"] == "").all()
     assert json.loads((out / "run.json").read_text())["config"]["ocr"] == "pixelocr"
     # a run with usable rows is still protected from another config
-    code, err = run_cli([*args, "--ocr", "blindocr", "--no-progress"], capsys)
+    code, err = run_cli([*args, "--ocr", "ocr_blind", "--no-progress"], capsys)
     assert code == 2 and "different run" in err
 
 
