@@ -163,14 +163,15 @@ COMMAND_LINE = "command-line flags"
 
 @contextlib.contextmanager
 def _naming_flags(flags: dict[str, Any]) -> Iterator[None]:
-    """A bad value given as a flag is reported as that flag (``--limit``), not a config key."""
+    """A bad flag value is reported as that flag: ``--limit``, ``--models [models.0]``."""
     try:
         yield
     except InputError as exc:
         top = (exc.key or "").split(".")[0]
         if exc.source != COMMAND_LINE or flags.get(top) is None:
             raise
-        raise InputError(f"--{top.replace('_', '-')}", exc.problem) from None
+        nested = exc.key if exc.key and exc.key != top else None  # e.g. models.0
+        raise InputError(f"--{top.replace('_', '-')}", exc.problem, key=nested) from None
 
 
 @contextlib.contextmanager

@@ -113,6 +113,18 @@ def test_keys_are_printed_as_they_are(
     assert code == 2 and f"{config} {shown}: unknown key" in one_line(err)
 
 
+@pytest.mark.parametrize("cell", ["", "   "])
+def test_an_empty_text_cell_names_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cell: str
+) -> None:
+    csv = tmp_path / "prompts.csv"
+    csv.write_text(f"prompt_id,prompt,text\np1,A sign,OPEN\np2,A wall,{cell}\n")
+    args = ["run", "-m", "control:blank", "--ocr", "pixelocr", "--prompts", f"csv:{csv}"]
+    code, err = glyphbench([*args, "--out", tmp_path / "out"], capsys)
+    assert code == 2 and f"{csv}:3: empty text" in one_line(err)
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_bad_flag_value_names_the_flag(capsys: pytest.CaptureFixture[str]) -> None:
     code, err = glyphbench(["run", "-m", "control:blank", "--limit", "0"], capsys)
     assert code == 2 and one_line(err).startswith("error: --limit: ")

@@ -296,7 +296,7 @@ def test_a_double_ctrl_c_stops_at_once_without_a_crash(tmp_path: Path) -> None:
     helper = TESTS / "runner_helper.py"
     args = [
         sys.executable, str(helper), "run", "--models", "slow:render?delay=0.2&size=32",
-        "--prompts", f"csv:{csv}", "--batch-size", "2", "--ocr", "slowocr?delay=1&torch=1",
+        "--prompts", f"csv:{csv}", "--batch-size", "2", "--ocr", "slowocr?delay=0.8&torch=1",
         "--out", str(out), "--no-progress",
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), str(TESTS.parent)]))
