@@ -9,13 +9,14 @@ image       image_path (relative to the run folder), image_sha256, width, height
             batch_size, gen_seconds
 ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences (JSON strings),
             ocr_engine, ocr_version, ocr_seconds
-scores      every column of :data:`bench.scoring.SCORE_COLUMNS`
+scores      every column of :data:`bench.scoring.SCORE_COLUMNS` (metric table, glyphbench family)
 status      error (empty string when the row succeeded, else "Stage: ExceptionType: message")
 """
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from bench.scoring.pairs import SCORE_COLUMNS
@@ -50,7 +51,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 ROW_KEY = ("model", "prompt_id", "seed", "sample_index")
 
 
-def failed_mask(frame: pd.DataFrame) -> np.ndarray:
+def failed_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
     """The one test of a failed row: its ``error`` cell is set (not empty, not missing).
 
     Every table glyphbench writes (benchmark results, VAE results) has an ``error``
@@ -62,4 +63,4 @@ def failed_mask(frame: pd.DataFrame) -> np.ndarray:
     if "error" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
     errors = frame["error"].astype(object)
-    return (errors.notna() & (errors.astype(str).str.strip() != "")).to_numpy()
+    return np.asarray(errors.notna() & (errors.astype(str).str.strip() != ""), dtype=bool)

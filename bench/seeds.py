@@ -31,4 +31,3 @@ def image_seed(seed: int, prompt_id: str, sample_index: int) -> int:
     key = f"{int(seed)}|{prompt_id}|{int(sample_index)}".encode()
     digest = hashlib.sha256(key).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - SEED_BITS)
-

@@ -13,6 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -21,6 +22,9 @@ from bench.io import atomic_open, write_table
 from human_eval import stats
 from human_eval.store import Store
 from human_eval.study import ACCURACY_CRITERION, Study
+
+if TYPE_CHECKING:
+    from bench.templates import Table
 
 #: Manifest columns joined onto exported ratings (the model is revealed only here).
 EXPORT_MANIFEST_COLUMNS = (
@@ -49,21 +53,14 @@ def open_store(study: Study) -> Store:
     )
 
 
+#: What one rating holds besides who rated which image.
+_RATING_COLUMNS = ["criterion", "value", "seconds", "created_at", "updated_at", "revisions"]
+
+
 def anonymised_ratings(study: Study) -> pd.DataFrame:
-    """Long format: image_id, rater_id (R001...), criterion, value, seconds, times, + manifest columns."""
+    """Long format: image_id, rater_id (R001...), criterion, value, seconds, times + manifest."""
     if not study.database.exists():
-        ratings = pd.DataFrame(
-            columns=[
-                "participant_id",
-                "image_id",
-                "criterion",
-                "value",
-                "seconds",
-                "created_at",
-                "updated_at",
-                "revisions",
-            ]
-        )
+        ratings = pd.DataFrame(columns=["participant_id", "image_id", *_RATING_COLUMNS])
         participants = pd.DataFrame(columns=["participant_id"])
     else:
         store = open_store(study)
@@ -76,16 +73,7 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
     )
     keep = ["image_id"] + [c for c in EXPORT_MANIFEST_COLUMNS if c in study.manifest.columns]
     out = out.merge(study.manifest[keep], on="image_id", how="left")
-    front = [
-        "image_id",
-        "rater_id",
-        "criterion",
-        "value",
-        "seconds",
-        "created_at",
-        "updated_at",
-        "revisions",
-    ]
+    front = ["image_id", "rater_id", *_RATING_COLUMNS]
     return out[front + [c for c in out.columns if c not in front]]
 
 
@@ -172,45 +160,6 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Human study: {{ name }}</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; color: #222; }
-table { border-collapse: collapse; font-size: 0.85rem; margin: 0.5rem 0 1.5rem; display: block; overflow-x: auto; }
-th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }
-th { background: #f3f3f3; } td:first-child { text-align: left; }
-.note { color: #555; font-size: 0.9rem; }
-</style></head><body>
-<h1>Human study: {{ name }}</h1>
-<p>{{ n_images }} sampled images ({{ n_gold }} gold items on top), {{ n_raters }} raters,
-{{ n_ratings }} answers; target {{ k }} raters per image. Criteria: {{ criteria }}.</p>
-<h2>Agreement between raters</h2>
-<p class="note">Per-image agreement = share of an image's raters who agree with its majority answer,
-averaged over images with at least two ratings (TextInVision's definition); pairwise agreement =
-share of agreeing rater pairs. Krippendorff's alpha (nominal), Fleiss' kappa (balanced designs only)
-and Gwet's AC1 correct for chance; with mostly-"yes" answers percent agreement can be high while
-kappa is low. Brackets: {{ level }}% bootstrap intervals over images.</p>
-{{ agreement }}
-<h2>Automatic score vs people</h2>
-<p class="note">Human label per image = majority answer to "{{ accuracy }}" (ties left out).
-ROC-AUC: chance that an image people accept scores better than one they reject; point-biserial
-with the label, Spearman with the share of "yes". Lower-is-better scores are negated first.</p>
-{{ alignment }}
-{% if plot %}<img alt="NED vs human share of yes" src="data:image/png;base64,{{ plot }}">{% endif %}
-<h2>Model ranking</h2>
-<p class="note">Per model, means weighted by 1 / inclusion probability; rank 1 = best.
-Kendall tau between the ranking by people and by each metric:
-{% for metric, k in kendall.items() %}{{ metric }} {{ fmt(k.tau) }} (p = {{ fmt(k.p) }}){% if not loop.last %}; {% endif %}{% endfor %}.</p>
-{{ ranking }}
-<h2>Raters</h2>
-<p class="note">Outlier: gold accuracy below 0.6 (with at least 3 gold answers), or a median time per
-image below a third of the typical rater's.</p>
-{{ raters }}
-{% for note in notes %}<p class="note">{{ note }}</p>{% endfor %}
-</body></html>
-"""
-
-
 def _fmt(value: object) -> str:
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.3f}"
@@ -222,48 +171,83 @@ def _agreement_table(agreement: pd.DataFrame) -> pd.DataFrame:
     for stat in stats.STATISTICS:
         shown[stat] = [
             "" if math.isnan(v) else f"{v:.3f} [{_fmt(lo)}, {_fmt(hi)}]"
-            for v, lo, hi in zip(agreement[stat], agreement[f"{stat}_lo"], agreement[f"{stat}_hi"])
+            for v, lo, hi in zip(
+                agreement[stat], agreement[f"{stat}_lo"], agreement[f"{stat}_hi"], strict=True
+            )
         ]
     shown["note"] = agreement["note"]
     return shown
 
 
+@dataclass(frozen=True)
+class StudyFacts:
+    """The study in a few numbers and words (the page header)."""
+
+    name: str
+    n_images: int
+    n_gold: int
+    n_raters: int
+    n_ratings: int
+    raters_per_image: int
+    criteria: str
+    accuracy_question: str
+
+    @classmethod
+    def of(cls, study: Study, ratings: pd.DataFrame) -> StudyFacts:
+        gold = study.manifest["is_gold"].astype(bool)
+        return cls(
+            name=study.folder.name,
+            n_images=int((~gold).sum()),
+            n_gold=int(gold.sum()),
+            n_raters=int(ratings["rater_id"].nunique()),
+            n_ratings=len(ratings),
+            raters_per_image=int(study.config["raters_per_image"]),
+            criteria=", ".join(study.criterion_names),
+            accuracy_question=next(
+                (c["question"] for c in study.criteria if c["name"] == ACCURACY_CRITERION), ""
+            ),
+        )
+
+
+def _display(frame: pd.DataFrame) -> Table:
+    """Every value through :func:`_fmt`; numbers right-aligned; no index."""
+    from bench.templates import Cell, table_from_frame
+
+    def cell(_column: str, value: object) -> Cell:
+        text = _fmt(value)
+        return Cell(text, cls="num" if text[:1] and text[:1] in "-0123456789" else "")
+
+    return table_from_frame(frame.reset_index(drop=True), cell)
+
+
+def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str:
+    """The report page (``bench/templates/human_report.html.j2``); ``plot`` is a base64 PNG."""
+    from bench import templates
+
+    return templates.render(
+        "human_report.html.j2",
+        title=f"Human study: {facts.name}",
+        facts=facts,
+        level=95,
+        agreement=_display(_agreement_table(analysis.agreement)),
+        alignment=_display(analysis.alignment),
+        plot=plot,
+        ranking=_display(analysis.ranking),
+        kendall=analysis.kendall,
+        fmt=_fmt,
+        raters=_display(analysis.raters),
+        notes=analysis.notes,
+    )
+
+
 def write_report(study: Study, out: str | Path, *, n_boot: int = 1000, seed: int = 0) -> Path:
     """Write ``out/index.html`` (plus the tables as CSV) and return the HTML path."""
-    import jinja2
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     analysis = analyse(study, n_boot=n_boot, seed=seed)
     save_tables(analysis, out)
-    ratings = anonymised_ratings(study)
-
-    def html(frame: pd.DataFrame) -> str:
-        return frame.to_html(
-            index=False, formatters={c: _fmt for c in frame.columns}, border=0, escape=True
-        )
-
-    page = jinja2.Template(TEMPLATE, autoescape=False).render(
-        name=study.folder.name,
-        n_images=int((~study.manifest["is_gold"].astype(bool)).sum()),
-        n_gold=int(study.manifest["is_gold"].astype(bool).sum()),
-        n_raters=ratings["rater_id"].nunique(),
-        n_ratings=len(ratings),
-        k=study.config["raters_per_image"],
-        criteria=", ".join(study.criterion_names),
-        level=95,
-        accuracy=next(
-            (c["question"] for c in study.criteria if c["name"] == ACCURACY_CRITERION), ""
-        ),
-        agreement=html(_agreement_table(analysis.agreement)),
-        alignment=html(analysis.alignment),
-        plot=_plot(study, analysis.labels),
-        ranking=html(analysis.ranking),
-        kendall=analysis.kendall,
-        fmt=_fmt,
-        raters=html(analysis.raters),
-        notes=analysis.notes,
-    )
+    facts = StudyFacts.of(study, anonymised_ratings(study))
+    page = render_page(analysis, facts, plot=_plot(study, analysis.labels))
     path = out / "index.html"
     with atomic_open(path, "w", encoding="utf-8") as handle:
         handle.write(page)

@@ -61,7 +61,8 @@ def allocate(sizes: Mapping[str, int], n: int, floor: int) -> dict[str, int]:
         )
     if n < floor * len(cells):
         raise SamplingError(
-            f"--n {n} is below the floor: {len(cells)} cells x {floor} = {floor * len(cells)} images"
+            f"--n {n} is below the floor: "
+            f"{len(cells)} cells x {floor} = {floor * len(cells)} images"
         )
     if n > total:
         raise SamplingError(f"--n {n} is more than the {total} images available")
@@ -190,7 +191,7 @@ def select_gold(frame: pd.DataFrame, n_gold: int, seed: int) -> pd.DataFrame:
         if "exact_match" in frame.columns
         else pd.Series(None, index=frame.index)
     )
-    answers = [gold_answer(str(m), e) for m, e in zip(frame["model"], exact)]
+    answers = [gold_answer(str(m), e) for m, e in zip(frame["model"], exact, strict=False)]
     known = frame.assign(gold_answer=[json.dumps(a, sort_keys=True) if a else "" for a in answers])
     known = known[known["gold_answer"] != ""]
     rng = np.random.default_rng(seed + 1)  # distinct stream from the main sample

@@ -29,7 +29,8 @@ is high while kappa and alpha are low (their chance term Pe is close to 1);
 AC1 stays close to percent agreement. Report all three.
 
 Confidence intervals: percentile bootstrap over images (resampling whole images
-with their ratings), seeded, computed for all resamples at once as matrix products.
+with their ratings: an image is the cluster), seeded, computed for all resamples
+at once as matrix products of the resample counts of :mod:`bench.bootstrap`.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from bench.bootstrap import percentile_interval, resample_weights
 
 RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
 STATISTICS = (
@@ -209,11 +212,7 @@ def _point(counts: np.ndarray, q: int) -> dict[str, float]:
 
 def bootstrap_weights(n_images: int, n_boot: int, seed: int) -> np.ndarray:
     """B x images matrix: how often each image appears in each bootstrap resample."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_images, size=(n_boot, n_images))
-    weights = np.zeros((n_boot, n_images))
-    np.add.at(weights, (np.repeat(np.arange(n_boot), n_images), draws.ravel()), 1.0)
-    return weights
+    return resample_weights(n_images, n_boot, np.random.default_rng(seed))
 
 
 def agreement(
@@ -242,7 +241,6 @@ def agreement(
     missing = [c for c in RATING_COLUMNS if c not in ratings.columns]
     if missing:
         raise ValueError(f"ratings lack columns {missing}")
-    tail = (1 - level) / 2
     rows = []
     for criterion, part in ratings.groupby("criterion", sort=True):
         counts, _, cats = count_matrix(part, categories)
@@ -277,7 +275,7 @@ def agreement(
             if (stat == "fleiss_kappa" and not balanced) or finite.size == 0:
                 lo = hi = math.nan
             else:
-                lo, hi = (float(x) for x in np.quantile(finite, [tail, 1 - tail]))
+                lo, hi = (float(x) for x in percentile_interval(finite, level))
             row.update({stat: point[stat], f"{stat}_lo": lo, f"{stat}_hi": hi})
         if row["prevalence"] == 1.0:
             notes.append("every rating is the same answer: chance-corrected statistics undefined")
@@ -309,7 +307,7 @@ def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.nda
 
 
 def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd.DataFrame:
-    """Per image: ``human_share`` (share of raters answering >= ``positive``), raters, ``human_label``.
+    """Per image: ``human_share`` (share answering >= ``positive``), raters, ``human_label``.
 
     ``human_label`` is 1 when more than half said yes, 0 when fewer than half,
     and <NA> for an exact tie (left out of AUC and point-biserial).
@@ -451,14 +449,18 @@ def rater_quality(ratings: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame
     gold = manifest[manifest["is_gold"].astype(bool)]
     expected = {
         (image_id, criterion): int(value)
-        for image_id, answer in zip(gold["image_id"], gold["gold_answer"])
+        for image_id, answer in zip(gold["image_id"], gold["gold_answer"], strict=False)
         if answer
         for criterion, value in json.loads(answer).items()
     }
     rows = []
     for rater, part in ratings.groupby("rater_id", sort=True):
-        keys = list(zip(part["image_id"], part["criterion"]))
-        checked = [(int(v) == expected[k]) for k, v in zip(keys, part["value"]) if k in expected]
+        keys = list(zip(part["image_id"], part["criterion"], strict=False))
+        checked = [
+            (int(v) == expected[k])
+            for k, v in zip(keys, part["value"], strict=False)
+            if k in expected
+        ]
         seconds = (
             part.drop_duplicates("image_id")["seconds"]
             if "seconds" in part

@@ -121,7 +121,7 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
     assert len(gold) == 6 and gold["is_control"].all()
     assert {json.loads(a)["text_accuracy"] for a in gold["gold_answer"]} <= {0, 1}
     assert set(gold["model"]) >= {"control:render", "control:blank"}  # dealt over control kinds
-    for image_id, model in zip(manifest["image_id"], manifest["model"]):
+    for image_id, model in zip(manifest["image_id"], manifest["model"], strict=False):
         assert len(image_id) == 12 and all(
             part not in image_id for part in ("alpha", "beta", "control")
         )
@@ -280,7 +280,7 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert "27 images in 9 cells + 6 gold" in result.output
     study = load_study(study_dir)
     service = RatingService(study)
-    truth = dict(zip(study.manifest["image_id"], study.manifest["exact_match"]))
+    truth = dict(zip(study.manifest["image_id"], study.manifest["exact_match"], strict=False))
     for rater in range(9):
         view = service.start(True)
         while view.screen == "item":
@@ -354,8 +354,8 @@ def test_five_point_scale_and_controls_in_sample(run_dir: Path, tmp_path: Path) 
     assert manifest.loc[~manifest["is_gold"], "is_control"].sum() == 18  # 3 controls x 6
     gold_rows = manifest[manifest["is_gold"]]
     sampled = manifest[~manifest["is_gold"]]
-    assert not set(zip(gold_rows["model"], gold_rows["prompt_id"])) & set(
-        zip(sampled["model"], sampled["prompt_id"])
+    assert not set(zip(gold_rows["model"], gold_rows["prompt_id"], strict=False)) & set(
+        zip(sampled["model"], sampled["prompt_id"], strict=False)
     )
     service = RatingService(study)
     view = service.start(True)

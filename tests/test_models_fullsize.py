@@ -71,7 +71,9 @@ def test_configs_fit_together() -> None:
         == 2816
     )
     # diffusers reads attention_head_dim as head counts: 64 channels per head everywhere.
-    widths = [c // h for c, h in zip(unet["block_out_channels"], unet["attention_head_dim"])]
+    widths = [
+        c // h for c, h in zip(unet["block_out_channels"], unet["attention_head_dim"], strict=False)
+    ]
     assert widths == [64, 64, 64]
     assert te1["hidden_act"] == "quick_gelu" and te2["hidden_act"] == "gelu"
     assert te1["max_position_embeddings"] == te2["max_position_embeddings"] == MAX_TOKENS == 77

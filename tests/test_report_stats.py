@@ -11,22 +11,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_fixtures import build_run
 
+from bench.bootstrap import bootstrap_ci, mean_interval, resampled_means
 from bench.errors import InputError
 from bench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
 from bench.report.load import load_runs
-from bench.report.stats import (
+from bench.report.slices import (
     CHAR_LENGTH_BINS,
     FREQUENCY_BINS,
     WORD_COUNT_BINS,
     bin_numeric,
-    bootstrap_ci,
-    bootstrap_mean_ci,
-    bootstrap_means,
+    slice_labels,
+)
+from bench.report.stats import (
     compare_models,
     paired_difference,
     peer_views,
     rank_models,
-    slice_labels,
     summarize,
 )
 
@@ -175,7 +175,7 @@ def test_bootstrap_intervals_cover_the_true_mean_at_about_the_nominal_rate() -> 
         sample = rng.normal(true_mean, 2.0, n)
         lo, hi = bootstrap_ci(sample, n_boot=400, seed=t)
         hits_ci += lo <= true_mean <= hi
-        boot = bootstrap_means(sample[:, None], n_boot=400, rng=np.random.default_rng(t))
+        boot = resampled_means(sample[:, None], n_boot=400, rng=np.random.default_rng(t))
         lo2, hi2 = np.quantile(boot[:, 0], [0.025, 0.975])
         hits_matrix += lo2 <= true_mean <= hi2
     # Percentile intervals at n=40 run slightly below 95%; 400 trials give sd ~1.1 points.
@@ -221,7 +221,7 @@ def test_multinomial_shortcut_covers_a_proportion_at_about_the_nominal_rate() ->
     hits = 0
     for _ in range(trials):
         sample = (rng.random(n) < p).astype(float)  # 2 distinct values: the multinomial path
-        lo, hi = bootstrap_mean_ci(sample, n_boot=400, rng=rng)
+        lo, hi = mean_interval(sample, n_boot=400, rng=rng)
         hits += lo <= p <= hi
     assert 0.90 <= hits / trials <= 0.985
 
@@ -245,7 +245,7 @@ def test_bootstrap_ci_edge_cases_and_custom_stat() -> None:
 def test_bootstrap_interval_lies_within_the_data(values: list[float], seed: int) -> None:
     lo, hi = bootstrap_ci(values, n_boot=200, seed=seed)
     assert min(values) - 1e-9 <= lo <= hi <= max(values) + 1e-9
-    boot = bootstrap_means(np.array(values)[:, None], n_boot=200, rng=np.random.default_rng(seed))
+    boot = resampled_means(np.array(values)[:, None], n_boot=200, rng=np.random.default_rng(seed))
     assert boot.min() >= min(values) - 1e-6 and boot.max() <= max(values) + 1e-6
 
 

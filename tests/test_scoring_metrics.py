@@ -78,6 +78,13 @@ def test_primitives_match_plain_dynamic_programming(a, b):
     assert lom_len(a, b) == dp_longest_common_substring(a, b)
 
 
+@given(st.text(alphabet="ab c", max_size=60), st.text(alphabet="abc ", max_size=60))
+@settings(max_examples=300)
+def test_longest_match_on_long_texts_matches_plain_dynamic_programming(a, b):
+    # Long texts exercise the search's jump past starts that cannot win.
+    assert lom_len(a, b) == dp_longest_common_substring(a, b)
+
+
 @given(letters, letters)
 def test_primitives_symmetric_and_bounded(a, b):
     assert edit_distance(a, b) == edit_distance(b, a)
@@ -186,7 +193,7 @@ def test_score_pairs_matches_plain_dp_for_every_column(pairs):
     frame = score_pairs(expected, ocr)
     assert list(frame.columns) == list(SCORE_COLUMNS)
     assert len(frame) == len(pairs)
-    for row, (e, o) in zip(frame.to_dict("records"), pairs):
+    for row, (e, o) in zip(frame.to_dict("records"), pairs, strict=True):
         oracle = dp_scores(e, o)
         for column in SCORE_COLUMNS:
             assert math.isclose(float(row[column]), float(oracle[column]), abs_tol=1e-12), column

@@ -117,7 +117,7 @@ def test_reference_mode_matches_oracle_on_textinvision_texts(textinvision_dir):
     sample = rng.sample(texts, 600)
     ocr = [corrupt(t, rng) for t in sample]
     frame = score_pairs(sample, ocr, compat="reference")
-    for row, e, o in zip(frame.to_dict("records"), sample, ocr):
+    for row, e, o in zip(frame.to_dict("records"), sample, ocr, strict=True):
         assert row == oracle(e, o), (e, o)
 
 

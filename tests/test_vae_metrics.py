@@ -35,6 +35,29 @@ def test_word_retention_empty_truth_is_undefined() -> None:
     assert math.isnan(partial_accuracy("   ", "anything"))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "A", "b", "ab", "c."]), max_size=6),
+    st.lists(st.sampled_from(["a", "b", "ab", "c", "c."]), max_size=6),
+)
+def test_word_retention_is_100_times_word_recall(truth: list[str], ocr: list[str]) -> None:
+    from collections import Counter
+
+    from bench.scoring.glyphbench import word_recall
+    from bench.scoring.pair import Pair
+
+    pair = Pair(" ".join(truth), " ".join(ocr))
+    wr = word_retention(" ".join(truth), " ".join(ocr))
+    if not pair.expected_words:
+        assert math.isnan(wr)  # where word recall says 1.0 or 0.0, WR is undefined
+        return
+    # The shared matched count is the multiset intersection, computed independently here.
+    lowered_truth, lowered_ocr = Counter(w.lower() for w in truth), Counter(w.lower() for w in ocr)
+    assert pair.matched_words == sum((lowered_truth & lowered_ocr).values())
+    assert wr == pytest.approx(100 * word_recall(pair))
+    assert wr == 100.0 * pair.matched_words / len(pair.expected_words)  # exact, one rounding
+
+
 # --------------------------------------------------------------------------- partial accuracy
 
 

@@ -85,3 +85,14 @@ def test_write_report_files(tmp_path: Path) -> None:
     assert "jpeg?quality=5" in text and "a note &amp; more" in text
     assert "no ground truth" in text  # the report says when OCR of the original is the reference
     assert "Text-survival threshold" in text
+
+
+def test_page_shows_a_hostile_codec_name_and_note_as_text(tmp_path: Path) -> None:
+    hostile = '<script>alert("x")</script>'
+    rows = _rows(hostile, {48: 100.0, 14: 20.0})
+    rows[0]["ocr_reconstruction"] = hostile
+    page = write_report(pd.DataFrame(rows), tmp_path, notes=[hostile]).read_text()
+    assert "<script" not in page  # the page has no scripts: any would be injected
+    escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
+    # summary, threshold and pivot rows, the note, a pair's heading and caption
+    assert page.count(escaped) >= 6

@@ -67,8 +67,6 @@ class Codec(ABC):
         """One reconstruction (same size, RGB) or failure per input image."""
 
 
-
-
 def get_codec(spec: str | Spec) -> Codec:
     """Create the codec named by ``spec``; unknown names and bad options raise InputError.
 

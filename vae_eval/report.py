@@ -22,13 +22,16 @@ whose reference is the original's OCR (no ground truth) are flagged in a note.
 
 from __future__ import annotations
 
-import html
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from bench.schema import failed_mask
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from bench.templates import Cell, Table
 
 #: Share of the OCR ceiling's WR a codec must keep at a font size to "preserve" it.
 SURVIVAL_RATIO = 0.9
@@ -49,7 +52,7 @@ def survival_threshold(
     """
     if "font_size" not in table.columns:
         return {}
-    rows = table[table["error"] == ""]
+    rows = table[~failed_mask(table)]
     out: dict[str, float | None] = {}
     for vae, group in rows.groupby("vae", sort=False):
         means = group.groupby("font_size")[["wr", "wr_original"]].mean().sort_index(ascending=False)
@@ -70,21 +73,21 @@ def _fmt(value: object, digits: int = 1) -> str:
         if math.isinf(value):
             return "∞"
         return f"{value:.{digits}f}"
-    return html.escape(str(value))
+    return str(value)
 
 
 def _label(key: object) -> str:
     return " / ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
-def _table(frame: pd.DataFrame, index_name: str = "") -> str:
-    head = "".join(f"<th>{html.escape(_label(c))}</th>" for c in frame.columns)
-    digits = [3 if str(c) == "SSIM" else 1 for c in frame.columns]
-    body = []
-    for index, row in frame.astype(object).iterrows():  # object dtype keeps ints as ints
-        cells = "".join(f"<td>{_fmt(v, d)}</td>" for v, d in zip(row.tolist(), digits, strict=True))
-        body.append(f"<tr><th>{html.escape(_label(index))}</th>{cells}</tr>")
-    return f"<table><tr><th>{html.escape(index_name)}</th>{head}</tr>{''.join(body)}</table>"
+def _table(frame: pd.DataFrame, index_name: str = "") -> Table:
+    """Index as the first (header) column; SSIM with 3 decimals, other numbers with 1."""
+    from bench.templates import Cell, table_from_frame
+
+    def cell(column: str, value: Any) -> Cell:
+        return Cell(_fmt(value, 3 if column == "SSIM" else 1))
+
+    return table_from_frame(frame, cell, index=index_name, label=_label)
 
 
 def summary_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -93,12 +96,13 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
 
     records = []
     for vae, group in table.groupby("vae", sort=False):
-        ok = group[group["error"] == ""]
+        failed = failed_mask(group)
+        ok = group[~failed]
         records.append(
             {
                 "vae": vae,
                 "images": len(group),
-                "failed": int((group["error"] != "").sum()),
+                "failed": int(failed.sum()),
                 "WR": ok["wr"].mean(),
                 "WR ceiling": ok["wr_original"].mean(),
                 "WR loss": ok["wr_loss"].mean(),
@@ -115,7 +119,7 @@ def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Mean WR with codecs as rows and ``by`` as columns; first row is the OCR ceiling."""
     import pandas as pd
 
-    ok = table[table["error"] == ""]
+    ok = table[~failed_mask(table)]
     pivot = ok.pivot_table(index="vae", columns=by, values="wr", aggfunc="mean", sort=False)
     ceiling = ok.drop_duplicates("image_id").pivot_table(
         columns=by, values="wr_original", aggfunc="mean"
@@ -139,7 +143,7 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
 
     from bench.io import atomic_path
 
-    ok = table[table["error"] == ""]
+    ok = table[~failed_mask(table)]
     if ok.empty:
         return False
     figure, axes = plt.subplots(figsize=(7, 4.5))
@@ -165,14 +169,15 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
     return True
 
 
-def _pairs_html(table: pd.DataFrame, out: Path) -> str:
-    parts = []
+def _pairs(table: pd.DataFrame, out: Path) -> list[dict[str, Any]]:
+    """Per codec: one before/after pair per font size (first in set order), with OCR texts."""
+    codecs = []
     for vae, group in table.groupby("vae", sort=False):
         if "font_size" in group.columns:
             picks = group.sort_values("image_index").drop_duplicates("font_size")
         else:
             picks = group.sort_values("image_index")
-        cells = []
+        pairs = []
         for row in picks.head(PAIRS_PER_CODEC).itertuples():
             before = (
                 f"../{row.original_path}"
@@ -180,88 +185,112 @@ def _pairs_html(table: pd.DataFrame, out: Path) -> str:
                 else ""
             )
             after = f"../{row.reconstruction_path}" if row.reconstruction_path else ""
-            caption = (
-                f"<b>{html.escape(str(row.image_id))}</b><br>truth: {html.escape(str(row.truth))}<br>"
-                f"before: {html.escape(str(row.ocr_original))}<br>after: {html.escape(str(row.ocr_reconstruction))}"
-                f"<br>WR {_fmt(float(row.wr))} (ceiling {_fmt(float(row.wr_original))})"
+            pairs.append(
+                {
+                    "image_id": str(row.image_id),
+                    "truth": str(row.truth),
+                    "before": str(row.ocr_original),
+                    "after": str(row.ocr_reconstruction),
+                    "wr": _fmt(float(row.wr)),
+                    "ceiling": _fmt(float(row.wr_original)),
+                    "error": str(row.error or ""),
+                    "images": [src for src in (before, after) if src],
+                }
             )
-            if row.error:
-                caption += f"<br><span class=err>{html.escape(str(row.error))}</span>"
-            images = "".join(
-                f'<a href="{html.escape(src)}"><img src="{html.escape(src)}" loading="lazy"></a>'
-                for src in (before, after)
-                if src
-            )
-            cells.append(f"<figure>{images}<figcaption>{caption}</figcaption></figure>")
-        parts.append(f"<h3>{html.escape(str(vae))}</h3><div class=pairs>{''.join(cells)}</div>")
-    return "".join(parts)
+        codecs.append({"name": str(vae), "pairs": pairs})
+    return codecs
 
 
-STYLE = """
-body{font-family:sans-serif;margin:2em;max-width:1200px}
-table{border-collapse:collapse;margin:1em 0;font-size:90%}
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
-.pairs{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0 0 1em 0;font-size:85%}
-figure img{max-width:49%;image-rendering:pixelated;margin-right:4px;border:1px solid #ddd}
-.err{color:#b00}.note{background:#ffd;padding:.5em}
-"""
+#: Mean WR tables: (columns, title); two columns are shown one row per cell.
+PIVOTS = (
+    (["font_size"], "font size"),
+    (["char_class"], "character class"),
+    (["background"], "background"),
+    (["font_size", "char_class"], "font size x character class"),
+)
 
 
-def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = None) -> Path:
-    """Write ``out/report/index.html`` (+ PNG) from the results table; returns the HTML path."""
-    from bench.io import atomic_open
+def _thresholds_table(thresholds: dict[str, float | None]) -> Table:
+    from bench.templates import Cell, Table
 
-    folder = out / "report"
-    folder.mkdir(parents=True, exist_ok=True)
+    rows = [
+        [Cell(vae), Cell("none" if t is None else f"{t:g} px")] for vae, t in thresholds.items()
+    ]
+    return Table([], rows, row_headers=True)
+
+
+def _pivot_tables(table: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for by, title in PIVOTS:
+        if all(column in table.columns for column in by):
+            pivot = wr_pivot(table, by)
+            if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
+                out.append(
+                    {
+                        "title": f"Mean WR by {title} x codec",
+                        "table": _table(pivot.T, " / ".join(by)),
+                    }
+                )
+            else:
+                out.append(
+                    {"title": f"Mean WR by codec x {title}", "table": _table(pivot, "codec")}
+                )
+    return out
+
+
+def _notes(table: pd.DataFrame, notes: list[str] | None) -> list[str]:
     notes = list(notes or [])
     if len(table) and (table["truth_source"] == "ocr_original").any():
         share = (table["truth_source"] == "ocr_original").mean() * 100
         notes.append(
-            f"{share:.0f}% of rows have no ground truth: the original image's OCR is the reference, "
-            "so the OCR ceiling is 100% by construction there and WR measures agreement with it."
+            f"{share:.0f}% of rows have no ground truth: the original image's OCR is the "
+            "reference, so the OCR ceiling is 100% by construction there and WR measures "
+            "agreement with it."
         )
-    body = [
-        f"<h1>VAE text survival</h1><p>{len(table)} rows, {table['vae'].nunique() if len(table) else 0} codecs."
-    ]
-    if len(table):
-        body.append(
-            f" OCR: {html.escape(str(table['ocr_engine'].iloc[0]))} ({html.escape(str(table['ocr_version'].iloc[0]))}).</p>"
-        )
-    body.extend(f"<p class=note>{html.escape(note)}</p>" for note in notes)
-    if len(table):
-        body.append("<h2>Summary</h2>" + _table(summary_table(table), "codec"))
-        thresholds = survival_threshold(table)
-        if thresholds:
-            lines = "".join(
-                f"<tr><th>{html.escape(vae)}</th><td>{'none' if t is None else f'{t:g} px'}</td></tr>"
-                for vae, t in thresholds.items()
-            )
-            body.append(
-                f"<h2>Text-survival threshold</h2><p>Smallest font size from which upward the codec keeps "
-                f"&ge; {SURVIVAL_RATIO:.0%} of the OCR ceiling's WR at every size.</p><table>{lines}</table>"
-            )
-        if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png"):
-            body.append(
-                '<h2>WR vs font size</h2><img src="wr_vs_font_size.png" alt="WR vs font size">'
-            )
-        tables = (
-            (["font_size"], "font size"),
-            (["char_class"], "character class"),
-            (["background"], "background"),
-            (["font_size", "char_class"], "font size x character class"),
-        )
-        for by, title in tables:
-            if all(column in table.columns for column in by):
-                pivot = wr_pivot(table, by)
-                if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
-                    body.append(
-                        f"<h2>Mean WR by {title} x codec</h2>" + _table(pivot.T, " / ".join(by))
-                    )
-                else:
-                    body.append(f"<h2>Mean WR by codec x {title}</h2>" + _table(pivot, "codec"))
-        body.append("<h2>Before / after</h2>" + _pairs_html(table, out))
-    page = f"<!doctype html><html><head><meta charset=utf-8><title>VAE text survival</title><style>{STYLE}</style></head><body>{''.join(body)}</body></html>"
+    return notes
+
+
+def page_context(
+    table: pd.DataFrame, out: Path, folder: Path, notes: list[str] | None = None
+) -> dict[str, Any]:
+    """Everything ``vae_report.html.j2`` shows (writes the WR-vs-font-size PNG into ``folder``)."""
+    context: dict[str, Any] = {
+        "title": "VAE text survival",
+        "n_rows": len(table),
+        "n_codecs": table["vae"].nunique() if len(table) else 0,
+        "ocr": "",
+        "notes": _notes(table, notes),
+        "summary": None,
+        "thresholds": None,
+        "ratio": f"{SURVIVAL_RATIO:.0%}",
+        "plot": "",
+        "pivots": [],
+        "pairs": [],
+    }
+    if not len(table):
+        return context
+    thresholds = survival_threshold(table)
+    context.update(
+        ocr=f"{table['ocr_engine'].iloc[0]} ({table['ocr_version'].iloc[0]})",
+        summary=_table(summary_table(table), "codec"),
+        thresholds=_thresholds_table(thresholds) if thresholds else None,
+        plot="wr_vs_font_size.png"
+        if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png")
+        else "",
+        pivots=_pivot_tables(table),
+        pairs=_pairs(table, out),
+    )
+    return context
+
+
+def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = None) -> Path:
+    """Write ``out/report/index.html`` (+ PNG) from the results table; returns the HTML path."""
+    from bench import templates
+    from bench.io import atomic_open
+
+    folder = out / "report"
+    folder.mkdir(parents=True, exist_ok=True)
+    page = templates.render("vae_report.html.j2", **page_context(table, out, folder, notes))
     with atomic_open(folder / "index.html", "w", encoding="utf-8") as handle:
         handle.write(page)
     return folder / "index.html"

@@ -3,11 +3,16 @@
 Public API::
 
     from bench.report import write_report, load_runs
-    from bench.report.stats import summarize, bootstrap_ci, paired_difference, rank_models
+    from bench.report.analyse import analyse, Settings      # every table, no files
+    from bench.report.render import render                  # the folder from the tables
+    from bench.report.slices import Slicing                 # --by, resolved once
+    from bench.report.stats import summarize, paired_difference, compare_models, rank_models
 
-``write_report`` is the whole pipeline (``glyphbench report`` calls it);
+``write_report`` is ``load_runs`` -> ``Slicing.resolve`` -> ``analyse`` -> ``render``
+(``glyphbench report`` calls it). :mod:`bench.report.analyse`,
 :mod:`bench.report.stats` and :mod:`bench.report.controls` are pure functions
-over the results table. See ``docs/report.md``.
+over the results table; intervals come from :mod:`bench.bootstrap`. See
+``docs/report.md``.
 """
 
 from __future__ import annotations

@@ -102,12 +102,16 @@ def control_sanity(
     slice_keys = (
         [tuple(k) for k in summary[by].drop_duplicates().itertuples(index=False)] if by else [()]
     )
-    keys = list(zip(summary["model"].astype(str), *(summary[c] for c in by)))
-    lookups = {m: dict(zip(keys, summary[m].astype(float))) for m in metrics}
-    n_lookup = dict(zip(keys, summary["n"])) if "n" in summary.columns else {}
+    keys = list(zip(summary["model"].astype(str), *(summary[c] for c in by), strict=False))
+    lookups = {m: dict(zip(keys, summary[m].astype(float), strict=False)) for m in metrics}
+    n_lookup = dict(zip(keys, summary["n"], strict=False)) if "n" in summary.columns else {}
     for run, chain in chains.items():
         for key in slice_keys:
-            row: dict[str, Any] = {"run": run, **dict(zip(by, key)), "chain": " < ".join(chain)}
+            row: dict[str, Any] = {
+                "run": run,
+                **dict(zip(by, key, strict=False)),
+                "chain": " < ".join(chain),
+            }
             sizes = [n_lookup.get((model, *key), 0) for model in chain]
             row["min_n"] = int(min(sizes)) if sizes else 0
             verdicts = []

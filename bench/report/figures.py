@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bench.io import atomic_path
-from bench.report.stats import METRIC_LABELS
+from bench.report.metrics import metric_info, metric_label
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last: it is for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -63,10 +63,9 @@ def _save(fig: Any, stem: Path) -> list[str]:
 
 
 def _metric_label(metric: str) -> str:
-    from bench.scoring.pairs import HIGHER_IS_BETTER
-
-    arrow = "higher is better" if HIGHER_IS_BETTER.get(metric, True) else "lower is better"
-    return f"{METRIC_LABELS.get(metric, metric)} ({arrow})"
+    info = metric_info(metric)
+    arrow = "higher is better" if info.higher_is_better else "lower is better"
+    return f"{info.label} ({arrow})"
 
 
 def score_by_slice(
@@ -85,7 +84,7 @@ def score_by_slice(
         ax.axvspan(k - 0.5, k + 0.5, color="#eef1f5", zorder=0, linewidth=0)
     ax.set_xlim(-0.5, len(slices) - 0.5)
     offsets = np.linspace(-spread / 2, spread / 2, len(models)) if len(models) > 1 else np.zeros(1)
-    for offset, model in zip(offsets, models):
+    for offset, model in zip(offsets, models, strict=False):
         rows = summary[summary["model"] == model].set_index(
             summary[column].astype(str)[summary["model"] == model]
         )
@@ -115,7 +114,7 @@ def score_by_slice(
     )
     ax.set_xlabel(column)
     ax.set_ylabel(_metric_label(metric))
-    ax.set_title(f"{METRIC_LABELS.get(metric, metric)} by {column} (95% bootstrap CI)")
+    ax.set_title(f"{metric_label(metric)} by {column} (95% bootstrap CI)")
     ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(fig, stem)
 
@@ -154,7 +153,7 @@ def score_vs_length(
         )
     ax.set_xlabel("text length (characters; last point pools longer texts)")
     ax.set_ylabel(_metric_label(metric))
-    ax.set_title(f"{METRIC_LABELS.get(metric, metric)} against text length")
+    ax.set_title(f"{metric_label(metric)} against text length")
     ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(fig, stem)
 
@@ -170,9 +169,7 @@ def heatmap(
     )
     table = table.reindex(index=list(models), columns=slices)
     data = table.to_numpy(dtype=float)
-    from bench.scoring.pairs import HIGHER_IS_BETTER
-
-    cmap = "viridis" if HIGHER_IS_BETTER.get(metric, True) else "viridis_r"
+    cmap = "viridis" if metric_info(metric).higher_is_better else "viridis_r"
     fig, ax = plt.subplots(
         figsize=(max(4.5, 1.1 * len(slices) + 2.5), max(2.2, 0.45 * len(models) + 1.2))
     )
@@ -201,8 +198,8 @@ def heatmap(
                     fontsize=8,
                     color="white" if dark else "black",
                 )
-    fig.colorbar(image, ax=ax, label=METRIC_LABELS.get(metric, metric), shrink=0.8)
-    ax.set_title(f"{METRIC_LABELS.get(metric, metric)}: model x {column}")
+    fig.colorbar(image, ax=ax, label=metric_label(metric), shrink=0.8)
+    ax.set_title(f"{metric_label(metric)}: model x {column}")
     return _save(fig, stem)
 
 
@@ -234,7 +231,7 @@ def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> lis
             showextrema=False,
             bw_method=0.15,
         )
-        for body, i in zip(parts["bodies"], varied):
+        for body, i in zip(parts["bodies"], varied, strict=False):
             body.set_facecolor(styles[models[i]][0])
             body.set_edgecolor("none")
             body.set_alpha(0.75)
@@ -248,11 +245,12 @@ def distributions(values: dict[str, np.ndarray], metric: str, stem: Path) -> lis
             ax.hlines(d[0], i - 0.35, i + 0.35, color=styles[models[i]][0], linewidth=3)
     ax.set_xticks(positions)
     ax.set_xticklabels(
-        [f"{m}\n(n={d.size})" for m, d in zip(models, data)], rotation=30, ha="right", fontsize=7
+        [f"{m}\n(n={d.size})" for m, d in zip(models, data, strict=False)],
+        rotation=30,
+        ha="right",
+        fontsize=7,
     )
     ax.set_ylabel(_metric_label(metric))
-    ax.set_title(
-        f"Distribution of per-image {METRIC_LABELS.get(metric, metric)} (dot: median, bar: IQR)"
-    )
+    ax.set_title(f"Distribution of per-image {metric_label(metric)} (dot: median, bar: IQR)")
     ax.grid(False, axis="x")
     return _save(fig, stem)

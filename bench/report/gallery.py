@@ -15,27 +15,36 @@ import numpy as np
 import pandas as pd
 
 from bench.io import atomic_path
-from bench.report.stats import failed_mask, slice_labels
+from bench.report.slices import slice_labels
+from bench.schema import failed_mask
 
 THUMB_SIDE = 320
 BOX_COLOUR = (213, 94, 0)  # Okabe-Ito vermillion: visible on light and dark images
 
 
 def select_examples(
-    frame: pd.DataFrame, column: str | None, k: int = 2, metric: str = "ned"
+    frame: pd.DataFrame,
+    column: str | None,
+    k: int = 2,
+    metric: str = "ned",
+    *,
+    labels: pd.Series | None = None,
 ) -> pd.DataFrame:
     """The ``k`` best and ``k`` worst successful rows per (model, slice of ``column``).
 
+    ``labels`` are the slice labels of ``column`` for every row of ``frame``
+    (see :class:`bench.report.slices.Slicing`; computed when not given).
     Rows are ranked by ``metric`` (higher is better), ties broken by fewer
     Algorithm 1 edits and then by prompt_id, so the choice is deterministic.
     Groups with fewer than ``2k`` rows fill "best" first; no row appears twice.
     Adds columns ``slice`` and ``kind`` ("best"/"worst").
     """
-    ok = frame[~failed_mask(frame)].copy()
+    succeeded = ~failed_mask(frame)
+    ok = frame[succeeded].copy()
     if ok.empty:
         return ok.assign(slice=pd.Series(dtype=object), kind=pd.Series(dtype=object))
     if column:
-        labels = slice_labels(ok, column)
+        labels = slice_labels(ok, column) if labels is None else labels[succeeded]
         ok["slice"] = labels.astype(str).to_numpy()
         ok["_slice_order"] = labels.cat.codes.to_numpy()
     else:
@@ -104,16 +113,15 @@ def thumbnail_with_boxes(
     return True
 
 
-def build_gallery(
-    frame: pd.DataFrame, out_dir: Path, column: str | None, k: int = 2, max_images: int = 400
+def write_thumbnails(
+    examples: pd.DataFrame, out_dir: Path, max_images: int = 400
 ) -> list[dict[str, Any]]:
-    """Select examples and write their thumbnails; one dict per example for the HTML.
+    """Write the thumbnails of selected examples; one dict per example for the HTML.
 
     Keys: model, slice, kind, prompt, text, ocr_text, ned, exact_match, algorithm1,
     image (path relative to ``out_dir``, or None when the image is missing).
     At most ``max_images`` thumbnails are written (the rest show text only).
     """
-    examples = select_examples(frame, column, k=k)
     items: list[dict[str, Any]] = []
     written = 0
     for row in examples.to_dict("records"):

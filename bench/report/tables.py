@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 
 from bench.io import atomic_open
-from bench.report.stats import METRIC_LABELS
-from bench.scoring.pairs import HIGHER_IS_BETTER
+from bench.report.metrics import metric_info
 
 
 def fmt_number(value: Any, metric: str = "") -> str:
@@ -49,10 +48,8 @@ def fmt_ci(mean: Any, lo: Any, hi: Any, metric: str = "") -> str:
 
 def metric_header(metric: str) -> str:
     """Column header with the metric's direction: ``NED similarity ↑``."""
-    arrow = "↑" if HIGHER_IS_BETTER.get(metric, True) else "↓"
-    if metric == "error_rate":
-        arrow = "↓"
-    return f"{METRIC_LABELS.get(metric, metric)} {arrow}"
+    info = metric_info(metric)
+    return f"{info.label} {'↑' if info.higher_is_better else '↓'}"
 
 
 def display_summary(
@@ -67,7 +64,9 @@ def display_summary(
     for metric in metrics:
         out[metric_header(metric)] = [
             fmt_ci(m, lo, hi, metric)
-            for m, lo, hi in zip(summary[metric], summary[f"{metric}_lo"], summary[f"{metric}_hi"])
+            for m, lo, hi in zip(
+                summary[metric], summary[f"{metric}_lo"], summary[f"{metric}_hi"], strict=False
+            )
         ]
     return out.reset_index(drop=True)
 
@@ -158,7 +157,7 @@ def write_table_set(
     display: pd.DataFrame | None = None,
     caption: str = "",
 ) -> list[str]:
-    """Write ``name.csv`` (raw numbers) and ``name.md`` / ``name.tex`` (display); return file names."""
+    """Write ``name.csv`` (raw numbers), ``name.md`` / ``name.tex`` (display); return file names."""
     folder.mkdir(parents=True, exist_ok=True)
     display = raw if display is None else display
     with atomic_open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:

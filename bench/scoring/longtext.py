@@ -172,11 +172,11 @@ def _metrics(family: str) -> tuple[Metric, ...]:
     )
 
 
-#: The records of both families. Only ``longtext`` is in the shared table (one
-#: family per metric name there; the contract gives both the same column names).
+#: The records of both families (the same column names, one family per language).
 FAMILY_METRICS: dict[str, tuple[Metric, ...]] = {
     family: _metrics(family) for family in FAMILY_LANGUAGE
 }
 
-for _metric in FAMILY_METRICS["longtext"]:
-    register_metric(_metric)
+for _records in FAMILY_METRICS.values():
+    for _metric in _records:
+        register_metric(_metric)

@@ -1,54 +1,41 @@
-"""Score many (expected, OCR) pairs at once into a DataFrame."""
+"""Score many (expected, OCR) pairs at once into a DataFrame, one column per metric."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from itertools import count, repeat
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from rapidfuzz.distance import LCSseq, Levenshtein
 
-from bench.scoring.metrics import (
-    _algorithm1_words,
-    _prf_from_matched,
-    lom_len,
-    remove_common_words,
-)
 from bench.scoring.normalize import Normalization
-from bench.scoring.reference import REFERENCE_COLUMNS, reference_scores
+from bench.scoring.pair import PAPER, Pair
+from bench.scoring.table import METRICS, Metric
 
-#: Columns of :func:`score_pairs` in paper mode, in order.
-SCORE_COLUMNS = (
-    "algorithm1",
-    "edit_distance",
-    "lcs_len",
-    "lom_len",
-    "ned",
-    "anls",
-    "exact_match",
-    "word_precision",
-    "word_recall",
-    "word_f1",
-    "cer",
-    "wer",
-)
+if TYPE_CHECKING:
+    #: Columns of :func:`score_pairs` in its default mode (the ``glyphbench`` family).
+    SCORE_COLUMNS: tuple[str, ...]
+    #: Direction of every metric in the table: True where higher is better.
+    HIGHER_IS_BETTER: dict[str, bool]
 
-#: Direction of each score: True where higher is better.
-HIGHER_IS_BETTER = {
-    "algorithm1": False,
-    "edit_distance": False,
-    "lcs_len": True,
-    "lom_len": True,
-    "ned": True,
-    "anls": True,
-    "exact_match": True,
-    "word_precision": True,
-    "word_recall": True,
-    "word_f1": True,
-    "cer": False,
-    "wer": False,
-}
+
+def __getattr__(name: str) -> Any:
+    """``SCORE_COLUMNS`` and ``HIGHER_IS_BETTER``, read from the table on first use.
+
+    Computed lazily so that importing :mod:`bench.scoring` does not import every
+    family module while the package itself is still being imported.
+    """
+    if name == "SCORE_COLUMNS":
+        value: Any = tuple(METRICS.columns(["glyphbench"], inputs="text"))
+    elif name == "HIGHER_IS_BETTER":
+        value = dict(METRICS.higher_is_better())
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def _clean(value: object) -> str:
@@ -60,101 +47,139 @@ def _clean(value: object) -> str:
     return str(value)
 
 
-def score_one(expected: str, ocr: str, norm: Normalization = Normalization()) -> tuple:
-    """All paper-mode scores of one pair, in the order of :data:`SCORE_COLUMNS`.
+def text_metrics(
+    families: Sequence[str] = ("glyphbench",), compat: str | None = None
+) -> list[Metric]:
+    """The per-image text metrics ``score_pairs`` computes for ``families`` or ``compat``.
 
-    Normalises once and shares the word splits between metrics; the values are
-    the same as calling each function in :mod:`bench.scoring.metrics`.
+    ``compat`` names a family (or an alias such as ``"reference"``) and replaces
+    ``families``; an unknown name is a ValueError.
+
+    >>> [metric.name for metric in text_metrics(compat="reference")][:2]
+    ['score_longest_match', 'score_lcs']
     """
-    e = norm(expected)
-    o = norm(ocr)
-    e_words, o_words = e.split(), o.split()
-    n_e, n_o = len(e_words), len(o_words)
-    rest = remove_common_words(e_words, o_words)
-    d = Levenshtein.distance(e, o)
-    longest = max(len(e), len(o))
-    nl = d / longest if longest else 0.0
-    p, r, f1 = _prf_from_matched(n_e - len(rest[0]), n_e, n_o)
-    if n_e:
-        word_err = Levenshtein.distance(e_words, o_words) / n_e
-    else:
-        word_err = 0.0 if not n_o else 1.0
-    return (
-        _algorithm1_words(e, o, e_words, o_words, rest),
-        d,
-        LCSseq.similarity(e, o),
-        lom_len(e, o),
-        1.0 - nl,
-        (1.0 - nl) if nl < 0.5 else 0.0,
-        e == o,
-        p,
-        r,
-        f1,
-        (d / len(e)) if e else (0.0 if not o else 1.0),
-        word_err,
-    )
+    if compat is not None:
+        families = [METRICS.compat_family(compat)]
+    return [m for m in METRICS.of(families) if m.per_image and m.inputs == "text"]
+
+
+def score_one(expected: str, ocr: str, norm: Normalization = PAPER) -> tuple[Any, ...]:
+    """All default scores of one pair, in the order of :data:`SCORE_COLUMNS`.
+
+    >>> score_one("Hello", "HELL0")[:2]
+    (1, 1)
+    """
+    pair = Pair(expected, ocr, norm)
+    return tuple(_function(metric)(pair) for metric in text_metrics())
 
 
 def score_pairs(
     expected: Iterable[object],
     ocr: Iterable[object],
     *,
-    compat: Literal["reference"] | None = None,
+    families: Sequence[str] = ("glyphbench",),
+    compat: str | None = None,
     keep_case: bool = False,
     strip_punct: bool = False,
 ) -> pd.DataFrame:
-    """Score each (expected, OCR) pair; one row per pair.
+    """Score each (expected, OCR) pair; one row per pair, one column per metric.
 
-    Paper mode (``compat=None``) returns :data:`SCORE_COLUMNS`; the normalisation
-    options are those of :func:`bench.scoring.normalize.normalize`.
-    ``compat="reference"`` returns the four columns of TextInVision's ``score.py``
-    (:data:`bench.scoring.reference.REFERENCE_COLUMNS`) and ignores normalisation,
-    as that script does.
+    The columns are the per-image text metrics of ``families`` in the metric table
+    (:data:`bench.scoring.table.METRICS`), each with its record's dtype; by default
+    the ``glyphbench`` family, i.e. :data:`SCORE_COLUMNS`. The normalisation options
+    are those of :func:`bench.scoring.normalize.normalize`. ``compat`` selects one
+    family by name or alias instead: ``compat="reference"`` returns the four columns
+    of TextInVision's ``score.py`` (:data:`bench.scoring.REFERENCE_COLUMNS`), which
+    ignore normalisation, as that script does.
 
     Missing values (None/NaN) are treated as empty strings.
 
     >>> row = score_pairs(["Hello"], ["HELL0"]).iloc[0]
     >>> int(row.algorithm1), float(row.ned), bool(row.exact_match)
     (1, 0.8, False)
+    >>> list(score_pairs(["Hello"], ["HELL0"], families=["vae"]).columns)
+    ['wr', 'pa']
     """
-    exp_list = [_clean(v) for v in expected]
-    ocr_list = [_clean(v) for v in ocr]
-    if len(exp_list) != len(ocr_list):
-        raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
-    if compat == "reference":
-        ref_rows = [reference_scores(e, o) for e, o in zip(exp_list, ocr_list)]
-        return pd.DataFrame(ref_rows, columns=list(REFERENCE_COLUMNS)).astype("int64")
-    if compat is not None:
-        raise ValueError(f"unknown compat mode {compat!r}; use None or 'reference'")
+    metrics = text_metrics(families, compat)
     norm = Normalization(keep_case=keep_case, strip_punct=strip_punct)
-    # Identical pairs are common in real runs (empty OCR, the same text across
-    # seeds); scoring each distinct pair once is the same function, computed once.
-    cache: dict[tuple[str, str], tuple] = {}
-    rows: list[tuple] = []
-    for pair in zip(exp_list, ocr_list):
-        row = cache.get(pair)
-        if row is None:
-            row = cache[pair] = score_one(pair[0], pair[1], norm)
-        rows.append(row)
-    # Column-wise construction is several times faster than a frame from row tuples.
-    columns = list(zip(*rows)) if rows else [() for _ in SCORE_COLUMNS]
-    dtypes = (
-        "int64",
-        "int64",
-        "int64",
-        "int64",
-        "float64",
-        "float64",
-        "bool",
-        "float64",
-        "float64",
-        "float64",
-        "float64",
-        "float64",
-    )
-    return pd.DataFrame(
-        {
-            name: np.asarray(values, dtype=dtype)
-            for name, values, dtype in zip(SCORE_COLUMNS, columns, dtypes)
-        }
-    )
+    with _collector_paused():
+        # (a str is by far the most common value: skip the call for it)
+        exp_list = [v if type(v) is str else _clean(v) for v in expected]
+        ocr_list = [v if type(v) is str else _clean(v) for v in ocr]
+        if len(exp_list) != len(ocr_list):
+            raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
+        # Identical pairs are common in real runs (empty OCR, the same text across
+        # seeds): each distinct pair is scored once and its row is repeated. ``first``
+        # maps each distinct pair to the row where it first occurs.
+        first: dict[tuple[str, str], int] = {}
+        first_rows = list(map(first.setdefault, zip(exp_list, ocr_list, strict=True), count()))
+        expected_texts = [e for e, _ in first]
+        read_texts = [o for _, o in first]
+        # The texts are normalised and split here, in one pass each, rather than
+        # lazily by each pair; the rest each pair computes when a metric asks.
+        expected_norm, read_norm = norm.many(expected_texts), norm.many(read_texts)
+        pairs = map(
+            Pair,
+            expected_texts,
+            read_texts,
+            repeat(norm),
+            expected_norm,
+            read_norm,
+            map(str.split, expected_norm),
+            map(str.split, read_norm),
+        )
+        # Row by row: each pair (and all it cached) is dropped before the next is built.
+        values = list(map(_row_function(metrics), pairs))
+        # numpy converts the row tuples into typed columns in one pass.
+        table = np.array(values, dtype=[(metric.name, metric.dtype) for metric in metrics])
+        if len(first) < len(exp_list):
+            table = table[_spread(first_rows, first.values())]
+    return pd.DataFrame({metric.name: table[metric.name] for metric in metrics})
+
+
+def _spread(first_rows: list[int], firsts: Iterable[int]) -> np.ndarray:
+    """For every row, the index of its distinct pair (distinct pairs in first-seen order).
+
+    >>> _spread([0, 1, 0, 3, 1], [0, 1, 3]).tolist()
+    [0, 1, 0, 2, 1]
+    """
+    distinct_firsts = np.fromiter(firsts, np.intp)
+    slot = np.empty(len(first_rows), dtype=np.intp)
+    slot[distinct_firsts] = np.arange(len(distinct_firsts))
+    return slot[np.asarray(first_rows, dtype=np.intp)]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: scoring builds many small acyclic objects
+    (pairs, their cached results, row tuples) that it would rescan over and over."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _row_function(metrics: Sequence[Metric]) -> Callable[[Pair], tuple[Any, ...]]:
+    """One function returning the tuple of every metric of a pair.
+
+    Generated like a dataclass's ``__init__``: a literal tuple of direct calls is
+    several times cheaper per row than a loop over the functions.
+
+    >>> _row_function(text_metrics(compat="reference"))(Pair("Dream", "dram"))
+    (2, 4, 1, 1)
+    """
+    names = [f"metric_{index}" for index in range(len(metrics))]
+    calls = "".join(f"{name}(pair), " for name in names)
+    namespace: dict[str, Any] = {name: _function(m) for name, m in zip(names, metrics, strict=True)}
+    exec(f"def row(pair):\n    return ({calls})\n", namespace)
+    row: Callable[[Pair], tuple[Any, ...]] = namespace["row"]
+    return row
+
+
+def _function(metric: Metric) -> Callable[[Any], Any]:
+    if metric.function is None:  # text_metrics keeps per-image metrics only
+        raise ValueError(f"metric {metric.name!r} has no per-image function")
+    return metric.function

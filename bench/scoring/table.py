@@ -1,25 +1,36 @@
 """The metric table: every metric glyphbench computes is one :class:`Metric` record.
 
 A record says everything the rest of glyphbench needs: the column name, the
-function that scores one (expected, read) pair, how scores are aggregated over a
-set of images (a per-image mean, a pooled ratio of sums, or a function of other
-aggregates), whether higher is better, its label and unit, a one-line definition
-and the benchmark it reproduces. Result columns, report tables and labels, the
-CLI's metric list (``glyphbench list metrics``) and ``docs/metrics.md`` are all
+function that scores one pair, how scores are aggregated over a set of images (a
+per-image mean, a pooled ratio of sums, or a function of other aggregates),
+whether higher is better, its label and unit, a one-line definition and the
+benchmark it reproduces. Result columns, report tables and labels, the CLI's
+metric list and ``docs/metrics.md`` (``python -m bench.scoring.docs``) are all
 read from this table.
 
-Metrics come in *families*: ``glyphbench`` (the default scores of every run), and
-one family per benchmark whose scorer glyphbench reproduces (``textinvision``, and
-the suites' scorers). A family is one module of :mod:`bench.scoring` that calls
+Metrics come in *families*: ``glyphbench`` (the default scores of every run),
+``vae`` (text survival and image fidelity of a VAE round trip) and one family
+per benchmark whose scorer glyphbench reproduces (``textinvision``, and the
+suites' scorers). A family is one module of :mod:`bench.scoring` that calls
 :func:`register_metric`; every module of the package is imported on first use.
+``score_pairs(..., compat=NAME)`` and ``glyphbench score --compat NAME`` select a
+family by its name or by the ``compat`` alias its records carry (TextInVision's
+``score.py`` columns are ``compat="reference"``).
 
-Adding a metric = one function + one record + its test::
+Text metrics take a :class:`~bench.scoring.pair.Pair`; image metrics
+(``inputs="image"``, e.g. PSNR) take an :class:`~bench.scoring.pair.ImagePair`
+and are computed by their own pipeline (``vae_eval``), never by ``score_pairs``.
+They are in the table so that their labels, directions and units have one home.
+
+Adding a metric = one function (its docstring with a worked example as a doctest)
++ one record + its test, e.g. in a new family module ``bench/scoring/toy.py``::
 
     def shouting(pair: Pair) -> float:
+        '''1.0 when the reader's text is all upper case (``Pair("exit", "EXIT")``: 1.0).'''
         return float(pair.read_raw.isupper())
 
     register_metric(Metric("shouting", shouting, label="All caps", higher_is_better=False,
-                           doc="1 when the reader's text is all upper case."))
+                           doc="1 when the reader's text is all upper case.", family="toy"))
 
 >>> table = MetricTable()
 >>> _ = table.add(Metric("chars", lambda pair: float(len(pair.read)), label="Characters read",
@@ -33,11 +44,17 @@ Adding a metric = one function + one record + its test::
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from bench.errors import InputError
+from bench.registry import package_modules
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # --------------------------------------------------------------------------- aggregates
 
@@ -73,19 +90,30 @@ class Derived:
 
 Aggregate = Mean | Ratio | Derived
 
+#: What a metric's function receives: a text :class:`Pair` or an :class:`ImagePair`.
+Inputs = Literal["text", "image"]
+
+#: Column types a per-image metric may declare (numpy dtype names).
+DTYPES = ("float64", "int64", "bool")
+
 # --------------------------------------------------------------------------- records
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric. ``function`` is None for set-level metrics (a :class:`Ratio` or :class:`Derived`).
+    """One metric; ``function`` is None for set-level ones (a :class:`Ratio` or :class:`Derived`).
 
     ``function`` takes a :class:`~bench.scoring.pair.Pair` (the expected and read
-    texts, raw and normalised, with shared intermediate results) and returns a number.
+    texts, raw and normalised, with shared intermediate results) and returns a
+    number; with ``inputs="image"`` it takes a :class:`~bench.scoring.pair.ImagePair`.
+    ``dtype`` is the type of the result column. ``summary`` is the metric's place in
+    summary tables (1 first; ``True`` counts as 1, ties keep registration order;
+    0 or ``False``: not shown by default). ``compat`` is another name selecting the
+    metric's family in ``score_pairs(compat=...)`` besides the family's own name.
     """
 
     name: str
-    function: Callable[[Any], float] | None
+    function: Callable[[Any], Any] | None
     label: str
     higher_is_better: bool
     doc: str
@@ -94,8 +122,25 @@ class Metric:
     unit: str = ""
     reference: str = ""
     dtype: str = "float64"
-    #: Shown in summary tables by default.
-    summary: bool = False
+    #: Position in summary tables (0: not shown by default).
+    summary: int = 0
+    inputs: Inputs = "text"
+    compat: str = ""
+
+    def __post_init__(self) -> None:
+        problems = [
+            f"empty {what}"
+            for what, value in (("name", self.name), ("label", self.label), ("doc", self.doc))
+            if not value.strip()
+        ]
+        if self.dtype not in DTYPES:
+            problems.append(f"dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.function is None and isinstance(self.aggregate, Mean):
+            problems.append("a metric without a function needs a Ratio or Derived aggregate")
+        if self.inputs not in ("text", "image"):
+            problems.append(f"inputs {self.inputs!r} is not 'text' or 'image'")
+        if problems:
+            raise ValueError(f"metric {self.name!r}: {'; '.join(problems)}")
 
     #: Per-image column written to results (False for set-level metrics).
     @property
@@ -108,57 +153,66 @@ class Metric:
 
 
 class MetricTable:
-    """Metric records by name, in registration order; families load on first use."""
+    """Metric records by (family, name), in registration order; families load on first use.
+
+    Language variants of one benchmark (``oneig`` and ``oneig-zh``) register the same
+    column names in two families: the records must then agree on label, direction and
+    dtype, and a run or a ``--compat`` choice selects one family, so a column never
+    means two things in one table.
+    """
 
     def __init__(self, package: str | None = None) -> None:
-        self._metrics: dict[str, Metric] = {}
+        self._metrics: dict[tuple[str, str], Metric] = {}
         self._package = package
         self._loaded = package is None
 
     def add(self, metric: Metric) -> Metric:
-        existing = self._metrics.get(metric.name)
-        if existing is not None and existing.family != metric.family:
-            raise ValueError(
-                f"metric {metric.name!r} is already registered by family {existing.family!r}"
-            )
-        self._metrics[metric.name] = metric
+        """Register ``metric``; the same (family, name) again replaces it."""
+        for other in self._metrics.values():
+            if other.name == metric.name and other.family != metric.family:
+                _check_same_meaning(other, metric)
+        self._metrics[(metric.family, metric.name)] = metric
         return metric
 
-    def remove(self, name: str) -> None:
-        self._metrics.pop(name, None)
+    def remove(self, name: str, family: str | None = None) -> None:
+        for key in [k for k in self._metrics if k[1] == name and family in (None, k[0])]:
+            del self._metrics[key]
 
     def _load(self) -> None:
         if self._loaded or self._package is None:
             return
-        self._loaded = True
-        from bench.registry import _package_modules
-
-        for module in _package_modules(self._package):
+        # A module may read the table while it is being imported (bench.scoring.pairs
+        # derives SCORE_COLUMNS at import time): such a nested call imports every module
+        # not imported yet, so it sees every family. Modules already being imported are
+        # returned as they are by import_module, so nothing is imported twice.
+        for module in package_modules(self._package):
             importlib.import_module(module)
+        self._loaded = True
 
     def all(self) -> list[Metric]:
         self._load()
         return list(self._metrics.values())
 
-    def get(self, name: str) -> Metric:
+    def get(self, name: str, family: str | None = None) -> Metric:
+        """The record ``name`` (of ``family``, else the first family registering it)."""
         self._load()
-        metric = self._metrics.get(name)
-        if metric is None:
-            raise InputError(
-                None, f"unknown metric {name!r}; known: {', '.join(self._metrics)}", key="metrics"
-            )
-        return metric
+        for (owner, key), metric in self._metrics.items():
+            if key == name and family in (None, owner):
+                return metric
+        known = ", ".join(dict.fromkeys(key for _, key in self._metrics))
+        where = f" in family {family!r}" if family else ""
+        raise InputError(None, f"unknown metric {name!r}{where}; known: {known}", key="metrics")
 
     def __contains__(self, name: object) -> bool:
         self._load()
-        return name in self._metrics
+        return any(key == name for _, key in self._metrics)
 
     def families(self) -> list[str]:
         return list(dict.fromkeys(metric.family for metric in self.all()))
 
     def of(self, families: Iterable[str]) -> list[Metric]:
         """The records of ``families``, in registration order; unknown families are errors."""
-        wanted = list(families)
+        wanted = [families] if isinstance(families, str) else list(families)
         known = self.families()
         unknown = [f for f in wanted if f not in known]
         if unknown:
@@ -167,9 +221,13 @@ class MetricTable:
             )
         return [metric for metric in self.all() if metric.family in wanted]
 
-    def columns(self, families: Iterable[str]) -> list[str]:
-        """Per-image result columns of ``families``."""
-        return [metric.name for metric in self.of(families) if metric.per_image]
+    def columns(self, families: Iterable[str], inputs: Inputs | None = None) -> list[str]:
+        """Per-image result columns of ``families`` (only those taking ``inputs`` if given)."""
+        return [
+            metric.name
+            for metric in self.of(families)
+            if metric.per_image and inputs in (None, metric.inputs)
+        ]
 
     def higher_is_better(self) -> Mapping[str, bool]:
         return {metric.name: metric.higher_is_better for metric in self.all()}
@@ -178,7 +236,72 @@ class MetricTable:
         return {metric.name: metric.label for metric in self.all()}
 
     def summary_names(self, families: Sequence[str] = ("glyphbench",)) -> list[str]:
-        return [metric.name for metric in self.of(families) if metric.summary]
+        """Metrics of ``families`` shown in summary tables, in their ``summary`` order."""
+        shown = [metric for metric in self.of(families) if metric.summary]
+        return [metric.name for metric in sorted(shown, key=lambda metric: int(metric.summary))]
+
+    def compat_names(self) -> dict[str, str]:
+        """Every name ``compat=`` accepts -> its family: each family's name and its aliases."""
+        names = {family: family for family in self.families()}
+        names.update({m.compat: m.family for m in self.all() if m.compat})
+        return names
+
+    def compat_family(self, compat: str) -> str:
+        """The family ``compat`` selects; unknown names are a ValueError listing the known.
+
+        >>> METRICS.compat_family("reference")
+        'textinvision'
+        """
+        names = self.compat_names()
+        if compat not in names:
+            raise ValueError(
+                f"unknown compat mode {compat!r}; use None or one of: {', '.join(names)}"
+            )
+        return names[compat]
+
+    def aggregate(
+        self, scores: pd.DataFrame, names: Iterable[str], family: str | None = None
+    ) -> dict[str, float]:
+        """Point estimates of the metrics ``names`` over the rows of ``scores``.
+
+        Means skip NaN; a :class:`Ratio` is sum(numerator) / sum(denominator) (NaN
+        when the denominator sums to 0); a :class:`Derived` metric is computed from
+        the aggregates of its inputs (which need not be among ``names``).
+
+        >>> import pandas as pd
+        >>> METRICS.aggregate(pd.DataFrame({"ned": [1.0, 0.5, None]}), ["ned"])
+        {'ned': 0.75}
+        """
+        import numpy as np
+
+        values: dict[str, float] = {}
+
+        def value_of(name: str) -> float:
+            if name not in values:
+                aggregate = self.get(name, family).aggregate
+                if isinstance(aggregate, Ratio):
+                    denominator = float(scores[aggregate.denominator].sum())
+                    numerator = float(scores[aggregate.numerator].sum())
+                    values[name] = numerator / denominator if denominator else math.nan
+                elif isinstance(aggregate, Derived):
+                    inputs = [np.asarray(value_of(each)) for each in aggregate.inputs]
+                    values[name] = float(aggregate.function(*inputs))
+                else:
+                    column = scores[name].astype("float64")
+                    values[name] = float(column.mean()) if column.notna().any() else math.nan
+            return values[name]
+
+        return {name: value_of(name) for name in names}
+
+
+def _check_same_meaning(first: Metric, second: Metric) -> None:
+    """Two families may share a column name only when it means the same kind of number."""
+    for field_name in ("label", "higher_is_better", "dtype", "inputs"):
+        if getattr(first, field_name) != getattr(second, field_name):
+            raise ValueError(
+                f"metric {second.name!r} of family {second.family!r} differs from family "
+                f"{first.family!r} in {field_name}; a shared column name must mean the same"
+            )
 
 
 #: The table every part of glyphbench reads.

@@ -1,0 +1,336 @@
+"""Analysis: every table of the report, as a pure function of the results table.
+
+:func:`analyse` takes the loaded results (:func:`bench.report.load.load_runs`),
+the resolved slicing (:class:`bench.report.slices.Slicing`) and the bootstrap
+settings, and returns an :class:`Analysis`: a bundle of named DataFrames
+(summary, ranking, one table per slicing column, paired comparisons, peer
+views, control checks, length curves, the gallery's picks). Nothing here writes
+a file; :mod:`bench.report.render` turns the bundle into the report folder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.bootstrap import mean_interval, seeded_rng
+from bench.report import controls as ctl
+from bench.report import stats
+from bench.report.gallery import select_examples
+from bench.report.slices import MISSING_LABEL, Slicing
+from bench.schema import failed_mask
+
+#: The headline metric: figures, ranking and comparisons use it first.
+PRIMARY_METRIC = "ned"
+#: Compared in pairs after the primary metric.
+SECOND_METRIC = "exact_match"
+#: Checked along the control chain.
+CONTROL_METRICS = ("ned", "exact_match")
+#: Summarised along when present, for the MARIO-style peer view.
+PEER_METRICS = ("word_precision", "word_recall")
+#: Longest text length drawn as its own point in the length figure; longer ones are pooled.
+LENGTH_CAP = 60
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Bootstrap settings and the report's choices of metrics."""
+
+    n_boot: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    gallery_k: int = 2
+    primary_metric: str = PRIMARY_METRIC
+    metrics: tuple[str, ...] = stats.SUMMARY_METRICS
+
+    def bootstrap(self) -> dict[str, Any]:
+        """Keyword arguments of the statistics functions."""
+        return {"n_boot": self.n_boot, "seed": self.seed, "confidence": self.confidence}
+
+
+@dataclass(frozen=True)
+class ControlCheck:
+    """Control sanity and OCR ceiling for the overall table (``column`` "") or one slicing."""
+
+    column: str
+    sanity: pd.DataFrame
+    ceiling: pd.DataFrame
+
+    @property
+    def by(self) -> list[str]:
+        return [self.column] if self.column else []
+
+
+@dataclass(frozen=True)
+class ControlVerdict:
+    """The control checks in a few values (page badges and ``report.json``)."""
+
+    present: bool
+    passed: bool | None = None
+    overall_passed: bool | None = None
+    n_checks: int = 0
+    n_failed: int = 0
+    chains: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Every table of one report (see the module docstring)."""
+
+    settings: Settings
+    slicing: Slicing
+    runs: dict[str, Any]
+    n_rows: int
+    n_errors: int
+    models: list[str]  # best first by the primary metric
+    controls: list[str]  # in chain order
+    summary: pd.DataFrame
+    ranking: pd.DataFrame
+    slices: dict[str, pd.DataFrame]
+    comparisons: pd.DataFrame
+    peers: dict[str, pd.DataFrame]
+    control_checks: list[ControlCheck]
+    verdict: ControlVerdict
+    length_curves: pd.DataFrame | None
+    heat_column: str | None
+    scores: dict[str, np.ndarray]  # per-image primary metric of each model
+    gallery: pd.DataFrame
+
+    @property
+    def ordered(self) -> list[str]:
+        """Models then controls: the row order of every table."""
+        return self.models + self.controls
+
+
+class Stopwatch:
+    """Seconds per stage, measured between calls of :meth:`lap` (plus an optional callback)."""
+
+    def __init__(self, on_lap: Callable[[str], None] | None = None) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+        self._on_lap = on_lap
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._last, 3)
+        self._last = now
+        if self._on_lap is not None:
+            self._on_lap(name)
+
+
+def analyse(
+    frame: pd.DataFrame,
+    slicing: Slicing,
+    settings: Settings,
+    stopwatch: Stopwatch | None = None,
+) -> Analysis:
+    """Every table of the report for ``frame`` (see :class:`Analysis`)."""
+    watch = stopwatch or Stopwatch()
+    peer_metrics = [m for m in PEER_METRICS if m in frame.columns]
+    # One shared resample per model serves the overall table and every slicing.
+    summaries = stats.summarize_many(
+        frame,
+        slicing.slicings(),
+        metrics=[*settings.metrics, *peer_metrics],
+        labels=slicing.labels,
+        **settings.bootstrap(),
+    )
+    models, controls = model_order(summaries[0], settings.primary_metric)
+    ordered = models + controls
+    overall = in_order(summaries[0], ordered)
+    ranking = stats.rank_models(overall[overall["model"].isin(models)], settings.primary_metric)
+    slices = {
+        column: in_order(summary[summary["model"].isin(ordered)], ordered, column)
+        for column, summary in zip(slicing.columns, summaries[1:], strict=True)
+    }
+    watch.lap("summaries")
+    comparisons = stats.compare_models(
+        frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
+    )
+    peers = {
+        name: in_order(view, ordered)
+        for name, view in stats.peer_views(
+            frame, n_boot=settings.n_boot, seed=settings.seed, summary=overall
+        ).items()
+    }
+    watch.lap("comparisons")
+    checks = control_checks(frame, overall, slices) if controls else []
+    watch.lap("controls")
+    analysis = Analysis(
+        settings=settings,
+        slicing=slicing,
+        runs=frame.attrs.get("runs", {}),
+        n_rows=len(frame),
+        n_errors=int(failed_mask(frame).sum()),
+        models=models,
+        controls=controls,
+        summary=overall,
+        ranking=ranking,
+        slices=slices,
+        comparisons=comparisons,
+        peers=peers,
+        control_checks=checks,
+        verdict=control_verdict(checks, present=bool(controls)),
+        length_curves=_length_curves(frame, ordered, settings),
+        heat_column=heat_column(slicing, slices),
+        scores=per_image_scores(frame, ordered, settings.primary_metric),
+        gallery=select_examples(
+            frame,
+            slicing.first,
+            k=settings.gallery_k,
+            labels=slicing.labels.get(slicing.first) if slicing.first else None,
+        ),
+    )
+    watch.lap("curves and gallery picks")
+    return analysis
+
+
+# --------------------------------------------------------------------------- pieces
+
+
+def model_order(overall: pd.DataFrame, metric: str = PRIMARY_METRIC) -> tuple[list[str], list[str]]:
+    """(models best-first by ``metric``, control models in chain order)."""
+    names = overall["model"].astype(str)
+    is_control = names.map(lambda m: ctl.parse_control(m) is not None)
+    models = overall[~is_control.to_numpy()].sort_values(metric, ascending=False, kind="stable")
+    chain = [m for chain in ctl.control_chain(names[is_control].tolist()).values() for m in chain]
+    others = [m for m in names[is_control] if m not in chain]
+    return models["model"].astype(str).tolist(), chain + others
+
+
+def in_order(
+    table: pd.DataFrame, ordered: Sequence[str], column: str | None = None
+) -> pd.DataFrame:
+    """``table`` sorted by the position of its model in ``ordered`` (then by ``column``)."""
+    position = table["model"].map({m: i for i, m in enumerate(ordered)})
+    keys = ["_order"] if column is None else ["_order", column]
+    return (
+        table.assign(_order=position)
+        .sort_values(keys, kind="stable")
+        .drop(columns="_order")
+        .reset_index(drop=True)
+    )
+
+
+def control_checks(
+    frame: pd.DataFrame, overall: pd.DataFrame, slices: dict[str, pd.DataFrame]
+) -> list[ControlCheck]:
+    """Sanity and ceiling per table (overall, then each slicing) that has control rows."""
+    model_runs = frame.groupby("model")["run"].first().astype(str).to_dict()
+    checks = []
+    for column, summary in [("", overall), *slices.items()]:
+        by = [column] if column else []
+        sanity = ctl.control_sanity(summary, by, CONTROL_METRICS)
+        if sanity.empty:
+            continue
+        ceiling = ctl.ocr_ceiling(summary, by, model_runs=model_runs)
+        checks.append(ControlCheck(column, sanity, ceiling))
+    return checks
+
+
+def control_verdict(checks: Sequence[ControlCheck], *, present: bool) -> ControlVerdict:
+    """Pass/fail over every checked slice, and for the overall table alone."""
+    if not present:
+        return ControlVerdict(present=False)
+    verdicts: list[bool] = []
+    overall_passed: bool | None = None
+    chains: dict[str, None] = {}
+    for check in checks:
+        known = [bool(v) for v in check.sanity["passed"] if v is not None]
+        verdicts += known
+        if not check.column:
+            overall_passed = all(known) if known else None
+        chains.update(dict.fromkeys(check.sanity["chain"].astype(str)))
+    return ControlVerdict(
+        present=True,
+        passed=all(verdicts) if verdicts else None,
+        overall_passed=overall_passed,
+        n_checks=len(verdicts),
+        n_failed=sum(not v for v in verdicts),
+        chains=list(chains),
+    )
+
+
+def heat_column(slicing: Slicing, slices: dict[str, pd.DataFrame]) -> str | None:
+    """The heatmap's column: ``group`` when it has real slices, else the first slicing column."""
+    group = slices.get("group")
+    if group is not None and (group["group"].astype(str) != MISSING_LABEL).any():
+        return "group"
+    return slicing.first
+
+
+def per_image_scores(frame: pd.DataFrame, models: Sequence[str], metric: str) -> dict[str, Any]:
+    """Per-image ``metric`` of each model's successful rows (the distributions figure)."""
+    ok = frame[~failed_mask(frame)]
+    return {
+        m: pd.to_numeric(ok.loc[ok["model"] == m, metric].astype(object), errors="coerce")
+        .astype(float)
+        .to_numpy()
+        for m in models
+    }
+
+
+def _length_curves(
+    frame: pd.DataFrame, models: Sequence[str], settings: Settings
+) -> pd.DataFrame | None:
+    if "char_length" not in frame.columns and "text" not in frame.columns:
+        return None
+    return length_curves(
+        frame, models, settings.primary_metric, n_boot=settings.n_boot, seed=settings.seed
+    )
+
+
+def length_curves(
+    frame: pd.DataFrame, models: Sequence[str], metric: str, *, n_boot: int, seed: int
+) -> pd.DataFrame:
+    """Mean ``metric`` with its interval per (model, text length), lengths above the cap pooled.
+
+    Intervals resample prompts (all images of a prompt together), seeded by
+    ``(seed, "length", model, length)``.
+    """
+    ok = frame[~failed_mask(frame)]
+    lengths = (
+        pd.to_numeric(ok["char_length"], errors="coerce")
+        if "char_length" in ok
+        else ok["text"].str.len()
+    )
+    values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype(float).to_numpy()
+    prompts = pd.factorize(ok["prompt_id"].astype(str))[0] if "prompt_id" in ok else None
+    key = pd.DataFrame(
+        {
+            "model": ok["model"].astype(str).to_numpy(),
+            "length": lengths.clip(upper=LENGTH_CAP).to_numpy(dtype=float),
+        }
+    )
+    rows = []
+    for (model, length), idx in key.groupby(["model", "length"], sort=True).indices.items():
+        if model not in models or not np.isfinite(length):
+            continue
+        finite = idx[np.isfinite(values[idx])]
+        if not finite.size:
+            continue
+        v = values[finite]
+        lo, hi = mean_interval(
+            v,
+            n_boot=n_boot,
+            rng=seeded_rng(seed, ("length", model, length)),
+            clusters=None if prompts is None else prompts[finite],
+        )
+        rows.append(
+            {
+                "model": model,
+                "length": length,
+                "n": v.size,
+                metric: float(v.mean()),
+                f"{metric}_lo": lo,
+                f"{metric}_hi": hi,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["model", "length", "n", metric, f"{metric}_lo", f"{metric}_hi"]
+    )

@@ -1,0 +1,182 @@
+"""Display tables: the analysis' numbers as text for Markdown, LaTeX and the page.
+
+Each function turns one raw table of :class:`bench.report.analyse.Analysis` into
+a display DataFrame (``mean [lo, hi]`` cells, labels, arrows); :func:`html_table`
+turns a display table into cells for the page template.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bench.report.metrics import metric_info, metric_label
+from bench.report.tables import display_summary, fmt_ci, fmt_number, metric_header
+from bench.templates import Cell, Table
+
+
+def summary_display(
+    summary: pd.DataFrame, metrics: Sequence[str], controls: Sequence[str]
+) -> pd.DataFrame:
+    """The overall summary, with a column marking control models."""
+    out = display_summary(summary, [], metrics)
+    out.insert(1, "Control", ["yes" if m in controls else "" for m in summary["model"]])
+    return out
+
+
+def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Rank (``=`` for ties), model, ``metric`` with its interval, overlapping models."""
+    return pd.DataFrame(
+        {
+            "Rank": [
+                f"{r}=" if t else str(r) for r, t in zip(ranked["rank"], ranked["tie"], strict=True)
+            ],
+            "Model": ranked["model"],
+            metric_header(metric): _intervals(ranked, metric, metric),
+            "Tied with (overlapping CI)": ranked["tied_with"].replace("", "–"),
+        }
+    )
+
+
+def comparison_display(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """Pairs, metric, shared prompts, difference with its interval, the better model."""
+    return pd.DataFrame(
+        {
+            "Model A": comparisons["model_a"],
+            "Model B": comparisons["model_b"],
+            "Metric": comparisons["metric"].map(metric_label),
+            "Shared prompts": comparisons["n_prompts"],
+            "A − B [95% CI]": [
+                fmt_ci(d, lo, hi, "ned")
+                for d, lo, hi in comparisons[["diff", "lo", "hi"]].to_numpy()
+            ],
+            "Significantly better": comparisons["better"].fillna("– (no clear difference)"),
+        }
+    )
+
+
+def peer_display(view: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
+    """A peer view with the peer benchmark's column names."""
+    out = pd.DataFrame({"Model": view["model"], "n": view["n"]})
+    for metric, column in mapping.items():
+        out[column] = _intervals(view, column, metric)
+    return out
+
+
+def control_display(
+    sanity: pd.DataFrame, by: Sequence[str], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """Compact sanity table: slice, fewest control rows, each metric's chain of means, verdicts."""
+    if sanity.empty:
+        return sanity
+    out = pd.DataFrame()
+    if sanity["run"].astype(str).str.len().any():
+        out["Run"] = sanity["run"]
+    for column in by:
+        out[column] = sanity[column].astype(str)
+    out["Fewest rows"] = sanity["min_n"].astype(int)
+    for metric in metrics:
+        label = metric_label(metric)
+        out[f"{label} (blank → render)"] = [
+            " < ".join(fmt_number(v, metric) for v in means) for means in sanity[f"{metric}_means"]
+        ]
+        out[f"{label} order"] = sanity[f"{metric}_order"]
+    out["Passed"] = sanity["passed"]
+    return out
+
+
+def ceiling_display(ceiling: pd.DataFrame, by: Sequence[str], metric: str) -> pd.DataFrame:
+    """Each model's score beside the OCR ceiling, the gap and OCR's share of the error."""
+    out = pd.DataFrame({"Model": ceiling["model"]})
+    for column in by:
+        out[column] = ceiling[column].astype(str)
+    out["Model NED"] = ceiling[metric]
+    out["OCR ceiling (render NED)"] = ceiling["ceiling"]
+    out["Gap to ceiling"] = ceiling["gap"]
+    out["Share of error that is OCR's"] = [
+        "–" if math.isnan(v) else f"{100 * v:.0f}%" for v in ceiling["ocr_share"].astype(float)
+    ]
+    return out
+
+
+def _intervals(table: pd.DataFrame, column: str, metric: str) -> list[str]:
+    return [
+        fmt_ci(m, lo, hi, metric)
+        for m, lo, hi in table[[column, f"{column}_lo", f"{column}_hi"]].to_numpy()
+    ]
+
+
+# --------------------------------------------------------------------------- HTML cells
+
+
+def best_marks(
+    summary: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
+) -> dict[str, Callable[[Any], str]]:
+    """CSS classes that bold the best non-control model in each metric's column."""
+    marks: dict[str, Callable[[Any], str]] = {}
+    candidates = summary[summary["model"].isin(models)]
+    for metric in metrics:
+        if candidates[metric].notna().any():
+            higher = metric_info(metric).higher_is_better
+            best = candidates[metric].max() if higher else candidates[metric].min()
+            best_text = fmt_number(float(best), metric)
+            marks[metric_header(metric)] = _best_class(best_text)
+    return marks
+
+
+def _best_class(best_text: str) -> Callable[[Any], str]:
+    """``best`` for cells whose mean reads ``best_text``."""
+
+    def css(value: Any) -> str:
+        return "best" if str(value).split(" ")[0] == best_text else ""
+
+    return css
+
+
+def html_cell(column: str, value: Any) -> Cell:
+    """A page cell: verdicts read ✓/✗, missing values a dash, numbers right-aligned.
+
+    >>> html_cell("ned", "0.500 [0.400, 0.600]")
+    Cell(text='0.500', ci='[0.400, 0.600]', cls='num')
+    >>> html_cell("Passed", False)
+    Cell(text='✗ fail', ci='', cls='fail')
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return Cell("✓ pass", cls="pass") if value else Cell("✗ fail", cls="fail")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Cell("–", cls="na")
+    if isinstance(value, (float, np.floating)):
+        return Cell(fmt_number(float(value), column), cls="num")
+    if isinstance(value, (int, np.integer)):
+        return Cell(str(value), cls="num")
+    text = str(value)
+    if text[:1] and text[:1] in "-0123456789" and " [" in text:
+        mean, interval = text.split(" [", 1)
+        return Cell(mean, "[" + interval, "num")
+    return Cell(text, cls="num" if text[:1] and text[:1] in "-0123456789" and "[" in text else "")
+
+
+def html_table(
+    table: pd.DataFrame,
+    *,
+    classes: Mapping[str, Callable[[Any], str]] | None = None,
+    caption: str = "",
+    id: str = "",
+) -> Table:
+    """The page's version of a display table; ``classes`` adds CSS classes per column."""
+    classes = classes or {}
+    rows = []
+    for record in table.to_dict("records"):
+        cells = []
+        for column, value in record.items():
+            cell = html_cell(str(column), value)
+            if column in classes:
+                css = (cell.cls + " " + classes[str(column)](value)).strip()
+                cell = Cell(cell.text, cell.ci, css)
+            cells.append(cell)
+        rows.append(cells)
+    return Table([str(c) for c in table.columns], rows, caption=caption, id=id)

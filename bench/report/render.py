@@ -1,0 +1,272 @@
+"""Rendering: an :class:`~bench.report.analyse.Analysis` in, the report folder out.
+
+Layout of the output folder::
+
+    index.html              the page (figures and thumbnails are relative files)
+    report.json             settings (n_boot, seed, confidence, by), runs, row counts
+    tables/*.csv|md|tex     every table: raw numbers (CSV) and display text (MD, LaTeX)
+    figures/*.png|svg       every figure
+    gallery/*.jpg           thumbnails with OCR boxes drawn on
+
+Nothing here computes a statistic: every number comes from the analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from bench import templates
+from bench.io import atomic_open, write_json
+from bench.report import display
+from bench.report import figures as figs
+from bench.report.analyse import CONTROL_METRICS, Analysis, Stopwatch
+from bench.report.gallery import write_thumbnails
+from bench.report.slices import MISSING_LABEL, bins_note
+from bench.report.stats import PEER_VIEWS
+from bench.report.tables import display_summary, write_table_set
+
+
+@dataclass
+class _Written:
+    """What has been written so far: table files by name and page blocks."""
+
+    tables_dir: Path
+    files: dict[str, list[str]] = field(default_factory=dict)
+
+    def table(
+        self, name: str, raw: pd.DataFrame, shown: pd.DataFrame, caption: str = ""
+    ) -> pd.DataFrame:
+        self.files[name] = write_table_set(self.tables_dir, name, raw, shown, caption=caption)
+        return shown
+
+
+def render(
+    analysis: Analysis,
+    out_dir: Path,
+    *,
+    max_gallery_images: int = 400,
+    stopwatch: Stopwatch | None = None,
+    started: float | None = None,
+) -> Path:
+    """Write the report folder for ``analysis``; return the path of ``index.html``."""
+    watch = stopwatch or Stopwatch()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = _Written(out_dir / "tables")
+    page: dict[str, Any] = _tables(analysis, written)
+    watch.lap("tables")
+    page["figures"] = _figures(analysis, out_dir / "figures", page["attributes"])
+    watch.lap("figures")
+    page["gallery"] = _gallery(analysis, out_dir, max_gallery_images)
+    watch.lap("gallery")
+    index = out_dir / "index.html"
+    with atomic_open(index, "w", encoding="utf-8") as handle:
+        handle.write(templates.render("report.html.j2", **_context(analysis, page, written)))
+    watch.lap("html")
+    write_json(
+        out_dir / "report.json",
+        {
+            **_settings(analysis),
+            "runs": analysis.runs,
+            "n_rows": analysis.n_rows,
+            "n_errors": analysis.n_errors,
+            "models": analysis.models,
+            "controls": analysis.controls,
+            "control_sanity_passed": analysis.verdict.passed,
+            "control_sanity_overall_passed": analysis.verdict.overall_passed,
+            "tables": written.files,
+            "seconds": round(time.perf_counter() - (started or time.perf_counter()), 3),
+            "stage_seconds": watch.seconds,
+        },
+    )
+    return index
+
+
+def _settings(analysis: Analysis) -> dict[str, Any]:
+    settings = analysis.settings
+    return {
+        "n_boot": settings.n_boot,
+        "seed": settings.seed,
+        "confidence": settings.confidence,
+        "by": list(analysis.slicing.columns),
+        "gallery_slice": analysis.slicing.first,
+        "primary_metric": settings.primary_metric,
+    }
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
+    """Summary, ranking, slice tables, comparisons, peer views and control checks."""
+    primary = analysis.settings.primary_metric
+    metrics = analysis.settings.metrics
+    summary = written.table(
+        "summary",
+        analysis.summary,
+        display.summary_display(analysis.summary, metrics, analysis.controls),
+        caption="Per-model scores with 95% bootstrap intervals.",
+    )
+    ranking = written.table(
+        "ranking",
+        analysis.ranking,
+        display.ranking_display(analysis.ranking, primary),
+        caption="Ranking by NED; '=' marks ties (overlapping intervals).",
+    )
+    attributes = []
+    for column, table in analysis.slices.items():
+        shown = written.table(
+            f"by_{column}",
+            table,
+            display_summary(table, [column], metrics),
+            caption=f"Scores by {column} with 95% bootstrap intervals.",
+        )
+        attributes.append(
+            {
+                "column": column,
+                "table": display.html_table(shown),
+                "figure": None,
+                "bins": bins_note(column),
+            }
+        )
+    comparisons = written.table(
+        "comparisons",
+        analysis.comparisons,
+        display.comparison_display(analysis.comparisons),
+        caption="Paired differences on shared prompts (paired bootstrap).",
+    )
+    peers = []
+    for name, (title, mapping) in PEER_VIEWS.items():
+        view = analysis.peers[name]
+        shown = written.table(f"peer_{name}", view, display.peer_display(view, mapping), title)
+        peers.append({"title": title, "table": display.html_table(shown)})
+    marks = display.best_marks(analysis.summary, metrics, analysis.models)
+    return {
+        "summary": display.html_table(summary, classes=marks, id="summary-table"),
+        "ranking": display.html_table(ranking),
+        "comparisons": display.html_table(comparisons),
+        "peers": peers,
+        "attributes": attributes,
+        **_control_blocks(analysis, written),
+    }
+
+
+def _control_blocks(analysis: Analysis, written: _Written) -> dict[str, list[dict[str, Any]]]:
+    sanity_blocks, ceiling_blocks = [], []
+    for check in analysis.control_checks:
+        suffix = f"_{check.column}" if check.column else ""
+        shown = display.control_display(check.sanity, check.by, CONTROL_METRICS)
+        written.table(f"controls{suffix}", check.sanity, shown)
+        sanity_blocks.append(
+            {
+                "column": check.column or "overall",
+                "failed": any(v is False for v in check.sanity["passed"]),
+                "table": display.html_table(shown),
+            }
+        )
+        if not check.ceiling.empty:
+            primary = analysis.settings.primary_metric
+            shown = display.ceiling_display(check.ceiling, check.by, primary)
+            written.table(f"ocr_ceiling{suffix}", check.ceiling, shown)
+            ceiling_blocks.append(
+                {"column": check.column or "overall", "table": display.html_table(shown)}
+            )
+    return {"sanity": sanity_blocks, "ceiling": ceiling_blocks}
+
+
+# --------------------------------------------------------------------------- figures, gallery
+
+
+def _figure(title: str, names: list[str]) -> dict[str, str]:
+    return {"title": title, "png": f"figures/{names[0]}", "svg": f"figures/{names[1]}"}
+
+
+def _figures(
+    analysis: Analysis, folder: Path, attributes: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """Draw every figure; slice figures go into their attribute block, the rest are returned."""
+    primary = analysis.settings.primary_metric
+    models = analysis.ordered
+    for block in attributes:
+        column = block["column"]
+        names = figs.score_by_slice(
+            analysis.slices[column], column, primary, models, folder / f"by_{column}"
+        )
+        block["figure"] = _figure(f"NED by {column}", names)
+    items = []
+    if analysis.length_curves is not None:
+        names = figs.score_vs_length(
+            analysis.length_curves, primary, models, folder / "score_vs_length"
+        )
+        items.append(_figure("Score against text length", names))
+    column = analysis.heat_column
+    if column:
+        summary = analysis.slices[column]
+        summary = summary[summary[column].astype(str) != MISSING_LABEL]
+        names = figs.heatmap(summary, column, primary, models, folder / f"heatmap_{column}")
+        items.append(_figure(f"Model x {column}", names))
+    names = figs.distributions(analysis.scores, primary, folder / "distributions")
+    items.append(_figure("Score distributions", names))
+    return items
+
+
+def _gallery(analysis: Analysis, out_dir: Path, max_images: int) -> list[dict[str, Any]]:
+    """Thumbnails of the picked examples, grouped by model (in table order) and slice."""
+    items = write_thumbnails(analysis.gallery, out_dir, max_images)
+    gallery = []
+    for model in analysis.ordered:
+        mine = [i for i in items if i["model"] == model]
+        if not mine:
+            continue
+        slices = list(dict.fromkeys(i["slice"] for i in mine))
+        gallery.append(
+            {
+                "model": model,
+                "slices": [
+                    {"slice": s, "examples": [i for i in mine if i["slice"] == s]} for s in slices
+                ],
+            }
+        )
+    return gallery
+
+
+# --------------------------------------------------------------------------- page
+
+
+def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dict[str, Any]:
+    runs = analysis.runs
+    verdict = analysis.verdict
+    return {
+        **page,
+        "title": "glyphbench report: " + ", ".join(runs) if runs else "glyphbench report",
+        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "runs": [
+            {
+                "name": name,
+                "dir": info["dir"],
+                "meta": json.dumps(info["meta"], indent=2, default=str),
+            }
+            for name, info in runs.items()
+        ],
+        "n_rows": analysis.n_rows,
+        "n_errors": analysis.n_errors,
+        "models": analysis.models,
+        "controls": analysis.controls,
+        "settings": _settings(analysis),
+        "control_summary": {
+            "present": verdict.present,
+            "passed": verdict.passed,
+            "overall_passed": verdict.overall_passed,
+            "n_checks": verdict.n_checks,
+            "n_failed": verdict.n_failed,
+            "chains": verdict.chains,
+        },
+        "gallery_column": analysis.slicing.first or "all",
+        "files": written.files,
+    }

@@ -1,0 +1,184 @@
+"""The one bootstrap kernel (bench.bootstrap): clusters, shared draws, aggregates, coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.bootstrap import (
+    Estimands,
+    Grouping,
+    cluster_codes,
+    grouped_bootstrap,
+    mean_interval,
+    percentile_interval,
+    resampled_means,
+    share_bootstrap,
+)
+from bench.report.stats import summarize
+from bench.scoring.table import METRICS, Derived, Metric, Ratio
+
+
+def one_image_per_prompt(n_prompts: int = 60, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "model": "m",
+            "prompt_id": [f"p{i:03d}" for i in range(n_prompts)],
+            "seed": 0,
+            "prompt_type": np.array(["simple", "complex", "real_world"])[np.arange(n_prompts) % 3],
+            "ned": rng.uniform(0, 1, n_prompts).round(3),
+            "exact_match": (rng.random(n_prompts) < 0.4).astype(float),
+        }
+    )
+
+
+def test_a_prompt_drawn_twice_over_counts_as_one_prompt() -> None:
+    """Every image duplicated (two identical seeds): the same prompts, so the same intervals."""
+    single = one_image_per_prompt()
+    doubled = pd.concat([single, single.assign(seed=1)], ignore_index=True)
+    metrics = ["ned", "exact_match"]
+    a = summarize(single, ["prompt_type"], metrics=metrics, n_boot=500, seed=3)
+    b = summarize(doubled, ["prompt_type"], metrics=metrics, n_boot=500, seed=3)
+    assert (b["n"] == 2 * a["n"]).all()
+    for metric in metrics:
+        assert b[metric].to_numpy() == pytest.approx(a[metric].to_numpy())
+        # Same draws over the same prompts; each prompt's sums and counts are doubled.
+        assert b[f"{metric}_lo"].tolist() == a[f"{metric}_lo"].tolist()
+        assert b[f"{metric}_hi"].tolist() == a[f"{metric}_hi"].tolist()
+    # Counting each image as independent evidence would claim narrower intervals.
+    naive = summarize(
+        doubled.assign(prompt_id=[f"q{i}" for i in range(len(doubled))]),
+        ["prompt_type"],
+        metrics=["ned"],
+        n_boot=500,
+        seed=3,
+    )
+    assert ((naive["ned_hi"] - naive["ned_lo"]) < (a["ned_hi"] - a["ned_lo"])).all()
+
+
+def test_prompt_clusters_cover_the_true_mean_where_images_alone_do_not() -> None:
+    """Two seeds per prompt share the prompt's difficulty: resampling prompts keeps coverage."""
+    rng = np.random.default_rng(5)
+    trials, n_prompts, truth = 150, 40, 0.6
+    hits = {"prompts": 0, "images": 0}
+    for t in range(trials):
+        difficulty = rng.normal(0, 0.2, n_prompts)
+        ned = truth + np.repeat(difficulty, 2) + rng.normal(0, 0.05, 2 * n_prompts)
+        frame = pd.DataFrame(
+            {"model": "m", "prompt_id": np.repeat(np.arange(n_prompts), 2).astype(str), "ned": ned}
+        )
+        for name, table in (
+            ("prompts", frame),
+            ("images", frame.assign(prompt_id=np.arange(2 * n_prompts).astype(str))),
+        ):
+            row = summarize(table, metrics=["ned"], n_boot=300, seed=t).iloc[0]
+            hits[name] += row.ned_lo <= truth <= row.ned_hi
+    assert 0.89 <= hits["prompts"] / trials <= 0.99, hits
+    assert hits["images"] / trials < 0.89, hits  # too narrow: about 84% expected
+
+
+def test_groupings_share_one_draw() -> None:
+    rng_values = np.random.default_rng(1).uniform(size=(50, 2))
+    clusters = cluster_codes(np.repeat(np.arange(25), 2), 50)
+    estimands = Estimands(["a", "b"])
+    overall = Grouping(np.zeros(50, dtype=np.int64), 1)
+    halves = Grouping(np.arange(50) % 2, 2)
+    together = grouped_bootstrap(
+        rng_values,
+        [overall, halves],
+        estimands=estimands,
+        n_boot=300,
+        rng=np.random.default_rng(9),
+        clusters=clusters,
+    )
+    alone = grouped_bootstrap(
+        rng_values,
+        [overall],
+        estimands=estimands,
+        n_boot=300,
+        rng=np.random.default_rng(9),
+        clusters=clusters,
+    )
+    np.testing.assert_array_equal(together[0], alone[0])
+    assert together[1].shape == (300, 2, 2)
+    # A cluster holds one row of each half: both halves are drawn in every resample.
+    assert not np.isnan(together[1]).any()
+
+
+def test_pooled_ratios_and_derived_aggregates_per_resample() -> None:
+    values = np.array([[3.0, 4.0, 0.5], [1.0, 4.0, 1.0], [0.0, 2.0, np.nan], [2.0, 2.0, 0.0]])
+    aggregates = {
+        "pooled": Ratio("hits", "words"),
+        "product": Derived(("pooled", "ned"), lambda p, n: p * n),
+    }
+    estimands = Estimands(["pooled", "ned", "product"], aggregates.get)
+    assert estimands.columns == ("hits", "words", "ned")
+    pooled, ned, product = estimands.point(values)
+    assert pooled == pytest.approx(6 / 12)  # summed, not a mean of per-row ratios (0.625)
+    assert ned == pytest.approx(0.5)  # the unknown cell is skipped
+    assert product == pytest.approx(pooled * ned)
+    boot = resampled_means(values, n_boot=400, rng=np.random.default_rng(2), estimands=estimands)
+    np.testing.assert_allclose(boot[:, 2], boot[:, 0] * boot[:, 1], equal_nan=True)
+    assert np.nanmin(boot[:, 0]) >= 0 and np.nanmax(boot[:, 0]) <= 1
+    with pytest.raises(ValueError, match="derived from itself"):
+        Estimands(["loop"], {"loop": Derived(("loop",), lambda x: x)}.get)
+
+
+def test_summaries_use_the_metric_tables_aggregate() -> None:
+    """A Ratio metric in the metric table is summarised as a pooled ratio with its interval."""
+    record = Metric(
+        "test_pooled_hits",
+        None,
+        label="Pooled hits",
+        higher_is_better=True,
+        doc="Matched words over all words, pooled.",
+        family="test-report",
+        aggregate=Ratio("hits", "words"),
+    )
+    frame = pd.DataFrame(
+        {
+            "model": "m",
+            "prompt_id": [f"p{i}" for i in range(40)],
+            "hits": np.arange(40) % 5,
+            "words": np.full(40, 4) + np.arange(40) % 3,
+        }
+    )
+    METRICS.add(record)
+    try:
+        row = summarize(frame, metrics=["test_pooled_hits"], n_boot=300).iloc[0]
+    finally:
+        METRICS.remove(record.name)
+    assert row.test_pooled_hits == pytest.approx(frame["hits"].sum() / frame["words"].sum())
+    assert row.test_pooled_hits_lo < row.test_pooled_hits < row.test_pooled_hits_hi
+
+
+def test_share_of_clustered_flags_resamples_clusters() -> None:
+    flags = np.array([1, 0, 0, 1, 0], dtype=bool)
+    doubled = np.repeat(flags, 2)
+    shares = share_bootstrap(
+        doubled, n_boot=500, rng=np.random.default_rng(4), clusters=np.repeat(np.arange(5), 2)
+    )
+    means = resampled_means(flags.astype(float), n_boot=500, rng=np.random.default_rng(4))
+    np.testing.assert_array_equal(shares, means[:, 0])
+
+
+def test_mean_interval_of_clusters_and_edge_cases() -> None:
+    values = np.random.default_rng(3).uniform(size=30)
+    single = mean_interval(values, n_boot=400, rng=np.random.default_rng(1))
+    doubled = mean_interval(
+        np.repeat(values, 2),
+        n_boot=400,
+        rng=np.random.default_rng(1),
+        clusters=np.repeat(np.arange(30), 2),
+    )
+    assert doubled == pytest.approx(single, abs=1e-12)
+    assert mean_interval(np.array([2.0, np.nan]), n_boot=10, rng=np.random.default_rng(0)) == (
+        2.0,
+        2.0,
+    )
+    lo, hi = percentile_interval(np.full((5, 2), np.nan))
+    assert np.isnan(lo).all() and np.isnan(hi).all()
+    with pytest.raises(ValueError, match="confidence"):
+        percentile_interval(np.zeros(3), 1.5)
