@@ -12,10 +12,10 @@ import sys
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from bench import __version__
-from bench.errors import InputError
+from bench.errors import user_error
 
 app = typer.Typer(
     name="glyphbench",
@@ -63,16 +63,26 @@ for _name in COMMAND_MODULES:
 
 
 def main() -> None:
-    """Console-script entry point: user errors become one line on stderr and exit 2."""
+    """Console-script entry point: user errors become one line on stderr and exit 2.
+
+    User errors are :class:`InputError` and the errors of reading or writing files
+    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`bench.errors.user_error`);
+    anything else is a bug and keeps its traceback.
+    """
     try:
         app()
-    except InputError as exc:
-        # escape: "[models.0]" in a message is a key, not rich markup
-        message = escape(str(exc))
-        Console(stderr=True).print(
-            f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True
-        )
+    except Exception as exc:
+        error = user_error(exc)
+        if error is None:
+            raise
+        print_error(str(error))
         sys.exit(2)
+
+
+def print_error(message: str) -> None:
+    """``error: message`` on stderr, the message printed as is (never read as markup)."""
+    line = Text.assemble(("error:", "bold red"), " ", message.replace("\n", " "))
+    Console(stderr=True, highlight=False, soft_wrap=True).print(line)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,15 +114,19 @@ def run_command(
         "device": device,
     }
     if config is not None:
-        text = config.read_text(encoding="utf-8") if config.is_file() else ""
-        run_config = RunConfig.from_yaml(config).with_overrides(**overrides)
+        from bench.io import read_text
+
+        text = read_text(config)
+        with _naming_flags(overrides):
+            run_config = RunConfig.from_yaml_text(text, config).with_overrides(**overrides)
         verbatim, name = text, "config.yaml"
     else:
         if not overrides["models"]:
             raise InputError(None, "give --config RUN.yaml or --models SPEC[,SPEC...]")
-        run_config = RunConfig.from_mapping(
-            {k: v for k, v in overrides.items() if v is not None}, "command-line flags"
-        )
+        with _naming_flags(overrides):
+            run_config = RunConfig.from_mapping(
+                {k: v for k, v in overrides.items() if v is not None}, COMMAND_LINE
+            )
         verbatim, name = _command_line(overrides), "command.txt"
 
     if max_usd is not None:  # api.max_usd is outside the run's identity: a resume may raise it
@@ -136,21 +142,71 @@ def run_command(
     from bench.runs import run_benchmark
     from bench.summary import print_summary, summary_console
 
-    result = run_benchmark(
-        run_config,
-        config_text=verbatim,
-        config_name=name,
-        shard=shard,
-        progress=not no_progress,
-        console=console,
-    )
+    with _interruptible():
+        result = run_benchmark(
+            run_config,
+            config_text=verbatim,
+            config_name=name,
+            shard=shard,
+            progress=not no_progress,
+            console=console,
+        )
     if result.results is not None:
         print_summary(result.results, summary_console())
         typer.echo(f"results: {result.out / 'results.parquet'}")
+        fail_when_every_row_failed(result.results, "the run")
     else:
         typer.echo(
-            f"shard done ({result.outcome.rows_written} rows); other shards still running -> {result.out}"
+            f"shard done ({result.outcome.rows_written} rows); "
+            f"other shards still running -> {result.out}"
         )
+        if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
+            _every_row_failed(result.outcome.errors, "this shard", "")
+
+
+#: The source name RunConfig gives settings that came from flags.
+COMMAND_LINE = "command-line flags"
+
+
+@contextlib.contextmanager
+def _naming_flags(flags: dict[str, Any]) -> Iterator[None]:
+    """A bad flag value is reported as that flag: ``--limit``, ``--models [models.0]``."""
+    try:
+        yield
+    except InputError as exc:
+        top = (exc.key or "").split(".")[0]
+        if exc.source != COMMAND_LINE or flags.get(top) is None:
+            raise
+        nested = exc.key if exc.key and exc.key != top else None  # e.g. models.0
+        raise InputError(f"--{top.replace('_', '-')}", exc.problem, key=nested) from None
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C: one line saying how to resume, exit code 130 (no traceback, no "Aborted!")."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        typer.echo("interrupted: run the same command again to resume", err=True)
+        raise typer.Exit(130) from None
+
+
+def fail_when_every_row_failed(rows: Any, what: str) -> None:
+    """Exit 1 with the count when ``rows`` is not empty and every row failed."""
+    from bench.schema import failed_mask
+
+    failed = failed_mask(rows)
+    if len(rows) and failed.all():
+        errors = rows.loc[failed, "error"].astype(str)
+        _every_row_failed(len(rows), what, errors.iloc[0])
+
+
+def _every_row_failed(count: int, what: str, example: str) -> None:
+    from bench.cli import print_error
+
+    detail = f"; e.g. {example}" if example else ""
+    print_error(f"every row of {what} failed ({count} of {count}){detail}")
+    raise typer.Exit(1)
 
 
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
@@ -181,9 +237,14 @@ def rescore_command(
     from bench.summary import print_summary, summary_console
 
     _quiet_library_warnings()
-    rows = rescore_run(
-        run_dir, ocr=ocr, scores_only=scores_only, batch_size=batch_size, progress=not no_progress
-    )
+    with _interruptible():
+        rows = rescore_run(
+            run_dir,
+            ocr=ocr,
+            scores_only=scores_only,
+            batch_size=batch_size,
+            progress=not no_progress,
+        )
     print_summary(rows, summary_console(), title="Summary after rescore")
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
 
@@ -197,7 +258,8 @@ def demo_command(
     from bench.demo import run_demo
 
     _quiet_library_warnings()
-    run_demo(out, sample=sample, progress=not no_progress)
+    with _interruptible():
+        run_demo(out, sample=sample, progress=not no_progress)
 
 
 def register(app: typer.Typer) -> None:

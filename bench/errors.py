@@ -40,3 +40,64 @@ class InputError(Exception):
             where += f" [{self.key}]"
         where = where.strip()
         return f"{where}: {self.problem}" if where else self.problem
+
+
+def user_error(exc: BaseException) -> InputError | None:
+    """The one-line user error an exception stands for, or None for a bug.
+
+    Besides :class:`InputError`: errors of the operating system (a missing or
+    unreadable file, a full disk, a read-only folder), of decoding text, and of the
+    JSON, YAML, SQLite and Arrow/Parquet readers. Where the exception knows its file
+    (``OSError.filename``, a YAML mark) the line names it; the readers in
+    :mod:`bench.io` and the run folder raise :class:`InputError` with the file already.
+
+    >>> str(user_error(FileNotFoundError(2, "No such file or directory", "runs/x.csv")))
+    'runs/x.csv: No such file or directory'
+    >>> str(user_error(OSError(28, "No space left on device")))
+    'No space left on device'
+    >>> import json
+    >>> try:
+    ...     json.loads('{"a": }')
+    ... except ValueError as exc:
+    ...     print(user_error(exc))
+    malformed JSON (line 1): Expecting value
+    >>> print(user_error(UnicodeDecodeError("utf-8", b"\\xff", 0, 1, "invalid start byte")))
+    text is not UTF-8 (byte 0: invalid start byte)
+    >>> user_error(KeyError("bug")) is None
+    True
+    """
+    if isinstance(exc, InputError):
+        return exc
+    if isinstance(exc, OSError):
+        problem = exc.strerror or str(exc) or type(exc).__name__
+        return InputError(exc.filename, problem)
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError(None, f"text is not UTF-8 (byte {exc.start}: {exc.reason})")
+    if isinstance(exc, UnicodeError):
+        return InputError(None, f"text encoding: {exc}")
+    return _reader_error(exc)
+
+
+def _reader_error(exc: BaseException) -> InputError | None:
+    """JSON, YAML, SQLite and Arrow errors (their modules are looked at only if loaded)."""
+    import json
+    import sys
+
+    if isinstance(exc, json.JSONDecodeError):
+        return InputError(None, f"malformed JSON (line {exc.lineno}): {exc.msg}")
+    yaml = sys.modules.get("yaml")
+    if yaml is not None and isinstance(exc, yaml.YAMLError):
+        mark = getattr(exc, "problem_mark", None)
+        name = getattr(mark, "name", None)
+        source = name if name and not str(name).startswith("<") else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        line = mark.line + 1 if mark is not None else None
+        return InputError(source, f"invalid YAML: {problem}", line=line)
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
+        return InputError(None, f"SQLite: {exc}")
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None and isinstance(exc, pyarrow.ArrowException):
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return InputError(None, f"cannot read Arrow/Parquet data: {first}")
+    return None

@@ -1,16 +1,30 @@
-"""File helpers shared by every stage: atomic writes and friendly table reading.
+"""File helpers shared by every stage: atomic, durable writes and friendly table reading.
 
-Atomic writes go to a temporary file in the same folder and are renamed into
-place, so a crash or Ctrl-C never leaves a half-written image or table behind.
+Atomic writes go to a hidden temporary file in the same folder, are flushed to disk
+(``fsync``), renamed into place, and the folder is flushed too, so neither a crash,
+a Ctrl-C nor a power cut leaves a half-written image or table behind. Files are
+created with the process umask (``0644`` under the usual ``022``), never the
+``0600`` of :func:`tempfile.mkstemp`, so teammates on shared storage can read
+results. A failed write (disk full, read-only folder, a file where a folder should
+be) is an :class:`~bench.errors.InputError` naming the file.
+
+Temporary files are named ``.<name>.<host>-<pid>-<random>.tmp`` so that
+:func:`remove_stale_temp_files` can tell a dead process's leftovers from a file
+another process is writing right now.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
-import tempfile
+import re
+import secrets
+import socket
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,21 +32,107 @@ import pandas as pd
 
 from bench.errors import InputError
 
+#: Temporary files of other hosts (or of an older glyphbench) are removed after this long.
+STALE_TEMP_SECONDS = 3600.0
+
+#: This host in temporary file names (a short hash: host names may hold dots).
+HOST_TAG = hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:6]
+
+_TEMP_NAME = re.compile(
+    r"^\.(?P<name>.+)\.(?:(?P<host>[0-9a-f]{6})-(?P<pid>\d+)-[0-9a-f]{6}|[a-z0-9_]{8})\.tmp$"
+)
+
+
+def os_problem(exc: OSError) -> str:
+    """The reason an OS call failed, in words (``strerror``, else the message).
+
+    >>> os_problem(OSError(28, "No space left on device"))
+    'No space left on device'
+    """
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def ensure_folder(folder: str | Path) -> Path:
+    """Create ``folder`` and its parents; each new folder's entry is flushed to disk.
+
+    A file in the way, a read-only parent or a full disk raise :class:`InputError`.
+    """
+    folder = Path(folder)
+    missing: list[Path] = []
+    probe = folder
+    while not probe.is_dir():
+        if probe.exists() or probe.is_symlink():
+            raise InputError(probe, "exists and is not a folder")
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise InputError(new, f"cannot create folder: {os_problem(exc)}") from None
+        sync_folder(new.parent)
+    return folder
+
+
+def sync_folder(folder: str | Path) -> None:
+    """Flush a folder's entries (a rename, a new file) to disk; best effort.
+
+    Some file systems (network mounts, Windows) cannot open or sync a folder; their
+    own guarantees then apply.
+    """
+    with suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _sync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _new_temp(path: Path) -> Path:
+    """An empty temporary file next to ``path``, created with the process umask."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(3)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return tmp
+
 
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it onto ``path`` on success."""
+    """Yield a temporary path next to ``path``; on success flush it and rename it onto ``path``.
+
+    The file is flushed to disk before the rename and the folder after it, so a
+    crash leaves either the old file or the new one, never a torn one. An OS error
+    inside the block or while renaming becomes an :class:`InputError` naming ``path``.
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp_path = Path(tmp)
+    ensure_folder(path.parent)
     try:
-        yield tmp_path
-        os.replace(tmp_path, path)
+        tmp = _new_temp(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {os_problem(exc)}") from None
+    try:
+        yield tmp
+        _sync_file(tmp)
+        os.replace(tmp, path)
+        sync_folder(path.parent)
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {os_problem(exc)}") from None
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        with suppress(OSError):
+            tmp.unlink()
 
 
 @contextmanager
@@ -40,8 +140,53 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
     """``open`` for writing that only replaces ``path`` once the block succeeds."""
     with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as handle:
         yield handle
-        handle.flush()
-        os.fsync(handle.fileno())
+
+
+def stale_temp_files(root: str | Path, *, now: float | None = None) -> list[Path]:
+    """Temporary files under ``root`` that no live process will ever rename into place.
+
+    A file of this host whose process is gone is stale at once; one of another host,
+    or without a process tag (older glyphbench), once it is :data:`STALE_TEMP_SECONDS`
+    old. A file of a live process on this host is kept (it is being written).
+    """
+    now = time.time() if now is None else now
+    stale = []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            match = _TEMP_NAME.match(name) if name.startswith(".") else None
+            if match is None:
+                continue
+            path = Path(folder) / name
+            if match["host"] == HOST_TAG:
+                if not _process_alive(int(match["pid"])):
+                    stale.append(path)
+                continue
+            with suppress(OSError):
+                if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
+                    stale.append(path)
+    return sorted(stale)
+
+
+def remove_stale_temp_files(root: str | Path) -> int:
+    """Delete :func:`stale_temp_files` under ``root``; return how many were removed."""
+    removed = 0
+    for path in stale_temp_files(root):
+        with suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError as exc:  # EPERM: alive, someone else's
+        return exc.errno == errno.EPERM
+    return True
 
 
 def write_json(path: str | Path, data: Any) -> None:
@@ -110,7 +255,61 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+            if not isinstance(record, dict):
+                raise InputError(
+                    path, f"expected a JSON object, got {json_kind(type(record))}", line=number
+                )
+            records.append(record)
     return pd.DataFrame.from_records(records)
+
+
+def read_text(path: str | Path) -> str:
+    """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(path, "is a folder, expected a file")
+    if not path.exists():
+        raise InputError(path, "file not found")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {os_problem(exc)}") from None
+
+
+def read_json(path: str | Path, *, expect: type = dict) -> Any:
+    """Read a JSON file holding an ``expect`` (a dict by default); one-line errors.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     bad = Path(folder) / "run.json"
+    ...     _ = bad.write_text('{"a": 1,}')
+    ...     try:
+    ...         read_json(bad)
+    ...     except InputError as exc:
+    ...         print(exc.problem, exc.line)
+    malformed JSON: Expecting property name enclosed in double quotes 1
+    """
+    path = Path(path)
+    text = read_text(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(data, expect):
+        raise InputError(path, f"expected a JSON {json_kind(expect)}, got {json_kind(type(data))}")
+    return data
+
+
+def json_kind(kind: type) -> str:
+    """JSON's word for a Python type.
+
+    >>> json_kind(dict), json_kind(list), json_kind(str)
+    ('object', 'array', 'string')
+    """
+    words = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return words.get(kind, "number" if kind in (int, float) else kind.__name__)

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bench.config import RunConfig
-from bench.engine import RunFolder, Shard
+from bench.engine import RunFolder, Shard, start_reader
+from bench.engine.lock import FolderLock
 from bench.errors import InputError
+from bench.io import read_table
 from bench.jobs import build_jobs
 from bench.runmeta import Distributed, detect_distributed, environment, now
 from bench.schema import ROW_KEY, failed_mask
@@ -31,6 +33,10 @@ if TYPE_CHECKING:
     from bench.readers.base import Reader
     from bench.runner import ShardOutcome
     from prompts.schema import PromptSet
+
+
+#: The lock a rescore holds (so two rescores, or a rescore and a run, never mix).
+RESCORE_LOCK = "rescore"
 
 
 @dataclass
@@ -102,13 +108,19 @@ def run_benchmark(
 
     ``config_text`` is the config exactly as the user gave it (the YAML text, or
     the command line); it is saved verbatim as ``DIR/<config_name>``.
+
+    Nothing is written before every input is checked: the config (specs resolved at
+    load), the prompt selection, the output folder (another run's folder is refused
+    unless it holds only a failed attempt) and the OCR engine (created here). Then the
+    shard is locked for the process's work (a second process on it is refused) and
+    run.json is created under the folder's manifest lock.
     """
     from rich.console import Console
 
-    from bench.runner import Runner
-
     console = console or Console(stderr=True)
-    folder = RunFolder(config.out)
+    folder = RunFolder(config.out, say=lambda message: console.print(message, highlight=False))
+    if folder.root.exists() and not folder.root.is_dir():
+        raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
@@ -116,9 +128,57 @@ def run_benchmark(
     from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
 
     check_reader_reads(config.ocr, prompt_set.frame)
-    _check_same_run(folder, config, prompt_set)
-    _write_run_start(folder, config, prompt_set, config_text, config_name)
+    try:
+        _check_same_run(folder, config, prompt_set)
+    except DifferentRun:
+        if not _failed_attempt(folder):
+            raise
+    if ocr is None and not folder.manifest().get("complete"):
+        ocr = start_reader(config.ocr)
+    with folder.hold_shard(dist.shard.name):
+        if folder.shard_busy(RESCORE_LOCK):
+            raise FolderLock(folder.root, RESCORE_LOCK).busy("rescoring")
+        with folder.locked():
+            _claim_folder(folder, config, prompt_set, config_text, config_name)
+            info = _start_shard(folder, dist)
+        outcome = _run_shard(folder, config, prompt_set, dist, ocr, progress, console)
+        _finish_shard(folder, dist, info, outcome)
+        results = _merge_when_done(folder, dist)
+    return RunResult(folder.root, outcome, results)
 
+
+class DifferentRun(InputError):
+    """The output folder holds another run."""
+
+
+def _failed_attempt(folder: RunFolder) -> bool:
+    """True when the folder's run produced no usable row and nobody is writing it now."""
+    if folder.busy_shards():
+        return False
+    rows = folder.read_parts(ROW_KEY)
+    results = folder.root / RESULTS
+    if not len(rows) and results.is_file():
+        rows = read_table(results)
+    return not bool((~failed_mask(rows)).any())
+
+
+def _claim_folder(
+    folder: RunFolder, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
+) -> None:
+    """Compare with run.json (under the manifest lock), start a failed attempt over, create it."""
+    try:
+        _check_same_run(folder, config, prompt_set)
+    except DifferentRun:
+        if not _failed_attempt(folder):
+            raise
+        previous = folder.manifest().get("config_verbatim") or {}
+        stale = [PROMPTS, RESULTS, *([previous["file"]] if previous.get("file") else [])]
+        folder.clear(stale)
+        folder.say(f"{folder.root}: its earlier run made no usable row; starting over")
+    _write_run_start(folder, config, prompt_set, text, name)
+
+
+def _start_shard(folder: RunFolder, dist: Distributed) -> dict[str, Any]:
     shard_json = folder.shard_json(dist.shard.name)
     previous = folder.read_json(shard_json)
     info: dict[str, Any] = {
@@ -129,6 +189,20 @@ def run_benchmark(
         **_host(),
     }
     folder.write_json(shard_json, {**info, "finished": False})
+    return info
+
+
+def _run_shard(
+    folder: RunFolder,
+    config: RunConfig,
+    prompt_set: PromptSet,
+    dist: Distributed,
+    ocr: Reader | None,
+    progress: bool,
+    console: Console,
+) -> ShardOutcome:
+    from bench.runner import Runner
+
     runner = Runner(
         config,
         prompt_set,
@@ -139,7 +213,12 @@ def run_benchmark(
         progress=progress,
         console=console,
     )
-    outcome = runner.run()
+    return runner.run()
+
+
+def _finish_shard(
+    folder: RunFolder, dist: Distributed, info: dict[str, Any], outcome: ShardOutcome
+) -> None:
     info["attempts"][-1].update(
         finished_at=now(),
         rows_written=outcome.rows_written,
@@ -153,7 +232,7 @@ def run_benchmark(
             stop_reason=outcome.stop_reason or None,
         )
     folder.write_json(
-        shard_json,
+        folder.shard_json(dist.shard.name),
         {
             **info,
             "finished": True,
@@ -167,8 +246,6 @@ def run_benchmark(
             },
         },
     )
-    results = _merge_when_done(folder, dist)
-    return RunResult(folder.root, outcome, results)
 
 
 def _host() -> dict[str, Any]:
@@ -180,10 +257,10 @@ def _host() -> dict[str, Any]:
 def _merge_when_done(folder: RunFolder, dist: Distributed) -> pd.DataFrame | None:
     if dist.state is not None:
         dist.barrier()  # every process has written its parts
-        return merge_run(folder.root) if dist.is_main else None
+        return merge_run(folder.root, folder=folder) if dist.is_main else None
     names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]
     finished = [folder.read_json(folder.shard_json(name)).get("finished") for name in names]
-    return merge_run(folder.root) if all(finished) else None
+    return merge_run(folder.root, folder=folder) if all(finished) else None
 
 
 def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet) -> None:
@@ -196,13 +273,14 @@ def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet)
     }
     folder.check_same_run(
         {"config_hash": config.config_hash(), "prompts.content_hash": prompt_set.content_hash},
-        lambda key, _: InputError(folder.manifest_path, problems[key]),
+        lambda key, _: DifferentRun(folder.manifest_path, problems[key]),
     )
 
 
 def _write_run_start(
     folder: RunFolder, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
 ) -> None:
+    """Write the config as given, the prompts and run.json (caller holds the manifest lock)."""
     if folder.manifest_path.is_file():
         return
     if text is not None:
@@ -240,18 +318,30 @@ def _write_run_start(
     )
 
 
-def merge_run(root: str | Path) -> pd.DataFrame:
-    """Merge the part files into ``results.parquet`` (in job list order); update run.json."""
-    folder = RunFolder(root)
+def merge_run(root: str | Path, *, folder: RunFolder | None = None) -> pd.DataFrame:
+    """Merge the part files into ``results.parquet`` (in job list order); update run.json.
+
+    Under the folder's manifest lock, so shards finishing together merge in turn.
+    """
+    folder = folder or RunFolder(root)
+    with folder.locked():
+        return _merge_locked(folder)
+
+
+def _merge_locked(folder: RunFolder) -> pd.DataFrame:
     meta = folder.manifest(required=True)
+    if not isinstance(meta.get("config"), dict):
+        raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     results = folder.root / RESULTS
     if not folder.part_files() and results.is_file():
         # Part files removed (e.g. to save space): the merged table is all there is; keep it.
-        return conform_results(pd.read_parquet(results))
+        return conform_results(read_table(results))
     prompt_ids: list[str] = []
     if (folder.root / PROMPTS).is_file():
-        prompts = pd.read_parquet(folder.root / PROMPTS, columns=["prompt_id"])
+        prompts = read_table(folder.root / PROMPTS)
+        if "prompt_id" not in prompts.columns:
+            raise InputError(folder.root / PROMPTS, "missing column 'prompt_id'")
         prompt_ids = prompts["prompt_id"].astype(str).tolist()
     labels = [e.label for e in config.models]
     rows = folder.merge(
@@ -320,35 +410,40 @@ def rescore_run(
     if scores_only and (ocr or engine):
         raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")
     folder = RunFolder(root)
-    rows = merge_run(folder.root).copy()
-    meta = folder.manifest()
+    meta = folder.manifest(required=True)
+    if not isinstance(meta.get("config"), dict):
+        raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     engine_spec = ocr or config.ocr
     if ocr and (folder.root / PROMPTS).is_file():  # issue 13: a reader that can read them
         from bench.readers.scripts import check_reader_reads
 
         check_reader_reads(ocr, pd.read_parquet(folder.root / PROMPTS))
-    if not scores_only:
-        if engine is None:
-            from bench.readers import get_reader
-
-            engine = get_reader(engine_spec)
-        _reread(folder, rows, engine, batch_size or config.batch_size, progress, console)
-    rescored = conform_results(score_rows(rows, config))
-    stamp = now().replace(":", "").replace("+0000", "Z")
-    write_rows(folder, rescored, f"rescore-{stamp}", "all")
-    merged = merge_run(folder.root)
-    meta = folder.manifest()
-    meta.setdefault("rescores", []).append(
-        {
-            "at": now(),
-            "ocr": None if scores_only else (engine.name if engine else engine_spec),
-            "ocr_version": None if scores_only or engine is None else engine.version,
-            "scores_only": scores_only,
-            "rows": len(rescored),
-        }
-    )
-    folder.write_manifest(meta)
+    if not scores_only and engine is None:  # before anything is written
+        engine = start_reader(engine_spec)
+    with folder.hold_shard(RESCORE_LOCK):
+        busy = folder.busy_shards()
+        if busy:
+            raise FolderLock(folder.root, busy[0]).busy("writing")
+        rows = merge_run(folder.root, folder=folder).copy()
+        if engine is not None and not scores_only:
+            _reread(folder, rows, engine, batch_size or config.batch_size, progress, console)
+        rescored = conform_results(score_rows(rows, config))
+        stamp = now().replace(":", "").replace("+0000", "Z")
+        write_rows(folder, rescored, f"rescore-{stamp}", "all")
+        with folder.locked():
+            merged = merge_run(folder.root, folder=folder)
+            meta = folder.manifest()
+            meta.setdefault("rescores", []).append(
+                {
+                    "at": now(),
+                    "ocr": None if scores_only else (engine.name if engine else engine_spec),
+                    "ocr_version": None if scores_only or engine is None else engine.version,
+                    "scores_only": scores_only,
+                    "rows": len(rescored),
+                }
+            )
+            folder.write_manifest(meta)
     return merged
 
 

@@ -18,20 +18,50 @@ behind one login, which is why the admin check is separate. Optional rater
 logins (``rater_auth``) use Gradio's ``auth=``; the login then is the
 participant id, so logging in again resumes.
 
+Exposure (the app may face the internet):
+
+* admin logins are rate-limited (:class:`LoginGuard`): repeated failures lock the
+  address out, and many failures from anywhere lock the panel for everyone, for a while;
+* uploads are refused (the app has no upload; Gradio's upload routes and any
+  multipart request get 403) and request bodies are capped at
+  :data:`MAX_REQUEST_BYTES` (413), see :class:`RequestLimits`;
+* inputs are read raw (``preprocess=False``) and checked by the service, so a
+  refused request is logged as one line without the input and never as a traceback;
+  an unexpected error logs its traceback without the exception's message;
+* the admin export is written to one folder per app, removed at exit, and Gradio's
+  cache of served files is cleared hourly.
+
 Gradio is imported inside :func:`build_app`, so importing this module is cheap.
 """
 
 from __future__ import annotations
 
+import atexit
 import hmac
+import logging
 import os
+import shutil
 import tempfile
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError
 from human_eval.service import RatingError, RatingService, View
 from human_eval.study import Study
+
+LOG = logging.getLogger("glyphbench.rating_app")
+
+#: Largest request body accepted (the app's requests are a few hundred bytes).
+MAX_REQUEST_BYTES = 64 * 1024
+#: Longest text input used (resume codes, image ids, answers are short).
+MAX_TEXT = 200
+
+ASGIApp = Callable[..., Awaitable[None]]
 
 #: Components that carry state but are not for the eye.
 HIDDEN_CSS = ".gb-hidden { display: none !important; }"
@@ -53,8 +83,9 @@ SHORTCUTS_JS = """
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const key = e.key.toLowerCase();
     if (key === 'enter' && t && t.tagName === 'BUTTON') return;  // the button handles its own Enter
-    if (key === 'enter') { const b = button('submit-btn'); if (b) { b.click(); e.preventDefault(); } return; }
-    if (key === 'b') { const b = button('back-btn'); if (b) { b.click(); e.preventDefault(); } return; }
+    const press = (id) => { const b = button(id); if (b) { b.click(); e.preventDefault(); } };
+    if (key === 'enter') { press('submit-btn'); return; }
+    if (key === 'b') { press('back-btn'); return; }
     const open = groups().find((g) => !g.querySelector('input[type=radio]:checked'));
     if (!open) return;
     const inputs = Array.from(open.querySelectorAll('input[type=radio]'));
@@ -114,11 +145,183 @@ def check_password(users: dict[str, str], user: str, password: str) -> bool:
     return bool(expected) and ok
 
 
+class LoginRefused(Exception):
+    """A refused admin login (wrong password, or locked out); the message says which."""
+
+
+class LoginGuard:
+    """Admin logins with lockout: brute force gets a handful of tries, not thousands.
+
+    ``per_address`` failures from one address within ``window_s`` lock that address
+    out for ``lockout_s``; ``overall`` failures from all addresses together lock the
+    panel for everyone (an attacker with many addresses) for ``lockout_s``. During a
+    lockout even the right password is refused.
+
+    >>> now = [0.0]
+    >>> guard = LoginGuard({"lead": "pw"}, per_address=2, clock=lambda: now[0])
+    >>> for password in ("a", "b"):
+    ...     try:
+    ...         guard.attempt("10.0.0.1", "lead", password)
+    ...     except LoginRefused as exc:
+    ...         print(exc)
+    Wrong user or password.
+    Wrong user or password.
+    >>> guard.attempt("10.0.0.1", "lead", "pw")
+    Traceback (most recent call last):
+    ...
+    human_eval.app.LoginRefused: Too many failed logins; try again in 15 minute(s).
+    >>> guard.attempt("10.0.0.2", "lead", "pw")  # another address
+    >>> now[0] += 901
+    >>> guard.attempt("10.0.0.1", "lead", "pw")  # the lockout has ended
+    """
+
+    def __init__(
+        self,
+        users: dict[str, str],
+        *,
+        per_address: int = 5,
+        overall: int = 20,
+        window_s: float = 900.0,
+        lockout_s: float = 900.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.users = users
+        self.per_address = per_address
+        self.overall = overall
+        self.window_s = window_s
+        self.lockout_s = lockout_s
+        self.clock = clock
+        self._failures: dict[str, deque[float]] = {}
+        self._all: deque[float] = deque()
+        self._locked_until: dict[str, float] = {}  # address ("" = everyone) -> time
+        self._lock = threading.Lock()
+
+    def attempt(self, address: str, user: str, password: str) -> None:
+        """Return when the login is accepted; raise :class:`LoginRefused` otherwise."""
+        with self._lock:
+            now = self.clock()
+            until = max(self._locked_until.get(address, 0.0), self._locked_until.get("", 0.0))
+            if now < until:
+                minutes = max(1, round((until - now) / 60))
+                raise LoginRefused(f"Too many failed logins; try again in {minutes} minute(s).")
+            if check_password(self.users, user, password):
+                self._failures.pop(address, None)
+                return
+            self._fail(address, now)
+        raise LoginRefused("Wrong user or password.")
+
+    def _fail(self, address: str, now: float) -> None:
+        recent = self._failures.setdefault(address, deque())
+        for times in (recent, self._all):
+            times.append(now)
+            while times and times[0] < now - self.window_s:
+                times.popleft()
+        if len(recent) >= self.per_address:
+            self._locked_until[address] = now + self.lockout_s
+            recent.clear()
+        if len(self._all) >= self.overall:
+            self._locked_until[""] = now + self.lockout_s
+            self._all.clear()
+        LOG.warning("admin login failed from %s (%d recent)", address, len(recent))
+
+
+class RequestLimits:
+    """ASGI middleware: no uploads, and no request body over ``max_body`` bytes.
+
+    The rating app never takes a file, so Gradio's upload routes (and any multipart
+    request) get 403; a body over the cap gets 413, whether it declares its length
+    or streams it in chunks.
+    """
+
+    BLOCKED = ("/upload", "/process_recording")
+
+    def __init__(self, app: ASGIApp, max_body: int = MAX_REQUEST_BYTES) -> None:
+        self.app = app
+        self.max_body = max_body
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {key.lower(): value for key, value in scope.get("headers", [])}
+        path = str(scope.get("path", "")).rstrip("/")
+        multipart = headers.get(b"content-type", b"").startswith(b"multipart/")
+        if multipart or (scope.get("method") == "POST" and path.endswith(self.BLOCKED)):
+            await _reply(send, 403, "uploads are disabled")
+            return
+        declared = headers.get(b"content-length")
+        if declared is not None:
+            if not declared.isdigit() or int(declared) > self.max_body:
+                await _reply(send, 413, "request body too large")
+                return
+            await self.app(scope, receive, send)
+            return
+        await self._streamed(scope, receive, send)
+
+    async def _streamed(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        """A body without a declared length: read it (up to the cap), then replay it."""
+        if scope.get("method") in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        body = b""
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                await _reply(send, 413, "request body too large")
+                return
+            if not message.get("more_body"):
+                break
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _reply(send: Any, status: int, text: str) -> None:
+    data = text.encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(data)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+def text_input(value: Any) -> str:
+    """A raw text input as the service takes it: a string, at most :data:`MAX_TEXT` long.
+
+    >>> text_input("K7QM-3XPA"), text_input(None), text_input(["x"]), len(text_input("a" * 999))
+    ('K7QM-3XPA', '', '', 200)
+    """
+    return value[:MAX_TEXT] if isinstance(value, str) else ""
+
+
+def client_address(request: Any) -> str | None:
+    """The address a request came from (a proxy on this host may set X-Forwarded-For)."""
+    client = getattr(request, "client", None)
+    return str(getattr(client, "host", "") or "") or None
+
+
 def build_app(
     study: Study,
     *,
     admin_users: dict[str, str] | None = None,
     service: RatingService | None = None,
+    guard: LoginGuard | None = None,
 ) -> Any:
     """The Gradio Blocks app for ``study`` (not launched)."""
     import gradio as gr
@@ -136,7 +339,10 @@ def build_app(
         else "**1**-**5** answer the next question"
     )
 
-    with gr.Blocks(title="Image rating", analytics_enabled=False) as demo:
+    # delete_cache: files Gradio copied to serve (the export) go after an hour
+    with gr.Blocks(
+        title="Image rating", analytics_enabled=False, delete_cache=(3600, 3600)
+    ) as demo:
         with gr.Column(visible=True, elem_id="consent-screen") as consent_col:
             gr.Markdown(INSTRUCTIONS.format(questions=questions, keys=keys))
             consent = gr.Checkbox(
@@ -217,77 +423,149 @@ def build_app(
                 view.as_dict(),
             ]
 
-        def shown(make_view: Any) -> list[Any]:
+        def shown(action: str, make_view: Callable[[], View]) -> list[Any]:
             """Run an action; a refused request becomes a visible error, never a traceback."""
-            try:
-                view = make_view()
-            except RatingError as exc:
-                raise gr.Error(str(exc)) from None
+            view = guarded(action, make_view)
             if view.screen == "consent" and view.message:
                 gr.Warning(view.message)  # the message box lives on the rating screen
             return render(view)
 
-        def on_start(agree: bool, request: gr.Request) -> list[Any]:
+        def on_start(agree: Any, request: gr.Request) -> list[Any]:
             login = getattr(request, "username", None) if request is not None else None
-            return shown(lambda: service.start(bool(agree), login=login))
+            address = client_address(request)
+            return shown("start", lambda: service.start(agree is True, login, address))
 
         # Postponed annotations hide gr.Request from Gradio's injection; name it explicitly.
         on_start.__annotations__["request"] = gr.Request
 
-        def on_resume(code: str) -> list[Any]:
-            return shown(lambda: service.resume(code))
+        def on_resume(code: Any) -> list[Any]:
+            return shown("resume", lambda: service.resume(text_input(code)))
 
-        def on_submit(code: str, current: str, *answers: str | None) -> list[Any]:
-            named = {c["name"]: a for c, a in zip(criteria, answers, strict=False)}
-            return shown(lambda: service.submit(code, current, named))
+        def on_submit(code: Any, current: Any, *answers: Any) -> list[Any]:
+            named = {
+                c["name"]: text_input(a) or None for c, a in zip(criteria, answers, strict=False)
+            }
+            return shown(
+                "submit", lambda: service.submit(text_input(code), text_input(current), named)
+            )
 
-        def on_back(code: str, current: str) -> list[Any]:
-            return shown(lambda: service.back(code, current))
+        def on_back(code: Any, current: Any) -> list[Any]:
+            return shown("back", lambda: service.back(text_input(code), text_input(current)))
 
-        def on_finish(code: str) -> list[Any]:
-            return shown(lambda: service.finish(code))
+        def on_finish(code: Any) -> list[Any]:
+            return shown("finish", lambda: service.finish(text_input(code)))
 
-        def on_more(code: str) -> list[Any]:
-            return shown(lambda: service.more(code))
+        def on_more(code: Any) -> list[Any]:
+            return shown("more", lambda: service.more(text_input(code)))
 
-        start_btn.click(on_start, [consent], outputs, api_name="start")
-        resume_btn.click(on_resume, [code_in], outputs, api_name="resume")
-        submit_btn.click(on_submit, [code_box, image_id, *radios], outputs, api_name="submit")
-        back_btn.click(on_back, [code_box, image_id], outputs, api_name="back")
-        finish_btn.click(on_finish, [code_box], outputs, api_name="finish")
-        more_btn.click(on_more, [code_box], outputs, api_name="more")
+        # preprocess=False: inputs arrive raw and the service checks them, so a forged
+        # value is refused by our message, not by a component's error echoing it.
+        start_btn.click(on_start, [consent], outputs, api_name="start", preprocess=False)
+        resume_btn.click(on_resume, [code_in], outputs, api_name="resume", preprocess=False)
+        submit_btn.click(
+            on_submit,
+            [code_box, image_id, *radios],
+            outputs,
+            api_name="submit",
+            preprocess=False,
+        )
+        back_btn.click(on_back, [code_box, image_id], outputs, api_name="back", preprocess=False)
+        finish_btn.click(on_finish, [code_box], outputs, api_name="finish", preprocess=False)
+        more_btn.click(on_more, [code_box], outputs, api_name="more", preprocess=False)
 
-        with gr.Accordion("Study admin", open=False, elem_id="admin"):
-            if not admin_users:
-                gr.Markdown("Admin is off: start the server with `--auth-file`.")
-            else:
-                with gr.Row():
-                    admin_user = gr.Textbox(label="User", elem_id="admin-user")
-                    admin_password = gr.Textbox(
-                        label="Password", type="password", elem_id="admin-password"
-                    )
-                admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
-                summary = gr.Markdown()
-                per_image = gr.Dataframe(label="Progress per image", interactive=False)
-                per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
-                export_file = gr.File(label="Ratings export (CSV)", interactive=False)
-
-                def on_admin(user: str, password: str) -> list[Any]:
-                    if not check_password(admin_users, user, password):
-                        raise gr.Error("Wrong user or password.")
-                    return admin_snapshot(study, service)
-
-                admin_btn.click(
-                    on_admin,
-                    [admin_user, admin_password],
-                    [summary, per_image, per_participant, export_file],
-                    api_name="admin",
-                )
+        admin_panel(study, service, admin_users, guard or LoginGuard(admin_users or {}))
     return demo
 
 
-def admin_snapshot(study: Study, service: RatingService) -> list[Any]:
-    """Summary text, progress tables and a freshly written export CSV (in a temp folder)."""
+def admin_panel(
+    study: Study, service: RatingService, admin_users: dict[str, str] | None, logins: LoginGuard
+) -> None:
+    """The collapsed "Study admin" panel (inside the Blocks being built)."""
+    import gradio as gr
+
+    with gr.Accordion("Study admin", open=False, elem_id="admin"):
+        if not admin_users:
+            gr.Markdown("Admin is off: start the server with `--auth-file`.")
+        else:
+            with gr.Row():
+                admin_user = gr.Textbox(label="User", elem_id="admin-user")
+                admin_password = gr.Textbox(
+                    label="Password", type="password", elem_id="admin-password"
+                )
+            admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
+            summary = gr.Markdown()
+            per_image = gr.Dataframe(label="Progress per image", interactive=False)
+            per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
+            export_file = gr.File(label="Ratings export (CSV)", interactive=False)
+
+            exports = ExportFolder()
+
+            def on_admin(user: Any, password: Any, request: gr.Request) -> list[Any]:
+                address = client_address(request) or "local"
+                try:
+                    logins.attempt(address, text_input(user), text_input(password))
+                except LoginRefused as exc:
+                    raise gr.Error(str(exc), print_exception=False) from None
+                snapshot: list[Any] = guarded(
+                    "admin", lambda: admin_snapshot(study, service, exports)
+                )
+                return snapshot
+
+            on_admin.__annotations__["request"] = gr.Request
+            admin_btn.click(
+                on_admin,
+                [admin_user, admin_password],
+                [summary, per_image, per_participant, export_file],
+                api_name="admin",
+                preprocess=False,
+            )
+
+
+def guarded(action: str, run: Callable[[], Any]) -> Any:
+    """Run a page action: a refusal is shown without a traceback; a bug logs one, no input.
+
+    The log line of an unexpected error names the action and the exception type and
+    gives the traceback's frames, but not the message, which may echo what was sent.
+    """
+    import gradio as gr
+
+    try:
+        return run()
+    except RatingError as exc:
+        LOG.info("refused %s: %s", action, type(exc).__name__)
+        raise gr.Error(str(exc), print_exception=False) from None
+    except Exception as exc:
+        frames = "".join(traceback.format_tb(exc.__traceback__))
+        LOG.error("internal error in %s: %s\n%s", action, type(exc).__name__, frames)
+        raise gr.Error(
+            "Something went wrong on the server; your saved answers are safe. Please try again.",
+            print_exception=False,
+        ) from None
+
+
+class ExportFolder:
+    """One temporary folder for the admin's export CSV, removed when the process exits.
+
+    Every admin click rewrites the same file instead of leaving a folder in /tmp.
+    """
+
+    def __init__(self) -> None:
+        self._path: Path | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        with self._lock:
+            if self._path is None or not self._path.is_dir():
+                self._path = Path(tempfile.mkdtemp(prefix="glyphbench-export-"))
+                atexit.register(shutil.rmtree, self._path, True)
+            return self._path
+
+
+def admin_snapshot(
+    study: Study, service: RatingService, exports: ExportFolder | None = None
+) -> list[Any]:
+    """Summary text, progress tables and a freshly written export CSV (in ``exports``)."""
     from human_eval.report import export_ratings
 
     store = service.store
@@ -301,8 +579,7 @@ def admin_snapshot(study: Study, service: RatingService) -> list[Any]:
     )
     people = people.assign(participant=[f"P{k + 1:03d}" for k in range(len(people))])
     people = people[["participant", "assigned", "done", "finished"]]
-    folder = Path(tempfile.mkdtemp(prefix="glyphbench-export-"))
-    path = folder / "ratings.csv"
+    path = (exports or ExportFolder()).path / "ratings.csv"
     export_ratings(study, path)
     return [summary, images, people, str(path)]
 
@@ -316,12 +593,17 @@ def launch(
     rater_auth_file: str | Path | None = None,
     block: bool = True,
     quiet: bool = False,
+    max_claims_per_address: int | None = None,
+    guard: LoginGuard | None = None,
 ) -> Any:
     """Build and launch the app: localhost by default, serving only the study's images."""
+    from starlette.middleware import Middleware
+
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     admin_users = read_auth_file(auth_file) if auth_file else None
     rater_users = read_auth_file(rater_auth_file) if rater_auth_file else None
-    demo = build_app(study, admin_users=admin_users)
+    service = RatingService(study, max_claims_per_address=max_claims_per_address)
+    demo = build_app(study, admin_users=admin_users, service=service, guard=guard)
     demo.queue(default_concurrency_limit=16)
     private = [study.folder / name for name in ("manifest.parquet", "study.json")]
     private += list(study.folder.glob("ratings.sqlite*"))
@@ -334,6 +616,8 @@ def launch(
         prevent_thread_lock=not block,
         quiet=quiet,
         show_error=True,
+        max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
+        app_kwargs={"middleware": [Middleware(RequestLimits)]},
         footer_links=[],
         head=SHORTCUTS_JS,
         css=HIDDEN_CSS,

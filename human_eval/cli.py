@@ -83,6 +83,14 @@ def serve_command(
         "--rater-auth-file",
         help="user:password lines: raters must log in (login = participant).",
     ),
+    max_claims_per_address: int = typer.Option(
+        None,
+        "--max-claims-per-address",
+        min=1,
+        help="Unrated images the raters of one client address may hold at once "
+        "(default: study.json's, else a quarter of the study's ratings). Behind a reverse "
+        "proxy, forward X-Forwarded-For so raters are told apart.",
+    ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
     from human_eval.app import launch
@@ -94,6 +102,7 @@ def serve_command(
         port=port,
         auth_file=auth_file,
         rater_auth_file=rater_auth_file,
+        max_claims_per_address=max_claims_per_address,
     )
 
 

@@ -9,16 +9,37 @@ the checks live in one place:
 * an answer is accepted only for an image in that participant's claimed batch;
 * answers must be one of the scale's labels, for every criterion.
 
+No one can stall the study by claiming images they do not rate:
+
+* one open batch per participant: "Rate more" claims a new batch only once the
+  current one is rated (or handed back with Finish);
+* a cap on the live unrated claims of the participants started from one client
+  address (``max_claims_per_address`` in study.json; default a quarter of the
+  study's ratings, at least one batch); a start beyond it is refused with a message;
+* claims stop counting :data:`~human_eval.store.DEFAULT_CLAIM_TTL_S` after the
+  participant's last action, and when nothing can be claimed the message says
+  whether the images are done or merely claimed by others for now.
+
 Each method returns a :class:`View`: which screen to show and what is on it.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from human_eval.store import Participant, Store
+from human_eval.store import DEFAULT_CLAIM_TTL_S, Item, NotAssigned, Participant, Store
 from human_eval.study import Study
+
+DONE_MESSAGE = "Every image already has enough ratings. Thank you!"
+
+
+HANDED_BACK = "This image is no longer in your batch: it was handed back when you pressed Finish."
+ADDRESS_FULL = (
+    "Too many unfinished batches were started from your network address. Resume yours with "
+    "its code, or finish it, before starting another."
+)
 
 
 class RatingError(Exception):
@@ -54,13 +75,19 @@ class View:
 class RatingService:
     """The rating flow over one study and its store."""
 
-    def __init__(self, study: Study, store: Store | None = None) -> None:
+    def __init__(
+        self,
+        study: Study,
+        store: Store | None = None,
+        *,
+        max_claims_per_address: int | None = None,
+    ) -> None:
         self.study = study
         config = study.config
         self.store = store or Store(
             study.database,
             raters_per_image=int(config["raters_per_image"]),
-            claim_ttl=float(config.get("claim_ttl_seconds", 7200)),
+            claim_ttl=float(config.get("claim_ttl_seconds", DEFAULT_CLAIM_TTL_S)),
         )
         manifest = study.manifest
         self.store.add_images(
@@ -69,34 +96,55 @@ class RatingService:
         )
         self.batch_size = int(config["batch_size"])
         self.gold_per_batch = int(config.get("gold_per_batch", 0))
+        slots = int((~manifest["is_gold"]).sum()) * self.store.k
+        self.max_claims_per_address = int(
+            max_claims_per_address
+            or config.get("max_claims_per_address")
+            or max(self.batch_size + self.gold_per_batch, slots // 4)
+        )
+        #: client address -> participants started from it (in memory: addresses are not stored)
+        self._addresses: dict[str, set[str]] = {}
+        self._starting = threading.Lock()
         self.criteria = study.criterion_names
         self.scale = study.scale  # label -> value
         self.labels = {v: k for k, v in self.scale.items()}
-        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"], strict=False))
+        self._prompts = dict(zip(manifest["image_id"], manifest["prompt"], strict=True))
         self._files = {
             image_id: str((study.folder / file).resolve())
-            for image_id, file in zip(manifest["image_id"], manifest["file"], strict=False)
+            for image_id, file in zip(manifest["image_id"], manifest["file"], strict=True)
         }
 
     # -- actions --------------------------------------------------------------------
 
-    def start(self, consent: bool, login: str | None = None) -> View:
-        """A new participant (or the logged-in one): claim a batch and show its first item."""
+    def start(self, consent: bool, login: str | None = None, client: str | None = None) -> View:
+        """A new participant (or the logged-in one): claim a batch and show its first item.
+
+        ``client`` is the request's address: starts from one address together hold at
+        most ``max_claims_per_address`` unrated claims (None: no cap, e.g. tests).
+        """
         if not consent:
             return View(
                 "consent", message="Please read the instructions and tick the consent box first."
             )
-        participant = self.store.new_participant(login=login or None)
-        if not self.store.batch(participant.participant_id):
-            self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
+        with self._starting:  # check the cap and claim as one step
+            holders = self._addresses.get(client, set()) if client else set()
+            full = client and self.store.open_claims(holders) >= self.max_claims_per_address
+            if full and not (login and self.store.find_login(login)):  # a known login resumes
+                return View("consent", message=ADDRESS_FULL)
+            participant = self.store.new_participant(login=login or None)
+            if client:
+                self._addresses.setdefault(client, set()).add(participant.participant_id)
+            if not self.store.batch(participant.participant_id):
+                self._claim(participant)
         return self._next(participant, after=None)
 
     def resume(self, code: str) -> View:
         """Continue where the participant left off (first unrated item)."""
         participant = self._participant(code)
+        self.store.drop_completed_claims(participant.participant_id)
         items = self.store.batch(participant.participant_id)
         if not items:
-            self.store.claim_batch(participant.participant_id, self.batch_size, self.gold_per_batch)
+            self._claim(participant)
         elif all(item.done for item in items) and self._finished(participant):
             return View(
                 "done",
@@ -125,7 +173,10 @@ class RatingService:
             if label not in self.scale:
                 raise RatingError(f"{label!r} is not an answer on this scale")
             values[criterion] = self.scale[label]
-        self.store.save_answers(participant.participant_id, image_id, values)
+        try:
+            self.store.save_answers(participant.participant_id, image_id, values)
+        except NotAssigned:  # Finish (in another tab) handed it back meanwhile
+            raise RatingError(HANDED_BACK) from None
         return self._next(participant, after=image_id)
 
     def back(self, code: str, image_id: str) -> View:
@@ -137,6 +188,8 @@ class RatingService:
             target = ids[-1] if ids else ""
         else:
             self._check(participant, image_id)
+            if image_id not in ids:  # handed back by Finish since the check
+                raise RatingError(HANDED_BACK)
             index = ids.index(image_id)
             if index == 0:
                 view = self._item(participant, image_id)
@@ -164,11 +217,13 @@ class RatingService:
         )
 
     def more(self, code: str) -> View:
-        """Claim another batch after finishing one (same balancing rules)."""
+        """Claim another batch once the current one is rated (one open batch per participant)."""
         participant = self._participant(code)
-        claimed = self.store.claim_batch(
-            participant.participant_id, self.batch_size, self.gold_per_batch
-        )
+        if self.store.open_claims([participant.participant_id]):
+            view = self._next(participant, after=None)
+            view.message = "Please rate the images you have first."
+            return view
+        claimed = self._claim(participant)
         if not claimed:
             items = self.store.batch(participant.participant_id)
             return View(
@@ -176,11 +231,28 @@ class RatingService:
                 code=participant.resume_code,
                 done=sum(i.done for i in items),
                 total=len(items),
-                message="Every image already has enough ratings. Thank you!",
+                message=self._nothing_left(participant),
             )
         return self._next(participant, after=None)
 
     # -- helpers --------------------------------------------------------------------
+
+    def _claim(self, participant: Participant) -> list[str]:
+        return self.store.claim_batch(
+            participant.participant_id, self.batch_size, self.gold_per_batch
+        )
+
+    def _nothing_left(self, participant: Participant) -> str:
+        """Why no image could be claimed: all done, or the rest merely claimed for now."""
+        waiting = self.store.unrated_claimed_by_others(participant.participant_id)
+        if not waiting:
+            return DONE_MESSAGE
+        minutes = max(1, round(self.store.claim_ttl / 60))
+        return (
+            f"The {waiting} image(s) that still need ratings are being rated by others right "
+            f"now. Please try again later: images come back {minutes} minute(s) after their "
+            "rater stops."
+        )
 
     def _participant(self, code: str) -> Participant:
         participant = self.store.find_participant(code or "")
@@ -213,13 +285,15 @@ class RatingService:
         message = (
             "All images are rated. Press Finish, or Back to change an answer."
             if items
-            else "Every image already has enough ratings. Thank you!"
+            else self._nothing_left(participant)
         )
         return View(
             "review", code=participant.resume_code, done=done, total=len(items), message=message
         )
 
-    def _item(self, participant: Participant, image_id: str, items: list | None = None) -> View:
+    def _item(
+        self, participant: Participant, image_id: str, items: list[Item] | None = None
+    ) -> View:
         items = items if items is not None else self.store.batch(participant.participant_id)
         self.store.mark_shown(participant.participant_id, image_id)
         stored = self.store.answers(participant.participant_id, image_id)

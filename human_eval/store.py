@@ -4,7 +4,7 @@ Tables::
 
     images(image_id PK, is_gold)
     participants(participant_id PK, resume_code UNIQUE, login UNIQUE, created_at,
-                 consented_at, finished_at)
+                 consented_at, finished_at, last_active_at)
     assignments(participant_id, image_id, position, claimed_at, shown_at, done_at,
                 PK(participant_id, image_id))
     ratings(participant_id, image_id, criterion, value, seconds, created_at, updated_at,
@@ -19,9 +19,16 @@ participants can never claim from the same stale counts.
 Balancing: :meth:`Store.claim_batch` gives a participant the non-gold images
 with the lowest *load* (completed ratings + live claims by others) that are
 still below K, ties broken at random, never an image the participant already
-had. Claims older than ``claim_ttl`` seconds that were never rated stop counting,
-so a participant who walks away does not starve an image; Finish releases
-unrated claims at once.
+had. A claim is live while its participant is active: an unrated claim stops
+counting ``claim_ttl`` seconds after the participant's last action (default
+:data:`DEFAULT_CLAIM_TTL_S`), so a participant who walks away does not starve an
+image; Finish releases unrated claims at once, and a participant who comes back
+after others completed their images is relieved of them
+(:meth:`Store.drop_completed_claims`). :meth:`Store.open_claims` counts a
+participant's live unrated claims, for the caps the service applies.
+
+A file that is not a SQLite database (or cannot be opened) is an
+:class:`~bench.errors.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -37,6 +44,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.errors import InputError
+
+#: An unrated claim stops counting this long after its participant's last action.
+DEFAULT_CLAIM_TTL_S = 20 * 60.0
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS images (
     image_id TEXT PRIMARY KEY,
@@ -48,7 +60,8 @@ CREATE TABLE IF NOT EXISTS participants (
     login TEXT UNIQUE,
     created_at REAL NOT NULL,
     consented_at REAL,
-    finished_at REAL
+    finished_at REAL,
+    last_active_at REAL
 );
 CREATE TABLE IF NOT EXISTS assignments (
     participant_id TEXT NOT NULL REFERENCES participants(participant_id),
@@ -75,6 +88,16 @@ CREATE TABLE IF NOT EXISTS ratings (
 
 #: Resume codes avoid look-alike characters (0/O, 1/I/L) so they survive being copied by hand.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
+
+#: Assignments that count: rated ones, and unrated ones whose participant acted within
+#: the claim lifetime (parameter: the oldest activity time that still counts).
+LIVE_ASSIGNMENTS = """
+    SELECT a.participant_id, a.image_id, a.done_at
+    FROM assignments a JOIN participants p ON p.participant_id = a.participant_id
+    WHERE a.done_at IS NOT NULL
+       OR MAX(a.claimed_at, COALESCE(p.last_active_at, a.claimed_at)) > ?
+"""
 
 
 class NotAssigned(PermissionError):
@@ -116,16 +139,22 @@ class Store:
         path: str | Path,
         *,
         raters_per_image: int,
-        claim_ttl: float = 7200.0,
+        claim_ttl: float = DEFAULT_CLAIM_TTL_S,
         busy_timeout_ms: int = 30000,
     ) -> None:
         self.path = Path(path)
         self.k = raters_per_image
         self.claim_ttl = claim_ttl
         self.busy_timeout_ms = busy_timeout_ms
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+        try:
+            with self._connect() as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(SCHEMA)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(participants)")}
+                if "last_active_at" not in columns:  # a study created before issue 14
+                    db.execute("ALTER TABLE participants ADD COLUMN last_active_at REAL")
+        except sqlite3.DatabaseError as exc:
+            raise InputError(self.path, f"not a usable ratings database (SQLite: {exc})") from None
 
     # -- plumbing -------------------------------------------------------------------
 
@@ -180,11 +209,19 @@ class Store:
             participant = Participant(secrets.token_hex(8), code)
             now = time.time()
             db.execute(
-                "INSERT INTO participants(participant_id, resume_code, login, created_at, consented_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (participant.participant_id, code, login, now, now),
+                "INSERT INTO participants(participant_id, resume_code, login, created_at,"
+                " consented_at, last_active_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (participant.participant_id, code, login, now, now, now),
             )
             return participant
+
+    def find_login(self, login: str) -> Participant | None:
+        """The participant who logged in as ``login`` before, if any."""
+        with self._connect() as db:
+            row = db.execute(
+                "SELECT participant_id, resume_code FROM participants WHERE login = ?", (login,)
+            ).fetchone()
+        return Participant(row[0], row[1]) if row else None
 
     def find_participant(self, resume_code: str) -> Participant | None:
         code = normalise_code(resume_code or "")
@@ -210,13 +247,11 @@ class Store:
         live_after = now - self.claim_ttl
         with self._write() as db:
             rows = db.execute(
-                """
+                f"""
                 SELECT i.image_id,
                        COUNT(a.image_id) AS load
                 FROM images i
-                LEFT JOIN assignments a
-                  ON a.image_id = i.image_id
-                 AND (a.done_at IS NOT NULL OR a.claimed_at > ?)
+                LEFT JOIN ({LIVE_ASSIGNMENTS}) a ON a.image_id = i.image_id
                 WHERE i.is_gold = 0
                   AND i.image_id NOT IN (SELECT image_id FROM assignments WHERE participant_id = ?)
                 GROUP BY i.image_id
@@ -243,14 +278,74 @@ class Store:
                 (participant_id,),
             ).fetchone()[0]
             db.executemany(
-                "INSERT INTO assignments(participant_id, image_id, position, claimed_at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO assignments(participant_id, image_id, position, claimed_at)"
+                " VALUES (?, ?, ?, ?)",
                 [(participant_id, image_id, start + i, now) for i, image_id in enumerate(chosen)],
             )
             db.execute(
-                "UPDATE participants SET finished_at = NULL WHERE participant_id = ?",
-                (participant_id,),
+                "UPDATE participants SET finished_at = NULL, last_active_at = ?"
+                " WHERE participant_id = ?",
+                (now, participant_id),
             )
         return chosen
+
+    def open_claims(self, participant_ids: Iterable[str]) -> int:
+        """Live unrated claims held by these participants."""
+        ids = list(participant_ids)
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        with self._connect() as db:
+            row = db.execute(
+                f"SELECT COUNT(*) FROM ({LIVE_ASSIGNMENTS}) a"
+                f" WHERE a.done_at IS NULL AND a.participant_id IN ({marks})",
+                (time.time() - self.claim_ttl, *ids),
+            ).fetchone()
+        return int(row[0])
+
+    def unrated_claimed_by_others(self, participant_id: str) -> int:
+        """Images still short of K ratings that others' live claims fill up right now.
+
+        Nonzero when :meth:`claim_batch` found nothing although the study is not done:
+        the images are merely claimed, and come back when those raters finish or leave.
+        """
+        with self._connect() as db:
+            row = db.execute(
+                f"""
+                SELECT COUNT(*) FROM (
+                    SELECT i.image_id,
+                           SUM(a.done_at IS NOT NULL) AS done,
+                           COUNT(a.image_id) AS load
+                    FROM images i LEFT JOIN ({LIVE_ASSIGNMENTS}) a ON a.image_id = i.image_id
+                    WHERE i.is_gold = 0 AND i.image_id NOT IN
+                        (SELECT image_id FROM assignments WHERE participant_id = ?)
+                    GROUP BY i.image_id
+                    HAVING COALESCE(done, 0) < ? AND load >= ?
+                )
+                """,
+                (time.time() - self.claim_ttl, participant_id, self.k, self.k),
+            ).fetchone()
+        return int(row[0])
+
+    def drop_completed_claims(self, participant_id: str) -> int:
+        """Release the participant's unrated claims on images others have since completed.
+
+        A participant back after their claims stopped counting would otherwise rate
+        images that already have K ratings. Returns how many were released.
+        """
+        with self._write() as db:
+            released = db.execute(
+                """
+                DELETE FROM assignments
+                WHERE participant_id = ? AND done_at IS NULL AND image_id IN (
+                    SELECT image_id FROM assignments
+                    WHERE done_at IS NOT NULL AND participant_id != ?
+                    GROUP BY image_id HAVING COUNT(*) >= ?
+                )
+                """,
+                (participant_id, participant_id, self.k),
+            ).rowcount
+        return int(released)
 
     def batch(self, participant_id: str) -> list[Item]:
         """The participant's items in their order."""
@@ -274,10 +369,15 @@ class Store:
 
     def mark_shown(self, participant_id: str, image_id: str) -> None:
         """Start the clock for an item (the time spent is measured on the server)."""
+        now = time.time()
         with self._write() as db:
             db.execute(
                 "UPDATE assignments SET shown_at = ? WHERE participant_id = ? AND image_id = ?",
-                (time.time(), participant_id, image_id),
+                (now, participant_id, image_id),
+            )
+            db.execute(
+                "UPDATE participants SET last_active_at = ? WHERE participant_id = ?",
+                (now, participant_id),
             )
 
     def save_answers(
@@ -300,7 +400,8 @@ class Store:
             seconds = None if row[0] is None else max(0.0, now - float(row[0]))
             db.executemany(
                 """
-                INSERT INTO ratings(participant_id, image_id, criterion, value, seconds, created_at, updated_at)
+                INSERT INTO ratings(participant_id, image_id, criterion, value, seconds,
+                                    created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(participant_id, image_id, criterion) DO UPDATE SET
                     value = excluded.value,
@@ -317,6 +418,10 @@ class Store:
                 "UPDATE assignments SET done_at = COALESCE(done_at, ?), shown_at = NULL"
                 " WHERE participant_id = ? AND image_id = ?",
                 (now, participant_id, image_id),
+            )
+            db.execute(
+                "UPDATE participants SET last_active_at = ? WHERE participant_id = ?",
+                (now, participant_id),
             )
         return seconds
 
@@ -344,7 +449,8 @@ class Store:
     # -- read-outs ------------------------------------------------------------------
 
     def ratings_frame(self) -> pd.DataFrame:
-        """Every rating: participant_id, image_id, criterion, value, seconds, created_at, updated_at, revisions."""
+        """Every rating: participant_id, image_id, criterion, value, seconds, created_at,
+        updated_at, revisions."""
         with self._connect() as db:
             return pd.read_sql_query(
                 "SELECT * FROM ratings ORDER BY created_at, participant_id", db
@@ -353,7 +459,8 @@ class Store:
     def participants_frame(self) -> pd.DataFrame:
         with self._connect() as db:
             return pd.read_sql_query(
-                "SELECT participant_id, login, created_at, consented_at, finished_at FROM participants"
+                "SELECT participant_id, login, created_at, consented_at, finished_at"
+                " FROM participants"
                 " ORDER BY created_at, participant_id",
                 db,
             )
@@ -362,11 +469,12 @@ class Store:
         """image_id, is_gold, raters (completed), claimed (live, unrated), target K."""
         with self._connect() as db:
             frame = pd.read_sql_query(
-                """
+                f"""
                 SELECT i.image_id, i.is_gold,
                        SUM(CASE WHEN a.done_at IS NOT NULL THEN 1 ELSE 0 END) AS raters,
-                       SUM(CASE WHEN a.done_at IS NULL AND a.claimed_at > ? THEN 1 ELSE 0 END) AS claimed
-                FROM images i LEFT JOIN assignments a ON a.image_id = i.image_id
+                       SUM(CASE WHEN a.image_id IS NOT NULL AND a.done_at IS NULL
+                                THEN 1 ELSE 0 END) AS claimed
+                FROM images i LEFT JOIN ({LIVE_ASSIGNMENTS}) a ON a.image_id = i.image_id
                 GROUP BY i.image_id ORDER BY raters, i.image_id
                 """,
                 db,

@@ -26,8 +26,9 @@ from typing import Any
 import pandas as pd
 
 from bench.errors import InputError
-from bench.io import atomic_path, read_table, write_json, write_table
+from bench.io import atomic_path, json_kind, read_json, read_table, write_json, write_table
 from human_eval.sampling import SamplingError, opaque_id, select_gold, stratified_sample
+from human_eval.store import DEFAULT_CLAIM_TTL_S
 
 MANIFEST = "manifest.parquet"
 CONFIG = "study.json"
@@ -137,7 +138,7 @@ def usable_rows(frame: pd.DataFrame) -> pd.DataFrame:
         ok &= frame["error"].fillna("").astype(str) == ""
     exists = [
         bool(k) and (Path(folder) / str(path)).is_file()
-        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"], strict=False)
+        for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"], strict=True)
     ]
     return frame[pd.Series(exists, index=frame.index)]
 
@@ -213,7 +214,7 @@ def create_study(
         "n_gold": int(manifest["is_gold"].sum()),
         "batch_size": batch_size,
         "gold_per_batch": gold_per_batch,
-        "claim_ttl_seconds": 2 * 3600,
+        "claim_ttl_seconds": DEFAULT_CLAIM_TTL_S,
         "scale": scale,
         "criteria": [dict(c) for c in criteria],
         "include_controls": include_controls,
@@ -239,7 +240,7 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
             text("seed"),
             text("sample_index"),
             text("image_path"),
-            strict=False,
+            strict=True,
         )
     ]
     ids = [opaque_id(seed, key) for key in keys]
@@ -281,7 +282,7 @@ def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progre
     from tqdm import tqdm
 
     (out / IMAGES).mkdir(parents=True, exist_ok=True)
-    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=False))
+    pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=True))
     for folder, source, target in tqdm(pairs, desc="copying images", disable=not progress):
         destination = out / target
         if destination.exists():
@@ -294,16 +295,91 @@ def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progre
 
 
 def load_study(folder: str | Path) -> Study:
-    """Read ``study.json`` and the manifest; one-line errors when the folder is not a study."""
+    """Read ``study.json``, the manifest and (if present) check the stored ratings.
+
+    Every problem is a one-line :class:`InputError` naming the file: a folder that is
+    not a study, malformed or mistyped settings, a manifest without its columns, a
+    ratings file that is not a SQLite database, a stored rating off the study's scale.
+    """
     folder = Path(folder)
     config_path = folder / CONFIG
     if not config_path.exists():
         raise InputError(folder, "not a study folder: study.json is missing")
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(config_path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
-    if config.get("scale") not in SCALES:
-        raise InputError(config_path, f"unknown scale {config.get('scale')!r}", key="scale")
+    config = read_json(config_path)
+    check_config(config, config_path)
     manifest = read_table(folder / MANIFEST)
-    return Study(folder=folder.resolve(), config=config, manifest=manifest)
+    missing = [c for c in MANIFEST_REQUIRED if c not in manifest.columns]
+    if missing:
+        raise InputError(folder / MANIFEST, f"missing columns {missing}")
+    study = Study(folder=folder.resolve(), config=config, manifest=manifest)
+    if study.database.exists():
+        check_ratings(study)
+    return study
+
+
+#: Manifest columns the app and the statistics rely on.
+MANIFEST_REQUIRED = ("image_id", "file", "prompt", "is_gold")
+
+#: study.json settings: key -> (accepted types, required, lowest value).
+_SETTINGS: dict[str, tuple[tuple[type, ...], bool, float | None]] = {
+    "raters_per_image": ((int,), True, 1),
+    "batch_size": ((int,), True, 1),
+    "scale": ((str,), True, None),
+    "criteria": ((list,), True, None),
+    "gold_per_batch": ((int,), False, 0),
+    "claim_ttl_seconds": ((int, float), False, 1),
+    "max_claims_per_address": ((int,), False, 1),
+}
+
+
+def check_config(config: dict[str, Any], path: Path) -> None:
+    """study.json's settings have the right types and values (InputError naming the key)."""
+    for key, (types, required, lowest) in _SETTINGS.items():
+        if key not in config:
+            if required:
+                raise InputError(path, f"missing required key {key!r}", key=key)
+            continue
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            wanted = " or ".join(json_kind(t) for t in types)
+            raise InputError(path, f"expected a {wanted}, got {value!r}", key=key)
+        if lowest is not None and config[key] < lowest:
+            raise InputError(path, f"must be >= {lowest:g}, got {value!r}", key=key)
+    if config["scale"] not in SCALES:
+        raise InputError(path, f"unknown scale {config['scale']!r}", key="scale")
+    names = [c.get("name") if isinstance(c, dict) else None for c in config["criteria"]]
+    questions = [c.get("question") if isinstance(c, dict) else None for c in config["criteria"]]
+    if not names or not all(isinstance(n, str) and n for n in names + questions):
+        raise InputError(path, "expected a list of {name, question} mappings", key="criteria")
+    if len(set(names)) != len(names):
+        raise InputError(path, f"criterion names repeat: {names}", key="criteria")
+
+
+def check_ratings(study: Study) -> None:
+    """Every stored rating is a known criterion with a value on the study's scale."""
+    import sqlite3
+    from contextlib import closing
+
+    path = study.database
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"  # percent-encoded: any folder name works
+        with closing(sqlite3.connect(uri, uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+            if "ratings" not in tables:
+                return
+            rows = db.execute(
+                "SELECT criterion, value, COUNT(*) FROM ratings GROUP BY criterion, value"
+            ).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise InputError(path, f"not a usable ratings database (SQLite: {exc})") from None
+    allowed = set(study.scale.values())
+    names = set(study.criterion_names)
+    for criterion, value, count in rows:
+        if criterion not in names:
+            raise InputError(path, f"{count} stored rating(s) for unknown criterion {criterion!r}")
+        if value not in allowed:
+            raise InputError(
+                path,
+                f"{count} stored rating(s) of {criterion!r} = {value!r}, not on the "
+                f"{study.config['scale']} scale {sorted(allowed)}",
+            )

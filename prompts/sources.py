@@ -361,7 +361,9 @@ def _set_stated_apart(frame: pd.DataFrame, options: dict[str, str]) -> pd.DataFr
 
 
 def _check_texts(frame: pd.DataFrame, where: str, first_line: int | None) -> None:
-    empty = frame["text"].isna()
+    """Every row needs a text to write: a missing or blank cell is an error naming its row."""
+    text = frame["text"]
+    empty = text.isna() | (text.fillna("").astype(str).str.strip() == "")
     if empty.any():
         row = int(empty.to_numpy().argmax())
         raise InputError(

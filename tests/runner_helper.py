@@ -11,7 +11,10 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
 * ``flaky:render?fail=PROMPT_ID&marker=PATH``: fails the batch holding that
   prompt while PATH does not exist, then creates PATH (fails once);
 * ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
-* ``broken:``: fails to load.
+* ``broken:``: fails to load;
+* readers ``slowocr?delay=S[&torch=1]`` (pixelocr taking S seconds per call, in torch
+  with ``torch=1``), ``ocr_blind``
+  (created fine, every read fails) and ``ocr_dead`` (cannot be created).
 """
 
 from __future__ import annotations
@@ -52,6 +55,40 @@ class PixelOCR(Reader):
                 )
             )
         return out
+
+
+class SlowOCROptions(Options):
+    delay: float = 1.0
+    torch: bool = False  # spend the delay in torch (native threads), as EasyOCR does
+
+
+class SlowOCR(PixelOCR):
+    def __init__(self, options: SlowOCROptions) -> None:
+        self.delay = options.delay
+        self.torch = options.torch
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        if not self.torch:
+            time.sleep(self.delay)
+            return super().read(images)
+        import torch
+
+        end = time.monotonic() + self.delay
+        matrix = torch.randn(600, 600)
+        while time.monotonic() < end:
+            matrix = (matrix @ matrix).tanh()
+        return super().read(images)
+
+
+class BlindOCR(PixelOCR):
+    name = "ocr_blind"
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        raise RuntimeError("Could not initialize: no such language")
+
+
+def _dead_ocr(spec: Spec, options: Options) -> Reader:
+    raise RuntimeError("engine binary missing")
 
 
 class DoubleOptions(Options):
@@ -125,6 +162,9 @@ class Broken(ModelAdapter):
 
 def register() -> None:
     PLUGINS.register("readers", "pixelocr", summary="test double")(lambda spec, _: PixelOCR())
+    PLUGINS.register("readers", "slowocr", options=SlowOCROptions)(lambda _, o: SlowOCR(o))
+    PLUGINS.register("readers", "ocr_blind")(lambda spec, _: BlindOCR())
+    PLUGINS.register("readers", "ocr_dead")(_dead_ocr)
     for name, factory, options in (
         ("slow", SlowRender, SlowOptions),
         ("flaky", FlakyRender, FlakyOptions),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from collections.abc import Sequence
@@ -34,6 +35,7 @@ from bench.engine import (
     take_shard,
 )
 from bench.errors import InputError
+from bench.io import HOST_TAG
 from bench.readers import Reader, ReadError, Reading
 
 
@@ -92,14 +94,16 @@ def test_parts_are_numbered_and_the_newest_row_of_a_key_wins(tmp_path: Path) -> 
     first = folder.write_part(_rows(["a", "b"], "old", "boom"), "shard-0-of-1", "m")
     second = folder.write_part(_rows(["b", "c"], "new"), "shard-0-of-1", "m")
     other = folder.write_part(_rows(["z"], "other"), "shard-0-of-1", "n")
+    # numbered per (shard, group); the writing process (host, pid) in the name
+    writer = f"{HOST_TAG}-{os.getpid()}"
     assert (first.name, second.name, other.name) == (
-        "batch-00001.parquet",
-        "batch-00002.parquet",
-        "batch-00001.parquet",
+        f"batch-00001-{writer}.parquet",
+        f"batch-00002-{writer}.parquet",
+        f"batch-00001-{writer}.parquet",
     )
     # a new folder object (a resumed process) continues the numbering
     assert RunFolder(tmp_path).write_part(_rows(["d"], "x"), "shard-0-of-1", "m").name == (
-        "batch-00003.parquet"
+        f"batch-00003-{writer}.parquet"
     )
     rows = folder.read_parts(["k"], groups=["m"])
     assert dict(zip(rows["k"], rows["value"], strict=True)) == {

@@ -52,10 +52,14 @@ def app(tmp_path_factory: pytest.TempPathFactory):
     demo.close()
 
 
-def client(url: str):
+def client(url: str, address: str | None = None):
+    """A participant's page; ``address``: the client address the app sees (via a local proxy)."""
     from gradio_client import Client
 
-    return Client(url, verbose=False, download_files=False, analytics_enabled=False)
+    headers = {"X-Forwarded-For": address} if address else None
+    return Client(
+        url, verbose=False, download_files=False, analytics_enabled=False, headers=headers
+    )
 
 
 def answer(c, state: dict, prompt_following: str, text_accuracy: str) -> dict:
@@ -150,7 +154,7 @@ def test_twenty_concurrent_raters_store_every_answer_exactly_once(app: dict) -> 
 
     def rater(index: int) -> None:
         try:
-            c = client(app["url"])
+            c = client(app["url"], f"10.0.0.{index + 1}")  # raters on their own machines
             barrier.wait(timeout=120)  # everyone starts claiming at the same moment
             state = c.predict(True, api_name="/start")[-1]
             with lock:

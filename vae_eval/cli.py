@@ -86,27 +86,39 @@ def evaluate_command(
         retry_errors=retry_errors,
     )
     console = Console(stderr=True)
-    with Progress(
+    bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-    ) as bar:
-        tasks: dict[str, object] = {}
+    )
+    tasks: dict[str, object] = {}
 
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)  # type: ignore[arg-type]
+    def progress(stage: str, done: int, total: int) -> None:
+        if not tasks:
+            bar.start()  # at the first batch: a refused input prints only its error line
+        if stage not in tasks:
+            tasks[stage] = bar.add_task(stage, total=total)
+        bar.update(tasks[stage], completed=done)  # type: ignore[arg-type]
 
+    try:
         table = evaluate(options, out, progress=progress)
-    import json
+    except KeyboardInterrupt:
+        typer.echo("interrupted: run the same command again to resume", err=True)
+        raise typer.Exit(130) from None
+    finally:
+        if tasks:
+            bar.stop()
+    from bench.cli_run import fail_when_every_row_failed
+    from bench.io import read_json
+    from bench.schema import failed_mask
 
-    notes = json.loads((out / "run.json").read_text(encoding="utf-8")).get("notes", [])
+    notes = read_json(out / "run.json").get("notes", [])
     report = write_report(table, out, notes=notes)
-    failed = int((table["error"] != "").sum()) if len(table) else 0
+    failed = int(failed_mask(table).sum()) if len(table) else 0
     typer.echo(f"{len(table)} rows ({failed} failed) -> {out / RESULTS_NAME}; report {report}")
+    fail_when_every_row_failed(table, "the evaluation")
 
 
 def _check_specs(codecs: list[str], reader: str) -> None:
@@ -116,6 +128,11 @@ def _check_specs(codecs: list[str], reader: str) -> None:
 
     for flag, kind, specs in (("--vae", "codecs", codecs), ("--ocr", "readers", [reader])):
         for spec in specs:
+            _, _, query = spec.partition("?")
+            stray = [part for part in query.split("&") if part and not part.partition("=")[0]]
+            stray += [part for part in query.split("&") if part and "=" not in part]
+            if stray:
+                raise InputError(flag, f"{spec}: malformed option {stray[0]!r}; use ?key=value")
             try:
                 PLUGINS.resolve(kind, spec)
             except InputError as exc:

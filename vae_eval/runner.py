@@ -16,7 +16,10 @@ Layout of the output folder ``OUT`` (the engine's layout; one shard)::
     OUT/report/                    see :mod:`vae_eval.report`
 
 Resuming: every batch is written as its own part file (atomically) as soon as it is
-scored, so a crash loses at most the batches in flight. A rerun skips the (image,
+scored, so a crash loses at most the batches in flight. Every input (codec and reader
+specs, the image set, the reader itself) is checked before ``OUT`` is touched, and one
+process at a time evaluates into ``OUT`` (a second one is refused, see
+:meth:`bench.engine.RunFolder.hold_shard`). A rerun skips the (image,
 codec) pairs already there (failed ones too, unless ``retry_errors``) and merges all
 parts into ``vae_results.parquet``, the newest row of each (vae, image_id) winning.
 
@@ -367,6 +370,7 @@ def evaluate(
     (tests and notebooks pass objects they already have). ``progress(stage, done,
     total)`` is called after each batch with the images done in that stage.
     """
+    from bench.errors import InputError
     from bench.registry import PLUGINS
     from vae_eval.imageset import load_image_set
 
@@ -375,7 +379,8 @@ def evaluate(
         PLUGINS.resolve("codecs", spec, where="--vae")
     if ocr_engine is None:
         PLUGINS.resolve("readers", options.ocr, where="--ocr")
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "exists and is not a folder (--out must be a folder)")
 
     # Codecs load lazily, one at a time, only when they have work (a finished run loads
     # none); "size=native" needs their resolution hints first, so it loads them upfront.
@@ -388,32 +393,33 @@ def evaluate(
     if image_set is None:
         image_set = load_image_set(options.images, limit=options.limit, native_size=native_size)
     if ocr_engine is None:
-        from bench.readers import get_reader
-
-        ocr_engine = get_reader(options.ocr)
+        ocr_engine = engine.start_reader(options.ocr)
+    # Every input is checked: from here on the folder is written, by one process at a time.
     folder = engine.RunFolder(out)
-    _check_same_run(folder, image_set.name, ocr_engine.name)
-    folder.write_manifest(
-        {
-            "images": image_set.name,
-            "codecs": specs,
-            "ocr_engine": ocr_engine.name,
-            "ocr_version": ocr_engine.version,
-            "limit": options.limit,
-            "notes": image_set.notes,
-        }
-    )
-    evaluation = Evaluation(folder, image_set, ocr_engine, options)
-    loop = engine.Loop(
-        folder,
-        SHARD,
-        evaluation.finish,
-        batch_size=options.batch_size,
-        progress=progress,
-        noun="codec",
-    )
-    loop.run(evaluation.groups(specs, preloaded))
-    return merge_results(out, specs, [item.image_id for item in image_set.items])
+    with folder.hold_shard(SHARD):
+        with folder.locked():
+            _check_same_run(folder, image_set.name, ocr_engine.name)
+            folder.write_manifest(
+                {
+                    "images": image_set.name,
+                    "codecs": specs,
+                    "ocr_engine": ocr_engine.name,
+                    "ocr_version": ocr_engine.version,
+                    "limit": options.limit,
+                    "notes": image_set.notes,
+                }
+            )
+        evaluation = Evaluation(folder, image_set, ocr_engine, options)
+        loop = engine.Loop(
+            folder,
+            SHARD,
+            evaluation.finish,
+            batch_size=options.batch_size,
+            progress=progress,
+            noun="codec",
+        )
+        loop.run(evaluation.groups(specs, preloaded))
+        return merge_results(out, specs, [item.image_id for item in image_set.items], folder=folder)
 
 
 def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> None:
@@ -438,7 +444,11 @@ def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> N
 
 
 def merge_results(
-    out: Path, codecs: Sequence[str] | None = None, image_ids: Sequence[str] | None = None
+    out: Path,
+    codecs: Sequence[str] | None = None,
+    image_ids: Sequence[str] | None = None,
+    *,
+    folder: engine.RunFolder | None = None,
 ) -> pd.DataFrame:
     """Merge the part files into ``vae_results.parquet`` and return the table.
 
@@ -447,7 +457,7 @@ def merge_results(
     ``codecs`` order, else by name) and image order; of duplicate (vae, image_id)
     pairs the newest part's row is kept.
     """
-    folder = engine.RunFolder(out)
+    folder = folder or engine.RunFolder(out)
     groups = [slug(c) for c in codecs] if codecs is not None else folder.groups() - {ORIGINAL}
 
     def finish(table: pd.DataFrame) -> pd.DataFrame:

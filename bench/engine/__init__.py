@@ -22,30 +22,37 @@ Run folder layout (:mod:`~bench.engine.folder`)::
 
     run.json                              the manifest; a folder of another run is refused
     images/<group>/<name>.png             written atomically, SHA-256 returned
-    parts/<shard>/<group>/batch-NNNNN.parquet   one batch's rows, written after its images
+    parts/<shard>/<group>/batch-NNNNN-<host>-<pid>.parquet   one batch's rows, after its images
     parts/<shard>/shard.json              facts about the process that ran the shard
     <table>.parquet                       the merged table (results, vae_results)
+    .locks/<shard>.lock, manifest.lock    who writes which shard; who edits run.json
 
-Crash safety: an image is written (atomically) before the part file holding its row,
-and each part file is written atomically after its batch, so a crash loses at most
-the batches in flight and never leaves a half-written file.
+Crash safety: an image is written (atomically, flushed to disk) before the part file
+holding its row, and each part file is written the same way after its batch, so a
+crash loses at most the batches in flight and never leaves a half-written file; the
+hidden temporary files a killed process leaves are deleted when the shard is next
+taken. An unreadable part file is reported, set aside and its rows made again.
 
-Where later work plugs in: every write goes through :class:`RunFolder` (so fsync
-before rename, or a lock per folder and shard, is one change there), every part file
-is read by :meth:`RunFolder.read_parts` (the one place to set unreadable files
-aside), and reading is its own step (:func:`read_batch`; in the benchmark
-``Runner.read_images``), so it can move to separate processes fed through the run folder;
-the cache is keyed by reader identity, so two readers can read the same images.
+Concurrency: one process per (folder, shard) (:meth:`RunFolder.hold_shard` refuses a
+second one with :class:`FolderBusy`); run.json is compared and created, and tables
+merged, under the folder's manifest lock (:meth:`RunFolder.locked`).
+
+Reading is its own step (:func:`read_batch`; in the benchmark ``Runner.read_images``),
+so it can move to separate processes fed through the run folder; the cache is keyed
+by reader identity, so two readers can read the same images.
 
 Public API::
 
-    RunFolder(root)                       manifest(), create_manifest(data), write_manifest(data),
+    RunFolder(root, say=)                 manifest(), create_manifest(data), write_manifest(data),
                                           check_same_run(expected, refuse), write_image(image, rel),
                                           write_part(rows, shard, group), read_parts(key),
-                                          done_keys(key), merge(name, key, finish)
+                                          done_keys(key), merge(name, key, finish),
+                                          hold_shard(shard), locked(), busy_shards(), clear(files)
+    FolderBusy                            the refusal when another process holds a lock
     slug(name, digest=, keep=, limit=)    the folder-name rule; image_path(group, stem)
     Shard, take_shard(groups, shard), remaining(groups, done, key)
     read_batch(reader, images, cache)     Reading or Exception per image; ReadingCache
+    start_reader(spec, flag=)             create a reader; one that cannot start is an InputError
     Loop(folder, shard, finish, batch_size=).run(groups), Group, Batch, progress_bars
 """
 
@@ -53,6 +60,7 @@ from __future__ import annotations
 
 from bench.engine.folder import RunFolder, encode_png, image_path, slug
 from bench.engine.jobs import Shard, remaining, take_shard
+from bench.engine.lock import FolderBusy
 from bench.engine.loop import (
     QUEUE_DEPTH,
     Batch,
@@ -70,11 +78,13 @@ from bench.engine.reading import (
     image_digest,
     read_batch,
     reader_identity,
+    start_reader,
 )
 
 __all__ = [
     "QUEUE_DEPTH",
     "Batch",
+    "FolderBusy",
     "Group",
     "GroupStats",
     "Loop",
@@ -93,5 +103,6 @@ __all__ = [
     "reader_identity",
     "remaining",
     "slug",
+    "start_reader",
     "take_shard",
 ]

@@ -1,23 +1,44 @@
 """The run folder: manifest, images, part files and the merged table (see :mod:`bench.engine`).
 
 Everything a run writes goes through one :class:`RunFolder`, so the rules live in one
-place: writes are atomic (a temporary file renamed into place), images are PNG with
-their SHA-256 returned, part files are numbered per (shard, group), and merging keeps
-the newest row of each key.
+place: writes are atomic and durable (a temporary file flushed, then renamed into
+place), images are PNG with their SHA-256 returned, part files are numbered per
+(shard, group) and carry the writing process in their name, and merging keeps the
+newest row of each key.
+
+Concurrency: a process writing a shard holds that shard's lock for its whole work
+(:meth:`RunFolder.hold_shard`; a second process on the same shard is refused), and
+run.json is compared, created and merged into only under the folder's manifest lock
+(:meth:`RunFolder.locked`). Taking a shard lock also deletes the temporary files that
+dead processes left behind.
+
+A part file that cannot be read (truncated by a full disk, damaged by a copy) is
+reported in one line and renamed ``*.parquet.unreadable`` by the process holding the
+lock, so its rows count as not done and are produced again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import json
+import os
 import re
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.engine.lock import FolderLock
 from bench.errors import InputError
-from bench.io import atomic_path, write_json, write_table
+from bench.io import (
+    HOST_TAG,
+    atomic_path,
+    read_json,
+    remove_stale_temp_files,
+    write_json,
+    write_table,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,6 +48,12 @@ if TYPE_CHECKING:
 SAFE_CHARACTERS = "._=+-"
 MANIFEST = "run.json"
 PARTS = "parts"
+#: Suffix given to a part file that could not be read (it is kept for inspection).
+UNREADABLE = ".unreadable"
+#: The lock taken to compare, create or update run.json and to merge.
+MANIFEST_LOCK = "manifest"
+
+_PART_NUMBER = re.compile(r"^batch-(\d+)")
 
 #: A function that turns the merged rows into the final table (order, filter, columns).
 Finish = Callable[["pd.DataFrame"], "pd.DataFrame"]
@@ -76,12 +103,59 @@ def encode_png(image: Image.Image) -> tuple[bytes, str]:
     return data, hashlib.sha256(data).hexdigest()
 
 
-class RunFolder:
-    """One run's folder on disk; see the layout in :mod:`bench.engine`."""
+def _say_on_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
-    def __init__(self, root: str | Path) -> None:
+
+class RunFolder:
+    """One run's folder on disk; see the layout in :mod:`bench.engine`.
+
+    ``say`` receives one-line notices (an unreadable part file set aside, a wait for
+    another process); by default they go to stderr.
+    """
+
+    def __init__(self, root: str | Path, *, say: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
+        self.say = say or _say_on_stderr
         self._last_part: dict[Path, int] = {}
+        self._holding: set[str] = set()  # shards whose lock this object holds
+
+    # -------------------------------------------------------------------- locks
+    @contextmanager
+    def hold_shard(self, shard: str) -> Iterator[None]:
+        """Be the one process writing ``shard`` for the block (else :class:`FolderBusy`).
+
+        Temporary files left by dead processes are deleted once the lock is held.
+        """
+        with FolderLock(self.root, shard).try_hold():
+            self._holding.add(shard)
+            try:
+                removed = remove_stale_temp_files(self.root)
+                if removed:
+                    self.say(f"{self.root}: removed {removed} temporary file(s) of an ended run")
+                yield
+            finally:
+                self._holding.discard(shard)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the manifest lock for the block (waiting for another holder)."""
+        with FolderLock(self.root, MANIFEST_LOCK).wait_hold(self.say):
+            self._holding.add(MANIFEST_LOCK)
+            try:
+                yield
+            finally:
+                self._holding.discard(MANIFEST_LOCK)
+
+    def shard_busy(self, shard: str) -> bool:
+        """True when another process holds ``shard``'s lock right now."""
+        return FolderLock(self.root, shard).held_by_other()
+
+    def busy_shards(self) -> list[str]:
+        """Shards whose lock another process holds right now."""
+        locks = sorted((self.root / ".locks").glob("*.lock"))
+        names = [path.stem for path in locks if path.stem != MANIFEST_LOCK]
+        return [name for name in names if name not in self._holding and self.shard_busy(name)]
 
     @property
     def manifest_path(self) -> Path:
@@ -93,10 +167,10 @@ class RunFolder:
 
     # ----------------------------------------------------------------- manifest
     def read_json(self, path: Path) -> dict[str, Any]:
-        """A JSON object from ``path`` ({} when the file does not exist)."""
+        """A JSON object from ``path`` ({} when the file does not exist; one-line errors)."""
         if not path.is_file():
             return {}
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = read_json(path)
         return data
 
     def write_json(self, path: Path, data: Mapping[str, Any]) -> None:
@@ -113,11 +187,16 @@ class RunFolder:
         self.write_json(self.manifest_path, data)
 
     def create_manifest(self, data: Mapping[str, Any]) -> bool:
-        """Write ``run.json`` when the folder has none; True when it was written."""
-        if self.manifest_path.is_file():
-            return False
-        self.write_manifest(data)
-        return True
+        """Write ``run.json`` when the folder has none; True when it was written.
+
+        Checked and written under the manifest lock, so of two processes starting
+        at once exactly one creates it and the other compares against it.
+        """
+        with self.locked():
+            if self.manifest_path.is_file():
+                return False
+            self.write_manifest(data)
+            return True
 
     def check_same_run(
         self,
@@ -178,10 +257,13 @@ class RunFolder:
         """
         folder = self.part_dir(shard, group)
         if folder not in self._last_part:
-            numbers = [int(p.stem.split("-")[-1]) for p in folder.glob("batch-*.parquet")]
+            names = [p.name for p in folder.glob("batch-*")]
+            numbers = [int(m[1]) for m in map(_PART_NUMBER.match, names) if m]
             self._last_part[folder] = max(numbers, default=0)
         self._last_part[folder] += 1
-        path = folder / f"batch-{self._last_part[folder]:05d}.parquet"
+        # The process in the name: two writers can never replace each other's part.
+        name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}.parquet"
+        path = folder / name
         write_table(rows, path)
         return path
 
@@ -212,12 +294,34 @@ class RunFolder:
         """
         import pandas as pd
 
-        frames = [pd.read_parquet(path) for path in self.part_files(groups)]
+        read = (self._read_part(path) for path in self.part_files(groups))
+        frames = [frame for frame in read if frame is not None]
         frames = [conform(f) if conform else f for f in frames if len(f)]
         if not frames:
             return conform(pd.DataFrame()) if conform else pd.DataFrame()
         rows = pd.concat(frames, ignore_index=True)
         return rows.drop_duplicates(subset=list(key), keep="last").reset_index(drop=True)
+
+    def _read_part(self, path: Path) -> pd.DataFrame | None:
+        """One part file's rows; None (reported, and set aside under a lock) when unreadable."""
+        import pandas as pd
+        import pyarrow as pa
+
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            problem = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            reason = f"{type(exc).__name__}: {problem}"[:200]
+            if self._holding:
+                aside = path.with_name(path.name + UNREADABLE)
+                os.replace(path, aside)
+                self.say(
+                    f"warning: {path}: unreadable part file ({reason}); "
+                    f"set aside as {aside.name}, its rows will be made again"
+                )
+            else:
+                self.say(f"warning: {path}: unreadable part file ({reason}); its rows are skipped")
+            return None
 
     def done_keys(
         self,
@@ -245,7 +349,24 @@ class RunFolder:
         groups: Collection[str] | None = None,
         conform: Finish | None = None,
     ) -> pd.DataFrame:
-        """Merge the part files into the table ``name``: newest row per key, then ``finish``."""
-        table = finish(self.read_parts(key, groups=groups, conform=conform))
-        self.write_table(table, name)
+        """Merge the part files into the table ``name``: newest row per key, then ``finish``.
+
+        Under the manifest lock: two processes finishing at once merge one after the other.
+        """
+        with self.locked():
+            table = finish(self.read_parts(key, groups=groups, conform=conform))
+            self.write_table(table, name)
         return table
+
+    def clear(self, files: Collection[str]) -> None:
+        """Delete the part files, run.json and ``files`` (a failed attempt's files).
+
+        Images stay: a new run overwrites those it makes again.
+        """
+        import shutil
+
+        if self.parts.is_dir():
+            shutil.rmtree(self.parts)
+        for name in (MANIFEST, *files):
+            (self.root / name).unlink(missing_ok=True)
+        self._last_part.clear()

@@ -15,12 +15,22 @@ Failures stay local:
 * ``produce`` raises CUDA out of memory: the batch size is halved (for the rest of the
   group) and the batch retried; any other exception: a failed batch (``"Generate"``);
 * the worker raises (a bug, a full disk): the main thread stops and re-raises it.
+
+Ctrl-C: the first one stops production; the worker drops the queued batches, ends the
+one it is writing (so its part file is whole) and the interruption goes on to the
+caller (the same command resumes). A second Ctrl-C while the worker ends quits at once
+(exit code 130) instead of unwinding the interpreter under native threads, which is
+what used to abort with "terminate called without an active exception"; the part
+files already written are whole, and the temporary file of the one being written is
+deleted when the shard is next taken.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -129,6 +139,7 @@ class Loop:
         self.noun = noun
         self.stats = LoopStats()
         self._failure: BaseException | None = None
+        self._stopping = False
         self._done: dict[str, int] = {}
 
     def run(self, groups: Sequence[Group]) -> LoopStats:
@@ -142,11 +153,22 @@ class Loop:
                 if group.jobs:
                     self._run_group(group, work)
                 self._raise_worker_failure()
-        finally:
-            work.put(None)
-            worker.join()
+        except KeyboardInterrupt:
+            self._stopping = True  # the worker drops what is queued
+            self.say("interrupted: finishing the batch being written (Ctrl-C again quits now)")
+            self._stop_worker(work, worker)
+            raise
+        self._stop_worker(work, worker)
         self._raise_worker_failure()
         return self.stats
+
+    def _stop_worker(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
+        """Let the worker finish and end; a Ctrl-C meanwhile quits the process at once."""
+        try:
+            work.put(None)
+            worker.join()
+        except KeyboardInterrupt:
+            quit_now()
 
     # ---------------------------------------------------------------- producing
     def _run_group(self, group: Group, work: queue.Queue[Batch | None]) -> None:
@@ -206,8 +228,8 @@ class Loop:
             batch = work.get()
             if batch is None:
                 return
-            if self._failure is not None:
-                continue  # drain: the main thread is about to raise
+            if self._failure is not None or self._stopping:
+                continue  # drain: the main thread is about to raise or was interrupted
             try:
                 rows = self.finish(batch)
                 if len(rows):  # a batch whose jobs were all skipped (spending cap) has none
@@ -267,6 +289,15 @@ def progress_bars(
 
     with bars:
         yield advance
+
+
+def quit_now(code: int = 130) -> None:
+    """Leave the process at once (second Ctrl-C): flush the output, skip interpreter teardown."""
+    with contextlib.suppress(Exception):
+        sys.stderr.write("interrupted again: stopped now; run the same command to resume\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+    os._exit(code)
 
 
 def _is_oom(exc: BaseException) -> bool:

@@ -23,6 +23,25 @@ if TYPE_CHECKING:
     from bench.readers.base import Reader, Reading
 
 
+def start_reader(spec: str, flag: str = "--ocr") -> Reader:
+    """Create the reader of ``spec`` now; one that cannot start is a user error naming ``flag``.
+
+    Runs create their reader before writing anything, so a reader that cannot start
+    (a missing binary, missing weights) leaves no folder behind.
+    """
+    from bench.engine.loop import error_text
+    from bench.errors import InputError
+    from bench.readers import get_reader
+
+    try:
+        return get_reader(spec)
+    except InputError:
+        raise
+    except Exception as exc:
+        problem = error_text("OCR", exc).removeprefix("OCR: ")
+        raise InputError(flag, f"cannot start the OCR engine {spec!r}: {problem}") from None
+
+
 def image_digest(image: Image.Image) -> str:
     """SHA-256 of an image's size, mode and pixels (the cache key's image part).
 
