@@ -133,6 +133,7 @@ COCOTEXT = [
             family="cocotext",
             reference=REFERENCE,
             aggregate=Mean(),
+            summary=1,
         )
     ),
     register_metric(
@@ -146,6 +147,7 @@ COCOTEXT = [
             family="cocotext",
             reference=REFERENCE,
             aggregate=Mean(),
+            summary=2,
         )
     ),
     register_metric(
