@@ -116,8 +116,8 @@ def dataset_card(meta: dict[str, Any], table: pd.DataFrame, *, dropped: int) -> 
         + (f" ({dropped} failed rows without an image left out)" if dropped else "")
         + ", one row each with the prompt, the reader's output and every score.",
         "",
-        "Load it with `datasets.load_dataset(\"imagefolder\", data_dir=...)` (images and "
-        "columns) or `load_dataset(\"parquet\", data_files=\".../metadata.parquet\")`.",
+        'Load it with `datasets.load_dataset("imagefolder", data_dir=...)` (images and '
+        'columns) or `load_dataset("parquet", data_files=".../metadata.parquet")`.',
         "",
         "## Models",
         "",
@@ -168,7 +168,9 @@ def push_folder(folder: Path, repo: str) -> None:
         from huggingface_hub import HfApi
         from huggingface_hub.constants import HF_HUB_OFFLINE
     except ImportError:
-        raise InputError(None, "--push needs huggingface_hub (pip install huggingface_hub)") from None
+        raise InputError(
+            None, "--push needs huggingface_hub (pip install huggingface_hub)"
+        ) from None
     if HF_HUB_OFFLINE:
         raise InputError(None, f"--push {repo}: the hub is offline (HF_HUB_OFFLINE); folder kept")
     api = HfApi()
@@ -177,9 +179,10 @@ def push_folder(folder: Path, repo: str) -> None:
         api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset")
     except Exception as exc:  # no network, no token, no rights: all one line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise InputError(None, f"--push {repo}: cannot reach the hub ({first}); folder kept") from None
+        raise InputError(
+            None, f"--push {repo}: cannot reach the hub ({first}); folder kept"
+        ) from None
 
 
 def register(app: typer.Typer) -> None:
     app.command("export")(export_command)
-

@@ -270,7 +270,9 @@ def test_published_scores_name_real_columns_subsets_and_sources() -> None:
         assert row["source"] and row["protocol"] and "@" in row["source"]
     flux = table[(table["benchmark"] == "oneig-text") & (table["model"] == "Flux.1-dev")]
     assert flux["value"].tolist() == [0.523]
-    assert matches("diffusers:black-forest-labs/FLUX.1-dev", "Flux.1-dev", "black-forest-labs/FLUX.1-dev")
+    assert matches(
+        "diffusers:black-forest-labs/FLUX.1-dev", "Flux.1-dev", "black-forest-labs/FLUX.1-dev"
+    )
     assert not matches("control:render", "Flux.1-dev", "black-forest-labs/FLUX.1-dev")
     assert matches("AnyText-v1.1", "AnyText-v1.1", "")
 

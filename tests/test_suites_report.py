@@ -60,7 +60,9 @@ def results() -> pd.DataFrame:
     frame.attrs["runs"] = {
         "r1": {
             "meta": {
-                "models_requested": {"good": {"resolved_spec": "diffusers:black-forest-labs/FLUX.1-dev"}},
+                "models_requested": {
+                    "good": {"resolved_spec": "diffusers:black-forest-labs/FLUX.1-dev"}
+                },
                 "protocol": {"reader": "x", "suite": {"spec": "oneig-text"}, "deviations": []},
             }
         }
@@ -85,7 +87,9 @@ def test_headlines_are_the_families_aggregates_with_intervals(results: pd.DataFr
     zh = results[results["suite_subset"] == "zh"]
     capped_at_100 = METRICS.aggregate(zh, ["oneig_text_score"], "oneig")["oneig_text_score"]
     assert table.loc[("good", "zh"), "oneig_text_score"] != pytest.approx(capped_at_100)
-    assert table.loc[("good", "zh"), "n_prompts"] == 2 and table.loc[("good", "zh"), "n_images"] == 4
+    assert (
+        table.loc[("good", "zh"), "n_prompts"] == 2 and table.loc[("good", "zh"), "n_images"] == 4
+    )
 
 
 def test_paired_differences_use_the_same_prompts_for_both_models(results: pd.DataFrame) -> None:
@@ -94,7 +98,9 @@ def test_paired_differences_use_the_same_prompts_for_both_models(results: pd.Dat
     assert set(pairs["subset"]) == {"en"}  # bad has no Chinese rows: nothing shared there
     score = pairs[pairs["metric"] == "oneig_text_score"].iloc[0]
     table = section.scores.set_index(["model", "subset"])
-    expected = table.loc[("good", "en"), "oneig_text_score"] - table.loc[("bad", "en"), "oneig_text_score"]
+    expected = (
+        table.loc[("good", "en"), "oneig_text_score"] - table.loc[("bad", "en"), "oneig_text_score"]
+    )
     assert score["diff"] == pytest.approx(expected, abs=1e-12)
     assert score["lo"] <= score["diff"] <= score["hi"] and score["n_prompts"] == 3
     # Swapping the models flips the sign.
@@ -141,7 +147,8 @@ def mario_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     for name, reader in (("a", "tesseract"), ("b", "tesseract?psm=6")):
         out = root / name
         result = glyphbench(
-            "run", "--suite", "mario:DrawBenchText,ChineseDrawText", "--data", str(FIXTURES / "mario"),
+            "run", "--suite", "mario:DrawBenchText,ChineseDrawText",
+            "--data", str(FIXTURES / "mario"),
             "--models", "control:render,control:blank", "--ocr", reader,
             "--images-per-prompt", "1", "--out", str(out), "--run-id", f"mario-{name}",
             "--no-progress",
@@ -182,7 +189,10 @@ def test_report_of_two_runs_warns_that_their_protocols_differ(
     scores = {(s["model"], s["subset"]): s for s in suite["scores"]}
     render = scores[("control:render [mario-a]", "all")]
     blank = scores[("control:blank [mario-a]", "all")]
-    assert blank["mario_f"] == 0.0 and render["mario_f_lo"] <= render["mario_f"] <= render["mario_f_hi"]
+    assert (
+        blank["mario_f"] == 0.0
+        and render["mario_f_lo"] <= render["mario_f"] <= render["mario_f_hi"]
+    )
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "Benchmark suites" in page and "MARIO-Eval" in page and "Protocols differ" in page
     assert (tmp_path / "tables" / "suite_mario.csv").is_file()

@@ -1,4 +1,4 @@
-"""Suite sections of the report: each benchmark's own numbers, with intervals, beside published ones.
+"""Suite sections of reports: each benchmark's own numbers with intervals, beside published ones.
 
 For every suite in the results (rows carry ``suite`` and ``suite_subset``), per
 model and subset (and over all subsets when the benchmark pools them): the suite
@@ -415,8 +415,9 @@ def suite_warnings(cards: Mapping[str, Any]) -> list[str]:
 def protocol_clashes(cards: Mapping[str, Any]) -> list[str]:
     """One warning per compared field in which the runs' protocol cards differ.
 
-    >>> protocol_clashes({"a": {"reader": "easyocr"}, "b": {"reader": "rapidocr"}})
-    ["runs a, b were made under different protocols (reader: 'easyocr' vs 'rapidocr'): their numbers are not comparable"]
+    >>> (warning,) = protocol_clashes({"a": {"reader": "easyocr"}, "b": {"reader": "rapidocr"}})
+    >>> warning[:72]
+    "runs a, b were made under different protocols (reader: 'easyocr' vs 'rap"
     """
     from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 

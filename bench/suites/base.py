@@ -284,7 +284,9 @@ def read_json(path: Path, suite: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
-        raise InputError(path, f"suite {suite}: malformed JSON: {exc.msg}", line=exc.lineno) from None
+        raise InputError(
+            path, f"suite {suite}: malformed JSON: {exc.msg}", line=exc.lineno
+        ) from None
 
 
 def require(record: Mapping[str, Any], keys: Iterable[str], where: Path, line: int | None) -> None:

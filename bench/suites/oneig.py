@@ -79,9 +79,7 @@ def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]
     return rows
 
 
-def tile_grid(
-    images: Sequence[Image.Image], columns: int = 2, rows: int = 2
-) -> Image.Image:
+def tile_grid(images: Sequence[Image.Image], columns: int = 2, rows: int = 2) -> Image.Image:
     """OneIG's grid: images pasted row by row; missing ones are black cells of the first's size.
 
     (OneIG's own ``create_image_gallery`` swaps width and height, which only matters
@@ -100,7 +98,10 @@ def tile_grid(
 
 
 def split_grid(grid: Image.Image, columns: int = 2, rows: int = 2) -> list[Image.Image]:
-    """OneIG's cells: ``width // columns`` x ``height // rows`` crops, row by row, black ones dropped."""
+    """OneIG's cells: ``width // columns`` x ``height // rows`` crops, row by row.
+
+    All-black cells (exactly RGB 0, 0, 0: OneIG's padding for a missing image) are dropped.
+    """
     width, height = grid.size[0] // columns, grid.size[1] // rows
     cells = []
     for row in range(rows):

@@ -72,14 +72,13 @@ def options_text(options: dict[str, object]) -> str:
     return "&".join(f"{key}={value}" for key, value in sorted(options.items()))
 
 
-def published_for(
-    suite: str, subset: str, options: str, names: tuple[str, ...]
-) -> pd.DataFrame:
+def published_for(suite: str, subset: str, options: str, names: tuple[str, ...]) -> pd.DataFrame:
     """Published rows of ``suite``/``subset`` with ``options`` for a model called by ``names``."""
     table = load_published()
     rows = table[(table["benchmark"] == suite) & (table["subset"] == subset)]
     rows = rows[rows["options"].isin(["", options])]
-    keep = [any(matches(name, m, alias) for name in names) for m, alias in zip(
-        rows["model"], rows["match"], strict=True
-    )]
+    keep = [
+        any(matches(name, m, alias) for name in names)
+        for m, alias in zip(rows["model"], rows["match"], strict=True)
+    ]
     return rows[keep]
