@@ -289,3 +289,43 @@ def test_oneig_grid_round_trip_drops_black_padding() -> None:
     back = split_grid(grid)
     assert [c.getpixel((0, 0)) for c in back] == [(255, 0, 0), (255, 255, 255), (0, 0, 255)]
     assert len(split_grid(tile_grid([Image.new("RGB", (4, 4))]))) == 0
+
+
+# ------------------------------------------------------------------ example configs
+
+CONFIGS = sorted((Path(__file__).resolve().parents[1] / "configs" / "suites").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
+def test_every_example_config_loads_with_the_benchmark_reader_or_says_why_not(path: Path) -> None:
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    selection = resolve_suite(data["suite"]["spec"])
+    assert selection.suite.name == path.stem
+    if "ocr" not in data:
+        try:
+            config = RunConfig.from_yaml(path)
+        except InputError as exc:  # the benchmark's reader is not registered here
+            assert selection.suite.protocol.reader in exc.problem and "--ocr" in exc.problem
+            config = RunConfig.from_mapping({**data, "ocr": "easyocr"}, path)
+        else:
+            assert config.ocr == selection.suite.protocol.reader
+    else:
+        config = RunConfig.from_yaml(path)
+    assert config.images_per_prompt == selection.suite.protocol.images_per_prompt
+
+
+def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: Path) -> None:
+    import yaml
+
+    from bench.runs import plan_run
+
+    data = yaml.safe_load((CONFIGS[0].parent / "longtext.yaml").read_text(encoding="utf-8"))
+    data.update(ocr="easyocr", out=str(tmp_path / "run"), limit=2)
+    data["suite"]["data"] = str(longtext_dir)
+    data["models"] = data["models"][:2]  # the controls: no weights to resolve
+    plan = plan_run(RunConfig.from_mapping(data))
+    assert plan["prompts"]["count"] == 2 and plan["prompts"]["source"] == "suite:longtext"
+    assert plan["protocol"]["prompts"] == {"selected": 2, "benchmark": 320}
+    assert [m["jobs"] for m in plan["models"]] == [8, 8]
