@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "bench.cli_export",
     "bench.cli_run",
     "bench.cli_list",
+    "bench.cli_readers",
     "bench.report.cli",
     "prompts.cli",
     "vae_eval.cli",

@@ -48,3 +48,57 @@ def font_by_name(name: str) -> Path:
             return path
     known = ", ".join(p.stem for p in available_fonts())
     raise LookupError(f"no font named {name!r}; available: {known}")
+
+
+#: CJK faces the controls may draw Chinese with, in order of preference:
+#: (font file name, face name inside the collection). Debian: fonts-noto-cjk, fonts-wqy-microhei.
+CJK_FACES = (
+    ("NotoSansCJK-Regular.ttc", "Noto Sans CJK SC"),
+    ("NotoSansCJK-Bold.ttc", "Noto Sans CJK SC"),
+    ("NotoSerifCJK-Regular.ttc", "Noto Serif CJK SC"),
+    ("NotoSerifCJK-Bold.ttc", "Noto Serif CJK SC"),
+    ("wqy-microhei.ttc", "WenQuanYi Micro Hei"),
+    ("wqy-zenhei.ttc", "WenQuanYi Zen Hei"),
+)
+
+MISSING_CJK = (
+    "no CJK font found (needed to draw Chinese); apt-get install fonts-noto-cjk fonts-wqy-microhei"
+)
+
+
+def _collection_index(path: Path, face: str) -> int | None:
+    """The index of ``face`` inside a font collection (.ttc), or None when absent."""
+    from PIL import ImageFont
+
+    for index in range(32):
+        try:
+            family = ImageFont.truetype(str(path), 12, index=index).getname()[0]
+        except OSError:  # past the last face of the collection
+            return None
+        if family == face:
+            return index
+    return None
+
+
+@functools.cache
+def cjk_fonts() -> tuple[tuple[Path, int], ...]:
+    """(file, face index) of every face of :data:`CJK_FACES` installed here, in that order.
+
+    Looked up under the system font folders (collections included); empty when
+    none is installed.
+    """
+    by_name: dict[str, Path] = {}
+    for root in SYSTEM_FONT_DIRS:
+        base = Path(root)
+        if base.is_dir():
+            for path in sorted(base.rglob("*.tt[cf]")):
+                by_name.setdefault(path.name, path)
+    found: list[tuple[Path, int]] = []
+    for name, face in CJK_FACES:
+        font_file = by_name.get(name)
+        if font_file is None:
+            continue
+        index = _collection_index(font_file, face)
+        if index is not None:
+            found.append((font_file, index))
+    return tuple(found)

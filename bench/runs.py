@@ -88,6 +88,9 @@ def run_benchmark(
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
         raise InputError(config.prompts, "the prompt selection is empty")
+    from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
+
+    check_reader_reads(config.ocr, prompt_set.frame)
     _check_same_run(folder, config, prompt_set)
     _write_run_start(folder, config, prompt_set, config_text, config_name)
 
@@ -118,6 +121,12 @@ def run_benchmark(
         errors=outcome.errors,
         skipped=outcome.skipped,
     )
+    if outcome.spent_usd is not None or outcome.not_attempted:  # hosted APIs: the cap's story
+        info["attempts"][-1].update(
+            spent_usd=outcome.spent_usd,
+            not_attempted=outcome.not_attempted,
+            stop_reason=outcome.stop_reason or None,
+        )
     folder.write_json(
         shard_json,
         {
@@ -306,6 +315,10 @@ def rescore_run(
     meta = folder.manifest()
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     engine_spec = ocr or config.ocr
+    if ocr and (folder.root / PROMPTS).is_file():  # issue 13: a reader that can read them
+        from bench.readers.scripts import check_reader_reads
+
+        check_reader_reads(ocr, pd.read_parquet(folder.root / PROMPTS))
     if not scores_only:
         if engine is None:
             from bench.readers import get_reader
@@ -344,7 +357,8 @@ def _reread(
     from rich.console import Console
     from rich.progress import Progress
 
-    from bench.engine import ReadingCache, read_batch
+    from bench.engine import read_batch
+    from bench.engine.reading_store import ReadingStore
     from bench.runner import reading_columns
 
     has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
@@ -352,7 +366,7 @@ def _reread(
     )
     indices = list(rows.index[has_image])
     identity = (reader.name, reader.version)
-    cache = ReadingCache()
+    cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
     with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task("rescore OCR", total=len(indices))
         for start in range(0, len(indices), step):
@@ -360,7 +374,8 @@ def _reread(
             images, ok = _load_unchanged(folder, rows, chunk)
             if ok:
                 started = time.perf_counter()
-                outcomes = read_batch(reader, images, cache)
+                keys = [str(rows.at[index, "image_sha256"]) for index in ok]
+                outcomes = read_batch(reader, images, cache, keys)
                 seconds = (time.perf_counter() - started) / len(ok)
                 for index, outcome in zip(ok, outcomes, strict=True):
                     for column, value in reading_columns(outcome, identity, seconds).items():

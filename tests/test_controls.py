@@ -1,4 +1,4 @@
-"""Control models: typo statistics, legible seeded rendering, and the ordering through real EasyOCR."""
+"""Control models: typo statistics, legible seeded rendering, the ordering through real EasyOCR."""
 
 from __future__ import annotations
 
@@ -153,3 +153,19 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
         < algorithm1["control:typo?rate=0.1"]
         < algorithm1["control:blank"]
     )
+
+
+def test_render_draws_chinese_with_a_cjk_font_and_latin_as_before() -> None:
+    import numpy as np
+
+    from bench.fonts import cjk_fonts
+    from bench.models.controls import needs_cjk_font, render_text
+
+    if not cjk_fonts():
+        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+    assert needs_cjk_font("营业中") and not needs_cjk_font("Open ½")
+    chinese = np.asarray(render_text("营业中", seed=1).convert("L"))
+    tofu_free = np.asarray(render_text("营业中", seed=2).convert("L"))
+    # ink is drawn (a missing glyph would still draw a box, so compare two different texts)
+    other = np.asarray(render_text("欢迎光临", seed=1).convert("L"))
+    assert chinese.std() > 5 and tofu_free.std() > 5 and not np.array_equal(chinese, other)

@@ -21,7 +21,8 @@ import pytest
 
 import prompts
 from prompts import attributes as attr
-from prompts.default import DEFAULT_DATA_DIR, REAL_WORLD_GROUPS, load_default_pool
+from prompts.default import DEFAULT_DATA_DIR, load_default_pool
+from prompts.schema import REAL_WORLD_GROUPS
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "prompts" / "data" / "build_default.py"
@@ -268,16 +269,52 @@ def test_real_world_coverage(real: list[dict[str, str]]) -> None:
 
 
 def test_pool_is_the_lazy_cross_product(pool, templates, texts, real) -> None:
+    chinese = len(_read("zh_templates.csv")) * len(_read("zh_texts.csv"))
     assert pool.n_cross == len(templates) * len(texts)
-    assert len(pool) == pool.n_cross + len(real)
-    rows = pool.rows([0, pool.n_cross - 1, len(pool) - 1])
+    assert len(pool) == pool.n_cross + len(real) + chinese  # the Chinese part comes last
+    last_real = pool.n_cross + len(real) - 1
+    rows = pool.rows([0, pool.n_cross - 1, last_real, len(pool) - 1])
     assert list(rows["prompt_type"]) == [
         templates[0]["prompt_type"],
         templates[-1]["prompt_type"],
         "real_world",
+        "complex",
     ]
     assert rows["prompt"].iloc[0] == templates[0]["template"].replace("{text}", texts[0]["text"])
     assert rows["prompt"].iloc[2] == real[-1]["prompt"]
+    assert list(rows["lang"]) == ["en", "en", "en", "zh"]
+
+
+def test_chinese_part_is_selectable_and_attributed() -> None:
+    zh_templates, zh_texts = _read("zh_templates.csv"), _read("zh_texts.csv")
+    chosen = prompts.select("default", where="lang == 'zh'").frame
+    assert len(chosen) == len(zh_templates) * len(zh_texts)
+    assert set(chosen["script"]) == {"han"} and chosen["char_band"].notna().all()
+    for prompt, text in zip(chosen["prompt"], chosen["text"], strict=True):
+        assert f"\u201c{text}\u201d" in prompt
+    # attributes are computed, not stated: character count, rarest-character band, HSK level
+    by_text = chosen.drop_duplicates("text").set_index("text")
+    assert by_text.loc["欢迎光临", "char_length"] == 4
+    assert by_text.loc["饕餮", "char_band"] == "<3" and by_text.loc["你好", "char_band"] == ">=5"
+    assert by_text.loc["饕餮", "hsk_level"] == "beyond HSK 9"
+    assert by_text.loc["今天天气很好。", "hsk_level"] == "1"
+    english = prompts.select("default", sample=40, where="lang == 'en'").frame
+    assert set(english["lang"]) == {"en"}
+
+
+def test_chinese_texts_rebuild_identically(build) -> None:
+    rows = build.build_zh_texts()
+    assert [list(row) for row in rows] == [
+        [r["text_id"], r["text"], r["kind"]] for r in _read("zh_texts.csv")
+    ]
+    assert {kind for _, _, kind in rows} == {
+        "word",
+        "rare",
+        "phrase",
+        "sentence",
+        "numeric",
+        "gibberish",
+    }
 
 
 def test_pool_attributes_match_kinds(pool) -> None:

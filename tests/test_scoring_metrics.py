@@ -214,3 +214,71 @@ def test_score_pairs_options_and_errors():
         score_pairs(["a"], ["a"], compat="paper")  # type: ignore[arg-type]
     empty = score_pairs([], [])
     assert list(empty.columns) == list(SCORE_COLUMNS) and empty.empty
+
+
+# ----------------------------------------------------------------------------- scripts
+
+
+#: Han and kana mixed with Latin words: where a per-character rule and word splitting differ.
+cjk_texts = st.lists(
+    st.sampled_from(["欢", "迎", "光", "临", "ア", "open", "Go", " ", "  ", "24", "。"]), max_size=8
+).map("".join)
+
+
+def test_chinese_worked_example_of_docs_metrics_md():
+    row = score_pairs(["欢迎光临"], ["欢迎 光顾本店"]).iloc[0]
+    expected = {
+        "algorithm1": 3,
+        "edit_distance": 3,
+        "lcs_len": 3,
+        "lom_len": 3,
+        "ned": 0.5,
+        "anls": 0.0,
+        "exact_match": False,
+        "word_precision": 0.5,
+        "word_recall": 0.75,
+        "word_f1": 0.6,
+        "cer": 0.75,
+        "wer": 0.75,
+    }
+    assert {column: row[column] for column in expected} == pytest.approx(expected)
+
+
+def test_chinese_is_scored_per_character_and_spaces_beside_han_do_not_count():
+    # A reader that splits a line into boxes inserts spaces the text never had.
+    row = score_pairs(["你好世界"], ["你好 世界"]).iloc[0]
+    assert bool(row.exact_match) and row.ned == 1.0 and row.wer == 0.0
+    # One wrong character of four: a quarter of the tokens, not the whole "word".
+    row = score_pairs(["你好世界"], ["你好世介"]).iloc[0]
+    assert row.word_recall == pytest.approx(0.75) and row.wer == pytest.approx(0.25)
+    # Mixed scripts: Latin words stay words, each Han character is a token.
+    row = score_pairs(["扫码 scan me"], ["扫码scan mi"]).iloc[0]
+    assert row.word_recall == pytest.approx(3 / 4) and row.edit_distance == 1
+
+
+def test_latin_scores_do_not_change_with_the_script_rule():
+    # Same numbers as before the per-character rule (pinned by the hand-computed tests above).
+    row = score_pairs(["Digital Dreamscapes"], ["Dlgitoi Draseampes"]).iloc[0]
+    assert (row.algorithm1, row.edit_distance, row.lcs_len, row.wer) == (7, 7, 13, 1.0)
+
+
+def test_nfkc_and_width_folding_are_options():
+    full_width = "\uff33\uff21\uff2c\uff25\u3000\uff15\uff10\uff05"  # full-width "SALE 50%"
+    assert not score_pairs(["SALE 50%"], [full_width])["exact_match"].item()
+    assert score_pairs(["SALE 50%"], [full_width], fold_width=True)["exact_match"].item()
+    assert score_pairs(["SALE 50%"], [full_width], nfkc=True)["exact_match"].item()
+    # NFKC also unpacks ligatures and circled digits; width folding does not.
+    assert score_pairs(["file 1"], ["ﬁle ①"], nfkc=True)["exact_match"].item()
+    assert not score_pairs(["file 1"], ["ﬁle ①"], fold_width=True)["exact_match"].item()
+    # Width folding keeps CJK punctuation: 。 is not a full-width full stop.
+    assert normalize("好。", fold_width=True) == "好。"
+
+
+@given(st.lists(st.tuples(cjk_texts, cjk_texts), max_size=6))
+@settings(max_examples=150)
+def test_mixed_script_scores_match_plain_dp(pairs):
+    frame = score_pairs([e for e, _ in pairs], [o for _, o in pairs])
+    for row, (e, o) in zip(frame.to_dict("records"), pairs, strict=True):
+        oracle = dp_scores(e, o)
+        for column in SCORE_COLUMNS:
+            assert math.isclose(float(row[column]), float(oracle[column]), abs_tol=1e-12), column

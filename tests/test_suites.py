@@ -165,11 +165,19 @@ def test_missing_data_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 
 def test_the_benchmark_reader_is_the_default_and_its_absence_fails_at_load() -> None:
+    # MARIO-Eval reads with MaskTextSpotterV3, which glyphbench has no reader for.
     with pytest.raises(InputError) as caught:
-        RunConfig.from_mapping({"models": ["control:blank"], "suite": "longtext"})
+        RunConfig.from_mapping({"models": ["control:blank"], "suite": "mario"})
     message = str(caught.value)
-    assert "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext" in message
+    assert "reads with the benchmark's reader 'masktextspotterv3'" in message
     assert "pass --ocr SPEC" in message and "\n" not in message
+    # LongText's VLM reader is the default wherever it can run, else the same one-line error.
+    try:
+        longtext = RunConfig.from_mapping({"models": ["control:blank"], "suite": "longtext"})
+    except InputError as exc:
+        assert "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext" in exc.problem
+    else:
+        assert longtext.ocr == "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext"
     config = RunConfig.from_mapping(
         {"models": ["control:blank"], "suite": "lex:easy", "ocr": "tesseract"}
     )

@@ -238,3 +238,23 @@ def test_export_push_offline_is_one_line_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "offline" in result.stderr
     assert (tmp_path / "out" / "README.md").is_file()
+
+
+@pytest.mark.slow
+def test_rescoring_recomputes_the_suite_columns(
+    mario_runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import shutil
+
+    from bench.runs import rescore_run
+
+    run = tmp_path / "copy"
+    shutil.copytree(mario_runs[0], run)
+    before = pd.read_parquet(run / "results.parquet")
+    after = rescore_run(run, scores_only=True, progress=False)
+    columns = ["mario_precision", "mario_recall", "mario_acc", "ned"]
+    pd.testing.assert_frame_equal(
+        after[columns].reset_index(drop=True), before[columns].reset_index(drop=True)
+    )
+    card = json.loads((run / "run.json").read_text())["protocol"]
+    assert card["suite"]["name"] == "mario" and card["reader_engines"]

@@ -19,7 +19,7 @@ WR and PA are percentages in [0, 100], or NaN when the ground truth has no words
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.scoring import normalize
 from bench.scoring import vae as family
@@ -28,6 +28,9 @@ from bench.scoring.vae import SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_WINDOW, word_as
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    from bench.readers.base import ImageLike
 
 __all__ = [
     "SSIM_K1",
@@ -71,7 +74,7 @@ def partial_accuracy(truth: str, ocr: str) -> float:
     return family.pa(Pair(truth, ocr))
 
 
-def psnr(a: Any, b: Any) -> float:
+def psnr(a: ImageLike, b: ImageLike) -> float:
     """PSNR in dB of two PIL images or uint8 arrays (see :func:`bench.scoring.vae.psnr`).
 
     >>> import numpy as np
@@ -81,7 +84,7 @@ def psnr(a: Any, b: Any) -> float:
     return family.psnr(ImagePair(a, b))
 
 
-def ssim(a: Any, b: Any) -> float:
+def ssim(a: ImageLike, b: ImageLike) -> float:
     """Mean SSIM of the luma of two images (see :func:`bench.scoring.vae.ssim`).
 
     >>> import numpy as np
@@ -91,6 +94,6 @@ def ssim(a: Any, b: Any) -> float:
     return family.ssim(ImagePair(a, b))
 
 
-def luma(image: Any) -> np.ndarray:
+def luma(image: ImageLike) -> npt.NDArray[np.float64]:
     """ITU-R BT.601 luma Y = 0.299 R + 0.587 G + 0.114 B, as float64 on the 0..255 scale."""
     return family.luma_of_rgb(float_rgb(image))

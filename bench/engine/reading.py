@@ -69,19 +69,26 @@ class ReadingCache:
 
 
 def read_batch(
-    reader: Reader, images: Sequence[Any], cache: ReadingCache | None = None
+    reader: Reader,
+    images: Sequence[Any],
+    cache: ReadingCache | None = None,
+    keys: Sequence[str] | None = None,
 ) -> list[Reading | Exception]:
     """One :class:`Reading` or the exception it raised, per image, in order.
 
     Without failures this costs one ``reader.read`` call for the images not in
-    ``cache`` (each distinct image once); failures are never cached.
+    ``cache`` (each distinct image once); failures are never cached. ``keys``
+    replaces :func:`image_digest` as the images' cache keys (a run passes the
+    SHA-256 of each image file); a cache with a ``flush()`` method (the run folder's
+    :class:`~bench.engine.reading_store.ReadingStore`) is flushed after the batch.
     """
     if cache is None:
         return _read_or_fall_back(reader, list(images))
     who = cache.identity(reader)
-    keys = [(image_digest(image), who) for image in images]
+    digests = list(keys) if keys is not None else [image_digest(image) for image in images]
+    cache_keys = [(digest, who) for digest in digests]
     fresh: dict[tuple[str, str], int] = {}  # key -> position of its first image to read
-    for position, key in enumerate(keys):
+    for position, key in enumerate(cache_keys):
         if cache.get(key) is None and key not in fresh:
             fresh[key] = position
     outcomes = dict(
@@ -90,7 +97,10 @@ def read_batch(
     for key, outcome in outcomes.items():
         if not isinstance(outcome, Exception):
             cache.put(key, outcome)
-    return [outcomes[key] if key in outcomes else _cached(cache, key) for key in keys]
+    flush = getattr(cache, "flush", None)
+    if callable(flush):
+        flush()
+    return [outcomes[key] if key in outcomes else _cached(cache, key) for key in cache_keys]
 
 
 def _cached(cache: ReadingCache, key: tuple[str, str]) -> Reading:

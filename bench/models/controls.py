@@ -17,7 +17,11 @@ Option ``size`` (pixels, at least 32, default 512) sets the square image size;
 ``rate`` (0..1) is required by ``typo`` and refused by the others
 (:class:`ControlOptions`, :class:`TypoOptions`).
 Only PIL is used, and only the DejaVu fonts bundled with matplotlib, so the
-images are the same on every machine.
+images are the same on every machine. Text with Chinese or Japanese characters
+(which DejaVu lacks) is drawn with a CJK system font instead
+(:func:`bench.fonts.cjk_fonts`: Noto Sans/Serif CJK SC, WenQuanYi Micro Hei;
+Debian's ``fonts-noto-cjk`` and ``fonts-wqy-microhei``) and wraps between any two
+characters; Latin text is drawn exactly as before.
 """
 
 from __future__ import annotations
@@ -100,10 +104,31 @@ def control_font_paths() -> tuple[Path, ...]:
 
 
 @functools.lru_cache(maxsize=512)
-def _font(path: Path, size: int) -> ImageFont.FreeTypeFont:
+def _font(path: Path, size: int, index: int = 0) -> ImageFont.FreeTypeFont:
     from PIL import ImageFont
 
-    return ImageFont.truetype(str(path), size)
+    return ImageFont.truetype(str(path), size, index=index)
+
+
+def needs_cjk_font(text: str) -> bool:
+    """Whether ``text`` has Han, kana or Hangul, which the DejaVu fonts cannot draw.
+
+    >>> needs_cjk_font("OPEN"), needs_cjk_font("Café ½"), needs_cjk_font("营业中")
+    (False, False, True)
+    """
+    from bench.readers.scripts import char_script
+
+    return not text.isascii() and any(char_script(c) in ("han", "kana", "hangul") for c in text)
+
+
+def cjk_font_faces() -> tuple[tuple[Path, int], ...]:
+    """The installed CJK faces (file, index); an error naming the packages when none is."""
+    from bench.fonts import MISSING_CJK, cjk_fonts
+
+    faces = cjk_fonts()
+    if not faces:
+        raise RuntimeError(MISSING_CJK)
+    return faces
 
 
 def _text_width(font: ImageFont.FreeTypeFont, text: str) -> float:
@@ -142,23 +167,26 @@ def _block_size(
     return width, line_height * len(lines) + spacing * line_height * (len(lines) - 1)
 
 
-def _fit(text: str, path: Path, box: float, spacing: float, legible: int) -> tuple[int, list[str]]:
+def _fit(
+    text: str, path: Path, box: float, spacing: float, legible: int, index: int = 0
+) -> tuple[int, list[str]]:
     """The largest font size (and its wrapped lines) whose block fits a ``box`` square.
 
     Words are split across lines only when no size of at least ``legible``
-    pixels holds the longest word on one line.
+    pixels holds the longest word on one line; CJK text, written without spaces,
+    may always break between characters.
     """
     words = text.split() or [""]
 
     def fits(size: int, keep_words: bool) -> list[str] | None:
-        font = _font(path, size)
+        font = _font(path, size, index)
         if keep_words and max(_text_width(font, w) for w in words) > box:
             return None
         lines = wrap(text, font, box)
         width, height = _block_size(lines, font, spacing)
         return lines if width <= box and height <= box else None
 
-    for keep_words in (True, False):
+    for keep_words in (False,) if index or needs_cjk_font(text) else (True, False):
         low, high = (legible if keep_words else 6), max(8, int(box))
         best: tuple[int, list[str]] | None = None
         while low <= high:  # binary search: the block grows with the font size
@@ -171,7 +199,7 @@ def _fit(text: str, path: Path, box: float, spacing: float, legible: int) -> tup
                 high = middle - 1
         if best is not None:
             return best
-    return 6, wrap(text, _font(path, 6), box)
+    return 6, wrap(text, _font(path, 6, index), box)
 
 
 def _contrasting_colours(rng: random.Random) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -194,6 +222,8 @@ def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
 
     rng = random.Random(seed)
     path = rng.choice(control_font_paths())
+    index = 0
+    cjk = needs_cjk_font(text)
     background, ink = _contrasting_colours(rng)
     spacing = rng.uniform(0.15, 0.4)
     align = rng.choice(("left", "center"))
@@ -204,9 +234,11 @@ def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
     margin = MARGIN * size
     box = size - 2 * margin
     legible = max(6, int(size * MIN_FONT_FRACTION))
-    largest, _ = _fit(text, path, box, spacing, legible)
+    if cjk:  # drawn after the Latin draws, so Latin images stay as they were
+        path, index = rng.choice(cjk_font_faces())
+    largest, _ = _fit(text, path, box, spacing, legible, index)
     font_size = max(int(largest * shrink), min(largest, legible))
-    font = _font(path, font_size)
+    font = _font(path, font_size, index)
     lines = wrap(text, font, box)
     width, height = _block_size(lines, font, spacing)
     left = margin + rng.uniform(0, max(0.0, box - width))

@@ -27,6 +27,7 @@ from pydantic import Field
 from bench.errors import InputError
 from bench.readers.base import Reader, Reading
 from bench.readers.common import ReadError, assemble, to_rgb_array
+from bench.readers.scripts import LATIN
 from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class EasyOCROptions(Options):
         default="auto", description="auto: CUDA when available; 1: require CUDA; 0: CPU"
     )
     batch_size: int = Field(default=8, ge=1, description="images per batched detection call")
+
+    def scripts(self) -> frozenset[str]:
+        """The ``english_g2`` recogniser reads Latin letters, digits and punctuation only."""
+        return LATIN
 
 
 class EasyOCRReader(Reader):

@@ -1,7 +1,10 @@
 """RapidOCR: PaddleOCR's PP-OCR models run by onnxruntime on CPU.
 
 The ONNX models (PP-OCRv4 detector and recogniser, mobile v2 angle classifier)
-ship inside the ``rapidocr-onnxruntime`` wheel, so nothing is downloaded. Spec
+ship inside the ``rapidocr-onnxruntime`` wheel, so nothing is downloaded. The
+recogniser is PaddleOCR's Chinese model (``ch_PP-OCRv4_rec``, a 6,623-character
+dictionary of simplified Chinese, ASCII letters, digits and punctuation), so this
+reader reads Chinese and English (scripts ``latin`` and ``han``). Spec
 options (:class:`RapidOCROptions`):
 
 ``threads``     onnxruntime intra-op threads (default: onnxruntime's choice)
@@ -30,6 +33,7 @@ from pydantic import Field
 
 from bench.readers.base import Reader, Reading
 from bench.readers.common import ReadError, assemble, to_rgb_image
+from bench.readers.scripts import LATIN_HAN
 from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
@@ -64,6 +68,10 @@ class RapidOCROptions(Options):
     det_limit: Literal["max", "min"] = Field(
         default="max", description="max: longer side <= det_side; min: shorter side >= det_side"
     )
+
+    def scripts(self) -> frozenset[str]:
+        """The wheel's ``ch_PP-OCRv4_rec`` model reads simplified Chinese and English."""
+        return LATIN_HAN
 
 
 class RapidOCRReader(Reader):

@@ -33,6 +33,7 @@ from pydantic import Field
 from bench.errors import InputError
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.common import ReadError, assemble, rect_points, to_rgb_image
+from bench.readers.scripts import LATIN
 from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
@@ -78,6 +79,45 @@ class TesseractOptions(Options):
     lang: str = Field(default="eng", description="traineddata language(s), e.g. eng+deu")
     workers: int = Field(default=1, ge=1, description="images read in parallel, one process each")
     timeout: float = Field(default=120.0, description="seconds allowed per image")
+
+    def scripts(self) -> frozenset[str]:
+        """The scripts of the ``lang`` traineddata files (see :data:`TESSDATA_SCRIPTS`)."""
+        return tessdata_scripts(self.lang)
+
+
+#: Traineddata language -> scripts it reads; a language not listed reads Latin (most do).
+#: The CJK models also hold the Latin alphabet, digits and ASCII punctuation.
+TESSDATA_SCRIPTS: dict[str, frozenset[str]] = {
+    "chi_sim": frozenset({"han", "latin"}),
+    "chi_tra": frozenset({"han", "latin"}),
+    "chi_sim_vert": frozenset({"han", "latin"}),
+    "chi_tra_vert": frozenset({"han", "latin"}),
+    "jpn": frozenset({"han", "kana", "latin"}),
+    "jpn_vert": frozenset({"han", "kana", "latin"}),
+    "kor": frozenset({"hangul", "latin"}),
+    "rus": frozenset({"cyrillic"}),
+    "ukr": frozenset({"cyrillic"}),
+    "bul": frozenset({"cyrillic"}),
+    "srp": frozenset({"cyrillic"}),
+    "ell": frozenset({"greek"}),
+    "ara": frozenset({"arabic"}),
+    "heb": frozenset({"hebrew"}),
+    "hin": frozenset({"devanagari"}),
+    "tha": frozenset({"thai"}),
+}
+
+
+def tessdata_scripts(lang: str) -> frozenset[str]:
+    """Scripts read by a ``+``-joined list of traineddata languages (``osd`` reads none).
+
+    >>> sorted(tessdata_scripts("eng+chi_sim"))
+    ['han', 'latin']
+    """
+    scripts: set[str] = set()
+    for code in lang.split("+"):
+        if code and code != "osd":
+            scripts |= TESSDATA_SCRIPTS.get(code, LATIN)
+    return frozenset(scripts)
 
 
 def missing_binary() -> str | None:

@@ -18,10 +18,17 @@ def report_command(
         None,
         "--by",
         help="Comma-separated columns to slice by, e.g. prompt_type,group,cefr "
-        "(numeric ones are binned; default: prompt_type,group,cefr,char_length,word_count,laion_freq).",
+        "(numeric ones are binned; default: "
+        "prompt_type,group,cefr,char_length,word_count,laion_freq).",
     ),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per interval."),
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap draw."),
+    reader: str = typer.Option(
+        None,
+        "--reader",
+        help="Report the readings of this stored reader (name or identity) instead of the "
+        "primary one; see `glyphbench readers list RUN`.",
+    ),
 ) -> None:
     """Write RUN/report/index.html plus tables (CSV, Markdown, LaTeX) and figures (PNG, SVG).
 
@@ -32,6 +39,12 @@ def report_command(
     from bench.report.build import write_report
 
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
+    if reader:  # issue 13: the runs seen through another stored reader
+        from bench.engine.reading_store import write_reader_view
+
+        views = [write_reader_view(run, reader) for run in runs]
+        out = out or views[0] / "report"
+        runs = views
     index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
     typer.echo(str(index))
 

@@ -14,6 +14,13 @@ the edit distance once. Metrics that reproduce another benchmark's scorer read
 >>> pair.distance, pair.matched_words
 (5, 1)
 
+Scripts written without spaces count per character: each Han or kana character
+is one token of the word-level metrics, and spaces beside them are ignored.
+
+>>> cjk = Pair("欢迎光临", "欢迎 光顾")
+>>> cjk.read, cjk.read_words, cjk.distance, cjk.matched_words
+('欢迎光顾', ['欢', '迎', '光', '顾'], 1, 3)
+
 Image metrics (PSNR, SSIM) receive an :class:`ImagePair` instead.
 """
 
@@ -24,10 +31,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
-from bench.scoring.normalize import Normalization
+from bench.scoring.normalize import Normalization, tokens
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    from bench.readers.base import ImageLike
 
 T = TypeVar("T")
 
@@ -149,13 +159,16 @@ class Pair:
 
     @lazy
     def expected_words(self) -> list[str]:
-        """Whitespace-separated words of the normalised expected text."""
-        return self.expected.split()
+        """Tokens of the normalised expected text: words, and each Han/kana character alone.
+
+        See :func:`bench.scoring.normalize.tokens`; for Latin text, ``str.split()``.
+        """
+        return tokens(self.expected)
 
     @lazy
     def read_words(self) -> list[str]:
-        """Whitespace-separated words of the normalised read text."""
-        return self.read.split()
+        """Tokens of the normalised read text (as :attr:`expected_words`)."""
+        return tokens(self.read)
 
     @lazy
     def distance(self) -> int:
@@ -194,20 +207,20 @@ class ImagePair:
     :func:`bench.readers.common.to_rgb_array` accepts).
     """
 
-    def __init__(self, original: Any, reconstruction: Any) -> None:
+    def __init__(self, original: ImageLike, reconstruction: ImageLike) -> None:
         self.original = original
         self.reconstruction = reconstruction
 
     @lazy
-    def original_rgb(self) -> np.ndarray:
+    def original_rgb(self) -> npt.NDArray[np.float64]:
         return float_rgb(self.original)
 
     @lazy
-    def reconstruction_rgb(self) -> np.ndarray:
+    def reconstruction_rgb(self) -> npt.NDArray[np.float64]:
         return float_rgb(self.reconstruction)
 
 
-def float_rgb(image: Any) -> np.ndarray:
+def float_rgb(image: ImageLike) -> npt.NDArray[np.float64]:
     """An image as an HxWx3 float64 RGB array on the 0..255 scale.
 
     >>> import numpy as np

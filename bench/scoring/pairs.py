@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from bench.scoring.normalize import Normalization
+from bench.scoring.normalize import Normalization, tokens
 from bench.scoring.pair import PAPER, Pair
 from bench.scoring.table import METRICS, Metric
 
@@ -81,13 +81,16 @@ def score_pairs(
     compat: str | None = None,
     keep_case: bool = False,
     strip_punct: bool = False,
+    nfkc: bool = False,
+    fold_width: bool = False,
 ) -> pd.DataFrame:
     """Score each (expected, OCR) pair; one row per pair, one column per metric.
 
     The columns are the per-image text metrics of ``families`` in the metric table
     (:data:`bench.scoring.table.METRICS`), each with its record's dtype; by default
     the ``glyphbench`` family, i.e. :data:`SCORE_COLUMNS`. The normalisation options
-    are those of :func:`bench.scoring.normalize.normalize`. ``compat`` selects one
+    are those of :func:`bench.scoring.normalize.normalize` (Han and kana are always
+    scored per character). ``compat`` selects one
     family by name or alias instead: ``compat="reference"`` returns the four columns
     of TextInVision's ``score.py`` (:data:`bench.scoring.REFERENCE_COLUMNS`), which
     ignore normalisation, as that script does.
@@ -101,7 +104,7 @@ def score_pairs(
     ['wr', 'pa']
     """
     metrics = text_metrics(families, compat)
-    norm = Normalization(keep_case=keep_case, strip_punct=strip_punct)
+    norm = Normalization(keep_case, strip_punct, nfkc, fold_width)
     with _collector_paused():
         # (a str is by far the most common value: skip the call for it)
         exp_list = [v if type(v) is str else _clean(v) for v in expected]
@@ -125,8 +128,8 @@ def score_pairs(
             repeat(norm),
             expected_norm,
             read_norm,
-            map(str.split, expected_norm),
-            map(str.split, read_norm),
+            map(tokens, expected_norm),
+            map(tokens, read_norm),
         )
         # Row by row: each pair (and all it cached) is dropped before the next is built.
         values = list(map(_row_function(metrics), pairs))

@@ -2,9 +2,9 @@
 
 * :func:`expand_config` fills a run config's unset ``ocr``, ``seeds`` and
   ``images_per_prompt`` from the suite's protocol. The suite's reader is the
-  benchmark's; when it is not available here (e.g. the VLM reader is not
-  installed) the config fails to load with one line saying so, unless the user
-  names another reader with ``--ocr``; then the card records the deviation.
+  benchmark's; when it is not available here (not registered, or a package it
+  needs is missing) the config fails to load with one line saying so, unless the
+  user names another reader with ``--ocr``; then the card records the deviation.
 * :func:`suite_prompts` loads the benchmark's prompts for a run.
 * :func:`protocol_card` is what run.json records under ``protocol``: the reader
   (spec, the engines and versions that read the images, the instruction), the
@@ -55,7 +55,6 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
 
     Problems are ValueErrors (the config loader turns them into one-line errors).
     """
-    from bench.registry import PLUGINS
     from bench.suites.base import resolve_suite
 
     spec = suite_spec(data.get("suite"))
@@ -72,20 +71,30 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
     protocol = selection.suite.protocol
     out = dict(data)
     if not out.get("ocr"):
-        try:
-            PLUGINS.resolve("readers", protocol.reader)
-        except InputError as exc:
+        problem = _unavailable(protocol.reader)
+        if problem:
             raise ValueError(
                 f"suite {selection.suite.name} reads with the benchmark's reader "
-                f"{protocol.reader!r}, which is not available here ({exc.problem}); "
+                f"{protocol.reader!r}, which is not available here ({problem}); "
                 "pass --ocr SPEC to read with another reader (the protocol card records it)"
-            ) from None
+            )
         out["ocr"] = protocol.reader
     if out.get("seeds") is None:
         out["seeds"] = list(protocol.seeds)
     if out.get("images_per_prompt") is None:
         out["images_per_prompt"] = protocol.images_per_prompt
     return out
+
+
+def _unavailable(reader: str) -> str | None:
+    """Why the reader ``reader`` cannot run here (not registered, a package missing), or None."""
+    from bench.registry import PLUGINS
+
+    try:
+        resolved = PLUGINS.resolve("readers", reader)
+    except InputError as exc:
+        return exc.problem
+    return resolved.plugin.unavailable()
 
 
 def selection_of(config: RunConfig) -> SuiteSelection | None:

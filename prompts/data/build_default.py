@@ -4,8 +4,8 @@ Run from the repository root::
 
     .venv/bin/python prompts/data/build_default.py
 
-It (re)writes ``prompts/data/default/texts.csv`` and ``prompts/data/default/real_world.csv``.
-``templates.csv`` is hand-written and only checked here. The build is
+It (re)writes ``prompts/data/default/texts.csv``, ``real_world.csv`` and ``zh_texts.csv``.
+``templates.csv`` and ``zh_templates.csv`` are hand-written and only checked here. The build is
 deterministic: the same package versions (wordfreq, cefrpy) give byte-identical
 files, so re-running it after editing a source shows the change as a clean diff.
 
@@ -24,6 +24,12 @@ Where each kind of text comes from:
   token unknown to wordfreq (Zipf 0) and to cefrpy.
 * ``numeric``: seeded fills of hand-written patterns (prices, dates, codes, ...).
 
+The Chinese part: ``zh_texts.csv`` holds the hand-written texts of
+``default/sources/zh_texts.txt`` (``kind|text`` lines: word, rare, phrase, sentence,
+numeric) and seeded gibberish (3-5 common characters whose neighbouring pairs are
+no word in wordfreq's Chinese list); ``zh_templates.csv`` is hand-written Chinese
+templates holding “{text}”.
+
 Real-world prompts come from ``default/sources/real_world.txt`` (format in
 :func:`parse_real_world`): each item (text + subject) is paired with one of its
 subgroup's scenes and one of its group's style sentences, round-robin.
@@ -35,8 +41,9 @@ import csv
 import random
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypedDict
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "default"
@@ -838,7 +845,7 @@ _TAGS = [
 ]
 
 
-def _numeric_patterns(rng: random.Random) -> list:
+def _numeric_patterns(rng: random.Random) -> list[Callable[[], str]]:
     r = rng.randint
     return [
         lambda: f"${r(1, 499)}.{r(0, 99):02d}",
@@ -856,8 +863,8 @@ def _numeric_patterns(rng: random.Random) -> list:
         lambda: f"(555) 01{r(0, 9)}-{r(1000, 9999)}",
         lambda: f"{rng.choice('ABCDKMRSTXZ')}{rng.choice('ABCDKMRSTXZ')}-{r(100, 9999)}",
         lambda: (
-            f"Model {rng.choice('ABCDKMRSTXZ')}{r(1, 99)}{rng.choice(['', 'X', 'S', 'Pro'])}".strip()
-        ),
+            f"Model {rng.choice('ABCDKMRSTXZ')}{r(1, 99)}{rng.choice(['', 'X', 'S', 'Pro'])}"
+        ).strip(),
         lambda: f"#{rng.choice(_TAGS)}{r(2019, 2030)}",
         lambda: f"#{rng.choice(_TAGS)}",
         lambda: f"hello@{rng.choice(_SHOPS)}.example",
@@ -871,7 +878,8 @@ def _numeric_patterns(rng: random.Random) -> list:
         lambda: f"Flight {rng.choice(['GB', 'NW', 'TQ'])}{r(100, 9999)}",
         lambda: f"Row {r(1, 40)}, Seat {rng.choice('ABCDEF')}",
         lambda: (
-            f"{r(1, 999)} {rng.choice(['Elm', 'Oak', 'Mill', 'Harbor', 'Cedar'])} St., Apt {r(1, 20)}{rng.choice('ABCD')}"
+            f"{r(1, 999)} {rng.choice(['Elm', 'Oak', 'Mill', 'Harbor', 'Cedar'])} St., "
+            f"Apt {r(1, 20)}{rng.choice('ABCD')}"
         ),
         lambda: f"No. {r(1, 99)}",
         lambda: f"v{r(0, 9)}.{r(0, 20)}.{r(0, 9)}",
@@ -966,7 +974,19 @@ def read_phrases(path: Path) -> list[str]:
 # ---------------------------------------------------------------- real-world prompts
 
 
-def parse_real_world(path: Path) -> list[dict]:
+class RealWorldSubgroup(TypedDict):
+    name: str
+    scenes: list[str]
+    items: list[tuple[str, str]]  # (text, subject)
+
+
+class RealWorldGroup(TypedDict):
+    name: str
+    styles: list[str]
+    subgroups: list[RealWorldSubgroup]
+
+
+def parse_real_world(path: Path) -> list[RealWorldGroup]:
     """Parse the real-world source.
 
     Format, one directive per line (``#`` starts a comment line)::
@@ -979,7 +999,7 @@ def parse_real_world(path: Path) -> list[dict]:
 
     A scene holds ``{text}`` once, in double quotes, and may use ``{subject}``.
     """
-    groups: list[dict] = []
+    groups: list[RealWorldGroup] = []
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -1000,7 +1020,7 @@ def parse_real_world(path: Path) -> list[dict]:
     return groups
 
 
-def real_world_rows(groups: list[dict]) -> list[tuple[str, str, str, str, str]]:
+def real_world_rows(groups: list[RealWorldGroup]) -> list[tuple[str, str, str, str, str]]:
     """One (prompt_id, group, subgroup, prompt, text) per item; scenes and styles round-robin.
 
     The item's index picks its scene; the style index is offset by the
@@ -1083,8 +1103,84 @@ def check_templates(path: Path) -> None:
                 )
 
 
+# ---------------------------------------------------------------- the Chinese part
+
+#: Common characters the Chinese gibberish is drawn from (each HSK 1-2, in no order).
+ZH_GIBBERISH_POOL = (
+    "天地人大小山水火木日月云风花草鸟鱼马牛羊门口手足心口白红黄蓝青"
+    "开关上下左右前后里外东西南北多少高长新老好"
+)
+ZH_KINDS = {"word": "zw", "rare": "zr", "phrase": "zp", "sentence": "zt", "numeric": "zn"}
+
+
+def read_zh_texts(path: Path) -> list[tuple[str, str]]:
+    """(kind, text) of each ``kind|text`` line of the Chinese source, in order."""
+    rows = []
+    for number, line in enumerate(read_phrases(path), start=1):
+        kind, sep, text = line.partition("|")
+        if not sep or kind not in ZH_KINDS:
+            raise ValueError(f"{path}:{number}: expected 'kind|text' with a known kind: {line!r}")
+        rows.append((kind, text.strip()))
+    return rows
+
+
+def zh_gibberish(count: int, rng: random.Random, taken: set[str]) -> list[str]:
+    """``count`` strings of 3-5 common characters in an order that makes no word.
+
+    A string is kept when neither it nor any two neighbouring characters of it are
+    in wordfreq's Chinese list (so no accidental word hides inside).
+    """
+    from wordfreq import get_frequency_dict
+
+    known = get_frequency_dict("zh")
+    out: list[str] = []
+    while len(out) < count:
+        text = "".join(rng.choice(ZH_GIBBERISH_POOL) for _ in range(rng.randint(3, 5)))
+        pairs = [text[i : i + 2] for i in range(len(text) - 1)]
+        if text in taken or text in known or any(pair in known for pair in pairs):
+            continue
+        if len(set(text)) < len(text):
+            continue
+        out.append(text)
+        taken.add(text)
+    return out
+
+
+def build_zh_texts() -> list[tuple[str, str, str]]:
+    """All Chinese (text_id, text, kind) rows: the hand-written source, then gibberish."""
+    written = read_zh_texts(SOURCES / "zh_texts.txt")
+    counters: dict[str, int] = {}
+    rows: list[tuple[str, str, str]] = []
+    for kind, text in written:
+        counters[kind] = counters.get(kind, 0) + 1
+        rows.append((f"{ZH_KINDS[kind]}{counters[kind]:03d}", text, kind))
+    taken = {text for _, text, _ in rows}
+    gibberish = zh_gibberish(15, random.Random(SEED + 3), taken)
+    rows += [(f"zg{i:03d}", text, "gibberish") for i, text in enumerate(gibberish, start=1)]
+    seen: dict[str, str] = {}
+    for text_id, text, _ in rows:
+        check_text(text)
+        if text in seen:
+            raise ValueError(f"duplicate Chinese text {text!r} ({seen[text]} and {text_id})")
+        seen[text] = text_id
+    return rows
+
+
+def check_zh_templates(path: Path) -> None:
+    """Each Chinese template holds “{text}” (Chinese quotation marks) exactly once."""
+    with path.open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            template = row["template"]
+            if template.count("{text}") != 1 or "\u201c{text}\u201d" not in template:
+                raise ValueError(f"{row['template_id']}: {{text}} must appear once, in “”")
+
+
 def main() -> None:
     check_templates(OUT_DIR / "templates.csv")
+    check_zh_templates(OUT_DIR / "zh_templates.csv")
+    zh_texts = build_zh_texts()
+    write_csv(OUT_DIR / "zh_texts.csv", ["text_id", "text", "kind"], zh_texts)
+    print(f"Chinese texts: {len(zh_texts)}")
     texts = build_texts()
     write_csv(OUT_DIR / "texts.csv", ["text_id", "text", "kind"], texts)
     rows = real_world_rows(parse_real_world(SOURCES / "real_world.txt"))

@@ -1,0 +1,132 @@
+"""``glyphbench readers``: calibrate a reader, list and compare the readers of a run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+readers_app = typer.Typer(
+    help="Reader calibration cards and the readings stored in a run.", no_args_is_help=True
+)
+
+
+@readers_app.command("calibrate")
+def calibrate_command(
+    reader: str = typer.Option(..., "--reader", help="Reader spec, e.g. rapidocr or vlm:FOLDER."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Folder for card.md, card.json, readings.csv."
+    ),
+    prompts: str = typer.Option("default", "--prompts", help="Prompt source spec."),
+    where: str = typer.Option(None, "--where", help="Filter, e.g. \"kind == 'word'\"."),
+    per_lang: int = typer.Option(
+        12, "--per-lang", help="Prompts per language the reader reads (stratified by kind)."
+    ),
+    rates: str = typer.Option("0.05,0.1,0.2", "--rates", help="Typo rates, comma-separated."),
+    size: int = typer.Option(256, "--size", help="Side of the control images, in pixels."),
+    batch_size: int = typer.Option(8, "--batch-size", help="Images per read call."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the prompt sample."),
+) -> None:
+    """Read render, typo and blank control images with READER; write its calibration card.
+
+    Example:
+
+        glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
+    """
+    from bench.readers import get_reader
+    from bench.readers.calibrate import calibrate
+    from bench.readers.scripts import reader_scripts
+
+    frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
+    typo_rates = [float(rate) for rate in rates.split(",") if rate.strip()]
+    engine = get_reader(reader)
+    settings = {
+        "prompts": prompts,
+        "where": where,
+        "per_lang": per_lang,
+        "rates": typo_rates,
+        "size": size,
+        "seed": seed,
+        "spec": reader,
+    }
+    card = calibrate(
+        engine, frame, rates=typo_rates, size=size, batch_size=batch_size, settings=settings
+    )
+    path = card.write(out)
+    typer.echo(card.markdown())
+    typer.echo(str(path))
+
+
+def calibration_prompts(
+    source: str, where: str | None, per_lang: int, seed: int, scripts: frozenset[str] | None
+) -> Any:  # a pandas DataFrame (pandas is imported lazily)
+    """``per_lang`` prompts of each language the reader reads, stratified by text kind."""
+    import pandas as pd
+
+    import prompts as prompt_sets
+    from bench.errors import InputError
+    from bench.readers.scripts import LANG_SCRIPTS
+
+    parts = []
+    for lang, needs in LANG_SCRIPTS.items():
+        if scripts is not None and not needs <= scripts:
+            continue
+        condition = f"lang == '{lang}'" + (f" and ({where})" if where else "")
+        available = prompt_sets.select(source, where=condition)
+        if len(available) == 0:
+            continue
+        kinds = available.frame["kind"].nunique() if "kind" in available.frame else 0
+        stratify = ["kind"] if 0 < kinds <= per_lang else None
+        chosen = prompt_sets.select(
+            available, sample=min(per_lang, len(available)), stratify=stratify, seed=seed
+        )
+        parts.append(chosen.frame)
+    if not parts:
+        raise InputError(None, f"no prompts of {source!r} in a language the reader reads")
+    return pd.concat(parts, ignore_index=True)
+
+
+@readers_app.command("photos")
+def photos_command(
+    reader: str = typer.Option(..., "--reader", help="Reader spec."),
+    images: Path = typer.Option(..., "--images", help="Folder of img_N.jpg (ICDAR 2015 format)."),
+    labels: Path = typer.Option(None, "--labels", help="Folder of gt_img_N.txt (default: images)."),
+) -> None:
+    """Word recall of READER on labelled photos in the ICDAR 2015 format, and its speed."""
+    from bench.readers import get_reader
+    from bench.readers.icdar import calibrate_on_photos, load_icdar2015
+
+    result = calibrate_on_photos(get_reader(reader), load_icdar2015(images, labels))
+    typer.echo(json.dumps({k: v for k, v in result.items() if k != "per_image"}, indent=2))
+
+
+@readers_app.command("list")
+def list_command(run: Path = typer.Argument(..., help="Run folder.")) -> None:
+    """The readers whose readings are stored in RUN (for report --reader and compare)."""
+    from bench.engine.reading_store import stored_readers
+
+    table = stored_readers(run)
+    if table.empty:
+        typer.echo("no stored readings")
+        return
+    for record in table.to_dict("records"):
+        typer.echo(f"{record['reader_name']}\t{record['images']} images\t{record['reader']}")
+
+
+@readers_app.command("compare")
+def compare_command(
+    run: Path = typer.Argument(..., help="Run folder."),
+    first: str = typer.Argument(..., help="A stored reader (name or identity)."),
+    second: str = typer.Argument(..., help="Another stored reader."),
+    metric: str = typer.Option("ned", "--metric", help="Metric whose model means are ranked."),
+) -> None:
+    """Per-image agreement of two readers on RUN and how often they rank models differently."""
+    from bench.readers.calibrate import compare_readers
+
+    typer.echo(json.dumps(compare_readers(run, first, second, metric), indent=2, default=str))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(readers_app, name="readers")

@@ -1,0 +1,223 @@
+"""Readings kept in the run folder: every reader reads each image once, across commands.
+
+:class:`ReadingStore` is a :class:`~bench.engine.reading.ReadingCache` persisted
+under ``<run>/readings/``. A reading is keyed by (image SHA-256, reader identity),
+the identity being the reader's name, version and options
+(:func:`~bench.engine.reading.reader_identity`); in a benchmark run the image key is
+the SHA-256 of the PNG file recorded in ``results.image_sha256``. Each batch of new
+readings is one Parquet part file, ``readings/<shard>-<counter>-<pid>.parquet``,
+written atomically, so shards and rescores never write the same file and a crash
+loses at most the batch in flight. Columns: ``image_sha256``, ``reader`` (identity),
+``reader_name``, ``reader_version``, ``ocr_text``, ``ocr_pieces``, ``ocr_boxes``,
+``ocr_confidences`` (the JSON encodings of ``results``), ``read_at``.
+
+So ``glyphbench rescore RUN --ocr OTHER`` reads only the images OTHER has not read,
+a repeated rescore reads nothing, and the readings of every reader of a run sit
+side by side in one table (:func:`readings_table`); :func:`results_with_reader`
+joins one reader's readings into the results (re-scored), which is what
+``glyphbench report RUN --reader NAME`` shows. ``results.parquet`` itself holds the
+*primary* reader: the run's ``ocr`` or the last ``rescore --ocr``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from itertools import count
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.engine.reading import ReadingCache
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bench.readers.base import Reader, Reading
+
+READINGS_DIR = "readings"
+
+COLUMNS = (
+    "image_sha256",
+    "reader",
+    "reader_name",
+    "reader_version",
+    "ocr_text",
+    "ocr_pieces",
+    "ocr_boxes",
+    "ocr_confidences",
+    "read_at",
+)
+
+_COUNTER = count(1)
+
+
+class ReadingStore(ReadingCache):
+    """A reading cache backed by ``<root>/readings/``; see the module docstring."""
+
+    def __init__(self, root: str | Path, shard: str = "main") -> None:
+        super().__init__()
+        self.folder = Path(root) / READINGS_DIR
+        self.shard = shard
+        self._pending: list[dict[str, Any]] = []
+        self._names: dict[str, tuple[str, str]] = {}
+        table = readings_table(root)
+        for record in table.to_dict("records"):
+            self._readings[(str(record["image_sha256"]), str(record["reader"]))] = _reading(record)
+
+    def identity(self, reader: Reader) -> str:
+        who = super().identity(reader)
+        self._names.setdefault(who, (reader.name, reader.version))
+        return who
+
+    def put(self, key: tuple[str, str], reading: Reading) -> None:
+        super().put(key, reading)
+        name, version = self._names.get(key[1], (key[1].split("|", 1)[0], ""))
+        self._pending.append(
+            {
+                "image_sha256": key[0],
+                "reader": key[1],
+                "reader_name": name,
+                "reader_version": version,
+                **_encoded(reading),
+                "read_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            }
+        )
+
+    def flush(self) -> None:
+        """Write the readings added since the last flush as one part file (atomically)."""
+        if not self._pending:
+            return
+        import pandas as pd
+
+        from bench.io import atomic_open
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{self.shard}-{next(_COUNTER):05d}-{os.getpid()}-{time.time_ns()}.parquet"
+        frame = pd.DataFrame(self._pending, columns=list(COLUMNS))
+        with atomic_open(self.folder / name, "wb") as handle:
+            frame.to_parquet(handle, index=False)
+        self._pending = []
+
+
+def _encoded(reading: Reading) -> dict[str, str]:
+    return {
+        "ocr_text": reading.text,
+        "ocr_pieces": json.dumps(list(reading.pieces), ensure_ascii=False),
+        "ocr_boxes": json.dumps([[list(map(float, p)) for p in box] for box in reading.boxes]),
+        "ocr_confidences": json.dumps([float(c) for c in reading.confidences]),
+    }
+
+
+def _reading(record: dict[str, Any]) -> Reading:
+    from bench.readers.base import Reading
+
+    boxes = [[(float(x), float(y)) for x, y in box] for box in json.loads(record["ocr_boxes"])]
+    return Reading(
+        text=str(record["ocr_text"]),
+        pieces=list(json.loads(record["ocr_pieces"])),
+        boxes=boxes,
+        confidences=[float(c) for c in json.loads(record["ocr_confidences"])],
+    )
+
+
+def readings_table(root: str | Path) -> pd.DataFrame:
+    """Every stored reading of the run at ``root`` (one row per image and reader identity)."""
+    import pandas as pd
+
+    folder = Path(root) / READINGS_DIR
+    parts = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    if not parts:
+        return pd.DataFrame({column: pd.Series(dtype="object") for column in COLUMNS})
+    frame = pd.concat([pd.read_parquet(part) for part in parts], ignore_index=True)
+    return frame.drop_duplicates(["image_sha256", "reader"], keep="last").reset_index(drop=True)
+
+
+def stored_readers(root: str | Path) -> pd.DataFrame:
+    """One row per reader identity stored in the run: name, version, identity, images read."""
+    table = readings_table(root)
+    grouped = table.groupby(["reader_name", "reader_version", "reader"], sort=True)
+    return grouped.size().rename("images").reset_index()
+
+
+def pick_reader(root: str | Path, wanted: str) -> str:
+    """The stored identity ``wanted`` names: an identity, a name or a name+version prefix.
+
+    Several identities of one name (e.g. two option sets) must be told apart by
+    the full identity; the error lists them.
+    """
+    from bench.errors import InputError
+
+    readers = stored_readers(root)
+    exact = readers[readers["reader"] == wanted]
+    if len(exact) == 1:
+        return str(exact["reader"].iloc[0])
+    named = readers[(readers["reader_name"] == wanted) | readers["reader"].str.startswith(wanted)]
+    if len(named) == 1:
+        return str(named["reader"].iloc[0])
+    known = "; ".join(readers["reader"]) or "none"
+    problem = "names several stored readers" if len(named) else "has no stored readings"
+    raise InputError(Path(root) / READINGS_DIR, f"reader {wanted!r} {problem}; stored: {known}")
+
+
+def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
+    """The run's results with reader ``wanted``'s readings in the ``ocr_*`` columns, re-scored.
+
+    Rows whose image that reader has not read keep no reading (``ocr_text`` NaN,
+    ``error`` ``Reader: not read by ...``) and get NaN scores.
+    """
+    import pandas as pd
+
+    from bench.config import RunConfig
+    from bench.engine.folder import RunFolder
+    from bench.runner import score_rows
+    from bench.store import RESULTS, conform_results
+
+    identity = pick_reader(root, wanted)
+    table = readings_table(root)
+    mine = table[table["reader"] == identity].set_index("image_sha256")
+    results = pd.read_parquet(Path(root) / RESULTS)
+    folder = RunFolder(root)
+    config = RunConfig.from_mapping(folder.manifest(required=True)["config"], folder.manifest_path)
+    name, version = str(mine["reader_name"].iloc[0]), str(mine["reader_version"].iloc[0])
+    keys = results["image_sha256"].astype("string")
+    found = keys.isin(mine.index)
+    for column in ("ocr_text", "ocr_pieces", "ocr_boxes", "ocr_confidences"):
+        values = keys.map(mine[column])
+        results[column] = values.where(found, None).astype("object")
+    results["ocr_engine"] = name
+    results["ocr_version"] = version
+    generated = results["image_path"].notna() & ~results["error"].fillna("").str.startswith(
+        ("Load:", "Generate:")
+    )
+    results.loc[generated & ~found, "error"] = f"Reader: not read by {name}"
+    results.loc[generated & found, "error"] = ""
+    return conform_results(score_rows(results, config))
+
+
+def write_reader_view(root: str | Path, wanted: str) -> Path:
+    """A folder ``<root>/readers/<reader>/`` a report can read: the run seen through ``wanted``.
+
+    It holds ``run.json`` (copied), ``results.parquet`` (:func:`results_with_reader`)
+    and ``images`` (a link to the run's images), so ``glyphbench report`` shows that
+    reader's numbers with the run's own pictures.
+    """
+    from bench.engine.folder import slug
+
+    root = Path(root)
+    identity = pick_reader(root, wanted)
+    view = root / "readers" / slug(identity.split("|", 1)[0] + "-" + _short(identity))
+    view.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(root / "run.json", view / "run.json")
+    results_with_reader(root, identity).to_parquet(view / "results.parquet", index=False)
+    link = view / "images"
+    if not link.exists() and (root / "images").is_dir():
+        link.symlink_to(Path("..") / ".." / "images", target_is_directory=True)
+    return view
+
+
+def _short(identity: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(identity.encode()).hexdigest()[:8]

@@ -1,0 +1,77 @@
+"""Readers declare the scripts they read; PaddleOCR without its package; Chinese with RapidOCR."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from bench.cli import app
+from bench.errors import InputError
+from bench.readers import get_reader
+from bench.readers.paddleocr import parse_v2, parse_v3
+from bench.readers.scripts import check_reader_reads, main_script, reader_scripts
+from bench.registry import missing_modules
+
+
+def test_each_reader_declares_its_scripts() -> None:
+    assert reader_scripts("easyocr") == {"latin"}
+    assert reader_scripts("rapidocr") == {"latin", "han"}
+    assert reader_scripts("tesseract") == {"latin"}
+    assert reader_scripts("tesseract?lang=eng+chi_sim") == {"latin", "han"}
+    assert reader_scripts("paddleocr") == {"latin"}
+    assert reader_scripts("paddleocr?lang=ch") == {"latin", "han"}
+    assert reader_scripts("vlm") == {"latin", "han"}
+
+
+def _prompts(langs: list[str], texts: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"text": texts, "lang": langs})
+
+
+def test_a_reader_that_cannot_read_the_prompts_is_refused_with_advice() -> None:
+    frame = _prompts(["en", "zh", "zh"], ["OPEN", "营业中", "欢迎"])
+    with pytest.raises(InputError) as caught:
+        check_reader_reads("easyocr", frame)
+    problem = caught.value.problem
+    assert "2 selected prompts (2 zh) need han" in problem
+    assert "--ocr rapidocr" in problem and "lang == 'en'" in problem
+    check_reader_reads("rapidocr", frame)  # reads both
+    check_reader_reads("easyocr", frame[frame["lang"] == "en"])
+
+
+def test_a_stray_symbol_does_not_change_what_an_english_row_needs() -> None:
+    check_reader_reads("easyocr", _prompts(["en"], ["¯\\_(ツ)_/¯"]))
+    # without a declared language the text decides: Han text needs Han
+    with pytest.raises(InputError, match="need han"):
+        check_reader_reads("easyocr", pd.DataFrame({"text": ["新年快乐"]}))
+    assert main_script("¯\\_(ツ)_/¯") == "kana"
+
+
+def test_paddleocr_without_its_package_says_so() -> None:
+    if missing_modules("paddleocr") is None:
+        pytest.skip("paddleocr is installed here")
+    listing = CliRunner().invoke(app, ["list", "readers"])
+    assert listing.exit_code == 0
+    block = listing.output.split("paddleocr", 1)[1]
+    assert "not available here: python package 'paddleocr' is not installed" in block
+    with pytest.raises(InputError, match=r"glyphbench\[paddle\]"):
+        get_reader("paddleocr")
+
+
+def test_paddleocr_results_of_both_apis_become_detections() -> None:
+    box = [[0, 0], [10, 0], [10, 4], [0, 4]]
+    assert parse_v2([[box, ("EXIT", 0.9)], [box, ("NOW", 0.5)]])[1][1:] == ("NOW", 0.5)
+    v3 = {"rec_texts": ["出口"], "rec_scores": [0.8], "rec_polys": [box]}
+    assert parse_v3(v3) == [([(0.0, 0.0), (10.0, 0.0), (10.0, 4.0), (0.0, 4.0)], "出口", 0.8)]
+
+
+@pytest.mark.slow
+def test_rapidocr_reads_chinese_drawn_by_the_render_control() -> None:
+    from bench.models.controls import render_text
+    from bench.scoring import score_pairs
+
+    texts = ["欢迎光临", "营业时间 9:00-21:00", "春眠不觉晓"]
+    reader = get_reader("rapidocr")
+    readings = reader.read([render_text(text, seed) for seed, text in enumerate(texts)])
+    scores = score_pairs(texts, [reading.text for reading in readings])
+    assert scores["ned"].mean() >= 0.9
