@@ -29,6 +29,7 @@ app = typer.Typer(
 #: Modules that add commands; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = (
     "bench.cli_score",
+    "bench.cli_export",
     "bench.cli_run",
     "bench.cli_list",
     "bench.cli_readers",

@@ -39,6 +39,15 @@ def _seeds(values: list[str] | None) -> list[int] | None:
         raise InputError(None, f"--seeds must be integers, got {','.join(parts)!r}") from None
 
 
+def _suite_entry(suite: str | None, data: Path | None) -> dict[str, str] | None:
+    """``--suite`` and ``--data`` as the config's ``suite`` entry (``--data`` needs ``--suite``)."""
+    if suite is None:
+        if data is not None:
+            raise InputError(None, "--data points at a suite's files; give --suite NAME too")
+        return None
+    return {"spec": suite, **({"data": str(data)} if data is not None else {})}
+
+
 def _command_line(flags: dict[str, Any]) -> str:
     """The config flags given, as one shell-quoted ``glyphbench run`` line (saved as command.txt).
 
@@ -48,9 +57,24 @@ def _command_line(flags: dict[str, Any]) -> str:
     for key, value in flags.items():
         if value is None:
             continue
+        if key == "suite":  # the --suite/--data pair of the config's suite entry
+            words += ["--suite", value["spec"]]
+            words += ["--data", value["data"]] if "data" in value else []
+            continue
         text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
         words += [f"--{key.replace('_', '-')}", text]
     return shlex.join(words) + "\n"
+
+
+def _suite_help() -> str:
+    """The ``--suite`` help, listing every registered suite (their modules are cheap to import)."""
+    from bench.registry import PLUGINS
+
+    usages = ", ".join(plugin.name for plugin in PLUGINS.entries("suites"))
+    return (
+        f"Run a benchmark suite, NAME[:SUBSET]: {usages}. It brings the benchmark's prompts, "
+        "reader and protocol (docs/suites.md)."
+    )
 
 
 def run_command(
@@ -62,6 +86,10 @@ def run_command(
     ),
     prompts: str = typer.Option(
         None, "--prompts", help="Prompt source spec, e.g. default or csv:PATH."
+    ),
+    suite: str = typer.Option(None, "--suite", help=_suite_help()),
+    data: Path = typer.Option(
+        None, "--data", help="The suite benchmark's files (default: its hub dataset, if any)."
     ),
     limit: int = typer.Option(None, "--limit", help="Keep the first N prompts of the selection."),
     sample: int = typer.Option(None, "--sample", help="Stratified sample of N prompts."),
@@ -92,6 +120,8 @@ def run_command(
     """Generate, OCR and score images; re-running the same command resumes.
 
     Example: glyphbench run --models control:render,control:blank --prompts default --sample 40 --out runs/x
+
+    A benchmark: glyphbench run --suite longtext --data DIR --models ... --out runs/y
     """
     from rich.console import Console
 
@@ -112,6 +142,7 @@ def run_command(
         "out": str(out) if out is not None else None,
         "run_id": run_id,
         "device": device,
+        "suite": _suite_entry(suite, data),
     }
     if config is not None:
         from bench.io import read_text

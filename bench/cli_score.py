@@ -1,10 +1,18 @@
-"""``glyphbench score``: score a CSV of (expected, OCR) pairs with a family of the metric table."""
+"""``glyphbench score``: score a CSV of (expected, OCR) pairs with a family of the metric table.
+
+With ``--compat NAME`` the output follows the pair-level contract of issue 12
+(:data:`CONTRACT`): OUT.csv gains exactly the benchmark's per-pair columns and the
+summary JSON holds exactly its set-level keys, computed as the benchmark does
+(pooled where it pools). Helper columns some families keep in a run's results for
+their pooled aggregates and the bootstrap (``longtext_matched``, ``oneig_wac_total``,
+...) are not written here.
+"""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,10 +21,46 @@ from bench.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+#: ``--compat`` family -> (per-pair columns of OUT.csv, keys of the summary JSON), exactly.
+#: Families not listed (``glyphbench``, ``vae``) write every per-image text column and
+#: their summary metrics. tests/test_cli_score_contract.py checks every entry against
+#: values from the benchmarks' own code.
+CONTRACT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "anytext": (("anytext_sen_acc", "anytext_ned"), ("anytext_sen_acc", "anytext_ned")),
+    "anytext-zh": (("anytext_sen_acc", "anytext_ned"), ("anytext_sen_acc", "anytext_ned")),
+    "mario": (
+        ("mario_precision", "mario_recall", "mario_acc"),
+        ("mario_precision", "mario_recall", "mario_f", "mario_acc"),
+    ),
+    "cocotext": (
+        ("cocotext_exact", "cocotext_distance1", "cocotext_ignored"),
+        ("cocotext_exact", "cocotext_distance1"),
+    ),
+    "oneig": (
+        ("oneig_ed", "oneig_cr", "oneig_wac"),
+        ("oneig_ed", "oneig_cr", "oneig_wac", "oneig_text_score"),
+    ),
+    "oneig-zh": (
+        ("oneig_ed", "oneig_cr", "oneig_wac"),
+        ("oneig_ed", "oneig_cr", "oneig_wac", "oneig_text_score"),
+    ),
+    "longtext": (("longtext_recall",), ("longtext_text_score",)),
+    "longtext-zh": (("longtext_recall",), ("longtext_text_score",)),
+    "lex": (("lex_pned", "lex_recall"), ("lex_pned", "lex_recall")),
+    "cvtg": (
+        ("cvtg_word_correct", "cvtg_word_total", "cvtg_word_ned"),
+        ("cvtg_word_accuracy", "cvtg_ned"),
+    ),
+    "textinvision": (
+        ("score_longest_match", "score_lcs", "score_levenshtein", "score_algorithm1"),
+        ("score_longest_match", "score_lcs", "score_levenshtein", "score_algorithm1"),
+    ),
+}
+
 COMPAT_HELP = (
-    "Score with another metric family instead of glyphbench's own, e.g. 'reference' "
-    "(TextInVision's score.py columns, see docs/metrics.md) or 'vae' (WR, PA); "
-    "`python -m bench.scoring.docs` lists every family."
+    "Score as a benchmark's own code does: anytext, anytext-zh, mario, cocotext, oneig, "
+    "oneig-zh, longtext, longtext-zh, lex, cvtg, reference (alias textinvision); or 'vae' "
+    "(WR, PA). See docs/suites.md."
 )
 
 
@@ -65,10 +109,35 @@ def score_command(
     clashes = [c for c in scores.columns if c in frame.columns]
     if clashes:
         raise InputError(pairs, f"input already has score columns {clashes}; rename them first")
-    write_table(frame.join(scores), out)
+    scored = frame.join(scores)
+    pair_columns = CONTRACT[family][0] if family in CONTRACT else tuple(scores.columns)
+    write_scored(frame.join(scores[list(pair_columns)]), out, write_table)
     if summary is not None:
-        write_json(summary, headline(frame.join(scores), family))
+        write_json(summary, headline(scored, family))
     typer.echo(f"scored {len(frame)} pairs -> {out}")
+
+
+def write_scored(frame: pd.DataFrame, out: Path, write_table: Any) -> None:
+    """Write OUT; a CSV whose text holds a bare carriage return quotes every text cell.
+
+    pandas (like Python 3.11's csv module) quotes a cell only for the characters of its
+    line terminator, "\\n": a cell holding "\\r" alone would be written unquoted and
+    split by every CSV reader. Quoting every text cell keeps it one cell.
+    """
+    if out.suffix.lower() == ".csv" and _has_carriage_return(frame):
+        import csv
+
+        from bench.io import atomic_path
+
+        with atomic_path(out) as tmp:
+            frame.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC)
+        return
+    write_table(frame, out)
+
+
+def _has_carriage_return(frame: pd.DataFrame) -> bool:
+    text = frame.select_dtypes(include=["object", "string"])
+    return bool(text.apply(lambda column: column.astype(str).str.contains("\r")).any().any())
 
 
 def compat_family(compat: str | None) -> str:
@@ -91,8 +160,9 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     """The family's summary metrics aggregated over every row that did not fail.
 
     Each metric is aggregated as its record says (mean, pooled ratio, or derived);
-    a family that marks no summary metric reports all of its text metrics. Values
-    that are not finite are written as null.
+    a family in :data:`CONTRACT` reports exactly its contract keys, another family
+    its summary metrics (all of its text metrics when it marks none). Values that
+    are not finite are written as null.
 
     >>> import pandas as pd
     >>> headline(pd.DataFrame({"wr": [100.0, 50.0], "pa": [100.0, 80.0]}), "vae")
@@ -101,10 +171,13 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     from bench.schema import failed_mask
     from bench.scoring.table import METRICS
 
-    names = METRICS.summary_names([family]) or [
-        m.name for m in METRICS.of([family]) if m.inputs == "text"
-    ]
-    names = [n for n in names if METRICS.get(n, family).inputs == "text"]
+    if family in CONTRACT:
+        names = list(CONTRACT[family][1])
+    else:
+        names = METRICS.summary_names([family]) or [
+            m.name for m in METRICS.of([family]) if m.inputs == "text"
+        ]
+        names = [n for n in names if METRICS.get(n, family).inputs == "text"]
     values = METRICS.aggregate(scored[~failed_mask(scored)], names, family)
     return {name: value if math.isfinite(value) else None for name, value in values.items()}
 

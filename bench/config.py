@@ -171,6 +171,29 @@ class ModelEntry(_Strict):
         return Spec.parse(self.spec).kind == "control"
 
 
+class SuiteEntry(_Strict):
+    """A benchmark suite to run (issue 12): ``NAME[:SUBSET][?option=value]`` and its data folder.
+
+    Given as a string (``suite: longtext:en``) or a mapping (``suite: {spec: longtext,
+    data: ../shared/longtext-bench}``); the suite brings the prompts, the reader and
+    the protocol (see :mod:`bench.suites`).
+    """
+
+    spec: str
+    data: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"spec": value} if isinstance(value, str) else value
+
+    @field_validator("spec")
+    @classmethod
+    def _spec_resolves(cls, value: str) -> str:
+        _check_spec("suites", value.strip())
+        return value.strip()
+
+
 class NormalizationConfig(_Strict):
     """Text normalisation applied before scoring (see docs/metrics.md)."""
 
@@ -240,6 +263,17 @@ class RunConfig(_Strict):
     out: str = "runs/latest"
     run_id: str = ""
     api: ApiSettings = Field(default_factory=ApiSettings)
+    suite: SuiteEntry | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _suite_protocol(cls, data: Any) -> Any:
+        """A suite fills the unset reader, seeds and images per prompt from its protocol."""
+        if isinstance(data, dict) and data.get("suite") is not None:
+            from bench.suites.protocol import expand_config
+
+            return expand_config(data)
+        return data
 
     @field_validator("models")
     @classmethod
@@ -291,12 +325,14 @@ class RunConfig(_Strict):
 
     @model_serializer(mode="wrap")
     def _omit_default_sampler(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Configs from before samplers were plug-ins keep their bytes and their hash.
+        # Configs from before samplers (and suites) were plug-ins keep their bytes and hash.
         data: dict[str, Any] = handler(self)
         if data.get("sampler") == DEFAULT_SAMPLER:
             del data["sampler"]
         if data.get("api") == ApiSettings().model_dump():
             del data["api"]  # runs without hosted APIs keep their run.json as it was
+        if data.get("suite") is None:
+            data.pop("suite", None)
         return data
 
     # ----------------------------------------------------------------- identity

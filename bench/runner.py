@@ -423,7 +423,12 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
         scored.index = rows.index[has_ocr]
         for column in columns:
             scores.loc[has_ocr, column] = scored[column].astype(float)
-    return pd.concat([rows, scores], axis=1)
+    rows = pd.concat([rows, scores], axis=1)
+    if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
+        from bench.suites.scores import add_suite_scores
+
+        rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
+    return rows
 
 
 def _output_error(output: object) -> str:

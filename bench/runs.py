@@ -52,8 +52,13 @@ def load_prompts(config: RunConfig) -> PromptSet:
     """Select the config's prompts via :func:`prompts.select`."""
     import prompts
 
+    source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
+    if config.suite is not None:  # issue 12: a suite reads its benchmark's own files
+        from bench.suites.protocol import suite_prompts
+
+        source = suite_prompts(config)
     return prompts.select(
-        prompt_source(config.prompts, config.ocr, config.where),
+        source,
         where=config.where,
         sample=config.sample,
         stratify=config.stratify,
@@ -314,7 +319,20 @@ def _write_run_start(
             "started_at": now(),
             "finished_at": None,
             **environment(),
+            "protocol": _protocol_card(config, prompt_set),
         },
+    )
+
+
+def _protocol_card(config: RunConfig, prompt_set: PromptSet) -> dict[str, Any]:
+    """The run's protocol card (issue 12, :mod:`bench.suites.protocol`)."""
+    from bench.suites.protocol import protocol_card
+
+    full = prompt_set.meta.get("benchmark_prompts")
+    return protocol_card(
+        config,
+        prompt_count=len(prompt_set),
+        benchmark_prompts=int(full) if isinstance(full, int) else None,
     )
 
 
@@ -370,6 +388,9 @@ def _merge_locked(folder: RunFolder) -> pd.DataFrame:
         finished_at=max(finished) if finished else None,
         merged_at=now(),
     )
+    from bench.suites.protocol import update_card
+
+    meta["protocol"] = update_card(meta.get("protocol") or {}, config, rows)
     folder.write_manifest(meta)
     return rows
 
@@ -539,7 +560,7 @@ def plan_run(
         "out": str(folder.root),
         "shard": dist_shard.name,
         "prompts": {
-            "source": config.prompts,
+            "source": prompt_set.source,
             "count": len(prompt_set),
             "content_hash": prompt_set.content_hash,
             "version": prompt_set.version,
@@ -548,6 +569,7 @@ def plan_run(
         "images_per_prompt": config.images_per_prompt,
         "batch_size": config.batch_size,
         "ocr": config.ocr,
+        "protocol": _protocol_card(config, prompt_set),
         "models": models,
         "outputs": {
             "run_json": str(folder.manifest_path),

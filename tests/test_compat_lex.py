@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.scoring.lex import lex_items, lex_pned, lex_recall, lex_summary, lex_tokens
-from bench.scoring.table import METRICS, Mean
+from bench.scoring.table import METRICS, Mean, Ratio
 
 ROWS = load_rows("lex")
 
@@ -45,13 +45,30 @@ def test_summary_matches_the_original() -> None:
     assert got == pytest.approx(want, abs=1e-9, rel=0)  # same keys, each value close
 
 
+def test_table_aggregate_over_every_pair_matches_the_original() -> None:
+    # Pairs without ground truth are in the table (the original would stop on them); the
+    # set's values leave them out as the original's numbers do.
+    import pandas as pd
+
+    from bench.scoring import score_pairs
+
+    want = load_summary("lex")
+    scored = score_pairs([r["expected"] for r in ROWS], [r["read"] for r in ROWS], compat="lex")
+    got = METRICS.aggregate(pd.DataFrame(scored), ["lex_pned", "lex_recall"], "lex")
+    assert got == pytest.approx(want, abs=1e-12, rel=0)
+    assert scored["lex_pned"].mean() != pytest.approx(want["lex_pned"], abs=1e-3)
+
+
 def test_metric_records_read_the_raw_cells() -> None:
     pair = SimpleNamespace(expected_raw="KAYAK SAIL", read_raw="KAYAK  SAIL")
     assert METRICS.get("lex_pned").function(pair) == 1.0  # type: ignore[misc]
     assert METRICS.get("lex_recall").function(pair) == 1.0  # type: ignore[misc]
-    assert METRICS.columns(["lex"]) == ["lex_pned", "lex_recall"]
+    # lex_pned_scored and lex_scored are helpers of the set's PNED (images with items only).
+    assert METRICS.columns(["lex"]) == ["lex_pned", "lex_recall", "lex_pned_scored", "lex_scored"]
+    assert METRICS.summary_names(["lex"]) == ["lex_pned", "lex_recall"]
     assert METRICS.get("lex_pned").higher_is_better is False
-    assert all(METRICS.get(name).aggregate == Mean() for name in ("lex_pned", "lex_recall"))
+    assert METRICS.get("lex_pned").aggregate == Ratio("lex_pned_scored", "lex_scored")
+    assert METRICS.get("lex_recall").aggregate == Mean()
     assert "LeX-Art" in METRICS.get("lex_pned").reference
 
 

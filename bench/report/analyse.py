@@ -23,6 +23,7 @@ from bench.report import controls as ctl
 from bench.report import stats
 from bench.report.gallery import select_examples
 from bench.report.slices import MISSING_LABEL, Slicing
+from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
 from bench.schema import failed_mask
 
 #: The headline metric: figures, ranking and comparisons use it first.
@@ -100,6 +101,10 @@ class Analysis:
     heat_column: str | None
     scores: dict[str, np.ndarray]  # per-image primary metric of each model
     gallery: pd.DataFrame
+    #: One section per benchmark suite in the results (issue 12, :mod:`bench.report.suites`).
+    suites: list[SuiteSection] = field(default_factory=list)
+    #: Runs combined although their protocol cards differ (their numbers are not comparable).
+    protocol_warnings: list[str] = field(default_factory=list)
 
     @property
     def ordered(self) -> list[str]:
@@ -187,7 +192,22 @@ def analyse(
         ),
     )
     watch.lap("curves and gallery picks")
-    return analysis
+    return _with_suites(analysis, frame, settings)
+
+
+def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) -> Analysis:
+    """The analysis with its suite sections and the runs' protocol clashes (issue 12)."""
+    from dataclasses import replace
+
+    runs = frame.attrs.get("runs", {})
+    cards = {run: (info.get("meta") or {}).get("protocol") for run, info in runs.items()}
+    return replace(
+        analysis,
+        suites=analyse_suites(
+            frame, n_boot=settings.n_boot, seed=settings.seed, confidence=settings.confidence
+        ),
+        protocol_warnings=protocol_clashes(cards),
+    )
 
 
 # --------------------------------------------------------------------------- pieces

@@ -81,6 +81,8 @@ def render(
             "control_sanity_passed": analysis.verdict.passed,
             "control_sanity_overall_passed": analysis.verdict.overall_passed,
             "tables": written.files,
+            "suites": _suite_json(analysis),
+            "protocol_warnings": analysis.protocol_warnings,
             "seconds": round(time.perf_counter() - (started or time.perf_counter()), 3),
             "stage_seconds": watch.seconds,
         },
@@ -148,12 +150,62 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         peers.append({"title": title, "table": display.html_table(shown)})
     marks = display.best_marks(analysis.summary, metrics, analysis.models)
     return {
+        "suites": _suite_blocks(analysis, written),
         "summary": display.html_table(summary, classes=marks, id="summary-table"),
         "ranking": display.html_table(ranking),
         "comparisons": display.html_table(comparisons),
         "peers": peers,
         "attributes": attributes,
         **_control_blocks(analysis, written),
+    }
+
+
+def _suite_blocks(analysis: Analysis, written: _Written) -> list[dict[str, Any]]:
+    """Each suite's headline table, published scores, paired comparisons and protocol cards."""
+    from bench.report import suites
+
+    blocks = []
+    for section in analysis.suites:
+        name = section.name.replace("-", "_")
+        scores = written.table(
+            f"suite_{name}",
+            section.scores,
+            suites.scores_display(section),
+            caption=f"{section.title}: the benchmark's own aggregates, 95% bootstrap intervals.",
+        )
+        published = written.table(
+            f"suite_{name}_published", section.published, suites.published_display(section)
+        )
+        compared = written.table(
+            f"suite_{name}_comparisons", section.comparisons, suites.comparisons_display(section)
+        )
+        blocks.append(
+            {
+                "name": section.name,
+                "title": section.title,
+                "headline": display.metric_label(section.headline),
+                "scores": display.html_table(scores),
+                "published": display.html_table(published) if len(published) else None,
+                "comparisons": display.html_table(compared) if len(compared) else None,
+                "cards": {run: suites.card_lines(card) for run, card in section.cards.items()},
+                "warnings": section.warnings,
+            }
+        )
+    return blocks
+
+
+def _suite_json(analysis: Analysis) -> dict[str, Any]:
+    """The suites' numbers and cards for report.json."""
+    return {
+        section.name: {
+            "headline": section.headline,
+            "scores": section.scores.to_dict("records"),
+            "published": section.published.to_dict("records"),
+            "comparisons": section.comparisons.to_dict("records"),
+            "cards": section.cards,
+            "warnings": section.warnings,
+        }
+        for section in analysis.suites
     }
 
 
@@ -268,5 +320,6 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
             "chains": verdict.chains,
         },
         "gallery_column": analysis.slicing.first or "all",
+        "protocol_warnings": analysis.protocol_warnings,
         "files": written.files,
     }

@@ -133,6 +133,7 @@ COCOTEXT = [
             higher_is_better=True,
             doc="Decoded texts equal (non-[A-Za-z0-9!?@_-+*:&/ .] deleted, lower case); "
             "pooled over pairs whose decoded ground truth has >= 3 characters.",
+            summary=1,
             **_COMMON,
         )
     ),
@@ -144,6 +145,7 @@ COCOTEXT = [
             higher_is_better=True,
             doc="Decoded texts at most one edit apart; pooled over pairs whose decoded "
             "ground truth has >= 3 characters.",
+            summary=2,
             **_COMMON,
         )
     ),

@@ -14,7 +14,11 @@ The benchmark compares a list of ground-truth text items with the OCR lines:
 * Recall: items taken in order, each matched to the first unused token (in reading order)
   whose NED is at most 0.3; matched items / all items. Greedy, so it can miss a better
   assignment. The original divides by zero when there are no items; here that is NaN.
-* The set's PNED and recall are plain means over images.
+* The set's PNED and recall are plain means over the images that have items: the original
+  stops with ZeroDivisionError on an image without items, so its numbers only ever cover
+  images with ground truth. Such an image keeps its per-image PNED (tokens + 0 items) but is
+  left out of the set's PNED, through the helper columns ``lex_pned_scored`` (the PNED of an
+  image with items, else 0) and ``lex_scored`` (1 for an image with items, else 0).
 
 >>> lex_pned("COFFEE TEA", "COFFEE\\nTEA SHOP")
 1.0
@@ -33,7 +37,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Mean, Metric, register_metric
+from bench.scoring.table import Mean, Metric, Ratio, register_metric
 
 FAMILY = "lex"
 REFERENCE = (
@@ -120,18 +124,37 @@ def lex_recall(expected: str, read: str) -> float:
     return _scores(expected, read)[1]
 
 
-def lex_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Means over images of PNED and of recall (images without items have no recall).
+def lex_scored(expected: str) -> float:
+    """1.0 when the image has ground-truth items (the original can score it), else 0.0.
 
-    >>> lex_summary([{"lex_pned": 2.0, "lex_recall": float("nan")}])
-    {'lex_pned': 2.0, 'lex_recall': nan}
+    >>> lex_scored("SALE"), lex_scored("  ")
+    (1.0, 0.0)
+    """
+    return float(bool(lex_items(expected)))
+
+
+def lex_pned_scored(expected: str, read: str) -> float:
+    """The PNED of an image with items, 0.0 for one without (the set's PNED skips it).
+
+    >>> lex_pned_scored("", "SOMETHING"), lex_pned("", "SOMETHING")
+    (0.0, 1.0)
+    """
+    return lex_pned(expected, read) if lex_items(expected) else 0.0
+
+
+def lex_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Means of PNED and recall over images with items (those without have no recall).
+
+    >>> lex_summary([{"lex_pned": 2.0, "lex_recall": float("nan")},
+    ...              {"lex_pned": 0.5, "lex_recall": 1.0}])
+    {'lex_pned': 0.5, 'lex_recall': 1.0}
     """
     pneds: list[float] = []
     recalls: list[float] = []
     for row in rows:
-        pneds.append(float(row["lex_pned"]))
         recall = float(row["lex_recall"])
-        if not math.isnan(recall):
+        if not math.isnan(recall):  # NaN exactly when the image has no items
+            pneds.append(float(row["lex_pned"]))
             recalls.append(recall)
     return {
         "lex_pned": sum(pneds) / len(pneds) if pneds else math.nan,
@@ -144,12 +167,20 @@ def _per_pair(function: Callable[[str, str], float]) -> Callable[[Any], float]:
     return lambda pair: function(pair.expected_raw, pair.read_raw)
 
 
-for _name, _function, _label, _better, _doc in (
+_SKIPS_IMAGES_WITHOUT_ITEMS = Ratio("lex_pned_scored", "lex_scored")
+
+for _name, _function, _label, _better, _doc, _aggregate, _summary in (
     ("lex_pned", lex_pned, "LeX PNED", False,
      "Hungarian-matched NED sum between OCR tokens and text items, plus one per unmatched "
-     "token or item."),
+     "token or item; the set's value averages images with items only.",
+     _SKIPS_IMAGES_WITHOUT_ITEMS, 1),
     ("lex_recall", lex_recall, "LeX recall", True,
-     "Share of text items greedily matched by an OCR token within NED 0.3."),
+     "Share of text items greedily matched by an OCR token within NED 0.3.", Mean(), 2),
+    ("lex_pned_scored", lex_pned_scored, "LeX PNED (images with items)", False,
+     "The image's PNED when it has text items, else 0 (numerator of the set's PNED).",
+     Mean(), 0),
+    ("lex_scored", lambda expected, _read: lex_scored(expected), "LeX images with items", True,
+     "1 when the image has text items, else 0 (denominator of the set's PNED).", Mean(), 0),
 ):  # fmt: skip
     register_metric(
         Metric(
@@ -159,8 +190,8 @@ for _name, _function, _label, _better, _doc in (
             higher_is_better=_better,
             doc=_doc,
             family=FAMILY,
-            aggregate=Mean(),
+            aggregate=_aggregate,
             reference=REFERENCE,
-            summary=True,
+            summary=_summary,
         )
     )

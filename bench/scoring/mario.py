@@ -165,7 +165,7 @@ def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     }
 
 
-def _record(name: str, function: Any, label: str, doc: str) -> Metric:
+def _record(name: str, function: Any, label: str, doc: str, summary: int) -> Metric:
     return Metric(
         name,
         lambda pair: function(pair.expected_raw, pair.read_raw),
@@ -175,6 +175,7 @@ def _record(name: str, function: Any, label: str, doc: str) -> Metric:
         family="mario",
         reference=REFERENCE,
         aggregate=Mean(),
+        summary=summary,
     )
 
 
@@ -187,12 +188,14 @@ MARIO = [
             "MARIO precision",
             "Keywords matched (multiset) / (OCR lines + 1e-8), lines stripped and lower-cased; "
             "mean over images.",
+            1,
         ),
         _record(
             "mario_recall",
             mario_recall,
             "MARIO recall",
             "Keywords matched (multiset) / (keywords + 1e-8); mean over images.",
+            2,
         ),
         Metric(
             "mario_f",
@@ -203,6 +206,7 @@ MARIO = [
             family="mario",
             reference=REFERENCE,
             aggregate=Derived(("mario_precision", "mario_recall"), mario_f),
+            summary=3,
         ),
         _record(
             "mario_acc",
@@ -210,6 +214,7 @@ MARIO = [
             "MARIO accuracy",
             "1 when the sorted OCR lines and sorted keywords concatenate (no separator) to "
             "the same string; mean over images.",
+            4,
         ),
     )
 ]

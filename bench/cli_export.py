@@ -1,0 +1,188 @@
+"""``glyphbench export RUN --hf-dataset DIR``: a run's per-image results as a Hugging Face dataset.
+
+The folder ``datasets`` reads back as it is::
+
+    DIR/README.md              dataset card: the run, its models and its protocol card
+    DIR/protocol.json          the protocol card as run.json records it
+    DIR/metadata.parquet       one row per image: file_name + every results column
+    DIR/images/<model>/...png  the images, as the run wrote them
+
+``datasets.load_dataset("imagefolder", data_dir=DIR)`` gives the images with every
+column; ``load_dataset("parquet", data_files=DIR/metadata.parquet)`` the table alone.
+Rows without an image (failed generations) are left out and counted in the card.
+``--push REPO`` uploads the folder to the hub where one is reachable; offline, or
+without a token, it is a one-line error (exit 2) and the folder stays.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from bench.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+METADATA = "metadata.parquet"
+
+
+def export_command(
+    run_dir: Annotated[Path, typer.Argument(help="The run folder (holding results.parquet).")],
+    hf_dataset: Annotated[
+        Path, typer.Option("--hf-dataset", help="Write a datasets-loadable folder here.")
+    ],
+    push: Annotated[
+        str | None, typer.Option("--push", help="Also upload it to this hub dataset repo.")
+    ] = None,
+) -> None:
+    """Export per-image results (images, scores, OCR) with a dataset card from the protocol card.
+
+    Example: glyphbench export runs/lt --hf-dataset exports/lt --push me/longtext-results
+    """
+    folder = export_run(run_dir, hf_dataset)
+    typer.echo(f"dataset -> {folder}")
+    if push:
+        push_folder(folder, push)
+        typer.echo(f"pushed -> https://huggingface.co/datasets/{push}")
+
+
+def export_run(run_dir: Path, out: Path) -> Path:
+    """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
+    import pandas as pd
+
+    from bench.report.load import read_run_meta
+    from bench.schema import failed_mask
+
+    results = run_dir / "results.parquet"
+    if not results.is_file():
+        raise InputError(run_dir, "no results.parquet in this folder (has the run finished?)")
+    if out.exists() and any(out.iterdir()):
+        raise InputError(out, "the export folder exists and is not empty; choose another")
+    rows = pd.read_parquet(results)
+    meta = read_run_meta(run_dir)
+    has_image = rows["image_path"].notna() & ~failed_mask(rows)
+    kept = rows[has_image].reset_index(drop=True)
+    missing = [p for p in kept["image_path"].astype(str) if not (run_dir / p).is_file()]
+    if missing:
+        raise InputError(run_dir / missing[0], "image listed in results.parquet is missing")
+    out.mkdir(parents=True, exist_ok=True)
+    for relative in kept["image_path"].astype(str):
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(run_dir / relative, target)
+    table = kept.assign(file_name=kept["image_path"].astype(str))
+    table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
+    table.to_parquet(out / METADATA, index=False)
+    (out / "protocol.json").write_text(
+        json.dumps(meta.get("protocol") or {}, indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    (out / "README.md").write_text(
+        dataset_card(meta, table, dropped=int((~has_image).sum())), encoding="utf-8"
+    )
+    return out
+
+
+def dataset_card(meta: dict[str, Any], table: pd.DataFrame, *, dropped: int) -> str:
+    """The README.md of the exported dataset: YAML header, the run, its protocol card.
+
+    >>> import pandas as pd
+    >>> card = dataset_card({"run_id": "r1"}, pd.DataFrame({"model": ["m"], "ned": [1.0]}),
+    ...                     dropped=0)
+    >>> card.splitlines()[0], "# glyphbench results: r1" in card
+    ('---', True)
+    """
+    run_id = str(meta.get("run_id") or "run")
+    protocol = meta.get("protocol") or {}
+    suite = (protocol.get("suite") or {}).get("name")
+    tags = ["glyphbench", "text-rendering", "ocr", *([suite] if suite else [])]
+    lines = [
+        "---",
+        f"pretty_name: 'glyphbench results: {run_id}'",
+        "task_categories:",
+        "- text-to-image",
+        "tags:",
+        *[f"- {tag}" for tag in tags],
+        "---",
+        "",
+        f"# glyphbench results: {run_id}",
+        "",
+        f"Per-image results of the glyphbench run `{run_id}`: {len(table)} images"
+        + (f" ({dropped} failed rows without an image left out)" if dropped else "")
+        + ", one row each with the prompt, the reader's output and every score.",
+        "",
+        'Load it with `datasets.load_dataset("imagefolder", data_dir=...)` (images and '
+        'columns) or `load_dataset("parquet", data_files=".../metadata.parquet")`.',
+        "",
+        "## Models",
+        "",
+        *[f"- `{model}`: {int(n)} images" for model, n in table["model"].value_counts().items()],
+        "",
+        "## Protocol card",
+        "",
+        *_card_table(protocol),
+        "",
+        "Two results are comparable only when their protocol cards match (reader and its "
+        "version, instruction, seeds, images per prompt, normalisation, scorer).",
+        "",
+        "## Columns",
+        "",
+        *_column_lines(table),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _card_table(protocol: dict[str, Any]) -> list[str]:
+    if not protocol:
+        return ["(this run has no protocol card: it was made before glyphbench recorded one)"]
+    from bench.report.suites import card_lines
+
+    rows = ["| field | value |", "| --- | --- |"]
+    rows += [f"| {key} | {value.replace('|', '/')} |" for key, value in card_lines(protocol)]
+    deviations = protocol.get("deviations") or []
+    if deviations:
+        rows += ["", "Deviations from the benchmark's protocol:", ""]
+        rows += [f"- {deviation}" for deviation in deviations]
+    return rows
+
+
+def _column_lines(table: pd.DataFrame) -> list[str]:
+    from bench.scoring.table import METRICS
+
+    lines = []
+    for column in table.columns:
+        if column in METRICS:
+            metric = METRICS.get(str(column))
+            lines.append(f"- `{column}`: {metric.label} ({metric.direction}). {metric.doc}")
+    return lines or ["- see glyphbench's docs/metrics.md"]
+
+
+def push_folder(folder: Path, repo: str) -> None:
+    """Upload ``folder`` as the hub dataset ``repo``; any failure is a one-line InputError."""
+    try:
+        from huggingface_hub import HfApi
+        from huggingface_hub.constants import HF_HUB_OFFLINE
+    except ImportError:
+        raise InputError(
+            None, "--push needs huggingface_hub (pip install huggingface_hub)"
+        ) from None
+    if HF_HUB_OFFLINE:
+        raise InputError(None, f"--push {repo}: the hub is offline (HF_HUB_OFFLINE); folder kept")
+    api = HfApi()
+    try:
+        api.create_repo(repo, repo_type="dataset", exist_ok=True)
+        api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset")
+    except Exception as exc:  # no network, no token, no rights: all one line
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise InputError(
+            None, f"--push {repo}: cannot reach the hub ({first}); folder kept"
+        ) from None
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export_command)

@@ -1,0 +1,91 @@
+"""LongText-Bench (X-Omni): long English and Chinese texts, read by a VLM, bag recall.
+
+Files (``--data DIR``): ``text_prompts.jsonl`` (English) and ``text_prompts_zh.jsonl``
+(Chinese) from X-Omni's ``textbench/`` folder, one JSON object a line with
+``prompt_id`` (int), ``prompt``, ``text`` (list of strings), ``category``,
+``length`` and ``text_length``. The expected cell is the ``text`` list joined by
+single spaces, as X-Omni's scorer joins it. Hub dataset: ``X-Omni/LongText-Bench``.
+
+>>> from bench.suites.base import resolve_suite
+>>> resolve_suite("longtext").families
+{'en': 'longtext', 'zh': 'longtext-zh'}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.errors import InputError
+from bench.suites.base import Protocol, Subset, Suite, find_file, register_suite, require
+
+#: The instruction X-Omni and OneIG give Qwen2.5-VL (one image per call).
+VLM_INSTRUCTION = (
+    "Recognize the text in the image, only reply with the text content, but avoid repeating "
+    "previously mentioned content. If no text is recognized, please reply with "
+    "'No text recognized'."
+)
+
+_FILES = {"en": "text_prompts.jsonl", "zh": "text_prompts_zh.jsonl"}
+
+
+def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
+    """One row per line of the subset's JSONL file (see the module docstring)."""
+    path = find_file(folder, [_FILES[subset.name], f"textbench/{_FILES[subset.name]}"], "longtext")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+            require(record, ("prompt_id", "prompt", "text"), path, number)
+            texts = record["text"]
+            if not isinstance(texts, list):
+                raise InputError(path, "'text' must be a list of strings", line=number)
+            rows.append(
+                {
+                    "benchmark_id": str(int(record["prompt_id"])),
+                    "prompt": str(record["prompt"]),
+                    "text": " ".join(str(t) for t in texts),
+                    "subgroup": record.get("category"),
+                    "benchmark_length": record.get("length"),
+                }
+            )
+    return rows
+
+
+LONGTEXT = register_suite(
+    Suite(
+        name="longtext",
+        title="LongText-Bench",
+        summary="long texts (EN, ZH) read by Qwen2.5-VL; pooled word (EN) or character (ZH) recall",
+        subsets=(
+            Subset("en", "longtext", aliases=("english",), files=(_FILES["en"],)),
+            Subset("zh", "longtext-zh", aliases=("chinese",), files=(_FILES["zh"],)),
+        ),
+        protocol=Protocol(
+            images_per_prompt=4,
+            seeds=(0,),
+            reader="vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext",
+            reader_note="Qwen2.5-VL-7B-Instruct, bf16, max_new_tokens 1024, one image per call",
+            instruction=VLM_INSTRUCTION,
+            read_cell="text",
+            file_naming="{prompt_id}_{k}.png, k = 1..4 (the README pads ids to 4 digits; "
+            "the scorer parses them with int())",
+            generation="4 samples per prompt; resolution and seeds are the model's choice",
+            normalisation="keep ASCII letters/digits, àâäéèêëîïôöùûüç, U+4E00-U+9FA5, whitespace; "
+            "EN lower-cased word bags, ZH case-kept character bags",
+        ),
+        headline="longtext_text_score",
+        load_rows=load_rows,
+        data_help="the folder holding text_prompts.jsonl and text_prompts_zh.jsonl "
+        "(X-Omni textbench/)",
+        hub="X-Omni/LongText-Bench",
+        paper="X-Omni (arXiv 2507.22058)",
+        scorer="X-Omni-Team/X-Omni@2b8237b textbench/summary_scores.py",
+    )
+)

@@ -1,0 +1,147 @@
+"""OneIG-Bench, text dimension (English and Chinese): a VLM reads each cell of a 2x2 grid.
+
+Files (``--data DIR``, a clone of OneIG-Bench/OneIG-Benchmark or a folder holding the
+two files): ``scripts/text/text_content.csv`` (English: columns ``""`` (row number),
+``id`` ("000".."199"), ``prompt_en``, ``text_content``) and ``text_content_zh.csv``
+(``prompt_cn`` instead of ``prompt_en``). ``text_content`` is a Python list literal;
+it is parsed as OneIG's ground truth is compared, after doubling its backslashes
+(the only parse under which every row's spans survive), and the expected cell is
+the spans joined by single spaces.
+
+Grid: OneIG pastes a prompt's 4 images (seeds) row by row into one 2x2 image and
+its scorer cuts it back into cells, dropping all-black cells (its padding for a
+missing image). glyphbench writes and reads each image on its own; the cells are
+the prompt's images in sample order (:func:`tile_grid` and :func:`split_grid` build
+and cut OneIG's grid for anyone exporting to its layout).
+
+>>> from PIL import Image
+>>> cells = [Image.new("RGB", (8, 8), c) for c in ("red", "green", "blue")]
+>>> grid = tile_grid(cells, columns=2, rows=2)
+>>> grid.size, [cell.getpixel((0, 0)) for cell in split_grid(grid, columns=2, rows=2)]
+((16, 16), [(255, 0, 0), (0, 128, 0), (0, 0, 255)])
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+from bench.suites.base import Protocol, Subset, Suite, find_file, register_suite
+from bench.suites.longtext import VLM_INSTRUCTION
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+_FILES = {"en": "text_content.csv", "zh": "text_content_zh.csv"}
+_PROMPT_COLUMN = {"en": "prompt_en", "zh": "prompt_cn"}
+
+
+def parse_text_content(cell: str) -> list[str]:
+    """OneIG's ``text_content`` cell as its list of spans (backslashes doubled first).
+
+    >>> parse_text_content("['Open', 'Daily 9\\\\5']")
+    ['Open', 'Daily 9\\\\5']
+    """
+    value = ast.literal_eval(cell.replace("\\", "\\\\"))
+    if not isinstance(value, list):
+        raise ValueError("text_content is not a list")
+    return [str(item) for item in value]
+
+
+def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
+    """One row per line of the subset's CSV (see the module docstring)."""
+    name = _FILES[subset.name]
+    path = find_file(folder, [name, f"scripts/text/{name}"], "oneig-text")
+    prompt_column = _PROMPT_COLUMN[subset.name]
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"id", prompt_column, "text_content"} - set(reader.fieldnames or [])
+        if missing:
+            raise InputError(path, f"missing columns {sorted(missing)}", line=1)
+        rows = []
+        for record in reader:
+            try:
+                spans = parse_text_content(record["text_content"])
+            except (ValueError, SyntaxError) as exc:
+                problem = f"text_content is not a Python list literal ({exc})".splitlines()[0]
+                raise InputError(path, problem, line=reader.line_num) from None
+            rows.append(
+                {
+                    "benchmark_id": record["id"],
+                    "prompt": record[prompt_column],
+                    "text": " ".join(spans),
+                }
+            )
+    return rows
+
+
+def tile_grid(images: Sequence[Image.Image], columns: int = 2, rows: int = 2) -> Image.Image:
+    """OneIG's grid: images pasted row by row; missing ones are black cells of the first's size.
+
+    (OneIG's own ``create_image_gallery`` swaps width and height, which only matters
+    for images that are not square; this tiles by the true size.)
+    """
+    from PIL import Image
+
+    if not images:
+        raise ValueError("no images to tile")
+    width, height = images[0].size
+    grid = Image.new("RGB", (columns * width, rows * height))
+    for index in range(columns * rows):
+        cell = images[index] if index < len(images) else Image.new("RGB", (width, height))
+        grid.paste(cell.convert("RGB"), ((index % columns) * width, (index // columns) * height))
+    return grid
+
+
+def split_grid(grid: Image.Image, columns: int = 2, rows: int = 2) -> list[Image.Image]:
+    """OneIG's cells: ``width // columns`` x ``height // rows`` crops, row by row.
+
+    All-black cells (exactly RGB 0, 0, 0: OneIG's padding for a missing image) are dropped.
+    """
+    width, height = grid.size[0] // columns, grid.size[1] // rows
+    cells = []
+    for row in range(rows):
+        for column in range(columns):
+            box = (column * width, row * height, (column + 1) * width, (row + 1) * height)
+            cell = grid.crop(box)
+            if cell.convert("RGB").getextrema() != ((0, 0), (0, 0), (0, 0)):
+                cells.append(cell)
+    return cells
+
+
+ONEIG = register_suite(
+    Suite(
+        name="oneig-text",
+        title="OneIG-Bench (text)",
+        summary="200 text-rendering prompts (EN, ZH), 4 seeds in a 2x2 grid read by Qwen2.5-VL; "
+        "ED, CR, WAC and the text score",
+        subsets=(
+            Subset("en", "oneig", aliases=("english",), files=(_FILES["en"],)),
+            Subset("zh", "oneig-zh", aliases=("chinese",), files=(_FILES["zh"],)),
+        ),
+        protocol=Protocol(
+            images_per_prompt=4,
+            seeds=(0,),
+            reader="vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=oneig",
+            reader_note="Qwen2.5-VL-7B-Instruct; max_new_tokens 256 when the ground truth has "
+            "more than 60 words, else 128; each grid cell saved as JPEG (quality 75) and read",
+            instruction=VLM_INSTRUCTION,
+            read_cell="text",
+            file_naming="images/text/<model>/<id>.webp, one 2x2 grid of 4 seeds per prompt",
+            grid=(2, 2),
+            generation="4 images (different seeds) per prompt; resolution is the model's choice",
+            normalisation="keep ASCII letters/digits, àâäéèêëîïôöùûüç, U+4E00-U+9FA5, whitespace; "
+            "case-sensitive edit distance; max distance 100 (EN) / 50 (ZH)",
+        ),
+        headline="oneig_text_score",
+        load_rows=load_rows,
+        data_help="a clone of OneIG-Bench/OneIG-Benchmark, or a folder holding text_content.csv "
+        "and text_content_zh.csv",
+        paper="OneIG-Bench (arXiv 2506.07977)",
+        scorer="OneIG-Bench/OneIG-Benchmark@41b4983 scripts/text/text_score.py",
+    )
+)

@@ -1,0 +1,267 @@
+"""A run's suite: its config defaults, its prompts and its protocol card.
+
+* :func:`expand_config` fills a run config's unset ``ocr``, ``seeds`` and
+  ``images_per_prompt`` from the suite's protocol. The suite's reader is the
+  benchmark's; when it is not available here (not registered, or a package it
+  needs is missing) the config fails to load with one line saying so, unless the
+  user names another reader with ``--ocr``; then the card records the deviation.
+* :func:`suite_prompts` loads the benchmark's prompts for a run.
+* :func:`protocol_card` is what run.json records under ``protocol``: the reader
+  (spec, the engines and versions that read the images, the instruction), the
+  resolution, seeds, images per prompt, normalisation and the scorer with its
+  reference, plus every deviation from the benchmark's protocol. Two results are
+  comparable when :func:`comparable_part` of their cards is equal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from bench.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from bench.config import RunConfig
+    from bench.suites.base import SuiteSelection
+    from prompts.schema import PromptSet
+
+#: Card fields that must be equal for two runs' numbers to be compared.
+COMPARED_FIELDS = (
+    "suite",
+    "reader",
+    "reader_engines",
+    "instruction",
+    "seeds",
+    "images_per_prompt",
+    "normalisation",
+    "scorer",
+)
+
+
+def suite_spec(entry: Any) -> str | None:
+    """The spec of a config's ``suite`` value (a string or a mapping with ``spec``)."""
+    if isinstance(entry, str):
+        return entry
+    if isinstance(entry, Mapping) and entry.get("spec"):
+        return str(entry["spec"])
+    spec = getattr(entry, "spec", None)
+    return str(spec) if spec else None
+
+
+def expand_config(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (a run config mapping) with the suite's protocol filling what is unset.
+
+    Problems are ValueErrors (the config loader turns them into one-line errors).
+    """
+    from bench.suites.base import resolve_suite
+
+    spec = suite_spec(data.get("suite"))
+    if spec is None:
+        return data
+    try:
+        selection = resolve_suite(spec)
+    except InputError as exc:
+        raise ValueError(exc.problem) from None
+    if data.get("prompts") not in (None, "", "default"):
+        raise ValueError(
+            f"suite {selection.suite.name} brings its own prompts; drop prompts/--prompts"
+        )
+    protocol = selection.suite.protocol
+    out = dict(data)
+    if not out.get("ocr"):
+        problem = _unavailable(protocol.reader)
+        if problem:
+            raise ValueError(
+                f"suite {selection.suite.name} reads with the benchmark's reader "
+                f"{protocol.reader!r}, which is not available here ({problem}); "
+                "pass --ocr SPEC to read with another reader (the protocol card records it)"
+            )
+        out["ocr"] = protocol.reader
+    if out.get("seeds") is None:
+        out["seeds"] = list(protocol.seeds)
+    if out.get("images_per_prompt") is None:
+        out["images_per_prompt"] = protocol.images_per_prompt
+    return out
+
+
+def _unavailable(reader: str) -> str | None:
+    """Why the reader ``reader`` cannot run here (not registered, a package missing), or None."""
+    from bench.registry import PLUGINS
+
+    try:
+        resolved = PLUGINS.resolve("readers", reader)
+    except InputError as exc:
+        return exc.problem
+    return resolved.plugin.unavailable()
+
+
+def selection_of(config: RunConfig) -> SuiteSelection | None:
+    from bench.suites.base import resolve_suite
+
+    spec = suite_spec(config.suite)
+    return resolve_suite(spec) if spec else None
+
+
+def suite_prompts(config: RunConfig) -> PromptSet:
+    """Every prompt of the config's suite selection (before where/sample/limit)."""
+    selection = selection_of(config)
+    if selection is None:
+        raise ValueError("the config names no suite")
+    prompt_set = selection.load_prompts(getattr(config.suite, "data", None))
+    prompt_set.meta["benchmark_prompts"] = len(prompt_set)
+    return prompt_set
+
+
+# --------------------------------------------------------------------------- the card
+
+
+def protocol_card(
+    config: RunConfig,
+    *,
+    prompt_count: int | None = None,
+    benchmark_prompts: int | None = None,
+    rows: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """The run's protocol card (see the module docstring); ``rows`` add what was observed."""
+    selection = selection_of(config)
+    card: dict[str, Any] = {
+        "suite": _suite_part(selection, config),
+        "reader": config.ocr,
+        "reader_engines": _engines(rows),
+        "instruction": _instruction(selection, config.ocr),
+        "resolution": {
+            "benchmark": _size(selection.suite.protocol.resolution) if selection else None,
+            "images": _sizes(rows),
+        },
+        "seeds": list(config.seeds),
+        "images_per_prompt": config.images_per_prompt,
+        "prompts": {"selected": prompt_count, "benchmark": benchmark_prompts},
+        "normalisation": _normalisation(selection, config),
+        "scorer": _scorer(selection),
+    }
+    card["deviations"] = deviations(card, selection)
+    return card
+
+
+def update_card(card: Mapping[str, Any], config: RunConfig, rows: pd.DataFrame) -> dict[str, Any]:
+    """``card`` with what ``rows`` show (reader engines and versions, image sizes)."""
+    prompts = dict(card.get("prompts") or {})
+    return protocol_card(
+        config,
+        prompt_count=prompts.get("selected"),
+        benchmark_prompts=prompts.get("benchmark"),
+        rows=rows,
+    )
+
+
+def comparable_part(card: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields two cards must share for their numbers to be compared.
+
+    >>> a = {"reader": "easyocr", "seeds": [0], "deviations": ["x"]}
+    >>> comparable_part(a) == comparable_part({**a, "deviations": []})
+    True
+    """
+    part = {key: card.get(key) for key in COMPARED_FIELDS}
+    suite = part.get("suite")
+    if isinstance(suite, Mapping):  # the subsets and data folder may differ between runs
+        part["suite"] = suite.get("name")
+    scorer = part.get("scorer")
+    if isinstance(scorer, Mapping):  # the scorers' sources, whichever subsets ran
+        part["scorer"] = sorted(set((scorer.get("references") or {}).values()))
+    return part
+
+
+def deviations(card: Mapping[str, Any], selection: SuiteSelection | None) -> list[str]:
+    """Where the run departs from the benchmark's protocol, one sentence each."""
+    if selection is None:
+        return []
+    protocol = selection.suite.protocol
+    found = []
+    if card["reader"] != protocol.reader:
+        found.append(
+            f"reader {card['reader']} instead of the benchmark's {protocol.reader} "
+            f"({protocol.reader_note}): numbers are not comparable with published ones"
+        )
+    if card["images_per_prompt"] != protocol.images_per_prompt:
+        found.append(
+            f"{card['images_per_prompt']} image(s) per prompt instead of "
+            f"{protocol.images_per_prompt}"
+        )
+    if tuple(card["seeds"]) != protocol.seeds:
+        found.append(f"seeds {card['seeds']} instead of {list(protocol.seeds)}")
+    benchmark = card["resolution"]["benchmark"]
+    other = [size for size in card["resolution"]["images"] if benchmark and size != benchmark]
+    if other:
+        found.append(f"images of {', '.join(other)} instead of {benchmark}")
+    prompts = card["prompts"]
+    if prompts["selected"] is not None and prompts["benchmark"] not in (None, prompts["selected"]):
+        found.append(
+            f"{prompts['selected']} of the selection's {prompts['benchmark']} prompts "
+            "(--limit/--sample/--where): not the full benchmark"
+        )
+    return found
+
+
+def _suite_part(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any] | None:
+    if selection is None:
+        return None
+    suite = selection.suite
+    return {
+        "name": suite.name,
+        "title": suite.title,
+        "spec": selection.spec,
+        "subsets": [s.name for s in selection.subsets],
+        "data": getattr(config.suite, "data", None),
+        "paper": suite.paper,
+        "headline": suite.headline,
+        "benchmark_reader": suite.protocol.reader,
+        "file_naming": suite.protocol.file_naming,
+        "grid": _size(suite.protocol.grid),
+        "generation": suite.protocol.generation,
+    }
+
+
+def _instruction(selection: SuiteSelection | None, reader: str) -> str | None:
+    """The reader's instruction: the benchmark's when its own reader reads, else none known."""
+    if selection is not None and reader == selection.suite.protocol.reader:
+        return selection.suite.protocol.instruction or None
+    return None
+
+
+def _normalisation(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any]:
+    glyphbench = config.normalization.model_dump()
+    benchmark = selection.suite.protocol.normalisation if selection else None
+    return {"glyphbench": glyphbench, "benchmark": benchmark}
+
+
+def _scorer(selection: SuiteSelection | None) -> dict[str, Any]:
+    from bench.scoring.table import METRICS
+
+    families = {"glyphbench": "glyphbench"}
+    references = {}
+    if selection is not None:
+        families.update(selection.families)
+        for family in dict.fromkeys(selection.families.values()):
+            records = METRICS.of([family])
+            references[family] = next((m.reference for m in records if m.reference), "")
+    return {"families": families, "references": references}
+
+
+def _engines(rows: pd.DataFrame | None) -> list[str]:
+    if rows is None or "ocr_engine" not in rows:
+        return []
+    pairs = rows[["ocr_engine", "ocr_version"]].dropna().astype(str).drop_duplicates()
+    return sorted(f"{engine} {version}" for engine, version in pairs.itertuples(index=False))
+
+
+def _sizes(rows: pd.DataFrame | None) -> list[str]:
+    if rows is None or "width" not in rows:
+        return []
+    sizes = rows[["width", "height"]].dropna().drop_duplicates()
+    return sorted(f"{int(w)}x{int(h)}" for w, h in sizes.itertuples(index=False))
+
+
+def _size(size: tuple[int, int] | None) -> str | None:
+    return f"{size[0]}x{size[1]}" if size else None

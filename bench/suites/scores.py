@@ -1,0 +1,87 @@
+"""The suite's own scores on a run's rows: each subset scored by its benchmark's family.
+
+A row's *expected* cell is its prompt's ``text`` (the benchmark's ground truth,
+built by the suite's loader); its *read* cell is the reader's output as the
+benchmark's scorer receives it (:func:`read_cells`): a VLM's answer as it is, or
+an OCR reader's pieces one per line, in reading order. Rows that failed or have no
+reading get NaN, as glyphbench's own scores do.
+
+>>> import pandas as pd
+>>> rows = pd.DataFrame({"ocr_text": ["OPEN 24", None], "ocr_pieces": ['["OPEN", "24"]', None]})
+>>> read_cells(rows, "lines").tolist(), read_cells(rows, "text").tolist()
+(['OPEN\\n24', ''], ['OPEN 24', ''])
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from bench.suites.base import ReadCell, SuiteSelection
+
+
+def suite_columns(selection: SuiteSelection) -> list[str]:
+    """The per-image text columns of every family the selection scores with (in table order).
+
+    >>> from bench.suites.base import resolve_suite
+    >>> suite_columns(resolve_suite("longtext"))
+    ['longtext_recall', 'longtext_matched', 'longtext_total']
+    """
+    from bench.scoring.table import METRICS
+
+    columns: dict[str, None] = {}
+    for family in dict.fromkeys(selection.families.values()):
+        columns.update(dict.fromkeys(METRICS.columns([family], inputs="text")))
+    return list(columns)
+
+
+def read_cells(rows: pd.DataFrame, how: ReadCell) -> pd.Series:
+    """Each row's read cell: ``ocr_text`` (``"text"``) or its pieces joined by newlines."""
+    import pandas as pd
+
+    texts = rows["ocr_text"].astype(object).where(rows["ocr_text"].notna(), "")
+    if how == "text" or "ocr_pieces" not in rows:
+        return texts.astype(str)
+    lines = [
+        "\n".join(json.loads(pieces)) if isinstance(pieces, str) and pieces else str(text)
+        for pieces, text in zip(rows["ocr_pieces"].astype(object), texts, strict=True)
+    ]
+    return pd.Series(lines, index=rows.index, dtype=object)
+
+
+def add_suite_scores(rows: pd.DataFrame, spec: str, scorable: np.ndarray) -> pd.DataFrame:
+    """``rows`` with the suite's score columns (replaced if present; NaN where not ``scorable``)."""
+    import numpy as np
+    import pandas as pd
+
+    from bench.scoring import score_pairs
+    from bench.suites.base import resolve_suite
+
+    selection = resolve_suite(spec)
+    columns = suite_columns(selection)
+    rows = rows.drop(columns=[c for c in columns if c in rows.columns])
+    scores = pd.DataFrame(np.nan, index=rows.index, columns=columns)
+    read = read_cells(rows, selection.suite.protocol.read_cell)
+    families = selection.families
+    if "suite_subset" in rows:
+        subsets = rows["suite_subset"].astype(str).to_numpy()
+    else:  # rows from elsewhere: the selection's first subset scores them all
+        first = next(iter(families))
+        families, subsets = {first: families[first]}, np.full(len(rows), first)
+    for subset, family in families.items():
+        mask = np.asarray(scorable, dtype=bool) & (subsets == subset)
+        if not mask.any():
+            continue
+        scored = score_pairs(
+            rows.loc[mask, "text"].fillna("").astype(str).tolist(),
+            read[mask].tolist(),
+            families=[family],
+        )
+        scored.index = rows.index[mask]
+        for column in scored.columns:
+            scores.loc[mask, column] = scored[column].astype(float)
+    return pd.concat([rows, scores], axis=1)
