@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench import engine
 
@@ -67,7 +67,7 @@ class TimedReader:
         self.cache = cache
         self.overlap = overlap
         #: Held while a codec produces or a reading is timed (a no-op with ``overlap``).
-        self.turn: Any = _NoLock() if overlap else threading.Lock()
+        self.turn = Turn(overlap)
         self.warm_up_seconds: float | None = None
         self._seconds: dict[str, float] = {}
 
@@ -93,7 +93,7 @@ class TimedReader:
         who = self.cache.identity(self.reader)
         digests = [engine.image_digest(image) for image in images]
         fresh = {d for d in digests if self.cache.get((d, who)) is None}
-        with self.turn:
+        with self.turn:  # acquired before the timer starts: waiting is not reading time
             started = time.perf_counter()
             outcomes = engine.read_batch(self.reader, images, self.cache)
             elapsed = time.perf_counter() - started
@@ -106,14 +106,31 @@ class TimedReader:
         ]
 
 
-class _NoLock:
-    """A context manager that does nothing (overlap allowed)."""
+class Turn:
+    """Codec work and timed reading take turns on this (a lock; a no-op with ``overlap``).
 
-    def __enter__(self) -> None:
-        return None
+    The codec producer acquires it at the end of ``prepare`` and releases it when
+    ``produce`` ends: the engine times ``produce`` only, so waiting for the reader is
+    not counted as codec time (and reading waits for the codec outside its timer too).
+    """
+
+    def __init__(self, overlap: bool = False) -> None:
+        self._lock = None if overlap else threading.Lock()
+
+    def acquire(self) -> None:
+        if self._lock is not None:
+            self._lock.acquire()
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+    def __enter__(self) -> Turn:
+        self.acquire()
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        self.release()
 
 
 def _warm_up_image() -> Image.Image:

@@ -30,7 +30,6 @@ reading cache), so an unchanged reconstruction (``identity``) is not read twice.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from bench import engine
 from vae_eval.imageset import ImageItem, ImageSet
 from vae_eval.metrics import image_scores, partial_accuracy, word_retention
-from vae_eval.reading import TimedReader
+from vae_eval.reading import TimedReader, Turn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,18 +148,22 @@ class OriginalsProducer:
 class CodecProducer:
     """One codec as the engine's producer: loads the originals, round-trips them."""
 
-    def __init__(self, codec: Codec, turn: Any = None) -> None:
+    def __init__(self, codec: Codec, turn: Turn | None = None) -> None:
         self.codec: Codec | None = codec
         self.description = codec.describe()
-        self.turn = turn or contextlib.nullcontext()  # issue 16: not timed while OCR runs
+        self.turn = turn or Turn(overlap=True)  # issue 16: codec and OCR take turns
 
     def prepare(self, items: list[ImageItem]) -> list[Image.Image]:
-        return [item.load() for item in items]
+        images = [item.load() for item in items]
+        self.turn.acquire()  # released when produce() ends: the engine times produce() only
+        return images
 
     def produce(self, images: list[Image.Image]) -> list[Any]:
         assert self.codec is not None, "produce() after close()"
-        with self.turn:
+        try:
             return self.codec.roundtrip(images)
+        finally:
+            self.turn.release()
 
     def close(self) -> None:
         self.codec = None  # free its weights before the next codec loads
@@ -351,7 +354,7 @@ class Evaluation:
 
 
 def _opener(
-    spec: str, preloaded: dict[str, Codec | Exception], turn: Any = None
+    spec: str, preloaded: dict[str, Codec | Exception], turn: Turn | None = None
 ) -> Callable[[], CodecProducer]:
     def open_codec() -> CodecProducer:
         from vae_eval.codecs import get_codec
