@@ -79,6 +79,9 @@ def run_command(
         None, "--device", help="auto | cpu | cuda | cuda:N for model adapters."
     ),
     shard: str = typer.Option(None, "--shard", help="Run only shard I/N of the jobs (job arrays)."),
+    max_usd: float = typer.Option(
+        None, "--max-usd", help="Spending cap for hosted-API models (overrides api.max_usd)."
+    ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Print the resolved plan; load no weights."
     ),
@@ -119,6 +122,10 @@ def run_command(
             {k: v for k, v in overrides.items() if v is not None}, "command-line flags"
         )
         verbatim, name = _command_line(overrides), "command.txt"
+
+    if max_usd is not None:  # api.max_usd is outside the run's identity: a resume may raise it
+        api = {**run_config.api.model_dump(), "max_usd": max_usd}
+        run_config = run_config.with_overrides(api=api)
 
     console = Console(stderr=True)
     if dry_run:

@@ -22,6 +22,10 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
       - spec: diffusers:stabilityai/stable-diffusion-xl-base-1.0
         name: sdxl-base         # ... or a mapping with a label and options
         options: {steps: 30, guidance: 5.0}
+    api:                        # hosted-API models only (docs/apis.md); not in the identity
+      max_usd: 20               # the run's spending cap (needs a price for every api model)
+      prices: {"api:openai/gpt-image-1": 0.04}   # USD per image, by label or spec
+      cache_dir: null           # response cache (default <out>/api-cache)
 
 Model options: an entry's ``options`` are merged into its spec's ``?key=value``
 options (the mapping wins on a clash) and reach the adapter as strings:
@@ -174,6 +178,35 @@ class NormalizationConfig(_Strict):
     strip_punct: bool = False
 
 
+class ApiSettings(_Strict):
+    """Hosted APIs (``api:`` models): prices, the run's spending cap, the response cache.
+
+    None of it changes an image, so none of it is in the run's identity: a re-run
+    with a higher ``max_usd`` continues the same run. See docs/apis.md.
+    """
+
+    max_usd: float | None = Field(default=None, ge=0)  # the run's cap; None: no cap
+    prices: dict[str, float] = Field(default_factory=dict)  # USD per image, by label or spec
+    cache_dir: str | None = None  # default: <out>/api-cache
+
+    @field_validator("prices")
+    @classmethod
+    def _prices_not_negative(cls, prices: dict[str, float]) -> dict[str, float]:
+        for name, price in prices.items():
+            if price < 0:
+                raise ValueError(f"price of {name!r} is negative")
+        return prices
+
+    def price_for(self, entry: ModelEntry) -> float | None:
+        """USD per image of ``entry``: by its label, else its spec without options."""
+        parsed = Spec.parse(entry.spec)
+        head = parsed.kind + (f":{parsed.target}" if parsed.target else "")
+        for name in (entry.label, entry.spec, head):
+            if name in self.prices:
+                return self.prices[name]
+        return None
+
+
 class RunConfig(_Strict):
     """Everything that determines a run's output."""
 
@@ -193,6 +226,7 @@ class RunConfig(_Strict):
     normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
     out: str = "runs/latest"
     run_id: str = ""
+    api: ApiSettings = Field(default_factory=ApiSettings)
 
     @field_validator("models")
     @classmethod
@@ -209,6 +243,22 @@ class RunConfig(_Strict):
                     )
             seen.update({entry.label: entry.spec, entry.slug: entry.spec})
         return models
+
+    @model_validator(mode="after")
+    def _capped_models_priced(self) -> RunConfig:
+        """With a spending cap, every hosted-API model needs a price."""
+        if self.api.max_usd is None:
+            return self
+        unpriced = [
+            entry.label
+            for entry in self.models
+            if Spec.parse(entry.spec).kind == "api" and self.api.price_for(entry) is None
+        ]
+        if unpriced:
+            raise ValueError(
+                f"api.max_usd is set but api.prices has no price for {', '.join(unpriced)}"
+            )
+        return self
 
     @field_validator("seeds")
     @classmethod
@@ -232,6 +282,8 @@ class RunConfig(_Strict):
         data: dict[str, Any] = handler(self)
         if data.get("sampler") == DEFAULT_SAMPLER:
             del data["sampler"]
+        if data.get("api") == ApiSettings().model_dump():
+            del data["api"]  # runs without hosted APIs keep their run.json as it was
         return data
 
     # ----------------------------------------------------------------- identity
@@ -241,6 +293,7 @@ class RunConfig(_Strict):
         data.pop("out", None)
         data.pop("run_id", None)
         data.pop("device", None)  # the same images on any device, up to numerics
+        data.pop("api", None)  # prices, cap and cache: a higher cap continues the same run
         return data
 
     def config_hash(self) -> str:

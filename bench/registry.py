@@ -109,17 +109,6 @@ class Spec:
         options = dict(_query_pairs(query)) if query else {}
         return cls(kind=kind.strip(), target=target.strip(), options=options, text=text)
 
-    def with_options(self, extra: Mapping[str, str]) -> Spec:
-        """This spec with ``extra`` options merged in (``extra`` wins), its text rebuilt.
-
-        >>> Spec.parse("control:typo?rate=0.1").with_options({"size": "256"}).text
-        'control:typo?rate=0.1&size=256'
-        """
-        options = {**self.options, **extra}
-        head = self.kind + (f":{self.target}" if self.target else "")
-        query = "&".join(f"{key}={value}" for key, value in options.items())
-        return Spec(self.kind, self.target, options, head + (f"?{query}" if query else ""))
-
 
 def _query_pairs(query: str) -> Iterable[tuple[str, str]]:
     """``key=value`` pairs of a query; a later repeat of a key wins (as a dict keeps it)."""
@@ -151,10 +140,6 @@ class NoOptions(Options):
     """Options of a plug-in that takes none."""
 
 
-#: One row of an options listing: (name, type, default, description).
-OptionRow = tuple[str, str, str, str]
-
-
 @dataclass(frozen=True)
 class Plugin(Generic[T]):
     """One registered plug-in: what ``glyphbench list`` prints and what creates it.
@@ -180,12 +165,6 @@ class Plugin(Generic[T]):
     def options_for(self, target: str = "") -> type[Options]:
         """The options class a spec with ``target`` is validated against."""
         return self.targets.get(target, self.options) if self.targets else self.options
-
-    def option_rows(self, target: str = "") -> list[OptionRow]:
-        """(name, type, default, description) of every option, for listings and docs."""
-        return [
-            _option_row(key, info) for key, info in self.options_for(target).model_fields.items()
-        ]
 
     def unavailable(self) -> str | None:
         """Why this plug-in cannot be created here, or None when it can."""
@@ -245,13 +224,6 @@ def _annotation_text(annotation: Any, metadata: list[Any]) -> tuple[str, list[st
     if isinstance(annotation, type):
         return annotation.__name__, bounds
     return str(annotation).replace("typing.", ""), bounds
-
-
-def _option_row(key: str, info: FieldInfo) -> OptionRow:
-    default = (
-        "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
-    )
-    return (key, _type_name(info), default, info.description or "")
 
 
 def _option_records(schema: type[Options]) -> list[dict[str, Any]]:
@@ -348,7 +320,7 @@ class PluginRegistry:
         # Marked first: a module being imported may look up its own kind.
         self._loaded.add(kind)
         try:
-            for module in _package_modules(self.kinds[kind]):
+            for module in package_modules(self.kinds[kind]):
                 importlib.import_module(module)
         except BaseException:
             self._loaded.discard(kind)  # a later call tries again and raises again
@@ -503,8 +475,14 @@ def missing_modules(*modules: str) -> str | None:
     return None
 
 
-def _package_modules(package: str) -> Iterable[str]:
-    """The package itself and its direct modules (private ``_x`` modules skipped)."""
+def package_modules(package: str) -> list[str]:
+    """The package itself and its direct modules (private ``_x`` modules skipped).
+
+    How plug-in kinds and metric families are found: every module is imported once.
+
+    >>> package_modules("bench.suites")[0], package_modules("no_such_package_here")
+    ('bench.suites', [])
+    """
     spec = importlib.util.find_spec(package)
     if spec is None:
         return []

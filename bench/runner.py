@@ -12,6 +12,12 @@
    read them (:func:`bench.engine.read_batch`; a failing image gets an ``OCR:``
    error and the others are still read), score them, and writes the part file.
 
+Hosted-API models (:mod:`bench.models.api`) may return, in place of one image, an
+:class:`~bench.models.base.ImageNotMade` (its row gets that error: ``Refused: ...``
+for a content-policy refusal) or a :class:`~bench.models.base.NotAttempted` (the
+run's spending cap was reached: no row, and a later run makes it). Their rows get
+a ``cost_usd`` column (what the image cost this run; NaN when no price is known).
+
 Errored rows are retried when the same command is run again. Merging the part
 files into ``results.parquet`` is :func:`bench.runs.merge_run`.
 """
@@ -21,8 +27,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -42,14 +49,19 @@ from bench.engine import (
     remaining,
 )
 from bench.jobs import Job, build_jobs
+from bench.schema import ROW_KEY
 from bench.store import conform_results, done_keys, image_relpath
 from prompts.schema import PromptSet
+
+#: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
+API_CACHE = "api-cache"
 
 if TYPE_CHECKING:
     from PIL import Image
     from rich.console import Console
 
-    from bench.models.base import ImageRequest, ModelAdapter
+    from bench.models.api.spend import SpendBudget
+    from bench.models.base import ImageRequest, ModelAdapter, RunContext
     from bench.readers.base import Reader, Reading
 
 
@@ -66,6 +78,12 @@ class ShardOutcome:
     oom_halvings: dict[str, int] = field(default_factory=dict)
     #: label -> {"load_s": load time, "images": n, "span_s": from loaded to last row written}
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: label -> images not attempted because the spending cap was reached (no rows)
+    not_attempted: dict[str, int] = field(default_factory=dict)
+    #: the one line saying why they were not (empty when every image was attempted)
+    stop_reason: str = ""
+    #: USD spent by hosted-API models in this run so far (None without a cap)
+    spent_usd: float | None = None
 
 
 class ModelProducer:
@@ -79,6 +97,7 @@ class ModelProducer:
         self.frame = frame
         self.outcome = outcome
         self.is_control = bool(adapter.is_control)
+        self.billable = bool(getattr(adapter, "billable", False))
         outcome.models[entry.label] = _safe_describe(adapter)
 
     def prepare(self, jobs: list[Job]) -> list[ImageRequest]:
@@ -128,6 +147,7 @@ class Runner:
         self._ocr = ocr
         self._ocr_identity: tuple[str, str] | None = None
         self._entries = {entry.label: entry for entry in config.models}
+        self.budget: SpendBudget | None = None
 
     # ------------------------------------------------------------------ setup
     @property
@@ -161,15 +181,46 @@ class Runner:
         from bench.models import get_model
 
         adapter = get_model(self.adapter_spec(entry))
+        adapter.bind_run(self.run_context(entry))
         load = getattr(adapter, "load", None)
         if callable(load):
             load()
         return ModelProducer(entry, adapter, self.frame, self.outcome)
 
+    def run_context(self, entry: ModelEntry) -> RunContext:
+        """What a (hosted-API) model learns about this run: price, cap, cache folder."""
+        from bench.models.base import RunContext
+
+        api = self.config.api
+        cache_dir = Path(api.cache_dir) if api.cache_dir else self.folder.root / API_CACHE
+        return RunContext(
+            root=self.folder.root,
+            run_id=self.run_id,
+            price_usd=api.price_for(entry),
+            budget=self.budget,
+            cache_dir=cache_dir,
+        )
+
+    def _open_budget(self) -> None:
+        """The spending cap: what is left of ``api.max_usd``, shared by this run's shards."""
+        max_usd = self.config.api.max_usd
+        if max_usd is None:
+            return
+        from bench.models.api.spend import SpendBudget
+
+        spent = 0.0
+        rows = self.folder.read_parts(ROW_KEY)
+        if "cost_usd" in rows.columns:
+            spent = float(pd.to_numeric(rows["cost_usd"], errors="coerce").fillna(0).sum())
+        # Each of N shard processes may spend an Nth of what is left: together never more.
+        allowance = max(0.0, max_usd - spent) / self.shard.count
+        self.budget = SpendBudget(spent + allowance, spent)
+
     # -------------------------------------------------------------------- run
     def run(self) -> ShardOutcome:
         all_jobs = build_jobs(self.config, self.frame, self.shard)
         todo = remaining(all_jobs, done_keys(self.folder), key=lambda job: job.key)
+        self._open_budget()
         self.outcome.skipped = sum(len(all_jobs[k]) - len(todo[k]) for k in todo)
         if any(todo.values()):
             _ = self.ocr_identity  # load the OCR engine before any model: a bad --ocr fails fast
@@ -188,6 +239,14 @@ class Runner:
             )
             stats = loop.run(groups)
         self.outcome.rows_written, self.outcome.errors = stats.rows_written, stats.errors
+        if self.budget is not None:
+            self.outcome.spent_usd = round(self.budget.spent_usd, 6)
+        if self.outcome.not_attempted:
+            skipped = sum(self.outcome.not_attempted.values())
+            self.console.print(
+                f"[bold yellow]{skipped} images not attempted:[/] {self.outcome.stop_reason}",
+                highlight=False,
+            )
         for group in groups:
             facts = stats.groups.get(group.name)
             if facts is None:
@@ -207,10 +266,34 @@ class Runner:
     # ---------------------------------------------------------- worker thread
     def finish_batch(self, batch: Batch) -> pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
-        images: list[Image.Image] = batch.outputs or []
-        files = self.save_images(batch.jobs, images, self._entries[batch.group.name].slug)
-        readings, seconds = self.read_images(images)
+        batch = self._drop_not_attempted(batch)
+        outputs: list[Any] = batch.outputs or []
+        made = [i for i, output in enumerate(outputs) if not isinstance(output, BaseException)]
+        images = [outputs[i] for i in made]
+        jobs = [batch.jobs[i] for i in made]
+        saved = self.save_images(jobs, images, self._entries[batch.group.name].slug)
+        read, seconds = self.read_images(images)
+        files: list[tuple[str, str] | None] = [None] * len(outputs)
+        readings: list[Reading | Exception | None] = [None] * len(outputs)
+        for i, file, reading in zip(made, saved, read, strict=True):
+            files[i], readings[i] = file, reading
         return self.rows(batch, files, readings, seconds)
+
+    def _drop_not_attempted(self, batch: Batch) -> Batch:
+        """Jobs a model did not attempt (spending cap) get no row; a later run makes them."""
+        from bench.models.base import NotAttempted
+
+        outputs = batch.outputs or []
+        skipped = [i for i, output in enumerate(outputs) if isinstance(output, NotAttempted)]
+        if not skipped:
+            return batch
+        label = batch.group.name
+        self.outcome.not_attempted[label] = self.outcome.not_attempted.get(label, 0) + len(skipped)
+        self.outcome.stop_reason = str(outputs[skipped[0]])
+        kept = [i for i in range(len(outputs)) if i not in set(skipped)]
+        return replace(
+            batch, jobs=[batch.jobs[i] for i in kept], outputs=[outputs[i] for i in kept]
+        )
 
     def save_images(
         self, jobs: Sequence[Job], images: Sequence[Image.Image], model_slug: str
@@ -233,17 +316,22 @@ class Runner:
     def rows(
         self,
         batch: Batch,
-        files: Sequence[tuple[str, str]],
-        readings: Sequence[Reading | Exception],
+        files: Sequence[tuple[str, str] | None],
+        readings: Sequence[Reading | Exception | None],
         ocr_seconds: float,
     ) -> pd.DataFrame:
-        """The typed, scored results rows of one batch."""
+        """The typed, scored results rows of one batch (no rows for an empty batch)."""
+        if not batch.jobs:
+            return conform_results(pd.DataFrame())
         entry = self._entries[batch.group.name]
-        images: list[Image.Image] = batch.outputs or []
+        outputs: list[Any] = batch.outputs or []
         stage_error = error_text(batch.stage, batch.failure) if batch.failure else ""
         n = len(batch.jobs)
         records = []
         for i, job in enumerate(batch.jobs):
+            output = outputs[i] if outputs else None
+            image = None if output is None or isinstance(output, BaseException) else output
+            file = files[i] if image is not None else None
             record = {
                 "run_id": self.run_id,
                 "model": job.model,
@@ -252,19 +340,21 @@ class Runner:
                 "seed": job.seed,
                 "sample_index": job.sample_index,
                 "image_seed": job.image_seed,
-                "image_path": files[i][0] if images else None,
-                "image_sha256": files[i][1] if images else None,
-                "width": images[i].size[0] if images else None,
-                "height": images[i].size[1] if images else None,
+                "image_path": file[0] if file else None,
+                "image_sha256": file[1] if file else None,
+                "width": image.size[0] if image is not None else None,
+                "height": image.size[1] if image is not None else None,
                 "batch_size": batch.size or None,
                 "gen_seconds": batch.seconds / n if batch.size else float("nan"),
                 **reading_columns(
-                    readings[i] if images else None,
-                    self.ocr_identity if images else None,
+                    readings[i] if image is not None else None,
+                    self.ocr_identity if image is not None else None,
                     ocr_seconds,
                 ),
             }
-            record["error"] = record["error"] or stage_error
+            record["error"] = record["error"] or stage_error or _output_error(output)
+            if getattr(batch.producer, "billable", False):
+                record["cost_usd"] = _output_cost(output)
             records.append(record)
         rows = pd.DataFrame.from_records(records)
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
@@ -308,11 +398,13 @@ def ocr_fields(result: Reading | None) -> dict[str, Any]:
 def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     """Add every score column; rows without OCR text (errors) get NaN scores."""
     from bench.schema import failed_mask
-    from bench.scoring import SCORE_COLUMNS, score_pairs
+    from bench.scoring import score_pairs
+    from bench.scoring.pairs import text_metrics
 
-    rows = rows.drop(columns=[c for c in SCORE_COLUMNS if c in rows.columns])
+    columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
+    rows = rows.drop(columns=[c for c in columns if c in rows.columns])
     has_ocr = rows["ocr_text"].notna() & ~failed_mask(rows)
-    scores = pd.DataFrame(float("nan"), index=rows.index, columns=list(SCORE_COLUMNS))
+    scores = pd.DataFrame(float("nan"), index=rows.index, columns=columns)
     if has_ocr.any():
         scored = score_pairs(
             rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
@@ -321,9 +413,31 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
             strip_punct=config.normalization.strip_punct,
         )
         scored.index = rows.index[has_ocr]
-        for column in SCORE_COLUMNS:
+        for column in columns:
             scores.loc[has_ocr, column] = scored[column].astype(float)
     return pd.concat([rows, scores], axis=1)
+
+
+def _output_error(output: object) -> str:
+    """The error of one output that is not an image ("" for an image)."""
+    from bench.models.base import ImageNotMade
+
+    if isinstance(output, ImageNotMade):
+        return output.row_error
+    if isinstance(output, Exception):
+        return error_text("Generate", output)
+    return ""
+
+
+def _output_cost(output: object) -> float:
+    """What one output cost (USD): an image's ``COST_KEY``, a failure's ``cost_usd``."""
+    from bench.models.base import COST_KEY, ImageNotMade
+
+    if isinstance(output, ImageNotMade):
+        return float(output.cost_usd)
+    info = getattr(output, "info", None)
+    cost = info.get(COST_KEY) if isinstance(info, dict) else None
+    return float("nan") if cost is None else float(cost)
 
 
 def _text(value: object) -> str:

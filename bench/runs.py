@@ -113,6 +113,12 @@ def run_benchmark(
         errors=outcome.errors,
         skipped=outcome.skipped,
     )
+    if outcome.spent_usd is not None or outcome.not_attempted:  # hosted APIs: the cap's story
+        info["attempts"][-1].update(
+            spent_usd=outcome.spent_usd,
+            not_attempted=outcome.not_attempted,
+            stop_reason=outcome.stop_reason or None,
+        )
     folder.write_json(
         shard_json,
         {

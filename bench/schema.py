@@ -16,6 +16,7 @@ status      error (empty string when the row succeeded, else "Stage: ExceptionTy
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from bench.scoring.pairs import SCORE_COLUMNS
@@ -50,7 +51,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 ROW_KEY = ("model", "prompt_id", "seed", "sample_index")
 
 
-def failed_mask(frame: pd.DataFrame) -> np.ndarray:
+def failed_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
     """The one test of a failed row: its ``error`` cell is set (not empty, not missing).
 
     Every table glyphbench writes (benchmark results, VAE results) has an ``error``
@@ -62,4 +63,4 @@ def failed_mask(frame: pd.DataFrame) -> np.ndarray:
     if "error" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
     errors = frame["error"].astype(object)
-    return (errors.notna() & (errors.astype(str).str.strip() != "")).to_numpy()
+    return np.asarray(errors.notna() & (errors.astype(str).str.strip() != ""), dtype=bool)

@@ -54,6 +54,9 @@ RESULT_DTYPES: dict[str, str] = {
     "ocr_version": "string",
     "ocr_seconds": "float64",
     "error": "string",
+    # Written only by runs with hosted-API models (after the schema's columns): what the
+    # image cost in USD (0 for a refusal or an image another run paid; NaN: no price known).
+    "cost_usd": "float64",
 }
 
 #: Columns that measure time, so they differ between two otherwise identical runs.
@@ -78,6 +81,9 @@ def conform_results(frame: pd.DataFrame) -> pd.DataFrame:
             out[column] = pd.Series(pd.NA if dtype != "float64" else float("nan"), index=out.index)
         out[column] = out[column].astype(dtype)
     extras = [c for c in out.columns if c not in RESULT_COLUMNS]
+    for column in extras:
+        if column in RESULT_DTYPES:  # optional columns (cost_usd) keep their type too
+            out[column] = out[column].astype(RESULT_DTYPES[column])
     return out[list(RESULT_COLUMNS) + extras].reset_index(drop=True)
 
 

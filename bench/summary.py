@@ -16,35 +16,47 @@ if TYPE_CHECKING:
 #: The metrics of the console summary, a compact view of the table's summary metrics.
 CONSOLE_METRICS = ("algorithm1", "exact_match", "ned")
 
+#: How a refused image's error starts (a hosted API's content policy said no).
+REFUSED = "Refused:"
+
 
 def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> pd.DataFrame:
     """One line per model: images, errors and mean scores over the rows without error.
 
-    A row failed when :func:`bench.schema.failed_mask` says so. Directions and
-    labels come from the metric table (``algorithm1`` is an edit count, lower is
-    better; ``exact_match`` and ``ned`` are higher-is-better).
+    A row failed when :func:`bench.schema.failed_mask` says so. Refusals (errors
+    starting ``Refused:``) are counted apart from the other errors, with their rate
+    over the model's images; ``cost_usd`` is the model's total cost (NaN for models
+    without prices). Labels and directions come from the metric table.
 
     >>> rows = pd.DataFrame({"model": ["a", "a", "b"], "is_control": [True, True, False],
     ...     "error": ["", "Generate: E: x", ""], "algorithm1": [0.0, None, 4.0],
     ...     "exact_match": [1.0, None, 0.0], "ned": [1.0, None, 0.5]})
     >>> summarize(rows)[["model", "images", "errors", "exact_match"]].values.tolist()
     [['a', 2, 1, 1.0], ['b', 1, 0, 0.0]]
+    >>> rows.loc[1, "error"] = "Refused: openai: moderation_blocked"
+    >>> summarize(rows)[["errors", "refused", "refusal_rate"]].values.tolist()[0]
+    [0.0, 1.0, 0.5]
     """
-
     failed = pd.Series(failed_mask(rows), index=rows.index)
     lines = []
     for model, group in rows.groupby("model", sort=False):
         ok = group[~failed.loc[group.index]]
+        refused = int(group["error"].fillna("").astype(str).str.startswith(REFUSED).sum())
+        cost = group["cost_usd"] if "cost_usd" in group.columns else pd.Series(dtype=float)
         line: dict[str, object] = {
             "model": str(model),
             "control": bool(group["is_control"].fillna(False).astype(bool).any()),
             "images": len(group),
-            "errors": len(group) - len(ok),
+            "errors": len(group) - len(ok) - refused,
         }
         for metric in metrics:
             line[metric] = float(ok[metric].mean()) if len(ok) else float("nan")
+        line["refused"] = refused
+        line["refusal_rate"] = refused / len(group)
+        line["cost_usd"] = float(cost.sum()) if cost.notna().any() else float("nan")
         lines.append(line)
-    return pd.DataFrame(lines, columns=["model", "control", "images", "errors", *metrics])
+    columns = ["model", "control", "images", "errors", *metrics]
+    return pd.DataFrame(lines, columns=[*columns, "refused", "refusal_rate", "cost_usd"])
 
 
 def metric_header(metric: str) -> str:
@@ -60,18 +72,34 @@ def metric_header(metric: str) -> str:
 
 
 def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
-    """Print :func:`summarize` as a rich table; controls are marked as such."""
+    """Print :func:`summarize` as a rich table; controls are marked as such.
+
+    The refusal and cost columns appear only when they say something.
+    """
     from rich.table import Table
 
+    lines = summarize(rows)
+    refusals = bool(lines["refused"].sum())
+    costs = bool(lines["cost_usd"].notna().any())
     table = Table(title=title)
     for column in ("model", "images", "errors"):
         table.add_column(column, justify="left" if column == "model" else "right")
     for metric in CONSOLE_METRICS:
         table.add_column(metric_header(metric), justify="right")
-    for line in summarize(rows).to_dict("records"):
+    if refusals:
+        table.add_column("refused (rate)", justify="right")
+    if costs:
+        table.add_column("cost USD", justify="right")
+    for line in lines.to_dict("records"):
         label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
-        scores = [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
-        table.add_row(label, str(line["images"]), str(line["errors"]), *scores)
+        cells = [label, str(line["images"]), str(line["errors"])]
+        cells += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
+        if refusals:
+            cells.append(f"{line['refused']} ({float(line['refusal_rate']):.0%})")
+        if costs:
+            cost = float(line["cost_usd"])
+            cells.append("-" if cost != cost else f"{cost:.2f}")
+        table.add_row(*cells)
     console.print(table)
 
 

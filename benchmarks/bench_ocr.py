@@ -77,7 +77,8 @@ def main() -> None:
         seconds = time.perf_counter() - start
         mean_ned = sum(ned(t, r.text) for t, r in zip(texts, results, strict=True)) / len(texts)
         print(
-            f"{spec:<28} {loaded:7.1f} {len(images) / seconds:7.2f} {mean_ned:9.3f}  {engine.version}"
+            f"{spec:<28} {loaded:7.1f} {len(images) / seconds:7.2f} {mean_ned:9.3f}  "
+            f"{engine.version}"
         )
 
 

@@ -147,7 +147,8 @@ def main() -> None:
         seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
         timings = json.loads((index.parent / "report.json").read_text())
         print(
-            f"rows={len(frame)} models={frame['model'].nunique()} n_boot={args.n_boot} slices={timings['by']}"
+            f"rows={len(frame)} models={frame['model'].nunique()} n_boot={args.n_boot} "
+            f"slices={timings['by']}"
         )
         print(
             f"write_report: {seconds:.1f} s wall, {cpu:.1f} s CPU "
@@ -163,15 +164,16 @@ def main() -> None:
         groups = naive_summary(frame, "prompt_type", args.n_boot, 0)
         slow = time.perf_counter() - start
         print(
-            f"summarize by prompt_type ({groups} slice x metric intervals): vectorised {fast:.2f} s, "
-            f"naive loop {slow:.1f} s, speed-up x{slow / fast:.1f}"
+            f"summarize by prompt_type ({groups} slice x metric intervals): "
+            f"vectorised {fast:.2f} s, naive loop {slow:.1f} s, speed-up x{slow / fast:.1f}"
         )
         start = time.perf_counter()
         summarize_many(frame, [[], *([c] for c in timings["by"])], n_boot=args.n_boot)
         every = time.perf_counter() - start
         print(
-            f"summarize_many, overall + all {len(timings['by'])} slicings sharing resamples: {every:.2f} s "
-            f"(naive loop, extrapolated from prompt_type: ~{slow * (1 + len(timings['by'])):.0f} s)"
+            f"summarize_many, overall + all {len(timings['by'])} slicings sharing resamples: "
+            f"{every:.2f} s (naive loop, extrapolated from prompt_type: "
+            f"~{slow * (1 + len(timings['by'])):.0f} s)"
         )
 
 

@@ -53,21 +53,14 @@ def open_store(study: Study) -> Store:
     )
 
 
+#: What one rating holds besides who rated which image.
+_RATING_COLUMNS = ["criterion", "value", "seconds", "created_at", "updated_at", "revisions"]
+
+
 def anonymised_ratings(study: Study) -> pd.DataFrame:
     """Long format: image_id, rater_id (R001...), criterion, value, seconds, times + manifest."""
     if not study.database.exists():
-        ratings = pd.DataFrame(
-            columns=[
-                "participant_id",
-                "image_id",
-                "criterion",
-                "value",
-                "seconds",
-                "created_at",
-                "updated_at",
-                "revisions",
-            ]
-        )
+        ratings = pd.DataFrame(columns=["participant_id", "image_id", *_RATING_COLUMNS])
         participants = pd.DataFrame(columns=["participant_id"])
     else:
         store = open_store(study)
@@ -80,16 +73,7 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
     )
     keep = ["image_id"] + [c for c in EXPORT_MANIFEST_COLUMNS if c in study.manifest.columns]
     out = out.merge(study.manifest[keep], on="image_id", how="left")
-    front = [
-        "image_id",
-        "rater_id",
-        "criterion",
-        "value",
-        "seconds",
-        "created_at",
-        "updated_at",
-        "revisions",
-    ]
+    front = ["image_id", "rater_id", *_RATING_COLUMNS]
     return out[front + [c for c in out.columns if c not in front]]
 
 

@@ -61,7 +61,8 @@ def allocate(sizes: Mapping[str, int], n: int, floor: int) -> dict[str, int]:
         )
     if n < floor * len(cells):
         raise SamplingError(
-            f"--n {n} is below the floor: {len(cells)} cells x {floor} = {floor * len(cells)} images"
+            f"--n {n} is below the floor: "
+            f"{len(cells)} cells x {floor} = {floor * len(cells)} images"
         )
     if n > total:
         raise SamplingError(f"--n {n} is more than the {total} images available")

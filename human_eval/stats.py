@@ -307,7 +307,7 @@ def roc_auc(scores: Sequence[float] | np.ndarray, labels: Sequence[int] | np.nda
 
 
 def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd.DataFrame:
-    """Per image: ``human_share`` (share of raters answering >= ``positive``), raters, ``human_label``.
+    """Per image: ``human_share`` (share answering >= ``positive``), raters, ``human_label``.
 
     ``human_label`` is 1 when more than half said yes, 0 when fewer than half,
     and <NA> for an exact tie (left out of AUC and point-biserial).

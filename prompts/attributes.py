@@ -100,7 +100,7 @@ def word_count(text: str) -> int:
 
 
 def has_numbers(text: str) -> bool:
-    """True if any character is a Unicode number (categories Nd, Nl, No: ``0-9``, ``½``, ``²``, ``Ⅻ``).
+    """True if any character is a Unicode number (Nd, Nl, No: ``0-9``, ``½``, ``²``, ``Ⅻ``).
 
     >>> has_numbers("500g")
     True
@@ -113,7 +113,7 @@ def has_numbers(text: str) -> bool:
 
 
 def has_special_chars(text: str) -> bool:
-    """True if any character is neither a letter (L*, with combining marks M*), a number (N*) nor a space (Zs).
+    """True if a character is not a letter (L*, combining mark M*), number (N*) or space (Zs).
 
     So punctuation (P*: ``, . ' - ! ?``), symbols (S*: ``$ + = © €`` and emoji) and
     control/format characters (C*: tabs, newlines, zero-width spaces) all count.
@@ -173,7 +173,7 @@ def zipf(word: str) -> float:
 
 @lru_cache(maxsize=200_000)
 def _in_cefr_lexicon(word: str) -> bool:
-    return _cefr_analyzer().is_word_in_database(word.lower())
+    return bool(_cefr_analyzer().is_word_in_database(word.lower()))
 
 
 def looks_pronounceable(word: str) -> bool:
@@ -273,7 +273,7 @@ def is_gibberish(text: str) -> bool:
 
 
 def is_rare(text: str) -> bool:
-    """True if at least one word token is rare (:func:`word_class`: known, zipf < 2.5, pronounceable).
+    """True if a word token is rare (:func:`word_class`: known, zipf < 2.5, pronounceable).
 
     >>> is_rare("Unimaginatively")
     True

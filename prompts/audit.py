@@ -219,7 +219,8 @@ def check_slots_in_templates(templates: Iterable[str], where: Located) -> Iterat
                 where.file,
                 line,
                 key,
-                f"template has {template.count(chr(34))} double quotes (expected one pair): {template!r}",
+                f"template has {template.count(chr(34))} double quotes (expected one pair): "
+                f"{template!r}",
             )
 
 
@@ -374,7 +375,7 @@ def audit_default(folder: str | Path | None = None) -> list[Finding]:
 
 
 def audit_rows(frame: pd.DataFrame, file: str, first_line: int | None) -> list[Finding]:
-    """Checks for a user table (one row per prompt): slots, strings, duplicates, categories, stated_*."""
+    """User-table checks (one row per prompt): slots, strings, duplicates, categories, stated_*."""
     n = len(frame)
     lines = [first_line + i for i in range(n)] if first_line is not None else [None] * n
     keys = None if first_line is not None else [f"row {i}" for i in range(n)]

@@ -13,11 +13,15 @@ import typer
 
 prompts_app = typer.Typer(
     name="prompts",
-    help="Prompt sets: show, stats, select, validate, freq, export. SOURCE is default, textinvision:DIR, csv:PATH, jsonl:PATH, parquet:PATH or hf:REPO[:SPLIT].",
+    help="Prompt sets: show, stats, select, validate, freq, export. SOURCE is default, "
+    "textinvision:DIR, csv:PATH, jsonl:PATH, parquet:PATH or hf:REPO[:SPLIT].",
     no_args_is_help=True,
 )
 
-SOURCE_HELP = "Prompt source: default | textinvision:DIR | csv:PATH | jsonl:PATH | parquet:PATH | hf:REPO[:SPLIT] (?col=their_col maps columns)."
+SOURCE_HELP = (
+    "Prompt source: default | textinvision:DIR | csv:PATH | jsonl:PATH | parquet:PATH | "
+    "hf:REPO[:SPLIT] (?col=their_col maps columns)."
+)
 
 
 @prompts_app.command("show")
@@ -78,7 +82,8 @@ def stats_command(
 
     console = Console()
     console.print(
-        f"[bold]{stats['source']}[/]: {stats['rows']:,} prompts, version {stats['version']}, {stats['unique_texts']:,} distinct texts"
+        f"[bold]{stats['source']}[/]: {stats['rows']:,} prompts, version {stats['version']}, "
+        f"{stats['unique_texts']:,} distinct texts"
     )
     for key in ("prompt_type", "group", "cefr", "char_length", "word_count", "flags"):
         table = Table(title=key, title_justify="left")
@@ -132,7 +137,8 @@ def select_command(
     )
     write_table(picked.frame, out)
     typer.echo(
-        f"selected {len(picked):,} prompts (version {picked.version}, content hash {picked.content_hash[:12]}) -> {out}"
+        f"selected {len(picked):,} prompts (version {picked.version}, "
+        f"content hash {picked.content_hash[:12]}) -> {out}"
     )
 
 
@@ -167,7 +173,8 @@ def freq_command(
     corpus: list[str] = typer.Option(
         ...,
         "--corpus",
-        help="NAME=PATH of a caption corpus (.txt, .csv, .tsv, .jsonl, .parquet, .gz); repeatable. Stored as <name>_freq.",
+        help="NAME=PATH of a caption corpus (.txt, .csv, .tsv, .jsonl, .parquet, .gz); "
+        "repeatable. Stored as <name>_freq.",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output table (.parquet, .jsonl or .csv)."),
     column: str = typer.Option(
@@ -179,7 +186,7 @@ def freq_command(
         help="Write one row per distinct text (text, <name>_freq...) instead of the whole set.",
     ),
 ) -> None:
-    """Count in how many captions of each corpus each text occurs (whole words, case-insensitive)."""
+    """Count in how many captions of each corpus each text occurs (whole words, any case)."""
     import pandas as pd
     from tqdm import tqdm
 
@@ -228,7 +235,8 @@ def freq_command(
         result = PromptSet(frame, source=loaded.source, version=loaded.version, meta=loaded.meta)
     write_table(result.frame, out)
     typer.echo(
-        f"counted {len(unique):,} texts in {len(corpora)} corpus(es); wrote {len(result):,} prompts -> {out}"
+        f"counted {len(unique):,} texts in {len(corpora)} corpus(es); "
+        f"wrote {len(result):,} prompts -> {out}"
     )
 
 
@@ -237,14 +245,15 @@ def export_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
     out: Path = typer.Option(..., "--out", "-o", help="Output table (.parquet, .jsonl or .csv)."),
 ) -> None:
-    """Write the whole set, every column, to a table (the full cross product for default/textinvision)."""
+    """Write the whole set, every column, to a table (all combinations for default/textinvision)."""
     from bench.io import write_table
     from prompts.sources import load_prompt_set
 
     prompt_set = load_prompt_set(source)
     write_table(prompt_set.frame, out)
     typer.echo(
-        f"exported {len(prompt_set):,} prompts (version {prompt_set.version}, content hash {prompt_set.content_hash[:12]}) -> {out}"
+        f"exported {len(prompt_set):,} prompts (version {prompt_set.version}, "
+        f"content hash {prompt_set.content_hash[:12]}) -> {out}"
     )
 
 

@@ -24,6 +24,7 @@ from bench.errors import InputError
 from bench.io import read_table
 from prompts.attributes import compute_attributes
 from prompts.pool import PromptPool, fill_placeholder, real_world_rows
+from prompts.schema import REAL_WORLD_GROUPS
 
 #: Bump when the shipped data changes meaningfully; the file digest is appended anyway.
 DATA_VERSION = "1"
@@ -32,14 +33,6 @@ DEFAULT_DATA_DIR = Path(__file__).resolve().parent / "data" / "default"
 
 TEMPLATE_TYPES = ("simple", "complex")
 TEXT_KINDS = ("word", "rare", "phrase", "sentence", "gibberish", "numeric")
-REAL_WORLD_GROUPS = (
-    "Advertisements",
-    "Educational content",
-    "Logos and branding",
-    "Maps and flowcharts",
-    "Objects and scenes",
-    "Posters",
-)
 
 _FILES = {
     "templates.csv": ("template_id", "prompt_type", "template"),

@@ -26,7 +26,7 @@ import gzip
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -44,60 +44,102 @@ def _is_word_char(c: str) -> bool:
 
 
 def count_in_corpus(
-    texts: Sequence[str], captions: Iterable[str], progress: Any = None
+    texts: Sequence[str], captions: Iterable[str], progress: Callable[[], object] | None = None
 ) -> list[int]:
     """Number of captions containing each text as a whole word/phrase, case-insensitively.
 
     Single-token texts (letters/digits only) are looked up in each caption's set
     of tokens; every other text goes through one Aho-Corasick automaton with a
     word-boundary check. Both give the same answer; the split is for speed.
+    ``progress`` is called once per caption.
 
-    >>> count_in_corpus(["cat", "red car", "50% off"], ["A cat.", "category", "the Red Car and a cat", "cats", "50% OFF!"])
+    >>> count_in_corpus(
+    ...     ["cat", "red car", "50% off"],
+    ...     ["A cat.", "category", "the Red Car and a cat", "cats", "50% OFF!"],
+    ... )
     [2, 1, 1]
     """
-    import ahocorasick
-
-    tokens: dict[str, list[int]] = {}
-    phrases: dict[str, list[int]] = {}
-    for i, text in enumerate(texts):
-        key = str(text).strip().lower()
-        if not key:
-            continue
-        target = tokens if _TOKEN.fullmatch(key) else phrases
-        target.setdefault(key, []).append(i)
+    tokens, phrases = _split_texts(texts)
+    automaton = _phrase_automaton(phrases)
     counts = [0] * len(texts)
-    automaton = None
-    if phrases:
-        automaton = ahocorasick.Automaton()
-        for key, indices in phrases.items():
-            automaton.add_word(key, (len(key), indices))
-        automaton.make_automaton()
-    token_keys = tokens.keys()
     for caption in captions:
         if progress is not None:
             progress()
         if not caption:
             continue
         low = caption.lower()
-        if tokens:
-            for key in token_keys & set(_TOKEN.findall(low)):
-                for i in tokens[key]:
-                    counts[i] += 1
-        if automaton is None:
-            continue
-        seen: set[int] = set()
-        for end, (length, indices) in automaton.iter(low):
-            start = end - length + 1
-            if start > 0 and _is_word_char(low[start - 1]):
-                continue
-            if end + 1 < len(low) and _is_word_char(low[end + 1]):
-                continue
-            if indices[0] in seen:
-                continue
-            seen.add(indices[0])
-            for i in indices:
-                counts[i] += 1
+        _count_tokens(low, tokens, counts)
+        if automaton is not None:
+            _count_phrases(low, automaton, counts)
     return counts
+
+
+# Lower-cased, stripped text -> the indices of the texts it stands for.
+_Positions = dict[str, list[int]]
+
+
+def _split_texts(texts: Sequence[str]) -> tuple[_Positions, _Positions]:
+    """(single tokens, other phrases); empty texts are left out (they count 0).
+
+    >>> _split_texts(["Cat", "red car", " cat ", ""])
+    ({'cat': [0, 2]}, {'red car': [1]})
+    """
+    tokens: _Positions = {}
+    phrases: _Positions = {}
+    for i, text in enumerate(texts):
+        key = str(text).strip().lower()
+        if not key:
+            continue
+        target = tokens if _TOKEN.fullmatch(key) else phrases
+        target.setdefault(key, []).append(i)
+    return tokens, phrases
+
+
+def _phrase_automaton(phrases: _Positions) -> Any:
+    """One Aho-Corasick automaton over the phrases (None without phrases).
+
+    Each key carries (its length, its text indices) so a match knows where it started.
+    """
+    import ahocorasick
+
+    if not phrases:
+        return None
+    automaton = ahocorasick.Automaton()
+    for key, indices in phrases.items():
+        automaton.add_word(key, (len(key), indices))
+    automaton.make_automaton()
+    return automaton
+
+
+def _count_tokens(low: str, tokens: _Positions, counts: list[int]) -> None:
+    if not tokens:
+        return
+    for key in tokens.keys() & set(_TOKEN.findall(low)):
+        for i in tokens[key]:
+            counts[i] += 1
+
+
+def _count_phrases(low: str, automaton: Any, counts: list[int]) -> None:
+    """Count each phrase once per caption, only where it stands as whole words."""
+    seen: set[int] = set()
+    for end, (length, indices) in automaton.iter(low):
+        start = end - length + 1
+        if indices[0] in seen or not _is_whole_word(low, start, end):
+            continue
+        seen.add(indices[0])
+        for i in indices:
+            counts[i] += 1
+
+
+def _is_whole_word(low: str, start: int, end: int) -> bool:
+    """``low[start:end + 1]`` has no letter or digit right before or after it.
+
+    >>> _is_whole_word("a cat.", 2, 4), _is_whole_word("category", 0, 2)
+    (True, False)
+    """
+    if start > 0 and _is_word_char(low[start - 1]):
+        return False
+    return not (end + 1 < len(low) and _is_word_char(low[end + 1]))
 
 
 def _open_text(path: Path) -> IO[str]:
@@ -128,51 +170,71 @@ def iter_captions(path: str | Path, column: str | None = None) -> Iterator[str]:
     path = Path(path)
     if not path.exists():
         raise InputError(path, "corpus file not found")
-    suffixes = [s.lower() for s in path.suffixes]
-    kind = (
-        suffixes[-2]
-        if suffixes and suffixes[-1] == ".gz" and len(suffixes) > 1
-        else (suffixes[-1] if suffixes else "")
-    )
-    if kind in (".txt", "") or kind not in (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet"):
-        with _open_text(path) as handle:
-            for line in handle:
-                yield line.rstrip("\n")
-        return
+    kind = _corpus_kind(path)
     if kind in (".jsonl", ".ndjson"):
-        with _open_text(path) as handle:
-            chosen: str | None = None
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
-                if not isinstance(record, dict):
-                    raise InputError(path, "each line must be a JSON object", line=number)
-                if chosen is None:
-                    chosen = _pick_column(list(record), column, path)
-                value = record.get(chosen)
-                if isinstance(value, str):
-                    yield value
-        return
-    if kind == ".parquet":
-        import pyarrow.parquet as pq
+        yield from _jsonl_captions(path, column)
+    elif kind == ".parquet":
+        yield from _parquet_captions(path, column)
+    elif kind in (".csv", ".tsv"):
+        yield from _csv_captions(path, column, sep="\t" if kind == ".tsv" else ",")
+    else:  # .txt, no suffix, or any other: one caption per line
+        yield from _text_captions(path)
 
-        try:
-            parquet = pq.ParquetFile(path)
-        except Exception as exc:  # pyarrow raises ArrowInvalid and OSError subclasses
-            raise InputError(path, f"cannot read parquet: {exc}".splitlines()[0]) from None
-        chosen = _pick_column(parquet.schema_arrow.names, column, path)
-        for batch in parquet.iter_batches(columns=[chosen], batch_size=65_536):
-            for value in batch.column(0).to_pylist():
-                if isinstance(value, str):
-                    yield value
-        return
+
+def _corpus_kind(path: Path) -> str:
+    """The lower-cased format suffix, looking through a final ``.gz``.
+
+    >>> [_corpus_kind(Path(p)) for p in ("a.JSONL.gz", "a.gz", "a.csv", "a")]
+    ['.jsonl', '.gz', '.csv', '']
+    """
+    suffixes = [s.lower() for s in path.suffixes]
+    if len(suffixes) > 1 and suffixes[-1] == ".gz":
+        return suffixes[-2]
+    return suffixes[-1] if suffixes else ""
+
+
+def _text_captions(path: Path) -> Iterator[str]:
+    with _open_text(path) as handle:
+        for line in handle:
+            yield line.rstrip("\n")
+
+
+def _jsonl_captions(path: Path, column: str | None) -> Iterator[str]:
+    with _open_text(path) as handle:
+        chosen: str | None = None
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+            if not isinstance(record, dict):
+                raise InputError(path, "each line must be a JSON object", line=number)
+            if chosen is None:
+                chosen = _pick_column(list(record), column, path)
+            value = record.get(chosen)
+            if isinstance(value, str):
+                yield value
+
+
+def _parquet_captions(path: Path, column: str | None) -> Iterator[str]:
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid and OSError subclasses
+        raise InputError(path, f"cannot read parquet: {exc}".splitlines()[0]) from None
+    chosen = _pick_column(parquet.schema_arrow.names, column, path)
+    for batch in parquet.iter_batches(columns=[chosen], batch_size=65_536):
+        for value in batch.column(0).to_pylist():
+            if isinstance(value, str):
+                yield value
+
+
+def _csv_captions(path: Path, column: str | None, sep: str) -> Iterator[str]:
     import pandas as pd
 
-    sep = "\t" if kind == ".tsv" else ","
     try:
         reader = pd.read_csv(
             path, sep=sep, dtype=str, keep_default_na=False, chunksize=100_000, encoding="utf-8-sig"

@@ -18,16 +18,12 @@ import hashlib
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from prompts.attributes import char_length, compute_attributes, word_count
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
-
-#: Columns that describe a template (shared by every row built from it).
-TEMPLATE_COLUMNS = ("template_id", "prompt_type", "group", "subgroup")
 
 #: The first double-quoted span of a template: TextInVision's text slot.
 FIRST_QUOTED = re.compile(r'".*?"')
@@ -89,6 +85,9 @@ def fill_first_quoted(template: str, text: str) -> str:
     return FIRST_QUOTED.sub(lambda _match: f'"{text}"', template, count=1)
 
 
+_StringLists = tuple[list[str], list[str], list[str], list[str]]
+
+
 @dataclass
 class PromptPool:
     """Templates x texts, built on demand, plus ready-made rows.
@@ -107,7 +106,8 @@ class PromptPool:
     singles: pd.DataFrame
     fill: Callable[[str, str], str]
     meta: dict[str, object] = field(default_factory=dict)
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # (template strings, template ids, text strings, text ids), built on first use
+    _strings: _StringLists | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def n_cross(self) -> int:
@@ -153,15 +153,15 @@ class PromptPool:
             if c != "template"
         }
 
-    def _string_lists(self) -> tuple[list[str], list[str], list[str], list[str]]:
-        if "strings" not in self._cache:
-            self._cache["strings"] = (
+    def _string_lists(self) -> _StringLists:
+        if self._strings is None:
+            self._strings = (
                 [str(v) for v in self.templates["template"].tolist()],
                 [str(v) for v in self.templates["template_id"].tolist()],
                 [str(v) for v in self.texts["text"].tolist()],
                 [str(v) for v in self.texts["text_id"].tolist()],
             )
-        return self._cache["strings"]
+        return self._strings
 
     def rows(self, index: Sequence[int] | np.ndarray) -> pd.DataFrame:
         """Rows at pool positions ``index`` (see the module docstring), conformed, in that order."""

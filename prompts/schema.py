@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from datasets import Dataset  # optional dependency (the ``prompts`` extra)
 
 #: Column name -> pandas dtype, in canonical order.
 PROMPT_COLUMNS: dict[str, str] = {
@@ -42,9 +46,14 @@ PROMPT_COLUMNS: dict[str, str] = {
 
 PROMPT_TYPES = ("simple", "complex", "real_world")
 
-#: Attribute columns (everything that describes a prompt but is not its identity).
-ATTRIBUTE_COLUMNS = tuple(
-    c for c in PROMPT_COLUMNS if c not in ("prompt_id", "prompt", "text", "template_id", "text_id")
+#: Real-world groups, as TextInVision names them (the default set uses the same ones).
+REAL_WORLD_GROUPS = (
+    "Advertisements",
+    "Educational content",
+    "Logos and branding",
+    "Maps and flowcharts",
+    "Objects and scenes",
+    "Posters",
 )
 
 
@@ -103,7 +112,7 @@ class PromptSet:
     def content_hash(self) -> str:
         return content_hash(self.frame)
 
-    def to_dataset(self):  # -> datasets.Dataset (optional dependency)
+    def to_dataset(self) -> Dataset:
         """Export as a Hugging Face ``datasets.Dataset`` (needs the ``prompts`` extra)."""
         from datasets import Dataset
 

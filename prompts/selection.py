@@ -514,10 +514,10 @@ def select(
     (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
     from bench.registry import PLUGINS
-    from prompts.samplers import DEFAULT_SAMPLER
+    from prompts.samplers import DEFAULT_SAMPLER, Sampler
     from prompts.sources import load_source
 
-    chosen = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
+    chosen: Sampler = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
 
     loaded: PromptSet | PromptPool = load_source(source) if isinstance(source, str) else source
     if isinstance(stratify, str):

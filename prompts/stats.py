@@ -94,8 +94,8 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
 
     >>> import pandas as pd
     >>> s = PromptSet(pd.DataFrame({"prompt_id": ["a", "b"], "prompt": ['"hi"', '"yo 7"'],
-    ...     "text": ["hi", "yo 7"], "prompt_type": ["simple", "simple"], "has_numbers": [False, True]}),
-    ...     source="x")
+    ...     "text": ["hi", "yo 7"], "prompt_type": ["simple", "simple"],
+    ...     "has_numbers": [False, True]}), source="x")
     >>> compute_stats(s)["flags"]["has_numbers"]
     1
     """
@@ -153,7 +153,7 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
 
 
 def write_chart(stats: dict[str, Any], path: str | Path) -> None:
-    """Bar charts of the distribution (type, group, CEFR, lengths, flags) as one PNG, written atomically."""
+    """Bar charts of the distribution (type, group, CEFR, lengths, flags) in one PNG, atomically."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -29,6 +29,7 @@ from bench.errors import InputError
 from bench.io import read_table
 from prompts.attributes import char_length, compute_attributes, word_count
 from prompts.pool import PromptPool, fill_first_quoted, real_world_rows
+from prompts.schema import REAL_WORLD_GROUPS
 
 TEXTS_FILE = "all_texts.csv"
 PROMPTS_FILE = "all_prompts.csv"
@@ -51,23 +52,13 @@ STATED_TEXT_COLUMNS = {
 _BOOL_COLUMNS = ("rare", "gibberish", "spec_char", "number", "sentence")
 _INT_COLUMNS = ("char_length", "word_length", "LAION_freq", "CoCo_freq")
 
-#: Canonical real-world group names (shared with the default set).
-CANONICAL_GROUPS = (
-    "Advertisements",
-    "Educational content",
-    "Logos and branding",
-    "Maps and flowcharts",
-    "Objects and scenes",
-    "Posters",
-)
-
 
 def _group_key(name: str) -> str:
     """Spelling-insensitive key: case-folded, each word's trailing "s" dropped."""
     return " ".join(w.rstrip("s") for w in name.casefold().split())
 
 
-_GROUP_BY_KEY = {_group_key(g): g for g in CANONICAL_GROUPS}
+_GROUP_BY_KEY = {_group_key(g): g for g in REAL_WORLD_GROUPS}
 
 
 def canonical_group(name: str) -> str:
@@ -192,7 +183,7 @@ def files_digest(folder: Path) -> str:
 
 
 def load_textinvision_pool(folder: str | Path, source: str | None = None) -> PromptPool:
-    """The TextInVision files as a lazy pool: 205 templates x 6,805 texts + 1,981 real-world prompts."""
+    """TextInVision files as a lazy pool: 205 templates x 6,805 texts + 1,981 real-world prompts."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(folder, "TextInVision folder not found")

@@ -6,16 +6,12 @@ original code produced (see ``tests/data/compat/README.md``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bench.scoring.table import Derived, Mean, Metric, Ratio
-
-DATA = Path(__file__).parent / "data" / "compat"
 
 
 @dataclass(frozen=True)
@@ -24,17 +20,6 @@ class StandInPair:
 
     expected_raw: str
     read_raw: str
-
-
-def load_rows(family: str) -> list[dict[str, Any]]:
-    with open(DATA / f"{family}.jsonl", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
-def load_summary(family: str) -> dict[str, float]:
-    with open(DATA / f"{family}.summary.json", encoding="utf-8") as handle:
-        summary: dict[str, float] = json.load(handle)
-    return summary
 
 
 def per_image_columns(

@@ -6,13 +6,12 @@ code (eval/eval_dgocr.py, cldm/recognizer.py); see tests/data/compat/README.md.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from compat_data import load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,18 +25,6 @@ from bench.scoring.anytext import (
     summary,
 )
 from bench.scoring.table import METRICS, Mean
-
-DATA = Path(__file__).parent / "data" / "compat"
-
-
-def load_rows(name: str) -> list[dict[str, Any]]:
-    with (DATA / f"{name}.jsonl").open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
-def load_summary(name: str) -> dict[str, float]:
-    return dict(json.loads((DATA / f"{name}.summary.json").read_text(encoding="utf-8")))
-
 
 EN_ROWS = load_rows("anytext")
 ZH_ROWS = load_rows("anytext-zh")

@@ -7,13 +7,12 @@ tests/data/compat/README.md.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from compat_data import load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +26,6 @@ from bench.scoring.cocotext import (
 )
 from bench.scoring.table import METRICS, Mean
 
-DATA = Path(__file__).parent / "data" / "compat"
 PER_PAIR = {
     "cocotext_exact": cocotext_exact,
     "cocotext_distance1": cocotext_distance1,
@@ -35,12 +33,7 @@ PER_PAIR = {
 }
 
 
-def load_rows() -> list[dict[str, Any]]:
-    with (DATA / "cocotext.jsonl").open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
-
-
-ROWS = load_rows()
+ROWS = load_rows("cocotext")
 
 
 def same(value: float, original: float | None) -> bool:
@@ -65,7 +58,7 @@ def test_summary_matches_the_original() -> None:
         {name: function(row["expected"], row["read"]) for name, function in PER_PAIR.items()}
         for row in ROWS
     ]
-    original = json.loads((DATA / "cocotext.summary.json").read_text(encoding="utf-8"))
+    original = load_summary("cocotext")
     assert summary(scored) == pytest.approx(original, abs=1e-9)
 
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import math
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from compat_data import assert_same, load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,23 +21,13 @@ from bench.scoring.cvtg import (
 )
 from bench.scoring.table import METRICS, Ratio
 
-DATA = Path(__file__).parent / "data" / "compat"
-ROWS: list[dict[str, Any]] = [
-    json.loads(line) for line in (DATA / "cvtg.jsonl").read_text(encoding="utf-8").splitlines()
-]
+ROWS = load_rows("cvtg")
 FUNCTIONS = {
     "cvtg_word_correct": cvtg_word_correct,
     "cvtg_word_total": cvtg_word_total,
     "cvtg_word_ned": cvtg_word_ned,
     "cvtg_word_ned_sum": cvtg_word_ned_sum,
 }
-
-
-def assert_same(got: float, want: float | None) -> None:
-    if want is None:
-        assert math.isnan(got)
-    else:
-        assert got == pytest.approx(want, abs=1e-9, rel=0)
 
 
 def test_data_covers_the_rules() -> None:
@@ -55,15 +43,13 @@ def test_pair_matches_the_original(row: dict[str, Any]) -> None:
 
 
 def test_summary_matches_the_original() -> None:
-    want = json.loads((DATA / "cvtg.summary.json").read_text())
+    want = load_summary("cvtg")
     rows = [
         {column: function(row["expected"], row["read"]) for column, function in FUNCTIONS.items()}
         for row in ROWS
     ]
     got = cvtg_summary(rows)
-    assert set(got) == set(want)
-    for key, value in want.items():
-        assert got[key] == pytest.approx(value, abs=1e-9, rel=0)
+    assert got == pytest.approx(want, abs=1e-9, rel=0)  # same keys, each value close
 
 
 def test_metric_records_read_the_raw_cells() -> None:

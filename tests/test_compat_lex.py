@@ -2,30 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from compat_data import assert_same, load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.scoring.lex import lex_items, lex_pned, lex_recall, lex_summary, lex_tokens
 from bench.scoring.table import METRICS, Mean
 
-DATA = Path(__file__).parent / "data" / "compat"
-ROWS: list[dict[str, Any]] = [
-    json.loads(line) for line in (DATA / "lex.jsonl").read_text(encoding="utf-8").splitlines()
-]
-
-
-def assert_same(got: float, want: float | None) -> None:
-    if want is None:
-        assert math.isnan(got)
-    else:
-        assert got == pytest.approx(want, abs=1e-9, rel=0)
+ROWS = load_rows("lex")
 
 
 def test_data_covers_the_rules() -> None:
@@ -43,7 +32,7 @@ def test_pair_matches_the_original(row: dict[str, Any]) -> None:
 def test_summary_matches_the_original() -> None:
     # The original cannot score images without ground truth (it divides by zero), so its
     # summary covers the rows it could score.
-    want = json.loads((DATA / "lex.summary.json").read_text())
+    want = load_summary("lex")
     scorable = [row for row in ROWS if row["lex_recall"] is not None]
     rows = [
         {
@@ -53,9 +42,7 @@ def test_summary_matches_the_original() -> None:
         for r in scorable
     ]
     got = lex_summary(rows)
-    assert set(got) == set(want)
-    for key, value in want.items():
-        assert got[key] == pytest.approx(value, abs=1e-9, rel=0)
+    assert got == pytest.approx(want, abs=1e-9, rel=0)  # same keys, each value close
 
 
 def test_metric_records_read_the_raw_cells() -> None:

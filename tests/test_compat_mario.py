@@ -6,12 +6,12 @@ tests/data/compat/README.md.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from compat_data import load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,17 +27,11 @@ from bench.scoring.mario import (
 )
 from bench.scoring.table import METRICS, Derived, Mean
 
-DATA = Path(__file__).parent / "data" / "compat"
 PER_PAIR = {
     "mario_precision": mario_precision,
     "mario_recall": mario_recall,
     "mario_acc": mario_acc,
 }
-
-
-def load_rows(name: str) -> list[dict[str, Any]]:
-    with (DATA / f"{name}.jsonl").open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle]
 
 
 ROWS = load_rows("mario")
@@ -65,7 +59,7 @@ def test_summary_matches_the_original() -> None:
         {name: function(row["expected"], row["read"]) for name, function in PER_PAIR.items()}
         for row in ROWS
     ]
-    original = json.loads((DATA / "mario.summary.json").read_text(encoding="utf-8"))
+    original = load_summary("mario")
     assert summary(scored) == pytest.approx(original, abs=1e-9)
 
 

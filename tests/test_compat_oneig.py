@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from compat_vlm import aggregate, load_rows, load_summary, per_image_columns
+from compat_data import load_rows, load_summary
+from compat_vlm import aggregate, per_image_columns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -1,4 +1,4 @@
-"""Control models: typo statistics, legible seeded rendering, and the ordering through real EasyOCR."""
+"""Control models: typo statistics, legible seeded rendering, the ordering through real EasyOCR."""
 
 from __future__ import annotations
 

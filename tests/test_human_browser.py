@@ -1,4 +1,4 @@
-"""A real page in headless Debian Chromium: consent, start, rate by clicking and by keyboard, finish.
+"""A real page in headless Debian Chromium: consent, start, rate by click and by keyboard, finish.
 
 Uses the system ``chromium`` and ``chromedriver`` (never a downloaded browser;
 ``SE_OFFLINE`` stops Selenium Manager from fetching anything). Skipped, with

@@ -21,7 +21,8 @@ import pytest
 
 import prompts
 from prompts import attributes as attr
-from prompts.default import DEFAULT_DATA_DIR, REAL_WORLD_GROUPS, load_default_pool
+from prompts.default import DEFAULT_DATA_DIR, load_default_pool
+from prompts.schema import REAL_WORLD_GROUPS
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "prompts" / "data" / "build_default.py"

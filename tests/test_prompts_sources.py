@@ -1,4 +1,4 @@
-"""Sources other than TextInVision: the default-format loader on small files, user tables, sampling."""
+"""Sources other than TextInVision: default-format loader on small files, user tables, sampling."""
 
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ def test_sampling_matches_allocation(default_dir: Path) -> None:
     pool = load_default_pool(default_dir)
     chosen = select(pool, sample=6, stratify=["prompt_type", "group"], seed=0)
     got = chosen.frame.groupby(["prompt_type", "group"], dropna=False).size()
-    # strata sorted by key: complex (8), real_world/Advertisements (1), real_world/Posters (2), simple (16)
+    # strata sorted by key: complex (8), real_world/Advertisements (1),
+    # real_world/Posters (2), simple (16)
     # floor 1 each; the other 2 in proportion: 2*8/26 = 0.62, 2*2/26 = 0.15, 2*16/26 = 1.23
     # -> simple gets 1, the leftover unit goes to the largest remainder (complex, 0.62)
     assert allocate([8, 1, 2, 16], 6) == [2, 1, 1, 2]
@@ -224,7 +225,10 @@ def test_csv_jsonl_parquet_sources(tmp_path: Path) -> None:
     rows.to_json(tmp_path / "mine.jsonl", orient="records", lines=True)
     rows.to_parquet(tmp_path / "mine.parquet", index=False)
     for kind in ("csv", "jsonl", "parquet"):
-        spec = f"{kind}:{tmp_path / f'mine.{kind}'}?text=caption_text&prompt=instruction&prompt_type=simple"
+        spec = (
+            f"{kind}:{tmp_path / f'mine.{kind}'}"
+            "?text=caption_text&prompt=instruction&prompt_type=simple"
+        )
         loaded = prompts.load_prompt_set(spec)
         frame = loaded.frame
         assert frame["text"].tolist() == ["OPEN", "Sale 50%", "OPEN"]

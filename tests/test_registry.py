@@ -145,6 +145,37 @@ def test_toys_run_end_to_end_through_the_cli(tmp_path: Path) -> None:
     assert set(rows["text"]) == {"alpha", "beta"}
 
 
+def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Path) -> None:
+    """Issue 11's test: each toy is one registered object, seen everywhere it should be."""
+    from bench.report import write_report
+    from bench.scoring.table import METRICS, Metric
+
+    toy_metric = Metric(
+        "toy_read_chars",
+        lambda pair: float(len(pair.read)),
+        label="Characters read",
+        higher_is_better=True,
+        doc="How many characters the reader returned.",
+        summary=99,
+    )
+    METRICS.add(toy_metric)
+    try:
+        out = tmp_path / "run"
+        args = ["run", "--models", "toy-solid?size=32", "--prompts", "toy-words?count=2"]
+        args += ["--ocr", "toy-echo", "--out", str(out), "--no-progress"]
+        assert CliRunner().invoke(app, args).exit_code == 0
+        rows = pd.read_parquet(out / "results.parquet")
+        assert rows["toy_read_chars"].tolist() == [11.0, 11.0]  # "image 32x32"
+        write_report([out], tmp_path / "report", n_boot=50)
+        summary = pd.read_csv(tmp_path / "report" / "tables" / "summary.csv")
+        assert summary.loc[0, "toy_read_chars"] == 11.0
+        assert "Characters read" in (tmp_path / "report" / "index.html").read_text("utf-8")
+        listed = CliRunner().invoke(app, ["list"]).output
+        assert all(name in listed for name in ("toy_read_chars", "toy-echo", "toy-words"))
+    finally:
+        METRICS.remove("toy_read_chars")
+
+
 # --------------------------------------------------------------------------- glyphbench list
 
 

@@ -147,10 +147,12 @@ def test_report_renders_in_headless_chromium(built_report: Path, tmp_path: Path)
         driver.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
         driver.execute_async_script(
             "const done = arguments[arguments.length - 1];"
-            "Promise.all([...document.images].map(i => i.decode().catch(() => null))).then(() => done(true));"
+            "Promise.all([...document.images].map(i => i.decode().catch(() => null)))"
+            ".then(() => done(true));"
         )
         images = driver.execute_script(
-            "return [...document.images].map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]);"
+            "return [...document.images]"
+            ".map(i => [i.getAttribute('src'), i.complete, i.naturalWidth]);"
         )
         assert len(images) >= 6 + 3 + 6 * 3 * 4  # slice figures, other figures, gallery
         broken = [src for src, complete, width in images if not complete or width == 0]

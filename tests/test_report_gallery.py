@@ -10,10 +10,10 @@ from PIL import Image
 
 from bench.report.gallery import (
     BOX_COLOUR,
-    build_gallery,
     parse_boxes,
     select_examples,
     thumbnail_with_boxes,
+    write_thumbnails,
 )
 from bench.report.tables import latex_escape, to_latex, to_markdown
 
@@ -73,11 +73,11 @@ def test_thumbnail_draws_scaled_boxes_on_a_copy(tmp_path: Path) -> None:
     assert parse_boxes(json.dumps([box])) == [box]
 
 
-def test_build_gallery_without_images_shows_text_only(tmp_path: Path) -> None:
+def test_gallery_without_images_shows_text_only(tmp_path: Path) -> None:
     rows = _rows().assign(
         prompt="p", text="t", ocr_text="o", image_path="images/none.png", run_dir=str(tmp_path)
     )
-    items = build_gallery(rows, tmp_path / "report", "prompt_type", k=1)
+    items = write_thumbnails(select_examples(rows, "prompt_type", k=1), tmp_path / "report")
     assert items and all(item["image"] is None for item in items)
     assert {item["kind"] for item in items} == {"best", "worst"}
 

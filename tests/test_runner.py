@@ -305,7 +305,8 @@ from bench.config import RunConfig
 from bench.runs import plan_run
 cfg = RunConfig.from_yaml({str(study)!r}).with_overrides(out={str(out)!r})
 plan = plan_run(cfg, prompt_set=prompt_set(3))
-print(json.dumps({{"plan": plan, "heavy": [m for m in ("torch", "diffusers") if m in sys.modules]}}, default=str))
+heavy = [m for m in ("torch", "diffusers") if m in sys.modules]
+print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
 """
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True

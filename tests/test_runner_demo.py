@@ -1,4 +1,7 @@
-"""The demo end to end on eight prompts (one per stratum): default set, controls, tiny pipeline, EasyOCR, report."""
+"""The demo end to end on eight prompts (one per stratum).
+
+Default set, controls, tiny pipeline, EasyOCR, report.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A tiny random diffusers pipeline through the runner: loads, generates, one image regenerates alone."""
+"""A tiny random diffusers pipeline through the runner: loads, generates, one image regenerates."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ BATCHES = 2 * N_PROMPTS // 2  # two models, batch size 2
 def command(out: Path, csv: Path, *extra: str) -> list[str]:
     return [
         sys.executable, str(HELPER), "run", "--models", MODELS, "--prompts", f"csv:{csv}",
-        "--seeds", "0", "--batch-size", "2", "--ocr", "pixelocr", "--out", str(out), "--no-progress", *extra,
+        "--seeds", "0", "--batch-size", "2", "--ocr", "pixelocr", "--out", str(out),
+        "--no-progress", *extra,
     ]  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""vae_eval.codecs: reference codecs, spec parsing, and a tiny AutoencoderKL via diffusers:<path>."""
+"""vae_eval.codecs: reference codecs, spec parsing, a tiny AutoencoderKL via diffusers:<path>."""
 
 from __future__ import annotations
 

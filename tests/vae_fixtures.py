@@ -7,7 +7,7 @@ from typing import Any
 
 
 def tiny_autoencoder_kl(**overrides: Any) -> Any:
-    """Two 8/16-channel blocks, 4 latent channels, seeded weights; ``overrides`` change it."""
+    """Two 8/16-channel blocks, 4 latent channels, seeded weights; ``overrides`` edit the config."""
     import torch
     from diffusers import AutoencoderKL
 

@@ -3,7 +3,8 @@
 Public API (heavy libraries load only when used)::
 
     from vae_eval.codecs import get_codec                  # "identity", "jpeg?quality=30",
-                                                           # "resize?factor=8", "diffusers:<id>[:sub]"
+                                                           # "resize?factor=8",
+                                                           # "diffusers:<id>[:sub]"
     from vae_eval.imageset import load_image_set, default_set, write_default_set
     from vae_eval.metrics import word_retention, partial_accuracy, psnr, ssim
     from vae_eval.runner import RunOptions, evaluate       # -> vae_results.parquet (resumable)

@@ -315,7 +315,7 @@ def _line_step(font_size: float) -> int:
 
 
 def make_background(kind: str, size: int, rng: random.Random) -> Image.Image:
-    """``plain`` white; ``texture`` light paper with fibres; ``photo`` smooth colour blobs + grain."""
+    """``plain`` white; ``texture`` light paper with fibres; ``photo`` colour blobs and grain."""
     import numpy as np
     from PIL import Image, ImageFilter
 
@@ -531,7 +531,7 @@ def write_default_set(out: Path, size: int = 512, seed: int = 0, limit: int | No
     return out / "metadata.jsonl"
 
 
-# --------------------------------------------------------------------------- folders and metadata files
+# ------------------------------------------------------------------ folders and metadata files
 
 
 def read_metadata(path: Path) -> dict[str, dict[str, Any]]:
@@ -542,53 +542,71 @@ def read_metadata(path: Path) -> dict[str, dict[str, Any]]:
     is the ground truth. A JSON list of records with a ``file`` key, or JSONL with
     one such record per line, is read the same way.
     """
+    raw = _read_utf8(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        records = _jsonl_records(path, raw)
+    else:
+        records = _json_records(path, raw)
+    out: dict[str, dict[str, Any]] = {}
+    for line, record in records:
+        _check_record(path, line, record)
+        out[record["file"]] = record
+    return out
+
+
+# A record with the line it came from (JSONL) or None (one JSON document).
+_NumberedRecord = tuple[int | None, Any]
+
+
+def _read_utf8(path: Path) -> str:
     try:
-        raw = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(path, "file not found") from None
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text (byte {exc.start})") from None
-    records: list[tuple[int | None, Any]]
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        records = []
-        for number, text_line in enumerate(raw.splitlines(), start=1):
-            if text_line.strip():
-                try:
-                    records.append((number, json.loads(text_line)))
-                except json.JSONDecodeError as exc:
-                    raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
-    else:
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
-        if isinstance(data, dict):
-            records = []
-            for name, record in data.items():
-                if not isinstance(record, dict):
-                    raise InputError(path, f"entry for {name!r} is not an object", key=name)
-                records.append((None, {"file": name, **record}))
-        elif isinstance(data, list):
-            records = [(None, record) for record in data]
-        else:
-            raise InputError(
-                path, "expected a JSON object (file name -> record) or a list of records"
-            )
-    out: dict[str, dict[str, Any]] = {}
-    for line, record in records:
-        if (
-            not isinstance(record, dict)
-            or not isinstance(record.get("file"), str)
-            or not record["file"]
-        ):
-            raise InputError(path, "every record needs a non-empty 'file' field", line=line)
-        text = record.get("text")
-        if text is not None and not isinstance(text, str):
-            raise InputError(
-                path, f"'text' of {record['file']!r} is not a string", line=line, key=record["file"]
-            )
-        out[record["file"]] = record
-    return out
+
+
+def _jsonl_records(path: Path, raw: str) -> list[_NumberedRecord]:
+    records: list[_NumberedRecord] = []
+    for number, text_line in enumerate(raw.splitlines(), start=1):
+        if text_line.strip():
+            try:
+                records.append((number, json.loads(text_line)))
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+    return records
+
+
+def _json_records(path: Path, raw: str) -> list[_NumberedRecord]:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
+    if isinstance(data, dict):
+        records: list[_NumberedRecord] = []
+        for name, record in data.items():
+            if not isinstance(record, dict):
+                raise InputError(path, f"entry for {name!r} is not an object", key=name)
+            records.append((None, {"file": name, **record}))
+        return records
+    if isinstance(data, list):
+        return [(None, record) for record in data]
+    raise InputError(path, "expected a JSON object (file name -> record) or a list of records")
+
+
+def _check_record(path: Path, line: int | None, record: Any) -> None:
+    if (
+        not isinstance(record, dict)
+        or not isinstance(record.get("file"), str)
+        or not record["file"]
+    ):
+        raise InputError(path, "every record needs a non-empty 'file' field", line=line)
+    text = record.get("text")
+    if text is not None and not isinstance(text, str):
+        raise InputError(
+            path, f"'text' of {record['file']!r} is not a string", line=line, key=record["file"]
+        )
 
 
 def parse_boxes(value: Any) -> list[Box] | None:
@@ -667,7 +685,8 @@ def folder_set(folder: Path, metadata_path: Path | None = None) -> ImageSet:
         files: list[str] = list(metadata)
         if not any(record.get("text") for record in metadata.values()):
             notes.append(
-                f"{metadata_path.name} has no ground-truth 'text'; the original image's OCR is the reference."
+                f"{metadata_path.name} has no ground-truth 'text'; "
+                "the original image's OCR is the reference."
             )
     else:
         metadata = {}

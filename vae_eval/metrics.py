@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.scoring import normalize
 from bench.scoring import vae as family
@@ -32,6 +32,9 @@ from bench.scoring.vae import SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_WINDOW, RegionP
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    from bench.readers.base import ImageLike
 
 __all__ = [
     "SSIM_K1",
@@ -76,7 +79,7 @@ def partial_accuracy(truth: str, ocr: str) -> float:
     return family.pa(Pair(truth, ocr))
 
 
-def psnr(a: Any, b: Any) -> float:
+def psnr(a: ImageLike, b: ImageLike) -> float:
     """PSNR in dB of two PIL images or uint8 arrays (see :func:`bench.scoring.vae.psnr`).
 
     >>> import numpy as np
@@ -86,7 +89,7 @@ def psnr(a: Any, b: Any) -> float:
     return family.psnr(ImagePair(a, b))
 
 
-def ssim(a: Any, b: Any) -> float:
+def ssim(a: ImageLike, b: ImageLike) -> float:
     """Mean SSIM of the luma of two images (see :func:`bench.scoring.vae.ssim`).
 
     >>> import numpy as np
@@ -96,18 +99,20 @@ def ssim(a: Any, b: Any) -> float:
     return family.ssim(ImagePair(a, b))
 
 
-def luma(image: Any) -> np.ndarray:
+def luma(image: ImageLike) -> npt.NDArray[np.float64]:
     """ITU-R BT.601 luma Y = 0.299 R + 0.587 G + 0.114 B, as float64 on the 0..255 scale."""
     return family.luma_of_rgb(float_rgb(image))
 
 
 def image_scores(
-    original: Any, reconstruction: Any, boxes: Sequence[Sequence[int]] | None
+    original: ImageLike | None,
+    reconstruction: ImageLike | None,
+    boxes: Sequence[Sequence[int]] | None,
 ) -> dict[str, float]:
     """``psnr``, ``ssim``, ``psnr_text``, ``ssim_text`` of a pair (all NaN when either is None).
 
     >>> import numpy as np
-    >>> a = np.zeros((16, 16, 3), np.uint8); b = a.copy(); b[:4, :4] = 10  # a dark corner brightens
+    >>> a = np.zeros((16, 16, 3), np.uint8); b = a.copy(); b[:4, :4] = 10
     >>> {k: round(v, 2) for k, v in image_scores(a, b, [(0, 0, 4, 4)]).items()}
     {'psnr': 40.17, 'ssim': 1.0, 'psnr_text': 28.13, 'ssim_text': 0.09}
     >>> image_scores(a, b, None)["psnr_text"]

@@ -210,7 +210,8 @@ class Loop:
                 continue  # drain: the main thread is about to raise
             try:
                 rows = self.finish(batch)
-                self.folder.write_part(rows, self.shard, batch.group.folder)
+                if len(rows):  # a batch whose jobs were all skipped (spending cap) has none
+                    self.folder.write_part(rows, self.shard, batch.group.folder)
                 self.stats.rows_written += len(rows)
                 self.stats.errors += int(failed_mask(rows).sum())
                 self._advance(batch)

@@ -11,10 +11,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from PIL import Image
+
+    from bench.models.api.spend import SpendBudget
+
+#: ``image.info`` key where an adapter that pays per image puts what the image cost (USD).
+COST_KEY = "glyphbench.cost_usd"
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,45 @@ class ImageRequest:
     prompt: str
     text: str  # the text the prompt asks for; control models draw it, real models ignore it
     seed: int
+
+
+class ImageNotMade(Exception):
+    """Returned by ``generate()`` in place of one image it could not make (not raised).
+
+    The other images of the batch are kept; this one's row gets ``row_error`` as its
+    error (``Refused: ...`` for a content-policy refusal) and ``cost_usd`` as its cost.
+
+    >>> ImageNotMade("Refused: openai: moderation_blocked", cost_usd=0.0).row_error
+    'Refused: openai: moderation_blocked'
+    """
+
+    def __init__(self, row_error: str, *, cost_usd: float = float("nan")) -> None:
+        super().__init__(row_error)
+        self.row_error = row_error
+        self.cost_usd = cost_usd
+
+
+class NotAttempted(ImageNotMade):
+    """An image the adapter did not try (a spending cap was reached): it gets no row.
+
+    A later run with a higher cap makes it, as it makes any missing row.
+    """
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a run tells an adapter before it loads (:meth:`ModelAdapter.bind_run`).
+
+    ``price_usd`` is the configured price of one image of this model (None: unknown),
+    ``budget`` the run's spending cap shared by every paid model (None: no cap), and
+    ``cache_dir`` where paid responses are kept so a re-run never pays twice.
+    """
+
+    root: Path
+    run_id: str
+    price_usd: float | None = None
+    budget: SpendBudget | None = None
+    cache_dir: Path | None = None
 
 
 class ModelAdapter(ABC):
@@ -36,7 +81,17 @@ class ModelAdapter(ABC):
 
     @abstractmethod
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
-        """Return one RGB image per request, in order. One call is one batch."""
+        """Return one RGB image per request, in order. One call is one batch.
+
+        An adapter that calls a service may put an :class:`ImageNotMade` in place of
+        an image it could not make (a refusal, a request that kept failing).
+        """
+
+    #: True for adapters that pay per image (hosted APIs): rows get a ``cost_usd``.
+    billable: bool = False
+
+    def bind_run(self, context: RunContext) -> None:  # noqa: B027 - optional hook
+        """Learn the run's folder, price, spending cap and cache (hosted APIs use them)."""
 
     def describe(self) -> dict[str, Any]:
         """Facts recorded in run.json: resolved settings, revision, dtype, ..."""

@@ -6,14 +6,17 @@ Kept free of heavy imports (numpy and PIL only) so ``import bench.readers`` stay
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.order import reading_order
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
     from PIL import Image
+
+    from bench.readers.base import ImageLike
 
 
 class ReadError(RuntimeError):
@@ -33,7 +36,7 @@ class ReadError(RuntimeError):
         )
 
 
-def read_or_errors(engine: Reader, images: Sequence[Any]) -> list[Reading | Exception]:
+def read_or_errors(engine: Reader, images: Sequence[Image.Image]) -> list[Reading | Exception]:
     """Read a batch; item ``i`` is the :class:`Reading` of image ``i`` or the exception it raised.
 
     The reading step of the run engine, :func:`bench.engine.read_batch` (which reads
@@ -44,7 +47,7 @@ def read_or_errors(engine: Reader, images: Sequence[Any]) -> list[Reading | Exce
     return read_batch(engine, images)
 
 
-def to_rgb_image(image: Any) -> Image.Image:
+def to_rgb_image(image: ImageLike) -> Image.Image:
     """An RGB PIL image from a PIL image (any mode) or an HxW / HxWx{1,3,4} uint8 array."""
     from PIL import Image
 
@@ -64,7 +67,7 @@ def to_rgb_image(image: Any) -> Image.Image:
     raise TypeError(f"expected an image array of shape HxW or HxWxC, got {array.shape}")
 
 
-def to_rgb_array(image: Any) -> np.ndarray:
+def to_rgb_array(image: ImageLike) -> npt.NDArray[np.uint8]:
     """An HxWx3 uint8 RGB array (see :func:`to_rgb_image` for accepted inputs)."""
     import numpy as np
 

@@ -16,6 +16,7 @@ from bench.report.analyse import Settings, Stopwatch, analyse
 from bench.report.load import load_runs
 from bench.report.render import render
 from bench.report.slices import Slicing
+from bench.report.stats import summary_metrics
 
 #: Stages the progress bar counts (analysis, then rendering).
 STAGES = (
@@ -55,7 +56,13 @@ def write_report(
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
     frame = load_runs(dirs)
     slicing = Slicing.resolve(frame, by)
-    settings = Settings(n_boot=n_boot, seed=seed, confidence=confidence, gallery_k=gallery_k)
+    settings = Settings(
+        n_boot=n_boot,
+        seed=seed,
+        confidence=confidence,
+        gallery_k=gallery_k,
+        metrics=summary_metrics(list(frame.columns)),
+    )
     from tqdm import tqdm
 
     with tqdm(total=len(STAGES), desc="report", disable=not progress, unit="step") as bar:

@@ -113,13 +113,6 @@ def thumbnail_with_boxes(
     return True
 
 
-def build_gallery(
-    frame: pd.DataFrame, out_dir: Path, column: str | None, k: int = 2, max_images: int = 400
-) -> list[dict[str, Any]]:
-    """Select examples (:func:`select_examples`) and write their thumbnails."""
-    return write_thumbnails(select_examples(frame, column, k=k), out_dir, max_images)
-
-
 def write_thumbnails(
     examples: pd.DataFrame, out_dir: Path, max_images: int = 400
 ) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     unique with a suffix when two runs share one). When one model name appears in
     several runs, its rows are renamed ``"model [run]"`` so each (run, model) stays
     a separate system; with several runs, control models are always tagged so,
-    as their sanity checks are per run. ``is_control`` is derived from the ``control:`` prefix when
-    missing and ``error`` defaults to empty. ``frame.attrs["runs"]`` holds
+    as their sanity checks are per run. ``is_control`` is derived from the
+    ``control:`` prefix when missing and ``error`` defaults to empty. ``frame.attrs["runs"]`` holds
     ``{run: {"dir": ..., "meta": run.json}}``.
 
     Several runs must share at least one prompt, or comparing them is meaningless:
@@ -50,54 +50,83 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     runs: dict[str, dict[str, Any]] = {}
     for raw in run_dirs:
         run_dir = Path(raw)
-        results = run_dir / "results.parquet"
-        if not run_dir.is_dir():
-            raise InputError(run_dir, "run folder not found")
-        if not results.exists():
-            raise InputError(
-                run_dir, "no results.parquet in this folder (has the run finished scoring?)"
-            )
-        meta = read_run_meta(run_dir)
-        try:
-            frame = pd.read_parquet(results)
-        except (OSError, ValueError) as exc:
-            raise InputError(results, f"cannot read: {exc}".splitlines()[0]) from None
-        missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
-        if missing:
-            raise InputError(results, f"missing columns {missing}")
-        name = str(meta.get("run_id") or run_dir.name)
-        base, k = name, 2
-        while name in runs:
-            name, k = f"{base}-{k}", k + 1
+        meta, frame = _read_run(run_dir)
+        name = _unique_name(str(meta.get("run_id") or run_dir.name), taken=runs)
         runs[name] = {"dir": str(run_dir.resolve()), "meta": meta}
         frame = frame.copy()
         frame["run"] = name
         frame["run_dir"] = str(run_dir.resolve())
         frames.append(frame)
     if len(frames) > 1:
-        shared = set.intersection(*(set(f["prompt_id"].astype(str)) for f in frames))
-        if not shared:
-            raise InputError(
-                ", ".join(str(d) for d in run_dirs),
-                "these runs share no prompts (prompt_id); cannot compare them",
-            )
+        _require_shared_prompts(frames, run_dirs)
     frame = pd.concat(frames, ignore_index=True)
     frame["model"] = frame["model"].astype(str)
     if len(frames) > 1:
-        runs_per_model = frame.groupby("model")["run"].nunique()
-        clashing = set(runs_per_model[runs_per_model > 1].index)
-        # Controls belong to their run (same OCR, same prompts): always tag them.
-        clashing |= {m for m in runs_per_model.index if str(m).startswith("control:")}
-        if clashing:
-            rename = frame["model"].isin(clashing)
-            frame.loc[rename, "model"] = (
-                frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
-            )
+        _tag_models_with_run(frame)
+    _fill_defaults(frame)
+    frame.attrs["runs"] = runs
+    return frame
+
+
+def _read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+    """(``run.json``, ``results.parquet``) of one run folder, checked for the required columns."""
+    results = run_dir / "results.parquet"
+    if not run_dir.is_dir():
+        raise InputError(run_dir, "run folder not found")
+    if not results.exists():
+        raise InputError(
+            run_dir, "no results.parquet in this folder (has the run finished scoring?)"
+        )
+    meta = read_run_meta(run_dir)
+    try:
+        frame = pd.read_parquet(results)
+    except (OSError, ValueError) as exc:
+        raise InputError(results, f"cannot read: {exc}".splitlines()[0]) from None
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(results, f"missing columns {missing}")
+    return meta, frame
+
+
+def _unique_name(name: str, taken: Container[str]) -> str:
+    """``name``, or ``name-2``, ``name-3``... the first one not taken.
+
+    >>> _unique_name("run", taken={"run", "run-2"})
+    'run-3'
+    """
+    base, k = name, 2
+    while name in taken:
+        name, k = f"{base}-{k}", k + 1
+    return name
+
+
+def _require_shared_prompts(frames: Sequence[pd.DataFrame], run_dirs: Sequence[str | Path]) -> None:
+    shared = set.intersection(*(set(f["prompt_id"].astype(str)) for f in frames))
+    if not shared:
+        raise InputError(
+            ", ".join(str(d) for d in run_dirs),
+            "these runs share no prompts (prompt_id); cannot compare them",
+        )
+
+
+def _tag_models_with_run(frame: pd.DataFrame) -> None:
+    """Rename ``model`` to ``"model [run]"`` where a model is in several runs, and for controls."""
+    runs_per_model = frame.groupby("model")["run"].nunique()
+    clashing = set(runs_per_model[runs_per_model > 1].index)
+    # Controls belong to their run (same OCR, same prompts): always tag them.
+    clashing |= {m for m in runs_per_model.index if str(m).startswith("control:")}
+    if clashing:
+        rename = frame["model"].isin(clashing)
+        frame.loc[rename, "model"] = (
+            frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
+        )
+
+
+def _fill_defaults(frame: pd.DataFrame) -> None:
+    """``is_control`` from the ``control:`` prefix when absent; ``error`` "" when absent or NA."""
     if "is_control" not in frame.columns:
         frame["is_control"] = frame["model"].str.startswith("control:")
     frame["is_control"] = frame["is_control"].fillna(False).astype(bool)
     if "error" not in frame.columns:
         frame["error"] = ""
     frame["error"] = frame["error"].astype(object).where(frame["error"].notna(), "").astype(str)
-    frame.attrs["runs"] = runs
-    return frame

@@ -44,8 +44,20 @@ from bench.report.metrics import metric_aggregate, metric_info
 from bench.report.slices import slice_labels
 from bench.schema import failed_mask
 
-#: Metrics of the summary table, in display order.
+#: glyphbench's own summary metrics, in display order (the metric table's ``summary`` ranks).
 SUMMARY_METRICS: tuple[str, ...] = ("algorithm1", "exact_match", "ned", "anls", "word_f1")
+
+
+def summary_metrics(columns: Sequence[str]) -> tuple[str, ...]:
+    """The summary metrics of the metric table present among ``columns``, in display order.
+
+    >>> summary_metrics(["ned", "exact_match", "model"])
+    ('exact_match', 'ned')
+    """
+    from bench.scoring.table import METRICS
+
+    present = set(columns)
+    return tuple(name for name in METRICS.summary_names(["glyphbench"]) if name in present)
 
 #: Rows of one prompt are one resampling cluster.
 CLUSTER_COLUMN = "prompt_id"

@@ -157,7 +157,7 @@ def write_table_set(
     display: pd.DataFrame | None = None,
     caption: str = "",
 ) -> list[str]:
-    """Write ``name.csv`` (raw numbers) and ``name.md`` / ``name.tex`` (display); return file names."""
+    """Write ``name.csv`` (raw numbers), ``name.md`` / ``name.tex`` (display); return file names."""
     folder.mkdir(parents=True, exist_ok=True)
     display = raw if display is None else display
     with atomic_open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:

@@ -39,10 +39,11 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Mean, Metric, register_metric
+from bench.scoring.table import Metric, register_metric
 
 REFERENCE = "andreasveit/coco-text@24fb22355ceae49dff0ffb319d09559eb2cfdb89 coco_evaluation.py"
 
@@ -121,6 +122,8 @@ def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     return result
 
 
+_COMMON: dict[str, Any] = {"family": "cocotext", "reference": REFERENCE}
+
 COCOTEXT = [
     register_metric(
         Metric(
@@ -130,9 +133,7 @@ COCOTEXT = [
             higher_is_better=True,
             doc="Decoded texts equal (non-[A-Za-z0-9!?@_-+*:&/ .] deleted, lower case); "
             "pooled over pairs whose decoded ground truth has >= 3 characters.",
-            family="cocotext",
-            reference=REFERENCE,
-            aggregate=Mean(),
+            **_COMMON,
         )
     ),
     register_metric(
@@ -143,9 +144,7 @@ COCOTEXT = [
             higher_is_better=True,
             doc="Decoded texts at most one edit apart; pooled over pairs whose decoded "
             "ground truth has >= 3 characters.",
-            family="cocotext",
-            reference=REFERENCE,
-            aggregate=Mean(),
+            **_COMMON,
         )
     ),
     register_metric(
@@ -156,9 +155,7 @@ COCOTEXT = [
             higher_is_better=False,
             doc="1 when the decoded ground truth is shorter than 3 characters and the pair "
             "is left out of the accuracies; the mean is the share left out.",
-            family="cocotext",
-            reference=REFERENCE,
-            aggregate=Mean(),
+            **_COMMON,
         )
     ),
 ]

@@ -28,6 +28,9 @@ from bench.scoring.normalize import Normalization
 
 if TYPE_CHECKING:
     import numpy as np
+    import numpy.typing as npt
+
+    from bench.readers.base import ImageLike
 
 T = TypeVar("T")
 
@@ -194,20 +197,20 @@ class ImagePair:
     :func:`bench.readers.common.to_rgb_array` accepts).
     """
 
-    def __init__(self, original: Any, reconstruction: Any) -> None:
+    def __init__(self, original: ImageLike, reconstruction: ImageLike) -> None:
         self.original = original
         self.reconstruction = reconstruction
 
     @lazy
-    def original_rgb(self) -> np.ndarray:
+    def original_rgb(self) -> npt.NDArray[np.float64]:
         return float_rgb(self.original)
 
     @lazy
-    def reconstruction_rgb(self) -> np.ndarray:
+    def reconstruction_rgb(self) -> npt.NDArray[np.float64]:
         return float_rgb(self.reconstruction)
 
 
-def float_rgb(image: Any) -> np.ndarray:
+def float_rgb(image: ImageLike) -> npt.NDArray[np.float64]:
     """An image as an HxWx3 float64 RGB array on the 0..255 scale.
 
     >>> import numpy as np

@@ -46,12 +46,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
-import pkgutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from bench.errors import InputError
+from bench.registry import package_modules
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -185,7 +185,7 @@ class MetricTable:
         # derives SCORE_COLUMNS at import time): such a nested call imports every module
         # not imported yet, so it sees every family. Modules already being imported are
         # returned as they are by import_module, so nothing is imported twice.
-        for module in _package_modules(self._package):
+        for module in package_modules(self._package):
             importlib.import_module(module)
         self._loaded = True
 
@@ -302,18 +302,6 @@ def _check_same_meaning(first: Metric, second: Metric) -> None:
                 f"metric {second.name!r} of family {second.family!r} differs from family "
                 f"{first.family!r} in {field_name}; a shared column name must mean the same"
             )
-
-
-def _package_modules(package: str) -> list[str]:
-    """The package itself and its direct modules (private ``_x`` modules skipped)."""
-    spec = importlib.util.find_spec(package)
-    if spec is None:
-        return []
-    names = [package]
-    for info in pkgutil.iter_modules(spec.submodule_search_locations or []):
-        if not info.name.startswith("_"):
-            names.append(f"{package}.{info.name}")
-    return names
 
 
 #: The table every part of glyphbench reads.

@@ -28,6 +28,7 @@ perform the swap internally, so results match the script row for row.
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
@@ -138,6 +139,14 @@ def reference_scores(expected: str, ocr: str) -> dict[str, int]:
 
 SCRIPT = "TextInVision score.py (reference-compatibility mode)"
 
+#: What the script's four columns share: integer results, selected by ``compat="reference"``.
+_SCRIPT_COLUMN: dict[str, Any] = {
+    "family": "textinvision",
+    "reference": SCRIPT,
+    "dtype": "int64",
+    "compat": "reference",
+}
+
 #: The records, in the script's column order.
 TEXTINVISION = [
     register_metric(
@@ -147,11 +156,8 @@ TEXTINVISION = [
             label="Longest match (score.py)",
             higher_is_better=True,
             doc="Longest common substring of the lower-cased texts.",
-            family="textinvision",
             unit="characters",
-            reference=SCRIPT,
-            dtype="int64",
-            compat="reference",
+            **_SCRIPT_COLUMN,
         )
     ),
     register_metric(
@@ -161,11 +167,8 @@ TEXTINVISION = [
             label="LCS (score.py)",
             higher_is_better=True,
             doc="Longest common subsequence of the lower-cased texts.",
-            family="textinvision",
             unit="characters",
-            reference=SCRIPT,
-            dtype="int64",
-            compat="reference",
+            **_SCRIPT_COLUMN,
         )
     ),
     register_metric(
@@ -176,11 +179,8 @@ TEXTINVISION = [
             higher_is_better=False,
             doc="Lower-case, drop one occurrence of each common word, delete spaces, "
             "then the Levenshtein distance (0 when nothing is left).",
-            family="textinvision",
             unit="edits",
-            reference=SCRIPT,
-            dtype="int64",
-            compat="reference",
+            **_SCRIPT_COLUMN,
         )
     ),
     register_metric(
@@ -191,11 +191,8 @@ TEXTINVISION = [
             higher_is_better=False,
             doc="Algorithm 1 as the script runs it: arguments swapped (the read text is "
             "searched for in the expected text), no normalisation, smart Levenshtein.",
-            family="textinvision",
             unit="edits",
-            reference=SCRIPT,
-            dtype="int64",
-            compat="reference",
+            **_SCRIPT_COLUMN,
         )
     ),
 ]

@@ -35,8 +35,9 @@ import csv
 import random
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypedDict
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "default"
@@ -838,7 +839,7 @@ _TAGS = [
 ]
 
 
-def _numeric_patterns(rng: random.Random) -> list:
+def _numeric_patterns(rng: random.Random) -> list[Callable[[], str]]:
     r = rng.randint
     return [
         lambda: f"${r(1, 499)}.{r(0, 99):02d}",
@@ -856,8 +857,8 @@ def _numeric_patterns(rng: random.Random) -> list:
         lambda: f"(555) 01{r(0, 9)}-{r(1000, 9999)}",
         lambda: f"{rng.choice('ABCDKMRSTXZ')}{rng.choice('ABCDKMRSTXZ')}-{r(100, 9999)}",
         lambda: (
-            f"Model {rng.choice('ABCDKMRSTXZ')}{r(1, 99)}{rng.choice(['', 'X', 'S', 'Pro'])}".strip()
-        ),
+            f"Model {rng.choice('ABCDKMRSTXZ')}{r(1, 99)}{rng.choice(['', 'X', 'S', 'Pro'])}"
+        ).strip(),
         lambda: f"#{rng.choice(_TAGS)}{r(2019, 2030)}",
         lambda: f"#{rng.choice(_TAGS)}",
         lambda: f"hello@{rng.choice(_SHOPS)}.example",
@@ -871,7 +872,8 @@ def _numeric_patterns(rng: random.Random) -> list:
         lambda: f"Flight {rng.choice(['GB', 'NW', 'TQ'])}{r(100, 9999)}",
         lambda: f"Row {r(1, 40)}, Seat {rng.choice('ABCDEF')}",
         lambda: (
-            f"{r(1, 999)} {rng.choice(['Elm', 'Oak', 'Mill', 'Harbor', 'Cedar'])} St., Apt {r(1, 20)}{rng.choice('ABCD')}"
+            f"{r(1, 999)} {rng.choice(['Elm', 'Oak', 'Mill', 'Harbor', 'Cedar'])} St., "
+            f"Apt {r(1, 20)}{rng.choice('ABCD')}"
         ),
         lambda: f"No. {r(1, 99)}",
         lambda: f"v{r(0, 9)}.{r(0, 20)}.{r(0, 9)}",
@@ -966,7 +968,19 @@ def read_phrases(path: Path) -> list[str]:
 # ---------------------------------------------------------------- real-world prompts
 
 
-def parse_real_world(path: Path) -> list[dict]:
+class RealWorldSubgroup(TypedDict):
+    name: str
+    scenes: list[str]
+    items: list[tuple[str, str]]  # (text, subject)
+
+
+class RealWorldGroup(TypedDict):
+    name: str
+    styles: list[str]
+    subgroups: list[RealWorldSubgroup]
+
+
+def parse_real_world(path: Path) -> list[RealWorldGroup]:
     """Parse the real-world source.
 
     Format, one directive per line (``#`` starts a comment line)::
@@ -979,7 +993,7 @@ def parse_real_world(path: Path) -> list[dict]:
 
     A scene holds ``{text}`` once, in double quotes, and may use ``{subject}``.
     """
-    groups: list[dict] = []
+    groups: list[RealWorldGroup] = []
     for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -1000,7 +1014,7 @@ def parse_real_world(path: Path) -> list[dict]:
     return groups
 
 
-def real_world_rows(groups: list[dict]) -> list[tuple[str, str, str, str, str]]:
+def real_world_rows(groups: list[RealWorldGroup]) -> list[tuple[str, str, str, str, str]]:
     """One (prompt_id, group, subgroup, prompt, text) per item; scenes and styles round-robin.
 
     The item's index picks its scene; the style index is offset by the
