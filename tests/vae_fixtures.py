@@ -8,8 +8,8 @@ from typing import Any
 
 def tiny_autoencoder_kl(**overrides: Any) -> Any:
     """Two 8/16-channel blocks, 4 latent channels, seeded weights; ``overrides`` edit the config."""
+    import diffusers
     import torch
-    from diffusers import AutoencoderKL
 
     torch.manual_seed(0)
     config: dict[str, Any] = {
@@ -22,7 +22,8 @@ def tiny_autoencoder_kl(**overrides: Any) -> Any:
         "sample_size": 64,
         **overrides,
     }
-    return AutoencoderKL(**config)
+    autoencoder_kl: Any = diffusers.AutoencoderKL  # untyped in diffusers
+    return autoencoder_kl(**config)
 
 
 # --------------------------------------------------------------------------- every class
@@ -51,10 +52,11 @@ _VIDEO: dict[str, Any] = {
 
 
 def _flux2() -> Any:
+    import diffusers
     import torch
-    from diffusers import AutoencoderKLFlux2
 
-    vae = AutoencoderKLFlux2(**_KL_BLOCKS, mid_block_add_attention=False)
+    flux2: Any = diffusers.AutoencoderKLFlux2  # untyped in diffusers
+    vae = flux2(**_KL_BLOCKS, mid_block_add_attention=False)
     with torch.no_grad():  # non-trivial batch-norm statistics (fresh ones are 0 and 1)
         vae.bn.running_mean.copy_(torch.linspace(-0.5, 0.5, vae.bn.running_mean.numel()))
         vae.bn.running_var.copy_(torch.linspace(0.5, 2.0, vae.bn.running_var.numel()))
