@@ -25,7 +25,11 @@ decoding, a blank (constant) reconstruction of a non-constant image, or an OCR e
 become rows with an ``error`` message ("stage: what") and NaN metrics.
 
 Within one run, readings are cached by the SHA-256 of the image pixels (the engine's
-reading cache), so an unchanged reconstruction (``identity``) is not read twice.
+reading cache), so an unchanged reconstruction (``identity``) is not read twice; its
+row carries the time of the reading it reuses (``ocr_cached``). Codec work and timed
+reading take turns unless ``overlap`` is set, and the reader is warmed up first, so
+``codec_seconds`` and ``ocr_seconds`` do not depend on what ran before
+(:mod:`vae_eval.reading`). ``RunOptions.codecs`` takes spec strings and codec objects.
 """
 
 from __future__ import annotations
