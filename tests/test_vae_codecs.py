@@ -60,7 +60,10 @@ def test_resize_factor_orders_fidelity_and_keeps_size() -> None:
         ("jpeg?qualty=30", "unknown option 'qualty'; known: quality"),
         ("resize?factor=1", "'factor': Input should be greater than 1"),
         ("identity?quality=3", "unknown option 'quality'; known: none"),
-        ("nosuchcodec", "unknown codec 'nosuchcodec'; known: diffusers, identity, jpeg, resize"),
+        (
+            "nosuchcodec",
+            "unknown codec 'nosuchcodec'; known: diffusers, identity, jpeg, python, resize, taesd",
+        ),
         ("jpeg:x", "'jpeg' takes no target"),
         ("diffusers:", "needs a target, e.g. diffusers:<hub id or path>"),
         ("diffusers:x?dtype=int8", "dtype='int8': use fp32, fp16 or bf16"),

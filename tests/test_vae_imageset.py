@@ -160,3 +160,29 @@ def test_bad_image_set_specs(tmp_path: Path) -> None:
 def test_native_size_option() -> None:
     image_set = load_image_set("default?size=native", native_size=128, limit=1)
     assert image_set.items[0].attributes["width"] == 128
+
+
+def test_text_boxes_hold_all_the_ink_and_survive_metadata(tmp_path: Path) -> None:
+    from vae_eval.imageset import folder_set
+
+    items = [
+        item for item in default_set(size=256).items if item.attributes["background"] == "plain"
+    ]
+    for item in items[:12]:
+        assert item.boxes and len(item.boxes) == len((item.truth or "").splitlines())
+        ink = np.asarray(item.load().convert("L")) < 255
+        mask = np.zeros_like(ink)
+        for left, top, right, bottom in item.boxes:
+            assert 0 <= left < right <= 256 and 0 <= top < bottom <= 256
+            mask[top:bottom, left:right] = True
+        assert ink.any() and not (ink & ~mask).any()  # no drawn pixel outside the boxes
+        assert mask.mean() < 0.6  # and the boxes are the text, not the image
+    write_default_set(tmp_path / "set", size=128, limit=3)
+    written = folder_set(tmp_path / "set")
+    assert [item.boxes for item in written.items] == [
+        item.boxes for item in default_set(size=128, limit=3).items
+    ]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    Image.new("RGB", (32, 32)).save(plain / "a.png")
+    assert folder_set(plain).items[0].boxes is None  # no boxes: text-region metrics are n/a

@@ -187,3 +187,32 @@ def test_ssim_drops_as_noise_grows() -> None:
         noisy = np.clip(image + rng.normal(0, sigma, image.shape), 0, 255).astype(np.uint8)
         scores.append(ssim(image, noisy))
     assert scores[0] > scores[1] > scores[2]
+
+
+# --------------------------------------------------------------------------- text region
+
+
+def test_text_region_metrics_look_only_inside_the_boxes() -> None:
+    from vae_eval.metrics import image_scores
+
+    rng = np.random.default_rng(3)
+    original = rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)
+    damaged = original.copy()
+    damaged[10:20, 5:25] = 255 - damaged[10:20, 5:25]  # only inside the first box
+    boxes = [(5, 10, 25, 20), (30, 30, 50, 38)]
+    scores = image_scores(original, damaged, boxes)
+    mask = np.zeros((40, 60), bool)
+    for left, top, right, bottom in boxes:
+        mask[top:bottom, left:right] = True
+    diff = original.astype(float)[mask] - damaged.astype(float)[mask]
+    assert scores["psnr_text"] == pytest.approx(10 * math.log10(255**2 / np.mean(diff**2)))
+    assert scores["psnr_text"] < scores["psnr"]  # the damage is concentrated where text is
+    assert scores["ssim_text"] < scores["ssim"]
+    # damage outside every box leaves the text region perfect
+    outside = original.copy()
+    outside[0:5, 0:60] = 0
+    clean = image_scores(original, outside, boxes)
+    assert clean["psnr_text"] == math.inf and clean["psnr"] < 40
+    assert all(
+        math.isnan(v) for k, v in image_scores(original, damaged, None).items() if "text" in k
+    )

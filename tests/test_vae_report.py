@@ -8,7 +8,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vae_eval.report import summary_table, survival_threshold, wr_pivot, write_report
+from vae_eval.report import (
+    first_size_below,
+    page_context,
+    reader_calibration,
+    reader_limits,
+    summary_table,
+    survival_threshold,
+    wr_pivot,
+    write_report,
+)
 
 
 def _rows(
@@ -96,3 +105,57 @@ def test_page_shows_a_hostile_codec_name_and_note_as_text(tmp_path: Path) -> Non
     escaped = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"
     # summary, threshold and pivot rows, the note, a pair's heading and caption
     assert page.count(escaped) >= 6
+
+
+def _class_rows() -> list[dict[str, object]]:
+    """Two classes: the reader reads 'lower' (ceiling 100) but not 'accented' (ceiling 0)."""
+    rows = []
+    for index, (char_class, ceiling, wr) in enumerate(
+        [("lower", 100.0, 80.0), ("accented", 0.0, 0.0)]
+    ):
+        row = _rows("taef2", {48: wr}, ceiling=ceiling)[0]
+        row.update(image_id=f"i{index}", image_index=index, char_class=char_class)
+        rows.append(row)
+    return rows
+
+
+def test_reader_limits_are_marked_not_counted_as_codec_loss(tmp_path: Path) -> None:
+    table = pd.DataFrame(_class_rows())
+    assert reader_limits(table) == {"char_class": {"accented": 0.0}}
+    page = write_report(table, tmp_path).read_text(encoding="utf-8")
+    assert "accented (reader cannot read this)" in page  # the pivot's column header
+    assert "character class accented: the reader&#39;s own ceiling" in page
+    assert "lower (reader cannot read this)" not in page
+
+
+def test_reader_name_version_and_calibration_slot(tmp_path: Path) -> None:
+    table = pd.DataFrame(_class_rows())
+    assert reader_calibration(table) is None  # the slot the readers' calibration fills
+    context = page_context(table, tmp_path, tmp_path)
+    assert context["reader"] == {"name": "easyocr", "version": "test"}
+    assert context["reader_calibration"] is None
+    page = write_report(table, tmp_path).read_text(encoding="utf-8")
+    assert "read with <b>easyocr</b> (test)" in page
+    assert "Reader calibration: not available yet." in page
+
+
+def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:
+    with_boxes = _rows("taef2", {48: 90.0, 20: 50.0})
+    for row in with_boxes:
+        row.update(psnr_text=21.5, ssim_text=0.8125)
+    summary = summary_table(pd.DataFrame(with_boxes))
+    assert summary.loc["taef2", "PSNR text"] == pytest.approx(21.5)
+    page = write_report(pd.DataFrame(with_boxes), tmp_path / "a").read_text(encoding="utf-8")
+    assert "PSNR text" in page and "21.5" in page and "0.812" in page
+    without = _rows("jpeg", {48: 90.0})  # a folder set without boxes: the columns are NaN
+    without[0].update(psnr_text=math.nan, ssim_text=math.nan)
+    page = write_report(pd.DataFrame(without), tmp_path / "b").read_text(encoding="utf-8")
+    assert page.count('<td class="na">n/a</td>') == 2
+
+
+def test_first_size_below_the_floor() -> None:
+    table = pd.DataFrame(
+        _rows("taef2", {48: 79.2, 32: 77.8, 20: 70.8, 14: 59.7, 10: 8.3})
+        + _rows("identity", {48: 80.0, 10: 60.0})
+    )
+    assert first_size_below(table) == {"taef2": 10.0, "identity": None}

@@ -26,7 +26,7 @@ def evaluate_command(
         None,
         "--vae",
         help="Codec spec, repeatable: identity, jpeg?quality=Q, resize?factor=F, "
-        "diffusers:<hub id or path>[:subfolder].",
+        "diffusers:<hub id or path>[:subfolder], taesd:<folder>, python:module:Object.",
     ),
     images: str = typer.Option(
         "default",
@@ -50,6 +50,15 @@ def evaluate_command(
     save_images: bool = typer.Option(
         True, "--save-images/--no-save-images", help="Keep originals and reconstructions as PNG."
     ),
+    config: Path = typer.Option(
+        None,
+        "--config",
+        help="YAML listing the VAEs (vaes:) and optionally images, ocr, limit, batch_size, out; "
+        "flags typed on the command line win (configs/vaes-2026.yaml: the field's VAEs).",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Resolve codecs, image set and reader offline; load nothing."
+    ),
 ) -> None:
     """Encode-decode images with each codec, OCR before and after, score WR/PA/PSNR/SSIM.
 
@@ -61,6 +70,19 @@ def evaluate_command(
     if ctx.invoked_subcommand is not None:
         return
     from bench.errors import InputError
+    from vae_eval.config import apply_config  # issue 16: --config / --dry-run
+
+    flags = {"vae": vae, "images": images, "ocr": ocr, "limit": limit, "batch_size": batch_size}
+    settings = apply_config(ctx, config, dry_run, {**flags, "out": out})
+    if settings is None:  # --dry-run printed its plan
+        return
+    vae, images, ocr, limit = (
+        settings["vae"],
+        settings["images"],
+        settings["ocr"],
+        settings["limit"],
+    )
+    batch_size, out = settings["batch_size"], settings["out"]
 
     if not vae:
         raise InputError(

@@ -41,6 +41,11 @@ from bench.registry import Spec
 if TYPE_CHECKING:
     from PIL import Image, ImageFont
 
+#: A text box in pixels: (left, top, right, bottom), right/bottom exclusive.
+Box = tuple[int, int, int, int]
+#: Pixels added around each line's ink box (antialiasing and what a codec smears into it).
+BOX_MARGIN = 2
+
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".bmp", ".tif", ".tiff")
 
 #: Font sizes (pixel height passed to FreeType) of the default set, large to very small.
@@ -217,6 +222,9 @@ class ImageItem:
     truth: str | None
     attributes: dict[str, Any] = field(default_factory=dict)
     source_path: str = ""  # file the image came from; "" for rendered images
+    #: Pixel boxes (left, top, right, bottom) of the drawn text lines, when known: the
+    #: text region of text-region PSNR/SSIM. None: the set does not say where text is.
+    boxes: list[Box] | None = None
 
 
 @dataclass
@@ -332,40 +340,81 @@ def make_background(kind: str, size: int, rng: random.Random) -> Image.Image:
     raise ValueError(f"unknown background {kind!r}")
 
 
-def render_cell(
-    cell: DefaultCell, size: int, font_path: Path, seed: int
-) -> tuple[Image.Image, str]:
-    """Render one default-set image; returns (image, ground truth with one line per text line).
+@dataclass(frozen=True)
+class TextLayout:
+    """Where a default-set image's lines go (shared by the renderer and the text boxes)."""
 
-    Words are wrapped by :func:`layout_lines`; lines are stacked with 1.6x font-size
-    spacing, block centred with a small seeded jitter. On the ``photo`` background
-    the text is black or white, whichever contrasts more with the mean luminance
-    under the text block.
-    """
-    import numpy as np
-    from PIL import ImageDraw
+    lines: list[str]
+    left: float
+    top: float
+    step: int
+    block_width: float
+    font: ImageFont.FreeTypeFont
 
+
+def text_layout(cell: DefaultCell, size: int, font_path: Path, seed: int) -> TextLayout:
+    """Lines wrapped by :func:`layout_lines`, stacked with 1.6x font-size spacing, the block
+    centred with a small seeded jitter."""
     rng = _rng(seed, "layout", cell.image_id)
-    image = make_background(cell.background, size, _rng(seed, "bg", cell.image_id))
     font = _font(font_path, cell.font_size)
     lines = layout_lines(pick_words(cell, seed), font, size)
-    draw = ImageDraw.Draw(image)
-    widths = [draw.textlength(line, font=font) for line in lines]
+    widths = [font.getlength(line) for line in lines]
     step = _line_step(cell.font_size)
     block_w, block_h = max(widths), step * len(lines)
     slack_x = max(0.0, size - block_w) / 2
     slack_y = max(0.0, size - block_h) / 2
     left = slack_x + rng.uniform(-0.5, 0.5) * slack_x
     top = slack_y + rng.uniform(-0.5, 0.5) * slack_y
+    return TextLayout(lines, left, top, step, block_w, font)
+
+
+def render_cell(
+    cell: DefaultCell, size: int, font_path: Path, seed: int
+) -> tuple[Image.Image, str]:
+    """Render one default-set image; returns (image, ground truth with one line per text line).
+
+    Positions come from :func:`text_layout`. On the ``photo`` background the text is
+    black or white, whichever contrasts more with the mean luminance under the text block.
+    """
+    import numpy as np
+    from PIL import ImageDraw
+
+    layout = text_layout(cell, size, font_path, seed)
+    image = make_background(cell.background, size, _rng(seed, "bg", cell.image_id))
+    draw = ImageDraw.Draw(image)
+    left, top = layout.left, layout.top
     if cell.background == "photo":
-        box = (int(left), int(top), int(left + block_w) + 1, int(top + block_h) + 1)
+        box = (
+            int(left),
+            int(top),
+            int(left + layout.block_width) + 1,
+            int(top + layout.step * len(layout.lines)) + 1,
+        )
         luminance = float(np.asarray(image.crop(box).convert("L"), dtype=np.float64).mean())
         colour = (0, 0, 0) if luminance > 128 else (255, 255, 255)
     else:
         colour = (20, 20, 20)
-    for number, line in enumerate(lines):
-        draw.text((left, top + number * step), line, font=font, fill=colour)
-    return image, "\n".join(lines)
+    for number, line in enumerate(layout.lines):
+        draw.text((left, top + number * layout.step), line, font=layout.font, fill=colour)
+    return image, "\n".join(layout.lines)
+
+
+def text_boxes(cell: DefaultCell, size: int, font_path: Path, seed: int) -> list[Box]:
+    """The ink box of each drawn line, grown by :data:`BOX_MARGIN` and clipped to the image."""
+    layout = text_layout(cell, size, font_path, seed)
+    boxes = []
+    for number, line in enumerate(layout.lines):
+        anchor = (layout.left, layout.top + number * layout.step)
+        x0, y0, x1, y1 = layout.font.getbbox(line)
+        boxes.append(
+            (
+                max(0, math.floor(anchor[0] + x0) - BOX_MARGIN),
+                max(0, math.floor(anchor[1] + y0) - BOX_MARGIN),
+                min(size, math.ceil(anchor[0] + x1) + BOX_MARGIN),
+                min(size, math.ceil(anchor[1] + y1) + BOX_MARGIN),
+            )
+        )
+    return boxes
 
 
 def stratified_limit(cells: Sequence[DefaultCell], limit: int | None) -> list[DefaultCell]:
@@ -432,6 +481,7 @@ def default_set(size: int = 512, seed: int = 0, limit: int | None = None) -> Ima
                     "width": size,
                     "height": size,
                 },
+                boxes=text_boxes(cell, size, font, seed),
             )
         )
     present = {item.image_id for item in items}
@@ -474,7 +524,7 @@ def write_default_set(out: Path, size: int = 512, seed: int = 0, limit: int | No
         name = f"{item.image_id}.png"
         with atomic_path(out / name) as tmp:
             item.load().save(tmp, format="PNG")
-        records.append({"file": name, "text": item.truth, **item.attributes})
+        records.append({"file": name, "text": item.truth, **item.attributes, "boxes": item.boxes})
     with atomic_open(out / "metadata.jsonl", "w", encoding="utf-8") as handle:
         for record in records:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -559,6 +609,28 @@ def _check_record(path: Path, line: int | None, record: Any) -> None:
         )
 
 
+def parse_boxes(value: Any) -> list[Box] | None:
+    """A metadata ``boxes`` field (a list of [left, top, right, bottom]) or None when absent
+    or not of that shape (text-region metrics are then n/a for the image).
+
+    >>> parse_boxes([[1, 2, 30, 12]])
+    [(1, 2, 30, 12)]
+    >>> parse_boxes("somewhere") is None
+    True
+    """
+    if not isinstance(value, list) or not value:
+        return None
+    boxes = []
+    for box in value:
+        if not (isinstance(box, list | tuple) and len(box) == 4):
+            return None
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in box):
+            return None
+        left, top, right, bottom = (int(v) for v in box)
+        boxes.append((left, top, right, bottom))
+    return boxes
+
+
 METADATA_NAMES = ("metadata.jsonl", "metadata.json", "vae_images_metadata.json")
 
 
@@ -587,11 +659,18 @@ def _items_from_files(
         attributes = {
             key: value
             for key, value in record.items()
-            if key not in ("file", "text") and isinstance(value, (str, int, float, bool))
+            if key not in ("file", "text", "boxes") and isinstance(value, (str, int, float, bool))
         }
         # The file name (not the stem) is the id: "a.png" and "a.jpg" may both exist.
         items.append(
-            ImageItem(name, _load_file(path), text if text else None, attributes, str(path))
+            ImageItem(
+                name,
+                _load_file(path),
+                text if text else None,
+                attributes,
+                str(path),
+                boxes=parse_boxes(record.get("boxes")),
+            )
         )
     return items, missing
 

@@ -12,6 +12,8 @@ this module); here they are plain functions of two texts or two images:
 * :func:`psnr`: peak signal-to-noise ratio over all RGB values, in dB.
 * :func:`ssim`: structural similarity on the luma channel with an 11x11 Gaussian
   window (sigma 1.5), K1=0.01, K2=0.03, dynamic range 255.
+* :func:`image_scores`: PSNR and SSIM on the whole image and on the text region (the
+  drawn text boxes; NaN where the image set has none), the four image columns of a row.
 
 Texts are normalised in the default ("paper") mode of :func:`bench.scoring.normalize`;
 WR and PA are percentages in [0, 100], or NaN when the ground truth has no words.
@@ -19,12 +21,14 @@ WR and PA are percentages in [0, 100], or NaN when the ground truth has no words
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bench.scoring import normalize
 from bench.scoring import vae as family
 from bench.scoring.pair import ImagePair, Pair, float_rgb
-from bench.scoring.vae import SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_WINDOW, word_assignment
+from bench.scoring.vae import SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_WINDOW, RegionPair, word_assignment
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,6 +41,7 @@ __all__ = [
     "SSIM_K2",
     "SSIM_SIGMA",
     "SSIM_WINDOW",
+    "image_scores",
     "luma",
     "partial_accuracy",
     "psnr",
@@ -97,3 +102,28 @@ def ssim(a: ImageLike, b: ImageLike) -> float:
 def luma(image: ImageLike) -> npt.NDArray[np.float64]:
     """ITU-R BT.601 luma Y = 0.299 R + 0.587 G + 0.114 B, as float64 on the 0..255 scale."""
     return family.luma_of_rgb(float_rgb(image))
+
+
+def image_scores(
+    original: ImageLike | None,
+    reconstruction: ImageLike | None,
+    boxes: Sequence[Sequence[int]] | None,
+) -> dict[str, float]:
+    """``psnr``, ``ssim``, ``psnr_text``, ``ssim_text`` of a pair (all NaN when either is None).
+
+    >>> import numpy as np
+    >>> a = np.zeros((16, 16, 3), np.uint8); b = a.copy(); b[:4, :4] = 10
+    >>> {k: round(v, 2) for k, v in image_scores(a, b, [(0, 0, 4, 4)]).items()}
+    {'psnr': 40.17, 'ssim': 1.0, 'psnr_text': 28.13, 'ssim_text': 0.09}
+    >>> image_scores(a, b, None)["psnr_text"]
+    nan
+    """
+    if original is None or reconstruction is None:
+        return dict.fromkeys(("psnr", "ssim", "psnr_text", "ssim_text"), math.nan)
+    pair = RegionPair(original, reconstruction, boxes)
+    return {
+        "psnr": family.psnr(pair),
+        "ssim": family.ssim(pair),
+        "psnr_text": family.text_psnr(pair),
+        "ssim_text": family.text_ssim(pair),
+    }

@@ -2,11 +2,20 @@
 
 ``OUT/report/index.html`` holds
 
+* the reader (OCR engine) used, name and version, its calibration figures (a slot:
+  :func:`reader_calibration` returns None until the readers' calibration lands), and
+  how times were measured (run.json ``timing``);
 * a summary per codec: images, failures, mean WR / PA next to the OCR ceiling
-  (the same metrics on the original image), the loss, PSNR and SSIM;
+  (the same metrics on the original image), the loss, PSNR and SSIM on the whole
+  image and on the text region ("n/a" where the set has no text boxes), and the mean
+  codec and OCR seconds per image;
 * the *text-survival threshold* per codec: the smallest font size from which
   upward the codec keeps at least :data:`SURVIVAL_RATIO` of the ceiling's WR at
-  every size (see :func:`survival_threshold`);
+  every size (see :func:`survival_threshold`), and the first size (from the largest
+  down) where its mean WR falls below :data:`ABSOLUTE_FLOOR` (:func:`first_size_below`);
+* the reader's limits: font sizes, character classes and backgrounds whose OCR
+  ceiling is below :data:`READER_FLOOR` are marked "reader cannot read this" in
+  every table (:func:`reader_limits`), so the reader's limit is not read as codec loss;
 * mean WR tables codec x font size, codec x character class, codec x background
   and codec x font size x character class (ceiling in the first row), each for the
   columns the table has;
@@ -23,6 +32,7 @@ whose reference is the original's OCR (no ground truth) are flagged in a note.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +46,11 @@ if TYPE_CHECKING:
 #: Share of the OCR ceiling's WR a codec must keep at a font size to "preserve" it.
 SURVIVAL_RATIO = 0.9
 PAIRS_PER_CODEC = 6
+#: Below this mean OCR-ceiling WR (%) a font size, character class or background is one
+#: the reader cannot read: what a codec scores there is the reader's limit, not codec loss.
+READER_FLOOR = 50.0
+#: "First size below": the largest font size where a codec's mean WR falls under this (%).
+ABSOLUTE_FLOOR = 50.0
 
 
 def survival_threshold(
@@ -80,12 +95,26 @@ def _label(key: object) -> str:
     return " / ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
-def _table(frame: pd.DataFrame, index_name: str = "") -> Table:
-    """Index as the first (header) column; SSIM with 3 decimals, other numbers with 1."""
+#: Decimals per summary column (others: 1).
+DIGITS = {"SSIM": 3, "SSIM text": 3, "codec s/img": 2, "OCR s/img": 2}
+#: Columns whose NaN means "not measurable here" rather than "no successful row".
+NOT_APPLICABLE = ("PSNR text", "SSIM text")
+
+
+def _table(
+    frame: pd.DataFrame, index_name: str = "", weak: Callable[[Any], bool] | None = None
+) -> Table:
+    """Index as the first (header) column; SSIM with 3 decimals, other numbers with 1.
+
+    ``weak(column)`` marks the cells of columns the reader cannot read (shown muted).
+    """
     from bench.templates import Cell, table_from_frame
 
     def cell(column: str, value: Any) -> Cell:
-        return Cell(_fmt(value, 3 if column == "SSIM" else 1))
+        if column in NOT_APPLICABLE and isinstance(value, float) and math.isnan(value):
+            return Cell("n/a", cls="na")
+        text = _fmt(value, DIGITS.get(column, 1))
+        return Cell(text, cls="reader-limit") if weak and weak(column) else Cell(text)
 
     return table_from_frame(frame, cell, index=index_name, label=_label)
 
@@ -110,9 +139,86 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
                 "PA ceiling": ok["pa_original"].mean(),
                 "PSNR": ok["psnr"].mean(),  # +inf when any reconstruction is pixel-identical
                 "SSIM": ok["ssim"].mean(),
+                "PSNR text": _mean(ok, "psnr_text"),  # NaN (n/a): the set has no text boxes
+                "SSIM text": _mean(ok, "ssim_text"),
+                "codec s/img": _mean(ok, "codec_seconds"),
+                "OCR s/img": _mean(ok, "ocr_seconds"),
             }
         )
     return pd.DataFrame(records).set_index("vae")
+
+
+def _mean(rows: pd.DataFrame, column: str) -> float:
+    """Mean of ``column`` (NaN when the table predates it or every value is NaN)."""
+    return float(rows[column].mean()) if column in rows.columns else math.nan
+
+
+def first_size_below(table: pd.DataFrame, floor: float = ABSOLUTE_FLOOR) -> dict[str, float | None]:
+    """Per codec: scanning font sizes from the largest down, the first whose mean WR < ``floor``.
+
+    None when no size falls below (or the table has no ``font_size``). Unlike
+    :func:`survival_threshold` this is absolute (not relative to the OCR ceiling): the
+    figure issue 16 quotes ("first font size below 50% WR").
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"vae": ["t"] * 3, "font_size": [48, 20, 10], "wr": [80.0, 60.0, 8.0],
+    ...                      "error": [""] * 3})
+    >>> first_size_below(rows)
+    {'t': 10.0}
+    """
+    if "font_size" not in table.columns:
+        return {}
+    rows = table[~failed_mask(table)]
+    out: dict[str, float | None] = {}
+    for vae, group in rows.groupby("vae", sort=False):
+        means = group.groupby("font_size")["wr"].mean().sort_index(ascending=False)
+        below = [float(str(size)) for size, wr in means.items() if wr < floor]
+        out[str(vae)] = below[0] if below else None
+    return out
+
+
+#: Image attributes whose values can be beyond the reader (font sizes, classes, backgrounds).
+READER_ATTRIBUTES = ("font_size", "char_class", "background")
+
+
+def reader_limits(table: pd.DataFrame, floor: float = READER_FLOOR) -> dict[str, dict[Any, float]]:
+    """Attribute -> {value: ceiling WR} where the reader's own ceiling is below ``floor``.
+
+    The ceiling is the mean ``wr_original`` (the reader on the *original* images) over
+    the distinct images with that value. There the reader cannot read the text in the
+    first place, so a codec's low WR is not codec loss: the report says so.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"vae": ["a", "a"], "image_id": ["x", "y"], "error": ["", ""],
+    ...                      "char_class": ["lower", "accented"], "wr_original": [90.0, 0.0]})
+    >>> reader_limits(rows)
+    {'char_class': {'accented': 0.0}}
+    """
+    rows = table[~failed_mask(table)].drop_duplicates("image_id")
+    out: dict[str, dict[Any, float]] = {}
+    for attribute in READER_ATTRIBUTES:
+        if attribute not in rows.columns:
+            continue
+        ceiling = rows.groupby(attribute)["wr_original"].mean()
+        weak = {_plain(value): float(wr) for value, wr in ceiling.items() if wr < floor}
+        if weak:
+            out[attribute] = weak
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python values (so they print and compare plainly)."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def reader_calibration(table: pd.DataFrame) -> dict[str, Any] | None:
+    """The reader's calibration figures for the report (its accuracy on known text).
+
+    A slot: the readers' calibration (issue on readers) is not available yet, so this
+    returns None and the report says "not available". When it lands, return a mapping
+    of label -> figure here; the template shows it under "Reader".
+    """
+    return None
 
 
 def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -210,32 +316,74 @@ PIVOTS = (
 )
 
 
-def _thresholds_table(thresholds: dict[str, float | None]) -> Table:
+def _thresholds_table(thresholds: dict[str, float | None], below: dict[str, float | None]) -> Table:
     from bench.templates import Cell, Table
 
-    rows = [
-        [Cell(vae), Cell("none" if t is None else f"{t:g} px")] for vae, t in thresholds.items()
+    def size(value: float | None, empty: str) -> Cell:
+        return Cell(empty if value is None else f"{value:g} px")
+
+    columns = [
+        "codec",
+        f"survival threshold (keeps ≥ {SURVIVAL_RATIO:.0%} of the ceiling)",
+        f"first size below {ABSOLUTE_FLOOR:g}% WR",
     ]
-    return Table([], rows, row_headers=True)
+    rows = [
+        [Cell(vae), size(t, "none"), size(below.get(vae), "none (all sizes ≥ floor)")]
+        for vae, t in thresholds.items()
+    ]
+    return Table(columns, rows, row_headers=True)
 
 
-def _pivot_tables(table: pd.DataFrame) -> list[dict[str, Any]]:
+def _pivot_tables(table: pd.DataFrame, limits: dict[str, dict[Any, float]]) -> list[dict[str, Any]]:
     out = []
     for by, title in PIVOTS:
         if all(column in table.columns for column in by):
             pivot = wr_pivot(table, by)
             if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
+                pivot = pivot.T
+                pivot.index = [_limit_label(key, by, limits) for key in pivot.index]
                 out.append(
                     {
                         "title": f"Mean WR by {title} x codec",
-                        "table": _table(pivot.T, " / ".join(by)),
+                        "table": _table(pivot, " / ".join(by)),
                     }
                 )
             else:
+                weak = limits.get(by[0], {})
+                pivot.columns = [_limit_label(c, by, limits) for c in pivot.columns]
+                marked = {_limit_label(v, by, limits) for v in weak}
                 out.append(
-                    {"title": f"Mean WR by codec x {title}", "table": _table(pivot, "codec")}
+                    {
+                        "title": f"Mean WR by codec x {title}",
+                        "table": _table(pivot, "codec", weak=marked.__contains__),
+                    }
                 )
     return out
+
+
+READER_MARK = " (reader cannot read this)"
+
+
+def _limit_label(key: Any, by: list[str], limits: dict[str, dict[Any, float]]) -> str:
+    """A pivot label, marked when one of its values is beyond the reader."""
+    values = key if isinstance(key, tuple) else (key,)
+    pairs = zip(by, values, strict=True)
+    weak = any(_plain(value) in limits.get(attribute, {}) for attribute, value in pairs)
+    return _label(key) + (READER_MARK if weak else "")
+
+
+def _limit_notes(limits: dict[str, dict[Any, float]]) -> list[str]:
+    names = {"font_size": "font size", "char_class": "character class", "background": "background"}
+    notes = []
+    for attribute, weak in limits.items():
+        for value, ceiling in weak.items():
+            shown = f"{value} px" if attribute == "font_size" else str(value)
+            notes.append(
+                f"{names.get(attribute, attribute)} {shown}: the reader's own ceiling (WR on the "
+                f"original images) is {ceiling:.1f}% < {READER_FLOOR:g}%: the reader cannot read "
+                "this, so low WR there is the reader's limit, not codec loss."
+            )
+    return notes
 
 
 def _notes(table: pd.DataFrame, notes: list[str] | None) -> list[str]:
@@ -259,6 +407,11 @@ def page_context(
         "n_rows": len(table),
         "n_codecs": table["vae"].nunique() if len(table) else 0,
         "ocr": "",
+        "reader": None,
+        "reader_calibration": None,
+        "reader_limits": [],
+        "reader_floor": f"{READER_FLOOR:g}%",
+        "timing": _run_facts(out).get("timing", ""),
         "notes": _notes(table, notes),
         "summary": None,
         "thresholds": None,
@@ -270,17 +423,41 @@ def page_context(
     if not len(table):
         return context
     thresholds = survival_threshold(table)
+    limits = reader_limits(table)
     context.update(
         ocr=f"{table['ocr_engine'].iloc[0]} ({table['ocr_version'].iloc[0]})",
+        reader=_reader(table),
+        reader_calibration=reader_calibration(table),
+        reader_limits=_limit_notes(limits),
         summary=_table(summary_table(table), "codec"),
-        thresholds=_thresholds_table(thresholds) if thresholds else None,
+        thresholds=_thresholds_table(thresholds, first_size_below(table)) if thresholds else None,
         plot="wr_vs_font_size.png"
         if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png")
         else "",
-        pivots=_pivot_tables(table),
+        pivots=_pivot_tables(table, limits),
         pairs=_pairs(table, out),
     )
     return context
+
+
+def _reader(table: pd.DataFrame) -> dict[str, str]:
+    """Name and version of the reader (OCR engine) every row was read with."""
+    pairs = table[["ocr_engine", "ocr_version"]].drop_duplicates().astype(str)
+    return {
+        "name": ", ".join(pairs["ocr_engine"].unique()),
+        "version": "; ".join(pairs["ocr_version"].unique()),
+    }
+
+
+def _run_facts(out: Path) -> dict[str, Any]:
+    """run.json of the evaluation in ``out`` ({} when absent or unreadable)."""
+    import json
+
+    try:
+        facts = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return facts if isinstance(facts, dict) else {}
 
 
 def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = None) -> Path:

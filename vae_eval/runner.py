@@ -28,13 +28,16 @@ decoding, a blank (constant) reconstruction of a non-constant image, or an OCR e
 become rows with an ``error`` message ("stage: what") and NaN metrics.
 
 Within one run, readings are cached by the SHA-256 of the image pixels (the engine's
-reading cache), so an unchanged reconstruction (``identity``) is not read twice.
+reading cache), so an unchanged reconstruction (``identity``) is not read twice; its
+row carries the time of the reading it reuses (``ocr_cached``). Codec work and timed
+reading take turns unless ``overlap`` is set, and the reader is warmed up first, so
+``codec_seconds`` and ``ocr_seconds`` do not depend on what ran before
+(:mod:`vae_eval.reading`). ``RunOptions.codecs`` takes spec strings and codec objects.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 from bench import engine
 from vae_eval.imageset import ImageItem, ImageSet
-from vae_eval.metrics import partial_accuracy, psnr, ssim, word_retention
+from vae_eval.metrics import image_scores, partial_accuracy, word_retention
+from vae_eval.reading import TimedReader, Turn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,15 +83,29 @@ TAIL_COLUMNS = (
     "pa_loss",
     "psnr",
     "ssim",
+    "psnr_text",  # issue 16: PSNR/SSIM inside the drawn text boxes (NaN: set has no boxes)
+    "ssim_text",
     "original_path",
     "reconstruction_path",
     "codec_seconds",
     "ocr_seconds",
+    "ocr_cached",  # issue 16: the reading was reused (same pixels); its time is the original's
     "ocr_engine",
     "ocr_version",
     "error",
 )
-METRIC_COLUMNS = ("wr_original", "pa_original", "wr", "pa", "wr_loss", "pa_loss", "psnr", "ssim")
+METRIC_COLUMNS = (
+    "wr_original",
+    "pa_original",
+    "wr",
+    "pa",
+    "wr_loss",
+    "pa_loss",
+    "psnr",
+    "ssim",
+    "psnr_text",
+    "ssim_text",
+)
 
 
 def slug(name: str) -> str:
@@ -111,13 +129,14 @@ def is_blank(image: Image.Image) -> bool:
 class RunOptions:
     """Everything that defines one evaluation."""
 
-    codecs: list[str]
+    codecs: list[Any]  # spec strings, or codec objects (vae_eval.codecs protocol; issue 16)
     images: str = "default"
     ocr: str = "easyocr"
     limit: int | None = None
     batch_size: int = 4
     save_images: bool = True
     retry_errors: bool = False  # recompute error rows (e.g. of a codec that failed to load)
+    overlap: bool = False  # codec and OCR at once (GPU throughput); times then include contention
 
 
 class OriginalsProducer:
@@ -136,16 +155,22 @@ class OriginalsProducer:
 class CodecProducer:
     """One codec as the engine's producer: loads the originals, round-trips them."""
 
-    def __init__(self, codec: Codec) -> None:
+    def __init__(self, codec: Codec, turn: Turn | None = None) -> None:
         self.codec: Codec | None = codec
         self.description = codec.describe()
+        self.turn = turn or Turn(overlap=True)  # issue 16: codec and OCR take turns
 
     def prepare(self, items: list[ImageItem]) -> list[Image.Image]:
-        return [item.load() for item in items]
+        images = [item.load() for item in items]
+        self.turn.acquire()  # released when produce() ends: the engine times produce() only
+        return images
 
     def produce(self, images: list[Image.Image]) -> list[Any]:
         assert self.codec is not None, "produce() after close()"
-        return self.codec.roundtrip(images)
+        try:
+            return self.codec.roundtrip(images)
+        finally:
+            self.turn.release()
 
     def close(self) -> None:
         self.codec = None  # free its weights before the next codec loads
@@ -163,6 +188,7 @@ class Evaluation:
         self.reader_identity = (reader.name, reader.version)
         self.options = options
         self.cache = engine.ReadingCache()
+        self.timed = TimedReader(reader, self.cache, overlap=options.overlap)  # issue 16
         self.order = {item.image_id: index for index, item in enumerate(image_set.items)}
         done = folder.read_parts(("image_id",), groups=[ORIGINAL])
         self.originals: dict[str, dict[str, Any]] = {
@@ -181,7 +207,8 @@ class Evaluation:
         groups = [engine.Group(ORIGINAL_STAGE, ORIGINAL, originals, OriginalsProducer)]
         for spec in specs:
             todo = [item for item in items if (spec, item.image_id) not in done]
-            groups.append(engine.Group(spec, slug(spec), todo, _opener(spec, preloaded)))
+            opener = _opener(spec, preloaded, self.timed.turn)
+            groups.append(engine.Group(spec, slug(spec), todo, opener))
         return groups
 
     def finish(self, batch: engine.Batch) -> pd.DataFrame:
@@ -194,11 +221,10 @@ class Evaluation:
     # --------------------------------------------------------------- originals
     def _original_rows(self, batch: engine.Batch) -> list[dict[str, Any]]:
         images: list[Image.Image] = batch.outputs or []
-        started = time.perf_counter()
-        readings = engine.read_batch(self.reader, images, self.cache)
-        seconds = time.perf_counter() - started
+        readings = self.timed.read(images)
         rows = []
-        for item, image, outcome in zip(batch.jobs, images, readings, strict=True):
+        for item, image, timed in zip(batch.jobs, images, readings, strict=True):
+            outcome = timed.outcome
             if self.options.save_images:
                 relpath = engine.image_path(ORIGINAL, item.image_id)
                 if not (self.folder.root / relpath).exists():
@@ -209,7 +235,7 @@ class Evaluation:
                     "image_id": item.image_id,
                     "ocr_text": "" if isinstance(outcome, Exception) else outcome.text,
                     "ocr_error": f"ocr original: {outcome}" if failed else "",
-                    "ocr_seconds": seconds / max(1, len(batch.jobs)),
+                    "ocr_seconds": timed.seconds,
                     "blank": is_blank(image),
                 }
             )
@@ -233,10 +259,9 @@ class Evaluation:
             )
         ]
         good = [i for i, error in enumerate(errors) if not error]
-        started = time.perf_counter()
-        readings = engine.read_batch(self.reader, [recons[i] for i in good], self.cache)
-        ocr_seconds = (time.perf_counter() - started) / max(1, len(good))
-        outcomes: dict[int, Reading | Exception] = dict(zip(good, readings, strict=True))
+        readings = self.timed.read([recons[i] for i in good])
+        timed = dict(zip(good, readings, strict=True))
+        outcomes: dict[int, Reading | Exception] = {i: t.outcome for i, t in timed.items()}
         if batch.stage == "Load":
             description = f"failed to load: {batch.failure}"
         else:
@@ -253,7 +278,8 @@ class Evaluation:
                 outcomes.get(index),
                 {
                     "codec_seconds": codec_seconds,
-                    "ocr_seconds": ocr_seconds if index in outcomes else 0.0,
+                    "ocr_seconds": timed[index].seconds if index in timed else 0.0,
+                    "ocr_cached": timed[index].cached if index in timed else False,
                 },
             )
             for index, item in enumerate(items)
@@ -322,8 +348,7 @@ class Evaluation:
             "pa": pa,
             "wr_loss": wr_original - wr,
             "pa_loss": pa_original - pa,
-            "psnr": psnr(loaded, recon) if ok and loaded is not None else math.nan,
-            "ssim": ssim(loaded, recon) if ok and loaded is not None else math.nan,
+            **image_scores(loaded, recon if ok else None, item.boxes),
             "original_path": engine.image_path(ORIGINAL, item.image_id)
             if self.options.save_images
             else item.source_path,
@@ -335,14 +360,16 @@ class Evaluation:
         }
 
 
-def _opener(spec: str, preloaded: dict[str, Codec | Exception]) -> Callable[[], CodecProducer]:
+def _opener(
+    spec: str, preloaded: dict[str, Codec | Exception], turn: Turn | None = None
+) -> Callable[[], CodecProducer]:
     def open_codec() -> CodecProducer:
         from vae_eval.codecs import get_codec
 
         codec = preloaded.pop(spec, None) or get_codec(spec)
         if isinstance(codec, Exception):
             raise codec
-        return CodecProducer(codec)
+        return CodecProducer(codec, turn)
 
     return open_codec
 
@@ -372,11 +399,13 @@ def evaluate(
     """
     from bench.errors import InputError
     from bench.registry import PLUGINS
+    from vae_eval.codecs.protocol import name_codecs
     from vae_eval.imageset import load_image_set
 
-    specs = list(dict.fromkeys(options.codecs))  # keep order, drop repeats
+    specs, given = name_codecs(options.codecs)  # keep order, drop repeats; objects by name
     for spec in specs:  # a typo in --vae is a user error, not a failure row
-        PLUGINS.resolve("codecs", spec, where="--vae")
+        if spec not in given:
+            PLUGINS.resolve("codecs", spec, where="--vae")
     if ocr_engine is None:
         PLUGINS.resolve("readers", options.ocr, where="--ocr")
     if out.exists() and not out.is_dir():
@@ -384,10 +413,10 @@ def evaluate(
 
     # Codecs load lazily, one at a time, only when they have work (a finished run loads
     # none); "size=native" needs their resolution hints first, so it loads them upfront.
-    preloaded: dict[str, Codec | Exception] = {}
+    preloaded: dict[str, Codec | Exception] = dict(given)
     native_size = None
     if image_set is None and "size=native" in options.images:
-        preloaded = {spec: _create(spec) for spec in specs}
+        preloaded = {spec: given.get(spec) or _create(spec) for spec in specs}
         hints = [c.native_resolution for c in preloaded.values() if not isinstance(c, Exception)]
         native_size = max((h for h in hints if h), default=None)
     if image_set is None:
@@ -407,6 +436,7 @@ def evaluate(
                     "ocr_version": ocr_engine.version,
                     "limit": options.limit,
                     "notes": image_set.notes,
+                    "timing": timing_method(options),
                 }
             )
         evaluation = Evaluation(folder, image_set, ocr_engine, options)
@@ -420,6 +450,13 @@ def evaluate(
         )
         loop.run(evaluation.groups(specs, preloaded))
         return merge_results(out, specs, [item.image_id for item in image_set.items], folder=folder)
+
+
+def timing_method(options: RunOptions) -> str:
+    """How ``ocr_seconds``/``codec_seconds`` were measured (run.json ``timing``; issue 16)."""
+    from vae_eval.reading import TIMING_METHOD, TIMING_METHOD_OVERLAP
+
+    return TIMING_METHOD_OVERLAP if options.overlap else TIMING_METHOD
 
 
 def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> None:

@@ -24,16 +24,21 @@ in one place, but ``score_pairs`` never computes them: ``vae_eval`` does, from a
 * :func:`psnr`: peak signal-to-noise ratio over all RGB values, in dB.
 * :func:`ssim`: structural similarity on the luma channel with an 11x11 Gaussian
   window (sigma 1.5), K1=0.01, K2=0.03, dynamic range 255.
+* :func:`text_psnr`, :func:`text_ssim`: the same two on the text region only (the
+  union of the drawn text boxes, a :class:`RegionPair`); NaN where the image set does
+  not say where its text is. On busy backgrounds whole-image figures are dominated by
+  how the background survives; these say how the glyphs did.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.pair import ImagePair, Pair
+from bench.scoring.pair import ImagePair, Pair, lazy
 from bench.scoring.table import Metric, register_metric
 
 if TYPE_CHECKING:
@@ -189,21 +194,98 @@ def ssim(pair: ImagePair) -> float:
     >>> round(ssim(pair), 5)
     0.99548
     """
+    index = ssim_map(pair)
+    radius = SSIM_WINDOW // 2
+    if min(index.shape) > 2 * radius:
+        index = index[radius:-radius, radius:-radius]
+    return float(index.mean())
+
+
+def ssim_map(pair: ImagePair) -> np.ndarray:
+    """The per-pixel SSIM index of the two lumas (see :func:`ssim`), uncropped."""
     x, y = luma_of_rgb(pair.original_rgb), luma_of_rgb(pair.reconstruction_rgb)
     if x.shape != y.shape:
         raise ValueError(f"images differ in size: {x.shape} vs {y.shape}")
-    radius = SSIM_WINDOW // 2
     mu_x, mu_y = _blur(x), _blur(y)
     var_x = _blur(x * x) - mu_x**2
     var_y = _blur(y * y) - mu_y**2
     cov = _blur(x * y) - mu_x * mu_y
     c1, c2 = (SSIM_K1 * 255.0) ** 2, (SSIM_K2 * 255.0) ** 2
-    index = ((2 * mu_x * mu_y + c1) * (2 * cov + c2)) / (
+    index: np.ndarray = ((2 * mu_x * mu_y + c1) * (2 * cov + c2)) / (
         (mu_x**2 + mu_y**2 + c1) * (var_x + var_y + c2)
     )
-    if min(index.shape) > 2 * radius:
-        index = index[radius:-radius, radius:-radius]
-    return float(index.mean())
+    return index
+
+
+# --------------------------------------------------------------------------- text region
+
+
+class RegionPair(ImagePair):
+    """An :class:`ImagePair` plus the boxes where text was drawn (None: unknown).
+
+    Boxes are ``(left, top, right, bottom)`` pixels, right/bottom exclusive; the text
+    region is their union, clipped to the image.
+    """
+
+    def __init__(
+        self, original: Any, reconstruction: Any, boxes: Sequence[Sequence[int]] | None
+    ) -> None:
+        super().__init__(original, reconstruction)
+        self.boxes = None if boxes is None else [tuple(int(v) for v in box) for box in boxes]
+
+    @lazy
+    def mask(self) -> np.ndarray | None:
+        """Boolean H x W mask of the text region; None without boxes or when it is empty."""
+        import numpy as np
+
+        if not self.boxes:
+            return None
+        height, width = self.original_rgb.shape[:2]
+        mask = np.zeros((height, width), dtype=bool)
+        for left, top, right, bottom in self.boxes:
+            mask[max(0, top) : max(0, bottom), max(0, left) : max(0, right)] = True
+        return mask if mask.any() else None
+
+
+def text_psnr(pair: RegionPair) -> float:
+    """PSNR (dB) over the RGB values inside the text boxes only; NaN without boxes.
+
+    Worked example: a 4x4 image where only the 2x2 box at the top left differs by 5 in
+    every channel: MSE inside the box = 25, PSNR = 10 log10(65025 / 25) = 34.15 dB (the
+    whole-image PSNR would count the 12 unchanged pixels too: 40.17 dB).
+
+    >>> import numpy as np
+    >>> a = np.zeros((4, 4, 3), np.uint8); b = a.copy(); b[:2, :2] = 5
+    >>> round(text_psnr(RegionPair(a, b, [(0, 0, 2, 2)])), 2)
+    34.15
+    >>> text_psnr(RegionPair(a, b, None))
+    nan
+    """
+    import numpy as np
+
+    mask = pair.mask
+    if mask is None:
+        return math.nan
+    diff = pair.original_rgb[mask] - pair.reconstruction_rgb[mask]
+    mse = float(np.mean(diff**2))
+    return math.inf if mse == 0 else 10.0 * math.log10(255.0**2 / mse)
+
+
+def text_ssim(pair: RegionPair) -> float:
+    """Mean of the SSIM map (see :func:`ssim`, same window) over the text boxes; NaN without.
+
+    The map is computed on the whole image (so each box pixel sees its neighbourhood,
+    mirrored only at the image border) and averaged over the box pixels.
+
+    >>> import numpy as np
+    >>> a = np.full((16, 16, 3), 100, np.uint8)
+    >>> round(text_ssim(RegionPair(a, a, [(2, 2, 9, 9)])), 5)
+    1.0
+    """
+    mask = pair.mask
+    if mask is None:
+        return math.nan
+    return float(ssim_map(pair)[mask].mean())
 
 
 def _blur(values: Any) -> np.ndarray:
@@ -267,6 +349,32 @@ register_metric(
         family="vae",
         reference="Wang et al. 2004",
         summary=4,
+        inputs="image",
+    )
+)
+register_metric(
+    Metric(
+        "psnr_text",
+        text_psnr,
+        label="PSNR (text region)",
+        higher_is_better=True,
+        doc="PSNR over the RGB values inside the drawn text boxes only; NaN without boxes.",
+        family="vae",
+        unit="dB",
+        summary=5,
+        inputs="image",
+    )
+)
+register_metric(
+    Metric(
+        "ssim_text",
+        text_ssim,
+        label="SSIM (text region)",
+        higher_is_better=True,
+        doc="Mean of the SSIM map (as for SSIM) over the pixels inside the drawn text boxes; "
+        "NaN without boxes.",
+        family="vae",
+        summary=6,
         inputs="image",
     )
 )

@@ -1,0 +1,80 @@
+"""Codecs under test: anything that encodes an image and decodes it back.
+
+``codecs`` plug-ins of :data:`bench.registry.PLUGINS`, one module per family (every
+module of this package is imported when codecs are first looked up, so adding a
+codec is one file):
+
+=====================  ==========================================================
+module                 specs
+=====================  ==========================================================
+``protocol``           the codec protocol (:class:`Codec`, :class:`TensorCodec`),
+                       :func:`register_codec` for objects made in Python
+``reference``          ``identity``, ``jpeg?quality=Q``, ``resize?factor=F``
+``diffusers_vae``      ``diffusers:<hub id or path>[:subfolder]``: every diffusers
+                       autoencoder class an image pipeline uses
+``taesd``              ``taesd:<folder>``: TAESD-family ``.pth`` pairs (taesd ... taef2)
+``python_entry``       ``python:module:Object``: anything following the protocol
+=====================  ==========================================================
+
+Every codec has ``name`` (the spec text, used as the ``vae`` column), ``describe()``
+(what exactly ran, recorded per row), ``native_resolution`` (a size hint or None) and
+``roundtrip(images) -> list[Image | CodecFailure]``, one entry per input, in order.
+See ``docs/vae_eval.md`` for the protocol and a ten-line example codec.
+"""
+
+from __future__ import annotations
+
+from bench.registry import PLUGINS, Spec
+from vae_eval.codecs.diffusers_vae import (
+    SUPPORTED_CLASSES,
+    DiffusersCodec,
+    DiffusersCodecOptions,
+    split_target,
+)
+from vae_eval.codecs.protocol import (
+    Codec,
+    CodecFailure,
+    TensorCodec,
+    TensorOptions,
+    adapt,
+    register_codec,
+)
+from vae_eval.codecs.reference import (
+    IdentityCodec,
+    JpegCodec,
+    JpegOptions,
+    ResizeCodec,
+    ResizeOptions,
+)
+from vae_eval.codecs.taesd import TaesdCodec, TaesdOptions
+
+__all__ = [
+    "SUPPORTED_CLASSES",
+    "Codec",
+    "CodecFailure",
+    "DiffusersCodec",
+    "DiffusersCodecOptions",
+    "IdentityCodec",
+    "JpegCodec",
+    "JpegOptions",
+    "ResizeCodec",
+    "ResizeOptions",
+    "TaesdCodec",
+    "TaesdOptions",
+    "TensorCodec",
+    "TensorOptions",
+    "adapt",
+    "get_codec",
+    "register_codec",
+    "split_target",
+]
+
+
+def get_codec(spec: str | Spec) -> Codec:
+    """Create the codec named by ``spec``; unknown names and bad options raise InputError.
+
+    >>> get_codec("jpeg?quality=30").name
+    'jpeg?quality=30'
+    """
+    codec: Codec = PLUGINS.create("codecs", spec)
+    return codec
