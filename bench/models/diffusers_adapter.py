@@ -655,9 +655,11 @@ class DiffusersModel(ModelAdapter):
                 raise InputError(self.spec, str(exc), key="shift") from None
         guidance = self.settings.get("guidance")
         if self.family.guidance_keyword == "guider" and guidance is not None:
-            guider = getattr(pipe, "guider", None)
-            if guider is not None:
-                pipe.guider = guider.new(guidance_scale=guidance)
+            # HunyuanImage: one guider for plain prompts, one for prompts with quoted text.
+            for name in ("guider", "ocr_guider"):
+                guider = getattr(pipe, name, None)
+                if guider is not None:
+                    setattr(pipe, name, guider.new(guidance_scale=guidance))
         if self.options.get("compile"):
             self._compiled = compile_denoiser(pipe, self.options.get("compile_mode"))
 
@@ -707,7 +709,7 @@ class DiffusersModel(ModelAdapter):
         for request in requests:
             prompt = request.prompt
             for quirk in self.family.quirks:
-                if self.quirks[quirk.name] and (quirk.suffix or quirk.suffix_cjk):
+                if self.quirks[quirk.name] and quirk.rewrites_prompt:
                     prompt = quirk.apply(prompt)
             prompts.append(prompt)
         return prompts

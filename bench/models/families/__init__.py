@@ -42,6 +42,7 @@ import them when called.
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import re
 from collections.abc import Callable, Mapping
@@ -76,8 +77,9 @@ class Quirk:
     them on (``quirks=magic``) or off (``quirks=-name``) and ``describe()`` records
     which were on. When on, ``suffix`` is appended to every prompt (``suffix_cjk``
     instead for prompts with Chinese, Japanese or Korean characters, where a card
-    gives one) and ``call_on`` joins the ``__call__`` arguments; when off,
-    ``call_off`` does (to switch off a behaviour the pipeline has on by default).
+    gives one), or the prompt becomes a one-key JSON object (``json_key``), and
+    ``call_on`` joins the ``__call__`` arguments; when off, ``call_off`` does (to
+    switch off a behaviour the pipeline has on by default).
 
     >>> magic = Quirk("magic", "card suffix", suffix=", 4K.", suffix_cjk="，4K。")
     >>> magic.apply("a sign saying OPEN"), magic.apply("写着开门的牌子")
@@ -89,11 +91,22 @@ class Quirk:
     default: bool = False
     suffix: str = ""
     suffix_cjk: str = ""
+    json_key: str = ""
     call_on: Mapping[str, Any] = field(default_factory=dict)
     call_off: Mapping[str, Any] = field(default_factory=dict)
 
+    @property
+    def rewrites_prompt(self) -> bool:
+        return bool(self.suffix or self.suffix_cjk or self.json_key)
+
     def apply(self, prompt: str) -> str:
-        """``prompt`` with this quirk's suffix (the CJK one for CJK prompts)."""
+        """``prompt`` with this quirk's suffix (the CJK one for CJK prompts), or as JSON.
+
+        >>> Quirk("json", "structured caption", json_key="short_description").apply("a red bike")
+        '{"short_description":"a red bike"}'
+        """
+        if self.json_key:
+            return json.dumps({self.json_key: prompt}, ensure_ascii=False, separators=(",", ":"))
         if self.suffix_cjk and _CJK.search(prompt):
             return prompt + self.suffix_cjk
         return prompt + self.suffix
