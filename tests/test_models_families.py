@@ -72,7 +72,10 @@ ISSUE_FAMILIES = {
     "longcat-image": ("LongCatImagePipeline", "meituan-longcat/LongCat-Image"),
     "chroma": ("ChromaPipeline", "lodestones/Chroma1-HD"),
     "kolors": ("KolorsPipeline", "Kwai-Kolors/Kolors-diffusers"),
-    "sana-sprint": ("SanaSprintPipeline", "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers"),
+    "sana-sprint": (
+        "SanaSprintPipeline",
+        "Efficient-Large-Model/Sana_Sprint_1.6B_1024px_diffusers",
+    ),
     "kandinsky5": ("Kandinsky5T2IPipeline", "kandinskylab/Kandinsky-5.0-T2I-Lite-sft-Diffusers"),
     "bria-fibo": ("BriaFiboPipeline", "briaai/FIBO"),
 }
@@ -88,11 +91,7 @@ NO_TINY = {
     "hunyuanimage-2.1-distilled": "same pipeline class as hunyuanimage-2.1 (guidance embedding)",
 }
 
-TINY_FAMILIES = [
-    name
-    for name in ISSUE_FAMILIES
-    if name not in NO_TINY and name not in SHARED_TINY
-]
+TINY_FAMILIES = [name for name in ISSUE_FAMILIES if name not in NO_TINY and name not in SHARED_TINY]
 
 PROMPT = 'a shop sign that says "OPEN"'  # quoted: HunyuanImage also reads it with ByT5
 
@@ -257,7 +256,7 @@ def test_magic_suffix_is_off_by_default_and_recorded_when_on(tiny_root: Path) ->
     assert plain.prompts_for(requests) == ["a sign saying OPEN", "写着开门"]
     assert magic.prompts_for(requests) == [
         "a sign saying OPEN, Ultra HD, 4K, cinematic composition.",
-        "写着开门, 超清，4K，电影级构图.",
+        "写着开门, 超清，4K，电影级构图.",  # noqa: RUF001 - the card's Chinese suffix
     ]
     assert plain.describe()["quirks"] == {"magic": False}
     assert magic.describe()["quirks"] == {"magic": True}
@@ -375,7 +374,7 @@ def test_compile_and_shift_are_applied_on_load(
     model = get_model(_spec(folder, "z-image-turbo", compile="true", shift=5.5))
     assert isinstance(model, DiffusersModel)
     model.generate([ImageRequest(PROMPT, "OPEN", 1)])
-    assert compiled == [("ZImageTransformer2DModel", {})]
+    assert compiled == [("ZImageTransformer2DModel", {"mode": None})]
     assert model._pipe.scheduler.config.shift == 5.5
     info = model.describe()
     assert info["compiled_component"] == "transformer" and info["settings"]["shift"] == 5.5
@@ -436,7 +435,8 @@ import json, sys
 from typer.testing import CliRunner
 from bench.cli import app
 result = CliRunner().invoke(
-    app, ["run", "--config", "configs/leaders-2026.yaml", "--dry-run", "--out", {str(tmp_path / "o")!r}]
+    app,
+    ["run", "--config", "configs/leaders-2026.yaml", "--dry-run", "--out", {str(tmp_path / "o")!r}],
 )
 heavy = [m for m in ("torch", "diffusers", "transformers") if m in sys.modules]
 print(json.dumps({{"code": result.exit_code, "out": result.stdout, "heavy": heavy}}))

@@ -407,8 +407,7 @@ class DiffusersModel(ModelAdapter):
                 offered = ", ".join(chosen) or "none"
                 raise InputError(
                     self.spec,
-                    f"quirk {bare!r} is not one of family {self.family_name}'s quirks "
-                    f"({offered})",
+                    f"quirk {bare!r} is not one of family {self.family_name}'s quirks ({offered})",
                     key="quirks",
                 )
             chosen[bare] = not name.startswith("-")
@@ -505,7 +504,9 @@ class DiffusersModel(ModelAdapter):
             "compile_mode": self.options.get("compile_mode"),
             "compiled_component": self._compiled,
             "extra_components": dict(self._extras_loaded)
-            or {extra.name: self._extra_source(extra.option, extra.repo) for extra in self._extras()},
+            or {
+                extra.name: self._extra_source(extra.option, extra.repo) for extra in self._extras()
+            },
         }
 
     def _loader_name(self) -> str:
@@ -816,8 +817,9 @@ class DiffusersModel(ModelAdapter):
             images = result.images
             self._count_nsfw(result)
         if not enabled:  # stage I alone: tensors in [-1, 1] -> PIL
-            from diffusers.utils import pt_to_pil
+            import importlib
 
+            pt_to_pil = importlib.import_module("diffusers.utils").pt_to_pil
             images = pt_to_pil(images)
         return list(images)
 

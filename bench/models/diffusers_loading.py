@@ -121,10 +121,10 @@ def quantization_plan(
 def build_quantization_config(plan: Sequence[QuantStep], dtype: str) -> Any:
     """diffusers' ``PipelineQuantizationConfig`` for ``plan`` (compute dtype ``dtype``)."""
     import torch
-    from diffusers import PipelineQuantizationConfig
 
+    quantizers = importlib.import_module("diffusers.quantizers")
     mapping = {step.component: _config_object(step, getattr(torch, dtype)) for step in plan}
-    return PipelineQuantizationConfig(quant_mapping=mapping)
+    return quantizers.PipelineQuantizationConfig(quant_mapping=mapping)
 
 
 def _config_object(step: QuantStep, compute_dtype: Any) -> Any:
@@ -158,8 +158,8 @@ def compile_denoiser(pipe: Any, mode: str | None) -> str:
     for name in DENOISERS:
         module = getattr(pipe, name, None)
         if module is not None:
-            options = {"mode": mode} if mode and mode != "default" else {}
-            setattr(pipe, name, torch.compile(module, **options))
+            wanted = mode if mode and mode != "default" else None
+            setattr(pipe, name, torch.compile(module, mode=wanted))
             return name
     raise ValueError(f"{type(pipe).__name__} has no transformer or unet to compile")
 

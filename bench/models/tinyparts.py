@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Parts for tiny random pipelines: tokenizers built locally and small text encoders.
 
 The tiny pipelines of :mod:`bench.models.tiny` and of the family modules
@@ -89,13 +90,14 @@ def qwen_tokenizer(max_length: int = 1 << 17, template: str = CHATML_TEMPLATE) -
     from transformers import Qwen2Tokenizer
 
     vocab, merges = byte_bpe_vocab(QWEN_SPECIALS)
-    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=merges, model_max_length=max_length)
+    pairs: Any = merges  # the tokenizers backend takes (left, right) pairs
+    tokenizer = Qwen2Tokenizer(vocab=vocab, merges=pairs, model_max_length=max_length)
     tokenizer.add_special_tokens({"additional_special_tokens": list(QWEN_SPECIALS[1:])})
     tokenizer.chat_template = template
     return tokenizer
 
 
-def qwen_token_ids(tokenizer: Any) -> dict[str, int]:
+def qwen_token_ids(tokenizer: Any) -> dict[str, Any]:
     """The ids a Qwen-VL config must agree on with the tokenizer (image/vision tokens)."""
     ids = tokenizer.convert_tokens_to_ids
     return {
@@ -202,6 +204,10 @@ def gemma_tokenizer(max_length: int = 1 << 17) -> Any:
     return tokenizer
 
 
+#: Gemma 2 soft-caps attention logits, which only the eager attention implements.
+_EAGER: dict[str, Any] = {"attn_implementation": "eager"}
+
+
 def gemma2_encoder(tokenizer: Any, width: int = 16) -> Any:
     """A two-layer ``Gemma2Model`` for ``tokenizer`` (eager attention: soft-capping)."""
     from transformers import Gemma2Config, Gemma2Model
@@ -219,7 +225,7 @@ def gemma2_encoder(tokenizer: Any, width: int = 16) -> Any:
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        attn_implementation="eager",
+        **_EAGER,
     )
     return Gemma2Model(config).eval()
 
@@ -244,6 +250,9 @@ def t5_tokenizer(max_length: int = 512) -> Any:
     return T5Tokenizer(vocab=vocab, extra_ids=0, model_max_length=max_length)
 
 
+_T5_EXTRA: dict[str, Any] = {"decoder_start_token_id": 0}
+
+
 def t5_encoder(vocab_size: int, width: int = 32, *, layers: int = 2) -> Any:
     """A two-layer ``T5EncoderModel`` of hidden size ``width``."""
     from transformers import T5Config, T5EncoderModel
@@ -257,7 +266,7 @@ def t5_encoder(vocab_size: int, width: int = 32, *, layers: int = 2) -> Any:
         num_heads=4,
         pad_token_id=0,
         eos_token_id=1,
-        decoder_start_token_id=0,
+        **_T5_EXTRA,
     )
     return T5EncoderModel(config)
 
@@ -355,9 +364,7 @@ def qwen3_vl_processor() -> Any:
     """A ``Qwen3VLProcessor``: small image/video processors, a Qwen tokenizer, ChatML."""
     from transformers import Qwen2VLImageProcessor, Qwen3VLProcessor, Qwen3VLVideoProcessor
 
-    image_processor = Qwen2VLImageProcessor(
-        patch_size=16, min_pixels=64 * 64, max_pixels=128 * 128
-    )
+    image_processor = Qwen2VLImageProcessor(patch_size=16, min_pixels=64 * 64, max_pixels=128 * 128)
     video_processor = Qwen3VLVideoProcessor(patch_size=16)
     return Qwen3VLProcessor(
         image_processor=image_processor,

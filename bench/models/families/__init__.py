@@ -81,9 +81,9 @@ class Quirk:
     ``call_on`` joins the ``__call__`` arguments; when off, ``call_off`` does (to
     switch off a behaviour the pipeline has on by default).
 
-    >>> magic = Quirk("magic", "card suffix", suffix=", 4K.", suffix_cjk="，4K。")
+    >>> magic = Quirk("magic", "card suffix", suffix=", 4K.", suffix_cjk=" 4K。")
     >>> magic.apply("a sign saying OPEN"), magic.apply("写着开门的牌子")
-    ('a sign saying OPEN, 4K.', '写着开门的牌子，4K。')
+    ('a sign saying OPEN, 4K.', '写着开门的牌子 4K。')
     """
 
     name: str
@@ -273,7 +273,7 @@ def detect_family(model_index: Mapping[str, Any] | str | None, model_id: str = "
     ``model_index`` is the parsed ``model_index.json``, or just its ``_class_name``,
     or None when it is not available (then the id alone decides).
 
-    >>> detect_family({"_class_name": "StableDiffusionPipeline"}, "stabilityai/stable-diffusion-2-1")
+    >>> detect_family({"_class_name": "StableDiffusionPipeline"}, "stabilityai/stable-diffusion-2")
     'sd2'
     >>> detect_family({"_class_name": "StableDiffusionPipeline"}, "/tmp/tiny-sd")
     'sd1'

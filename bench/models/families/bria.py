@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Bria FIBO: an 8B DiT trained only on long structured JSON captions (SmolLM3-3B encoder).
 
 FIBO's card warns that free-form prompts give poor results: prompts should be

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Chroma (lodestones): an 8.9B FLUX.1-schnell derivative with a T5-XXL encoder and real CFG.
 
 Chroma drops FLUX's CLIP encoder and its distilled guidance: it runs

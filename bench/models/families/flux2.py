@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """FLUX.2: [dev] (32B, Mistral Small 3.1 encoder) and [klein] 4B/9B (Qwen3 encoders).
 
 [klein] ships step-distilled checkpoints (4 steps, guidance 1) and undistilled
@@ -208,7 +209,9 @@ FAMILIES: tuple[Family, ...] = (
         id_patterns=(r"flux[.\-_]?2(?![.\-_]?klein)",),
         match_order=3,
         parameters={"transformer": 32.22, "text_encoder": 24.01, "vae": 0.08},
-        sources="[16] card/diffusers example: 50 steps, guidance 4; upsampling 0.15 (diffusers docs)",
+        sources=(
+            "[16] card/diffusers example: 50 steps, guidance 4; upsampling 0.15 (diffusers docs)"
+        ),
         tiny=build_tiny_flux2,
         tiny_note="the Mistral3 encoder has 31 thin layers: the pipeline stacks layers 10/20/30",
     ),

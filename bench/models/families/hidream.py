@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """HiDream-I1 (HiDream.ai): a 17B sparse (mixture-of-experts) DiT with four text encoders.
 
 CLIP-L and CLIP-G (pooled), T5-XXL and Llama-3.1-8B-Instruct (hidden states of

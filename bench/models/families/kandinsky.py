@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Kandinsky (Sber AI / Kandinsky Lab): 2.1/2.2 (prior + decoder), 3, and 5 (Image Lite).
 
 Kandinsky 5.0 Image Lite is a 6B flow-matching DiT reading Qwen2.5-VL-7B hidden

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Kolors (Kuaishou): an SDXL-style UNet conditioned on ChatGLM3-6B, bilingual (zh/en).
 
 Its ChatGLM tokenizer needs the ``sentencepiece`` package (in the ``gen``
@@ -22,7 +23,7 @@ _CORPUS = (
     "a shop sign that says open",
     "a poster with the words fresh coffee daily",
     "the quick brown fox jumps over the lazy dog 0123456789",
-    "一张瓢虫的照片，微距，变焦，高质量，电影，拿着一个牌子，写着可图",
+    "一张瓢虫的照片，微距，变焦，高质量，电影，拿着一个牌子，写着可图",  # noqa: RUF001 - Chinese
     "写着开门的牌子",
 )
 
@@ -53,8 +54,8 @@ def _sentencepiece_model(work: Path) -> Path:
 
 def _make_kolors(work: Path) -> Any:
     from diffusers import EulerDiscreteScheduler, KolorsPipeline, UNet2DConditionModel
-    from diffusers.pipelines.kolors import ChatGLMModel, ChatGLMTokenizer
-    from diffusers.pipelines.kolors.text_encoder import ChatGLMConfig
+    from diffusers.pipelines.kolors.text_encoder import ChatGLMConfig, ChatGLMModel
+    from diffusers.pipelines.kolors.tokenizer import ChatGLMTokenizer
 
     from bench.models.tinyparts import kl_vae
 

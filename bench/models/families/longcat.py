@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """LongCat-Image (Meituan): a 6B FLUX-style DiT reading Qwen2.5-VL-7B hidden states.
 
 The pipeline can rewrite the prompt with its own Qwen2.5-VL before encoding

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Lumina-Image 2.0 (Alpha-VLLM): a 2.6B unified next-DiT with a Gemma-2-2B text encoder.
 
 The pipeline prepends a fixed system prompt to every prompt (the model was

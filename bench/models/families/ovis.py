@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Ovis-Image (AIDC-AI): a 7B text-rendering model, an MMDiT reading Ovis 2.5's Qwen3 LLM.
 
 Sources: docs/models.md [26].

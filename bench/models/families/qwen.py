@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Qwen-Image (20B MMDiT, Qwen2.5-VL encoder) and Qwen-Image 2.1 (7B, Qwen3-VL encoder).
 
 Qwen-Image runs real classifier-free guidance through ``true_cfg_scale``, which
@@ -138,7 +139,7 @@ FAMILIES: tuple[Family, ...] = (
                 "the card's 'positive magic' suffix: ', Ultra HD, 4K, cinematic composition.' "
                 "(the Chinese one for Chinese prompts)",
                 suffix=", Ultra HD, 4K, cinematic composition.",
-                suffix_cjk=", 超清，4K，电影级构图.",
+                suffix_cjk=", 超清，4K，电影级构图.",  # noqa: RUF001 - the card's text
             ),
         ),
         notes=(

@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Sana (NVIDIA): linear-attention DiT with a Gemma-2-2B encoder and a 32x DC-AE; Sana-Sprint.
 
 Sana-Sprint is Sana 1.6B distilled (sCM + LADD) to 1-4 steps with a guidance

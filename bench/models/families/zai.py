@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Z.ai (Zhipu, formerly THUDM) models: CogView4-6B and GLM-Image.
 
 CogView4 encodes the prompt with GLM-4-9B (the second-to-last hidden state);
@@ -90,7 +91,9 @@ def build_tiny_glm_image(path: str | Path) -> Path:
     early: its generation config has no end token (a random model could sample
     one at any step and leave the pipeline short of tokens).
     """
-    return build_tiny_pipeline(path, "glm-image", _make_glm_image, {**TINY_SETTINGS, "guidance": 1.5})
+    return build_tiny_pipeline(
+        path, "glm-image", _make_glm_image, {**TINY_SETTINGS, "guidance": 1.5}
+    )
 
 
 def _glm_image_processor() -> Any:

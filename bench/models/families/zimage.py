@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Z-Image (Tongyi-MAI): a 6B single-stream DiT with a Qwen3-4B text encoder.
 
 Z-Image-Turbo is distilled to 8 steps without guidance; Z-Image (the base model)
@@ -19,7 +20,7 @@ TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.0}
 
 
 def build_tiny_z_image(path: str | Path) -> Path:
-    """A tiny random ``ZImagePipeline`` (Qwen3 encoder, 2 layers). Name the folder for the variant."""
+    """A tiny random ``ZImagePipeline`` (Qwen3 encoder, 2 layers); name the folder per variant."""
     return build_tiny_pipeline(path, "z-image", _make_z_image, TINY_SETTINGS)
 
 
@@ -49,8 +50,8 @@ def _make_z_image(work: Path) -> Any:
     )
     # Both pad tokens are created with torch.empty: fix them so every build is identical.
     with torch.no_grad():
-        transformer.x_pad_token.fill_(1.0)
-        transformer.cap_pad_token.fill_(1.0)
+        for name in ("x_pad_token", "cap_pad_token"):
+            getattr(transformer, name).fill_(1.0)
     return ZImagePipeline(
         scheduler=FlowMatchEulerDiscreteScheduler(shift=3.0, use_dynamic_shifting=False),
         vae=kl_vae(16, scaling_factor=0.3611, shift_factor=0.1159),
