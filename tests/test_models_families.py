@@ -425,6 +425,29 @@ def test_missing_family_package_is_reported_then_refused(
         model.generate([ImageRequest(PROMPT, "OPEN", 1)])
 
 
+# --------------------------------------------------------------------------- memory
+
+
+def test_memory_advice_follows_the_sizes() -> None:
+    from bench.models.memory import fit_advice, weights_gb
+
+    assert weights_gb(FAMILIES["flux2-dev"]) == 112.6  # 32.22B + 24.01B + 0.08B, 2 bytes each
+    assert fit_advice(FAMILIES["flux2-dev"], 80) == "offload: model"  # the 64 GB transformer fits
+    assert fit_advice(FAMILIES["qwen-image"], 80) == "as is"
+    assert fit_advice(FAMILIES["qwen-image"], 48) == "offload: model"
+    assert fit_advice(FAMILIES["sana-sprint"], 24) == "as is"
+    assert "quantize: bnb-4bit" in fit_advice(FAMILIES["flux2-dev"], 24)
+
+
+def test_docs_memory_table_is_the_generated_one() -> None:
+    from bench.models.memory import memory_table_markdown
+
+    text = (REPO_ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    start = text.index("<!-- memory-table")
+    block = text[text.index("\n", start) + 1 : text.index("<!-- /memory-table -->")]
+    assert block.strip() == memory_table_markdown()
+
+
 # --------------------------------------------------------------------------- leaders config
 
 

@@ -150,7 +150,7 @@ FAMILIES: tuple[Family, ...] = (
         id_patterns=(r"qwen[.\-_]?image",),
         match_order=6,
         parameters={"transformer": 20.43, "text_encoder": 8.29, "vae": 0.13},
-        sources="[13] card example: 50 steps, true_cfg_scale 4, negative ' ', 1328x1328",
+        sources="[13], [15] card example: 50 steps, true_cfg_scale 4, negative ' ', 1328x1328",
         tiny=build_tiny_qwen_image,
     ),
     Family(
