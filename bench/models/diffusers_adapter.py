@@ -494,19 +494,21 @@ class DiffusersModel(ModelAdapter):
     def _loading_info(self) -> dict[str, Any]:
         """How the weights are (to be) loaded: offload, quantisation, compile, extras."""
         quantize = str(self.options.get("quantize", "none"))
+        components: list[str] = []
+        if quantize != "none":
+            components = self._quantize_components() or ["transformer/unet"]
+        # Once loaded, where each extra came from; before, where it will come from.
+        planned = {
+            extra.name: self._extra_source(extra.option, extra.repo) for extra in self._extras()
+        }
         return {
             "offload": self._offload(),
             "quantize": quantize,
-            "quantize_components": (self._quantize_components() or ["transformer/unet"])
-            if quantize != "none"
-            else [],
+            "quantize_components": components,
             "compile": bool(self.options.get("compile", False)),
             "compile_mode": self.options.get("compile_mode"),
             "compiled_component": self._compiled,
-            "extra_components": dict(self._extras_loaded)
-            or {
-                extra.name: self._extra_source(extra.option, extra.repo) for extra in self._extras()
-            },
+            "extra_components": dict(self._extras_loaded) or planned,
         }
 
     def _loader_name(self) -> str:
