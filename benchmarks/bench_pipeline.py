@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-call"
 """Harness overhead: images/s of ``glyphbench run`` against a bare diffusers loop, and OCR images/s.
 
 Same process, same pipeline folder, same batch size, same image settings:
@@ -19,17 +20,25 @@ per installed engine on 256-pixel control images.
     python benchmarks/bench_pipeline.py --model PATH --device cuda --batch-size 4 --images 64
     # random-weight full-size SDXL (real FLOPs; built once in --build-dir):
     python benchmarks/bench_pipeline.py --arch sdxl-full --build-dir DIR --device cuda --steps 30
+    # random-weight full-size Qwen-Image (20B MMDiT + Qwen2.5-VL-7B; 58 GB, one 80 GB GPU):
+    python benchmarks/bench_pipeline.py --arch qwen-image-full --build-dir DIR --device cuda
 
 ``--arch sdxl-full`` first builds (or reuses) a full-size SDXL-base-1.0-architecture
 pipeline with random float16 weights in ``--build-dir`` (~7 GB, see
-``bench.models.fullsize``); its images are noise, its cost is SDXL's. Both sides
-load the pipeline in the same dtype: ``--dtype``, else the family's on CUDA
-(float16 for SDXL) and float32 on CPU.
+``bench.models.fullsize``); ``--arch qwen-image-full`` a Qwen-Image one in
+bfloat16 (~58 GB of disk, ~42 GB of memory while building; see
+``bench.models.fullsize_qwen``). Their images are noise, their cost is the
+real model's. Both sides load the pipeline in the same dtype (``--dtype``,
+else the family's on CUDA and float32 on CPU) and call it with the same
+arguments: the family's guidance keyword (Qwen-Image: ``true_cfg_scale`` with
+its " " negative prompt, i.e. two transformer passes per step), size, steps
+and extra call arguments, as the harness resolves them.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import shutil
 import tempfile
@@ -37,6 +46,28 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+
+def bare_call_kwargs(settings: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """The ``__call__`` arguments the harness passes, from its ``describe()`` (no negative prompt).
+
+    >>> bare_call_kwargs(
+    ...     {"steps": 50, "guidance": 4.0, "height": 1328, "width": 1328},
+    ...     {"guidance_keyword": "true_cfg_scale", "call_kwargs": {}},
+    ... )["true_cfg_scale"]
+    4.0
+    """
+    kwargs: dict[str, Any] = {
+        "num_inference_steps": settings["steps"],
+        "height": settings.get("height"),
+        "width": settings.get("width"),
+        "max_sequence_length": settings.get("max_sequence_length"),
+        **call.get("call_kwargs", {}),
+    }
+    keyword = call.get("guidance_keyword", "guidance_scale")
+    if keyword != "guider":  # a guider component carries its own scale
+        kwargs[keyword] = settings["guidance"]
+    return {key: value for key, value in kwargs.items() if value is not None}
 
 
 def bare_loop(
@@ -47,21 +78,30 @@ def bare_loop(
     settings: dict[str, Any],
     device: str,
     dtype: str = "float32",
+    call: dict[str, Any] | None = None,
 ) -> float:
-    """Images per second of a plain loop over the pipeline (load excluded)."""
+    """Images per second of a plain loop over the pipeline (load excluded).
+
+    ``call`` holds the adapter's ``guidance_keyword`` and ``call_kwargs``
+    (``describe()``), so the bare loop asks for the same work as the harness.
+    """
+    call = call or {}
     import torch
     from diffusers import DiffusionPipeline
 
     pipe = DiffusionPipeline.from_pretrained(str(model), torch_dtype=getattr(torch, dtype))
     pipe = pipe.to(device)
     pipe.set_progress_bar_config(disable=True)
-    kwargs = {"num_inference_steps": settings["steps"], "guidance_scale": settings["guidance"]}
-    if settings.get("height"):
-        kwargs.update(height=settings["height"], width=settings["width"])
+    kwargs = bare_call_kwargs(settings, call)
+    accepted = inspect.signature(pipe.__call__).parameters
+    kwargs = {key: value for key, value in kwargs.items() if key in accepted}
+    negative = settings.get("negative_prompt")
     started = time.perf_counter()
     for start in range(0, len(prompts), batch):
         chunk = prompts[start : start + batch]
         generators = [torch.Generator("cpu").manual_seed(s) for s in seeds[start : start + batch]]
+        if negative:
+            kwargs["negative_prompt"] = [negative] * len(chunk)
         pipe(prompt=chunk, generator=generators, output_type="pil", **kwargs)
     elapsed = time.perf_counter() - started
     del pipe
@@ -80,6 +120,15 @@ class NullOCR:
         return [Reading(text="") for _ in images]
 
 
+def register_null_reader() -> None:
+    """Let run configs name the ``null`` reader (the stand-in above); idempotent."""
+    from bench.registry import PLUGINS
+
+    PLUGINS.register("readers", "null", summary="benchmark stand-in: reads nothing")(
+        lambda spec, options: NullOCR()
+    )
+
+
 def harness(
     model: Path,
     n: int,
@@ -91,6 +140,8 @@ def harness(
 ) -> tuple[float, float]:
     """(images/s from first batch to last row written, load seconds) of one runner pass."""
     import pandas as pd
+
+    register_null_reader()
 
     from bench.config import RunConfig
     from bench.runs import run_benchmark
@@ -127,7 +178,9 @@ def harness(
 
 
 def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
-    """Milliseconds of harness work per image (PNG + SHA-256, null OCR, scoring, part file), no generation.
+    """Milliseconds of harness work per image, no generation.
+
+    PNG + SHA-256, null OCR, scoring and the part file.
 
     The same code the OCR worker runs for each batch, timed alone on
     ``batch`` rendered 64-pixel images: the harness's own CPU cost, which on a
@@ -141,6 +194,7 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     from bench.runner import Runner
     from prompts.schema import PromptSet
 
+    register_null_reader()
     frame = pd.DataFrame(
         {
             "prompt_id": [f"c{i}" for i in range(batch)],
@@ -175,7 +229,10 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
 
 
 def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
-    """Images per second of each engine on ``n`` rendered 256-pixel control images (after a warm-up)."""
+    """Images per second of each engine on ``n`` rendered 256-pixel control images.
+
+    Timed after a warm-up call (the first call allocates).
+    """
     from bench.models import ImageRequest, get_model
     from bench.readers import available_engines, get_reader
 
@@ -197,6 +254,37 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
     return found
 
 
+#: ``--arch`` -> (builder module, builder function, saved dtype, default build folder name);
+#: tiny-sd is built in a temporary folder by main().
+ARCHITECTURES: dict[str, tuple[str, str, str, str]] = {
+    "tiny-sd": ("bench.models.tiny", "build_tiny_sd", "float32", ""),
+    "sdxl-full": (
+        "bench.models.fullsize",
+        "build_sdxl_architecture",
+        "float16",
+        "sdxl-base-1.0-random-float16",
+    ),
+    "qwen-image-full": (
+        "bench.models.fullsize_qwen",
+        "build_qwen_image_architecture",
+        "bfloat16",
+        "qwen-image-random-bfloat16",
+    ),
+}
+
+
+def build_full_size(arch: str, build_dir: Path | None) -> Path:
+    """Build (or reuse) the full-size random-weight pipeline ``arch`` and return its folder."""
+    import importlib
+
+    module, function, dtype, name = ARCHITECTURES[arch]
+    folder = build_dir or Path.home() / ".cache" / "glyphbench" / name
+    started = time.perf_counter()
+    built: Path = getattr(importlib.import_module(module), function)(folder, dtype=dtype)
+    print(f"{arch} pipeline ready in {folder} ({time.perf_counter() - started:.0f} s)")
+    return built
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -206,16 +294,17 @@ def main() -> None:
     )
     parser.add_argument(
         "--arch",
-        choices=("tiny-sd", "sdxl-full"),
+        choices=tuple(ARCHITECTURES),
         default="tiny-sd",
-        help="Pipeline to build when --model is not given: tiny random SD (default) or a "
-        "full-size SDXL-base-1.0 architecture with random weights (~7 GB, built once).",
+        help="Pipeline to build when --model is not given: tiny random SD (default), or a "
+        "full-size SDXL-base-1.0 (~7 GB) or Qwen-Image (~58 GB) architecture with random "
+        "weights, built once.",
     )
     parser.add_argument(
         "--build-dir",
         type=Path,
-        help="Folder for the --arch sdxl-full build, reused when complete "
-        "(default: ~/.cache/glyphbench/sdxl-base-1.0-random-float16).",
+        help="Folder for a full-size build, reused when complete (default: "
+        "~/.cache/glyphbench/sdxl-base-1.0-random-float16 or qwen-image-random-bfloat16).",
     )
     parser.add_argument(
         "--dtype",
@@ -239,15 +328,8 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     model = args.model
-    if model is None and args.arch == "sdxl-full":
-        from bench.models.fullsize import build_sdxl_architecture
-
-        build_dir = args.build_dir or (
-            Path.home() / ".cache" / "glyphbench" / "sdxl-base-1.0-random-float16"
-        )
-        started = time.perf_counter()
-        model = build_sdxl_architecture(build_dir, dtype="float16")
-        print(f"sdxl-full pipeline ready in {build_dir} ({time.perf_counter() - started:.0f} s)")
+    if model is None and args.arch != "tiny-sd":
+        model = build_full_size(args.arch, args.build_dir)
     if model is None:
         from bench.models.tiny import build_tiny_sd
 
@@ -267,7 +349,8 @@ def main() -> None:
     if args.steps:
         options["steps"] = args.steps
     query = "&".join(f"{k}={v}" for k, v in {"device": args.device, **options}.items())
-    settings = get_model(f"diffusers:{model}?{query}").describe()["settings"]
+    described = get_model(f"diffusers:{model}?{query}").describe()
+    settings = described["settings"]
     prompts = [f"a shop sign that says 'OPEN {i}'" for i in range(args.images)]
     from bench.seeds import image_seed
 
@@ -276,7 +359,11 @@ def main() -> None:
     bare, null = [], []
     load = 0.0
     for _ in range(args.rounds):
-        bare.append(bare_loop(model, prompts, seeds, args.batch_size, settings, args.device, dtype))
+        bare.append(
+            bare_loop(
+                model, prompts, seeds, args.batch_size, settings, args.device, dtype, described
+            )
+        )
         speed, load = harness(
             model, args.images, args.batch_size, args.device, NullOCR(), work, options
         )

@@ -27,6 +27,14 @@ loader               diffusion | auto (AutoPipelineForText2Image)
 stage2, stage3       DeepFloyd IF later stages: a hub id / folder, or ``none``
 stageN_steps         DeepFloyd IF: steps / guidance of stage 2 or 3
 stageN_guidance
+offload              none | model | sequential: CPU offload for GPUs too small for the model
+quantize             none | bnb-4bit | bnb-8bit | torchao-int8wo | torchao-int4wo |
+                     torchao-float8wo (needs the ``quant`` extra)
+quantize_components  comma-separated components to quantise (default: the transformer/UNet)
+compile              true: ``torch.compile`` the transformer/UNet (``compile_mode`` to tune)
+quirks               card quirks on (``name``) or off (``-name``), e.g. ``magic``
+shift                scheduler shift (flow-matching schedulers; default: the checkpoint's)
+text_encoder_4       HiDream-I1: where its Llama text encoder comes from (or ``none``)
 ==================== ======================================================================
 
 Seeding: each request gets its own ``torch.Generator("cpu").manual_seed(req.seed)``
@@ -54,10 +62,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from bench.errors import InputError
 from bench.models.base import ImageRequest, ModelAdapter
+from bench.models.diffusers_loading import (
+    QUANTIZE,
+    build_quantization_config,
+    compile_denoiser,
+    load_extra_component,
+    place_pipeline,
+    quantization_plan,
+    set_scheduler_shift,
+)
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
 from bench.models.tiny import read_marker
 from bench.registry import Options, Spec, missing_modules, parse_options, register
@@ -132,6 +149,39 @@ class DiffusersOptions(Options):
         default=None, description="DeepFloyd IF stage III guidance"
     )
 
+    offload: Literal["none", "model", "sequential"] | None = Field(
+        default=None,
+        description="CPU offload on CUDA: model (sub-models move in and out) or sequential",
+    )
+    quantize: (
+        Literal[
+            "none", "bnb-4bit", "bnb-8bit", "torchao-int8wo", "torchao-int4wo", "torchao-float8wo"
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="quantise on load (needs bitsandbytes or torchao: the quant extra)",
+    )
+    quantize_components: str | None = Field(
+        default=None,
+        description="comma-separated components to quantise (default: the transformer/UNet)",
+    )
+    compile: bool | None = Field(default=None, description="torch.compile the transformer/UNet")
+    compile_mode: (
+        Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] | None
+    ) = Field(default=None, description="torch.compile mode (with compile=true)")
+    quirks: str | None = Field(
+        default=None,
+        description="card quirks on (name) or off (-name), comma-separated; see docs/models.md",
+    )
+    shift: float | None = Field(
+        default=None, gt=0, description="scheduler shift (default: the checkpoint's scheduler)"
+    )
+    text_encoder_4: str | None = Field(
+        default=None,
+        description="HiDream-I1: hub id or folder of its Llama text encoder/tokenizer, or none",
+    )
+
     @field_validator("dtype", mode="before")
     @classmethod
     def _dtype_alias(cls, value: Any) -> Any:
@@ -149,9 +199,40 @@ class DiffusersOptions(Options):
             raise ValueError(f"unknown family {value!r}; known: {', '.join(FAMILIES)}")
         return value
 
+    @field_validator("quirks")
+    @classmethod
+    def _known_quirks(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        known = sorted({quirk.name for family in FAMILIES.values() for quirk in family.quirks})
+        for name in _split_list(value):
+            if name.lstrip("-") not in known:
+                raise ValueError(f"unknown quirk {name.lstrip('-')!r}; known: {', '.join(known)}")
+        return value
+
+    @model_validator(mode="after")
+    def _quantization_package_installed(self) -> DiffusersOptions:
+        if self.quantize and self.quantize != "none":
+            package = QUANTIZE[self.quantize][0]
+            if missing_modules(package):
+                raise ValueError(
+                    f"quantize={self.quantize} needs the python package {package!r}, which is "
+                    "not installed (pip install 'glyphbench[quant]')"
+                )
+        return self
+
     def settings(self) -> dict[str, Any]:
         """The options that were set, by name (what the adapter reads)."""
         return self.model_dump(exclude_none=True)
+
+
+def _split_list(value: str | None) -> list[str]:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``.
+
+    >>> _split_list("transformer, text_encoder")
+    ['transformer', 'text_encoder']
+    """
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
 def is_oom(exc: BaseException) -> bool:
@@ -251,15 +332,7 @@ class DiffusersModel(ModelAdapter):
         self.tiny: dict[str, Any] | None = None
         self.hub_commit: str | None = None
         if self.is_local:
-            folder = Path(self.location)
-            if not folder.is_dir():
-                raise InputError(folder, "diffusers model folder not found")
-            index_file = folder / "model_index.json"
-            if not index_file.is_file():
-                raise InputError(folder, "not a diffusers pipeline folder (no model_index.json)")
-            self.model_index = json.loads(index_file.read_text(encoding="utf-8"))
-            self.model_index_hash = _short_hash(index_file)
-            self.tiny = read_marker(folder)
+            self._read_local_index(Path(self.location))
         else:
             self._read_hub_cache()
         self._pipe: Any = None
@@ -271,9 +344,21 @@ class DiffusersModel(ModelAdapter):
         self._nsfw_flagged = 0
         self._truncated = 0  # prompts longer than the (first) tokenizer's limit
         self._token_limit: int | None = None
+        self._compiled: str | None = None
+        self._extras_loaded: dict[str, str] = {}
         self._resolve_family(self.model_index)
 
     # ------------------------------------------------------------ settings
+    def _read_local_index(self, folder: Path) -> None:
+        if not folder.is_dir():
+            raise InputError(folder, "diffusers model folder not found")
+        index_file = folder / "model_index.json"
+        if not index_file.is_file():
+            raise InputError(folder, "not a diffusers pipeline folder (no model_index.json)")
+        self.model_index = json.loads(index_file.read_text(encoding="utf-8"))
+        self.model_index_hash = _short_hash(index_file)
+        self.tiny = read_marker(folder)
+
     def _read_hub_cache(self) -> None:
         """Read model_index.json from the local hub cache if it is there (never downloads)."""
         try:
@@ -300,14 +385,33 @@ class DiffusersModel(ModelAdapter):
         self.family: Family = family_defaults(self.family_name)
         settings: dict[str, Any] = self.family.settings()
         settings.pop("dtype")  # reported on its own: it depends on the device
-        settings["negative_prompt"] = None
+        settings["negative_prompt"] = self.family.negative_prompt
+        settings["shift"] = self.family.scheduler_shift
         for stage in self.family.stages:
             settings[f"{stage.option}_steps"] = stage.steps
             settings[f"{stage.option}_guidance"] = stage.guidance
         if self.tiny:
             settings.update(self.tiny.get("defaults", {}))
         settings.update({k: v for k, v in self.options.items() if k in settings and k != "dtype"})
+        if str(settings.get("negative_prompt") or "").lower() == "none":
+            settings["negative_prompt"] = None  # "none" switches a family's default off
         self.settings = settings
+        self.quirks = self._resolve_quirks()
+
+    def _resolve_quirks(self) -> dict[str, bool]:
+        """Each of the family's quirks -> on/off (family default, then the ``quirks`` option)."""
+        chosen = {quirk.name: quirk.default for quirk in self.family.quirks}
+        for name in _split_list(self.options.get("quirks")):
+            bare = name.lstrip("-")
+            if bare not in chosen:
+                offered = ", ".join(chosen) or "none"
+                raise InputError(
+                    self.spec,
+                    f"quirk {bare!r} is not one of family {self.family_name}'s quirks ({offered})",
+                    key="quirks",
+                )
+            chosen[bare] = not name.startswith("-")
+        return chosen
 
     @property
     def pipeline_class(self) -> str:
@@ -326,6 +430,14 @@ class DiffusersModel(ModelAdapter):
             if repo and repo.lower() != "none":
                 chosen.append((stage.option, repo))
         return chosen
+
+    def _offload(self) -> str:
+        if "offload" in self.options:
+            return str(self.options["offload"])
+        return "model" if self.options.get("enable_cpu_offload") else "none"
+
+    def _quantize_components(self) -> list[str]:
+        return _split_list(self.options.get("quantize_components"))
 
     def describe(self) -> dict[str, Any]:
         """Resolved settings and provenance (no weights needed; richer once loaded)."""
@@ -348,9 +460,12 @@ class DiffusersModel(ModelAdapter):
             "dtype": self._dtype or self._planned_dtype(),
             "device": self._device or self.options.get("device", "auto"),
             "variant": self.options.get("variant"),
-            "enable_cpu_offload": bool(self.options.get("enable_cpu_offload", False)),
+            "enable_cpu_offload": self._offload() == "model",
             "settings": dict(self.settings),
-            "call_kwargs": dict(self.family.call_kwargs),
+            "guidance_keyword": self.family.guidance_keyword,
+            "call_kwargs": {**self.family.call_kwargs, **self._tiny_call_kwargs()},
+            "quirks": dict(self.quirks),
+            **self._loading_info(),
             "safety_checker": self._safety,
             "nsfw_flagged": self._nsfw_flagged,
             "prompts_over_token_limit": self._truncated,
@@ -361,6 +476,9 @@ class DiffusersModel(ModelAdapter):
             "model_index_sha256": self.model_index_hash,
             "loaded": self._pipe is not None,
         }
+        missing = self._missing_requirement()
+        if missing:
+            info["unavailable"] = missing
         if self.family.stages:
             info["stages"] = [repo for _, repo in self._stage_repos()]
         if self._pipe is not None:
@@ -373,6 +491,26 @@ class DiffusersModel(ModelAdapter):
             info[note_key] = self.tiny.get("note", "tiny random pipeline")
         return info
 
+    def _loading_info(self) -> dict[str, Any]:
+        """How the weights are (to be) loaded: offload, quantisation, compile, extras."""
+        quantize = str(self.options.get("quantize", "none"))
+        components: list[str] = []
+        if quantize != "none":
+            components = self._quantize_components() or ["transformer/unet"]
+        # Once loaded, where each extra came from; before, where it will come from.
+        planned = {
+            extra.name: self._extra_source(extra.option, extra.repo) for extra in self._extras()
+        }
+        return {
+            "offload": self._offload(),
+            "quantize": quantize,
+            "quantize_components": components,
+            "compile": bool(self.options.get("compile", False)),
+            "compile_mode": self.options.get("compile_mode"),
+            "compiled_component": self._compiled,
+            "extra_components": dict(self._extras_loaded) or planned,
+        }
+
     def _loader_name(self) -> str:
         return str(self.options.get("loader", self.family.loader))
 
@@ -383,6 +521,14 @@ class DiffusersModel(ModelAdapter):
         if self.options.get("device") == "cpu":
             return "float32"
         return f"{self.family.dtype} on cuda, float32 on cpu"
+
+    def _missing_requirement(self) -> str | None:
+        """Why this family cannot load here (a python package it needs is absent), or None."""
+        for module in self.family.requires:
+            missing = missing_modules(module)
+            if missing:
+                return f"{missing}; family {self.family_name} needs it (see docs/models.md)"
+        return None
 
     # ------------------------------------------------------------ loading
     def _resolve_device(self) -> str:
@@ -417,17 +563,15 @@ class DiffusersModel(ModelAdapter):
             raise
 
     def _place(self, pipe: Any) -> Any:
-        pipe.set_progress_bar_config(disable=True)
-        if self.options.get("enable_cpu_offload") and str(self._device).startswith("cuda"):
-            pipe.enable_model_cpu_offload(device=self._device)
-        else:
-            pipe.to(self._device)
-        return pipe
+        return place_pipeline(pipe, str(self._device), self._offload())
 
     def load(self) -> None:
         """Load the weights (idempotent). Called by the first :meth:`generate`."""
         if self._pipe is not None:
             return
+        missing = self._missing_requirement()
+        if missing:
+            raise InputError(self.spec, f"cannot load: {missing}")
         from diffusers import AutoPipelineForText2Image, DiffusionPipeline
 
         self._device = self._resolve_device()
@@ -436,9 +580,7 @@ class DiffusersModel(ModelAdapter):
         else:
             self._dtype = self.family.dtype if self._device.startswith("cuda") else "float32"
         loader = AutoPipelineForText2Image if self._loader_name() == "auto" else DiffusionPipeline
-        extra: dict[str, Any] = {}
-        if self.requested_revision and not self.is_local:
-            extra["revision"] = self.requested_revision
+        extra = self._load_kwargs()
         pipe = self._from_pretrained(loader, self.location, **extra)
         if self.options.get("family") is None and self.model_index is None:
             # A hub model not in the cache before: now its real class is known.
@@ -454,8 +596,75 @@ class DiffusersModel(ModelAdapter):
                 DiffusionPipeline, repo, use_variant=option == "stage2", **stage_extra
             )
             stages.append(self._place(stage))
+        self._configure_pipeline(pipe)
         self._pipe, self._stages = self._place(pipe), stages
         self._configure_safety_checker()
+
+    def _load_kwargs(self) -> dict[str, Any]:
+        """``from_pretrained`` extras: revision, quantisation, components the repo lacks."""
+        extra: dict[str, Any] = {}
+        if self.requested_revision and not self.is_local:
+            extra["revision"] = self.requested_revision
+        quantize = str(self.options.get("quantize", "none"))
+        if quantize != "none":
+            try:
+                plan = quantization_plan(quantize, self._quantize_components(), self.model_index)
+            except ValueError as exc:
+                raise InputError(self.spec, str(exc), key="quantize_components") from None
+            extra["quantization_config"] = build_quantization_config(plan, str(self._dtype))
+        extra.update(self._load_extras())
+        return extra
+
+    def _extras(self) -> list[Any]:
+        """The family's extra components this checkpoint does not ship."""
+        index = self.model_index or {}
+        return [
+            extra
+            for extra in self.family.extras
+            if not (isinstance(index.get(extra.name), list) and index[extra.name][0])
+        ]
+
+    def _extra_source(self, option: str, default: str) -> str:
+        return str(self.options.get(option) or default)
+
+    def _load_extras(self) -> dict[str, Any]:
+        import torch
+
+        loaded: dict[str, Any] = {}
+        for extra in self._extras():
+            source = self._extra_source(extra.option, extra.repo)
+            if source.lower() == "none":
+                continue
+            dtype = getattr(torch, str(self._dtype)) if extra.weighted else None
+            try:
+                loaded[extra.name] = load_extra_component(
+                    extra.library_class, source, _dtype_keyword(), dtype, **extra.kwargs
+                )
+            except OSError as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                raise InputError(
+                    source, f"cannot load {extra.name}: {first}", key=extra.option
+                ) from exc
+            self._extras_loaded[extra.name] = source
+        return loaded
+
+    def _configure_pipeline(self, pipe: Any) -> None:
+        """Scheduler shift, guider scale and torch.compile, as configured."""
+        shift = self.settings.get("shift")
+        if shift is not None:
+            try:
+                set_scheduler_shift(pipe, float(shift))
+            except ValueError as exc:
+                raise InputError(self.spec, str(exc), key="shift") from None
+        guidance = self.settings.get("guidance")
+        if self.family.guidance_keyword == "guider" and guidance is not None:
+            # HunyuanImage: one guider for plain prompts, one for prompts with quoted text.
+            for name in ("guider", "ocr_guider"):
+                guider = getattr(pipe, name, None)
+                if guider is not None:
+                    setattr(pipe, name, guider.new(guidance_scale=guidance))
+        if self.options.get("compile"):
+            self._compiled = compile_denoiser(pipe, self.options.get("compile_mode"))
 
     def _configure_safety_checker(self) -> None:
         has_checker = getattr(self._pipe, "safety_checker", None) is not None
@@ -476,18 +685,37 @@ class DiffusersModel(ModelAdapter):
         s = self.settings
         wanted: dict[str, Any] = {
             "num_inference_steps": s.get("steps"),
-            "guidance_scale": s.get("guidance"),
             "max_sequence_length": s.get("max_sequence_length"),
             "height": s.get("height"),
             "width": s.get("width"),
             **self.family.call_kwargs,
         }
+        if self.family.guidance_keyword != "guider":  # the guider got it at load time
+            wanted[self.family.guidance_keyword] = s.get("guidance")
+        for quirk in self.family.quirks:
+            wanted.update(quirk.call_kwargs(self.quirks[quirk.name]))
+        wanted.update(self._tiny_call_kwargs())
         if s.get("negative_prompt"):
             wanted["negative_prompt"] = [s["negative_prompt"]] * n
         wanted = {k: v for k, v in wanted.items() if v is not None}
         accepted = inspect.signature(pipe.__call__).parameters
         self._ignored = sorted(k for k in wanted if k not in accepted)
         return {k: v for k, v in wanted.items() if k in accepted}
+
+    def _tiny_call_kwargs(self) -> dict[str, Any]:
+        """``__call__`` arguments a tiny build's marker asks for (never set for real models)."""
+        return dict((self.tiny or {}).get("call_kwargs", {}))
+
+    def prompts_for(self, requests: Sequence[ImageRequest]) -> list[str]:
+        """The prompts the pipeline receives: each request's, with the quirks' suffixes."""
+        prompts = []
+        for request in requests:
+            prompt = request.prompt
+            for quirk in self.family.quirks:
+                if self.quirks[quirk.name] and quirk.rewrites_prompt:
+                    prompt = quirk.apply(prompt)
+            prompts.append(prompt)
+        return prompts
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
         """One image per request; each request's seed drives its own generator."""
@@ -497,7 +725,7 @@ class DiffusersModel(ModelAdapter):
         import torch
 
         generators = [torch.Generator("cpu").manual_seed(int(r.seed)) for r in requests]
-        prompts = [r.prompt for r in requests]
+        prompts = self.prompts_for(requests)
         self._count_truncated(prompts)
         with _quiet_diffusers():
             if self._stages or self.family_name == "deepfloyd-if":
@@ -507,7 +735,9 @@ class DiffusersModel(ModelAdapter):
                 result = self._pipe(
                     prompt=prompts, generator=generators, output_type="pil", **kwargs
                 )
-                images = list(result.images)
+                # Kandinsky 5 returns ``image``; every other pipeline ``images``.
+                found = getattr(result, "images", None)
+                images = list(found if found is not None else result.image)
                 self._count_nsfw(result)
         if len(images) != len(requests):
             raise RuntimeError(
@@ -522,9 +752,14 @@ class DiffusersModel(ModelAdapter):
         output readable and records the number in ``describe()``. Pipelines with a
         second, longer text encoder (SD3, FLUX: T5) still see the whole prompt there.
         """
+        from transformers import PreTrainedTokenizerBase
+
+        # Some pipelines keep a multimodal processor under this name (FLUX.2): not counted.
         tokenizer = getattr(self._pipe, "tokenizer", None)
+        if not isinstance(tokenizer, PreTrainedTokenizerBase):
+            return
         limit = getattr(tokenizer, "model_max_length", None)
-        if tokenizer is None or not isinstance(limit, int) or limit > 100_000:
+        if not isinstance(limit, int) or limit > 100_000:
             return
         self._token_limit = limit
         lengths = [
@@ -584,8 +819,9 @@ class DiffusersModel(ModelAdapter):
             images = result.images
             self._count_nsfw(result)
         if not enabled:  # stage I alone: tensors in [-1, 1] -> PIL
-            from diffusers.utils import pt_to_pil
+            import importlib
 
+            pt_to_pil = importlib.import_module("diffusers.utils").pt_to_pil
             images = pt_to_pil(images)
         return list(images)
 
@@ -618,7 +854,11 @@ def _quiet_diffusers() -> Iterator[None]:
     options=DiffusersOptions,
     target="required",
     usage="diffusers:<hub id or folder>[@revision][?option=value&...]",
-    summary="Any diffusers text-to-image pipeline; the family's defaults, then the options.",
+    summary=(
+        "Any diffusers text-to-image pipeline; the family's defaults, then the options. "
+        f"Families: {', '.join(name for name in FAMILIES if name != UNKNOWN)} "
+        "(defaults and sources: docs/models.md)."
+    ),
     missing=lambda: missing_modules("torch", "diffusers"),
 )
 def create_diffusers_model(spec: Spec, options: DiffusersOptions) -> DiffusersModel:

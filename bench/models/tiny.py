@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,32 @@ def read_marker(path: str | Path) -> dict[str, Any] | None:
 
 
 def _build(path: Path, style: str, defaults: dict[str, Any]) -> Path:
+    builders = {
+        "sd": _sd_pipeline,
+        "sdxl": _sdxl_pipeline,
+        "if-stage1": _if_stage1_pipeline,
+        "if-stage2": _if_stage2_pipeline,
+    }
+    return build_tiny_pipeline(path, style, builders[style], defaults)
+
+
+def build_tiny_pipeline(
+    path: str | Path,
+    style: str,
+    make: Callable[[Path], Any],
+    defaults: Mapping[str, Any],
+    call_kwargs: Mapping[str, Any] | None = None,
+) -> Path:
+    """Build (or reuse) the pipeline ``make(work_dir)`` returns at ``path``, with a marker.
+
+    ``style`` names the build in the marker (a folder holding the same style is
+    reused); ``defaults`` are the settings the adapter uses for it (small sizes,
+    few steps); ``call_kwargs`` are ``__call__`` arguments a tiny build needs on
+    top of the family's (Sana-Sprint: no resolution binning, which would make
+    1024 px images). Torch is seeded with :data:`_SEED` first, so builds repeat
+    exactly. The family modules build their tiny pipelines through this function.
+    """
+    path = Path(path)
     marker = read_marker(path)
     if (
         marker is not None
@@ -76,25 +103,21 @@ def _build(path: Path, style: str, defaults: dict[str, Any]) -> Path:
         return path  # idempotent: already built here
     import torch
 
-    builders = {
-        "sd": _sd_pipeline,
-        "sdxl": _sdxl_pipeline,
-        "if-stage1": _if_stage1_pipeline,
-        "if-stage2": _if_stage2_pipeline,
-    }
     # The marker is written last, so a crash mid-build leaves no marker and the
     # next call rebuilds instead of trusting a half-written folder.
     with tempfile.TemporaryDirectory() as tok_dir:
         torch.manual_seed(_SEED)
-        pipe = builders[style](Path(tok_dir))
+        pipe = make(Path(tok_dir))
         pipe.save_pretrained(str(path), safe_serialization=True)
-    info = {
+    info: dict[str, Any] = {
         "tiny_random": True,
         "style": style,
         "seed": _SEED,
         "note": "tiny random diffusers pipeline built locally by glyphbench; draws noise, not text",
-        "defaults": defaults,
+        "defaults": dict(defaults),
     }
+    if call_kwargs:
+        info["call_kwargs"] = dict(call_kwargs)
     (path / TINY_MARKER).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return path
 
