@@ -119,7 +119,8 @@ def run_command(
 ) -> None:
     """Generate, OCR and score images; re-running the same command resumes.
 
-    Example: glyphbench run --models control:render,control:blank --prompts default --sample 40 --out runs/x
+    Example:
+      glyphbench run --models control:render,control:blank --sample 40 --out runs/x
 
     A benchmark: glyphbench run --suite longtext --data DIR --models ... --out runs/y
     """
@@ -285,7 +286,7 @@ def demo_command(
     sample: int = typer.Option(40, "--sample", help="Prompts sampled from the default set."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
-    """The embedded default: controls + a tiny random diffusers pipeline, EasyOCR, offline on CPU."""
+    """The embedded default: controls and a tiny random pipeline, EasyOCR, offline on CPU."""
     from bench.demo import run_demo
 
     _quiet_library_warnings()

@@ -203,9 +203,7 @@ class NormalizationConfig(_Strict):
     fold_width: bool = False
 
     @model_serializer(mode="wrap")
-    def _omit_unset_unicode_options(
-        self, handler: SerializerFunctionWrapHandler
-    ) -> dict[str, Any]:
+    def _omit_unset_unicode_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # Configs from before these options existed keep their bytes and their hash.
         data: dict[str, Any] = handler(self)
         for key in ("nfkc", "fold_width"):

@@ -146,7 +146,7 @@ def text_encoder_2_config() -> dict[str, Any]:
 
 
 def scheduler_config() -> dict[str, Any]:
-    """``EulerDiscreteScheduler`` settings of SDXL base 1.0's ``scheduler/scheduler_config.json``."""
+    """SDXL base 1.0's ``EulerDiscreteScheduler`` settings (its scheduler_config.json)."""
     return {
         "num_train_timesteps": 1000,
         "beta_start": 0.00085,

@@ -28,6 +28,7 @@ from bench.report import display
 from bench.report import figures as figs
 from bench.report.analyse import CONTROL_METRICS, Analysis, Stopwatch
 from bench.report.gallery import write_thumbnails
+from bench.report.metrics import metric_label
 from bench.report.slices import MISSING_LABEL, bins_note
 from bench.report.stats import PEER_VIEWS
 from bench.report.tables import display_summary, write_table_set
@@ -183,7 +184,7 @@ def _suite_blocks(analysis: Analysis, written: _Written) -> list[dict[str, Any]]
             {
                 "name": section.name,
                 "title": section.title,
-                "headline": display.metric_label(section.headline),
+                "headline": metric_label(section.headline),
                 "scores": display.html_table(scores),
                 "published": display.html_table(published) if len(published) else None,
                 "comparisons": display.html_table(compared) if len(compared) else None,

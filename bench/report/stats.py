@@ -59,6 +59,7 @@ def summary_metrics(columns: Sequence[str]) -> tuple[str, ...]:
     present = set(columns)
     return tuple(name for name in METRICS.summary_names(["glyphbench"]) if name in present)
 
+
 #: Rows of one prompt are one resampling cluster.
 CLUSTER_COLUMN = "prompt_id"
 
