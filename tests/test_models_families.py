@@ -490,4 +490,6 @@ print(json.dumps({{"code": result.exit_code, "out": result.stdout, "heavy": heav
     assert all(info["loaded"] is False and info["source"] == "hub" for info in real)
     fibo = next(info for info in real if info["family"] == "bria-fibo")
     assert fibo["quirks"] == {"json": True}
+    hosted = {m["spec"].split("/")[0] for m in plan["models"] if m["spec"].startswith("api:")}
+    assert hosted == {"api:openai", "api:bfl", "api:google"}
     assert not (tmp_path / "o").exists()
