@@ -384,3 +384,43 @@ def test_mistyped_spec_exits_2_with_one_line_and_writes_nothing(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert not out.exists()
+
+
+def test_toy_suite_is_one_registered_object_run_by_name(tmp_path: Path) -> None:
+    """Issue 11: a suite is one record; `run --suite` reads its files and scores its family."""
+    from bench.suites.base import Protocol, Subset, Suite, register_suite
+
+    def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
+        words = (folder / "words.txt").read_text("utf-8").split()
+        return [
+            {"benchmark_id": str(i), "prompt": f'A sign "{w}"', "text": w}
+            for i, w in enumerate(words)
+        ]
+
+    register_suite(
+        Suite(
+            "toy-suite",
+            "Toy suite",
+            "words from words.txt, scored as LongText does",
+            (Subset("en", "longtext", files=("words.txt",)),),
+            Protocol(1, (0,), reader="toy-echo", reader_note="the toy reader"),
+            headline="longtext_text_score",
+            load_rows=load_rows,
+        )
+    )
+    try:
+        (tmp_path / "data").mkdir()
+        (tmp_path / "data" / "words.txt").write_text("image sign\n", "utf-8")
+        out = tmp_path / "run"
+        args = ["run", "--suite", "toy-suite", "--data", str(tmp_path / "data")]
+        args += ["--models", "toy-solid?size=32", "--out", str(out), "--no-progress"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        rows = pd.read_parquet(out / "results.parquet")
+        assert rows["text"].tolist() == ["image", "sign"]
+        # The toy reader reads "image 32x32": LongText's recall finds "image", not "sign".
+        assert rows["ocr_text"].tolist() == ["image 32x32"] * 2, rows.iloc[0].to_dict()
+        assert rows["longtext_recall"].tolist() == [1.0, 0.0]
+        assert "toy-suite" in CliRunner().invoke(app, ["list", "suites"]).output
+    finally:
+        PLUGINS.unregister("suites", "toy-suite")

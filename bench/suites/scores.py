@@ -47,10 +47,20 @@ def read_cells(rows: pd.DataFrame, how: ReadCell) -> pd.Series:
     if how == "text" or "ocr_pieces" not in rows:
         return texts.astype(str)
     lines = [
-        "\n".join(json.loads(pieces)) if isinstance(pieces, str) and pieces else str(text)
+        _pieces_or_text(pieces, str(text))
         for pieces, text in zip(rows["ocr_pieces"].astype(object), texts, strict=True)
     ]
     return pd.Series(lines, index=rows.index, dtype=object)
+
+
+def _pieces_or_text(pieces: object, text: str) -> str:
+    """The pieces one per line; the text itself when the reader gave no pieces.
+
+    >>> _pieces_or_text('["OPEN", "24"]', "OPEN 24"), _pieces_or_text("[]", "image 32x32")
+    ('OPEN\\n24', 'image 32x32')
+    """
+    parts = json.loads(pieces) if isinstance(pieces, str) and pieces else []
+    return "\n".join(parts) if parts else text
 
 
 def add_suite_scores(rows: pd.DataFrame, spec: str, scorable: np.ndarray) -> pd.DataFrame:
