@@ -139,7 +139,7 @@ def run_benchmark(
         if not _failed_attempt(folder):
             raise
     if ocr is None and not folder.manifest().get("complete"):
-        ocr = start_reader(config.ocr)
+        ocr = _start_run_reader(config)
     with folder.hold_shard(dist.shard.name):
         if folder.shard_busy(RESCORE_LOCK):
             raise FolderLock(folder.root, RESCORE_LOCK).busy("rescoring")
@@ -150,6 +150,21 @@ def run_benchmark(
         _finish_shard(folder, dist, info, outcome)
         results = _merge_when_done(folder, dist)
     return RunResult(folder.root, outcome, results)
+
+
+def _start_run_reader(config: RunConfig) -> Reader:
+    """The run's reader; when a suite's own reader cannot start, say how to run without it."""
+    try:
+        return start_reader(config.ocr)
+    except InputError as error:
+        if config.suite is None:
+            raise
+        error.problem += (
+            f"; {config.ocr!r} is the reader suite {config.suite.spec!r} prescribes: pass "
+            "--ocr easyocr (or another installed reader) to run offline, and the report "
+            "marks the numbers as read under a different protocol"
+        )
+        raise
 
 
 class DifferentRun(InputError):

@@ -56,6 +56,22 @@ def test_without_ocr_the_run_reads_with_the_benchmark_reader(tmp_path: Path) -> 
     assert card["instruction"].startswith("Recognize the text in the image")
 
 
+def test_offline_the_benchmark_reader_error_says_how_to_run(tmp_path: Path) -> None:
+    """The issue's command without --ocr: the VLM cannot load offline; one line says what to do."""
+    if not (DATA / "text_prompts.jsonl").exists():
+        pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
+    result = glyphbench(
+        "run", "--suite", "longtext", "--data", str(DATA), "--models", "control:blank",
+        "--limit", "1", "--out", str(tmp_path / "run"), "--no-progress",
+    )  # fmt: skip
+    if result.returncode == 0:
+        pytest.skip("the benchmark's VLM reader loaded here (its weights are on disk)")
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "pass --ocr easyocr" in result.stderr and "different protocol" in result.stderr
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.slow
 def test_the_report_shows_the_longtext_score_with_render_far_above_blank(report: Path) -> None:
     data = json.loads((report / "report.json").read_text(encoding="utf-8"))
