@@ -140,7 +140,8 @@ def test_table_reproduces_the_historical_constants():
     assert METRICS.summary_names() == ["algorithm1", "exact_match", "ned", "anls", "word_f1"]
     assert METRICS.compat_family("reference") == "textinvision"
     assert METRICS.columns(["vae"], inputs="text") == ["wr", "pa"]
-    assert METRICS.columns(["vae"]) == ["wr", "pa", "psnr", "ssim"]
+    # Issue 16 added PSNR and SSIM inside the rendered text boxes.
+    assert METRICS.columns(["vae"]) == ["wr", "pa", "psnr", "ssim", "psnr_text", "ssim_text"]
 
 
 def test_score_pairs_dtypes_come_from_the_records():
