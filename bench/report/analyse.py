@@ -105,6 +105,8 @@ class Analysis:
     suites: list[SuiteSection] = field(default_factory=list)
     #: Runs combined although their protocol cards differ (their numbers are not comparable).
     protocol_warnings: list[str] = field(default_factory=list)
+    #: Each reader's faithfulness on the typo controls (:func:`controls.reader_faithfulness`).
+    faithfulness: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ordered(self) -> list[str]:
@@ -207,6 +209,7 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
             frame, n_boot=settings.n_boot, seed=settings.seed, confidence=settings.confidence
         ),
         protocol_warnings=protocol_clashes(cards),
+        faithfulness=ctl.reader_faithfulness(frame) if analysis.controls else pd.DataFrame(),
     )
 
 

@@ -210,7 +210,7 @@ def _suite_json(analysis: Analysis) -> dict[str, Any]:
     }
 
 
-def _control_blocks(analysis: Analysis, written: _Written) -> dict[str, list[dict[str, Any]]]:
+def _control_blocks(analysis: Analysis, written: _Written) -> dict[str, Any]:
     sanity_blocks, ceiling_blocks = [], []
     for check in analysis.control_checks:
         suffix = f"_{check.column}" if check.column else ""
@@ -230,7 +230,35 @@ def _control_blocks(analysis: Analysis, written: _Written) -> dict[str, list[dic
             ceiling_blocks.append(
                 {"column": check.column or "overall", "table": display.html_table(shown)}
             )
-    return {"sanity": sanity_blocks, "ceiling": ceiling_blocks}
+    return {
+        "sanity": sanity_blocks,
+        "ceiling": ceiling_blocks,
+        "faithfulness": _faithfulness_block(analysis, written),
+    }
+
+
+def _faithfulness_block(analysis: Analysis, written: _Written) -> dict[str, Any] | None:
+    """The readers' faithfulness on the typo controls: a table and the warnings."""
+    measured = analysis.faithfulness
+    if measured.empty:
+        return None
+    shown = measured.drop(columns="warning").rename(
+        columns={
+            "reader": "Reader",
+            "written": "Typos read as drawn",
+            "corrected": "Typos corrected",
+            "misread": "Misread",
+            "faithfulness": "Faithfulness",
+        }
+    )
+    shown["Faithfulness"] = shown["Faithfulness"].map(
+        lambda v: "n/a (no typo read either way)" if v != v else f"{100 * v:.0f}%"
+    )
+    written.table("reader_faithfulness", measured, shown)
+    return {
+        "table": display.html_table(shown),
+        "warnings": [w for w in measured["warning"] if isinstance(w, str)],
+    }
 
 
 # --------------------------------------------------------------------------- figures, gallery
@@ -322,5 +350,8 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         },
         "gallery_column": analysis.slicing.first or "all",
         "protocol_warnings": analysis.protocol_warnings,
+        "faithfulness_warnings": [
+            w for w in analysis.faithfulness.get("warning", []) if isinstance(w, str)
+        ],
         "files": written.files,
     }

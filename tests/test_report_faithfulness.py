@@ -1,0 +1,73 @@
+"""Reader faithfulness measured on a run's own typo controls (issues 13 and 15)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from bench.report import write_report
+from bench.report.controls import _drawn_typo_text, reader_faithfulness
+
+TEXTS = ["Digital bakery", "Open every day", "Fresh bread", "Harbour market", "Night train"]
+
+
+def typo_rows(read_as: str) -> pd.DataFrame:
+    """Typo-control rows read as drawn (``drawn``) or as the intended text (``text``)."""
+    rows = []
+    for seed, text in enumerate(TEXTS * 4):
+        drawn = _drawn_typo_text(text, 0.3, seed)
+        rows.append(
+            {
+                "model": "control:typo?rate=0.3",
+                "text": text,
+                "ocr_text": drawn if read_as == "drawn" else text,
+                "image_seed": seed,
+                "ocr_engine": f"reader-{read_as}",
+                "error": None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def test_drawn_text_is_what_the_typo_control_draws() -> None:
+    from bench.models.base import ImageRequest
+    from bench.models.controls import TypoControl
+
+    request = ImageRequest(prompt="p", text="Digital bakery", seed=7)
+    assert _drawn_typo_text("Digital bakery", 0.3, 7) == TypoControl(0.3).typo_text(request)
+    assert _drawn_typo_text("Digital bakery", 0.3, 7) != "Digital bakery"
+
+
+def test_a_faithful_reader_scores_one_and_a_correcting_reader_zero() -> None:
+    measured = reader_faithfulness(pd.concat([typo_rows("drawn"), typo_rows("text")]))
+    by_reader = measured.set_index("reader")
+    assert by_reader.loc["reader-drawn", "faithfulness"] == 1.0
+    assert by_reader.loc["reader-drawn", "written"] > 10
+    assert by_reader.loc["reader-text", "faithfulness"] == 0.0
+    assert not isinstance(by_reader.loc["reader-drawn", "warning"], str)
+    assert "corrects misspellings" in by_reader.loc["reader-text", "warning"]
+
+
+def test_failed_rows_and_other_models_are_not_counted() -> None:
+    rows = typo_rows("drawn")
+    rows.loc[0, "error"] = "OCR: boom"
+    others = rows.assign(model="control:render")
+    measured = reader_faithfulness(pd.concat([rows, others]))
+    full = reader_faithfulness(typo_rows("drawn"))
+    assert measured.loc[0, "written"] < full.loc[0, "written"]
+
+
+def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
+    from tests.report_fixtures import build_run
+
+    run = build_run(tmp_path / "run", n_prompts=12)
+    rows = pd.read_parquet(run / "results.parquet")
+    typo = rows["model"].str.startswith("control:typo")
+    rows.loc[typo, "ocr_text"] = rows.loc[typo, "text"]  # a reader that "fixes" every typo
+    rows.to_parquet(run / "results.parquet")
+    write_report([run], tmp_path / "report", n_boot=50)
+    html = (tmp_path / "report" / "index.html").read_text("utf-8")
+    assert "Reader corrects typos" in html and "Reader faithfulness" in html
+    table = pd.read_csv(tmp_path / "report" / "tables" / "reader_faithfulness.csv")
+    assert table["faithfulness"].tolist() == [0.0]
