@@ -106,16 +106,31 @@ class Spec:
         """
         head, _, query = text.partition("?")
         kind, _, target = head.partition(":")
-        options = dict(_query_pairs(query)) if query else {}
+        options = dict(_query_pairs(query, text)) if query else {}
         return cls(kind=kind.strip(), target=target.strip(), options=options, text=text)
 
 
-def _query_pairs(query: str) -> Iterable[tuple[str, str]]:
-    """``key=value`` pairs of a query; a later repeat of a key wins (as a dict keeps it)."""
+def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
+    """``key=value`` pairs of a query; a later repeat of a key wins (as a dict keeps it).
+
+    >>> list(_query_pairs("quality=30&"))
+    [('quality', '30')]
+    >>> list(_query_pairs("?", "jpeg??"))
+    Traceback (most recent call last):
+    ...
+    bench.errors.InputError: jpeg??: '?' is not an option (write key=value)
+    """
+    from bench.errors import InputError
+
     for part in query.split("&"):
         if part:
-            key, _, value = part.partition("=")
-            yield unquote(key), unquote(value)
+            key, has_value, value = part.partition("=")
+            key = unquote(key)
+            if not key.isidentifier():
+                raise InputError(spec or None, f"{key!r} is not an option (write key=value)")
+            if not has_value:
+                raise InputError(spec or None, f"option {key!r} has no value (write {key}=VALUE)")
+            yield key, unquote(value)
 
 
 class Options(BaseModel):
@@ -131,8 +146,9 @@ class Options(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _blank_is_unset(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
-            return {key: value for key, value in data.items() if value is not None and value != ""}
+        if isinstance(data, Mapping):  # an unknown key stays, so that it is refused
+            blank = {key for key, value in data.items() if value is None or value == ""}
+            return {k: v for k, v in data.items() if k not in blank or k not in cls.model_fields}
         return data
 
 

@@ -424,3 +424,19 @@ def test_toy_suite_is_one_registered_object_run_by_name(tmp_path: Path) -> None:
         assert "toy-suite" in CliRunner().invoke(app, ["list", "suites"]).output
     finally:
         PLUGINS.unregister("suites", "toy-suite")
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("jpeg??", "'?' is not an option"),
+        ("jpeg?=3", "'' is not an option"),
+        ("jpeg?quality", "option 'quality' has no value"),
+        ("jpeg?qualty=", "unknown option 'qualty'"),
+    ],
+)
+def test_malformed_option_queries_are_refused(spec: str, problem: str) -> None:
+    """A blank value means "default" only for a known option; a bare word is no option."""
+    with pytest.raises(InputError, match=re.escape(problem)):
+        PLUGINS.resolve("codecs", spec)
+    assert PLUGINS.resolve("codecs", "jpeg?quality=").options.quality == 75
