@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -75,3 +77,18 @@ def test_rapidocr_reads_chinese_drawn_by_the_render_control() -> None:
     readings = reader.read([render_text(text, seed) for seed, text in enumerate(texts)])
     scores = score_pairs(texts, [reading.text for reading in readings])
     assert scores["ned"].mean() >= 0.9
+
+
+@pytest.mark.slow
+def test_chinese_demo_render_reads_and_blank_does_not(tmp_path: Path) -> None:
+    """Issue 13's Chinese demo, as a user types it; scored per character."""
+    out = tmp_path / "zh"
+    args = ["run", "--prompts", "default", "--where", "lang == 'zh'"]
+    args += ["--models", "control:render,control:blank", "--ocr", "rapidocr", "--limit", "20"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_parquet(out / "results.parquet")
+    assert set(rows["lang"]) == {"zh"} and len(rows) == 40
+    ned = rows.groupby("model")["ned"].mean()
+    assert ned["control:render"] >= 0.8
+    assert ned["control:blank"] <= 0.05
