@@ -71,3 +71,37 @@ def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
     assert "Reader corrects typos" in html and "Reader faithfulness" in html
     table = pd.read_csv(tmp_path / "report" / "tables" / "reader_faithfulness.csv")
     assert table["faithfulness"].tolist() == [0.0]
+
+
+def test_refusals_and_cost_have_their_own_table(tmp_path: Path) -> None:
+    """Issue 17: a refusal is reported as a rate with its interval, never as a zero score."""
+    from tests.report_fixtures import build_run
+
+    run = build_run(tmp_path / "run", n_prompts=12)
+    rows = pd.read_parquet(run / "results.parquet")
+    hosted = rows["model"] == "toy-good"
+    refused = rows.index[hosted][:3]
+    rows.loc[refused, "error"] = "Refused: openai: moderation_blocked"
+    rows.loc[hosted, "cost_usd"] = 0.04
+    rows.to_parquet(run / "results.parquet")
+    write_report([run], tmp_path / "report", n_boot=50)
+    table = pd.read_csv(tmp_path / "report" / "tables" / "outcomes.csv").set_index("model")
+    assert table.loc["toy-good", "refused"] == 3
+    assert table.loc["toy-good", "refusal_rate"] == 3 / hosted.sum()
+    assert (
+        table.loc["toy-good", "refusal_rate_lo"]
+        < 3 / hosted.sum()
+        < table.loc["toy-good", "refusal_rate_hi"]
+    )
+    assert round(table.loc["toy-good", "cost_usd"], 6) == round(0.04 * hosted.sum(), 6)
+    html = (tmp_path / "report" / "index.html").read_text("utf-8")
+    assert "Refusals and cost" in html
+
+
+def test_local_models_get_no_refusal_table(tmp_path: Path) -> None:
+    from tests.report_fixtures import build_run
+
+    run = build_run(tmp_path / "run", n_prompts=8)
+    write_report([run], tmp_path / "report", n_boot=50)
+    assert not (tmp_path / "report" / "tables" / "outcomes.csv").exists()
+    assert "Refusals and cost" not in (tmp_path / "report" / "index.html").read_text("utf-8")

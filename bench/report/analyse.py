@@ -107,6 +107,8 @@ class Analysis:
     protocol_warnings: list[str] = field(default_factory=list)
     #: Each reader's faithfulness on the typo controls (:func:`controls.reader_faithfulness`).
     faithfulness: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Refusals and cost per model (hosted APIs); empty when no row was refused or priced.
+    outcomes: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def ordered(self) -> list[str]:
@@ -210,7 +212,42 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
         ),
         protocol_warnings=protocol_clashes(cards),
         faithfulness=ctl.reader_faithfulness(frame) if analysis.controls else pd.DataFrame(),
+        outcomes=outcomes(frame, analysis.ordered),
     )
+
+
+def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
+    """Images, errors, refusals (rate with a 95% Wilson interval) and cost per model.
+
+    Empty unless some row was refused or has a cost: a study of local models has
+    nothing to say here.
+
+    >>> rows = pd.DataFrame({"model": ["api"] * 4, "is_control": False, "cost_usd": 0.04,
+    ...     "error": ["Refused: policy", None, None, None]})
+    >>> line = outcomes(rows, ["api"]).iloc[0]
+    >>> int(line["refused"]), float(line["refusal_rate"]), round(float(line["cost_usd"]), 2)
+    (1, 0.25, 0.16)
+    >>> round(float(line["refusal_rate_lo"]), 3), round(float(line["refusal_rate_hi"]), 3)
+    (0.046, 0.699)
+    """
+    from bench.summary import summarize
+
+    lines = summarize(frame, metrics=())
+    if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):
+        return pd.DataFrame()
+    lines = lines.set_index("model").reindex([m for m in order if m in set(lines["model"])])
+    low, high = _wilson(lines["refused"].to_numpy(float), lines["images"].to_numpy(float))
+    lines["refusal_rate_lo"], lines["refusal_rate_hi"] = low, high
+    return lines.reset_index()
+
+
+def _wilson(hits: np.ndarray, n: np.ndarray, z: float = 1.959964) -> tuple[np.ndarray, np.ndarray]:
+    """95% Wilson score interval of hits / n (well behaved at 0 and at n)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = hits / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
 
 
 # --------------------------------------------------------------------------- pieces

@@ -157,8 +157,35 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "comparisons": display.html_table(comparisons),
         "peers": peers,
         "attributes": attributes,
+        "outcomes": _outcomes_block(analysis, written),
         **_control_blocks(analysis, written),
     }
+
+
+def _outcomes_block(analysis: Analysis, written: _Written) -> Any:
+    """Refusals (rate with interval) and cost per model, when any row has either."""
+    lines = analysis.outcomes
+    if lines.empty:
+        return None
+
+    def rate(line: pd.Series) -> str:
+        return (
+            f"{line['refusal_rate']:.0%} "
+            f"[{line['refusal_rate_lo']:.0%}, {line['refusal_rate_hi']:.0%}]"
+        )
+
+    shown = pd.DataFrame(
+        {
+            "Model": lines["model"],
+            "Images": lines["images"],
+            "Errors": lines["errors"],
+            "Refused": lines["refused"],
+            "Refusal rate [95% CI]": lines.apply(rate, axis=1),
+            "Cost (USD)": lines["cost_usd"].map(lambda v: "n/a" if v != v else f"{v:.2f}"),
+        }
+    )
+    written.table("outcomes", lines, shown)
+    return display.html_table(shown)
 
 
 def _suite_blocks(analysis: Analysis, written: _Written) -> list[dict[str, Any]]:
