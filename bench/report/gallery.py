@@ -37,7 +37,9 @@ def select_examples(
     Rows are ranked by ``metric`` (higher is better), ties broken by fewer
     Algorithm 1 edits and then by prompt_id, so the choice is deterministic.
     Groups with fewer than ``2k`` rows fill "best" first; no row appears twice.
-    Adds columns ``slice`` and ``kind`` ("best"/"worst").
+    Adds columns ``slice`` and ``kind``: "best"/"worst", "tie" for a pick whose score
+    equals a pick of the other end or when every image of the group scores the same
+    (an image no better than the worst is never "best"), "only" for a group of one.
     """
     succeeded = ~failed_mask(frame)
     ok = frame[succeeded].copy()
@@ -62,9 +64,24 @@ def select_examples(
         n_worst = min(k, len(group) - n_best)
         best = group.head(n_best).assign(kind="best")
         worst = group.tail(n_worst).iloc[::-1].assign(kind="worst")
-        picks += [best, worst]
+        picks += _label_ties(best, worst, group["_score"])
     out = pd.concat(picks, ignore_index=True) if picks else ok.iloc[0:0]
     return out.drop(columns=["_score", "_edits", "_slice_order"])
+
+
+def _label_ties(best: pd.DataFrame, worst: pd.DataFrame, scores: pd.Series) -> list[pd.DataFrame]:
+    """Relabel as "tie" the picks no better or no worse than the other end's."""
+    if len(scores) == 1:
+        return [best.assign(kind="only"), worst]
+    if scores.nunique(dropna=False) == 1:
+        return [best.assign(kind="tie"), worst.assign(kind="tie")]
+    lowest, highest = scores.min(), scores.max()
+    best = best.assign(kind=np.where(best["_score"] <= lowest, "tie", "best"))
+    worst = worst.assign(kind=np.where(worst["_score"] >= highest, "tie", "worst"))
+    shared = set(best["_score"]) & set(worst["_score"])
+    best.loc[best["_score"].isin(shared), "kind"] = "tie"
+    worst.loc[worst["_score"].isin(shared), "kind"] = "tie"
+    return [best, worst]
 
 
 def parse_boxes(raw: Any) -> list[list[tuple[float, float]]]:

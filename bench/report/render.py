@@ -152,7 +152,9 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
     marks = display.best_marks(analysis.summary, metrics, analysis.models)
     return {
         "suites": _suite_blocks(analysis, written),
-        "summary": display.html_table(summary, classes=marks, id="summary-table"),
+        "summary": display.html_table(
+            summary, classes=marks, id="summary-table", marked=display.not_a_control
+        ),
         "ranking": display.html_table(ranking),
         "comparisons": display.html_table(comparisons),
         "peers": peers,
