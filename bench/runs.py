@@ -423,9 +423,13 @@ def rescore_run(
 ) -> pd.DataFrame:
     """Re-read (unless ``scores_only``) and re-score the run's images; nothing is regenerated.
 
-    The new rows are written as a newer part file (so a later merge keeps them)
+    A re-read adds the new readings to the run's reading store (``RUN/readings/``)
+    and keeps the previous ones there (stored first if the store lacks them), saying
+    so on the console; ``results.parquet`` then holds the new reader's. The new rows
+    are written as a newer part file (so a later merge keeps them)
     and merged into ``results.parquet``; run.json records what was re-run.
     """
+    from bench.engine.reading_store import keep_results_readings
     from bench.runner import score_rows
 
     if scores_only and (ocr or engine):
@@ -448,7 +452,9 @@ def rescore_run(
             raise FolderLock(folder.root, busy[0]).busy("writing")
         rows = merge_run(folder.root, folder=folder).copy()
         if engine is not None and not scores_only:
+            kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
             _reread(folder, rows, engine, batch_size or config.batch_size, progress, console)
+            _say(console, _rescore_note(folder.root, engine, kept))
         rescored = conform_results(score_rows(rows, config))
         stamp = now().replace(":", "").replace("+0000", "Z")
         write_rows(folder, rescored, f"rescore-{stamp}", "all")
@@ -466,6 +472,30 @@ def rescore_run(
             )
             folder.write_manifest(meta)
     return merged
+
+
+def _rescore_note(root: Path, engine: Reader, kept: Sequence[str]) -> str:
+    """What a re-read did to the readings: new ones added to the store, old ones kept."""
+    from bench.engine.reading_store import READINGS_DIR
+
+    new = f"{engine.name} {engine.version}"
+    old = [reader for reader in kept if reader != new]
+    previous = (
+        f"the previous readings ({', '.join(old)}) are kept there; "
+        f"report them with `glyphbench report {root} --reader {old[0].split(' ')[0]}`"
+        if old
+        else "no other reader's readings were replaced"
+    )
+    return (
+        f"rescore: readings of {new} stored in {root / READINGS_DIR} and used in "
+        f"results.parquet; {previous}"
+    )
+
+
+def _say(console: Console | None, message: str) -> None:
+    from rich.console import Console
+
+    (console or Console(stderr=True)).print(message, highlight=False, markup=False, soft_wrap=True)
 
 
 def _reread(

@@ -7,6 +7,7 @@ writes the tables, figures, gallery, ``index.html`` and ``report.json``.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +57,9 @@ def write_report(
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
     frame = load_runs(dirs)
     slicing = Slicing.resolve(frame, by)
+    if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
+        left_out = "; ".join(f"{c} ({why})" for c, why in slicing.skipped.items())
+        print(f"default slices left out: {left_out}", file=sys.stderr, flush=True)
     settings = Settings(
         n_boot=n_boot,
         seed=seed,

@@ -98,6 +98,7 @@ def _settings(analysis: Analysis) -> dict[str, Any]:
         "seed": settings.seed,
         "confidence": settings.confidence,
         "by": list(analysis.slicing.columns),
+        "by_skipped": dict(analysis.slicing.skipped),
         "gallery_slice": analysis.slicing.first,
         "primary_metric": settings.primary_metric,
     }
