@@ -598,6 +598,7 @@ def plan_run(
         "seeds": config.seeds,
         "images_per_prompt": config.images_per_prompt,
         "batch_size": config.batch_size,
+        "device": config.device,
         "ocr": config.ocr,
         "protocol": _protocol_card(config, prompt_set),
         "models": models,
