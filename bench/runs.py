@@ -510,7 +510,6 @@ def _reread(
     import time
 
     from rich.console import Console
-    from rich.progress import Progress
 
     from bench.engine import read_batch
     from bench.engine.reading_store import ReadingStore
@@ -522,7 +521,9 @@ def _reread(
     indices = list(rows.index[has_image])
     identity = (reader.name, reader.version)
     cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
-    with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
+    from bench.progress import LineProgress
+
+    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task("rescore OCR", total=len(indices))
         for start in range(0, len(indices), step):
             chunk = indices[start : start + step]

@@ -67,13 +67,14 @@ def write_report(
         gallery_k=gallery_k,
         metrics=summary_metrics(list(frame.columns)),
     )
-    from tqdm import tqdm
+    from bench.progress import LineProgress
 
-    with tqdm(total=len(STAGES), desc="report", disable=not progress, unit="step") as bar:
+    with LineProgress(disable=not progress) as bar:
+        task = bar.add_task("report", total=len(STAGES))
 
         def advance(stage: str) -> None:
-            bar.set_postfix_str(stage)
-            bar.update(1)
+            bar.update(task, description=f"report: {stage}")
+            bar.advance(task)
 
         watch = Stopwatch(advance)
         analysis = analyse(frame, slicing, settings, watch)
