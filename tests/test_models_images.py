@@ -115,8 +115,8 @@ def test_manifest_csv_with_seeds_relative_paths_and_repeats(tmp_path: Path) -> N
     ]
     manifest.write_text("prompt_id,path,seed\n" + "\n".join(rows) + "\n")
     scored, said = _run(
-        tmp_path, f"images:{manifest}", "scored", n=2, seeds=[5], images_per_prompt=2
-    )
+        tmp_path, f"images:{manifest}", "scored", n=2, seeds=[5], images_per_prompt=2, device="cpu"
+    )  # a --device is accepted (and ignored), as by every model
     table = scored.results.set_index(["prompt_id", "sample_index"])
     assert not failed_mask(table.drop(index=[("p01", 1)])).any()
     assert table.at[("p01", 1), "error"].startswith("Missing: no image for p01 seed 5 index 1")

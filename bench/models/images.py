@@ -31,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from bench.errors import InputError
 from bench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
-from bench.registry import NoOptions, Spec, register
+from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -201,10 +203,16 @@ def _check_readable(matching: Matching) -> None:
             matching.unreadable[key] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
 
 
+class ImagesOptions(Options):
+    """Options of ``images:``: none of its own; ``device`` is accepted as every model's is."""
+
+    device: str | None = Field(default=None, description="ignored: the images are files")
+
+
 class ImagesModel(ModelAdapter):
     """Images read from a folder or a manifest instead of generated (see the module doc)."""
 
-    def __init__(self, spec: Spec, options: NoOptions) -> None:
+    def __init__(self, spec: Spec, options: ImagesOptions) -> None:
         self.spec = spec.text
         self.source = Path(spec.target).expanduser()
         if not self.source.exists():
@@ -259,6 +267,7 @@ class ImagesModel(ModelAdapter):
 register(
     "models",
     "images",
+    options=ImagesOptions,
     target="required",
     usage="images:DIR|MANIFEST.csv",
     summary="Images made elsewhere, read from a folder (<prompt_id>[_s<seed>][_i<index>].png) "
