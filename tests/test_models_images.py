@@ -83,6 +83,7 @@ def test_missing_unreadable_and_extra_images_are_reported_once(tmp_path: Path) -
     manifest = json.loads((scored.out / "run.json").read_text())
     facts = json.dumps(manifest)
     assert '"extra": ["stray.png"]' in facts and "p00 seed 0 index 0" in facts
+    assert '"counts": {"missing": 1, "unreadable": 1, "extra": 1}' in facts
 
 
 def test_short_names_other_suffixes_and_specific_names_first(tmp_path: Path) -> None:

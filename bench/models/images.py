@@ -44,6 +44,8 @@ if TYPE_CHECKING:
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 #: How many names of each kind the one-line summary shows before "and N more".
 SHOWN = 5
+#: How many names of each kind run.json records (the counts are always complete).
+RECORDED = 100
 
 #: (prompt_id, run seed, sample index): one expected image.
 ImageKey = tuple[str, int, int]
@@ -95,11 +97,18 @@ class Matching:
         return " ".join(parts) + ("; " + "; ".join(notes) if notes else "; nothing missing")
 
     def describe(self) -> dict[str, Any]:
+        """Counts, and the first :data:`RECORDED` names of each problem (for run.json)."""
+        unreadable = [(self.files[k].name, why) for k, why in self.unreadable.items()]
         return {
             "found": len(self.files),
-            "missing": [_key_text(key) for key in self.missing],
-            "unreadable": {self.files[k].name: why for k, why in self.unreadable.items()},
-            "extra": list(self.extra),
+            "counts": {
+                "missing": len(self.missing),
+                "unreadable": len(unreadable),
+                "extra": len(self.extra),
+            },
+            "missing": [_key_text(key) for key in self.missing[:RECORDED]],
+            "unreadable": dict(unreadable[:RECORDED]),
+            "extra": list(self.extra[:RECORDED]),
         }
 
 
