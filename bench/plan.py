@@ -52,6 +52,10 @@ def estimate(plan: Mapping[str, Any]) -> Estimate:
     >>> result = estimate(plan)
     >>> round(result.make_s, 2), round(result.read_s, 2), result.not_counted
     (2.0, 112.0, ['making the images of sdxl (no per-image figure for diffusers)'])
+    >>> estimate({**plan, "device": "cuda"}).not_counted[1]
+    'reading with tesseract (no per-image figure on cuda)'
+    >>> estimate({**plan, "ocr": "pixelocr"}).not_counted[1]
+    'reading with pixelocr (no per-image figure for pixelocr)'
     """
     result = Estimate()
     device = str(plan.get("device", "auto"))
@@ -73,16 +77,19 @@ def estimate(plan: Mapping[str, Any]) -> Estimate:
     if seconds is not None and on_cpu:
         result.read_s = to_read * seconds
     elif to_read:
-        result.not_counted.append(f"reading with {reader} (no per-image figure on {device})")
+        why = f"for {reader}" if seconds is None else f"on {device}"
+        result.not_counted.append(f"reading with {reader} (no per-image figure {why})")
     return result
 
 
 def duration(seconds: float) -> str:
     """A rounded, readable duration.
 
-    >>> duration(42), duration(150), duration(7300)
-    ('42 s', '2.5 min', '2.0 h')
+    >>> duration(0.2), duration(42), duration(150), duration(7300)
+    ('under 1 s', '42 s', '2.5 min', '2.0 h')
     """
+    if seconds < 0.5:
+        return "under 1 s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:
