@@ -359,7 +359,7 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
     assert "images:   12 = 3 prompts x 2 seeds x 1 per prompt x 2 models; 12 to make" in lines[3]
     # 12 images: 12 x 0.02 s to make + 12 x 0.56 s to read (bench/plan.py's figures)
     assert lines[-1].startswith(
-        "estimate: about 7 s on cpu (device auto): making 0 s + reading 7 s"
+        "estimate: about 7 s on cpu (device auto): making under 1 s + reading 7 s"
     )
     assert not out.exists()
     alone = cli.invoke(app, [*args, "--out", str(out), "--json"])
