@@ -78,3 +78,17 @@ def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> 
     # An explicit --by is what the user asked for: nothing is reported as left out.
     index = write_report([run], tmp_path / "explicit", by=["prompt_type"], n_boot=20)
     assert json.loads((index.parent / "report.json").read_text())["by_skipped"] == {}
+
+
+def test_unknown_stratify_column_lists_every_valid_column() -> None:
+    import pytest
+
+    from bench.errors import InputError
+    from prompts.selection import sample_frame
+
+    frame = pd.DataFrame({f"attribute_{i:02d}": ["x", "y"] for i in range(50)})
+    with pytest.raises(InputError) as info:
+        sample_frame(frame, 1, ["nope"], seed=0, floor=0)
+    assert "unknown column(s) ['nope']" in info.value.problem
+    assert "valid columns: attribute_00, " in info.value.problem
+    assert info.value.problem.endswith("attribute_49")
