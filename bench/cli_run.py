@@ -113,7 +113,12 @@ def run_command(
         None, "--max-usd", help="Spending cap for hosted-API models (overrides api.max_usd)."
     ),
     dry_run: bool = typer.Option(
-        False, "--dry-run", help="Print the resolved plan; load no weights."
+        False,
+        "--dry-run",
+        help="Print a short plan (models, prompts, images, estimated time); load no weights.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="With --dry-run: print the full resolved plan as JSON."
     ),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
@@ -166,10 +171,15 @@ def run_command(
         run_config = run_config.with_overrides(api=api)
 
     console = Console(stderr=True)
+    if as_json and not dry_run:
+        raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
+        from bench.plan import plan_lines
         from bench.runs import plan_run
 
-        typer.echo(json.dumps(plan_run(run_config, shard=shard), indent=2, default=str))
+        plan = plan_run(run_config, shard=shard)
+        text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
+        typer.echo(text)
         return
     from bench.runs import run_benchmark
     from bench.summary import print_summary, summary_console

@@ -151,6 +151,8 @@ class ModelEntry(_Strict):
             local = Path(parsed.target.split("@")[0])
             if local.is_absolute() or parsed.target.startswith(".") or local.exists():
                 return f"diffusers:{local.name}"
+        if parsed.kind == "images" and parsed.target and not parsed.options:
+            return f"images:{Path(parsed.target).name}"  # a folder or manifest: its name
         return self.to_spec().text
 
     @property

@@ -186,6 +186,9 @@ class Runner:
         load = getattr(adapter, "load", None)
         if callable(load):
             load()
+        summary = adapter.input_summary()
+        if summary:
+            self.console.print(summary, highlight=False, markup=False, soft_wrap=True)
         return ModelProducer(entry, adapter, self.frame, self.outcome)
 
     def run_context(self, entry: ModelEntry) -> RunContext:
@@ -200,6 +203,10 @@ class Runner:
             price_usd=api.price_for(entry),
             budget=self.budget,
             cache_dir=cache_dir,
+            expected=tuple(
+                (job.prompt_id, job.seed, job.sample_index)
+                for job in build_jobs(self.config, self.frame)[entry.label]
+            ),
         )
 
     def _open_budget(self) -> None:

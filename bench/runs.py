@@ -438,9 +438,13 @@ def rescore_run(
 ) -> pd.DataFrame:
     """Re-read (unless ``scores_only``) and re-score the run's images; nothing is regenerated.
 
-    The new rows are written as a newer part file (so a later merge keeps them)
+    A re-read adds the new readings to the run's reading store (``RUN/readings/``)
+    and keeps the previous ones there (stored first if the store lacks them), saying
+    so on the console; ``results.parquet`` then holds the new reader's. The new rows
+    are written as a newer part file (so a later merge keeps them)
     and merged into ``results.parquet``; run.json records what was re-run.
     """
+    from bench.engine.reading_store import keep_results_readings
     from bench.runner import score_rows
 
     if scores_only and (ocr or engine):
@@ -463,7 +467,9 @@ def rescore_run(
             raise FolderLock(folder.root, busy[0]).busy("writing")
         rows = merge_run(folder.root, folder=folder).copy()
         if engine is not None and not scores_only:
+            kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
             _reread(folder, rows, engine, batch_size or config.batch_size, progress, console)
+            _say(console, _rescore_note(folder.root, engine, kept))
         rescored = conform_results(score_rows(rows, config))
         stamp = now().replace(":", "").replace("+0000", "Z")
         write_rows(folder, rescored, f"rescore-{stamp}", "all")
@@ -483,6 +489,30 @@ def rescore_run(
     return merged
 
 
+def _rescore_note(root: Path, engine: Reader, kept: Sequence[str]) -> str:
+    """What a re-read did to the readings: new ones added to the store, old ones kept."""
+    from bench.engine.reading_store import READINGS_DIR
+
+    new = f"{engine.name} {engine.version}"
+    old = [reader for reader in kept if reader != new]
+    previous = (
+        f"the previous readings ({', '.join(old)}) are kept there; "
+        f"report them with `glyphbench report {root} --reader {old[0].split(' ')[0]}`"
+        if old
+        else "no other reader's readings were replaced"
+    )
+    return (
+        f"rescore: readings of {new} stored in {root / READINGS_DIR} and used in "
+        f"results.parquet; {previous}"
+    )
+
+
+def _say(console: Console | None, message: str) -> None:
+    from rich.console import Console
+
+    (console or Console(stderr=True)).print(message, highlight=False, markup=False, soft_wrap=True)
+
+
 def _reread(
     folder: RunFolder,
     rows: pd.DataFrame,
@@ -495,7 +525,6 @@ def _reread(
     import time
 
     from rich.console import Console
-    from rich.progress import Progress
 
     from bench.engine import read_batch
     from bench.engine.reading_store import ReadingStore
@@ -507,7 +536,9 @@ def _reread(
     indices = list(rows.index[has_image])
     identity = (reader.name, reader.version)
     cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
-    with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
+    from bench.progress import LineProgress
+
+    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task("rescore OCR", total=len(indices))
         for start in range(0, len(indices), step):
             chunk = indices[start : start + step]
@@ -583,6 +614,7 @@ def plan_run(
         "seeds": config.seeds,
         "images_per_prompt": config.images_per_prompt,
         "batch_size": config.batch_size,
+        "device": config.device,
         "ocr": config.ocr,
         "protocol": _protocol_card(config, prompt_set),
         "models": models,

@@ -63,7 +63,7 @@ def metric_header(metric: str) -> str:
     """A console column header from the metric table: its label and direction arrow.
 
     >>> metric_header("algorithm1"), metric_header("ned")
-    ('Algorithm 1 distance ↓', 'NED similarity ↑')
+    ('Algorithm 1 distance ↓', 'NED similarity (1 = exact) ↑')
     """
     from bench.scoring.table import METRICS
 

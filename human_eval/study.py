@@ -279,11 +279,12 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
 def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progress: bool) -> None:
     """Re-encode each image as a metadata-free PNG named by its opaque id."""
     from PIL import Image
-    from tqdm import tqdm
+
+    from bench.progress import track
 
     (out / IMAGES).mkdir(parents=True, exist_ok=True)
     pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=True))
-    for folder, source, target in tqdm(pairs, desc="copying images", disable=not progress):
+    for folder, source, target in track(pairs, "copying images", disable=not progress):
         destination = out / target
         if destination.exists():
             continue

@@ -188,9 +188,9 @@ def freq_command(
 ) -> None:
     """Count in how many captions of each corpus each text occurs (whole words, any case)."""
     import pandas as pd
-    from tqdm import tqdm
 
     from bench.io import write_table
+    from bench.progress import LineProgress, Ticker
     from prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
     from prompts.pool import PromptPool
     from prompts.schema import PromptSet
@@ -207,12 +207,10 @@ def freq_command(
     unique = [str(t) for t in texts.dropna().unique()]
     counts: dict[str, dict[str, int]] = {}
     for name, path in corpora:
-        with tqdm(
-            desc=f"{name}: captions", unit=" captions", unit_scale=True, mininterval=1.0
-        ) as bar:
-            values = count_in_corpus(
-                unique, iter_captions(path, column), progress=lambda: bar.update(1)
-            )
+        with LineProgress() as bar:
+            tick = Ticker(bar, bar.add_task(f"{name}: captions", total=None))
+            values = count_in_corpus(unique, iter_captions(path, column), progress=tick)
+            tick.close()
         counts[name] = dict(zip(unique, values, strict=True))
 
     if texts_only:

@@ -404,7 +404,12 @@ def _draw(size: int, k: int, seed: int, key: tuple[Hashable, ...]) -> list[int]:
 def _check_columns(columns: Sequence[str], available: Sequence[str]) -> None:
     missing = [c for c in columns if c not in available]
     if missing:
-        raise InputError(None, f"--stratify: unknown column(s) {missing}", key=missing[0])
+        valid = ", ".join(sorted(str(c) for c in available))
+        raise InputError(
+            None,
+            f"--stratify: unknown column(s) {missing}; valid columns: {valid}",
+            key=missing[0],
+        )
 
 
 def sample_frame(

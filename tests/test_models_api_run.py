@@ -276,7 +276,7 @@ def test_dry_run_resolves_api_models_without_a_key_or_a_request(
     models = [{"spec": spec, "options": {"base_url": f"{fake.url}/bfl"}}]
     config = write_config(tmp_path / "run.yaml", models, csv, tmp_path / "run", prices={spec: 0.05})
     env = {k: v for k, v in environment().items() if k != "BFL_API_KEY"}
-    command = [sys.executable, str(HELPER), "run", "--config", str(config), "--dry-run"]
+    command = [sys.executable, str(HELPER), "run", "--config", str(config), "--dry-run", "--json"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=True)
     plan = json.loads(done.stdout)
     described = plan["models"][0]["describe"]

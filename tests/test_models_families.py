@@ -459,7 +459,8 @@ from typer.testing import CliRunner
 from bench.cli import app
 result = CliRunner().invoke(
     app,
-    ["run", "--config", "configs/leaders-2026.yaml", "--dry-run", "--out", {str(tmp_path / "o")!r}],
+    ["run", "--config", "configs/leaders-2026.yaml", "--dry-run", "--json",
+     "--out", {str(tmp_path / "o")!r}],
 )
 heavy = [m for m in ("torch", "diffusers", "transformers") if m in sys.modules]
 print(json.dumps({{"code": result.exit_code, "out": result.stdout, "heavy": heavy}}))

@@ -106,3 +106,27 @@ def test_store_survives_a_new_process_and_keys_by_reader_identity(tmp_path: Path
     assert again.get(key) == Reading("HELLO", ["HELLO"], [[(0, 0), (1, 0), (1, 1), (0, 1)]], [0.5])
     assert again.get(("abc", "count-y|count-y 1|")) is None
     assert list(readings_table(tmp_path)["reader_version"]) == ["count-x 1"]
+
+
+def test_rescore_keeps_the_previous_readings_and_says_so(
+    tmp_path: Path, counting_readers: None
+) -> None:
+    """Issue 15: rescore used to replace the run's readings without a word."""
+    import io
+    import shutil
+
+    from rich.console import Console
+
+    out, results = _run(tmp_path)
+    shutil.rmtree(out / "readings")  # a run made before the store: readings only in results
+    said = io.StringIO()
+    rescore_run(out, ocr="count-b", progress=False, console=Console(file=said, width=300))
+    readers = stored_readers(out).set_index("reader_name")["images"].to_dict()
+    distinct = results["image_sha256"].nunique()
+    assert readers == {"count-a": distinct, "count-b": distinct}
+    kept = results_with_reader(out, "count-a")
+    assert (kept["ocr_text"] == "COUNT-A").all()  # the old readings, still reportable
+    message = said.getvalue()
+    assert "readings of count-b count-b 1 stored in" in message
+    assert "the previous readings (count-a count-a 1) are kept there" in message
+    assert f"glyphbench report {out} --reader count-a" in message

@@ -40,15 +40,34 @@ def test_select_examples_picks_best_and_worst_without_failed_rows() -> None:
         "p2",
         "p4",
     ]  # p5 failed: never shown
-    # A slice with one row shows it once, as "best".
+    # A slice with one row shows it once, as the only one (neither best nor worst).
     one = picked[(picked["model"] == "m") & (picked["slice"] == "complex")]
-    assert one[["prompt_id", "kind"]].values.tolist() == [["p6", "best"]]
+    assert one[["prompt_id", "kind"]].values.tolist() == [["p6", "only"]]
     assert not picked.duplicated(["model", "prompt_id"]).any()
     # Slices follow the attribute's natural order (simple before complex).
     assert picked[picked["model"] == "m"]["slice"].drop_duplicates().tolist() == [
         "simple",
         "complex",
     ]
+
+
+def test_ties_are_labelled_ties_never_best_or_worst() -> None:
+    """Issue 15: NED-0 images were labelled best, a perfect one worst."""
+    rows = pd.DataFrame(
+        {
+            "model": ["blank"] * 3 + ["render"] * 3 + ["mixed"] * 4,
+            "prompt_id": [f"p{i}" for i in range(3)] * 2 + [f"p{i}" for i in range(4)],
+            "ned": [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0],
+            "algorithm1": [4, 4, 4, 0, 0, 0, 0, 5, 5, 5],
+            "error": [""] * 10,
+        }
+    )
+    picked = select_examples(rows, None, k=2)
+    kinds = picked.groupby("model")["kind"].apply(list).to_dict()
+    assert kinds["blank"] == ["tie"] * 3 and kinds["render"] == ["tie"] * 3
+    # one perfect image and three at 0: the perfect one is best; the 0s tie each other
+    mixed = picked[picked["model"] == "mixed"].set_index("prompt_id")["kind"].to_dict()
+    assert mixed == {"p0": "best", "p1": "tie", "p3": "tie", "p2": "tie"}
 
 
 def test_thumbnail_draws_scaled_boxes_on_a_copy(tmp_path: Path) -> None:
@@ -79,7 +98,7 @@ def test_gallery_without_images_shows_text_only(tmp_path: Path) -> None:
     )
     items = write_thumbnails(select_examples(rows, "prompt_type", k=1), tmp_path / "report")
     assert items and all(item["image"] is None for item in items)
-    assert {item["kind"] for item in items} == {"best", "worst"}
+    assert {item["kind"] for item in items} == {"best", "worst", "only"}
 
 
 def test_markdown_and_latex_tables_escape_and_mark_verdicts() -> None:

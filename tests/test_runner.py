@@ -347,10 +347,23 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
         "--seeds",
         "0,1",
     ]
-    planned = cli.invoke(app, [*args, "--out", str(out), "--dry-run"])
+    planned = cli.invoke(app, [*args, "--out", str(out), "--dry-run", "--json"])
     assert planned.exit_code == 0, planned.output
     plan = json.loads(planned.stdout)
     assert [m["jobs"] for m in plan["models"]] == [6, 6] and not out.exists()
+    # Without --json: a short plan with an estimate (issue 15), not hundreds of JSON lines.
+    short = cli.invoke(app, [*args, "--out", str(out), "--dry-run", "--ocr", "tesseract"])
+    assert short.exit_code == 0, short.output
+    lines = short.stdout.strip().splitlines()
+    assert len(lines) <= 10 and not short.stdout.lstrip().startswith("{")
+    assert "images:   12 = 3 prompts x 2 seeds x 1 per prompt x 2 models; 12 to make" in lines[3]
+    # 12 images: 12 x 0.02 s to make + 12 x 0.56 s to read (bench/plan.py's figures)
+    assert lines[-1].startswith(
+        "estimate: about 7 s on cpu (device auto): making under 1 s + reading 7 s"
+    )
+    assert not out.exists()
+    alone = cli.invoke(app, [*args, "--out", str(out), "--json"])
+    assert isinstance(alone.exception, InputError) and "--dry-run" in str(alone.exception)
 
     missing = cli.invoke(app, ["run", "--prompts", f"csv:{csv}"])
     assert isinstance(missing.exception, InputError) and "--models" in str(missing.exception)

@@ -43,7 +43,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_without_ocr_the_run_reads_with_the_benchmark_reader(tmp_path: Path) -> None:
     result = glyphbench(
         "run", "--suite", "longtext", "--data", str(DATA), "--models", "control:blank",
-        "--limit", "1", "--out", str(tmp_path / "run"), "--dry-run",
+        "--limit", "1", "--out", str(tmp_path / "run"), "--dry-run", "--json",
     )  # fmt: skip
     reader = "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext"
     if result.returncode == 2:  # the VLM reader is not registered or cannot run here

@@ -93,8 +93,9 @@ def evaluate_command(
     _check_specs(vae, ocr)
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+    from bench.progress import LineProgress
     from vae_eval.report import write_report
     from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate
 
@@ -108,7 +109,7 @@ def evaluate_command(
         retry_errors=retry_errors,
     )
     console = Console(stderr=True)
-    bar = Progress(
+    bar = LineProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),

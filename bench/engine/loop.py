@@ -257,17 +257,21 @@ class Loop:
 def progress_bars(
     groups: Sequence[Group], console: Console, *, enabled: bool = True
 ) -> Iterator[ProgressFn]:
-    """Rich progress bars, one per group with jobs; yields the ``progress`` callback."""
+    """Progress bars, one per group with jobs (lines when not on a terminal: bench.progress).
+
+    Yields the ``progress`` callback.
+    """
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        Progress,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
-    bars = Progress(
+    from bench.progress import LineProgress
+
+    bars = LineProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),

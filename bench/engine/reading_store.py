@@ -122,6 +122,33 @@ def _reading(record: dict[str, Any]) -> Reading:
     )
 
 
+def keep_results_readings(root: str | Path, rows: pd.DataFrame) -> list[str]:
+    """Store the readings ``rows`` hold that the store lacks; the readers' ``name version``.
+
+    A rescore replaces the readings of ``results.parquet``; calling this first keeps
+    the old ones (a run made before the store existed, or whose store was deleted) in
+    ``readings/``, under the identity ``name|version|`` of the reader that made them.
+    """
+    from bench.schema import failed_mask
+
+    read = rows[rows["ocr_text"].notna() & rows["image_sha256"].notna() & ~failed_mask(rows)]
+    table = readings_table(root)
+    store = ReadingStore(root, "kept")
+    readers = []
+    for (name, version), group in read.groupby(["ocr_engine", "ocr_version"], sort=True):
+        readers.append(f"{name} {version}")
+        mine = (table["reader_name"] == name) & (table["reader_version"] == version)
+        stored = set(table.loc[mine, "image_sha256"].astype(str))
+        identity = f"{name}|{version}|"
+        store._names[identity] = (str(name), str(version))
+        for record in group.drop_duplicates("image_sha256").to_dict("records"):
+            if str(record["image_sha256"]) in stored:
+                continue
+            store.put((str(record["image_sha256"]), identity), _reading(record))
+    store.flush()
+    return readers
+
+
 def readings_table(root: str | Path) -> pd.DataFrame:
     """Every stored reading of the run at ``root`` (one row per image and reader identity)."""
     import pandas as pd

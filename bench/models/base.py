@@ -62,6 +62,8 @@ class RunContext:
     ``price_usd`` is the configured price of one image of this model (None: unknown),
     ``budget`` the run's spending cap shared by every paid model (None: no cap), and
     ``cache_dir`` where paid responses are kept so a re-run never pays twice.
+    ``expected`` lists every image of the run, all shards, as (prompt_id, run seed,
+    sample index), in job order (the ``images`` kind matches its files to them).
     """
 
     root: Path
@@ -69,6 +71,7 @@ class RunContext:
     price_usd: float | None = None
     budget: SpendBudget | None = None
     cache_dir: Path | None = None
+    expected: tuple[tuple[str, int, int], ...] = ()
 
 
 class ModelAdapter(ABC):
@@ -92,6 +95,10 @@ class ModelAdapter(ABC):
 
     def bind_run(self, context: RunContext) -> None:  # noqa: B027 - optional hook
         """Learn the run's folder, price, spending cap and cache (hosted APIs use them)."""
+
+    def input_summary(self) -> str:
+        """One line the run prints after loading (the ``images`` kind: what it found); or ""."""
+        return ""
 
     def describe(self) -> dict[str, Any]:
         """Facts recorded in run.json: resolved settings, revision, dtype, ..."""

@@ -835,6 +835,38 @@ class DiffusersModel(ModelAdapter):
             torch.cuda.empty_cache()
 
 
+#: The logger and the start of the transformers warning about a prompt longer than the
+#: tokenizer's limit; pipelines tokenize the whole prompt to tell what they cut off.
+TOKEN_LENGTH_LOGGER = "transformers.tokenization_utils_base"
+TOKEN_LENGTH_WARNING = "Token indices sequence length is longer than"
+
+
+class _DropTokenLengthWarning(logging.Filter):
+    """Drops only the "Token indices sequence length is longer than ..." record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith(TOKEN_LENGTH_WARNING)
+
+
+@contextmanager
+def quiet_token_length_warning() -> Iterator[None]:
+    """Silence that one warning while a pipeline runs: truncating prompts is intended.
+
+    Pipelines with a CLIP text encoder cut prompts at its limit on purpose (and
+    :meth:`DiffusersModel._count_truncated` counts them into run.json), but they
+    tokenize the whole prompt first to tell what was cut, and transformers then warns
+    that the sequence "will result in indexing errors", which it will not. Every other
+    record of that logger still shows.
+    """
+    logger = logging.getLogger(TOKEN_LENGTH_LOGGER)
+    drop = _DropTokenLengthWarning()
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
+
+
 @contextmanager
 def _quiet_diffusers() -> Iterator[None]:
     """Silence diffusers' per-call warnings (we count truncation ourselves)."""
@@ -843,7 +875,8 @@ def _quiet_diffusers() -> Iterator[None]:
     before = diffusers_logging.get_verbosity()
     diffusers_logging.set_verbosity_error()
     try:
-        yield
+        with quiet_token_length_warning():
+            yield
     finally:
         diffusers_logging.set_verbosity(before)
 

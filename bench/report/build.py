@@ -7,6 +7,7 @@ writes the tables, figures, gallery, ``index.html`` and ``report.json``.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +57,9 @@ def write_report(
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
     frame = load_runs(dirs)
     slicing = Slicing.resolve(frame, by)
+    if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
+        left_out = "; ".join(f"{c} ({why})" for c, why in slicing.skipped.items())
+        print(f"default slices left out: {left_out}", file=sys.stderr, flush=True)
     settings = Settings(
         n_boot=n_boot,
         seed=seed,
@@ -63,13 +67,14 @@ def write_report(
         gallery_k=gallery_k,
         metrics=summary_metrics(list(frame.columns)),
     )
-    from tqdm import tqdm
+    from bench.progress import LineProgress
 
-    with tqdm(total=len(STAGES), desc="report", disable=not progress, unit="step") as bar:
+    with LineProgress(disable=not progress) as bar:
+        task = bar.add_task("report", total=len(STAGES))
 
         def advance(stage: str) -> None:
-            bar.set_postfix_str(stage)
-            bar.update(1)
+            bar.update(task, description=f"report: {stage}")
+            bar.advance(task)
 
         watch = Stopwatch(advance)
         analysis = analyse(frame, slicing, settings, watch)

@@ -116,7 +116,11 @@ def _intervals(table: pd.DataFrame, column: str, metric: str) -> list[str]:
 def best_marks(
     summary: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
 ) -> dict[str, Callable[[Any], str]]:
-    """CSS classes that bold the best non-control model in each metric's column."""
+    """CSS classes that bold the best non-control model in each metric's column.
+
+    Pass :func:`not_a_control` as ``html_table(marked=...)`` so that a control row
+    whose mean reads the same is not bold too.
+    """
     marks: dict[str, Callable[[Any], str]] = {}
     candidates = summary[summary["model"].isin(models)]
     for metric in metrics:
@@ -126,6 +130,11 @@ def best_marks(
             best_text = fmt_number(float(best), metric)
             marks[metric_header(metric)] = _best_class(best_text)
     return marks
+
+
+def not_a_control(record: Mapping[str, Any]) -> bool:
+    """Whether a row of :func:`summary_display` is a model's (its Control cell is empty)."""
+    return str(record.get("Control", "")) != "yes"
 
 
 def _best_class(best_text: str) -> Callable[[Any], str]:
@@ -166,15 +175,21 @@ def html_table(
     classes: Mapping[str, Callable[[Any], str]] | None = None,
     caption: str = "",
     id: str = "",
+    marked: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> Table:
-    """The page's version of a display table; ``classes`` adds CSS classes per column."""
+    """The page's version of a display table; ``classes`` adds CSS classes per column.
+
+    ``marked`` says which rows ``classes`` apply to (all rows when None): the summary
+    never marks a control row as best.
+    """
     classes = classes or {}
     rows = []
     for record in table.to_dict("records"):
         cells = []
+        apply = marked is None or marked(record)
         for column, value in record.items():
             cell = html_cell(str(column), value)
-            if column in classes:
+            if apply and column in classes:
                 css = (cell.cls + " " + classes[str(column)](value)).strip()
                 cell = Cell(cell.text, cell.ci, css)
             cells.append(cell)

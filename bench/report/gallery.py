@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def select_examples(
     Rows are ranked by ``metric`` (higher is better), ties broken by fewer
     Algorithm 1 edits and then by prompt_id, so the choice is deterministic.
     Groups with fewer than ``2k`` rows fill "best" first; no row appears twice.
-    Adds columns ``slice`` and ``kind`` ("best"/"worst").
+    Adds columns ``slice`` and ``kind`` ("best"/"worst", relabelled by :func:`label_ties`).
     """
     succeeded = ~failed_mask(frame)
     ok = frame[succeeded].copy()
@@ -64,7 +65,7 @@ def select_examples(
         worst = group.tail(n_worst).iloc[::-1].assign(kind="worst")
         picks += [best, worst]
     out = pd.concat(picks, ignore_index=True) if picks else ok.iloc[0:0]
-    return out.drop(columns=["_score", "_edits", "_slice_order"])
+    return label_ties(out.drop(columns=["_score", "_edits", "_slice_order"]), metric)
 
 
 def parse_boxes(raw: Any) -> list[list[tuple[float, float]]]:
@@ -149,3 +150,44 @@ def write_thumbnails(
             }
         )
     return items
+
+
+def label_ties(picks: pd.DataFrame, metric: str = "ned") -> pd.DataFrame:
+    """Relabel as "tie" the picks no better or no worse than the other end's; "only" alone.
+
+    Works on the picks alone: each (model, slice) group's picks hold its best and its
+    worst image, so their scores span the group's. A score shared by a best and a worst
+    pick, and every pick of a group whose picks all score the same (every blank image
+    at NED 0, every render at 1), are ties; a "best" pick at the group's lowest score
+    (a group smaller than 2k fills "best" first) is the worst; the single image of a
+    group of one is "only", neither best nor worst.
+
+    >>> picks = pd.DataFrame({"model": ["blank"] * 2 + ["m"] * 3 + ["two"] * 2,
+    ...     "slice": "all", "kind": ["best", "worst", "best", "best", "worst", "best", "best"],
+    ...     "ned": [0, 0, 1, 0, 0, 1, 0.5]})
+    >>> label_ties(picks)["kind"].tolist()
+    ['tie', 'tie', 'best', 'tie', 'tie', 'best', 'worst']
+    """
+    if picks.empty:
+        return picks
+    score = pd.to_numeric(picks[metric].astype(object), errors="coerce").astype(float)
+    groups = [picks["model"], picks["slice"]]
+    lowest = score.groupby(groups).transform("min")
+    highest = score.groupby(groups).transform("max")
+    size = score.groupby(groups).transform("size")
+    best = picks["kind"].eq("best")
+    keys = list(zip(picks["model"], picks["slice"], strict=True))
+    scores_of: dict[tuple[Any, Any, bool], set[float]] = defaultdict(set)
+    for key, value, is_best in zip(keys, score, best, strict=True):
+        scores_of[(*key, bool(is_best))].add(value)
+    shared = pd.Series(
+        [
+            value in scores_of[(*key, not is_best)]
+            for key, value, is_best in zip(keys, score, best, strict=True)
+        ],
+        index=picks.index,
+    )
+    # A group smaller than 2k has only "best" picks: its lowest one is the worst image.
+    kind = picks["kind"].where(~(best & (score <= lowest)), "worst")
+    kind = kind.where(~(shared | (lowest == highest)), "tie").where(size > 1, "only")
+    return picks.assign(kind=kind.to_numpy())

@@ -98,6 +98,7 @@ def _settings(analysis: Analysis) -> dict[str, Any]:
         "seed": settings.seed,
         "confidence": settings.confidence,
         "by": list(analysis.slicing.columns),
+        "by_skipped": dict(analysis.slicing.skipped),
         "gallery_slice": analysis.slicing.first,
         "primary_metric": settings.primary_metric,
     }
@@ -152,7 +153,9 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
     marks = display.best_marks(analysis.summary, metrics, analysis.models)
     return {
         "suites": _suite_blocks(analysis, written),
-        "summary": display.html_table(summary, classes=marks, id="summary-table"),
+        "summary": display.html_table(
+            summary, classes=marks, id="summary-table", marked=display.not_a_control
+        ),
         "ranking": display.html_table(ranking),
         "comparisons": display.html_table(comparisons),
         "peers": peers,

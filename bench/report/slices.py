@@ -9,7 +9,7 @@ values ``(none)``; labels are ordered categoricals in display order.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -150,7 +150,49 @@ def slice_labels(frame: pd.DataFrame, column: str) -> pd.Series:
 
 def default_by(frame: pd.DataFrame) -> list[str]:
     """The :data:`DEFAULT_BY` columns that exist and hold at least one value."""
-    return [c for c in DEFAULT_BY if c in frame.columns and frame[c].notna().any()]
+    return [c for c in DEFAULT_BY if c not in skipped_defaults(frame)]
+
+
+def skipped_defaults(frame: pd.DataFrame) -> dict[str, str]:
+    """The :data:`DEFAULT_BY` columns a default report leaves out, each with the reason.
+
+    >>> skipped_defaults(pd.DataFrame({"prompt_type": ["simple"], "laion_freq": [None]}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'group': 'not in the results (the prompt set has no such column)',
+     'cefr': 'not in the results (the prompt set has no such column)',
+     'char_length': 'not in the results (the prompt set has no such column)',
+     'word_count': 'not in the results (the prompt set has no such column)',
+     'laion_freq': 'no values: every row is missing it'}
+    """
+    skipped = {}
+    for column in DEFAULT_BY:
+        if column not in frame.columns:
+            skipped[column] = "not in the results (the prompt set has no such column)"
+        elif not frame[column].notna().any():
+            skipped[column] = "no values: every row is missing it"
+    return skipped
+
+
+def unknown_columns_problem(unknown: Sequence[str], frame: pd.DataFrame) -> str:
+    """The ``--by`` error: the unknown names, a close match, and every valid column.
+
+    >>> frame = pd.DataFrame(columns=["model", "prompt_type", "cefr", "ned"])
+    >>> for part in unknown_columns_problem(["prompt_typ"], frame).split("; "):
+    ...     print(part)
+    --by names unknown column 'prompt_typ' (did you mean 'prompt_type'?)
+    valid columns (3): cefr, ned, prompt_type
+    """
+    import difflib
+
+    valid = sorted(str(c) for c in frame.columns if c != "model")
+    names = ", ".join(repr(c) for c in unknown)
+    hints = [m for c in unknown for m in difflib.get_close_matches(c, valid, n=1)]
+    hint = f" (did you mean {', '.join(repr(h) for h in hints)}?)" if hints else ""
+    plural = "s" if len(unknown) > 1 else ""
+    return (
+        f"--by names unknown column{plural} {names}{hint}; "
+        f"valid columns ({len(valid)}): {', '.join(valid)}"
+    )
 
 
 def bins_note(column: str) -> str:
@@ -177,6 +219,8 @@ class Slicing:
 
     columns: tuple[str, ...]
     labels: Mapping[str, pd.Series]
+    #: default columns left out (only when ``by`` was not given) -> why
+    skipped: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def resolve(cls, frame: pd.DataFrame, by: Sequence[str] | None) -> Slicing:
@@ -186,11 +230,9 @@ class Slicing:
             raise InputError(None, "--by cannot include 'model': every table is already per model")
         unknown = [c for c in columns if c not in frame.columns]
         if unknown:
-            raise InputError(
-                None,
-                f"--by names unknown columns {unknown}; results have {sorted(frame.columns)[:40]}",
-            )
-        return cls(tuple(columns), {c: slice_labels(frame, c) for c in dict.fromkeys(columns)})
+            raise InputError(None, unknown_columns_problem(unknown, frame))
+        labels = {c: slice_labels(frame, c) for c in dict.fromkeys(columns)}
+        return cls(tuple(columns), labels, skipped_defaults(frame) if by is None else {})
 
     @property
     def first(self) -> str | None:

@@ -47,7 +47,7 @@ def fmt_ci(mean: Any, lo: Any, hi: Any, metric: str = "") -> str:
 
 
 def metric_header(metric: str) -> str:
-    """Column header with the metric's direction: ``NED similarity ↑``."""
+    """Column header with the metric's direction: ``NED similarity (1 = exact) ↑``."""
     info = metric_info(metric)
     return f"{info.label} {'↑' if info.higher_is_better else '↓'}"
 

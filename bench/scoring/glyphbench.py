@@ -168,7 +168,7 @@ register_metric(
     Metric(
         "ned",
         ned,
-        label="NED similarity",
+        label="NED similarity (1 = exact)",
         higher_is_better=True,
         doc="1 - d / max(len(expected), len(read)); 1.0 when both are empty.",
         reference="AnyText NED",

@@ -1,0 +1,156 @@
+"""``glyphbench run --dry-run``: a short plan of a run, with an estimate of its time.
+
+:func:`bench.runs.plan_run` resolves everything (``--dry-run --json`` prints it
+whole); :func:`plan_lines` says what matters in a few lines: the models, the
+prompts, how many images are to be made and read, and an *estimate* of the time.
+
+The estimate multiplies the images still to make and read by documented
+per-image figures (docs/running.md, "The dry-run plan"), measured on the 2-core
+CPU machine this project is developed on. Only the parts with a figure are
+counted; the plan names every part without one (a diffusers model, a hosted
+API, a reader on a GPU) rather than guessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.registry import Spec
+
+#: Seconds per image to make one, on CPU, by model kind (drawing/reading + PNG + SHA-256).
+#: control: 5 ms drawing a 512-px image + 11 ms PNG and hash, measured 2026-11-23;
+#: images: 10 ms decoding at the start check + 10 ms decoding + 11 ms PNG and hash.
+MAKE_SECONDS_CPU: dict[str, float] = {"control": 0.02, "images": 0.03}
+
+#: Seconds per image to read one, on CPU, by reader name (docs/performance.md and
+#: docs/readers.md: easyocr 0.48 images/s, rapidocr 4.1 images/s (medians of three runs),
+#: tesseract 1.77 images/s).
+READ_SECONDS_CPU: dict[str, float] = {"easyocr": 2.1, "rapidocr": 0.24, "tesseract": 0.56}
+
+
+@dataclass
+class Estimate:
+    """Seconds estimated for the parts with a figure, and the parts without one."""
+
+    make_s: float = 0.0
+    read_s: float = 0.0
+    not_counted: list[str] = field(default_factory=list)
+
+    @property
+    def total_s(self) -> float:
+        return self.make_s + self.read_s
+
+
+def estimate(plan: Mapping[str, Any]) -> Estimate:
+    """The estimate of a :func:`bench.runs.plan_run` plan (CPU figures; see the module doc).
+
+    >>> plan = {"device": "cpu", "ocr": "tesseract", "models": [
+    ...     {"label": "control:render", "spec": "control:render", "remaining": 100},
+    ...     {"label": "sdxl", "spec": "diffusers:stabilityai/sdxl", "remaining": 100}]}
+    >>> result = estimate(plan)
+    >>> round(result.make_s, 2), round(result.read_s, 2), result.not_counted
+    (2.0, 112.0, ['making the images of sdxl (no per-image figure for diffusers)'])
+    >>> estimate({**plan, "device": "cuda"}).not_counted[1]
+    'reading with tesseract (no per-image figure on cuda)'
+    >>> estimate({**plan, "ocr": "pixelocr"}).not_counted[1]
+    'reading with pixelocr (no per-image figure for pixelocr)'
+    """
+    result = Estimate()
+    device = str(plan.get("device", "auto"))
+    on_cpu = device in ("cpu", "auto")
+    reader = Spec.parse(str(plan.get("ocr", ""))).kind
+    to_read = 0
+    for model in plan.get("models", []):
+        remaining = int(model.get("remaining", 0))
+        to_read += remaining
+        kind = Spec.parse(str(model.get("spec", ""))).kind
+        seconds = MAKE_SECONDS_CPU.get(kind)  # controls and files: the same on any device
+        if seconds is None:
+            result.not_counted.append(
+                f"making the images of {model.get('label')} (no per-image figure for {kind})"
+            )
+            continue
+        result.make_s += remaining * seconds
+    seconds = READ_SECONDS_CPU.get(reader)
+    if seconds is not None and on_cpu:
+        result.read_s = to_read * seconds
+    elif to_read:
+        why = f"for {reader}" if seconds is None else f"on {device}"
+        result.not_counted.append(f"reading with {reader} (no per-image figure {why})")
+    return result
+
+
+def duration(seconds: float) -> str:
+    """A rounded, readable duration.
+
+    >>> duration(0.2), duration(42), duration(150), duration(7300)
+    ('under 1 s', '42 s', '2.5 min', '2.0 h')
+    """
+    if seconds < 0.5:
+        return "under 1 s"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def plan_lines(plan: Mapping[str, Any]) -> list[str]:
+    """The short plan ``--dry-run`` prints (``--dry-run --json``: the whole plan).
+
+    >>> plan = {"run_id": "r1", "out": "runs/r1", "device": "cpu", "ocr": "tesseract",
+    ...     "prompts": {"source": "default", "count": 40}, "seeds": [0],
+    ...     "images_per_prompt": 1, "shard": "shard-0-of-1",
+    ...     "models": [{"label": "control:render", "spec": "control:render", "jobs": 40,
+    ...                 "remaining": 40, "is_control": True}]}
+    >>> print("\\n".join(plan_lines(plan)))
+    dry run: nothing loaded or written (the full plan: --dry-run --json)
+    run:      r1 -> runs/r1
+    prompts:  40 from default
+    images:   40 = 40 prompts x 1 seed x 1 per prompt x 1 model; 40 to make, 0 already done
+      control:render  40 to make (control)
+    reader:   tesseract
+    estimate: about 23 s on cpu: making 1 s + reading 22 s (per-image CPU figures: docs/running.md)
+    """
+    models = list(plan.get("models", []))
+    prompts = plan.get("prompts", {})
+    seeds = list(plan.get("seeds", []))
+    jobs = sum(int(m.get("jobs", 0)) for m in models)
+    remaining = sum(int(m.get("remaining", 0)) for m in models)
+    sharded = not str(plan.get("shard", "shard-0-of-1")).endswith("-of-1")
+    shard = f" ({plan['shard']}: this process's share)" if sharded else ""
+    lines = [
+        "dry run: nothing loaded or written (the full plan: --dry-run --json)",
+        f"run:      {plan.get('run_id')} -> {plan.get('out')}",
+        f"prompts:  {prompts.get('count')} from {prompts.get('source')}",
+        f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
+        f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
+        f"{remaining} to make, {jobs - remaining} already done",
+    ]
+    width = max((len(str(m.get("label"))) for m in models), default=0)
+    for model in models:
+        note = " (control)" if model.get("is_control") else ""
+        lines.append(
+            f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}"
+        )
+    lines.append(f"reader:   {plan.get('ocr')}")
+    lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
+    return lines
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _estimate_line(result: Estimate, device: str) -> str:
+    where = "cpu (device auto)" if device == "auto" else device
+    line = (
+        f"estimate: about {duration(result.total_s)} on {where}: making "
+        f"{duration(result.make_s)} + reading {duration(result.read_s)} "
+        "(per-image CPU figures: docs/running.md)"
+    )
+    if result.not_counted:
+        line += "; not counted: " + "; ".join(result.not_counted)
+    return line

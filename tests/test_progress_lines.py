@@ -1,0 +1,107 @@
+"""Issue 15: progress lines when output is not a terminal, one progress library, declared
+dependencies, and the tokenizer's length warning silenced where truncation is intended."""
+
+from __future__ import annotations
+
+import ast
+import io
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+from rich.console import Console
+from runner_helper import PixelOCR, prompt_set, write_prompts_csv
+
+from bench.config import RunConfig
+from bench.runs import run_benchmark
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("bench", "prompts", "vae_eval", "human_eval")
+
+
+def test_a_run_prints_progress_lines_to_a_console_that_is_not_a_terminal(
+    tmp_path: Path,
+) -> None:
+    console = Console(file=io.StringIO(), width=200)  # a file: not a terminal
+    assert not console.is_terminal
+    config = RunConfig.from_mapping(
+        {"models": ["control:render?size=64"], "batch_size": 2, "out": str(tmp_path / "run")}
+    )
+    run_benchmark(config, prompt_set=prompt_set(10), ocr=PixelOCR(), console=console)
+    lines = [x for x in console.file.getvalue().splitlines() if x.startswith("control:render")]
+    # one line per 10% at least (batches of 2 of 10 images: every 20%), then the last
+    assert [x.split(",")[0] for x in lines] == [
+        f"control:render?size=64: {n}/10 ({10 * n}%)" for n in (2, 4, 6, 8, 10)
+    ]
+    assert all(x.endswith("elapsed") for x in lines)
+
+
+def test_the_cli_piped_to_a_file_shows_progress_lines(tmp_path: Path) -> None:
+    csv = write_prompts_csv(tmp_path / "p.csv", 4)
+    command = [
+        sys.executable, str(REPO / "tests" / "runner_helper.py"), "run",
+        "--models", "control:blank?size=32", "--prompts", f"csv:{csv}", "--ocr", "pixelocr",
+        "--batch-size", "1", "--out", str(tmp_path / "run"),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    progress = [x for x in done.stderr.splitlines() if x.startswith("control:blank?size=32: ")]
+    assert [x.split(",")[0].split(": ")[1] for x in progress] == [
+        "1/4 (25%)", "2/4 (50%)", "3/4 (75%)", "4/4 (100%)",
+    ]  # fmt: skip
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_one_progress_library_and_dependencies_declared_where_used() -> None:
+    files = [p for package in PACKAGES for p in (REPO / package).rglob("*.py")]
+    users = {name: [p for p in files if name in _imported_modules(p)] for name in ("tqdm", "scipy")}
+    assert users["tqdm"] == [], "progress is rich everywhere (bench.progress)"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    main = {dep.split(">")[0].split("=")[0].strip() for dep in project["dependencies"]}
+    assert "rich" in main and "tqdm" not in main
+    vae_users = [p for p in users["scipy"] if p.parts[-2] in ("vae_eval", "scoring")]
+    assert vae_users, "the VAE scores use scipy"  # so it must be a main dependency
+    assert "scipy" in main
+
+
+def test_the_tokenizer_length_warning_is_silenced_only_where_prompts_are_cut(
+    tmp_path: Path,
+) -> None:
+    from bench.models.diffusers_adapter import quiet_token_length_warning
+    from bench.models.tiny import _tokenizer
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep()
+    logger = logging.getLogger("transformers")  # transformers does not propagate to root
+    logger.addHandler(keep)
+    long_prompt = "a shop sign that says open " * 20
+    try:
+        with quiet_token_length_warning():
+            quiet = _tokenizer(tmp_path)
+            quiet(long_prompt)  # longer than the tiny tokenizer's 32 tokens
+            logging.getLogger("transformers.tokenization_utils_base").warning("other warning")
+        loud = _tokenizer(tmp_path)
+        loud(long_prompt)  # outside: transformers warns as before
+    finally:
+        logger.removeHandler(keep)
+    messages = [record.getMessage() for record in records]
+    length = [m for m in messages if m.startswith("Token indices sequence length is longer than")]
+    assert len(length) == 1 and "other warning" in messages
+    assert messages.index("other warning") < messages.index(length[0])  # the loud one, after

@@ -1,0 +1,94 @@
+"""Issue 15 labels: a control row is never bold as best; the NED column says its direction."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from bench.report import display
+from bench.summary import metric_header
+
+
+def _summary() -> pd.DataFrame:
+    rows = []
+    for model, ned in (("model-a", 1.0), ("model-b", 0.5), ("control:render", 1.0)):
+        rows.append(
+            {"model": model, "n": 4, "n_errors": 0, "ned": ned, "ned_lo": ned, "ned_hi": ned}
+        )
+    return pd.DataFrame(rows)
+
+
+def test_control_rows_are_never_bold_even_when_they_equal_the_best_model() -> None:
+    summary = _summary()
+    shown = display.summary_display(summary, ["ned"], ["control:render"])
+    marks = display.best_marks(summary, ["ned"], ["model-a", "model-b"])
+    column = list(shown.columns).index(display.metric_header("ned"))
+
+    def bold(marked: object) -> list[bool]:
+        table = display.html_table(shown, classes=marks, marked=marked)  # type: ignore[arg-type]
+        return ["best" in row[column].cls for row in table.rows]
+
+    assert bold(display.not_a_control) == [True, False, False]
+    assert bold(None) == [True, False, True]  # what the report showed before issue 15
+
+
+def test_ned_header_says_it_is_a_similarity_with_1_exact() -> None:
+    assert metric_header("ned") == "NED similarity (1 = exact) ↑"
+    assert display.metric_header("ned") == "NED similarity (1 = exact) ↑"
+
+
+# ----------------------------------------------------------------------------- discovery
+def test_unknown_by_column_lists_every_valid_column_and_a_close_match() -> None:
+    import pytest
+
+    from bench.errors import InputError
+    from bench.report.slices import Slicing
+
+    columns = {f"attribute_{i:02d}": ["x"] for i in range(60)}  # more than the old cut (40)
+    frame = pd.DataFrame({"model": ["m"], "prompt_type": ["simple"], **columns})
+    with pytest.raises(InputError) as info:
+        Slicing.resolve(frame, ["prompt_typ", "nope"])
+    problem = info.value.problem
+    assert "unknown columns 'prompt_typ', 'nope'" in problem
+    assert "did you mean 'prompt_type'?" in problem
+    assert "valid columns (61):" in problem and "attribute_59" in problem
+    assert "'model'" not in problem.split("valid columns")[1]
+
+
+def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> None:
+    import json
+
+    from report_fixtures import build_run
+
+    from bench.report import write_report
+
+    run = build_run(tmp_path / "run", n_prompts=12, with_images=False)
+    results = pd.read_parquet(run / "results.parquet")
+    results["laion_freq"] = None
+    results.drop(columns=["cefr"]).to_parquet(run / "results.parquet")
+    index = write_report([run], n_boot=20, seed=0, progress=True)
+    meta = json.loads((index.parent / "report.json").read_text())
+    assert "laion_freq" not in meta["by"] and "cefr" not in meta["by"]
+    assert meta["by_skipped"] == {
+        "cefr": "not in the results (the prompt set has no such column)",
+        "laion_freq": "no values: every row is missing it",
+    }
+    html = index.read_text(encoding="utf-8")
+    assert "Default slices left out: cefr (not in the results" in html
+    assert "laion_freq (no values: every row is missing it)" in capsys.readouterr().err
+    # An explicit --by is what the user asked for: nothing is reported as left out.
+    index = write_report([run], tmp_path / "explicit", by=["prompt_type"], n_boot=20)
+    assert json.loads((index.parent / "report.json").read_text())["by_skipped"] == {}
+
+
+def test_unknown_stratify_column_lists_every_valid_column() -> None:
+    import pytest
+
+    from bench.errors import InputError
+    from prompts.selection import sample_frame
+
+    frame = pd.DataFrame({f"attribute_{i:02d}": ["x", "y"] for i in range(50)})
+    with pytest.raises(InputError) as info:
+        sample_frame(frame, 1, ["nope"], seed=0, floor=0)
+    assert "unknown column(s) ['nope']" in info.value.problem
+    assert "valid columns: attribute_00, " in info.value.problem
+    assert info.value.problem.endswith("attribute_49")
