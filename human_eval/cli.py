@@ -128,7 +128,7 @@ def stats_command(
     table = Table(title="Agreement (95% bootstrap intervals over images)")
     for column in (
         "criterion",
-        "images",
+        "images (2+ ratings)",
         "ratings",
         "percent",
         "pairwise",
@@ -145,7 +145,9 @@ def stats_command(
                 getattr(row, f"{stat}_lo"),
                 getattr(row, f"{stat}_hi"),
             )
-            return "-" if value != value else f"{value:.3f} [{lo:.2f}, {hi:.2f}]"
+            if value != value:
+                return "n/a"
+            return f"{value:.3f} [{lo:.2f}, {hi:.2f}]" if lo == lo else f"{value:.3f}"
 
         table.add_row(
             str(row.criterion),

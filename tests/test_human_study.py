@@ -319,7 +319,9 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     html = (study_dir / "report" / "index.html").read_text()
     assert (
-        "krippendorff_alpha" in html and "data:image/png;base64" in html and "Kendall tau" in html
+        "Krippendorff&#39;s alpha" in html
+        and "data:image/png;base64" in html
+        and "Kendall tau" in html
     )
 
     bad = runner.invoke(

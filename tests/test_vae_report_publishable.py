@@ -27,7 +27,7 @@ from vae_eval.report import (
 
 def _spread_rows(vae: str, sizes: list[int]) -> list[dict[str, object]]:
     """Three images per size with different WR, so every mean has a non-trivial interval."""
-    rows = []
+    rows: list[dict[str, object]] = []
     for k in range(3):
         for row in _rows(vae, {size: 30.0 * k + size % 7 for size in sizes}):
             row.update(image_id=f"{row['image_id']}-{k}", image_index=len(rows))
