@@ -139,7 +139,7 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
 def test_create_study_errors(run_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="hold fewer"):
         new_study(run_dir, tmp_path / "a", min_per_cell=5)  # cells hold 4 images
-    with pytest.raises(InputError, match="unknown cell column"):
+    with pytest.raises(InputError, match="unknown column"):
         new_study(run_dir, tmp_path / "b", cells=["nope"])
     new_study(run_dir, tmp_path / "c")
     with pytest.raises(InputError, match="already holds a study"):
