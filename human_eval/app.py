@@ -70,6 +70,7 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 #: Components that carry state but are not for the eye.
 HIDDEN_CSS = """.gb-hidden { display: none !important; }
+.nav-holder { display: none !important; }
 #item-image img { width: 100% !important; height: 100% !important; object-fit: contain; }
 #finish-confirm { border: 1px solid #e0b400; background: #fff8db; border-radius: 6px;
                   padding: 8px; }

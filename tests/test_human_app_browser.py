@@ -66,6 +66,8 @@ def test_finish_asks_first_and_refusals_clear(browser: Any, served: str) -> None
     assert all(not e.text.strip() for e in browser.find_elements(By.ID, "consent-message"))
     assert "consent" not in browser.find_element(By.TAG_NAME, "body").text.lower()
     assert not _visible(browser, "admin")  # no admin panel on the raters' page
+    assert not browser.find_elements(By.XPATH, "//a[contains(@href, 'admin')]")
+    assert "Home" not in browser.find_element(By.TAG_NAME, "body").text  # no page links
 
     # a small image is scaled up to its frame
     image = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#item-image img")))
