@@ -114,6 +114,7 @@ def unreachable_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     hub._connects.cache_clear()
 
 
+@pytest.mark.slow  # about 10 s: imports diffusers and reads two images with tesseract
 def test_unreachable_hub_fails_fast_every_row_fails_and_exit_is_not_zero(
     tmp_path: Path, unreachable_hub: None
 ) -> None:
