@@ -1,7 +1,11 @@
 """The rating web app (Gradio Blocks) over :class:`human_eval.service.RatingService`.
 
 Screens: instructions + consent -> one image at a time (prompt, one question per
-criterion, Back / Submit / Finish, progress "k / n") -> thank-you. The model
+criterion, Back / Submit / Finish, progress "k / n") -> thank-you. Finish asks
+for a confirmation first (it hands the batch's unrated images back); a refused
+start or resume is said on the consent screen itself and cleared by the next
+success (no toast that outlives it); an image is scaled to fill its frame, small
+ones too. The model
 behind an image is never sent to the page: images are the study's own copies
 named by opaque ids.
 
@@ -10,7 +14,8 @@ Every button is also a named API endpoint (``/start``, ``/resume``, ``/submit``,
 exactly the code path of the page. Each returns, as its last output, a JSON view
 of the new state (screen, code, image_id, answers, progress, message).
 
-Admin: a collapsed "Study admin" panel asks for a user name and password that
+Admin: the "Study admin" page, on its own route :data:`ADMIN_ROUTE` (not linked
+from the raters' page), asks for a user name and password that
 the server checks against the ``--auth-file`` (``user:password`` lines, compared
 in constant time); it shows progress per image and per participant and offers
 the export. Gradio's own ``auth=`` would put the whole app (raters included)
@@ -64,7 +69,20 @@ MAX_TEXT = 200
 ASGIApp = Callable[..., Awaitable[None]]
 
 #: Components that carry state but are not for the eye.
-HIDDEN_CSS = ".gb-hidden { display: none !important; }"
+HIDDEN_CSS = """.gb-hidden { display: none !important; }
+.nav-holder { display: none !important; }
+#item-image img { width: 100% !important; height: 100% !important; object-fit: contain; }
+#finish-confirm { border: 1px solid #e0b400; background: #fff8db; border-radius: 6px;
+                  padding: 8px; }
+"""
+
+#: The admin page's path; raters' pages never link to it.
+ADMIN_ROUTE = "/admin"
+#: What Finish asks before it hands the batch back.
+FINISH_QUESTION = (
+    "**Finish now?** Images you have not rated yet go back to other raters. "
+    "You can rate more later with your resume code."
+)
 
 #: Keyboard shortcuts: y/n (or 1-5 on the five-point scale) answer the first
 #: unanswered question, Enter submits, b goes back. Typing in a text box is ignored.
@@ -349,6 +367,7 @@ def build_app(
                 label="I have read the instructions and agree to take part.", elem_id="consent"
             )
             start_btn = gr.Button("Start", variant="primary", elem_id="start-btn")
+            consent_msg = gr.Markdown(elem_id="consent-message")
             gr.Markdown("**Returning?** Enter your resume code:")
             with gr.Row():
                 code_in = gr.Textbox(
@@ -383,6 +402,13 @@ def build_app(
                 back_btn = gr.Button("Back", elem_id="back-btn")
                 submit_btn = gr.Button("Submit", variant="primary", elem_id="submit-btn")
                 finish_btn = gr.Button("Finish", variant="stop", elem_id="finish-btn")
+            with gr.Column(visible=False, elem_id="finish-confirm") as confirm_col:
+                gr.Markdown(FINISH_QUESTION)
+                with gr.Row():
+                    keep_btn = gr.Button("Keep rating", elem_id="finish-cancel")
+                    confirm_btn = gr.Button(
+                        "Yes, finish", variant="stop", elem_id="finish-confirm-btn"
+                    )
             # The current item travels with each request; the server re-checks it.
             image_id = gr.Textbox(visible="hidden", elem_id="image-id", elem_classes=["gb-hidden"])
         with gr.Column(visible=False, elem_id="done-screen") as done_col:
@@ -402,7 +428,9 @@ def build_app(
             progress,
             message,
             done_msg,
-            state,
+            consent_msg,
+            confirm_col,
+            state,  # last: the JSON view API callers read
         ]
 
         def render(view: View) -> list[Any]:
@@ -420,15 +448,15 @@ def build_app(
                 f"**Progress: {view.progress}**",
                 view.message,
                 f"### Thank you!\n\n{view.message}\n\nYour code: `{view.code}`",
+                # said where the rater looks; the next success clears it
+                f"**{view.message}**" if view.screen == "consent" and view.message else "",
+                gr.update(visible=False),  # any action closes the Finish question
                 view.as_dict(),
             ]
 
         def shown(action: str, make_view: Callable[[], View]) -> list[Any]:
             """Run an action; a refused request becomes a visible error, never a traceback."""
-            view = guarded(action, make_view)
-            if view.screen == "consent" and view.message:
-                gr.Warning(view.message)  # the message box lives on the rating screen
-            return render(view)
+            return render(guarded(action, make_view))
 
         def on_start(agree: Any, request: gr.Request) -> list[Any]:
             login = getattr(request, "username", None) if request is not None else None
@@ -470,9 +498,18 @@ def build_app(
             preprocess=False,
         )
         back_btn.click(on_back, [code_box, image_id], outputs, api_name="back", preprocess=False)
-        finish_btn.click(on_finish, [code_box], outputs, api_name="finish", preprocess=False)
+        # Finish only asks; "Yes, finish" hands the batch back (the /finish endpoint)
+        finish_btn.click(
+            lambda: gr.update(visible=True), None, confirm_col, api_visibility="private"
+        )
+        keep_btn.click(
+            lambda: gr.update(visible=False), None, confirm_col, api_visibility="private"
+        )
+        confirm_btn.click(on_finish, [code_box], outputs, api_name="finish", preprocess=False)
         more_btn.click(on_more, [code_box], outputs, api_name="more", preprocess=False)
 
+        gr.Navbar(visible=False)  # type: ignore[attr-defined]  # no link to the admin page
+    with demo.route("Study admin", ADMIN_ROUTE, show_in_navbar=False):
         admin_panel(study, service, admin_users, guard or LoginGuard(admin_users or {}))
     return demo
 
@@ -480,10 +517,11 @@ def build_app(
 def admin_panel(
     study: Study, service: RatingService, admin_users: dict[str, str] | None, logins: LoginGuard
 ) -> None:
-    """The collapsed "Study admin" panel (inside the Blocks being built)."""
+    """The "Study admin" panel (on the admin route of the Blocks being built)."""
     import gradio as gr
 
-    with gr.Accordion("Study admin", open=False, elem_id="admin"):
+    with gr.Column(elem_id="admin"):
+        gr.Markdown("## Study admin")
         if not admin_users:
             gr.Markdown("Admin is off: start the server with `--auth-file`.")
         else:

@@ -20,11 +20,19 @@ human = typer.Typer(
 def sample_command(
     runs: list[Path] = typer.Argument(..., help="Run folders (each with results.parquet)."),
     out: Path = typer.Option(..., "--out", "-o", help="New study folder to create."),
-    n: int = typer.Option(1000, "--n", help="Images in the sample (gold items come on top)."),
+    n: int = typer.Option(
+        None,
+        "--n",
+        help="Images in the sample (gold items come on top). Default 1000, or every image "
+        "when the run holds fewer.",
+    ),
     cells: str = typer.Option(
         "group,model", help="Comma-separated results columns that define cells."
     ),
-    min_per_cell: int = typer.Option(10, help="Floor: images drawn from every cell."),
+    min_per_cell: int = typer.Option(
+        None,
+        help="Floor: images drawn from every cell. Default 10, or the smallest cell's size.",
+    ),
     raters_per_image: int = typer.Option(
         3, "--raters-per-image", "-k", help="K: ratings each image needs."
     ),
@@ -61,6 +69,8 @@ def sample_command(
     )
     manifest = study.manifest
     regular = manifest[~manifest["is_gold"]]
+    for note in study.config.get("design_notes", []):
+        typer.echo(f"adapted to the run: {note}")
     typer.echo(
         f"study {out}: {len(regular)} images in {regular['cell'].nunique()} cells"
         f" + {int(manifest['is_gold'].sum())} gold; K={raters_per_image};"
@@ -128,7 +138,7 @@ def stats_command(
     table = Table(title="Agreement (95% bootstrap intervals over images)")
     for column in (
         "criterion",
-        "images",
+        "images (2+ ratings)",
         "ratings",
         "percent",
         "pairwise",
@@ -145,7 +155,9 @@ def stats_command(
                 getattr(row, f"{stat}_lo"),
                 getattr(row, f"{stat}_hi"),
             )
-            return "-" if value != value else f"{value:.3f} [{lo:.2f}, {hi:.2f}]"
+            if value != value:
+                return "n/a"
+            return f"{value:.3f} [{lo:.2f}, {hi:.2f}]" if lo == lo else f"{value:.3f}"
 
         table.add_row(
             str(row.criterion),

@@ -24,7 +24,7 @@ from human_eval.store import Store
 from human_eval.study import ACCURACY_CRITERION, Study
 
 if TYPE_CHECKING:
-    from bench.templates import Table
+    from bench.templates import Cell, Table
 
 #: Manifest columns joined onto exported ratings (the model is revealed only here).
 EXPORT_MANIFEST_COLUMNS = (
@@ -113,10 +113,17 @@ def analyse(
     sample_ids = set(manifest.loc[~manifest["is_gold"].astype(bool), "image_id"])
     rated = ratings if include_gold else ratings[ratings["image_id"].isin(sample_ids)]
     categories = sorted(study.scale.values())
-    agreement = stats.agreement(rated, categories=categories, n_boot=n_boot, seed=seed)
-    positive = 1 if study.config["scale"] == "yesno" else 4
+    yes_no = study.config["scale"] == "yesno"
+    agreement = stats.agreement(
+        rated,
+        categories=categories,
+        n_boot=n_boot,
+        seed=seed,
+        alpha_level=stats.NOMINAL if yes_no else stats.ORDINAL,  # a 1..5 scale is ordered
+    )
+    positive = 1 if yes_no else 4
     labels = stats.human_labels(rated, ACCURACY_CRITERION, positive=positive)
-    alignment = stats.metric_alignment(labels, manifest)
+    alignment = stats.metric_alignment(labels, manifest, n_boot=n_boot, seed=seed)
     blocks, kendall = [], {}
     for metric in RANKING_METRICS:
         if metric in manifest.columns:
@@ -152,31 +159,120 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     ax.set_xlabel("NED (automatic, 1 = text exactly right)")
     ax.set_ylabel(f"share of raters saying yes ({ACCURACY_CRITERION})")
     ax.set_ylim(-0.08, 1.08)
-    ax.legend(fontsize=7, loc="lower right")
+    # beside the axes, so the legend never covers a point
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
+    fig.savefig(buffer, format="png", bbox_inches="tight")
     plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode()
 
 
 def _fmt(value: object) -> str:
+    """A value as the page shows it: 3 decimals, "n/a" for a missing number, "none" for ""."""
     if isinstance(value, float):
-        return "" if math.isnan(value) else f"{value:.3f}"
-    return str(value)
+        return "n/a" if math.isnan(value) else f"{value:.3f}"
+    if value is None or value is pd.NA:
+        return "n/a"
+    return str(value) if str(value) else "none"
 
 
-def _agreement_table(agreement: pd.DataFrame) -> pd.DataFrame:
-    shown = agreement[["criterion", "n_images", "n_ratings", "prevalence"]].copy()
-    for stat in stats.STATISTICS:
-        shown[stat] = [
-            "" if math.isnan(v) else f"{v:.3f} [{_fmt(lo)}, {_fmt(hi)}]"
-            for v, lo, hi in zip(
-                agreement[stat], agreement[f"{stat}_lo"], agreement[f"{stat}_hi"], strict=True
+#: Headers of the agreement statistics, in :data:`stats.STATISTICS` order.
+AGREEMENT_HEADERS = {
+    "percent_agreement": "percent agreement",
+    "pairwise_agreement": "pairwise agreement",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "fleiss_kappa": "Fleiss' kappa",
+    "gwet_ac1": "Gwet's AC1",
+}
+#: Headers of the alignment statistics and why one can be undefined.
+ALIGNMENT_HEADERS = {
+    "roc_auc": ("ROC-AUC", "needs images people accept and reject"),
+    "point_biserial": ("point-biserial", "needs both labels and spread in the score"),
+    "spearman": ("Spearman", "needs 3+ images and spread in score and share"),
+}
+
+
+def _estimate(value: object, lo: object, hi: object, reason: str) -> Cell:
+    """A number with its interval, or "n/a" and why."""
+    from bench.templates import Cell
+
+    if not isinstance(value, (int, float)) or math.isnan(value):
+        return Cell(f"n/a: {reason}", cls="na")
+    bounds = (lo, hi)
+    finite = all(isinstance(b, (int, float)) and math.isfinite(b) for b in bounds)
+    ci = f"[{float(lo):.3f}, {float(hi):.3f}]" if finite else "(no interval)"  # type: ignore[arg-type]
+    return Cell(f"{value:.3f}", ci=ci, cls="num")
+
+
+def _agreement_reason(stat: str, row: dict[str, object]) -> str:
+    if not row["n_images"]:
+        return "no image has two ratings"
+    if stat == "fleiss_kappa" and not row["balanced"]:
+        return "raters per image differ"
+    if row["prevalence"] == 1.0:
+        return "every answer is the same"
+    return "undefined on these ratings"
+
+
+def _agreement_table(agreement: pd.DataFrame) -> Table:
+    """One row per criterion: counts, every statistic with its interval, the notes."""
+    from bench.templates import Cell, Table
+
+    columns = ["criterion", "images (2+ ratings)", "ratings", "prevalence"]
+    columns += [*AGREEMENT_HEADERS.values(), "note"]
+    rows = []
+    for row in agreement.to_dict("records"):
+        cells = [Cell(str(row["criterion"]))]
+        cells += [Cell(str(row["n_images"]), cls="num"), Cell(str(row["n_ratings"]), cls="num")]
+        cells.append(Cell(_fmt(row["prevalence"]), cls="num"))
+        for stat in AGREEMENT_HEADERS:
+            cell = _estimate(
+                row[stat], row[f"{stat}_lo"], row[f"{stat}_hi"], _agreement_reason(stat, row)
             )
-        ]
-    shown["note"] = agreement["note"]
-    return shown
+            if stat == "krippendorff_alpha" and row.get("alpha_level"):
+                cell = Cell(cell.text, ci=f"{cell.ci} {row['alpha_level']}".strip(), cls=cell.cls)
+            cells.append(cell)
+        cells.append(Cell(_fmt(row["note"])))
+        rows.append(cells)
+    return Table(columns, rows, row_headers=True, id="agreement")
+
+
+def _alignment_table(alignment: pd.DataFrame) -> Table:
+    """Metric, model, counts and each statistic with its bootstrap interval."""
+    from bench.templates import Cell, Table
+
+    plain = [c for c in ("metric", "model", "n_images", "n_ties") if c in alignment.columns]
+    shown = [s for s in ALIGNMENT_HEADERS if s in alignment.columns]
+    headers = {"n_images": "images", "n_ties": "ties (no label)"}
+    columns = [headers.get(c, c) for c in plain] + [ALIGNMENT_HEADERS[s][0] for s in shown]
+    rows = []
+    for row in alignment.to_dict("records"):
+        cells = [Cell(_fmt(row[c]), cls="num" if c.startswith("n_") else "") for c in plain]
+        for stat in shown:
+            bounds = (row.get(f"{stat}_lo", math.nan), row.get(f"{stat}_hi", math.nan))
+            cells.append(_estimate(row[stat], *bounds, ALIGNMENT_HEADERS[stat][1]))
+        rows.append(cells)
+    return Table(columns, rows, id="alignment")
+
+
+def kendall_sentence(kendall: dict[str, dict[str, float]]) -> str:
+    """Kendall tau between people's and each metric's model ranking, as one full sentence part.
+
+    >>> kendall_sentence({"ned": {"tau": 0.8, "p": 0.05}, "algorithm1": {"tau": math.nan,
+    ...                   "p": math.nan}})
+    'ned 0.800 (p = 0.050); algorithm1 n/a (needs two or more models with different ranks)'
+    """
+    parts = []
+    for metric, figures in kendall.items():
+        tau, p = figures.get("tau", math.nan), figures.get("p", math.nan)
+        if math.isnan(tau):
+            parts.append(f"{metric} n/a (needs two or more models with different ranks)")
+        elif math.isnan(p):
+            parts.append(f"{metric} {tau:.3f} (p n/a: too few models)")
+        else:
+            parts.append(f"{metric} {tau:.3f} (p = {p:.3f})")
+    return "; ".join(parts) if parts else "n/a (the manifest has no automatic score)"
 
 
 @dataclass(frozen=True)
@@ -229,12 +325,11 @@ def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str
         title=f"Human study: {facts.name}",
         facts=facts,
         level=95,
-        agreement=_display(_agreement_table(analysis.agreement)),
-        alignment=_display(analysis.alignment),
+        agreement=_agreement_table(analysis.agreement),
+        alignment=_alignment_table(analysis.alignment),
         plot=plot,
         ranking=_display(analysis.ranking),
-        kendall=analysis.kendall,
-        fmt=_fmt,
+        kendall=kendall_sentence(analysis.kendall),
         raters=_display(analysis.raters),
         notes=analysis.notes,
     )

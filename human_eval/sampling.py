@@ -32,6 +32,46 @@ class SamplingError(ValueError):
     """The requested design cannot be drawn from these images (message says why)."""
 
 
+#: Design defaults, lowered to what a run holds when not given (see :func:`adapt_design`).
+DEFAULT_N = 1000
+DEFAULT_FLOOR = 10
+
+
+def adapt_design(
+    sizes: Mapping[str, int], n: int | None, floor: int | None
+) -> tuple[int, int, list[str]]:
+    """The sample size and per-cell floor to use, and a note for each default adapted.
+
+    A value given (not None) is kept as is (:func:`allocate` then says what is wrong
+    with it). A default is lowered to what the cells hold: the floor to the smallest
+    cell's size, ``n`` to every image, so a small run (the demo's) works without options.
+
+    >>> adapt_design({"a": 30, "b": 1}, None, None)  # doctest: +NORMALIZE_WHITESPACE
+    (31, 1, ['--min-per-cell 1 (default 10): the smallest cell, b, holds 1 image',
+             '--n 31 (default 1000): every image of the 2 cells'])
+    >>> adapt_design({"a": 5000, "b": 4000}, None, 3)
+    (1000, 3, [])
+    """
+    notes = []
+    total = sum(sizes.values())
+    if floor is None:
+        floor = DEFAULT_FLOOR
+        smallest = min(sizes, key=lambda cell: (sizes[cell], cell)) if sizes else ""
+        if sizes and sizes[smallest] < floor:
+            floor = sizes[smallest]
+            plural = "" if floor == 1 else "s"
+            notes.append(
+                f"--min-per-cell {floor} (default {DEFAULT_FLOOR}): the smallest cell, "
+                f"{smallest}, holds {floor} image{plural}"
+            )
+    if n is None:
+        n = max(DEFAULT_N, floor * len(sizes))
+        if n > total:
+            n = total
+            notes.append(f"--n {n} (default {DEFAULT_N}): every image of the {len(sizes)} cells")
+    return n, floor, notes
+
+
 def allocate(sizes: Mapping[str, int], n: int, floor: int) -> dict[str, int]:
     """How many images to draw from each cell.
 
@@ -57,7 +97,7 @@ def allocate(sizes: Mapping[str, int], n: int, floor: int) -> dict[str, int]:
             f"cannot give every cell {floor} images: {len(short)} cell(s) hold fewer: "
             + ", ".join(short[:8])
             + (" ..." if len(short) > 8 else "")
-            + "; lower --min-per-cell or use coarser --cells"
+            + f"; pass --min-per-cell {min(sizes.values())} (or leave it out) or coarser --cells"
         )
     if n < floor * len(cells):
         raise SamplingError(
@@ -65,7 +105,9 @@ def allocate(sizes: Mapping[str, int], n: int, floor: int) -> dict[str, int]:
             f"{len(cells)} cells x {floor} = {floor * len(cells)} images"
         )
     if n > total:
-        raise SamplingError(f"--n {n} is more than the {total} images available")
+        raise SamplingError(
+            f"--n {n} is more than the {total} images available; pass --n {total} or less"
+        )
     counts = {c: floor for c in cells}
     remaining = n - floor * len(cells)
     while remaining > 0:

@@ -17,7 +17,12 @@ only images with m_i >= 2 enter agreement, as a single rating cannot agree):
 * **Krippendorff's alpha** (nominal) = 1 - (n - 1) * D / (n^2 - sum_c n_c^2) where
   D = sum_i (m_i^2 - sum_c n_ic^2) / (m_i - 1) is the off-diagonal mass of the
   coincidence matrix, n_c = sum_i n_ic and n = sum_i m_i. Handles any number of
-  raters per image.
+  raters per image. **Ordinal** alpha (for the five-point scale, whose answers are
+  ordered) = 1 - (n - 1) * sum_ck o_ck d_ck / sum_ck n_c n_k d_ck with the coincidence
+  matrix o_ck = sum_i n_ic (n_ik - [c = k]) / (m_i - 1) and Krippendorff's ordinal
+  distance d_ck = (sum_{g from c to k} n_g - (n_c + n_k) / 2)^2: a disagreement
+  between 4 and 5 weighs less than one between 1 and 5. With two categories it
+  equals the nominal alpha.
 * **Fleiss' kappa** = (P - Pe) / (1 - Pe) with P the mean pairwise agreement and
   Pe = sum_c p_c^2, p_c the share of all ratings in category c. Defined only when
   every image has the same number of raters; NaN (with a note) otherwise.
@@ -36,7 +41,8 @@ at once as matrix products of the resample counts of :mod:`bench.bootstrap`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -62,7 +68,12 @@ AGREEMENT_COLUMNS = (
     "prevalence",
     *(f"{stat}{suffix}" for stat in STATISTICS for suffix in ("", "_lo", "_hi")),
     "note",
+    "alpha_level",
+    "n_ratings_used",
 )
+
+#: How alpha measures disagreement: answers as unordered labels, or as ordered ranks.
+NOMINAL, ORDINAL = "nominal", "ordinal"
 
 
 # -- the count matrix ---------------------------------------------------------------
@@ -124,10 +135,13 @@ def per_image_agreement(ratings: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=columns)
 
 
-def _statistics(counts: np.ndarray, weights: np.ndarray, q: int) -> dict[str, np.ndarray]:
+def _statistics(
+    counts: np.ndarray, weights: np.ndarray, q: int, level: str = NOMINAL
+) -> dict[str, np.ndarray]:
     """Every statistic for each row of ``weights`` (B x images: how often each image is drawn).
 
-    A row of ones gives the point estimate; bootstrap rows give resamples.
+    A row of ones gives the point estimate; bootstrap rows give resamples. ``level``:
+    nominal or ordinal Krippendorff's alpha (columns of ``counts`` in scale order).
     """
     m = counts.sum(axis=1)  # raters per image
     sq = (counts**2).sum(axis=1)
@@ -146,6 +160,8 @@ def _statistics(counts: np.ndarray, weights: np.ndarray, q: int) -> dict[str, np
         expected = n**2 - (n_c**2).sum(axis=1)
         alpha = 1.0 - (n - 1.0) * (weights @ disagreement) / expected
         alpha = np.where(expected > 0, alpha, np.nan)
+        if level == ORDINAL:
+            alpha = _ordinal_alpha(counts, weights)
         # Fleiss' kappa (meaningful only when m is constant; the caller checks).
         p_c = n_c / n[:, None]
         pe_fleiss = (p_c**2).sum(axis=1)
@@ -163,6 +179,34 @@ def _statistics(counts: np.ndarray, weights: np.ndarray, q: int) -> dict[str, np
     }
 
 
+def _coincidences(counts: np.ndarray) -> np.ndarray:
+    """Images x (q*q): each image's coincidences n_ic (n_ik - [c = k]) / (m_i - 1), flattened."""
+    q = counts.shape[1]
+    m = counts.sum(axis=1)
+    pairs = counts[:, :, None] * counts[:, None, :]
+    pairs[:, np.arange(q), np.arange(q)] -= counts
+    flat: np.ndarray = (pairs / (m - 1)[:, None, None]).reshape(len(counts), q * q)
+    return flat
+
+
+def _ordinal_alpha(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Ordinal Krippendorff's alpha for each row of ``weights`` (see the module docstring)."""
+    q = counts.shape[1]
+    coincidence = (weights @ _coincidences(counts)).reshape(len(weights), q, q)
+    totals = coincidence.sum(axis=2)  # n_c per resample
+    cumulative = np.cumsum(totals, axis=1)
+    index = np.arange(q)
+    low, high = np.minimum.outer(index, index), np.maximum.outer(index, index)
+    between = cumulative[:, high] - cumulative[:, low] + totals[:, low]
+    distance = (between - (totals[:, :, None] + totals[:, None, :]) / 2) ** 2
+    n = totals.sum(axis=1)
+    observed = (coincidence * distance).sum(axis=(1, 2))
+    expected = (totals[:, :, None] * totals[:, None, :] * distance).sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (n - 1.0) * observed / expected
+    return np.where(expected > 0, alpha, np.nan)
+
+
 # -- single statistics (point estimates) ----------------------------------------------
 
 
@@ -175,13 +219,17 @@ def percent_agreement(counts: np.ndarray) -> float:
     return float(_point(counts, 2)["percent_agreement"])
 
 
-def krippendorff_alpha(counts: np.ndarray) -> float:
-    """Nominal Krippendorff's alpha of an images x categories count matrix.
+def krippendorff_alpha(counts: np.ndarray, level: str = NOMINAL) -> float:
+    """Krippendorff's alpha (nominal or ordinal) of an images x categories count matrix.
 
     >>> round(krippendorff_alpha(np.array([[2, 0], [0, 2], [1, 1]])), 4)
     0.4444
+    >>> near = np.array([[0, 2, 0], [0, 1, 1], [1, 1, 0], [0, 0, 2]])  # 1-2 and 2-3 splits
+    >>> far = np.array([[0, 2, 0], [1, 0, 1], [1, 1, 0], [0, 0, 2]])  # a 1-3 split instead
+    >>> bool(krippendorff_alpha(near, ORDINAL) > krippendorff_alpha(far, ORDINAL))
+    True
     """
-    return float(_point(counts, counts.shape[1])["krippendorff_alpha"])
+    return float(_point(counts, counts.shape[1], level)["krippendorff_alpha"])
 
 
 def fleiss_kappa(counts: np.ndarray) -> float:
@@ -205,8 +253,8 @@ def gwet_ac1(counts: np.ndarray, q: int | None = None) -> float:
     return float(_point(counts, q or counts.shape[1])["gwet_ac1"])
 
 
-def _point(counts: np.ndarray, q: int) -> dict[str, float]:
-    stats = _statistics(np.asarray(counts, dtype=float), np.ones((1, len(counts))), q)
+def _point(counts: np.ndarray, q: int, level: str = NOMINAL) -> dict[str, float]:
+    stats = _statistics(np.asarray(counts, dtype=float), np.ones((1, len(counts))), q, level)
     return {k: float(v[0]) for k, v in stats.items()}
 
 
@@ -222,15 +270,20 @@ def agreement(
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
+    alpha_level: str = NOMINAL,
+    alpha_levels: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Agreement per criterion: one row each, with bootstrap intervals.
 
     ``ratings`` has columns image_id, rater_id, criterion, value. ``categories``
     lists the scale's possible values (e.g. [0, 1]); it matters for AC1, whose
     chance term depends on how many answers were possible. Columns: criterion,
-    n_images (images with >= 2 ratings), n_ratings, n_raters, balanced,
-    raters_per_image, prevalence (share of the most common answer), each statistic of
-    :data:`STATISTICS` with ``<stat>_lo`` / ``<stat>_hi``, and note.
+    n_images (images with >= 2 ratings), n_ratings (all ratings of the criterion),
+    n_raters, balanced, raters_per_image, prevalence (share of the most common answer),
+    each statistic of :data:`STATISTICS` with ``<stat>_lo`` / ``<stat>_hi``, note,
+    alpha_level (``alpha_level``, or per criterion from ``alpha_levels``: nominal for
+    yes/no answers, ordinal for a rating scale) and n_ratings_used (the ratings of the
+    images that enter agreement).
 
     >>> r = pd.DataFrame({"image_id": list("aabbcc"), "rater_id": list("xyxyxy"),
     ...                   "criterion": "text", "value": [1, 1, 0, 0, 1, 0]})
@@ -238,50 +291,82 @@ def agreement(
     >>> round(float(row.percent_agreement), 4), round(float(row.fleiss_kappa), 4)
     (0.8333, 0.3333)
     """
+    alpha_levels = dict(alpha_levels or {})
     missing = [c for c in RATING_COLUMNS if c not in ratings.columns]
     if missing:
         raise ValueError(f"ratings lack columns {missing}")
-    rows = []
-    for criterion, part in ratings.groupby("criterion", sort=True):
-        counts, _, cats = count_matrix(part, categories)
-        q = len(cats)
-        m = counts.sum(axis=1)
-        balanced = bool(len(m) and np.all(m == m[0]))
-        row: dict[str, object] = {
-            "criterion": criterion,
-            "n_images": len(counts),
-            "n_ratings": int(m.sum()),
-            "n_raters": int(part["rater_id"].nunique()),
-            "balanced": balanced,
-            "raters_per_image": float(np.median(m)) if len(m) else math.nan,
-            "prevalence": float(counts.sum(axis=0).max() / m.sum()) if len(m) else math.nan,
-        }
-        notes = []
-        if len(counts) == 0:
-            notes.append("no image has two ratings")
-            for stat in STATISTICS:
-                row.update({stat: math.nan, f"{stat}_lo": math.nan, f"{stat}_hi": math.nan})
-            row["note"] = "; ".join(notes)
-            rows.append(row)
-            continue
-        point = _point(counts, q)
-        boot = _statistics(counts, bootstrap_weights(len(counts), n_boot, seed), q)
-        if not balanced:
-            notes.append("Fleiss' kappa needs the same number of raters per image: not computed")
-            point["fleiss_kappa"] = math.nan
-        for stat in STATISTICS:
-            values = boot[stat]
-            finite = values[np.isfinite(values)]
-            if (stat == "fleiss_kappa" and not balanced) or finite.size == 0:
-                lo = hi = math.nan
-            else:
-                lo, hi = (float(x) for x in percentile_interval(finite, level))
-            row.update({stat: point[stat], f"{stat}_lo": lo, f"{stat}_hi": hi})
-        if row["prevalence"] == 1.0:
-            notes.append("every rating is the same answer: chance-corrected statistics undefined")
-        row["note"] = "; ".join(notes)
-        rows.append(row)
+    rows = [
+        _criterion_row(
+            str(criterion),
+            part,
+            categories,
+            Resampling(n_boot, seed, level),
+            alpha_levels.get(str(criterion), alpha_level),
+        )
+        for criterion, part in ratings.groupby("criterion", sort=True)
+    ]
     return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """Bootstrap settings of the agreement intervals."""
+
+    n_boot: int
+    seed: int
+    level: float
+
+
+def _criterion_row(
+    criterion: str,
+    part: pd.DataFrame,
+    categories: Sequence[int] | None,
+    resampling: Resampling,
+    alpha_level: str,
+) -> dict[str, object]:
+    """One row of :func:`agreement`: counts, every statistic with its interval, notes."""
+    counts, _, cats = count_matrix(part, categories)
+    m = counts.sum(axis=1)
+    balanced = bool(len(m) and np.all(m == m[0]))
+    row: dict[str, object] = {
+        "criterion": criterion,
+        "n_images": len(counts),
+        "n_ratings": len(part),  # every rating, also of images rated once
+        "n_ratings_used": int(m.sum()),  # ratings of images with >= 2 (agreement needs pairs)
+        "n_raters": int(part["rater_id"].nunique()),
+        "balanced": balanced,
+        "raters_per_image": float(np.median(m)) if len(m) else math.nan,
+        "prevalence": float(part["value"].value_counts(normalize=True).max())
+        if len(part)
+        else math.nan,
+        "alpha_level": alpha_level,
+    }
+    notes = []
+    if len(counts) == 0:
+        notes.append("no image has two ratings")
+        for stat in STATISTICS:
+            row.update({stat: math.nan, f"{stat}_lo": math.nan, f"{stat}_hi": math.nan})
+        row["note"] = "; ".join(notes)
+        return row
+    q = len(cats)
+    point = _point(counts, q, alpha_level)
+    weights = bootstrap_weights(len(counts), resampling.n_boot, resampling.seed)
+    boot = _statistics(counts, weights, q, alpha_level)
+    if not balanced:
+        notes.append("Fleiss' kappa needs the same number of raters per image: not computed")
+        point["fleiss_kappa"] = math.nan
+    for stat in STATISTICS:
+        values = boot[stat]
+        finite = values[np.isfinite(values)]
+        if (stat == "fleiss_kappa" and not balanced) or finite.size == 0:
+            lo = hi = math.nan
+        else:
+            lo, hi = (float(x) for x in percentile_interval(finite, resampling.level))
+        row.update({stat: point[stat], f"{stat}_lo": lo, f"{stat}_hi": hi})
+    if len(set(part["value"])) == 1:
+        notes.append("every rating is the same answer: chance-corrected statistics undefined")
+    row["note"] = "; ".join(notes)
+    return row
 
 
 # -- metric-human alignment ---------------------------------------------------------------
@@ -322,24 +407,95 @@ def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd
     return frame.reset_index()
 
 
-def _alignment_row(
-    scores: np.ndarray, share: np.ndarray, label: pd.Series
-) -> dict[str, float | int]:
-    from scipy import stats as sps
+#: Alignment statistics, each with ``<stat>_lo`` / ``<stat>_hi`` bootstrap bounds.
+ALIGNMENT_STATISTICS = ("roc_auc", "point_biserial", "spearman")
 
+
+def _alignment_row(
+    scores: np.ndarray, share: np.ndarray, label: pd.Series, resampling: Resampling | None = None
+) -> dict[str, float | int]:
+    """Point estimates and (with ``resampling``) percentile bootstrap bounds over images.
+
+    AUC and point-biserial use the images with a label (ties left out); Spearman
+    uses every image. Each resample redraws that many images with replacement.
+    """
     known = label.notna().to_numpy()
-    y = label[known].astype(int).to_numpy()
+    y = label[known].astype(int).to_numpy().astype(float)
     out: dict[str, float | int] = {"n_images": len(scores), "n_ties": int((~known).sum())}
-    out["roc_auc"] = roc_auc(scores[known], y)
-    if len(set(y)) > 1 and np.ptp(scores[known]) > 0:
-        out["point_biserial"] = float(sps.pointbiserialr(y, scores[known])[0])
-    else:
-        out["point_biserial"] = math.nan
-    if len(scores) > 2 and np.ptp(scores) > 0 and np.ptp(share) > 0:
-        out["spearman"] = float(sps.spearmanr(scores, share)[0])
-    else:
-        out["spearman"] = math.nan
+    point = _alignment_statistics(
+        scores[known][None, :], y[None, :], scores[None, :], share[None, :]
+    )
+    for stat, values in point.items():
+        out[stat] = float(values[0])
+    if resampling is None:
+        return out
+    from bench.bootstrap import index_blocks, seeded_rng
+
+    rng = seeded_rng(resampling.seed, ("alignment", len(scores), int(known.sum())))
+    bounds: dict[str, list[np.ndarray]] = {stat: [] for stat in ALIGNMENT_STATISTICS}
+    labelled = np.flatnonzero(known)
+    blocks = zip(
+        index_blocks(rng, len(labelled), resampling.n_boot),
+        index_blocks(rng, len(scores), resampling.n_boot),
+        strict=True,
+    )
+    for (_, picks), (_, every) in blocks:
+        rows = labelled[picks] if len(labelled) else np.zeros((len(every), 0), dtype=int)
+        drawn = _alignment_statistics(
+            scores[rows], label.to_numpy()[rows].astype(float), scores[every], share[every]
+        )
+        for stat, values in drawn.items():
+            bounds[stat].append(values)
+    for stat, parts in bounds.items():
+        boot = np.concatenate(parts)
+        finite = boot[np.isfinite(boot)]
+        lo, hi = (
+            (float(x) for x in percentile_interval(finite, resampling.level))
+            if finite.size and math.isfinite(float(out[stat]))
+            else (math.nan, math.nan)
+        )
+        out[f"{stat}_lo"], out[f"{stat}_hi"] = lo, hi
     return out
+
+
+def _alignment_statistics(
+    labelled_scores: np.ndarray, labels: np.ndarray, scores: np.ndarray, share: np.ndarray
+) -> dict[str, np.ndarray]:
+    """ROC-AUC, point-biserial and Spearman for each row (one row per resample).
+
+    ``labelled_scores`` / ``labels`` (0/1): the images with a human label; ``scores`` /
+    ``share``: every image. NaN where a statistic is undefined (one class, no spread).
+
+    >>> s = np.array([[0.9, 0.8, 0.3, 0.8]]); y = np.array([[1.0, 1.0, 0.0, 0.0]])
+    >>> float(_alignment_statistics(s, y, s, y)["roc_auc"][0])
+    0.875
+    """
+    from scipy.stats import rankdata
+
+    positives = labels.sum(axis=1)
+    negatives = labels.shape[1] - positives
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if labels.shape[1]:
+            ranks = rankdata(labelled_scores, axis=1)
+            u = (ranks * labels).sum(axis=1) - positives * (positives + 1) / 2
+            auc = np.where((positives > 0) & (negatives > 0), u / (positives * negatives), np.nan)
+        else:
+            auc = np.full(len(labels), np.nan)
+        biserial = _pearson_rows(labels, labelled_scores)
+        spearman = _pearson_rows(rankdata(scores, axis=1), rankdata(share, axis=1))
+    if scores.shape[1] <= 2:
+        spearman = np.full(len(scores), np.nan)
+    return {"roc_auc": auc, "point_biserial": biserial, "spearman": spearman}
+
+
+def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Pearson correlation of each row pair; NaN where either row has no spread."""
+    a = a - a.mean(axis=1, keepdims=True)
+    b = b - b.mean(axis=1, keepdims=True)
+    spread = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+    tiny = spread <= 1e-12 * max(1.0, float(np.abs(spread).max(initial=0.0)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tiny, np.nan, (a * b).sum(axis=1) / spread)
 
 
 def metric_alignment(
@@ -347,6 +503,10 @@ def metric_alignment(
     manifest: pd.DataFrame,
     metrics: Sequence[str] = ("ned", "algorithm1"),
     higher_is_better: dict[str, bool] | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> pd.DataFrame:
     """How well each automatic score predicts the human label, overall and per model.
 
@@ -355,8 +515,10 @@ def metric_alignment(
     are negated first, so for every metric AUC > 0.5 and positive correlations
     mean "agrees with people". Columns: metric, model ("(all)" for overall),
     n_images, n_ties, roc_auc, point_biserial (with the binary label), spearman
-    (with the share of yes answers).
+    (with the share of yes answers), each with ``_lo`` / ``_hi`` percentile bootstrap
+    bounds over images (``n_boot`` resamples; 0 for none).
     """
+    resampling = Resampling(n_boot, seed, level) if n_boot > 0 else None
     from bench.scoring import HIGHER_IS_BETTER
 
     direction = {**HIGHER_IS_BETTER, **(higher_is_better or {})}
@@ -373,6 +535,7 @@ def metric_alignment(
                 sign * group[metric].to_numpy(dtype=float),
                 group["human_share"].to_numpy(dtype=float),
                 group["human_label"].reset_index(drop=True),
+                resampling,
             )
             rows.append({"metric": metric, "model": model, **row})
     return pd.DataFrame(rows)

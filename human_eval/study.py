@@ -27,7 +27,14 @@ import pandas as pd
 
 from bench.errors import InputError
 from bench.io import atomic_path, json_kind, read_json, read_table, write_json, write_table
-from human_eval.sampling import SamplingError, opaque_id, select_gold, stratified_sample
+from human_eval.sampling import (
+    SamplingError,
+    adapt_design,
+    cell_labels,
+    opaque_id,
+    select_gold,
+    stratified_sample,
+)
 from human_eval.store import DEFAULT_CLAIM_TTL_S
 
 MANIFEST = "manifest.parquet"
@@ -153,9 +160,9 @@ def create_study(
     runs: Sequence[str | Path],
     out: str | Path,
     *,
-    n: int = 1000,
+    n: int | None = None,
     cells: Sequence[str] = ("group", "model"),
-    min_per_cell: int = 10,
+    min_per_cell: int | None = None,
     raters_per_image: int = 3,
     seed: int = 0,
     n_gold: int = 20,
@@ -169,25 +176,32 @@ def create_study(
     """Sample images from ``runs`` into a new study folder ``out`` and return it.
 
     Controls are left out of the sample unless ``include_controls``; they supply
-    the gold items instead (added on top of ``n``).
+    the gold items instead (added on top of ``n``). ``n`` and ``min_per_cell`` left
+    out (None) adapt to the run (see :func:`human_eval.sampling.adapt_design`); the
+    study.json key ``design_notes`` says how.
     """
     out = Path(out)
     if (out / MANIFEST).exists() or (out / DATABASE).exists():
         raise InputError(out, "already holds a study; choose a new --out folder")
     if scale not in SCALES:
-        raise InputError(None, f"unknown scale {scale!r}; use one of {sorted(SCALES)}", key="scale")
+        raise InputError("--scale", f"unknown scale {scale!r}; use one of {sorted(SCALES)}")
     if raters_per_image < 1 or batch_size < 1:
         raise InputError(None, "--raters-per-image and --batch-size must be >= 1")
     frame = usable_rows(load_runs(runs))
     for column in cells:
         if column not in frame.columns:
-            raise InputError(None, f"unknown cell column {column!r}", key="cells")
+            known = ", ".join(sorted(map(str, frame.columns)))
+            raise InputError("--cells", f"unknown column {column!r}; the runs have: {known}")
     control = _is_control(frame)
     pool = frame if include_controls else frame[~control]
+    sizes = cell_labels(pool, cells).value_counts().to_dict() if len(pool) else {}
+    n, min_per_cell, design_notes = adapt_design(
+        {str(k): int(v) for k, v in sizes.items()}, n, min_per_cell
+    )
     try:
         sample = stratified_sample(pool, cells, n, min_per_cell, seed)
     except SamplingError as exc:
-        raise InputError(None, str(exc), key="sample") from None
+        raise InputError(None, str(exc)) from None
     gold = select_gold(frame[control & ~frame.index.isin(sample.index)], n_gold, seed)
     sample["is_gold"] = False
     sample["gold_answer"] = ""
@@ -218,6 +232,7 @@ def create_study(
         "scale": scale,
         "criteria": [dict(c) for c in criteria],
         "include_controls": include_controls,
+        "design_notes": design_notes,
     }
     write_table(manifest, out / MANIFEST)
     write_json(out / CONFIG, config)

@@ -285,3 +285,60 @@ def test_rater_quality_flags_bad_gold_and_speeders() -> None:
     assert table.loc["bad", "gold_accuracy"] == 0.0 and table.loc["bad", "outlier"]
     assert table.loc["fast", "outlier"] and "median" in table.loc["fast", "reason"]
     assert table.loc["good", "n_items"] == 4 and table.loc["good", "median_seconds"] == 10.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_ordinal_alpha_matches_library_on_five_point_answers(seed: int) -> None:
+    # issue 15: the five-point scale is ordered, so its alpha is ordinal (nominal for yes/no)
+    import krippendorff
+
+    ratings = random_design(seed=seed, images=40, raters=6, per_image=None, q=5)
+    ratings["value"] += 1  # the likert5 scale stores 1..5
+    reliability = ratings.pivot(index="rater_id", columns="image_id", values="value").to_numpy(
+        dtype=float
+    )
+    expected = krippendorff.alpha(reliability_data=reliability, level_of_measurement="ordinal")
+    nominal = krippendorff.alpha(reliability_data=reliability, level_of_measurement="nominal")
+    row = stats.agreement(
+        ratings, categories=[1, 2, 3, 4, 5], n_boot=200, alpha_level=stats.ORDINAL
+    ).iloc[0]
+    assert row.alpha_level == "ordinal"
+    assert row.krippendorff_alpha == pytest.approx(expected, abs=1e-12)
+    assert abs(expected - nominal) > 1e-6  # the two levels really differ on this data
+    assert row.krippendorff_alpha_lo <= row.krippendorff_alpha <= row.krippendorff_alpha_hi
+
+
+def test_ordinal_alpha_equals_nominal_with_two_categories() -> None:
+    ratings = random_design(seed=7, images=30, raters=5, per_image=3, q=2)
+    ordinal = stats.agreement(ratings, n_boot=50, alpha_level=stats.ORDINAL).iloc[0]
+    nominal = stats.agreement(ratings, n_boot=50).iloc[0]
+    assert ordinal.krippendorff_alpha == pytest.approx(nominal.krippendorff_alpha, abs=1e-12)
+
+
+def test_ratings_are_counted_also_on_images_rated_once() -> None:
+    # issue 15: `human stats` printed "ratings 0" for 14 ratings, each on its own image
+    ratings = long_ratings({f"i{k}": [1, None] for k in range(14)})
+    row = stats.agreement(ratings, n_boot=20).iloc[0]
+    assert row.n_ratings == 14 and row.n_ratings_used == 0 and row.n_images == 0
+    assert "no image has two ratings" in row.note
+
+
+def test_alignment_has_bootstrap_intervals_and_matches_scipy() -> None:
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(3)
+    n = 60
+    share = rng.random(n)
+    scores = share + rng.normal(0, 0.3, n)
+    label = pd.Series((share > 0.5).astype(int), dtype="Int64")
+    label[:4] = pd.NA  # ties are left out of AUC and point-biserial
+    row = stats._alignment_row(scores, share, label, stats.Resampling(400, 0, 0.95))
+    known = label.notna().to_numpy()
+    y = label[known].astype(int).to_numpy()
+    assert row["roc_auc"] == pytest.approx(stats.roc_auc(scores[known], y), abs=1e-12)
+    assert row["point_biserial"] == pytest.approx(sps.pointbiserialr(y, scores[known])[0])
+    assert row["spearman"] == pytest.approx(sps.spearmanr(scores, share)[0])
+    for stat in stats.ALIGNMENT_STATISTICS:
+        assert row[f"{stat}_lo"] < row[stat] < row[f"{stat}_hi"], stat
+    again = stats._alignment_row(scores, share, label, stats.Resampling(400, 0, 0.95))
+    assert again == row  # seeded

@@ -139,7 +139,7 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
 def test_create_study_errors(run_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="hold fewer"):
         new_study(run_dir, tmp_path / "a", min_per_cell=5)  # cells hold 4 images
-    with pytest.raises(InputError, match="unknown cell column"):
+    with pytest.raises(InputError, match="unknown column"):
         new_study(run_dir, tmp_path / "b", cells=["nope"])
     new_study(run_dir, tmp_path / "c")
     with pytest.raises(InputError, match="already holds a study"):
@@ -319,7 +319,9 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     html = (study_dir / "report" / "index.html").read_text()
     assert (
-        "krippendorff_alpha" in html and "data:image/png;base64" in html and "Kendall tau" in html
+        "Krippendorff&#39;s alpha" in html
+        and "data:image/png;base64" in html
+        and "Kendall tau" in html
     )
 
     bad = runner.invoke(

@@ -76,4 +76,4 @@ def test_human_report_shows_hostile_names_as_text() -> None:
     facts = StudyFacts(HOSTILE, 2, 0, 2, 4, 2, "text_accuracy", HOSTILE)
     page = render_page(analysis, facts)
     assert_shown_as_text(page)
-    assert "0.750" in page and "krippendorff_alpha" in page
+    assert "0.750" in page and "Krippendorff&#39;s alpha" in page

@@ -77,11 +77,14 @@ def test_summary_skips_failed_rows_and_counts_them() -> None:
     assert summary.loc["vae", "WR"] == pytest.approx(100.0)
 
 
-def test_pivot_has_ceiling_row_and_sizes_descending() -> None:
-    table = pd.DataFrame(_rows("a", {10: 20.0, 48: 90.0}) + _rows("b", {10: 0.0, 48: 40.0}))
+def test_pivot_has_ceiling_row_and_sizes_in_numeric_order() -> None:
+    # issue 15: font sizes run smallest first, as numbers (9 before 10 before 100)
+    table = pd.DataFrame(
+        _rows("a", {10: 20.0, 100: 95.0, 9: 5.0, 48: 90.0}) + _rows("b", {10: 0.0, 48: 40.0})
+    )
     pivot = wr_pivot(table, ["font_size"])
     assert list(pivot.index) == ["OCR ceiling (original)", "a", "b"]
-    assert list(pivot.columns) == [48, 10]
+    assert list(pivot.columns) == [9, 10, 48, 100]
     assert pivot.loc["b", 48] == pytest.approx(40.0)
 
 

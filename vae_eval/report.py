@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
     from bench.templates import Cell, Table
 
+    #: Lower and upper interval bounds, each a frame shaped like the table it bounds.
+    Bounds = tuple[pd.DataFrame, pd.DataFrame]
+
 #: Share of the OCR ceiling's WR a codec must keep at a font size to "preserve" it.
 SURVIVAL_RATIO = 0.9
 PAIRS_PER_CODEC = 6
@@ -51,6 +54,12 @@ PAIRS_PER_CODEC = 6
 READER_FLOOR = 50.0
 #: "First size below": the largest font size where a codec's mean WR falls under this (%).
 ABSOLUTE_FLOOR = 50.0
+#: A text-survival threshold resting on fewer font sizes than this gets a warning.
+MIN_SIZES = 3
+#: Bootstrap of every interval on the page: resamples, seed, level (images resampled).
+N_BOOT = 1000
+SEED = 0
+CONFIDENCE = 0.95
 
 
 def survival_threshold(
@@ -102,21 +111,69 @@ NOT_APPLICABLE = ("PSNR text", "SSIM text")
 
 
 def _table(
-    frame: pd.DataFrame, index_name: str = "", weak: Callable[[Any], bool] | None = None
+    frame: pd.DataFrame,
+    index_name: str = "",
+    weak: Callable[[Any], bool] | None = None,
+    bounds: Bounds | None = None,
 ) -> Table:
     """Index as the first (header) column; SSIM with 3 decimals, other numbers with 1.
 
-    ``weak(column)`` marks the cells of columns the reader cannot read (shown muted).
+    ``weak(column)`` marks the cells of columns the reader cannot read (shown muted);
+    ``bounds`` (frames shaped like ``frame``: lower, upper) adds an interval to each
+    cell whose bounds are finite.
     """
-    from bench.templates import Cell, table_from_frame
+    from bench.templates import Cell, Table
 
-    def cell(column: str, value: Any) -> Cell:
+    def cell(row: int, col: int, column: str, value: Any) -> Cell:
         if column in NOT_APPLICABLE and isinstance(value, float) and math.isnan(value):
             return Cell("n/a", cls="na")
-        text = _fmt(value, DIGITS.get(column, 1))
-        return Cell(text, cls="reader-limit") if weak and weak(column) else Cell(text)
+        digits = DIGITS.get(column, 1)
+        ci = _interval_text(bounds, row, col, digits) if bounds is not None else ""
+        return Cell(_fmt(value, digits), ci=ci, cls="reader-limit" if weak and weak(column) else "")
 
-    return table_from_frame(frame, cell, index=index_name, label=_label)
+    names = [_label(c) for c in frame.columns]
+    rows = []
+    for i, (key, values) in enumerate(
+        zip(frame.index, frame.astype(object).itertuples(index=False), strict=True)
+    ):
+        cells = [
+            cell(i, j, name, value)
+            for j, (name, value) in enumerate(zip(names, values, strict=True))
+        ]
+        rows.append([Cell(_label(key)), *cells])
+    return Table([index_name, *names], rows, row_headers=True)
+
+
+def _interval_text(bounds: Bounds, row: int, col: int, digits: int) -> str:
+    lo, hi = (float(frame.iat[row, col]) for frame in bounds)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return ""
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values`` over images (NaNs dropped).
+
+    Each image is its own resampling unit; the one kernel :func:`bench.bootstrap.mean_interval`
+    draws the resamples, seeded by :data:`SEED` and ``key`` (same input, same interval).
+    Fewer than two finite values, or any infinite one (a pixel-identical PSNR), give NaN.
+
+    >>> lo, hi = mean_bounds([0.0, 100.0] * 20, ("doc",))
+    >>> bool(30 < lo < 50 < hi < 70)
+    True
+    >>> mean_bounds([80.0], ("doc",))
+    (nan, nan)
+    """
+    import numpy as np
+
+    from bench.bootstrap import mean_interval, seeded_rng
+
+    data = np.asarray(values, dtype="float64")
+    data = data[~np.isnan(data)]
+    if data.size < 2 or not np.isfinite(data).all():
+        return (math.nan, math.nan)
+    rng = seeded_rng(SEED, key)
+    return mean_interval(data, n_boot=N_BOOT, rng=rng, confidence=CONFIDENCE)
 
 
 def summary_table(table: pd.DataFrame) -> pd.DataFrame:
@@ -146,6 +203,41 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(records).set_index("vae")
+
+
+#: Summary columns with an interval, and the result column each is the mean of.
+SUMMARY_SOURCES = {
+    "WR": "wr",
+    "WR ceiling": "wr_original",
+    "WR loss": "wr_loss",
+    "PA": "pa",
+    "PA ceiling": "pa_original",
+    "PSNR": "psnr",
+    "SSIM": "ssim",
+    "PSNR text": "psnr_text",
+    "SSIM text": "ssim_text",
+}
+
+
+def summary_bounds(table: pd.DataFrame, summary: pd.DataFrame) -> Bounds:
+    """Bootstrap interval bounds (over images) for the mean columns of :func:`summary_table`."""
+    lower, upper = _empty_bounds(summary)
+    ok = table[~failed_mask(table)]
+    for vae, group in ok.groupby("vae", sort=False):
+        for column, source in SUMMARY_SOURCES.items():
+            if source in group.columns and column in summary.columns:
+                lo, hi = mean_bounds(group[source], ("summary", vae, source))
+                lower.loc[vae, column], upper.loc[vae, column] = lo, hi
+    return lower, upper
+
+
+def _empty_bounds(frame: pd.DataFrame) -> Bounds:
+    import pandas as pd
+
+    def empty() -> pd.DataFrame:
+        return pd.DataFrame(math.nan, index=frame.index, columns=frame.columns)
+
+    return empty(), empty()
 
 
 def _mean(rows: pd.DataFrame, column: str) -> float:
@@ -222,37 +314,95 @@ def reader_calibration(table: pd.DataFrame) -> dict[str, Any] | None:
 
 
 def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Mean WR with codecs as rows and ``by`` as columns; first row is the OCR ceiling."""
+    """Mean WR with codecs as rows and ``by`` as columns; first row is the OCR ceiling.
+
+    Font sizes run in numeric order, smallest first (as on the plot's x axis); other
+    values keep the image set's order.
+    """
     import pandas as pd
 
     ok = table[~failed_mask(table)]
     pivot = ok.pivot_table(index="vae", columns=by, values="wr", aggfunc="mean", sort=False)
     ceiling = ok.drop_duplicates("image_id").pivot_table(
-        columns=by, values="wr_original", aggfunc="mean"
+        columns=by, values="wr_original", aggfunc="mean", sort=False
     )
     ceiling.index = pd.Index(["OCR ceiling (original)"])
     combined = pd.concat([ceiling, pivot])
-    if "font_size" in by and len(by) == 1:
-        combined = combined[sorted(combined.columns, reverse=True)]
-    return combined
+    return combined[_natural_order(list(combined.columns), by)]
+
+
+def _natural_order(columns: list[Any], by: list[str]) -> list[Any]:
+    """Columns sorted by font size as a number (stable: other values keep their order).
+
+    >>> _natural_order([(48, "a"), (10, "b"), (48, "b"), (10, "a")], ["font_size", "class"])
+    [(10, 'b'), (10, 'a'), (48, 'a'), (48, 'b')]
+    >>> _natural_order([100, 12, 9], ["font_size"])
+    [9, 12, 100]
+    """
+    if "font_size" not in by:
+        return columns
+    at = by.index("font_size")
+
+    def size(column: Any) -> float:
+        value = column[at] if isinstance(column, tuple) else column
+        return float(value)
+
+    return sorted(columns, key=size)
+
+
+def pivot_bounds(table: pd.DataFrame, pivot: pd.DataFrame, by: list[str]) -> Bounds:
+    """Bootstrap interval bounds (over images) for each cell of :func:`wr_pivot`."""
+    ok = table[~failed_mask(table)]
+    lower, upper = _empty_bounds(pivot)
+    groups = [("OCR ceiling (original)", ok.drop_duplicates("image_id"), "wr_original")]
+    groups += [(vae, rows, "wr") for vae, rows in ok.groupby("vae", sort=False)]
+    for name, rows, source in groups:
+        for key, cell in rows.groupby(by if len(by) > 1 else by[0], sort=False):
+            if key in pivot.columns:
+                at = (list(pivot.index).index(name), list(pivot.columns).index(key))
+                lower.iat[at], upper.iat[at] = mean_bounds(cell[source], ("pivot", name, key))
+    return lower, upper
+
+
+def images_per_column(table: pd.DataFrame, pivot: pd.DataFrame, by: list[str]) -> list[int]:
+    """Distinct images behind each column of :func:`wr_pivot` (the sample size of a bin)."""
+    ok = table[~failed_mask(table)].drop_duplicates("image_id")
+    counts = ok.groupby(by if len(by) > 1 else by[0], sort=False).size()
+    return [int(counts.get(key, 0)) for key in pivot.columns]
 
 
 def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
     """Write the WR-vs-font-size PNG; False (nothing written) without font sizes."""
-    if "font_size" not in table.columns:
+    figure = wr_figure(table)
+    if figure is None:
         return False
+    import matplotlib.pyplot as plt
+
+    from bench.io import atomic_path
+
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return True
+
+
+def wr_figure(table: pd.DataFrame) -> Any:
+    """The WR-vs-font-size matplotlib figure (None without font sizes or successful rows).
+
+    The legend sits to the right of the axes, so it never covers a data point.
+    """
+    if "font_size" not in table.columns:
+        return None
+    ok = table[~failed_mask(table)]
+    if ok.empty:
+        return None
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullLocator
 
-    from bench.io import atomic_path
-
-    ok = table[~failed_mask(table)]
-    if ok.empty:
-        return False
-    figure, axes = plt.subplots(figsize=(7, 4.5))
+    figure, axes = plt.subplots(figsize=(8.5, 4.5))
     ceiling = ok.drop_duplicates("image_id").groupby("font_size")["wr_original"].mean()
     axes.plot(ceiling.index, ceiling.values, "k--", label="OCR ceiling (original)")
     for vae, group in ok.groupby("vae", sort=False):
@@ -267,12 +417,9 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
     axes.set_ylabel("word retention WR (%)")
     axes.set_ylim(-3, 103)
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=8, loc="lower right")
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     figure.tight_layout()
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=110)
-    plt.close(figure)
-    return True
+    return figure
 
 
 def _pairs(table: pd.DataFrame, out: Path) -> list[dict[str, Any]]:
@@ -338,27 +485,39 @@ def _pivot_tables(table: pd.DataFrame, limits: dict[str, dict[Any, float]]) -> l
     out = []
     for by, title in PIVOTS:
         if all(column in table.columns for column in by):
-            pivot = wr_pivot(table, by)
-            if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
-                pivot = pivot.T
-                pivot.index = [_limit_label(key, by, limits) for key in pivot.index]
-                out.append(
-                    {
-                        "title": f"Mean WR by {title} x codec",
-                        "table": _table(pivot, " / ".join(by)),
-                    }
-                )
-            else:
-                weak = limits.get(by[0], {})
-                pivot.columns = [_limit_label(c, by, limits) for c in pivot.columns]
-                marked = {_limit_label(v, by, limits) for v in weak}
-                out.append(
-                    {
-                        "title": f"Mean WR by codec x {title}",
-                        "table": _table(pivot, "codec", weak=marked.__contains__),
-                    }
-                )
+            out.append(_pivot_table(table, by, title, limits))
     return out
+
+
+#: The row (or, in the two-attribute tables, column) with each bin's sample size.
+IMAGES_LABEL = "images (n)"
+
+
+def _pivot_table(
+    table: pd.DataFrame, by: list[str], title: str, limits: dict[str, dict[Any, float]]
+) -> dict[str, Any]:
+    """One mean-WR table with intervals and the number of images behind each bin."""
+    pivot = wr_pivot(table, by)
+    lower, upper = pivot_bounds(table, pivot, by)
+    counts = images_per_column(table, pivot, by)
+    labels = [_limit_label(c, by, limits) for c in pivot.columns]
+    frames = [frame.set_axis(labels, axis=1) for frame in (pivot, lower, upper)]
+    frames[0] = frames[0].astype(object)
+    frames[0].loc[IMAGES_LABEL] = counts
+    for bound in frames[1:]:
+        bound.loc[IMAGES_LABEL] = math.nan
+    if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
+        pivot, lower, upper = (frame.T for frame in frames)
+        return {
+            "title": f"Mean WR by {title} x codec",
+            "table": _table(pivot, " / ".join(by), bounds=(lower, upper)),
+        }
+    pivot, lower, upper = frames
+    marked = {_limit_label(v, by, limits) for v in limits.get(by[0], {})}
+    return {
+        "title": f"Mean WR by codec x {title}",
+        "table": _table(pivot, "codec", weak=marked.__contains__, bounds=(lower, upper)),
+    }
 
 
 READER_MARK = " (reader cannot read this)"
@@ -398,6 +557,53 @@ def _notes(table: pd.DataFrame, notes: list[str] | None) -> list[str]:
     return notes
 
 
+def threshold_warnings(table: pd.DataFrame, minimum: int = MIN_SIZES) -> list[str]:
+    """Warnings for codecs whose threshold rests on fewer than ``minimum`` font sizes.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"vae": ["t", "t"], "font_size": [48, 10], "error": ["", ""]})
+    >>> threshold_warnings(rows)  # doctest: +NORMALIZE_WHITESPACE
+    ['t: the threshold rests on 2 font sizes (10, 48 px), fewer than 3: evaluate more
+      images (e.g. without --limit) before quoting it.']
+    """
+    if "font_size" not in table.columns:
+        return []
+    ok = table[~failed_mask(table)]
+    out = []
+    for vae, group in ok.groupby("vae", sort=False):
+        sizes = sorted(float(size) for size in group["font_size"].unique())
+        if len(sizes) < minimum:
+            shown = ", ".join(f"{size:g}" for size in sizes)
+            out.append(
+                f"{vae}: the threshold rests on {len(sizes)} font size"
+                f"{'' if len(sizes) == 1 else 's'} ({shown} px), fewer than {minimum}: "
+                "evaluate more images (e.g. without --limit) before quoting it."
+            )
+    return out
+
+
+def failure_banner(table: pd.DataFrame) -> dict[str, Any] | None:
+    """Failed rows, all rows and the first error (None when no row failed).
+
+    >>> import pandas as pd
+    >>> failure_banner(pd.DataFrame({"error": ["", "codec: hub unreachable"]}))
+    {'failed': 1, 'rows': 2, 'every': False, 'first': 'codec: hub unreachable'}
+    """
+    if not len(table):
+        return None
+    failed = failed_mask(table)
+    if not failed.any():
+        return None
+    errors = [str(e) for e in table.loc[failed, "error"] if str(e)]
+    count = int(failed.sum())
+    return {
+        "failed": count,
+        "rows": len(table),
+        "every": count == len(table),
+        "first": errors[0] if errors else "(no message)",
+    }
+
+
 def page_context(
     table: pd.DataFrame, out: Path, folder: Path, notes: list[str] | None = None
 ) -> dict[str, Any]:
@@ -419,6 +625,11 @@ def page_context(
         "plot": "",
         "pivots": [],
         "pairs": [],
+        "failures": failure_banner(table),
+        "threshold_warnings": [],
+        "min_sizes": MIN_SIZES,
+        "level": f"{CONFIDENCE:.0%}",
+        "n_boot": N_BOOT,
     }
     if not len(table):
         return context
@@ -429,15 +640,21 @@ def page_context(
         reader=_reader(table),
         reader_calibration=reader_calibration(table),
         reader_limits=_limit_notes(limits),
-        summary=_table(summary_table(table), "codec"),
+        summary=_summary(table),
         thresholds=_thresholds_table(thresholds, first_size_below(table)) if thresholds else None,
+        threshold_warnings=threshold_warnings(table) if thresholds else [],
         plot="wr_vs_font_size.png"
         if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png")
         else "",
-        pivots=_pivot_tables(table, limits),
+        pivots=_pivot_tables(table, limits) if (~failed_mask(table)).any() else [],
         pairs=_pairs(table, out),
     )
     return context
+
+
+def _summary(table: pd.DataFrame) -> Table:
+    summary = summary_table(table)
+    return _table(summary, "codec", bounds=summary_bounds(table, summary))
 
 
 def _reader(table: pd.DataFrame) -> dict[str, str]:

@@ -162,13 +162,14 @@ class DiffusersCodec(TensorCodec):
         self.native_resolution = int(sample_size) if sample_size else None
 
     def _load_model(self, diffusers: Any, text: str) -> Any:
-        kwargs: dict[str, Any] = {"torch_dtype": self.dtype}
+        kwargs: dict[str, Any] = {"torch_dtype": self.dtype, **self._hub_kwargs()}
         if self.subfolder:
             kwargs["subfolder"] = self.subfolder
         try:
             model = getattr(diffusers, self.class_name).from_pretrained(self.source, **kwargs)
         except (OSError, ValueError) as exc:
-            raise InputError(None, f"cannot load {text!r}: {str(exc).splitlines()[0]}") from None
+            reason = str(exc).splitlines()[0] + self._offline_note()
+            raise InputError(None, f"cannot load {text!r}: {reason}") from None
         return model.to(self.device).eval()
 
     def _load_config(self, diffusers: Any) -> dict[str, Any]:
@@ -181,13 +182,24 @@ class DiffusersCodec(TensorCodec):
                 local, "no diffusers config.json here (wrong path or missing :subfolder?)"
             )
         try:
-            kwargs = {"subfolder": self.subfolder} if self.subfolder else {}
+            kwargs: dict[str, Any] = {"subfolder": self.subfolder} if self.subfolder else {}
+            kwargs.update(self._hub_kwargs())
             config: dict[str, Any] = diffusers.AutoencoderKL.load_config(self.source, **kwargs)
             return config
         except (OSError, ValueError) as exc:
-            raise InputError(
-                None, f"cannot load config of {self.name!r}: {str(exc).splitlines()[0]}"
-            ) from None
+            reason = str(exc).splitlines()[0] + self._offline_note()
+            raise InputError(None, f"cannot load config of {self.name!r}: {reason}") from None
+
+    def _hub_kwargs(self) -> dict[str, bool]:
+        """Offline (hub unreachable): the local cache only, failing at once, not after retries."""
+        from bench.hub import offline_kwargs
+
+        return {} if Path(self.source).exists() else offline_kwargs()
+
+    def _offline_note(self) -> str:
+        from bench.hub import unreachable_note
+
+        return "" if Path(self.source).exists() else unreachable_note(self.source)
 
     def describe(self) -> str:
         import diffusers

@@ -1,0 +1,118 @@
+"""The rating app in headless Chromium (issue 15): Finish asks first, the admin page has its
+own route behind its password, a refusal is said in place and cleared, images fill the frame."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser import chromium_driver, needs_chromium
+from human_fixtures import launch_app, make_run
+
+from human_eval.study import create_study
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240), needs_chromium]
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    with chromium_driver(tmp_path / "profile", width=1366, height=1000) as driver:
+        yield driver
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """A small study (96-px images: smaller than the frame) served with an admin login."""
+    os.environ["GRADIO_TEMP_DIR"] = str(tmp_path / "gradio-cache")
+    run = make_run(tmp_path / "run", per_cell=2, image_size=96)
+    study = tmp_path / "study"
+    create_study(
+        [run], study, n=9, min_per_cell=1, raters_per_image=2, seed=3, batch_size=3,
+        gold_per_batch=0, n_gold=0, progress=False,
+    )  # fmt: skip
+    auth = tmp_path / "admin.txt"
+    auth.write_text("lead:s3cret-pass\n", encoding="utf-8")
+    demo, url = launch_app(study, auth_file=auth)
+    try:
+        yield url
+    finally:
+        demo.close()
+
+
+def _visible(driver: Any, element_id: str) -> bool:
+    """Shown on the page now (asked in one script: Gradio re-renders elements under Selenium)."""
+    script = "const e = document.getElementById(arguments[0]); return !!e && !!e.offsetParent;"
+    return bool(driver.execute_script(script, element_id))
+
+
+def test_finish_asks_first_and_refusals_clear(browser: Any, served: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(served)
+    start = wait.until(ec.element_to_be_clickable((By.ID, "start-btn")))
+    start.click()  # without consent: refused, said on the consent screen
+    wait.until(lambda d: "consent" in d.find_element(By.ID, "consent-message").text.lower())
+    assert not browser.find_elements(By.CSS_SELECTOR, ".toast-item")  # no toast to outlive it
+    browser.find_element(By.CSS_SELECTOR, "#consent input[type=checkbox]").click()
+    start.click()
+    wait.until(lambda d: "0 / 3" in d.find_element(By.ID, "progress").text)
+    # the refusal went with the consent screen: nothing of it is left on the page
+    assert all(not e.text.strip() for e in browser.find_elements(By.ID, "consent-message"))
+    assert "consent" not in browser.find_element(By.TAG_NAME, "body").text.lower()
+    assert not _visible(browser, "admin")  # no admin panel on the raters' page
+    assert not browser.find_elements(By.XPATH, "//a[contains(@href, 'admin')]")
+    assert "Home" not in browser.find_element(By.TAG_NAME, "body").text  # no page links
+
+    # a small image is scaled up to its frame
+    image = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#item-image img")))
+    wait.until(lambda d: image.get_property("naturalWidth") > 0)
+    shown = browser.execute_script("return arguments[0].getBoundingClientRect().height;", image)
+    assert image.get_property("naturalHeight") == 96 and shown > 2 * 96
+
+    # Finish asks; "Keep rating" keeps the batch, "Yes, finish" ends it
+    assert not _visible(browser, "finish-confirm")
+    browser.find_element(By.ID, "finish-btn").click()
+    wait.until(lambda d: _visible(d, "finish-confirm"))
+    assert "Finish now?" in browser.find_element(By.ID, "finish-confirm").text
+    browser.find_element(By.ID, "finish-cancel").click()
+    wait.until(lambda d: not _visible(d, "finish-confirm"))
+    assert "0 / 3" in browser.find_element(By.ID, "progress").text
+    assert not _visible(browser, "done-screen")
+    browser.find_element(By.ID, "finish-btn").click()
+    wait.until(ec.element_to_be_clickable((By.ID, "finish-confirm-btn"))).click()
+    wait.until(lambda d: "Thank you" in d.find_element(By.ID, "done-message").text)
+
+
+def test_admin_page_has_its_own_route_behind_its_password(browser: Any, served: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(served)
+    wait.until(ec.element_to_be_clickable((By.ID, "start-btn")))
+    assert not browser.find_elements(By.ID, "admin-password")
+    assert "admin" not in browser.find_element(By.TAG_NAME, "body").text.lower()
+
+    browser.get(served.rstrip("/") + "/admin")
+    password = wait.until(
+        ec.visibility_of_element_located((By.CSS_SELECTOR, "#admin-password input"))
+    )
+    assert not _visible(browser, "start-btn")  # the admin page is not the raters' page
+    browser.find_element(By.CSS_SELECTOR, "#admin-user input, #admin-user textarea").send_keys(
+        "lead"
+    )
+    password.send_keys("guess")
+    browser.find_element(By.ID, "admin-btn").click()
+    wait.until(lambda d: "Wrong user or password" in d.find_element(By.TAG_NAME, "body").text)
+    assert "images have" not in browser.find_element(By.TAG_NAME, "body").text
+    password.clear()
+    password.send_keys("s3cret-pass")
+    browser.find_element(By.ID, "admin-btn").click()
+    wait.until(lambda d: "images have" in d.find_element(By.TAG_NAME, "body").text)

@@ -1,0 +1,76 @@
+"""The human-study report as a reader sees it (issue 15): no blanks, full sentences, intervals."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+
+from human_eval import stats as human_stats
+from human_eval.report import Analysis, StudyFacts, kendall_sentence, render_page
+
+
+def _ratings() -> pd.DataFrame:
+    """Two raters on three images, a third rater on one: unbalanced (no Fleiss' kappa)."""
+    return pd.DataFrame(
+        {
+            "image_id": ["a", "a", "b", "b", "c", "c", "c", "d"],
+            "rater_id": ["R1", "R2", "R1", "R2", "R1", "R2", "R3", "R1"],
+            "criterion": "text_accuracy",
+            "value": [1, 1, 0, 1, 1, 1, 0, 1],
+        }
+    )
+
+
+def _page(kendall: dict[str, dict[str, float]]) -> str:
+    ratings = _ratings()
+    agreement = human_stats.agreement(ratings, categories=[0, 1], n_boot=50)
+    labels = human_stats.human_labels(ratings, "text_accuracy")
+    manifest = pd.DataFrame(
+        {"image_id": list("abcd"), "model": ["m1", "m1", "m2", "m2"], "ned": [1.0, 0.2, 0.9, 0.9]}
+    )
+    alignment = human_stats.metric_alignment(labels, manifest, metrics=["ned"], n_boot=50)
+    analysis = Analysis(
+        agreement=agreement,
+        alignment=alignment,
+        ranking=pd.DataFrame({"model": ["m1"], "n_images": [2], "human_score": [math.nan]}),
+        kendall=kendall,
+        raters=pd.DataFrame({"rater_id": ["R1"], "gold_accuracy": [math.nan], "reason": [""]}),
+        labels=labels,
+        per_image=pd.DataFrame(),
+    )
+    facts = StudyFacts("s", 4, 0, 3, 8, 2, "text_accuracy", "Is the text right?")
+    return render_page(analysis, facts)
+
+
+def _cells(page: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", page)]
+
+
+def test_no_blank_or_nan_cell_and_missing_values_say_why() -> None:
+    page = _page({"ned": {"tau": math.nan, "p": math.nan}})
+    cells = _cells(page)
+    assert cells and all(cells), "a blank cell"
+    assert not any("nan" in c.lower() and "n/a" not in c for c in cells)
+    assert "NaN" not in page
+    # Fleiss' kappa on an unbalanced design: n/a with the reason
+    assert "n/a: raters per image differ" in page
+
+
+def test_ranking_sentence_is_complete() -> None:
+    page = _page({"ned": {"tau": math.nan, "p": math.nan}})
+    assert "(p = )" not in page and "p = n" not in page
+    assert "ned n/a (needs two or more models" in page
+    assert kendall_sentence({"ned": {"tau": 0.5, "p": 0.2}}) == "ned 0.500 (p = 0.200)"
+    assert kendall_sentence({}).startswith("n/a")
+
+
+def test_agreement_and_alignment_cells_carry_intervals() -> None:
+    page = _page({"ned": {"tau": 1.0, "p": 0.33}})
+    agreement = re.search(r'<table id="agreement">.*?</table>', page, re.S)
+    alignment = re.search(r'<table id="alignment">.*?</table>', page, re.S)
+    assert agreement and alignment
+    assert agreement.group(0).count('class="ci"') >= 3  # percent, pairwise, alpha, AC1
+    assert "nominal" in agreement.group(0)  # alpha names its level
+    assert alignment.group(0).count('class="ci"') >= 1
