@@ -132,9 +132,7 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     width = max((len(str(m.get("label"))) for m in models), default=0)
     for model in models:
         note = " (control)" if model.get("is_control") else ""
-        lines.append(
-            f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}"
-        )
+        lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
     lines.append(f"reader:   {plan.get('ocr')}")
     lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
     return lines
