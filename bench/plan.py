@@ -62,17 +62,19 @@ def estimate(plan: Mapping[str, Any]) -> Estimate:
     on_cpu = device in ("cpu", "auto")
     reader = Spec.parse(str(plan.get("ocr", ""))).kind
     to_read = 0
+    uncounted: dict[str, list[str]] = {}  # model kind -> labels without a figure
     for model in plan.get("models", []):
         remaining = int(model.get("remaining", 0))
         to_read += remaining
         kind = Spec.parse(str(model.get("spec", ""))).kind
         seconds = MAKE_SECONDS_CPU.get(kind)  # controls and files: the same on any device
         if seconds is None:
-            result.not_counted.append(
-                f"making the images of {model.get('label')} (no per-image figure for {kind})"
-            )
+            uncounted.setdefault(kind, []).append(str(model.get("label")))
             continue
         result.make_s += remaining * seconds
+    for kind, labels in uncounted.items():
+        what = labels[0] if len(labels) == 1 else f"{len(labels)} {kind} models"
+        result.not_counted.append(f"making the images of {what} (no per-image figure for {kind})")
     seconds = READ_SECONDS_CPU.get(reader)
     if seconds is not None and on_cpu:
         result.read_s = to_read * seconds
