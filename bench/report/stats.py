@@ -103,8 +103,19 @@ def _row_clusters(frame: pd.DataFrame, column: str | None) -> np.ndarray | None:
     """Every row's cluster (its prompt) as a code; None (rows alone) without the column."""
     if not column or column not in frame.columns:
         return None
-    codes: np.ndarray = pd.factorize(frame[column].astype(str))[0]
+    # Sorted: the shared prompt draw does not depend on the order of the rows.
+    codes: np.ndarray = pd.factorize(frame[column].astype(str), sort=True)[0]
     return codes
+
+
+def _sorted_codes(codes: np.ndarray) -> np.ndarray:
+    """``codes`` renumbered 0..C-1 in sorted order (independent of the rows' order).
+
+    >>> _sorted_codes(np.array([7, 3, 7, 5])).tolist()
+    [2, 0, 2, 1]
+    """
+    inverse: np.ndarray = np.unique(codes, return_inverse=True)[1]
+    return inverse.reshape(-1)
 
 
 def _slice_codes(
@@ -266,7 +277,7 @@ def _joint_bootstrap(
         estimands=job.estimands,
         n_boot=job.n_boot,
         rng=rng,
-        clusters=job.clusters_of(rows),
+        clusters=None if job.clusters is None else _sorted_codes(job.clusters[rows]),
     )
     out: list[list[np.ndarray]] = [[] for _ in parts]
     for k, boot in enumerate(boots):
