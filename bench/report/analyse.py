@@ -292,7 +292,7 @@ def heat_column(slicing: Slicing, slices: dict[str, pd.DataFrame]) -> str | None
 
 def per_image_scores(frame: pd.DataFrame, models: Sequence[str], metric: str) -> dict[str, Any]:
     """Per-image ``metric`` of each model's successful rows (the distributions figure)."""
-    ok = frame[~failed_mask(frame)]
+    ok = frame.loc[~failed_mask(frame), ["model", metric]]  # not a copy of every column
     return {
         m: pd.to_numeric(ok.loc[ok["model"] == m, metric].astype(object), errors="coerce")
         .astype(float)

@@ -559,7 +559,7 @@ def paired_difference(
 
 def prompt_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean ``metric`` per prompt (rows) and model (columns), failed rows excluded."""
-    ok = frame[~failed_mask(frame)]
+    ok = frame.loc[~failed_mask(frame), ["prompt_id", "model", metric]]  # only these columns
     values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype("float64")
     keys = pd.DataFrame(
         {
