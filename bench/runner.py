@@ -420,9 +420,7 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
             nfkc=config.normalization.nfkc,
             fold_width=config.normalization.fold_width,
         )
-        scored.index = rows.index[has_ocr]
-        for column in columns:
-            scores.loc[has_ocr, column] = scored[column].astype(float)
+        scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
     rows = pd.concat([rows, scores], axis=1)
     if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
         from bench.suites.scores import add_suite_scores
