@@ -293,6 +293,9 @@ def read_command(
     shard: str = typer.Option(None, "--shard", help="Read only share I/N of the images."),
     ocr: str = typer.Option(None, "--ocr", help="Reader spec (default: the run's)."),
     again: bool = typer.Option(False, "--again", help="Read every image, not only unread ones."),
+    follow: bool = typer.Option(
+        False, "--follow", help="Keep reading while a `run --read-later` on RUN generates."
+    ),
     batch_size: int = typer.Option(None, "--batch-size", help="Images per reader call."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
@@ -310,6 +313,7 @@ def read_command(
             workers=read_workers,
             shard=shard,
             again=again,
+            follow=follow,
             batch_size=batch_size,
             progress=not no_progress,
         )

@@ -12,6 +12,7 @@ reader to finish merges ``results.parquet``.
 
 from __future__ import annotations
 
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,8 +28,12 @@ from bench.store import conform_results
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from bench.engine.read_pool import ReadPool
+
 #: Rows per part file written by a reader (fewer, larger files than one per batch).
 PART_ROWS = 512
+#: Seconds between looks for new rows while following a running generation.
+FOLLOW_POLL_S = 0.1
 
 
 def unread(rows: pd.DataFrame, *, again: bool = False) -> pd.Series:
@@ -52,16 +57,19 @@ def read_run(
     workers: int | None = None,
     shard: str | None = None,
     again: bool = False,
+    follow: bool = False,
     batch_size: int | None = None,
     progress: bool = True,
     console: Console | None = None,
 ) -> dict[str, Any]:
     """Read this shard's unread images of the run in ``root``; merge when no one else writes.
 
+    ``follow``: keep reading the rows the generation writes while it runs (a
+    ``run --read-later`` holding a shard of the folder), until it has finished.
     Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None}``.
     """
     from bench.config import RunConfig
-    from bench.engine.read_pool import resolve_workers
+    from bench.engine.read_pool import ReadPool, resolve_workers
 
     folder = RunFolder(root)
     meta = folder.manifest(required=True)
@@ -71,33 +79,57 @@ def read_run(
     part = Shard.parse(shard) if shard else Shard()
     spec, n_workers = ocr or config.ocr, resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
-    with folder.hold_shard(name):
-        rows = folder.read_parts(ROW_KEY, conform=conform_results)
-        todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
-        outcome = _read_rows(
-            folder,
-            todo,
-            spec,
-            n_workers,
-            batch_size or config.batch_size,
-            config,
-            name,
-            progress,
-            console,
-        )
+    totals = {"read": 0, "errors": 0}
+    seen: set[Path] = set()
+    with folder.hold_shard(name), ReadPool(spec, folder.root, n_workers) as pool:
+        while True:
+            generating = follow and _generating(folder)
+            rows = _rows(folder, seen)
+            todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
+            again = False  # a second pass reads only what is new
+            outcome = _read_rows(
+                folder, pool, todo, batch_size or config.batch_size, config, name, progress, console
+            )
+            totals = {key: totals[key] + outcome[key] for key in totals}
+            if not generating:  # this pass started after the generation ended: all read
+                break
+            if not outcome["read"]:
+                time.sleep(FOLLOW_POLL_S)
     merged = None
     if not folder.busy_shards():
         from bench.runs import merge_run
 
         merged = merge_run(folder.root, folder=folder)
-    return {**outcome, "merged": None if merged is None else len(merged)}
+    return {**totals, "merged": None if merged is None else len(merged)}
+
+
+def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
+    """Every row (first pass), then only the rows of generation part files not seen yet.
+
+    Following a long run, a pass then costs the new part files, not the whole folder.
+    """
+    files = folder.part_files()
+    if not seen:
+        seen.update(files)
+        return folder.read_parts(ROW_KEY, conform=conform_results)
+    new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
+    seen.update(new)
+    frames = [frame for frame in map(folder._read_part, new) if frame is not None and len(frame)]
+    if not frames:
+        return conform_results(pd.DataFrame())
+    rows = pd.concat([conform_results(frame) for frame in frames], ignore_index=True)
+    return rows.drop_duplicates(subset=list(ROW_KEY), keep="last").reset_index(drop=True)
+
+
+def _generating(folder: RunFolder) -> bool:
+    """True while a process that is not a reader holds a shard of the folder."""
+    return any(not name.startswith("read-") for name in folder.busy_shards())
 
 
 def _read_rows(
     folder: RunFolder,
+    pool: ReadPool,
     todo: pd.DataFrame,
-    spec: str,
-    workers: int,
     step: int,
     config: Any,
     name: str,
@@ -108,16 +140,14 @@ def _read_rows(
     from rich.console import Console
     from rich.progress import Progress
 
-    from bench.engine.read_pool import ReadPool
     from bench.runner import score_rows
 
     read = errors = 0
     done: list[pd.DataFrame] = []
-    with (
-        ReadPool(spec, folder.root, workers) as pool,
-        Progress(console=console or Console(stderr=True), disable=not progress) as bar,
-    ):
-        task = bar.add_task(f"read ({max(workers, 1)} process(es))", total=len(todo))
+    if todo.empty:
+        return {"read": 0, "errors": 0}
+    with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
+        task = bar.add_task(f"read ({max(pool.workers, 1)} process(es))", total=len(todo))
         for paths, (identity, outcomes) in pool.read(_chunks(todo, step)):
             rows = _with_readings(todo.loc[paths.index], outcomes, identity)
             errors += int((rows["error"] != "").sum())
