@@ -247,7 +247,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rows-per-part", type=int, default=64)
     parser.add_argument("--memory-jobs", help="two job counts for the peak-memory runs")
     parser.add_argument("--overlap-jobs", type=int, help="jobs of the overlap run (200)")
-    parser.add_argument("--delay", type=float, default=0.02, help="G = R of the overlap run (s)")
+    parser.add_argument("--delay", type=float, default=0.05, help="G = R of the overlap run (s)")
+    parser.add_argument(
+        "--read-workers", type=int, default=1, help="reader processes of the follow run"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     jobs = args.jobs or (2_000 if args.small else 100_000)
@@ -308,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
         overlap_jobs = args.overlap_jobs or (40 if args.small else 200)
         figures["overlap"] = overlap(base, args.delay, overlap_jobs)
-        figures["follow"] = follow_overlap(base, args.delay, overlap_jobs)
+        figures["follow"] = follow_overlap(base, args.delay, overlap_jobs, args.read_workers)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return figures
@@ -329,7 +332,7 @@ def overlap(base: Path, delay: float, jobs: int) -> dict[str, float]:
     return {"delay_s": delay, "jobs": run["jobs"], "s_per_image": per_image}
 
 
-def follow_overlap(base: Path, delay: float, jobs: int) -> dict[str, float]:
+def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[str, float]:
     """The same through the run folder: ``run --read-later`` and ``read --follow`` at once."""
     import threading
 
@@ -349,19 +352,23 @@ def follow_overlap(base: Path, delay: float, jobs: int) -> dict[str, float]:
     folder = RunFolder(out)
     while generation.is_alive() and not (folder.busy_shards() and folder.manifest_path.exists()):
         time.sleep(0.01)  # the reader follows a generation that has started
-    done = read_run(out, workers=0, follow=True, progress=False)
+    done = read_run(out, workers=workers, follow=True, progress=False)
     generation.join()
     wall = time.perf_counter() - start
     per_image = wall / done["read"] if done["read"] else float("nan")
     print(
-        f"overlap through the run folder (run --read-later + read --follow): "
+        f"overlap through the run folder (run --read-later + read --follow, "
+        f"{workers} read worker process(es)): "
         f"{done['read']:,} images, {1000 * per_image:.1f} ms/image "
         f"(max(G, R) = {1000 * delay:.0f} ms, G + R = {2000 * delay:.0f} ms; "
         f"{'overlapped' if per_image < 1.5 * delay else 'NOT overlapped'})",
         flush=True,
     )
-    return {"delay_s": delay, "jobs": done["read"], "s_per_image": per_image}
+    return {"delay_s": delay, "jobs": done["read"], "s_per_image": per_image, "workers": workers}
 
 
+if __name__ in ("__main__", "__mp_main__"):
+    # Spawned read workers import this script as __mp_main__: the plug-ins exist there too.
+    register()
 if __name__ == "__main__":
     main()

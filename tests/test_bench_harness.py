@@ -32,6 +32,8 @@ def test_harness_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str
             "20",
             "--delay",
             "0.02",
+            "--read-workers",
+            "0",  # a spawned worker would not have the benchmark's plug-ins under pytest
         ]
     )
     printed = capsys.readouterr().out
