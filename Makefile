@@ -34,6 +34,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scoring.py --baseline-pairs 20000
 	$(BIN)/python benchmarks/bench_report.py
+	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_ocr.py
 	$(BIN)/python benchmarks/bench_pipeline.py
 	$(BIN)/python benchmarks/bench_vae.py

@@ -121,6 +121,9 @@ def run_command(
         False, "--json", help="With --dry-run: print the full resolved plan as JSON."
     ),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
+    read_later: bool = typer.Option(
+        False, "--read-later", help="Generate only; read with `glyphbench read RUN` later."
+    ),
 ) -> None:
     """Generate, OCR and score images; re-running the same command resumes.
 
@@ -192,6 +195,7 @@ def run_command(
             shard=shard,
             progress=not no_progress,
             console=console,
+            read_later=read_later,
         )
     if result.results is not None:
         print_summary(result.results, summary_console())
@@ -291,6 +295,42 @@ def rescore_command(
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
 
 
+def read_command(
+    run_dir: Path = typer.Argument(..., help="The run folder."),
+    read_workers: int = typer.Option(
+        None, "--read-workers", help="Reader processes (default: the free cores; 0: this one)."
+    ),
+    shard: str = typer.Option(None, "--shard", help="Read only share I/N of the images."),
+    ocr: str = typer.Option(None, "--ocr", help="Reader spec (default: the run's)."),
+    again: bool = typer.Option(False, "--again", help="Read every image, not only unread ones."),
+    follow: bool = typer.Option(
+        False, "--follow", help="Keep reading while a `run --read-later` on RUN generates."
+    ),
+    batch_size: int = typer.Option(None, "--batch-size", help="Images per reader call."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
+) -> None:
+    """Read a run's unread images (a `run --read-later`) in worker processes, then score them.
+
+    Example (4 machines): glyphbench read runs/x --shard 0/4 ... --shard 3/4
+    """
+    from bench.reads import read_run
+
+    _quiet_library_warnings()
+    with _interruptible():
+        done = read_run(
+            run_dir,
+            ocr=ocr,
+            workers=read_workers,
+            shard=shard,
+            again=again,
+            follow=follow,
+            batch_size=batch_size,
+            progress=not no_progress,
+        )
+    merged = f"; merged {done['merged']} rows" if done["merged"] is not None else ""
+    typer.echo(f"read {done['read']} images ({done['errors']} OCR errors){merged}")
+
+
 def demo_command(
     out: Path = typer.Option(Path("demo_out"), "--out", "-o", help="Output folder."),
     sample: int = typer.Option(40, "--sample", help="Prompts sampled from the default set."),
@@ -308,4 +348,5 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run_command)
     app.command("merge")(merge_command)
     app.command("rescore")(rescore_command)
+    app.command("read")(read_command)
     app.command("demo")(demo_command)

@@ -132,6 +132,7 @@ class Runner:
         device: str | None = None,
         progress: bool = True,
         console: Console | None = None,
+        read_now: bool = True,
     ) -> None:
         from rich.console import Console
 
@@ -149,6 +150,8 @@ class Runner:
         self._ocr_identity: tuple[str, str] | None = None
         self._entries = {entry.label: entry for entry in config.models}
         self.budget: SpendBudget | None = None
+        #: False: images and rows only; ``glyphbench read RUN`` reads them later (issue 18).
+        self.read_now = read_now
 
     # ------------------------------------------------------------------ setup
     @property
@@ -230,7 +233,7 @@ class Runner:
         todo = remaining(all_jobs, done_keys(self.folder), key=lambda job: job.key)
         self._open_budget()
         self.outcome.skipped = sum(len(all_jobs[k]) - len(todo[k]) for k in todo)
-        if any(todo.values()):
+        if any(todo.values()) and self.read_now:
             _ = self.ocr_identity  # load the OCR engine before any model: a bad --ocr fails fast
         groups = [
             Group(entry.label, entry.slug, todo[entry.label], partial(self.open_model, entry))
@@ -280,7 +283,10 @@ class Runner:
         images = [outputs[i] for i in made]
         jobs = [batch.jobs[i] for i in made]
         saved = self.save_images(jobs, images, self._entries[batch.group.name].slug)
-        read, seconds = self.read_images(images, [digest for _, digest in saved])
+        if self.read_now:
+            read, seconds = self.read_images(images, [digest for _, digest in saved])
+        else:  # read later, from the files: no reading, no identity, no scores yet
+            read, seconds = [None] * len(images), float("nan")
         files: list[tuple[str, str] | None] = [None] * len(outputs)
         readings: list[Reading | Exception | None] = [None] * len(outputs)
         for i, file, reading in zip(made, saved, read, strict=True):
@@ -361,7 +367,7 @@ class Runner:
                 "gen_seconds": batch.seconds / n if batch.size else float("nan"),
                 **reading_columns(
                     readings[i] if image is not None else None,
-                    self.ocr_identity if image is not None else None,
+                    self.ocr_identity if image is not None and self.read_now else None,
                     ocr_seconds,
                 ),
             }
@@ -427,9 +433,7 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
             nfkc=config.normalization.nfkc,
             fold_width=config.normalization.fold_width,
         )
-        scored.index = rows.index[has_ocr]
-        for column in columns:
-            scores.loc[has_ocr, column] = scored[column].astype(float)
+        scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
     rows = pd.concat([rows, scores], axis=1)
     if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
         from bench.suites.scores import add_suite_scores

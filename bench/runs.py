@@ -108,8 +108,12 @@ def run_benchmark(
     ocr: Reader | None = None,
     progress: bool = True,
     console: Console | None = None,
+    read_later: bool = False,
 ) -> RunResult:
     """Run (or resume) this process's shard of ``config``; merge when all shards are done.
+
+    ``read_later``: write the images and rows but read nothing (``glyphbench read RUN``
+    reads them afterwards, in worker processes or on other machines; issue 18).
 
     ``config_text`` is the config exactly as the user gave it (the YAML text, or
     the command line); it is saved verbatim as ``DIR/<config_name>``.
@@ -138,7 +142,7 @@ def run_benchmark(
     except DifferentRun:
         if not _failed_attempt(folder):
             raise
-    if ocr is None and not folder.manifest().get("complete"):
+    if ocr is None and not read_later and not folder.manifest().get("complete"):
         ocr = _start_run_reader(config)
     with folder.hold_shard(dist.shard.name):
         if folder.shard_busy(RESCORE_LOCK):
@@ -146,7 +150,9 @@ def run_benchmark(
         with folder.locked():
             _claim_folder(folder, config, prompt_set, config_text, config_name)
             info = _start_shard(folder, dist)
-        outcome = _run_shard(folder, config, prompt_set, dist, ocr, progress, console)
+        outcome = _run_shard(
+            folder, config, prompt_set, dist, ocr, progress, console, read_now=not read_later
+        )
         _finish_shard(folder, dist, info, outcome)
         results = _merge_when_done(folder, dist)
     return RunResult(folder.root, outcome, results)
@@ -220,6 +226,8 @@ def _run_shard(
     ocr: Reader | None,
     progress: bool,
     console: Console,
+    *,
+    read_now: bool = True,
 ) -> ShardOutcome:
     from bench.runner import Runner
 
@@ -232,6 +240,7 @@ def _run_shard(
         device=dist.device,
         progress=progress,
         console=console,
+        read_now=read_now,
     )
     return runner.run()
 

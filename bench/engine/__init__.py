@@ -38,7 +38,9 @@ second one with :class:`FolderBusy`); run.json is compared and created, and tabl
 merged, under the folder's manifest lock (:meth:`RunFolder.locked`).
 
 Reading is its own step (:func:`read_batch`; in the benchmark ``Runner.read_images``),
-so it can move to separate processes fed through the run folder; the cache is keyed
+so it can move to separate processes fed through the run folder
+(:class:`~bench.engine.read_pool.ReadPool`: worker processes reading image files, used
+by ``glyphbench read RUN`` after ``run --read-later``; issue 18); the cache is keyed
 by reader identity, so two readers can read the same images.
 
 Public API::

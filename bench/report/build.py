@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench.errors import InputError
 from bench.report.analyse import Settings, Stopwatch, analyse
-from bench.report.load import load_runs
+from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from bench.report.render import render
 from bench.report.slices import Slicing
 from bench.report.stats import summary_metrics
@@ -55,7 +55,7 @@ def write_report(
     dirs = [Path(d) for d in run_dirs]
     if n_boot < 1:
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
-    frame = load_runs(dirs)
+    frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
     if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
         left_out = "; ".join(f"{c} ({why})" for c, why in slicing.skipped.items())

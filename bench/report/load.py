@@ -14,6 +14,9 @@ from bench.report.stats import SUMMARY_METRICS
 
 #: Columns a report cannot do without.
 REQUIRED_COLUMNS = ("model", "prompt_id", "text", *SUMMARY_METRICS)
+#: Columns no part of the report reads: ``write_report`` does not load them (the
+#: reading's JSON lists are the widest columns of a real run; issue 18).
+REPORT_UNUSED_COLUMNS = ("ocr_pieces", "ocr_confidences", "image_sha256", "ocr_version")
 
 
 def read_run_meta(run_dir: Path) -> dict[str, Any]:
@@ -30,7 +33,7 @@ def read_run_meta(run_dir: Path) -> dict[str, Any]:
     return meta
 
 
-def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
+def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> pd.DataFrame:
     """Concatenate the results of several runs, adding ``run`` and ``run_dir`` columns.
 
     ``run`` is the run's ``run_id`` (from ``run.json``, else the folder name; made
@@ -42,7 +45,7 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     ``{run: {"dir": ..., "meta": run.json}}``.
 
     Several runs must share at least one prompt, or comparing them is meaningless:
-    that is an :class:`~bench.errors.InputError`.
+    that is an :class:`~bench.errors.InputError`. Columns in ``skip`` are not read.
     """
     if not run_dirs:
         raise InputError(None, "no run folders given")
@@ -50,7 +53,7 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     runs: dict[str, dict[str, Any]] = {}
     for raw in run_dirs:
         run_dir = Path(raw)
-        meta, frame = _read_run(run_dir)
+        meta, frame = _read_run(run_dir, skip)
         name = _unique_name(str(meta.get("run_id") or run_dir.name), taken=runs)
         runs[name] = {"dir": str(run_dir.resolve()), "meta": meta}
         frame = frame.copy()
@@ -68,7 +71,7 @@ def load_runs(run_dirs: Sequence[str | Path]) -> pd.DataFrame:
     return frame
 
 
-def _read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
+def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any], pd.DataFrame]:
     """(``run.json``, ``results.parquet``) of one run folder, checked for the required columns."""
     results = run_dir / "results.parquet"
     if not run_dir.is_dir():
@@ -79,7 +82,10 @@ def _read_run(run_dir: Path) -> tuple[dict[str, Any], pd.DataFrame]:
         )
     meta = read_run_meta(run_dir)
     try:
-        frame = pd.read_parquet(results)
+        import pyarrow.parquet as pq
+
+        names = pq.read_schema(results).names
+        frame = pd.read_parquet(results, columns=[n for n in names if n not in skip])
     except (OSError, ValueError) as exc:
         raise InputError(results, f"cannot read: {exc}".splitlines()[0]) from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]

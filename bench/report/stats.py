@@ -11,9 +11,10 @@ Conventions
 * Intervals are 95% percentile bootstrap intervals by default. The resampling
   unit is a *prompt*: all images of a prompt (seeds, samples) move together, and
   a prompt with one image is resampled like a single image. Every random draw
-  comes from a generator seeded with ``(seed, key)``, so an interval does not
-  change when other slices or models are added, and the same seed gives the
-  same report.
+  comes from a generator seeded with ``(seed, key)``, so the same seed gives
+  the same report; summaries draw the table's prompts once for all models, so
+  an interval does not change when other slices, or models on the same
+  prompts, are added.
 * Direction and labels: :func:`bench.report.metrics.metric_info`.
 """
 
@@ -102,8 +103,19 @@ def _row_clusters(frame: pd.DataFrame, column: str | None) -> np.ndarray | None:
     """Every row's cluster (its prompt) as a code; None (rows alone) without the column."""
     if not column or column not in frame.columns:
         return None
-    codes: np.ndarray = pd.factorize(frame[column].astype(str))[0]
+    # Sorted: the shared prompt draw does not depend on the order of the rows.
+    codes: np.ndarray = pd.factorize(frame[column].astype(str), sort=True)[0]
     return codes
+
+
+def _sorted_codes(codes: np.ndarray) -> np.ndarray:
+    """``codes`` renumbered 0..C-1 in sorted order (independent of the rows' order).
+
+    >>> _sorted_codes(np.array([7, 3, 7, 5])).tolist()
+    [2, 0, 2, 1]
+    """
+    inverse: np.ndarray = np.unique(codes, return_inverse=True)[1]
+    return inverse.reshape(-1)
 
 
 def _slice_codes(
@@ -174,7 +186,7 @@ def _summarize_rows(
     means_rng: np.random.Generator,
     errors_rng: _RngFor,
 ) -> list[list[dict[str, Any]]]:
-    """One summary row per slice of each slicing, for the ``rows`` of one model.
+    """One summary row per slice of each slicing, for the ``rows`` of one model alone.
 
     The model's successful rows are resampled once (by prompt, from ``means_rng``)
     for every slicing; each slice's error rate is resampled from ``errors_rng``
@@ -182,13 +194,7 @@ def _summarize_rows(
     """
     ok = ~job.failed[rows]
     locals_ = [_Local.of(s.codes[rows], ok) for s in slicings]
-    errors = [
-        [
-            _error_bounds(rows[local.position == i], job, errors_rng(s.by, s.keys[code]))
-            for i, code in enumerate(local.present)
-        ]
-        for s, local in zip(slicings, locals_, strict=True)
-    ]
+    errors = _slice_errors(rows, slicings, locals_, job, errors_rng)
     boots = grouped_bootstrap(
         job.values[rows[ok]],
         [local.grouping() for local in locals_],
@@ -197,10 +203,90 @@ def _summarize_rows(
         rng=means_rng,
         clusters=job.clusters_of(rows[ok]),
     )
+    return _model_tables(model, rows, slicings, locals_, boots, errors, job)
+
+
+def _slice_errors(
+    rows: np.ndarray,
+    slicings: Sequence[_Slicing],
+    locals_: Sequence[_Local],
+    job: _Job,
+    errors_rng: _RngFor,
+) -> list[list[dict[str, float]]]:
+    """Each slice's error rate interval, slicing by slicing (one model's ``rows``)."""
+    return [
+        [
+            _error_bounds(rows[local.position == i], job, errors_rng(s.by, s.keys[code]))
+            for i, code in enumerate(local.present)
+        ]
+        for s, local in zip(slicings, locals_, strict=True)
+    ]
+
+
+def _model_tables(
+    model: str,
+    rows: np.ndarray,
+    slicings: Sequence[_Slicing],
+    locals_: Sequence[_Local],
+    boots: Sequence[np.ndarray],
+    errors: Sequence[list[dict[str, float]]],
+    job: _Job,
+) -> list[list[dict[str, Any]]]:
+    """The summary rows of one model for each slicing, from its resampled aggregates."""
     return [
         _slice_rows(model, s, local, rows, boot, slice_errors, job)
         for s, local, boot, slice_errors in zip(slicings, locals_, boots, errors, strict=True)
     ]
+
+
+@dataclass(frozen=True)
+class _ModelPart:
+    """One model's rows and, per shared slicing, its slices among them."""
+
+    model: str
+    rows: np.ndarray
+    locals_: list[_Local]
+
+
+def _joint_bootstrap(
+    parts: Sequence[_ModelPart], n_slicings: int, job: _Job, rng: np.random.Generator
+) -> list[list[np.ndarray]]:
+    """Every model's resampled slice aggregates from one draw of the prompts.
+
+    The groups of slicing ``k`` are the (model, slice) pairs, so one
+    :func:`~bench.bootstrap.grouped_bootstrap` call draws the table's prompts
+    once for all models. Failed rows take part with unknown values: a prompt
+    then has the same units in every model that saw it, so one gather of the
+    resample counts serves a slice of every model (see the kernel), and a
+    model's failed prompt adds nothing to its means, as if left out.
+    Returns, per model, one ``(n_boot, names, slices present)`` array per slicing.
+    """
+    rows = np.concatenate([p.rows for p in parts])
+    values = job.values[rows]
+    values[job.failed[rows]] = np.nan
+    groupings = []
+    for k in range(n_slicings):
+        starts = np.cumsum([0, *(p.locals_[k].present.size for p in parts)])
+        codes = np.concatenate(
+            [start + p.locals_[k].position for start, p in zip(starts, parts, strict=False)]
+        )
+        groupings.append(Grouping(codes, int(starts[-1])))
+    boots = grouped_bootstrap(
+        values,
+        groupings,
+        estimands=job.estimands,
+        n_boot=job.n_boot,
+        rng=rng,
+        clusters=None if job.clusters is None else _sorted_codes(job.clusters[rows]),
+    )
+    out: list[list[np.ndarray]] = [[] for _ in parts]
+    for k, boot in enumerate(boots):
+        start = 0
+        for m, part in enumerate(parts):
+            stop = start + part.locals_[k].present.size
+            out[m].append(boot[:, :, start:stop])
+            start = stop
+    return out
 
 
 def _error_bounds(rows: np.ndarray, job: _Job, rng: np.random.Generator) -> dict[str, float]:
@@ -307,11 +393,15 @@ def summarize_many(
 ) -> list[pd.DataFrame]:
     """:func:`summarize` for several slicings at once, sharing the resamples.
 
-    The resampling unit is a model's prompt: each resample draws as many of the
-    model's prompts (with successful images) as it has, with replacement (seeded
-    by ``(seed, model)``), all images of a drawn prompt together; every slice of
-    every slicing is aggregated from that same draw (see
-    :func:`bench.bootstrap.grouped_bootstrap`). A slice's size then varies across
+    The resampling unit is a prompt: each resample draws as many of the table's
+    prompts as it has, with replacement (seeded by ``(seed, "prompts")``), all
+    images of a drawn prompt together; every model and every slice of every
+    slicing is aggregated from that same draw (see
+    :func:`bench.bootstrap.grouped_bootstrap`), a model's failed rows and the
+    prompts it did not see adding nothing to its means. (Until issue 18 each
+    model drew its own prompts, seeded by ``(seed, model)``; for models that saw
+    every prompt the two have the same distribution, and one shared draw is
+    about 10x cheaper at a million rows.) A slice's size then varies across
     resamples as it would in a re-run drawing new prompts from the same mix
     (resamples where a slice is empty are skipped for it). With one image per
     prompt this is the bootstrap over images. Slicings with very many slices
@@ -342,17 +432,26 @@ def summarize_many(
     shared = [j for j, s in enumerate(coded) if size * len(s.keys) <= _MAX_SLICE_MATRIX]
     results: list[list[dict[str, Any]]] = [[] for _ in slicing_lists]
     models = frame["model"].astype(str).to_numpy()
-    for model, rows in pd.Series(np.arange(len(frame))).groupby(models, sort=True).indices.items():
-        tables = _summarize_rows(
-            str(model),
-            rows,
-            [coded[j] for j in shared],
-            job,
-            slice_rng(seed, ("model", model)),
-            _error_rngs(seed, str(model)),
+    shared_slicings = [coded[j] for j in shared]
+    parts = [
+        _ModelPart(
+            str(model), rows, [_Local.of(s.codes[rows], ~job.failed[rows]) for s in shared_slicings]
         )
-        for j, table in zip(shared, tables, strict=True):
-            results[j] += table
+        for model, rows in pd.Series(np.arange(len(frame)))
+        .groupby(models, sort=True)
+        .indices.items()
+    ]
+    if parts and shared_slicings:
+        boots = _joint_bootstrap(parts, len(shared_slicings), job, slice_rng(seed, ("prompts",)))
+        for part, model_boots in zip(parts, boots, strict=True):
+            errors = _slice_errors(
+                part.rows, shared_slicings, part.locals_, job, _error_rngs(seed, part.model)
+            )
+            tables = _model_tables(
+                part.model, part.rows, shared_slicings, part.locals_, model_boots, errors, job
+            )
+            for j, table in zip(shared, tables, strict=True):
+                results[j] += table
     for j, slicing in enumerate(coded):
         if j not in shared:
             results[j] = _slice_by_slice(slicing, models, job, seed)
@@ -460,7 +559,7 @@ def paired_difference(
 
 def prompt_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean ``metric`` per prompt (rows) and model (columns), failed rows excluded."""
-    ok = frame[~failed_mask(frame)]
+    ok = frame.loc[~failed_mask(frame), ["prompt_id", "model", metric]]  # only these columns
     values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype("float64")
     keys = pd.DataFrame(
         {

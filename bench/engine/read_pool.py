@@ -1,0 +1,140 @@
+"""Reading in worker processes, fed through the run folder (issue 18).
+
+Each worker process creates its own reader from the spec (so a reader never
+crosses a process boundary) and reads image *files* of the run folder: images
+are written first, then read, which is what lets reading run in other
+processes, after generation or on other machines (``glyphbench read RUN``).
+
+:class:`ReadPool` keeps at most ``2 x workers`` chunks in flight (back-pressure:
+the images waiting to be read stay bounded) and yields each chunk's outcomes
+in submission order. ``workers=0`` reads in the calling process (no pool).
+
+>>> from bench.engine.read_pool import resolve_workers
+>>> resolve_workers(0), resolve_workers(3)
+(0, 3)
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from bench.readers.base import Reader, Reading
+
+#: Chunks in flight per worker: one being read, one waiting.
+IN_FLIGHT_PER_WORKER = 2
+
+_READER: Reader | None = None
+
+
+def free_cores() -> int:
+    """Cores not taken by this process (at least 1): the default number of read workers."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
+def resolve_workers(workers: int | None) -> int:
+    """``None``: :func:`free_cores`; otherwise the number given (0: read in-process)."""
+    if workers is None:
+        return free_cores()
+    if workers < 0:
+        from bench.errors import InputError
+
+        raise InputError(None, f"--read-workers must be 0 or more, got {workers}")
+    return workers
+
+
+def _start(spec: str) -> None:
+    """Worker initialiser: create this process's reader once."""
+    global _READER
+    from bench.engine.reading import start_reader
+
+    _READER = start_reader(spec)
+
+
+def _portable(outcome: Reading | Exception) -> Reading | Exception:
+    """An exception that cannot be sent back between processes becomes a RuntimeError."""
+    if not isinstance(outcome, Exception):
+        return outcome
+    try:
+        pickle.dumps(outcome)
+    except Exception:
+        return RuntimeError(f"{type(outcome).__name__}: {outcome}")
+    return outcome
+
+
+#: What one chunk gives back: the reader's (name, version) and one outcome per image.
+Outcomes = tuple[tuple[str, str], list["Reading | Exception"]]
+
+
+def read_files(root: str, paths: Sequence[str]) -> Outcomes:
+    """Read image files (relative to ``root``) with this process's reader."""
+    from PIL import Image
+
+    from bench.engine.reading import read_batch
+
+    assert _READER is not None, "the worker's reader was not started"
+    images = []
+    for path in paths:
+        with Image.open(Path(root) / path) as image:
+            images.append(image.convert("RGB"))
+    identity = (_READER.name, _READER.version)
+    return identity, [_portable(outcome) for outcome in read_batch(_READER, images)]
+
+
+class ReadPool:
+    """``workers`` processes reading image files of ``root`` with the reader ``spec``."""
+
+    def __init__(self, spec: str, root: str | Path, workers: int) -> None:
+        self.spec, self.root, self.workers = spec, str(root), workers
+        self._executor: Any = None
+
+    def __enter__(self) -> ReadPool:
+        if self.workers > 0:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn: readers hold native threads (torch); forking them is unsafe.
+            self._executor = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start,
+                initargs=(self.spec,),
+            )
+        else:
+            _start(self.spec)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def read(self, chunks: Iterable[Sequence[str]]) -> Iterator[tuple[Sequence[str], Outcomes]]:
+        """``(paths, (reader identity, outcomes))`` per chunk, in order.
+
+        At most ``2 x workers`` chunks are in flight: the images waiting stay bounded.
+        """
+        if self._executor is None:
+            for paths in chunks:
+                yield paths, read_files(self.root, paths)
+            return
+        pending: deque[tuple[Sequence[str], Future[Outcomes]]] = deque()
+        limit = IN_FLIGHT_PER_WORKER * self.workers
+        for paths in chunks:
+            pending.append((paths, self._executor.submit(read_files, self.root, list(paths))))
+            if len(pending) >= limit:
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()

@@ -1,0 +1,186 @@
+"""``glyphbench read RUN``: read the images of a generation, in worker processes (issue 18).
+
+A run made with ``glyphbench run --read-later`` writes its images and rows but
+reads nothing, so generation never waits for OCR. ``read_run`` then reads the
+rows that have an image and no reading yet, in ``workers`` processes
+(:class:`bench.engine.read_pool.ReadPool`) fed with the image files, scores them
+and writes them as new part files; the newest row of each key wins the merge.
+``shard="I/N"`` reads a stable share of the images (by a hash of the image
+path), so N machines (a job array) can read one generation together; the last
+reader to finish merges ``results.parquet``.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from bench.engine import RunFolder, Shard
+from bench.errors import InputError
+from bench.schema import ROW_KEY, failed_mask
+from bench.store import conform_results
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from bench.engine.read_pool import ReadPool
+
+#: Rows per part file written by a reader (fewer, larger files than one per batch).
+PART_ROWS = 512
+#: Seconds between looks for new rows while following a running generation.
+FOLLOW_POLL_S = 0.1
+
+
+def unread(rows: pd.DataFrame, *, again: bool = False) -> pd.Series:
+    """Rows with an image still to read: no reading yet (or every one made, ``again``)."""
+    has_image = rows["image_path"].notna()
+    if again:
+        stage = rows["error"].fillna("").str.startswith(("Load:", "Generate:"))
+        return has_image & ~stage
+    return has_image & ~failed_mask(rows) & rows["ocr_text"].isna()
+
+
+def in_shard(paths: pd.Series, shard: Shard) -> pd.Series:
+    """Which image paths belong to ``shard`` (a stable hash: every reader agrees)."""
+    return paths.map(lambda path: zlib.crc32(str(path).encode()) % shard.count == shard.index)
+
+
+def read_run(
+    root: str | Path,
+    *,
+    ocr: str | None = None,
+    workers: int | None = None,
+    shard: str | None = None,
+    again: bool = False,
+    follow: bool = False,
+    batch_size: int | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Read this shard's unread images of the run in ``root``; merge when no one else writes.
+
+    ``follow``: keep reading the rows the generation writes while it runs (a
+    ``run --read-later`` holding a shard of the folder), until it has finished.
+    Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None}``.
+    """
+    from bench.config import RunConfig
+    from bench.engine.read_pool import ReadPool, resolve_workers
+
+    folder = RunFolder(root)
+    meta = folder.manifest(required=True)
+    if not isinstance(meta.get("config"), dict):
+        raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
+    config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
+    part = Shard.parse(shard) if shard else Shard()
+    spec, n_workers = ocr or config.ocr, resolve_workers(workers)
+    name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
+    totals = {"read": 0, "errors": 0}
+    seen: set[Path] = set()
+    with folder.hold_shard(name), ReadPool(spec, folder.root, n_workers) as pool:
+        while True:
+            generating = follow and _generating(folder)
+            rows = _rows(folder, seen)
+            todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
+            again = False  # a second pass reads only what is new
+            outcome = _read_rows(
+                folder, pool, todo, batch_size or config.batch_size, config, name, progress, console
+            )
+            totals = {key: totals[key] + outcome[key] for key in totals}
+            if not generating:  # this pass started after the generation ended: all read
+                break
+            if not outcome["read"]:
+                time.sleep(FOLLOW_POLL_S)
+    merged = None
+    if not folder.busy_shards():
+        from bench.runs import merge_run
+
+        merged = merge_run(folder.root, folder=folder)
+    return {**totals, "merged": None if merged is None else len(merged)}
+
+
+def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
+    """Every row (first pass), then only the rows of generation part files not seen yet.
+
+    Following a long run, a pass then costs the new part files, not the whole folder.
+    """
+    files = folder.part_files()
+    if not seen:
+        seen.update(files)
+        return folder.read_parts(ROW_KEY, conform=conform_results)
+    new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
+    seen.update(new)
+    frames = [frame for frame in map(folder._read_part, new) if frame is not None and len(frame)]
+    if not frames:
+        return conform_results(pd.DataFrame())
+    rows = pd.concat([conform_results(frame) for frame in frames], ignore_index=True)
+    return rows.drop_duplicates(subset=list(ROW_KEY), keep="last").reset_index(drop=True)
+
+
+def _generating(folder: RunFolder) -> bool:
+    """True while a process that is not a reader holds a shard of the folder."""
+    return any(not name.startswith("read-") for name in folder.busy_shards())
+
+
+def _read_rows(
+    folder: RunFolder,
+    pool: ReadPool,
+    todo: pd.DataFrame,
+    step: int,
+    config: Any,
+    name: str,
+    progress: bool,
+    console: Console | None,
+) -> dict[str, int]:
+    """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from bench.runner import score_rows
+
+    read = errors = 0
+    done: list[pd.DataFrame] = []
+    if todo.empty:
+        return {"read": 0, "errors": 0}
+    with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
+        task = bar.add_task(f"read ({max(pool.workers, 1)} process(es))", total=len(todo))
+        for paths, (identity, outcomes) in pool.read(_chunks(todo, step)):
+            rows = _with_readings(todo.loc[paths.index], outcomes, identity)
+            errors += int((rows["error"] != "").sum())
+            read += len(rows)
+            done.append(rows)
+            if sum(map(len, done)) >= PART_ROWS:
+                _write(folder, pd.concat(done), config, name, score_rows)
+                done = []
+            bar.advance(task, len(rows))
+        if done:
+            _write(folder, pd.concat(done), config, name, score_rows)
+    return {"read": read, "errors": errors}
+
+
+def _chunks(todo: pd.DataFrame, step: int) -> Iterator[pd.Series]:
+    """The image paths of ``todo`` in chunks of ``step`` (their index: the rows)."""
+    paths = todo["image_path"].astype(str)
+    for start in range(0, len(paths), max(1, step)):
+        yield paths.iloc[start : start + step]
+
+
+def _with_readings(
+    rows: pd.DataFrame, outcomes: list[Any], identity: tuple[str, str]
+) -> pd.DataFrame:
+    """``rows`` with the reading columns of their outcomes (seconds are not measured here)."""
+    from bench.runner import reading_columns
+
+    filled = [reading_columns(outcome, identity, float("nan")) for outcome in outcomes]
+    out = rows.copy()
+    for column, values in pd.DataFrame(filled, index=rows.index).items():
+        out[column] = values
+    return out
+
+
+def _write(folder: RunFolder, rows: pd.DataFrame, config: Any, name: str, score: Any) -> None:
+    folder.write_part(conform_results(score(rows.reset_index(drop=True), config)), name, "all")

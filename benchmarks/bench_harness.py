@@ -1,0 +1,374 @@
+"""Benchmark: the harness's own cost per image, its memory, resume and merge (issue 18).
+
+A generator that returns a prepared image and a reader that returns a prepared
+reading (both registered as plug-ins in this process) go through the real run
+engine (:func:`bench.runs.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
+the reading store, scoring, part files, merge). What remains of the time is the
+harness's own. Printed figures, each against its target:
+
+* per-image harness overhead (ms, wall and CPU) for ``--jobs`` jobs;
+* peak memory (resident set of a fresh child process) at 10k and 100k jobs: flat?
+* plan/resume of a run folder of ``--resume-rows`` finished rows (the done keys:
+  what ``glyphbench run`` reads before it starts), and the merge of that folder;
+* overlap of generation and reading: a generator sleeping G per image and a reader
+  sleeping R per image take about max(G, R) per image, not G + R.
+
+    python benchmarks/bench_harness.py                 # 100k jobs, 1M-row resume folder
+    python benchmarks/bench_harness.py --small         # a quick run of every figure
+    python benchmarks/bench_harness.py --json harness.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.config import RunConfig
+from bench.models.base import ImageRequest, ModelAdapter
+from bench.readers.base import Reader, Reading
+from bench.registry import PLUGINS, Options, Spec
+from prompts.schema import PromptSet
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Targets (issue 18): the harness nearly free, memory flat, resume and merge quick.
+TARGET_OVERHEAD_MS = 5.0
+TARGET_MEMORY_GROWTH_MIB = 100.0
+TARGET_RESUME_S = 30.0
+TARGET_MERGE_S = 60.0
+MODELS = 5
+SEEDS = 4
+
+
+# --------------------------------------------------------------------------- plug-ins
+
+
+class PreparedOptions(Options):
+    size: int = 64
+    delay: float = 0.0  # seconds per image (the overlap figure)
+
+
+class PreparedModel(ModelAdapter):
+    """Returns the same prepared image for every request (after ``delay`` per image)."""
+
+    def __init__(self, spec: Spec, options: PreparedOptions) -> None:
+        from PIL import Image, ImageDraw
+
+        self.delay = options.delay
+        self.image = Image.new("RGB", (options.size, options.size), "white")
+        ImageDraw.Draw(self.image).text((4, options.size // 2 - 6), "OPEN", fill="black")
+        self.spec = spec.text
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
+        if self.delay:
+            time.sleep(self.delay * len(requests))
+        return [self.image.copy() for _ in requests]
+
+
+class PreparedReader(Reader):
+    """Returns the same prepared reading for every image (after ``delay`` per image)."""
+
+    name = "prepared-reading"
+
+    def __init__(self, options: PreparedOptions) -> None:
+        self.delay = options.delay
+        self.reading = Reading(
+            text="OPEN", pieces=["OPEN"], boxes=[[(0, 0), (9, 0), (9, 9), (0, 9)]], confidences=[1]
+        )
+
+    @property
+    def version(self) -> str:
+        return "prepared 1"
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        if self.delay:
+            time.sleep(self.delay * len(images))
+        return [self.reading for _ in images]
+
+
+def register() -> None:
+    """Register ``prepared:NAME`` (model) and ``prepared-reading`` (reader) in this process."""
+    if "prepared" in PLUGINS.names("models"):
+        return
+    PLUGINS.register("models", "prepared", options=PreparedOptions, target="optional")(
+        PreparedModel
+    )
+    PLUGINS.register("readers", "prepared-reading", options=PreparedOptions)(
+        lambda _spec, options: PreparedReader(options)
+    )
+
+
+# --------------------------------------------------------------------------- one run
+
+
+def prompt_set(n: int) -> PromptSet:
+    frame = pd.DataFrame(
+        {
+            "prompt_id": [f"p{i:07d}" for i in range(n)],
+            "prompt": [f"A sign that says 'OPEN' (#{i})" for i in range(n)],
+            "text": "OPEN",
+            "prompt_type": "simple",
+        }
+    )
+    return PromptSet(frame, source="bench-harness")
+
+
+def run_config(
+    out: Path,
+    jobs: int,
+    *,
+    gen_delay: float = 0.0,
+    read_delay: float = 0.0,
+    batch_size: int = 8,
+    size: int = 64,
+    n_models: int = MODELS,
+) -> tuple[RunConfig, PromptSet]:
+    """A run of about ``jobs`` jobs: ``n_models`` models x SEEDS seeds x prompts."""
+    prompts = max(1, jobs // (n_models * SEEDS))
+    models = [f"prepared:m{i}?size={size}&delay={gen_delay}" for i in range(n_models)]
+    config = RunConfig.from_mapping(
+        {
+            "models": models,
+            "batch_size": batch_size,
+            "seeds": list(range(SEEDS)),
+            "ocr": f"prepared-reading?delay={read_delay}",
+            "out": str(out),
+        }
+    )
+    return config, prompt_set(prompts)
+
+
+def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
+    """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images."""
+    from bench.runs import run_benchmark
+
+    config, prompts = run_config(out, jobs, **kwargs)
+    start, cpu = time.perf_counter(), time.process_time()
+    result = run_benchmark(config, prompt_set=prompts, progress=False)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    images = len(result.results) if result.results is not None else 0
+    return {"jobs": images, "wall_s": wall, "cpu_s": cpu}
+
+
+CHILD = """
+import json, resource, sys
+sys.path.insert(0, sys.argv[3])
+import bench_harness as h
+import bench.runs as runs
+h.register()
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+before_merge = {}
+merge = runs._merge_when_done
+def measured_merge(*args):
+    before_merge['peak'] = peak()  # the run loop's peak, before the final merge
+    return merge(*args)
+runs._merge_when_done = measured_merge
+out = h.timed_run(h.Path(sys.argv[1]), int(sys.argv[2]))
+out['peak_mib'], out['loop_peak_mib'] = peak(), before_merge['peak']
+print(json.dumps(out))
+"""
+
+
+def child_run(out: Path, jobs: int) -> dict[str, Any]:
+    """:func:`timed_run` in a fresh process, with that process's peak memory (MiB)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(out), str(jobs), str(Path(__file__).parent)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+# --------------------------------------------------------------------------- resume, merge
+
+
+def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -> None:
+    """A run folder of ``rows`` finished rows: ``source``'s rows copied under new prompt ids.
+
+    Part files hold ``rows_per_part`` rows each (the batch size of the run that made them).
+    """
+    from bench.engine import RunFolder
+
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("parts", "images", "*.parquet"))
+    template = pd.read_parquet(source / "results.parquet")
+    folder = RunFolder(target)
+    written = 0
+    while written < rows:
+        take = min(rows_per_part, rows - written)
+        part = template.iloc[[i % len(template) for i in range(take)]].copy()
+        part["prompt_id"] = [f"q{written + i:08d}" for i in range(take)]
+        folder.write_part(part.reset_index(drop=True), "all", "bench")
+        written += take
+
+
+def time_resume_and_merge(folder: Path) -> dict[str, float]:
+    """Seconds to read the done keys (plan/resume) and to merge the folder's part files."""
+    from bench.engine import RunFolder
+    from bench.runs import merge_run
+    from bench.store import done_keys
+
+    start = time.perf_counter()
+    keys = done_keys(RunFolder(folder))
+    resume = time.perf_counter() - start
+    start = time.perf_counter()
+    merged = merge_run(folder)
+    merge = time.perf_counter() - start
+    return {"rows": len(keys), "resume_s": resume, "merge_s": merge, "merged": len(merged)}
+
+
+# --------------------------------------------------------------------------- main
+
+
+def verdict(value: float, target: float) -> str:
+    return f"(target < {target:g}: {'met' if value < target else 'NOT met'})"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="small sizes: a quick check")
+    parser.add_argument("--jobs", type=int, help="jobs of the overhead run (default 100000)")
+    parser.add_argument("--resume-rows", type=int, help="rows of the resume folder (1000000)")
+    parser.add_argument("--rows-per-part", type=int, default=64)
+    parser.add_argument("--memory-jobs", help="two job counts for the peak-memory runs")
+    parser.add_argument("--overlap-jobs", type=int, help="jobs of the overlap run (200)")
+    parser.add_argument("--delay", type=float, default=0.05, help="G = R of the overlap run (s)")
+    parser.add_argument(
+        "--read-workers", type=int, default=1, help="reader processes of the follow run"
+    )
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    jobs = args.jobs or (2_000 if args.small else 100_000)
+    memory_sizes = (max(1, jobs // 10), jobs)
+    if args.memory_jobs:
+        small_n, large_n = (int(n) for n in args.memory_jobs.split(","))
+        memory_sizes = (small_n, large_n)
+    resume_rows = args.resume_rows or (20_000 if args.small else 1_000_000)
+    register()
+    figures: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        # Each run in a fresh process: its peak memory is the run's own.
+        runs = {n: child_run(base / f"run-{n}", n) for n in dict.fromkeys((*memory_sizes, jobs))}
+        run = runs[jobs]
+        per_image = 1000 * run["wall_s"] / run["jobs"]
+        figures["overhead"] = {
+            **run,
+            "ms_per_image": per_image,
+            "cpu_ms_per_image": 1000 * run["cpu_s"] / run["jobs"],
+        }
+        print(
+            f"harness overhead: {run['jobs']:,} images in {run['wall_s']:.1f} s: "
+            f"{per_image:.2f} ms/image wall, {figures['overhead']['cpu_ms_per_image']:.2f} "
+            f"ms/image CPU {verdict(per_image, TARGET_OVERHEAD_MS)}",
+            flush=True,
+        )
+        peaks = {n: runs[n] for n in memory_sizes}
+        figures["memory"] = {str(n): p for n, p in peaks.items()}
+        small, large = (peaks[n] for n in memory_sizes)
+        growth = large["loop_peak_mib"] - small["loop_peak_mib"]
+        print(
+            "peak memory of the run loop: "
+            + ", ".join(f"{n:,} jobs {p['loop_peak_mib']:,.0f} MiB" for n, p in peaks.items())
+            + f"; growth {growth:+,.0f} MiB {verdict(growth, TARGET_MEMORY_GROWTH_MIB)}",
+            flush=True,
+        )
+        print(
+            "peak memory with the final merge (the results table in memory): "
+            + ", ".join(f"{n:,} jobs {p['peak_mib']:,.0f} MiB" for n, p in peaks.items()),
+            flush=True,
+        )
+
+        finished_folder(base / f"run-{jobs}", base / "resume", resume_rows, args.rows_per_part)
+        resume = time_resume_and_merge(base / "resume")
+        figures["resume"] = resume
+        print(
+            f"resume scan: {resume['rows']:,} finished rows "
+            f"({args.rows_per_part} rows per part file) in {resume['resume_s']:.1f} s "
+            f"{verdict(resume['resume_s'], TARGET_RESUME_S)}",
+            flush=True,
+        )
+        print(
+            f"merge: {resume['merged']:,} rows in {resume['merge_s']:.1f} s "
+            f"{verdict(resume['merge_s'], TARGET_MERGE_S)}",
+            flush=True,
+        )
+
+        overlap_jobs = args.overlap_jobs or (40 if args.small else 200)
+        figures["overlap"] = overlap(base, args.delay, overlap_jobs)
+        figures["follow"] = follow_overlap(base, args.delay, overlap_jobs, args.read_workers)
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
+    return figures
+
+
+def overlap(base: Path, delay: float, jobs: int) -> dict[str, float]:
+    """Per-image seconds with a generator and a reader each sleeping ``delay`` per image."""
+    # One model: the overlap within a model's batches, not model loading, is measured.
+    run = timed_run(base / "overlap", jobs, gen_delay=delay, read_delay=delay, n_models=1)
+    per_image = run["wall_s"] / run["jobs"]
+    serial, overlapped = 2 * delay, delay
+    print(
+        f"overlap: G = R = {1000 * delay:.0f} ms/image: {1000 * per_image:.1f} ms/image "
+        f"(max(G, R) = {1000 * overlapped:.0f} ms, G + R = {1000 * serial:.0f} ms; "
+        f"{'overlapped' if per_image < 0.75 * serial else 'NOT overlapped'})",
+        flush=True,
+    )
+    return {"delay_s": delay, "jobs": run["jobs"], "s_per_image": per_image}
+
+
+def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[str, float]:
+    """The same through the run folder: ``run --read-later`` and ``read --follow`` at once."""
+    import threading
+
+    from bench.engine import RunFolder
+    from bench.reads import read_run
+    from bench.runs import run_benchmark
+
+    out = base / "follow"
+    config, prompts = run_config(out, jobs, gen_delay=delay, read_delay=delay, n_models=1)
+    start = time.perf_counter()
+    generation = threading.Thread(
+        target=run_benchmark,
+        args=(config,),
+        kwargs={"prompt_set": prompts, "progress": False, "read_later": True},
+    )
+    generation.start()
+    folder = RunFolder(out)
+    while generation.is_alive() and not (folder.busy_shards() and folder.manifest_path.exists()):
+        time.sleep(0.01)  # the reader follows a generation that has started
+    done = read_run(out, workers=workers, follow=True, progress=False)
+    generation.join()
+    wall = time.perf_counter() - start
+    per_image = wall / done["read"] if done["read"] else float("nan")
+    print(
+        f"overlap through the run folder (run --read-later + read --follow, "
+        f"{workers} read worker process(es)): "
+        f"{done['read']:,} images, {1000 * per_image:.1f} ms/image "
+        f"(max(G, R) = {1000 * delay:.0f} ms, G + R = {2000 * delay:.0f} ms; "
+        f"{'overlapped' if per_image < 1.5 * delay else 'NOT overlapped'})",
+        flush=True,
+    )
+    return {"delay_s": delay, "jobs": done["read"], "s_per_image": per_image, "workers": workers}
+
+
+if __name__ in ("__main__", "__mp_main__"):
+    # Spawned read workers import this script as __mp_main__: the plug-ins exist there too.
+    register()
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Issue 18: `run --read-later` then `glyphbench read RUN` (in-process, sharded, worker process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.config import RunConfig
+from bench.reads import read_run
+from bench.runs import run_benchmark
+from tests.runner_helper import PixelOCR, prompt_set, register
+
+register()
+
+
+def generate(out: Path, ocr: str = "pixelocr", *, read_later: bool) -> pd.DataFrame:
+    config = RunConfig.from_mapping(
+        {
+            "models": ["control:render?size=64", "control:blank?size=64"],
+            "batch_size": 4,
+            "seeds": [0, 1],
+            "ocr": ocr,
+            "out": str(out),
+        }
+    )
+    ocr_engine = None if read_later else PixelOCR()
+    result = run_benchmark(
+        config, prompt_set=prompt_set(5), ocr=ocr_engine, progress=False, read_later=read_later
+    )
+    assert result.results is not None
+    return result.results
+
+
+def test_read_later_then_read_in_shards_matches_reading_during_the_run(tmp_path: Path) -> None:
+    unread = generate(tmp_path / "later", read_later=True)
+    assert len(unread) == 20 and unread["ocr_text"].isna().all()
+    assert unread["ned"].isna().all() and (unread["error"] == "").all()
+    first = read_run(tmp_path / "later", workers=0, shard="0/2", progress=False)
+    second = read_run(tmp_path / "later", workers=0, shard="1/2", progress=False)
+    assert first["read"] > 0 and second["read"] > 0
+    assert first["read"] + second["read"] == 20
+    assert read_run(tmp_path / "later", workers=0, progress=False)["read"] == 0  # nothing left
+    merged = pd.read_parquet(tmp_path / "later" / "results.parquet")
+    direct = generate(tmp_path / "direct", read_later=False)
+    key = ["model", "prompt_id", "seed", "sample_index"]
+    merged, direct = (t.sort_values(key).reset_index(drop=True) for t in (merged, direct))
+    assert merged["ocr_text"].tolist() == direct["ocr_text"].tolist()
+    assert merged["ned"].tolist() == pytest.approx(direct["ned"].tolist(), nan_ok=True)
+    assert set(merged["ocr_engine"]) == {"pixelocr"}
+
+
+def test_read_in_a_worker_process_with_a_real_reader(tmp_path: Path) -> None:
+    generate(tmp_path / "run", ocr="tesseract", read_later=True)
+    done = read_run(tmp_path / "run", workers=1, progress=False)
+    assert done["read"] == 20 and done["merged"] == 20
+    rows = pd.read_parquet(tmp_path / "run" / "results.parquet")
+    assert rows["ocr_text"].notna().all() and set(rows["ocr_engine"]) == {"tesseract"}
+    render = rows[rows["model"] == "control:render?size=64"]
+    assert render["ned"].mean() > 0.3  # the render control's text is readable
