@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.read_pool import ReadPool
+    from bench.engine.reading_store import ReadingStore
 
 #: Rows per part file written by a reader (fewer, larger files than one per batch).
 PART_ROWS = 512
@@ -138,28 +139,49 @@ def _read_rows(
 ) -> dict[str, int]:
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
-    from rich.progress import Progress
 
+    from bench.engine.reading_store import ReadingStore
+    from bench.progress import LineProgress
     from bench.runner import score_rows
 
     read = errors = 0
     done: list[pd.DataFrame] = []
     if todo.empty:
         return {"read": 0, "errors": 0}
-    with Progress(console=console or Console(stderr=True), disable=not progress) as bar:
+    store = ReadingStore(folder.root, name)  # issue 13: every reading kept in RUN/readings/
+    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task(f"read ({max(pool.workers, 1)} process(es))", total=len(todo))
-        for paths, (identity, outcomes) in pool.read(_chunks(todo, step)):
+        for paths, (identity, full, outcomes) in pool.read(_chunks(todo, step)):
             rows = _with_readings(todo.loc[paths.index], outcomes, identity)
+            _keep(store, rows["image_sha256"], outcomes, identity, full)
             errors += int((rows["error"] != "").sum())
             read += len(rows)
             done.append(rows)
             if sum(map(len, done)) >= PART_ROWS:
                 _write(folder, pd.concat(done), config, name, score_rows)
+                store.flush()
                 done = []
             bar.advance(task, len(rows))
         if done:
             _write(folder, pd.concat(done), config, name, score_rows)
+    store.flush()
     return {"read": read, "errors": errors}
+
+
+def _keep(
+    store: ReadingStore,
+    digests: pd.Series,
+    outcomes: list[Any],
+    identity: tuple[str, str],
+    full: str,
+) -> None:
+    """Put each successful reading into the run's reading store (flushed per part file)."""
+    from bench.readers.base import Reading
+
+    store.remember(full, *identity)
+    for digest, outcome in zip(digests, outcomes, strict=True):
+        if isinstance(outcome, Reading) and isinstance(digest, str) and digest:
+            store.put((digest, full), outcome)
 
 
 def _chunks(todo: pd.DataFrame, step: int) -> Iterator[pd.Series]:

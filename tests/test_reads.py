@@ -59,3 +59,19 @@ def test_read_in_a_worker_process_with_a_real_reader(tmp_path: Path) -> None:
     assert rows["ocr_text"].notna().all() and set(rows["ocr_engine"]) == {"tesseract"}
     render = rows[rows["model"] == "control:render?size=64"]
     assert render["ned"].mean() > 0.3  # the render control's text is readable
+
+
+def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
+    """Readings made by `read` sit in RUN/readings/ like those made during a run (issue 13)."""
+    from bench.engine.reading_store import readings_table
+
+    generate(tmp_path / "later", read_later=True)
+    read_run(tmp_path / "later", workers=0, progress=False)
+    stored = readings_table(tmp_path / "later")
+    rows = pd.read_parquet(tmp_path / "later" / "results.parquet")
+    assert set(stored["reader_name"]) == {"pixelocr"}
+    assert set(stored["image_sha256"]) == set(rows["image_sha256"])
+    direct = generate(tmp_path / "direct", read_later=False)
+    during = readings_table(tmp_path / "direct")
+    assert set(during["reader"]) == set(stored["reader"])  # the same identity either way
+    assert len(direct) == len(rows)

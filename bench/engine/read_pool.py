@@ -73,15 +73,16 @@ def _portable(outcome: Reading | Exception) -> Reading | Exception:
     return outcome
 
 
-#: What one chunk gives back: the reader's (name, version) and one outcome per image.
-Outcomes = tuple[tuple[str, str], list["Reading | Exception"]]
+#: What one chunk gives back: the reader's (name, version), its full identity (name,
+#: version and options: the reading store's key) and one outcome per image.
+Outcomes = tuple[tuple[str, str], str, list["Reading | Exception"]]
 
 
 def read_files(root: str, paths: Sequence[str]) -> Outcomes:
     """Read image files (relative to ``root``) with this process's reader."""
     from PIL import Image
 
-    from bench.engine.reading import read_batch
+    from bench.engine.reading import read_batch, reader_identity
 
     assert _READER is not None, "the worker's reader was not started"
     images = []
@@ -89,7 +90,8 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
         with Image.open(Path(root) / path) as image:
             images.append(image.convert("RGB"))
     identity = (_READER.name, _READER.version)
-    return identity, [_portable(outcome) for outcome in read_batch(_READER, images)]
+    outcomes = [_portable(outcome) for outcome in read_batch(_READER, images)]
+    return identity, reader_identity(_READER), outcomes
 
 
 class ReadPool:

@@ -71,6 +71,10 @@ class ReadingStore(ReadingCache):
         self._names.setdefault(who, (reader.name, reader.version))
         return who
 
+    def remember(self, identity: str, name: str, version: str) -> None:
+        """The name and version of a reader known here by its identity alone (a worker's)."""
+        self._names.setdefault(identity, (name, version))
+
     def put(self, key: tuple[str, str], reading: Reading) -> None:
         super().put(key, reading)
         name, version = self._names.get(key[1], (key[1].split("|", 1)[0], ""))
