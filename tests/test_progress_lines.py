@@ -105,3 +105,15 @@ def test_the_tokenizer_length_warning_is_silenced_only_where_prompts_are_cut(
     length = [m for m in messages if m.startswith("Token indices sequence length is longer than")]
     assert len(length) == 1 and "other warning" in messages
     assert messages.index("other warning") < messages.index(length[0])  # the loud one, after
+
+
+def test_diffusers_loading_bar_is_off_while_loading_into_a_log() -> None:
+    """Under pytest stderr is not a terminal: the loading bar is off, then back on."""
+    from diffusers.utils import logging as diffusers_logging
+
+    from bench.models.diffusers_adapter import _quiet_loading_bars
+
+    assert diffusers_logging.is_progress_bar_enabled()
+    with _quiet_loading_bars():
+        assert not diffusers_logging.is_progress_bar_enabled()
+    assert diffusers_logging.is_progress_bar_enabled()

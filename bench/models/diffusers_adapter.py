@@ -50,6 +50,7 @@ network, so ``--dry-run`` can resolve every model's settings.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import inspect
@@ -551,7 +552,8 @@ class DiffusersModel(ModelAdapter):
             kwargs["variant"] = self.options["variant"]
         kwargs.update(extra)
         try:
-            return loader.from_pretrained(location, **kwargs)
+            with _quiet_loading_bars():
+                return loader.from_pretrained(location, **kwargs)
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc
@@ -897,3 +899,22 @@ def _quiet_diffusers() -> Iterator[None]:
 def create_diffusers_model(spec: Spec, options: DiffusersOptions) -> DiffusersModel:
     """Registry factory: ``diffusers:<hub id or folder>[@revision]?option=value&...``."""
     return DiffusersModel(spec.target, options, spec_text=spec.text)
+
+
+@contextlib.contextmanager
+def _quiet_loading_bars() -> Iterator[None]:
+    """No diffusers "Loading pipeline components" bar in a log (stderr not a terminal).
+
+    On a terminal the bar shows how a long load goes; in a log it is a line of
+    block characters between glyphbench's own progress lines.
+    """
+    from diffusers.utils import logging as diffusers_logging
+
+    if sys.stderr.isatty() or not diffusers_logging.is_progress_bar_enabled():
+        yield
+        return
+    diffusers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        diffusers_logging.enable_progress_bar()
