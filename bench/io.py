@@ -61,7 +61,8 @@ def ensure_folder(folder: str | Path) -> Path:
     missing: list[Path] = []
     probe = folder
     while not probe.is_dir():
-        if probe.exists() or probe.is_symlink():
+        # Checked again: another thread or process may have just created the folder.
+        if (probe.exists() or probe.is_symlink()) and not probe.is_dir():
             raise InputError(probe, "exists and is not a folder")
         missing.append(probe)
         if probe.parent == probe:
@@ -70,6 +71,8 @@ def ensure_folder(folder: str | Path) -> Path:
     for new in reversed(missing):
         try:
             new.mkdir(exist_ok=True)
+        except FileExistsError:  # a file in the way (a folder would be accepted above)
+            raise InputError(new, "exists and is not a folder") from None
         except OSError as exc:
             raise InputError(new, f"cannot create folder: {os_problem(exc)}") from None
         sync_folder(new.parent)

@@ -322,3 +322,33 @@ def test_merge_of_a_corrupt_run_json_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text("{not json")
     with pytest.raises(InputError, match=r"run.json:1: malformed JSON"):
         merge_run(tmp_path)
+
+
+def test_many_threads_create_one_folder_tree_at_once(tmp_path: Path) -> None:
+    """ensure_folder raced with itself: a folder made meanwhile is no "file in the way"."""
+    import threading
+
+    from bench.io import ensure_folder
+
+    problems: list[BaseException] = []
+    for trial in range(30):
+        root = tmp_path / f"t{trial}"
+        barrier = threading.Barrier(8)
+
+        def make(index: int, root: Path = root, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            try:
+                ensure_folder(root / "c" / f"{index:02d}")
+            except BaseException as exc:
+                problems.append(exc)
+
+        threads = [threading.Thread(target=make, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert problems == []
+        assert len(list((root / "c").iterdir())) == 8
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(InputError, match="exists and is not a folder"):
+        ensure_folder(tmp_path / "file" / "sub")
