@@ -20,8 +20,8 @@ GB). Each component is created in the target dtype and freed after saving, so
 peak memory is the transformer plus the interpreter (about 42 GB in bfloat16)
 and the folder needs about 58 GB of disk: a GPU machine's job, not a laptop's.
 
->>> build_qwen_image_architecture("/data/qwen-image-random")  # doctest: +SKIP
-PosixPath('/data/qwen-image-random')
+Usage (a GPU machine's job, so not a doctest):
+``build_qwen_image_architecture("/data/qwen-image-random")`` returns the folder's path.
 """
 
 from __future__ import annotations

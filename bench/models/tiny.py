@@ -10,8 +10,8 @@ Each built folder carries a ``glyphbench_tiny.json`` marker. The diffusers
 adapter reports it as ``"tiny_random": true`` and takes the small defaults it
 holds (64x64 pixels, 2 steps) in place of the family's real ones.
 
->>> build_tiny_sd("/tmp/tiny-sd")  # doctest: +SKIP
-PosixPath('/tmp/tiny-sd')
+Usage: ``build_tiny_sd("/tmp/tiny-sd")`` returns the folder's path (the tests build
+one per session through the same function).
 """
 
 from __future__ import annotations
