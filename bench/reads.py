@@ -22,7 +22,7 @@ import pandas as pd
 
 from bench.engine import RunFolder, Shard
 from bench.errors import InputError
-from bench.schema import ROW_KEY, failed_mask
+from bench.schema import ROW_KEY, failed_mask, generated_mask
 from bench.store import conform_results
 
 if TYPE_CHECKING:
@@ -39,11 +39,9 @@ FOLLOW_POLL_S = 0.1
 
 def unread(rows: pd.DataFrame, *, again: bool = False) -> pd.Series:
     """Rows with an image still to read: no reading yet (or every one made, ``again``)."""
-    has_image = rows["image_path"].notna()
     if again:
-        stage = rows["error"].fillna("").str.startswith(("Load:", "Generate:"))
-        return has_image & ~stage
-    return has_image & ~failed_mask(rows) & rows["ocr_text"].isna()
+        return generated_mask(rows)
+    return rows["image_path"].notna() & ~failed_mask(rows) & rows["ocr_text"].isna()
 
 
 def in_shard(paths: pd.Series, shard: Shard) -> pd.Series:

@@ -24,7 +24,6 @@ files into ``results.parquet`` is :func:`bench.runs.merge_run`.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -48,8 +47,8 @@ from bench.engine import (
     read_batch,
     remaining,
 )
-from bench.engine.reading_store import ReadingStore
-from bench.jobs import Job, build_jobs
+from bench.engine.reading_store import ReadingStore, encoded_reading
+from bench.jobs import Job, build_jobs, model_jobs
 from bench.schema import ROW_KEY
 from bench.store import conform_results, done_keys, image_relpath
 from prompts.schema import PromptSet
@@ -208,7 +207,7 @@ class Runner:
             cache_dir=cache_dir,
             expected=tuple(
                 (job.prompt_id, job.seed, job.sample_index)
-                for job in build_jobs(self.config, self.frame)[entry.label]
+                for job in model_jobs(entry, self.frame, self.config)
             ),
         )
 
@@ -304,7 +303,8 @@ class Runner:
         label = batch.group.name
         self.outcome.not_attempted[label] = self.outcome.not_attempted.get(label, 0) + len(skipped)
         self.outcome.stop_reason = str(outputs[skipped[0]])
-        kept = [i for i in range(len(outputs)) if i not in set(skipped)]
+        skip = set(skipped)
+        kept = [i for i in range(len(outputs)) if i not in skip]
         return replace(
             batch, jobs=[batch.jobs[i] for i in kept], outputs=[outputs[i] for i in kept]
         )
@@ -404,14 +404,7 @@ def ocr_fields(result: Reading | None) -> dict[str, Any]:
     """The ``ocr_*`` text columns of one row (lists as JSON strings)."""
     if result is None:
         return {"ocr_text": None, "ocr_pieces": None, "ocr_boxes": None, "ocr_confidences": None}
-    return {
-        "ocr_text": result.text,
-        "ocr_pieces": json.dumps(list(result.pieces), ensure_ascii=False),
-        "ocr_boxes": json.dumps(
-            [[list(map(float, point)) for point in box] for box in result.boxes]
-        ),
-        "ocr_confidences": json.dumps([float(c) for c in result.confidences]),
-    }
+    return encoded_reading(result)
 
 
 def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:

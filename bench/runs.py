@@ -24,7 +24,7 @@ from bench.errors import InputError
 from bench.io import read_table
 from bench.jobs import build_jobs
 from bench.runmeta import Distributed, detect_distributed, environment, now
-from bench.schema import ROW_KEY, failed_mask
+from bench.schema import ROW_KEY, failed_mask, generated_mask
 from bench.store import PROMPTS, RESULTS, conform_results, done_keys, write_rows
 
 if TYPE_CHECKING:
@@ -539,10 +539,7 @@ def _reread(
     from bench.engine.reading_store import ReadingStore
     from bench.runner import reading_columns
 
-    has_image = rows["image_path"].notna() & ~rows["error"].fillna("").str.startswith(
-        ("Load:", "Generate:")
-    )
-    indices = list(rows.index[has_image])
+    indices = list(rows.index[generated_mask(rows)])
     identity = (reader.name, reader.version)
     cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
     from bench.progress import LineProgress
@@ -568,6 +565,7 @@ def _load_unchanged(
 ) -> tuple[list[Any], list[Any]]:
     """The images of ``indices`` still as generated; the others get a ``Rescore:`` error."""
     import hashlib
+    import io
 
     from PIL import Image
 
@@ -577,10 +575,11 @@ def _load_unchanged(
         if not path.is_file():
             rows.at[index, "error"] = "Rescore: FileNotFoundError: image missing"
             continue
-        if hashlib.sha256(path.read_bytes()).hexdigest() != rows.at[index, "image_sha256"]:
+        data = path.read_bytes()  # read once: hashed, then decoded
+        if hashlib.sha256(data).hexdigest() != rows.at[index, "image_sha256"]:
             rows.at[index, "error"] = "Rescore: ValueError: image changed since it was generated"
             continue
-        images.append(Image.open(path).convert("RGB"))
+        images.append(Image.open(io.BytesIO(data)).convert("RGB"))
         ok.append(index)
     return images, ok
 

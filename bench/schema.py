@@ -64,3 +64,17 @@ def failed_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
         return np.zeros(len(frame), dtype=bool)
     errors = frame["error"].astype(object)
     return np.asarray(errors.notna() & (errors.astype(str).str.strip() != ""), dtype=bool)
+
+
+def generated_mask(rows: pd.DataFrame) -> pd.Series:
+    """Rows whose image was made: an image path, and no load or generation error.
+
+    Such a row can be read (again), whatever its reading step gave.
+
+    >>> rows = pd.DataFrame({"image_path": ["a.png", None, "c.png"],
+    ...                      "error": ["OCR: x", "Generate: y", ""]})
+    >>> generated_mask(rows).tolist()
+    [True, False, True]
+    """
+    stage = rows["error"].fillna("").astype(str).str.startswith(("Load:", "Generate:"))
+    return rows["image_path"].notna() & ~stage

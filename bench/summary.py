@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bench.report.tables import metric_header  # the report's header, in the console too
 from bench.schema import failed_mask
 
 if TYPE_CHECKING:
@@ -57,18 +58,6 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
         lines.append(line)
     columns = ["model", "control", "images", "errors", *metrics]
     return pd.DataFrame(lines, columns=[*columns, "refused", "refusal_rate", "cost_usd"])
-
-
-def metric_header(metric: str) -> str:
-    """A console column header from the metric table: its label and direction arrow.
-
-    >>> metric_header("algorithm1"), metric_header("ned")
-    ('Algorithm 1 distance ↓', 'NED similarity (1 = exact) ↑')
-    """
-    from bench.scoring.table import METRICS
-
-    record = METRICS.get(metric)
-    return f"{record.label} {'↑' if record.higher_is_better else '↓'}"
 
 
 def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:

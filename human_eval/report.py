@@ -20,8 +20,7 @@ import pandas as pd
 from bench.errors import InputError
 from bench.io import atomic_open, write_table
 from human_eval import stats
-from human_eval.store import Store
-from human_eval.study import ACCURACY_CRITERION, Study
+from human_eval.study import ACCURACY_CRITERION, Study, open_store
 
 if TYPE_CHECKING:
     from bench.templates import Cell, Table
@@ -43,14 +42,6 @@ EXPORT_MANIFEST_COLUMNS = (
 
 #: Automatic scores whose model ranking is compared with people's.
 RANKING_METRICS = ("ned", "algorithm1")
-
-
-def open_store(study: Study) -> Store:
-    return Store(
-        study.database,
-        raters_per_image=int(study.config["raters_per_image"]),
-        claim_ttl=float(study.config.get("claim_ttl_seconds", 7200)),
-    )
 
 
 #: What one rating holds besides who rated which image.

@@ -29,8 +29,8 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from human_eval.store import DEFAULT_CLAIM_TTL_S, Item, NotAssigned, Participant, Store
-from human_eval.study import Study
+from human_eval.store import Item, NotAssigned, Participant, Store
+from human_eval.study import Study, open_store
 
 DONE_MESSAGE = "Every image already has enough ratings. Thank you!"
 
@@ -84,11 +84,7 @@ class RatingService:
     ) -> None:
         self.study = study
         config = study.config
-        self.store = store or Store(
-            study.database,
-            raters_per_image=int(config["raters_per_image"]),
-            claim_ttl=float(config.get("claim_ttl_seconds", DEFAULT_CLAIM_TTL_S)),
-        )
+        self.store = store or open_store(study)
         manifest = study.manifest
         self.store.add_images(
             manifest.loc[~manifest["is_gold"], "image_id"],

@@ -35,7 +35,7 @@ from human_eval.sampling import (
     select_gold,
     stratified_sample,
 )
-from human_eval.store import DEFAULT_CLAIM_TTL_S
+from human_eval.store import DEFAULT_CLAIM_TTL_S, Store
 
 MANIFEST = "manifest.parquet"
 CONFIG = "study.json"
@@ -399,3 +399,12 @@ def check_ratings(study: Study) -> None:
                 f"{count} stored rating(s) of {criterion!r} = {value!r}, not on the "
                 f"{study.config['scale']} scale {sorted(allowed)}",
             )
+
+
+def open_store(study: Study) -> Store:
+    """The study's ratings database, with the study's raters per image and claim lifetime."""
+    return Store(
+        study.database,
+        raters_per_image=int(study.config["raters_per_image"]),
+        claim_ttl=float(study.config.get("claim_ttl_seconds", DEFAULT_CLAIM_TTL_S)),
+    )

@@ -366,7 +366,6 @@ class RunFolder:
         with_failed: bool = False,
     ) -> set[tuple[Hashable, ...]]:
         """Keys of the rows already written; failed rows count only ``with_failed``."""
-        import pandas as pd
         import pyarrow as pa
 
         from bench.schema import failed_mask
@@ -378,7 +377,7 @@ class RunFolder:
         if not tables:
             return set()
         merged = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-        rows = pd.DataFrame(merged).drop_duplicates(subset=list(key), keep="last")
+        rows = merged.drop_duplicates(subset=list(key), keep="last")
         if not with_failed:
             rows = rows[~failed_mask(rows)]
         return set(zip(*(rows[column].tolist() for column in key), strict=True))

@@ -73,7 +73,6 @@ class FolderLock:
         self.root = root
         self.name = name
         self.path = (root / LOCKS / f"{name}.lock").resolve()
-        self._fd: int | None = None
 
     def _open(self) -> int:
         from bench.io import ensure_folder, os_problem

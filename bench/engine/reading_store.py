@@ -56,13 +56,15 @@ _COUNTER = count(1)
 class ReadingStore(ReadingCache):
     """A reading cache backed by ``<root>/readings/``; see the module docstring."""
 
-    def __init__(self, root: str | Path, shard: str = "main") -> None:
+    def __init__(
+        self, root: str | Path, shard: str = "main", table: pd.DataFrame | None = None
+    ) -> None:
         super().__init__()
         self.folder = Path(root) / READINGS_DIR
         self.shard = shard
         self._pending: list[dict[str, Any]] = []
         self._names: dict[str, tuple[str, str]] = {}
-        table = readings_table(root)
+        table = readings_table(root) if table is None else table  # the stored readings
         for record in table.to_dict("records"):
             self._readings[(str(record["image_sha256"]), str(record["reader"]))] = _reading(record)
 
@@ -84,7 +86,7 @@ class ReadingStore(ReadingCache):
                 "reader": key[1],
                 "reader_name": name,
                 "reader_version": version,
-                **_encoded(reading),
+                **encoded_reading(reading),
                 "read_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             }
         )
@@ -105,7 +107,8 @@ class ReadingStore(ReadingCache):
         self._pending = []
 
 
-def _encoded(reading: Reading) -> dict[str, str]:
+def encoded_reading(reading: Reading) -> dict[str, str]:
+    """A reading's ``ocr_*`` columns as stored (lists as JSON strings)."""
     return {
         "ocr_text": reading.text,
         "ocr_pieces": json.dumps(list(reading.pieces), ensure_ascii=False),
@@ -137,14 +140,14 @@ def keep_results_readings(root: str | Path, rows: pd.DataFrame) -> list[str]:
 
     read = rows[rows["ocr_text"].notna() & rows["image_sha256"].notna() & ~failed_mask(rows)]
     table = readings_table(root)
-    store = ReadingStore(root, "kept")
+    store = ReadingStore(root, "kept", table)
     readers = []
     for (name, version), group in read.groupby(["ocr_engine", "ocr_version"], sort=True):
         readers.append(f"{name} {version}")
         mine = (table["reader_name"] == name) & (table["reader_version"] == version)
         stored = set(table.loc[mine, "image_sha256"].astype(str))
         identity = f"{name}|{version}|"
-        store._names[identity] = (str(name), str(version))
+        store.remember(identity, str(name), str(version))
         for record in group.drop_duplicates("image_sha256").to_dict("records"):
             if str(record["image_sha256"]) in stored:
                 continue
@@ -203,6 +206,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     from bench.config import RunConfig
     from bench.engine.folder import RunFolder
     from bench.runner import score_rows
+    from bench.schema import generated_mask
     from bench.store import RESULTS, conform_results
 
     identity = pick_reader(root, wanted)
@@ -219,9 +223,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
         results[column] = values.where(found, None).astype("object")
     results["ocr_engine"] = name
     results["ocr_version"] = version
-    generated = results["image_path"].notna() & ~results["error"].fillna("").str.startswith(
-        ("Load:", "Generate:")
-    )
+    generated = generated_mask(results)
     results.loc[generated & ~found, "error"] = f"Reader: not read by {name}"
     results.loc[generated & found, "error"] = ""
     return conform_results(score_rows(results, config))
