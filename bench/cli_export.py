@@ -16,7 +16,6 @@ without a token, it is a one-line error (exit 2) and the folder stays.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -55,6 +54,7 @@ def export_run(run_dir: Path, out: Path) -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
     import pandas as pd
 
+    from bench.io import write_json
     from bench.report.load import read_run_meta
     from bench.schema import failed_mask
 
@@ -78,10 +78,7 @@ def export_run(run_dir: Path, out: Path) -> Path:
     table = kept.assign(file_name=kept["image_path"].astype(str))
     table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
     table.to_parquet(out / METADATA, index=False)
-    (out / "protocol.json").write_text(
-        json.dumps(meta.get("protocol") or {}, indent=2, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
+    write_json(out / "protocol.json", meta.get("protocol") or {})
     (out / "README.md").write_text(
         dataset_card(meta, table, dropped=int((~has_image).sum())), encoding="utf-8"
     )

@@ -50,7 +50,6 @@ network, so ``--dry-run`` can resolve every model's settings.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import inspect
@@ -901,7 +900,7 @@ def create_diffusers_model(spec: Spec, options: DiffusersOptions) -> DiffusersMo
     return DiffusersModel(spec.target, options, spec_text=spec.text)
 
 
-@contextlib.contextmanager
+@contextmanager
 def _quiet_loading_bars() -> Iterator[None]:
     """No diffusers "Loading pipeline components" bar in a log (stderr not a terminal).
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from bench.models.tinyparts import byte_symbols
+
 #: File that marks a folder as a tiny random pipeline built here.
 TINY_MARKER = "glyphbench_tiny.json"
 
@@ -125,28 +127,11 @@ def build_tiny_pipeline(
 # --- components -------------------------------------------------------------
 
 
-def _byte_symbols() -> list[str]:
-    """The 256 printable stand-ins byte-level BPE uses for bytes (GPT-2/CLIP scheme)."""
-    keep = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(0xA1, 0xAC + 1))
-        + list(range(0xAE, 0xFF + 1))
-    )
-    codes = keep[:]
-    extra = 0
-    for byte in range(256):
-        if byte not in keep:
-            keep.append(byte)
-            codes.append(256 + extra)
-            extra += 1
-    return [chr(c) for c in codes]
-
-
 def _tokenizer(work: Path, max_length: int = _MAX_TOKENS) -> Any:
     """A CLIP tokenizer from a small vocab (bytes, end-of-word bytes, a few merges)."""
     from transformers import CLIPTokenizer
 
-    symbols = _byte_symbols()
+    symbols = byte_symbols()
     merges = [("t", "h"), ("th", "e</w>"), ("i", "n"), ("a", "n"), ("e", "r</w>")]
     tokens = symbols + [s + "</w>" for s in symbols] + ["".join(m) for m in merges]
     tokens += ["<|startoftext|>", "<|endoftext|>"]

@@ -18,7 +18,6 @@ the functions).
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -432,12 +431,3 @@ def seeded(offset: int = 0) -> Iterator[None]:
 
     torch.manual_seed(SEED + offset)
     yield
-
-
-def save_pipeline(pipe: Any, path: Path) -> None:
-    """``save_pretrained`` in safetensors, then a chat template file for processors too."""
-    pipe.save_pretrained(str(path), safe_serialization=True)
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -41,8 +41,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rapidfuzz.distance import Levenshtein
-
+from bench.scoring.primitives import edit_distance
 from bench.scoring.table import Metric, register_metric
 
 REFERENCE = "andreasveit/coco-text@24fb22355ceae49dff0ffb319d09559eb2cfdb89 coco_evaluation.py"
@@ -71,7 +70,7 @@ def cocotext_distance(expected: str, read: str) -> int | None:
     truth = cocotext_decode(expected)
     if len(truth) < MIN_LENGTH:
         return None
-    return int(Levenshtein.distance(truth, cocotext_decode(read)))
+    return edit_distance(truth, cocotext_decode(read))
 
 
 def cocotext_ignored(expected: str, read: str) -> float:

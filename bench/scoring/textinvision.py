@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rapidfuzz.distance import LCSseq, Levenshtein
+from rapidfuzz.distance import LCSseq
 
 from bench.scoring.pair import Pair
-from bench.scoring.primitives import lom_len
+from bench.scoring.primitives import edit_distance, lcs_len, lom_len
 from bench.scoring.table import Metric, register_metric
 
 
@@ -70,7 +70,7 @@ def smart_levenshtein(a: str, b: str) -> int:
     a_rest, b_rest = remove_common_words_once(a.lower(), b.lower())
     if not a_rest and not b_rest:
         return 0
-    return int(Levenshtein.distance(a_rest.replace(" ", ""), b_rest.replace(" ", "")))
+    return edit_distance(a_rest.replace(" ", ""), b_rest.replace(" ", ""))
 
 
 def reference_algorithm1(expected: str, ocr: str) -> int:
@@ -105,7 +105,7 @@ def score_lcs(pair: Pair) -> int:
     >>> score_lcs(Pair("Digital Dreamscapes", "Dlgitoi Draseampes"))
     13
     """
-    return int(LCSseq.similarity(pair.expected_raw.lower(), pair.read_raw.lower()))
+    return lcs_len(pair.expected_raw.lower(), pair.read_raw.lower())
 
 
 def score_levenshtein(pair: Pair) -> int:

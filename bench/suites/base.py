@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 #: as it is (a VLM's answer) or its pieces one per line (OCR boxes, in reading order).
 ReadCell = Literal["text", "lines"]
 
-#: Prompt columns every suite adds: the suite, the subset and the benchmark's own id.
-SUITE_COLUMNS = ("suite", "suite_subset", "benchmark_id")
-
 
 @dataclass(frozen=True)
 class Subset:

@@ -189,9 +189,6 @@ class Family:
             "max_sequence_length": self.max_sequence_length,
         }
 
-    def quirk(self, name: str) -> Quirk | None:
-        return next((quirk for quirk in self.quirks if quirk.name == name), None)
-
     @property
     def parameters_billion(self) -> float:
         """Total parameters of the weighted components, in billions."""
