@@ -36,7 +36,7 @@ import gc
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -243,14 +243,43 @@ def build_sdxl_architecture(path: str | Path, *, dtype: str = "float16", seed: i
     overwritten. The marker is written last, so an interrupted build is redone.
     About 7 GB on disk in float16 (14 GB in float32).
     """
+    return build_architecture(
+        path,
+        style=STYLE,
+        components=COMPONENTS,
+        light_parts=_save_light_parts,
+        marker=marker_info(dtype, seed),
+        dtype=dtype,
+        seed=seed,
+    )
+
+
+def build_architecture(
+    path: str | Path,
+    *,
+    style: str,
+    components: Mapping[str, Callable[[], Any]],
+    light_parts: Callable[[Path], None],
+    marker: dict[str, Any],
+    dtype: str,
+    seed: int,
+) -> Path:
+    """Build (or reuse) a random-weight pipeline folder, one component at a time.
+
+    Shared by the full-size builds: each weighted component is seeded with ``seed``
+    plus its position in ``components``, created in ``dtype``, saved and freed;
+    ``light_parts`` writes the rest (tokenizers, scheduler, model_index.json). A
+    folder whose marker records the same ``style``, dtype and seed is reused as it
+    is; the marker is written last, so an interrupted build is redone.
+    """
     if dtype not in DTYPES:
         raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     root = Path(path)
-    wanted = {"style": STYLE, "dtype": dtype, "seed": seed}
-    marker = read_marker(root)
+    wanted = {"style": style, "dtype": dtype, "seed": seed}
+    found = read_marker(root)
     if (
-        marker is not None
-        and all(marker.get(k) == v for k, v in wanted.items())
+        found is not None
+        and all(found.get(k) == v for k, v in wanted.items())
         and (root / "model_index.json").is_file()
     ):
         return root  # idempotent: already built here
@@ -259,17 +288,15 @@ def build_sdxl_architecture(path: str | Path, *, dtype: str = "float16", seed: i
     root.mkdir(parents=True, exist_ok=True)
     (root / TINY_MARKER).unlink(missing_ok=True)  # a rebuild is not complete until the end
     torch_dtype = getattr(torch, dtype)
-    for offset, (name, make) in enumerate(COMPONENTS.items()):
+    for offset, (name, make) in enumerate(components.items()):
         torch.manual_seed(seed + offset)
         with _default_dtype(torch_dtype):
             module = make()
         module.save_pretrained(str(root / name), safe_serialization=True)
         del module
         gc.collect()
-    _save_light_parts(root)
-    (root / TINY_MARKER).write_text(
-        json.dumps(marker_info(dtype, seed), indent=2) + "\n", encoding="utf-8"
-    )
+    light_parts(root)
+    (root / TINY_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     return root
 
 

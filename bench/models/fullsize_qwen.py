@@ -26,15 +26,12 @@ Usage (a GPU machine's job, so not a doctest):
 
 from __future__ import annotations
 
-import gc
-import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.models.fullsize import DTYPES, _default_dtype
-from bench.models.tiny import TINY_MARKER, read_marker
+from bench.models.fullsize import build_architecture
 
 #: Checkpoint whose architecture is reproduced.
 ARCHITECTURE = "qwen-image"
@@ -205,34 +202,15 @@ def build_qwen_image_architecture(
     same architecture, dtype and seed is reused; the marker is written last, so
     an interrupted build is redone.
     """
-    if dtype not in DTYPES:
-        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    root = Path(path)
-    wanted = {"style": STYLE, "dtype": dtype, "seed": seed}
-    marker = read_marker(root)
-    if (
-        marker is not None
-        and all(marker.get(k) == v for k, v in wanted.items())
-        and (root / "model_index.json").is_file()
-    ):
-        return root
-    import torch
-
-    root.mkdir(parents=True, exist_ok=True)
-    (root / TINY_MARKER).unlink(missing_ok=True)
-    torch_dtype = getattr(torch, dtype)
-    for offset, (name, make) in enumerate(COMPONENTS.items()):
-        torch.manual_seed(seed + offset)
-        with _default_dtype(torch_dtype):
-            module = make()
-        module.save_pretrained(str(root / name), safe_serialization=True)
-        del module
-        gc.collect()
-    save_light_parts(root)
-    (root / TINY_MARKER).write_text(
-        json.dumps(marker_info(dtype, seed), indent=2) + "\n", encoding="utf-8"
+    return build_architecture(
+        path,
+        style=STYLE,
+        components=COMPONENTS,
+        light_parts=save_light_parts,
+        marker=marker_info(dtype, seed),
+        dtype=dtype,
+        seed=seed,
     )
-    return root
 
 
 def marker_info(dtype: str, seed: int) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def filled_prompt(caption: str, lines: list[str]) -> str:
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
     """One row per ``data_list`` item of the subset's ``test1k.json``."""
-    names = [f"benchmark/{subset.name}/test1k.json", f"{subset.name}/test1k.json"]
+    names = [f"benchmark/{subset.files[0]}", subset.files[0]]
     path = find_file(folder, names, "anytext")
     data = read_json(path, "anytext")
     items = data.get("data_list") if isinstance(data, dict) else None
@@ -82,8 +82,18 @@ ANYTEXT = register_suite(
         summary="1,000 laion_word (EN) and 1,000 wukong_word (ZH) images' lines; sentence "
         "accuracy and NED over the recogniser's dictionary",
         subsets=(
-            Subset("laion_word", "anytext", aliases=("en", "english"), files=("test1k.json",)),
-            Subset("wukong_word", "anytext-zh", aliases=("zh", "chinese"), files=("test1k.json",)),
+            Subset(
+                "laion_word",
+                "anytext",
+                aliases=("en", "english"),
+                files=("laion_word/test1k.json",),
+            ),
+            Subset(
+                "wukong_word",
+                "anytext-zh",
+                aliases=("zh", "chinese"),
+                files=("wukong_word/test1k.json",),
+            ),
         ),
         protocol=Protocol(
             images_per_prompt=4,

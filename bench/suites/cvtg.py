@@ -32,8 +32,8 @@ AREAS = (2, 3, 4, 5)
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
     """One row per ``data_list`` item of the subset's JSON file."""
-    kind, area = subset.name.split("/")
-    path = find_file(folder, [f"{kind}/{area}.json", f"CVTG-2K/{kind}/{area}.json"], "cvtg")
+    kind, name = subset.name.split("/")[0], subset.files[0]
+    path = find_file(folder, [name, f"CVTG-2K/{name}"], "cvtg")
     data = read_json(path, "cvtg")
     items = data.get("data_list") if isinstance(data, dict) else None
     if not isinstance(items, list):

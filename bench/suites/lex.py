@@ -34,7 +34,7 @@ class LexOptions(Options):
 
 def load_rows(folder: Path, subset: Subset, options: LexOptions) -> list[dict[str, Any]]:
     """One row per object of the level's JSON list."""
-    name = f"lex_bench_{subset.name}.json"
+    name = subset.files[0]
     path = find_file(folder, [name, f"LeX-Bench/{name}"], "lex")
     records = read_json(path, "lex")
     if not isinstance(records, list):

@@ -32,7 +32,8 @@ _FILES = {"en": "text_prompts.jsonl", "zh": "text_prompts_zh.jsonl"}
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
     """One row per line of the subset's JSONL file (see the module docstring)."""
-    path = find_file(folder, [_FILES[subset.name], f"textbench/{_FILES[subset.name]}"], "longtext")
+    name = subset.files[0]
+    path = find_file(folder, [name, f"textbench/{name}"], "longtext")
     rows = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

@@ -29,7 +29,7 @@ def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]
     """One row per line of ``<Subset>/<Subset>.txt`` (blank lines keep their index)."""
     from bench.scoring.mario import mario_keywords
 
-    name = f"{subset.name}/{subset.name}.txt"
+    name = subset.files[0]
     path = find_file(folder, [name, f"MARIOEval/{name}"], "mario")
     with open(path, encoding="utf-8", newline="") as handle:
         lines = handle.readlines()  # readlines() as the scorer: \n, \r\n or \r end a line

@@ -54,7 +54,7 @@ def parse_text_content(cell: str) -> list[str]:
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
     """One row per line of the subset's CSV (see the module docstring)."""
-    name = _FILES[subset.name]
+    name = subset.files[0]
     path = find_file(folder, [name, f"scripts/text/{name}"], "oneig-text")
     prompt_column = _PROMPT_COLUMN[subset.name]
     with open(path, encoding="utf-8", newline="") as handle:
