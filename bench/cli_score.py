@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -111,33 +111,10 @@ def score_command(
         raise InputError(pairs, f"input already has score columns {clashes}; rename them first")
     scored = frame.join(scores)
     pair_columns = CONTRACT[family][0] if family in CONTRACT else tuple(scores.columns)
-    write_scored(frame.join(scores[list(pair_columns)]), out, write_table)
+    write_table(frame.join(scores[list(pair_columns)]), out)
     if summary is not None:
         write_json(summary, headline(scored, family))
     typer.echo(f"scored {len(frame)} pairs -> {out}")
-
-
-def write_scored(frame: pd.DataFrame, out: Path, write_table: Any) -> None:
-    """Write OUT; a CSV whose text holds a bare carriage return quotes every text cell.
-
-    pandas (like Python 3.11's csv module) quotes a cell only for the characters of its
-    line terminator, "\\n": a cell holding "\\r" alone would be written unquoted and
-    split by every CSV reader. Quoting every text cell keeps it one cell.
-    """
-    if out.suffix.lower() == ".csv" and _has_carriage_return(frame):
-        import csv
-
-        from bench.io import atomic_path
-
-        with atomic_path(out) as tmp:
-            frame.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC)
-        return
-    write_table(frame, out)
-
-
-def _has_carriage_return(frame: pd.DataFrame) -> bool:
-    text = frame.select_dtypes(include=["object", "string"])
-    return bool(text.apply(lambda column: column.astype(str).str.contains("\r")).any().any())
 
 
 def compat_family(compat: str | None) -> str:

@@ -207,13 +207,27 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         if suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         elif suffix == ".csv":
-            frame.to_csv(tmp, index=False)
+            _write_csv(frame, tmp)
         elif suffix in (".jsonl", ".ndjson"):
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
             raise InputError(
                 path, f"unsupported output format {suffix!r}; use .parquet, .csv or .jsonl"
             )
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """CSV; when a text cell holds a bare carriage return, every text cell is quoted.
+
+    pandas (like Python 3.11's csv module) quotes a cell only for the characters of its
+    line terminator, "\\n": a cell holding "\\r" alone would be written unquoted and
+    split by every CSV reader. Quoting every text cell keeps it one cell.
+    """
+    import csv
+
+    text = frame.select_dtypes(include=["object", "string"])
+    bare_cr = bool(text.apply(lambda column: column.astype(str).str.contains("\r")).any().any())
+    frame.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL)
 
 
 def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
