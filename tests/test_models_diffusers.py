@@ -387,3 +387,16 @@ def test_prompts_over_the_token_limit_are_counted_and_warned_once(
     assert info["prompts_over_token_limit"] == 2
     warnings = [r for r in caplog.records if "truncated" in r.getMessage()]
     assert len(warnings) == 1
+
+
+def test_an_uncached_hub_id_offline_fails_at_once_with_the_reason() -> None:
+    """The pipeline loader asks the hub once (bench.hub) instead of retrying for ~25 s."""
+    from bench.hub import hub_reachable
+
+    model = get_model("diffusers:nobody-here/no-such-model?device=cpu")
+    with pytest.raises(InputError, match="cannot load diffusers pipeline") as failure:
+        model.load()
+    if hub_reachable():
+        pytest.skip("the hub is reachable here: the offline reason is not given")
+    assert "is unreachable" in str(failure.value)
+    assert "not in the local cache" in str(failure.value)

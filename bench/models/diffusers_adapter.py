@@ -549,12 +549,21 @@ class DiffusersModel(ModelAdapter):
         kwargs: dict[str, Any] = {_dtype_keyword(): getattr(torch, self._dtype or "float32")}
         if use_variant and "variant" in self.options:
             kwargs["variant"] = self.options["variant"]
+        local = Path(location).exists()
+        if not local:  # offline: the cache only, failing at once instead of after retries
+            from bench.hub import offline_kwargs
+
+            kwargs.update(offline_kwargs())
         kwargs.update(extra)
         try:
             with _quiet_loading_bars():
                 return loader.from_pretrained(location, **kwargs)
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if not local:
+                from bench.hub import unreachable_note
+
+                first += unreachable_note(location)
             raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc
         except ValueError as exc:
             if "variant" in str(exc):  # diffusers raises ValueError for a missing variant
