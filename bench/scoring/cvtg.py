@@ -39,7 +39,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Aggregate, Mean, Metric, Ratio, register_metric
+from bench.scoring.table import Aggregate, Mean, Metric, Ratio, on_raw, register_metric
 
 FAMILY = "cvtg"
 REFERENCE = (
@@ -142,20 +142,15 @@ def cvtg_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-def _per_pair(function: Callable[[str, str], float]) -> Callable[[Any], float]:
-    """A Metric function: the pair's untouched expected and read cells."""
-    return lambda pair: float(function(pair.expected_raw, pair.read_raw))
-
-
 _SIMILARITY = "1 - levenshtein/(max len + 1e-5) against the read word difflib ranks closest"
 _RECORDS: tuple[tuple[str, Callable[[Any], float] | None, str, str, Aggregate, bool], ...] = (
-    ("cvtg_word_correct", _per_pair(cvtg_word_correct), "CVTG correct words",
+    ("cvtg_word_correct", on_raw(cvtg_word_correct), "CVTG correct words",
      "Ground-truth words (lower-cased) that occur among the read words.", Mean(), False),
-    ("cvtg_word_total", _per_pair(cvtg_word_total), "CVTG ground-truth words",
+    ("cvtg_word_total", on_raw(cvtg_word_total), "CVTG ground-truth words",
      "Ground-truth words of the image: the expected cell split on whitespace.", Mean(), False),
-    ("cvtg_word_ned", _per_pair(cvtg_word_ned), "CVTG word NED (image mean)",
+    ("cvtg_word_ned", on_raw(cvtg_word_ned), "CVTG word NED (image mean)",
      f"Mean over the image's words of {_SIMILARITY}.", Mean(), False),
-    ("cvtg_word_ned_sum", _per_pair(cvtg_word_ned_sum), "CVTG word NED (image sum)",
+    ("cvtg_word_ned_sum", on_raw(cvtg_word_ned_sum), "CVTG word NED (image sum)",
      f"Sum over the image's words of {_SIMILARITY}.", Mean(), False),
     ("cvtg_word_accuracy", None, "CVTG word accuracy",
      "Correct words / ground-truth words, pooled over all images.",

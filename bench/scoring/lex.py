@@ -31,13 +31,13 @@ The benchmark compares a list of ground-truth text items with the OCR lines:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Mean, Metric, Ratio, register_metric
+from bench.scoring.table import Mean, Metric, Ratio, on_raw, register_metric
 
 FAMILY = "lex"
 REFERENCE = (
@@ -162,11 +162,6 @@ def lex_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-def _per_pair(function: Callable[[str, str], float]) -> Callable[[Any], float]:
-    """A Metric function: the pair's untouched expected and read cells."""
-    return lambda pair: function(pair.expected_raw, pair.read_raw)
-
-
 _SKIPS_IMAGES_WITHOUT_ITEMS = Ratio("lex_pned_scored", "lex_scored")
 
 for _name, _function, _label, _better, _doc, _aggregate, _summary in (
@@ -185,7 +180,7 @@ for _name, _function, _label, _better, _doc, _aggregate, _summary in (
     register_metric(
         Metric(
             _name,
-            _per_pair(_function),
+            on_raw(_function),
             label=_label,
             higher_is_better=_better,
             doc=_doc,

@@ -308,6 +308,23 @@ def _check_same_meaning(first: Metric, second: Metric) -> None:
 METRICS = MetricTable("bench.scoring")
 
 
+def on_raw(function: Callable[[str, str], Any]) -> Callable[[Any], Any]:
+    """A metric function over a pair's untouched expected and read cells.
+
+    Peer benchmarks' scorers apply their own text rules, so they take the raw cells.
+
+    >>> from bench.scoring.pair import Pair
+    >>> on_raw(lambda expected, read: len(expected) - len(read))(Pair("abc", "a"))
+    2
+    """
+
+    def metric(pair: Any) -> Any:
+        return function(pair.expected_raw, pair.read_raw)
+
+    metric.__module__ = function.__module__  # the family module (docs read it)
+    return metric
+
+
 def register_metric(metric: Metric) -> Metric:
     """Add ``metric`` to :data:`METRICS` (call at import time of a family module)."""
     return METRICS.add(metric)
