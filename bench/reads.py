@@ -113,11 +113,7 @@ def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
         return folder.read_parts(ROW_KEY, conform=conform_results)
     new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
     seen.update(new)
-    frames = [frame for frame in map(folder._read_part, new) if frame is not None and len(frame)]
-    if not frames:
-        return conform_results(pd.DataFrame())
-    rows = pd.concat([conform_results(frame) for frame in frames], ignore_index=True)
-    return rows.drop_duplicates(subset=list(ROW_KEY), keep="last").reset_index(drop=True)
+    return folder.read_parts(ROW_KEY, conform=conform_results, files=new)
 
 
 def _generating(folder: RunFolder) -> bool:

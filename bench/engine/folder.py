@@ -287,15 +287,17 @@ class RunFolder:
         *,
         groups: Collection[str] | None = None,
         conform: Finish | None = None,
+        files: Sequence[Path] | None = None,
     ) -> pd.DataFrame:
         """Every row of the part files, the newest row of each ``key`` winning.
 
         ``conform`` is applied to each file's rows before they are put together (so
         every file has the same columns and types). No rows: an empty frame, conformed.
+        ``files``: these part files only (e.g. the ones new since a last look).
         """
         import pandas as pd
 
-        files = self.part_files(groups)
+        files = self.part_files(groups) if files is None else files
         rows = self._read_together(files, conform)
         if rows is None:  # files whose columns do not combine: one by one, as before
             read = (self._read_part(path) for path in files)
