@@ -344,6 +344,31 @@ def prompt_set(selection: SuiteSelection, folder: Path) -> PromptSet:
     )
 
 
+def limit_per_subset(prompt_set: PromptSet, limit: int | None) -> PromptSet:
+    """The first ``limit`` prompts of every subset of a suite's selection (``--limit``).
+
+    A benchmark reports each subset (or pools them), so a limited run takes from
+    every selected subset: ``--suite longtext --limit 8`` runs 8 English and 8
+    Chinese prompts, not the first 8 of the English file alone. The selection's
+    record says so (``limit_per: subset``).
+    """
+    from prompts.schema import PromptSet
+
+    if limit is None:
+        return prompt_set
+    if limit < 0:
+        raise InputError(None, f"--limit must be >= 0, got {limit}")
+    frame = prompt_set.frame
+    kept = frame.groupby("suite_subset", sort=False).head(limit) if len(frame) else frame
+    meta = dict(prompt_set.meta)
+    previous = meta.get("selection")
+    selection = dict(previous) if isinstance(previous, dict) else {}
+    meta["selection"] = {**selection, "limit": limit, "limit_per": "subset"}
+    return PromptSet(
+        kept.reset_index(drop=True), source=prompt_set.source, version=prompt_set.version, meta=meta
+    )
+
+
 def _with_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     try:
         from prompts.attributes import compute_attributes
