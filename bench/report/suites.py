@@ -60,6 +60,7 @@ PUBLISHED_COLUMNS = [
     "lo",
     "hi",
     "published",
+    "published_text",
     "inside",
     "published_model",
     "source",
@@ -382,6 +383,7 @@ def _published(
                     "lo": low,
                     "hi": high,
                     "published": item["value"],
+                    "published_text": item.get("value_text") or str(item["value"]),
                     "inside": bool(low <= item["value"] <= high),
                     "published_model": item["model"],
                     "source": item["source"],
@@ -569,7 +571,7 @@ def scores_display(section: SuiteSection) -> pd.DataFrame:
 def published_display(section: SuiteSection) -> pd.DataFrame:
     """glyphbench's value with its interval beside the published one, and the verdict."""
     from bench.report.metrics import metric_label
-    from bench.report.tables import fmt_ci, fmt_number
+    from bench.report.tables import fmt_ci
 
     table = section.published
     return pd.DataFrame(
@@ -581,7 +583,7 @@ def published_display(section: SuiteSection) -> pd.DataFrame:
                 fmt_ci(v, lo, hi, m)
                 for v, lo, hi, m in table[["value", "lo", "hi", "metric"]].to_numpy()
             ],
-            "Published": [fmt_number(float(v)) for v in table["published"]],
+            "Published (as printed)": table["published_text"],
             "Published inside the interval": [
                 "yes" if inside else "no" for inside in table["inside"]
             ],

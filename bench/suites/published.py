@@ -56,6 +56,7 @@ def _load(path: str) -> pd.DataFrame:
     import pandas as pd
 
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame["value_text"] = frame["value"]  # as the source prints it (0.020, 0.8451)
     frame["value"] = frame["value"].astype(float)
     return frame
 
