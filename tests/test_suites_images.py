@@ -152,7 +152,7 @@ def test_oneig_model_folder_of_grids_gives_each_cell_and_black_cells_are_missing
     assert model.matching is not None and len(model.matching.cells) == 4
     requests = [ImageRequest("p", "t", image_seed(0, "en-000", index)) for index in range(4)]
     made = model.generate(requests)
-    colours = [image.getpixel((8, 8)) for image in made[:3]]  # type: ignore[union-attr]
+    colours = [image.getpixel((8, 8)) for image in made[:3]]
     assert colours == [(255, 0, 0), (0, 128, 0), (0, 0, 255)]
     assert str(made[3]).startswith("Missing: cell 3 of 000.webp is black")
 
@@ -196,7 +196,8 @@ def test_limit_takes_the_first_n_of_every_subset() -> None:
     )
     limited = limit_per_subset(PromptSet(frame, source="s", version="v"), 2)
     assert limited.frame["prompt_id"].tolist() == ["en-0", "en-1", "zh-0", "zh-1"]
-    assert limited.meta["selection"]["limit_per"] == "subset"
+    selection = limited.meta["selection"]
+    assert isinstance(selection, dict) and selection["limit_per"] == "subset"
     assert limit_per_subset(PromptSet(frame, source="s", version="v"), None).frame.shape[0] == 8
 
 
