@@ -91,7 +91,11 @@ def run_command(
     data: Path = typer.Option(
         None, "--data", help="The suite benchmark's files (default: its hub dataset, if any)."
     ),
-    limit: int = typer.Option(None, "--limit", help="Keep the first N prompts of the selection."),
+    limit: int = typer.Option(
+        None,
+        "--limit",
+        help="Keep the first N prompts of the selection (with --suite: of every subset).",
+    ),
     sample: int = typer.Option(None, "--sample", help="Stratified sample of N prompts."),
     stratify: list[str] = typer.Option(
         None, "--stratify", help="Columns to stratify the sample by."

@@ -209,6 +209,7 @@ class Runner:
                 (job.prompt_id, job.seed, job.sample_index)
                 for job in model_jobs(entry, self.frame, self.config)
             ),
+            **suite_context(self.config, self.frame),
         )
 
     def _open_budget(self) -> None:
@@ -379,6 +380,20 @@ class Runner:
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
         rows = pd.concat([rows, prompt_rows.drop(columns=["prompt_id"])], axis=1)
         return conform_results(score_rows(rows, self.config))
+
+
+def suite_context(config: RunConfig, frame: pd.DataFrame) -> dict[str, Any]:
+    """A suite run's spec and each prompt's (subset, benchmark id), for ``RunContext``."""
+    from bench.suites.protocol import suite_spec
+
+    spec = suite_spec(config.suite)
+    if spec is None or not {"suite_subset", "benchmark_id"} <= set(frame.columns):
+        return {}
+    pairs = zip(frame["suite_subset"].astype(str), frame["benchmark_id"].astype(str), strict=True)
+    return {
+        "suite": spec,
+        "benchmark_ids": dict(zip(frame["prompt_id"].astype(str), pairs, strict=True)),
+    }
 
 
 def reading_columns(

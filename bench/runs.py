@@ -54,9 +54,18 @@ def load_prompts(config: RunConfig) -> PromptSet:
 
     source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
     if config.suite is not None:  # issue 12: a suite reads its benchmark's own files
+        from bench.suites.base import limit_per_subset
         from bench.suites.protocol import suite_prompts
 
-        source = suite_prompts(config)
+        chosen = prompts.select(
+            suite_prompts(config),
+            where=config.where,
+            sample=config.sample,
+            stratify=config.stratify,
+            seed=config.prompt_seed,
+            sampler=config.sampler,
+        )
+        return limit_per_subset(chosen, config.limit)  # issue 21: --limit takes from every subset
     return prompts.select(
         source,
         where=config.where,

@@ -63,11 +63,17 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
 def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
     """Print :func:`summarize` as a rich table; controls are marked as such.
 
-    The refusal and cost columns appear only when they say something.
+    The refusal and cost columns appear only when they say something. A suite run
+    adds its benchmark's headline numbers, computed as the benchmark computes them
+    (:func:`bench.report.suites.headline_points`: LongText's text score per language,
+    CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
     """
     from rich.table import Table
 
+    from bench.report.suites import headline_points
+
     lines = summarize(rows)
+    headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
     costs = bool(lines["cost_usd"].notna().any())
     table = Table(title=title)
@@ -75,6 +81,8 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
         table.add_column(column, justify="left" if column == "model" else "right")
     for metric in CONSOLE_METRICS:
         table.add_column(metric_header(metric), justify="right")
+    for header in headlines:
+        table.add_column(header, justify="right")
     if refusals:
         table.add_column("refused (rate)", justify="right")
     if costs:
@@ -83,6 +91,8 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
         label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
         cells = [label, str(line["images"]), str(line["errors"])]
         cells += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
+        mine = by_model.get(str(line["model"]), {})
+        cells += [_fmt(mine.get(header, float("nan"))) for header in headlines]
         if refusals:
             cells.append(f"{line['refused']} ({float(line['refusal_rate']):.0%})")
         if costs:

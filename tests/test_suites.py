@@ -272,9 +272,12 @@ def test_published_scores_name_real_columns_subsets_and_sources() -> None:
     table = load_published()
     assert len(table) >= 40
     for row in table.to_dict("records"):
-        selection = resolve_suite(f"{row['benchmark']}:{row['subset']}")
-        family = selection.families[row["subset"]]
-        assert row["metric"] in [m.name for m in METRICS.of([family])]
+        pooled = row["subset"] == "all"  # a pooled benchmark's number over every subset
+        spec = row["benchmark"] if pooled else f"{row['benchmark']}:{row['subset']}"
+        selection = resolve_suite(spec)
+        assert not pooled or selection.suite.pools_subsets
+        for family in set(selection.families.values()):
+            assert row["metric"] in [m.name for m in METRICS.of([family])]
         assert row["source"] and row["protocol"] and "@" in row["source"]
     flux = table[(table["benchmark"] == "oneig-text") & (table["model"] == "Flux.1-dev")]
     assert flux["value"].tolist() == [0.523]
@@ -334,6 +337,7 @@ def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: 
     data["suite"]["data"] = str(longtext_dir)
     data["models"] = data["models"][:2]  # the controls: no weights to resolve
     plan = plan_run(RunConfig.from_mapping(data))
-    assert plan["prompts"]["count"] == 2 and plan["prompts"]["source"] == "suite:longtext"
-    assert plan["protocol"]["prompts"] == {"selected": 2, "benchmark": 320}
-    assert [m["jobs"] for m in plan["models"]] == [8, 8]
+    # --limit takes from every subset (issue 21): 2 English and 2 Chinese prompts.
+    assert plan["prompts"]["count"] == 4 and plan["prompts"]["source"] == "suite:longtext"
+    assert plan["protocol"]["prompts"] == {"selected": 4, "benchmark": 320}
+    assert [m["jobs"] for m in plan["models"]] == [16, 16]

@@ -1,6 +1,6 @@
 """Issue 12's "done when" for LongText-Bench, end to end and offline.
 
-``glyphbench run --suite longtext --data ../shared/longtext-bench --models
+``glyphbench run --suite longtext:en --data ../shared/longtext-bench --models
 control:render,control:blank --limit 8 --out DIR`` with ``--ocr easyocr`` (the
 benchmark's VLM reader is not available offline at full size), then ``glyphbench
 report``: the LongText text score is shown with its interval, render far above blank.
@@ -30,7 +30,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
     out = tmp_path_factory.mktemp("longtext") / "run"
     run = glyphbench(
-        "run", "--suite", "longtext", "--data", str(DATA),
+        "run", "--suite", "longtext:en", "--data", str(DATA),
         "--models", "control:render,control:blank", "--limit", "8",
         "--ocr", "easyocr", "--out", str(out), "--no-progress",
     )  # fmt: skip
@@ -97,5 +97,5 @@ def test_the_report_shows_the_longtext_score_with_render_far_above_blank(report:
 def test_the_run_records_its_protocol_card(report: Path) -> None:
     card = json.loads((report.parent / "run.json").read_text(encoding="utf-8"))["protocol"]
     assert card["suite"]["name"] == "longtext" and card["images_per_prompt"] == 4
-    assert card["prompts"] == {"selected": 8, "benchmark": 320}
+    assert card["prompts"] == {"selected": 8, "benchmark": 160}
     assert card["reader"] == "easyocr" and card["reader_engines"][0].startswith("easyocr")

@@ -116,11 +116,17 @@ def test_published_scores_are_matched_by_spec_and_checked_against_the_interval(
 ) -> None:
     (section,) = analyse_suites(results, **SETTINGS)
     published = section.published
-    assert published["model"].tolist() == ["good"]  # FLUX.1-dev's published OneIG EN text score
-    row = published.iloc[0]
-    assert (row["published"], row["published_model"]) == (0.523, "Flux.1-dev")
-    assert row["inside"] == (row["lo"] <= 0.523 <= row["hi"])
-    assert not row["same_protocol"]  # reader "x" is not the benchmark's VLM
+    # FLUX.1-dev's OneIG EN text score, published twice: one row per source, never merged.
+    assert published["model"].tolist() == ["good", "good"]
+    assert sorted(published["published_model"]) == ["FLUX.1-dev", "Flux.1-dev"]
+    assert published["source"].str.split("@").str[0].tolist() == [
+        "OneIG-Bench/OneIG-Benchmark",
+        "AIDC-AI/Ovis-Image",
+    ]
+    for row in published.to_dict("records"):
+        assert row["published"] == 0.523 and row["subset"] == "en"
+        assert row["inside"] == (row["lo"] <= 0.523 <= row["hi"])
+        assert not row["same_protocol"]  # reader "x" is not the benchmark's VLM
 
 
 def test_protocol_clashes_name_the_runs_and_the_field() -> None:

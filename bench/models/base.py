@@ -9,8 +9,8 @@ happen inside the adapter, never at module import.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,10 @@ class RunContext:
     budget: SpendBudget | None = None
     cache_dir: Path | None = None
     expected: tuple[tuple[str, int, int], ...] = ()
+    #: The run's suite spec (None: no suite), and each prompt id's (subset, benchmark id):
+    #: the ``images`` kind reads a folder named as the benchmark names its files.
+    suite: str | None = None
+    benchmark_ids: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 class ModelAdapter(ABC):

@@ -11,6 +11,14 @@ as the run folder writes it (:func:`bench.store.image_stem`). When two files nam
 same image, the more specific name wins (``p_s0_i0`` before ``p_s0``, ``p_i0``, ``p``;
 then ``.png``, ``.jpg``, ``.jpeg``, ``.webp``) and the other is listed as extra.
 
+In a suite run (``--suite``) the folder may instead be laid out as the benchmark's
+own evaluation code names its files (each suite's :class:`~bench.suites.base.ImageLayout`):
+LongText-Bench's ``{prompt_id}_{k}.png`` (k from 1), a OneIG-Bench model folder of
+``<id>.webp`` 2x2 grids (each cell one image), CVTG-2K's ``CVTG/2/<index>.png``, ...
+Files of either naming are used; those of the layout are searched in subfolders too.
+A folder in which no file names an image of the run is an error that names the
+expected file names, with an example.
+
 ``images:MANIFEST.csv`` lists them instead: columns ``prompt_id`` and ``path``
 (relative to the CSV's folder, or absolute), optionally ``seed`` and ``sample_index``;
 repeated rows of one prompt and seed without ``sample_index`` get indices 0, 1, ...
@@ -25,8 +33,10 @@ first image the run prints one summary naming the missing, unreadable and extra
 from __future__ import annotations
 
 import csv
+import re
+import string
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +49,8 @@ from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image
+
+    from bench.suites.base import ImageLayout, SuiteSelection
 
 #: File suffixes read from an image folder, in the order that breaks ties.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -80,6 +92,8 @@ class Matching:
     """Which file holds each expected image, and what did not fit."""
 
     files: dict[ImageKey, Path] = field(default_factory=dict)
+    #: Images that are one cell of a grid file: key -> (cell index, columns, rows).
+    cells: dict[ImageKey, tuple[int, int, int]] = field(default_factory=dict)
     missing: list[ImageKey] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     unreadable: dict[ImageKey, str] = field(default_factory=dict)
@@ -200,16 +214,169 @@ def _manifest_key(
     return (row["prompt_id"], seed, index)
 
 
+# --------------------------------------------------------------------------- suite layouts
+
+
+@dataclass(frozen=True)
+class SuiteImages:
+    """What a suite run tells ``images:`` to read a benchmark-layout folder."""
+
+    selection: SuiteSelection
+    #: prompt id -> (subset name, benchmark id)
+    benchmark_ids: Mapping[str, tuple[str, str]]
+
+    @property
+    def layout(self) -> ImageLayout | None:
+        return self.selection.suite.layout
+
+
+def _layout_regexes(suite: SuiteImages) -> dict[str, list[re.Pattern[str]]]:
+    """Per selected subset, the regular expressions a file's relative stem must match.
+
+    A pattern without ``{subset}`` is also tried under a folder named as the subset;
+    when several selected subsets share it, only under those folders.
+    """
+    layout = suite.layout
+    assert layout is not None
+    options = suite.selection.options.model_dump()
+    subsets = [subset.name for subset in suite.selection.subsets]
+    shared = "{subset}" not in layout.pattern and len(subsets) > 1
+    regexes: dict[str, list[re.Pattern[str]]] = {}
+    for subset in subsets:
+        body = _pattern_regex(layout.pattern, subset, options)
+        folder = re.escape(subset)
+        forms = [f"{folder}/{body}"] if "{subset}" not in layout.pattern else []
+        if not shared:
+            forms.append(body)
+        regexes[subset] = [re.compile(form, re.IGNORECASE) for form in forms]
+    return regexes
+
+
+def _pattern_regex(pattern: str, subset: str, options: Mapping[str, Any]) -> str:
+    """``pattern`` as a regular expression: ``{id}`` and ``{k}`` captured, the rest literal."""
+    parts = []
+    for literal, name, _, _ in string.Formatter().parse(pattern):
+        parts.append(re.escape(literal))
+        if name is None:
+            continue
+        if name == "id":
+            parts.append(r"(?P<id>[^/]+?)")
+        elif name == "k":
+            parts.append(r"(?P<k>\d+)")
+        elif name == "subset":
+            parts.append(re.escape(subset))
+        else:
+            parts.append(re.escape(str(options.get(name, ""))))
+    return "".join(parts)
+
+
+def _id_key(benchmark_id: str, numeric: bool) -> str:
+    """A benchmark id as the benchmark compares it (``int()`` where its code parses ids)."""
+    return str(int(benchmark_id)) if numeric and benchmark_id.strip().isdigit() else benchmark_id
+
+
+def match_layout(
+    folder: Path, expected: Sequence[ImageKey], suite: SuiteImages, first_seed: int
+) -> Matching:
+    """Match the files under ``folder`` (any depth) named in the suite's own layout.
+
+    The layout names no seed: its files are the images of the run's first seed.
+    """
+    layout = suite.layout
+    assert layout is not None
+    regexes = _layout_regexes(suite)
+    found: dict[tuple[str, str, int | None], list[Path]] = defaultdict(list)
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.suffix.lower() not in layout.suffixes:
+            continue
+        stem = path.relative_to(folder).with_suffix("").as_posix()
+        for subset, forms in regexes.items():
+            hit = next((m for m in (r.fullmatch(stem) for r in forms) if m), None)
+            if hit is not None:
+                number = int(hit["k"]) if "k" in hit.groupdict() else None
+                found[(subset, _id_key(hit["id"], layout.numeric_ids), number)].append(path)
+    for paths in found.values():
+        paths.sort(key=lambda p: layout.suffixes.index(p.suffix.lower()))
+    counted = layout.grid is None and "{k}" in layout.pattern
+    capacity = layout.grid[0] * layout.grid[1] if layout.grid is not None else 1
+    matching = Matching()
+    for key in expected:
+        prompt_id, seed, index = key
+        subset, benchmark_id = suite.benchmark_ids.get(prompt_id, ("", ""))
+        number = index + layout.first if counted else None
+        paths = found.get((subset, _id_key(benchmark_id, layout.numeric_ids), number), [])
+        if seed != first_seed or not paths or (not counted and index >= capacity):
+            matching.missing.append(key)
+            continue
+        matching.files[key] = paths[0]
+        if layout.grid is not None:
+            matching.cells[key] = (index, *layout.grid)
+    return matching
+
+
+def combine(folder: Path, own: Matching, layout: Matching) -> Matching:
+    """glyphbench-named files first, the layout's for the rest; extras over the whole tree."""
+    combined = Matching(files=dict(own.files))
+    for key in own.missing:
+        if key in layout.files:
+            combined.files[key] = layout.files[key]
+            if key in layout.cells:
+                combined.cells[key] = layout.cells[key]
+        else:
+            combined.missing.append(key)
+    used = set(combined.files.values())
+    combined.extra = [
+        path.relative_to(folder).as_posix()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES and path not in used
+    ]
+    return combined
+
+
+def nothing_found(source: Path, expected: Sequence[ImageKey], suite: SuiteImages | None) -> str:
+    """The problem when no file names an image of the run: the names expected, with examples."""
+    prompt_id, seed, index = expected[0]
+    ours = f"{candidate_stems(prompt_id, seed, index, first_seed=seed)[0]}.png"
+    names = f"glyphbench's <prompt_id>[_s<seed>][_i<index>].png|jpg|jpeg|webp (e.g. {ours})"
+    if suite is not None and suite.layout is not None:
+        subset, benchmark_id = suite.benchmark_ids.get(prompt_id, ("", prompt_id))
+        options = suite.selection.options.model_dump()
+        example = suite.layout.example(benchmark_id, index, subset, options)
+        shared = "{subset}" not in suite.layout.pattern and len(suite.selection.subsets) > 1
+        if shared:
+            example = f"{subset}/{example}"
+        title = suite.selection.suite.title
+        names = f"{title}'s {suite.layout.described} (e.g. {example}), or {names}"
+    return (
+        f"no file in {source} names an image of this run ({len(expected)} expected); "
+        f"expected names: {names}"
+    )
+
+
 def _check_readable(matching: Matching) -> None:
     """Decode every matched file once, so unreadable ones are named before the run starts."""
     from PIL import Image
 
+    problems: dict[Path, str | None] = {}
     for key, path in matching.files.items():
-        try:
-            with Image.open(path) as image:
-                image.load()
-        except Exception as exc:  # any decoding failure makes the file unreadable
-            matching.unreadable[key] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        if path not in problems:
+            problems[path] = None
+            try:
+                with Image.open(path) as image:
+                    image.load()
+            except Exception as exc:  # any decoding failure makes the file unreadable
+                problems[path] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+        if problems[path] is not None:
+            matching.unreadable[key] = str(problems[path])
+
+
+def grid_cell(image: Image.Image, cell: int, columns: int, rows: int) -> Image.Image | None:
+    """Cell ``cell`` (row by row) of a grid image as OneIG cuts it; None for a black cell."""
+    width, height = image.size[0] // columns, image.size[1] // rows
+    row, column = divmod(cell, columns)
+    box = (column * width, row * height, (column + 1) * width, (row + 1) * height)
+    crop = image.crop(box).convert("RGB")
+    return None if crop.getextrema() == ((0, 0), (0, 0), (0, 0)) else crop
 
 
 class ImagesOptions(Options):
@@ -236,8 +403,15 @@ class ImagesModel(ModelAdapter):
         from bench.seeds import image_seed
 
         expected = list(context.expected)
+        suite = _suite_images(context)
         if self.source.is_dir():
             self.matching = match_folder(self.source, expected)
+            if suite is not None and suite.layout is not None and self.matching.missing:
+                first_seed = expected[0][1]
+                layout = match_layout(self.source, self.matching.missing, suite, first_seed)
+                self.matching = combine(self.source, self.matching, layout)
+            if expected and not self.matching.files:
+                raise InputError(self.spec, nothing_found(self.source, expected, suite))
         else:
             self.matching = match_manifest(self.source, expected)
         _check_readable(self.matching)
@@ -263,7 +437,13 @@ class ImagesModel(ModelAdapter):
         if key in self.matching.unreadable:
             return ImageNotMade(f"Unreadable: {path.name}: {self.matching.unreadable[key]}")
         with Image.open(path) as image:
-            return image.convert("RGB")
+            if key not in self.matching.cells:
+                return image.convert("RGB")
+            cell, columns, rows = self.matching.cells[key]
+            made = grid_cell(image, cell, columns, rows)
+        if made is None:  # OneIG's padding for an image the model did not make
+            return ImageNotMade(f"Missing: cell {cell} of {path.name} is black (no image)")
+        return made
 
     def describe(self) -> dict[str, Any]:
         facts: dict[str, Any] = {"spec": self.spec, "is_control": False}
@@ -273,12 +453,21 @@ class ImagesModel(ModelAdapter):
         return facts
 
 
+def _suite_images(context: RunContext) -> SuiteImages | None:
+    """The suite the run belongs to, for reading its benchmark's layout (None: no suite)."""
+    if not context.suite:
+        return None
+    from bench.suites.base import resolve_suite
+
+    return SuiteImages(resolve_suite(context.suite), context.benchmark_ids)
+
+
 register(
     "models",
     "images",
     options=ImagesOptions,
     target="required",
     usage="images:DIR|MANIFEST.csv",
-    summary="Images made elsewhere, read from a folder (<prompt_id>[_s<seed>][_i<index>].png) "
-    "or a CSV manifest (prompt_id, path[, seed]): score any model's images.",
+    summary="Images made elsewhere, read from a folder (<prompt_id>[_s<seed>][_i<index>].png, or "
+    "in a suite run the benchmark's own naming) or a CSV manifest (prompt_id, path[, seed]).",
 )(ImagesModel)

@@ -151,7 +151,21 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         shown = written.table(f"peer_{name}", view, display.peer_display(view, mapping), title)
         peers.append({"title": title, "table": display.html_table(shown)})
     marks = display.best_marks(analysis.summary, metrics, analysis.models)
+    headlines = None
+    if analysis.suites:  # issue 21: each benchmark's own headline beside glyphbench's metrics
+        from bench.report.suites import headline_display
+
+        shown_headlines = headline_display(analysis.suites, analysis.ordered)
+        headlines = display.html_table(
+            written.table(
+                "suite_headlines",
+                shown_headlines,
+                shown_headlines,
+                caption="Each benchmark's headline as its own code computes it, 95% intervals.",
+            )
+        )
     return {
+        "suite_headlines": headlines,
         "suites": _suite_blocks(analysis, written),
         "summary": display.html_table(
             summary, classes=marks, id="summary-table", marked=display.not_a_control

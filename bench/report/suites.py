@@ -60,12 +60,33 @@ PUBLISHED_COLUMNS = [
     "lo",
     "hi",
     "published",
+    "published_text",
     "inside",
     "published_model",
     "source",
     "protocol",
     "same_protocol",
 ]
+
+
+#: What a benchmark's tables print beside its headline: CVTG-2K's word accuracy with
+#: NED (TextCrafter's table and the Ovis-Image, GLM-Image and LongCat-Image READMEs),
+#: LeX-Bench's PNED with recall (LeX-Art's results table), AnyText's sentence accuracy
+#: with NED (AnyText's evaluation table).
+COMPANIONS: dict[str, tuple[str, ...]] = {
+    "cvtg_word_accuracy": ("cvtg_ned",),
+    "lex_pned": ("lex_recall",),
+    "anytext_sen_acc": ("anytext_ned",),
+}
+
+
+def headline_metrics(headline: str) -> list[str]:
+    """The suite's headline metric and the numbers its benchmark prints beside it.
+
+    >>> headline_metrics("cvtg_word_accuracy"), headline_metrics("longtext_text_score")
+    (['cvtg_word_accuracy', 'cvtg_ned'], ['longtext_text_score'])
+    """
+    return [headline, *COMPANIONS.get(headline, ())]
 
 
 @dataclass(frozen=True)
@@ -362,6 +383,7 @@ def _published(
                     "lo": low,
                     "hi": high,
                     "published": item["value"],
+                    "published_text": item.get("value_text") or str(item["value"]),
                     "inside": bool(low <= item["value"] <= high),
                     "published_model": item["model"],
                     "source": item["source"],
@@ -437,6 +459,90 @@ def protocol_clashes(cards: Mapping[str, Any]) -> list[str]:
     return warnings
 
 
+# --------------------------------------------------------------------------- headlines
+
+
+def reported_subsets(subsets: Sequence[str]) -> list[str]:
+    """The groups a benchmark reports its headline for: the pooled one alone where it pools.
+
+    >>> reported_subsets(["CVTG/2", "CVTG/3", "all"]), reported_subsets(["en", "zh"])
+    (['all'], ['en', 'zh'])
+    """
+    return [ALL] if ALL in subsets else list(subsets)
+
+
+def headline_columns(suite_title: str, subset: str, metric: str) -> str:
+    """A headline column's header: ``LongText-Bench en: LongText text score ↑``."""
+    from bench.report.tables import metric_header
+
+    where = suite_title if subset == ALL else f"{suite_title} {subset}"
+    return f"{where}: {metric_header(metric)}"
+
+
+def headline_points(frame: pd.DataFrame) -> tuple[list[str], dict[str, dict[str, float]]]:
+    """Each suite's headline numbers per model, as the benchmark computes them (no intervals).
+
+    Returns the column headers (suite by suite: each reported subset, or the pooled
+    group where the benchmark pools, times :func:`headline_metrics`) and, per model,
+    header -> value. Failed rows are left out, as everywhere. Results without suite
+    rows give no columns.
+    """
+    from bench.scoring.table import METRICS
+    from bench.suites.base import resolve_suite
+
+    headers: list[str] = []
+    values: dict[str, dict[str, float]] = {}
+    if "suite" not in frame.columns or frame.empty:
+        return headers, values
+    rows = frame[~failed_mask(frame)]
+    for name in sorted({str(s) for s in frame["suite"].dropna().astype(str) if str(s)}):
+        suite = resolve_suite(name).suite
+        mine = frame[frame["suite"].astype(str) == name]
+        present = [
+            s.name for s in suite.subsets if (mine["suite_subset"].astype(str) == s.name).any()
+        ]
+        families = {s.name: s.family for s in suite.subsets}
+        groups = _groups(mine, present, families, suite.pools_subsets)
+        kept = reported_subsets([g.subset for g in groups])
+        ok = rows[rows["suite"].astype(str) == name]
+        subset_of = ok["suite_subset"].astype(str).to_numpy()
+        for group in (g for g in groups if g.subset in kept):
+            chosen = ok[np.isin(subset_of, present if group.subset == ALL else [group.subset])]
+            metrics = headline_metrics(suite.headline)
+            columns = [headline_columns(suite.title, group.subset, m) for m in metrics]
+            headers += columns
+            for model, part in chosen.groupby(chosen["model"].astype(str), sort=False):
+                point = METRICS.aggregate(part, metrics, group.family)
+                line = values.setdefault(str(model), {})
+                line.update({c: float(point[m]) for c, m in zip(columns, metrics, strict=True)})
+    return headers, values
+
+
+def headline_display(sections: Sequence[SuiteSection], models: Sequence[str]) -> pd.DataFrame:
+    """One row per model: each suite's headline numbers with their intervals (report Summary)."""
+    from bench.report.tables import fmt_ci
+
+    cells: dict[str, dict[str, str]] = {}
+    headers: list[str] = []
+    for section in sections:
+        table = section.scores
+        kept = reported_subsets(list(dict.fromkeys(table["subset"].astype(str))))
+        for subset in kept:
+            for metric in headline_metrics(section.headline):
+                if metric not in table.columns:
+                    continue
+                header = headline_columns(section.title, subset, metric)
+                headers.append(header)
+                for row in table[table["subset"].astype(str) == subset].to_dict("records"):
+                    value = fmt_ci(row[metric], row[f"{metric}_lo"], row[f"{metric}_hi"], metric)
+                    cells.setdefault(str(row["model"]), {})[header] = value
+    order = [m for m in models if m in cells] + [m for m in cells if m not in models]
+    out = pd.DataFrame({"Model": order})
+    for header in headers:
+        out[header] = [cells[m].get(header, "–") for m in order]
+    return out
+
+
 # --------------------------------------------------------------------------- display
 
 
@@ -465,7 +571,7 @@ def scores_display(section: SuiteSection) -> pd.DataFrame:
 def published_display(section: SuiteSection) -> pd.DataFrame:
     """glyphbench's value with its interval beside the published one, and the verdict."""
     from bench.report.metrics import metric_label
-    from bench.report.tables import fmt_ci, fmt_number
+    from bench.report.tables import fmt_ci
 
     table = section.published
     return pd.DataFrame(
@@ -477,7 +583,7 @@ def published_display(section: SuiteSection) -> pd.DataFrame:
                 fmt_ci(v, lo, hi, m)
                 for v, lo, hi, m in table[["value", "lo", "hi", "metric"]].to_numpy()
             ],
-            "Published": [fmt_number(float(v)) for v in table["published"]],
+            "Published (as printed)": table["published_text"],
             "Published inside the interval": [
                 "yes" if inside else "no" for inside in table["inside"]
             ],

@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError
-from bench.suites.base import Protocol, Subset, Suite, find_file, read_json, register_suite
+from bench.suites.base import (
+    ImageLayout,
+    Protocol,
+    Subset,
+    Suite,
+    find_file,
+    read_json,
+    register_suite,
+)
 
 PLACE_HOLDER = "*"
 #: AnyText's ``a_prompt``, appended to every caption (eval/anytext_singleGPU.py).
@@ -110,6 +118,12 @@ ANYTEXT = register_suite(
             "dictionary ids (printable ASCII for EN, ppocr_keys_v1 for ZH)",
         ),
         headline="anytext_sen_acc",
+        layout=ImageLayout(
+            "{id}_{k}",
+            suffixes=(".jpg",),
+            source="tyxsspa/AnyText@edb145d eval/eval_dgocr.py: os.path.join(img_dir, "
+            "img_name.split('.')[0] + f'_{j}.jpg') for j in range(4)",
+        ),
         load_rows=load_rows,
         data_help="the unzipped AnyText-benchmark folder holding benchmark/laion_word and "
         "benchmark/wukong_word",

@@ -97,6 +97,56 @@ class Protocol:
     normalisation: str = ""
 
 
+@dataclass(frozen=True)
+class ImageLayout:
+    """How the benchmark's own evaluation folder names its images (``images:DIR`` reads it).
+
+    ``pattern`` is a file's path relative to the folder, without its suffix, with the
+    fields ``{id}`` (the benchmark's prompt id), ``{k}`` (the image's number, ``first``
+    for a prompt's first image), ``{subset}`` (the subset's name, matched without
+    case) and any suite option (``{caption}``). ``suffixes``: the file types the
+    benchmark's code reads. ``grid`` (columns, rows): one file holds all of a
+    prompt's images, cut row by row. ``numeric_ids``: the benchmark's code parses
+    ids with ``int()``, so ``0007`` and ``7`` name one prompt. ``source`` cites the
+    line of the benchmark's code or README that names the files.
+
+    A pattern without ``{subset}`` may also be used inside a folder named as the
+    subset (``en/0_1.png``); when several selected subsets share such a pattern
+    (LongText's English and Chinese ids are both 0..199), only those folders are
+    read, as a file at the top could belong to either.
+
+    >>> ImageLayout("{id}_{k}", first=1, pad=4).example("7", 0, "en", {})
+    '0007_1.png'
+    """
+
+    pattern: str
+    first: int = 0
+    suffixes: tuple[str, ...] = (".png",)
+    grid: tuple[int, int] | None = None
+    numeric_ids: bool = False
+    #: Examples pad numeric ids with zeros to this width, as the benchmark shows them.
+    pad: int = 0
+    source: str = ""
+
+    def example(
+        self, benchmark_id: str, index: int, subset: str, options: Mapping[str, Any]
+    ) -> str:
+        """The file name this layout gives image ``index`` of one prompt."""
+        shown = benchmark_id.zfill(self.pad) if benchmark_id.isdigit() else benchmark_id
+        fields = {**options, "id": shown, "k": index + self.first, "subset": subset}
+        return self.pattern.format(**fields) + self.suffixes[0]
+
+    @property
+    def described(self) -> str:
+        """The layout in words, for errors and docs."""
+        text = self.pattern + "|".join(self.suffixes)
+        if self.grid is None:
+            counted = f"{{k}} from {self.first}" if "{k}" in self.pattern else "one image a prompt"
+            return f"{text} ({counted})"
+        columns, rows = self.grid
+        return f"{text}, one {columns}x{rows} grid of a prompt's images (row by row)"
+
+
 #: Reads one subset: (data folder, subset, suite options) -> rows with at least
 #: ``benchmark_id``, ``prompt`` and ``text`` (the benchmark's expected cell).
 RowLoader = Callable[[Path, Subset, Any], list[dict[str, Any]]]
@@ -126,6 +176,8 @@ class Suite:
     pools_subsets: bool = False
     #: Subsets selected when the spec names none (default: every subset).
     default_subsets: tuple[str, ...] = ()
+    #: How the benchmark's own folders name their images (``images:DIR`` reads them).
+    layout: ImageLayout | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def select(self, target: str) -> list[Subset]:
@@ -341,6 +393,31 @@ def prompt_set(selection: SuiteSelection, folder: Path) -> PromptSet:
         source=f"suite:{selection.spec}",
         version=f"{suite.name}-{_digest(frame)}",
         meta={"suite": suite.name, "subsets": [s.name for s in selection.subsets]},
+    )
+
+
+def limit_per_subset(prompt_set: PromptSet, limit: int | None) -> PromptSet:
+    """The first ``limit`` prompts of every subset of a suite's selection (``--limit``).
+
+    A benchmark reports each subset (or pools them), so a limited run takes from
+    every selected subset: ``--suite longtext --limit 8`` runs 8 English and 8
+    Chinese prompts, not the first 8 of the English file alone. The selection's
+    record says so (``limit_per: subset``).
+    """
+    from prompts.schema import PromptSet
+
+    if limit is None:
+        return prompt_set
+    if limit < 0:
+        raise InputError(None, f"--limit must be >= 0, got {limit}")
+    frame = prompt_set.frame
+    kept = frame.groupby("suite_subset", sort=False).head(limit) if len(frame) else frame
+    meta = dict(prompt_set.meta)
+    previous = meta.get("selection")
+    selection = dict(previous) if isinstance(previous, dict) else {}
+    meta["selection"] = {**selection, "limit": limit, "limit_per": "subset"}
+    return PromptSet(
+        kept.reset_index(drop=True), source=prompt_set.source, version=prompt_set.version, meta=meta
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from bench.errors import InputError
 from bench.suites.base import (
+    ImageLayout,
     Protocol,
     Subset,
     Suite,
@@ -80,6 +81,13 @@ CVTG = register_suite(
         ),
         headline="cvtg_word_accuracy",
         load_rows=load_rows,
+        layout=ImageLayout(
+            "{subset}/{id}",
+            numeric_ids=True,
+            source="NJU-PCALab/TextCrafter@c097681 TextCrafter_Flux/eval.py: "
+            "os.path.join(f'.../{benchmark}/{area}', f'{index}.png') for benchmark in "
+            "CVTG, CVTG-Style",
+        ),
         data_help="the unzipped CVTG-2K folder holding CVTG/ and CVTG-Style/",
         hub="dnkdnk/CVTG-2K",
         paper="TextCrafter (arXiv 2503.23461)",

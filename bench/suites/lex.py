@@ -18,7 +18,15 @@ from pydantic import Field
 
 from bench.errors import InputError
 from bench.registry import Options
-from bench.suites.base import Protocol, Subset, Suite, find_file, read_json, register_suite
+from bench.suites.base import (
+    ImageLayout,
+    Protocol,
+    Subset,
+    Suite,
+    find_file,
+    read_json,
+    register_suite,
+)
 
 LEVELS = ("easy", "medium", "hard")
 
@@ -81,6 +89,12 @@ LEX = register_suite(
             "unmatched; recall: greedy match within NED 0.3",
         ),
         headline="lex_pned",
+        layout=ImageLayout(
+            "final_{subset}/{caption}_caption/42/{id}",
+            source="zhaoshitian/LeX-Art@48a80d5 evaluation/test_file_examples/"
+            "lex_bench_easy_flux_dev.json: simple_image_path .../final_easy/simple_caption/42/"
+            "0000.png (the scorer reads the paths its JSON lists; this is the layout they show)",
+        ),
         load_rows=load_rows,
         data_help="the folder holding lex_bench_easy.json, lex_bench_medium.json, "
         "lex_bench_hard.json (hub X-ART/LeX-Bench)",

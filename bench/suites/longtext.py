@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.errors import InputError
-from bench.suites.base import Protocol, Subset, Suite, find_file, register_suite, require
+from bench.suites.base import (
+    ImageLayout,
+    Protocol,
+    Subset,
+    Suite,
+    find_file,
+    register_suite,
+    require,
+)
 
 #: The instruction X-Omni and OneIG give Qwen2.5-VL (one image per call).
 VLM_INSTRUCTION = (
@@ -83,6 +91,15 @@ LONGTEXT = register_suite(
         ),
         headline="longtext_text_score",
         load_rows=load_rows,
+        layout=ImageLayout(
+            "{id}_{k}",
+            first=1,
+            numeric_ids=True,
+            pad=4,
+            source="X-Omni-Team/X-Omni@2b8237b README.md (LongText-Bench, 2. Sample results): "
+            "'{prompt_id}_{repeat_id}.png', 0000_1.png..0199_4.png; textbench/"
+            "evaluate_text_reward.py:103-106 globs *.png and takes int(fname.split('_')[0])",
+        ),
         data_help="the folder holding text_prompts.jsonl and text_prompts_zh.jsonl "
         "(X-Omni textbench/)",
         hub="X-Omni/LongText-Bench",

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
-from bench.suites.base import Protocol, Subset, Suite, find_file, register_suite
+from bench.suites.base import ImageLayout, Protocol, Subset, Suite, find_file, register_suite
 from bench.suites.longtext import VLM_INSTRUCTION
 
 if TYPE_CHECKING:
@@ -139,6 +139,15 @@ ONEIG = register_suite(
         ),
         headline="oneig_text_score",
         load_rows=load_rows,
+        layout=ImageLayout(
+            "{id}",
+            suffixes=(".webp", ".png", ".jpg", ".jpeg"),
+            grid=(2, 2),
+            source="OneIG-Bench/OneIG-Benchmark@41b4983 text2image.py: images/text/<model>/"
+            "<id>.webp, a 2x2 gallery (grid = (2, 2)); scripts/text/text_score.py globs "
+            "<image_dirname>/<model>/<id>* and scripts/utils/utils.py split_mxn_grid cuts it "
+            "row by row; images:DIR is the <model> folder",
+        ),
         data_help="a clone of OneIG-Bench/OneIG-Benchmark, or a folder holding text_content.csv "
         "and text_content_zh.csv",
         paper="OneIG-Bench (arXiv 2506.07977)",

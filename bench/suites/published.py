@@ -5,22 +5,32 @@ reports: ``benchmark`` (the suite), ``subset``, ``options`` (suite options it ne
 e.g. ``caption=enhanced``), ``model`` (the paper's name), ``match`` (model ids that
 name the same model in a glyphbench spec, ``|``-separated), ``metric`` (a glyphbench
 column of the suite's family, on the same scale), ``value``, ``source`` (repository
-at commit, file, the paper's table) and ``protocol`` (how it was produced). Only
-numbers read from a cited source are listed; none is derived.
+at commit, file, the section and column of its table) and ``protocol`` (how it
+was produced). Only numbers read from a cited source are listed, copied as the
+source prints them; none is derived or averaged. Where sources disagree (Seedream
+4.0's CVTG-2K word accuracy is 0.8451 in GLM-Image's README and 0.8917 in
+LongCat-Image's), each source keeps its own row: a row is unique by (benchmark,
+subset, options, model, metric, source). ``subset`` is a subset name, ``all`` for a
+pooled benchmark's number over every subset, or a part that selects subsets
+(``cvtg``'s ``2``: both types' 2-region files).
 
 A run's model matches a published one when its label equals the published name
-(case-insensitively), or its label or resolved spec contains one of ``match``.
+(case-insensitively), or its label or resolved spec contains one of ``match`` as a
+whole name (``Qwen/Qwen-Image`` does not match ``Qwen/Qwen-Image-2512``).
 
 >>> table = load_published()
 >>> sorted(set(table["benchmark"]))
-['anytext', 'lex', 'oneig-text']
+['anytext', 'cvtg', 'lex', 'longtext', 'oneig-text']
 >>> matches("diffusers:black-forest-labs/FLUX.1-dev", "Flux.1-dev", "black-forest-labs/FLUX.1-dev")
 True
+>>> matches("diffusers:Qwen/Qwen-Image-2512", "Qwen-Image", "Qwen/Qwen-Image")
+False
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +56,7 @@ def _load(path: str) -> pd.DataFrame:
     import pandas as pd
 
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame["value_text"] = frame["value"]  # as the source prints it (0.020, 0.8451)
     frame["value"] = frame["value"].astype(float)
     return frame
 
@@ -60,7 +71,12 @@ def matches(label: str, model: str, match: str) -> bool:
     text = label.lower()
     if text == model.lower() or text.split(":", 1)[-1] == model.lower():
         return True
-    return any(alias.strip().lower() in text for alias in match.split("|") if alias.strip())
+    return any(_contains_name(text, alias.strip().lower()) for alias in match.split("|"))
+
+
+def _contains_name(text: str, name: str) -> bool:
+    """``name`` inside ``text`` with no name character (letter, digit, ``.-_``) on either side."""
+    return bool(name) and re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", text) is not None
 
 
 def options_text(options: dict[str, object]) -> str:
