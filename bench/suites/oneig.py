@@ -117,6 +117,39 @@ def split_grid(grid: Image.Image, columns: int = 2, rows: int = 2) -> list[Image
     return cells
 
 
+def oneig_image_path(images: Sequence[Image.Image], columns: int = 2, rows: int = 2) -> list[Any]:
+    """The cells OneIG's scorer reads from a prompt's images, through its own file formats.
+
+    OneIG's generation script saves the grid with ``image_gallery.save(f)`` to a
+    ``.webp`` path (text2image.py:74-76), i.e. lossy WebP at PIL's default quality
+    (80); its scorer cuts the decoded grid into cells, drops all-black ones and
+    saves each as ``{i}.jpg`` with ``image.save(path)`` (scripts/utils/utils.py:26-57),
+    i.e. JPEG at PIL's default quality (75), which the VLM then reads. This runs
+    the same path in memory: :func:`tile_grid`, WebP, decode, :func:`split_grid`,
+    JPEG, decode. glyphbench's runs read each image directly; this is for reading
+    images as OneIG's scorer sees them (exports, checks).
+    """
+    import io
+
+    from PIL import Image as PILImage
+
+    grid = tile_grid(images, columns, rows)
+    webp = io.BytesIO()
+    grid.save(webp, format="WEBP")  # PIL's defaults, as OneIG's save(f) to a .webp path
+    webp.seek(0)
+    decoded = PILImage.open(webp)
+    decoded.load()
+    cells = []
+    for cell in split_grid(decoded.convert("RGB"), columns, rows):
+        jpeg = io.BytesIO()
+        cell.save(jpeg, format="JPEG")  # PIL's default quality 75, as OneIG's {i}.jpg
+        jpeg.seek(0)
+        read = PILImage.open(jpeg)
+        read.load()
+        cells.append(read)
+    return cells
+
+
 ONEIG = register_suite(
     Suite(
         name="oneig-text",
