@@ -39,6 +39,16 @@ def _seeds(values: list[str] | None) -> list[int] | None:
         raise InputError(None, f"--seeds must be integers, got {','.join(parts)!r}") from None
 
 
+def _seed_policy(value: str | None) -> str | None:
+    """``--seed-policy`` checked here, so a typo is one line naming the choices."""
+    if value is None:
+        return None
+    choice = value.strip().lower()
+    if choice not in ("benchmark", "glyphbench"):
+        raise InputError(None, f"--seed-policy must be benchmark or glyphbench, got {value!r}")
+    return choice
+
+
 def _suite_entry(suite: str | None, data: Path | None) -> dict[str, str] | None:
     """``--suite`` and ``--data`` as the config's ``suite`` entry (``--data`` needs ``--suite``)."""
     if suite is None:
@@ -102,6 +112,12 @@ def run_command(
     ),
     where: str = typer.Option(None, "--where", help="Filter expression passed to prompts.select."),
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, e.g. 0,1,2."),
+    seed_policy: str = typer.Option(
+        None,
+        "--seed-policy",
+        help="benchmark | glyphbench: seed each image as the suite's benchmark does (a suite's "
+        "default) or with glyphbench's per-image seeds (docs/suites.md).",
+    ),
     images_per_prompt: int = typer.Option(
         None, "--images-per-prompt", help="Images per prompt and seed."
     ),
@@ -149,6 +165,7 @@ def run_command(
         "stratify": _split(stratify),
         "where": where,
         "seeds": _seeds(seeds),
+        "seed_policy": _seed_policy(seed_policy),
         "images_per_prompt": images_per_prompt,
         "batch_size": batch_size,
         "ocr": ocr,

@@ -12,6 +12,7 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
     limit: null                 # optional: first N prompts after sampling
     where: null                 # optional filter passed to prompts.select
     seeds: [0]
+    seed_policy: benchmark      # suites only: benchmark (default) | glyphbench (docs/suites.md)
     images_per_prompt: 1
     batch_size: 4
     ocr: easyocr                # reader (OCR engine) spec, e.g. easyocr?gpu=0
@@ -52,7 +53,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -255,6 +256,11 @@ class RunConfig(_Strict):
     prompt_seed: int = 0  # seed of the prompt sample (not of the images)
     sampler: SamplerSpec = DEFAULT_SAMPLER  # recorded only when it is not the default
     seeds: list[int] = Field(default_factory=lambda: [0])
+    #: How each image's generator is seeded (suites): ``benchmark``, as the benchmark's
+    #: script does (TextCrafter, LeX-Art: every image with the seed itself), or
+    #: ``glyphbench``, a seed derived per image (:mod:`bench.seeds`). A suite's default
+    #: is ``benchmark``; runs without a suite use glyphbench's (None).
+    seed_policy: Literal["benchmark", "glyphbench"] | None = None
     images_per_prompt: int = Field(default=1, ge=1)
     batch_size: int = Field(default=4, ge=1)
     ocr: ReaderSpec = "easyocr"
@@ -307,6 +313,15 @@ class RunConfig(_Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _seed_policy_needs_suite(self) -> RunConfig:
+        if self.seed_policy == "benchmark" and self.suite is None:
+            raise ValueError(
+                "seed_policy benchmark seeds images as a benchmark does: it needs a suite "
+                "(--suite NAME), or use seed_policy glyphbench"
+            )
+        return self
+
     @field_validator("seeds")
     @classmethod
     def _seeds_unique(cls, seeds: list[int]) -> list[int]:
@@ -333,6 +348,8 @@ class RunConfig(_Strict):
             del data["api"]  # runs without hosted APIs keep their run.json as it was
         if data.get("suite") is None:
             data.pop("suite", None)
+        if data.get("seed_policy") is None:
+            data.pop("seed_policy", None)  # runs from before the option keep their hash
         return data
 
     # ----------------------------------------------------------------- identity

@@ -28,6 +28,9 @@ class Job:
     seed: int
     sample_index: int
     row: int  # position of the prompt in the prompt frame
+    #: ``--seed-policy benchmark`` on a suite whose benchmark seeds every image with the
+    #: run seed (TextCrafter, LeX-Art): the first sample's image seed is the seed itself.
+    fixed_seed: bool = False
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -36,6 +39,8 @@ class Job:
 
     @property
     def image_seed(self) -> int:
+        if self.fixed_seed and self.sample_index == 0:
+            return self.seed
         return image_seed(self.seed, self.prompt_id, self.sample_index)
 
 
@@ -47,8 +52,11 @@ def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> lis
         raise InputError(
             config.prompts, f"prompt_id values repeat (e.g. {dupes}); ids must be unique"
         )
+    from bench.suites.protocol import image_seed_rule
+
+    fixed = image_seed_rule(config) == "fixed"
     return [
-        Job(entry.label, prompt_id, seed, sample, row)
+        Job(entry.label, prompt_id, seed, sample, row, fixed)
         for row, prompt_id in enumerate(ids)
         for seed in config.seeds
         for sample in range(config.images_per_prompt)

@@ -268,11 +268,12 @@ def test_magic_suffix_is_off_by_default_and_recorded_when_on(tiny_root: Path) ->
 def test_quirks_switch_pipeline_arguments(tiny_root: Path) -> None:
     folder = _build(tiny_root, "longcat-image")
     default = get_model(_spec(folder, "longcat-image"))
-    rewrite = get_model(_spec(folder, "longcat-image", quirks="rewrite"))
-    assert isinstance(default, DiffusersModel) and isinstance(rewrite, DiffusersModel)
+    plain = get_model(_spec(folder, "longcat-image", quirks="-rewrite"))
+    assert isinstance(default, DiffusersModel) and isinstance(plain, DiffusersModel)
     default.load()
-    assert default._call_kwargs(default._pipe, 1)["enable_prompt_rewrite"] is False
-    assert rewrite._call_kwargs(default._pipe, 1)["enable_prompt_rewrite"] is True
+    # The card's example enables the rewrite (LongCat-Image README.md:164): on by default.
+    assert default._call_kwargs(default._pipe, 1)["enable_prompt_rewrite"] is True
+    assert plain._call_kwargs(default._pipe, 1)["enable_prompt_rewrite"] is False
 
 
 def test_default_on_quirk_can_be_switched_off(tiny_root: Path) -> None:

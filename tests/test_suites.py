@@ -182,7 +182,7 @@ def test_the_benchmark_reader_is_the_default_and_its_absence_fails_at_load() -> 
         {"models": ["control:blank"], "suite": "lex:easy", "ocr": "tesseract"}
     )
     # Unset seeds and images per prompt come from the benchmark's protocol.
-    assert (config.seeds, config.images_per_prompt, config.ocr) == ([42], 1, "tesseract")
+    assert (config.seeds, config.images_per_prompt, config.ocr) == ([0], 1, "tesseract")
     assert config.suite is not None and config.suite.spec == "lex:easy"
 
 

@@ -73,6 +73,7 @@ from bench.models.diffusers_loading import (
     load_extra_component,
     place_pipeline,
     quantization_plan,
+    set_scheduler,
     set_scheduler_shift,
 )
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
@@ -464,6 +465,7 @@ class DiffusersModel(ModelAdapter):
             "settings": dict(self.settings),
             "guidance_keyword": self.family.guidance_keyword,
             "call_kwargs": {**self.family.call_kwargs, **self._tiny_call_kwargs()},
+            "scheduler": self.family.scheduler,
             "quirks": dict(self.quirks),
             **self._loading_info(),
             "safety_checker": self._safety,
@@ -659,7 +661,9 @@ class DiffusersModel(ModelAdapter):
         return loaded
 
     def _configure_pipeline(self, pipe: Any) -> None:
-        """Scheduler shift, guider scale and torch.compile, as configured."""
+        """The family's scheduler and its shift, guider scale and torch.compile, as configured."""
+        if self.family.scheduler:  # issue 21: the card's script swaps the scheduler (HiDream)
+            set_scheduler(pipe, self.family.scheduler, self.family.scheduler_config)
         shift = self.settings.get("shift")
         if shift is not None:
             try:

@@ -164,6 +164,14 @@ def compile_denoiser(pipe: Any, mode: str | None) -> str:
     raise ValueError(f"{type(pipe).__name__} has no transformer or unet to compile")
 
 
+def set_scheduler(pipe: Any, name: str, config: Mapping[str, Any]) -> None:
+    """Swap in diffusers' scheduler ``name``, built from the shipped config plus ``config``."""
+    import diffusers
+
+    cls = getattr(diffusers, name)
+    pipe.scheduler = cls.from_config(pipe.scheduler.config, **dict(config))
+
+
 def set_scheduler_shift(pipe: Any, shift: float) -> None:
     """Rebuild the scheduler with ``shift`` (``flow_shift`` for UniPC-style schedulers).
 
@@ -171,7 +179,7 @@ def set_scheduler_shift(pipe: Any, shift: float) -> None:
     what a card that sets one means.
     """
     scheduler = pipe.scheduler
-    key = next((k for k in ("shift", "flow_shift") if k in scheduler.config), None)
+    key = next((k for k in ("flow_shift", "shift") if k in scheduler.config), None)
     if key is None:
         raise ValueError(f"{type(scheduler).__name__} has no 'shift' setting")
     extra: dict[str, Any] = {key: shift}

@@ -83,25 +83,41 @@ MAX_RATIO = 200
 
 @dataclass(frozen=True)
 class Preset:
-    """An instruction, a token limit and what a refusal becomes."""
+    """An instruction, a token limit and what a refusal becomes (and, for a benchmark, more).
+
+    ``long_answer`` (tokens): also keep the answer generated up to this longer limit,
+    as the second piece of the reading; the suite's scorer takes it where the
+    benchmark raises its limit (OneIG: truths of more than 60 words). ``batch_size``:
+    images per ``generate()`` call where the benchmark fixes it (LongText: one).
+    """
 
     instruction: str
     max_new_tokens: int
     no_text: Literal["keep", "empty"]
     note: str
+    long_answer: int | None = None
+    batch_size: int | None = None
 
 
 #: Named presets: the benchmarks' exact settings, and glyphbench's own.
 PRESETS: dict[str, Preset] = {
     "plain": Preset(PLAIN_INSTRUCTION, 512, "empty", "glyphbench: transcribe without correcting"),
+    # X-Omni textbench/evaluate_text_reward.py l. 44-56: one image per generate(), 1024 tokens.
     "longtext": Preset(
-        BENCHMARK_INSTRUCTION, 1024, "keep", "LongText-Bench: max_new_tokens=1024, one image a call"
+        BENCHMARK_INSTRUCTION,
+        1024,
+        "keep",
+        "LongText-Bench: max_new_tokens=1024, one image a call",
+        batch_size=1,
     ),
+    # OneIG scripts/text/text_score.py l. 51-55: 256 tokens where the raw truth cell has more
+    # than 60 whitespace-separated words, else 128; l. 65: a grid's cells in one batch.
     "oneig": Preset(
         BENCHMARK_INSTRUCTION,
         128,
         "keep",
-        "OneIG-Bench: 128 tokens (256 where the truth has > 60 words: set max_new_tokens=256)",
+        "OneIG-Bench: 128 tokens, and the answer at 256 kept for truths of > 60 words",
+        long_answer=256,
     ),
 }
 
@@ -117,7 +133,9 @@ class VLMOptions(Options):
     no_text: Literal["keep", "empty"] | None = Field(
         default=None, description="empty: a 'No text recognized' reply reads as no text"
     )
-    batch_size: int = Field(default=4, ge=1, description="images per generate() call")
+    batch_size: int | None = Field(
+        default=None, ge=1, description="images per generate() call (default: the preset's, else 4)"
+    )
     device: str = Field(default="auto", description="auto (CUDA when present), cpu, cuda:N")
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         default="auto", description="auto: bfloat16 on a GPU, float32 on the CPU"
@@ -144,6 +162,23 @@ class VLMOptions(Options):
             self.max_new_tokens or preset.max_new_tokens,
             self.no_text or preset.no_text,
         )
+
+    def long_answer(self) -> int | None:
+        """The preset's longer token limit (kept as a second piece), unless a limit is given.
+
+        >>> VLMOptions(preset="oneig").long_answer(), VLMOptions(preset="oneig",
+        ...     max_new_tokens=64).long_answer(), VLMOptions(preset="longtext").long_answer()
+        (256, None, None)
+        """
+        return None if self.max_new_tokens else PRESETS[self.preset].long_answer
+
+    def batch(self) -> int:
+        """Images per ``generate()`` call: the option, else the preset's, else 4.
+
+        >>> VLMOptions(preset="longtext").batch(), VLMOptions().batch()
+        (1, 4)
+        """
+        return self.batch_size or PRESETS[self.preset].batch_size or 4
 
 
 def smart_resize(
@@ -262,6 +297,7 @@ class VLMReader(Reader):
                 None, "vlm?backend=vllm: vLLM is not installed; use backend=transformers"
             )
         self.instruction, self.max_new_tokens, self.no_text = self.options.resolved()
+        self.long_answer = self.options.long_answer()
         self.device = _resolve_device(self.options.device)
         self.dtype = self.options.dtype
         self.model, self.processor = _load(
@@ -277,6 +313,8 @@ class VLMReader(Reader):
         return (
             f"vlm {self.identity}; transformers {transformers.__version__}; {dtype}; "
             f"{self.device}; preset {self.options.preset}; max_new_tokens {self.max_new_tokens}"
+            + (f" (and {self.long_answer} kept)" if self.long_answer else "")
+            + f"; batch {self.options.batch()}"
         )
 
     def prepare(self, image: Image.Image) -> Image.Image:
@@ -298,15 +336,21 @@ class VLMReader(Reader):
             return rgb
         return rgb.resize((width, height), PILImage.Resampling.BICUBIC)
 
-    def answers(self, images: Sequence[Image.Image]) -> list[str]:
-        """The model's decoded answer for each image, in batches of ``batch_size``."""
-        out: list[str] = []
-        step = self.options.batch_size
+    def answers(self, images: Sequence[Image.Image]) -> list[list[str]]:
+        """The model's decoded answers for each image, in batches of ``batch_size``.
+
+        One answer per image, or two with a preset's ``long_answer``: the answer cut
+        at ``max_new_tokens`` and the one at the longer limit, from one greedy
+        generation (greedy decoding makes the first tokens of the longer one the
+        shorter one's).
+        """
+        out: list[list[str]] = []
+        step = self.options.batch()
         for start in range(0, len(images), step):
             out.extend(self._generate([self.prepare(i) for i in images[start : start + step]]))
         return out
 
-    def _generate(self, images: list[Image.Image]) -> list[str]:
+    def _generate(self, images: list[Image.Image]) -> list[list[str]]:
         import torch
 
         turn = [{"type": "image"}, {"type": "text", "text": self.instruction}]
@@ -318,18 +362,29 @@ class VLMReader(Reader):
         ).to(self.device)
         with torch.inference_mode():
             generated = self.model.generate(
-                **inputs, max_new_tokens=self.max_new_tokens, do_sample=False
+                **inputs,
+                max_new_tokens=max(self.max_new_tokens, self.long_answer or 0),
+                do_sample=False,
             )
         new_tokens = generated[:, inputs["input_ids"].shape[1] :]
-        decoded: list[str] = self.processor.batch_decode(
-            new_tokens, skip_special_tokens=True, clean_up_tokenization_spaces=False
-        )
-        return decoded
+        limits = [self.max_new_tokens] + ([self.long_answer] if self.long_answer else [])
+        decoded = [
+            self.processor.batch_decode(
+                new_tokens[:, :limit], skip_special_tokens=True, clean_up_tokenization_spaces=False
+            )
+            for limit in limits
+        ]
+        return [list(answers) for answers in zip(*decoded, strict=True)]
 
-    def to_reading(self, answer: str) -> Reading:
-        """The reading of one answer: the raw answer as the piece, the text per ``no_text``."""
-        text = "" if self.no_text == "empty" and is_refusal(answer) else answer
-        return Reading(text=text, pieces=[answer], boxes=[], confidences=[])
+    def to_reading(self, answer: str | list[str]) -> Reading:
+        """The reading of one image's answers: the raw answers as pieces, the text per ``no_text``.
+
+        The text is the first answer (cut at ``max_new_tokens``); a preset's longer
+        answer is the second piece.
+        """
+        answers = [answer] if isinstance(answer, str) else list(answer)
+        text = "" if self.no_text == "empty" and is_refusal(answers[0]) else answers[0]
+        return Reading(text=text, pieces=answers, boxes=[], confidences=[])
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         try:

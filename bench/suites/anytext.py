@@ -23,6 +23,7 @@ from bench.errors import InputError
 from bench.suites.base import (
     ImageLayout,
     Protocol,
+    ReaderPin,
     Subset,
     Suite,
     find_file,
@@ -31,6 +32,7 @@ from bench.suites.base import (
 )
 
 PLACE_HOLDER = "*"
+_AT = "tyxsspa/AnyText@3d4a260"
 #: AnyText's ``a_prompt``, appended to every caption (eval/anytext_singleGPU.py).
 ADDED_PROMPT = "best quality, extremely detailed"
 
@@ -107,8 +109,10 @@ ANYTEXT = register_suite(
             images_per_prompt=4,
             seeds=(100,),
             reader="paddleocr",
-            reader_note="ModelScope PP-OCR recogniser on each annotated line's polygon crop "
-            "(eval/eval_dgocr.py); glyphbench reads whole images and joins the lines",
+            reader_note="ModelScope's damo/cv_convnextTiny_ocr-recognition-general_damo on each "
+            "annotated line's polygon crop (eval/eval_dgocr.py l. 89; PP-OCR supplies only the "
+            "dictionary, l. 44-47); glyphbench reads whole images with PaddleOCR and joins the "
+            "lines",
             read_cell="lines",
             resolution=(512, 512),
             file_naming="{img_name stem}_{j}.jpg, j = 0..3",
@@ -116,6 +120,17 @@ ANYTEXT = register_suite(
             "prompt = caption + ', best quality, extremely detailed'",
             normalisation="sentence accuracy: exact, case and whitespace count; NED over "
             "dictionary ids (printable ASCII for EN, ppocr_keys_v1 for ZH)",
+            reader_pins=(
+                ReaderPin(
+                    "modelscope",
+                    model="damo/cv_convnextTiny_ocr-recognition-general_damo",
+                    source=f"{_AT} eval/eval_dgocr.py:89",
+                ),
+            ),
+            seed_rule="batch",
+            seed_source=f"{_AT} eval/anytext_singleGPU.py:31 (seed = 100), :152 "
+            "(seed_everything(seed)), :185 (ddim_sampler.sample(ddim_steps, num_samples, ...): "
+            "the 4 samples in one batch)",
         ),
         headline="anytext_sen_acc",
         layout=ImageLayout(

@@ -42,6 +42,27 @@ if TYPE_CHECKING:
 #: as it is (a VLM's answer) or its pieces one per line (OCR boxes, in reading order).
 ReadCell = Literal["text", "lines"]
 
+#: How the benchmark seeds each image's generator (``--seed-policy benchmark``):
+#: ``fixed``: every image with the run seed itself (TextCrafter, LeX-Art); ``batch``:
+#: one generator draws all of a prompt's samples in one batch (AnyText), which a
+#: per-image generator cannot reproduce; ``model``: the benchmark leaves seeds to the
+#: model's script (LongText, OneIG), so glyphbench's per-image seeds are used.
+SeedRule = Literal["fixed", "batch", "model"]
+
+
+@dataclass(frozen=True)
+class ReaderPin:
+    """A package version or model the benchmark's reader is pinned to, with its source.
+
+    ``version`` matches an observed version equal to it or starting with it and a dot
+    (``2.10`` matches ``2.10.0``); ``model`` must appear in the reader's version string.
+    """
+
+    package: str
+    version: str = ""
+    model: str = ""
+    source: str = ""
+
 
 @dataclass(frozen=True)
 class Subset:
@@ -95,6 +116,14 @@ class Protocol:
     generation: str = ""
     #: The scorer's text rules in one line (details in docs/suites.md).
     normalisation: str = ""
+    #: Versions and models the benchmark's reader is pinned to (flagged when they differ).
+    reader_pins: tuple[ReaderPin, ...] = ()
+    #: The reader's longer answer (its second piece) is read where the benchmark's raw
+    #: truth cell has more than this many whitespace-separated words (OneIG: 60).
+    long_answer_words: int | None = None
+    #: How the benchmark seeds each image (see :data:`SeedRule`), and where it says so.
+    seed_rule: SeedRule = "model"
+    seed_source: str = ""
 
 
 @dataclass(frozen=True)

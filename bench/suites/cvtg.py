@@ -19,6 +19,7 @@ from bench.errors import InputError
 from bench.suites.base import (
     ImageLayout,
     Protocol,
+    ReaderPin,
     Subset,
     Suite,
     find_file,
@@ -78,6 +79,19 @@ CVTG = register_suite(
             generation="one image per prompt, 1024x1024, seed 0",
             normalisation="lower case; a word is correct when it is among the read words; NED "
             "against difflib's closest read word, 1 - d/(max len + 1e-5)",
+            reader_pins=(
+                ReaderPin(
+                    "paddleocr",
+                    "2.10",
+                    model="lang en",
+                    source="zlab-princeton/i1@b58a62f install_paddle_deps.sh (paddleocr 2.10.0); "
+                    "unified_metrics_eval.py:44 PaddleOCR(use_angle_cls=True, lang='en')",
+                ),
+            ),
+            seed_rule="fixed",
+            seed_source="NJU-PCALab/TextCrafter@023a313 TextCrafter_Flux/eval.py:26 (seed=0, "
+            "the call at l. 104 passes none), textcrafter_pipeline_flux.py:847-848 "
+            "(torch_fix_seed(seed) per image)",
         ),
         headline="cvtg_word_accuracy",
         load_rows=load_rows,

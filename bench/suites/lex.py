@@ -21,6 +21,7 @@ from bench.registry import Options
 from bench.suites.base import (
     ImageLayout,
     Protocol,
+    ReaderPin,
     Subset,
     Suite,
     find_file,
@@ -29,6 +30,7 @@ from bench.suites.base import (
 )
 
 LEVELS = ("easy", "medium", "hard")
+_AT = "zhaoshitian/LeX-Art@48a80d5"
 
 
 class LexOptions(Options):
@@ -76,17 +78,30 @@ LEX = register_suite(
         subsets=tuple(Subset(level, "lex", files=(f"lex_bench_{level}.json",)) for level in LEVELS),
         protocol=Protocol(
             images_per_prompt=1,
-            seeds=(42,),
-            reader="paddleocr",
-            reader_note="PaddleOCR (the paper's 'paddle-ocr-v3'); each line lower-cased and "
-            "split on single spaces",
+            seeds=(0,),
+            reader="paddleocr?ocr_version=PP-OCRv3",
+            reader_note="PaddleOCR PP-OCRv3 (evaluation/README.md l. 14-15: 'paddle-ocr-v3'); "
+            "each line lower-cased and split on single spaces",
             read_cell="lines",
             resolution=(1024, 1024),
             file_naming="{simple_caption|enhanced_caption}/42/{prompt_idx}.png",
-            generation="one image per prompt and caption kind, seed 42, 1024x1024, 50 steps, "
-            "guidance 3.5 (LeX-Art inference/lex_flux.py)",
+            generation="one image per prompt and caption kind, 1024x1024, 50 steps, guidance 3.5, "
+            "max_sequence_length 512, generator torch.Generator('cpu').manual_seed(0) "
+            "(LeX-Art inference/lex_flux.py l. 10-15)",
             normalisation="lower case; PNED: Hungarian matching of tokens to items plus one per "
             "unmatched; recall: greedy match within NED 0.3",
+            reader_pins=(
+                ReaderPin(
+                    "paddleocr",
+                    model="PP-OCRv3",
+                    source=f"{_AT} evaluation/README.md:14-15 ('paddle-ocr-v3')",
+                ),
+            ),
+            seed_rule="fixed",
+            seed_source=f"{_AT} inference/lex_flux.py:15 (manual_seed(0)); the example "
+            "results' paths hold a folder 42 "
+            "(evaluation/test_file_examples/lex_bench_easy_flux_dev.json:13) that no script "
+            "here explains",
         ),
         headline="lex_pned",
         layout=ImageLayout(

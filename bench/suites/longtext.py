@@ -21,6 +21,7 @@ from bench.errors import InputError
 from bench.suites.base import (
     ImageLayout,
     Protocol,
+    ReaderPin,
     Subset,
     Suite,
     find_file,
@@ -36,6 +37,7 @@ VLM_INSTRUCTION = (
 )
 
 _FILES = {"en": "text_prompts.jsonl", "zh": "text_prompts_zh.jsonl"}
+_AT = "X-Omni-Team/X-Omni@2b8237b"
 
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
@@ -80,7 +82,8 @@ LONGTEXT = register_suite(
             images_per_prompt=4,
             seeds=(0,),
             reader="vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext",
-            reader_note="Qwen2.5-VL-7B-Instruct, bf16, max_new_tokens 1024, one image per call",
+            reader_note="Qwen2.5-VL-7B-Instruct, bf16, max_new_tokens 1024, one image per call "
+            "(textbench/evaluate_text_reward.py l. 44-56); transformers 4.52.0 (README)",
             instruction=VLM_INSTRUCTION,
             read_cell="text",
             file_naming="{prompt_id}_{k}.png, k = 1..4 (the README pads ids to 4 digits; "
@@ -88,6 +91,21 @@ LONGTEXT = register_suite(
             generation="4 samples per prompt; resolution and seeds are the model's choice",
             normalisation="keep ASCII letters/digits, àâäéèêëîïôöùûüç, U+4E00-U+9FA5, whitespace; "
             "EN lower-cased word bags, ZH case-kept character bags",
+            reader_pins=(
+                ReaderPin(
+                    "vlm",
+                    model="Qwen/Qwen2.5-VL-7B-Instruct",
+                    source=f"{_AT} textbench/evaluate_text_reward.py:31",
+                ),
+                ReaderPin(
+                    "transformers",
+                    "4.52.0",
+                    source=f"{_AT} README.md:91 (requirements.txt:6 pins 4.51.3)",
+                ),
+            ),
+            seed_rule="model",
+            seed_source=f"{_AT} textbench/: the evaluation reads {{prompt_id}}_{{k}}.png and fixes "
+            "no generation seed",
         ),
         headline="longtext_text_score",
         load_rows=load_rows,

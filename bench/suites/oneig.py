@@ -30,13 +30,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
-from bench.suites.base import ImageLayout, Protocol, Subset, Suite, find_file, register_suite
+from bench.suites.base import (
+    ImageLayout,
+    Protocol,
+    ReaderPin,
+    Subset,
+    Suite,
+    find_file,
+    register_suite,
+)
 from bench.suites.longtext import VLM_INSTRUCTION
 
 if TYPE_CHECKING:
     from PIL import Image
 
 _FILES = {"en": "text_content.csv", "zh": "text_content_zh.csv"}
+_AT = "OneIG-Bench/OneIG-Benchmark@41b4983"
+_SCORE = "scripts/text/text_score.py"
 _PROMPT_COLUMN = {"en": "prompt_en", "zh": "prompt_cn"}
 
 
@@ -74,6 +84,8 @@ def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]
                     "benchmark_id": record["id"],
                     "prompt": record[prompt_column],
                     "text": " ".join(spans),
+                    # text_score.py l. 51-55 counts the raw cell's words for its token limit
+                    "benchmark_words": len(record["text_content"].split()),
                 }
             )
     return rows
@@ -113,6 +125,39 @@ def split_grid(grid: Image.Image, columns: int = 2, rows: int = 2) -> list[Image
     return cells
 
 
+def oneig_image_path(images: Sequence[Image.Image], columns: int = 2, rows: int = 2) -> list[Any]:
+    """The cells OneIG's scorer reads from a prompt's images, through its own file formats.
+
+    OneIG's generation script saves the grid with ``image_gallery.save(f)`` to a
+    ``.webp`` path (text2image.py:74-76), i.e. lossy WebP at PIL's default quality
+    (80); its scorer cuts the decoded grid into cells, drops all-black ones and
+    saves each as ``{i}.jpg`` with ``image.save(path)`` (scripts/utils/utils.py:26-57),
+    i.e. JPEG at PIL's default quality (75), which the VLM then reads. This runs
+    the same path in memory: :func:`tile_grid`, WebP, decode, :func:`split_grid`,
+    JPEG, decode. glyphbench's runs read each image directly; this is for reading
+    images as OneIG's scorer sees them (exports, checks).
+    """
+    import io
+
+    from PIL import Image as PILImage
+
+    grid = tile_grid(images, columns, rows)
+    webp = io.BytesIO()
+    grid.save(webp, format="WEBP")  # PIL's defaults, as OneIG's save(f) to a .webp path
+    webp.seek(0)
+    decoded = PILImage.open(webp)
+    decoded.load()
+    cells = []
+    for cell in split_grid(decoded.convert("RGB"), columns, rows):
+        jpeg = io.BytesIO()
+        cell.save(jpeg, format="JPEG")  # PIL's default quality 75, as OneIG's {i}.jpg
+        jpeg.seek(0)
+        read = PILImage.open(jpeg)
+        read.load()
+        cells.append(read)
+    return cells
+
+
 ONEIG = register_suite(
     Suite(
         name="oneig-text",
@@ -127,8 +172,9 @@ ONEIG = register_suite(
             images_per_prompt=4,
             seeds=(0,),
             reader="vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=oneig",
-            reader_note="Qwen2.5-VL-7B-Instruct; max_new_tokens 256 when the ground truth has "
-            "more than 60 words, else 128; each grid cell saved as JPEG (quality 75) and read",
+            reader_note="Qwen2.5-VL-7B-Instruct (transformers 4.50.0); max_new_tokens 256 when "
+            "the raw text_content cell has more than 60 words, else 128; a grid's cells read in "
+            "one batch, each saved as JPEG (PIL default quality 75) and read",
             instruction=VLM_INSTRUCTION,
             read_cell="text",
             file_naming="images/text/<model>/<id>.webp, one 2x2 grid of 4 seeds per prompt",
@@ -136,6 +182,14 @@ ONEIG = register_suite(
             generation="4 images (different seeds) per prompt; resolution is the model's choice",
             normalisation="keep ASCII letters/digits, àâäéèêëîïôöùûüç, U+4E00-U+9FA5, whitespace; "
             "case-sensitive edit distance; max distance 100 (EN) / 50 (ZH)",
+            reader_pins=(
+                ReaderPin("vlm", model="Qwen/Qwen2.5-VL-7B-Instruct", source=f"{_AT} {_SCORE}:22"),
+                ReaderPin("transformers", "4.50.0", source=f"{_AT} requirements.txt:3"),
+            ),
+            long_answer_words=60,
+            seed_rule="model",
+            seed_source=f"{_AT} README.md:110 ('4 images (with different seeds)'); "
+            "text2image.py:55-56 calls the model's inference(prompt) without a seed",
         ),
         headline="oneig_text_score",
         load_rows=load_rows,

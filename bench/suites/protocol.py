@@ -1,21 +1,26 @@
 """A run's suite: its config defaults, its prompts and its protocol card.
 
-* :func:`expand_config` fills a run config's unset ``ocr``, ``seeds`` and
-  ``images_per_prompt`` from the suite's protocol. The suite's reader is the
-  benchmark's; when it is not available here (not registered, or a package it
-  needs is missing) the config fails to load with one line saying so, unless the
-  user names another reader with ``--ocr``; then the card records the deviation.
+* :func:`expand_config` fills a run config's unset ``ocr``, ``seeds``,
+  ``images_per_prompt`` and ``seed_policy`` (``benchmark``) from the suite's
+  protocol. The suite's reader is the benchmark's; when it is not available here
+  (not registered, or a package it needs is missing) the config fails to load
+  with one line saying so, unless the user names another reader with ``--ocr``;
+  then the card records the deviation.
 * :func:`suite_prompts` loads the benchmark's prompts for a run.
 * :func:`protocol_card` is what run.json records under ``protocol``: the reader
   (spec, the engines and versions that read the images, the instruction), the
-  resolution, seeds, images per prompt, normalisation and the scorer with its
-  reference, plus every deviation from the benchmark's protocol. Two results are
+  resolution, seeds and the seed policy, images per prompt, normalisation and the
+  scorer with its reference, the versions and models the benchmark pins its reader
+  to (with what is installed), plus every deviation from the benchmark's protocol:
+  a different reader spec, and also a different reader package version or model
+  (:func:`pin_problems`). Two results are
   comparable when :func:`comparable_part` of their cards is equal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
@@ -24,7 +29,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from bench.config import RunConfig
-    from bench.suites.base import SuiteSelection
+    from bench.suites.base import ReaderPin, SeedRule, SuiteSelection
     from prompts.schema import PromptSet
 
 #: Card fields that must be equal for two runs' numbers to be compared.
@@ -34,6 +39,7 @@ COMPARED_FIELDS = (
     "reader_engines",
     "instruction",
     "seeds",
+    "seed_policy",
     "images_per_prompt",
     "normalisation",
     "scorer",
@@ -83,7 +89,20 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
         out["seeds"] = list(protocol.seeds)
     if out.get("images_per_prompt") is None:
         out["images_per_prompt"] = protocol.images_per_prompt
+    if out.get("seed_policy") is None:
+        out["seed_policy"] = "benchmark"
     return out
+
+
+def image_seed_rule(config: RunConfig) -> SeedRule | None:
+    """How the run seeds each image's generator: the suite's rule under the benchmark policy.
+
+    None: glyphbench's per-image seeds (:func:`bench.seeds.image_seed`).
+    """
+    if getattr(config, "seed_policy", None) != "benchmark":
+        return None
+    selection = selection_of(config)
+    return selection.suite.protocol.seed_rule if selection is not None else None
 
 
 def _unavailable(reader: str) -> str | None:
@@ -136,10 +155,12 @@ def protocol_card(
             "images": _sizes(rows),
         },
         "seeds": list(config.seeds),
+        "seed_policy": _seed_policy(selection, config),
         "images_per_prompt": config.images_per_prompt,
         "prompts": {"selected": prompt_count, "benchmark": benchmark_prompts},
         "normalisation": _normalisation(selection, config),
         "scorer": _scorer(selection),
+        "reader_pins": _pins(selection),
     }
     card["deviations"] = deviations(card, selection)
     return card
@@ -189,8 +210,11 @@ def deviations(card: Mapping[str, Any], selection: SuiteSelection | None) -> lis
             f"{card['images_per_prompt']} image(s) per prompt instead of "
             f"{protocol.images_per_prompt}"
         )
+    if card["reader"] == protocol.reader:
+        found.extend(pin_problems(protocol.reader_pins, card["reader_engines"], card["reader"]))
     if tuple(card["seeds"]) != protocol.seeds:
         found.append(f"seeds {card['seeds']} instead of {list(protocol.seeds)}")
+    found.extend(_seed_deviations(card.get("seed_policy"), protocol.seed_rule, protocol))
     benchmark = card["resolution"]["benchmark"]
     other = [size for size in card["resolution"]["images"] if benchmark and size != benchmark]
     if other:
@@ -202,6 +226,112 @@ def deviations(card: Mapping[str, Any], selection: SuiteSelection | None) -> lis
             "(--limit/--sample/--where): not the full benchmark"
         )
     return found
+
+
+def pin_problems(pins: Sequence[ReaderPin], engines: Sequence[str], spec: str) -> list[str]:
+    """Where the reader that read (``engines``, else the installed packages and ``spec``)
+    is not the version or model the benchmark pins.
+
+    >>> from bench.suites.base import ReaderPin
+    >>> pin = ReaderPin("paddleocr", "2.10", source="i1")
+    >>> pin_problems([pin], ["paddleocr paddleocr 2.10.0; lang en"], "paddleocr")
+    []
+    >>> pin_problems([pin], ["paddleocr paddleocr 3.0.3; lang en"], "paddleocr")
+    ['reader paddleocr 3.0.3 where the benchmark pins 2.10 (i1)']
+    """
+    found: list[str] = []
+    for pin in pins:
+        observed: list[str | None] = list(engines) or [None]
+        for engine in observed:
+            problem = _pin_problem(pin, engine, spec)
+            if problem and problem not in found:
+                found.append(problem)
+    return found
+
+
+def _pin_problem(pin: ReaderPin, engine: str | None, spec: str) -> str | None:
+    """One pin against one observed engine string, or (``engine`` None) against this machine."""
+    if pin.version:
+        seen = _version_in(pin.package, engine) if engine else installed_version(pin.package)
+        if seen is None and engine is not None:
+            return (
+                f"reader {engine!r} names no {pin.package} version; the benchmark pins "
+                f"{pin.package} {pin.version} ({pin.source})"
+            )
+        if seen is not None and not version_matches(seen, pin.version):
+            where = "reader" if engine else "installed:"
+            return (
+                f"{where} {pin.package} {seen} where the benchmark pins {pin.version} "
+                f"({pin.source})"
+            )
+    if pin.model and pin.model not in (engine if engine is not None else spec):
+        return (
+            f"reader model: the benchmark reads with {pin.model} ({pin.source}); this run's "
+            f"reader is {engine or spec!r}"
+        )
+    return None
+
+
+def version_matches(seen: str, pinned: str) -> bool:
+    """``seen`` is ``pinned`` or a release of it (``2.10.0`` matches ``2.10``, not ``2.1``).
+
+    >>> version_matches("2.10.0", "2.10"), version_matches("2.1.0", "2.10")
+    (True, False)
+    """
+    return seen == pinned or seen.startswith(pinned + ".")
+
+
+def _version_in(package: str, engine: str) -> str | None:
+    match = re.search(rf"\b{re.escape(package)} v?(\d[\w.+-]*)", engine)
+    return match.group(1).rstrip(".;,") if match else None
+
+
+def installed_version(package: str) -> str | None:
+    """The installed distribution's version, or None (not installed, or not a package)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def _pins(selection: SuiteSelection | None) -> list[dict[str, Any]]:
+    if selection is None:
+        return []
+    return [
+        {
+            "package": pin.package,
+            "version": pin.version or None,
+            "model": pin.model or None,
+            "source": pin.source,
+            "installed": installed_version(pin.package) if pin.version else None,
+        }
+        for pin in selection.suite.protocol.reader_pins
+    ]
+
+
+def _seed_policy(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any] | None:
+    policy = getattr(config, "seed_policy", None)
+    if selection is None:
+        return None
+    protocol = selection.suite.protocol
+    return {"policy": policy, "benchmark_rule": protocol.seed_rule, "source": protocol.seed_source}
+
+
+def _seed_deviations(policy: Mapping[str, Any] | None, rule: SeedRule, protocol: Any) -> list[str]:
+    chosen = (policy or {}).get("policy")
+    if rule == "fixed" and chosen != "benchmark":
+        return [
+            "each image's seed derived from (seed, prompt, sample) (--seed-policy glyphbench) "
+            f"where the benchmark seeds every image with the seed itself ({protocol.seed_source})"
+        ]
+    if rule == "batch":
+        return [
+            "the benchmark draws a prompt's samples in one batch from one generator "
+            f"({protocol.seed_source}); glyphbench seeds each image on its own"
+        ]
+    return []
 
 
 def _suite_part(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any] | None:

@@ -39,11 +39,34 @@ def suite_columns(selection: SuiteSelection) -> list[str]:
     return list(columns)
 
 
-def read_cells(rows: pd.DataFrame, how: ReadCell) -> pd.Series:
-    """Each row's read cell: ``ocr_text`` (``"text"``) or its pieces joined by newlines."""
+def read_cells(rows: pd.DataFrame, how: ReadCell, long_words: int | None = None) -> pd.Series:
+    """Each row's read cell: ``ocr_text`` (``"text"``) or its pieces joined by newlines.
+
+    With ``long_words`` (OneIG's rule, :attr:`Protocol.long_answer_words`), a VLM
+    row whose benchmark truth cell has more than ``long_words`` words
+    (``benchmark_words``) reads the reader's longer answer, its second piece.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"ocr_text": ["A B", "C"], "ocr_engine": ["vlm", "vlm"],
+    ...     "ocr_pieces": ['["A B", "A B C D"]', '["C", "C D"]'], "benchmark_words": [61, 60]})
+    >>> read_cells(rows, "text", 60).tolist()
+    ['A B C D', 'C']
+    """
     import pandas as pd
 
     texts = rows["ocr_text"].astype(object).where(rows["ocr_text"].notna(), "")
+    if how == "text" and long_words is not None and _has_long(rows):
+        longer = [
+            _second_piece(pieces, text) if engine == "vlm" and words > long_words else text
+            for pieces, text, engine, words in zip(
+                rows["ocr_pieces"].astype(object),
+                texts.astype(str),
+                rows["ocr_engine"].astype(object),
+                pd.to_numeric(rows["benchmark_words"], errors="coerce").fillna(0),
+                strict=True,
+            )
+        ]
+        return pd.Series(longer, index=rows.index, dtype=object)
     if how == "text" or "ocr_pieces" not in rows:
         return texts.astype(str)
     lines = [
@@ -51,6 +74,16 @@ def read_cells(rows: pd.DataFrame, how: ReadCell) -> pd.Series:
         for pieces, text in zip(rows["ocr_pieces"].astype(object), texts, strict=True)
     ]
     return pd.Series(lines, index=rows.index, dtype=object)
+
+
+def _has_long(rows: pd.DataFrame) -> bool:
+    return all(c in rows for c in ("ocr_pieces", "ocr_engine", "benchmark_words"))
+
+
+def _second_piece(pieces: object, text: str) -> str:
+    """A VLM reading's longer answer (its second piece); the text when it has none."""
+    parts = json.loads(pieces) if isinstance(pieces, str) and pieces else []
+    return str(parts[1]) if len(parts) >= 2 else text
 
 
 def _pieces_or_text(pieces: object, text: str) -> str:
@@ -75,7 +108,8 @@ def add_suite_scores(rows: pd.DataFrame, spec: str, scorable: np.ndarray) -> pd.
     columns = suite_columns(selection)
     rows = rows.drop(columns=[c for c in columns if c in rows.columns])
     scores = pd.DataFrame(np.nan, index=rows.index, columns=columns)
-    read = read_cells(rows, selection.suite.protocol.read_cell)
+    protocol = selection.suite.protocol
+    read = read_cells(rows, protocol.read_cell, protocol.long_answer_words)
     families = selection.families
     if "suite_subset" in rows:
         subsets = rows["suite_subset"].astype(str).to_numpy()

@@ -62,6 +62,8 @@ TEXTINVISION = register_suite(
             file_naming="glyphbench's images/<model>/<prompt_id>_s<seed>_i<sample>.png",
             normalisation="score.py's rules: lower case for LCS, longest match and the smart "
             "Levenshtein; Algorithm 1 case-sensitive with its arguments swapped",
+            seed_rule="model",
+            seed_source="TextInVision's score.py compares texts; it fixes no generation seed",
         ),
         headline="score_algorithm1",
         load_rows=load_rows,

@@ -148,7 +148,8 @@ class Family:
     component is rebuilt with that ``guidance_scale`` at load time).
     ``negative_prompt`` is the card's default negative prompt; ``scheduler_shift``
     a shift the card sets on the scheduler at inference (None: the checkpoint's
-    scheduler config as shipped). ``parameters`` holds the weighted components'
+    scheduler config as shipped); ``scheduler`` a scheduler class the card's script
+    swaps in (HiDream). ``parameters`` holds the weighted components'
     parameter counts in billions (memory estimate in docs/models.md).
     """
 
@@ -167,6 +168,10 @@ class Family:
     guidance_keyword: str = "guidance_scale"
     negative_prompt: str | None = None
     scheduler_shift: float | None = None
+    #: A diffusers scheduler class the card's inference script uses instead of the
+    #: checkpoint's, rebuilt from the shipped config with ``scheduler_config`` on top.
+    scheduler: str | None = None
+    scheduler_config: Mapping[str, Any] = field(default_factory=dict)
     quirks: tuple[Quirk, ...] = ()
     extras: tuple[ExtraComponent, ...] = ()
     id_patterns: tuple[str, ...] = ()  # regular expressions searched in the id (see ID_PATTERNS)

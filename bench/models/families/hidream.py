@@ -110,6 +110,20 @@ _PARAMETERS = {
     "text_encoders 1-2 (CLIP-L/G)": 0.82,
     "vae": 0.08,
 }
+#: The official inference script's schedulers (HiDream-ai/HiDream-I1@9b42dd6 inference.py:16-37,
+#: built at l. 55 with ``num_train_timesteps=1000, shift, use_dynamic_shifting=False``) are its
+#: own classes (hi_diffusers/schedulers). Their diffusers counterparts: FlowUniPCMultistep is
+#: UniPC on flow sigmas with a flow shift; FlashFlowMatchEulerDiscrete's step
+#: (flash_flow_match.py:318-337: x0 = sample - v*sigma, re-noised to the next sigma) is
+#: FlowMatchEulerDiscreteScheduler's ``stochastic_sampling``, except the last step: Flash
+#: returns that step's input sample (l. 329-337 re-noise only before the last step), diffusers
+#: its x0. Not compared numerically here (no GPU, no HiDream weights).
+_UNIPC_FLOW = {
+    "use_flow_sigmas": True,
+    "prediction_type": "flow_prediction",
+    "num_train_timesteps": 1000,
+}
+_FLASH = {"stochastic_sampling": True, "num_train_timesteps": 1000}
 _NOTE = "HiDream-I1 {}: 17B MoE DiT; CLIP-L/G, T5-XXL and Llama-3.1-8B text encoders. "
 
 FAMILIES: tuple[Family, ...] = (
@@ -123,12 +137,15 @@ FAMILIES: tuple[Family, ...] = (
         "bfloat16",
         max_sequence_length=128,
         scheduler_shift=3.0,
+        scheduler="UniPCMultistepScheduler",
+        scheduler_config=_UNIPC_FLOW,
         extras=_EXTRAS,
-        notes=_NOTE.format("Full") + "50 steps, CFG 5, shift 3.",
+        notes=_NOTE.format("Full") + "50 steps, CFG 5, shift 3, flow UniPC.",
         id_patterns=(r"hidream[.\-_]?i1(?![.\-_]?(dev|fast))",),
         match_order=9,
         parameters=_PARAMETERS,
-        sources="[19] card example (50 steps, guidance 5); shift from the card's inference script",
+        sources="[19] card example (50 steps, guidance 5); [34] HiDream-ai/HiDream-I1@9b42dd6 "
+        "inference.py:25-30 (FlowUniPCMultistepScheduler, shift 3) and :55",
         tiny=build_tiny_hidream,
         tiny_note="the tiny Llama lives in <folder>/llama: pass text_encoder_4=<folder>/llama",
     ),
@@ -142,12 +159,16 @@ FAMILIES: tuple[Family, ...] = (
         "bfloat16",
         max_sequence_length=128,
         scheduler_shift=6.0,
+        scheduler="FlowMatchEulerDiscreteScheduler",
+        scheduler_config=_FLASH,
         extras=_EXTRAS,
-        notes=_NOTE.format("Dev") + "guidance-distilled: 28 steps, guidance 0, shift 6.",
+        notes=_NOTE.format("Dev") + "guidance-distilled: 28 steps, guidance 0, shift 6, "
+        "stochastic flow-match Euler.",
         id_patterns=(r"hidream[.\-_]?i1[.\-_]?dev",),
         match_order=9,
         parameters=_PARAMETERS,
-        sources="[19] the card's inference script settings for Dev",
+        sources="[34] HiDream-ai/HiDream-I1@9b42dd6 inference.py:18-23 "
+        "(FlashFlowMatchEulerDiscreteScheduler, shift 6, 28 steps, guidance 0) and :55",
         tiny=build_tiny_hidream,
         tiny_note="the tiny Llama lives in <folder>/llama: pass text_encoder_4=<folder>/llama",
     ),
@@ -161,12 +182,16 @@ FAMILIES: tuple[Family, ...] = (
         "bfloat16",
         max_sequence_length=128,
         scheduler_shift=3.0,
+        scheduler="FlowMatchEulerDiscreteScheduler",
+        scheduler_config=_FLASH,
         extras=_EXTRAS,
-        notes=_NOTE.format("Fast") + "guidance-distilled: 16 steps, guidance 0, shift 3.",
+        notes=_NOTE.format("Fast") + "guidance-distilled: 16 steps, guidance 0, shift 3, "
+        "stochastic flow-match Euler.",
         id_patterns=(r"hidream[.\-_]?i1[.\-_]?fast",),
         match_order=9,
         parameters=_PARAMETERS,
-        sources="[19] the card's inference script settings for Fast",
+        sources="[34] HiDream-ai/HiDream-I1@9b42dd6 inference.py:32-37 "
+        "(FlashFlowMatchEulerDiscreteScheduler, shift 3, 16 steps, guidance 0) and :55",
         tiny=build_tiny_hidream,
         tiny_note="the tiny Llama lives in <folder>/llama: pass text_encoder_4=<folder>/llama",
     ),

@@ -107,14 +107,16 @@ FAMILIES: tuple[Family, ...] = (
         "bfloat16",
         guidance_keyword="guider",
         negative_prompt="",
+        scheduler_shift=5.0,
         notes=(
             "HunyuanImage-2.1: 2048x2048 (its native 2K), 50 steps; guidance 3.5 set on the "
-            "guider and OCR-guider components (APG mixed with CFG)."
+            "guider and OCR-guider components (APG mixed with CFG); scheduler shift 5."
         ),
         id_patterns=(r"hunyuan[.\-_]?image[.\-_]?2[.\-_]?1(?![.\-_]?distill)",),
         match_order=16,
         parameters=_PARAMETERS,
-        sources="[28] diffusers HunyuanImage-2.1 docs: 2048 px, 50 steps, guider guidance 3.5",
+        sources="[28] diffusers HunyuanImage-2.1 docs: 2048 px, 50 steps, guider guidance 3.5; "
+        "shift 5: [33] Tencent-Hunyuan/HunyuanImage-2.1@307df88 README.md:121 and 163",
         tiny=build_tiny_hunyuanimage,
     ),
     Family(
@@ -126,10 +128,13 @@ FAMILIES: tuple[Family, ...] = (
         3.25,
         "bfloat16",
         guidance_keyword="distilled_guidance_scale",
-        notes="HunyuanImage-2.1 distilled: 8 steps, distilled_guidance_scale 3.25, 2048 px.",
+        scheduler_shift=4.0,
+        notes="HunyuanImage-2.1 distilled: 8 steps, distilled_guidance_scale 3.25, 2048 px, "
+        "scheduler shift 4.",
         id_patterns=(r"hunyuan[.\-_]?image[.\-_]?2[.\-_]?1[.\-_]?distill",),
         match_order=15,
         parameters=_PARAMETERS,
-        sources="[28] diffusers docs, distilled example: 8 steps, distilled_guidance_scale 3.25",
+        sources="[28] diffusers docs, distilled example: 8 steps, distilled_guidance_scale 3.25; "
+        "shift 4: [33] Tencent-Hunyuan/HunyuanImage-2.1@307df88 README.md:122 and 163",
     ),
 )

@@ -2,9 +2,11 @@
 """LongCat-Image (Meituan): a 6B FLUX-style DiT reading Qwen2.5-VL-7B hidden states.
 
 The pipeline can rewrite the prompt with its own Qwen2.5-VL before encoding
-(``enable_prompt_rewrite``, on by default in diffusers and in the card's
-example): a prompt enhancer, so here it is the ``rewrite`` quirk, off unless
-``quirks=rewrite``. CFG renormalisation stays on (pipeline default).
+(``enable_prompt_rewrite``): the card's example enables it
+(meituan-longcat/LongCat-Image@af39f67 README.md:164) and so does diffusers'
+default, so the ``rewrite`` quirk is on by default; ``quirks=-rewrite`` turns it
+off (the prompt then reaches the encoder as written). Guidance 4.0 is the
+README's (l. 159); CFG renormalisation stays on (l. 163, the pipeline default).
 Sources: docs/models.md [27].
 """
 
@@ -67,25 +69,29 @@ FAMILIES: tuple[Family, ...] = (
         768,
         1344,
         50,
-        4.5,
+        4.0,
         "bfloat16",
         quirks=(
             Quirk(
                 "rewrite",
                 "the pipeline's prompt rewrite by its own Qwen2.5-VL before encoding "
-                "(enable_prompt_rewrite; on in diffusers and the card, off here unless asked)",
+                "(enable_prompt_rewrite; on in the card's example and in diffusers; "
+                "quirks=-rewrite turns it off)",
+                default=True,
                 call_on={"enable_prompt_rewrite": True},
                 call_off={"enable_prompt_rewrite": False},
             ),
         ),
         notes=(
             "LongCat-Image: 768x1344 (the card's example size, about 1 MP), 50 steps, "
-            "guidance 4.5 with CFG renormalisation; prompt rewriting off unless quirks=rewrite."
+            "guidance 4.0 with CFG renormalisation; the pipeline's prompt rewrite on, as in "
+            "the card (quirks=-rewrite: off)."
         ),
         id_patterns=(r"longcat[.\-_]?image",),
         match_order=15,
         parameters={"transformer": 6.0, "text_encoder": 8.29, "vae": 0.08},
-        sources="[27] card / diffusers docstring example: 768x1344, 50 steps, guidance 4.5",
+        sources="[27], [32] meituan-longcat/LongCat-Image@af39f67 README.md:155-165: 768x1344, "
+        "50 steps, guidance 4.0, enable_cfg_renorm and enable_prompt_rewrite True",
         tiny=build_tiny_longcat_image,
     ),
 )

@@ -17,6 +17,12 @@ from bench.models.families import Family, Quirk
 from bench.models.tiny import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px (Qwen-Image's VAE here scales by 4, its transformer patches by 2).
+#: Qwen-Image-2512's negative prompt (QwenLM/Qwen-Image README.md:100, the 2512 example).
+QWEN_IMAGE_2512_NEGATIVE = (
+    "低分辨率，低画质，肢体畸形，手指畸形，画面过饱和，蜡像感，人脸无细节，过度光滑，"  # noqa: RUF001
+    "画面具有AI感。构图混乱。文字模糊，扭曲。"  # noqa: RUF001
+)
+
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.0}
 #: Qwen-Image 2.1's VAE scales by 16 and its transformer reads latents unpatched.
 TINY_21_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 1.0}
@@ -154,10 +160,31 @@ FAMILIES: tuple[Family, ...] = (
         tiny=build_tiny_qwen_image,
     ),
     Family(
+        "qwen-image-2512",
+        ("QwenImagePipeline",),
+        1328,
+        1328,
+        50,
+        4.0,
+        "bfloat16",
+        max_sequence_length=512,
+        guidance_keyword="true_cfg_scale",
+        negative_prompt=QWEN_IMAGE_2512_NEGATIVE,
+        notes=(
+            "Qwen-Image-2512: the December 2025 Qwen-Image weights (same pipeline). The "
+            "README's 2512 example passes its own Chinese negative prompt (not Qwen-Image's "
+            "' '), true_cfg_scale 4, 50 steps, 1328 px at 1:1, and no 'positive magic' suffix."
+        ),
+        id_patterns=(r"qwen[.\-_]?image[.\-_]?2512",),
+        match_order=4,
+        parameters={"transformer": 20.43, "text_encoder": 8.29, "vae": 0.13},
+        sources="[31] QwenLM/Qwen-Image@6b5e1f5 README.md:95-122 (negative prompt l. 100)",
+    ),
+    Family(
         "qwen-image-2.1",
         ("QwenImage21Pipeline",),
-        1024,
-        1024,
+        2048,
+        2048,
         40,
         1.0,
         "bfloat16",
@@ -165,12 +192,14 @@ FAMILIES: tuple[Family, ...] = (
         notes=(
             "Qwen-Image 2.1: 7B single-stream transformer with a Qwen3-VL-8B encoder. 40 steps "
             "and no guidance (true_cfg_scale 1) are the values Qwen recommends; set guidance > 1 "
-            "and a negative_prompt to turn CFG on. Native 2K: height/width 2048 also work."
+            "and a negative_prompt to turn CFG on. 2048x2048 is the card's default size "
+            "(diffusers' own default, output_resolution, is 1024)."
         ),
         id_patterns=(r"qwen[.\-_]?image[.\-_]?2[.\-_]?1",),
         match_order=5,
         parameters={"transformer": 7.12, "text_encoder": 8.77, "vae": 0.34},
-        sources="[14] diffusers Qwen-Image 2.1 docs (Qwen's recommended 40 steps, no CFG)",
+        sources="[14] diffusers Qwen-Image 2.1 docs (Qwen's recommended 40 steps, no CFG); "
+        "2048 px: [14] the card, per issue 21 (not readable offline; see docs/models.md)",
         tiny=build_tiny_qwen_image_21,
     ),
 )

@@ -16,6 +16,50 @@ from typing import Any
 from bench.models.families import Family
 from bench.models.tiny import build_tiny_pipeline
 
+#: The first diffusers release whose ZImagePipeline ends its default sigmas at 1/N
+#: (``get_default_z_image_sigmas``): N steps are N useful DiT forwards. Before it
+#: (0.36-0.38) the pipeline set ``sigma_min = 0``, so the last of N steps ran at
+#: sigma 0 and changed nothing; the card's ``num_inference_steps=9  # This actually
+#: results in 8 DiT forwards`` (Tongyi-MAI/Z-Image@c7ec135 README.md:165) is that.
+#: Checked in the 0.36.0, 0.37.0, 0.38.0, 0.39.0, 0.40.0 and 0.42.1 wheels.
+NEW_SIGMAS_DIFFUSERS = (0, 39, 0)
+
+
+def turbo_steps() -> int:
+    """Z-Image-Turbo's steps for the installed diffusers: 8, or 9 where 9 give 8 useful forwards.
+
+    Decided by the installed ``pipeline_z_image.py`` (found without importing
+    diffusers): whether it defines ``get_default_z_image_sigmas``; without the file,
+    by the version number; without diffusers, 8.
+    """
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    spec = importlib.util.find_spec("diffusers")
+    if spec is not None and spec.origin:
+        source = Path(spec.origin).parent / "pipelines" / "z_image" / "pipeline_z_image.py"
+        if source.is_file():
+            return 8 if "def get_default_z_image_sigmas" in source.read_text("utf-8") else 9
+    try:
+        installed = version("diffusers")
+    except PackageNotFoundError:
+        return 8
+    return 8 if _release(installed) >= NEW_SIGMAS_DIFFUSERS else 9
+
+
+def _release(text: str) -> tuple[int, ...]:
+    """``"0.38.0.dev0"`` -> ``(0, 38, 0)``.
+
+    >>> _release("0.38.0.dev0"), _release("0.42.1")
+    ((0, 38, 0), (0, 42, 1))
+    """
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = "".join(c for c in piece if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.0}
 
 
@@ -69,18 +113,21 @@ FAMILIES: tuple[Family, ...] = (
         ("ZImagePipeline",),
         1024,
         1024,
-        8,
+        turbo_steps(),
         0.0,
         "bfloat16",
         max_sequence_length=512,
         notes=(
-            "Z-Image-Turbo: 8 steps (8 DiT evaluations; older diffusers needed 9), guidance 0 "
-            "(the card: guidance should be 0 for Turbo). Negative prompts have no effect."
+            "Z-Image-Turbo: 8 useful DiT forwards, as the card: 8 steps with diffusers >= 0.39, "
+            "9 before (the last step ran at sigma 0); picked from the installed diffusers. "
+            "Guidance 0 (the card: guidance should be 0 for Turbo). Negative prompts have no "
+            "effect."
         ),
         id_patterns=(r"z[.\-_]?image[.\-_]?turbo",),
         match_order=7,
         parameters=_PARAMETERS,
-        sources="[18] card and diffusers example: 1024 px, 8 steps, guidance 0",
+        sources="[18], [35] card (Tongyi-MAI/Z-Image@c7ec135 README.md:165-166: 9 steps = 8 DiT "
+        "forwards, guidance 0) and diffusers example: 1024 px",
         tiny=build_tiny_z_image,
     ),
     Family(
