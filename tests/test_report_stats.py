@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_fixtures import build_run
 
-from bench.bootstrap import bootstrap_ci, mean_interval, resampled_means
+from bench.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
 from bench.errors import InputError
 from bench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
 from bench.report.load import load_runs
@@ -73,24 +73,28 @@ def test_summarize_matches_hand_computed_values() -> None:
     assert a_simple.ned == pytest.approx(0.75)  # (1.0 + 0.5) / 2
     assert a_simple.exact_match == pytest.approx(0.5)
     assert a_simple.algorithm1 == pytest.approx(1.0)
-    # Resampling two values {1.0, 0.5}: means 1.0, 0.75, 0.5 with prob 1/4, 1/2, 1/4,
-    # so the 2.5% and 97.5% quantiles are the extremes.
-    assert (a_simple.ned_lo, a_simple.ned_hi) == (pytest.approx(0.5), pytest.approx(1.0))
+    # Two prompts are fewer than MIN_UNITS: the mean stands, with no interval.
+    assert a_simple.n_prompts == 2 < MIN_UNITS
+    assert math.isnan(a_simple.ned_lo) and math.isnan(a_simple.ned_hi)
     a_complex = got[("a", "complex")]
     assert (a_complex.n, a_complex.n_errors) == (2, 1)  # the failed row is counted, not averaged
     assert a_complex.error_rate == pytest.approx(1 / 3)
     assert a_complex.ned == pytest.approx(0.5)  # (0.25 + 0.75) / 2, the failed row excluded
     assert a_complex.word_f1 == pytest.approx(0.5)
     b_simple = got[("b", "simple")]
-    # A constant column has a zero-width interval.
-    assert (b_simple.ned, b_simple.ned_lo, b_simple.ned_hi) == (0.5, 0.5, 0.5)
+    assert (b_simple.ned, b_simple.n_prompts) == (0.5, 2)
     b_complex = got[("b", "complex")]
-    assert (b_complex.n, b_complex.ned, b_complex.ned_lo, b_complex.ned_hi) == (1, 0.0, 0.0, 0.0)
+    # A one-row slice: its mean, and no interval (not the old "0.000 [0.000, 0.000]").
+    assert (b_complex.n, b_complex.n_prompts, b_complex.ned) == (1, 1, 0.0)
+    assert math.isnan(b_complex.ned_lo) and math.isnan(b_complex.error_rate_lo)
     assert s.attrs == {"n_boot": 2000, "seed": 1, "confidence": 0.95}
     assert list(s["prompt_type"].astype(str)) == ["simple", "complex", "simple", "complex"]
 
 
-def test_summarize_overall_and_seeded() -> None:
+def test_summarize_overall_and_seeded(monkeypatch) -> None:
+    import bench.report.stats as stats_module
+
+    monkeypatch.setattr(stats_module, "MIN_UNITS", 2)  # intervals even for this tiny table
     table = small_table()
     first = summarize(table, n_boot=500, seed=3)
     again = summarize(table, n_boot=500, seed=3)
@@ -207,6 +211,7 @@ def test_slice_intervals_of_summarize_cover_the_true_means() -> None:
 def test_slicings_with_very_many_slices_fall_back_to_one_bootstrap_per_slice(monkeypatch) -> None:
     import bench.report.stats as stats_module
 
+    monkeypatch.setattr(stats_module, "MIN_UNITS", 1)  # intervals even for one-row slices
     shared = summarize(small_table(), ["prompt_type"], n_boot=300)
     monkeypatch.setattr(stats_module, "_MAX_SLICE_MATRIX", 0)
     alone = summarize(small_table(), ["prompt_type"], n_boot=300)
@@ -259,14 +264,15 @@ def test_paired_difference_uses_only_shared_prompts() -> None:
     assert d["n_prompts"] == 3
     assert d["diff"] == pytest.approx(((1.0 - 0.5) + (0.5 - 0.5) + (0.25 - 0.0)) / 3)
     assert d["mean_a"] == pytest.approx((1.0 + 0.5 + 0.25) / 3)
-    assert d["lo"] <= d["diff"] <= d["hi"]
+    # Three shared prompts are fewer than MIN_UNITS: no interval, no verdict.
+    assert math.isnan(d["lo"]) and math.isnan(d["hi"]) and not d["significant"]
     # algorithm1: lower is better, so a positive difference favours b.
     edits = paired_difference(
         pd.DataFrame(
             {
-                "model": ["a"] * 4 + ["b"] * 4,
-                "prompt_id": ["p1", "p2", "p3", "p4"] * 2,
-                "algorithm1": [5.0, 6.0, 5.0, 7.0, 0.0, 1.0, 0.0, 1.0],
+                "model": ["a"] * 5 + ["b"] * 5,
+                "prompt_id": ["p1", "p2", "p3", "p4", "p5"] * 2,
+                "algorithm1": [5.0, 6.0, 5.0, 7.0, 4.0, 0.0, 1.0, 0.0, 1.0, 0.0],
             }
         ),
         "a",
@@ -274,7 +280,7 @@ def test_paired_difference_uses_only_shared_prompts() -> None:
         "algorithm1",
         n_boot=500,
     )
-    assert edits["diff"] == pytest.approx(5.25) and edits["significant"] and edits["better"] == "b"
+    assert edits["diff"] == pytest.approx(5.0) and edits["significant"] and edits["better"] == "b"
 
 
 def test_compare_models_agrees_with_paired_difference(report_run) -> None:
@@ -292,7 +298,7 @@ def test_compare_models_agrees_with_paired_difference(report_run) -> None:
     assert good_vs_bad["better"] == "toy-good"
 
 
-def test_rank_models_marks_ties_and_follows_direction() -> None:
+def test_rank_models_follows_the_paired_verdicts_and_direction() -> None:
     summary = pd.DataFrame(
         {
             "model": ["x", "y", "z"],
@@ -304,13 +310,42 @@ def test_rank_models_marks_ties_and_follows_direction() -> None:
             "algorithm1_hi": [3.5, 1.05, 1.3],
         }
     )
-    ned = rank_models(summary, "ned")
+    comparisons = pd.DataFrame(
+        {
+            "model_a": ["y", "y", "z"] * 2,
+            "model_b": ["z", "x", "x"] * 2,
+            "metric": ["ned"] * 3 + ["algorithm1"] * 3,
+            "better": [None, "y", "z", "y", "y", "z"],
+        }
+    )
+    ned = rank_models(summary, comparisons, "ned")
     assert ned["model"].tolist() == ["y", "z", "x"]
-    assert ned["rank"].tolist() == [1, 1, 3]
+    assert ned["rank"].tolist() == [1, 1, 2]
     assert ned["tie"].tolist() == [True, True, False]
-    edits = rank_models(summary, "algorithm1")
+    assert ned["not_different_from"].tolist() == ["z", "y", ""]
+    # The same summary, but y beats z: y's interval overlaps z's, yet they rank apart.
+    edits = rank_models(summary, comparisons, "algorithm1")
     assert edits["model"].tolist() == ["y", "z", "x"]  # fewer edits first
     assert edits["rank"].tolist() == [1, 2, 3] and not edits["tie"].any()
+
+
+def test_rank_models_never_ties_a_significant_pair_through_a_third_model() -> None:
+    """x beats a, a beats b, x and b undecided: counting "models better" would rank a and b
+    both 2nd; the chain rule ranks b below a."""
+    summary = pd.DataFrame(
+        {"model": ["x", "a", "b"], "ned": [0.9, 0.8, 0.7], "ned_lo": 0.0, "ned_hi": 1.0}
+    )
+    comparisons = pd.DataFrame(
+        {
+            "model_a": ["x", "x", "a"],
+            "model_b": ["a", "b", "b"],
+            "metric": "ned",
+            "better": ["x", None, "a"],
+        }
+    )
+    ranked = rank_models(summary, comparisons, "ned").set_index("model")
+    assert ranked["rank"].to_dict() == {"x": 1, "a": 2, "b": 3}
+    assert ranked.loc["b", "not_different_from"] == "x"
 
 
 def test_peer_views_rename_to_peer_benchmark_columns() -> None:

@@ -77,7 +77,32 @@ def test_stratified_limit_spreads_over_size_and_class() -> None:
     # a larger limit keeps every image of a smaller one
     small = {c.image_id for c in stratified_limit(default_cells(), 7)}
     large = {c.image_id for c in stratified_limit(default_cells(), 40)}
-    assert small <= large and len(small) == 7 and len(large) == 40
+    assert small <= large and len(small) == 5 and len(large) == 40
+
+
+@pytest.mark.parametrize("limit", [5, 20, 22, 30, 64, 179])
+def test_limit_draws_an_equal_number_per_font_size_with_every_size(limit: int) -> None:
+    """issue 22: `--limit 20` drew 6/6/6/2 images at 48/32/20/14 px and none at 10 px."""
+    picked = stratified_limit(default_cells(), limit)
+    per_size = Counter(c.font_size for c in picked)
+    assert set(per_size) == set(FONT_SIZES)
+    assert set(per_size.values()) == {limit // len(FONT_SIZES)}
+    assert len(picked) == limit - limit % len(FONT_SIZES)
+
+
+def test_limit_20_of_the_rendered_set_and_its_note() -> None:
+    image_set = default_set(size=512, limit=20)
+    sizes = Counter(item.attributes["font_size"] for item in image_set.items)
+    assert sizes == {size: 4 for size in FONT_SIZES}
+    assert not image_set.notes  # 20 is a multiple of the 5 sizes: nothing left out
+    rounded = default_set(size=512, limit=22)
+    assert len(rounded.items) == 20
+    assert rounded.notes == [
+        "--limit 22: 20 images drawn, 4 per font size (an equal number per size)."
+    ]
+    tiny = default_set(size=512, limit=2)
+    assert {item.attributes["font_size"] for item in tiny.items} == {48, 32}
+    assert "only 48, 32 px are covered" in tiny.notes[0]
 
 
 def test_write_default_set_round_trips_through_folder_loader(tmp_path: Path) -> None:

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from vae_eval.report import (
+    CEILING_LABEL,
+    MIN_IMAGES_PER_SIZE,
     first_size_below,
     page_context,
     reader_calibration,
     reader_limits,
+    size_evidence,
+    summary_bounds,
     summary_table,
     survival_threshold,
+    too_thin,
     wr_pivot,
     write_report,
 )
@@ -153,7 +159,8 @@ def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:
     without = _rows("jpeg", {48: 90.0})  # a folder set without boxes: the columns are NaN
     without[0].update(psnr_text=math.nan, ssim_text=math.nan)
     page = write_report(pd.DataFrame(without), tmp_path / "b").read_text(encoding="utf-8")
-    assert page.count('<td class="na">n/a</td>') == 2
+    jpeg_row = re.search(r"<th>jpeg</th>.*?</tr>", page, re.S)
+    assert jpeg_row is not None and jpeg_row.group(0).count('<td class="na">n/a</td>') == 2
 
 
 def test_first_size_below_the_floor() -> None:
@@ -162,3 +169,65 @@ def test_first_size_below_the_floor() -> None:
         + _rows("identity", {48: 80.0, 10: 60.0})
     )
     assert first_size_below(table) == {"taef2": 10.0, "identity": None}
+
+
+# --------------------------------------------------------------------------- issue 22
+
+
+def _per_size(vae: str, per_size: int, wr: dict[int, list[float]]) -> list[dict[str, object]]:
+    """``per_size`` images at each size, WR cycling through ``wr[size]``; the same image ids
+    for every codec (as a real run: every codec reads the same images)."""
+    rows: list[dict[str, object]] = []
+    for size, values in wr.items():
+        for k in range(per_size):
+            (row,) = _rows(vae, {size: values[k % len(values)]})
+            row.update(image_id=f"s{size}-{k}", image_index=len(rows))
+            rows.append(row)
+    return rows
+
+
+def test_the_ceiling_is_computed_and_shown_once(tmp_path: Path) -> None:
+    sizes = {48: [100.0, 90.0], 20: [80.0, 60.0]}
+    table = pd.DataFrame(
+        _per_size("identity", 6, sizes)
+        + _per_size("taef2", 6, {48: [90.0, 80.0], 20: [50.0, 40.0]})
+        + _per_size("resize x8", 6, {48: [0.0], 20: [0.0]})
+    )
+    table["wr_original"] = [50.0 + (i % 7) * 5 for i in range(len(table) // 3)] * 3
+    summary = summary_table(table)
+    assert list(summary.index) == [CEILING_LABEL, "identity", "taef2", "resize x8"]
+    assert "WR ceiling" not in summary.columns and "PA ceiling" not in summary.columns
+    distinct = table.drop_duplicates("image_id")
+    assert summary.loc[CEILING_LABEL, "WR"] == pytest.approx(distinct["wr_original"].mean())
+    assert summary.loc[CEILING_LABEL, "images"] == 12
+    lower, upper = summary_bounds(table, summary)
+    assert lower.loc[CEILING_LABEL, "WR"] < summary.loc[CEILING_LABEL, "WR"]
+    assert upper.loc[CEILING_LABEL, "WR"] > summary.loc[CEILING_LABEL, "WR"]
+    page = write_report(table, tmp_path).read_text(encoding="utf-8")
+    summary_html = re.search(r'<section id="summary">.*?</section>', page, re.S)
+    assert summary_html is not None
+    assert summary_html.group(0).count(CEILING_LABEL) == 1
+
+
+def test_threshold_is_stated_with_n_and_interval_or_too_thin(tmp_path: Path) -> None:
+    sizes = {48: [100.0, 90.0, 95.0], 32: [90.0, 100.0], 20: [40.0, 60.0]}
+    enough = pd.DataFrame(_per_size("taef2", MIN_IMAGES_PER_SIZE, sizes))
+    evidence = size_evidence(enough)["taef2"]
+    assert [e.size for e in evidence] == [48, 32, 20]
+    assert {e.n for e in evidence} == {MIN_IMAGES_PER_SIZE} and too_thin(evidence) is None
+    at_32 = evidence[1]
+    assert at_32.lo < at_32.wr < at_32.hi  # an interval per size and codec
+    page = write_report(enough, tmp_path / "enough").read_text(encoding="utf-8")
+    section = re.search(r'<section id="threshold">.*?</section>', page, re.S)
+    assert section is not None
+    text = section.group(0)
+    assert "<td>32 px</td>" in text  # the threshold, stated
+    assert f"32 px: {at_32.wr:.1f} [{at_32.lo:.1f}, {at_32.hi:.1f}], n = 5" in text
+    assert "evidence too thin:" not in text
+    thin = pd.DataFrame(_per_size("taef2", MIN_IMAGES_PER_SIZE - 1, sizes))
+    page = write_report(thin, tmp_path / "thin").read_text(encoding="utf-8")
+    section = re.search(r'<section id="threshold">.*?</section>', page, re.S)
+    assert section is not None
+    text = section.group(0)
+    assert "evidence too thin: n = 4 per font size (48, 32, 20 px), fewer than 5" in text
+    assert "<td>32 px</td>" not in text and "n = 4" in text

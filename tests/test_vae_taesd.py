@@ -143,3 +143,13 @@ def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
     identity, taef2, resize8 = (float(wr[spec]) for spec in specs)
     assert identity >= taef2 > resize8, wr.to_dict()
     assert taef2 > 40.0, wr.to_dict()  # most words survive the trained tiny VAE
+    # issue 22: --limit 6 draws one image per font size (5), every size present, and
+    # the report states no threshold on one image per size, and the ceiling once.
+    from vae_eval.report import CEILING_LABEL, write_report
+
+    per_size = table[table["vae"] == specs[1]].groupby("font_size").size()
+    assert per_size.to_dict() == {10: 1, 14: 1, 20: 1, 32: 1, 48: 1}
+    page = write_report(table, tmp_path / "out").read_text(encoding="utf-8")
+    assert "evidence too thin: n = 1 per font size (48, 32, 20, 14, 10 px)" in page
+    summary = page[page.index('<section id="summary">') : page.index('<section id="threshold">')]
+    assert summary.count(CEILING_LABEL) == 1

@@ -35,7 +35,10 @@ def evaluate_command(
         "or a metadata .json/.jsonl.",
     ),
     limit: int = typer.Option(
-        None, "--limit", min=1, help="Evaluate at most N images (stratified for 'default')."
+        None,
+        "--limit",
+        min=1,
+        help="Evaluate at most N images ('default': N // 5 at each of the 5 font sizes).",
     ),
     ocr: str = typer.Option(
         "easyocr", "--ocr", help="Reader (OCR engine) spec: easyocr, rapidocr, tesseract[?options]."

@@ -418,39 +418,79 @@ def text_boxes(cell: DefaultCell, size: int, font_path: Path, seed: int) -> list
 
 
 def stratified_limit(cells: Sequence[DefaultCell], limit: int | None) -> list[DefaultCell]:
-    """Keep ``limit`` cells spread evenly over (font size x character class).
+    """Keep an equal number of cells per font size, every size present (issue 22).
 
-    Cells are dealt round-robin from each (size, class) group in turn (groups in set
-    order, cells within a group in set order), so any limit covers as many sizes and
-    classes as it can, and a larger limit keeps every image of a smaller one.
+    With ``S`` font sizes among ``cells``, ``limit`` keeps ``limit // S`` cells of
+    every size (capped by the size with the fewest cells), so each size's statistics
+    rest on the same n; the rest of ``limit`` is left out (see :func:`limit_note`).
+    A ``limit`` below ``S`` keeps one cell of each of the ``limit`` largest sizes.
+    Within a size, cells are dealt round-robin over the character classes (each
+    size starting one class further along, so a small limit covers every class
+    across sizes), and each class takes every background before a second
+    replicate. Cells keep their set order; a larger limit keeps every cell of a
+    smaller one.
 
-    >>> [c.image_id for c in stratified_limit(default_cells(), 3)]
-    ['s48-lower-plain-0', 's48-upper-texture-0', 's48-digits-photo-0']
+    >>> [c.image_id for c in stratified_limit(default_cells(), 5)]
+    ['s48-lower-plain-0', 's32-upper-texture-0', 's20-digits-photo-0', \
+'s14-punct_symbols-plain-0', 's10-accented-texture-0']
     """
     if limit is None or limit >= len(cells):
         return list(cells)
-    groups: dict[tuple[int, str], list[DefaultCell]] = {}
+    by_size: dict[int, dict[str, list[DefaultCell]]] = {}
     for cell in cells:
-        groups.setdefault((cell.font_size, cell.char_class), []).append(cell)
+        by_size.setdefault(cell.font_size, {}).setdefault(cell.char_class, []).append(cell)
 
-    # Within a group, take every background before a second replicate, and start each
-    # group's background rotation one further along, so a small limit covers all
-    # backgrounds evenly instead of only the first.
+    # Within a class, take every background before a second replicate, and start each
+    # (size, class) group's background rotation one further along.
     def rotation(cell: DefaultCell, offset: int) -> tuple[int, int]:
         return cell.replicate, (BACKGROUNDS.index(cell.background) - offset) % len(BACKGROUNDS)
 
-    queues = [
-        sorted(group, key=functools.partial(rotation, offset=g))
-        for g, group in enumerate(groups.values())
-    ]
-    picked: list[DefaultCell] = []
-    depth = 0
-    while len(picked) < limit:
-        for queue in queues:
-            if depth < len(queue) and len(picked) < limit:
-                picked.append(queue[depth])
-        depth += 1
-    return picked
+    queues: list[list[DefaultCell]] = []
+    group = 0
+    for s, classes in enumerate(by_size.values()):
+        ordered = [
+            sorted(members, key=functools.partial(rotation, offset=group + g))
+            for g, members in enumerate(classes.values())
+        ]
+        group += len(ordered)
+        ordered = ordered[s % len(ordered) :] + ordered[: s % len(ordered)]
+        queue = []
+        for depth in range(max(len(q) for q in ordered)):
+            queue += [q[depth] for q in ordered if depth < len(q)]
+        queues.append(queue)
+    per_size = min(limit // len(queues), min(len(q) for q in queues))
+    keep = {id(c) for q in queues for c in q[:per_size]} if per_size else set()
+    if not per_size:  # fewer images than sizes: one of each of the largest sizes
+        largest = sorted(queues, key=lambda q: -q[0].font_size)[:limit]
+        keep = {id(q[0]) for q in largest}
+    return [c for c in cells if id(c) in keep]
+
+
+def limit_note(picked: Sequence[DefaultCell], limit: int | None, available: int) -> str | None:
+    """What a ``--limit`` left out of the per-size balance (None when nothing).
+
+    >>> limit_note(stratified_limit(default_cells(), 22), 22, 180)
+    '--limit 22: 20 images drawn, 4 per font size (an equal number per size).'
+    >>> limit_note(stratified_limit(default_cells(), 2), 2, 180)
+    '--limit 2: fewer images than the 5 font sizes, so only 48, 32 px are covered.'
+    """
+    if limit is None or limit >= available:
+        return None
+    sizes = sorted({c.font_size for c in picked}, reverse=True)
+    every = sorted({c.font_size for c in default_cells()}, reverse=True)
+    if len(sizes) < len(every):
+        shown = ", ".join(str(size) for size in sizes)
+        return (
+            f"--limit {limit}: fewer images than the {len(every)} font sizes, "
+            f"so only {shown} px are covered."
+        )
+    if len(picked) == limit:
+        return None
+    per_size = len(picked) // len(sizes)
+    return (
+        f"--limit {limit}: {len(picked)} images drawn, {per_size} per font size "
+        "(an equal number per size)."
+    )
 
 
 def default_set(size: int = 512, seed: int = 0, limit: int | None = None) -> ImageSet:
@@ -485,11 +525,13 @@ def default_set(size: int = 512, seed: int = 0, limit: int | None = None) -> Ima
             )
         )
     present = {item.image_id for item in items}
-    keep = {
-        c.image_id
-        for c in stratified_limit([c for c in default_cells() if c.image_id in present], limit)
-    }
+    candidates = [c for c in default_cells() if c.image_id in present]
+    picked = stratified_limit(candidates, limit)
+    keep = {c.image_id for c in picked}
     notes = []
+    note = limit_note(picked, limit, len(candidates))
+    if note:
+        notes.append(note)
     if dropped:
         sizes = sorted({c.font_size for c in dropped}, reverse=True)
         notes.append(

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.bootstrap import MIN_UNITS
 from bench.schema import failed_mask
 
 if TYPE_CHECKING:
@@ -56,6 +58,9 @@ READER_FLOOR = 50.0
 ABSOLUTE_FLOOR = 50.0
 #: A text-survival threshold resting on fewer font sizes than this gets a warning.
 MIN_SIZES = 3
+#: Fewest successful images at every font size for a threshold to be stated (else "evidence
+#: too thin"): the report's one minimum for an interval (:data:`bench.bootstrap.MIN_UNITS`).
+MIN_IMAGES_PER_SIZE = MIN_UNITS
 #: Bootstrap of every interval on the page: resamples, seed, level (images resampled).
 N_BOOT = 1000
 SEED = 0
@@ -176,11 +181,32 @@ def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
     return mean_interval(data, n_boot=N_BOOT, rng=rng, confidence=CONFIDENCE)
 
 
+#: The row of the summary and of every WR table that holds the OCR ceiling (computed once).
+CEILING_LABEL = "OCR ceiling (original)"
+
+
 def summary_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Per codec (in table order): counts and mean metrics of the successful rows."""
+    """The OCR ceiling (first row), then per codec (in table order) counts and mean metrics.
+
+    The ceiling (WR and PA of the reader on the *original* images) does not depend
+    on the codec, so it is computed once, over the distinct images any codec read
+    successfully, and shown once (issue 22: it used to be repeated per codec, each
+    time with its own interval). Each codec's ``WR loss`` stays paired: ceiling
+    minus codec on that codec's own successful images.
+    """
     import pandas as pd
 
-    records = []
+    ok_all = table[~failed_mask(table)]
+    distinct = ok_all.drop_duplicates("image_id") if "image_id" in ok_all else ok_all
+    records: list[dict[str, Any]] = [
+        {
+            "vae": CEILING_LABEL,
+            "images": len(distinct),
+            "failed": math.nan,
+            "WR": _mean(distinct, "wr_original"),
+            "PA": _mean(distinct, "pa_original"),
+        }
+    ]
     for vae, group in table.groupby("vae", sort=False):
         failed = failed_mask(group)
         ok = group[~failed]
@@ -190,10 +216,8 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
                 "images": len(group),
                 "failed": int(failed.sum()),
                 "WR": ok["wr"].mean(),
-                "WR ceiling": ok["wr_original"].mean(),
                 "WR loss": ok["wr_loss"].mean(),
                 "PA": ok["pa"].mean(),
-                "PA ceiling": ok["pa_original"].mean(),
                 "PSNR": ok["psnr"].mean(),  # +inf when any reconstruction is pixel-identical
                 "SSIM": ok["ssim"].mean(),
                 "PSNR text": _mean(ok, "psnr_text"),  # NaN (n/a): the set has no text boxes
@@ -202,27 +226,43 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
                 "OCR s/img": _mean(ok, "ocr_seconds"),
             }
         )
-    return pd.DataFrame(records).set_index("vae")
+    columns = ["vae", "images", "failed", "WR", "WR loss", "PA", "PSNR", "SSIM"]
+    columns += ["PSNR text", "SSIM text", "codec s/img", "OCR s/img"]
+    out = pd.DataFrame(records, columns=columns).set_index("vae")
+    # counts stay integers ("0", not "0.0"); the ceiling row has no failures of its own
+    out["failed"] = pd.Series(
+        [v if math.isnan(v) else int(v) for v in out["failed"]], index=out.index, dtype=object
+    )
+    return out
 
 
 #: Summary columns with an interval, and the result column each is the mean of.
 SUMMARY_SOURCES = {
     "WR": "wr",
-    "WR ceiling": "wr_original",
     "WR loss": "wr_loss",
     "PA": "pa",
-    "PA ceiling": "pa_original",
     "PSNR": "psnr",
     "SSIM": "ssim",
     "PSNR text": "psnr_text",
     "SSIM text": "ssim_text",
 }
+#: The ceiling row's columns and the result column each is the mean of.
+CEILING_SOURCES = {"WR": "wr_original", "PA": "pa_original"}
 
 
 def summary_bounds(table: pd.DataFrame, summary: pd.DataFrame) -> Bounds:
-    """Bootstrap interval bounds (over images) for the mean columns of :func:`summary_table`."""
+    """Bootstrap interval bounds (over images) for the mean columns of :func:`summary_table`.
+
+    The ceiling row's interval is drawn once, over the distinct images.
+    """
     lower, upper = _empty_bounds(summary)
     ok = table[~failed_mask(table)]
+    if CEILING_LABEL in summary.index:
+        distinct = ok.drop_duplicates("image_id") if "image_id" in ok else ok
+        for column, source in CEILING_SOURCES.items():
+            if source in distinct.columns:
+                lo, hi = mean_bounds(distinct[source], ("ceiling", source))
+                lower.loc[CEILING_LABEL, column], upper.loc[CEILING_LABEL, column] = lo, hi
     for vae, group in ok.groupby("vae", sort=False):
         for column, source in SUMMARY_SOURCES.items():
             if source in group.columns and column in summary.columns:
@@ -326,7 +366,7 @@ def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     ceiling = ok.drop_duplicates("image_id").pivot_table(
         columns=by, values="wr_original", aggfunc="mean", sort=False
     )
-    ceiling.index = pd.Index(["OCR ceiling (original)"])
+    ceiling.index = pd.Index([CEILING_LABEL])
     combined = pd.concat([ceiling, pivot])
     return combined[_natural_order(list(combined.columns), by)]
 
@@ -354,7 +394,7 @@ def pivot_bounds(table: pd.DataFrame, pivot: pd.DataFrame, by: list[str]) -> Bou
     """Bootstrap interval bounds (over images) for each cell of :func:`wr_pivot`."""
     ok = table[~failed_mask(table)]
     lower, upper = _empty_bounds(pivot)
-    groups = [("OCR ceiling (original)", ok.drop_duplicates("image_id"), "wr_original")]
+    groups = [(CEILING_LABEL, ok.drop_duplicates("image_id"), "wr_original")]
     groups += [(vae, rows, "wr") for vae, rows in ok.groupby("vae", sort=False)]
     for name, rows, source in groups:
         for key, cell in rows.groupby(by if len(by) > 1 else by[0], sort=False):
@@ -463,21 +503,108 @@ PIVOTS = (
 )
 
 
-def _thresholds_table(thresholds: dict[str, float | None], below: dict[str, float | None]) -> Table:
+@dataclass(frozen=True)
+class SizeEvidence:
+    """One codec's mean WR at one font size, with its interval and n (successful images)."""
+
+    size: float
+    n: int
+    wr: float
+    lo: float
+    hi: float
+    needed: float  # SURVIVAL_RATIO x the ceiling at this size, over the same rows
+
+    def text(self) -> str:
+        """``20 px: 93.1 [88.0, 97.5], n = 6``."""
+        interval = f" [{self.lo:.1f}, {self.hi:.1f}]" if math.isfinite(self.lo) else ""
+        return f"{self.size:g} px: {self.wr:.1f}{interval}, n = {self.n}"
+
+
+def size_evidence(
+    table: pd.DataFrame, ratio: float = SURVIVAL_RATIO
+) -> dict[str, list[SizeEvidence]]:
+    """Per codec, each font size (largest first) with mean WR, its interval and n.
+
+    The interval is the same one the codec x font size table shows (same seed key).
+    """
+    if "font_size" not in table.columns:
+        return {}
+    rows = table[~failed_mask(table)]
+    out: dict[str, list[SizeEvidence]] = {}
+    for vae, group in rows.groupby("vae", sort=False):
+        sizes = []
+        for size, cell in group.groupby("font_size", sort=False):
+            lo, hi = mean_bounds(cell["wr"], ("pivot", vae, size))
+            sizes.append(
+                SizeEvidence(
+                    float(str(size)),
+                    len(cell),
+                    float(cell["wr"].mean()),
+                    lo,
+                    hi,
+                    ratio * float(cell["wr_original"].mean()),
+                )
+            )
+        out[str(vae)] = sorted(sizes, key=lambda e: -e.size)
+    return out
+
+
+def too_thin(evidence: list[SizeEvidence], minimum: int = MIN_IMAGES_PER_SIZE) -> str | None:
+    """ "evidence too thin (...)" when some font size has fewer than ``minimum`` images, else None.
+
+    >>> too_thin([SizeEvidence(48, 4, 90.0, 80.0, 99.0, 81.0), SizeEvidence(10, 4, 0, 0, 0, 9)])
+    'evidence too thin: n = 4 per font size (48, 10 px), fewer than 5'
+    """
+    fewest = min((e.n for e in evidence), default=0)
+    if fewest >= minimum:
+        return None
+    counts = sorted({e.n for e in evidence})
+    n = f"n = {counts[0]}" if len(counts) == 1 else f"n = {counts[0]} to {counts[-1]}"
+    sizes = ", ".join(f"{e.size:g}" for e in evidence)
+    return f"evidence too thin: {n} per font size ({sizes} px), fewer than {minimum}"
+
+
+def _thresholds_table(
+    thresholds: dict[str, float | None],
+    below: dict[str, float | None],
+    evidence: dict[str, list[SizeEvidence]],
+) -> Table:
+    """Threshold, first size below and the evidence behind them, per codec.
+
+    Both verdicts are stated only where every font size has at least
+    :data:`MIN_IMAGES_PER_SIZE` images; the evidence column always shows each
+    size's mean WR with its interval and n (the size the threshold rests on, and
+    the first size that fails).
+    """
     from bench.templates import Cell, Table
 
-    def size(value: float | None, empty: str) -> Cell:
+    def size(value: float | None, empty: str, thin: str | None) -> Cell:
+        if thin:
+            return Cell(thin, cls="na")
         return Cell(empty if value is None else f"{value:g} px")
 
     columns = [
         "codec",
         f"survival threshold (keeps ≥ {SURVIVAL_RATIO:.0%} of the ceiling)",
         f"first size below {ABSOLUTE_FLOOR:g}% WR",
+        f"WR per size, {CONFIDENCE:.0%} interval, n (largest first; needed: {SURVIVAL_RATIO:.0%} "
+        "of the ceiling)",
     ]
-    rows = [
-        [Cell(vae), size(t, "none"), size(below.get(vae), "none (all sizes ≥ floor)")]
-        for vae, t in thresholds.items()
-    ]
+    rows = []
+    for vae, threshold in thresholds.items():
+        sizes = evidence.get(vae, [])
+        thin = too_thin(sizes)
+        shown = "; ".join(
+            f"{e.text()} ({'≥' if e.wr >= e.needed else '<'} {e.needed:.1f})" for e in sizes
+        )
+        rows.append(
+            [
+                Cell(vae),
+                size(threshold, "none", thin),
+                size(below.get(vae), "none (all sizes ≥ floor)", thin),
+                Cell(shown),
+            ]
+        )
     return Table(columns, rows, row_headers=True)
 
 
@@ -628,6 +755,7 @@ def page_context(
         "failures": failure_banner(table),
         "threshold_warnings": [],
         "min_sizes": MIN_SIZES,
+        "min_per_size": MIN_IMAGES_PER_SIZE,
         "level": f"{CONFIDENCE:.0%}",
         "n_boot": N_BOOT,
     }
@@ -641,7 +769,11 @@ def page_context(
         reader_calibration=reader_calibration(table),
         reader_limits=_limit_notes(limits),
         summary=_summary(table),
-        thresholds=_thresholds_table(thresholds, first_size_below(table)) if thresholds else None,
+        thresholds=(
+            _thresholds_table(thresholds, first_size_below(table), size_evidence(table))
+            if thresholds
+            else None
+        ),
         threshold_warnings=threshold_warnings(table) if thresholds else [],
         plot="wr_vs_font_size.png"
         if plot_wr_vs_font_size(table, folder / "wr_vs_font_size.png")

@@ -158,7 +158,6 @@ def analyse(
     models, controls = model_order(summaries[0], settings.primary_metric)
     ordered = models + controls
     overall = in_order(summaries[0], ordered)
-    ranking = stats.rank_models(overall[overall["model"].isin(models)], settings.primary_metric)
     slices = {
         column: in_order(summary[summary["model"].isin(ordered)], ordered, column)
         for column, summary in zip(slicing.columns, summaries[1:], strict=True)
@@ -166,6 +165,9 @@ def analyse(
     watch.lap("summaries")
     comparisons = stats.compare_models(
         frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
+    )
+    ranking = stats.rank_models(
+        overall[overall["model"].isin(models)], comparisons, settings.primary_metric
     )
     peers = {
         name: in_order(view, ordered)

@@ -23,7 +23,9 @@ from typing import Any
 
 import pandas as pd
 
+from bench.bootstrap import MIN_UNITS
 from bench.registry import Spec
+from bench.report.tables import too_few
 
 _RUN_TAG = re.compile(r"^(?P<name>.*?)(?: \[(?P<run>[^\]]+)\])?$")
 
@@ -86,7 +88,10 @@ def control_sanity(
 
     ``summary`` is :func:`bench.report.stats.summarize` output for the same ``by``.
     One row per (run tag, slice): ``chain`` (the models in order), ``min_n``
-    (fewest rows any control has there: small slices are noisy), the mean of each
+    (fewest rows any control has there: small slices are noisy), ``too_few``
+    (``"n = K: too few"`` when some control has fewer than
+    :data:`~bench.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
+    no verdict: its order columns and ``passed`` are None), the mean of each
     control for each metric (``<metric>:<model>``, and all of them in chain order
     as the tuple ``<metric>_means``), one
     ``<metric>_order`` column (True/False, None when a control has no rows there)
@@ -105,6 +110,8 @@ def control_sanity(
     keys = list(zip(summary["model"].astype(str), *(summary[c] for c in by), strict=False))
     lookups = {m: dict(zip(keys, summary[m].astype(float), strict=False)) for m in metrics}
     n_lookup = dict(zip(keys, summary["n"], strict=False)) if "n" in summary.columns else {}
+    units = "n_prompts" if "n_prompts" in summary.columns else "n"
+    unit_lookup = dict(zip(keys, summary[units], strict=False)) if units in summary else {}
     for run, chain in chains.items():
         for key in slice_keys:
             row: dict[str, Any] = {
@@ -128,6 +135,13 @@ def control_sanity(
                 verdicts.append(verdict)
             if row["min_n"] == 0 and all(v is None for v in verdicts):
                 continue  # no control has rows in this slice of this run
+            fewest = min((int(unit_lookup.get((model, *key), 0)) for model in chain), default=0)
+            row["too_few"] = ""
+            if unit_lookup and fewest < MIN_UNITS:  # too few to tell: no verdict, no badge
+                row["too_few"] = too_few(fewest)
+                verdicts = [None] * len(verdicts)
+                for metric in metrics:
+                    row[f"{metric}_order"] = None
             known = [v for v in verdicts if v is not None]
             row["passed"] = None if not known else all(known)
             rows.append(row)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from bench.report.metrics import metric_info, metric_label
-from bench.report.tables import display_summary, fmt_ci, fmt_number, metric_header
+from bench.report.tables import display_summary, fmt_ci, fmt_ci_n, fmt_number, metric_header
 from bench.templates import Cell, Table
 
 
@@ -29,7 +30,7 @@ def summary_display(
 
 
 def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rank (``=`` for ties), model, ``metric`` with its interval, overlapping models."""
+    """Rank (``=`` for a shared rank), model, ``metric`` with its interval, undecided pairs."""
     return pd.DataFrame(
         {
             "Rank": [
@@ -37,13 +38,15 @@ def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
             ],
             "Model": ranked["model"],
             metric_header(metric): _intervals(ranked, metric, metric),
-            "Tied with (overlapping CI)": ranked["tied_with"].replace("", "–"),
+            "No significant difference from (paired, Holm)": ranked["not_different_from"].replace(
+                "", "–"
+            ),
         }
     )
 
 
 def comparison_display(comparisons: pd.DataFrame) -> pd.DataFrame:
-    """Pairs, metric, shared prompts, difference with its interval, the better model."""
+    """Pairs, metric, shared prompts, difference with its interval, the Holm verdict."""
     return pd.DataFrame(
         {
             "Model A": comparisons["model_a"],
@@ -51,12 +54,29 @@ def comparison_display(comparisons: pd.DataFrame) -> pd.DataFrame:
             "Metric": comparisons["metric"].map(metric_label),
             "Shared prompts": comparisons["n_prompts"],
             "A − B [95% CI]": [
-                fmt_ci(d, lo, hi, "ned")
-                for d, lo, hi in comparisons[["diff", "lo", "hi"]].to_numpy()
+                fmt_ci_n(d, lo, hi, "ned", n)
+                for d, lo, hi, n in comparisons[["diff", "lo", "hi", "n_prompts"]].to_numpy()
             ],
-            "Significantly better": comparisons["better"].fillna("– (no clear difference)"),
+            "Holm-adjusted CI": [
+                _holm_text(level, lo, hi)
+                for level, lo, hi in comparisons[
+                    ["holm_confidence", "holm_lo", "holm_hi"]
+                ].to_numpy(dtype=float)
+            ],
+            "Significantly better (Holm)": comparisons["better"].fillna("– (no clear difference)"),
         }
     )
+
+
+def _holm_text(level: float, lo: float, hi: float) -> str:
+    """``[lo, hi] at 98.3%``; a dash where the pair is not in the family (too few prompts).
+
+    >>> _holm_text(0.98333, 0.01, 0.05)
+    '[0.010, 0.050] at 98.3%'
+    """
+    if math.isnan(level):
+        return "–"
+    return f"[{fmt_number(lo, 'ned')}, {fmt_number(hi, 'ned')}] at {100 * level:.1f}%"
 
 
 def peer_display(view: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
@@ -82,11 +102,41 @@ def control_display(
     for metric in metrics:
         label = metric_label(metric)
         out[f"{label} (blank → render)"] = [
-            " < ".join(fmt_number(v, metric) for v in means) for means in sanity[f"{metric}_means"]
+            chain_text(means, metric) for means in sanity[f"{metric}_means"]
         ]
         out[f"{label} order"] = sanity[f"{metric}_order"]
-    out["Passed"] = sanity["passed"]
+    few = sanity["too_few"] if "too_few" in sanity else pd.Series([""] * len(sanity))
+    out["Passed"] = [
+        note if isinstance(note, str) and note else passed
+        for passed, note in zip(sanity["passed"], few, strict=True)
+    ]
     return out
+
+
+def chain_text(means: Sequence[float], metric: str) -> str:
+    """The chain's means joined by how each pair compares, as displayed.
+
+    ``=`` equal values, ``<`` / ``>`` values that differ at the shown precision,
+    ``≤`` / ``≥`` values that differ only below it (so ``0.000 < 0.000`` never prints).
+
+    >>> chain_text([0.0, 0.0, 0.0004, 0.5, 0.4], "ned")
+    '0.000 = 0.000 ≤ 0.000 < 0.500 > 0.400'
+    """
+    if not len(means):
+        return ""
+    parts = [fmt_number(means[0], metric)]
+    for a, b in pairwise(means):
+        shown_a, shown_b = fmt_number(a, metric), fmt_number(b, metric)
+        if math.isnan(a) or math.isnan(b):
+            sign = "·"
+        elif a == b:
+            sign = "="
+        elif shown_a == shown_b:
+            sign = "≤" if a < b else "≥"
+        else:
+            sign = "<" if a < b else ">"
+        parts += [sign, shown_b]
+    return " ".join(parts)
 
 
 def ceiling_display(ceiling: pd.DataFrame, by: Sequence[str], metric: str) -> pd.DataFrame:

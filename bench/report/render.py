@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from bench import templates
+from bench.bootstrap import MIN_UNITS
 from bench.io import atomic_open, write_json
 from bench.report import display
 from bench.report import figures as figs
@@ -121,7 +122,7 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "ranking",
         analysis.ranking,
         display.ranking_display(analysis.ranking, primary),
-        caption="Ranking by NED; '=' marks ties (overlapping intervals).",
+        caption="Ranking by NED from Holm-corrected paired comparisons; '=' marks a shared rank.",
     )
     attributes = []
     for column, table in analysis.slices.items():
@@ -143,7 +144,7 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "comparisons",
         analysis.comparisons,
         display.comparison_display(analysis.comparisons),
-        caption="Paired differences on shared prompts (paired bootstrap).",
+        caption="Paired differences on shared prompts (paired bootstrap, Holm over the pairs).",
     )
     peers = []
     for name, (title, mapping) in PEER_VIEWS.items():
@@ -398,4 +399,5 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
             w for w in analysis.faithfulness.get("warning", []) if isinstance(w, str)
         ],
         "files": written.files,
+        "min_units": MIN_UNITS,
     }

@@ -30,10 +30,12 @@ import numpy as np
 import pandas as pd
 
 from bench.bootstrap import (
+    MIN_UNITS,
     Estimands,
     Grouping,
     cluster_codes,
     grouped_bootstrap,
+    holm_intervals,
     mean_interval,
     paired_differences,
     percentile_interval,
@@ -311,22 +313,34 @@ def _slice_rows(
     ok_rows, ok_position = rows[local.ok], local.position[local.ok]
     out = []
     for i, code in enumerate(local.present):
-        n_all = int((local.position == i).sum())
-        good = job.values[ok_rows[ok_position == i]]
+        in_slice = rows[local.position == i]
+        n_all = in_slice.size
+        good_rows = ok_rows[ok_position == i]
+        good = job.values[good_rows]
         row: dict[str, Any] = {
             "model": model,
             **dict(zip(slicing.by, slicing.keys[code], strict=True)),
         }
         row.update(n=len(good), n_errors=n_all - len(good), error_rate=(n_all - len(good)) / n_all)
+        row["n_prompts"] = _units_of(good_rows, job)
         row.update(errors[i])
+        if _units_of(in_slice, job) < MIN_UNITS:  # too few prompts for an interval
+            row.update(error_rate_lo=math.nan, error_rate_hi=math.nan)
         points = job.estimands.point(good)
         for m, (metric, point) in enumerate(zip(job.estimands.names, points, strict=True)):
-            known = not math.isnan(point)
+            known = not math.isnan(point) and row["n_prompts"] >= MIN_UNITS
             row[metric] = point
             row[f"{metric}_lo"] = float(lo[m, i]) if known else math.nan
             row[f"{metric}_hi"] = float(hi[m, i]) if known else math.nan
         out.append(row)
     return out
+
+
+def _units_of(rows: np.ndarray, job: _Job) -> int:
+    """Resampling units (distinct prompts; rows without a prompt column) among ``rows``."""
+    if job.clusters is None:
+        return int(rows.size)
+    return int(np.unique(job.clusters[rows]).size)
 
 
 def _summary_frame(
@@ -337,6 +351,7 @@ def _summary_frame(
     attrs: dict[str, Any],
 ) -> pd.DataFrame:
     columns = ["model", *by, "n", "n_errors", "error_rate", "error_rate_lo", "error_rate_hi"]
+    columns.append("n_prompts")
     for metric in metrics:
         columns += [metric, f"{metric}_lo", f"{metric}_hi"]
     out = pd.DataFrame(rows, columns=columns)
@@ -529,12 +544,15 @@ def paired_difference(
     the differences of those prompt means are resampled together, prompt by
     prompt, so prompt difficulty cancels out. ``better`` names the model whose
     advantage is significant (interval excludes 0), in the metric's direction.
+    With fewer than :data:`~bench.bootstrap.MIN_UNITS` shared prompts there is
+    no interval and nothing is significant. One pair alone: no multiplicity
+    correction (:func:`compare_models` corrects over every pair of a report).
 
-    >>> f = pd.DataFrame({"model": ["a", "a", "b", "b"], "prompt_id": ["p1", "p2", "p1", "p2"],
-    ...                   "ned": [1.0, 0.8, 0.5, 0.4]})
+    >>> f = pd.DataFrame({"model": ["a"] * 5 + ["b"] * 5, "prompt_id": [1, 2, 3, 4, 5] * 2,
+    ...                   "ned": [1.0, 0.8, 0.9, 0.7, 0.6, 0.5, 0.4, 0.5, 0.3, 0.2]})
     >>> d = paired_difference(f, "a", "b", "ned", n_boot=500)
     >>> d["n_prompts"], round(d["diff"], 3), d["better"]
-    (2, 0.45, 'a')
+    (5, 0.42, 'a')
     """
     a = per_prompt_means(frame, model_a, metric)
     b = per_prompt_means(frame, model_b, metric)
@@ -551,7 +569,9 @@ def paired_difference(
     }
     rng = slice_rng(seed, ("paired", model_a, model_b, metric))
     lo, hi = mean_interval(diffs, n_boot=n_boot, rng=rng, confidence=confidence)
-    significant = bool(diffs.size > 1 and (lo > 0 or hi < 0))
+    if diffs.size < MIN_UNITS:
+        lo = hi = math.nan
+    significant = bool(diffs.size >= MIN_UNITS and (lo > 0 or hi < 0))
     better = _better(model_a, model_b, result["diff"], metric) if significant else None
     result.update(lo=lo, hi=hi, significant=significant, better=better)
     return result
@@ -583,6 +603,10 @@ COMPARISON_COLUMNS = [
     "hi",
     "significant",
     "better",
+    "p_value",
+    "holm_confidence",
+    "holm_lo",
+    "holm_hi",
 ]
 
 
@@ -595,15 +619,22 @@ def compare_models(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
-    """Paired differences (as :func:`paired_difference`) for every pair of ``models`` and metric.
+    """Paired differences for every pair of ``models`` and metric, Holm-corrected per metric.
 
     Same point estimates as calling :func:`paired_difference` pair by pair, and
-    the same kind of interval, computed in one pass: prompt means are tabulated
-    once per metric, and the prompts seen by any of ``models`` are resampled
-    once for all pairs (:func:`bench.bootstrap.paired_differences`). A pair skips
-    the resampled prompts it does not share (a failed row, a prompt one run
-    lacks). Intervals come from a different random stream than single calls;
-    their distribution is the same up to that rare skipping.
+    the same kind of interval (``lo``, ``hi``: the pair's own interval at
+    ``confidence``), computed in one pass: prompt means are tabulated once per
+    metric, and the prompts seen by any of ``models`` are resampled once for all
+    pairs (:func:`bench.bootstrap.paired_differences`). A pair skips the
+    resampled prompts it does not share (a failed row, a prompt one run lacks).
+
+    Significance is corrected for the number of pairs: for each metric, the pairs
+    with at least :data:`~bench.bootstrap.MIN_UNITS` shared prompts are one family
+    and :func:`bench.bootstrap.holm_intervals` decides them (``p_value``, the
+    level ``holm_confidence`` each was tested at and the interval ``holm_lo`` /
+    ``holm_hi`` at that level); ``significant`` and ``better`` are Holm's verdict,
+    which is what :func:`rank_models` ranks by. With two models the Holm level is
+    ``confidence`` itself. Pairs with fewer shared prompts get no interval.
     """
     pairs = list(combinations(models, 2))
     if not pairs:
@@ -619,10 +650,23 @@ def compare_models(
             rng=slice_rng(seed, ("paired", metric, *models)),
         )
         lo, hi = percentile_interval(paired.resamples, confidence)
+        eligible = paired.shared.sum(axis=0) >= MIN_UNITS
+        holm = holm_intervals(paired.resamples, confidence, eligible)
         for j, (a, b) in enumerate(pairs):
-            shared = paired.shared[:, j]
-            rows.append(_comparison_row(a, b, metric, table[:, [index[a], index[b]]], shared))
-            rows[-1].update(_comparison_bounds(rows[-1], float(lo[j]), float(hi[j]), a, b))
+            row = _comparison_row(a, b, metric, table[:, [index[a], index[b]]], paired.shared[:, j])
+            enough = bool(eligible[j])
+            significant = enough and bool(holm.significant[j])
+            row.update(
+                lo=float(lo[j]) if enough else math.nan,
+                hi=float(hi[j]) if enough else math.nan,
+                significant=significant,
+                better=_better(a, b, row["diff"], metric) if significant else None,
+                p_value=float(holm.p_values[j]),
+                holm_confidence=float(holm.confidence[j]),
+                holm_lo=float(holm.lo[j]),
+                holm_hi=float(holm.hi[j]),
+            )
+            rows.append(row)
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
@@ -642,49 +686,103 @@ def _comparison_row(
     }
 
 
-def _comparison_bounds(row: dict[str, Any], lo: float, hi: float, a: str, b: str) -> dict[str, Any]:
-    diff = row["diff"]
-    low, high = (lo, hi) if row["n_prompts"] > 1 else (diff, diff)
-    significant = bool(row["n_prompts"] > 1 and (low > 0 or high < 0))
-    better = _better(a, b, diff, row["metric"]) if significant else None
-    return {"lo": low, "hi": high, "significant": significant, "better": better}
-
-
 def rank_models(
-    summary: pd.DataFrame, metric: str = "ned", *, higher_is_better: bool | None = None
+    summary: pd.DataFrame,
+    comparisons: pd.DataFrame,
+    metric: str = "ned",
+    *,
+    higher_is_better: bool | None = None,
 ) -> pd.DataFrame:
-    """Rank models by ``metric``; models whose intervals overlap are marked as ties.
+    """Rank models by the paired comparisons on ``metric`` (:func:`compare_models`).
 
-    ``summary`` has one row per model (e.g. ``summarize(frame)``) with ``metric``,
-    ``metric_lo`` and ``metric_hi``. A model's rank is 1 + the number of models
-    that are better with non-overlapping intervals, so models that cannot be told
-    apart share a rank; ``tied_with`` lists the models whose interval overlaps.
+    ``summary`` has one row per model with ``metric``, ``metric_lo`` and
+    ``metric_hi`` (shown beside the rank; models without a value are left out);
+    ``comparisons`` holds the Holm-corrected verdicts. A model's rank is 1 + the
+    length of the longest chain of models each significantly better than the
+    next, ending above it: a model significantly better than another always
+    ranks strictly higher, and models share a rank only when no comparison
+    separates them. ``tie`` marks a shared rank and ``tied_with`` lists the models
+    sharing it; ``not_different_from`` lists every model with no significant
+    difference (which may rank differently through a third model). Should the
+    verdicts form a cycle (possible only when pairs share different prompts),
+    the models on it share a rank.
 
     >>> s = pd.DataFrame({"model": ["a", "b", "c"], "ned": [0.9, 0.88, 0.5],
     ...                   "ned_lo": [0.85, 0.8, 0.45], "ned_hi": [0.95, 0.9, 0.55]})
-    >>> rank_models(s, "ned")[["rank", "model", "tie", "tied_with"]].to_dict("records")
+    >>> c = pd.DataFrame({"model_a": ["a", "a", "b"], "model_b": ["b", "c", "c"],
+    ...                   "metric": "ned", "better": [None, "a", "b"]})
+    >>> rank_models(s, c, "ned")[["rank", "model", "tie", "tied_with"]].to_dict("records")
     [{'rank': 1, 'model': 'a', 'tie': True, 'tied_with': 'b'}, \
 {'rank': 1, 'model': 'b', 'tie': True, 'tied_with': 'a'}, \
-{'rank': 3, 'model': 'c', 'tie': False, 'tied_with': ''}]
+{'rank': 2, 'model': 'c', 'tie': False, 'tied_with': ''}]
     """
     higher = metric_info(metric).higher_is_better if higher_is_better is None else higher_is_better
     table = summary[["model", metric, f"{metric}_lo", f"{metric}_hi"]].dropna(subset=[metric])
-    table = table.sort_values(metric, ascending=not higher, kind="stable").reset_index(drop=True)
-    lo = table[f"{metric}_lo"].to_numpy()
-    hi = table[f"{metric}_hi"].to_numpy()
     names = table["model"].astype(str).tolist()
-    ranks, ties = [], []
-    for i in range(len(table)):
-        better = int((lo > hi[i]).sum()) if higher else int((hi < lo[i]).sum())
-        overlap = [
-            names[j] for j in range(len(table)) if j != i and lo[j] <= hi[i] and lo[i] <= hi[j]
-        ]
-        ranks.append(better + 1)
-        ties.append(overlap)
-    table.insert(0, "rank", ranks)
-    table["tie"] = [bool(t) for t in ties]
-    table["tied_with"] = [", ".join(t) for t in ties]
+    beats = _significant_wins(comparisons, metric, names)
+    ranks = _chain_ranks(names, beats)
+    table = table.assign(rank=[ranks[m] for m in names], _value=table[metric].to_numpy())
+    table = table.sort_values(["rank", "_value"], ascending=[True, not higher], kind="stable").drop(
+        columns="_value"
+    )
+    order = table["model"].astype(str).tolist()
+    same = [[o for o in order if o != m and ranks[o] == ranks[m]] for m in order]
+    apart = {(winner, loser) for winner, losers in beats.items() for loser in losers}
+    undecided = [
+        [o for o in order if o != m and (m, o) not in apart and (o, m) not in apart] for m in order
+    ]
+    table = table[["rank", "model", metric, f"{metric}_lo", f"{metric}_hi"]].reset_index(drop=True)
+    table["tie"] = [bool(s) for s in same]
+    table["tied_with"] = [", ".join(s) for s in same]
+    table["not_different_from"] = [", ".join(u) for u in undecided]
     return table
+
+
+def _significant_wins(
+    comparisons: pd.DataFrame, metric: str, names: Sequence[str]
+) -> dict[str, set[str]]:
+    """Model -> the models it is significantly better than on ``metric``."""
+    wins: dict[str, set[str]] = {m: set() for m in names}
+    if comparisons.empty:
+        return wins
+    rows = comparisons[comparisons["metric"] == metric]
+    for a, b, better in rows[["model_a", "model_b", "better"]].itertuples(index=False):
+        if isinstance(better, str) and a in wins and b in wins:
+            loser = b if better == a else a
+            wins[better].add(loser)
+    return wins
+
+
+def _chain_ranks(names: Sequence[str], beats: Mapping[str, set[str]]) -> dict[str, int]:
+    """1 + the longest chain of significant wins above each model (cycles collapsed).
+
+    >>> _chain_ranks(["x", "a", "b"], {"x": {"a"}, "a": {"b"}, "b": set()})
+    {'x': 1, 'a': 2, 'b': 3}
+    """
+    index = {m: i for i, m in enumerate(names)}
+    n = len(names)
+    reach = np.zeros((n, n), bool)  # reach[i, j]: a chain of wins leads from i down to j
+    for winner, losers in beats.items():
+        for loser in losers:
+            reach[index[winner], index[loser]] = True
+    for k in range(n):  # transitive closure (Warshall); a handful of models
+        reach |= reach[:, [k]] & reach[[k], :]
+    component = [
+        min(j for j in range(n) if j == i or (reach[i, j] and reach[j, i])) for i in range(n)
+    ]
+    above: dict[int, set[int]] = {c: set() for c in set(component)}
+    for i in range(n):
+        for j in range(n):
+            if reach[i, j] and component[i] != component[j]:
+                above[component[j]].add(component[i])
+    depth: dict[int, int] = {}
+
+    def rank_of(c: int) -> int:  # acyclic between components
+        if c not in depth:
+            depth[c] = 1 + max((rank_of(a) for a in above[c]), default=0)
+        return depth[c]
+
+    return {m: rank_of(component[index[m]]) for m in names}
 
 
 # --------------------------------------------------------------------------- peer views

@@ -46,6 +46,32 @@ def fmt_ci(mean: Any, lo: Any, hi: Any, metric: str = "") -> str:
     return f"{fmt_number(mean, metric)} [{fmt_number(lo, metric)}, {fmt_number(hi, metric)}]"
 
 
+def too_few(n_prompts: Any, n_rows: Any = None) -> str:
+    """The note shown instead of an interval resting on fewer than ``MIN_UNITS`` prompts.
+
+    >>> too_few(1), too_few(2, 6)
+    ('n = 1: too few', 'n = 6 (2 prompts): too few')
+    """
+    prompts = int(n_prompts)
+    if n_rows is None or int(n_rows) == prompts:
+        return f"n = {prompts}: too few"
+    return f"n = {int(n_rows)} ({prompts} prompt{'' if prompts == 1 else 's'}): too few"
+
+
+def fmt_ci_n(mean: Any, lo: Any, hi: Any, metric: str, n_prompts: Any, n_rows: Any = None) -> str:
+    """:func:`fmt_ci`, or ``mean (n = K: too few)`` below the minimum number of prompts.
+
+    >>> fmt_ci_n(63.0, None, None, "algorithm1", 1)
+    '63.00 (n = 1: too few)'
+    """
+    from bench.bootstrap import MIN_UNITS
+
+    known = mean is not None and not (isinstance(mean, float) and math.isnan(mean))
+    if known and n_prompts is not None and n_prompts == n_prompts and n_prompts < MIN_UNITS:
+        return f"{fmt_number(mean, metric)} ({too_few(n_prompts, n_rows)})"
+    return fmt_ci(mean, lo, hi, metric)
+
+
 def metric_header(metric: str) -> str:
     """Column header with the metric's direction: ``NED similarity (1 = exact) ↑``."""
     info = metric_info(metric)
@@ -61,11 +87,17 @@ def display_summary(
         out[column] = summary[column].astype(str)
     out["n"] = summary["n"].astype(int).astype(str)
     out["Errors"] = summary["n_errors"].astype(int).astype(str)
+    prompts = summary["n_prompts"] if "n_prompts" in summary else [None] * len(summary)
     for metric in metrics:
         out[metric_header(metric)] = [
-            fmt_ci(m, lo, hi, metric)
-            for m, lo, hi in zip(
-                summary[metric], summary[f"{metric}_lo"], summary[f"{metric}_hi"], strict=False
+            fmt_ci_n(m, lo, hi, metric, k, n)
+            for m, lo, hi, k, n in zip(
+                summary[metric],
+                summary[f"{metric}_lo"],
+                summary[f"{metric}_hi"],
+                prompts,
+                summary["n"],
+                strict=False,
             )
         ]
     return out.reset_index(drop=True)
