@@ -36,6 +36,11 @@ def sample_command(
     raters_per_image: int = typer.Option(
         3, "--raters-per-image", "-k", help="K: ratings each image needs."
     ),
+    overlap: int = typer.Option(
+        0,
+        help="Pilot: images reach this many raters before new images are opened, so "
+        "agreement is measurable from the first ratings (0: breadth first).",
+    ),
     seed: int = typer.Option(0, help="Seed of the draw (and of the opaque image ids)."),
     gold: int = typer.Option(
         20, help="Gold items (control images with known answers) to add, at most."
@@ -60,6 +65,7 @@ def sample_command(
         cells=columns,
         min_per_cell=min_per_cell,
         raters_per_image=raters_per_image,
+        overlap=overlap,
         seed=seed,
         n_gold=gold,
         batch_size=batch_size,

@@ -164,6 +164,7 @@ def create_study(
     cells: Sequence[str] = ("group", "model"),
     min_per_cell: int | None = None,
     raters_per_image: int = 3,
+    overlap: int = 0,
     seed: int = 0,
     n_gold: int = 20,
     batch_size: int = 30,
@@ -187,6 +188,10 @@ def create_study(
         raise InputError("--scale", f"unknown scale {scale!r}; use one of {sorted(SCALES)}")
     if raters_per_image < 1 or batch_size < 1:
         raise InputError(None, "--raters-per-image and --batch-size must be >= 1")
+    if not 0 <= overlap <= raters_per_image:
+        raise InputError(
+            "--overlap", f"must be between 0 and --raters-per-image ({raters_per_image})"
+        )
     frame = usable_rows(load_runs(runs))
     for column in cells:
         if column not in frame.columns:
@@ -224,6 +229,7 @@ def create_study(
         "cells": list(cells),
         "min_per_cell": min_per_cell,
         "raters_per_image": raters_per_image,
+        "overlap": overlap,
         "seed": seed,
         "n_gold": int(manifest["is_gold"].sum()),
         "batch_size": batch_size,
@@ -345,6 +351,7 @@ _SETTINGS: dict[str, tuple[tuple[type, ...], bool, float | None]] = {
     "gold_per_batch": ((int,), False, 0),
     "claim_ttl_seconds": ((int, float), False, 1),
     "max_claims_per_address": ((int,), False, 1),
+    "overlap": ((int,), False, 0),
 }
 
 
@@ -407,4 +414,5 @@ def open_store(study: Study) -> Store:
         study.database,
         raters_per_image=int(study.config["raters_per_image"]),
         claim_ttl=float(study.config.get("claim_ttl_seconds", DEFAULT_CLAIM_TTL_S)),
+        overlap=int(study.config.get("overlap", 0)),
     )
