@@ -54,13 +54,12 @@ def export_run(run_dir: Path, out: Path) -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
     import pandas as pd
 
-    from bench.io import write_json
+    from bench.io import locate_run, write_json
     from bench.report.load import read_run_meta
     from bench.schema import failed_mask
 
+    run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"
-    if not results.is_file():
-        raise InputError(run_dir, "no results.parquet in this folder (has the run finished?)")
     if out.exists() and any(out.iterdir()):
         raise InputError(out, "the export folder exists and is not empty; choose another")
     rows = pd.read_parquet(results)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bench.errors import InputError
-from bench.io import atomic_open, write_table
+from bench.io import atomic_open, write_json, write_table
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
 
@@ -347,7 +346,4 @@ def save_tables(analysis: Analysis, out: Path) -> None:
     write_table(analysis.ranking, out / "ranking.csv")
     write_table(analysis.raters, out / "raters.csv")
     write_table(analysis.per_image, out / "per_image_agreement.csv")
-    with atomic_open(out / "summary.json", "w", encoding="utf-8") as handle:
-        json.dump(
-            {"kendall": analysis.kendall, "notes": analysis.notes}, handle, indent=2, default=str
-        )
+    write_json(out / "summary.json", {"kendall": analysis.kendall, "notes": analysis.notes})

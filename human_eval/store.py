@@ -263,7 +263,9 @@ class Store:
             ).fetchall()
             # Lowest load first (random tie-break so parallel participants spread out),
             # except that images on their way to ``overlap`` raters come before new ones.
-            keyed = sorted((self._priority(load), rng.random(), image_id) for image_id, load in rows)
+            keyed = sorted(
+                (self._priority(load), rng.random(), image_id) for image_id, load in rows
+            )
             chosen = [image_id for _, _, image_id in keyed[:n]]
             if chosen and n_gold > 0:
                 gold = [

@@ -26,7 +26,15 @@ from typing import Any
 import pandas as pd
 
 from bench.errors import InputError
-from bench.io import atomic_path, json_kind, read_json, read_table, write_json, write_table
+from bench.io import (
+    atomic_path,
+    json_kind,
+    locate_run,
+    read_json,
+    read_table,
+    write_json,
+    write_table,
+)
 from human_eval.sampling import (
     SamplingError,
     adapt_design,
@@ -114,10 +122,8 @@ def load_runs(runs: Sequence[str | Path]) -> pd.DataFrame:
     """Concatenate the results tables of run folders, with ``run_folder`` (absolute path)."""
     frames = []
     for run in runs:
-        folder = Path(run)
+        folder = locate_run(run)
         results = folder / "results.parquet"
-        if not results.exists():
-            raise InputError(folder, "not a run folder: results.parquet is missing")
         frame = read_table(results)
         missing = [c for c in REQUIRED_RESULT_COLUMNS if c not in frame.columns]
         if missing:

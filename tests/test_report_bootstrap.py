@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from bench.bootstrap import (
-    index_blocks,
     Estimands,
     Grouping,
     cluster_codes,
     grouped_bootstrap,
+    index_blocks,
     mean_interval,
     percentile_interval,
     resampled_means,
