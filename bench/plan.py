@@ -121,6 +121,7 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     seeds = list(plan.get("seeds", []))
     jobs = sum(int(m.get("jobs", 0)) for m in models)
     remaining = sum(int(m.get("remaining", 0)) for m in models)
+    no_file = sum(int(m.get("no_file", 0)) for m in models)
     sharded = not str(plan.get("shard", "shard-0-of-1")).endswith("-of-1")
     shard = f" ({plan['shard']}: this process's share)" if sharded else ""
     lines = [
@@ -129,11 +130,17 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
         f"prompts:  {prompts.get('count')} from {prompts.get('source')}",
         f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
         f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
-        f"{remaining} to make, {jobs - remaining} already done",
+        f"{remaining} to make, {jobs - remaining - no_file} already done"
+        + (f", {no_file} without an image file" if no_file else ""),
     ]
     width = max((len(str(m.get("label"))) for m in models), default=0)
     for model in models:
         note = " (control)" if model.get("is_control") else ""
+        if model.get("no_file"):
+            note += (
+                f"; {model['no_file']} expected images have no file and would be rows marked"
+                " Missing (narrow the prompts with --where, --limit or a manifest)"
+            )
         lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
     lines.append(f"reader:   {plan.get('ocr')}")
     lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))

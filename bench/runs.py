@@ -598,17 +598,21 @@ def plan_run(
     models = []
     for entry in config.models:
         adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
-        models.append(
-            {
-                "label": entry.label,
-                "spec": entry.to_spec().text,
-                "is_control": entry.is_control,
-                "jobs": len(jobs[entry.label]),
-                "remaining": sum(1 for j in jobs[entry.label] if j.key not in done),
-                "images": f"{folder.root}/images/{entry.slug}/",
-                "describe": adapter.describe(),
-            }
-        )
+        todo = [j for j in jobs[entry.label] if j.key not in done]
+        model: dict[str, Any] = {
+            "label": entry.label,
+            "spec": entry.to_spec().text,
+            "is_control": entry.is_control,
+            "jobs": len(jobs[entry.label]),
+            "remaining": len(todo),
+            "images": f"{folder.root}/images/{entry.slug}/",
+            "describe": adapter.describe(),
+        }
+        files_found = getattr(adapter, "files_found", None)
+        if files_found is not None:  # images made elsewhere: look at what is there
+            found = files_found([(j.prompt_id, j.seed, j.sample_index) for j in todo])
+            model.update(remaining=found["found"], no_file=found["missing"])
+        models.append(model)
     return {
         "run_id": config.resolved_run_id,
         "out": str(folder.root),

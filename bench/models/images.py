@@ -245,6 +245,14 @@ class ImagesModel(ModelAdapter):
             image_seed(seed, pid, index): (pid, seed, index) for pid, seed, index in expected
         }
 
+    def files_found(self, expected: Sequence[ImageKey]) -> dict[str, int]:
+        """For the dry-run plan: of ``expected``, how many have a file (nothing decoded)."""
+        if self.source.is_dir():
+            matching = match_folder(self.source, list(expected))
+        else:
+            matching = match_manifest(self.source, list(expected))
+        return {"found": len(matching.files), "missing": len(matching.missing)}
+
     def input_summary(self) -> str:
         return "" if self.matching is None else self.matching.summary(str(self.source))
 
