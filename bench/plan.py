@@ -13,7 +13,7 @@ API, a reader on a GPU) rather than guessing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,66 @@ def estimate(plan: Mapping[str, Any]) -> Estimate:
     return result
 
 
+def api_cost(models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """USD the planned images of hosted models cost, from ``api.prices``.
+
+    ``total_usd`` sums the priced models; ``unpriced`` names hosted models without a
+    price (their cost is unknown, never taken as zero).
+
+    >>> api_cost([{"label": "a", "price_usd": 0.04, "cost_usd": 4.0},
+    ...           {"label": "b", "price_usd": None, "cost_usd": None}, {"label": "c"}])
+    {'total_usd': 4.0, 'unpriced': ['b']}
+    """
+    priced = [m for m in models if m.get("cost_usd") is not None]
+    return {
+        "total_usd": round(sum(float(m["cost_usd"]) for m in priced), 2) if priced else None,
+        "unpriced": [str(m["label"]) for m in models if "price_usd" in m and m["cost_usd"] is None],
+    }
+
+
+def api_caveats(describe: Mapping[str, Any]) -> list[str]:
+    """What a hosted model's plan should warn about: seeds it ignores, its key unset."""
+    import os
+
+    caveats = []
+    if describe.get("seed_honoured") is False:
+        caveats.append(f"seeds ignored ({describe.get('seed_note') or 'the provider takes none'})")
+    keys = list(describe.get("key_env") or [])
+    if keys and not any(os.environ.get(name) for name in keys):
+        caveats.append(f"key unset: set {' or '.join(keys)}")
+    return caveats
+
+
+def cost_lines(plan: Mapping[str, Any]) -> list[str]:
+    """The plan's cost line and the cap's verdict (no line when no model is hosted).
+
+    >>> plan = {"api": {"max_usd": 200, "total_usd": 506.4, "unpriced": []}, "models": []}
+    >>> print("\\n".join(cost_lines(plan)))
+    cost:     about $506.40 for the images still to make (api.prices)
+    cap:      api.max_usd $200.00 is not enough: the run would stop after about 39% of that cost
+    """
+    api = plan.get("api") or {}
+    total, cap, unpriced = api.get("total_usd"), api.get("max_usd"), api.get("unpriced") or []
+    if total is None and not unpriced:
+        return []
+    lines = []
+    known = "" if total is None else f"about ${total:,.2f} for the images still to make"
+    if unpriced:
+        known += ("; " if known else "") + f"unknown for {', '.join(unpriced)} (no price)"
+    lines.append(f"cost:     {known} (api.prices)")
+    if cap is None:
+        lines.append("cap:      none (api.max_usd not set): nothing stops the spending")
+    elif total is not None and total > cap:
+        share = 100 * cap / total
+        lines.append(
+            f"cap:      api.max_usd ${cap:,.2f} is not enough: the run would stop after"
+            f" about {share:.0f}% of that cost"
+        )
+    elif total is not None:
+        lines.append(f"cap:      api.max_usd ${cap:,.2f} covers it")
+    return lines
+
+
 def duration(seconds: float) -> str:
     """A rounded, readable duration.
 
@@ -141,7 +201,12 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
                 f"; {model['no_file']} expected images have no file and would be rows marked"
                 " Missing (narrow the prompts with --where, --limit or a manifest)"
             )
+        if model.get("cost_usd") is not None:
+            note += f", ${float(model['cost_usd']):,.2f}"
+        if model.get("caveats"):
+            note += "; " + "; ".join(model["caveats"])
         lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
+    lines.extend(cost_lines(plan))
     lines.append(f"reader:   {plan.get('ocr')}")
     lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
     return lines
