@@ -216,10 +216,15 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def _about(seconds: float) -> str:
+    text = duration(seconds)
+    return text if text.startswith("under") else f"about {text}"
+
+
 def _estimate_line(result: Estimate, device: str) -> str:
     where = "cpu (device auto)" if device == "auto" else device
     line = (
-        f"estimate: about {duration(result.total_s)} on {where}: making "
+        f"estimate: {_about(result.total_s)} on {where}: making "
         f"{duration(result.make_s)} + reading {duration(result.read_s)} "
         "(per-image CPU figures: docs/running.md)"
     )
