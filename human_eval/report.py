@@ -177,7 +177,7 @@ AGREEMENT_HEADERS = {
 }
 #: Headers of the alignment statistics and why one can be undefined.
 ALIGNMENT_HEADERS = {
-    "roc_auc": ("ROC-AUC", "needs images people accept and reject"),
+    "roc_auc": ("ROC-AUC", "needs images people accept and reject, and spread in the score"),
     "point_biserial": ("point-biserial", "needs both labels and spread in the score"),
     "spearman": ("Spearman", "needs 3+ images and spread in score and share"),
 }
@@ -205,7 +205,7 @@ def _agreement_reason(stat: str, row: dict[str, object]) -> str:
     return "undefined on these ratings"
 
 
-def _agreement_table(agreement: pd.DataFrame) -> Table:
+def agreement_table(agreement: pd.DataFrame) -> Table:
     """One row per criterion: counts, every statistic with its interval, the notes."""
     from bench.templates import Cell, Table
 
@@ -228,7 +228,7 @@ def _agreement_table(agreement: pd.DataFrame) -> Table:
     return Table(columns, rows, row_headers=True, id="agreement")
 
 
-def _alignment_table(alignment: pd.DataFrame) -> Table:
+def alignment_table(alignment: pd.DataFrame) -> Table:
     """Metric, model, counts and each statistic with its bootstrap interval."""
     from bench.templates import Cell, Table
 
@@ -315,8 +315,8 @@ def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str
         title=f"Human study: {facts.name}",
         facts=facts,
         level=95,
-        agreement=_agreement_table(analysis.agreement),
-        alignment=_alignment_table(analysis.alignment),
+        agreement=agreement_table(analysis.agreement),
+        alignment=alignment_table(analysis.alignment),
         plot=plot,
         ranking=_display(analysis.ranking),
         kendall=kendall_sentence(analysis.kendall),
