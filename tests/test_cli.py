@@ -129,3 +129,15 @@ def test_a_spec_string_names_its_model_with_name():
     assert (entry.label, entry.spec) == ("A", "images:some/folder")
     typo = ModelEntry.model_validate({"spec": "control:typo?rate=0.1&name=t", "name": "kept"})
     assert (typo.label, typo.to_spec().text) == ("kept", "control:typo?rate=0.1")
+
+
+def test_dataset_card_states_a_licence_and_reads_counts_as_counts():
+    from bench.cli_export import dataset_card
+
+    table = pd.DataFrame({"model": ["m"], "ned": [1.0], "lcs_len": [4]})
+    card = dataset_card({"run_id": "r"}, table, dropped=0, license_id="cc-by-4.0")
+    assert "\nlicense: cc-by-4.0\n" in card and "## Licence" in card
+    lcs = next(line for line in card.splitlines() if line.startswith("- `lcs_len`"))
+    assert "higher is better" not in lcs and "count of characters" in lcs
+    assert "higher is better" in next(line for line in card.splitlines() if "`ned`" in line)
+    assert "\nlicense: other\n" in dataset_card({}, table, dropped=0)
