@@ -152,7 +152,7 @@ def index_blocks(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[tupl
     depend on the block size or the index type, so any caller drawing ``n_boot``
     resamples of ``n`` units from the same generator state gets the same resamples.
     """
-    block = max(1, MAX_CELLS // n)
+    block = max(1, MAX_CELLS // max(n, 1))  # n = 0: empty resamples (e.g. no labelled image)
     index_type = np.int32 if min(block, n_boot) * n < 2**31 else np.int64
     for start in range(0, n_boot, block):
         size = min(block, n_boot - start)

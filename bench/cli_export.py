@@ -27,6 +27,8 @@ from bench.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from bench.scoring.table import Metric
+
 METADATA = "metadata.parquet"
 
 
@@ -38,29 +40,36 @@ def export_command(
     push: Annotated[
         str | None, typer.Option("--push", help="Also upload it to this hub dataset repo.")
     ] = None,
+    license_id: Annotated[
+        str,
+        typer.Option(
+            "--license",
+            help="The card's licence id (e.g. cc-by-4.0); default 'other': each model's "
+            "licence governs its images, and the card says so.",
+        ),
+    ] = "other",
 ) -> None:
     """Export per-image results (images, scores, OCR) with a dataset card from the protocol card.
 
     Example: glyphbench export runs/lt --hf-dataset exports/lt --push me/longtext-results
     """
-    folder = export_run(run_dir, hf_dataset)
+    folder = export_run(run_dir, hf_dataset, license_id=license_id)
     typer.echo(f"dataset -> {folder}")
     if push:
         push_folder(folder, push)
         typer.echo(f"pushed -> https://huggingface.co/datasets/{push}")
 
 
-def export_run(run_dir: Path, out: Path) -> Path:
+def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
     import pandas as pd
 
-    from bench.io import write_json
+    from bench.io import locate_run, write_json
     from bench.report.load import read_run_meta
     from bench.schema import failed_mask
 
+    run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"
-    if not results.is_file():
-        raise InputError(run_dir, "no results.parquet in this folder (has the run finished?)")
     if out.exists() and any(out.iterdir()):
         raise InputError(out, "the export folder exists and is not empty; choose another")
     rows = pd.read_parquet(results)
@@ -80,12 +89,15 @@ def export_run(run_dir: Path, out: Path) -> Path:
     table.to_parquet(out / METADATA, index=False)
     write_json(out / "protocol.json", meta.get("protocol") or {})
     (out / "README.md").write_text(
-        dataset_card(meta, table, dropped=int((~has_image).sum())), encoding="utf-8"
+        dataset_card(meta, table, dropped=int((~has_image).sum()), license_id=license_id),
+        encoding="utf-8",
     )
     return out
 
 
-def dataset_card(meta: dict[str, Any], table: pd.DataFrame, *, dropped: int) -> str:
+def dataset_card(
+    meta: dict[str, Any], table: pd.DataFrame, *, dropped: int, license_id: str = "other"
+) -> str:
     """The README.md of the exported dataset: YAML header, the run, its protocol card.
 
     >>> import pandas as pd
@@ -101,6 +113,7 @@ def dataset_card(meta: dict[str, Any], table: pd.DataFrame, *, dropped: int) -> 
     lines = [
         "---",
         f"pretty_name: 'glyphbench results: {run_id}'",
+        f"license: {license_id}",
         "task_categories:",
         "- text-to-image",
         "tags:",
@@ -130,6 +143,12 @@ def dataset_card(meta: dict[str, Any], table: pd.DataFrame, *, dropped: int) -> 
         "## Columns",
         "",
         *_column_lines(table),
+        "",
+        "## Licence",
+        "",
+        f"Card licence: `{license_id}`. The images were made by the models listed above, and "
+        "each model's licence governs its outputs; the prompts keep the licence of their "
+        "source (glyphbench's built-in set: MIT). Check both before redistributing.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -155,8 +174,15 @@ def _column_lines(table: pd.DataFrame) -> list[str]:
     for column in table.columns:
         if column in METRICS:
             metric = METRICS.get(str(column))
-            lines.append(f"- `{column}`: {metric.label} ({metric.direction}). {metric.doc}")
+            lines.append(f"- `{column}`: {metric.label} ({_reading(metric)}). {metric.doc}")
     return lines or ["- see glyphbench's docs/metrics.md"]
+
+
+def _reading(metric: Metric) -> str:
+    """How to read a column: its direction, or for a count what it counts."""
+    if metric.unit == "characters":  # LCS and longest-match lengths grow with the text
+        return "a count of characters: larger for longer texts, compare on the same texts"
+    return metric.direction + (f", in {metric.unit}" if metric.unit else "")
 
 
 def push_folder(folder: Path, repo: str) -> None:

@@ -75,6 +75,7 @@ def _plugins_text(kind: str, plugins: list[dict[str, Any]]) -> str:
     lines = [kind]
     if not plugins:
         lines.append("  (none registered)")
+    shown: dict[str, str] = {}  # options already printed -> the plug-in they were printed for
     for plugin in plugins:
         lines.append(f"  {plugin['usage']}")
         if plugin["summary"]:
@@ -88,6 +89,11 @@ def _plugins_text(kind: str, plugins: list[dict[str, Any]]) -> str:
                 lines.append(f"      {plugin['name']}:{target} options:")
                 lines.extend(_option_lines(options))
         elif plugin["options"]:
+            same = shown.get(json.dumps(plugin["options"], sort_keys=True, default=str))
+            if same:  # csv:, jsonl:, parquet:, hf: share one schema: print it once
+                lines.append(f"      options: the same as {same}")
+                continue
+            shown[json.dumps(plugin["options"], sort_keys=True, default=str)] = plugin["name"]
             lines.append("      options:")
             lines.extend(_option_lines(plugin["options"]))
     return "\n".join(lines)

@@ -106,8 +106,9 @@ def photos_command(
 def list_command(run: Path = typer.Argument(..., help="Run folder.")) -> None:
     """The readers whose readings are stored in RUN (for report --reader and compare)."""
     from bench.engine.reading_store import stored_readers
+    from bench.io import locate_run
 
-    table = stored_readers(run)
+    table = stored_readers(locate_run(run, needs="run.json"))
     if table.empty:
         typer.echo("no stored readings")
         return
@@ -123,8 +124,10 @@ def compare_command(
     metric: str = typer.Option("ned", "--metric", help="Metric whose model means are ranked."),
 ) -> None:
     """Per-image agreement of two readers on RUN and how often they rank models differently."""
+    from bench.io import locate_run
     from bench.readers.calibrate import compare_readers
 
+    run = locate_run(run, needs="run.json")
     typer.echo(json.dumps(compare_readers(run, first, second, metric), indent=2, default=str))
 
 

@@ -126,7 +126,21 @@ class ModelEntry(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _from_string(cls, value: Any) -> Any:
-        return {"spec": value} if isinstance(value, str) else value
+        """A bare spec string; ``?name=LABEL`` in a spec names the model, as ``name:`` does.
+
+        >>> ModelEntry.model_validate("control:typo?rate=0.1&name=typo-10").label
+        'typo-10'
+        """
+        entry = {"spec": value} if isinstance(value, str) else value
+        if isinstance(entry, dict) and isinstance(entry.get("spec"), str):
+            parsed = Spec.parse(entry["spec"].strip())
+            if "name" in parsed.options:
+                options = {k: v for k, v in parsed.options.items() if k != "name"}
+                head = parsed.kind + (f":{parsed.target}" if parsed.target else "")
+                query = "&".join(f"{k}={v}" for k, v in options.items())
+                name = entry.get("name") or parsed.options["name"]
+                entry = {**entry, "spec": head + (f"?{query}" if query else ""), "name": name}
+        return entry
 
     @field_validator("spec")
     @classmethod

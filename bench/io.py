@@ -192,11 +192,63 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
+def json_safe(data: Any) -> Any:
+    """``data`` with every NaN or infinite float made ``None`` (JSON has no NaN).
+
+    >>> json_safe({"a": float("nan"), "b": [1.5, float("inf")], "c": "x"})
+    {'a': None, 'b': [1.5, None], 'c': 'x'}
+    """
+    if isinstance(data, float):
+        return data if data == data and abs(data) != float("inf") else None
+    if isinstance(data, dict):
+        return {key: json_safe(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [json_safe(value) for value in data]
+    return data
+
+
 def write_json(path: str | Path, data: Any) -> None:
-    """Write ``data`` as indented UTF-8 JSON, atomically."""
+    """Write ``data`` as indented UTF-8 JSON, atomically; NaN and infinities as ``null``."""
     with atomic_open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False, default=str)
+        json.dump(json_safe(data), handle, indent=2, ensure_ascii=False, default=str)
         handle.write("\n")
+
+
+#: Files that make a folder a run folder (the run's manifest, its merged results).
+RUN_MARKERS = ("run.json", "results.parquet")
+
+
+def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
+    """The run folder ``folder`` names: itself, or the one run folder inside it.
+
+    ``glyphbench demo --out demo_out`` writes its run to ``demo_out/run``: commands
+    given ``demo_out`` take the run inside and say so on stderr. A folder holding
+    several runs, or none, is an :class:`InputError` that names what to pass.
+    ``needs`` is the file the command reads (checked in the folder found).
+    """
+    import sys
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(folder, "run folder not found")
+    if any((folder / marker).exists() for marker in RUN_MARKERS):
+        found = folder
+    else:
+        inside = sorted(
+            child
+            for child in folder.iterdir()
+            if child.is_dir() and any((child / marker).exists() for marker in RUN_MARKERS)
+        )
+        if len(inside) > 1:
+            names = ", ".join(str(child) for child in inside)
+            raise InputError(folder, f"not a run folder; it holds several runs, pass one: {names}")
+        if not inside:
+            raise InputError(folder, f"not a run folder: no {' or '.join(RUN_MARKERS)} in it")
+        found = inside[0]
+        print(f"{folder}: using the run folder inside it, {found}", file=sys.stderr)
+    if not (found / needs).exists():
+        raise InputError(found, f"no {needs} in this run folder (has the run finished?)")
+    return found
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:

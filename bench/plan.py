@@ -13,7 +13,7 @@ API, a reader on a GPU) rather than guessing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,66 @@ def estimate(plan: Mapping[str, Any]) -> Estimate:
     return result
 
 
+def api_cost(models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """USD the planned images of hosted models cost, from ``api.prices``.
+
+    ``total_usd`` sums the priced models; ``unpriced`` names hosted models without a
+    price (their cost is unknown, never taken as zero).
+
+    >>> api_cost([{"label": "a", "price_usd": 0.04, "cost_usd": 4.0},
+    ...           {"label": "b", "price_usd": None, "cost_usd": None}, {"label": "c"}])
+    {'total_usd': 4.0, 'unpriced': ['b']}
+    """
+    priced = [m for m in models if m.get("cost_usd") is not None]
+    return {
+        "total_usd": round(sum(float(m["cost_usd"]) for m in priced), 2) if priced else None,
+        "unpriced": [str(m["label"]) for m in models if "price_usd" in m and m["cost_usd"] is None],
+    }
+
+
+def api_caveats(describe: Mapping[str, Any]) -> list[str]:
+    """What a hosted model's plan should warn about: seeds it ignores, its key unset."""
+    import os
+
+    caveats = []
+    if describe.get("seed_honoured") is False:
+        caveats.append(f"seeds ignored ({describe.get('seed_note') or 'the provider takes none'})")
+    keys = list(describe.get("key_env") or [])
+    if keys and not any(os.environ.get(name) for name in keys):
+        caveats.append(f"key unset: set {' or '.join(keys)}")
+    return caveats
+
+
+def cost_lines(plan: Mapping[str, Any]) -> list[str]:
+    """The plan's cost line and the cap's verdict (no line when no model is hosted).
+
+    >>> plan = {"api": {"max_usd": 200, "total_usd": 506.4, "unpriced": []}, "models": []}
+    >>> print("\\n".join(cost_lines(plan)))
+    cost:     about $506.40 for the images still to make (api.prices)
+    cap:      api.max_usd $200.00 is not enough: the run would stop after about 39% of that cost
+    """
+    api = plan.get("api") or {}
+    total, cap, unpriced = api.get("total_usd"), api.get("max_usd"), api.get("unpriced") or []
+    if total is None and not unpriced:
+        return []
+    lines = []
+    known = "" if total is None else f"about ${total:,.2f} for the images still to make"
+    if unpriced:
+        known += ("; " if known else "") + f"unknown for {', '.join(unpriced)} (no price)"
+    lines.append(f"cost:     {known} (api.prices)")
+    if cap is None:
+        lines.append("cap:      none (api.max_usd not set): nothing stops the spending")
+    elif total is not None and total > cap:
+        share = 100 * cap / total
+        lines.append(
+            f"cap:      api.max_usd ${cap:,.2f} is not enough: the run would stop after"
+            f" about {share:.0f}% of that cost"
+        )
+    elif total is not None:
+        lines.append(f"cap:      api.max_usd ${cap:,.2f} covers it")
+    return lines
+
+
 def duration(seconds: float) -> str:
     """A rounded, readable duration.
 
@@ -121,6 +181,7 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     seeds = list(plan.get("seeds", []))
     jobs = sum(int(m.get("jobs", 0)) for m in models)
     remaining = sum(int(m.get("remaining", 0)) for m in models)
+    no_file = sum(int(m.get("no_file", 0)) for m in models)
     sharded = not str(plan.get("shard", "shard-0-of-1")).endswith("-of-1")
     shard = f" ({plan['shard']}: this process's share)" if sharded else ""
     lines = [
@@ -129,12 +190,23 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
         f"prompts:  {prompts.get('count')} from {prompts.get('source')}",
         f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
         f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
-        f"{remaining} to make, {jobs - remaining} already done",
+        f"{remaining} to make, {jobs - remaining - no_file} already done"
+        + (f", {no_file} without an image file" if no_file else ""),
     ]
     width = max((len(str(m.get("label"))) for m in models), default=0)
     for model in models:
         note = " (control)" if model.get("is_control") else ""
+        if model.get("no_file"):
+            note += (
+                f"; {model['no_file']} expected images have no file and would be rows marked"
+                " Missing (narrow the prompts with --where, --limit or a manifest)"
+            )
+        if model.get("cost_usd") is not None:
+            note += f", ${float(model['cost_usd']):,.2f}"
+        if model.get("caveats"):
+            note += "; " + "; ".join(model["caveats"])
         lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
+    lines.extend(cost_lines(plan))
     lines.append(f"reader:   {plan.get('ocr')}")
     lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
     return lines
@@ -144,10 +216,15 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def _about(seconds: float) -> str:
+    text = duration(seconds)
+    return text if text.startswith("under") else f"about {text}"
+
+
 def _estimate_line(result: Estimate, device: str) -> str:
     where = "cpu (device auto)" if device == "auto" else device
     line = (
-        f"estimate: about {duration(result.total_s)} on {where}: making "
+        f"estimate: {_about(result.total_s)} on {where}: making "
         f"{duration(result.make_s)} + reading {duration(result.read_s)} "
         "(per-image CPU figures: docs/running.md)"
     )

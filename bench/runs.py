@@ -23,6 +23,8 @@ from bench.engine.lock import FolderLock
 from bench.errors import InputError
 from bench.io import read_table
 from bench.jobs import build_jobs
+from bench.plan import api_caveats, api_cost
+from bench.registry import Spec
 from bench.runmeta import Distributed, detect_distributed, environment, now
 from bench.schema import ROW_KEY, failed_mask, generated_mask
 from bench.store import PROMPTS, RESULTS, conform_results, done_keys, write_rows
@@ -607,17 +609,28 @@ def plan_run(
     models = []
     for entry in config.models:
         adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
-        models.append(
-            {
-                "label": entry.label,
-                "spec": entry.to_spec().text,
-                "is_control": entry.is_control,
-                "jobs": len(jobs[entry.label]),
-                "remaining": sum(1 for j in jobs[entry.label] if j.key not in done),
-                "images": f"{folder.root}/images/{entry.slug}/",
-                "describe": adapter.describe(),
-            }
-        )
+        todo = [j for j in jobs[entry.label] if j.key not in done]
+        model: dict[str, Any] = {
+            "label": entry.label,
+            "spec": entry.to_spec().text,
+            "is_control": entry.is_control,
+            "jobs": len(jobs[entry.label]),
+            "remaining": len(todo),
+            "images": f"{folder.root}/images/{entry.slug}/",
+            "describe": adapter.describe(),
+        }
+        price = config.api.price_for(entry)
+        if price is not None or Spec.parse(entry.spec).kind == "api":
+            model["price_usd"] = price
+            model["cost_usd"] = None if price is None else price * len(todo)
+        caveats = api_caveats(model["describe"])
+        if caveats:
+            model["caveats"] = caveats
+        files_found = getattr(adapter, "files_found", None)
+        if files_found is not None:  # images made elsewhere: look at what is there
+            found = files_found([(j.prompt_id, j.seed, j.sample_index) for j in todo])
+            model.update(remaining=found["found"], no_file=found["missing"])
+        models.append(model)
     return {
         "run_id": config.resolved_run_id,
         "out": str(folder.root),
@@ -635,6 +648,7 @@ def plan_run(
         "ocr": config.ocr,
         "protocol": _protocol_card(config, prompt_set),
         "models": models,
+        "api": {"max_usd": config.api.max_usd, **api_cost(models)},
         "outputs": {
             "run_json": str(folder.manifest_path),
             "results": str(folder.root / RESULTS),

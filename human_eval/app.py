@@ -72,9 +72,15 @@ ASGIApp = Callable[..., Awaitable[None]]
 HIDDEN_CSS = """.gb-hidden { display: none !important; }
 .nav-holder { display: none !important; }
 #item-image img { width: 100% !important; height: 100% !important; object-fit: contain; }
+#item-image { height: min(420px, 38vh) !important; }
 #finish-confirm { border: 1px solid #e0b400; background: #fff8db; border-radius: 6px;
-                  padding: 8px; }
+                  padding: 8px; position: fixed; bottom: 24px; left: 50%;
+                  transform: translateX(-50%); z-index: 1000; width: min(560px, 90vw);
+                  box-shadow: 0 4px 18px rgba(0, 0, 0, 0.25); }
 """
+# The image is at most 38% of the window's height, the questions sit side by side and the
+# Finish question floats at the bottom of the window, so Submit and the question are in view
+# on a 1366x768 laptop (tests/test_human_app_browser.py::test_rating_page_fits_a_laptop_screen).
 
 #: The admin page's path; raters' pages never link to it.
 ADMIN_ROUTE = "/admin"
@@ -392,16 +398,17 @@ def build_app(
                 elem_id="item-image",
             )
             prompt = gr.Markdown(elem_id="prompt")
-            radios = [
-                gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}")
-                for c in criteria
-            ]
+            with gr.Row():  # side by side: the questions and Submit fit a laptop's screen
+                radios = [
+                    gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}")
+                    for c in criteria
+                ]
             message = gr.Markdown(elem_id="message")
-            gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
             with gr.Row():
                 back_btn = gr.Button("Back", elem_id="back-btn")
                 submit_btn = gr.Button("Submit", variant="primary", elem_id="submit-btn")
                 finish_btn = gr.Button("Finish", variant="stop", elem_id="finish-btn")
+            gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
             with gr.Column(visible=False, elem_id="finish-confirm") as confirm_col:
                 gr.Markdown(FINISH_QUESTION)
                 with gr.Row():

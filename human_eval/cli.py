@@ -6,8 +6,14 @@ Only typer is imported at top level; pandas, gradio and scipy load inside comman
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.table import Table as RichTable
+
+    from bench.templates import Table
 
 human = typer.Typer(
     name="human",
@@ -36,6 +42,11 @@ def sample_command(
     raters_per_image: int = typer.Option(
         3, "--raters-per-image", "-k", help="K: ratings each image needs."
     ),
+    overlap: int = typer.Option(
+        0,
+        help="Pilot: images reach this many raters before new images are opened, so "
+        "agreement is measurable from the first ratings (0: breadth first).",
+    ),
     seed: int = typer.Option(0, help="Seed of the draw (and of the opaque image ids)."),
     gold: int = typer.Option(
         20, help="Gold items (control images with known answers) to add, at most."
@@ -60,6 +71,7 @@ def sample_command(
         cells=columns,
         min_per_cell=min_per_cell,
         raters_per_image=raters_per_image,
+        overlap=overlap,
         seed=seed,
         n_gold=gold,
         batch_size=batch_size,
@@ -127,55 +139,30 @@ def stats_command(
 ) -> None:
     """Print agreement, metric-human alignment, model ranking and rater quality."""
     from rich.console import Console
-    from rich.table import Table
 
-    from human_eval.report import analyse, save_tables
+    from human_eval.report import (
+        agreement_table,
+        alignment_table,
+        analyse,
+        kendall_sentence,
+        save_tables,
+    )
     from human_eval.study import load_study
 
     loaded = load_study(study)
     analysis = analyse(loaded, n_boot=n_boot, seed=seed)
     console = Console()
-    table = Table(title="Agreement (95% bootstrap intervals over images)")
-    for column in (
-        "criterion",
-        "images (2+ ratings)",
-        "ratings",
-        "percent",
-        "pairwise",
-        "alpha",
-        "kappa",
-        "AC1",
-    ):
-        table.add_column(column)
-    for row in analysis.agreement.itertuples():
-
-        def cell(stat: str, row: object = row) -> str:
-            value, lo, hi = (
-                getattr(row, stat),
-                getattr(row, f"{stat}_lo"),
-                getattr(row, f"{stat}_hi"),
-            )
-            if value != value:
-                return "n/a"
-            return f"{value:.3f} [{lo:.2f}, {hi:.2f}]" if lo == lo else f"{value:.3f}"
-
-        table.add_row(
-            str(row.criterion),
-            str(row.n_images),
-            str(row.n_ratings),
-            cell("percent_agreement"),
-            cell("pairwise_agreement"),
-            cell("krippendorff_alpha"),
-            cell("fleiss_kappa"),
-            cell("gwet_ac1"),
-        )
-    console.print(table)
+    # The console shows the report page's own tables: the same cells, "n/a: why" included.
+    console.print(
+        _rich_table(agreement_table(analysis.agreement), "Agreement (95% intervals over images)")
+    )
     for note in analysis.agreement["note"]:
         if note:
             console.print(f"note: {note}")
-    console.print(analysis.alignment.round(3).to_string(index=False))
-    for metric, kendall in analysis.kendall.items():
-        console.print(f"model ranking, people vs {metric}: Kendall tau = {kendall['tau']:.3f}")
+    console.print(_rich_table(alignment_table(analysis.alignment), "Automatic scores vs people"))
+    console.print(
+        f"model ranking, people vs each metric: Kendall tau {kendall_sentence(analysis.kendall)}"
+    )
     flagged = analysis.raters[analysis.raters["outlier"]]
     console.print(f"raters: {len(analysis.raters)}, flagged: {len(flagged)}")
     for row in flagged.itertuples():
@@ -221,3 +208,15 @@ def report_command(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(human, name="human")
+
+
+def _rich_table(table: Table, title: str) -> RichTable:
+    """A page table (:class:`bench.templates.Table`) for the console: cells and intervals."""
+    from rich.table import Table as RichTable
+
+    shown = RichTable(title=title)
+    for column in table.columns:
+        shown.add_column(column)
+    for row in table.rows:
+        shown.add_row(*(f"{cell.text} {cell.ci}".strip() for cell in row))
+    return shown

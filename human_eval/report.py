@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bench.errors import InputError
-from bench.io import atomic_open, write_table
+from bench.io import atomic_open, write_json, write_table
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
 
@@ -178,7 +177,7 @@ AGREEMENT_HEADERS = {
 }
 #: Headers of the alignment statistics and why one can be undefined.
 ALIGNMENT_HEADERS = {
-    "roc_auc": ("ROC-AUC", "needs images people accept and reject"),
+    "roc_auc": ("ROC-AUC", "needs images people accept and reject, and spread in the score"),
     "point_biserial": ("point-biserial", "needs both labels and spread in the score"),
     "spearman": ("Spearman", "needs 3+ images and spread in score and share"),
 }
@@ -206,7 +205,7 @@ def _agreement_reason(stat: str, row: dict[str, object]) -> str:
     return "undefined on these ratings"
 
 
-def _agreement_table(agreement: pd.DataFrame) -> Table:
+def agreement_table(agreement: pd.DataFrame) -> Table:
     """One row per criterion: counts, every statistic with its interval, the notes."""
     from bench.templates import Cell, Table
 
@@ -229,7 +228,7 @@ def _agreement_table(agreement: pd.DataFrame) -> Table:
     return Table(columns, rows, row_headers=True, id="agreement")
 
 
-def _alignment_table(alignment: pd.DataFrame) -> Table:
+def alignment_table(alignment: pd.DataFrame) -> Table:
     """Metric, model, counts and each statistic with its bootstrap interval."""
     from bench.templates import Cell, Table
 
@@ -316,8 +315,8 @@ def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str
         title=f"Human study: {facts.name}",
         facts=facts,
         level=95,
-        agreement=_agreement_table(analysis.agreement),
-        alignment=_alignment_table(analysis.alignment),
+        agreement=agreement_table(analysis.agreement),
+        alignment=alignment_table(analysis.alignment),
         plot=plot,
         ranking=_display(analysis.ranking),
         kendall=kendall_sentence(analysis.kendall),
@@ -347,7 +346,4 @@ def save_tables(analysis: Analysis, out: Path) -> None:
     write_table(analysis.ranking, out / "ranking.csv")
     write_table(analysis.raters, out / "raters.csv")
     write_table(analysis.per_image, out / "per_image_agreement.csv")
-    with atomic_open(out / "summary.json", "w", encoding="utf-8") as handle:
-        json.dump(
-            {"kendall": analysis.kendall, "notes": analysis.notes}, handle, indent=2, default=str
-        )
+    write_json(out / "summary.json", {"kendall": analysis.kendall, "notes": analysis.notes})

@@ -478,7 +478,10 @@ def _alignment_statistics(
         if labels.shape[1]:
             ranks = rankdata(labelled_scores, axis=1)
             u = (ranks * labels).sum(axis=1) - positives * (positives + 1) / 2
-            auc = np.where((positives > 0) & (negatives > 0), u / (positives * negatives), np.nan)
+            spread = labelled_scores.max(axis=1) > labelled_scores.min(axis=1)
+            # A constant score ranks nothing: its AUC is undefined, not 0.5 [0.5, 0.5].
+            defined = (positives > 0) & (negatives > 0) & spread
+            auc = np.where(defined, u / (positives * negatives), np.nan)
         else:
             auc = np.full(len(labels), np.nan)
         biserial = _pearson_rows(labels, labelled_scores)

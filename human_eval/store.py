@@ -141,9 +141,11 @@ class Store:
         raters_per_image: int,
         claim_ttl: float = DEFAULT_CLAIM_TTL_S,
         busy_timeout_ms: int = 30000,
+        overlap: int = 0,
     ) -> None:
         self.path = Path(path)
         self.k = raters_per_image
+        self.overlap = min(overlap, raters_per_image)
         self.claim_ttl = claim_ttl
         self.busy_timeout_ms = busy_timeout_ms
         try:
@@ -259,8 +261,11 @@ class Store:
                 """,
                 (live_after, participant_id, self.k),
             ).fetchall()
-            # Lowest load first; random tie-break so parallel participants spread out.
-            keyed = sorted(((load, rng.random(), image_id) for image_id, load in rows))
+            # Lowest load first (random tie-break so parallel participants spread out),
+            # except that images on their way to ``overlap`` raters come before new ones.
+            keyed = sorted(
+                (self._priority(load), rng.random(), image_id) for image_id, load in rows
+            )
             chosen = [image_id for _, _, image_id in keyed[:n]]
             if chosen and n_gold > 0:
                 gold = [
@@ -288,6 +293,22 @@ class Store:
                 (now, participant_id),
             )
         return chosen
+
+    def _priority(self, load: int) -> tuple[int, int]:
+        """Sort key of an image with ``load`` ratings and live claims: smaller first.
+
+        Overlap first (a pilot): an image that some but fewer than ``overlap`` raters
+        hold comes first, the fullest of them first, so the first images reach
+        ``overlap`` raters before new ones are opened and agreement can be measured
+        early. Without ``overlap`` (0 or 1) this is plain lowest-load-first.
+
+        >>> store = Store.__new__(Store); store.overlap = 2
+        >>> sorted([0, 1, 2], key=store._priority)
+        [1, 0, 2]
+        """
+        if 0 < load < self.overlap:
+            return (0, -load)
+        return (1, load)
 
     def open_claims(self, participant_ids: Iterable[str]) -> int:
         """Live unrated claims held by these participants."""

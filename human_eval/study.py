@@ -26,7 +26,15 @@ from typing import Any
 import pandas as pd
 
 from bench.errors import InputError
-from bench.io import atomic_path, json_kind, read_json, read_table, write_json, write_table
+from bench.io import (
+    atomic_path,
+    json_kind,
+    locate_run,
+    read_json,
+    read_table,
+    write_json,
+    write_table,
+)
 from human_eval.sampling import (
     SamplingError,
     adapt_design,
@@ -114,10 +122,8 @@ def load_runs(runs: Sequence[str | Path]) -> pd.DataFrame:
     """Concatenate the results tables of run folders, with ``run_folder`` (absolute path)."""
     frames = []
     for run in runs:
-        folder = Path(run)
+        folder = locate_run(run)
         results = folder / "results.parquet"
-        if not results.exists():
-            raise InputError(folder, "not a run folder: results.parquet is missing")
         frame = read_table(results)
         missing = [c for c in REQUIRED_RESULT_COLUMNS if c not in frame.columns]
         if missing:
@@ -164,6 +170,7 @@ def create_study(
     cells: Sequence[str] = ("group", "model"),
     min_per_cell: int | None = None,
     raters_per_image: int = 3,
+    overlap: int = 0,
     seed: int = 0,
     n_gold: int = 20,
     batch_size: int = 30,
@@ -187,6 +194,10 @@ def create_study(
         raise InputError("--scale", f"unknown scale {scale!r}; use one of {sorted(SCALES)}")
     if raters_per_image < 1 or batch_size < 1:
         raise InputError(None, "--raters-per-image and --batch-size must be >= 1")
+    if not 0 <= overlap <= raters_per_image:
+        raise InputError(
+            "--overlap", f"must be between 0 and --raters-per-image ({raters_per_image})"
+        )
     frame = usable_rows(load_runs(runs))
     for column in cells:
         if column not in frame.columns:
@@ -224,6 +235,7 @@ def create_study(
         "cells": list(cells),
         "min_per_cell": min_per_cell,
         "raters_per_image": raters_per_image,
+        "overlap": overlap,
         "seed": seed,
         "n_gold": int(manifest["is_gold"].sum()),
         "batch_size": batch_size,
@@ -345,6 +357,7 @@ _SETTINGS: dict[str, tuple[tuple[type, ...], bool, float | None]] = {
     "gold_per_batch": ((int,), False, 0),
     "claim_ttl_seconds": ((int, float), False, 1),
     "max_claims_per_address": ((int,), False, 1),
+    "overlap": ((int,), False, 0),
 }
 
 
@@ -407,4 +420,5 @@ def open_store(study: Study) -> Store:
         study.database,
         raters_per_image=int(study.config["raters_per_image"]),
         claim_ttl=float(study.config.get("claim_ttl_seconds", DEFAULT_CLAIM_TTL_S)),
+        overlap=int(study.config.get("overlap", 0)),
     )

@@ -113,3 +113,31 @@ def test_score_bad_input_is_one_line_exit_2(tmp_path, content, args, message):
     if content is not None and "--compat" not in args:
         assert str(pairs) in lines[0]
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_list_prints_a_shared_option_schema_once():
+    result = CliRunner().invoke(app, ["list", "sources"])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("your column holding a stable prompt id") == 1
+    assert "options: the same as csv" in result.output
+
+
+def test_a_spec_string_names_its_model_with_name():
+    from bench.config import ModelEntry
+
+    entry = ModelEntry.model_validate("images:some/folder?name=A")
+    assert (entry.label, entry.spec) == ("A", "images:some/folder")
+    typo = ModelEntry.model_validate({"spec": "control:typo?rate=0.1&name=t", "name": "kept"})
+    assert (typo.label, typo.to_spec().text) == ("kept", "control:typo?rate=0.1")
+
+
+def test_dataset_card_states_a_licence_and_reads_counts_as_counts():
+    from bench.cli_export import dataset_card
+
+    table = pd.DataFrame({"model": ["m"], "ned": [1.0], "lcs_len": [4]})
+    card = dataset_card({"run_id": "r"}, table, dropped=0, license_id="cc-by-4.0")
+    assert "\nlicense: cc-by-4.0\n" in card and "## Licence" in card
+    lcs = next(line for line in card.splitlines() if line.startswith("- `lcs_len`"))
+    assert "higher is better" not in lcs and "count of characters" in lcs
+    assert "higher is better" in next(line for line in card.splitlines() if "`ned`" in line)
+    assert "\nlicense: other\n" in dataset_card({}, table, dropped=0)

@@ -44,7 +44,12 @@ def served(tmp_path: Path) -> Iterator[str]:
 
 def _visible(driver: Any, element_id: str) -> bool:
     """Shown on the page now (asked in one script: Gradio re-renders elements under Selenium)."""
-    script = "const e = document.getElementById(arguments[0]); return !!e && !!e.offsetParent;"
+    # Not offsetParent: the Finish question is position:fixed, whose offsetParent is null.
+    script = (
+        "const e = document.getElementById(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0"
+        " && getComputedStyle(e).visibility !== 'hidden';"
+    )
     return bool(driver.execute_script(script, element_id))
 
 
@@ -116,3 +121,35 @@ def test_admin_page_has_its_own_route_behind_its_password(browser: Any, served: 
     password.send_keys("s3cret-pass")
     browser.find_element(By.ID, "admin-btn").click()
     wait.until(lambda d: "images have" in d.find_element(By.TAG_NAME, "body").text)
+
+
+def _in_view(driver: Any, element_id: str) -> bool:
+    """The element's whole box lies inside the window, without scrolling."""
+    script = (
+        "const e = document.getElementById(arguments[0]); if (!e) return false;"
+        "const r = e.getBoundingClientRect();"
+        "return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight;"
+    )
+    return bool(driver.execute_script(script, element_id))
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_rating_page_fits_a_laptop_screen(served: str, tmp_path: Path, size: tuple[int, int]):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with chromium_driver(tmp_path / "laptop", width=size[0], height=size[1]) as driver:
+        wait = WebDriverWait(driver, 60)
+        driver.get(served)
+        wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#consent input[type=checkbox]")))
+        driver.find_element(By.CSS_SELECTOR, "#consent input[type=checkbox]").click()
+        driver.find_element(By.ID, "start-btn").click()
+        wait.until(lambda d: "0 / 3" in d.find_element(By.ID, "progress").text)
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#item-image img")))
+        driver.execute_script("window.scrollTo(0, 0);")
+        for element in ("item-image", "submit-btn", "finish-btn"):
+            assert _in_view(driver, element), f"{element} is below the fold at {size}"
+        driver.find_element(By.ID, "finish-btn").click()
+        wait.until(lambda d: _visible(d, "finish-confirm"))
+        assert _in_view(driver, "finish-confirm") and _in_view(driver, "finish-confirm-btn")

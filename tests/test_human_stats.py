@@ -342,3 +342,17 @@ def test_alignment_has_bootstrap_intervals_and_matches_scipy() -> None:
         assert row[f"{stat}_lo"] < row[stat] < row[f"{stat}_hi"], stat
     again = stats._alignment_row(scores, share, label, stats.Resampling(400, 0, 0.95))
     assert again == row  # seeded
+
+
+def test_a_constant_score_has_no_auc_rather_than_one_half() -> None:
+    labels = pd.DataFrame(
+        {
+            "image_id": list("abcd"),
+            "human_share": [1.0, 1.0, 0.0, 0.0],
+            "human_label": [1, 1, 0, 0],
+            "raters": 2,
+        }
+    )
+    manifest = pd.DataFrame({"image_id": list("abcd"), "model": "m", "ned": 0.7})
+    row = stats.metric_alignment(labels, manifest, metrics=["ned"], n_boot=50).iloc[0]
+    assert math.isnan(row["roc_auc"]) and math.isnan(row["roc_auc_lo"])

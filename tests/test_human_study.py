@@ -305,7 +305,8 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert overall.roc_auc > 0.5  # two of three raters follow the exact-match truth
     ranking = pd.read_csv(study_dir / "analysis" / "ranking.csv")
     assert set(ranking["metric"]) == {"ned", "algorithm1"} and len(ranking) == 6  # 3 models each
-    assert "Kendall tau = " in result.output
+    assert "Kendall tau ned " in result.output and "nan" not in result.output.lower()
+    assert "Automatic scores vs people" in result.output  # the page's table, not a raw frame
 
     result = runner.invoke(app, ["human", "export", str(study_dir)])
     assert result.exit_code == 0, result.output
@@ -368,3 +369,39 @@ def test_five_point_scale_and_controls_in_sample(run_dir: Path, tmp_path: Path) 
     )
     assert view.done == 1
     assert set(service.store.ratings_frame()["value"]) == {5, 2}
+
+
+# -- pilots: overlap first ------------------------------------------------------------------
+
+
+def _pilot_ratings(run_dir: Path, out: Path, overlap: int) -> pd.DataFrame:
+    """Two raters, 10 answers each, through the rating service; the study's analysis table."""
+    from human_eval.report import analyse
+
+    study = new_study(
+        run_dir, out, raters_per_image=3, overlap=overlap, batch_size=12, gold_per_batch=0
+    )
+    service = RatingService(study)
+    for _ in range(2):
+        view = service.start(True)
+        for k in range(10):
+            answer = "Yes" if k % 3 else "No"
+            view = service.submit(
+                view.code, view.image_id, {"prompt_following": answer, "text_accuracy": answer}
+            )
+    return analyse(load_study(out), n_boot=50, seed=0).agreement
+
+
+def test_overlap_first_gives_a_two_rater_pilot_an_agreement(run_dir: Path, tmp_path: Path) -> None:
+    pilot = _pilot_ratings(run_dir, tmp_path / "pilot", overlap=2)
+    row = pilot.set_index("criterion").loc["text_accuracy"]
+    assert row["n_images"] >= 8  # the second rater was given the first rater's images
+    assert row["krippendorff_alpha"] == row["krippendorff_alpha"]  # a number, not NaN
+    # Breadth first (the default) the same pilot shares no image: nothing to agree on.
+    breadth = _pilot_ratings(run_dir, tmp_path / "breadth", overlap=0)
+    assert (breadth["n_images"] == 0).all()
+
+
+def test_overlap_cannot_exceed_raters_per_image(run_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="--overlap"):
+        new_study(run_dir, tmp_path / "s", raters_per_image=2, overlap=3)

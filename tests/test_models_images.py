@@ -78,7 +78,7 @@ def test_missing_unreadable_and_extra_images_are_reported_once(tmp_path: Path) -
     assert "3 of 4 found" in summary[0] and "1 missing: p00 seed 0 index 0" in summary[0]
     assert (
         "1 unreadable: p01_s0_i0.png" in summary[0]
-        and "1 extra (not used): stray.png" in summary[0]
+        and "1 not among this run's prompts (not used): stray.png" in summary[0]
     )
     manifest = json.loads((scored.out / "run.json").read_text())
     facts = json.dumps(manifest)
@@ -101,7 +101,7 @@ def test_short_names_other_suffixes_and_specific_names_first(tmp_path: Path) -> 
     scored, said = _run(tmp_path, f"images:{folder}", "scored", n=3)
     assert not failed_mask(scored.results).any()
     assert scored.results["ocr_text"].tolist() == made.results["ocr_text"].tolist()
-    assert "1 extra (not used): p02.png" in said
+    assert "1 not among this run's prompts (not used): p02.png" in said
 
 
 def test_manifest_csv_with_seeds_relative_paths_and_repeats(tmp_path: Path) -> None:
@@ -141,3 +141,27 @@ def test_bad_sources_are_one_line_errors(tmp_path: Path) -> None:
     assert "failed to load" in said
     with pytest.raises(InputError, match="needs a target"):
         get_model("images")
+
+
+@pytest.mark.slow
+def test_dry_run_on_a_folder_plans_the_images_it_holds(tmp_path: Path) -> None:
+    """`run --models images:DIR --prompts default --dry-run` plans the folder's images,
+    not one per prompt of the 507k-prompt set (issue 24)."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+    from prompts import load_prompt_set
+
+    frame = load_prompt_set("default").frame
+    folder = tmp_path / "made"
+    folder.mkdir()
+    from PIL import Image
+
+    for prompt_id in frame["prompt_id"].iloc[:10]:
+        Image.new("RGB", (8, 8)).save(folder / f"{prompt_id}.png")
+    args = ["run", "--models", f"images:{folder}", "--prompts", "default", "--dry-run"]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--ocr", "rapidocr"])
+    assert result.exit_code == 0, result.output
+    assert "10 to make" in result.output
+    assert f"{len(frame) - 10} without an image file" in result.output
+    assert not (tmp_path / "run").exists()

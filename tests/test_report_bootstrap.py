@@ -11,6 +11,7 @@ from bench.bootstrap import (
     Grouping,
     cluster_codes,
     grouped_bootstrap,
+    index_blocks,
     mean_interval,
     percentile_interval,
     resampled_means,
@@ -182,3 +183,11 @@ def test_mean_interval_of_clusters_and_edge_cases() -> None:
     assert np.isnan(lo).all() and np.isnan(hi).all()
     with pytest.raises(ValueError, match="confidence"):
         percentile_interval(np.zeros(3), 1.5)
+
+
+def test_index_blocks_of_no_units_are_empty_resamples() -> None:
+    # A human study whose two raters disagree everywhere has no labelled image: the
+    # alignment bootstrap then draws resamples of zero images (it divided by zero before).
+    blocks = list(index_blocks(np.random.default_rng(0), 0, 5))
+    assert sum(len(picks) for _, picks in blocks) == 5
+    assert all(picks.shape[1] == 0 for _, picks in blocks)

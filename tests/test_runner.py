@@ -322,6 +322,33 @@ print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
     assert diffusers and all(m["describe"].get("loaded") is False for m in diffusers)
 
 
+def test_dry_run_prices_hosted_models_against_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leaders config's own prices make it cost more than its cap: the plan says so,
+    with each hosted model's caveats (issue 24)."""
+    from bench.plan import plan_lines
+    from bench.runs import plan_run
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "leaders-2026.yaml"
+    for name in ("OPENAI_API_KEY", "BFL_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BFL_API_KEY", "set")
+    cfg = RunConfig.from_yaml(config)
+    plan = plan_run(cfg.with_overrides(out="/nonexistent/plan"), prompt_set=prompt_set(50))
+    hosted = [m for m in plan["models"] if m["spec"].startswith("api:")]
+    per_image = {m["label"]: cfg.api.prices[m["label"]] for m in hosted}
+    expected = sum(per_image[m["label"]] * m["remaining"] for m in hosted)
+    assert plan["api"]["total_usd"] == pytest.approx(expected, abs=0.01)
+    text = "\n".join(plan_lines(plan))
+    assert f"about ${expected:,.2f}" in text
+    covered = expected <= float(cfg.api.max_usd or 0)
+    assert ("covers it" in text) == covered and ("is not enough" in text) != covered
+    gpt = next(m for m in hosted if m["label"] == "gpt-image-1")
+    assert any("seeds ignored" in c for c in gpt["caveats"])
+    assert "key unset: set OPENAI_API_KEY" in gpt["caveats"]
+    bfl = next(m for m in hosted if m["label"] == "flux-2-pro")
+    assert not any("key unset" in c for c in bfl.get("caveats", []))
+
+
 def test_model_entry_rejects_empty_kind() -> None:
     with pytest.raises(InputError):
         RunConfig.from_mapping({"models": [":x"]})

@@ -105,7 +105,7 @@ class Matching:
         problems = [
             ("missing", [_key_text(key) for key in self.missing]),
             ("unreadable", [f"{self.files[k].name} ({why})" for k, why in self.unreadable.items()]),
-            ("extra (not used)", self.extra),
+            ("not among this run's prompts (not used)", self.extra),
         ]
         notes = [f"{len(names)} {what}: {_shown(names)}" for what, names in problems if names]
         return " ".join(parts) + ("; " + "; ".join(notes) if notes else "; nothing missing")
@@ -418,6 +418,14 @@ class ImagesModel(ModelAdapter):
         self._by_seed = {
             image_seed(seed, pid, index): (pid, seed, index) for pid, seed, index in expected
         }
+
+    def files_found(self, expected: Sequence[ImageKey]) -> dict[str, int]:
+        """For the dry-run plan: of ``expected``, how many have a file (nothing decoded)."""
+        if self.source.is_dir():
+            matching = match_folder(self.source, list(expected))
+        else:
+            matching = match_manifest(self.source, list(expected))
+        return {"found": len(matching.files), "missing": len(matching.missing)}
 
     def input_summary(self) -> str:
         return "" if self.matching is None else self.matching.summary(str(self.source))

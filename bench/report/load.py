@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Container, Sequence
+from collections import Counter
+from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,7 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
     frame = pd.concat(frames, ignore_index=True)
     frame["model"] = frame["model"].astype(str)
     if len(frames) > 1:
-        _tag_models_with_run(frame)
+        _tag_models_with_run(frame, run_tags(runs))
     _fill_defaults(frame)
     frame.attrs["runs"] = runs
     return frame
@@ -115,17 +116,62 @@ def _require_shared_prompts(frames: Sequence[pd.DataFrame], run_dirs: Sequence[s
         )
 
 
-def _tag_models_with_run(frame: pd.DataFrame) -> None:
-    """Rename ``model`` to ``"model [run]"`` where a model is in several runs, and for controls."""
+def run_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """What tells the runs apart in a model's label: the protocol fields in which their
+    cards differ (``reader rapidocr``), with the run's name only where those are the same.
+
+    >>> cards = {"a": {"meta": {"protocol": {"reader": "easyocr", "seeds": [0]}}},
+    ...          "b": {"meta": {"protocol": {"reader": "rapidocr", "seeds": [0]}}},
+    ...          "c": {"meta": {"protocol": {"reader": "rapidocr", "seeds": [0]}}}}
+    >>> run_tags(cards)
+    {'a': 'reader easyocr', 'b': 'reader rapidocr, b', 'c': 'reader rapidocr, c'}
+    """
+    from bench.suites.protocol import COMPARED_FIELDS, comparable_part
+
+    cards = {
+        run: comparable_part((info.get("meta") or {}).get("protocol") or {})
+        for run, info in runs.items()
+    }
+    differing = [
+        key
+        for key in COMPARED_FIELDS
+        if len({json.dumps(card.get(key), sort_keys=True, default=str) for card in cards.values()})
+        > 1
+    ]
+    tags = {
+        run: ", ".join(f"{key} {_short(cards[run].get(key))}" for key in differing) for run in runs
+    }
+    counts = Counter(tags.values())
+    return {
+        run: (f"{tag}, {run}" if counts[tag] > 1 else tag) if tag else run
+        for run, tag in tags.items()
+    }
+
+
+def _short(value: Any) -> str:
+    """A protocol value for a label: short, and without the brackets that end a tag."""
+    if isinstance(value, list | tuple):
+        text = ",".join(map(str, value))
+    else:
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = text.replace("[", "(").replace("]", ")")
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _tag_models_with_run(frame: pd.DataFrame, tags: Mapping[str, str]) -> None:
+    """Rename ``model`` to ``"model [tag]"`` where a model is in several runs, and for controls.
+
+    The tag (:func:`run_tags`) names what differs between the runs' protocols (the
+    reader, say), so the rows of one model read by two readers say which is which.
+    """
     runs_per_model = frame.groupby("model")["run"].nunique()
     clashing = set(runs_per_model[runs_per_model > 1].index)
     # Controls belong to their run (same OCR, same prompts): always tag them.
     clashing |= {m for m in runs_per_model.index if str(m).startswith("control:")}
     if clashing:
         rename = frame["model"].isin(clashing)
-        frame.loc[rename, "model"] = (
-            frame.loc[rename, "model"] + " [" + frame.loc[rename, "run"] + "]"
-        )
+        tag = frame.loc[rename, "run"].map(dict(tags)).fillna(frame.loc[rename, "run"])
+        frame.loc[rename, "model"] = frame.loc[rename, "model"] + " [" + tag + "]"
 
 
 def _fill_defaults(frame: pd.DataFrame) -> None:

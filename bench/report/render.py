@@ -43,9 +43,12 @@ class _Written:
     files: dict[str, list[str]] = field(default_factory=dict)
 
     def table(
-        self, name: str, raw: pd.DataFrame, shown: pd.DataFrame, caption: str = ""
+        self, name: str, raw: pd.DataFrame, shown: pd.DataFrame, caption: str = "", **bold: Any
     ) -> pd.DataFrame:
-        self.files[name] = write_table_set(self.tables_dir, name, raw, shown, caption=caption)
+        """Write the table set; ``bold``: ``marks``/``marked`` of the best cells (LaTeX)."""
+        self.files[name] = write_table_set(
+            self.tables_dir, name, raw, shown, caption=caption, **bold
+        )
         return shown
 
 
@@ -116,7 +119,9 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "summary",
         analysis.summary,
         display.summary_display(analysis.summary, metrics, analysis.controls),
-        caption="Per-model scores with 95% bootstrap intervals.",
+        caption="Per-model scores with 95% bootstrap intervals; the best model's in bold.",
+        marks=display.best_marks(analysis.summary, metrics, analysis.models),
+        marked=display.not_a_control,
     )
     ranking = written.table(
         "ranking",

@@ -8,7 +8,8 @@ The CSV keeps every column at full precision. Markdown and LaTeX get a
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,22 +130,84 @@ _LATEX_ESCAPES = {
     "↑": r"$\uparrow$",
     "↓": r"$\downarrow$",
     "–": "--",
+    "—": "---",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "→": r"$\rightarrow$",
+    "←": r"$\leftarrow$",
+    "−": "$-$",
+    "≤": r"$\le$",
+    "≥": r"$\ge$",
+    "≈": r"$\approx$",
+    "±": r"$\pm$",
+    "×": r"$\times$",
+    "∞": r"$\infty$",
+    "·": r"$\cdot$",
+    "…": r"\ldots{}",
+    "’": "'",
+    "\u2018": "`",
+    "“": "``",
+    "”": "''",
+    "✓": r"$\checkmark$",
+    "✗": r"$\times$",
+    "\u00a0": "~",
 }
+
+#: What pdflatex cannot set (CJK, emoji, ...) prints as this; a comment in the file says so.
+LATEX_UNSETTABLE = "?"
 
 
 def latex_escape(text: str) -> str:
-    r"""Escape LaTeX special characters.
+    r"""Escape LaTeX special characters; Unicode becomes what pdflatex can set.
+
+    Accented Latin letters are kept (pdflatex reads UTF-8 since 2018); typographic
+    symbols become their LaTeX commands; anything else outside Latin-1 (CJK, emoji)
+    becomes :data:`LATEX_UNSETTABLE`, so the file always compiles.
 
     >>> latex_escape("50% of a_b & ↑")
     '50\\% of a\\_b \\& $\\uparrow$'
+    >>> latex_escape("A → B − 1 ≤ café 汉")
+    'A $\\rightarrow$ B $-$ 1 $\\le$ café ?'
     """
-    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
+    return "".join(_latex_char(ch) for ch in text)
 
 
-def to_latex(table: pd.DataFrame, caption: str = "", label: str = "") -> str:
-    """A booktabs ``table`` environment; text columns left-aligned, others centred."""
+def _latex_char(ch: str) -> str:
+    if ch in _LATEX_ESCAPES:
+        return _LATEX_ESCAPES[ch]
+    if ch.isascii() or ch in _LATEX_LETTERS:
+        return ch
+    base = unicodedata.normalize("NFKD", ch)
+    if (
+        base[:1].isascii()
+        and base[:1].isalpha()
+        and all(unicodedata.combining(c) for c in base[1:])
+    ):
+        return ch  # an accented Latin letter: utf8 inputenc sets it with its accent
+    return LATEX_UNSETTABLE
+
+
+#: Latin letters without a decomposition that pdflatex's default encoding sets.
+_LATEX_LETTERS = frozenset("ßøØæÆœŒåÅłŁ")
+
+
+def to_latex(
+    table: pd.DataFrame,
+    caption: str = "",
+    label: str = "",
+    *,
+    marks: Mapping[str, Callable[[Any], str]] | None = None,
+    marked: Callable[[Mapping[str, Any]], bool] | None = None,
+) -> str:
+    """A booktabs ``table`` environment that pdflatex compiles (needs ``booktabs``).
+
+    Text columns left-aligned, numbers right-aligned; floats at the report's
+    precision (:func:`fmt_number`); a cell whose ``marks`` class is ``best`` (in a
+    row ``marked`` accepts: the summary never bolds a control) is set in bold. A table
+    without rows is a comment, never an empty ``tabular``.
+    """
+    if table.empty:
+        return f"% {latex_escape(caption or label)}: no rows (nothing to compare)\n"
     align = "".join(
         "l" if i == 0 or not _numeric_like(table[c]) else "r" for i, c in enumerate(table.columns)
     )
@@ -157,8 +220,15 @@ def to_latex(table: pd.DataFrame, caption: str = "", label: str = "") -> str:
     ]
     lines.append(" & ".join(latex_escape(_text(c)) for c in table.columns) + r" \\")
     lines.append(r"\midrule")
-    for row in table.itertuples(index=False):
-        lines.append(" & ".join(latex_escape(_text(v)) for v in row) + r" \\")
+    for record in table.to_dict("records"):
+        bold = marks if marks and (marked is None or marked(record)) else {}
+        cells = []
+        for column, value in record.items():
+            cell = latex_escape(_text(value, str(column)))
+            if column in bold and bold[str(column)](value) == "best":
+                cell = rf"\textbf{{{cell}}}"
+            cells.append(cell)
+        lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption:
         lines.append(rf"\caption{{{latex_escape(caption)}}}")
@@ -168,12 +238,15 @@ def to_latex(table: pd.DataFrame, caption: str = "", label: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _text(value: Any) -> str:
-    """Cell text for Markdown/LaTeX: verdicts read pass/fail, missing values a dash."""
+def _text(value: Any, column: str = "") -> str:
+    """Cell text for Markdown/LaTeX: verdicts read pass/fail, missing values a dash,
+    floats at the report's precision (never ``0.9964781746031747``)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (bool, np.bool_)):
         return "pass" if value else "fail"
+    if isinstance(value, (float, np.floating)):
+        return fmt_number(float(value), column)
     return str(value)
 
 
@@ -188,8 +261,15 @@ def write_table_set(
     raw: pd.DataFrame,
     display: pd.DataFrame | None = None,
     caption: str = "",
+    *,
+    marks: Mapping[str, Callable[[Any], str]] | None = None,
+    marked: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> list[str]:
-    """Write ``name.csv`` (raw numbers), ``name.md`` / ``name.tex`` (display); return file names."""
+    """Write ``name.csv`` (raw numbers), ``name.md`` / ``name.tex`` (display); return file names.
+
+    The ``.tex`` table always has a caption (the table's name when none is given);
+    ``marks``/``marked`` bold the best cells as on the page.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     display = raw if display is None else display
     with atomic_open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
@@ -197,5 +277,6 @@ def write_table_set(
     with atomic_open(folder / f"{name}.md", "w", encoding="utf-8") as handle:
         handle.write(to_markdown(display))
     with atomic_open(folder / f"{name}.tex", "w", encoding="utf-8") as handle:
-        handle.write(to_latex(display, caption=caption, label=f"tab:{name}"))
+        title = caption or name.replace("_", " ").capitalize()
+        handle.write(to_latex(display, title, f"tab:{name}", marks=marks, marked=marked))
     return [f"{name}.csv", f"{name}.md", f"{name}.tex"]

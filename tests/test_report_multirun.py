@@ -1,0 +1,50 @@
+"""Reports over several runs say what differs between them in each row's label."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from report_fixtures import build_run
+
+from bench.report.load import load_runs
+
+
+def with_reader(run: Path, reader: str) -> Path:
+    meta_path = run / "run.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["protocol"] = {"reader": reader, "seeds": [0], "images_per_prompt": 1}
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    return run
+
+
+def test_one_model_read_by_two_readers_is_labelled_by_reader(tmp_path: Path) -> None:
+    models = {"m": 0.1, "control:render": 0.0}
+    a = with_reader(
+        build_run(tmp_path / "a", n_prompts=4, models=models, with_images=False), "easyocr"
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=4, models=models, with_images=False), "rapidocr"
+    )
+    c = with_reader(
+        build_run(tmp_path / "c", n_prompts=4, models=models, with_images=False), "rapidocr"
+    )
+    frame = load_runs([a, b, c])
+    labels = set(frame["model"])
+    assert "m [reader easyocr]" in labels
+    # Two runs with the same reader: the run's name tells them apart.
+    assert {"m [reader rapidocr, b]", "m [reader rapidocr, c]"} <= labels
+    assert "control:render [reader easyocr]" in labels
+
+
+def test_runs_under_one_protocol_keep_the_run_name(tmp_path: Path) -> None:
+    models = {"m": 0.1}
+    a = with_reader(
+        build_run(tmp_path / "a", n_prompts=4, models=models, with_images=False), "easyocr"
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=4, models=models, with_images=False), "easyocr"
+    )
+    assert set(load_runs([a, b])["model"]) == {"m [a]", "m [b]"}
+    assert isinstance(load_runs([a])["model"], pd.Series)
