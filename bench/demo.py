@@ -74,6 +74,6 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s")
     console.print(  # issue 16: what to try next (docs/vae_eval.md)
         "VAE text survival on a real trained VAE (taef2): glyphbench vae-eval --vae identity "
-        "--vae taesd:../shared/taef2 --vae 'resize?factor=8' --limit 20 --out vae_out"
+        "--vae taesd:../shared/taef2 --vae 'resize?factor=8' --limit 25 --out vae_out"
     )
     return result.out
