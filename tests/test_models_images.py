@@ -78,7 +78,7 @@ def test_missing_unreadable_and_extra_images_are_reported_once(tmp_path: Path) -
     assert "3 of 4 found" in summary[0] and "1 missing: p00 seed 0 index 0" in summary[0]
     assert (
         "1 unreadable: p01_s0_i0.png" in summary[0]
-        and "1 not among this run's prompts (not used): stray.png" in summary[0]
+        and "1 not used (no image of this run by that name): stray.png" in summary[0]
     )
     manifest = json.loads((scored.out / "run.json").read_text())
     facts = json.dumps(manifest)
@@ -101,7 +101,7 @@ def test_short_names_other_suffixes_and_specific_names_first(tmp_path: Path) -> 
     scored, said = _run(tmp_path, f"images:{folder}", "scored", n=3)
     assert not failed_mask(scored.results).any()
     assert scored.results["ocr_text"].tolist() == made.results["ocr_text"].tolist()
-    assert "1 not among this run's prompts (not used): p02.png" in said
+    assert "1 not used (no image of this run by that name): p02.png" in said
 
 
 def test_manifest_csv_with_seeds_relative_paths_and_repeats(tmp_path: Path) -> None:

@@ -80,7 +80,10 @@ def test_longtext_images_folder_in_the_benchmarks_naming_scores_as_the_run_that_
                         "--out", str(tmp_path / "scored"))  # fmt: skip
     assert scored.returncode == 0, scored.stderr[-3000:]
     said = scored.stdout + scored.stderr  # the images: line goes to the log (stderr)
-    assert "images: 8 of 8 found" in said and "1 extra (not used): 0000_1.png" in said, said
+    assert (
+        "images: 8 of 8 found" in said
+        and "1 not used (no image of this run by that name): 0000_1.png" in said
+    ), said
     after = pd.read_parquet(tmp_path / "scored" / "results.parquet")
     assert not failed_mask(after).any()
     columns = ["ocr_text", "ned", *(c for c in before.columns if c.startswith("longtext_"))]

@@ -105,7 +105,7 @@ class Matching:
         problems = [
             ("missing", [_key_text(key) for key in self.missing]),
             ("unreadable", [f"{self.files[k].name} ({why})" for k, why in self.unreadable.items()]),
-            ("not among this run's prompts (not used)", self.extra),
+            ("not used (no image of this run by that name)", self.extra),
         ]
         notes = [f"{len(names)} {what}: {_shown(names)}" for what, names in problems if names]
         return " ".join(parts) + ("; " + "; ".join(notes) if notes else "; nothing missing")
