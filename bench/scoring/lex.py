@@ -37,7 +37,16 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Mean, Metric, Ratio, on_raw, register_metric
+from bench.scoring.table import (
+    Mean,
+    Metric,
+    Ratio,
+    ReaderUnits,
+    on_raw,
+    register_metric,
+    register_units,
+)
+from bench.scoring.units import boxes
 
 FAMILY = "lex"
 REFERENCE = (
@@ -161,6 +170,19 @@ def lex_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         "lex_recall": sum(recalls) / len(recalls) if recalls else math.nan,
     }
 
+
+#: PaddleOCR boxes: one per non-blank line, words joined by single spaces.
+UNITS = register_units(
+    ReaderUnits(
+        FAMILY,
+        boxes,
+        rule="one PaddleOCR box per non-blank line, its words joined by single ASCII spaces "
+        "(blank lines dropped, end spaces stripped, Unicode spaces become U+0020)",
+        source="evaluation/cal_pned_and_recall.py:103 (each box text only lower-cased, no box: "
+        '[""]) and :42, :67 (tokens split on U+0020 only); whether PaddleOCR can return a '
+        "blank box LeX's code does not say: a blank line holds no text, so no box",
+    )
+)
 
 _SKIPS_IMAGES_WITHOUT_ITEMS = Ratio("lex_pned_scored", "lex_scored")
 

@@ -41,7 +41,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from bench.scoring.table import Derived, Mean, Metric, register_metric
+from bench.scoring.table import Derived, Mean, Metric, ReaderUnits, register_metric, register_units
+from bench.scoring.units import words_per_line
 
 REFERENCE = "microsoft/unilm@159df56cdc3f59086b192ec0dc13043b05779ab7 textdiffuser/eval/ocr_eval.py"
 
@@ -178,6 +179,20 @@ def _record(name: str, function: Any, label: str, doc: str, summary: int) -> Met
         summary=summary,
     )
 
+
+#: MaskTextSpotterV3 returns one word per detected instance; the OCR file holds one per line.
+UNITS = register_units(
+    ReaderUnits(
+        "mario",
+        words_per_line,
+        rule="every whitespace-separated word of the reader's lines on its own line (one "
+        "MaskTextSpotterV3 detection per word); blank lines and end spaces vanish",
+        source="MhLiao/MaskTextSpotterV3@ce2ef11 tools/demo.py compute_prediction (one "
+        "result_words entry per detected box, alphabet 0-9a-z without a space); "
+        "textdiffuser/eval/ocr_eval.py:84 (readlines of the result file), :52 and :61-64 "
+        "(each line stripped, lower-cased and matched whole against the keywords)",
+    )
+)
 
 MARIO = [
     register_metric(m)
