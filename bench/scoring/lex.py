@@ -7,7 +7,8 @@ The benchmark compares a list of ground-truth text items with the OCR lines:
   newline (so items with spaces survive), else one item per whitespace-separated word.
 * Tokens: every OCR line lower-cased and split on the single space character ``" "`` only;
   tabs stay inside a token and runs of spaces yield empty tokens, which count. An image with
-  no OCR line has one empty line. Here the lines are the read cell's ``"\\n"``-separated lines.
+  no OCR line has one empty line. Here the lines are the read cell's ``"\\n"``-separated lines
+  (a reader's lines become PaddleOCR's boxes first: :data:`UNITS`, applied by ``score_pairs``).
 * NED of two strings: Levenshtein distance / the longer length (0 for two empty strings).
 * PNED (lower is better, not bounded by 1): the minimum total NED over a one-to-one matching
   of tokens to items (Hungarian algorithm) plus one per token or item left unmatched.

@@ -24,7 +24,9 @@ mean P and mean R (not the mean of per-image F).
 Pair mapping: the expected cell holds the keywords joined by single spaces
 (``" ".join(mario_keywords(prompt))``), so ``expected.split()`` gives the keyword
 list back (a keyword never contains whitespace or an ASCII apostrophe); the read
-cell is the OCR result file's content, one detected word (box) per line.
+cell is the OCR result file's content, one detected word (box) per line. A glyphbench
+reader's lines get there through :data:`UNITS` (every word on its own line), which
+:func:`bench.scoring.score_pairs` applies first; the functions here take the file's content.
 
 >>> mario_precision("hello world", "hello\\nworld\\nfoo")  # 2 of 3 predictions
 0.6666666644444444
