@@ -76,6 +76,15 @@ def score_command(
     strip_punct: Annotated[
         bool, typer.Option(help="Strip COCO-Text punctuation from word ends before comparing.")
     ] = False,
+    read_as: Annotated[
+        str,
+        typer.Option(
+            "--read-as",
+            help="lines: the OCR column is a glyphbench reader's output (lines in reading "
+            "order), converted to the benchmark reader's units first (docs/scorers/, 'Reader "
+            "units'); units: it already holds them (e.g. the benchmark's own OCR files).",
+        ),
+    ] = "lines",
     summary: Annotated[
         Path | None,
         typer.Option(
@@ -86,7 +95,9 @@ def score_command(
 ) -> None:
     """Append every score to a CSV of pairs; input columns are kept as they are.
 
-    Empty cells are empty strings. Example:
+    Empty cells are empty strings. With ``--compat NAME`` the OCR column is a
+    glyphbench reader's lines, turned into the benchmark reader's units before
+    scoring (``--read-as units``: already in them). Example:
 
         glyphbench score pairs.csv --out scores.csv --expected-col text --ocr-col ocr_text
     """
@@ -94,6 +105,8 @@ def score_command(
     from bench.scoring import score_pairs
 
     family = compat_family(compat)
+    if read_as not in ("lines", "units"):
+        raise InputError(None, f"--read-as must be 'lines' or 'units'; got {read_as!r}")
     frame = read_table(pairs, text_columns=True)
     for column in (expected_col, ocr_col):
         if column not in frame.columns:
@@ -105,6 +118,7 @@ def score_command(
         families=(family,),
         keep_case=keep_case,
         strip_punct=strip_punct,
+        read_as="units" if read_as == "units" else "lines",
     )
     clashes = [c for c in scores.columns if c in frame.columns]
     if clashes:

@@ -47,7 +47,8 @@ from typing import Literal
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Mean, Metric, register_metric
+from bench.scoring.table import Mean, Metric, ReaderUnits, register_metric, register_units
+from bench.scoring.units import one_line
 
 #: Which recogniser dictionary maps characters to ids: laion_word ("en") or wukong_word ("zh").
 Dictionary = Literal["en", "zh"]
@@ -198,6 +199,19 @@ def _records(dictionary: Dictionary, family: str, subset: str) -> list[Metric]:
         ),
     ]
 
+
+_ANYTEXT_RULE = (
+    "the reader's words on one line, single ASCII spaces between (AnyText recognises one "
+    "crop per line polygon and gets one string back); blank lines and end spaces vanish"
+)
+_ANYTEXT_SOURCE = (
+    "eval/eval_dgocr.py:114-126 (one crop per polygon, rst['text'][0] its one string), "
+    ":131 (compared with == against the line's ground truth)"
+)
+UNITS = [
+    register_units(ReaderUnits(family, one_line, rule=_ANYTEXT_RULE, source=_ANYTEXT_SOURCE))
+    for family in ("anytext", "anytext-zh")
+]
 
 ANYTEXT = [register_metric(m) for m in _records("en", "anytext", "laion_word")]
 ANYTEXT_ZH = [register_metric(m) for m in _records("zh", "anytext-zh", "wukong_word")]

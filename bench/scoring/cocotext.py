@@ -42,7 +42,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from bench.scoring.primitives import edit_distance
-from bench.scoring.table import Metric, register_metric
+from bench.scoring.table import Metric, ReaderUnits, register_metric, register_units
+from bench.scoring.units import one_line
 
 REFERENCE = "andreasveit/coco-text@24fb22355ceae49dff0ffb319d09559eb2cfdb89 coco_evaluation.py"
 
@@ -120,6 +121,18 @@ def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
         result[name] = sum(scored) / len(scored) if scored else math.nan
     return result
 
+
+#: A detection's transcription is one string; the reader's lines become one line.
+UNITS = register_units(
+    ReaderUnits(
+        "cocotext",
+        one_line,
+        rule="the reader's words on one line, single ASCII spaces between (one transcription "
+        "per matched box); blank lines and end spaces vanish",
+        source="coco_evaluation.py:139 and :152 (one utf8_string per box, through decode, "
+        ":226-232, which deletes every character but [A-Za-z0-9!?@_-+*:&/ .])",
+    )
+)
 
 _COMMON: dict[str, Any] = {"family": "cocotext", "reference": REFERENCE}
 

@@ -39,7 +39,17 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Aggregate, Mean, Metric, Ratio, on_raw, register_metric
+from bench.scoring.table import (
+    Aggregate,
+    Mean,
+    Metric,
+    Ratio,
+    ReaderUnits,
+    on_raw,
+    register_metric,
+    register_units,
+)
+from bench.scoring.units import boxes
 
 FAMILY = "cvtg"
 REFERENCE = (
@@ -141,6 +151,18 @@ def cvtg_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         "cvtg_ned": similarity_sum / total if total else 0.0,
     }
 
+
+#: PaddleOCR boxes (the scorer splits them into words, so only words matter).
+UNITS = register_units(
+    ReaderUnits(
+        FAMILY,
+        boxes,
+        rule="one PaddleOCR box per non-blank line, words joined by single spaces; the scorer "
+        "splits every box on whitespace, so this changes no value",
+        source="TextCrafter_Eval/unified_metrics_eval.py compute_ocr_metrics "
+        "(pred_words.extend(line[1][0].lower().split()) for every box)",
+    )
+)
 
 _SIMILARITY = "1 - levenshtein/(max len + 1e-5) against the read word difflib ranks closest"
 _RECORDS: tuple[tuple[str, Callable[[Any], float] | None, str, str, Aggregate, bool], ...] = (

@@ -57,6 +57,7 @@ def family_markdown(table: MetricTable, family: str) -> list[str]:
         if family != "glyphbench"
         else "The default columns of every run and of `glyphbench score`.",
         "",
+        *_units_lines(table, family),
         "| column | label | better | unit | input | aggregate | definition | reference |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -73,6 +74,18 @@ def family_markdown(table: MetricTable, family: str) -> list[str]:
         ]
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return [*lines, ""]
+
+
+def _units_lines(table: MetricTable, family: str) -> list[str]:
+    """The family's reader-units conversion in one paragraph (none: no lines).
+
+    >>> _units_lines(METRICS, "mario")[0][:59]
+    'Reader units: every whitespace-separated word of the reader'
+    """
+    units = table.units(family)
+    if units is None:
+        return []
+    return [f"Reader units: {units.rule} (source: {units.source}).", ""]
 
 
 def _family_description(metrics: list[Metric]) -> str:

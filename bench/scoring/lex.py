@@ -7,7 +7,8 @@ The benchmark compares a list of ground-truth text items with the OCR lines:
   newline (so items with spaces survive), else one item per whitespace-separated word.
 * Tokens: every OCR line lower-cased and split on the single space character ``" "`` only;
   tabs stay inside a token and runs of spaces yield empty tokens, which count. An image with
-  no OCR line has one empty line. Here the lines are the read cell's ``"\\n"``-separated lines.
+  no OCR line has one empty line. Here the lines are the read cell's ``"\\n"``-separated lines
+  (a reader's lines become PaddleOCR's boxes first: :data:`UNITS`, applied by ``score_pairs``).
 * NED of two strings: Levenshtein distance / the longer length (0 for two empty strings).
 * PNED (lower is better, not bounded by 1): the minimum total NED over a one-to-one matching
   of tokens to items (Hungarian algorithm) plus one per token or item left unmatched.
@@ -37,7 +38,16 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Mean, Metric, Ratio, on_raw, register_metric
+from bench.scoring.table import (
+    Mean,
+    Metric,
+    Ratio,
+    ReaderUnits,
+    on_raw,
+    register_metric,
+    register_units,
+)
+from bench.scoring.units import boxes
 
 FAMILY = "lex"
 REFERENCE = (
@@ -161,6 +171,19 @@ def lex_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         "lex_recall": sum(recalls) / len(recalls) if recalls else math.nan,
     }
 
+
+#: PaddleOCR boxes: one per non-blank line, words joined by single spaces.
+UNITS = register_units(
+    ReaderUnits(
+        FAMILY,
+        boxes,
+        rule="one PaddleOCR box per non-blank line, its words joined by single ASCII spaces "
+        "(blank lines dropped, end spaces stripped, Unicode spaces become U+0020)",
+        source="evaluation/cal_pned_and_recall.py:103 (each box text only lower-cased, no box: "
+        '[""]) and :42, :67 (tokens split on U+0020 only); whether PaddleOCR can return a '
+        "blank box LeX's code does not say: a blank line holds no text, so no box",
+    )
+)
 
 _SKIPS_IMAGES_WITHOUT_ITEMS = Ratio("lex_pned_scored", "lex_scored")
 

@@ -47,7 +47,8 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from bench.scoring.oneig import delete_unkept, remove_keywords
-from bench.scoring.table import Metric, Ratio, register_metric
+from bench.scoring.table import Metric, Ratio, ReaderUnits, register_metric, register_units
+from bench.scoring.units import as_answer
 
 REFERENCE = (
     "X-Omni-Team/X-Omni@2b8237bb3789638c290eeda3e83ed81bd3652c3b "
@@ -171,6 +172,20 @@ def _metrics(family: str) -> tuple[Metric, ...]:
         ),
     )
 
+
+UNITS = [
+    register_units(
+        ReaderUnits(
+            family,
+            as_answer,
+            rule="the VLM's answer for the image as it is (its filter treats every Unicode "
+            "whitespace as a space in English and deletes it in Chinese)",
+            source="textbench/evaluate_text_reward.py:71-75 (one answer per image), "
+            "textbench/summary_scores.py:10-18 (preprocess_string)",
+        )
+    )
+    for family in FAMILY_LANGUAGE
+]
 
 #: The records of both families (the same column names, one family per language).
 FAMILY_METRICS: dict[str, tuple[Metric, ...]] = {

@@ -24,7 +24,9 @@ mean P and mean R (not the mean of per-image F).
 Pair mapping: the expected cell holds the keywords joined by single spaces
 (``" ".join(mario_keywords(prompt))``), so ``expected.split()`` gives the keyword
 list back (a keyword never contains whitespace or an ASCII apostrophe); the read
-cell is the OCR result file's content, one detected word (box) per line.
+cell is the OCR result file's content, one detected word (box) per line. A glyphbench
+reader's lines get there through :data:`UNITS` (every word on its own line), which
+:func:`bench.scoring.score_pairs` applies first; the functions here take the file's content.
 
 >>> mario_precision("hello world", "hello\\nworld\\nfoo")  # 2 of 3 predictions
 0.6666666644444444
@@ -41,7 +43,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from bench.scoring.table import Derived, Mean, Metric, register_metric
+from bench.scoring.table import Derived, Mean, Metric, ReaderUnits, register_metric, register_units
+from bench.scoring.units import words_per_line
 
 REFERENCE = "microsoft/unilm@159df56cdc3f59086b192ec0dc13043b05779ab7 textdiffuser/eval/ocr_eval.py"
 
@@ -178,6 +181,20 @@ def _record(name: str, function: Any, label: str, doc: str, summary: int) -> Met
         summary=summary,
     )
 
+
+#: MaskTextSpotterV3 returns one word per detected instance; the OCR file holds one per line.
+UNITS = register_units(
+    ReaderUnits(
+        "mario",
+        words_per_line,
+        rule="every whitespace-separated word of the reader's lines on its own line (one "
+        "MaskTextSpotterV3 detection per word); blank lines and end spaces vanish",
+        source="MhLiao/MaskTextSpotterV3@ce2ef11 tools/demo.py compute_prediction (one "
+        "result_words entry per detected box, alphabet 0-9a-z without a space); "
+        "textdiffuser/eval/ocr_eval.py:84 (readlines of the result file), :52 and :61-64 "
+        "(each line stripped, lower-cased and matched whole against the keywords)",
+    )
+)
 
 MARIO = [
     register_metric(m)

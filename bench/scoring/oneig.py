@@ -11,12 +11,14 @@ answer for that cell. The rules, in the order the original applies them:
    reader is told to give, ``No text recognized`` without a full stop, is kept and
    scored as text.
 2. **Ground truth as OneIG stores it.** OneIG's CSV holds the spans as a Python
-   list literal (``"['a', 'b']"``) and scores that literal, so every character
-   Python's ``repr`` escapes leaves its escape letters behind once the backslash is
-   deleted: a newline inside a span becomes the letter ``n``, a tab ``t``, a
-   no-break space ``xa0``, an ideographic space ``u3000``. Brackets, quotes and
-   the ``, `` between spans are deleted, which is why joining the spans with one
-   space gives the same result.
+   list literal (``"['a', 'b']"``) and scores that text itself, never the parsed
+   list (``text_score.py:50-56``): brackets, quotes and the ``, `` between spans are
+   deleted by the filter, which is why joining the spans with one space gives the
+   same result. A character is scored as the file holds it: a no-break space, a
+   line break or an ideographic space typed in the file is whitespace; an escape
+   typed as text (``\\xa0``, ``\\n``) loses its backslash and leaves its letters
+   (``xa0``, ``n``). The expected cell holds the spans as the file types them (the
+   suite's loader keeps backslashes as text), so it is filtered as it is.
 3. **Character filter.** Everything except ASCII letters and digits, the accented
    letters ``àâäéèêëîïôöùûüç`` (and their capitals), the ideographs
    U+4E00..U+9FA5 and whitespace is deleted. If a Chinese ideograph is left, all
@@ -45,8 +47,8 @@ gives the line of each rule.
 (10.0, 0.5)
 >>> oneig_ed("Exit", "No text recognized."), oneig_ed("Exit", "No text recognized")
 (4.0, 16.0)
->>> oneig_normalize(oneig_ground_truth("Deep\\nLearning"))
-'DeepnLearning'
+>>> oneig_ed("Grand\\u00a0Opening", "Grand Opening"), oneig_ed("Deep\\\\nLearning", "DeepnLearning")
+(0.0, 0.0)
 >>> oneig_wac("城市地区 郊区", "城市\\n郊区")
 0.6666666666666666
 >>> round(float(oneig_text_score(30.0, 0.25, 0.5, max_distance=100)), 6)
@@ -65,7 +67,15 @@ from typing import Any, NamedTuple
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import Derived, Metric, Ratio, register_metric
+from bench.scoring.table import (
+    Derived,
+    Metric,
+    Ratio,
+    ReaderUnits,
+    register_metric,
+    register_units,
+)
+from bench.scoring.units import as_answer
 
 REFERENCE = (
     "OneIG-Bench/OneIG-Benchmark@41b49831e79e6dde5323618c164da1c4cf0f699d "
@@ -125,15 +135,6 @@ def oneig_clean_read(read: str) -> str:
     return remove_keywords(read, HALLUCINATION_KEYWORDS)
 
 
-def oneig_ground_truth(expected: str) -> str:
-    """The ground truth as OneIG scores it: the text inside Python's ``repr`` of it.
-
-    >>> oneig_ground_truth("a\\tb\\u00a0c")
-    'a\\\\tb\\\\xa0c'
-    """
-    return repr(expected)[1:-1]
-
-
 def oneig_normalize(text: str) -> str:
     """OneIG's ``preprocess_string``: the character filter, then whitespace rules.
 
@@ -161,7 +162,7 @@ def oneig_counts(expected: str, read: str) -> OneigCounts:
     >>> oneig_counts("the the the cat", "the cat")
     OneigCounts(edit_distance=8, matched=2, total=4)
     """
-    truth = oneig_normalize(oneig_ground_truth(expected))
+    truth = oneig_normalize(expected)
     answer = oneig_normalize(oneig_clean_read(read))
     distance = Levenshtein.distance(answer, truth)
     if has_ideograph(truth):
@@ -286,6 +287,21 @@ def _metrics(family: str) -> tuple[Metric, ...]:
         ),
     )
 
+
+UNITS = [
+    register_units(
+        ReaderUnits(
+            family,
+            as_answer,
+            rule="the VLM's answer for the cell as it is (its filter turns every Unicode "
+            "whitespace run into one space, or deletes it when an ideograph is present)",
+            source="scripts/text/text_score.py:75 (one answer per cell, each scored alone), "
+            "scripts/text/text_utils.py:5-15 (preprocess_string: \\s keeps Unicode spaces, "
+            "\\s+ becomes one space)",
+        )
+    )
+    for family in MAX_EDIT_DISTANCE
+]
 
 #: The records of both families (the same column names, one family per language).
 FAMILY_METRICS: dict[str, tuple[Metric, ...]] = {

@@ -6,7 +6,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import count, repeat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -73,6 +73,11 @@ def score_one(expected: str, ocr: str, norm: Normalization = PAPER) -> tuple[Any
     return tuple(_function(metric)(pair) for metric in text_metrics())
 
 
+#: What a read cell holds: a glyphbench reader's lines (converted to each family's reader
+#: units first) or text already in the benchmark reader's units (used as it is).
+ReadAs = Literal["lines", "units"]
+
+
 def score_pairs(
     expected: Iterable[object],
     ocr: Iterable[object],
@@ -83,6 +88,7 @@ def score_pairs(
     strip_punct: bool = False,
     nfkc: bool = False,
     fold_width: bool = False,
+    read_as: ReadAs = "lines",
 ) -> pd.DataFrame:
     """Score each (expected, OCR) pair; one row per pair, one column per metric.
 
@@ -97,6 +103,13 @@ def score_pairs(
 
     Missing values (None/NaN) are treated as empty strings.
 
+    ``read_as="lines"`` (the default): each OCR cell is a glyphbench reader's output,
+    lines in reading order; a family with a reader-units record
+    (:meth:`bench.scoring.table.MetricTable.units`, e.g. MARIO-Eval's one word per
+    detection) scores the cell converted to its benchmark reader's units.
+    ``read_as="units"``: the cells already are in those units (e.g. the OCR files a
+    benchmark's own reader wrote) and every family scores them as they are.
+
     >>> row = score_pairs(["Hello"], ["HELL0"]).iloc[0]
     >>> int(row.algorithm1), float(row.ned), bool(row.exact_match)
     (1, 0.8, False)
@@ -105,10 +118,43 @@ def score_pairs(
     """
     metrics = text_metrics(families, compat)
     norm = Normalization(keep_case, strip_punct, nfkc, fold_width)
+    if read_as not in ("lines", "units"):
+        raise ValueError(f"read_as must be 'lines' or 'units'; got {read_as!r}")
+    convert = {m.family: _units_of(m.family, read_as) for m in metrics}
+    if len(set(convert.values())) > 1:  # families reading different units: one table each
+        ocr = list(ocr)
+        expected = list(expected)
+        groups: dict[Any, list[Metric]] = {}
+        for metric in metrics:
+            groups.setdefault(convert[metric.family], []).append(metric)
+        tables = [
+            _score(expected, ocr, group, norm, function) for function, group in groups.items()
+        ]
+        joined = pd.concat(tables, axis=1)
+        return joined[[metric.name for metric in metrics]]
+    return _score(expected, ocr, metrics, norm, next(iter(convert.values()), None))
+
+
+def _units_of(family: str, read_as: ReadAs) -> Callable[[str], str] | None:
+    """The function turning a read cell into ``family``'s reader units (None: as it is)."""
+    units = METRICS.units(family) if read_as == "lines" else None
+    return None if units is None else units.convert
+
+
+def _score(
+    expected: Iterable[object],
+    ocr: Iterable[object],
+    metrics: Sequence[Metric],
+    norm: Normalization,
+    convert: Callable[[str], str] | None,
+) -> pd.DataFrame:
+    """One table of ``metrics``; each OCR cell goes through ``convert`` first when given."""
     with _collector_paused():
         # (a str is by far the most common value: skip the call for it)
         exp_list = [v if type(v) is str else _clean(v) for v in expected]
         ocr_list = [v if type(v) is str else _clean(v) for v in ocr]
+        if convert is not None:
+            ocr_list = list(map(convert, ocr_list))
         if len(exp_list) != len(ocr_list):
             raise ValueError(f"expected has {len(exp_list)} items but ocr has {len(ocr_list)}")
         # Identical pairs are common in real runs (empty OCR, the same text across

@@ -96,6 +96,28 @@ Inputs = Literal["text", "image"]
 #: Column types a per-image metric may declare (numpy dtype names).
 DTYPES = ("float64", "int64", "bool")
 
+# --------------------------------------------------------------------------- reader units
+
+
+@dataclass(frozen=True)
+class ReaderUnits:
+    """How a glyphbench reader's output becomes what a benchmark's own reader hands its scorer.
+
+    Every glyphbench reader returns lines in reading order (one read cell, lines
+    joined by ``"\\n"``); each peer benchmark's scorer assumes its own reader's units
+    (MARIO-Eval: one word per detection; LeX-Bench: PaddleOCR boxes; ...).
+    ``convert`` maps the read cell to those units; ``rule`` says how in one line and
+    ``source`` names the benchmark file and line that makes it so. A family without
+    a record takes the read cell as it is. ``score_pairs`` (and through it
+    ``glyphbench score --compat`` and the suites) applies it before any metric runs.
+    """
+
+    family: str
+    convert: Callable[[str], str]
+    rule: str
+    source: str
+
+
 # --------------------------------------------------------------------------- records
 
 
@@ -163,6 +185,7 @@ class MetricTable:
 
     def __init__(self, package: str | None = None) -> None:
         self._metrics: dict[tuple[str, str], Metric] = {}
+        self._units: dict[str, ReaderUnits] = {}
         self._package = package
         self._loaded = package is None
 
@@ -173,6 +196,22 @@ class MetricTable:
                 _check_same_meaning(other, metric)
         self._metrics[(metric.family, metric.name)] = metric
         return metric
+
+    def add_units(self, units: ReaderUnits) -> ReaderUnits:
+        """Register the reader-units conversion of ``units.family`` (again: replaces it)."""
+        self._units[units.family] = units
+        return units
+
+    def units(self, family: str) -> ReaderUnits | None:
+        """The reader-units conversion of ``family``; None: the read cell is used as it is.
+
+        >>> METRICS.units("mario").convert("HELLO WORLD\\n\\nOPEN ")
+        'HELLO\\nWORLD\\nOPEN'
+        >>> METRICS.units("glyphbench") is None
+        True
+        """
+        self._load()
+        return self._units.get(family)
 
     def remove(self, name: str, family: str | None = None) -> None:
         for key in [k for k in self._metrics if k[1] == name and family in (None, k[0])]:
@@ -328,3 +367,8 @@ def on_raw(function: Callable[[str, str], Any]) -> Callable[[Any], Any]:
 def register_metric(metric: Metric) -> Metric:
     """Add ``metric`` to :data:`METRICS` (call at import time of a family module)."""
     return METRICS.add(metric)
+
+
+def register_units(units: ReaderUnits) -> ReaderUnits:
+    """Add a family's reader-units conversion to :data:`METRICS` (at import of its module)."""
+    return METRICS.add_units(units)
