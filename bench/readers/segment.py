@@ -13,29 +13,33 @@ line's own pixels:
    The *text height* ``H`` is the number of rows from the first to the last row
    holding ink.
 3. A *gap* is a run of columns with no ink, with ink on both sides, measured in
-   text heights. A gap is a word gap when it is at least the line's threshold:
-   ``min_gap`` (default :data:`MIN_GAP` = 0.3), raised to twice the median gap of
-   the line where that is larger, but never above :data:`MAX_GAP` = 0.5. The
-   raise serves monospaced fonts, whose narrow letters (``I``, ``l``) leave gaps
-   of 0.3 H inside words while their word gaps are 0.5 H or more.
+   text heights. A gap is a word gap when it is at least the line's threshold
+   (:func:`word_gap`): ``min_gap`` (default :data:`MIN_GAP` = 0.3), raised to
+   twice the median gap of the line, and to :data:`SPACED_SHARE` (0.6) of the
+   median gap where the reader itself put a space, where these are larger, but
+   neither raise goes above :data:`MAX_GAP` = 0.5. The raises serve monospaced
+   fonts, whose narrow letters (``I``, ``l``, ``r``) leave gaps of 0.3 H inside
+   words while their word gaps are 0.65 H or more.
 4. Each word gap goes between the two consecutive characters whose positions
    enclose its centre, and a space is inserted there unless rule 5 forbids it.
 5. No space next to an existing space; none next to a Han, kana or Hangul
    character (those scripts write no spaces between words); none before
-   ``. , ; : ! ? %`` or closing brackets and quotes, none after opening ones;
-   none after ``.`` before a lower-case letter or digit (``EVExpo2023.com``,
-   ``3.5``), where fonts leave a wide gap around the full stop.
+   ``. , ; : ! ? % '`` or closing brackets and quotes, none after opening ones
+   or an apostrophe (``GRANDMA'S``); none after ``.`` before a lower-case letter
+   or digit (``EVExpo2023.com``, ``3.5``): fonts leave wide gaps around these marks.
 
 Only spaces are inserted; no character is changed, removed or moved. A line with
 no clear gaps (texture behind the text, touching letters) keeps its reading.
 
-Why 0.3: on the ``control:render`` images of LongText-Bench (DejaVu fonts) the
-gaps between letters of a word measured at most 0.26 H (``1`` then ``9`` in
-``1998``) and the gaps between words at least 0.36 H (measured 2026-11-25, see
-``docs/readers/rapidocr.md``). In a typical font a space is about 0.3 em and
-letter side bearings about 0.05 em each, so a word gap is near 0.4 em against a
-letter gap under 0.15 em; ``H`` is 0.7 em (capitals) to 1 em (ascenders and
-descenders).
+Why these numbers: on the ``control:render`` images of the first 8 LongText-Bench
+English prompts (DejaVu fonts) the gaps between letters of a word measured at most
+0.26 H in proportional fonts (``1`` then ``9`` in ``1998``) and 0.35 H in the
+monospaced one (``r`` then ``n``); the gaps between words at least 0.36 H
+(proportional) and 0.5 H (monospaced), apart from one condensed bold line with
+0.27 H (measured 2026-11-25, ``docs/readers/rapidocr.md``). In a typical font a
+space is about 0.3 em and letter side bearings about 0.05 em each; ``H`` is
+0.7 em (capitals) to 1 em (ascenders and descenders). The rules were then checked
+on prompts 9 to 40, which they had not been tuned on.
 
 Vertical lines (box height at least 1.5 times its width, where RapidOCR rotates
 the crop) are left as read.
@@ -55,14 +59,20 @@ if TYPE_CHECKING:
 #: Smallest word gap, as a fraction of the line's text height.
 MIN_GAP = 0.3
 
+#: Share of the reader's own word gaps (median) a new word gap must reach.
+SPACED_SHARE = 0.6
+
 #: Largest word-gap threshold a line's own gaps can raise it to, in text heights.
 MAX_GAP = 0.5
 
-#: Characters no space is put before (closing punctuation).
-_NO_SPACE_BEFORE = frozenset(".,;:!?%")
+#: Characters no space is put before (closing punctuation, apostrophes).
+_NO_SPACE_BEFORE = frozenset(".,;:!?%'’")
 
 #: Characters after which no space is put before a lower-case letter or digit (``.com``, ``3.5``).
 _TIGHT_BEFORE_LOWER = frozenset(".")
+
+#: Characters no space is put after (apostrophes: ``Today's``, ``GRANDMA'S``).
+_NO_SPACE_AFTER = frozenset("'’")
 
 #: Scripts that put no spaces between words: no space is ever inserted next to them.
 _UNSPACED = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL")
@@ -119,23 +129,30 @@ def _may_split(left: str, right: str) -> bool:
         return False
     if right in _NO_SPACE_BEFORE or unicodedata.category(right) in ("Pe", "Pf"):
         return False
-    if unicodedata.category(left) in ("Ps", "Pi"):
+    if left in _NO_SPACE_AFTER or unicodedata.category(left) in ("Ps", "Pi"):
         return False
     return not (left in _TIGHT_BEFORE_LOWER and (right.islower() or right.isdigit()))
 
 
-def word_gap(gaps: Sequence[float], min_gap: float = MIN_GAP) -> float:
-    """The smallest word gap of a line whose inner gaps are ``gaps`` (in text heights).
+def word_gap(
+    gaps: Sequence[float], spaced: Sequence[float] = (), min_gap: float = MIN_GAP
+) -> float:
+    """The smallest word gap of a line, in text heights (rule 3 of the module docstring).
 
-    ``min_gap``, or twice the median gap where that is larger, at most
-    :data:`MAX_GAP` (rule 3 of the module docstring).
+    ``gaps`` are the widths of all the line's gaps, ``spaced`` those of the gaps where
+    the reader itself put a space.
 
     >>> word_gap([0.1, 0.15, 0.5]), word_gap([0.2, 0.3, 0.25, 0.6, 0.1])
     (0.3, 0.5)
+    >>> round(word_gap([0.1, 0.15, 0.15, 0.2, 0.7, 0.8], spaced=[0.7, 0.8]), 3)
+    0.45
     """
-    if not gaps:
-        return min_gap
-    return max(min_gap, min(2.0 * statistics.median(gaps), MAX_GAP))
+    threshold = min_gap
+    if gaps:
+        threshold = max(threshold, min(2.0 * statistics.median(gaps), MAX_GAP))
+    if spaced:
+        threshold = max(threshold, min(SPACED_SHARE * statistics.median(spaced), MAX_GAP))
+    return threshold
 
 
 def insert_spaces(
@@ -159,17 +176,19 @@ def insert_spaces(
     """
     if len(positions) != len(text) or height <= 0 or len(text) < 2:
         return text
-    threshold = word_gap([(end - start) / height for start, end in gaps], min_gap) * height
-    breaks: set[int] = set()
+    placed: list[tuple[float, int]] = []  # (width in text heights, character pair)
     for start, end in gaps:
-        if end - start < threshold:
-            continue
         centre = (start + end) / 2.0
-        for i in range(len(text) - 1):
-            if positions[i] < centre < positions[i + 1]:
-                if _may_split(text[i], text[i + 1]):
-                    breaks.add(i + 1)
-                break
+        pair = next(
+            (i for i in range(len(text) - 1) if positions[i] < centre < positions[i + 1]), None
+        )
+        if pair is not None:
+            placed.append(((end - start) / height, pair))
+    spaced = [width for width, i in placed if text[i].isspace() or text[i + 1].isspace()]
+    threshold = word_gap([width for width, _ in placed], spaced, min_gap)
+    breaks = {
+        i + 1 for width, i in placed if width >= threshold and _may_split(text[i], text[i + 1])
+    }
     if not breaks:
         return text
     cuts = sorted(breaks)
