@@ -93,8 +93,9 @@ def test_multi_word_renders_keep_their_word_count() -> None:
     merged = [len(r.text.split()) for r in get_reader("rapidocr?spaces=0").read(images)]
     assert sum(n != e for n, e in zip(spaced, expected, strict=True)) <= 1
     assert all(n <= e for n, e in zip(spaced, expected, strict=True))
-    assert sum(n < e for n, e in zip(merged[: len(MERGING)], expected, strict=True)) >= 8
-    assert merged[len(MERGING) :] == expected[len(MERGING) :]
+    cut = len(MERGING)
+    assert sum(m < e for m, e in zip(merged[:cut], expected[:cut], strict=True)) >= 8
+    assert merged[cut:] == expected[cut:]
 
 
 LONGTEXT = Path(__file__).resolve().parents[2] / "shared" / "longtext-bench"
