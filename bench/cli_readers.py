@@ -93,13 +93,46 @@ def photos_command(
     reader: str = typer.Option(..., "--reader", help="Reader spec."),
     images: Path = typer.Option(..., "--images", help="Folder of img_N.jpg (ICDAR 2015 format)."),
     labels: Path = typer.Option(None, "--labels", help="Folder of gt_img_N.txt (default: images)."),
+    multiword: str = typer.Option(
+        "split",
+        "--multiword",
+        help="A transcription with a space: split (its words count one by one) or "
+        "dontcare (ICDAR word spotting: not counted).",
+    ),
+    out: Path = typer.Option(
+        None, "--out", help="Write the per-image table here (.csv, .parquet or .jsonl)."
+    ),
+    detail: bool = typer.Option(False, "--detail", help="Also print one line per image."),
 ) -> None:
-    """Word recall of READER on labelled photos in the ICDAR 2015 format, and its speed."""
-    from bench.readers import get_reader
-    from bench.readers.icdar import calibrate_on_photos, load_icdar2015
+    """Word recall of READER on labelled photos in the ICDAR 2015 format, and its speed.
 
-    result = calibrate_on_photos(get_reader(reader), load_icdar2015(images, labels))
+    Example:
+
+        glyphbench readers photos --reader rapidocr --images ch4_test_images \\
+            --labels gt --out photos.csv
+    """
+    import pandas as pd
+
+    from bench.errors import InputError
+    from bench.io import write_table
+    from bench.readers import get_reader
+    from bench.readers.icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
+
+    if multiword not in MULTIWORD:
+        raise InputError(None, f"--multiword must be one of {', '.join(MULTIWORD)}")
+    if out is not None and out.suffix.lower() not in (".csv", ".parquet", ".jsonl"):
+        raise InputError(out, "unsupported output format; use .csv, .parquet or .jsonl")
+    items = load_icdar2015(images, labels)
+    result = calibrate_on_photos(get_reader(reader), items, multiword=multiword)
+    table = pd.DataFrame(result["per_image"])
     typer.echo(json.dumps({k: v for k, v in result.items() if k != "per_image"}, indent=2))
+    if detail:
+        for row in result["per_image"]:
+            missed = f"  missed: {row['missed']}" if row["missed"] else ""
+            typer.echo(f"{row['image']}\t{row['found']}/{row['words']} words{missed}")
+    if out is not None:
+        write_table(table, out)
+        typer.echo(str(out))
 
 
 @readers_app.command("list")

@@ -26,6 +26,8 @@ from typing import Any
 
 import pandas as pd
 
+from prompts.scripts import guess_lang, main_script
+
 #: Zipf frequency (wordfreq, English) below which a known word counts as rare.
 #: Zipf = log10(occurrences per billion words): 2.5 is about 3 per 10 million.
 #: Every word of the Oxford 3000/5000 lists except a handful lies above 3.0.
@@ -339,14 +341,13 @@ CHAR_BANDS = ((">=5", 5.0), ("4-5", 4.0), ("3-4", 3.0), ("<3", float("-inf")))
 
 
 def script(text: str) -> str:
-    """The text's script (``latin``, ``han``, ``kana``, ..., or ``none``), see
-    :func:`bench.readers.scripts.main_script`.
+    """The text's main script (``latin``, ``han``, ``kana``, ..., or ``none``), see
+    :func:`prompts.scripts.main_script`; the set of all its scripts is
+    :func:`prompts.scripts.text_scripts`.
 
     >>> script("Grand Opening"), script("营业时间 9:00"), script("2024")
     ('latin', 'han', 'none')
     """
-    from bench.readers.scripts import main_script
-
     return main_script(text)
 
 
@@ -447,12 +448,6 @@ def text_attributes(text: str) -> dict[str, Any]:
     return {name: fn(text) for name, fn in TEXT_ATTRIBUTES.items()}
 
 
-def _guess_lang(text: str) -> str:
-    from bench.readers.scripts import guess_lang
-
-    return guess_lang(text)
-
-
 def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     """Return a copy of ``frame`` with every text and prompt attribute column (re)computed.
 
@@ -460,7 +455,8 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     column is present too (a table of texts alone gets text attributes only).
     Each distinct text is computed once.
     ``lang`` is kept where the frame declares it and guessed from the text elsewhere
-    (:func:`bench.readers.scripts.guess_lang`: Latin -> ``en``, Han -> ``zh``).
+    (:func:`prompts.scripts.guess_lang`: Latin -> ``en``, Han -> ``zh``, kana -> ``ja``,
+    Hangul -> ``ko``, kana and Hangul together -> ``mul``).
     Corpus frequencies (``laion_freq``, ``coco_freq``, ...) are not touched: they
     come from ``glyphbench prompts freq``. Missing texts (<NA>) get <NA> attributes.
     """
@@ -476,7 +472,7 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             out[name] = pd.NA
     declared = out["lang"].astype("string") if "lang" in out.columns else None
-    guessed = texts.map(lambda t: pd.NA if pd.isna(t) else _guess_lang(str(t)))
+    guessed = texts.map(lambda t: pd.NA if pd.isna(t) else guess_lang(str(t)))
     out["lang"] = guessed if declared is None else declared.fillna(guessed)
     if "prompt" in out.columns:
         prompts = out["prompt"].astype("string")

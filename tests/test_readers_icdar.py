@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from bench.errors import InputError
-from bench.readers.icdar import calibrate_on_photos, load_icdar2015, parse_gt_line, words_found
+from bench.readers.icdar import (
+    calibrate_on_photos,
+    load_icdar2015,
+    missed_words,
+    parse_gt_line,
+    words_found,
+)
 
 FIXTURE = Path(__file__).parent / "data" / "icdar2015_mini"
 
@@ -43,3 +49,46 @@ def test_rapidocr_reads_the_fixture_photos() -> None:
     result = calibrate_on_photos(get_reader("rapidocr"), load_icdar2015(FIXTURE))
     assert result["images"] == 3 and result["words"] == 6
     assert result["word_recall"] >= 0.5
+
+
+def _multiword_fixture(tmp_path: Path) -> Path:
+    """img_1 of the fixture with its two words labelled as one transcription with a space."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURE / "img_1.jpg", tmp_path / "img_1.jpg")
+    lines = ["34,51,191,51,191,163,34,163,EXIT Parking", "300,170,309,170,309,178,300,178,###"]
+    (tmp_path / "gt_img_1.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_a_multi_word_transcription_counts_as_its_words_or_as_do_not_care(tmp_path: Path) -> None:
+    item = load_icdar2015(_multiword_fixture(tmp_path))[0]
+    assert item.cared_words == ["EXIT", "Parking"]
+    assert item.word_units("dontcare") == []
+    assert parse_gt_line("0,0,9,0,9,9,0,9,Genaxis Theatre").units() == ["Genaxis", "Theatre"]
+
+
+def test_missed_words_are_listed_per_image() -> None:
+    assert missed_words(["Genaxis", "Theatre", "EXIT"], "genaxis exit") == ["Theatre"]
+
+
+@pytest.mark.slow
+def test_photos_command_writes_the_per_image_table(tmp_path: Path) -> None:
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    images = _multiword_fixture(tmp_path / "photos")
+    out = tmp_path / "per_image.csv"
+    args = ["readers", "photos", "--reader", "rapidocr", "--images", str(images)]
+    result = CliRunner().invoke(app, [*args, "--out", str(out), "--detail"])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out)
+    assert table.loc[0, "image"] == "img_1.jpg" and table.loc[0, "words"] == 2
+    assert table.loc[0, "found"] == 2 and pd.isna(table.loc[0, "missed"])
+    assert "img_1.jpg\t2/2 words" in result.output
+    skipped = CliRunner().invoke(app, [*args, "--multiword", "dontcare"])
+    assert skipped.exit_code == 0 and '"words": 0' in skipped.output
+    bad = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x.txt")])
+    assert isinstance(bad.exception, InputError) and "use .csv" in str(bad.exception)
+    assert not (tmp_path / "x.txt").exists()

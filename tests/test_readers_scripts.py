@@ -12,7 +12,13 @@ from bench.cli import app
 from bench.errors import InputError
 from bench.readers import get_reader
 from bench.readers.paddleocr import parse_v2, parse_v3
-from bench.readers.scripts import check_reader_reads, main_script, reader_scripts
+from bench.readers.scripts import (
+    check_reader_reads,
+    main_script,
+    needed_scripts,
+    reader_scripts,
+    readers_for,
+)
 from bench.registry import missing_modules
 
 
@@ -92,3 +98,58 @@ def test_chinese_demo_render_reads_and_blank_does_not(tmp_path: Path) -> None:
     ned = rows.groupby("model")["ned"].mean()
     assert ned["control:render"] >= 0.8
     assert ned["control:blank"] <= 0.05
+
+
+# Issue 22, point 3: script sets per character, not one language guess.
+
+
+def test_a_mixed_text_needs_every_script_it_is_written_in() -> None:
+    from prompts.scripts import guess_lang, text_scripts
+
+    assert text_scripts("科学 과학 ステップ SCIENCE") == {"han", "hangul", "kana", "latin"}
+    assert guess_lang("科学 과학 ステップ SCIENCE") == "mul"  # not "ja"
+    assert text_scripts("出口はこちら") == {"han", "kana"}
+    assert text_scripts("東京駅") == {"han"}  # kanji alone: Han, whatever the language
+    assert needed_scripts([(None, "科学 과학 ステップ SCIENCE")]) == {
+        "han",
+        "hangul",
+        "kana",
+        "latin",
+    }
+
+
+def test_korean_is_flagged_for_a_reader_without_hangul_even_beside_han() -> None:
+    from prompts.attributes import compute_attributes
+
+    for text in ["영업중", "서울 Seoul 首尔"]:
+        frame = compute_attributes(pd.DataFrame({"text": [text]}))
+        with pytest.raises(InputError, match="need hangul"):
+            check_reader_reads("rapidocr", frame)
+
+
+def test_a_japanese_sign_with_kana_is_refused_by_rapidocr_without_recommending_it() -> None:
+    from prompts.attributes import compute_attributes
+
+    frame = compute_attributes(
+        pd.DataFrame({"text": ["出口はこちら", "科学 과학 ステップ SCIENCE"]})
+    )
+    with pytest.raises(InputError) as caught:
+        check_reader_reads("rapidocr", frame)
+    problem = caught.value.problem
+    assert "need hangul, kana" in problem and "--ocr rapidocr" not in problem
+    named = [part.split()[0] for part in problem.split("--ocr ")[1:]]
+    for spec in named:  # any reader it names reads both missing scripts
+        assert {"hangul", "kana"} <= (reader_scripts(spec) or frozenset())
+    if not named:
+        assert "no reader installed here reads hangul, kana" in problem
+
+
+def test_the_refusal_names_installed_readers_that_read_the_missing_script() -> None:
+    frame = _prompts(["zh"], ["营业中"])
+    with pytest.raises(InputError) as caught:
+        check_reader_reads("easyocr", frame)
+    found = readers_for(frozenset({"han"}))
+    assert found[0] == "rapidocr"  # installed with glyphbench
+    for spec in found[:3]:
+        assert f"--ocr {spec}" in caught.value.problem
+        assert "han" in (reader_scripts(spec) or frozenset())

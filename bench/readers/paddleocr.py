@@ -82,6 +82,11 @@ class PaddleOCROptions(Options):
         """The scripts of ``lang`` (:data:`LANG_SCRIPTS`; other languages: Latin)."""
         return LANG_SCRIPTS.get(self.lang, LATIN)
 
+    @classmethod
+    def script_variants(cls) -> list[str]:
+        """Specs reading other scripts: one per language of :data:`LANG_SCRIPTS`."""
+        return [f"paddleocr?lang={lang}" for lang in LANG_SCRIPTS]
+
 
 def package_version() -> str:
     try:

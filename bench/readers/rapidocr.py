@@ -12,6 +12,17 @@ options (:class:`RapidOCROptions`):
 ``det_side``    detector resize target in pixels (default 960)
 ``det_limit``   ``max`` (default): scale so the longer side is at most ``det_side``;
                 ``min``: scale so the shorter side is at least ``det_side``
+``spaces``      restore the spaces the recogniser dropped, from gaps in the ink at the
+                character positions it reports (default ``1``; ``0``: the engine's own
+                text), see :mod:`bench.readers.segment`
+``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
+
+Word segmentation: the recogniser often reads an English line as one run
+(``FRESHBREWS,EVERY``). With ``spaces`` on (the default) the reader asks RapidOCR
+for each character's position (``return_word_box=True``) and inserts a space
+wherever the line's ink has a gap of at least ``space_gap`` times the text height
+between two characters (:func:`bench.readers.segment.restore_spaces`); the
+version string says so, so readings with and without it are stored apart.
 
 The detector defaults are PaddleOCR's own (``max`` 960), not the wheel's
 (``min`` 736): the wheel's setting upscales every image so its shorter side is
@@ -34,6 +45,7 @@ from pydantic import Field
 from bench.readers.base import Reader, Reading
 from bench.readers.common import ReadError, assemble, to_rgb_image
 from bench.readers.scripts import LATIN_HAN
+from bench.readers.segment import MIN_GAP, restore_spaces
 from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
@@ -41,6 +53,10 @@ if TYPE_CHECKING:
 
 PACKAGE = "rapidocr-onnxruntime"
 MODEL_NAMES = "ch_PP-OCRv4_det+ch_PP-OCRv4_rec+ch_ppocr_mobile_v2.0_cls"
+#: The wheel's own detector defaults (its ``config.yaml``: ``Det.box_thresh``,
+#: ``Det.unclip_ratio``), given again with ``return_word_box``: any keyword resets them.
+BOX_THRESH = 0.5
+UNCLIP_RATIO = 1.6
 
 
 @functools.cache
@@ -68,6 +84,12 @@ class RapidOCROptions(Options):
     det_limit: Literal["max", "min"] = Field(
         default="max", description="max: longer side <= det_side; min: shorter side >= det_side"
     )
+    spaces: bool = Field(
+        default=True, description="restore dropped spaces from gaps in the ink (0: engine's text)"
+    )
+    space_gap: float = Field(
+        default=MIN_GAP, gt=0, description="smallest word gap, as a fraction of text height"
+    )
 
     def scripts(self) -> frozenset[str]:
         """The wheel's ``ch_PP-OCRv4_rec`` model reads simplified Chinese and English."""
@@ -85,6 +107,8 @@ class RapidOCRReader(Reader):
         self.text_score = options.text_score
         self.det_side = options.det_side
         self.det_limit = options.det_limit
+        self.spaces = options.spaces
+        self.space_gap = options.space_gap
         self._ocr = _load(self.threads, self.text_score, self.det_side, self.det_limit)
 
     @property
@@ -98,6 +122,7 @@ class RapidOCRReader(Reader):
         return (
             f"{package}; models {MODEL_NAMES}; onnxruntime {onnxruntime.__version__}; "
             f"det {self.det_limit} {self.det_side}"
+            + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if self.spaces else "")
         )
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
@@ -106,11 +131,33 @@ class RapidOCRReader(Reader):
             # RapidOCR converts a PIL image from RGB to the BGR its models expect.
             rgb = to_rgb_image(image)
             try:
-                detections, _ = self._ocr(rgb)
+                detections = self._read_one(rgb)
             except Exception as error:
                 raise ReadError(self.name, index, error) from error
-            results.append(assemble(detections or []))
+            results.append(assemble(detections))
         return results
+
+    def _read_one(self, rgb: Image.Image) -> list[tuple[Any, str, float]]:
+        """``(box, text, score)`` of each line, with its spaces restored when ``spaces`` is on."""
+        if not self.spaces:
+            detections, _ = self._ocr(rgb)
+            return [(box, text, score) for box, text, score in detections or []]
+        import numpy as np
+
+        # Passing any keyword resets the engine's thresholds to these values, so all are given.
+        detections, _ = self._ocr(
+            rgb,
+            return_word_box=True,
+            text_score=self.text_score,
+            box_thresh=BOX_THRESH,
+            unclip_ratio=UNCLIP_RATIO,
+        )
+        gray = np.asarray(rgb.convert("L"))
+        lines = []
+        for box, text, score, char_boxes, *_ in detections or []:
+            spaced = restore_spaces(gray, box, text, char_boxes or [], self.space_gap)
+            lines.append((box, spaced, score))
+        return lines
 
 
 @register(

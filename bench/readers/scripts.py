@@ -4,57 +4,73 @@ Every reader declares the *scripts* it reads through its options' ``scripts()``
 method (it may depend on an option: Tesseract with ``lang=chi_sim`` reads Han).
 Script names are lower-case words: ``latin``, ``han`` (Chinese characters, Japanese
 kanji), ``kana``, ``hangul``, ``cyrillic``, ``greek``, ``arabic``, ``hebrew``,
-``devanagari``, ``thai`` (:data:`SCRIPTS`).
+``devanagari``, ``thai`` (:data:`SCRIPTS`), and ``other``. The script of each
+character, and the set of scripts a text is written in, come from
+:mod:`prompts.scripts` (pure functions of the text, shared with the prompt attributes).
 
-Prompt rows carry ``lang`` (declared by the source, else guessed from the text) and
-``script`` (the script of most of the text's letters, :func:`main_script`). A row
-needs the scripts of its language (:data:`LANG_SCRIPTS`: ``en`` needs ``latin``,
-``zh`` needs ``han``, ``ja`` needs ``han`` and ``kana``), or, for a language not in
-that table, its own ``script``. Digits, punctuation and symbols need no script, and
-a stray symbol from another script (the ``ツ`` of a shrug emoticon in an English
-set) does not change what an English row needs.
+A prompt row needs the scripts its text is written in, character by character
+(:func:`prompts.scripts.text_scripts`: every script with two letters or more, or
+with half the letters), not a guessed language: ``科学 과학 ステップ SCIENCE``
+needs ``han``, ``hangul``, ``kana`` and ``latin``. Digits, punctuation and symbols
+need no script. Where the source declared the row's language, a lone letter of a
+script outside that language's (:data:`LANG_SCRIPTS`; the ``ツ`` of a shrug
+emoticon in an English set) does not count.
 
 :func:`check_reader_reads` refuses, before anything is written, a run whose reader
-cannot read every script the selected prompts need.
+cannot read every script the selected prompts need; the refusal names the readers
+installed here that read the missing scripts (:func:`readers_for`), or says that
+none does.
 
 >>> main_script("Grand Opening"), main_script("营业中 OPEN"), main_script("2024")
 ('latin', 'han', 'none')
->>> sorted(needed_scripts([("en", "latin"), ("zh", "han"), ("fr", "latin")]))
-['han', 'latin']
+>>> sorted(needed_scripts([("en", "OPEN"), ("zh", "营业中"), (None, "서울 Seoul")]))
+['han', 'hangul', 'latin']
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bench.errors import InputError
+from prompts.scripts import (
+    GUESSED_LANG,
+    MIN_SCRIPT_LETTERS,
+    SCRIPT_PREFIXES,
+    SCRIPTS,
+    char_script,
+    guess_lang,
+    main_script,
+    script_counts,
+    text_scripts,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Script name -> the prefixes of Unicode character names of its letters.
-SCRIPT_PREFIXES: dict[str, tuple[str, ...]] = {
-    "latin": ("LATIN",),
-    "han": ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH"),
-    "kana": ("HIRAGANA", "KATAKANA"),
-    "hangul": ("HANGUL",),
-    "cyrillic": ("CYRILLIC",),
-    "greek": ("GREEK",),
-    "arabic": ("ARABIC",),
-    "hebrew": ("HEBREW",),
-    "devanagari": ("DEVANAGARI",),
-    "thai": ("THAI",),
-}
-
-SCRIPTS = tuple(SCRIPT_PREFIXES)
+__all__ = [
+    "GUESSED_LANG",
+    "LANG_SCRIPTS",
+    "LATIN",
+    "LATIN_HAN",
+    "SCRIPTS",
+    "SCRIPT_PREFIXES",
+    "char_script",
+    "check_reader_reads",
+    "guess_lang",
+    "main_script",
+    "needed_scripts",
+    "reader_scripts",
+    "readers_for",
+    "row_scripts",
+    "text_scripts",
+]
 
 LATIN = frozenset({"latin"})
 LATIN_HAN = frozenset({"latin", "han"})
 
-#: Language code -> the scripts its text needs.
+#: Language code -> the scripts its text is written in.
 LANG_SCRIPTS: dict[str, frozenset[str]] = {
     "en": LATIN,
     "zh": frozenset({"han"}),
@@ -62,80 +78,30 @@ LANG_SCRIPTS: dict[str, frozenset[str]] = {
     "ko": frozenset({"hangul"}),
 }
 
-#: Main script -> the language guessed for a text no source declared a language for.
-GUESSED_LANG = {"latin": "en", "none": "en", "han": "zh", "kana": "ja", "hangul": "ko"}
 
+def row_scripts(lang: object, text: object) -> frozenset[str]:
+    """The scripts a row with declared language ``lang`` (or None) and ``text`` needs.
 
-def char_script(char: str) -> str | None:
-    """The script of one letter, or None for digits, punctuation, symbols and spaces.
-
-    >>> char_script("é"), char_script("字"), char_script("7"), char_script("ツ")
-    ('latin', 'han', None, 'kana')
+    >>> sorted(row_scripts("en", "¯\\_(ツ)_/¯")), sorted(row_scripts(None, "¯\\_(ツ)_/¯"))
+    ([], ['kana'])
+    >>> sorted(row_scripts("zh", "营业中 OPEN")), row_scripts(None, "2024")
+    (['han', 'latin'], frozenset())
     """
-    if not unicodedata.category(char).startswith("L"):
-        return None
-    name = unicodedata.name(char, "")
-    for script, prefixes in SCRIPT_PREFIXES.items():
-        if name.startswith(prefixes):
-            return script
-    return "other"
-
-
-def main_script(text: str) -> str:
-    """The script of ``text``: ``kana`` if it has kana, else ``han`` if it has Han, else the
-    script of most of its letters (ties: the first in :data:`SCRIPTS`), or ``none``.
-
-    Kana and Han win over more numerous Latin letters because a CJK text often
-    carries a Latin brand name or unit (``iPhone 发布会``), while a Latin text
-    rarely carries a Han character; kana marks Japanese, which mixes kana and Han.
-
-    >>> main_script("Café 咖啡馆"), main_script("東京タワー"), main_script("Привет, Bob")
-    ('han', 'kana', 'cyrillic')
-    """
-    if text.isascii():
-        return "latin" if any(char.isalpha() for char in text) else "none"
-    counts = Counter(script for char in text if (script := char_script(char)) is not None)
-    if not counts:
-        return "none"
-    for marker in ("kana", "han"):
-        if counts[marker]:
-            return marker
-    order = {name: index for index, name in enumerate((*SCRIPTS, "other"))}
-    return max(counts, key=lambda name: (counts[name], -order[name]))
-
-
-def guess_lang(text: str) -> str:
-    """A language code for a text whose source declared none: from its main script.
-
-    Latin text is taken as English (``en``); Han as Chinese (``zh``), kana as
-    Japanese, Hangul as Korean; any other script is ``und`` (undetermined).
-
-    >>> guess_lang("Grand Opening"), guess_lang("新年快乐"), guess_lang("Привет")
-    ('en', 'zh', 'und')
-    """
-    return GUESSED_LANG.get(main_script(text), "und")
-
-
-def row_scripts(lang: object, script: object) -> frozenset[str]:
-    """The scripts a row needs: its language's (:data:`LANG_SCRIPTS`), else its main script.
-
-    >>> sorted(row_scripts("zh", "latin")), sorted(row_scripts("fr", "latin"))
-    (['han'], ['latin'])
-    >>> row_scripts(None, "none")
-    frozenset()
-    """
-    if isinstance(lang, str) and lang in LANG_SCRIPTS:
-        return LANG_SCRIPTS[lang]
-    if isinstance(script, str) and script not in ("none", ""):
-        return frozenset({script})
-    return frozenset()
+    if not isinstance(text, str):
+        return frozenset()
+    found = text_scripts(text)
+    declared = LANG_SCRIPTS.get(lang) if isinstance(lang, str) else None
+    if declared is None:
+        return found
+    counts = script_counts(text)
+    return frozenset(s for s in found if s in declared or counts[s] >= MIN_SCRIPT_LETTERS)
 
 
 def needed_scripts(rows: Iterable[tuple[object, object]]) -> frozenset[str]:
-    """Every script the (lang, script) rows need."""
+    """Every script the ``(declared lang, text)`` rows need."""
     needed: set[str] = set()
-    for lang, script in set(rows):
-        needed |= row_scripts(lang, script)
+    for lang, text in set(rows):
+        needed |= row_scripts(lang, text)
     return frozenset(needed)
 
 
@@ -157,49 +123,79 @@ def reader_scripts(spec: str) -> frozenset[str] | None:
     return frozenset(declare())
 
 
-def prompt_rows(frame: pd.DataFrame) -> list[tuple[Any, Any]]:
-    """(lang, script) of each prompt row; both computed from the text when absent."""
-    texts = frame["text"].astype("string").fillna("")
-    if "script" in frame.columns:
-        scripts = frame["script"].astype("string").fillna("none").tolist()
-    else:
-        scripts = [main_script(str(text)) for text in texts]
+def readers_for(scripts: frozenset[str]) -> list[str]:
+    """Specs of the readers installed here that read every script of ``scripts``.
+
+    Each available reader is tried with its default options and with the variants
+    its options class offers (``script_variants()``: Tesseract's installed
+    traineddata languages, PaddleOCR's languages). Nothing is created or loaded.
+    """
+    from bench.registry import PLUGINS
+
+    found: list[str] = []
+    for plugin in PLUGINS.entries("readers"):
+        if plugin.unavailable() is not None:
+            continue
+        variants = getattr(plugin.options, "script_variants", None)
+        specs = [plugin.name, *(variants() if callable(variants) else [])]
+        for spec in specs:
+            reads = reader_scripts(spec)
+            if reads is not None and scripts <= reads:
+                found.append(spec)
+                break
+    return found
+
+
+def prompt_rows(frame: pd.DataFrame) -> list[tuple[Any, str]]:
+    """(lang or None, text) of each prompt row.
+
+    The ``lang`` of a prompt set is the source's, or guessed from the text where the
+    source declared none (:func:`prompts.attributes.compute_attributes`); either way
+    it only keeps a lone letter of another script from counting (:func:`row_scripts`).
+    """
+    texts = [str(text) for text in frame["text"].astype("string").fillna("")]
     if "lang" in frame.columns:
         langs = frame["lang"].astype("object").tolist()
     else:
         langs = [None] * len(frame)
-    langs = [
-        lang if isinstance(lang, str) and lang else guess_lang(str(text))
+    return [
+        (lang if isinstance(lang, str) and lang else None, text)
         for lang, text in zip(langs, texts, strict=True)
     ]
-    return list(zip(langs, scripts, strict=True))
 
 
 def check_reader_reads(spec: str, frame: pd.DataFrame, where: str | None = None) -> None:
     """Refuse (InputError) a reader that cannot read a script the prompts of ``frame`` need.
 
-    The message says how many prompts of which language are unreadable and what
-    to do about it.
+    The message says how many prompts of which language are unreadable, which
+    scripts are missing, and which installed readers read them (or that none does).
     """
     reads = reader_scripts(spec)
     if reads is None or frame.empty:
         return
     rows = prompt_rows(frame)
-    unread = Counter(lang for lang, script in rows if not row_scripts(lang, script) <= reads)
-    if not unread:
+    unread_rows = [(lang, text) for lang, text in rows if not row_scripts(lang, text) <= reads]
+    if not unread_rows:
         return
-    missing = sorted(needed_scripts(rows) - reads)
+    missing = frozenset(needed_scripts(unread_rows) - reads)
+    unread = Counter(lang or guess_lang(text) for lang, text in unread_rows)
     counts = ", ".join(f"{n} {lang}" for lang, n in sorted(unread.items()))
-    readable = sorted({lang for lang, script in rows if row_scripts(lang, script) <= reads})
+    readable = sorted({lang for lang, text in rows if lang and row_scripts(lang, text) <= reads})
     keep = (
         f"select them with --where \"lang == '{readable[0]}'\""
         if len(readable) == 1
         else "select the prompts it can read with --where"
     )
+    names = ", ".join(sorted(missing))
+    others = [other for other in readers_for(missing) if other != spec]
+    advice = (
+        f"use a reader that reads them ({', '.join(f'--ocr {o}' for o in others[:3])})"
+        if others
+        else f"no reader installed here reads {names} (docs/readers.md lists the readers)"
+    )
     raise InputError(
         where,
-        f"reader {spec!r} reads {', '.join(sorted(reads))} but {sum(unread.values())} selected "
-        f"prompts ({counts}) need {', '.join(missing)}; use a reader that reads them "
-        f"(e.g. --ocr rapidocr for Chinese) or {keep}",
+        f"reader {spec!r} reads {', '.join(sorted(reads))} but {len(unread_rows)} selected "
+        f"prompts ({counts}) need {names}; {advice}, or {keep}",
         key="ocr",
     )

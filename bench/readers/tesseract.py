@@ -84,6 +84,15 @@ class TesseractOptions(Options):
         """The scripts of the ``lang`` traineddata files (see :data:`TESSDATA_SCRIPTS`)."""
         return tessdata_scripts(self.lang)
 
+    @classmethod
+    def script_variants(cls) -> list[str]:
+        """Specs reading other scripts: each installed traineddata language, then all of them."""
+        langs = [lang for lang in installed_langs() if lang not in ("eng", "osd")]
+        variants = [f"tesseract?lang={lang}" for lang in langs]
+        if len(langs) > 1:
+            variants.append(f"tesseract?lang={'+'.join(langs)}")
+        return variants
+
 
 #: Traineddata language -> scripts it reads; a language not listed reads Latin (most do).
 #: The CJK models also hold the Latin alphabet, digits and ASCII punctuation.
@@ -118,6 +127,23 @@ def tessdata_scripts(lang: str) -> frozenset[str]:
         if code and code != "osd":
             scripts |= TESSDATA_SCRIPTS.get(code, LATIN)
     return frozenset(scripts)
+
+
+@functools.cache
+def installed_langs() -> tuple[str, ...]:
+    """The traineddata languages installed here (``tesseract --list-langs``); none without
+    the binary."""
+    binary = shutil.which("tesseract")
+    if binary is None:
+        return ()
+    try:
+        done = subprocess.run(
+            [binary, "--list-langs"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    lines = (done.stdout or done.stderr).splitlines()
+    return tuple(line.strip() for line in lines[1:] if line.strip())
 
 
 def missing_binary() -> str | None:
