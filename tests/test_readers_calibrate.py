@@ -271,7 +271,9 @@ def test_a_reader_that_reads_like_the_person_scores_perfectly() -> None:
     summary = real_summary(rows)
     assert summary["score_mae"] == 0.0 and summary["words_per_word"] == 1.0
     assert summary["spearman"] == pytest.approx(1.0)
-    assert summary["pairs_surviving"] == len(summary["pairs"]) > 0
+    verdicts = summary["pair_verdicts"]
+    assert len(summary["pairs"]) == 6 and verdicts["kept"] + verdicts["none"] == 6
+    assert verdicts["invented"] == verdicts["lost"] == verdicts["reversed"] == 0
 
 
 def test_a_reader_that_reads_nothing_loses_every_model_difference_it_should_keep() -> None:
@@ -282,6 +284,7 @@ def test_a_reader_that_reads_nothing_loses_every_model_difference_it_should_keep
     scored = rows[rows["score_reader"].notna()]
     assert summary["score_mae"] == pytest.approx(scored["score_human"].mean())
     assert all(pair["reader"]["difference"] == 0.0 for pair in summary["pairs"])
+    assert summary["pair_verdicts"]["kept"] == summary["pair_verdicts"]["invented"] == 0
 
 
 def test_the_real_part_with_rapidocr_on_four_images() -> None:

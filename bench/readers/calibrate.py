@@ -14,6 +14,18 @@ not drawn at all (``blank``), and reports, per language and per prompt kind:
 * **hallucination rate**: the share of blank images on which it read any text;
 * **seconds per image** (wall time of its ``read`` calls, this machine).
 
+Two further parts predict use on real images, where the short one-size renders do not:
+
+* **long text** (:func:`long_text_images`): multi-word texts in three bundled fonts at
+  three sizes; words returned per expected word (below 1 when a reader merges words),
+  word recall and NED, overall, per size and per font;
+* **real images** (:func:`load_real_set`, :func:`real_summary`): outputs of real
+  text-to-image models, each transcribed by a person (the shipped set is
+  ``tests/data/real_t2i``); per reader: NED and word recall against the person's
+  reading, the error of the benchmark score (glyphbench NED against the intended text,
+  from the reader's reading versus from the person's), the rank correlation of the
+  per-model means, and whether each difference between two models is kept, lost, reversed or invented.
+
 :func:`compare_readers` takes two readers' readings of one run (the run folder's
 reading store) and reports their per-image agreement and how often they order
 two models differently.
@@ -500,10 +512,11 @@ def _real_markdown(summary: dict[str, Any]) -> list[str]:
         f"| mean reader minus person (bias) | {_num(summary['score_bias'])} |",
         f"| Spearman of per-model means ({summary['scored_models']} models) | "
         f"{_num(summary['spearman'])} |",
-        f"| model differences that survive | {summary['pairs_surviving']} of "
-        f"{len(summary['pairs'])} |",
+        f"| model differences (of {len(summary['pairs'])} pairs) | "
+        + ", ".join(f"{k} {v}" for k, v in summary["pair_verdicts"].items())
+        + " |",
         "",
-        "| models | person: A - B [95% CI] | reader: A - B [95% CI] | survives |",
+        "| models | person: A - B [95% CI] | reader: A - B [95% CI] | verdict |",
         "| --- | --- | --- | --- |",
     ]
     for pair in summary["pairs"]:
@@ -512,7 +525,7 @@ def _real_markdown(summary: dict[str, Any]) -> list[str]:
             f"| {a} ({pair['images'][0]}) - {b} ({pair['images'][1]}) | "
             f"{pair['human']['difference']:+.3f} {_span(pair['human']['interval'])} | "
             f"{pair['reader']['difference']:+.3f} {_span(pair['reader']['interval'])} | "
-            f"{'yes' if pair['survives'] else 'no'} |"
+            f"{pair['verdict']} |"
         )
     return lines
 
@@ -801,13 +814,35 @@ def _excludes_zero(interval: list[float]) -> int:
     return 1 if interval[0] > 0 else -1 if interval[1] < 0 else 0
 
 
+#: How a reader treats a difference between two models (see :func:`pair_verdict`).
+VERDICTS = ("kept", "lost", "reversed", "invented", "none")
+
+
+def pair_verdict(human: list[float], reader: list[float]) -> str:
+    """Compare the 95% intervals of one model difference under the person and the reader.
+
+    ``kept``: the person's interval excludes zero and the reader's excludes it on the
+    same side; ``lost``: the reader's holds zero; ``reversed``: the reader's excludes it
+    on the other side; ``invented``: the person's holds zero but the reader's does not;
+    ``none``: both hold zero.
+
+    >>> pair_verdict([0.1, 0.3], [0.05, 0.2]), pair_verdict([0.1, 0.3], [-0.1, 0.2])
+    ('kept', 'lost')
+    >>> pair_verdict([-0.1, 0.1], [0.05, 0.2]), pair_verdict([-0.1, 0.1], [-0.2, 0.3])
+    ('invented', 'none')
+    """
+    person, read = _excludes_zero(human), _excludes_zero(reader)
+    if person == 0:
+        return "none" if read == 0 else "invented"
+    return "kept" if read == person else "lost" if read == 0 else "reversed"
+
+
 def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
     """Every pair of models with intended text: their score difference by person and reader.
 
     Each model's images are resampled on their own (the models drew different
-    prompts, so nothing pairs them); ``survives`` says whether the reader tells the
-    same story as the person: when the person's interval excludes zero, the reader's
-    does too on the same side; when it does not, the reader's does not either.
+    prompts, so nothing pairs them); ``verdict`` is :func:`pair_verdict` of the two
+    95% intervals.
     """
     from itertools import combinations
 
@@ -829,7 +864,7 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
                 "images": [len(groups[a]), len(groups[b])],
                 "human": {"difference": human[0], "interval": human[1]},
                 "reader": {"difference": reader[0], "interval": reader[1]},
-                "survives": _excludes_zero(human[1]) == _excludes_zero(reader[1]),
+                "verdict": pair_verdict(human[1], reader[1]),
             }
         )
     return out
@@ -843,7 +878,8 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
     on the images whose intended text is known: ``score_mae`` (mean absolute error of
     the benchmark score, with interval), ``score_bias`` (mean reader minus person),
     ``spearman`` (rank correlation of the per-model mean scores, NaN below 3 models),
-    ``pairs`` (:func:`model_pairs`) and ``pairs_surviving``.
+    ``pairs`` (:func:`model_pairs`) and ``pair_verdicts`` (how many pairs got each
+    verdict of :func:`pair_verdict`).
     """
     from scipy.stats import spearmanr
 
@@ -884,5 +920,5 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
         },
         "spearman": spearman,
         "pairs": pairs,
-        "pairs_surviving": sum(pair["survives"] for pair in pairs),
+        "pair_verdicts": {v: sum(p["verdict"] == v for p in pairs) for v in VERDICTS},
     }
