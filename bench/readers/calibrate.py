@@ -24,7 +24,8 @@ Two further parts predict use on real images, where the short one-size renders d
   ``tests/data/real_t2i``); per reader: NED and word recall against the person's
   reading, the error of the benchmark score (glyphbench NED against the intended text,
   from the reader's reading versus from the person's), the rank correlation of the
-  per-model means, and whether each difference between two models is kept, lost, reversed or invented.
+  per-model means, and whether each difference between two models is kept, lost,
+  reversed or invented.
 
 :func:`compare_readers` takes two readers' readings of one run (the run folder's
 reading store) and reports their per-image agreement and how often they order
