@@ -313,3 +313,12 @@ def test_the_real_part_with_rapidocr_on_the_whole_set() -> None:
     assert summary["images"] == len(frame) and 0.5 < summary["ned_vs_human"] <= 1.0
     lo, hi = summary["score_mae_interval"]
     assert lo <= summary["score_mae"] <= hi and 0 <= summary["score_mae"] < 0.3
+
+
+def test_calibrate_refuses_a_missing_manifest_before_reading(tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    args = ["readers", "calibrate", "--reader", "rapidocr", "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--real", str(tmp_path / "nope.csv")])
+    assert isinstance(result.exception, InputError)  # the console script exits 2 on it
+    assert "no such real-image manifest" in str(result.exception)
+    assert not out.exists()
