@@ -28,19 +28,38 @@ def calibrate_command(
     size: int = typer.Option(256, "--size", help="Side of the control images, in pixels."),
     batch_size: int = typer.Option(8, "--batch-size", help="Images per read call."),
     seed: int = typer.Option(0, "--seed", help="Seed of the prompt sample."),
+    long_text: bool = typer.Option(
+        True, "--long/--no-long", help="Add the long-text part (multi-word, 3 fonts, 3 sizes)."
+    ),
+    real: Path = typer.Option(
+        None,
+        "--real",
+        help="Real-image manifest (CSV or its folder). Default: the shipped "
+        "tests/data/real_t2i when present.",
+    ),
+    no_real: bool = typer.Option(False, "--no-real", help="Skip the real-image part."),
+    real_limit: int = typer.Option(
+        None, "--real-limit", help="Read only this many real images (taken across models)."
+    ),
 ) -> None:
     """Read render, typo and blank control images with READER; write its calibration card.
+
+    The card also reads long multi-word text at several fonts and sizes (--no-long to
+    skip) and a set of real text-to-image outputs that a person transcribed (--real;
+    --no-real to skip), and reports how close the reader comes to the person.
 
     Example:
 
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
     from bench.readers import get_reader
-    from bench.readers.calibrate import calibrate
+    from bench.readers.calibrate import calibrate, load_real_set, shipped_real_set
     from bench.readers.scripts import reader_scripts
 
     frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
     typo_rates = [float(rate) for rate in rates.split(",") if rate.strip()]
+    manifest = None if no_real else (real or shipped_real_set())
+    real_set = None if manifest is None else load_real_set(manifest, real_limit)
     engine = get_reader(reader)
     settings = {
         "prompts": prompts,
@@ -50,13 +69,31 @@ def calibrate_command(
         "size": size,
         "seed": seed,
         "spec": reader,
+        "long_text": long_text,
+        "real": None if manifest is None else _shown(manifest),
+        "real_limit": real_limit,
     }
     card = calibrate(
-        engine, frame, rates=typo_rates, size=size, batch_size=batch_size, settings=settings
+        engine,
+        frame,
+        rates=typo_rates,
+        size=size,
+        batch_size=batch_size,
+        settings=settings,
+        long_text=long_text,
+        real=real_set,
     )
     path = card.write(out)
     typer.echo(card.markdown())
     typer.echo(str(path))
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working folder when it lies inside it (cards stay portable)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def calibration_prompts(

@@ -15,7 +15,7 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
     seed_policy: benchmark      # suites only: benchmark (default) | glyphbench (docs/suites.md)
     images_per_prompt: 1
     batch_size: 4
-    ocr: easyocr                # reader (OCR engine) spec, e.g. easyocr?gpu=0
+    ocr: rapidocr               # reader (OCR engine) spec, e.g. easyocr?gpu=0 (default rapidocr)
     device: auto                # auto | cpu | cuda | cuda:1 (accelerate overrides it)
     normalization: {keep_case: false, strip_punct: false}   # also nfkc, fold_width
     models:
@@ -277,7 +277,9 @@ class RunConfig(_Strict):
     seed_policy: Literal["benchmark", "glyphbench"] | None = None
     images_per_prompt: int = Field(default=1, ge=1)
     batch_size: int = Field(default=4, ge=1)
-    ocr: ReaderSpec = "easyocr"
+    # rapidocr: closest to a person on real text-to-image outputs (docs/readers.md,
+    # "Which reader is closest to a person"); a suite brings its benchmark's reader.
+    ocr: ReaderSpec = "rapidocr"
     device: str = "auto"
     normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
     out: str = "runs/latest"

@@ -14,12 +14,22 @@ from typer.testing import CliRunner
 
 from bench.cli import app
 from bench.engine.reading import image_digest
+from bench.errors import InputError
 from bench.readers.base import Reader, Reading
 from bench.readers.calibrate import (
+    LONG_TEXTS,
     calibrate,
     classify_edits,
     control_images,
     faithfulness,
+    load_real_set,
+    long_text_images,
+    long_text_rows,
+    long_text_summary,
+    read_real_set,
+    real_rows,
+    real_summary,
+    shipped_real_set,
     warning,
 )
 
@@ -127,12 +137,17 @@ def test_calibrate_command_writes_the_card_for_tesseract(tmp_path: Path) -> None
             "0.2",
             "--size",
             "128",
+            "--no-long",
+            "--real-limit",
+            "2",
         ],
     )
     assert result.exit_code == 0, result.output
     text = (out / "card.md").read_text()
     assert "Reader calibration card: `tesseract`" in text and "| en |" in text
     assert "| zh |" not in text  # tesseract?lang=eng reads no Chinese: no Chinese prompts
+    assert "## Real text-to-image outputs" in text and "## Long text" not in text
+    assert len(pd.read_csv(out / "real_images.csv")) == 2
 
 
 @pytest.mark.slow
@@ -157,8 +172,153 @@ def test_calibrate_command_runs_the_tiny_vlm(tmp_path: Path) -> None:
             "0.2",
             "--size",
             "64",
+            "--no-long",
+            "--no-real",
         ],
     )
     assert result.exit_code == 0, result.output
     card = (out / "card.md").read_text()
     assert "| en |" in card and "| zh |" in card  # the VLM reads both
+
+
+# --------------------------------------------------------------------------- long text
+
+
+def test_long_text_counts_merged_words_as_lost() -> None:
+    images = long_text_images(LONG_TEXTS[:2], ["DejaVuSans", "DejaVuSerif"], [14, 28])
+    assert len(images) == 8 and len({i.image.size for i in images}) > 1  # wrapping varies
+    exact = long_text_summary(long_text_rows(images, [i.text for i in images]))
+    assert exact["overall"]["words_per_word"] == 1.0 and exact["overall"]["word_recall"] == 1.0
+    merged = [i.text.replace(" ", "") for i in images]  # a reader that drops every space
+    summary = long_text_summary(long_text_rows(images, merged))
+    words = sum(len(i.text.split()) for i in images)
+    assert summary["overall"]["words_per_word"] == pytest.approx(len(images) / words)  # 1 each
+    assert summary["overall"]["word_recall"] == 0.0 and summary["overall"]["ned"] > 0.75
+    assert set(summary["by_size"]) == {14, 28} and set(summary["by_font"]) == {
+        "DejaVuSans",
+        "DejaVuSerif",
+    }
+
+
+def test_rapidocr_reads_large_long_text_with_its_words() -> None:
+    pytest.importorskip("rapidocr_onnxruntime")
+    from bench.readers import get_reader
+
+    images = long_text_images(LONG_TEXTS[:1], ["DejaVuSans"], [28])
+    reading = get_reader("rapidocr").read([images[0].image])[0].text
+    rows = long_text_rows(images, [reading])
+    assert rows.loc[0, "ned"] > 0.8 and rows.loc[0, "read_words"] >= 1
+
+
+# --------------------------------------------------------------------------- real images
+
+LICENCES = {"MIT", "Apache-2.0", "CC-BY-4.0", "CC0-1.0", "BSD-3-Clause"}
+
+
+def _real() -> pd.DataFrame:
+    manifest = shipped_real_set()
+    assert manifest is not None, "tests/data/real_t2i/manifest.csv is missing"
+    return load_real_set(manifest)
+
+
+def test_the_shipped_real_set_is_well_formed() -> None:
+    from PIL import Image
+
+    frame = _real()
+    assert len(frame) >= 40 and frame["model"].nunique() >= 4
+    assert frame["file"].is_unique and set(frame["licence"]) <= LICENCES
+    assert frame["commit"].str.fullmatch("[0-9a-f]{40}").all()
+    folder = Path(str(shipped_real_set())).parent
+    sources = (folder / "SOURCES.md").read_text(encoding="utf-8")
+    assert all(repo in sources for repo in frame["source_repo"].unique())
+    total = 0
+    for path in frame["path"]:
+        with Image.open(path) as image:
+            image.load()
+            assert max(image.size) <= 1024 and image.mode == "RGB"
+        total += Path(path).stat().st_size
+    assert total <= 8 * 2**20
+    # where the prompt quotes text, the intended text is that text
+    known = frame[frame["intended_text"] != ""]
+    assert len(known) >= 20 and known["model"].nunique() >= 4
+    assert all(
+        w in p
+        for p, t in zip(known["prompt"], known["intended_text"], strict=True)
+        for w in t.split()
+    )
+
+
+def test_a_bad_manifest_names_its_line(tmp_path: Path) -> None:
+    manifest = Path(str(shipped_real_set()))
+    frame = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(3)
+    frame["file"] = [str(manifest.parent / file) for file in frame["file"]]  # absolute paths
+    frame.to_csv(tmp_path / "manifest.csv", index=False)
+    assert len(load_real_set(tmp_path)) == 3
+    bad = frame.copy()
+    bad.loc[1, "file"] = "images/missing.jpg"
+    bad.to_csv(tmp_path / "manifest.csv", index=False)
+    with pytest.raises(InputError, match=r"manifest.csv:3: image 'images/missing.jpg'"):
+        load_real_set(tmp_path)
+    frame.drop(columns="licence").to_csv(tmp_path / "manifest.csv", index=False)
+    with pytest.raises(InputError, match=r"missing column.*licence"):
+        load_real_set(tmp_path / "manifest.csv")
+
+
+def test_a_reader_that_reads_like_the_person_scores_perfectly() -> None:
+    frame = _real()
+    rows = real_rows(frame, frame["human_reading"].tolist())
+    assert (rows["ned_vs_human"] == 1.0).all() and (rows["word_recall_vs_human"] == 1.0).all()
+    summary = real_summary(rows)
+    assert summary["score_mae"] == 0.0 and summary["words_per_word"] == 1.0
+    assert summary["spearman"] == pytest.approx(1.0)
+    verdicts = summary["pair_verdicts"]
+    assert len(summary["pairs"]) == 6 and verdicts["kept"] + verdicts["none"] == 6
+    assert verdicts["invented"] == verdicts["lost"] == verdicts["reversed"] == 0
+
+
+def test_a_reader_that_reads_nothing_loses_every_model_difference_it_should_keep() -> None:
+    frame = _real()
+    rows = real_rows(frame, [""] * len(frame))
+    summary = real_summary(rows)
+    assert summary["ned_vs_human"] == 0.0 and summary["words_per_word"] == 0.0
+    scored = rows[rows["score_reader"].notna()]
+    assert summary["score_mae"] == pytest.approx(scored["score_human"].mean())
+    assert all(pair["reader"]["difference"] == 0.0 for pair in summary["pairs"])
+    assert summary["pair_verdicts"]["kept"] == summary["pair_verdicts"]["invented"] == 0
+
+
+def test_the_real_part_with_rapidocr_on_four_images() -> None:
+    pytest.importorskip("rapidocr_onnxruntime")
+    from bench.readers import get_reader
+
+    frame = load_real_set(str(shipped_real_set()), limit=4)
+    assert len(frame) == 4 and frame["model"].nunique() == 4  # one image of each of 4 models
+    rows, seconds = read_real_set(get_reader("rapidocr"), frame)
+    assert seconds > 0 and rows["reading"].str.len().gt(0).all()
+    for column in ("ned_vs_human", "word_recall_vs_human"):
+        assert rows[column].between(0, 1).all()
+    assert rows["ned_vs_human"].mean() > 0.7  # clean poster text: close to the person
+    scored = rows[rows["score_reader"].notna()]
+    assert ((scored["score_reader"] - scored["score_human"]).abs() == scored["score_error"]).all()
+
+
+@pytest.mark.slow
+def test_the_real_part_with_rapidocr_on_the_whole_set() -> None:
+    pytest.importorskip("rapidocr_onnxruntime")
+    from bench.readers import get_reader
+
+    frame = _real()
+    rows, _ = read_real_set(get_reader("rapidocr"), frame)
+    summary = real_summary(rows)
+    assert summary["images"] == len(frame) and 0.5 < summary["ned_vs_human"] <= 1.0
+    lo, hi = summary["score_mae_interval"]
+    assert lo <= summary["score_mae"] <= hi and 0 <= summary["score_mae"] < 0.3
+
+
+def test_calibrate_refuses_a_missing_manifest_before_reading(tmp_path: Path) -> None:
+    out = tmp_path / "card"
+    args = ["readers", "calibrate", "--reader", "rapidocr", "--out", str(out)]
+    result = CliRunner().invoke(app, [*args, "--real", str(tmp_path / "nope.csv")])
+    assert isinstance(result.exception, InputError)  # the console script exits 2 on it
+    assert "no such real-image manifest" in str(result.exception)
+    assert not out.exists()
