@@ -48,6 +48,7 @@ from bench.models.api.transport import (
     RetryPolicy,
     call_with_retries,
     one_line,
+    remember_secrets,
 )
 from bench.models.base import (
     COST_KEY,
@@ -248,6 +249,7 @@ class ApiModel(ModelAdapter):
             raise RuntimeError(f"api:{self.provider.name} needs {problem}")
         secrets = self._secrets()
         self._redactor = Redactor(secrets.values())
+        remember_secrets(secrets.values())
         key = next(iter(secrets.values()), "")
         client = self.provider.connect(self.options, key)
         self._session = Session(
@@ -319,14 +321,14 @@ class ApiModel(ModelAdapter):
 
     def _failure(self, exc: BaseException, key: str, request: ImageRequest) -> ImageNotMade:
         if isinstance(exc, Refusal):
-            reason = self._redactor.redact(one_line(str(exc))) or "refused"
+            reason = one_line(self._redactor.redact(str(exc))) or "refused"
             self._count("refusals")
             self._store(key, request, "refused", 0.0, reason=reason)
             return ImageNotMade(f"Refused: {self.provider.name}: {reason}", cost_usd=0.0)
         if not isinstance(exc, Exception):
             raise exc  # KeyboardInterrupt, SystemExit: stop the run
         self._count("errors")
-        message = self._redactor.redact(one_line(str(exc)))
+        message = one_line(self._redactor.redact(str(exc)))
         kind = "ApiError" if isinstance(exc, ApiError) else type(exc).__name__
         return ImageNotMade(f"Generate: {kind}: {message}".rstrip(": "), cost_usd=0.0)
 
