@@ -69,6 +69,7 @@ def read_run(
     """
     from bench.config import RunConfig
     from bench.engine.read_pool import ReadPool, resolve_workers
+    from bench.runs import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
     meta = folder.manifest(required=True)
@@ -76,24 +77,27 @@ def read_run(
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     part = Shard.parse(shard) if shard else Shard()
-    spec, n_workers = ocr or config.ocr, resolve_workers(workers)
+    spec = ocr or table_reader(meta) or config.ocr  # one reader per results table
+    n_workers = resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
     totals = {"read": 0, "errors": 0}
     seen: set[Path] = set()
-    with folder.hold_shard(name), ReadPool(spec, folder.root, n_workers) as pool:
-        while True:
-            generating = follow and _generating(folder)
-            rows = _rows(folder, seen)
-            todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
-            again = False  # a second pass reads only what is new
-            outcome = _read_rows(
-                folder, pool, todo, batch_size or config.batch_size, config, name, progress, console
-            )
-            totals = {key: totals[key] + outcome[key] for key in totals}
-            if not generating:  # this pass started after the generation ended: all read
-                break
-            if not outcome["read"]:
-                time.sleep(FOLLOW_POLL_S)
+    with folder.hold_shard(name):
+        refuse_during_rescore(folder)
+        claim_reader(folder, spec, "`read`")
+        with ReadPool(spec, folder.root, n_workers) as pool:
+            while True:
+                generating = follow and _generating(folder)
+                rows = _rows(folder, seen)
+                todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
+                again = False  # a second pass reads only what is new
+                step = batch_size or config.batch_size
+                outcome = _read_rows(folder, pool, todo, step, config, name, progress, console)
+                totals = {key: totals[key] + outcome[key] for key in totals}
+                if not generating:  # this pass started after the generation ended: all read
+                    break
+                if not outcome["read"]:
+                    time.sleep(FOLLOW_POLL_S)
     merged = None
     if not folder.busy_shards():
         from bench.runs import merge_run
