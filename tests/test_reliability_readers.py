@@ -49,9 +49,9 @@ def generate(out: Path, models: list[str], *, read_later: bool) -> RunConfig:
 
 def test_read_is_refused_while_a_rescore_holds_the_folder(tmp_path: Path) -> None:
     generate(tmp_path / "run", ["control:render?size=64"], read_later=True)
-    with FolderLock(tmp_path / "run", RESCORE_LOCK).try_hold():  # a rescore at work
-        with pytest.raises(FolderBusy, match=r"is rescoring .*\(rescore\)"):
-            read_run(tmp_path / "run", workers=0, progress=False)
+    rescoring = FolderLock(tmp_path / "run", RESCORE_LOCK).try_hold()  # a rescore at work
+    with rescoring, pytest.raises(FolderBusy, match=r"is rescoring .*\(rescore\)"):
+        read_run(tmp_path / "run", workers=0, progress=False)
     assert not list((tmp_path / "run" / "parts").glob("read-*"))
 
 
