@@ -85,13 +85,24 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
     from bench.engine.reading import read_batch, reader_identity
 
     assert _READER is not None, "the worker's reader was not started"
-    images = []
-    for path in paths:
-        with Image.open(Path(root) / path) as image:
-            images.append(image.convert("RGB"))
+    images, unreadable = [], {}
+    for number, path in enumerate(paths):
+        try:
+            with Image.open(Path(root) / path) as image:
+                images.append(image.convert("RGB"))
+        except Exception as exc:  # one damaged file is one failed row, not a failed read
+            unreadable[number] = UnreadableImage(f"{path}: {type(exc).__name__}: {exc}")
+    read = iter(read_batch(_READER, images) if images else [])
     identity = (_READER.name, _READER.version)
-    outcomes = [_portable(outcome) for outcome in read_batch(_READER, images)]
+    outcomes = [
+        unreadable[number] if number in unreadable else _portable(next(read))
+        for number in range(len(paths))
+    ]
     return identity, reader_identity(_READER), outcomes
+
+
+class UnreadableImage(OSError):
+    """An image file that cannot be opened: the row's error names the file."""
 
 
 class ReadPool:
