@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 PART_ROWS = 512
 #: Seconds between looks for new rows while following a running generation.
 FOLLOW_POLL_S = 0.1
+#: Seconds ``read --follow`` waits for the generation to start writing (run.json and its
+#: shard lock), so a reader launched with ``run --read-later`` never finishes before it.
+FOLLOW_WAIT_S = 300.0
 
 
 def unread(rows: pd.DataFrame, *, again: bool = False) -> pd.Series:
@@ -72,6 +75,8 @@ def read_run(
     from bench.runs import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
+    if follow:
+        wait_for_generation(folder, FOLLOW_WAIT_S)
     meta = folder.manifest(required=True)
     if not isinstance(meta.get("config"), dict):
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
@@ -118,6 +123,39 @@ def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
     new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
     seen.update(new)
     return folder.read_parts(ROW_KEY, conform=conform_results, files=new)
+
+
+def wait_for_generation(folder: RunFolder, wait_s: float) -> None:
+    """Wait (at most ``wait_s``) until the generation writes the folder or has finished.
+
+    ``read --follow`` and ``run --read-later`` are started together: the reader must not
+    see a folder without run.json (an error) or one whose run has not yet taken its
+    shard lock (nothing to follow) and stop before the first image. Past the deadline a
+    missing run.json is an error; an existing one is read as it is.
+    """
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if folder.manifest_path.is_file() and (_generating(folder) or _generated(folder)):
+            return
+        time.sleep(FOLLOW_POLL_S)
+    if not folder.manifest_path.is_file():
+        raise InputError(
+            folder.manifest_path,
+            f"no run started writing here within {wait_s:g} s (read --follow waits for a "
+            "`run --read-later` on this folder)",
+        )
+
+
+def _generated(folder: RunFolder) -> bool:
+    """True when every shard of the generation has recorded its end (shard.json)."""
+    shards = {name: info for name, info in folder.shards().items() if name.startswith("shard-")}
+    if not shards:
+        return False
+    try:
+        count = int(next(iter(shards)).rsplit("-of-", 1)[1])
+    except (IndexError, ValueError):
+        return False
+    return len(shards) >= count and all(info.get("finished") for info in shards.values())
 
 
 def _generating(folder: RunFolder) -> bool:

@@ -8,6 +8,9 @@ reach disk in small batches (docs/reliability.md).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +19,7 @@ from bench.config import RunConfig
 from bench.engine.reading_store import READINGS_DIR, readings_table
 from bench.reads import read_run
 from bench.runs import run_benchmark
-from tests.runner_helper import prompt_set, register
+from tests.runner_helper import prompt_set, register, write_prompts_csv
 
 register()
 
@@ -60,3 +63,37 @@ def test_a_damaged_readings_file_is_set_aside_and_read_again(tmp_path: Path) -> 
     assert set(readings_table(tmp_path / "run")["image_sha256"]) == set(
         pd.read_parquet(tmp_path / "run" / "results.parquet")["image_sha256"]
     )
+
+
+HELPER = Path(__file__).with_name("runner_helper.py")
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, str(HELPER), *args, "--no-progress"]
+
+
+def environment() -> dict[str, str]:
+    path = os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)])
+    return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
+
+
+def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Path) -> None:
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 6)
+    for trial in range(3):
+        out = tmp_path / f"run{trial}"
+        run = cli(
+            "run", "-m", "slow:render?delay=0.3", "--prompts", f"csv:{csv}", "--out", str(out),
+            "--ocr", "pixelocr", "--batch-size", "2", "--read-later",
+        )  # fmt: skip
+        read = cli("read", str(out), "--follow", "--read-workers", "0")
+        env = environment()
+        reader = subprocess.Popen(read, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        writer = subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, run_err = writer.communicate(timeout=300)
+        read_out, read_err = reader.communicate(timeout=300)
+        assert writer.returncode == 0, run_err.decode()[-2000:]
+        assert reader.returncode == 0, read_err.decode()[-2000:]
+        rows = pd.read_parquet(out / "results.parquet")
+        assert len(rows) == 6, trial
+        assert rows["ocr_text"].notna().all(), (trial, read_out.decode(), read_err.decode())
+        assert b"read 6 images" in read_out, read_out.decode()
