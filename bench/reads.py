@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from bench.engine.read_pool import ReadPool
     from bench.engine.reading_store import ReadingStore
 
-#: Rows per part file written by a reader (fewer, larger files than one per batch).
+#: Rows per part file written by a reader (fewer, larger files than one per batch) ...
 PART_ROWS = 512
+#: ... or fewer, when this many seconds have passed since the last: a killed reader loses
+#: at most this long's readings (issue 25).
+PART_SECONDS = 5.0
 #: Seconds between looks for new rows while following a running generation.
 FOLLOW_POLL_S = 0.1
 #: Seconds ``read --follow`` waits for the generation to start writing (run.json and its
@@ -185,6 +188,7 @@ def _read_rows(
     if todo.empty:
         return {"read": 0, "errors": 0}
     store = ReadingStore(folder.root, name)  # issue 13: every reading kept in RUN/readings/
+    written = time.monotonic()
     with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task(f"read ({max(pool.workers, 1)} process(es))", total=len(todo))
         for paths, (identity, full, outcomes) in pool.read(_chunks(todo, step)):
@@ -193,10 +197,10 @@ def _read_rows(
             errors += int((rows["error"] != "").sum())
             read += len(rows)
             done.append(rows)
-            if sum(map(len, done)) >= PART_ROWS:
+            if sum(map(len, done)) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS:
                 _write(folder, pd.concat(done), config, name, score_rows)
                 store.flush()
-                done = []
+                done, written = [], time.monotonic()
             bar.advance(task, len(rows))
         if done:
             _write(folder, pd.concat(done), config, name, score_rows)

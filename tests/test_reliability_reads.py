@@ -9,11 +9,14 @@ reach disk in small batches (docs/reliability.md).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from bench.config import RunConfig
 from bench.engine.reading_store import READINGS_DIR, readings_table
@@ -97,3 +100,85 @@ def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Pat
         assert len(rows) == 6, trial
         assert rows["ocr_text"].notna().all(), (trial, read_out.decode(), read_err.decode())
         assert b"read 6 images" in read_out, read_out.decode()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals) -> None:
+    generate(tmp_path / "run")
+    script = tmp_path / "glyphbench_with_doubles.py"  # workers (spawn) import it: doubles too
+    script.write_text(
+        "import sys\n"
+        f"sys.path[:0] = [{str(HELPER.parent)!r}, {str(HELPER.parent.parent)!r}]\n"
+        "from runner_helper import register\n"
+        "register()\n"
+        "if __name__ == '__main__':\n"
+        "    from bench.cli import main\n"
+        "    sys.argv[0] = 'glyphbench'\n"
+        "    main()\n"
+    )
+    command = [sys.executable, str(script), "read", str(tmp_path / "run"), "--no-progress"]
+    command += ["--read-workers", "2", "--batch-size", "1", "--ocr", "slowocr?delay=2"]
+    reader = subprocess.Popen(command, env=environment(), stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    workers: set[int] = set()
+    while len(workers) < 2 and time.monotonic() < deadline and reader.poll() is None:
+        time.sleep(0.2)
+        workers = descendants(reader.pid)
+    assert len(workers) >= 2, "the workers never started"
+    time.sleep(1.0)
+    left = descendants(reader.pid)
+    reader.send_signal(how)
+    reader.wait(timeout=60)
+    deadline = time.monotonic() + 20
+    while any(map(alive, left)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    survivors = [pid for pid in left if alive(pid)]
+    for pid in survivors:  # leave no process behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+
+
+def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
+    from bench.reads import PART_SECONDS
+
+    generate(tmp_path / "run")  # 12 images
+    command = cli("read", str(tmp_path / "run"), "--read-workers", "0", "--batch-size", "1")
+    command += ["--ocr", "slowocr?delay=0.5"]  # pixelocr's readings, 0.5 s an image
+    reader = subprocess.Popen(command, env=environment(), stderr=subprocess.DEVNULL)
+    parts = tmp_path / "run" / "parts"
+    deadline = time.monotonic() + 120
+    while not list(parts.glob("read-*/*/*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    reader.kill()
+    reader.wait(timeout=60)
+    rows = pd.concat(pd.read_parquet(p) for p in parts.glob("read-*/*/*.parquet"))
+    assert 0 < len(rows) < 12  # written well before the 512-row part file
+    assert len(rows) >= PART_SECONDS / 0.5 - 2
+    stored = set(readings_table(tmp_path / "run")["image_sha256"])
+    assert stored == set(rows["image_sha256"])  # the readings too
