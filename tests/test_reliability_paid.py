@@ -61,3 +61,58 @@ def test_long_labels_and_prompt_ids_make_bounded_paths(tmp_path: Path) -> None:
     assert len(rows) == 2 and (rows["error"] == "").all()
     longest = max(len(p.name) for p in out.rglob("*"))
     assert longest <= 200
+
+
+def test_the_cap_holds_under_repeated_kills_with_requests_in_flight(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    csv = tmp_path / "prompts.csv"
+    n = 20
+    pd.DataFrame(
+        {"prompt_id": [f"p{k:02d}" for k in range(n)],
+         "prompt": [f"a sign 'WORD{k}' (#{k})" for k in range(n)],
+         "text": [f"WORD{k}" for k in range(n)]}
+    ).to_csv(csv, index=False)  # fmt: skip
+    spec = "api:http/capped"
+    price, cap = 0.01, 0.10
+    with FakeApi(KEY) as api:
+        api.delay = 0.6  # requests stay in flight long enough to be killed mid-way
+        model = {
+            "spec": spec,
+            "options": {
+                "url": f"{api.url}/generic/generate",
+                "headers": {"Authorization": "Bearer {env:GLYPH_PAID_KEY}"},
+                "body": {"prompt": "{prompt}", "seed": "{seed}"},
+                "image_field": "output.image",
+                "concurrency": 4,
+            },
+        }
+        out = tmp_path / "run"
+        config = {
+            "models": [model], "prompts": f"csv:{csv}", "seeds": [0], "ocr": "pixelocr",
+            "batch_size": 4, "out": str(out),
+            "api": {"prices": {spec: price}, "max_usd": cap},
+        }  # fmt: skip
+        path = tmp_path / "run.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        env = dict(
+            os.environ,
+            GLYPH_PAID_KEY=KEY,
+            PYTHONPATH=os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)]),
+        )
+        command = [sys.executable, str(HELPER), "run", "--config", str(path), "--no-progress"]
+        for _ in range(6):  # kill -9 while requests are in flight, six times
+            asked = len(api.paid())
+            process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and process.poll() is None:
+                if len(api.paid()) > asked and api.in_flight > 0:
+                    break
+                time.sleep(0.02)
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=60)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        billed = len(api.paid()) * price  # the provider bills every request it received
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert billed <= cap + 1e-9, f"{len(api.paid())} requests billed, cap ${cap}"
