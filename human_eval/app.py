@@ -680,6 +680,27 @@ def admin_snapshot(
     return [summary, images, people, str(path)]
 
 
+def check_bind(host: str, port: int | None) -> None:
+    """InputError (one line) for a port outside 1-65535 or a host that is no address here.
+
+    >>> check_bind("127.0.0.1", 7860)
+    >>> check_bind("127.0.0.1", 99999)
+    Traceback (most recent call last):
+    ...
+    bench.errors.InputError: --port 99999 is not a port: use 1 to 65535
+    """
+    import socket
+
+    if port is not None and not 1 <= port <= 65535:
+        raise InputError(None, f"--port {port} is not a port: use 1 to 65535")
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError) as exc:
+        raise InputError(
+            None, f"--host {host!r} is not an address or name of this machine ({exc})"
+        ) from None
+
+
 def launch(
     study: Study,
     *,

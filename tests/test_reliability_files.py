@@ -42,3 +42,54 @@ def test_export_refuses_images_that_do_not_match_their_sha256(tmp_path: Path) ->
         export_run(tmp_path / "run", tmp_path / "export")
     assert damaged in str(refused.value.source) and "1 of 6" in str(refused.value)
     assert not (tmp_path / "export").exists()  # nothing half-written
+
+
+def glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-m", "bench.cli", *args],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(REPO / "tests"))
+    from human_fixtures import make_run
+
+    from human_eval.study import create_study
+
+    root = tmp_path_factory.mktemp("serve")
+    run = make_run(root / "run", image_size=32)
+    create_study([run], root / "study", n=9, min_per_cell=1, progress=False)
+    return root / "study"
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [("--port", "99999", "--port 99999 is not a port"), ("--host", "999.1.1.1", "--host")],
+)
+def test_serve_refuses_impossible_ports_and_hosts_in_one_line(
+    study: Path, flag: str, value: str, said: str
+) -> None:
+    done = glyphbench("human", "serve", str(study), flag, value)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and said in done.stderr
+
+
+def test_human_sample_names_a_damaged_image_and_leaves_no_study(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "tests"))
+    from human_fixtures import make_run
+
+    from human_eval.study import create_study
+
+    run = make_run(tmp_path / "run", image_size=32)
+    rows = pd.read_parquet(run / "results.parquet")
+    damaged = [p for p in rows["image_path"].dropna().astype(str) if p]
+    for relative in damaged:  # every image damaged: whichever is sampled, one is bad
+        path = run / relative
+        path.write_bytes(path.read_bytes()[:60])
+    with pytest.raises(InputError, match="cannot read the sampled image") as refused:
+        create_study([run], tmp_path / "study", n=9, min_per_cell=1, progress=False)
+    assert str(refused.value.source).endswith(".png")
+    assert not (tmp_path / "study").exists()
