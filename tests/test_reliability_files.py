@@ -93,3 +93,30 @@ def test_human_sample_names_a_damaged_image_and_leaves_no_study(tmp_path: Path) 
         create_study([run], tmp_path / "study", n=9, min_per_cell=1, progress=False)
     assert str(refused.value.source).endswith(".png")
     assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_in_an_images_manifest_is_an_unreadable_row(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    made = generate(tmp_path / "made")
+    fifo = tmp_path / "p01.png"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer forever
+    good = tmp_path / "made" / str(made["image_path"].iloc[0])
+    manifest = tmp_path / "list.csv"
+    manifest.write_text(f"prompt_id,path\np00,{good}\np01,{fifo}\n")
+    config = RunConfig.from_mapping(
+        {"models": [f"images:{manifest}"], "seeds": [0], "ocr": "pixelocr",
+         "out": str(tmp_path / "scored")}
+    )  # fmt: skip
+    console = Console(file=io.StringIO(), width=400)
+    result = run_benchmark(
+        config, prompt_set=prompt_set(2), ocr=PixelOCR(), progress=False, console=console
+    )
+    assert result.results is not None
+    errors = dict(zip(result.results["prompt_id"], result.results["error"], strict=True))
+    assert errors["p00"] == ""
+    assert errors["p01"] == "Unreadable: p01.png: not a regular file (a FIFO)"

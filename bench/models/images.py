@@ -200,12 +200,38 @@ def _manifest_key(
     return (row["prompt_id"], seed, index)
 
 
+def _not_regular(path: Path) -> str:
+    """What ``path`` is when it is not a regular file (``""`` for a regular one).
+
+    >>> _not_regular(Path("/dev/null"))
+    'a device'
+    """
+    import stat
+
+    mode = path.stat().st_mode  # follows links: the file a link points to counts
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
 def _check_readable(matching: Matching) -> None:
     """Decode every matched file once, so unreadable ones are named before the run starts."""
     from PIL import Image
 
     for key, path in matching.files.items():
         try:
+            kind = _not_regular(path)
+            if kind:  # opening a FIFO would wait for a writer forever (issue 25)
+                matching.unreadable[key] = f"not a regular file ({kind})"
+                continue
             with Image.open(path) as image:
                 image.load()
         except Exception as exc:  # any decoding failure makes the file unreadable
