@@ -120,3 +120,18 @@ def test_a_fifo_in_an_images_manifest_is_an_unreadable_row(tmp_path: Path) -> No
     errors = dict(zip(result.results["prompt_id"], result.results["error"], strict=True))
     assert errors["p00"] == ""
     assert errors["p01"] == "Unreadable: p01.png: not a regular file (a FIFO)"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["read", "RUN", "--read-workers", "abc"], "error: Invalid value for '--read-workers'"),
+        (["human", "serve", "STUDY", "--port", "abc"], "error: Invalid value for '--port'"),
+        (["read"], "error: Missing argument"),
+        (["no-such-command"], "error: No such command"),
+    ],
+)
+def test_flags_typer_checks_are_one_line_too(args: list[str], said: str) -> None:
+    done = glyphbench(*args)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and done.stderr.startswith(said), done.stderr
