@@ -135,3 +135,17 @@ def test_flags_typer_checks_are_one_line_too(args: list[str], said: str) -> None
     done = glyphbench(*args)
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and done.stderr.startswith(said), done.stderr
+
+
+def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) -> None:
+    from prompts.selection import select
+    from tests.runner_helper import write_prompts_csv
+
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 5)
+    with pytest.raises(InputError, match=r"--sample 999999999 is larger than the pool: 5 prompt"):
+        select(f"csv:{csv}", sample=999999999)
+    assert len(select(f"csv:{csv}", sample=5)) == 5  # the whole pool, asked for, is fine
+    done = glyphbench(
+        "prompts", "select", "default", "--sample", "999999999", "--out", str(tmp_path / "x.csv")
+    )
+    assert done.returncode == 2 and "is larger than the pool" in done.stderr
