@@ -149,3 +149,22 @@ def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) 
         "prompts", "select", "default", "--sample", "999999999", "--out", str(tmp_path / "x.csv")
     )
     assert done.returncode == 2 and "is larger than the pool" in done.stderr
+
+
+def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> None:
+    from bench.runs import merge_run
+
+    config = RunConfig.from_mapping(
+        {"models": ["control:render?size=64", "control:blank?size=64"], "batch_size": 4,
+         "seeds": [0], "ocr": "pixelocr", "out": str(tmp_path / "run")}
+    )  # fmt: skip
+    run_benchmark(config, prompt_set=prompt_set(6), ocr=PixelOCR(), progress=False)
+    for part in (tmp_path / "run" / "parts").glob("*/control_blank*/*.parquet"):
+        part.unlink()  # as if the run had stopped half-way: 6 of 12 rows
+    merge_run(tmp_path / "run")
+    done = glyphbench("report", str(tmp_path / "run"), "--out", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+    top = page.index('<section id="incomplete">')
+    assert top < page.index('<section id="summary">')
+    assert "incomplete run: 6 of 12 rows made" in page
