@@ -168,3 +168,13 @@ def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> Non
     top = page.index('<section id="incomplete">')
     assert top < page.index('<section id="summary">')
     assert "incomplete run: 6 of 12 rows made" in page
+
+
+def test_report_tables_neutralise_spreadsheet_formulas(tmp_path: Path) -> None:
+    from bench.report.tables import write_table_set
+
+    raw = pd.DataFrame({"model": ["=cmd|' /C calc'!A0", "@SUM(1)", "fine"], "ned": [-0.5, 1, 2]})
+    write_table_set(tmp_path, "summary", raw)
+    back = pd.read_csv(tmp_path / "summary.csv")
+    assert back["model"].tolist() == ["'=cmd|' /C calc'!A0", "'@SUM(1)", "fine"]
+    assert back["ned"].tolist() == [-0.5, 1, 2]  # numbers stay numbers
