@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import cast
 
 import typer
 from rich.console import Console
@@ -67,17 +68,30 @@ def main() -> None:
     """Console-script entry point: user errors become one line on stderr and exit 2.
 
     User errors are :class:`InputError` and the errors of reading or writing files
-    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`bench.errors.user_error`);
-    anything else is a bug and keeps its traceback.
+    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`bench.errors.user_error`), and
+    the flags Typer itself checks (a non-integer ``--read-workers``, a missing
+    argument): one line, not a box; anything else is a bug and keeps its traceback.
     """
+    # click's UsageError, as this Typer ships it (typer.BadParameter's base)
+    usage_error = cast("type[Exception]", typer.BadParameter.__mro__[1])
     try:
-        app()
+        code = app(standalone_mode=False)
+    except usage_error as exc:  # a flag Typer checks: the same one line, not a box
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            app()  # no arguments: the help, as always
+        print_error(getattr(exc, "format_message", exc.__str__)())
+        sys.exit(2)
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
+        sys.exit(1)
     except Exception as exc:
         error = user_error(exc)
         if error is None:
             raise
         print_error(str(error))
         sys.exit(2)
+    if isinstance(code, int) and code:
+        sys.exit(code)
 
 
 def print_error(message: str) -> None:

@@ -79,6 +79,13 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     missing = [p for p in kept["image_path"].astype(str) if not (run_dir / p).is_file()]
     if missing:
         raise InputError(run_dir / missing[0], "image listed in results.parquet is missing")
+    damaged = damaged_images(run_dir, kept)
+    if damaged:
+        raise InputError(
+            run_dir / damaged[0],
+            f"image does not match its image_sha256 in results.parquet (damaged or replaced; "
+            f"{len(damaged)} of {len(kept)} images differ); nothing was exported",
+        )
     out.mkdir(parents=True, exist_ok=True)
     for relative in kept["image_path"].astype(str):
         target = out / relative
@@ -93,6 +100,19 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
         encoding="utf-8",
     )
     return out
+
+
+def damaged_images(run_dir: Path, rows: pd.DataFrame) -> list[str]:
+    """Image paths of ``rows`` whose file's SHA-256 is not the row's ``image_sha256``."""
+    import hashlib
+
+    damaged = []
+    expected_sha = rows["image_sha256"] if "image_sha256" in rows else [None] * len(rows)
+    for relative, expected in zip(rows["image_path"].astype(str), expected_sha, strict=True):
+        digest = hashlib.sha256((run_dir / relative).read_bytes()).hexdigest()
+        if isinstance(expected, str) and expected and digest != expected:
+            damaged.append(relative)
+    return damaged
 
 
 def dataset_card(

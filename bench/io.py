@@ -282,6 +282,37 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     frame.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL)
 
 
+#: A text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell a spreadsheet would run as a formula made inert.
+
+    A leading ``'`` is added to a text cell starting with ``= + - @``, a tab or a carriage
+    return, so a CSV a person opens (ratings, admin export, report tables) cannot run
+    ``=HYPERLINK(...)``; numbers are left as they are. Only for CSVs meant for people:
+    data files read back by glyphbench keep their cells exactly.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"t": ["=1+2", "ok", "-x", "@me"], "n": [-1, 2, 3, 4]})
+    >>> safe = spreadsheet_safe(frame)
+    >>> safe["t"].tolist(), safe["n"].tolist()
+    (["'=1+2", 'ok', "'-x", "'@me"], [-1, 2, 3, 4])
+    """
+
+    def inert(value: object) -> object:
+        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    out = frame.copy()
+    for column in out.columns:
+        if is_object_dtype(out[column]) or is_string_dtype(out[column]):
+            out[column] = out[column].map(inert).astype(out[column].dtype)
+    return out
+
+
 def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
     """Read a .csv, .tsv, .parquet or .jsonl table with one-line errors for bad input.
 

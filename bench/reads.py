@@ -31,10 +31,16 @@ if TYPE_CHECKING:
     from bench.engine.read_pool import ReadPool
     from bench.engine.reading_store import ReadingStore
 
-#: Rows per part file written by a reader (fewer, larger files than one per batch).
+#: Rows per part file written by a reader (fewer, larger files than one per batch) ...
 PART_ROWS = 512
+#: ... or fewer, when this many seconds have passed since the last: a killed reader loses
+#: at most this long's readings (issue 25).
+PART_SECONDS = 5.0
 #: Seconds between looks for new rows while following a running generation.
 FOLLOW_POLL_S = 0.1
+#: Seconds ``read --follow`` waits for the generation to start writing (run.json and its
+#: shard lock), so a reader launched with ``run --read-later`` never finishes before it.
+FOLLOW_WAIT_S = 300.0
 
 
 def unread(rows: pd.DataFrame, *, again: bool = False) -> pd.Series:
@@ -69,31 +75,37 @@ def read_run(
     """
     from bench.config import RunConfig
     from bench.engine.read_pool import ReadPool, resolve_workers
+    from bench.runs import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
+    if follow:
+        wait_for_generation(folder, FOLLOW_WAIT_S)
     meta = folder.manifest(required=True)
     if not isinstance(meta.get("config"), dict):
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     part = Shard.parse(shard) if shard else Shard()
-    spec, n_workers = ocr or config.ocr, resolve_workers(workers)
+    spec = ocr or table_reader(meta) or config.ocr  # one reader per results table
+    n_workers = resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
     totals = {"read": 0, "errors": 0}
     seen: set[Path] = set()
-    with folder.hold_shard(name), ReadPool(spec, folder.root, n_workers) as pool:
-        while True:
-            generating = follow and _generating(folder)
-            rows = _rows(folder, seen)
-            todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
-            again = False  # a second pass reads only what is new
-            outcome = _read_rows(
-                folder, pool, todo, batch_size or config.batch_size, config, name, progress, console
-            )
-            totals = {key: totals[key] + outcome[key] for key in totals}
-            if not generating:  # this pass started after the generation ended: all read
-                break
-            if not outcome["read"]:
-                time.sleep(FOLLOW_POLL_S)
+    with folder.hold_shard(name):
+        refuse_during_rescore(folder)
+        claim_reader(folder, spec, "`read`")
+        with ReadPool(spec, folder.root, n_workers) as pool:
+            while True:
+                generating = follow and _generating(folder)
+                rows = _rows(folder, seen)
+                todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
+                again = False  # a second pass reads only what is new
+                step = batch_size or config.batch_size
+                outcome = _read_rows(folder, pool, todo, step, config, name, progress, console)
+                totals = {key: totals[key] + outcome[key] for key in totals}
+                if not generating:  # this pass started after the generation ended: all read
+                    break
+                if not outcome["read"]:
+                    time.sleep(FOLLOW_POLL_S)
     merged = None
     if not folder.busy_shards():
         from bench.runs import merge_run
@@ -114,6 +126,39 @@ def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
     new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
     seen.update(new)
     return folder.read_parts(ROW_KEY, conform=conform_results, files=new)
+
+
+def wait_for_generation(folder: RunFolder, wait_s: float) -> None:
+    """Wait (at most ``wait_s``) until the generation writes the folder or has finished.
+
+    ``read --follow`` and ``run --read-later`` are started together: the reader must not
+    see a folder without run.json (an error) or one whose run has not yet taken its
+    shard lock (nothing to follow) and stop before the first image. Past the deadline a
+    missing run.json is an error; an existing one is read as it is.
+    """
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if folder.manifest_path.is_file() and (_generating(folder) or _generated(folder)):
+            return
+        time.sleep(FOLLOW_POLL_S)
+    if not folder.manifest_path.is_file():
+        raise InputError(
+            folder.manifest_path,
+            f"no run started writing here within {wait_s:g} s (read --follow waits for a "
+            "`run --read-later` on this folder)",
+        )
+
+
+def _generated(folder: RunFolder) -> bool:
+    """True when every shard of the generation has recorded its end (shard.json)."""
+    shards = {name: info for name, info in folder.shards().items() if name.startswith("shard-")}
+    if not shards:
+        return False
+    try:
+        count = int(next(iter(shards)).rsplit("-of-", 1)[1])
+    except (IndexError, ValueError):
+        return False
+    return len(shards) >= count and all(info.get("finished") for info in shards.values())
 
 
 def _generating(folder: RunFolder) -> bool:
@@ -143,6 +188,7 @@ def _read_rows(
     if todo.empty:
         return {"read": 0, "errors": 0}
     store = ReadingStore(folder.root, name)  # issue 13: every reading kept in RUN/readings/
+    written = time.monotonic()
     with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task(f"read ({max(pool.workers, 1)} process(es))", total=len(todo))
         for paths, (identity, full, outcomes) in pool.read(_chunks(todo, step)):
@@ -151,10 +197,10 @@ def _read_rows(
             errors += int((rows["error"] != "").sum())
             read += len(rows)
             done.append(rows)
-            if sum(map(len, done)) >= PART_ROWS:
+            if sum(map(len, done)) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS:
                 _write(folder, pd.concat(done), config, name, score_rows)
                 store.flush()
-                done = []
+                done, written = [], time.monotonic()
             bar.advance(task, len(rows))
         if done:
             _write(folder, pd.concat(done), config, name, score_rows)

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,38 @@ if TYPE_CHECKING:
 
 #: The lock a rescore holds (so two rescores, or a rescore and a run, never mix).
 RESCORE_LOCK = "rescore"
+#: run.json's record of the reader the results table is read with (issue 25): part of the
+#: table's identity; ``run`` and ``read`` use it and refuse another, a rescore changes it.
+READER_KEY = "reader"
+
+
+def table_reader(meta: Mapping[str, Any]) -> str | None:
+    """The reader spec the run's results are read with, when one has read them."""
+    value = meta.get(READER_KEY)
+    return value if isinstance(value, str) and value else None
+
+
+def claim_reader(folder: RunFolder, spec: str, what: str) -> None:
+    """Record ``spec`` as the table's reader (first reader), or refuse a different one."""
+    with folder.locked():
+        meta = folder.manifest()
+        current = table_reader(meta)
+        if current is not None and current != spec:
+            raise InputError(
+                folder.manifest_path,
+                f"the results are read with {current!r}; {what} with {spec!r} would mix two "
+                f"readers in one table: re-read every image with `glyphbench rescore "
+                f"{folder.root} --ocr {spec}`",
+                key=READER_KEY,
+            )
+        if current is None and meta:
+            folder.write_manifest({**meta, READER_KEY: spec})
+
+
+def refuse_during_rescore(folder: RunFolder) -> None:
+    """One line when a rescore holds the folder (a reader or a run would undo it)."""
+    if folder.shard_busy(RESCORE_LOCK):
+        raise FolderLock(folder.root, RESCORE_LOCK).busy("rescoring")
 
 
 @dataclass
@@ -148,18 +180,30 @@ def run_benchmark(
     from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
 
     check_reader_reads(config.ocr, prompt_set.frame)
+    reader_spec = config.ocr
     try:
         _check_same_run(folder, config, prompt_set)
+        # A rescore may have re-read the table with another reader: rows made now use it.
+        reader_spec = table_reader(folder.manifest()) or config.ocr
     except DifferentRun:
         if not _failed_attempt(folder):
             raise
+    if reader_spec != config.ocr:
+        check_reader_reads(reader_spec, prompt_set.frame)
     if ocr is None and not read_later and not folder.manifest().get("complete"):
-        ocr = _start_run_reader(config)
+        ocr = _start_run_reader(config, reader_spec)
+        if reader_spec != config.ocr:
+            console.print(
+                f"reading with {reader_spec} (this folder's results were re-read with it)",
+                highlight=False,
+                markup=False,
+            )
     with folder.hold_shard(dist.shard.name):
-        if folder.shard_busy(RESCORE_LOCK):
-            raise FolderLock(folder.root, RESCORE_LOCK).busy("rescoring")
+        refuse_during_rescore(folder)
         with folder.locked():
             _claim_folder(folder, config, prompt_set, config_text, config_name)
+            if not read_later:
+                claim_reader(folder, reader_spec, "this run")
             info = _start_shard(folder, dist)
         outcome = _run_shard(
             folder, config, prompt_set, dist, ocr, progress, console, read_now=not read_later
@@ -169,10 +213,10 @@ def run_benchmark(
     return RunResult(folder.root, outcome, results)
 
 
-def _start_run_reader(config: RunConfig) -> Reader:
+def _start_run_reader(config: RunConfig, spec: str | None = None) -> Reader:
     """The run's reader; when a suite's own reader cannot start, say how to run without it."""
     try:
-        return start_reader(config.ocr)
+        return start_reader(spec or config.ocr)
     except InputError as error:
         if config.suite is None:
             raise
@@ -496,6 +540,8 @@ def rescore_run(
         with folder.locked():
             merged = merge_run(folder.root, folder=folder)
             meta = folder.manifest()
+            if not scores_only:
+                meta[READER_KEY] = engine_spec  # the table's reader from now on
             meta.setdefault("rescores", []).append(
                 {
                     "at": now(),

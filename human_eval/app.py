@@ -169,6 +169,35 @@ def check_password(users: dict[str, str], user: str, password: str) -> bool:
     return bool(expected) and ok
 
 
+#: Characters Markdown (CommonMark) gives a meaning; each is shown as itself when escaped.
+_MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~>\"'$%:;=?^")
+
+
+def plain_markdown(text: str) -> str:
+    """``text`` as Markdown that renders as exactly ``text`` (a prompt is shown, not parsed).
+
+    Tag-like text (``<b>``), backticks, emphasis and links stay visible characters:
+    Markdown punctuation is backslash-escaped, ``<`` and ``&`` become entities and
+    line breaks ``<br>``.
+
+    >>> print(plain_markdown("<b>SALE</b> `code`"))
+    &lt;b\\>SALE&lt;/b\\> \\`code\\`
+    """
+    out = []
+    for char in text:
+        if char == "<":
+            out.append("&lt;")
+        elif char == "&":
+            out.append("&amp;")
+        elif char == "\n":
+            out.append("<br>")
+        elif char in _MARKDOWN_PUNCTUATION:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 class LoginRefused(Exception):
     """A refused admin login (wrong password, or locked out); the message says which."""
 
@@ -177,9 +206,9 @@ class LoginGuard:
     """Admin logins with lockout: brute force gets a handful of tries, not thousands.
 
     ``per_address`` failures from one address within ``window_s`` lock that address
-    out for ``lockout_s``; ``overall`` failures from all addresses together lock the
-    panel for everyone (an attacker with many addresses) for ``lockout_s``. During a
-    lockout even the right password is refused.
+    out for ``lockout_s``; during a lockout even the right password is refused from it.
+    Other addresses are never locked out by it: failures from many addresses cannot
+    lock the lead out of their own study (issue 25).
 
     >>> now = [0.0]
     >>> guard = LoginGuard({"lead": "pw"}, per_address=2, clock=lambda: now[0])
@@ -204,27 +233,24 @@ class LoginGuard:
         users: dict[str, str],
         *,
         per_address: int = 5,
-        overall: int = 20,
         window_s: float = 900.0,
         lockout_s: float = 900.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.users = users
         self.per_address = per_address
-        self.overall = overall
         self.window_s = window_s
         self.lockout_s = lockout_s
         self.clock = clock
         self._failures: dict[str, deque[float]] = {}
-        self._all: deque[float] = deque()
-        self._locked_until: dict[str, float] = {}  # address ("" = everyone) -> time
+        self._locked_until: dict[str, float] = {}  # address -> time
         self._lock = threading.Lock()
 
     def attempt(self, address: str, user: str, password: str) -> None:
         """Return when the login is accepted; raise :class:`LoginRefused` otherwise."""
         with self._lock:
             now = self.clock()
-            until = max(self._locked_until.get(address, 0.0), self._locked_until.get("", 0.0))
+            until = self._locked_until.get(address, 0.0)
             if now < until:
                 minutes = max(1, round((until - now) / 60))
                 raise LoginRefused(f"Too many failed logins; try again in {minutes} minute(s).")
@@ -236,16 +262,12 @@ class LoginGuard:
 
     def _fail(self, address: str, now: float) -> None:
         recent = self._failures.setdefault(address, deque())
-        for times in (recent, self._all):
-            times.append(now)
-            while times and times[0] < now - self.window_s:
-                times.popleft()
+        recent.append(now)
+        while recent and recent[0] < now - self.window_s:
+            recent.popleft()
         if len(recent) >= self.per_address:
             self._locked_until[address] = now + self.lockout_s
             recent.clear()
-        if len(self._all) >= self.overall:
-            self._locked_until[""] = now + self.lockout_s
-            self._all.clear()
         LOG.warning("admin login failed from %s (%d recent)", address, len(recent))
 
 
@@ -450,7 +472,7 @@ def build_app(
                 view.code,
                 view.image_id,
                 gr.update(value=view.image_path or None, visible=on_item),
-                f"**Prompt:** {view.prompt}" if on_item else "",
+                f"**Prompt:** {plain_markdown(view.prompt)}" if on_item else "",
                 *[gr.update(value=a, visible=on_item) for a in answers],
                 f"**Progress: {view.progress}**",
                 view.message,
@@ -543,7 +565,7 @@ def admin_panel(
             per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
             export_file = gr.File(label="Ratings export (CSV)", interactive=False)
 
-            exports = ExportFolder()
+            exports = ExportFolder(study.folder)
 
             def on_admin(user: Any, password: Any, request: gr.Request) -> list[Any]:
                 address = client_address(request) or "local"
@@ -588,13 +610,20 @@ def guarded(action: str, run: Callable[[], Any]) -> Any:
         ) from None
 
 
-class ExportFolder:
-    """One temporary folder for the admin's export CSV, removed when the process exits.
+#: The admin's export folder inside the study folder (owner-only, removed at exit).
+EXPORT_DIR = ".admin-export"
 
-    Every admin click rewrites the same file instead of leaving a folder in /tmp.
+
+class ExportFolder:
+    """One private folder for the admin's export CSV, removed when the process exits.
+
+    In the study's own folder (``STUDY/.admin-export``, mode 0700) when ``root`` is
+    given, else a temporary folder. Every admin click rewrites the same file; the folder
+    is removed at exit, on SIGTERM too (:func:`exit_on_sigterm`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else None
         self._path: Path | None = None
         self._lock = threading.Lock()
 
@@ -602,9 +631,38 @@ class ExportFolder:
     def path(self) -> Path:
         with self._lock:
             if self._path is None or not self._path.is_dir():
-                self._path = Path(tempfile.mkdtemp(prefix="glyphbench-export-"))
+                if self.root is None:
+                    self._path = Path(tempfile.mkdtemp(prefix="glyphbench-export-"))
+                else:
+                    self._path = self.root / EXPORT_DIR
+                    self._path.mkdir(mode=0o700, exist_ok=True)
+                    self._path.chmod(0o700)
                 atexit.register(shutil.rmtree, self._path, True)
             return self._path
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM exit like Ctrl-C does, so exit handlers remove the private folders.
+
+    Python's default for SIGTERM ends the process without running ``atexit``; the
+    admin's export (ratings with every answer) would stay on disk.
+    """
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
+
+
+def private_temp_dir(study: Study) -> Path:
+    """Gradio's cache for this server (files it serves, the admin CSV): owner-only, removed
+    at exit, in the study's folder instead of the shared ``/tmp/gradio``."""
+    folder = Path(tempfile.mkdtemp(prefix=".serve-", dir=study.folder))
+    folder.chmod(0o700)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def admin_snapshot(
@@ -629,6 +687,27 @@ def admin_snapshot(
     return [summary, images, people, str(path)]
 
 
+def check_bind(host: str, port: int | None) -> None:
+    """InputError (one line) for a port outside 1-65535 or a host that is no address here.
+
+    >>> check_bind("127.0.0.1", 7860)
+    >>> check_bind("127.0.0.1", 99999)
+    Traceback (most recent call last):
+    ...
+    bench.errors.InputError: --port 99999 is not a port: use 1 to 65535
+    """
+    import socket
+
+    if port is not None and not 1 <= port <= 65535:
+        raise InputError(None, f"--port {port} is not a port: use 1 to 65535")
+    try:
+        socket.getaddrinfo(host, None)
+    except (OSError, UnicodeError) as exc:
+        raise InputError(
+            None, f"--host {host!r} is not an address or name of this machine ({exc})"
+        ) from None
+
+
 def launch(
     study: Study,
     *,
@@ -645,6 +724,10 @@ def launch(
     from starlette.middleware import Middleware
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    if "GRADIO_TEMP_DIR" not in os.environ:
+        os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(study))
+    if block:
+        exit_on_sigterm()
     admin_users = read_auth_file(auth_file) if auth_file else None
     rater_users = read_auth_file(rater_auth_file) if rater_auth_file else None
     service = RatingService(study, max_claims_per_address=max_claims_per_address)

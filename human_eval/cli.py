@@ -115,9 +115,10 @@ def serve_command(
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
-    from human_eval.app import launch
+    from human_eval.app import check_bind, launch
     from human_eval.study import load_study
 
+    check_bind(host, port)
     launch(
         load_study(study),
         host=host,

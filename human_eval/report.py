@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bench.errors import InputError
-from bench.io import atomic_open, write_json, write_table
+from bench.io import atomic_open, spreadsheet_safe, write_json, write_table
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
 
@@ -70,7 +70,8 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
 def export_ratings(study: Study, path: str | Path) -> Path:
     """Write the anonymised long-format ratings (.csv or .parquet by suffix)."""
     path = Path(path)
-    write_table(anonymised_ratings(study), path)
+    ratings = anonymised_ratings(study)
+    write_table(spreadsheet_safe(ratings) if path.suffix.lower() == ".csv" else ratings, path)
     return path
 
 
@@ -341,9 +342,9 @@ def write_report(study: Study, out: str | Path, *, n_boot: int = 1000, seed: int
 
 def save_tables(analysis: Analysis, out: Path) -> None:
     """The analysis as CSV files plus a small JSON summary."""
-    write_table(analysis.agreement, out / "agreement.csv")
-    write_table(analysis.alignment, out / "alignment.csv")
-    write_table(analysis.ranking, out / "ranking.csv")
-    write_table(analysis.raters, out / "raters.csv")
-    write_table(analysis.per_image, out / "per_image_agreement.csv")
+    write_table(spreadsheet_safe(analysis.agreement), out / "agreement.csv")
+    write_table(spreadsheet_safe(analysis.alignment), out / "alignment.csv")
+    write_table(spreadsheet_safe(analysis.ranking), out / "ranking.csv")
+    write_table(spreadsheet_safe(analysis.raters), out / "raters.csv")
+    write_table(spreadsheet_safe(analysis.per_image), out / "per_image_agreement.csv")
     write_json(out / "summary.json", {"kendall": analysis.kendall, "notes": analysis.notes})

@@ -287,9 +287,10 @@ class Store:
                 " VALUES (?, ?, ?, ?)",
                 [(participant_id, image_id, start + i, now) for i, image_id in enumerate(chosen)],
             )
+            # A new batch re-opens a finished participant; nothing claimed leaves them finished.
+            reopen = "finished_at = NULL, " if chosen else ""
             db.execute(
-                "UPDATE participants SET finished_at = NULL, last_active_at = ?"
-                " WHERE participant_id = ?",
+                f"UPDATE participants SET {reopen}last_active_at = ? WHERE participant_id = ?",
                 (now, participant_id),
             )
         return chosen

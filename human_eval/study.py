@@ -17,6 +17,7 @@ or disappear.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -226,8 +227,15 @@ def create_study(
     )
     chosen = pd.concat([sample, gold])
     manifest = _manifest(chosen, seed, _is_control(chosen))
+    _check_images(chosen)  # a damaged image is named before anything is written
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
-    _copy_images(chosen, manifest, out, progress)
+    try:
+        _copy_images(chosen, manifest, out, progress)
+    except BaseException:
+        if created:  # no partial study for a later `human sample` to reuse
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     config = {
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "runs": [str(Path(r).resolve()) for r in runs],
@@ -301,6 +309,22 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
                 pd.to_numeric(chosen[column], errors="coerce").astype(float).to_numpy()
             )
     return manifest
+
+
+def _check_images(chosen: pd.DataFrame) -> None:
+    """InputError naming the first sampled image that cannot be decoded."""
+    from PIL import Image
+
+    for folder, source in zip(chosen["run_folder"], chosen["image_path"], strict=True):
+        path = Path(folder) / str(source)
+        try:
+            with Image.open(path) as image:
+                image.load()
+        except Exception as exc:
+            problem = " ".join(str(exc).split())[:160]
+            raise InputError(
+                path, f"cannot read the sampled image ({type(exc).__name__}: {problem})"
+            ) from None
 
 
 def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progress: bool) -> None:

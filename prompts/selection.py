@@ -541,6 +541,12 @@ def select(
         current = apply_where(current, where)
 
     result: PromptSet
+    if sample is not None and sample > len(current):  # never silently the whole pool
+        raise InputError(
+            None,
+            f"--sample {sample} is larger than the pool: {len(current)} prompt(s) to draw from"
+            + (" after the filters" if config is not None or where else ""),
+        )
     if sample is not None:
         result = chosen.sample(current, sample, stratify, seed)
     elif isinstance(current, PromptPool):

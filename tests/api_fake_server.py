@@ -14,14 +14,21 @@ One threaded ``http.server`` answers, under one port:
   -> ``{"predictions": [{"bytesBase64Encoded", "mimeType"}]}``, a refusal
   ``{"predictions": [{"raiFilteredReason"}]}``;
 * a generic JSON API: ``POST /generic/generate`` -> ``{"output": {"image": base64}}``,
-  a refusal HTTP 422 ``{"error": {"type": "content_policy"}}``.
+  a refusal HTTP 422 ``{"error": {"type": "content_policy"}}``; ``POST /hostile/generate``
+  is the same API keyed by an ``X-Key`` header.
 
 What each request meets is a *plan*: ``server.plan(marker, [action, ...])`` makes the
 paid requests whose prompt contains ``marker`` meet the actions in turn (then
 ``ok``). Actions: ``ok``, ``429`` (with ``Retry-After``), ``500``, ``slow:S`` (sleep S
 seconds, then ok), ``malformed`` (HTTP 200, broken JSON), ``refuse``, ``echo-key``
 (HTTP 403 whose message repeats the key, as some APIs do), ``pending:N`` (BFL: N
-polls answer Pending), ``poll-500`` (BFL: the first poll fails). ``delay`` slows
+polls answer Pending), ``poll-500`` (BFL: the first poll fails). Hostile echoes
+of the key: ``echo-json`` (JSON-escaped, ``\\/`` and ``\\u002b``), ``echo-unicode``
+(every character ``\\uXXXX``), ``echo-url`` (URL-encoded), ``echo-base64`` (base64 of
+the request's key header value), ``echo-long`` (after 290 characters of text),
+``echo-half`` (its first half only), ``echo-refuse`` (a refusal quoting it),
+``echo-malformed`` (HTTP 200, broken JSON holding it after 60 characters);
+``redirect`` (HTTP 307 to ``redirect_to``, e.g. another server). ``delay`` slows
 every paid request. Every request is logged (``server.log``); nothing leaves 127.0.0.1.
 """
 
@@ -63,6 +70,7 @@ class FakeApi:
         self.plans: dict[str, list[str]] = {}
         self.tasks: dict[str, dict[str, Any]] = {}
         self.polls: dict[str, int] = defaultdict(int)
+        self.redirect_to = ""
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.api = self
         self.server.daemon_threads = True
@@ -160,6 +168,8 @@ class Handler(BaseHTTPRequestHandler):
             self.generate("google", self.headers.get("x-goog-api-key") == self.api.key)
         elif path == "/generic/generate":
             self.generate("http", self.headers.get("Authorization") == f"Bearer {self.api.key}")
+        elif path == "/hostile/generate":
+            self.generate("http", self.headers.get("X-Key") == self.api.key)
         else:
             self.send_json(404, {"error": {"message": f"no route {path}"}})
 
@@ -194,6 +204,7 @@ class Handler(BaseHTTPRequestHandler):
             prompt=prompt,
             seed=seed,
             body=body,
+            headers=dict(self.headers.items()),
             auth_ok=auth_ok,
             answered=False,
         )
@@ -227,6 +238,8 @@ class Handler(BaseHTTPRequestHandler):
         elif action == "echo-key":
             message = f"Incorrect API key provided: {self.api.key}."
             self.send_json(403, {"error": {"message": message, "code": "invalid_api_key"}})
+        elif action.startswith("echo-") or action == "redirect":
+            self.hostile(action)
         elif action == "refuse":
             self.refuse(provider)
         else:
@@ -250,6 +263,33 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(200, {"candidates": [candidate]})
         else:
             self.send_json(200, {"output": {"image": image}})
+
+    def hostile(self, action: str) -> None:
+        """Answers that repeat the key in the ways APIs (or a hostile server) do."""
+        key = self.api.key
+        header = next(
+            (v for k, v in self.headers.items() if k.lower() in ("authorization", "x-key")), key
+        )
+        if action == "redirect":
+            self.send_json(307, {}, {"Location": self.api.redirect_to})
+            return
+        if action == "echo-malformed":
+            text = '{"data": [{"b64_json": "' + "A" * 40 + key + '", "oops'
+            self.send_bytes(200, text.encode(), "application/json")
+            return
+        echoes = {
+            "echo-json": key.replace("/", "\\/").replace("+", "\\u002b"),
+            "echo-unicode": "".join(f"\\u{ord(c):04x}" for c in key),
+            "echo-url": "".join(f"%{b:02X}" for b in key.encode()),
+            "echo-base64": base64.b64encode(header.encode()).decode(),
+            "echo-long": "x" * 290 + " " + key,
+            "echo-half": key[: len(key) // 2],
+            "echo-refuse": key,
+        }
+        text = echoes.get(action, key)
+        kind = "content_policy" if action == "echo-refuse" else "invalid_api_key"
+        body = '{"error": {"type": "' + kind + '", "message": "bad key ' + text + '."}}'
+        self.send_bytes(422 if action == "echo-refuse" else 403, body.encode(), "application/json")
 
     def refuse(self, provider: str) -> None:
         if provider == "openai":

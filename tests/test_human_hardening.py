@@ -199,7 +199,9 @@ def test_admin_exports_reuse_one_folder(app: dict) -> None:
     admin = client(app["url"], "10.4.4.4")
     exports = [admin.predict("lead", PASSWORD, api_name="/admin")[-1] for _ in range(3)]
     created = set(Path(tempfile.gettempdir()).glob("glyphbench-export-*")) - before
-    assert len(created) <= 1 and all(exports)
+    assert not created and all(exports)  # in the study's own folder, not /tmp
+    folder = app["study"] / ".admin-export"
+    assert (folder / "ratings.csv").is_file() and folder.stat().st_mode & 0o077 == 0
 
 
 # ---------------------------------------------------------------- case 8: submit vs finish

@@ -60,6 +60,12 @@ _PART_NUMBER = re.compile(r"^batch-(\d+)")
 Finish = Callable[["pd.DataFrame"], "pd.DataFrame"]
 
 
+#: The longest folder or file-name part :func:`slug` makes: with an image's
+#: ``_s<seed>_i<k>.png`` or a part file's name it stays well under the 255 bytes a file
+#: name may have, however long a model label (an ``api:http`` URL) or a prompt id is.
+MAX_SLUG = 160
+
+
 def slug(
     name: str, *, digest: int = 0, keep: str = SAFE_CHARACTERS, limit: int | None = None
 ) -> str:
@@ -79,11 +85,17 @@ def slug(
     ('p-001', 'a_b-c14cddc0')
     >>> slug("jpeg?quality=30", keep="._-", limit=60, digest=6)
     'jpeg_quality_30-ddfcf9'
+    >>> long = slug("api:http/x?url=https://example.com/" + "v" * 300)
+    >>> len(long), long[-17:] != slug("api:http/x?url=https://example.com/" + "w" * 300)[-17:]
+    (160, True)
     """
     unsafe = f"[^A-Za-z0-9{re.escape(keep)}]+"
     clean = re.sub(unsafe, "_", name).strip("_")[:limit] or "model"
     if digest and clean != name:
         clean += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:digest]
+    if len(clean) > MAX_SLUG:  # a file name has at most 255 bytes: hash the tail (issue 25)
+        tail = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+        clean = f"{clean[: MAX_SLUG - len(tail) - 1]}-{tail}"
     return clean
 
 

@@ -162,10 +162,43 @@ def readings_table(root: str | Path) -> pd.DataFrame:
 
     folder = Path(root) / READINGS_DIR
     parts = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-    if not parts:
+    frames = [frame for frame in map(_read_readings, parts) if frame is not None]
+    if not frames:
         return pd.DataFrame({column: pd.Series(dtype="object") for column in COLUMNS})
-    frame = pd.concat([pd.read_parquet(part) for part in parts], ignore_index=True)
+    frame = pd.concat(frames, ignore_index=True)
     return frame.drop_duplicates(["image_sha256", "reader"], keep="last").reset_index(drop=True)
+
+
+def _read_readings(path: Path) -> pd.DataFrame | None:
+    """One readings file; a damaged one is set aside (``*.unreadable``) and None returned.
+
+    Its images are then read again by whoever needs them, as a damaged part file's
+    rows are made again (issue 25).
+    """
+    import sys
+
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        frame = pd.read_parquet(path)
+        missing = [column for column in COLUMNS if column not in frame.columns]
+        if missing:
+            raise ValueError(f"no column {missing[0]!r}")
+        return frame
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        problem = " ".join(str(exc).split())[:160]
+        aside = path.with_name(path.name + ".unreadable")
+        try:
+            os.replace(path, aside)
+        except FileNotFoundError:
+            return None  # another process set it aside first
+        print(
+            f"warning: {path}: unreadable readings file ({type(exc).__name__}: {problem}); "
+            f"set aside as {aside.name}, its images will be read again",
+            file=sys.stderr,
+        )
+        return None
 
 
 def stored_readers(root: str | Path) -> pd.DataFrame:

@@ -353,6 +353,28 @@ def nothing_found(source: Path, expected: Sequence[ImageKey], suite: SuiteImages
     )
 
 
+def _not_regular(path: Path) -> str:
+    """What ``path`` is when it is not a regular file (``""`` for a regular one).
+
+    >>> _not_regular(Path("/dev/null"))
+    'a device'
+    """
+    import stat
+
+    mode = path.stat().st_mode  # follows links: the file a link points to counts
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
 def _check_readable(matching: Matching) -> None:
     """Decode every matched file once, so unreadable ones are named before the run starts."""
     from PIL import Image
@@ -362,8 +384,12 @@ def _check_readable(matching: Matching) -> None:
         if path not in problems:
             problems[path] = None
             try:
-                with Image.open(path) as image:
-                    image.load()
+                kind = _not_regular(path)
+                if kind:  # opening a FIFO would wait for a writer forever (issue 25)
+                    problems[path] = f"not a regular file ({kind})"
+                else:
+                    with Image.open(path) as image:
+                        image.load()
             except Exception as exc:  # any decoding failure makes the file unreadable
                 problems[path] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
         if problems[path] is not None:

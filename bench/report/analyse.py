@@ -111,6 +111,8 @@ class Analysis:
     suites: list[SuiteSection] = field(default_factory=list)
     #: Runs combined although their protocol cards differ (their numbers are not comparable).
     protocol_warnings: list[str] = field(default_factory=list)
+    #: Runs that have not made every row yet (run.json: rows < expected_rows): said first.
+    run_warnings: list[str] = field(default_factory=list)
     #: Each reader's faithfulness on the typo controls (:func:`controls.reader_faithfulness`).
     faithfulness: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Refusals and cost per model (hosted APIs); empty when no row was refused or priced.
@@ -219,9 +221,30 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
             frame, n_boot=settings.n_boot, seed=settings.seed, confidence=settings.confidence
         ),
         protocol_warnings=protocol_clashes(cards),
+        run_warnings=incomplete_runs(runs),
         faithfulness=ctl.reader_faithfulness(frame) if analysis.controls else pd.DataFrame(),
         outcomes=outcomes(frame, analysis.ordered),
     )
+
+
+def incomplete_runs(runs: dict[str, Any]) -> list[str]:
+    """One line per run whose run.json has fewer rows than it expects (issue 25).
+
+    >>> incomplete_runs({"r": {"meta": {"rows": 8, "expected_rows": 12}}})[0][:38]
+    'r: incomplete run: 8 of 12 rows made; '
+    >>> incomplete_runs({"r": {"meta": {"rows": 12, "expected_rows": 12}}})
+    []
+    """
+    lines = []
+    for name, info in runs.items():
+        meta = info.get("meta") or {}
+        rows, expected = meta.get("rows"), meta.get("expected_rows")
+        if isinstance(rows, int) and isinstance(expected, int) and rows < expected:
+            lines.append(
+                f"{name}: incomplete run: {rows} of {expected} rows made; its numbers will "
+                "change when it finishes (run the same command again)"
+            )
+    return lines
 
 
 def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:

@@ -88,6 +88,7 @@ def render(
             "tables": written.files,
             "suites": _suite_json(analysis),
             "protocol_warnings": analysis.protocol_warnings,
+            "run_warnings": analysis.run_warnings,
             "seconds": round(time.perf_counter() - (started or time.perf_counter()), 3),
             "stage_seconds": watch.seconds,
         },
@@ -400,6 +401,7 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         },
         "gallery_column": analysis.slicing.first or "all",
         "protocol_warnings": analysis.protocol_warnings,
+        "run_warnings": analysis.run_warnings,
         "faithfulness_warnings": [
             w for w in analysis.faithfulness.get("warning", []) if isinstance(w, str)
         ],

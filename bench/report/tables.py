@@ -272,8 +272,10 @@ def write_table_set(
     """
     folder.mkdir(parents=True, exist_ok=True)
     display = raw if display is None else display
+    from bench.io import spreadsheet_safe
+
     with atomic_open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
-        raw.to_csv(handle, index=False)
+        spreadsheet_safe(raw).to_csv(handle, index=False)  # no formula runs when opened
     with atomic_open(folder / f"{name}.md", "w", encoding="utf-8") as handle:
         handle.write(to_markdown(display))
     with atomic_open(folder / f"{name}.tex", "w", encoding="utf-8") as handle:

@@ -99,7 +99,7 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
         client.http, "POST", url, headers=client.headers(url), json=options.payload(prompt, seed)
     )
     if answer.status_code >= 400:
-        raise status_error(answer.status_code, answer.text[:300], dict(answer.headers))
+        raise status_error(answer.status_code, answer.text, dict(answer.headers))
     task = read_json(answer)
     if not isinstance(task, dict) or not task.get("id"):
         raise ApiError(f"no task id in the answer: {one_line(str(task), 120)}", retryable=True)
@@ -135,7 +135,7 @@ def _poll(session: Session, polling_url: str) -> dict[str, Any]:
     client: _BflClient = session.client
     answer = send(client.http, "GET", polling_url, headers=client.headers(polling_url))
     if answer.status_code >= 400:
-        raise status_error(answer.status_code, answer.text[:300], dict(answer.headers))
+        raise status_error(answer.status_code, answer.text, dict(answer.headers))
     result = read_json(answer)
     if not isinstance(result, dict):
         raise ApiError("poll answer is not a JSON object", retryable=True)

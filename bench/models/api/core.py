@@ -48,6 +48,7 @@ from bench.models.api.transport import (
     RetryPolicy,
     call_with_retries,
     one_line,
+    remember_secrets,
 )
 from bench.models.base import (
     COST_KEY,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from PIL import Image
 
     from bench.models.api.cache import ResponseCache
+    from bench.models.api.spend import InFlightLedger
 
 NAN = float("nan")
 
@@ -217,6 +219,7 @@ class ApiModel(ModelAdapter):
         self.sleep: Callable[[float], None] = time.sleep
         self._session: Session | None = None
         self._cache: ResponseCache | None = None
+        self._ledger: InFlightLedger | None = None
         self._redactor = Redactor()
 
     # ------------------------------------------------------------------ setup
@@ -248,6 +251,7 @@ class ApiModel(ModelAdapter):
             raise RuntimeError(f"api:{self.provider.name} needs {problem}")
         secrets = self._secrets()
         self._redactor = Redactor(secrets.values())
+        remember_secrets(secrets.values())
         key = next(iter(secrets.values()), "")
         client = self.provider.connect(self.options, key)
         self._session = Session(
@@ -257,6 +261,14 @@ class ApiModel(ModelAdapter):
             from bench.models.api.cache import ResponseCache
 
             self._cache = ResponseCache(self.context.cache_dir)
+            budget = self.context.budget
+            if budget is not None:
+                from bench.models.api.spend import InFlightLedger
+
+                # Requests an earlier attempt of this run sent and never heard back from
+                # (killed mid-request) may have been billed: the cap counts them.
+                self._ledger = InFlightLedger(self.context.cache_dir, f"{self.payer()}|{self.spec}")
+                budget.add(self._ledger.lost_usd())
 
     # --------------------------------------------------------------- generate
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
@@ -286,12 +298,17 @@ class ApiModel(ModelAdapter):
         if budget is not None and not budget.reserve(price or 0.0):
             self._count("not_attempted")
             return NotAttempted(budget.reason(), cost_usd=0.0)
+        sent = self._ledger.sent(key, price or 0.0) if self._ledger is not None else None
         try:
             image, data = self._request(request)
         except BaseException as exc:
+            if isinstance(exc, Exception) and self._ledger is not None and sent is not None:
+                self._ledger.received(sent)  # an answer (or a failure) came back
             if budget is not None:
                 budget.release(price or 0.0)
             return self._failure(exc, key, request)
+        if self._ledger is not None and sent is not None:
+            self._ledger.received(sent)
         if budget is not None:
             budget.commit(price or 0.0)
         cost = NAN if price is None else price
@@ -319,14 +336,14 @@ class ApiModel(ModelAdapter):
 
     def _failure(self, exc: BaseException, key: str, request: ImageRequest) -> ImageNotMade:
         if isinstance(exc, Refusal):
-            reason = self._redactor.redact(one_line(str(exc))) or "refused"
+            reason = one_line(self._redactor.redact(str(exc))) or "refused"
             self._count("refusals")
             self._store(key, request, "refused", 0.0, reason=reason)
             return ImageNotMade(f"Refused: {self.provider.name}: {reason}", cost_usd=0.0)
         if not isinstance(exc, Exception):
             raise exc  # KeyboardInterrupt, SystemExit: stop the run
         self._count("errors")
-        message = self._redactor.redact(one_line(str(exc)))
+        message = one_line(self._redactor.redact(str(exc)))
         kind = "ApiError" if isinstance(exc, ApiError) else type(exc).__name__
         return ImageNotMade(f"Generate: {kind}: {message}".rstrip(": "), cost_usd=0.0)
 

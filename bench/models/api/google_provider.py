@@ -85,6 +85,8 @@ class _GoogleClient:
                 api_version=self.options.api_version,
                 timeout=int(self.options.timeout * 1000),
                 retry_options=types.HttpRetryOptions(attempts=1),
+                # No redirects: httpx would carry the x-goog-api-key header to another host.
+                client_args={"follow_redirects": False},
             )
             self.clients[vertexai] = genai.Client(
                 api_key=self.key, vertexai=vertexai, http_options=http

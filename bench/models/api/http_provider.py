@@ -28,6 +28,7 @@ import json
 import os
 import re
 from typing import Any, ClassVar, Literal
+from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field, model_validator
 
@@ -132,7 +133,9 @@ def dig(data: Any, path: str) -> Any:
 def connect(options: Any, key: str) -> Any:
     import httpx
 
-    return httpx.Client(timeout=options.timeout, follow_redirects=True)
+    # Redirects are followed by send() alone, and only within the request's own origin:
+    # httpx would carry every header but Authorization (an X-Key, a cookie) to another host.
+    return httpx.Client(timeout=options.timeout, follow_redirects=False)
 
 
 def download(url: str, timeout: float, client: Any = None) -> bytes:
@@ -141,7 +144,7 @@ def download(url: str, timeout: float, client: Any = None) -> bytes:
 
     try:
         if client is not None:
-            answer = client.get(url, timeout=timeout)
+            answer = client.get(url, timeout=timeout, follow_redirects=True)
         else:
             answer = httpx.get(url, timeout=timeout, follow_redirects=True)
     except httpx.TimeoutException:
@@ -154,16 +157,49 @@ def download(url: str, timeout: float, client: Any = None) -> bytes:
     return content
 
 
+#: Same-origin redirects followed by :func:`send` before it gives up.
+MAX_REDIRECTS = 5
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``, the port made explicit.
+
+    >>> origin("https://API.example.com/v1") == origin("https://api.example.com:443/x")
+    True
+    """
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
+
+
 def send(client: Any, method: str, url: str, **kwargs: Any) -> Any:
-    """One HTTP request; transport failures become retryable :class:`ApiError` s."""
+    """One HTTP request; transport failures become retryable :class:`ApiError` s.
+
+    A redirect is followed only to the request's own origin (scheme, host, port), its
+    headers (keys) and body kept; a redirect elsewhere is a final :class:`ApiError`, so
+    no credential header ever reaches another host.
+    """
     import httpx
 
-    try:
-        return client.request(method, url, **kwargs)
-    except httpx.TimeoutException:
-        raise ApiError("timed out", retryable=True) from None
-    except httpx.TransportError as exc:
-        raise ApiError(f"connection failed: {one_line(str(exc))}", retryable=True) from None
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            answer = client.request(method, url, follow_redirects=False, **kwargs)
+        except httpx.TimeoutException:
+            raise ApiError("timed out", retryable=True) from None
+        except httpx.TransportError as exc:
+            raise ApiError(f"connection failed: {one_line(str(exc))}", retryable=True) from None
+        location = answer.headers.get("location") if answer.is_redirect else None
+        if location is None:
+            return answer
+        target = urljoin(url, location)
+        if origin(target) != origin(url):
+            host = origin(target)[1] or "?"
+            raise ApiError(
+                f"HTTP {answer.status_code}: redirected to another host ({one_line(host, 80)}); "
+                "not followed, so the key is not sent there"
+            )
+        url = target
+    raise ApiError(f"more than {MAX_REDIRECTS} redirects")
 
 
 def read_json(answer: Any) -> Any:
@@ -172,7 +208,7 @@ def read_json(answer: Any) -> Any:
         return answer.json()
     except ValueError:
         raise ApiError(
-            f"malformed JSON in the answer: {answer.text[:80]!r}", retryable=True
+            f"malformed JSON in the answer: {one_line(answer.text, 80)!r}", retryable=True
         ) from None
 
 
@@ -189,7 +225,7 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
     if answer.status_code >= 400:
         if answer.status_code in options.refusal_status and _matches(options, answer.text):
             raise Refusal(f"HTTP {answer.status_code}: {one_line(answer.text, 200)}")
-        raise status_error(answer.status_code, answer.text[:300], dict(answer.headers))
+        raise status_error(answer.status_code, answer.text, dict(answer.headers))
     data = read_json(answer)
     if options.refusal_field and dig(data, options.refusal_field) not in (None, False, ""):
         raise Refusal(one_line(str(dig(data, options.refusal_field)), 200))

@@ -37,8 +37,14 @@ class OpenAIOptions(ApiOptions):
 def connect(options: OpenAIOptions, key: str) -> Any:
     import openai
 
+    # No redirects: httpx strips only Authorization when one leads to another host.
+    http = openai.DefaultHttpxClient(timeout=options.timeout, follow_redirects=False)
     return openai.OpenAI(
-        api_key=key, base_url=options.base_url or None, max_retries=0, timeout=options.timeout
+        api_key=key,
+        base_url=options.base_url or None,
+        max_retries=0,
+        timeout=options.timeout,
+        http_client=http,
     )
 
 

@@ -69,7 +69,7 @@ def is_retryable_status(status: int) -> bool:
 
 def status_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> ApiError:
     """The :class:`ApiError` for an HTTP error answer (retryable or not, with Retry-After)."""
-    text = " ".join(message.split())[:300]
+    text = one_line(message, 300)
     return ApiError(
         f"HTTP {status}: {text}" if text else f"HTTP {status}",
         status=status,
@@ -154,23 +154,121 @@ def call_with_retries(
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+#: A run of this many characters of a secret (in any encoding) is redacted wherever it appears.
+FRAGMENT = 8
+
+#: One unit of an encoded secret in a message: a JSON/Python escape, a URL escape, an HTML
+#: entity, or one plain character (delimiters are added to the class unless a secret uses them).
+_ESCAPES = (
+    r"\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|\\/|%[0-9a-fA-F]{2}"
+    r"|&#[0-9]{1,7};|&#[xX][0-9a-fA-F]{1,6};|&[A-Za-z]{2,8};"
+)
+_DELIMITERS = "\"'<>,;(){}[]`|"
+
+
+def _unescape(token: str) -> str:
+    """``token`` with JSON ``\\uXXXX``/``\\/``, ``\\xXX``, URL and HTML escapes decoded."""
+    import html
+    from urllib.parse import unquote
+
+    text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m[1], 16)), token)
+    text = re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m[1], 16)), text)
+    text = text.replace("\\/", "/")
+    return html.unescape(unquote(text, errors="replace"))
+
+
+def _base64_cores(secret: bytes) -> set[str]:
+    """What base64 of any text holding ``secret`` must contain (3 alignments, 2 alphabets)."""
+    import base64
+
+    cores = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + secret).decode()
+        core = encoded[4 if offset else 0 : -4]  # drop the blocks the neighbours change
+        cores |= {core, core.replace("+", "-").replace("/", "_")}
+    return {core for core in cores if core}
+
+
 class Redactor:
-    """Replaces each secret (keys read from the environment) with ``***`` in a text."""
+    """Replaces each secret (keys read from the environment) with ``***`` in a text.
+
+    Not only the exact text: any :data:`FRAGMENT` characters of a secret, plain or
+    JSON-escaped (``\\/``, ``\\u002b``), URL-encoded, HTML-escaped, in hex or inside
+    base64 (of the secret or of a header value holding it, such as ``Bearer KEY``),
+    in any letter case. The whole word holding such a fragment becomes ``***``.
+
+    >>> r = Redactor(["sk-ab/cd+ef-0123456789"])
+    >>> r.redact('{"error": "bad key sk-ab\\\\/cd\\\\u002bef-0123456789."}')
+    '{"error": "bad key ***"}'
+    >>> r.redact("key=sk-ab%2Fcd%2Bef-01 and U2stYWIvY2QrZWYtMDEyMzQ1Njc4OQ==")
+    '*** and ***'
+    """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         # Longest first, so a secret containing another is replaced whole.
         self.secrets = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+        self.grams: set[str] = set()  # lower-cased fragments of each secret's decoded text
+        self.encoded: set[str] = set()  # lower-cased fragments of its base64 and hex forms
+        for secret in self.secrets:
+            self.grams |= _fragments(secret.lower(), FRAGMENT)
+            raw = secret.encode()
+            for core in (*_base64_cores(raw), raw.hex()):
+                self.encoded |= _fragments(core.lower(), FRAGMENT + FRAGMENT // 3)
+        used = "".join(self.secrets)
+        delimiters = "".join(c for c in _DELIMITERS if c not in used)
+        self.token = re.compile(f"(?:{_ESCAPES}|[^\\s{re.escape(delimiters)}])+")
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, "***")
-        return text
+        if not self.secrets:
+            return text
+        return self.token.sub(self._word, text)
+
+    def _word(self, match: re.Match[str]) -> str:
+        word = match[0]
+        if len(word) < FRAGMENT or word == "***":
+            return word
+        lowered = word.lower()
+        if _holds(lowered.replace("\\", ""), self.encoded):
+            return "***"
+        for _ in range(3):  # escapes of escapes: JSON in JSON, %252B
+            decoded = _unescape(word)
+            if _holds(decoded.lower().replace("\\", ""), self.grams):
+                return "***"
+            if decoded == word:
+                break
+            word = decoded
+        return match[0]
+
+
+def _fragments(text: str, size: int) -> set[str]:
+    size = min(size, len(text))
+    return {text[i : i + size] for i in range(len(text) - size + 1)}
+
+
+def _holds(text: str, fragments: set[str]) -> bool:
+    sizes = {len(f) for f in fragments}
+    return any(text[i : i + n] in fragments for n in sizes for i in range(len(text) - n + 1))
+
+
+#: Every secret any model of this process has loaded: :func:`one_line` and
+#: :func:`status_error` redact with it before they cut a message, so a cut never
+#: keeps the start of a key that the whole text would have shown.
+KNOWN = Redactor()
+
+
+def remember_secrets(secrets: Iterable[str]) -> None:
+    """Add ``secrets`` to :data:`KNOWN` (a model calls this when it reads its key)."""
+    global KNOWN
+    KNOWN = Redactor([*KNOWN.secrets, *secrets])
 
 
 def one_line(text: str, limit: int = 300) -> str:
-    """``text`` on one line, runs of white space made one space, cut to ``limit``.
+    """``text`` on one line, runs of white space made one space, known secrets
+    redacted (:data:`KNOWN`), then cut to ``limit``.
 
     >>> one_line("a\\n  b   c")
     'a b c'
     """
-    return re.sub(r"\s+", " ", text).strip()[:limit]
+    return re.sub(r"\s+", " ", KNOWN.redact(text)).strip()[:limit]

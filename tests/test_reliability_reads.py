@@ -1,0 +1,184 @@
+"""Separate reading survives damage and races (issue 25): `glyphbench read RUN`.
+
+One truncated PNG among many is one failed row naming the file; a damaged readings
+file is set aside and its images read again; `read --follow` started with
+`run --read-later` reads every image; worker processes die with `read`; readings
+reach disk in small batches (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.config import RunConfig
+from bench.engine.reading_store import READINGS_DIR, readings_table
+from bench.reads import read_run
+from bench.runs import run_benchmark
+from tests.runner_helper import prompt_set, register, write_prompts_csv
+
+register()
+
+
+def generate(out: Path, *, n: int = 6, read_later: bool = True, ocr: str = "pixelocr") -> None:
+    config = RunConfig.from_mapping(
+        {
+            "models": ["control:render?size=64", "control:blank?size=64"],
+            "batch_size": 4,
+            "seeds": [0],
+            "ocr": ocr,
+            "out": str(out),
+        }
+    )
+    run_benchmark(config, prompt_set=prompt_set(n), progress=False, read_later=read_later)
+
+
+def test_one_truncated_png_is_one_failed_row_naming_the_file(tmp_path: Path) -> None:
+    generate(tmp_path / "run")
+    rows = pd.read_parquet(tmp_path / "run" / "results.parquet")
+    damaged = str(rows["image_path"].iloc[3])
+    path = tmp_path / "run" / damaged
+    path.write_bytes(path.read_bytes()[:60])  # a truncated PNG
+    done = read_run(tmp_path / "run", workers=0, progress=False)
+    assert done["read"] == len(rows) and done["errors"] == 1
+    rows = pd.read_parquet(tmp_path / "run" / "results.parquet").set_index("image_path")
+    assert damaged in rows.at[damaged, "error"] and rows.at[damaged, "error"].startswith("OCR:")
+    others = rows.drop(index=damaged)
+    assert (others["error"] == "").all() and others["ocr_text"].notna().all()
+
+
+def test_a_damaged_readings_file_is_set_aside_and_read_again(tmp_path: Path) -> None:
+    generate(tmp_path / "run")
+    read_run(tmp_path / "run", workers=0, progress=False)
+    [stored] = sorted((tmp_path / "run" / READINGS_DIR).glob("*.parquet"))
+    stored.write_bytes(b"PAR1 not a parquet file")
+    assert readings_table(tmp_path / "run").empty  # no exception: set aside
+    assert stored.with_name(stored.name + ".unreadable").is_file()
+    done = read_run(tmp_path / "run", workers=0, progress=False, again=True)
+    assert done["read"] == 12
+    assert set(readings_table(tmp_path / "run")["image_sha256"]) == set(
+        pd.read_parquet(tmp_path / "run" / "results.parquet")["image_sha256"]
+    )
+
+
+HELPER = Path(__file__).with_name("runner_helper.py")
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, str(HELPER), *args, "--no-progress"]
+
+
+def environment() -> dict[str, str]:
+    path = os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)])
+    return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
+
+
+def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Path) -> None:
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 6)
+    for trial in range(3):
+        out = tmp_path / f"run{trial}"
+        run = cli(
+            "run", "-m", "slow:render?delay=0.3", "--prompts", f"csv:{csv}", "--out", str(out),
+            "--ocr", "pixelocr", "--batch-size", "2", "--read-later",
+        )  # fmt: skip
+        read = cli("read", str(out), "--follow", "--read-workers", "0")
+        env = environment()
+        reader = subprocess.Popen(read, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        writer = subprocess.Popen(run, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, run_err = writer.communicate(timeout=300)
+        read_out, read_err = reader.communicate(timeout=300)
+        assert writer.returncode == 0, run_err.decode()[-2000:]
+        assert reader.returncode == 0, read_err.decode()[-2000:]
+        rows = pd.read_parquet(out / "results.parquet")
+        assert len(rows) == 6, trial
+        assert rows["ocr_text"].notna().all(), (trial, read_out.decode(), read_err.decode())
+        assert b"read 6 images" in read_out, read_out.decode()
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals) -> None:
+    generate(tmp_path / "run")
+    script = tmp_path / "glyphbench_with_doubles.py"  # workers (spawn) import it: doubles too
+    script.write_text(
+        "import sys\n"
+        f"sys.path[:0] = [{str(HELPER.parent)!r}, {str(HELPER.parent.parent)!r}]\n"
+        "from runner_helper import register\n"
+        "register()\n"
+        "if __name__ == '__main__':\n"
+        "    from bench.cli import main\n"
+        "    sys.argv[0] = 'glyphbench'\n"
+        "    main()\n"
+    )
+    command = [sys.executable, str(script), "read", str(tmp_path / "run"), "--no-progress"]
+    command += ["--read-workers", "2", "--batch-size", "1", "--ocr", "slowocr?delay=2"]
+    reader = subprocess.Popen(command, env=environment(), stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    workers: set[int] = set()
+    while len(workers) < 2 and time.monotonic() < deadline and reader.poll() is None:
+        time.sleep(0.2)
+        workers = descendants(reader.pid)
+    assert len(workers) >= 2, "the workers never started"
+    time.sleep(1.0)
+    left = descendants(reader.pid)
+    reader.send_signal(how)
+    reader.wait(timeout=60)
+    deadline = time.monotonic() + 20
+    while any(map(alive, left)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    survivors = [pid for pid in left if alive(pid)]
+    for pid in survivors:  # leave no process behind, even when the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
+
+
+def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
+    from bench.reads import PART_SECONDS
+
+    generate(tmp_path / "run")  # 12 images
+    command = cli("read", str(tmp_path / "run"), "--read-workers", "0", "--batch-size", "1")
+    command += ["--ocr", "slowocr?delay=0.5"]  # pixelocr's readings, 0.5 s an image
+    reader = subprocess.Popen(command, env=environment(), stderr=subprocess.DEVNULL)
+    parts = tmp_path / "run" / "parts"
+    deadline = time.monotonic() + 120
+    while not list(parts.glob("read-*/*/*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    reader.kill()
+    reader.wait(timeout=60)
+    rows = pd.concat(pd.read_parquet(p) for p in parts.glob("read-*/*/*.parquet"))
+    assert 0 < len(rows) < 12  # written well before the 512-row part file
+    assert len(rows) >= PART_SECONDS / 0.5 - 2
+    stored = set(readings_table(tmp_path / "run")["image_sha256"])
+    assert stored == set(rows["image_sha256"])  # the readings too
