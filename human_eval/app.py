@@ -560,10 +560,13 @@ def admin_panel(
                     label="Password", type="password", elem_id="admin-password"
                 )
             admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
-            summary = gr.Markdown()
-            per_image = gr.Dataframe(label="Progress per image", interactive=False)
-            per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
-            export_file = gr.File(label="Ratings export (CSV)", interactive=False)
+            # Nothing but the login until a login succeeds: no empty tables, no file box,
+            # and so a refused login is its message alone (no output to mark as failed).
+            with gr.Column(visible=False, elem_id="admin-panel") as panel:
+                summary = gr.Markdown()
+                per_image = gr.Dataframe(label="Progress per image", interactive=False)
+                per_participant = gr.Dataframe(label="Progress per participant", interactive=False)
+                export_file = gr.File(label="Ratings export (CSV)", interactive=False)
 
             exports = ExportFolder(study.folder)
 
@@ -571,7 +574,7 @@ def admin_panel(
                 address = client_address(request) or "local"
                 try:
                     logins.attempt(address, text_input(user), text_input(password))
-                except LoginRefused as exc:
+                except LoginRefused as exc:  # the panel stays hidden: only the message shows
                     raise gr.Error(str(exc), print_exception=False) from None
                 snapshot: list[Any] = guarded(
                     "admin", lambda: admin_snapshot(study, service, exports)
@@ -585,7 +588,7 @@ def admin_panel(
                 [summary, per_image, per_participant, export_file],
                 api_name="admin",
                 preprocess=False,
-            )
+            ).success(lambda: gr.update(visible=True), None, panel, api_name=False)
 
 
 def guarded(action: str, run: Callable[[], Any]) -> Any:
@@ -741,7 +744,7 @@ def launch(
         auth=list(rater_users.items()) if rater_users else None,
         allowed_paths=[str(study.images_dir)],
         blocked_paths=[str(p) for p in private],
-        prevent_thread_lock=not block,
+        prevent_thread_lock=True,  # the URLs are printed first, then the thread blocks
         quiet=quiet,
         show_error=True,
         max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
@@ -752,4 +755,13 @@ def launch(
         ssr_mode=False,
         mcp_server=False,
     )
+    url = str(getattr(demo, "local_url", "") or f"http://{host}:{port}/").rstrip("/")
+    if not quiet:
+        print(f"raters open {url}/", flush=True)
+        if admin_users:
+            print(f"the admin page is {url}{ADMIN_ROUTE} (not linked from the raters' page)")
+        else:
+            print("no admin page: start with --auth-file to have one", flush=True)
+    if block:
+        demo.block_thread()
     return demo

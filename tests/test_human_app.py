@@ -197,3 +197,23 @@ def test_twenty_concurrent_raters_store_every_answer_exactly_once(app: dict) -> 
             raters_per_image[image] += 1
     assert len(raters_per_image) == total_images == N_IMAGES
     assert set(raters_per_image.values()) == {K}
+
+
+def test_serve_prints_the_raters_and_the_admin_address(tmp_path: Path, capfd) -> None:
+    from human_fixtures import free_port
+
+    from human_eval.app import launch
+    from human_eval.study import create_study, load_study
+
+    run = make_run(tmp_path / "run", per_cell=1, image_size=64)
+    create_study([run], tmp_path / "s", n=9, min_per_cell=1, progress=False)
+    auth = tmp_path / "admin.txt"
+    auth.write_text("lead:s3cret-pass\n", encoding="utf-8")
+    port = free_port()
+    demo = launch(load_study(tmp_path / "s"), port=port, auth_file=auth, block=False)
+    try:
+        said = capfd.readouterr().out
+    finally:
+        demo.close()
+    assert f"raters open http://127.0.0.1:{port}/" in said
+    assert f"the admin page is http://127.0.0.1:{port}/admin" in said

@@ -110,6 +110,8 @@ def test_admin_page_has_its_own_route_behind_its_password(browser: Any, served: 
         ec.visibility_of_element_located((By.CSS_SELECTOR, "#admin-password input"))
     )
     assert not _visible(browser, "start-btn")  # the admin page is not the raters' page
+    assert not _visible(browser, "admin-panel")  # before a login: the login alone
+    assert "Progress per image" not in browser.find_element(By.TAG_NAME, "body").text
     browser.find_element(By.CSS_SELECTOR, "#admin-user input, #admin-user textarea").send_keys(
         "lead"
     )
@@ -117,10 +119,12 @@ def test_admin_page_has_its_own_route_behind_its_password(browser: Any, served: 
     browser.find_element(By.ID, "admin-btn").click()
     wait.until(lambda d: "Wrong user or password" in d.find_element(By.TAG_NAME, "body").text)
     assert "images have" not in browser.find_element(By.TAG_NAME, "body").text
+    assert not _visible(browser, "admin-panel")  # no red badges on empty tables
     password.clear()
     password.send_keys("s3cret-pass")
     browser.find_element(By.ID, "admin-btn").click()
     wait.until(lambda d: "images have" in d.find_element(By.TAG_NAME, "body").text)
+    wait.until(lambda d: _visible(d, "admin-panel"))
 
 
 def _in_view(driver: Any, element_id: str) -> bool:

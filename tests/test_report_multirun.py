@@ -48,3 +48,36 @@ def test_runs_under_one_protocol_keep_the_run_name(tmp_path: Path) -> None:
     )
     assert set(load_runs([a, b])["model"]) == {"m [a]", "m [b]"}
     assert isinstance(load_runs([a])["model"], pd.Series)
+
+
+def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path) -> None:
+    from bench.report.build import write_report
+
+    models = {"m": 0.05, "n": 0.4}
+    a = with_reader(
+        build_run(tmp_path / "a", n_prompts=8, models=models, with_images=False), "easyocr"
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=8, models=models, with_images=False), "rapidocr"
+    )
+    page = write_report([a, b], tmp_path / "report", n_boot=50).read_text(encoding="utf-8")
+    ranking = pd.read_csv(tmp_path / "report" / "tables" / "ranking.csv")
+    assert sorted(ranking["protocol"].unique()) == ["reader easyocr", "reader rapidocr"]
+    for protocol, group in ranking.groupby("protocol"):
+        assert all(str(model).endswith(f"[{protocol}]") for model in group["model"])
+    comparisons = pd.read_csv(tmp_path / "report" / "tables" / "comparisons.csv")
+    tag = comparisons["model_a"].str.extract(r"\[(.*)\]")[0]
+    assert (tag == comparisons["model_b"].str.extract(r"\[(.*)\]")[0]).all()  # never across
+    assert page.count("Protocols differ") == 1
+    assert page.index("Protocols differ") < page.index('<section id="summary">')
+    assert "reader: easyocr in run a, rapidocr in run b" in page and "'easyocr'" not in page
+    assert "<title>glyphbench report: a, b</title>" in page
+
+
+def test_a_controls_only_run_has_no_empty_ranking(tmp_path: Path) -> None:
+    from bench.report.build import write_report
+
+    run = build_run(tmp_path / "c", n_prompts=6, models={"control:render": 0.0}, with_images=False)
+    page = write_report([run], tmp_path / "report", n_boot=50).read_text(encoding="utf-8")
+    assert "Only control models in these runs" in page
+    assert "Only one model" not in page and 'id="comparisons"' not in page

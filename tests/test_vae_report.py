@@ -137,15 +137,19 @@ def test_reader_limits_are_marked_not_counted_as_codec_loss(tmp_path: Path) -> N
     assert "lower (reader cannot read this)" not in page
 
 
-def test_reader_name_version_and_calibration_slot(tmp_path: Path) -> None:
+def test_reader_name_version_and_calibration(tmp_path: Path) -> None:
     table = pd.DataFrame(_class_rows())
-    assert reader_calibration(table) is None  # the slot the readers' calibration fills
+    calibration = reader_calibration(table)
+    assert calibration is not None
+    ceiling = summary_table(table).iloc[0]["WR"]
+    assert calibration["words read on the original images (WR ceiling)"] == f"{ceiling:.1f}"
+    assert "readers calibrate --reader easyocr" in calibration["full card"]
     context = page_context(table, tmp_path, tmp_path)
     assert context["reader"] == {"name": "easyocr", "version": "test"}
-    assert context["reader_calibration"] is None
+    assert context["reader_calibration"] == calibration
     page = write_report(table, tmp_path).read_text(encoding="utf-8")
     assert "read with <b>easyocr</b> (test)" in page
-    assert "Reader calibration: not available yet." in page
+    assert "not available yet" not in page and "WR ceiling" in page
 
 
 def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:

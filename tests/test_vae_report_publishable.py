@@ -133,3 +133,19 @@ def test_unreachable_hub_fails_fast_every_row_fails_and_exit_is_not_zero(
     page = (out / "report" / "index.html").read_text(encoding="utf-8")
     assert "Every row failed (2 of 2)" in page
     assert "unreachable" in page and "not in the local cache" in page
+
+
+def test_codecs_get_short_labels_tables_and_an_svg(tmp_path: Path) -> None:
+    """issue 24: a codec was labelled by the absolute path of its weights, and the report
+    wrote no CSV, LaTeX or SVG."""
+    spec = "taesd:/very/long/absolute/path/to/shared/taef2"
+    table = pd.DataFrame(_spread_rows(spec, [10, 20, 48]))
+    page = write_report(table, tmp_path).read_text(encoding="utf-8")
+    assert "<code>taesd:taef2</code> = <code>" + spec in page  # the legend of labels
+    assert page.count(spec) == 1  # everywhere else, the short label
+    folder = tmp_path / "report"
+    assert (folder / "wr_vs_font_size.svg").read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    summary = pd.read_csv(folder / "tables" / "summary.csv")
+    assert list(summary["vae"]) == ["OCR ceiling (original)", "taesd:taef2"]
+    assert (folder / "tables" / "wr_by_font_size.tex").read_text(encoding="utf-8").count(r"\\") >= 2
+    assert "not available yet" not in page and "readers calibrate --reader" in page

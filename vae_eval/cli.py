@@ -8,8 +8,13 @@ the images a TextInVision-style metadata file lists.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
 
 vae_app = typer.Typer(
     help="Measure how much text survives a VAE (or JPEG / resize) round trip.",
@@ -142,6 +147,7 @@ def evaluate_command(
 
     notes = read_json(out / "run.json").get("notes", [])
     report = write_report(table, out, notes=notes)
+    print_summary(table, Console())
     failed = int(failed_mask(table).sum()) if len(table) else 0
     typer.echo(f"{len(table)} rows ({failed} failed) -> {out / RESULTS_NAME}; report {report}")
     fail_when_every_row_failed(table, "the evaluation")
@@ -195,3 +201,30 @@ def download_command(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(vae_app, name="vae-eval")
+
+
+def print_summary(table: pd.DataFrame, console: Console) -> None:
+    """The report's summary table in the console: the ceiling, then each codec."""
+    from rich.table import Table
+
+    from vae_eval.report import codec_labels, summary_table
+
+    if not len(table):
+        return
+    labels = codec_labels(table["vae"].astype(str))
+    summary = summary_table(table.assign(vae=table["vae"].astype(str).map(labels)))
+    shown = Table(title="VAE text survival (WR, PA in %)")
+    columns = ["images", "failed", "WR", "WR loss", "PA", "PSNR", "SSIM"]
+    for column in ["codec", *columns]:
+        shown.add_column(column, justify="left" if column == "codec" else "right")
+    for label, row in summary.iterrows():
+        shown.add_row(str(label), *(_console_number(row.get(c)) for c in columns))
+    console.print(shown)
+
+
+def _console_number(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 1 or value == 0 else f"{value:.3f}"
+    return str(value)

@@ -32,7 +32,8 @@ whose reference is the original's OCR (no ground truth) are flagged in a note.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -344,13 +345,45 @@ def _plain(value: Any) -> Any:
 
 
 def reader_calibration(table: pd.DataFrame) -> dict[str, Any] | None:
-    """The reader's calibration figures for the report (its accuracy on known text).
+    """The reader's calibration, as far as this table measures it: the OCR ceiling on
+    the original images (the reader's own accuracy on this known text).
 
-    A slot: the readers' calibration (issue on readers) is not available yet, so this
-    returns None and the report says "not available". When it lands, return a mapping
-    of label -> figure here; the template shows it under "Reader".
+    The reader's full card (typo faithfulness, long text, real images) is measured by
+    ``glyphbench readers calibrate``; the page links to its documented figures.
     """
-    return None
+    if not len(table) or "vae" not in table.columns:
+        return None
+    name = str(table["ocr_engine"].iloc[0]).split("?")[0]
+    ceiling = summary_table(table).iloc[0]
+    return {
+        "words read on the original images (WR ceiling)": _fmt(ceiling.get("WR", math.nan)),
+        "full card": f"glyphbench readers calibrate --reader {name} (docs/readers/{name}.md)",
+    }
+
+
+def codec_labels(specs: Iterable[str]) -> dict[str, str]:
+    """Short labels for codec specs: a path target becomes its folder or file name.
+
+    Two specs that would share a label keep their full spec.
+
+    >>> labels = codec_labels(["taesd:/data/shared/taef2", "identity", "resize?factor=8"])
+    >>> list(labels.values())
+    ['taesd:taef2', 'identity', 'resize?factor=8']
+    """
+    from bench.registry import Spec
+
+    short: dict[str, str] = {}
+    for spec in dict.fromkeys(specs):
+        parsed = Spec.parse(spec)
+        target = parsed.target or ""
+        if "/" in target or target.startswith("."):
+            query = spec.partition("?")[2]
+            name = Path(target.rstrip("/")).name or target
+            short[spec] = f"{parsed.kind}:{name}" + (f"?{query}" if query else "")
+        else:
+            short[spec] = spec
+    counts = Counter(short.values())
+    return {spec: label if counts[label] == 1 else spec for spec, label in short.items()}
 
 
 def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -422,8 +455,29 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
 
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    with atomic_path(path.with_suffix(".svg")) as tmp:
+        figure.savefig(tmp, format="svg", bbox_inches="tight")
     plt.close(figure)
     return True
+
+
+def write_tables(table: pd.DataFrame, folder: Path) -> list[str]:
+    """The summary and the WR pivots as CSV (full precision), Markdown and LaTeX files."""
+    from bench.report.tables import write_table_set
+
+    if not len(table):
+        return []
+    files = write_table_set(
+        folder,
+        "summary",
+        summary_table(table).reset_index(),
+        caption="VAE text survival per codec (WR, PA in %; PSNR, SSIM), original first.",
+    )
+    for by in (["font_size"], ["char_class"]):
+        if by[0] in table.columns:
+            pivot = wr_pivot(table, by).reset_index()
+            files += write_table_set(folder, f"wr_by_{by[0]}", pivot, caption=f"WR (%) by {by[0]}")
+    return files
 
 
 def wr_figure(table: pd.DataFrame) -> Any:
@@ -810,13 +864,23 @@ def _run_facts(out: Path) -> dict[str, Any]:
 
 
 def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = None) -> Path:
-    """Write ``out/report/index.html`` (+ PNG) from the results table; returns the HTML path."""
+    """Write ``out/report/index.html``, its figure (PNG and SVG) and its tables (CSV,
+    Markdown, LaTeX under ``report/tables/``) from the results table; returns the HTML path.
+
+    Codecs are shown by short labels (:func:`codec_labels`); the page lists each label's
+    full spec, and ``vae_results.parquet`` keeps the specs.
+    """
     from bench import templates
     from bench.io import atomic_open
 
     folder = out / "report"
     folder.mkdir(parents=True, exist_ok=True)
-    page = templates.render("vae_report.html.j2", **page_context(table, out, folder, notes))
+    labels = codec_labels(table["vae"].astype(str)) if len(table) else {}
+    shown = table.assign(vae=table["vae"].astype(str).map(labels)) if len(table) else table
+    context = page_context(shown, out, folder, notes)
+    context["codec_specs"] = {label: spec for spec, label in labels.items() if label != spec}
+    write_tables(shown, folder / "tables")
+    page = templates.render("vae_report.html.j2", **context)
     with atomic_open(folder / "index.html", "w", encoding="utf-8") as handle:
         handle.write(page)
     return folder / "index.html"

@@ -11,7 +11,7 @@ a file; :mod:`bench.report.render` turns the bundle into the report folder.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,12 +165,12 @@ def analyse(
         for column, summary in zip(slicing.columns, summaries[1:], strict=True)
     }
     watch.lap("summaries")
+    protocols = protocol_groups(frame, models)
     comparisons = stats.compare_models(
         frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
     )
-    ranking = stats.rank_models(
-        overall[overall["model"].isin(models)], comparisons, settings.primary_metric
-    )
+    comparisons = within_protocols(comparisons, protocols)
+    ranking = rank_per_protocol(overall, comparisons, protocols, settings.primary_metric)
     peers = {
         name: in_order(view, ordered)
         for name, view in stats.peer_views(
@@ -245,6 +245,48 @@ def incomplete_runs(runs: dict[str, Any]) -> list[str]:
                 "change when it finishes (run the same command again)"
             )
     return lines
+
+
+def protocol_groups(frame: pd.DataFrame, models: Sequence[str]) -> dict[str, str]:
+    """Each model's protocol: the tag of its run's card where the runs' cards differ.
+
+    One protocol (a single run, or runs whose cards agree): every model maps to "".
+    Otherwise models are grouped by the protocol fields in which the runs' cards differ
+    (:func:`bench.report.load.protocol_tags`, e.g. ``reader rapidocr``).
+    """
+    from bench.report.load import protocol_tags
+
+    runs = frame.attrs.get("runs", {})
+    if len(runs) < 2 or "run" not in frame.columns:
+        return dict.fromkeys(models, "")
+    tags = protocol_tags(runs)
+    run_of = frame.drop_duplicates("model").set_index("model")["run"].astype(str)
+    return {m: tags.get(run_of.get(m, ""), "") for m in models}
+
+
+def within_protocols(comparisons: pd.DataFrame, protocols: Mapping[str, str]) -> pd.DataFrame:
+    """Only pairs of models made under one protocol: across protocols nothing is comparable."""
+    if comparisons.empty or len(set(protocols.values())) < 2:
+        return comparisons
+    same = [
+        protocols.get(a) == protocols.get(b)
+        for a, b in zip(comparisons["model_a"], comparisons["model_b"], strict=True)
+    ]
+    return comparisons[same].reset_index(drop=True)
+
+
+def rank_per_protocol(
+    overall: pd.DataFrame, comparisons: pd.DataFrame, protocols: Mapping[str, str], metric: str
+) -> pd.DataFrame:
+    """One ranking per protocol (issue 24: models read by different readers are never
+    ranked together); a ``protocol`` column names each when there are several."""
+    groups = list(dict.fromkeys(protocols.values())) or [""]  # no model: an empty ranking
+    tables = []
+    for group in groups:
+        members = [m for m, g in protocols.items() if g == group]
+        ranked = stats.rank_models(overall[overall["model"].isin(members)], comparisons, metric)
+        tables.append(ranked.assign(protocol=group) if len(groups) > 1 else ranked)
+    return pd.concat(tables, ignore_index=True)
 
 
 def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:

@@ -30,8 +30,9 @@ def summary_display(
 
 
 def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """Rank (``=`` for a shared rank), model, ``metric`` with its interval, undecided pairs."""
-    return pd.DataFrame(
+    """Rank (``=`` for a shared rank), model, ``metric`` with its interval, undecided pairs;
+    first the protocol when the runs' protocols differ (one ranking per protocol)."""
+    shown = pd.DataFrame(
         {
             "Rank": [
                 f"{r}=" if t else str(r) for r, t in zip(ranked["rank"], ranked["tie"], strict=True)
@@ -43,6 +44,9 @@ def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
             ),
         }
     )
+    if "protocol" in ranked.columns:
+        shown.insert(0, "Protocol", ranked["protocol"].to_numpy())
+    return shown
 
 
 def comparison_display(comparisons: pd.DataFrame) -> pd.DataFrame:

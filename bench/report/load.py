@@ -126,6 +126,17 @@ def run_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     >>> run_tags(cards)
     {'a': 'reader easyocr', 'b': 'reader rapidocr, b', 'c': 'reader rapidocr, c'}
     """
+    tags = protocol_tags(runs)
+    counts = Counter(tags.values())
+    return {
+        run: (f"{tag}, {run}" if counts[tag] > 1 else tag) if tag else run
+        for run, tag in tags.items()
+    }
+
+
+def protocol_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Each run's values of the protocol fields in which the runs' cards differ
+    (``reader rapidocr``); "" for every run when the cards agree."""
     from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 
     cards = {
@@ -138,13 +149,8 @@ def run_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
         if len({json.dumps(card.get(key), sort_keys=True, default=str) for card in cards.values()})
         > 1
     ]
-    tags = {
-        run: ", ".join(f"{key} {_short(cards[run].get(key))}" for key in differing) for run in runs
-    }
-    counts = Counter(tags.values())
     return {
-        run: (f"{tag}, {run}" if counts[tag] > 1 else tag) if tag else run
-        for run, tag in tags.items()
+        run: ", ".join(f"{key} {_short(cards[run].get(key))}" for key in differing) for run in runs
     }
 
 

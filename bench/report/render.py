@@ -371,12 +371,28 @@ def _gallery(analysis: Analysis, out_dir: Path, max_images: int) -> list[dict[st
 # --------------------------------------------------------------------------- page
 
 
+def _run_names(runs: dict[str, Any]) -> list[str]:
+    """A run by the name a person gave it: its folder's name, unless that is a bare
+    ``run``/``results`` (the demo's), then its run id.
+
+    >>> _run_names({"run-d60bf33c56": {"dir": "/x/runs/easyocr"}, "r2": {"dir": "/y/run"}})
+    ['easyocr', 'r2']
+    """
+    names = []
+    for run_id, info in runs.items():
+        folder = Path(str(info.get("dir", ""))).name
+        names.append(folder if folder and folder not in ("run", "results") else run_id)
+    return names
+
+
 def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dict[str, Any]:
     runs = analysis.runs
     verdict = analysis.verdict
     return {
         **page,
-        "title": "glyphbench report: " + ", ".join(runs) if runs else "glyphbench report",
+        "title": "glyphbench report: " + ", ".join(_run_names(runs))
+        if runs
+        else "glyphbench report",
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "runs": [
             {

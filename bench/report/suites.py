@@ -424,22 +424,23 @@ def _same_as_benchmark(cards: Mapping[str, Any]) -> bool:
 
 
 def suite_warnings(cards: Mapping[str, Any]) -> list[str]:
-    """Each run's deviations from the benchmark, then any clash between the runs' cards."""
+    """Each run's deviations from the benchmark (clashes between the runs' cards are said
+    once, at the top of the report: :func:`protocol_clashes`)."""
     warnings = []
     for run, card in cards.items():
         if not card:
             warnings.append(f"run {run} has no protocol card (made before suites existed)")
             continue
         warnings += [f"run {run}: {d}" for d in card.get("deviations") or []]
-    return warnings + protocol_clashes(cards)
+    return warnings
 
 
 def protocol_clashes(cards: Mapping[str, Any]) -> list[str]:
-    """One warning per compared field in which the runs' protocol cards differ.
+    """One sentence per compared field in which the runs' protocol cards differ, in words.
 
     >>> (warning,) = protocol_clashes({"a": {"reader": "easyocr"}, "b": {"reader": "rapidocr"}})
-    >>> warning[:72]
-    "runs a, b were made under different protocols (reader: 'easyocr' vs 'rap"
+    >>> warning
+    'reader: easyocr in run a, rapidocr in run b'
     """
     from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 
@@ -451,12 +452,32 @@ def protocol_clashes(cards: Mapping[str, Any]) -> list[str]:
     for key in COMPARED_FIELDS:
         values = [known[run].get(key) for run in runs]
         if any(value != values[0] for value in values[1:]):
-            shown = " vs ".join(dict.fromkeys(repr(v) for v in values))
-            warnings.append(
-                f"runs {', '.join(runs)} were made under different protocols ({key}: {shown}): "
-                "their numbers are not comparable"
-            )
+            by_value: dict[str, list[str]] = {}
+            for run, value in zip(runs, values, strict=True):
+                by_value.setdefault(_in_words(value), []).append(run)
+            parts = [
+                f"{text} in run{'s' if len(names) > 1 else ''} {', '.join(names)}"
+                for text, names in by_value.items()
+            ]
+            warnings.append(f"{key.replace('_', ' ')}: {', '.join(parts)}")
     return warnings
+
+
+def _in_words(value: Any) -> str:
+    """A protocol value as a person writes it: no quotes, brackets or braces.
+
+    >>> _in_words([0, 1]), _in_words(None), _in_words({"lower": True}), _in_words("easyocr")
+    ('0, 1', 'not recorded', 'lower true', 'easyocr')
+    """
+    if value is None or value == "":
+        return "not recorded"
+    if isinstance(value, list | tuple):
+        return ", ".join(_in_words(v) for v in value) or "none"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k} {_in_words(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 # --------------------------------------------------------------------------- headlines
