@@ -2,7 +2,7 @@
 
 A generator that returns a prepared image and a reader that returns a prepared
 reading (both registered as plug-ins in this process) go through the real run
-engine (:func:`bench.runs.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
+engine (:func:`bench.engine.operations.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
 the reading store, scoring, part files, merge). What remains of the time is the
 harness's own. Printed figures, each against its target:
 
@@ -36,10 +36,10 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.config import RunConfig
+from bench.core.registry import PLUGINS, Options, Spec
+from bench.engine.config import RunConfig
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.readers.base import Reader, Reading
-from bench.registry import PLUGINS, Options, Spec
 from prompts.schema import PromptSet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +152,7 @@ def run_config(
 
 def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
     """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images."""
-    from bench.runs import run_benchmark
+    from bench.engine.operations import run_benchmark
 
     config, prompts = run_config(out, jobs, **kwargs)
     start, cpu = time.perf_counter(), time.process_time()
@@ -166,7 +166,7 @@ CHILD = """
 import json, resource, sys
 sys.path.insert(0, sys.argv[3])
 import bench_harness as h
-import bench.runs as runs
+import bench.engine.operations as runs
 h.register()
 peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 before_merge = {}
@@ -220,8 +220,8 @@ def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -
 def time_resume_and_merge(folder: Path) -> dict[str, float]:
     """Seconds to read the done keys (plan/resume) and to merge the folder's part files."""
     from bench.engine import RunFolder
-    from bench.runs import merge_run
-    from bench.store import done_keys
+    from bench.engine.operations import merge_run
+    from bench.engine.results import done_keys
 
     start = time.perf_counter()
     keys = done_keys(RunFolder(folder))
@@ -337,8 +337,8 @@ def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[st
     import threading
 
     from bench.engine import RunFolder
-    from bench.reads import read_run
-    from bench.runs import run_benchmark
+    from bench.engine.operations import run_benchmark
+    from bench.engine.read_later import read_run
 
     out = base / "follow"
     config, prompts = run_config(out, jobs, gen_delay=delay, read_delay=delay, n_models=1)

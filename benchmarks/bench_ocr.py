@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.fonts import font_by_name
+from bench.core.fonts import font_by_name
 from bench.readers import available_engines, get_reader
 from bench.scoring import ned
 

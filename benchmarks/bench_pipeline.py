@@ -25,9 +25,9 @@ per installed engine on 256-pixel control images.
 
 ``--arch sdxl-full`` first builds (or reuses) a full-size SDXL-base-1.0-architecture
 pipeline with random float16 weights in ``--build-dir`` (~7 GB, see
-``bench.models.fullsize``); ``--arch qwen-image-full`` a Qwen-Image one in
+``benchmarks.fullsize``); ``--arch qwen-image-full`` a Qwen-Image one in
 bfloat16 (~58 GB of disk, ~42 GB of memory while building; see
-``bench.models.fullsize_qwen``). Their images are noise, their cost is the
+``benchmarks.fullsize_qwen``). Their images are noise, their cost is the
 real model's. Both sides load the pipeline in the same dtype (``--dtype``,
 else the family's on CUDA and float32 on CPU) and call it with the same
 arguments: the family's guidance keyword (Qwen-Image: ``true_cfg_scale`` with
@@ -122,7 +122,7 @@ class NullOCR:
 
 def register_null_reader() -> None:
     """Let run configs name the ``null`` reader (the stand-in above); idempotent."""
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
 
     PLUGINS.register("readers", "null", summary="benchmark stand-in: reads nothing")(
         lambda spec, options: NullOCR()
@@ -143,8 +143,8 @@ def harness(
 
     register_null_reader()
 
-    from bench.config import RunConfig
-    from bench.runs import run_benchmark
+    from bench.engine.config import RunConfig
+    from bench.engine.operations import run_benchmark
     from prompts.schema import PromptSet
 
     frame = pd.DataFrame(
@@ -188,10 +188,10 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     """
     import pandas as pd
 
-    from bench.config import RunConfig
     from bench.engine import Batch, Group, RunFolder
-    from bench.jobs import build_jobs
-    from bench.runner import Runner
+    from bench.engine.config import RunConfig
+    from bench.engine.image_jobs import build_jobs
+    from bench.engine.shard import Runner
     from prompts.schema import PromptSet
 
     register_null_reader()
@@ -259,13 +259,13 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
 ARCHITECTURES: dict[str, tuple[str, str, str, str]] = {
     "tiny-sd": ("bench.models.tiny", "build_tiny_sd", "float32", ""),
     "sdxl-full": (
-        "bench.models.fullsize",
+        "benchmarks.fullsize",
         "build_sdxl_architecture",
         "float16",
         "sdxl-base-1.0-random-float16",
     ),
     "qwen-image-full": (
-        "bench.models.fullsize_qwen",
+        "benchmarks.fullsize_qwen",
         "build_qwen_image_architecture",
         "bfloat16",
         "qwen-image-random-bfloat16",
@@ -352,7 +352,7 @@ def main() -> None:
     described = get_model(f"diffusers:{model}?{query}").describe()
     settings = described["settings"]
     prompts = [f"a shop sign that says 'OPEN {i}'" for i in range(args.images)]
-    from bench.seeds import image_seed
+    from bench.core.seeds import image_seed
 
     seeds = [image_seed(0, f"b{i:04d}", 0) for i in range(args.images)]
 

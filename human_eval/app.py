@@ -55,7 +55,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from human_eval.service import RatingError, RatingService, View
 from human_eval.study import Study
 
@@ -697,7 +697,7 @@ def check_bind(host: str, port: int | None) -> None:
     >>> check_bind("127.0.0.1", 99999)
     Traceback (most recent call last):
     ...
-    bench.errors.InputError: --port 99999 is not a port: use 1 to 65535
+    bench.core.errors.InputError: --port 99999 is not a port: use 1 to 65535
     """
     import socket
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bench.errors import InputError
-from bench.io import atomic_open, spreadsheet_safe, write_json, write_table
+from bench.core.errors import InputError
+from bench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
 

@@ -35,7 +35,7 @@ AC1 stays close to percent agreement. Report all three.
 
 Confidence intervals: percentile bootstrap over images (resampling whole images
 with their ratings: an image is the cluster), seeded, computed for all resamples
-at once as matrix products of the resample counts of :mod:`bench.bootstrap`.
+at once as matrix products of the resample counts of :mod:`bench.scoring.bootstrap`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bench.bootstrap import percentile_interval, resample_weights
+from bench.scoring.bootstrap import percentile_interval, resample_weights
 
 RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
 STATISTICS = (
@@ -429,7 +429,7 @@ def _alignment_row(
         out[stat] = float(values[0])
     if resampling is None:
         return out
-    from bench.bootstrap import index_blocks, seeded_rng
+    from bench.scoring.bootstrap import index_blocks, seeded_rng
 
     rng = seeded_rng(resampling.seed, ("alignment", len(scores), int(known.sum())))
     bounds: dict[str, list[np.ndarray]] = {stat: [] for stat in ALIGNMENT_STATISTICS}

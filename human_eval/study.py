@@ -26,8 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from bench.errors import InputError
-from bench.io import (
+from bench.core.errors import InputError
+from bench.core.io import (
     atomic_path,
     json_kind,
     locate_run,
@@ -331,7 +331,7 @@ def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progre
     """Re-encode each image as a metadata-free PNG named by its opaque id."""
     from PIL import Image
 
-    from bench.progress import track
+    from bench.core.progress import track
 
     (out / IMAGES).mkdir(parents=True, exist_ok=True)
     pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=True))

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.errors import InputError
-from bench.io import read_table
+from bench.core.errors import InputError
+from bench.core.io import read_table
 from prompts.attributes import compute_attributes
 from prompts.pool import PromptPool, fill_placeholder, make_prompt_id, real_world_rows
 from prompts.schema import REAL_WORLD_GROUPS

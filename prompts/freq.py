@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 CAPTION_COLUMNS = ("caption", "text", "TEXT", "Caption", "alt_text", "captions")
 

@@ -1,4 +1,4 @@
-"""Samplers: the ``samplers`` plug-ins of :data:`bench.registry.PLUGINS`.
+"""Samplers: the ``samplers`` plug-ins of :data:`bench.core.registry.PLUGINS`.
 
 A sampler draws ``n`` prompts from a source (a lazy pool or a materialised set),
 optionally stratified by columns, reproducibly from a seed. :func:`prompts.select`
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import Field
 
-from bench.registry import Options, Spec, register
+from bench.core.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from prompts.pool import PromptPool

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from prompts.attributes import char_length, word_count
 from prompts.pool import PromptPool
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
@@ -518,7 +518,7 @@ def select(
     the default set's full cross product. ``sampler`` names the sampler plug-in
     (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
     from prompts.samplers import DEFAULT_SAMPLER, Sampler
     from prompts.sources import load_source
 

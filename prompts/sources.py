@@ -1,4 +1,4 @@
-"""Prompt sources: the ``sources`` plug-ins of :data:`bench.registry.PLUGINS`.
+"""Prompt sources: the ``sources`` plug-ins of :data:`bench.core.registry.PLUGINS`.
 
 ``default``                     glyphbench's own set (package data, lazy pool)
 ``default:DIR``                 a folder in the default set's three-file format
@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from bench.errors import InputError
-from bench.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -225,7 +225,7 @@ def _file_digest(path: Path) -> str:
 
 
 def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
-    from bench.io import read_table
+    from bench.core.io import read_table
     from prompts.schema import PromptSet
 
     path = Path(parsed.target)

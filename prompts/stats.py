@@ -159,7 +159,7 @@ def write_chart(stats: dict[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from bench.io import atomic_path
+    from bench.core.io import atomic_path
 
     panels = [
         ("prompt type", stats["prompt_type"]),

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.errors import InputError
-from bench.io import read_table
+from bench.core.errors import InputError
+from bench.core.io import read_table
 from prompts.attributes import char_length, compute_attributes, word_count
 from prompts.pool import PromptPool, fill_first_quoted, real_world_rows
 from prompts.schema import REAL_WORLD_GROUPS

@@ -28,10 +28,10 @@ from typing import Any
 
 import pandas as pd
 
+from bench.core.registry import PLUGINS, Options, Spec
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.models.controls import RenderControl
 from bench.readers.base import Reader, Reading
-from bench.registry import PLUGINS, Options, Spec
 from prompts.schema import PromptSet
 
 

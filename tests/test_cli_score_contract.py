@@ -21,14 +21,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.cli_score import CONTRACT
+from bench.cli.root import app
+from bench.cli.score import CONTRACT
 from bench.scoring.table import METRICS
 
 DATA = Path(__file__).parent / "data" / "compat"
 
 #: The issue's table: NAME -> (per-pair columns, summary keys), written out once more here
-#: so that a change to bench/cli_score.py's CONTRACT cannot pass unnoticed.
+#: so that a change to bench/cli/score.py's CONTRACT cannot pass unnoticed.
 ISSUE_TABLE: dict[str, tuple[list[str], list[str]]] = {
     "anytext": (["anytext_sen_acc", "anytext_ned"], ["anytext_sen_acc", "anytext_ned"]),
     "anytext-zh": (["anytext_sen_acc", "anytext_ned"], ["anytext_sen_acc", "anytext_ned"]),

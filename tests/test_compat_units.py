@@ -22,8 +22,8 @@ import pytest
 from compat_data import assert_same, load_rows
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.cli_score import CONTRACT
+from bench.cli.root import app
+from bench.cli.score import CONTRACT
 from bench.scoring import score_pairs
 from bench.scoring.table import METRICS
 

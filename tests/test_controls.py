@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 from runner_helper import prompt_set
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.models import ImageRequest, get_model
 from bench.models.controls import MARGIN, TYPO_ALPHABET, corrupt, render_text
 
@@ -115,9 +115,9 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
     """The measurement's validation: blank < typo(0.5) < typo(0.1) < render, render near perfect."""
     pytest.importorskip("easyocr")
     pytest.importorskip("easyocr_en_models")
-    from bench.config import RunConfig
-    from bench.runs import run_benchmark
-    from bench.summary import summarize
+    from bench.engine.config import RunConfig
+    from bench.engine.operations import run_benchmark
+    from bench.report.console import summarize
 
     models = ["control:render", "control:typo?rate=0.1", "control:typo?rate=0.5", "control:blank"]
     config = RunConfig.from_mapping(
@@ -158,7 +158,7 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
 def test_render_draws_chinese_with_a_cjk_font_and_latin_as_before() -> None:
     import numpy as np
 
-    from bench.fonts import cjk_fonts
+    from bench.core.fonts import cjk_fonts
     from bench.models.controls import needs_cjk_font, render_text
 
     if not cjk_fonts():

@@ -22,6 +22,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from PIL import Image
 
+from bench.core.errors import InputError
+from bench.core.io import HOST_TAG
 from bench.engine import (
     Batch,
     Group,
@@ -34,8 +36,6 @@ from bench.engine import (
     slug,
     take_shard,
 )
-from bench.errors import InputError
-from bench.io import HOST_TAG
 from bench.readers import Reader, ReadError, Reading
 
 

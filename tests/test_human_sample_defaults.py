@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.errors import InputError
+from bench.cli.root import app
+from bench.core.errors import InputError
 from tests.human_fixtures import make_run
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from human_eval.sampling import SamplingError, allocate, gold_answer, stratified_sample
 from human_eval.service import RatingError, RatingService
 from human_eval.store import Store
@@ -250,7 +250,7 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
-    from bench.cli import app
+    from bench.cli.root import app
 
     runner = CliRunner()
     study_dir = tmp_path / "study"

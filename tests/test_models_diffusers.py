@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS, parse_options
 from bench.models import ImageRequest, get_model
 from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions, is_oom, split_target
 from bench.models.families import (
@@ -26,7 +27,6 @@ from bench.models.families import (
     guess_family_from_id,
 )
 from bench.models.tiny import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
-from bench.registry import PLUGINS, parse_options
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -348,7 +348,7 @@ def test_missing_variant_is_a_clear_error(tiny_sd: Path) -> None:
 def test_study_config_resolves_without_weights() -> None:
     code = (
         "import sys, json\n"
-        "from bench.config import RunConfig\n"
+        "from bench.engine.config import RunConfig\n"
         "from bench.models import get_model\n"
         "cfg = RunConfig.from_yaml('configs/study.yaml')\n"
         "infos = [get_model(e.to_spec()).describe() for e in cfg.models]\n"
@@ -390,8 +390,8 @@ def test_prompts_over_the_token_limit_are_counted_and_warned_once(
 
 
 def test_an_uncached_hub_id_offline_fails_at_once_with_the_reason() -> None:
-    """The pipeline loader asks the hub once (bench.hub) instead of retrying for ~25 s."""
-    from bench.hub import hub_reachable
+    """The pipeline loader asks the hub once (bench.core.hub) instead of retrying for ~25 s."""
+    from bench.core.hub import hub_reachable
 
     model = get_model("diffusers:nobody-here/no-such-model?device=cpu")
     with pytest.raises(InputError, match="cannot load diffusers pipeline") as failure:

@@ -28,8 +28,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bench.config import RunConfig
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
+from bench.engine.config import RunConfig
 from bench.models import ImageRequest, get_model
 from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions
 from bench.models.diffusers_loading import QUANTIZE, quantization_plan
@@ -41,7 +42,6 @@ from bench.models.families import (
     guess_family_from_id,
 )
 from bench.models.families.hidream import TINY_LLAMA_FOLDER
-from bench.registry import PLUGINS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -184,7 +184,7 @@ def test_list_models_shows_every_family() -> None:
     """``glyphbench list models`` names every family in the diffusers plug-in's summary."""
     code = (
         "from typer.testing import CliRunner\n"
-        "from bench.cli import app\n"
+        "from bench.cli.root import app\n"
         "print(CliRunner().invoke(app, ['list', 'models']).stdout)\n"
     )
     out = subprocess.run(
@@ -457,7 +457,7 @@ def test_leaders_config_dry_run_resolves_offline(tmp_path: Path) -> None:
     script = f"""
 import json, sys
 from typer.testing import CliRunner
-from bench.cli import app
+from bench.cli.root import app
 result = CliRunner().invoke(
     app,
     ["run", "--config", "configs/leaders-2026.yaml", "--dry-run", "--json",

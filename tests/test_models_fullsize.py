@@ -1,4 +1,4 @@
-"""The full-size random SDXL-architecture pipeline (bench.models.fullsize).
+"""The full-size random SDXL-architecture pipeline (benchmarks.fullsize).
 
 The default tests build every component on the meta device (no memory) and
 write only the light parts (tokenizers, scheduler, model_index.json). The slow
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from bench.models import get_model
-from bench.models.fullsize import (
+from bench.models.tiny import TINY_MARKER
+from benchmarks.fullsize import (
     MAX_TOKENS,
     PARAMETER_COUNTS,
     _save_light_parts,
@@ -28,7 +29,6 @@ from bench.models.fullsize import (
     text_encoder_config,
     unet_config,
 )
-from bench.models.tiny import TINY_MARKER
 
 # Parameter counts of stabilityai/stable-diffusion-xl-base-1.0, written out here
 # independently of the module's own table.

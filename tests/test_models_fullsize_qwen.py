@@ -1,4 +1,4 @@
-"""The full-size random Qwen-Image-architecture pipeline (bench.models.fullsize_qwen).
+"""The full-size random Qwen-Image-architecture pipeline (benchmarks.fullsize_qwen).
 
 The default tests build every component on the meta device (no memory) and
 write only the light parts. Building the real thing needs ~42 GB of memory and
@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from bench.models import get_model
-from bench.models.fullsize import parameter_count
-from bench.models.fullsize_qwen import (
+from bench.models.tiny import TINY_MARKER
+from benchmarks.fullsize import parameter_count
+from benchmarks.fullsize_qwen import (
     PARAMETER_COUNTS,
     bfloat16_gigabytes,
     build_qwen_image_architecture,
@@ -30,7 +31,6 @@ from bench.models.fullsize_qwen import (
     transformer_config,
     vae_config,
 )
-from bench.models.tiny import TINY_MARKER
 
 # Published sizes, written out here independently of the module: the hub lists
 # Qwen/Qwen-Image's transformer folder at 40.9 GB (bfloat16, 2 bytes a parameter)

@@ -11,12 +11,12 @@ import pytest
 from rich.console import Console
 from runner_helper import PixelOCR, prompt_set, register
 
-from bench.config import RunConfig
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.schema import failed_mask
+from bench.engine.config import RunConfig
+from bench.engine.operations import run_benchmark
 from bench.models import get_model
-from bench.runs import run_benchmark
-from bench.schema import failed_mask
-from bench.scoring.pairs import text_metrics
+from bench.scoring.frame import text_metrics
 
 register()
 
@@ -149,7 +149,7 @@ def test_dry_run_on_a_folder_plans_the_images_it_holds(tmp_path: Path) -> None:
     not one per prompt of the 507k-prompt set (issue 24)."""
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from bench.cli.root import app
     from prompts import load_prompt_set
 
     frame = load_prompt_set("default").frame

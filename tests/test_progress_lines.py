@@ -14,8 +14,8 @@ import tomllib
 from rich.console import Console
 from runner_helper import PixelOCR, prompt_set, write_prompts_csv
 
-from bench.config import RunConfig
-from bench.runs import run_benchmark
+from bench.engine.config import RunConfig
+from bench.engine.operations import run_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("bench", "prompts", "vae_eval", "human_eval")
@@ -67,7 +67,7 @@ def _imported_modules(path: Path) -> set[str]:
 def test_one_progress_library_and_dependencies_declared_where_used() -> None:
     files = [p for package in PACKAGES for p in (REPO / package).rglob("*.py")]
     users = {name: [p for p in files if name in _imported_modules(p)] for name in ("tqdm", "scipy")}
-    assert users["tqdm"] == [], "progress is rich everywhere (bench.progress)"
+    assert users["tqdm"] == [], "progress is rich everywhere (bench.core.progress)"
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     main = {dep.split(">")[0].split("=")[0].strip() for dep in project["dependencies"]}
     assert "rich" in main and "tqdm" not in main

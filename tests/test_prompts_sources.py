@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import prompts
-from bench.errors import InputError
+from bench.core.errors import InputError
 from prompts.default import load_default_pool
 from prompts.pool import PromptPool, make_prompt_id
 from prompts.selection import allocate, select
@@ -250,7 +250,7 @@ def test_csv_jsonl_parquet_sources(tmp_path: Path) -> None:
 
 
 def test_export_round_trip(default_dir: Path, tmp_path: Path) -> None:
-    from bench.io import write_table
+    from bench.core.io import write_table
 
     full = load_default_pool(default_dir).to_prompt_set()
     for suffix in ("parquet", "jsonl", "csv"):

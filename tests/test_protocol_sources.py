@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 from PIL import Image, ImageDraw
 
-from bench.config import RunConfig
-from bench.errors import InputError
-from bench.jobs import model_jobs
+from bench.core.errors import InputError
+from bench.core.seeds import image_seed
+from bench.engine.config import RunConfig
+from bench.engine.image_jobs import model_jobs
 from bench.models.families import FAMILIES, detect_family, guess_family_from_id
-from bench.seeds import image_seed
 from bench.suites.base import ReaderPin, resolve_suite
 from bench.suites.oneig import oneig_image_path, split_grid, tile_grid
 from bench.suites.protocol import pin_problems, protocol_card
@@ -265,7 +265,7 @@ def test_seed_policy_is_validated_and_needs_a_suite_for_benchmark() -> None:
 def test_the_cli_flag_reaches_the_config_and_a_bad_value_is_one_line() -> None:
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from bench.cli.root import app
 
     runner = CliRunner()
     bad = runner.invoke(app, ["run", "--models", "control:blank", "--seed-policy", "paper"])

@@ -18,8 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.errors import InputError
-from bench.fonts import font_by_name
+from bench.core.errors import InputError
+from bench.core.fonts import font_by_name
+from bench.core.registry import PLUGINS
 from bench.readers import (
     ReadError,
     available_engines,
@@ -28,7 +29,6 @@ from bench.readers import (
     reading_order,
 )
 from bench.readers.base import Reader, Reading
-from bench.registry import PLUGINS
 from bench.scoring import ned
 
 # ---------------------------------------------------------------- reading order

@@ -12,11 +12,9 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.engine.reading import image_digest
-from bench.errors import InputError
-from bench.readers.base import Reader, Reading
-from bench.readers.calibrate import (
+from bench.cli.root import app
+from bench.core.errors import InputError
+from bench.engine.calibrate import (
     LONG_TEXTS,
     calibrate,
     classify_edits,
@@ -32,6 +30,8 @@ from bench.readers.calibrate import (
     shipped_real_set,
     warning,
 )
+from bench.engine.reading import image_digest
+from bench.readers.base import Reader, Reading
 
 TEXTS = ["Digital Dreamscapes", "Fresh Bread", "Grand Opening Today", "Quiet Library", "Welcome"]
 

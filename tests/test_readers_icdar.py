@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.errors import InputError
-from bench.readers.icdar import (
+from bench.core.errors import InputError
+from bench.engine.calibrate_icdar import (
     calibrate_on_photos,
     load_icdar2015,
     missed_words,
@@ -76,7 +76,7 @@ def test_photos_command_writes_the_per_image_table(tmp_path: Path) -> None:
     import pandas as pd
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from bench.cli.root import app
 
     images = _multiword_fixture(tmp_path / "photos")
     out = tmp_path / "per_image.csv"

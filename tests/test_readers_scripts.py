@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
-from bench.errors import InputError
+from bench.cli.root import app
+from bench.core.errors import InputError
+from bench.core.registry import missing_modules
 from bench.readers import get_reader
 from bench.readers.paddleocr import parse_v2, parse_v3
 from bench.readers.scripts import (
@@ -19,7 +20,6 @@ from bench.readers.scripts import (
     reader_scripts,
     readers_for,
 )
-from bench.registry import missing_modules
 
 
 def test_each_reader_declares_its_scripts() -> None:

@@ -107,7 +107,7 @@ def test_longtext_render_control_read_by_rapidocr_scores_at_least_095(tmp_path: 
     import pandas as pd
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from bench.cli.root import app
 
     data = LONGTEXT
     if not (data / "text_prompts.jsonl").is_file():

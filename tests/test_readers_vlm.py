@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
 from bench.readers import get_reader
 from bench.readers.vlm import (
     BENCHMARK_INSTRUCTION,
@@ -18,7 +19,6 @@ from bench.readers.vlm import (
     is_refusal,
     smart_resize,
 )
-from bench.registry import PLUGINS
 
 pytest.importorskip("transformers")
 

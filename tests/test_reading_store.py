@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 from runner_helper import prompt_set
 
-from bench.config import RunConfig
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
+from bench.engine.config import RunConfig
+from bench.engine.operations import rescore_run, run_benchmark
 from bench.engine.reading_store import (
     ReadingStore,
     readings_table,
@@ -18,10 +21,7 @@ from bench.engine.reading_store import (
     stored_readers,
     write_reader_view,
 )
-from bench.errors import InputError
 from bench.readers.base import Reader, Reading
-from bench.registry import PLUGINS
-from bench.runs import rescore_run, run_benchmark
 
 #: Images each counting reader was asked to read, by reader name.
 read_counts: dict[str, int] = {}

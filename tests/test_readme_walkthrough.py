@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli import app
+from bench.cli.root import app
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.config import RunConfig
-from bench.reads import read_run
-from bench.runs import run_benchmark
+from bench.engine.config import RunConfig
+from bench.engine.operations import run_benchmark
+from bench.engine.read_later import read_run
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()

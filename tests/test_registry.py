@@ -22,13 +22,9 @@ from pydantic import Field
 from typer.testing import CliRunner
 
 import prompts
-from bench.cli import app
-from bench.config import RunConfig
-from bench.errors import InputError
-from bench.models import ImageRequest, ModelAdapter, get_model
-from bench.models.controls import TypoOptions
-from bench.readers import Reader, Reading, available_engines, get_reader
-from bench.registry import (
+from bench.cli.root import app
+from bench.core.errors import InputError
+from bench.core.registry import (
     ENTRY_POINT_GROUP,
     PLUGINS,
     Options,
@@ -36,6 +32,10 @@ from bench.registry import (
     Spec,
     register,
 )
+from bench.engine.config import RunConfig
+from bench.models import ImageRequest, ModelAdapter, get_model
+from bench.models.controls import TypoOptions
+from bench.readers import Reader, Reading, available_engines, get_reader
 from prompts.schema import PROMPT_COLUMNS, PromptSet
 from prompts.sources import TableOptions
 
@@ -333,7 +333,7 @@ def test_targets_choose_the_options_class() -> None:
 
 def test_entry_points_add_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "toy_entry_plugin.py").write_text(
-        "from bench.registry import PLUGINS\n"
+        "from bench.core.registry import PLUGINS\n"
         "PLUGINS.register('codecs', 'toy-entry', summary='from an entry point')(\n"
         "    lambda spec, options: 'made')\n",
         encoding="utf-8",

@@ -14,12 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.config import RunConfig
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
+from bench.engine.config import RunConfig
 from bench.engine.lock import FolderBusy, FolderLock
-from bench.errors import InputError
-from bench.reads import read_run
-from bench.registry import PLUGINS
-from bench.runs import RESCORE_LOCK, rescore_run, run_benchmark
+from bench.engine.operations import RESCORE_LOCK, rescore_run, run_benchmark
+from bench.engine.read_later import read_run
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()

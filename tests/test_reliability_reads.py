@@ -18,10 +18,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.config import RunConfig
+from bench.engine.config import RunConfig
+from bench.engine.operations import run_benchmark
+from bench.engine.read_later import read_run
 from bench.engine.reading_store import READINGS_DIR, readings_table
-from bench.reads import read_run
-from bench.runs import run_benchmark
 from tests.runner_helper import prompt_set, register, write_prompts_csv
 
 register()
@@ -165,7 +165,7 @@ def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals)
 
 
 def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
-    from bench.reads import PART_SECONDS
+    from bench.engine.read_later import PART_SECONDS
 
     generate(tmp_path / "run")  # 12 images
     command = cli("read", str(tmp_path / "run"), "--read-workers", "0", "--batch-size", "1")

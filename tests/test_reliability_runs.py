@@ -21,12 +21,12 @@ import pytest
 from race_helper import race
 from runner_helper import register, write_prompts_csv
 
-from bench.config import RunConfig
+from bench.core.errors import InputError
+from bench.core.io import HOST_TAG, atomic_path, stale_temp_files, write_json
+from bench.core.schema import ROW_KEY
 from bench.engine import FolderBusy, RunFolder
-from bench.errors import InputError
-from bench.io import HOST_TAG, atomic_path, stale_temp_files, write_json
-from bench.runs import merge_run, run_benchmark
-from bench.schema import ROW_KEY
+from bench.engine.config import RunConfig
+from bench.engine.operations import merge_run, run_benchmark
 
 register()
 
@@ -328,7 +328,7 @@ def test_many_threads_create_one_folder_tree_at_once(tmp_path: Path) -> None:
     """ensure_folder raced with itself: a folder made meanwhile is no "file in the way"."""
     import threading
 
-    from bench.io import ensure_folder
+    from bench.core.io import ensure_folder
 
     problems: list[BaseException] = []
     for trial in range(30):

@@ -1,4 +1,7 @@
-"""The one bootstrap kernel (bench.bootstrap): clusters, shared draws, aggregates, coverage."""
+"""The one bootstrap kernel (bench.scoring.bootstrap).
+
+Clusters, shared draws, aggregates, coverage.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.bootstrap import (
+from bench.report.stats import summarize
+from bench.scoring.bootstrap import (
     Estimands,
     Grouping,
     cluster_codes,
@@ -17,7 +21,6 @@ from bench.bootstrap import (
     resampled_means,
     share_bootstrap,
 )
-from bench.report.stats import summarize
 from bench.scoring.table import METRICS, Derived, Metric, Ratio
 
 

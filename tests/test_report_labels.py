@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from bench.report import display
-from bench.summary import metric_header
+from bench.report.console import metric_header
 
 
 def _summary() -> pd.DataFrame:
@@ -40,7 +40,7 @@ def test_ned_header_says_it_is_a_similarity_with_1_exact() -> None:
 def test_unknown_by_column_lists_every_valid_column_and_a_close_match() -> None:
     import pytest
 
-    from bench.errors import InputError
+    from bench.core.errors import InputError
     from bench.report.slices import Slicing
 
     columns = {f"attribute_{i:02d}": ["x"] for i in range(60)}  # more than the old cut (40)
@@ -83,7 +83,7 @@ def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> 
 def test_unknown_stratify_column_lists_every_valid_column() -> None:
     import pytest
 
-    from bench.errors import InputError
+    from bench.core.errors import InputError
     from prompts.selection import sample_frame
 
     frame = pd.DataFrame({f"attribute_{i:02d}": ["x", "y"] for i in range(50)})

@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_fixtures import build_run
 
-from bench.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
 from bench.report.load import load_runs
 from bench.report.slices import (
@@ -29,6 +28,7 @@ from bench.report.stats import (
     rank_models,
     summarize,
 )
+from bench.scoring.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
 
 
 @pytest.fixture(scope="module")

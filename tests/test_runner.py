@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runner_helper import PixelOCR, prompt_set, register
 
-from bench.config import ModelEntry, RunConfig
-from bench.errors import InputError
-from bench.jobs import Shard, build_jobs
-from bench.runs import merge_run, rescore_run, run_benchmark
-from bench.schema import RESULT_COLUMNS, ROW_KEY
-from bench.seeds import image_seed
-from bench.store import TIMING_COLUMNS
+from bench.core.errors import InputError
+from bench.core.schema import RESULT_COLUMNS, ROW_KEY
+from bench.core.seeds import image_seed
+from bench.engine.config import ModelEntry, RunConfig
+from bench.engine.image_jobs import Shard, build_jobs
+from bench.engine.operations import merge_run, rescore_run, run_benchmark
+from bench.engine.results import TIMING_COLUMNS
 
 register()
 
@@ -301,8 +301,8 @@ def test_dry_run_plan_on_study_config_loads_no_weights(tmp_path: Path) -> None:
 import json, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from runner_helper import prompt_set
-from bench.config import RunConfig
-from bench.runs import plan_run
+from bench.engine.config import RunConfig
+from bench.engine.operations import plan_run
 cfg = RunConfig.from_yaml({str(study)!r}).with_overrides(out={str(out)!r})
 plan = plan_run(cfg, prompt_set=prompt_set(3))
 heavy = [m for m in ("torch", "diffusers") if m in sys.modules]
@@ -325,8 +325,8 @@ print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
 def test_dry_run_prices_hosted_models_against_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """The leaders config's own prices make it cost more than its cap: the plan says so,
     with each hosted model's caveats (issue 24)."""
-    from bench.plan import plan_lines
-    from bench.runs import plan_run
+    from bench.engine.operations import plan_run
+    from bench.engine.plan import plan_lines
 
     config = Path(__file__).resolve().parents[1] / "configs" / "leaders-2026.yaml"
     for name in ("OPENAI_API_KEY", "BFL_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
@@ -360,7 +360,7 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
     from runner_helper import write_prompts_csv
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from bench.cli.root import app
 
     csv = write_prompts_csv(tmp_path / "p.csv", 3)
     cli = CliRunner()
@@ -384,7 +384,7 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
     lines = short.stdout.strip().splitlines()
     assert len(lines) <= 10 and not short.stdout.lstrip().startswith("{")
     assert "images:   12 = 3 prompts x 2 seeds x 1 per prompt x 2 models; 12 to make" in lines[3]
-    # 12 images: 12 x 0.02 s to make + 12 x 0.56 s to read (bench/plan.py's figures)
+    # 12 images: 12 x 0.02 s to make + 12 x 0.56 s to read (bench/engine/plan.py's figures)
     assert lines[-1].startswith(
         "estimate: about 7 s on cpu (device auto): making under 1 s + reading 7 s"
     )
@@ -406,7 +406,7 @@ def test_cli_run_then_merge_and_rescore_scores_only(tmp_path: Path) -> None:
     from runner_helper import write_prompts_csv
     from typer.testing import CliRunner
 
-    from bench.cli import app
+    from bench.cli.root import app
 
     csv = write_prompts_csv(tmp_path / "p.csv", 2)
     out = tmp_path / "run"

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from runner_helper import write_prompts_csv
 
-from bench.store import TIMING_COLUMNS
+from bench.engine.results import TIMING_COLUMNS
 
 HELPER = Path(__file__).with_name("runner_helper.py")
 MODELS = "slow:render?delay=0.5&size=64,control:blank?size=64"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.scoring import (
     HIGHER_IS_BETTER,
     METRICS,

@@ -20,13 +20,13 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Spec
+from bench.core.schema import failed_mask
+from bench.core.seeds import image_seed
 from bench.models.base import ImageRequest, RunContext
 from bench.models.images import ImagesModel, ImagesOptions, SuiteImages, match_layout
-from bench.registry import Spec
-from bench.schema import failed_mask
 from bench.scoring import score_pairs
-from bench.seeds import image_seed
 from bench.suites.base import limit_per_subset, resolve_suite
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "longtext-bench"
@@ -207,8 +207,8 @@ def test_limit_takes_the_first_n_of_every_subset() -> None:
 def test_limit_on_the_real_longtext_files_runs_both_languages() -> None:
     if not (DATA / "text_prompts.jsonl").exists():
         pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
-    from bench.config import RunConfig
-    from bench.runs import load_prompts
+    from bench.engine.config import RunConfig
+    from bench.engine.operations import load_prompts
 
     config = RunConfig.from_mapping(
         {"models": ["control:blank"], "suite": {"spec": "longtext", "data": str(DATA)},
@@ -222,9 +222,9 @@ def test_limit_on_the_real_longtext_files_runs_both_languages() -> None:
 
 
 def test_the_run_summary_shows_the_benchmarks_headline_per_subset() -> None:
+    from bench.report.console import print_summary
     from bench.report.suites import headline_points
     from bench.scoring.table import METRICS
-    from bench.summary import print_summary
 
     texts = ["Fresh Bread daily", "Quiet Hours"]
     reads = ["Fresh Bread", "Quiet Hours"]

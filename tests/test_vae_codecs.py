@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 from vae_fixtures import tiny_autoencoder_kl
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from vae_eval.codecs import CodecFailure, DiffusersCodec, get_codec, split_target
 from vae_eval.metrics import psnr
 

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from bench.cli import app
+from bench.cli.root import app
 from vae_eval.download import download
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from vae_eval.imageset import (
     BACKGROUNDS,
     CHAR_CLASSES,

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
 from bench.readers.base import Reader, Reading
-from bench.registry import PLUGINS
 from vae_eval.codecs import CodecFailure, TensorCodec, TensorOptions, get_codec, register_codec
 from vae_eval.codecs.protocol import name_codecs, tile_starts
 from vae_eval.imageset import ImageSet, default_set

@@ -106,7 +106,7 @@ def unreachable_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The hub endpoint is a closed local port: connections are refused at once."""
     from huggingface_hub import constants
 
-    from bench import hub
+    from bench.core import hub
 
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
     hub._connects.cache_clear()
@@ -120,7 +120,7 @@ def test_unreachable_hub_fails_fast_every_row_fails_and_exit_is_not_zero(
 ) -> None:
     import diffusers  # noqa: F401  (imported first: the timing is the load, not the import)
 
-    from bench.cli import app
+    from bench.cli.root import app
 
     out = tmp_path / "out"
     args = ["vae-eval", "--vae", "diffusers:nobody/no-such-vae", "--ocr", "tesseract"]

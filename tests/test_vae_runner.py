@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from vae_fixtures import tiny_autoencoder_kl
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.readers.base import Reader
 from vae_eval.imageset import ImageSet, default_set
 from vae_eval.runner import RESULTS_NAME, SHARD, RunOptions, evaluate, slug

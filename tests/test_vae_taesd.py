@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageFilter
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from vae_eval.codecs import get_codec
 from vae_eval.codecs.taesd import KNOWN_LAYOUTS, Layout, TaesdCodec, build, detect_layout
 from vae_eval.metrics import psnr

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 
 class VaeEntry(BaseModel):
@@ -93,7 +93,7 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
     not support.
     """
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
     from vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
@@ -173,7 +173,7 @@ def merge_settings(
 
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
     from vae_eval.imageset import load_image_set
 
     entries = config.entries() if config is not None else []

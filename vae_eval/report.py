@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.bootstrap import MIN_UNITS
-from bench.schema import failed_mask
+from bench.core.schema import failed_mask
+from bench.scoring.bootstrap import MIN_UNITS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +60,7 @@ ABSOLUTE_FLOOR = 50.0
 #: A text-survival threshold resting on fewer font sizes than this gets a warning.
 MIN_SIZES = 3
 #: Fewest successful images at every font size for a threshold to be stated (else "evidence
-#: too thin"): the report's one minimum for an interval (:data:`bench.bootstrap.MIN_UNITS`).
+#: too thin"): the report's one minimum for an interval (:data:`bench.scoring.bootstrap.MIN_UNITS`).
 MIN_IMAGES_PER_SIZE = MIN_UNITS
 #: Bootstrap of every interval on the page: resamples, seed, level (images resampled).
 N_BOOT = 1000
@@ -160,7 +160,8 @@ def _interval_text(bounds: Bounds, row: int, col: int, digits: int) -> str:
 def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` over images (NaNs dropped).
 
-    Each image is its own resampling unit; the one kernel :func:`bench.bootstrap.mean_interval`
+    Each image is its own resampling unit; the one kernel
+    :func:`bench.scoring.bootstrap.mean_interval`
     draws the resamples, seeded by :data:`SEED` and ``key`` (same input, same interval).
     Fewer than two finite values, or any infinite one (a pixel-identical PSNR), give NaN.
 
@@ -172,7 +173,7 @@ def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
     """
     import numpy as np
 
-    from bench.bootstrap import mean_interval, seeded_rng
+    from bench.scoring.bootstrap import mean_interval, seeded_rng
 
     data = np.asarray(values, dtype="float64")
     data = data[~np.isnan(data)]
@@ -370,7 +371,7 @@ def codec_labels(specs: Iterable[str]) -> dict[str, str]:
     >>> list(labels.values())
     ['taesd:taef2', 'identity', 'resize?factor=8']
     """
-    from bench.registry import Spec
+    from bench.core.registry import Spec
 
     short: dict[str, str] = {}
     for spec in dict.fromkeys(specs):
@@ -451,7 +452,7 @@ def plot_wr_vs_font_size(table: pd.DataFrame, path: Path) -> bool:
         return False
     import matplotlib.pyplot as plt
 
-    from bench.io import atomic_path
+    from bench.core.io import atomic_path
 
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
@@ -871,7 +872,7 @@ def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = No
     full spec, and ``vae_results.parquet`` keeps the specs.
     """
     from bench import templates
-    from bench.io import atomic_open
+    from bench.core.io import atomic_open
 
     folder = out / "report"
     folder.mkdir(parents=True, exist_ok=True)

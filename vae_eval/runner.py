@@ -397,8 +397,8 @@ def evaluate(
     (tests and notebooks pass objects they already have). ``progress(stage, done,
     total)`` is called after each batch with the images done in that stage.
     """
-    from bench.errors import InputError
-    from bench.registry import PLUGINS
+    from bench.core.errors import InputError
+    from bench.core.registry import PLUGINS
     from vae_eval.codecs.protocol import name_codecs
     from vae_eval.imageset import load_image_set
 
@@ -465,7 +465,7 @@ def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> N
     Image ids repeat across sets (``default?size=256`` and ``size=512`` share them), so
     mixing would silently reuse rows computed on other images.
     """
-    from bench.errors import InputError
+    from bench.core.errors import InputError
 
     expected = {"images": images, "ocr_engine": ocr_engine}
     folder.check_same_run(

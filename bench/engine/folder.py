@@ -29,9 +29,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from bench.engine.lock import FolderLock
-from bench.errors import InputError
-from bench.io import (
+from bench.core.errors import InputError
+from bench.core.io import (
     HOST_TAG,
     atomic_path,
     read_json,
@@ -39,6 +38,7 @@ from bench.io import (
     write_json,
     write_table,
 )
+from bench.engine.lock import FolderLock
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -382,7 +382,7 @@ class RunFolder:
         """Keys of the rows already written; failed rows count only ``with_failed``."""
         import pyarrow as pa
 
-        from bench.schema import failed_mask
+        from bench.core.schema import failed_mask
 
         # Only the key and error columns, gathered as Arrow tables and converted once:
         # a resume scan of a million rows in thousands of part files (issue 18).

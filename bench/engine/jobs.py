@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 J = TypeVar("J")
 

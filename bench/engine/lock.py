@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import ClassVar
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 try:
     import fcntl
@@ -75,7 +75,7 @@ class FolderLock:
         self.path = (root / LOCKS / f"{name}.lock").resolve()
 
     def _open(self) -> int:
-        from bench.io import ensure_folder, os_problem
+        from bench.core.io import ensure_folder, os_problem
 
         ensure_folder(self.path.parent)
         try:

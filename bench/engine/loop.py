@@ -222,7 +222,7 @@ class Loop:
 
     # ------------------------------------------------------------------ worker
     def _work(self, work: queue.Queue[Batch | None]) -> None:
-        from bench.schema import failed_mask
+        from bench.core.schema import failed_mask
 
         while True:
             batch = work.get()
@@ -257,7 +257,7 @@ class Loop:
 def progress_bars(
     groups: Sequence[Group], console: Console, *, enabled: bool = True
 ) -> Iterator[ProgressFn]:
-    """Progress bars, one per group with jobs (lines when not on a terminal: bench.progress).
+    """Progress bars, one per group with jobs (lines when not on a terminal: bench.core.progress).
 
     Yields the ``progress`` callback.
     """
@@ -269,7 +269,7 @@ def progress_bars(
         TimeRemainingColumn,
     )
 
-    from bench.progress import LineProgress
+    from bench.core.progress import LineProgress
 
     bars = LineProgress(
         TextColumn("{task.description}"),

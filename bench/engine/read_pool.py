@@ -48,7 +48,7 @@ def resolve_workers(workers: int | None) -> int:
     if workers is None:
         return free_cores()
     if workers < 0:
-        from bench.errors import InputError
+        from bench.core.errors import InputError
 
         raise InputError(None, f"--read-workers must be 0 or more, got {workers}")
     return workers

@@ -29,8 +29,8 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
     Runs create their reader before writing anything, so a reader that cannot start
     (a missing binary, missing weights) leaves no folder behind.
     """
+    from bench.core.errors import InputError
     from bench.engine.loop import error_text
-    from bench.errors import InputError
     from bench.readers import get_reader
 
     try:

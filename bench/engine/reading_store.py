@@ -97,7 +97,7 @@ class ReadingStore(ReadingCache):
             return
         import pandas as pd
 
-        from bench.io import atomic_open
+        from bench.core.io import atomic_open
 
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{self.shard}-{next(_COUNTER):05d}-{os.getpid()}-{time.time_ns()}.parquet"
@@ -136,7 +136,7 @@ def keep_results_readings(root: str | Path, rows: pd.DataFrame) -> list[str]:
     the old ones (a run made before the store existed, or whose store was deleted) in
     ``readings/``, under the identity ``name|version|`` of the reader that made them.
     """
-    from bench.schema import failed_mask
+    from bench.core.schema import failed_mask
 
     read = rows[rows["ocr_text"].notna() & rows["image_sha256"].notna() & ~failed_mask(rows)]
     table = readings_table(root)
@@ -214,7 +214,7 @@ def pick_reader(root: str | Path, wanted: str) -> str:
     Several identities of one name (e.g. two option sets) must be told apart by
     the full identity; the error lists them.
     """
-    from bench.errors import InputError
+    from bench.core.errors import InputError
 
     readers = stored_readers(root)
     exact = readers[readers["reader"] == wanted]
@@ -236,11 +236,11 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from bench.config import RunConfig
+    from bench.core.schema import generated_mask
+    from bench.engine.config import RunConfig
     from bench.engine.folder import RunFolder
-    from bench.runner import score_rows
-    from bench.schema import generated_mask
-    from bench.store import RESULTS, conform_results
+    from bench.engine.results import RESULTS, conform_results
+    from bench.engine.shard import score_rows
 
     identity = pick_reader(root, wanted)
     table = readings_table(root)

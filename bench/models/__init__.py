@@ -1,4 +1,4 @@
-"""Model adapters: the ``models`` plug-ins of :data:`bench.registry.PLUGINS`.
+"""Model adapters: the ``models`` plug-ins of :data:`bench.core.registry.PLUGINS`.
 
 Public API::
 
@@ -15,8 +15,8 @@ cheap: heavy libraries (torch, diffusers) load only inside the adapters.
 
 from __future__ import annotations
 
+from bench.core.registry import PLUGINS, Spec
 from bench.models.base import ImageRequest, ModelAdapter
-from bench.registry import PLUGINS, Spec
 
 __all__ = [
     "ImageRequest",

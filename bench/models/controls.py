@@ -19,7 +19,7 @@ Option ``size`` (pixels, at least 32, default 512) sets the square image size;
 Only PIL is used, and only the DejaVu fonts bundled with matplotlib, so the
 images are the same on every machine. Text with Chinese or Japanese characters
 (which DejaVu lacks) is drawn with a CJK system font instead
-(:func:`bench.fonts.cjk_fonts`: Noto Sans/Serif CJK SC, WenQuanYi Micro Hei;
+(:func:`bench.core.fonts.cjk_fonts`: Noto Sans/Serif CJK SC, WenQuanYi Micro Hei;
 Debian's ``fonts-noto-cjk`` and ``fonts-wqy-microhei``) and wraps between any two
 characters; Latin text is drawn exactly as before.
 """
@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from bench.core.registry import Options, Spec, register
 from bench.models.base import ImageRequest, ModelAdapter
-from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont
@@ -94,7 +94,7 @@ def corrupt(text: str, rate: float, rng: random.Random) -> str:
 @functools.cache
 def control_font_paths() -> tuple[Path, ...]:
     """Paths of :data:`CONTROL_FONTS` that exist among the bundled fonts."""
-    from bench.fonts import bundled_fonts
+    from bench.core.fonts import bundled_fonts
 
     by_stem = {p.stem: p for p in bundled_fonts()}
     found = tuple(by_stem[name] for name in CONTROL_FONTS if name in by_stem)
@@ -123,7 +123,7 @@ def needs_cjk_font(text: str) -> bool:
 
 def cjk_font_faces() -> tuple[tuple[Path, int], ...]:
     """The installed CJK faces (file, index); an error naming the packages when none is."""
-    from bench.fonts import MISSING_CJK, cjk_fonts
+    from bench.core.fonts import MISSING_CJK, cjk_fonts
 
     faces = cjk_fonts()
     if not faces:

@@ -64,7 +64,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Options, Spec, missing_modules, parse_options, register
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.models.diffusers_loading import (
     QUANTIZE,
@@ -78,7 +79,6 @@ from bench.models.diffusers_loading import (
 )
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
 from bench.models.tiny import read_marker
-from bench.registry import Options, Spec, missing_modules, parse_options, register
 
 log = logging.getLogger(__name__)
 
@@ -472,7 +472,7 @@ class DiffusersModel(ModelAdapter):
             "nsfw_flagged": self._nsfw_flagged,
             "prompts_over_token_limit": self._truncated,
             "tokenizer_max_length": self._token_limit,
-            # A marker may also describe a full-size random build (bench.models.fullsize).
+            # A marker may also describe a full-size random build (benchmarks.fullsize).
             "tiny_random": bool(self.tiny and self.tiny.get("tiny_random", True)),
             "random_weights": bool(self.tiny and self.tiny.get("random_weights", True)),
             "model_index_sha256": self.model_index_hash,
@@ -553,7 +553,7 @@ class DiffusersModel(ModelAdapter):
             kwargs["variant"] = self.options["variant"]
         local = Path(location).exists()
         if not local:  # offline: the cache only, failing at once instead of after retries
-            from bench.hub import offline_kwargs
+            from bench.core.hub import offline_kwargs
 
             kwargs.update(offline_kwargs())
         kwargs.update(extra)
@@ -563,7 +563,7 @@ class DiffusersModel(ModelAdapter):
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not local:
-                from bench.hub import unreachable_note
+                from bench.core.hub import unreachable_note
 
                 first += unreachable_note(location)
             raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc

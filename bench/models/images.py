@@ -7,7 +7,7 @@
 so ``images:runs/x/images/control_render`` re-scores the images of another run. A
 name without ``_s<seed>`` stands for the run's first seed, one without ``_i<index>``
 for sample index 0; a prompt id with characters unsafe in file names may also appear
-as the run folder writes it (:func:`bench.store.image_stem`). When two files name the
+as the run folder writes it (:func:`bench.engine.results.image_stem`). When two files name the
 same image, the more specific name wins (``p_s0_i0`` before ``p_s0``, ``p_i0``, ``p``;
 then ``.png``, ``.jpg``, ``.jpeg``, ``.webp``) and the other is listed as extra.
 
@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Options, Spec, register
 from bench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
-from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -426,7 +426,7 @@ class ImagesModel(ModelAdapter):
 
     def bind_run(self, context: RunContext) -> None:
         """Match the files to every image the run expects (all shards) and check them."""
-        from bench.seeds import image_seed
+        from bench.core.seeds import image_seed
 
         expected = list(context.expected)
         suite = _suite_images(context)

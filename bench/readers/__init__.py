@@ -1,4 +1,4 @@
-"""OCR engines: the ``readers`` plug-ins of :data:`bench.registry.PLUGINS`.
+"""OCR engines: the ``readers`` plug-ins of :data:`bench.core.registry.PLUGINS`.
 
 Public API::
 
@@ -19,10 +19,10 @@ twice does not reload weights. See ``docs/readers.md``.
 
 from __future__ import annotations
 
+from bench.core.registry import PLUGINS, Spec
 from bench.readers.base import Reader, Reading
 from bench.readers.common import ReadError, read_or_errors
 from bench.readers.order import reading_order
-from bench.registry import PLUGINS, Spec
 
 DEFAULT_ENGINE = "easyocr"
 
@@ -41,7 +41,7 @@ __all__ = [
 def get_reader(spec: str | Spec = DEFAULT_ENGINE) -> Reader:
     """Create the engine named by ``spec`` (e.g. ``"easyocr?gpu=0&batch_size=4"``).
 
-    Unknown names and options raise :class:`bench.errors.InputError`.
+    Unknown names and options raise :class:`bench.core.errors.InputError`.
     """
     reader: Reader = PLUGINS.create("readers", spec)
     return reader

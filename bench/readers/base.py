@@ -1,6 +1,6 @@
 """The OCR engine interface: one class that turns images into text.
 
-Engines are ``readers`` plug-ins of :data:`bench.registry.PLUGINS` (one module of
+Engines are ``readers`` plug-ins of :data:`bench.core.registry.PLUGINS` (one module of
 this package each), created from a spec string (``easyocr``, ``rapidocr``,
 ``tesseract``, optionally with options such as ``easyocr?gpu=0``). Heavy imports
 happen inside the engine's constructor.

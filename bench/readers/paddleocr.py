@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Options, Spec, missing_modules, register
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.common import ReadError, assemble, to_rgb_array
 from bench.readers.scripts import LATIN, LATIN_HAN
-from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from prompts.scripts import (
     GUESSED_LANG,
     MIN_SCRIPT_LETTERS,
@@ -114,7 +114,7 @@ def reader_scripts(spec: str) -> frozenset[str] | None:
     >>> sorted(reader_scripts("rapidocr") or []), sorted(reader_scripts("tesseract?lang=eng") or [])
     (['han', 'latin'], ['latin'])
     """
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
 
     options = PLUGINS.resolve("readers", spec).options
     declare = getattr(options, "scripts", None)
@@ -130,7 +130,7 @@ def readers_for(scripts: frozenset[str]) -> list[str]:
     its options class offers (``script_variants()``: Tesseract's installed
     traineddata languages, PaddleOCR's languages). Nothing is created or loaded.
     """
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
 
     found: list[str] = []
     for plugin in PLUGINS.entries("readers"):

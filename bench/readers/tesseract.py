@@ -2,7 +2,7 @@
 
 Needs the binary (Debian: ``apt-get install tesseract-ocr``); the engine is always
 registered, and creating it without the binary raises a one-line
-:class:`~bench.errors.InputError`. Spec options (:class:`TesseractOptions`):
+:class:`~bench.core.errors.InputError`. Spec options (:class:`TesseractOptions`):
 
 ``psm``      page segmentation mode (default 11, "sparse text": find as much text
              as possible in no particular order, which suits generated images
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Options, Spec, register
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.common import ReadError, assemble, rect_points, to_rgb_image
 from bench.readers.scripts import LATIN
-from bench.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Options, Spec, missing_modules, register
 from bench.readers.base import Reader, Reading
 from bench.readers.common import ReadError, to_rgb_image
 from bench.readers.scripts import LATIN_HAN
-from bench.registry import Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     from PIL import Image

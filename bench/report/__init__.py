@@ -11,7 +11,7 @@ Public API::
 ``write_report`` is ``load_runs`` -> ``Slicing.resolve`` -> ``analyse`` -> ``render``
 (``glyphbench report`` calls it). :mod:`bench.report.analyse`,
 :mod:`bench.report.stats` and :mod:`bench.report.controls` are pure functions
-over the results table; intervals come from :mod:`bench.bootstrap`. See
+over the results table; intervals come from :mod:`bench.scoring.bootstrap`. See
 ``docs/report.md``.
 """
 

@@ -18,19 +18,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.bootstrap import (
+from bench.core.schema import failed_mask
+from bench.report import controls as ctl
+from bench.report import stats
+from bench.report.gallery import select_examples
+from bench.report.slices import MISSING_LABEL, Slicing
+from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
+from bench.scoring.bootstrap import (
     Estimands,
     Grouping,
     grouped_bootstrap,
     percentile_interval,
     seeded_rng,
 )
-from bench.report import controls as ctl
-from bench.report import stats
-from bench.report.gallery import select_examples
-from bench.report.slices import MISSING_LABEL, Slicing
-from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
-from bench.schema import failed_mask
 
 #: The headline metric: figures, ranking and comparisons use it first.
 PRIMARY_METRIC = "ned"
@@ -303,7 +303,7 @@ def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     >>> round(float(line["refusal_rate_lo"]), 3), round(float(line["refusal_rate_hi"]), 3)
     (0.046, 0.699)
     """
-    from bench.summary import summarize
+    from bench.report.console import summarize
 
     lines = summarize(frame, metrics=())
     if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):

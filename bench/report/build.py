@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.report.analyse import Settings, Stopwatch, analyse
 from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from bench.report.render import render
@@ -67,7 +67,7 @@ def write_report(
         gallery_k=gallery_k,
         metrics=summary_metrics(list(frame.columns)),
     )
-    from bench.progress import LineProgress
+    from bench.core.progress import LineProgress
 
     with LineProgress(disable=not progress) as bar:
         task = bar.add_task("report", total=len(STAGES))

@@ -23,9 +23,9 @@ from typing import Any
 
 import pandas as pd
 
-from bench.bootstrap import MIN_UNITS
-from bench.registry import Spec
+from bench.core.registry import Spec
 from bench.report.tables import too_few
+from bench.scoring.bootstrap import MIN_UNITS
 
 _RUN_TAG = re.compile(r"^(?P<name>.*?)(?: \[(?P<run>[^\]]+)\])?$")
 
@@ -90,7 +90,7 @@ def control_sanity(
     One row per (run tag, slice): ``chain`` (the models in order), ``min_n``
     (fewest rows any control has there: small slices are noisy), ``too_few``
     (``"n = K: too few"`` when some control has fewer than
-    :data:`~bench.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
+    :data:`~bench.scoring.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
     no verdict: its order columns and ``passed`` are None), the mean of each
     control for each metric (``<metric>:<model>``, and all of them in chain order
     as the tuple ``<metric>_means``), one
@@ -210,9 +210,9 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     The typo control draws a known corruption of the expected text (seeded by the
     image's seed), so a run that includes it measures its own reader: each injected
     edit is ``written`` (read as drawn), ``corrected`` (read as the intended text) or
-    ``misread`` (:func:`bench.readers.calibrate.classify_edits`). One row per reader:
+    ``misread`` (:func:`bench.engine.calibrate.classify_edits`). One row per reader:
     the counts, ``faithfulness`` = written / (written + corrected) and the report's
-    warning when it is below :data:`~bench.readers.calibrate.FAITHFULNESS_FLOOR`.
+    warning when it is below :data:`~bench.engine.calibrate.FAITHFULNESS_FLOOR`.
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"model": ["control:render"], "text": ["A"], "ocr_text": ["A"],
@@ -222,7 +222,7 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     """
     from collections import Counter
 
-    from bench.readers.calibrate import classify_edits, faithfulness, warning
+    from bench.engine.calibrate import classify_edits, faithfulness, warning
 
     counts: dict[str, Counter[str]] = {}
     for row in _typo_rows(frame).itertuples(index=False):
@@ -247,7 +247,7 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _typo_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The readable typo-control rows with their rate (a ``rate`` column)."""
-    from bench.schema import failed_mask
+    from bench.core.schema import failed_mask
 
     needed = {"model", "text", "ocr_text", "image_seed", "ocr_engine"}
     if not needed <= set(frame.columns):

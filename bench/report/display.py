@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.metrics import metric_info, metric_label
+from bench.report.metric_info import metric_info, metric_label
 from bench.report.tables import display_summary, fmt_ci, fmt_ci_n, fmt_number, metric_header
 from bench.templates import Cell, Table
 

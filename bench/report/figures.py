@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.io import atomic_path
-from bench.report.metrics import metric_info, metric_label
+from bench.core.io import atomic_path
+from bench.report.metric_info import metric_info, metric_label
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last: it is for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")

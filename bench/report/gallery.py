@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.io import atomic_path
+from bench.core.io import atomic_path
+from bench.core.schema import failed_mask
 from bench.report.slices import slice_labels
-from bench.schema import failed_mask
 
 THUMB_SIDE = 320
 BOX_COLOUR = (213, 94, 0)  # Okabe-Ito vermillion: visible on light and dark images

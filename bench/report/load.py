@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.report.stats import SUMMARY_METRICS
 
 #: Columns a report cannot do without.
@@ -46,7 +46,7 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
     ``{run: {"dir": ..., "meta": run.json}}``.
 
     Several runs must share at least one prompt, or comparing them is meaningless:
-    that is an :class:`~bench.errors.InputError`. Columns in ``skip`` are not read.
+    that is an :class:`~bench.core.errors.InputError`. Columns in ``skip`` are not read.
     """
     if not run_dirs:
         raise InputError(None, "no run folders given")

@@ -23,16 +23,16 @@ from typing import Any
 import pandas as pd
 
 from bench import templates
-from bench.bootstrap import MIN_UNITS
-from bench.io import atomic_open, write_json
+from bench.core.io import atomic_open, write_json
 from bench.report import display
 from bench.report import figures as figs
 from bench.report.analyse import CONTROL_METRICS, Analysis, Stopwatch
 from bench.report.gallery import write_thumbnails
-from bench.report.metrics import metric_label
+from bench.report.metric_info import metric_label
 from bench.report.slices import MISSING_LABEL, bins_note
 from bench.report.stats import PEER_VIEWS
 from bench.report.tables import display_summary, write_table_set
+from bench.scoring.bootstrap import MIN_UNITS
 
 
 @dataclass

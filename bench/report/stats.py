@@ -2,11 +2,11 @@
 
 Every function is pure: it takes the results table (or a summary made from it)
 and returns numbers or a DataFrame; nothing here reads or writes files. The
-intervals come from the one bootstrap kernel, :mod:`bench.bootstrap`.
+intervals come from the one bootstrap kernel, :mod:`bench.scoring.bootstrap`.
 
 Conventions
 -----------
-* Metric means exclude failed rows (:func:`bench.schema.failed_mask`); failures
+* Metric means exclude failed rows (:func:`bench.core.schema.failed_mask`); failures
   are counted separately (``n_errors``, ``error_rate``).
 * Intervals are 95% percentile bootstrap intervals by default. The resampling
   unit is a *prompt*: all images of a prompt (seeds, samples) move together, and
@@ -15,7 +15,7 @@ Conventions
   the same report; summaries draw the table's prompts once for all models, so
   an interval does not change when other slices, or models on the same
   prompts, are added.
-* Direction and labels: :func:`bench.report.metrics.metric_info`.
+* Direction and labels: :func:`bench.report.metric_info.metric_info`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.bootstrap import (
+from bench.core.schema import failed_mask
+from bench.report.metric_info import metric_aggregate, metric_info
+from bench.report.slices import slice_labels
+from bench.scoring.bootstrap import (
     MIN_UNITS,
     Estimands,
     Grouping,
@@ -42,10 +45,7 @@ from bench.bootstrap import (
     share_bootstrap,
     tail,
 )
-from bench.bootstrap import seeded_rng as slice_rng
-from bench.report.metrics import metric_aggregate, metric_info
-from bench.report.slices import slice_labels
-from bench.schema import failed_mask
+from bench.scoring.bootstrap import seeded_rng as slice_rng
 
 #: glyphbench's own summary metrics, in display order (the metric table's ``summary`` ranks).
 SUMMARY_METRICS: tuple[str, ...] = ("algorithm1", "exact_match", "ned", "anls", "word_f1")
@@ -256,7 +256,7 @@ def _joint_bootstrap(
     """Every model's resampled slice aggregates from one draw of the prompts.
 
     The groups of slicing ``k`` are the (model, slice) pairs, so one
-    :func:`~bench.bootstrap.grouped_bootstrap` call draws the table's prompts
+    :func:`~bench.scoring.bootstrap.grouped_bootstrap` call draws the table's prompts
     once for all models. Failed rows take part with unknown values: a prompt
     then has the same units in every model that saw it, so one gather of the
     resample counts serves a slice of every model (see the kernel), and a
@@ -412,7 +412,7 @@ def summarize_many(
     prompts as it has, with replacement (seeded by ``(seed, "prompts")``), all
     images of a drawn prompt together; every model and every slice of every
     slicing is aggregated from that same draw (see
-    :func:`bench.bootstrap.grouped_bootstrap`), a model's failed rows and the
+    :func:`bench.scoring.bootstrap.grouped_bootstrap`), a model's failed rows and the
     prompts it did not see adding nothing to its means. (Until issue 18 each
     model drew its own prompts, seeded by ``(seed, model)``; for models that saw
     every prompt the two have the same distribution, and one shared draw is
@@ -544,7 +544,7 @@ def paired_difference(
     the differences of those prompt means are resampled together, prompt by
     prompt, so prompt difficulty cancels out. ``better`` names the model whose
     advantage is significant (interval excludes 0), in the metric's direction.
-    With fewer than :data:`~bench.bootstrap.MIN_UNITS` shared prompts there is
+    With fewer than :data:`~bench.scoring.bootstrap.MIN_UNITS` shared prompts there is
     no interval and nothing is significant. One pair alone: no multiplicity
     correction (:func:`compare_models` corrects over every pair of a report).
 
@@ -625,12 +625,12 @@ def compare_models(
     the same kind of interval (``lo``, ``hi``: the pair's own interval at
     ``confidence``), computed in one pass: prompt means are tabulated once per
     metric, and the prompts seen by any of ``models`` are resampled once for all
-    pairs (:func:`bench.bootstrap.paired_differences`). A pair skips the
+    pairs (:func:`bench.scoring.bootstrap.paired_differences`). A pair skips the
     resampled prompts it does not share (a failed row, a prompt one run lacks).
 
     Significance is corrected for the number of pairs: for each metric, the pairs
-    with at least :data:`~bench.bootstrap.MIN_UNITS` shared prompts are one family
-    and :func:`bench.bootstrap.holm_intervals` decides them (``p_value``, the
+    with at least :data:`~bench.scoring.bootstrap.MIN_UNITS` shared prompts are one family
+    and :func:`bench.scoring.bootstrap.holm_intervals` decides them (``p_value``, the
     level ``holm_confidence`` each was tested at and the interval ``holm_lo`` /
     ``holm_hi`` at that level); ``significant`` and ``better`` are Holm's verdict,
     which is what :func:`rank_models` ranks by. With two models the Holm level is

@@ -5,7 +5,7 @@ model and subset (and over all subsets when the benchmark pools them): the suite
 family's summary metrics aggregated exactly as the metric table says (pooled
 ratios where the benchmark pools, derived scores from the aggregates) with
 percentile bootstrap intervals over prompts (all images of a prompt move
-together; :mod:`bench.bootstrap`). Then paired differences between models on
+together; :mod:`bench.scoring.bootstrap`). Then paired differences between models on
 shared prompts (the same prompt resample for both models, so the difference of two
 pooled or derived aggregates gets its own interval), the published scores of
 ``bench/suites/published.csv`` with whether each lies inside glyphbench's interval,
@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.bootstrap import (
+from bench.core.schema import failed_mask
+from bench.scoring.bootstrap import (
     Estimands,
     cluster_codes,
     percentile_interval,
@@ -32,7 +33,6 @@ from bench.bootstrap import (
     resampled_means,
     seeded_rng,
 )
-from bench.schema import failed_mask
 
 #: The subset label of a pooled row (every selected subset together).
 ALL = "all"
@@ -291,7 +291,7 @@ def paired_suite_difference(
     (prompt weights), so pooled ratios and derived scores get a paired interval.
     ``key`` is (suite, subset, family).
     """
-    from bench.report.metrics import higher_is_better
+    from bench.report.metric_info import higher_is_better
 
     ok = rows[~failed_mask(rows)]
     prompts = {m: ok.loc[ok["model"].astype(str) == m, "prompt_id"].astype(str) for m in
@@ -591,7 +591,7 @@ def scores_display(section: SuiteSection) -> pd.DataFrame:
 
 def published_display(section: SuiteSection) -> pd.DataFrame:
     """glyphbench's value with its interval beside the published one, and the verdict."""
-    from bench.report.metrics import metric_label
+    from bench.report.metric_info import metric_label
     from bench.report.tables import fmt_ci
 
     table = section.published
@@ -617,7 +617,7 @@ def published_display(section: SuiteSection) -> pd.DataFrame:
 
 def comparisons_display(section: SuiteSection) -> pd.DataFrame:
     """Paired differences per subset and metric, with the significantly better model."""
-    from bench.report.metrics import metric_label
+    from bench.report.metric_info import metric_label
     from bench.report.tables import fmt_ci
 
     table = section.comparisons

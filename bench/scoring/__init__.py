@@ -14,8 +14,11 @@ reference-compatibility mode.
 
 from typing import TYPE_CHECKING, Any
 
-from bench.scoring import pairs
-from bench.scoring.metrics import (
+from bench.scoring import frame as pairs
+from bench.scoring.frame import score_one, score_pairs
+from bench.scoring.normalize import COCO_TEXT_PUNCT, Normalization, normalize
+from bench.scoring.pair import ImagePair, Pair
+from bench.scoring.string_metrics import (
     algorithm1,
     anls,
     cer,
@@ -27,14 +30,11 @@ from bench.scoring.metrics import (
     wer,
     word_prf,
 )
-from bench.scoring.normalize import COCO_TEXT_PUNCT, Normalization, normalize
-from bench.scoring.pair import ImagePair, Pair
-from bench.scoring.pairs import score_one, score_pairs
 from bench.scoring.table import METRICS, Metric, register_metric
 from bench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
 
 if TYPE_CHECKING:
-    from bench.scoring.pairs import HIGHER_IS_BETTER, SCORE_COLUMNS
+    from bench.scoring.frame import HIGHER_IS_BETTER, SCORE_COLUMNS
 
 
 def __getattr__(name: str) -> Any:

@@ -50,8 +50,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from bench.errors import InputError
-from bench.registry import package_modules
+from bench.core.errors import InputError
+from bench.core.registry import package_modules
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,7 +220,7 @@ class MetricTable:
     def _load(self) -> None:
         if self._loaded or self._package is None:
             return
-        # A module may read the table while it is being imported (bench.scoring.pairs
+        # A module may read the table while it is being imported (bench.scoring.frame
         # derives SCORE_COLUMNS at import time): such a nested call imports every module
         # not imported yet, so it sees every family. Modules already being imported are
         # returned as they are by import_module, so nothing is imported twice.

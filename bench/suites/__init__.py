@@ -1,4 +1,4 @@
-"""Benchmark suites: the ``suites`` plug-ins of :data:`bench.registry.PLUGINS`.
+"""Benchmark suites: the ``suites`` plug-ins of :data:`bench.core.registry.PLUGINS`.
 
 A suite bundles what a published benchmark fixes (its prompts, its protocol, its
 reader, its scorer) under one name: ``glyphbench run --suite NAME[:SUBSET] --data DIR``.

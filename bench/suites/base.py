@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from bench.errors import InputError
-from bench.registry import PLUGINS, NoOptions, Options, Spec
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS, NoOptions, Options, Spec
 
 if TYPE_CHECKING:
     import pandas as pd

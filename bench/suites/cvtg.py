@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.suites.base import (
     ImageLayout,
     Protocol,

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.suites.base import (
     ImageLayout,
     Protocol,

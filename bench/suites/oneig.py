@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 from bench.suites.base import (
     ImageLayout,
     Protocol,

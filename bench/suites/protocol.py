@@ -23,12 +23,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.config import RunConfig
+    from bench.engine.config import RunConfig
     from bench.suites.base import ReaderPin, SeedRule, SuiteSelection
     from prompts.schema import PromptSet
 
@@ -97,7 +97,7 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
 def image_seed_rule(config: RunConfig) -> SeedRule | None:
     """How the run seeds each image's generator: the suite's rule under the benchmark policy.
 
-    None: glyphbench's per-image seeds (:func:`bench.seeds.image_seed`).
+    None: glyphbench's per-image seeds (:func:`bench.core.seeds.image_seed`).
     """
     if getattr(config, "seed_policy", None) != "benchmark":
         return None
@@ -107,7 +107,7 @@ def image_seed_rule(config: RunConfig) -> SeedRule | None:
 
 def _unavailable(reader: str) -> str | None:
     """Why the reader ``reader`` cannot run here (not registered, a package missing), or None."""
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
 
     try:
         resolved = PLUGINS.resolve("readers", reader)

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import Field
 
-from bench.errors import InputError
-from bench.registry import Options
+from bench.core.errors import InputError
+from bench.core.registry import Options
 from bench.suites.base import Protocol, Subset, Suite, register_suite
 
 

@@ -1,6 +1,6 @@
 """Codecs under test: anything that encodes an image and decodes it back.
 
-``codecs`` plug-ins of :data:`bench.registry.PLUGINS`, one module per family (every
+``codecs`` plug-ins of :data:`bench.core.registry.PLUGINS`, one module per family (every
 module of this package is imported when codecs are first looked up, so adding a
 codec is one file):
 
@@ -24,7 +24,7 @@ See ``docs/vae_eval.md`` for the protocol and a ten-line example codec.
 
 from __future__ import annotations
 
-from bench.registry import PLUGINS, Spec
+from bench.core.registry import PLUGINS, Spec
 from vae_eval.codecs.diffusers_vae import (
     SUPPORTED_CLASSES,
     DiffusersCodec,

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.errors import InputError
-from bench.registry import Spec, missing_modules, register
+from bench.core.errors import InputError
+from bench.core.registry import Spec, missing_modules, register
 from vae_eval.codecs.protocol import DTYPES, TensorCodec, TensorOptions
 
 Normalisation = Literal["factor", "mean_std", "batch_norm", "none"]
@@ -192,12 +192,12 @@ class DiffusersCodec(TensorCodec):
 
     def _hub_kwargs(self) -> dict[str, bool]:
         """Offline (hub unreachable): the local cache only, failing at once, not after retries."""
-        from bench.hub import offline_kwargs
+        from bench.core.hub import offline_kwargs
 
         return {} if Path(self.source).exists() else offline_kwargs()
 
     def _offline_note(self) -> str:
-        from bench.hub import unreachable_note
+        from bench.core.hub import unreachable_note
 
         return "" if Path(self.source).exists() else unreachable_note(self.source)
 

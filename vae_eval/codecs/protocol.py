@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from bench.registry import Options, Spec, register
+from bench.core.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image

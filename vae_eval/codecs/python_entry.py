@@ -16,8 +16,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from bench.errors import InputError
-from bench.registry import Spec, register
+from bench.core.errors import InputError
+from bench.core.registry import Spec, register
 from vae_eval.codecs.protocol import Codec, TensorOptions, adapt
 
 

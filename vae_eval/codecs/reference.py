@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from bench.registry import NoOptions, Options, Spec, register
+from bench.core.registry import NoOptions, Options, Spec, register
 from vae_eval.codecs.protocol import Codec, CodecFailure
 
 if TYPE_CHECKING:

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from bench.errors import InputError
-from bench.registry import Spec, missing_modules, register
+from bench.core.errors import InputError
+from bench.core.registry import Spec, missing_modules, register
 from vae_eval.codecs.protocol import TensorCodec, TensorOptions
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ options, ``api:bfl/flux-pro-1.1?width=1024`` against BFL's. Providers are the
 record); importing this package imports them, and none imports its client library
 until a model loads. See docs/apis.md.
 
->>> from bench.registry import PLUGINS
+>>> from bench.core.registry import PLUGINS
 >>> PLUGINS.resolve("models", "api:openai/gpt-image-1?quality=low").options.quality
 'low'
 >>> try:
@@ -24,8 +24,8 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any
 
+from bench.core.registry import PLUGINS, Options, Plugin, Spec
 from bench.models.api.core import PROVIDERS, ApiModel, ApiOptions, split_target
-from bench.registry import PLUGINS, Options, Plugin, Spec
 
 __all__ = ["PROVIDERS", "ApiModel", "ApiOptions", "ApiPlugin"]
 

@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from bench.errors import InputError
+from bench.core.errors import InputError
+from bench.core.registry import Options, Spec, missing_modules
 from bench.models.api.transport import (
     ApiError,
     Redactor,
@@ -58,13 +59,12 @@ from bench.models.base import (
     NotAttempted,
     RunContext,
 )
-from bench.registry import Options, Spec, missing_modules
 
 if TYPE_CHECKING:
     from PIL import Image
 
     from bench.models.api.cache import ResponseCache
-    from bench.models.api.spend import InFlightLedger
+    from bench.models.spend import InFlightLedger
 
 NAN = float("nan")
 
@@ -263,7 +263,7 @@ class ApiModel(ModelAdapter):
             self._cache = ResponseCache(self.context.cache_dir)
             budget = self.context.budget
             if budget is not None:
-                from bench.models.api.spend import InFlightLedger
+                from bench.models.spend import InFlightLedger
 
                 # Requests an earlier attempt of this run sent and never heard back from
                 # (killed mid-request) may have been billed: the cap counts them.

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,9 +64,9 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
     import pandas as pd
 
-    from bench.io import locate_run, write_json
+    from bench.core.io import locate_run, write_json
+    from bench.core.schema import failed_mask
     from bench.report.load import read_run_meta
-    from bench.schema import failed_mask
 
     run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"

@@ -617,7 +617,7 @@ def long_text_images(
     """
     from PIL import Image, ImageDraw, ImageFont
 
-    from bench.fonts import bundled_fonts
+    from bench.core.fonts import bundled_fonts
     from bench.models.controls import wrap
 
     by_stem = {path.stem: path for path in bundled_fonts()}
@@ -723,7 +723,7 @@ def shipped_real_set() -> Path | None:
 def load_real_set(path: str | Path, limit: int | None = None) -> pd.DataFrame:
     """Rows of a real-image manifest (a CSV, or a folder holding ``manifest.csv``).
 
-    Checks every row (an :class:`~bench.errors.InputError` names the file and line):
+    Checks every row (an :class:`~bench.core.errors.InputError` names the file and line):
     the columns of :data:`MANIFEST_COLUMNS`, a non-empty ``file``, ``model``,
     ``licence`` and ``human_reading``, and an image file that exists (``file`` is
     relative to the manifest's folder). Adds ``path`` (the absolute image path).
@@ -732,7 +732,7 @@ def load_real_set(path: str | Path, limit: int | None = None) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from bench.errors import InputError
+    from bench.core.errors import InputError
 
     manifest = Path(path)
     if manifest.is_dir():
@@ -792,7 +792,7 @@ def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
 
 
 def _interval(values: Any, rng: Any) -> list[float]:
-    from bench.bootstrap import mean_interval
+    from bench.scoring.bootstrap import mean_interval
 
     lo, hi = mean_interval(values, n_boot=REAL_BOOTSTRAP, rng=rng)
     return [lo, hi]
@@ -800,7 +800,7 @@ def _interval(values: Any, rng: Any) -> list[float]:
 
 def _difference(a: Any, b: Any, rng: Any) -> tuple[float, list[float]]:
     """Mean of ``a`` minus mean of ``b`` (two models' images, resampled independently)."""
-    from bench.bootstrap import percentile_interval, resampled_means
+    from bench.scoring.bootstrap import percentile_interval, resampled_means
 
     boot = (
         resampled_means(a, n_boot=REAL_BOOTSTRAP, rng=rng)[:, 0]
@@ -847,7 +847,7 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
     """
     from itertools import combinations
 
-    from bench.bootstrap import seeded_rng
+    from bench.scoring.bootstrap import seeded_rng
 
     out = []
     groups = {str(k): part for k, part in scored.groupby("model", sort=True)}
@@ -884,7 +884,7 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
     """
     from scipy.stats import spearmanr
 
-    from bench.bootstrap import seeded_rng
+    from bench.scoring.bootstrap import seeded_rng
 
     rng = seeded_rng(seed, ("real",))
     scored = rows[rows["score_reader"].notna()]

@@ -41,7 +41,7 @@ where the slug is the label with unsafe characters replaced by ``_``.
 
 Unknown keys are errors (``InputError`` naming the file and key), so a typo such
 as ``modles:`` never silently runs the defaults. Every spec (models, ``prompts``,
-``ocr``, ``sampler``) is checked against its plug-in in :data:`bench.registry.PLUGINS`
+``ocr``, ``sampler``) is checked against its plug-in in :data:`bench.core.registry.PLUGINS`
 when the config loads (name, target and typed options; no weights, no files), so
 a mistyped reader or option fails before anything is written. Spec strings are
 kept exactly as given.
@@ -67,9 +67,9 @@ from pydantic import (
     model_validator,
 )
 
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS, Spec
 from bench.engine.folder import slug
-from bench.errors import InputError
-from bench.registry import PLUGINS, Spec
 from prompts.samplers import DEFAULT_SAMPLER
 
 
@@ -272,7 +272,7 @@ class RunConfig(_Strict):
     seeds: list[int] = Field(default_factory=lambda: [0])
     #: How each image's generator is seeded (suites): ``benchmark``, as the benchmark's
     #: script does (TextCrafter, LeX-Art: every image with the seed itself), or
-    #: ``glyphbench``, a seed derived per image (:mod:`bench.seeds`). A suite's default
+    #: ``glyphbench``, a seed derived per image (:mod:`bench.core.seeds`). A suite's default
     #: is ``benchmark``; runs without a suite use glyphbench's (None).
     seed_policy: Literal["benchmark", "glyphbench"] | None = None
     images_per_prompt: int = Field(default=1, ge=1)

@@ -122,7 +122,7 @@ def select_command(
     limit: int = typer.Option(None, "--limit", help="Keep at most this many rows at the end."),
 ) -> None:
     """Select prompts (config -> where -> sample -> limit) and write them with every column."""
-    from bench.io import write_table
+    from bench.core.io import write_table
     from prompts.selection import select
 
     picked = select(
@@ -189,8 +189,8 @@ def freq_command(
     """Count in how many captions of each corpus each text occurs (whole words, any case)."""
     import pandas as pd
 
-    from bench.io import write_table
-    from bench.progress import LineProgress, Ticker
+    from bench.core.io import write_table
+    from bench.core.progress import LineProgress, Ticker
     from prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
     from prompts.pool import PromptPool
     from prompts.schema import PromptSet
@@ -244,7 +244,7 @@ def export_command(
     out: Path = typer.Option(..., "--out", "-o", help="Output table (.parquet, .jsonl or .csv)."),
 ) -> None:
     """Write the whole set, every column, to a table (all combinations for default/textinvision)."""
-    from bench.io import write_table
+    from bench.core.io import write_table
     from prompts.sources import load_prompt_set
 
     prompt_set = load_prompt_set(source)

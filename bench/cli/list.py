@@ -1,6 +1,6 @@
 """``glyphbench list``: every plug-in (with its options) and every metric glyphbench knows.
 
-Reads :data:`bench.registry.PLUGINS` and :data:`bench.scoring.table.METRICS`, so a
+Reads :data:`bench.core.registry.PLUGINS` and :data:`bench.scoring.table.METRICS`, so a
 plug-in or metric added in one file shows up here with nothing else to edit.
 Importing the plug-in modules is cheap by contract: no torch, diffusers, easyocr,
 gradio or onnxruntime is imported (a test checks it).
@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 #: What ``glyphbench list`` can show: the plug-in kinds, then metrics.
 SECTIONS = ("models", "readers", "codecs", "sources", "samplers", "suites", "metrics")
@@ -63,7 +63,7 @@ def _records(section: str) -> list[dict[str, Any]]:
             }
             for metric in METRICS.all()
         ]
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
 
     return [plugin.describe() for plugin in PLUGINS.entries(section)]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,7 +101,7 @@ def score_command(
 
         glyphbench score pairs.csv --out scores.csv --expected-col text --ocr-col ocr_text
     """
-    from bench.io import read_table, write_json, write_table
+    from bench.core.io import read_table, write_json, write_table
     from bench.scoring import score_pairs
 
     family = compat_family(compat)
@@ -159,7 +159,7 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     >>> headline(pd.DataFrame({"wr": [100.0, 50.0], "pa": [100.0, 80.0]}), "vae")
     {'wr': 75.0, 'pa': 90.0}
     """
-    from bench.schema import failed_mask
+    from bench.core.schema import failed_mask
     from bench.scoring.table import METRICS
 
     if family in CONTRACT:

@@ -2,7 +2,7 @@
 
 :class:`Runner` is the benchmark's use of :mod:`bench.engine`:
 
-1. build the job list (:mod:`bench.jobs`), take this process's shard and skip the
+1. build the job list (:mod:`bench.engine.image_jobs`), take this process's shard and skip the
    jobs whose rows already succeeded (resume);
 2. one engine group per model: its producer loads the adapter (a load failure
    becomes ``Load:`` error rows for that model and the other models still run) and
@@ -19,7 +19,7 @@ run's spending cap was reached: no row, and a later run makes it). Their rows ge
 a ``cost_usd`` column (what the image cost this run; NaN when no price is known).
 
 Errored rows are retried when the same command is run again. Merging the part
-files into ``results.parquet`` is :func:`bench.runs.merge_run`.
+files into ``results.parquet`` is :func:`bench.engine.operations.merge_run`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bench.config import ModelEntry, RunConfig
+from bench.core.schema import ROW_KEY
 from bench.engine import (
     Batch,
     Group,
@@ -47,10 +47,10 @@ from bench.engine import (
     read_batch,
     remaining,
 )
+from bench.engine.config import ModelEntry, RunConfig
+from bench.engine.image_jobs import Job, build_jobs, model_jobs
 from bench.engine.reading_store import ReadingStore, encoded_reading
-from bench.jobs import Job, build_jobs, model_jobs
-from bench.schema import ROW_KEY
-from bench.store import conform_results, done_keys, image_relpath
+from bench.engine.results import conform_results, done_keys, image_relpath
 from prompts.schema import PromptSet
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
@@ -60,8 +60,8 @@ if TYPE_CHECKING:
     from PIL import Image
     from rich.console import Console
 
-    from bench.models.api.spend import SpendBudget
     from bench.models.base import ImageRequest, ModelAdapter, RunContext
+    from bench.models.spend import SpendBudget
     from bench.readers.base import Reader, Reading
 
 
@@ -118,7 +118,7 @@ class ModelProducer:
 
 
 class Runner:
-    """Generates, reads and scores one shard of a run. Use :func:`bench.runs.run_benchmark`."""
+    """Generates, reads and scores a run's shard (:func:`bench.engine.operations.run_benchmark`)."""
 
     def __init__(
         self,
@@ -217,7 +217,7 @@ class Runner:
         max_usd = self.config.api.max_usd
         if max_usd is None:
             return
-        from bench.models.api.spend import SpendBudget
+        from bench.models.spend import SpendBudget
 
         spent = 0.0
         rows = self.folder.read_parts(ROW_KEY)
@@ -424,9 +424,9 @@ def ocr_fields(result: Reading | None) -> dict[str, Any]:
 
 def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     """Add every score column; rows without OCR text (errors) get NaN scores."""
-    from bench.schema import failed_mask
+    from bench.core.schema import failed_mask
     from bench.scoring import score_pairs
-    from bench.scoring.pairs import text_metrics
+    from bench.scoring.frame import text_metrics
 
     columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
     rows = rows.drop(columns=[c for c in columns if c in rows.columns])

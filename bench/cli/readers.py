@@ -52,8 +52,8 @@ def calibrate_command(
 
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
+    from bench.engine.calibrate import calibrate, load_real_set, shipped_real_set
     from bench.readers import get_reader
-    from bench.readers.calibrate import calibrate, load_real_set, shipped_real_set
     from bench.readers.scripts import reader_scripts
 
     frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
@@ -103,7 +103,7 @@ def calibration_prompts(
     import pandas as pd
 
     import prompts as prompt_sets
-    from bench.errors import InputError
+    from bench.core.errors import InputError
     from bench.readers.scripts import LANG_SCRIPTS
 
     parts = []
@@ -150,10 +150,10 @@ def photos_command(
     """
     import pandas as pd
 
-    from bench.errors import InputError
-    from bench.io import write_table
+    from bench.core.errors import InputError
+    from bench.core.io import write_table
+    from bench.engine.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
     from bench.readers import get_reader
-    from bench.readers.icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
 
     if multiword not in MULTIWORD:
         raise InputError(None, f"--multiword must be one of {', '.join(MULTIWORD)}")
@@ -175,8 +175,8 @@ def photos_command(
 @readers_app.command("list")
 def list_command(run: Path = typer.Argument(..., help="Run folder.")) -> None:
     """The readers whose readings are stored in RUN (for report --reader and compare)."""
+    from bench.core.io import locate_run
     from bench.engine.reading_store import stored_readers
-    from bench.io import locate_run
 
     table = stored_readers(locate_run(run, needs="run.json"))
     if table.empty:
@@ -194,8 +194,8 @@ def compare_command(
     metric: str = typer.Option("ned", "--metric", help="Metric whose model means are ranked."),
 ) -> None:
     """Per-image agreement of two readers on RUN and how often they rank models differently."""
-    from bench.io import locate_run
-    from bench.readers.calibrate import compare_readers
+    from bench.core.io import locate_run
+    from bench.engine.calibrate import compare_readers
 
     run = locate_run(run, needs="run.json")
     typer.echo(json.dumps(compare_readers(run, first, second, metric), indent=2, default=str))

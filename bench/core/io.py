@@ -6,7 +6,7 @@ a Ctrl-C nor a power cut leaves a half-written image or table behind. Files are
 created with the process umask (``0644`` under the usual ``022``), never the
 ``0600`` of :func:`tempfile.mkstemp`, so teammates on shared storage can read
 results. A failed write (disk full, read-only folder, a file where a folder should
-be) is an :class:`~bench.errors.InputError` naming the file.
+be) is an :class:`~bench.core.errors.InputError` naming the file.
 
 Temporary files are named ``.<name>.<host>-<pid>-<random>.tmp`` so that
 :func:`remove_stale_temp_files` can tell a dead process's leftovers from a file
@@ -30,7 +30,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 #: Temporary files of other hosts (or of an older glyphbench) are removed after this long.
 STALE_TEMP_SECONDS = 3600.0

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from bench.core.errors import InputError
+from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard
-from bench.errors import InputError
-from bench.schema import ROW_KEY, failed_mask, generated_mask
-from bench.store import conform_results
+from bench.engine.results import conform_results
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -73,9 +73,9 @@ def read_run(
     ``run --read-later`` holding a shard of the folder), until it has finished.
     Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None}``.
     """
-    from bench.config import RunConfig
+    from bench.engine.config import RunConfig
+    from bench.engine.operations import claim_reader, refuse_during_rescore, table_reader
     from bench.engine.read_pool import ReadPool, resolve_workers
-    from bench.runs import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
     if follow:
@@ -108,7 +108,7 @@ def read_run(
                     time.sleep(FOLLOW_POLL_S)
     merged = None
     if not folder.busy_shards():
-        from bench.runs import merge_run
+        from bench.engine.operations import merge_run
 
         merged = merge_run(folder.root, folder=folder)
     return {**totals, "merged": None if merged is None else len(merged)}
@@ -179,9 +179,9 @@ def _read_rows(
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
 
+    from bench.core.progress import LineProgress
     from bench.engine.reading_store import ReadingStore
-    from bench.progress import LineProgress
-    from bench.runner import score_rows
+    from bench.engine.shard import score_rows
 
     read = errors = 0
     done: list[pd.DataFrame] = []
@@ -235,7 +235,7 @@ def _with_readings(
     rows: pd.DataFrame, outcomes: list[Any], identity: tuple[str, str]
 ) -> pd.DataFrame:
     """``rows`` with the reading columns of their outcomes (seconds are not measured here)."""
-    from bench.runner import reading_columns
+    from bench.engine.shard import reading_columns
 
     filled = [reading_columns(outcome, identity, float("nan")) for outcome in outcomes]
     out = rows.copy()

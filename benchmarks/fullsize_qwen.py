@@ -1,7 +1,7 @@
 # mypy: disable-error-code="no-untyped-call"
 """A full-size Qwen-Image-architecture pipeline with random weights, built from config.
 
-The 2026 counterpart of :mod:`bench.models.fullsize` (SDXL) for
+The 2026 counterpart of :mod:`benchmarks.fullsize` (SDXL) for
 ``benchmarks/bench_pipeline.py --arch qwen-image-full``: Qwen/Qwen-Image's
 published component configs written out by hand (the 20B MMDiT transformer,
 the Qwen2.5-VL-7B text encoder, the Qwen-Image VAE, the flow-matching
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.models.fullsize import build_architecture
+from benchmarks.fullsize import build_architecture
 
 #: Checkpoint whose architecture is reproduced.
 ARCHITECTURE = "qwen-image"

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from bench.config import ModelEntry, RunConfig
+from bench.core.errors import InputError
+from bench.core.seeds import image_seed
 from bench.engine import Shard, take_shard
-from bench.errors import InputError
-from bench.seeds import image_seed
+from bench.engine.config import ModelEntry, RunConfig
 
 __all__ = ["Job", "Shard", "build_jobs", "model_jobs"]
 
@@ -34,7 +34,7 @@ class Job:
 
     @property
     def key(self) -> tuple[str, str, int, int]:
-        """The results row key (bench.schema.ROW_KEY order)."""
+        """The results row key (bench.core.schema.ROW_KEY order)."""
         return (self.model, self.prompt_id, self.seed, self.sample_index)
 
     @property

@@ -17,23 +17,23 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bench.config import RunConfig
+from bench.core.errors import InputError
+from bench.core.io import read_table
+from bench.core.registry import Spec
+from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard, start_reader
+from bench.engine.config import RunConfig
+from bench.engine.image_jobs import build_jobs
 from bench.engine.lock import FolderLock
-from bench.errors import InputError
-from bench.io import read_table
-from bench.jobs import build_jobs
-from bench.plan import api_caveats, api_cost
-from bench.registry import Spec
-from bench.runmeta import Distributed, detect_distributed, environment, now
-from bench.schema import ROW_KEY, failed_mask, generated_mask
-from bench.store import PROMPTS, RESULTS, conform_results, done_keys, write_rows
+from bench.engine.plan import api_caveats, api_cost
+from bench.engine.provenance import Distributed, detect_distributed, environment, now
+from bench.engine.results import PROMPTS, RESULTS, conform_results, done_keys, write_rows
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from bench.engine.shard import ShardOutcome
     from bench.readers.base import Reader
-    from bench.runner import ShardOutcome
     from prompts.schema import PromptSet
 
 
@@ -128,8 +128,8 @@ def prompt_source(source: str, reader: str, where: str | None = None) -> str:
     'default?lang=all'
 
     """
+    from bench.core.registry import Spec
     from bench.readers.scripts import reader_scripts
-    from bench.registry import Spec
 
     spec = Spec.parse(source)
     if spec.kind != "default" or "lang" in spec.options:
@@ -284,7 +284,7 @@ def _run_shard(
     *,
     read_now: bool = True,
 ) -> ShardOutcome:
-    from bench.runner import Runner
+    from bench.engine.shard import Runner
 
     runner = Runner(
         config,
@@ -368,7 +368,7 @@ def _write_run_start(
     if folder.manifest_path.is_file():
         return
     if text is not None:
-        from bench.io import atomic_open
+        from bench.core.io import atomic_open
 
         with atomic_open(folder.root / name, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -509,7 +509,7 @@ def rescore_run(
     and merged into ``results.parquet``; run.json records what was re-run.
     """
     from bench.engine.reading_store import keep_results_readings
-    from bench.runner import score_rows
+    from bench.engine.shard import score_rows
 
     if scores_only and (ocr or engine):
         raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")
@@ -594,12 +594,12 @@ def _reread(
 
     from bench.engine import read_batch
     from bench.engine.reading_store import ReadingStore
-    from bench.runner import reading_columns
+    from bench.engine.shard import reading_columns
 
     indices = list(rows.index[generated_mask(rows)])
     identity = (reader.name, reader.version)
     cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
-    from bench.progress import LineProgress
+    from bench.core.progress import LineProgress
 
     with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
         task = bar.add_task("rescore OCR", total=len(indices))

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 
 def _quiet_library_warnings() -> None:
@@ -78,7 +78,7 @@ def _command_line(flags: dict[str, Any]) -> str:
 
 def _suite_help() -> str:
     """The ``--suite`` help, listing every registered suite (their modules are cheap to import)."""
-    from bench.registry import PLUGINS
+    from bench.core.registry import PLUGINS
 
     usages = ", ".join(plugin.name for plugin in PLUGINS.entries("suites"))
     return (
@@ -154,7 +154,7 @@ def run_command(
     """
     from rich.console import Console
 
-    from bench.config import RunConfig
+    from bench.engine.config import RunConfig
 
     _quiet_library_warnings()
     overrides: dict[str, Any] = {
@@ -175,7 +175,7 @@ def run_command(
         "suite": _suite_entry(suite, data),
     }
     if config is not None:
-        from bench.io import read_text
+        from bench.core.io import read_text
 
         text = read_text(config)
         with _naming_flags(overrides):
@@ -198,15 +198,15 @@ def run_command(
     if as_json and not dry_run:
         raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
-        from bench.plan import plan_lines
-        from bench.runs import plan_run
+        from bench.engine.operations import plan_run
+        from bench.engine.plan import plan_lines
 
         plan = plan_run(run_config, shard=shard)
         text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
         typer.echo(text)
         return
-    from bench.runs import run_benchmark
-    from bench.summary import print_summary, summary_console
+    from bench.engine.operations import run_benchmark
+    from bench.report.console import print_summary, summary_console
 
     with _interruptible():
         result = run_benchmark(
@@ -260,7 +260,7 @@ def _interruptible() -> Iterator[None]:
 
 def fail_when_every_row_failed(rows: Any, what: str) -> None:
     """Exit 1 with the count when ``rows`` is not empty and every row failed."""
-    from bench.schema import failed_mask
+    from bench.core.schema import failed_mask
 
     failed = failed_mask(rows)
     if len(rows) and failed.all():
@@ -269,7 +269,7 @@ def fail_when_every_row_failed(rows: Any, what: str) -> None:
 
 
 def _every_row_failed(count: int, what: str, example: str) -> None:
-    from bench.cli import print_error
+    from bench.cli.root import print_error
 
     detail = f"; e.g. {example}" if example else ""
     print_error(f"every row of {what} failed ({count} of {count}){detail}")
@@ -279,8 +279,8 @@ def _every_row_failed(count: int, what: str, example: str) -> None:
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
     """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
 
-    from bench.runs import merge_run
-    from bench.summary import print_summary, summary_console
+    from bench.engine.operations import merge_run
+    from bench.report.console import print_summary, summary_console
 
     rows = merge_run(run_dir)
     print_summary(rows, summary_console())
@@ -300,8 +300,8 @@ def rescore_command(
 ) -> None:
     """Re-run OCR and/or scoring over existing images, without regenerating them."""
 
-    from bench.runs import rescore_run
-    from bench.summary import print_summary, summary_console
+    from bench.engine.operations import rescore_run
+    from bench.report.console import print_summary, summary_console
 
     _quiet_library_warnings()
     with _interruptible():
@@ -334,7 +334,7 @@ def read_command(
 
     Example (4 machines): glyphbench read runs/x --shard 0/4 ... --shard 3/4
     """
-    from bench.reads import read_run
+    from bench.engine.read_later import read_run
 
     _quiet_library_warnings()
     with _interruptible():
@@ -358,7 +358,7 @@ def demo_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
     """The embedded default: controls and a tiny random pipeline, EasyOCR, offline on CPU."""
-    from bench.demo import run_demo
+    from bench.cli.demo import run_demo
 
     _quiet_library_warnings()
     with _interruptible():

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 if TYPE_CHECKING:
     from bench.readers.base import Reader

@@ -10,7 +10,7 @@ A plug-in is chosen with a *spec string*::
 
 and its options are a typed :class:`Options` model (pydantic), validated when the
 config loads, before anything is written: a typo in an option name, a value of the
-wrong type or a missing target is an :class:`~bench.errors.InputError` that names
+wrong type or a missing target is an :class:`~bench.core.errors.InputError` that names
 the spec and lists what is allowed. An empty value (``?size=``, or ``null`` in a
 YAML config) means "not set": the option keeps its default.
 
@@ -61,7 +61,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
-from bench.errors import InputError
+from bench.core.errors import InputError
 
 T = TypeVar("T")
 O = TypeVar("O", bound="Options")  # noqa: E741 - the conventional name for an options type
@@ -118,9 +118,9 @@ def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
     >>> list(_query_pairs("?", "jpeg??"))
     Traceback (most recent call last):
     ...
-    bench.errors.InputError: jpeg??: '?' is not an option (write key=value)
+    bench.core.errors.InputError: jpeg??: '?' is not an option (write key=value)
     """
-    from bench.errors import InputError
+    from bench.core.errors import InputError
 
     for part in query.split("&"):
         if part:
@@ -437,7 +437,7 @@ def parse_options(
     >>> parse_options(Q, {"qualty": "30"}, "jpeg")
     Traceback (most recent call last):
     ...
-    bench.errors.InputError: jpeg: unknown option 'qualty'; known: quality
+    bench.core.errors.InputError: jpeg: unknown option 'qualty'; known: quality
     """
     try:
         return schema.model_validate(dict(raw))

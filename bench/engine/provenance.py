@@ -110,7 +110,7 @@ def detect_distributed(shard_flag: str | None = None) -> Distributed:
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     if shard_flag:
         if world > 1:
-            from bench.errors import InputError
+            from bench.core.errors import InputError
 
             raise InputError(
                 None, "--shard cannot be combined with accelerate launch (it shards already)"

@@ -28,7 +28,7 @@ TINY_LABEL = "tiny-random-sd (untrained)"
 
 
 def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
-    """The demo's run config as a mapping (see bench.config.RunConfig)."""
+    """The demo's run config as a mapping (see bench.engine.config.RunConfig)."""
     models: list[dict[str, Any]] = [{"spec": spec, "name": name} for spec, name in DEMO_CONTROLS]
     models.append(
         {"spec": f"diffusers:{tiny_path}", "name": TINY_LABEL, "options": {"device": "cpu"}}
@@ -51,10 +51,10 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     """Run the demo into ``out``; returns the run folder. Prints where everything is."""
     import yaml
 
-    from bench.config import RunConfig
+    from bench.engine.config import RunConfig
+    from bench.engine.operations import run_benchmark
     from bench.models.tiny import build_tiny_sd
-    from bench.runs import run_benchmark
-    from bench.summary import print_summary, summary_console
+    from bench.report.console import print_summary, summary_console
 
     console = summary_console()
     out = Path(out)

@@ -10,7 +10,7 @@ Layout of a benchmark run ``DIR`` (the engine's layout, see :mod:`bench.engine`)
     parts/<shard>/shard.json                    that process's host, device, times, models
     results.parquet          the merged table (one row per image)
 
-Merging keeps, for each row key (:data:`bench.schema.ROW_KEY`), the row from the
+Merging keeps, for each row key (:data:`bench.core.schema.ROW_KEY`), the row from the
 newest part file: a resumed run only re-does errored or missing rows, and a
 ``rescore`` writes its rows as a newer part, so "newest" is always the row the user
 last asked for. This module adds what is specific to the results table: column
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.core.schema import RESULT_COLUMNS, ROW_KEY
 from bench.engine import RunFolder, image_path, slug
-from bench.schema import RESULT_COLUMNS, ROW_KEY
 from prompts.schema import PROMPT_COLUMNS
 
 RESULTS = "results.parquet"

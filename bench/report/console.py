@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from bench.core.schema import failed_mask
 from bench.report.tables import metric_header  # the report's header, in the console too
-from bench.schema import failed_mask
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,7 +24,7 @@ REFUSED = "Refused:"
 def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> pd.DataFrame:
     """One line per model: images, errors and mean scores over the rows without error.
 
-    A row failed when :func:`bench.schema.failed_mask` says so. Refusals (errors
+    A row failed when :func:`bench.core.schema.failed_mask` says so. Refusals (errors
     starting ``Refused:``) are counted apart from the other errors, with their rate
     over the model's images; ``cost_usd`` is the model's total cost (NaN for models
     without prices). Labels and directions come from the metric table.

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from bench.scoring.pairs import SCORE_COLUMNS
+from bench.scoring.frame import SCORE_COLUMNS
 from prompts.schema import PROMPT_COLUMNS
 
 IDENTITY_COLUMNS = (

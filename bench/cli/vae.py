@@ -77,7 +77,7 @@ def evaluate_command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from bench.errors import InputError
+    from bench.core.errors import InputError
     from vae_eval.config import apply_config  # issue 16: --config / --dry-run
 
     flags = {"vae": vae, "images": images, "ocr": ocr, "limit": limit, "batch_size": batch_size}
@@ -103,7 +103,7 @@ def evaluate_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    from bench.progress import LineProgress
+    from bench.core.progress import LineProgress
     from vae_eval.report import write_report
     from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate
 
@@ -141,9 +141,9 @@ def evaluate_command(
     finally:
         if tasks:
             bar.stop()
-    from bench.cli_run import fail_when_every_row_failed
-    from bench.io import read_json
-    from bench.schema import failed_mask
+    from bench.cli.run import fail_when_every_row_failed
+    from bench.core.io import read_json
+    from bench.core.schema import failed_mask
 
     notes = read_json(out / "run.json").get("notes", [])
     report = write_report(table, out, notes=notes)
@@ -155,8 +155,8 @@ def evaluate_command(
 
 def _check_specs(codecs: list[str], reader: str) -> None:
     """Resolve every codec spec and the reader spec before anything is written or loaded."""
-    from bench.errors import InputError
-    from bench.registry import PLUGINS
+    from bench.core.errors import InputError
+    from bench.core.registry import PLUGINS
 
     for flag, kind, specs in (("--vae", "codecs", codecs), ("--ocr", "readers", [reader])):
         for spec in specs:

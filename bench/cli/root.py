@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from bench import __version__
-from bench.errors import user_error
+from bench.core.errors import user_error
 
 app = typer.Typer(
     name="glyphbench",
@@ -29,15 +29,15 @@ app = typer.Typer(
 
 #: Modules that add commands; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = (
-    "bench.cli_score",
-    "bench.cli_export",
-    "bench.cli_run",
-    "bench.cli_list",
-    "bench.cli_readers",
-    "bench.report.cli",
-    "prompts.cli",
-    "vae_eval.cli",
-    "human_eval.cli",
+    "bench.cli.score",
+    "bench.cli.export",
+    "bench.cli.run",
+    "bench.cli.list",
+    "bench.cli.readers",
+    "bench.cli.report",
+    "bench.cli.prompts",
+    "bench.cli.vae",
+    "bench.cli.human",
 )
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     """Console-script entry point: user errors become one line on stderr and exit 2.
 
     User errors are :class:`InputError` and the errors of reading or writing files
-    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`bench.errors.user_error`), and
+    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`bench.core.errors.user_error`), and
     the flags Typer itself checks (a non-integer ``--read-workers``, a missing
     argument): one line, not a box; anything else is a bug and keeps its traceback.
     """

@@ -36,7 +36,7 @@ def report_command(
 
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
-    from bench.io import locate_run
+    from bench.core.io import locate_run
     from bench.report.build import write_report
 
     runs = [locate_run(run) for run in runs]
