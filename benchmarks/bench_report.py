@@ -31,7 +31,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.core.schema import RESULT_COLUMNS
+from bench.engine.results import RESULT_COLUMNS
 from bench.report.slices import slice_labels
 from bench.report.stats import SUMMARY_METRICS, summarize
 

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from runner_helper import PixelOCR, prompt_set, register
 
 from bench.core.errors import InputError
-from bench.core.schema import RESULT_COLUMNS, ROW_KEY
+from bench.core.schema import ROW_KEY
 from bench.core.seeds import image_seed
 from bench.engine.config import ModelEntry, RunConfig
 from bench.engine.image_jobs import Shard, build_jobs
 from bench.engine.operations import merge_run, rescore_run, run_benchmark
-from bench.engine.results import TIMING_COLUMNS
+from bench.engine.results import RESULT_COLUMNS, TIMING_COLUMNS
 
 register()
 

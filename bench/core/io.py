@@ -413,3 +413,47 @@ def json_kind(kind: type) -> str:
     """
     words = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
     return words.get(kind, "number" if kind in (int, float) else kind.__name__)
+
+
+#: Characters kept in folder names by default (everything else becomes ``_``).
+SAFE_CHARACTERS = "._=+-"
+
+
+#: The longest folder or file-name part :func:`slug` makes: with an image's
+#: ``_s<seed>_i<k>.png`` or a part file's name it stays well under the 255 bytes a file
+#: name may have, however long a model label (an ``api:http`` URL) or a prompt id is.
+MAX_SLUG = 160
+
+
+def slug(
+    name: str, *, digest: int = 0, keep: str = SAFE_CHARACTERS, limit: int | None = None
+) -> str:
+    """The one folder-name rule: runs of unsafe characters become ``_``, ends are trimmed.
+
+    ``keep`` lists the punctuation allowed besides letters and digits, ``limit`` cuts
+    the name, and with ``digest`` a name that had to change gets ``-`` plus that many
+    hex digits of its SHA-256, so two different names never share a folder. Model
+    labels use the defaults, prompt ids ``digest=8``, codec specs
+    ``keep="._-", limit=60, digest=6`` (the folder names runs have always had).
+
+    >>> slug("control:typo?rate=0.1")
+    'control_typo_rate=0.1'
+    >>> slug("tiny-random-sd (untrained)")
+    'tiny-random-sd_untrained'
+    >>> slug("p-001", digest=8), slug("a/b", digest=8)
+    ('p-001', 'a_b-c14cddc0')
+    >>> slug("jpeg?quality=30", keep="._-", limit=60, digest=6)
+    'jpeg_quality_30-ddfcf9'
+    >>> long = slug("api:http/x?url=https://example.com/" + "v" * 300)
+    >>> len(long), long[-17:] != slug("api:http/x?url=https://example.com/" + "w" * 300)[-17:]
+    (160, True)
+    """
+    unsafe = f"[^A-Za-z0-9{re.escape(keep)}]+"
+    clean = re.sub(unsafe, "_", name).strip("_")[:limit] or "model"
+    if digest and clean != name:
+        clean += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:digest]
+    if len(clean) > MAX_SLUG:  # a file name has at most 255 bytes: hash the tail (issue 25)
+        tail = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+        clean = f"{clean[: MAX_SLUG - len(tail) - 1]}-{tail}"
+    return clean
+

@@ -1,7 +1,9 @@
-"""The results table: one row per generated image, stored as ``results.parquet``.
+"""The results table's basics: its fixed column groups, its row key, the failed-row test.
 
-Every report, the human study and re-scoring read this table and nothing else.
-Columns, in order (prompt attributes are those of :data:`prompts.schema.PROMPT_COLUMNS`):
+The whole column list, which adds the prompt columns and the metric table's score
+columns, is :data:`bench.engine.results.RESULT_COLUMNS` (those two come from rooms
+above this one). Every report, the human study and re-scoring read this table and
+nothing else. Columns, in order (prompt attributes: :data:`prompts.schema.PROMPT_COLUMNS`):
 
 identity    run_id, model, is_control, prompt_id, seed, sample_index, image_seed
 prompt      prompt, text, and every other prompt column (prompt_type, group, ..., prompt_word_count)
@@ -19,9 +21,6 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from bench.scoring.frame import SCORE_COLUMNS
-from prompts.schema import PROMPT_COLUMNS
-
 IDENTITY_COLUMNS = (
     "run_id",
     "model",
@@ -31,7 +30,6 @@ IDENTITY_COLUMNS = (
     "sample_index",
     "image_seed",
 )
-PROMPT_PART = tuple(c for c in PROMPT_COLUMNS if c != "prompt_id")
 IMAGE_COLUMNS = ("image_path", "image_sha256", "width", "height", "batch_size", "gen_seconds")
 OCR_COLUMNS = (
     "ocr_text",
@@ -41,10 +39,6 @@ OCR_COLUMNS = (
     "ocr_engine",
     "ocr_version",
     "ocr_seconds",
-)
-
-RESULT_COLUMNS: tuple[str, ...] = (
-    IDENTITY_COLUMNS + PROMPT_PART + IMAGE_COLUMNS + OCR_COLUMNS + tuple(SCORE_COLUMNS) + ("error",)
 )
 
 #: A row is uniquely identified by these columns within a run.

@@ -60,7 +60,8 @@ Public API::
 
 from __future__ import annotations
 
-from bench.engine.folder import RunFolder, encode_png, image_path, slug
+from bench.core.io import slug
+from bench.engine.folder import RunFolder, encode_png, image_path
 from bench.engine.jobs import Shard, remaining, take_shard
 from bench.engine.lock import FolderBusy
 from bench.engine.loop import (

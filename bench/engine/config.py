@@ -68,8 +68,8 @@ from pydantic import (
 )
 
 from bench.core.errors import InputError
+from bench.core.io import slug
 from bench.core.registry import PLUGINS, Spec
-from bench.engine.folder import slug
 from prompts.samplers import DEFAULT_SAMPLER
 
 

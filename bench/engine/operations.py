@@ -509,7 +509,7 @@ def rescore_run(
     and merged into ``results.parquet``; run.json records what was re-run.
     """
     from bench.engine.reading_store import keep_results_readings
-    from bench.engine.shard import score_rows
+    from bench.engine.results import score_rows
 
     if scores_only and (ocr or engine):
         raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")

@@ -181,7 +181,7 @@ def _read_rows(
 
     from bench.core.progress import LineProgress
     from bench.engine.reading_store import ReadingStore
-    from bench.engine.shard import score_rows
+    from bench.engine.results import score_rows
 
     read = errors = 0
     done: list[pd.DataFrame] = []

@@ -239,8 +239,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     from bench.core.schema import generated_mask
     from bench.engine.config import RunConfig
     from bench.engine.folder import RunFolder
-    from bench.engine.results import RESULTS, conform_results
-    from bench.engine.shard import score_rows
+    from bench.engine.results import RESULTS, conform_results, score_rows
 
     identity = pick_reader(root, wanted)
     table = readings_table(root)
@@ -269,7 +268,7 @@ def write_reader_view(root: str | Path, wanted: str) -> Path:
     and ``images`` (a link to the run's images), so ``glyphbench report`` shows that
     reader's numbers with the run's own pictures.
     """
-    from bench.engine.folder import slug
+    from bench.core.io import slug
 
     root = Path(root)
     identity = pick_reader(root, wanted)

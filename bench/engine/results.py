@@ -21,15 +21,28 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bench.core.schema import RESULT_COLUMNS, ROW_KEY
+from bench.core.schema import IDENTITY_COLUMNS, IMAGE_COLUMNS, OCR_COLUMNS, ROW_KEY
 from bench.engine import RunFolder, image_path, slug
+from bench.scoring.frame import SCORE_COLUMNS
 from prompts.schema import PROMPT_COLUMNS
+
+if TYPE_CHECKING:
+    from bench.engine.config import RunConfig
 
 RESULTS = "results.parquet"
 PROMPTS = "prompts.parquet"
+
+#: The prompt columns a row carries (``prompt_id`` is already in the identity columns).
+PROMPT_PART = tuple(c for c in PROMPT_COLUMNS if c != "prompt_id")
+
+#: Every column of ``results.parquet``, in order (groups: :mod:`bench.core.schema`).
+RESULT_COLUMNS: tuple[str, ...] = (
+    IDENTITY_COLUMNS + PROMPT_PART + IMAGE_COLUMNS + OCR_COLUMNS + tuple(SCORE_COLUMNS) + ("error",)
+)
 
 #: pandas dtypes of the results columns that are not prompt columns.
 RESULT_DTYPES: dict[str, str] = {
@@ -118,3 +131,31 @@ def done_keys(folder: RunFolder) -> set[tuple[Hashable, ...]]:
 def write_rows(folder: RunFolder, rows: pd.DataFrame, shard: str, group: str) -> Path:
     """Write rows (typed by :func:`conform_results`) as a new part file of (shard, group)."""
     return folder.write_part(conform_results(rows), shard, group)
+
+
+def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
+    """Add every score column; rows without OCR text (errors) get NaN scores."""
+    from bench.core.schema import failed_mask
+    from bench.scoring import score_pairs
+    from bench.scoring.frame import text_metrics
+
+    columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
+    rows = rows.drop(columns=[c for c in columns if c in rows.columns])
+    has_ocr = rows["ocr_text"].notna() & ~failed_mask(rows)
+    scores = pd.DataFrame(float("nan"), index=rows.index, columns=columns)
+    if has_ocr.any():
+        scored = score_pairs(
+            rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
+            rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
+            keep_case=config.normalization.keep_case,
+            strip_punct=config.normalization.strip_punct,
+            nfkc=config.normalization.nfkc,
+            fold_width=config.normalization.fold_width,
+        )
+        scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
+    rows = pd.concat([rows, scores], axis=1)
+    if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
+        from bench.suites.scores import add_suite_scores
+
+        rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
+    return rows

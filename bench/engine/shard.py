@@ -50,7 +50,7 @@ from bench.engine import (
 from bench.engine.config import ModelEntry, RunConfig
 from bench.engine.image_jobs import Job, build_jobs, model_jobs
 from bench.engine.reading_store import ReadingStore, encoded_reading
-from bench.engine.results import conform_results, done_keys, image_relpath
+from bench.engine.results import conform_results, done_keys, image_relpath, score_rows
 from prompts.schema import PromptSet
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
@@ -420,34 +420,6 @@ def ocr_fields(result: Reading | None) -> dict[str, Any]:
     if result is None:
         return {"ocr_text": None, "ocr_pieces": None, "ocr_boxes": None, "ocr_confidences": None}
     return encoded_reading(result)
-
-
-def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
-    """Add every score column; rows without OCR text (errors) get NaN scores."""
-    from bench.core.schema import failed_mask
-    from bench.scoring import score_pairs
-    from bench.scoring.frame import text_metrics
-
-    columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
-    rows = rows.drop(columns=[c for c in columns if c in rows.columns])
-    has_ocr = rows["ocr_text"].notna() & ~failed_mask(rows)
-    scores = pd.DataFrame(float("nan"), index=rows.index, columns=columns)
-    if has_ocr.any():
-        scored = score_pairs(
-            rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
-            rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
-            keep_case=config.normalization.keep_case,
-            strip_punct=config.normalization.strip_punct,
-            nfkc=config.normalization.nfkc,
-            fold_width=config.normalization.fold_width,
-        )
-        scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
-    rows = pd.concat([rows, scores], axis=1)
-    if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
-        from bench.suites.scores import add_suite_scores
-
-        rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
-    return rows
 
 
 def _output_error(output: object) -> str:

@@ -73,7 +73,7 @@ def candidate_stems(prompt_id: str, seed: int, index: int, first_seed: int) -> l
     >>> candidate_stems("a/b", 0, 1, first_seed=0)[:2]
     ['a/b_s0_i1', 'a/b_i1']
     """
-    from bench.engine import slug
+    from bench.core.io import slug
 
     stems: list[str] = []
     for name in dict.fromkeys((prompt_id, slug(prompt_id, digest=8))):
