@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from bench.readers.base import ImageLike
+    from bench.core.images import ImageLike
 
 __all__ = [
     "SSIM_K1",

@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from bench.readers.common import read_or_errors
+
 if TYPE_CHECKING:
     from PIL import Image
 
@@ -102,7 +104,7 @@ def read_batch(
     :class:`~bench.engine.reading_store.ReadingStore`) is flushed after the batch.
     """
     if cache is None:
-        return _read_or_fall_back(reader, list(images))
+        return read_or_errors(reader, list(images))
     who = cache.identity(reader)
     digests = list(keys) if keys is not None else [image_digest(image) for image in images]
     cache_keys = [(digest, who) for digest in digests]
@@ -111,7 +113,7 @@ def read_batch(
         if cache.get(key) is None and key not in fresh:
             fresh[key] = position
     outcomes = dict(
-        zip(fresh, _read_or_fall_back(reader, [images[i] for i in fresh.values()]), strict=True)
+        zip(fresh, read_or_errors(reader, [images[i] for i in fresh.values()]), strict=True)
     )
     for key, outcome in outcomes.items():
         if not isinstance(outcome, Exception):
@@ -126,28 +128,6 @@ def _cached(cache: ReadingCache, key: tuple[str, str]) -> Reading:
     reading = cache.get(key)
     assert reading is not None  # every key was either cached or read just now
     return reading
-
-
-def _read_or_fall_back(reader: Reader, images: list[Any]) -> list[Reading | Exception]:
-    if not images:
-        return []
-    try:
-        readings = list(reader.read(images))
-        if len(readings) != len(images):
-            raise RuntimeError(
-                f"{reader.name} returned {len(readings)} results for {len(images)} images"
-            )
-        return list(readings)
-    except Exception as error:
-        if len(images) == 1:
-            return [error]
-    outcomes: list[Reading | Exception] = []
-    for image in images:  # read one by one so that only the failing images fail
-        try:
-            outcomes.append(reader.read([image])[0])
-        except Exception as error:
-            outcomes.append(error)
-    return outcomes
 
 
 def failure_cause(error: BaseException) -> BaseException:

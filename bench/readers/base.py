@@ -15,15 +15,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
     from PIL import Image
-
-    #: What the image helpers accept: a PIL image (any mode) or an HxW / HxWxC uint8 array.
-    ImageLike: TypeAlias = Image.Image | npt.NDArray[np.uint8]
 
 Point = tuple[float, float]
 

@@ -6,17 +6,13 @@ Kept free of heavy imports (numpy and PIL only) so ``import bench.readers`` stay
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.order import reading_order
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-    from PIL import Image
-
-    from bench.readers.base import ImageLike
+    pass
 
 
 class ReadError(RuntimeError):
@@ -36,42 +32,33 @@ class ReadError(RuntimeError):
         )
 
 
-def read_or_errors(engine: Reader, images: Sequence[Image.Image]) -> list[Reading | Exception]:
+def read_or_errors(reader: Reader, images: Sequence[Any]) -> list[Reading | Exception]:
     """Read a batch; item ``i`` is the :class:`Reading` of image ``i`` or the exception it raised.
 
-    The reading step of the run engine, :func:`bench.engine.read_batch` (which reads
-    image by image where the batch fails), without its cache.
+    One ``reader.read`` call when the batch reads; when it fails, the images are read
+    one at a time so that only the failing ones fail. The run engine's reading step,
+    :func:`bench.engine.read_batch`, is this plus a cache of readings.
     """
-    from bench.engine.reading import read_batch
-
-    return read_batch(engine, images)
-
-
-def to_rgb_image(image: ImageLike) -> Image.Image:
-    """An RGB PIL image from a PIL image (any mode) or an HxW / HxWx{1,3,4} uint8 array."""
-    from PIL import Image
-
-    if isinstance(image, Image.Image):
-        return image if image.mode == "RGB" else image.convert("RGB")
-    import numpy as np
-
-    array = np.asarray(image)
-    if array.dtype != np.uint8:
-        raise TypeError(f"expected a uint8 image array, got dtype {array.dtype}")
-    if array.ndim == 3 and array.shape[2] == 1:
-        array = array[:, :, 0]
-    if array.ndim == 2:
-        return Image.fromarray(array, mode="L").convert("RGB")
-    if array.ndim == 3 and array.shape[2] in (3, 4):
-        return Image.fromarray(array[:, :, :3].copy(), mode="RGB")
-    raise TypeError(f"expected an image array of shape HxW or HxWxC, got {array.shape}")
-
-
-def to_rgb_array(image: ImageLike) -> npt.NDArray[np.uint8]:
-    """An HxWx3 uint8 RGB array (see :func:`to_rgb_image` for accepted inputs)."""
-    import numpy as np
-
-    return np.asarray(to_rgb_image(image))
+    images = list(images)
+    if not images:
+        return []
+    try:
+        readings = list(reader.read(images))
+        if len(readings) != len(images):
+            raise RuntimeError(
+                f"{reader.name} returned {len(readings)} results for {len(images)} images"
+            )
+        return list(readings)
+    except Exception as error:
+        if len(images) == 1:
+            return [error]
+    outcomes: list[Reading | Exception] = []
+    for image in images:  # read one by one so that only the failing images fail
+        try:
+            outcomes.append(reader.read([image])[0])
+        except Exception as error:
+            outcomes.append(error)
+    return outcomes
 
 
 def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> Reading:

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from bench.core.errors import InputError
+from bench.core.images import to_rgb_array
 from bench.core.registry import Options, Spec, missing_modules, register
 from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError, assemble, to_rgb_array
+from bench.readers.common import ReadError, assemble
 from bench.readers.scripts import LATIN
 
 if TYPE_CHECKING:

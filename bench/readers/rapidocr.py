@@ -42,9 +42,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from bench.core.images import to_rgb_image
 from bench.core.registry import Options, Spec, missing_modules, register
 from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError, assemble, to_rgb_image
+from bench.readers.common import ReadError, assemble
 from bench.readers.scripts import LATIN_HAN
 from bench.readers.segment import MIN_GAP, restore_spaces
 

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from bench.core.errors import InputError
+from bench.core.images import to_rgb_image
 from bench.core.registry import Options, Spec, register
 from bench.readers.base import Point, Reader, Reading
-from bench.readers.common import ReadError, assemble, rect_points, to_rgb_image
+from bench.readers.common import ReadError, assemble, rect_points
 from bench.readers.scripts import LATIN
 
 if TYPE_CHECKING:

@@ -45,9 +45,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from bench.core.errors import InputError
+from bench.core.images import to_rgb_image
 from bench.core.registry import Options, Spec, missing_modules, register
 from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError, to_rgb_image
+from bench.readers.common import ReadError
 from bench.readers.scripts import LATIN_HAN
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from bench.readers.base import ImageLike
+    from bench.core.images import ImageLike
 
 T = TypeVar("T")
 
@@ -229,6 +229,6 @@ def float_rgb(image: ImageLike) -> npt.NDArray[np.float64]:
     """
     import numpy as np
 
-    from bench.readers.common import to_rgb_array
+    from bench.core.images import to_rgb_array
 
     return np.asarray(to_rgb_array(image), dtype=np.float64)

@@ -1,0 +1,44 @@
+"""Images as the readers and the metrics take them: a PIL image or a uint8 array.
+
+Both the readers (:mod:`bench.readers`) and the image metrics (:mod:`bench.scoring`)
+need the same conversions; they live here, below both, so neither imports the other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from PIL import Image
+
+    #: What the image helpers accept: a PIL image (any mode) or an HxW / HxWxC uint8 array.
+    ImageLike: TypeAlias = Image.Image | npt.NDArray[np.uint8]
+
+
+def to_rgb_image(image: ImageLike) -> Image.Image:
+    """An RGB PIL image from a PIL image (any mode) or an HxW / HxWx{1,3,4} uint8 array."""
+    from PIL import Image
+
+    if isinstance(image, Image.Image):
+        return image if image.mode == "RGB" else image.convert("RGB")
+    import numpy as np
+
+    array = np.asarray(image)
+    if array.dtype != np.uint8:
+        raise TypeError(f"expected a uint8 image array, got dtype {array.dtype}")
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    if array.ndim == 2:
+        return Image.fromarray(array, mode="L").convert("RGB")
+    if array.ndim == 3 and array.shape[2] in (3, 4):
+        return Image.fromarray(array[:, :, :3].copy(), mode="RGB")
+    raise TypeError(f"expected an image array of shape HxW or HxWxC, got {array.shape}")
+
+
+def to_rgb_array(image: ImageLike) -> npt.NDArray[np.uint8]:
+    """An HxWx3 uint8 RGB array (see :func:`to_rgb_image` for accepted inputs)."""
+    import numpy as np
+
+    return np.asarray(to_rgb_image(image))
