@@ -21,16 +21,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bench.core.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.engine.config import RunConfig
     from bench.suites.base import ReaderPin, SeedRule, SuiteSelection
     from prompts.schema import PromptSet
+
+
+class _Normalization(Protocol):
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class RunConfig(Protocol):
+    """What a suite reads of a run config (:class:`bench.engine.config.RunConfig`).
+
+    The run config sits above the suites (it expands a suite's protocol when it
+    loads), so the suites take it by shape rather than importing it.
+    """
+
+    @property
+    def suite(self) -> Any: ...
+    @property
+    def ocr(self) -> str: ...
+    @property
+    def seeds(self) -> Sequence[int]: ...
+    @property
+    def images_per_prompt(self) -> int: ...
+    @property
+    def normalization(self) -> _Normalization: ...
+
 
 #: Card fields that must be equal for two runs' numbers to be compared.
 COMPARED_FIELDS = (
