@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.models.tinyparts import byte_symbols
+from bench.models.tinyparts import clip_tokenizer_in
 
 #: File that marks a folder as a tiny random pipeline built here.
 TINY_MARKER = "glyphbench_tiny.json"
@@ -128,22 +128,8 @@ def build_tiny_pipeline(
 
 
 def _tokenizer(work: Path, max_length: int = _MAX_TOKENS) -> Any:
-    """A CLIP tokenizer from a small vocab (bytes, end-of-word bytes, a few merges)."""
-    from transformers import CLIPTokenizer
-
-    symbols = byte_symbols()
-    merges = [("t", "h"), ("th", "e</w>"), ("i", "n"), ("a", "n"), ("e", "r</w>")]
-    tokens = symbols + [s + "</w>" for s in symbols] + ["".join(m) for m in merges]
-    tokens += ["<|startoftext|>", "<|endoftext|>"]
-    vocab = {tok: i for i, tok in enumerate(dict.fromkeys(tokens))}
-    vocab_file, merges_file = work / "vocab.json", work / "merges.txt"
-    vocab_file.write_text(json.dumps(vocab), encoding="utf-8")
-    merges_file.write_text(
-        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8"
-    )
-    return CLIPTokenizer(
-        vocab=str(vocab_file), merges=str(merges_file), model_max_length=max_length
-    )
+    """A CLIP tokenizer from a small vocab: :func:`bench.models.tinyparts.clip_tokenizer_in`."""
+    return clip_tokenizer_in(work, max_length)
 
 
 def _text_config(vocab_size: int, projection_dim: int = _TEXT_HIDDEN) -> Any:

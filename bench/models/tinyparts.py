@@ -18,6 +18,7 @@ the functions).
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -231,10 +232,30 @@ def gemma2_encoder(tokenizer: Any, width: int = 16) -> Any:
 
 def clip_tokenizer(max_length: int = 77) -> Any:
     """A ``CLIPTokenizer`` from a small byte-level vocabulary (ids stay below 600)."""
-    from bench.models.tiny import _tokenizer
-
     with tempfile.TemporaryDirectory() as work:
-        return _tokenizer(Path(work), max_length=max_length)
+        return clip_tokenizer_in(Path(work), max_length)
+
+
+def clip_tokenizer_in(work: Path, max_length: int) -> Any:
+    """A CLIP tokenizer from a small vocab (bytes, end-of-word bytes, a few merges).
+
+    Its vocabulary files are written to ``work``.
+    """
+    from transformers import CLIPTokenizer
+
+    symbols = byte_symbols()
+    merges = [("t", "h"), ("th", "e</w>"), ("i", "n"), ("a", "n"), ("e", "r</w>")]
+    tokens = symbols + [s + "</w>" for s in symbols] + ["".join(m) for m in merges]
+    tokens += ["<|startoftext|>", "<|endoftext|>"]
+    vocab = {tok: i for i, tok in enumerate(dict.fromkeys(tokens))}
+    vocab_file, merges_file = work / "vocab.json", work / "merges.txt"
+    vocab_file.write_text(json.dumps(vocab), encoding="utf-8")
+    merges_file.write_text(
+        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8"
+    )
+    return CLIPTokenizer(
+        vocab=str(vocab_file), merges=str(merges_file), model_max_length=max_length
+    )
 
 
 def t5_tokenizer(max_length: int = 512) -> Any:
