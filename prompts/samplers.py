@@ -9,7 +9,7 @@ and a run's ``sampler:`` setting name one by spec; the default is ``stratified``
     the rest is shared in proportion to stratum size (largest remainder). The draw
     within a stratum is seeded by ``(seed, stratum key)``, so it does not depend on
     the other strata. On a pool it uses index arithmetic and never builds the full
-    cross product (see :mod:`prompts.selection`).
+    cross product (see :mod:`prompts.stratify`).
 
 Importing this module is cheap: pandas and the selection code load when sampling.
 """
@@ -58,7 +58,7 @@ class StratifiedSampler:
     ) -> PromptSet:
         from prompts.pool import PromptPool
         from prompts.schema import PromptSet
-        from prompts.selection import sample_frame, sample_pool
+        from prompts.stratify import sample_frame, sample_pool
 
         if isinstance(source, PromptPool):
             sampled = sample_pool(source, n, stratify, seed, self.floor)

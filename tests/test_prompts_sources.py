@@ -14,8 +14,9 @@ import prompts
 from bench.core.errors import InputError
 from prompts.default import load_default_pool
 from prompts.pool import PromptPool, make_prompt_id
-from prompts.selection import allocate, select
+from prompts.selection import select
 from prompts.sources import load_source
+from prompts.stratify import allocate
 
 TEMPLATES = """template_id,prompt_type,template
 s1,simple,"A sign that says ""{text}""."

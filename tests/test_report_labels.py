@@ -84,7 +84,7 @@ def test_unknown_stratify_column_lists_every_valid_column() -> None:
     import pytest
 
     from bench.core.errors import InputError
-    from prompts.selection import sample_frame
+    from prompts.stratify import sample_frame
 
     frame = pd.DataFrame({f"attribute_{i:02d}": ["x", "y"] for i in range(50)})
     with pytest.raises(InputError) as info:
