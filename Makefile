@@ -14,9 +14,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+## Style, types, and the layer contracts of pyproject.toml (rooms in order, no import cycle).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 ## Full suite: lint, type-check, then every test (slow ones included).
 test: lint
