@@ -271,6 +271,40 @@ class Resolved(Generic[T]):
         return self.plugin.factory(self.spec, self.options)
 
 
+class DuplicateName(ValueError):
+    """A plug-in (or metric, or codec) registered under a name another place already took."""
+
+
+def place_of(factory: Callable[..., Any], module: str | None = None) -> str:
+    """Where a plug-in is defined (what a duplicate-name error names).
+
+    ``module.qualname`` of the factory; for a factory made inside a function (a
+    helper's closure, such as :func:`bench.suites.base.register_suite`'s), the module
+    the helper was called from, given as ``module``.
+    """
+    qualname = getattr(factory, "__qualname__", type(factory).__qualname__)
+    if module and "<locals>" in qualname:
+        return module
+    return f"{module or getattr(factory, '__module__', '?')}.{qualname}"
+
+
+def check_free(what: str, taken: str | None, new: str, *, replace: bool) -> None:
+    """Raise :class:`DuplicateName` when ``what`` is taken by another place (``taken``).
+
+    The same place registering again (a module imported twice) is no conflict;
+    ``replace=True`` overrides on purpose.
+
+    >>> check_free("reader 'x'", "a.make", "b.make", replace=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    bench.core.registry.DuplicateName: reader 'x' is already registered by a.make; b.make ...
+    """
+    if taken is not None and taken != new and not replace:
+        raise DuplicateName(
+            f"{what} is already registered by {taken}; {new} registers it again "
+            "(pass replace=True to override it on purpose)"
+        )
+
+
 class PluginRegistry:
     """Plug-ins by kind and name; kinds load their package's modules on first use."""
 
@@ -293,10 +327,15 @@ class PluginRegistry:
         usage: str = "",
         suffixes: Iterable[str] = (),
         missing: Callable[[], str | None] | None = None,
+        module: str | None = None,
+        replace: bool = False,
     ) -> Callable[[Callable[[Spec, Any], T]], Callable[[Spec, Any], T]]:
         """Decorator: register ``factory(spec, options)`` as plug-in ``name`` of ``kind``.
 
         With ``targets`` the target is required and selects the options class.
+        ``module`` is where the plug-in is defined (default: the factory's module);
+        a name another place registered already is a :class:`DuplicateName` error
+        unless ``replace=True``.
         """
         self._check_kind(kind)
 
@@ -308,20 +347,27 @@ class PluginRegistry:
                 options,
                 summary,
                 "required" if targets else target,
-                getattr(factory, "__module__", ""),
+                module or str(getattr(factory, "__module__", "")),
                 dict(targets or {}),
                 usage,
                 tuple(suffix.lower() for suffix in suffixes),
                 missing,
             )
-            self._plugins[kind][name] = plugin
+            self.add(plugin, replace=replace)
             return factory
 
         return decorator
 
-    def add(self, plugin: Plugin[Any]) -> None:
+    def add(self, plugin: Plugin[Any], *, replace: bool = False) -> None:
         """Register a ready-made :class:`Plugin` record (tests, notebooks)."""
         self._check_kind(plugin.kind)
+        taken = self._plugins[plugin.kind].get(plugin.name)
+        check_free(
+            f"{_singular(plugin.kind)} {plugin.name!r}",
+            None if taken is None else place_of(taken.factory, taken.module),
+            place_of(plugin.factory, plugin.module),
+            replace=replace,
+        )
         self._plugins[plugin.kind][plugin.name] = plugin
 
     def unregister(self, kind: str, name: str) -> None:

@@ -46,12 +46,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from bench.core.errors import InputError
-from bench.core.registry import package_modules
+from bench.core.registry import check_free, package_modules
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,15 +187,30 @@ class MetricTable:
     def __init__(self, package: str | None = None) -> None:
         self._metrics: dict[tuple[str, str], Metric] = {}
         self._units: dict[str, ReaderUnits] = {}
+        self._places: dict[tuple[str, str], str] = {}
         self._package = package
         self._loaded = package is None
 
-    def add(self, metric: Metric) -> Metric:
-        """Register ``metric``; the same (family, name) again replaces it."""
+    def add(self, metric: Metric, *, replace: bool = False, place: str | None = None) -> Metric:
+        """Register ``metric``; a (family, name) another module registered is an error.
+
+        ``place`` is the registering module (default: the caller's); the same module
+        registering again is no conflict, and ``replace=True`` overrides on purpose
+        (:class:`~bench.core.registry.DuplicateName` otherwise, naming both modules).
+        """
+        key = (metric.family, metric.name)
+        place = place or sys._getframe(1).f_globals.get("__name__", "?")
+        check_free(
+            f"metric {metric.name!r} of family {metric.family!r}",
+            self._places.get(key) if key in self._metrics else None,
+            place,
+            replace=replace,
+        )
         for other in self._metrics.values():
             if other.name == metric.name and other.family != metric.family:
                 _check_same_meaning(other, metric)
-        self._metrics[(metric.family, metric.name)] = metric
+        self._metrics[key] = metric
+        self._places[key] = place
         return metric
 
     def add_units(self, units: ReaderUnits) -> ReaderUnits:
@@ -216,6 +232,7 @@ class MetricTable:
     def remove(self, name: str, family: str | None = None) -> None:
         for key in [k for k in self._metrics if k[1] == name and family in (None, k[0])]:
             del self._metrics[key]
+            self._places.pop(key, None)
 
     def _load(self) -> None:
         if self._loaded or self._package is None:
@@ -364,9 +381,15 @@ def on_raw(function: Callable[[str, str], Any]) -> Callable[[Any], Any]:
     return metric
 
 
-def register_metric(metric: Metric) -> Metric:
-    """Add ``metric`` to :data:`METRICS` (call at import time of a family module)."""
-    return METRICS.add(metric)
+def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
+    """Add ``metric`` to :data:`METRICS` (call at import time of a family module).
+
+    A (family, name) another module registered already is a
+    :class:`~bench.core.registry.DuplicateName` error unless ``replace=True``.
+    """
+    return METRICS.add(
+        metric, replace=replace, place=sys._getframe(1).f_globals.get("__name__", "?")
+    )
 
 
 def register_units(units: ReaderUnits) -> ReaderUnits:

@@ -25,6 +25,7 @@ names the family of each subset.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,8 +257,13 @@ class SuiteSelection:
         return prompt_set(self, folder)
 
 
-def register_suite(suite: Suite) -> Suite:
-    """Register ``suite`` as a ``suites`` plug-in (call at import time of its module)."""
+def register_suite(suite: Suite, *, replace: bool = False) -> Suite:
+    """Register ``suite`` as a ``suites`` plug-in (call at import time of its module).
+
+    A name another module registered already is a :class:`~bench.core.registry.DuplicateName`
+    error unless ``replace=True``.
+    """
+    module = sys._getframe(1).f_globals.get("__name__", "")
 
     def factory(spec: Spec, options: Options) -> SuiteSelection:
         subsets = tuple(suite.select(spec.target))
@@ -270,6 +276,8 @@ def register_suite(suite: Suite) -> Suite:
         summary=f"{suite.title}: {suite.summary}",
         target="optional",
         usage=suite.usage,
+        module=module,
+        replace=replace,
     )(factory)
     return suite
 

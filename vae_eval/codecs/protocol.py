@@ -321,12 +321,13 @@ def adapt(name: str, target: Any, options: TensorOptions | None = None) -> Codec
     )
 
 
-def register_codec(name: str, target: Any, *, summary: str = "") -> None:
+def register_codec(name: str, target: Any, *, summary: str = "", replace: bool = False) -> None:
     """Register ``target`` as codec ``name`` (then ``--vae name`` / ``get_codec(name)`` work).
 
     ``target`` is a codec object, an object following the protocol, or a class or
     function making one (called with no arguments each time the codec is created).
     Tensor codecs take :class:`TensorOptions` (``name?dtype=bf16&tile=512``).
+    A name registered already by another target is an error unless ``replace=True``.
     """
 
     def create(spec: Spec, options: TensorOptions) -> Codec:
@@ -338,6 +339,9 @@ def register_codec(name: str, target: Any, *, summary: str = "") -> None:
         name,
         options=TensorOptions,
         summary=summary or f"Registered object {_qualname(target)}.",
+        module=f"{getattr(target, '__module__', None) or type(target).__module__}"
+        f".{_qualname(target)}",
+        replace=replace,
     )(create)
 
 
