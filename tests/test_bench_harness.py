@@ -15,6 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_harness
 
+# A performance benchmark run small: out of the quick loop (`make quick`), kept in `make test`.
+pytestmark = pytest.mark.slow
+
 
 def test_harness_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str]) -> None:
     figures = bench_harness.main(
