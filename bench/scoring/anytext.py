@@ -41,12 +41,12 @@ images, not over lines. See ``docs/scorers/anytext.md``.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from rapidfuzz.distance import Levenshtein
 
+from bench.scoring.primitives import exact_mean
 from bench.scoring.table import Mean, Metric, ReaderUnits, register_metric, register_units
 from bench.scoring.units import one_line
 
@@ -152,11 +152,6 @@ def anytext_zh_ned(expected: str, read: str) -> float:
     return anytext_ned(expected, read, "zh")
 
 
-def _mean(values: list[float]) -> float:
-    """The exactly rounded mean (the original's numpy mean agrees to the last bits)."""
-    return math.fsum(values) / len(values)
-
-
 def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     """The set values: the mean over pairs (lines) of each per-pair value, as AnyText prints.
 
@@ -168,7 +163,7 @@ def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     names = ("anytext_sen_acc", "anytext_ned")
     if not table:
         return {name: float("nan") for name in names}
-    return {name: _mean([row[name] for row in table]) for name in names}
+    return {name: exact_mean([row[name] for row in table]) for name in names}
 
 
 def _records(dictionary: Dictionary, family: str, subset: str) -> list[Metric]:

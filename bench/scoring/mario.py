@@ -37,12 +37,12 @@ reader's lines get there through :data:`UNITS` (every word on its own line), whi
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from bench.scoring.primitives import exact_mean
 from bench.scoring.table import Derived, Mean, Metric, ReaderUnits, register_metric, register_units
 from bench.scoring.units import words_per_line
 
@@ -143,11 +143,6 @@ def mario_f(precision: Any, recall: Any) -> Any:
     return 2 * precision * recall / (precision + recall + _EPSILON)
 
 
-def _mean(values: list[float]) -> float:
-    """The exactly rounded mean (the original's numpy mean agrees to the last bits)."""
-    return math.fsum(values) / len(values)
-
-
 def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     """Mean precision, recall and accuracy over the images, and F of the two means.
 
@@ -157,7 +152,7 @@ def summary(rows: Iterable[Mapping[str, float]]) -> dict[str, float]:
     """
     table = list(rows)
     means = {
-        name: _mean([row[name] for row in table]) if table else float("nan")
+        name: exact_mean([row[name] for row in table]) if table else float("nan")
         for name in ("mario_precision", "mario_recall", "mario_acc")
     }
     return {
