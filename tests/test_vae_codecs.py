@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
-from vae_fixtures import tiny_autoencoder_kl
+from vae_fixtures import TINY_BUILDS, tiny_autoencoder_kl
 
 from bench.core.errors import InputError
 from vae_eval.codecs import CodecFailure, DiffusersCodec, get_codec, split_target
@@ -153,43 +153,9 @@ def test_diffusers_missing_path_is_input_error(tmp_path: Path) -> None:
         get_codec(f"diffusers:{tmp_path / 'empty'}?precision=fp16")
 
 
-def _tiny_taesd() -> Any:
-    from diffusers import AutoencoderTiny
-
-    return AutoencoderTiny(
-        encoder_block_out_channels=(8, 8),
-        decoder_block_out_channels=(8, 8),
-        num_encoder_blocks=(1, 1),
-        num_decoder_blocks=(1, 1),
-        latent_channels=4,
-    )
-
-
-def _tiny_dc_ae() -> Any:
-    from diffusers import AutoencoderDC
-
-    return AutoencoderDC(
-        in_channels=3,
-        latent_channels=4,
-        attention_head_dim=8,
-        encoder_block_types=("ResBlock", "ResBlock"),
-        decoder_block_types=("ResBlock", "ResBlock"),
-        encoder_block_out_channels=(8, 16),
-        decoder_block_out_channels=(8, 16),
-        encoder_layers_per_block=(1, 1),
-        decoder_layers_per_block=(1, 1),
-        encoder_qkv_multiscales=((), ()),
-        decoder_qkv_multiscales=((), ()),
-        upsample_block_type="interpolate",
-        downsample_block_type="Conv",
-        decoder_norm_types="rms_norm",
-        decoder_act_fns="silu",
-        scaling_factor=0.41,
-    )
-
-
 @pytest.mark.parametrize(
-    ("build", "class_name"), [(_tiny_taesd, "AutoencoderTiny"), (_tiny_dc_ae, "AutoencoderDC")]
+    ("build", "class_name"),
+    [(TINY_BUILDS[name], name) for name in ("AutoencoderTiny", "AutoencoderDC")],
 )
 def test_other_autoencoders_are_picked_from_config(
     tmp_path: Path, build: Callable[[], Any], class_name: str
