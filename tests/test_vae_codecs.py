@@ -12,6 +12,7 @@ from PIL import Image
 from vae_fixtures import TINY_BUILDS, tiny_autoencoder_kl
 
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
 from vae_eval.codecs import CodecFailure, DiffusersCodec, get_codec, split_target
 from vae_eval.metrics import psnr
 
@@ -60,10 +61,6 @@ def test_resize_factor_orders_fidelity_and_keeps_size() -> None:
         ("jpeg?qualty=30", "unknown option 'qualty'; known: quality"),
         ("resize?factor=1", "'factor': Input should be greater than 1"),
         ("identity?quality=3", "unknown option 'quality'; known: none"),
-        (
-            "nosuchcodec",
-            "unknown codec 'nosuchcodec'; known: diffusers, identity, jpeg, python, resize, taesd",
-        ),
         ("jpeg:x", "'jpeg' takes no target"),
         ("diffusers:", "needs a target, e.g. diffusers:<hub id or path>"),
         ("diffusers:x?dtype=int8", "dtype='int8': use fp32, fp16 or bf16"),
@@ -73,6 +70,14 @@ def test_resize_factor_orders_fidelity_and_keeps_size() -> None:
 def test_bad_specs_are_input_errors(spec: str, problem: str) -> None:
     with pytest.raises(InputError, match=problem.replace("(", r"\(")):
         get_codec(spec)
+
+
+def test_an_unknown_codec_lists_every_registered_one() -> None:
+    codecs = PLUGINS.names("codecs")  # a plug-in codec is listed too
+    assert {"diffusers", "identity", "jpeg", "python", "resize", "taesd"} <= set(codecs)
+    with pytest.raises(InputError) as caught:
+        get_codec("nosuchcodec")
+    assert f"unknown codec 'nosuchcodec'; known: {', '.join(codecs)}" in str(caught.value)
 
 
 @pytest.mark.parametrize(
