@@ -49,7 +49,9 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import os
 import pkgutil
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -298,11 +300,26 @@ def check_free(what: str, taken: str | None, new: str, *, replace: bool) -> None
     Traceback (most recent call last):
     bench.core.registry.DuplicateName: reader 'x' is already registered by a.make; b.make ...
     """
-    if taken is not None and taken != new and not replace:
+    if taken is not None and _origin(taken) != _origin(new) and not replace:
         raise DuplicateName(
             f"{what} is already registered by {taken}; {new} registers it again "
             "(pass replace=True to override it on purpose)"
         )
+
+
+def _origin(place: str) -> str:
+    """``place`` with its module replaced by the module's file.
+
+    One file imported under two module names (``tests.helper`` and ``helper``, as pytest
+    and a script may both import it) is one place, not a duplicate.
+    """
+    parts = place.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        file = getattr(module, "__file__", None)
+        if file:
+            return ":".join([os.path.realpath(file), *parts[cut:]])
+    return place
 
 
 class PluginRegistry:
