@@ -34,6 +34,11 @@ from prompts.attributes import char_length, word_count
 from prompts.pool import PromptPool
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
+# Re-exported: the stratified drawing lived here before prompts.stratify.
+from prompts.stratify import allocate as allocate
+from prompts.stratify import sample_frame as sample_frame
+from prompts.stratify import sample_pool as sample_pool
+
 # ---------------------------------------------------------------- filter config
 
 #: Prompt filter key -> (column, comparison). ``template_*`` columns are the

@@ -6,13 +6,13 @@ Kept free of heavy imports (numpy and PIL only) so ``import bench.readers`` stay
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+# Re-exported: readers have long imported the image conversions from here.
+from bench.core.images import to_rgb_array as to_rgb_array
+from bench.core.images import to_rgb_image as to_rgb_image
 from bench.readers.base import Point, Reader, Reading
 from bench.readers.order import reading_order
-
-if TYPE_CHECKING:
-    pass
 
 
 class ReadError(RuntimeError):
