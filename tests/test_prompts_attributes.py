@@ -180,7 +180,7 @@ def test_fill_functions_and_ids() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["attributes", "pool", "selection", "audit", "freq", "sources", "stats", "textinvision"],
+    ["attributes", "pool", "stratify", "audit", "freq", "sources", "stats", "textinvision"],
 )
 def test_docstring_examples(module: str) -> None:
     """The worked examples in the docstrings are true."""

@@ -41,6 +41,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_without_ocr_the_run_reads_with_the_benchmark_reader(tmp_path: Path) -> None:
+    if not (DATA / "text_prompts.jsonl").exists():
+        pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
     result = glyphbench(
         "run", "--suite", "longtext", "--data", str(DATA), "--models", "control:blank",
         "--limit", "1", "--out", str(tmp_path / "run"), "--dry-run", "--json",
