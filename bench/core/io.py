@@ -456,4 +456,3 @@ def slug(
         tail = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
         clean = f"{clean[: MAX_SLUG - len(tail) - 1]}-{tail}"
     return clean
-

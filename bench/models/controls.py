@@ -116,7 +116,7 @@ def needs_cjk_font(text: str) -> bool:
     >>> needs_cjk_font("OPEN"), needs_cjk_font("Café ½"), needs_cjk_font("营业中")
     (False, False, True)
     """
-    from bench.readers.scripts import char_script
+    from prompts.scripts import char_script
 
     return not text.isascii() and any(char_script(c) in ("han", "kana", "hangul") for c in text)
 
