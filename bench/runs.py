@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -375,21 +375,58 @@ def merge_run(root: str | Path, *, folder: RunFolder | None = None) -> pd.DataFr
     """Merge the part files into ``results.parquet`` (in job list order); update run.json.
 
     Under the folder's manifest lock, so shards finishing together merge in turn.
+    Returns the merged table, read back from ``results.parquet``; :func:`merge_run_rows`
+    merges without holding the table in memory.
+    """
+    folder = folder or RunFolder(root)
+    with folder.locked():
+        _merge_locked(folder)
+        return conform_results(read_table(folder.root / RESULTS))
+
+
+def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> MergeTally:
+    """:func:`merge_run` without reading the table back: what the merge counted (issue 26).
+
+    The merge streams the part files into ``results.parquet`` chunk by chunk
+    (:meth:`RunFolder.merge_stream`): its memory grows with the row keys only.
     """
     folder = folder or RunFolder(root)
     with folder.locked():
         return _merge_locked(folder)
 
 
-def _merge_locked(folder: RunFolder) -> pd.DataFrame:
+@dataclass
+class MergeTally:
+    """What a streamed merge saw: rows, failed rows, reader engines and image sizes."""
+
+    rows: int = 0
+    errors: int = 0
+    #: the distinct (ocr_engine, ocr_version) and (width, height) pairs, as rows.
+    seen: list[pd.DataFrame] = field(default_factory=list)
+
+    def __call__(self, chunk: pd.DataFrame) -> None:
+        self.rows += len(chunk)
+        self.errors += int(failed_mask(chunk).sum())
+        for pair in (["ocr_engine", "ocr_version"], ["width", "height"]):
+            if set(pair) <= set(chunk.columns):
+                self.seen.append(chunk[pair].dropna().drop_duplicates())
+
+    def observed(self) -> pd.DataFrame:
+        """A small frame with the observed pairs (what the protocol card reads)."""
+        return pd.concat(self.seen, ignore_index=True) if self.seen else pd.DataFrame()
+
+
+def _merge_locked(folder: RunFolder) -> MergeTally:
     meta = folder.manifest(required=True)
     if not isinstance(meta.get("config"), dict):
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     results = folder.root / RESULTS
+    tally = MergeTally()
     if not folder.part_files() and results.is_file():
         # Part files removed (e.g. to save space): the merged table is all there is; keep it.
-        return conform_results(read_table(results))
+        tally(conform_results(read_table(results)))
+        return tally
     prompt_ids: list[str] = []
     if (folder.root / PROMPTS).is_file():
         prompts = read_table(folder.root / PROMPTS)
@@ -397,11 +434,12 @@ def _merge_locked(folder: RunFolder) -> pd.DataFrame:
             raise InputError(folder.root / PROMPTS, "missing column 'prompt_id'")
         prompt_ids = prompts["prompt_id"].astype(str).tolist()
     labels = [e.label for e in config.models]
-    rows = folder.merge(
+    folder.merge_stream(
         RESULTS,
         ROW_KEY,
-        lambda rows: order_rows(rows, labels, prompt_ids),
+        lambda keys: order_rows(keys, labels, prompt_ids),
         conform=conform_results,
+        observe=tally,
     )
     shards = folder.shards()
     models: dict[str, Any] = {}
@@ -410,24 +448,24 @@ def _merge_locked(folder: RunFolder) -> pd.DataFrame:
         models.update(info.get("models", {}))
         model_errors.update(info.get("model_errors", {}))
     expected = len(config.models) * len(prompt_ids) * len(config.seeds) * config.images_per_prompt
-    errors = int(failed_mask(rows).sum())
+    errors = tally.errors
     finished = [str(info["finished_at"]) for info in shards.values() if info.get("finished_at")]
     meta.update(
         models=models,
         model_errors=model_errors,
         shards=shards,
-        rows=len(rows),
+        rows=tally.rows,
         errors=errors,
         expected_rows=expected,
-        complete=bool(len(rows) == expected and errors == 0),
+        complete=bool(tally.rows == expected and errors == 0),
         finished_at=max(finished) if finished else None,
         merged_at=now(),
     )
     from bench.suites.protocol import update_card
 
-    meta["protocol"] = update_card(meta.get("protocol") or {}, config, rows)
+    meta["protocol"] = update_card(meta.get("protocol") or {}, config, tally.observed())
     folder.write_manifest(meta)
-    return rows
+    return tally
 
 
 def order_rows(

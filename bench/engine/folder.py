@@ -402,6 +402,146 @@ class RunFolder:
             self.write_table(table, name)
         return table
 
+    def merge_stream(
+        self,
+        name: str,
+        key: Sequence[str],
+        order: Finish,
+        *,
+        conform: Finish,
+        by: Sequence[str] = (),
+        groups: Collection[str] | None = None,
+        observe: Callable[[pd.DataFrame], None] | None = None,
+        chunk_rows: int = 50_000,
+    ) -> int:
+        """:meth:`merge` without the table in memory; returns the number of rows written.
+
+        The same table as ``merge(name, key, lambda t: order(t), conform=conform)`` when
+        ``order`` only filters and sorts rows by ``key`` and ``by`` columns (issue 26):
+
+        1. the ``key`` and ``by`` columns of every part file, with where each row lies
+           (columns ``__part`` and ``__row``), the newest row of each key winning, are
+           given to ``order``, which returns them filtered and sorted;
+        2. the winning rows are read back ``chunk_rows`` at a time in that order,
+           conformed, shown to ``observe`` and appended to one Parquet writer.
+
+        Memory grows with the key columns only (tens of bytes a row), not the table.
+        The file is written atomically under the manifest lock: a crash leaves the old
+        table or none, never a torn one. Part files whose column types do not combine
+        fall back to :meth:`merge`.
+        """
+        import pyarrow as pa
+
+        with self.locked():
+            files = self.part_files(groups)
+            plan = self._merge_plan(files, [*key, *(c for c in by if c not in key)])
+            if plan is None:
+                table = order(self.read_parts(key, groups=groups, conform=conform))
+                if observe is not None:
+                    observe(table)
+                self.write_table(table, name)
+                return len(table)
+            readable, schema, keys = plan
+            winners = order(keys.drop_duplicates(subset=list(key), keep="last"))
+            parts = winners["__part"].to_numpy()
+            rows = winners["__row"].to_numpy()
+            del keys, winners
+            try:
+                return self._write_merged(
+                    name, readable, schema, parts, rows, conform, observe, chunk_rows
+                )
+            except (pa.ArrowException, ValueError, TypeError):
+                # A column whose type varies from chunk to chunk: the in-memory merge.
+                table = order(self.read_parts(key, groups=groups, conform=conform))
+                if observe is not None:
+                    observe(table)
+                self.write_table(table, name)
+                return len(table)
+
+    def _merge_plan(
+        self, files: Sequence[Path], columns: Sequence[str]
+    ) -> tuple[list[Path], pa.Schema, pd.DataFrame] | None:
+        """Pass 1 of :meth:`merge_stream`: the readable non-empty files, their unified
+        schema, and their ``columns`` with ``__part``/``__row``; None when there are no
+        rows or the files' schemas do not combine."""
+        import pyarrow as pa
+
+        readable: list[Path] = []
+        schemas: list[pa.Schema] = []
+        tables: list[pa.Table] = []
+        for path in files:
+            table = self._read_part(path, columns)
+            if table is None or not table.num_rows:
+                continue
+            import pyarrow.parquet as pq
+
+            schemas.append(pq.read_schema(path))
+            number = len(readable)
+            readable.append(path)
+            tables.append(
+                table.append_column(
+                    "__part", pa.array([number] * table.num_rows, pa.int32())
+                ).append_column("__row", pa.array(range(table.num_rows), pa.int32()))
+            )
+        if not tables:
+            return None
+        try:
+            schema = pa.unify_schemas(schemas, promote_options="permissive")
+            keys = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+        except (pa.ArrowException, ValueError, TypeError):
+            return None
+        return readable, schema, keys
+
+    def _write_merged(
+        self,
+        name: str,
+        files: Sequence[Path],
+        schema: pa.Schema,
+        parts: Any,
+        rows: Any,
+        conform: Finish,
+        observe: Callable[[pd.DataFrame], None] | None,
+        chunk_rows: int,
+    ) -> int:
+        """Pass 2 of :meth:`merge_stream`: the rows ``(parts[i], rows[i])`` in order."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        empty = schema.empty_table()
+        written = 0
+        with atomic_path(self.root / name) as tmp:
+            writer: pq.ParquetWriter | None = None
+            try:
+                for start in range(0, max(len(parts), 1), chunk_rows):
+                    chunk_parts = parts[start : start + chunk_rows]
+                    chunk_rows_ = rows[start : start + chunk_rows]
+                    pieces = [empty]
+                    placed = []
+                    for number in dict.fromkeys(chunk_parts.tolist()):
+                        where = np.flatnonzero(chunk_parts == number)
+                        table = pq.ParquetFile(files[number]).read()
+                        pieces.append(table.take(pa.array(chunk_rows_[where])))
+                        placed.append(where)
+                    together = pa.concat_tables(pieces, promote_options="permissive")
+                    if placed:
+                        back = np.argsort(np.concatenate(placed), kind="stable")
+                        together = together.take(pa.array(back))
+                    frame = conform(together.to_pandas()).reset_index(drop=True)
+                    if observe is not None:
+                        observe(frame)
+                    out = pa.Table.from_pandas(
+                        frame, preserve_index=False, schema=writer.schema if writer else None
+                    )
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp, out.schema)
+                    writer.write_table(out)
+                    written += len(frame)
+            finally:
+                if writer is not None:
+                    writer.close()
+        return written
+
     def clear(self, files: Collection[str]) -> None:
         """Delete the part files, run.json and ``files`` (a failed attempt's files).
 
