@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench.engine import RunFolder
-from bench.runs import order_rows
+from bench.runs import JobOrder, order_rows
 from bench.schema import ROW_KEY
 from bench.store import conform_results
 
@@ -89,8 +89,11 @@ def _same_table(old: Path, new: Path) -> None:
     assert pq.read_schema(new).equals(pq.read_schema(old), check_metadata=False)
 
 
+@pytest.mark.parametrize("lean", [False, True], ids=["frame-pick", "job-order"])
 @pytest.mark.parametrize("chunk_rows", [1, 3, 7, 100_000])
-def test_streamed_merge_equals_the_in_memory_merge(tmp_path: Path, chunk_rows: int) -> None:
+def test_streamed_merge_equals_the_in_memory_merge(
+    tmp_path: Path, chunk_rows: int, lean: bool
+) -> None:
     folder = messy_folder(tmp_path)
     old = folder.merge("old.parquet", ROW_KEY, _order, conform=conform_results)
     seen: list[int] = []
@@ -99,6 +102,7 @@ def test_streamed_merge_equals_the_in_memory_merge(tmp_path: Path, chunk_rows: i
         ROW_KEY,
         _order,
         conform=conform_results,
+        pick=JobOrder(LABELS, PROMPT_IDS) if lean else None,
         observe=lambda chunk: seen.append(len(chunk)),
         chunk_rows=chunk_rows,
     )
@@ -110,7 +114,27 @@ def test_streamed_merge_equals_the_in_memory_merge(tmp_path: Path, chunk_rows: i
     assert a.loc["p000", "ocr_text"] == "retried" and a.loc["p002", "ocr_text"] == "re-read"
     assert a.loc["p002", "error"] == ""  # the failed row was replaced by its retry
     assert merged["model"].tolist()[-2:] == ["zz-unknown", "zz-unknown"]  # unknown: last
+    assert merged["prompt_id"].tolist()[-4:] == ["a-extra", "q-extra", "p001", "q-extra"]
     assert pq.ParquetFile(tmp_path / "new.parquet").metadata.num_row_groups == -(-17 // chunk_rows)
+
+
+def test_job_order_sorts_unlisted_models_and_prompts_as_order_rows(tmp_path: Path) -> None:
+    """Unlisted models tie on their rank and are then sorted by prompt rank, then text."""
+    folder = RunFolder(tmp_path)
+    for i, (model, prompts) in enumerate(
+        [("zz", ["p001", "b", "a"]), ("yy", ["p005", "a", "c"]), ("model-a", ["c", "p000"])]
+    ):
+        folder.write_part(conform_results(_rows(model, prompts, i % 2)), "0-of-1", model)
+    folder.merge("old.parquet", ROW_KEY, _order, conform=conform_results)
+    pick = JobOrder(LABELS, PROMPT_IDS)
+    folder.merge_stream("new.parquet", ROW_KEY, _order, conform=conform_results, pick=pick)
+    _same_table(tmp_path / "old.parquet", tmp_path / "new.parquet")
+    merged = pd.read_parquet(tmp_path / "new.parquet")
+    assert list(zip(merged["model"], merged["prompt_id"], strict=True))[2:5] == [
+        ("yy", "p005"),
+        ("zz", "p001"),
+        ("yy", "a"),
+    ]
 
 
 def test_streamed_merge_of_no_rows_equals_the_in_memory_merge(tmp_path: Path) -> None:
@@ -159,7 +183,7 @@ KILLED_MERGE = """
 import sys, time
 import pyarrow.parquet as pq
 from bench.engine import RunFolder
-from bench.runs import order_rows
+from bench.runs import JobOrder, order_rows
 from bench.schema import ROW_KEY
 from bench.store import conform_results
 write = pq.ParquetWriter.write_table

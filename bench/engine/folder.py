@@ -41,6 +41,7 @@ from bench.io import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
     from PIL import Image
@@ -102,6 +103,35 @@ def encode_png(image: Image.Image) -> tuple[bytes, str]:
     image.save(buffer, format="PNG")
     data = buffer.getvalue()
     return data, hashlib.sha256(data).hexdigest()
+
+
+#: Pass 1 of :meth:`RunFolder.merge_stream`: from (part number, key columns) of each
+#: part file, oldest first, the winning rows in final order (part numbers, row numbers).
+Pick = Callable[[Iterator[tuple[int, "pa.Table"]]], tuple["np.ndarray", "np.ndarray"]]
+
+
+def frame_pick(key: Sequence[str], order: Finish) -> Pick:
+    """The plain :data:`Pick`: every file's key columns in one frame (columns ``__part``
+    and ``__row`` say where each row lies), the newest row of each ``key``, ``order``."""
+
+    def pick(tables: Iterator[tuple[int, pa.Table]]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+        import pyarrow as pa
+
+        located = [
+            table.append_column(
+                "__part", pa.array(np.full(table.num_rows, n, np.int32))
+            ).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int32)))
+            for n, table in tables
+        ]
+        if not located:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32)
+        keys = pa.concat_tables(located, promote_options="permissive").to_pandas()
+        del located
+        winners = order(keys.drop_duplicates(subset=list(key), keep="last"))
+        return winners["__part"].to_numpy(np.int32), winners["__row"].to_numpy(np.int32)
+
+    return pick
 
 
 def _say_on_stderr(message: str) -> None:
@@ -409,88 +439,64 @@ class RunFolder:
         order: Finish,
         *,
         conform: Finish,
+        pick: Pick | None = None,
         by: Sequence[str] = (),
         groups: Collection[str] | None = None,
         observe: Callable[[pd.DataFrame], None] | None = None,
-        chunk_rows: int = 50_000,
+        chunk_rows: int = 10_000,
     ) -> int:
         """:meth:`merge` without the table in memory; returns the number of rows written.
 
-        The same table as ``merge(name, key, lambda t: order(t), conform=conform)`` when
-        ``order`` only filters and sorts rows by ``key`` and ``by`` columns (issue 26):
+        Writes the same table as ``merge(name, key, order, conform=conform)`` when
+        ``order`` only filters and sorts rows by their ``key`` and ``by`` columns (issue 26):
 
-        1. the ``key`` and ``by`` columns of every part file, with where each row lies
-           (columns ``__part`` and ``__row``), the newest row of each key winning, are
-           given to ``order``, which returns them filtered and sorted;
+        1. ``pick`` is given the ``key`` and ``by`` columns of each readable part file
+           (oldest first, numbered from 0) and returns the winning rows, in the final
+           order, as part numbers and row numbers; by default (:func:`frame_pick`) the
+           columns are put in one frame, the newest row of each key kept and ``order``
+           applied;
         2. the winning rows are read back ``chunk_rows`` at a time in that order,
            conformed, shown to ``observe`` and appended to one Parquet writer.
 
-        Memory grows with the key columns only (tens of bytes a row), not the table.
-        The file is written atomically under the manifest lock: a crash leaves the old
-        table or none, never a torn one. Part files whose column types do not combine
-        fall back to :meth:`merge`.
+        Memory grows with what ``pick`` keeps (the key columns, or integer ranks of
+        them), not with the table. The file is written atomically under the manifest
+        lock: a crash leaves the old table or none, never a torn one. Part files whose
+        column types do not combine (or a ``pick`` that raises ``ValueError``) fall
+        back to :meth:`merge`'s in-memory way.
         """
         import pyarrow as pa
+        import pyarrow.parquet as pq
 
-        with self.locked():
-            files = self.part_files(groups)
-            plan = self._merge_plan(files, [*key, *(c for c in by if c not in key)])
-            if plan is None:
-                table = order(self.read_parts(key, groups=groups, conform=conform))
-                if observe is not None:
-                    observe(table)
-                self.write_table(table, name)
-                return len(table)
-            readable, schema, keys = plan
-            winners = order(keys.drop_duplicates(subset=list(key), keep="last"))
-            parts = winners["__part"].to_numpy()
-            rows = winners["__row"].to_numpy()
-            del keys, winners
-            try:
-                return self._write_merged(
-                    name, readable, schema, parts, rows, conform, observe, chunk_rows
-                )
-            except (pa.ArrowException, ValueError, TypeError):
-                # A column whose type varies from chunk to chunk: the in-memory merge.
-                table = order(self.read_parts(key, groups=groups, conform=conform))
-                if observe is not None:
-                    observe(table)
-                self.write_table(table, name)
-                return len(table)
-
-    def _merge_plan(
-        self, files: Sequence[Path], columns: Sequence[str]
-    ) -> tuple[list[Path], pa.Schema, pd.DataFrame] | None:
-        """Pass 1 of :meth:`merge_stream`: the readable non-empty files, their unified
-        schema, and their ``columns`` with ``__part``/``__row``; None when there are no
-        rows or the files' schemas do not combine."""
-        import pyarrow as pa
-
+        columns = [*key, *(c for c in by if c not in key)]
         readable: list[Path] = []
         schemas: list[pa.Schema] = []
-        tables: list[pa.Table] = []
-        for path in files:
-            table = self._read_part(path, columns)
-            if table is None or not table.num_rows:
-                continue
-            import pyarrow.parquet as pq
 
-            schemas.append(pq.read_schema(path))
-            number = len(readable)
-            readable.append(path)
-            tables.append(
-                table.append_column(
-                    "__part", pa.array([number] * table.num_rows, pa.int32())
-                ).append_column("__row", pa.array(range(table.num_rows), pa.int32()))
-            )
-        if not tables:
-            return None
-        try:
-            schema = pa.unify_schemas(schemas, promote_options="permissive")
-            keys = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-        except (pa.ArrowException, ValueError, TypeError):
-            return None
-        return readable, schema, keys
+        def key_columns() -> Iterator[tuple[int, pa.Table]]:
+            for path in self.part_files(groups):
+                table = self._read_part(path, columns)
+                if table is None or not table.num_rows:
+                    continue
+                schema = pq.read_schema(path)
+                if schema not in schemas:  # thousands of files share a few schemas
+                    schemas.append(schema)
+                readable.append(path)
+                yield len(readable) - 1, table
+
+        with self.locked():
+            try:
+                parts, rows = (pick or frame_pick(key, order))(key_columns())
+                if readable:
+                    schema = pa.unify_schemas(schemas, promote_options="permissive")
+                    return self._write_merged(
+                        name, readable, schema, parts, rows, conform, observe, chunk_rows
+                    )
+            except (pa.ArrowException, ValueError, TypeError):
+                pass  # types that do not combine: the in-memory merge below
+            table = order(self.read_parts(key, groups=groups, conform=conform))
+            if observe is not None:
+                observe(table)
+            self.write_table(table, name)
+            return len(table)
 
     def _write_merged(
         self,
