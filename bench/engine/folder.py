@@ -457,18 +457,22 @@ class RunFolder:
             present = set(part.schema_arrow.names)
             return part.read(columns=[c for c in columns if c in present])
         except (OSError, ValueError, pa.ArrowException) as exc:
-            problem = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            reason = f"{type(exc).__name__}: {problem}"[:200]
-            if self._holding:
-                aside = path.with_name(path.name + UNREADABLE)
-                os.replace(path, aside)
-                self.say(
-                    f"warning: {path}: unreadable part file ({reason}); "
-                    f"set aside as {aside.name}, its rows will be made again"
-                )
-            else:
-                self.say(f"warning: {path}: unreadable part file ({reason}); its rows are skipped")
+            self._unreadable(path, exc)
             return None
+
+    def _unreadable(self, path: Path, exc: Exception) -> None:
+        """Report an unreadable part file; set it aside when this process holds a lock."""
+        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        reason = f"{type(exc).__name__}: {problem}"[:200]
+        if self._holding:
+            aside = path.with_name(path.name + UNREADABLE)
+            os.replace(path, aside)
+            self.say(
+                f"warning: {path}: unreadable part file ({reason}); "
+                f"set aside as {aside.name}, its rows will be made again"
+            )
+        else:
+            self.say(f"warning: {path}: unreadable part file ({reason}); its rows are skipped")
 
     def done_keys(
         self,
@@ -553,10 +557,15 @@ class RunFolder:
 
         def key_columns() -> Iterator[tuple[int, pa.Table]]:
             for path in self.part_files(groups):
-                table = self._read_part(path, columns)
-                if table is None or not table.num_rows:
+                try:  # one opening of the file for its schema and its key columns
+                    part = pq.ParquetFile(path)
+                    schema = part.schema_arrow
+                    table = part.read(columns=[c for c in columns if c in schema.names])
+                except (OSError, ValueError, pa.ArrowException) as exc:
+                    self._unreadable(path, exc)
                     continue
-                schema = pq.read_schema(path)
+                if not table.num_rows:
+                    continue
                 if schema not in schemas:  # thousands of files share a few schemas
                     schemas.append(schema)
                 readable.append(path)
