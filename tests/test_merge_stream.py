@@ -229,3 +229,17 @@ def test_a_merge_killed_half_way_leaves_the_old_table_or_none(
         "results.parquet", ROW_KEY, lambda r: order_rows(r, [], []), conform=conform_results
     )
     assert count == 17 and len(pd.read_parquet(results)) == 17
+
+
+def test_an_unreadable_part_file_is_set_aside_and_the_rest_merged(tmp_path: Path) -> None:
+    folder = messy_folder(tmp_path)
+    broken = folder.part_dir("1-of-2", "model-a") / "batch-99999-x-1.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    said: list[str] = []
+    folder.say = said.append
+    count = folder.merge_stream(
+        "new.parquet", ROW_KEY, _order, conform=conform_results, pick=JobOrder(LABELS, PROMPT_IDS)
+    )
+    assert count == 17 and not broken.exists()
+    assert broken.with_name(broken.name + ".unreadable").exists()
+    assert any("unreadable part file" in line for line in said)
