@@ -13,22 +13,31 @@ import bench.engine.folder as folder_module
 from bench.engine import RunFolder
 
 
+def _count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The file descriptors os.fsync is called with from now on (it still flushes)."""
+    calls: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    return calls
+
+
 def test_images_are_flushed_together_before_their_part_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     events: list[tuple[str, object]] = []
     real_sync = folder_module.sync_files
-    monkeypatch.setattr(
-        folder_module,
-        "sync_files",
-        lambda root, paths: (
-            events.append(("sync", sorted(p.name for p in paths))),
-            real_sync(root, paths),
-        ),
-    )
-    fsyncs: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+
+    def sync(root: Path, paths: list[Path]) -> None:
+        events.append(("sync", sorted(p.name for p in paths)))
+        real_sync(root, paths)
+
+    monkeypatch.setattr(folder_module, "sync_files", sync)
+    fsyncs = _count_fsyncs(monkeypatch)
     folder = RunFolder(tmp_path)
     (tmp_path / "images/m").mkdir(parents=True)  # (a new folder is flushed when made)
     image = Image.new("RGB", (8, 8), "white")
@@ -62,9 +71,7 @@ def test_sync_files_without_syncfs_flushes_each_file_and_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(folder_module, "_syncfs", lambda: None)
-    synced: list[int] = []
-    real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    synced = _count_fsyncs(monkeypatch)
     paths = []
     for name in ("a/1", "a/2", "b/3"):
         path = tmp_path / f"{name}.png"
