@@ -50,6 +50,8 @@ Public API::
                                           check_same_run(expected, refuse), write_image(image, rel),
                                           write_part(rows, shard, group), read_parts(key),
                                           done_keys(key), merge(name, key, finish),
+                                          merge_stream(name, key, order, conform=, pick=),
+                                          batch_durability(), sync_images(),
                                           hold_shard(shard), locked(), busy_shards(), clear(files)
     FolderBusy                            the refusal when another process holds a lock
     slug(name, digest=, keep=, limit=)    the folder-name rule; image_path(group, stem)
