@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -395,14 +395,14 @@ def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> Merg
         return _merge_locked(folder)
 
 
-@dataclass
 class MergeTally:
     """What a streamed merge saw: rows, failed rows, reader engines and image sizes."""
 
-    rows: int = 0
-    errors: int = 0
-    #: the distinct (ocr_engine, ocr_version) and (width, height) pairs, as rows.
-    seen: list[pd.DataFrame] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.rows = 0
+        self.errors = 0
+        #: the distinct (ocr_engine, ocr_version) and (width, height) pairs, as rows.
+        self.seen: list[pd.DataFrame] = []
 
     def __call__(self, chunk: pd.DataFrame) -> None:
         self.rows += len(chunk)
