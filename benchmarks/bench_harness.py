@@ -10,6 +10,9 @@ harness's own. Printed figures, each against its target:
 * peak memory (resident set of a fresh child process) at 10k and 100k jobs: flat?
 * plan/resume of a run folder of ``--resume-rows`` finished rows (the done keys:
   what ``glyphbench run`` reads before it starts), and the merge of that folder;
+* peak memory of the streamed merge (``glyphbench merge``) at 1%, 10% and 100% of
+  ``--resume-rows`` (10k, 100k, 1M rows): flat? (issue 26) Beside it, the in-memory
+  merge it replaced, at the two smaller sizes;
 * overlap of generation and reading: a generator sleeping G per image and a reader
   sleeping R per image take about max(G, R) per image, not G + R.
 
@@ -45,9 +48,13 @@ from prompts.schema import PromptSet
 ROOT = Path(__file__).resolve().parents[1]
 #: Targets (issue 18): the harness nearly free, memory flat, resume and merge quick.
 TARGET_OVERHEAD_MS = 5.0
+#: Issue 26: the harness's CPU time per image (prepared image and reading, 100k jobs).
+TARGET_CPU_MS = 2.0
 TARGET_MEMORY_GROWTH_MIB = 100.0
 TARGET_RESUME_S = 30.0
 TARGET_MERGE_S = 60.0
+#: Issue 26: the merge's peak memory grows less than this from 10k to 1M rows.
+TARGET_MERGE_GROWTH_MIB = 200.0
 MODELS = 5
 SEEDS = 4
 
@@ -199,37 +206,96 @@ def child_run(out: Path, jobs: int) -> dict[str, Any]:
 
 
 def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -> None:
-    """A run folder of ``rows`` finished rows: ``source``'s rows copied under new prompt ids.
+    """A run folder of ``rows`` finished rows made of ``source``'s rows, as a run writes them.
 
-    Part files hold ``rows_per_part`` rows each (the batch size of the run that made them).
+    Each model of ``source`` gets its share of the rows: prompts ``q00000000``... (listed
+    in prompts.parquet) times SEEDS seeds, in job order, in part files of
+    ``rows_per_part`` rows (the batch size of the run that made them) in its own folder.
     """
-    from bench.engine import RunFolder
+    from bench.core.io import write_table
+    from bench.engine import RunFolder, slug
 
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("parts", "images", "*.parquet"))
     template = pd.read_parquet(source / "results.parquet")
+    by_model = [group for _, group in template.groupby("model", sort=True)]
+    prompts = -(-rows // (len(by_model) * SEEDS))
+    ids = [f"q{i:08d}" for i in range(prompts)]
+    frame = pd.DataFrame({"prompt_id": ids, "prompt": "A sign that says 'OPEN'", "text": "OPEN"})
+    write_table(frame, target / "prompts.parquet")
     folder = RunFolder(target)
-    written = 0
-    while written < rows:
-        take = min(rows_per_part, rows - written)
-        part = template.iloc[[i % len(template) for i in range(take)]].copy()
-        part["prompt_id"] = [f"q{written + i:08d}" for i in range(take)]
-        folder.write_part(part.reset_index(drop=True), "all", "bench")
-        written += take
+    for m, model in enumerate(by_model):
+        share = rows // len(by_model) + (m < rows % len(by_model))
+        group = slug(str(model["model"].iloc[0]))
+        for start in range(0, share, rows_per_part):
+            jobs = range(start, min(share, start + rows_per_part))
+            part = model.iloc[[i % len(model) for i in jobs]].copy()
+            part["prompt_id"] = [ids[i // SEEDS] for i in jobs]
+            part["seed"] = [i % SEEDS for i in jobs]
+            part["sample_index"] = 0
+            folder.write_part(part.reset_index(drop=True), "all", group)
 
 
-def time_resume_and_merge(folder: Path) -> dict[str, float]:
-    """Seconds to read the done keys (plan/resume) and to merge the folder's part files."""
+def time_resume(folder: Path) -> dict[str, float]:
+    """Seconds to read the done keys (what plan and resume read)."""
     from bench.engine import RunFolder
-    from bench.engine.operations import merge_run
     from bench.engine.results import done_keys
 
     start = time.perf_counter()
     keys = done_keys(RunFolder(folder))
-    resume = time.perf_counter() - start
-    start = time.perf_counter()
-    merged = merge_run(folder)
-    merge = time.perf_counter() - start
-    return {"rows": len(keys), "resume_s": resume, "merge_s": merge, "merged": len(merged)}
+    return {"rows": len(keys), "resume_s": time.perf_counter() - start}
+
+
+MERGE_CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[3])
+import bench_harness
+import pandas, pyarrow.parquet
+bench_harness.register()
+from bench.engine import RunFolder
+from bench.engine.operations import merge_run_rows, order_rows
+from bench.core.schema import ROW_KEY
+from bench.engine.results import conform_results
+peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+base = peak()
+start, cpu = time.perf_counter(), time.process_time()
+if sys.argv[2] == "stream":
+    rows = merge_run_rows(sys.argv[1]).rows
+else:  # the in-memory merge merge_run did before issue 26 (same table, same order)
+    import bench.engine.operations as runs
+    from bench.engine.config import RunConfig
+    folder = RunFolder(sys.argv[1])
+    config = RunConfig.from_mapping(folder.manifest()["config"])
+    labels = [model.label for model in config.models]
+    prompts = folder.root / "prompts.parquet"
+    ids = pandas.read_parquet(prompts)["prompt_id"].astype(str).tolist()
+    rows = len(folder.merge(
+        "results.parquet", ROW_KEY, lambda r: order_rows(r, labels, ids), conform=conform_results
+    ))
+wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+out = {"rows": rows, "merge_s": wall, "cpu_s": cpu, "peak_mib": peak(), "base_mib": base}
+print(json.dumps(out))
+"""
+
+
+def child_merge(folder: Path, how: str = "stream") -> dict[str, Any]:
+    """Merge ``folder`` in a fresh process (``how``: stream or memory): seconds, peak MiB."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", MERGE_CHILD, str(folder), how, str(Path(__file__).parent)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode:
+        raise RuntimeError(f"the {how} merge of {folder} failed:\n{done.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def load() -> str:
+    """The machine's load average (1, 5, 15 min): timings on a shared machine vary with it."""
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} CPUs"
 
 
 # --------------------------------------------------------------------------- main
@@ -274,8 +340,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         }
         print(
             f"harness overhead: {run['jobs']:,} images in {run['wall_s']:.1f} s: "
-            f"{per_image:.2f} ms/image wall, {figures['overhead']['cpu_ms_per_image']:.2f} "
-            f"ms/image CPU {verdict(per_image, TARGET_OVERHEAD_MS)}",
+            f"{per_image:.2f} ms/image wall {verdict(per_image, TARGET_OVERHEAD_MS)}, "
+            f"{figures['overhead']['cpu_ms_per_image']:.2f} ms/image CPU "
+            f"{verdict(figures['overhead']['cpu_ms_per_image'], TARGET_CPU_MS)} [{load()}]",
             flush=True,
         )
         peaks = {n: runs[n] for n in memory_sizes}
@@ -295,17 +362,20 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         )
 
         finished_folder(base / f"run-{jobs}", base / "resume", resume_rows, args.rows_per_part)
-        resume = time_resume_and_merge(base / "resume")
-        figures["resume"] = resume
+        resume = time_resume(base / "resume")
         print(
             f"resume scan: {resume['rows']:,} finished rows "
             f"({args.rows_per_part} rows per part file) in {resume['resume_s']:.1f} s "
-            f"{verdict(resume['resume_s'], TARGET_RESUME_S)}",
+            f"{verdict(resume['resume_s'], TARGET_RESUME_S)} [{load()}]",
             flush=True,
         )
+        figures["merges"] = merge_memory(base, jobs, resume_rows, args.rows_per_part)
+        largest = figures["merges"][str(resume_rows)]["stream"]
+        resume.update(merge_s=largest["merge_s"], merged=largest["rows"])
+        figures["resume"] = resume
         print(
-            f"merge: {resume['merged']:,} rows in {resume['merge_s']:.1f} s "
-            f"{verdict(resume['merge_s'], TARGET_MERGE_S)}",
+            f"merge: {largest['rows']:,} rows in {largest['merge_s']:.1f} s "
+            f"{verdict(largest['merge_s'], TARGET_MERGE_S)}",
             flush=True,
         )
 
@@ -315,6 +385,39 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return figures
+
+
+def merge_memory(base: Path, jobs: int, largest: int, rows_per_part: int) -> dict[str, Any]:
+    """Peak memory of the streamed merge at 1%, 10% and 100% of ``largest`` rows.
+
+    Each merge runs in a fresh process; the in-memory merge it replaced runs beside
+    it at the two smaller sizes (at a million rows it would need about 13 GiB).
+    """
+    sizes = sorted({max(1, largest // 100), max(1, largest // 10), largest})
+    merges: dict[str, Any] = {}
+    for n in sizes:
+        folder = base / "resume" if n == largest else base / f"merge-{n}"
+        if n != largest:
+            finished_folder(base / f"run-{jobs}", folder, n, rows_per_part)
+        merges[str(n)] = {"stream": child_merge(folder)}
+        line = f"  {n:,} rows: streamed merge peak {merges[str(n)]['stream']['peak_mib']:,.0f} MiB"
+        line += f" in {merges[str(n)]['stream']['merge_s']:.1f} s"
+        if n != largest:
+            merges[str(n)]["memory"] = child_merge(folder, "memory")
+            memory = merges[str(n)]["memory"]
+            line += f"; in-memory merge {memory['peak_mib']:,.0f} MiB in {memory['merge_s']:.1f} s"
+        print(line + f" [{load()}]", flush=True)
+        if n != largest:
+            shutil.rmtree(folder)
+    small, large = merges[str(sizes[0])]["stream"], merges[str(sizes[-1])]["stream"]
+    growth = large["peak_mib"] - small["peak_mib"]
+    print(
+        f"peak memory of the merge: {sizes[0]:,} rows {small['peak_mib']:,.0f} MiB, "
+        f"{sizes[-1]:,} rows {large['peak_mib']:,.0f} MiB; growth {growth:+,.0f} MiB "
+        f"{verdict(growth, TARGET_MERGE_GROWTH_MIB)}",
+        flush=True,
+    )
+    return merges
 
 
 def overlap(base: Path, delay: float, jobs: int) -> dict[str, float]:

@@ -113,12 +113,14 @@ def _new_temp(path: Path) -> Path:
 
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
+def atomic_path(path: str | Path, *, durable: bool = True) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success flush it and rename it onto ``path``.
 
     The file is flushed to disk before the rename and the folder after it, so a
     crash leaves either the old file or the new one, never a torn one. An OS error
     inside the block or while renaming becomes an :class:`InputError` naming ``path``.
+    ``durable=False``: renamed without flushing (a killed process still leaves the old
+    file or the new one; the caller flushes later, e.g. once per batch).
     """
     path = Path(path)
     ensure_folder(path.parent)
@@ -128,9 +130,11 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         raise InputError(path, f"cannot write: {os_problem(exc)}") from None
     try:
         yield tmp
-        _sync_file(tmp)
+        if durable:
+            _sync_file(tmp)
         os.replace(tmp, path)
-        sync_folder(path.parent)
+        if durable:
+            sync_folder(path.parent)
     except OSError as exc:
         raise InputError(path, f"cannot write: {os_problem(exc)}") from None
     finally:

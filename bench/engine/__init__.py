@@ -27,9 +27,10 @@ Run folder layout (:mod:`~bench.engine.folder`)::
     <table>.parquet                       the merged table (results, vae_results)
     .locks/<shard>.lock, manifest.lock    who writes which shard; who edits run.json
 
-Crash safety: an image is written (atomically, flushed to disk) before the part file
-holding its row, and each part file is written the same way after its batch, so a
-crash loses at most the batches in flight and never leaves a half-written file; the
+Crash safety: an image is written (atomically; flushed to disk with its batch, see
+:meth:`RunFolder.batch_durability`) before the part file holding its row, and each
+part file is written atomically and flushed after its batch, so a crash loses at
+most the batches in flight and never leaves a half-written file; the
 hidden temporary files a killed process leaves are deleted when the shard is next
 taken. An unreadable part file is reported, set aside and its rows made again.
 
@@ -49,6 +50,8 @@ Public API::
                                           check_same_run(expected, refuse), write_image(image, rel),
                                           write_part(rows, shard, group), read_parts(key),
                                           done_keys(key), merge(name, key, finish),
+                                          merge_stream(name, key, order, conform=, pick=),
+                                          batch_durability(), sync_images(),
                                           hold_shard(shard), locked(), busy_shards(), clear(files)
     FolderBusy                            the refusal when another process holds a lock
     slug(name, digest=, keep=, limit=)    the folder-name rule; image_path(group, stem)

@@ -24,6 +24,7 @@ import io
 import os
 import re
 import sys
+import threading
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,12 +36,14 @@ from bench.core.io import (
     atomic_path,
     read_json,
     remove_stale_temp_files,
+    sync_folder,
     write_json,
     write_table,
 )
 from bench.engine.lock import FolderLock
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import pyarrow as pa
     from PIL import Image
@@ -75,6 +78,72 @@ def encode_png(image: Image.Image) -> tuple[bytes, str]:
     return data, hashlib.sha256(data).hexdigest()
 
 
+#: Pass 1 of :meth:`RunFolder.merge_stream`: from (part number, key columns) of each
+#: part file, oldest first, the winning rows in final order (part numbers, row numbers).
+Pick = Callable[[Iterator[tuple[int, "pa.Table"]]], tuple["np.ndarray", "np.ndarray"]]
+
+
+def frame_pick(key: Sequence[str], order: Finish) -> Pick:
+    """The plain :data:`Pick`: every file's key columns in one frame (columns ``__part``
+    and ``__row`` say where each row lies), the newest row of each ``key``, ``order``."""
+
+    def pick(tables: Iterator[tuple[int, pa.Table]]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+        import pyarrow as pa
+
+        located = [
+            table.append_column(
+                "__part", pa.array(np.full(table.num_rows, n, np.int32))
+            ).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int32)))
+            for n, table in tables
+        ]
+        if not located:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32)
+        keys = pa.concat_tables(located, promote_options="permissive").to_pandas()
+        del located
+        winners = order(keys.drop_duplicates(subset=list(key), keep="last"))
+        return winners["__part"].to_numpy(np.int32), winners["__row"].to_numpy(np.int32)
+
+    return pick
+
+
+def sync_files(root: Path, paths: Sequence[Path]) -> None:
+    """Flush ``paths`` (files under ``root``) and their folders to disk.
+
+    One ``syncfs`` of ``root``'s file system where the C library has it (Linux): one
+    call for a whole batch. Elsewhere one ``fsync`` per file and per folder.
+    """
+    syncfs = _syncfs()
+    if syncfs is not None:
+        fd = os.open(root, os.O_RDONLY)
+        try:
+            if syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for folder in dict.fromkeys(path.parent for path in paths):
+        sync_folder(folder)
+
+
+def _syncfs() -> Callable[[int], int] | None:
+    """libc's ``syncfs(fd)``, or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        function: Callable[[int], int] = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
 def _say_on_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -91,6 +160,8 @@ class RunFolder:
         self.say = say or _say_on_stderr
         self._last_part: dict[Path, int] = {}
         self._holding: set[str] = set()  # shards whose lock this object holds
+        self._unsynced: list[Path] | None = None  # images to flush (batch_durability)
+        self._sync_thread = 0
 
     # -------------------------------------------------------------------- locks
     @contextmanager
@@ -196,11 +267,49 @@ class RunFolder:
 
     # ------------------------------------------------------------------- images
     def write_image(self, image: Image.Image, relpath: str) -> str:
-        """Save ``image`` as PNG at ``relpath`` atomically; return the file's SHA-256."""
+        """Save ``image`` as PNG at ``relpath`` atomically; return the file's SHA-256.
+
+        Inside :meth:`batch_durability` the file is renamed into place unflushed and
+        flushed with the batch, before the next part file (issue 26).
+        """
         data, sha256 = encode_png(image)
-        with atomic_path(self.root / relpath) as tmp:
+        path = self.root / relpath
+        if self._unsynced is None or threading.get_ident() != self._sync_thread:
+            with atomic_path(path) as tmp:
+                tmp.write_bytes(data)
+            return sha256
+        with atomic_path(path, durable=False) as tmp:
             tmp.write_bytes(data)
+        self._unsynced.append(path)
         return sha256
+
+    @contextmanager
+    def batch_durability(self) -> Iterator[None]:
+        """Flush images once per part file instead of once per image (issue 26).
+
+        Inside the block, :meth:`write_image` renames each image into place (atomic:
+        a killed process leaves the old file or the new one) without flushing it, and
+        :meth:`write_part` flushes every such image (one ``syncfs`` on Linux, else one
+        ``fsync`` per file and folder) before the part file that lists them is written.
+        A row is done only when its part file exists, so after a crash (even of the
+        machine) an image whose row is done is on disk; an unflushed one is made again.
+        Two fsyncs per image (file, folder) become one ``syncfs`` per batch.
+        """
+        if self._unsynced is not None:  # already inside one
+            yield
+            return
+        self._unsynced, self._sync_thread = [], threading.get_ident()  # this thread's images
+        try:
+            yield
+        finally:
+            self._unsynced = None  # unflushed images left are listed by no part file
+
+    def sync_images(self) -> None:
+        """Flush the images written unflushed since the last part file (see above)."""
+        if not self._unsynced:
+            return
+        sync_files(self.root, self._unsynced)
+        self._unsynced.clear()
 
     def write_table(self, frame: pd.DataFrame, relpath: str) -> Path:
         path = self.root / relpath
@@ -236,6 +345,7 @@ class RunFolder:
         # The process in the name: two writers can never replace each other's part.
         name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}.parquet"
         path = folder / name
+        self.sync_images()  # the images a part file lists are on disk before it
         write_table(rows, path)
         return path
 
@@ -318,18 +428,22 @@ class RunFolder:
             present = set(part.schema_arrow.names)
             return part.read(columns=[c for c in columns if c in present])
         except (OSError, ValueError, pa.ArrowException) as exc:
-            problem = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            reason = f"{type(exc).__name__}: {problem}"[:200]
-            if self._holding:
-                aside = path.with_name(path.name + UNREADABLE)
-                os.replace(path, aside)
-                self.say(
-                    f"warning: {path}: unreadable part file ({reason}); "
-                    f"set aside as {aside.name}, its rows will be made again"
-                )
-            else:
-                self.say(f"warning: {path}: unreadable part file ({reason}); its rows are skipped")
+            self._unreadable(path, exc)
             return None
+
+    def _unreadable(self, path: Path, exc: Exception) -> None:
+        """Report an unreadable part file; set it aside when this process holds a lock."""
+        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        reason = f"{type(exc).__name__}: {problem}"[:200]
+        if self._holding:
+            aside = path.with_name(path.name + UNREADABLE)
+            os.replace(path, aside)
+            self.say(
+                f"warning: {path}: unreadable part file ({reason}); "
+                f"set aside as {aside.name}, its rows will be made again"
+            )
+        else:
+            self.say(f"warning: {path}: unreadable part file ({reason}); its rows are skipped")
 
     def done_keys(
         self,
@@ -372,6 +486,127 @@ class RunFolder:
             table = finish(self.read_parts(key, groups=groups, conform=conform))
             self.write_table(table, name)
         return table
+
+    def merge_stream(
+        self,
+        name: str,
+        key: Sequence[str],
+        order: Finish,
+        *,
+        conform: Finish,
+        pick: Pick | None = None,
+        by: Sequence[str] = (),
+        groups: Collection[str] | None = None,
+        observe: Callable[[pd.DataFrame], None] | None = None,
+        chunk_rows: int = 10_000,
+    ) -> int:
+        """:meth:`merge` without the table in memory; returns the number of rows written.
+
+        Writes the same table as ``merge(name, key, order, conform=conform)`` when
+        ``order`` only filters and sorts rows by their ``key`` and ``by`` columns (issue 26):
+
+        1. ``pick`` is given the ``key`` and ``by`` columns of each readable part file
+           (oldest first, numbered from 0) and returns the winning rows, in the final
+           order, as part numbers and row numbers; by default (:func:`frame_pick`) the
+           columns are put in one frame, the newest row of each key kept and ``order``
+           applied;
+        2. the winning rows are read back ``chunk_rows`` at a time in that order,
+           conformed, shown to ``observe`` and appended to one Parquet writer.
+
+        Memory grows with what ``pick`` keeps (the key columns, or integer ranks of
+        them), not with the table. The file is written atomically under the manifest
+        lock: a crash leaves the old table or none, never a torn one. Part files whose
+        column types do not combine (or a ``pick`` that raises ``ValueError``) fall
+        back to :meth:`merge`'s in-memory way.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        columns = [*key, *(c for c in by if c not in key)]
+        readable: list[Path] = []
+        schemas: list[pa.Schema] = []
+
+        def key_columns() -> Iterator[tuple[int, pa.Table]]:
+            for path in self.part_files(groups):
+                try:  # one opening of the file for its schema and its key columns
+                    part = pq.ParquetFile(path)
+                    schema = part.schema_arrow
+                    table = part.read(columns=[c for c in columns if c in schema.names])
+                except (OSError, ValueError, pa.ArrowException) as exc:
+                    self._unreadable(path, exc)
+                    continue
+                if not table.num_rows:
+                    continue
+                if schema not in schemas:  # thousands of files share a few schemas
+                    schemas.append(schema)
+                readable.append(path)
+                yield len(readable) - 1, table
+
+        with self.locked():
+            try:
+                parts, rows = (pick or frame_pick(key, order))(key_columns())
+                if readable:
+                    schema = pa.unify_schemas(schemas, promote_options="permissive")
+                    return self._write_merged(
+                        name, readable, schema, parts, rows, conform, observe, chunk_rows
+                    )
+            except (pa.ArrowException, ValueError, TypeError):
+                pass  # types that do not combine: the in-memory merge below
+            table = order(self.read_parts(key, groups=groups, conform=conform))
+            if observe is not None:
+                observe(table)
+            self.write_table(table, name)
+            return len(table)
+
+    def _write_merged(
+        self,
+        name: str,
+        files: Sequence[Path],
+        schema: pa.Schema,
+        parts: Any,
+        rows: Any,
+        conform: Finish,
+        observe: Callable[[pd.DataFrame], None] | None,
+        chunk_rows: int,
+    ) -> int:
+        """Pass 2 of :meth:`merge_stream`: the rows ``(parts[i], rows[i])`` in order."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        empty = schema.empty_table()
+        written = 0
+        with atomic_path(self.root / name) as tmp:
+            writer: pq.ParquetWriter | None = None
+            try:
+                for start in range(0, max(len(parts), 1), chunk_rows):
+                    chunk_parts = parts[start : start + chunk_rows]
+                    chunk_rows_ = rows[start : start + chunk_rows]
+                    pieces = [empty]
+                    placed = []
+                    for number in dict.fromkeys(chunk_parts.tolist()):
+                        where = np.flatnonzero(chunk_parts == number)
+                        table = pq.ParquetFile(files[number]).read()
+                        pieces.append(table.take(pa.array(chunk_rows_[where])))
+                        placed.append(where)
+                    together = pa.concat_tables(pieces, promote_options="permissive")
+                    if placed:
+                        back = np.argsort(np.concatenate(placed), kind="stable")
+                        together = together.take(pa.array(back))
+                    frame = conform(together.to_pandas()).reset_index(drop=True)
+                    if observe is not None:
+                        observe(frame)
+                    out = pa.Table.from_pandas(
+                        frame, preserve_index=False, schema=writer.schema if writer else None
+                    )
+                    if writer is None:
+                        writer = pq.ParquetWriter(tmp, out.schema)
+                    writer.write_table(out)
+                    written += len(frame)
+            finally:
+                if writer is not None:
+                    writer.close()
+        return written
 
     def clear(self, files: Collection[str]) -> None:
         """Delete the part files, run.json and ``files`` (a failed attempt's files).

@@ -222,6 +222,11 @@ class Loop:
 
     # ------------------------------------------------------------------ worker
     def _work(self, work: queue.Queue[Batch | None]) -> None:
+        # Images are flushed once per part file, not one by one (issue 26).
+        with self.folder.batch_durability():
+            self._work_batches(work)
+
+    def _work_batches(self, work: queue.Queue[Batch | None]) -> None:
         from bench.core.schema import failed_mask
 
         while True:

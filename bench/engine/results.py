@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from bench.core.schema import IDENTITY_COLUMNS, IMAGE_COLUMNS, OCR_COLUMNS, ROW_KEY
@@ -89,22 +90,28 @@ def conform_results(frame: pd.DataFrame) -> pd.DataFrame:
     """Every results column present and typed, in schema order; extra columns follow."""
     # Built as one dict of typed columns: setting ~70 columns one by one on a frame
     # was most of the harness's per-batch cost (issue 18).
+    # Columns already of their type are kept as they are, and missing ones are made
+    # typed at once: conforming a conformed batch costs a third of what it did (issue 26).
     source = frame.reset_index(drop=True)
-    columns: dict[str, pd.Series] = {}
+    columns: dict[str, Any] = {}
     for column in RESULT_COLUMNS:
         dtype = column_dtype(column)
         if column in source.columns:
             values = source[column]
+            columns[column] = values if values.dtype == dtype else values.astype(dtype)
+        elif dtype == "float64":
+            columns[column] = np.full(len(source), np.nan)
+        elif dtype == "object":
+            columns[column] = np.full(len(source), pd.NA, dtype=object)
         else:
-            values = pd.Series(pd.NA if dtype != "float64" else float("nan"), index=source.index)
-        columns[column] = values.astype(dtype)
+            columns[column] = pd.array([pd.NA] * len(source), dtype=dtype)
     for column in source.columns:
         if column not in columns:  # optional columns (cost_usd) keep their type too
             extra = source[column]
             columns[column] = (
                 extra.astype(RESULT_DTYPES[column]) if column in RESULT_DTYPES else extra
             )
-    return pd.DataFrame(columns, index=source.index)
+    return pd.DataFrame(columns, index=source.index, copy=False)
 
 
 def image_stem(prompt_id: str, seed: int, sample_index: int) -> str:
