@@ -128,6 +128,7 @@ def every_provider(fake: FakeApi) -> list[dict[str, Any]]:
     return models  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_run_records_refusals_costs_and_caches(fake: FakeApi, csv: Path, tmp_path: Path) -> None:
     models = every_provider(fake)
     labels = [m["spec"] for m in models]

@@ -63,6 +63,7 @@ def test_long_labels_and_prompt_ids_make_bounded_paths(tmp_path: Path) -> None:
     assert longest <= 200
 
 
+@pytest.mark.slow
 def test_the_cap_holds_under_repeated_kills_with_requests_in_flight(tmp_path: Path) -> None:
     import signal
     import time

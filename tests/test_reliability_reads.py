@@ -80,6 +80,7 @@ def environment() -> dict[str, str]:
     return dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
 
 
+@pytest.mark.slow
 def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Path) -> None:
     csv = write_prompts_csv(tmp_path / "prompts.csv", 6)
     for trial in range(3):
@@ -164,6 +165,7 @@ def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals)
     assert survivors == []
 
 
+@pytest.mark.slow
 def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
     from bench.engine.read_later import PART_SECONDS
 

@@ -55,6 +55,7 @@ def quiet_console():
 
 
 # ------------------------------------------------------------------ case 1: two writers
+@pytest.mark.slow
 def test_two_processes_on_one_folder_never_mix_rows(tmp_path: Path) -> None:
     """20 trials of two processes started together on one folder (every 4th: other seeds)."""
     csv = write_prompts_csv(tmp_path / "prompts.csv", 6)
@@ -290,6 +291,7 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_double_ctrl_c_stops_at_once_without_a_crash(tmp_path: Path) -> None:
     csv = write_prompts_csv(tmp_path / "prompts.csv", 6)
     out = tmp_path / "run"

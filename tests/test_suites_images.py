@@ -49,6 +49,7 @@ def _tesseract_reads_chinese() -> bool:
 # --------------------------------------------------------------------------- LongText end to end
 
 
+@pytest.mark.slow
 def test_longtext_images_folder_in_the_benchmarks_naming_scores_as_the_run_that_made_it(
     tmp_path: Path,
 ) -> None:
