@@ -176,6 +176,50 @@ def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Pa
         METRICS.remove("toy_read_chars")
 
 
+def test_a_metric_in_a_family_of_its_own_reaches_results_report_and_list(tmp_path: Path) -> None:
+    """Issue 23: a new family's metric is one object; `run --metrics FAMILY` computes it,
+    the report shows it and `list` names it, with no other file changed."""
+    from bench.report import write_report
+    from bench.scoring.table import METRICS, Metric
+
+    toy = Metric(
+        "toy_lines_read",
+        lambda pair: float(len(pair.read_raw.splitlines())),
+        label="Lines read",
+        higher_is_better=True,
+        doc="How many lines the reader returned.",
+        family="toyfamily",
+        summary=1,
+    )
+    METRICS.add(toy)
+    try:
+        out = tmp_path / "run"
+        args = ["run", "--models", "toy-solid?size=32", "--prompts", "toy-words?count=2"]
+        args += ["--ocr", "toy-echo", "--metrics", "toyfamily", "--out", str(out), "--no-progress"]
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        rows = pd.read_parquet(out / "results.parquet")
+        assert rows["toy_lines_read"].tolist() == [1.0, 1.0]
+        write_report([out], tmp_path / "report", n_boot=50)
+        summary = pd.read_csv(tmp_path / "report" / "tables" / "summary.csv")
+        assert summary.loc[0, "toy_lines_read"] == 1.0
+        assert "Lines read" in (tmp_path / "report" / "index.html").read_text("utf-8")
+        assert "toy_lines_read" in CliRunner().invoke(app, ["list", "metrics"]).output
+        # without --metrics the family is not scored; an unknown family is a one-line error
+        plain = tmp_path / "plain"
+        args = ["run", "--models", "toy-solid?size=32", "--prompts", "toy-words?count=2"]
+        args += ["--ocr", "toy-echo", "--out", str(plain), "--no-progress"]
+        assert CliRunner().invoke(app, args).exit_code == 0
+        assert "toy_lines_read" not in pd.read_parquet(plain / "results.parquet").columns
+        bad = CliRunner().invoke(
+            app, [*args[:-3], "--metrics", "nosuch", "--out", str(tmp_path / "x")]
+        )
+        assert "unknown metric family 'nosuch'" in str(bad.exception)  # InputError: exit 2
+        assert not (tmp_path / "x").exists()
+    finally:
+        METRICS.remove("toy_lines_read")
+
+
 # --------------------------------------------------------------------------- glyphbench list
 
 

@@ -121,6 +121,12 @@ def run_command(
     images_per_prompt: int = typer.Option(
         None, "--images-per-prompt", help="Images per prompt and seed."
     ),
+    metrics: list[str] = typer.Option(
+        None,
+        "--metrics",
+        help="Metric families to score besides glyphbench's (and the suite's), e.g. "
+        "mario,lex (glyphbench list metrics).",
+    ),
     batch_size: int = typer.Option(None, "--batch-size", help="Images per generation call."),
     ocr: str = typer.Option(None, "--ocr", help="OCR engine spec (easyocr, rapidocr, tesseract)."),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder."),
@@ -167,6 +173,7 @@ def run_command(
         "seeds": _seeds(seeds),
         "seed_policy": _seed_policy(seed_policy),
         "images_per_prompt": images_per_prompt,
+        "metrics": _split(metrics),
         "batch_size": batch_size,
         "ocr": ocr,
         "out": str(out) if out is not None else None,

@@ -286,6 +286,9 @@ class RunConfig(_Strict):
     run_id: str = ""
     api: ApiSettings = Field(default_factory=ApiSettings)
     suite: SuiteEntry | None = None
+    #: Metric families scored besides glyphbench's (and the suite's): names of the metric
+    #: table (``glyphbench list metrics``), e.g. ``mario`` or a plug-in's own family.
+    metrics: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
@@ -329,6 +332,19 @@ class RunConfig(_Strict):
             )
         return self
 
+    @field_validator("metrics")
+    @classmethod
+    def _metric_families_known(cls, families: list[str]) -> list[str]:
+        from bench.scoring.table import METRICS
+
+        known = METRICS.families()
+        unknown = [name for name in families if name not in known]
+        if unknown:
+            raise ValueError(
+                f"unknown metric family {unknown[0]!r}; known: {', '.join(sorted(known))}"
+            )
+        return list(dict.fromkeys(families))
+
     @model_validator(mode="after")
     def _seed_policy_needs_suite(self) -> RunConfig:
         if self.seed_policy == "benchmark" and self.suite is None:
@@ -366,6 +382,8 @@ class RunConfig(_Strict):
             data.pop("suite", None)
         if data.get("seed_policy") is None:
             data.pop("seed_policy", None)  # runs from before the option keep their hash
+        if not data.get("metrics"):
+            data.pop("metrics", None)  # likewise for runs scored with the default families
         return data
 
     # ----------------------------------------------------------------- identity

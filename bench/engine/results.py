@@ -140,6 +140,31 @@ def write_rows(folder: RunFolder, rows: pd.DataFrame, shard: str, group: str) ->
     return folder.write_part(conform_results(rows), shard, group)
 
 
+def _add_family(
+    rows: pd.DataFrame, family: str, has_ocr: pd.Series, config: RunConfig
+) -> pd.DataFrame:
+    """``rows`` with the per-image metrics of ``family`` (NaN where there is no reading)."""
+    from bench.scoring import score_pairs
+    from bench.scoring.frame import text_metrics
+
+    columns = [m.name for m in text_metrics([family]) if m.name not in rows.columns]
+    if not columns:
+        return rows
+    scores = pd.DataFrame(float("nan"), index=rows.index, columns=columns)
+    if has_ocr.any():
+        scored = score_pairs(
+            rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
+            rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
+            families=[family],
+            keep_case=config.normalization.keep_case,
+            strip_punct=config.normalization.strip_punct,
+            nfkc=config.normalization.nfkc,
+            fold_width=config.normalization.fold_width,
+        )
+        scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
+    return pd.concat([rows, scores], axis=1)
+
+
 def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     """Add every score column; rows without OCR text (errors) get NaN scores."""
     from bench.core.schema import failed_mask
@@ -161,6 +186,8 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
         )
         scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
     rows = pd.concat([rows, scores], axis=1)
+    for family in config.metrics:  # families asked for besides glyphbench's (--metrics)
+        rows = _add_family(rows, family, has_ocr, config)
     if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
         from bench.suites.scores import add_suite_scores
 

@@ -17,7 +17,7 @@ from bench.report.analyse import Settings, Stopwatch, analyse
 from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from bench.report.render import render
 from bench.report.slices import Slicing
-from bench.report.stats import summary_metrics
+from bench.report.stats import requested_families, summary_metrics
 
 #: Stages the progress bar counts (analysis, then rendering).
 STAGES = (
@@ -65,7 +65,9 @@ def write_report(
         seed=seed,
         confidence=confidence,
         gallery_k=gallery_k,
-        metrics=summary_metrics(list(frame.columns)),
+        metrics=summary_metrics(
+            list(frame.columns), requested_families(frame.attrs.get("runs", {}))
+        ),
     )
     from bench.core.progress import LineProgress
 

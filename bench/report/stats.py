@@ -53,15 +53,31 @@ from bench.scoring.table import METRICS
 SUMMARY_METRICS: tuple[str, ...] = tuple(METRICS.summary_names(["glyphbench"]))
 
 
-def summary_metrics(columns: Sequence[str]) -> tuple[str, ...]:
-    """The summary metrics of the metric table present among ``columns``, in display order.
+def summary_metrics(columns: Sequence[str], families: Sequence[str] = ()) -> tuple[str, ...]:
+    """The summary metrics of the metric table present among ``columns``, in display order:
+    glyphbench's, then those of the ``families`` a run asked for (``run --metrics``).
 
     >>> summary_metrics(["ned", "exact_match", "model"])
     ('exact_match', 'ned')
+    >>> summary_metrics(["ned", "mario_f", "mario_acc"], ["mario"])
+    ('ned', 'mario_f', 'mario_acc')
     """
-
     present = set(columns)
-    return tuple(name for name in METRICS.summary_names(["glyphbench"]) if name in present)
+    names = METRICS.summary_names(["glyphbench", *families])
+    return tuple(dict.fromkeys(name for name in names if name in present))
+
+
+def requested_families(runs: Mapping[str, Any]) -> list[str]:
+    """The metric families the runs asked for besides glyphbench's (their configs' ``metrics``).
+
+    >>> requested_families({"a": {"meta": {"config": {"metrics": ["mario"]}}}, "b": {}})
+    ['mario']
+    """
+    families: list[str] = []
+    for info in runs.values():
+        config = (info.get("meta") or {}).get("config") or {}
+        families += [str(name) for name in config.get("metrics") or []]
+    return list(dict.fromkeys(families))
 
 
 #: Rows of one prompt are one resampling cluster.
