@@ -227,6 +227,7 @@ def build_run(
                 row.update(
                     image_path=rel,
                     image_sha256=sha256,
+                    drawn_text=drawn if str(model).startswith("control:") else None,
                     ocr_text=read,
                     ocr_pieces=json.dumps([read] if read else []),
                     ocr_boxes=json.dumps([box] if read else []),
@@ -241,7 +242,8 @@ def build_run(
     scores.loc[failed.to_numpy(), :] = np.nan
     for column in scores.columns:
         frame[column] = scores[column].to_numpy()
-    folder.write_part(conform_results(frame[list(RESULT_COLUMNS)]), "fixture", "all")
+    columns = [*RESULT_COLUMNS, *(["drawn_text"] if "drawn_text" in frame.columns else [])]
+    folder.write_part(conform_results(frame[columns]), "fixture", "all")
     folder.merge(RESULTS, ROW_KEY, lambda rows: rows)  # rows stay in the order made here
     meta = {
         "run_id": run_id,

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.models.base import ImageRequest
+from bench.models.controls import TypoControl
 from bench.report import write_report
-from bench.report.controls import _drawn_typo_text, reader_faithfulness
+from bench.report.controls import reader_faithfulness
 
 TEXTS = ["Digital bakery", "Open every day", "Fresh bread", "Harbour market", "Night train"]
 
@@ -16,12 +18,13 @@ def typo_rows(read_as: str) -> pd.DataFrame:
     """Typo-control rows read as drawn (``drawn``) or as the intended text (``text``)."""
     rows = []
     for seed, text in enumerate(TEXTS * 4):
-        drawn = _drawn_typo_text(text, 0.3, seed)
+        drawn = TypoControl(0.3).typo_text(ImageRequest(prompt="", text=text, seed=seed))
         rows.append(
             {
                 "model": "control:typo?rate=0.3",
                 "text": text,
                 "ocr_text": drawn if read_as == "drawn" else text,
+                "drawn_text": drawn,
                 "image_seed": seed,
                 "ocr_engine": f"reader-{read_as}",
                 "error": None,
@@ -30,13 +33,28 @@ def typo_rows(read_as: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_drawn_text_is_what_the_typo_control_draws() -> None:
-    from bench.models.base import ImageRequest
-    from bench.models.controls import TypoControl
+def test_a_run_records_what_each_control_drew(tmp_path: Path) -> None:
+    """Issue 23: the report reads the drawn text from the results; it never re-runs a control."""
+    from runner_helper import PixelOCR, prompt_set, register
 
-    request = ImageRequest(prompt="p", text="Digital bakery", seed=7)
-    assert _drawn_typo_text("Digital bakery", 0.3, 7) == TypoControl(0.3).typo_text(request)
-    assert _drawn_typo_text("Digital bakery", 0.3, 7) != "Digital bakery"
+    from bench.engine.config import RunConfig
+    from bench.engine.operations import run_benchmark
+
+    register()  # the pixelocr test reader
+    models = ["control:render", "control:typo?rate=0.3", "control:blank"]
+    config = RunConfig.from_mapping({"models": models, "ocr": "pixelocr", "out": str(tmp_path)})
+    result = run_benchmark(config, prompt_set=prompt_set(4), ocr=PixelOCR(), progress=False)
+    rows = pd.read_parquet(result.out / "results.parquet").set_index("model")
+    render, typo = rows.loc["control:render"], rows.loc["control:typo?rate=0.3"]
+    assert (render["drawn_text"] == render["text"]).all()
+    assert (rows.loc["control:blank", "drawn_text"] == "").all()
+    expected = [
+        TypoControl(0.3).typo_text(ImageRequest(prompt="", text=t, seed=s))
+        for t, s in zip(typo["text"], typo["image_seed"], strict=True)
+    ]
+    assert typo["drawn_text"].tolist() == expected and expected != typo["text"].tolist()
+    source = (Path(__file__).parents[1] / "bench/report/controls.py").read_text("utf-8")
+    assert "TypoControl" not in source  # a pure function of the results table
 
 
 def test_a_faithful_reader_scores_one_and_a_correcting_reader_zero() -> None:

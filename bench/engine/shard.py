@@ -375,6 +375,9 @@ class Runner:
             record["error"] = record["error"] or stage_error or _output_error(output)
             if getattr(batch.producer, "billable", False):
                 record["cost_usd"] = _output_cost(output)
+            drawn_text = _output_drawn(output)
+            if drawn_text is not None:  # a control: what it drew, for the report (issue 23)
+                record["drawn_text"] = drawn_text
             records.append(record)
         rows = pd.DataFrame.from_records(records)
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
@@ -431,6 +434,15 @@ def _output_error(output: object) -> str:
     if isinstance(output, Exception):
         return error_text("Generate", output)
     return ""
+
+
+def _output_drawn(output: object) -> str | None:
+    """The text a control model drew on this image (None for every other model)."""
+    from bench.models.base import DRAWN_KEY
+
+    info = getattr(output, "info", None)
+    text = info.get(DRAWN_KEY) if isinstance(info, dict) else None
+    return None if text is None else str(text)
 
 
 def _output_cost(output: object) -> float:

@@ -290,7 +290,7 @@ class RenderControl(ControlModel):
     kind = "render"
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
-        return [render_text(r.text, r.seed, self.size) for r in requests]
+        return [drawn(render_text(r.text, r.seed, self.size), r.text) for r in requests]
 
 
 class TypoControl(ControlModel):
@@ -306,7 +306,11 @@ class TypoControl(ControlModel):
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
         # Same layout as render for the same seed: only the text differs.
-        return [render_text(self.typo_text(r), r.seed, self.size) for r in requests]
+        texts = [self.typo_text(r) for r in requests]
+        return [
+            drawn(render_text(t, r.seed, self.size), t)
+            for t, r in zip(texts, requests, strict=True)
+        ]
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "rate": self.rate}
@@ -318,7 +322,17 @@ class BlankControl(ControlModel):
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
         from PIL import Image
 
-        return [Image.new("RGB", (self.size, self.size), (255, 255, 255)) for _ in requests]
+        return [
+            drawn(Image.new("RGB", (self.size, self.size), (255, 255, 255)), "") for _ in requests
+        ]
+
+
+def drawn(image: Image.Image, text: str) -> Image.Image:
+    """``image`` carrying the text a control drew (the results' ``drawn_text`` column)."""
+    from bench.models.base import DRAWN_KEY
+
+    image.info[DRAWN_KEY] = text
+    return image
 
 
 @register(

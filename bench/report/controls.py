@@ -207,16 +207,18 @@ def ocr_ceiling(
 def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     """How each reader reported the typos the ``control:typo`` images carry (issue 13's card).
 
-    The typo control draws a known corruption of the expected text (seeded by the
-    image's seed), so a run that includes it measures its own reader: each injected
+    The typo control draws a known corruption of the expected text and the run records
+    it (``drawn_text``; the report never makes the control again: it is a pure function
+    of the results), so a run that includes it measures its own reader: each injected
     edit is ``written`` (read as drawn), ``corrected`` (read as the intended text) or
     ``misread`` (:func:`bench.engine.calibrate.classify_edits`). One row per reader:
     the counts, ``faithfulness`` = written / (written + corrected) and the report's
     warning when it is below :data:`~bench.engine.calibrate.FAITHFULNESS_FLOOR`.
+    Rows without ``drawn_text`` (runs made before it was recorded) are not counted.
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"model": ["control:render"], "text": ["A"], "ocr_text": ["A"],
-    ...     "image_seed": [1], "ocr_engine": ["easyocr"], "error": [None]})
+    ...     "drawn_text": ["A"], "ocr_engine": ["easyocr"], "error": [None]})
     >>> reader_faithfulness(rows).empty  # no typo control, nothing to measure
     True
     """
@@ -226,8 +228,7 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
 
     counts: dict[str, Counter[str]] = {}
     for row in _typo_rows(frame).itertuples(index=False):
-        drawn = _drawn_typo_text(str(row.text), float(row.rate), int(row.image_seed))
-        verdicts = classify_edits(str(row.text), drawn, str(row.ocr_text or ""))
+        verdicts = classify_edits(str(row.text), str(row.drawn_text), str(row.ocr_text or ""))
         counts.setdefault(str(row.ocr_engine), Counter()).update(verdicts)
     records = []
     for reader, verdicts in counts.items():
@@ -249,20 +250,13 @@ def _typo_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The readable typo-control rows with their rate (a ``rate`` column)."""
     from bench.core.schema import failed_mask
 
-    needed = {"model", "text", "ocr_text", "image_seed", "ocr_engine"}
-    if not needed <= set(frame.columns):
+    needed = {"model", "text", "ocr_text", "drawn_text", "ocr_engine"}
+    if not needed <= set(frame.columns):  # no control row recorded what it drew
         return pd.DataFrame(columns=[*sorted(needed), "rate"])
     parsed = frame["model"].map(parse_control)
     is_typo = parsed.map(lambda p: p is not None and p[0] == "typo" and p[1] == p[1])
-    keep = (is_typo & ~failed_mask(frame)).to_numpy(dtype=bool)
+    recorded = frame["drawn_text"].notna()
+    keep = (is_typo & recorded & ~failed_mask(frame)).to_numpy(dtype=bool)
     rows = frame.loc[keep, sorted(needed)].copy()
     rows["rate"] = [p[1] for p in parsed[keep]]
     return rows
-
-
-def _drawn_typo_text(text: str, rate: float, image_seed: int) -> str:
-    """The text ``control:typo?rate=RATE`` drew for an image of this seed."""
-    from bench.models.base import ImageRequest
-    from bench.models.controls import TypoControl
-
-    return TypoControl(rate).typo_text(ImageRequest(prompt="", text=text, seed=image_seed))
