@@ -189,12 +189,14 @@ def test_report_of_two_runs_warns_that_their_protocols_differ(
     result = glyphbench("report", *map(str, mario_runs), "--out", str(tmp_path), "--n-boot", "200")
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads((tmp_path / "report.json").read_text())
-    assert any("reader: 'tesseract' vs 'tesseract?psm=6'" in w for w in report["protocol_warnings"])
+    warnings = report["protocol_warnings"]
+    assert any("tesseract in run mario-a, tesseract?psm=6 in run mario-b" in w for w in warnings)
     suite = report["suites"]["mario"]
     assert suite["headline"] == "mario_f"
     scores = {(s["model"], s["subset"]): s for s in suite["scores"]}
-    render = scores[("control:render [mario-a]", "all")]
-    blank = scores[("control:blank [mario-a]", "all")]
+    # labels say what differs between the runs' protocols: here the reader (issue 24)
+    render = scores[("control:render [reader tesseract]", "all")]
+    blank = scores[("control:blank [reader tesseract]", "all")]
     assert (
         blank["mario_f"] == 0.0
         and render["mario_f_lo"] <= render["mario_f"] <= render["mario_f_hi"]

@@ -136,22 +136,36 @@ def run_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
 
 def protocol_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """Each run's values of the protocol fields in which the runs' cards differ
-    (``reader rapidocr``); "" for every run when the cards agree."""
+    (``reader rapidocr``); "" for every run when the cards agree.
+
+    Fields are taken in the card's order only until they tell every distinct card
+    apart, so a reader's version string (``reader_engines``) is not added to a label
+    the reader's spec already makes unique.
+
+    >>> runs = {r: {"meta": {"protocol": {"reader": r, "reader_engines": [r + " 1.0"]}}}
+    ...         for r in ("easyocr", "tesseract")}
+    >>> protocol_tags(runs)
+    {'easyocr': 'reader easyocr', 'tesseract': 'reader tesseract'}
+    """
     from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 
     cards = {
         run: comparable_part((info.get("meta") or {}).get("protocol") or {})
         for run, info in runs.items()
     }
-    differing = [
-        key
-        for key in COMPARED_FIELDS
-        if len({json.dumps(card.get(key), sort_keys=True, default=str) for card in cards.values()})
-        > 1
-    ]
-    return {
-        run: ", ".join(f"{key} {_short(cards[run].get(key))}" for key in differing) for run in runs
-    }
+
+    def text(run: str, key: str) -> str:
+        return json.dumps(cards[run].get(key), sort_keys=True, default=str)
+
+    distinct = len({json.dumps(card, sort_keys=True, default=str) for card in cards.values()})
+    shown: list[str] = []
+    for key in COMPARED_FIELDS:
+        if len({text(run, key) for run in cards}) < 2:
+            continue
+        shown.append(key)
+        if len({tuple(text(run, k) for k in shown) for run in cards}) == distinct:
+            break
+    return {run: ", ".join(f"{key} {_short(cards[run].get(key))}" for key in shown) for run in runs}
 
 
 def _short(value: Any) -> str:
