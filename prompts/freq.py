@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from bench.core.errors import InputError
+from bench.core.io import jsonl_records
 
 CAPTION_COLUMNS = ("caption", "text", "TEXT", "Caption", "alt_text", "captions")
 
@@ -202,15 +202,7 @@ def _text_captions(path: Path) -> Iterator[str]:
 def _jsonl_captions(path: Path, column: str | None) -> Iterator[str]:
     with _open_text(path) as handle:
         chosen: str | None = None
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(path, "each line must be a JSON object", line=number)
+        for _, record in jsonl_records(handle, path):
             if chosen is None:
                 chosen = _pick_column(list(record), column, path)
             value = record.get(chosen)

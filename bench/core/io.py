@@ -23,7 +23,7 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
@@ -353,21 +353,35 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
-    records = []
     with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
-            if not isinstance(record, dict):
-                raise InputError(
-                    path, f"expected a JSON object, got {json_kind(type(record))}", line=number
-                )
-            records.append(record)
+        records = [record for _, record in jsonl_records(handle, path)]
     return pd.DataFrame.from_records(records)
+
+
+def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL file: the one JSONL reader.
+
+    A line that is not JSON, or not a JSON object, is an :class:`InputError` naming
+    ``path`` and the line.
+
+    >>> list(jsonl_records(['{"a": 1}', "", '{"b": 2}'], "x.jsonl"))
+    [(1, {'a': 1}), (3, {'b': 2})]
+    >>> list(jsonl_records(["[1]"], "x.jsonl"))
+    Traceback (most recent call last):
+    bench.core.errors.InputError: x.jsonl:1: expected a JSON object, got array
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+        if not isinstance(record, dict):
+            raise InputError(
+                path, f"expected a JSON object, got {json_kind(type(record))}", line=number
+            )
+        yield number, record
 
 
 def read_text(path: str | Path) -> str:

@@ -13,11 +13,11 @@ single spaces, as X-Omni's scorer joins it. Hub dataset: ``X-Omni/LongText-Bench
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from bench.core.errors import InputError
+from bench.core.io import jsonl_records
 from bench.suites.base import (
     ImageLayout,
     Protocol,
@@ -46,13 +46,7 @@ def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]
     path = find_file(folder, [name, f"textbench/{name}"], "longtext")
     rows = []
     with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+        for number, record in jsonl_records(handle, path):
             require(record, ("prompt_id", "prompt", "text"), path, number)
             texts = record["text"]
             if not isinstance(texts, list):
