@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -217,7 +216,6 @@ def test_a_merge_killed_half_way_leaves_the_old_table_or_none(
     )
     assert process.stdout is not None
     assert process.stdout.readline().strip() == "chunk"  # one chunk written, more to come
-    time.sleep(0.2)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     if previous:

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,8 @@ import pytest
 import yaml
 from api_fake_server import FakeApi
 from runner_helper import write_prompts_csv
+
+from tests.polling import wait_until
 
 pytest.importorskip("httpx")
 
@@ -241,10 +242,10 @@ def test_a_killed_run_resumes_without_asking_again(
     process = subprocess.Popen(
         command, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 120
-    while sum(e["answered"] for e in fake.paid()) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.2)  # let the client store what it received
+    answered = lambda: sum(e["answered"] for e in fake.paid()) >= 3  # noqa: E731
+    wait_until(answered, "three answered requests", process=process)
+    stored = lambda: len(list((out / "api-cache").glob("*/*.json"))) >= 2  # noqa: E731
+    wait_until(stored, "the client storing two answers", process=process)
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
     assert process.returncode == -signal.SIGKILL

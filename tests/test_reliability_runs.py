@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from bench.core.schema import ROW_KEY
 from bench.engine import FolderBusy, RunFolder
 from bench.engine.config import RunConfig
 from bench.engine.operations import merge_run, run_benchmark
+from tests.polling import wait_until
 
 register()
 
@@ -303,14 +305,19 @@ def test_a_double_ctrl_c_stops_at_once_without_a_crash(tmp_path: Path) -> None:
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), str(TESTS.parent)]))
     process = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    while not list(out.glob("parts/*/*/batch-*.parquet")) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert process.stderr is not None
+    lines: list[str] = []
+    collect = threading.Thread(target=lambda: lines.extend(map(bytes.decode, process.stderr)))
+    collect.start()
+    parts = lambda: list(out.glob("parts/*/*/batch-*.parquet"))  # noqa: E731
+    wait_until(parts, "a first part file", process=process)
     process.send_signal(signal.SIGINT)  # the worker is reading the next batch, in torch
-    time.sleep(0.3)
+    taken = lambda: any(line.startswith("interrupted:") for line in lines)  # noqa: E731
+    wait_until(taken, "the first Ctrl-C's message", process=process)
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    stderr = err.decode()
+    process.wait(timeout=60)
+    collect.join(timeout=60)
+    stderr = "".join(lines)
     assert process.returncode == 130, stderr[-2000:]
     assert "interrupted again" in stderr
     assert "Traceback" not in stderr and "terminate called" not in stderr

@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +18,7 @@ import pytest
 from runner_helper import write_prompts_csv
 
 from bench.engine.results import TIMING_COLUMNS
+from tests.polling import wait_until
 
 HELPER = Path(__file__).with_name("runner_helper.py")
 MODELS = "slow:render?delay=0.5&size=64,control:blank?size=64"
@@ -75,10 +75,7 @@ def test_interrupted_run_resumes_to_the_same_rows(
     process = subprocess.Popen(
         command(out, csv), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 240
-    while not _parts(out) and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.05)
-    assert process.poll() is None, "the run ended before it could be interrupted"
+    wait_until(lambda: _parts(out), "a first part file", timeout=240, process=process)
     process.send_signal(how)
     process.wait(timeout=120)
     written = len(_parts(out))

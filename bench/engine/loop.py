@@ -154,21 +154,29 @@ class Loop:
                     self._run_group(group, work)
                 self._raise_worker_failure()
         except KeyboardInterrupt:
-            self._stopping = True  # the worker drops what is queued
-            self.say("interrupted: finishing the batch being written (Ctrl-C again quits now)")
-            self._stop_worker(work, worker)
+            self._interrupted(work, worker)
             raise
-        self._stop_worker(work, worker)
+        try:
+            self._stop_worker(work, worker)
+        except KeyboardInterrupt:  # all generated, batches still being read and written
+            self._interrupted(work, worker)
+            raise
         self._raise_worker_failure()
         return self.stats
 
-    def _stop_worker(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
-        """Let the worker finish and end; a Ctrl-C meanwhile quits the process at once."""
+    def _interrupted(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
+        """First Ctrl-C: finish the batch being written, drop the queued ones."""
+        self._stopping = True  # the worker drops what is queued
+        self.say(INTERRUPTED)
         try:
-            work.put(None)
-            worker.join()
+            self._stop_worker(work, worker)
         except KeyboardInterrupt:
             quit_now()
+
+    def _stop_worker(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
+        """Let the worker finish what it has and end (an extra end marker is harmless)."""
+        work.put(None)
+        worker.join()
 
     # ---------------------------------------------------------------- producing
     def _run_group(self, group: Group, work: queue.Queue[Batch | None]) -> None:
@@ -298,6 +306,10 @@ def progress_bars(
 
     with bars:
         yield advance
+
+
+#: What the first Ctrl-C prints (the batch being written completes, so its part file is whole).
+INTERRUPTED = "interrupted: finishing the batch being written (Ctrl-C again quits now)"
 
 
 def quit_now(code: int = 130) -> None:
