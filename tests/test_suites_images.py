@@ -106,7 +106,8 @@ def test_a_folder_naming_nothing_of_the_run_says_which_names_it_expects(tmp_path
     model = ImagesModel(Spec.parse(f"images:{tmp_path}"), ImagesOptions())
     context = RunContext(
         root=tmp_path, run_id="r", expected=(("en-7", 0, 0), ("en-7", 0, 1)),
-        suite="longtext:en", benchmark_ids={"en-7": ("en", "7")},
+        suite="longtext:en", suite_layout=resolve_suite("longtext:en").layout(),
+        benchmark_ids={"en-7": ("en", "7")},
     )  # fmt: skip
     with pytest.raises(InputError) as caught:
         model.bind_run(context)
@@ -129,7 +130,7 @@ def test_longtext_single_language_folder_at_the_top_and_numeric_ids(tmp_path: Pa
     _png(tmp_path / "0007_1.png", "red")
     _png(tmp_path / "7_2.png", "blue")  # int("7") == int("0007"): the same prompt
     _png(tmp_path / "0007_5.png", "green")  # a fifth image the run does not ask for
-    suite = SuiteImages(resolve_suite("longtext:en"), {"en-7": ("en", "7")})
+    suite = SuiteImages(resolve_suite("longtext:en").layout(), {"en-7": ("en", "7")})
     expected = [("en-7", 0, 0), ("en-7", 0, 1), ("en-7", 0, 2), ("en-7", 3, 0)]
     matching = match_layout(tmp_path, expected, suite, first_seed=0)
     assert {k: p.name for k, p in matching.files.items()} == {
@@ -151,8 +152,9 @@ def test_oneig_model_folder_of_grids_gives_each_cell_and_black_cells_are_missing
     model = ImagesModel(Spec.parse(f"images:{tmp_path}"), ImagesOptions())
     prompts = {"en-000": ("en", "000")}
     expected = tuple(("en-000", 0, index) for index in range(4))
+    layout = resolve_suite("oneig-text:en").layout()
     model.bind_run(RunContext(tmp_path, "r", expected=expected, suite="oneig-text:en",
-                              benchmark_ids=prompts))  # fmt: skip
+                              suite_layout=layout, benchmark_ids=prompts))  # fmt: skip
     assert model.matching is not None and len(model.matching.cells) == 4
     requests = [ImageRequest("p", "t", image_seed(0, "en-000", index)) for index in range(4)]
     made = model.generate(requests)
@@ -169,7 +171,7 @@ def test_cvtg_type_and_area_folders_without_case_and_the_lex_caption_folder(
     selection = resolve_suite("cvtg:2")
     ids = {"CVTG-2-12": ("CVTG/2", "12"), "CVTG-Style-2-12": ("CVTG-Style/2", "12")}
     expected = [("CVTG-2-12", 0, 0), ("CVTG-Style-2-12", 0, 0), ("CVTG-Style-2-12", 0, 1)]
-    matching = match_layout(tmp_path, expected, SuiteImages(selection, ids), first_seed=0)
+    matching = match_layout(tmp_path, expected, SuiteImages(selection.layout(), ids), first_seed=0)
     assert matching.files[("CVTG-2-12", 0, 0)].parent.parent.name == "CVTG"
     assert matching.files[("CVTG-Style-2-12", 0, 0)].parent.parent.name == "cvtg-style"
     assert matching.missing == [("CVTG-Style-2-12", 0, 1)]  # one image a prompt
@@ -179,7 +181,10 @@ def test_cvtg_type_and_area_folders_without_case_and_the_lex_caption_folder(
     _png(lex / "final_hard" / "simple_caption" / "42" / "0003.png", "blue")
     selection = resolve_suite("lex:hard?caption=enhanced")
     matching = match_layout(
-        lex, [("hard-0003", 0, 0)], SuiteImages(selection, {"hard-0003": ("hard", "0003")}), 0
+        lex,
+        [("hard-0003", 0, 0)],
+        SuiteImages(selection.layout(), {"hard-0003": ("hard", "0003")}),
+        0,
     )
     assert matching.files[("hard-0003", 0, 0)].parts[-3] == "enhanced_caption"
 

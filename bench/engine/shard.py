@@ -387,6 +387,7 @@ class Runner:
 
 def suite_context(config: RunConfig, frame: pd.DataFrame) -> dict[str, Any]:
     """A suite run's spec and each prompt's (subset, benchmark id), for ``RunContext``."""
+    from bench.suites.base import resolve_suite
     from bench.suites.protocol import suite_spec
 
     spec = suite_spec(config.suite)
@@ -395,6 +396,7 @@ def suite_context(config: RunConfig, frame: pd.DataFrame) -> dict[str, Any]:
     pairs = zip(frame["suite_subset"].astype(str), frame["benchmark_id"].astype(str), strict=True)
     return {
         "suite": spec,
+        "suite_layout": resolve_suite(spec).layout(),
         "benchmark_ids": dict(zip(frame["prompt_id"].astype(str), pairs, strict=True)),
     }
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from PIL import Image
 
+    from bench.models.layout import SuiteLayout
     from bench.models.spend import SpendBudget
 
 #: ``image.info`` key where an adapter that pays per image puts what the image cost (USD).
@@ -75,9 +76,10 @@ class RunContext:
     budget: SpendBudget | None = None
     cache_dir: Path | None = None
     expected: tuple[tuple[str, int, int], ...] = ()
-    #: The run's suite spec (None: no suite), and each prompt id's (subset, benchmark id):
-    #: the ``images`` kind reads a folder named as the benchmark names its files.
+    #: The run's suite spec (None: no suite), how its benchmark names image files, and
+    #: each prompt id's (subset, benchmark id): the ``images`` kind reads such a folder.
     suite: str | None = None
+    suite_layout: SuiteLayout | None = None
     benchmark_ids: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 

@@ -46,11 +46,11 @@ from pydantic import Field
 from bench.core.errors import InputError
 from bench.core.registry import Options, Spec, register
 from bench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
+from bench.models.layout import ImageLayout, SuiteLayout
 
 if TYPE_CHECKING:
     from PIL import Image
 
-    from bench.suites.base import ImageLayout, SuiteSelection
 
 #: File suffixes read from an image folder, in the order that breaks ties.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
@@ -221,13 +221,13 @@ def _manifest_key(
 class SuiteImages:
     """What a suite run tells ``images:`` to read a benchmark-layout folder."""
 
-    selection: SuiteSelection
+    suite: SuiteLayout
     #: prompt id -> (subset name, benchmark id)
     benchmark_ids: Mapping[str, tuple[str, str]]
 
     @property
     def layout(self) -> ImageLayout | None:
-        return self.selection.suite.layout
+        return self.suite.layout
 
 
 def _layout_regexes(suite: SuiteImages) -> dict[str, list[re.Pattern[str]]]:
@@ -238,8 +238,8 @@ def _layout_regexes(suite: SuiteImages) -> dict[str, list[re.Pattern[str]]]:
     """
     layout = suite.layout
     assert layout is not None
-    options = suite.selection.options.model_dump()
-    subsets = [subset.name for subset in suite.selection.subsets]
+    options = dict(suite.suite.options)
+    subsets = list(suite.suite.subsets)
     shared = "{subset}" not in layout.pattern and len(subsets) > 1
     regexes: dict[str, list[re.Pattern[str]]] = {}
     for subset in subsets:
@@ -340,12 +340,12 @@ def nothing_found(source: Path, expected: Sequence[ImageKey], suite: SuiteImages
     names = f"glyphbench's <prompt_id>[_s<seed>][_i<index>].png|jpg|jpeg|webp (e.g. {ours})"
     if suite is not None and suite.layout is not None:
         subset, benchmark_id = suite.benchmark_ids.get(prompt_id, ("", prompt_id))
-        options = suite.selection.options.model_dump()
+        options = dict(suite.suite.options)
         example = suite.layout.example(benchmark_id, index, subset, options)
-        shared = "{subset}" not in suite.layout.pattern and len(suite.selection.subsets) > 1
+        shared = "{subset}" not in suite.layout.pattern and len(suite.suite.subsets) > 1
         if shared:
             example = f"{subset}/{example}"
-        title = suite.selection.suite.title
+        title = suite.suite.title
         names = f"{title}'s {suite.layout.described} (e.g. {example}), or {names}"
     return (
         f"no file in {source} names an image of this run ({len(expected)} expected); "
@@ -489,11 +489,9 @@ class ImagesModel(ModelAdapter):
 
 def _suite_images(context: RunContext) -> SuiteImages | None:
     """The suite the run belongs to, for reading its benchmark's layout (None: no suite)."""
-    if not context.suite:
+    if context.suite_layout is None:
         return None
-    from bench.suites.base import resolve_suite
-
-    return SuiteImages(resolve_suite(context.suite), context.benchmark_ids)
+    return SuiteImages(context.suite_layout, context.benchmark_ids)
 
 
 register(

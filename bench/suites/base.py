@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from bench.core.errors import InputError
 from bench.core.registry import PLUGINS, NoOptions, Options, Spec
+from bench.models.layout import ImageLayout, SuiteLayout
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,56 +128,6 @@ class Protocol:
     seed_source: str = ""
 
 
-@dataclass(frozen=True)
-class ImageLayout:
-    """How the benchmark's own evaluation folder names its images (``images:DIR`` reads it).
-
-    ``pattern`` is a file's path relative to the folder, without its suffix, with the
-    fields ``{id}`` (the benchmark's prompt id), ``{k}`` (the image's number, ``first``
-    for a prompt's first image), ``{subset}`` (the subset's name, matched without
-    case) and any suite option (``{caption}``). ``suffixes``: the file types the
-    benchmark's code reads. ``grid`` (columns, rows): one file holds all of a
-    prompt's images, cut row by row. ``numeric_ids``: the benchmark's code parses
-    ids with ``int()``, so ``0007`` and ``7`` name one prompt. ``source`` cites the
-    line of the benchmark's code or README that names the files.
-
-    A pattern without ``{subset}`` may also be used inside a folder named as the
-    subset (``en/0_1.png``); when several selected subsets share such a pattern
-    (LongText's English and Chinese ids are both 0..199), only those folders are
-    read, as a file at the top could belong to either.
-
-    >>> ImageLayout("{id}_{k}", first=1, pad=4).example("7", 0, "en", {})
-    '0007_1.png'
-    """
-
-    pattern: str
-    first: int = 0
-    suffixes: tuple[str, ...] = (".png",)
-    grid: tuple[int, int] | None = None
-    numeric_ids: bool = False
-    #: Examples pad numeric ids with zeros to this width, as the benchmark shows them.
-    pad: int = 0
-    source: str = ""
-
-    def example(
-        self, benchmark_id: str, index: int, subset: str, options: Mapping[str, Any]
-    ) -> str:
-        """The file name this layout gives image ``index`` of one prompt."""
-        shown = benchmark_id.zfill(self.pad) if benchmark_id.isdigit() else benchmark_id
-        fields = {**options, "id": shown, "k": index + self.first, "subset": subset}
-        return self.pattern.format(**fields) + self.suffixes[0]
-
-    @property
-    def described(self) -> str:
-        """The layout in words, for errors and docs."""
-        text = self.pattern + "|".join(self.suffixes)
-        if self.grid is None:
-            counted = f"{{k}} from {self.first}" if "{k}" in self.pattern else "one image a prompt"
-            return f"{text} ({counted})"
-        columns, rows = self.grid
-        return f"{text}, one {columns}x{rows} grid of a prompt's images (row by row)"
-
-
 #: Reads one subset: (data folder, subset, suite options) -> rows with at least
 #: ``benchmark_id``, ``prompt`` and ``text`` (the benchmark's expected cell).
 RowLoader = Callable[[Path, Subset, Any], list[dict[str, Any]]]
@@ -250,6 +201,15 @@ class SuiteSelection:
     def families(self) -> dict[str, str]:
         """Subset name -> metric family."""
         return {subset.name: subset.family for subset in self.subsets}
+
+    def layout(self) -> SuiteLayout:
+        """What ``images:`` needs to read a folder named as this benchmark names its files."""
+        return SuiteLayout(
+            title=self.suite.title,
+            layout=self.suite.layout,
+            subsets=tuple(subset.name for subset in self.subsets),
+            options=self.options.model_dump(),
+        )
 
     def load_prompts(self, data: str | Path | None) -> PromptSet:
         """The selected subsets' prompts as a glyphbench prompt set (see :func:`prompt_set`)."""

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.core.errors import InputError
+from bench.models.layout import ImageLayout
 from bench.suites.base import (
-    ImageLayout,
     Protocol,
     ReaderPin,
     Subset,

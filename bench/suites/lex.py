@@ -18,8 +18,8 @@ from pydantic import Field
 
 from bench.core.errors import InputError
 from bench.core.registry import Options
+from bench.models.layout import ImageLayout
 from bench.suites.base import (
-    ImageLayout,
     Protocol,
     ReaderPin,
     Subset,

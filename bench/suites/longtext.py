@@ -18,8 +18,8 @@ from typing import Any
 
 from bench.core.errors import InputError
 from bench.core.io import jsonl_records
+from bench.models.layout import ImageLayout
 from bench.suites.base import (
-    ImageLayout,
     Protocol,
     ReaderPin,
     Subset,

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+from bench.models.layout import ImageLayout
 from bench.suites.base import (
-    ImageLayout,
     Protocol,
     ReaderPin,
     Subset,
