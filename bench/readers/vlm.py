@@ -51,7 +51,7 @@ from bench.readers.common import ReadError
 from bench.readers.scripts import LATIN_HAN
 from bench.readers.vlm_presets import BENCHMARK_INSTRUCTION as BENCHMARK_INSTRUCTION
 from bench.readers.vlm_presets import PLAIN_INSTRUCTION as PLAIN_INSTRUCTION
-from bench.readers.vlm_presets import PRESETS
+from bench.readers.vlm_presets import PRESETS as PRESETS
 from bench.readers.vlm_presets import Preset as Preset
 
 if TYPE_CHECKING:
