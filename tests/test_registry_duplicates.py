@@ -81,6 +81,12 @@ def test_a_taken_model_family_name_is_an_error_naming_both_modules() -> None:
             "families", "sdxl", built_in, module="bench.models.families.classic", replace=True
         )
     assert FAMILIES["sdxl"] is built_in
+    toy = Family("dup-toy-family", (), None, None, None, None, "float32")
+    with pytest.raises(
+        DuplicateName, match=f"{__name__} registers model family 'dup-toy-family' twice"
+    ):
+        register_family(toy, toy)
+    assert "dup-toy-family" not in FAMILIES
 
 
 def test_a_taken_api_provider_name_is_an_error_naming_both_modules() -> None:

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.core.registry import PLUGINS, Plugin
+from bench.core.registry import PLUGINS, DuplicateName, Plugin
 
 UNKNOWN = "unknown"
 
@@ -225,6 +225,10 @@ def register_family(*families: Family, replace: bool = False) -> None:
     modules, unless ``replace=True``.
     """
     module = str(sys._getframe(1).f_globals.get("__name__", ""))
+    names = [family.name for family in families]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise DuplicateName(f"{module} registers model family {twice[0]!r} twice")
     for family in families:
         PLUGINS.add_record("families", family.name, family, module=module, replace=replace)
 
