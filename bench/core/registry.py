@@ -186,7 +186,7 @@ class Plugin(Generic[T]):
     name: str
     factory: Callable[[Spec, Any], T]
     options: type[Options] = NoOptions
-    summary: str | Callable[[], str] = ""  # a function: computed when listed (live names)
+    summary: str = ""
     target: TargetRule = "none"
     module: str = ""
     targets: Mapping[str, type[Options]] = field(default_factory=dict)
@@ -208,7 +208,7 @@ class Plugin(Generic[T]):
         info: dict[str, Any] = {
             "kind": self.kind,
             "name": self.name,
-            "summary": self.summary() if callable(self.summary) else self.summary,
+            "summary": self.summary,
             "usage": self.usage or self.name,
             "target": self.target,
             "module": self.module,
@@ -356,7 +356,7 @@ class PluginRegistry:
         name: str,
         *,
         options: type[Options] = NoOptions,
-        summary: str | Callable[[], str] = "",
+        summary: str = "",
         target: TargetRule = "none",
         targets: Mapping[str, type[Options]] | None = None,
         usage: str = "",

@@ -901,7 +901,7 @@ def _quiet_diffusers() -> Iterator[None]:
     options=DiffusersOptions,
     target="required",
     usage="diffusers:<hub id or folder>[@revision][?option=value&...]",
-    summary=lambda: (  # computed when listed: a family registered later is named too
+    summary=(
         "Any diffusers text-to-image pipeline; the family's defaults, then the options. "
         f"Families: {', '.join(name for name in FAMILIES if name != UNKNOWN)} "
         "(defaults and sources: docs/models.md)."
