@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,3 +161,74 @@ def test_a_toy_preset_is_a_vlm_reader_option() -> None:
     (vlm,) = [plugin for plugin in listed if plugin["name"] == "vlm"]
     (preset,) = [option for option in vlm["options"] if option["name"] == "preset"]
     assert preset["type"] == "'plain' | 'longtext' | 'oneig' | 'toy-preset'"
+
+
+DROPPED = {
+    "bench.models.families": (
+        "toy_dropped.py",
+        "from bench.models.families import Family, register_family\n"
+        "register_family(Family('toy-dropped', ('ToyDroppedPipeline',), 32, 32, 2, 1.0,\n"
+        "                       'float32', id_patterns=('toy-dropped',)))\n",
+    ),
+    "bench.models.api": (
+        "toydrop_provider.py",
+        "from bench.models.api.core import ApiOptions, Provider, add_provider\n"
+        "add_provider(Provider('toydrop', ApiOptions, ('TOYDROP_KEY',), print, print,\n"
+        "                      'A dropped-in toy API.', 'https://toy.invalid',\n"
+        "                      lambda model, options: True))\n",
+    ),
+    "bench.readers.vlm_presets": (
+        "toy_dropped.py",
+        "from bench.readers.vlm_presets import Preset, register_preset\n"
+        "register_preset('toy-dropped', Preset('Read.', 9, 'keep', 'a dropped-in preset'))\n",
+    ),
+}
+
+PROBE = """
+import importlib, json, sys
+from typer.testing import CliRunner
+for package, folder in json.loads(sys.argv[1]).items():
+    importlib.import_module(package).__path__.append(folder)  # as if the file were in it
+from bench.cli.root import app
+from bench.models.families import detect_family, guess_family_from_id
+listed = json.loads(CliRunner().invoke(app, ["list", "--json"]).output)
+diffusers, = [p for p in listed["models"] if p["name"] == "diffusers"]
+api, = [p for p in listed["models"] if p["name"] == "api"]
+vlm, = [p for p in listed["readers"] if p["name"] == "vlm"]
+print(json.dumps({
+    "detected": detect_family("ToyDroppedPipeline", "/m/x"),
+    "guessed": guess_family_from_id("lab/toy-dropped-1"),
+    "summary": diffusers["summary"],
+    "providers": sorted(api["providers"]),
+    "preset": next(o["type"] for o in vlm["options"] if o["name"] == "preset"),
+}))
+"""
+
+
+def test_a_module_dropped_into_each_package_is_found_with_nothing_else_edited(
+    tmp_path: Path,
+) -> None:
+    """The recipe itself: one module in the package, found by the registry on first use.
+
+    A fresh interpreter adds a temporary folder to each package's search path (as if
+    the module had been saved in it); nothing imports the module by name.
+    """
+    folders = {}
+    for package, (name, code) in DROPPED.items():
+        folder = tmp_path / package.replace(".", "_")
+        folder.mkdir()
+        (folder / name).write_text(code, encoding="utf-8")
+        folders[package] = str(folder)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(folders)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["detected"] == seen["guessed"] == "toy-dropped"
+    assert "toy-dropped" in seen["summary"]  # `glyphbench list models`
+    assert seen["providers"] == ["bfl", "google", "http", "openai", "toydrop"]
+    assert seen["preset"] == "'plain' | 'longtext' | 'oneig' | 'toy-dropped'"
