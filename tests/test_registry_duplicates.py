@@ -57,3 +57,83 @@ def test_a_taken_metric_name_is_an_error_naming_both_modules() -> None:
         METRICS.add(toy, place="elsewhere.module", replace=True)
     finally:
         METRICS.remove("dup_toy_score", "dup-toy")
+
+
+# ------------------------------------------------- records: families, API providers, VLM presets
+
+
+def test_a_taken_model_family_name_is_an_error_naming_both_modules() -> None:
+    from bench.models.families import FAMILIES, Family, detect_family, register_family
+
+    built_in = FAMILIES["sdxl"]
+    shadow = Family("sdxl", ("StableDiffusionXLPipeline",), 64, 64, 1, 0.0, "float32")
+    with pytest.raises(DuplicateName) as caught:
+        register_family(shadow)
+    message = str(caught.value)
+    assert "model family 'sdxl'" in message
+    assert "bench.models.families.classic" in message and __name__ in message
+    assert FAMILIES["sdxl"] is built_in
+    try:
+        register_family(shadow, replace=True)
+        assert FAMILIES["sdxl"] is shadow and detect_family("StableDiffusionXLPipeline") == "sdxl"
+    finally:
+        PLUGINS.add_record(
+            "families", "sdxl", built_in, module="bench.models.families.classic", replace=True
+        )
+    assert FAMILIES["sdxl"] is built_in
+    toy = Family("dup-toy-family", (), None, None, None, None, "float32")
+    with pytest.raises(
+        DuplicateName, match=f"{__name__} registers model family 'dup-toy-family' twice"
+    ):
+        register_family(toy, toy)
+    assert "dup-toy-family" not in FAMILIES
+
+
+def test_a_taken_api_provider_name_is_an_error_naming_both_modules() -> None:
+    from dataclasses import replace
+
+    from bench.models.api.core import PROVIDERS, add_provider
+
+    built_in = PROVIDERS["openai"]
+    shadow = replace(built_in, summary="a shadow of the OpenAI provider")
+    with pytest.raises(DuplicateName) as caught:
+        add_provider(shadow)
+    message = str(caught.value)
+    assert "api provider 'openai'" in message
+    assert "bench.models.api.openai_provider" in message and __name__ in message
+    assert PROVIDERS["openai"] is built_in
+    try:
+        add_provider(shadow, replace=True)
+        assert PROVIDERS["openai"] is shadow
+        assert PLUGINS.resolve("models", "api:openai/gpt-image-1").create().provider is shadow
+    finally:
+        PLUGINS.add_record(
+            "providers",
+            "openai",
+            built_in,
+            module="bench.models.api.openai_provider",
+            replace=True,
+        )
+    assert PROVIDERS["openai"] is built_in
+
+
+def test_a_taken_vlm_preset_name_is_an_error_naming_both_modules() -> None:
+    from bench.readers.vlm import PRESETS, VLMOptions
+    from bench.readers.vlm_presets import Preset, register_preset
+
+    built_in = PRESETS["oneig"]
+    shadow = Preset("Read it.", 7, "keep", "a shadow of OneIG's preset")
+    with pytest.raises(DuplicateName) as caught:
+        register_preset("oneig", shadow)
+    message = str(caught.value)
+    assert "vlm preset 'oneig'" in message
+    assert "bench.readers.vlm_presets" in message and __name__ in message
+    assert PRESETS["oneig"] is built_in
+    try:
+        register_preset("oneig", shadow, replace=True)
+        assert VLMOptions(preset="oneig").resolved() == ("Read it.", 7, "keep")
+    finally:
+        PLUGINS.add_record(
+            "vlm-presets", "oneig", built_in, module="bench.readers.vlm_presets", replace=True
+        )
+    assert VLMOptions(preset="oneig").resolved()[1] == 128

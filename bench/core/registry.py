@@ -26,6 +26,14 @@ libraries are imported inside the factory), so ``glyphbench --help`` and
 ``glyphbench list`` stay instant. Third-party packages add plug-ins through the
 ``glyphbench.plugins`` entry-point group (each entry point names a module to import).
 
+Plain *records* that are chosen by name but never built from a spec (a diffusers
+model family, a hosted API provider, a VLM reader preset) live in the same registry,
+under their own kinds (``families``, ``providers``, ``vlm-presets``):
+:meth:`PluginRegistry.add_record` registers one, :meth:`PluginRegistry.records` is
+the live name -> record mapping their users read, and an option typed
+``Annotated[str, OneOf(kind)]`` accepts (and ``glyphbench list`` shows) the names
+registered now. A taken name is a :class:`DuplicateName` error here too.
+
 >>> from pydantic import Field
 >>> class ToyOptions(Options):
 ...     rate: float = Field(default=0.1, ge=0, le=1, description="typo rate")
@@ -52,7 +60,7 @@ import importlib.util
 import os
 import pkgutil
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from types import UnionType
@@ -76,6 +84,10 @@ KINDS: dict[str, str] = {
     "sources": "prompts.sources",
     "samplers": "prompts.samplers",
     "suites": "bench.suites",
+    # Records (PluginRegistry.add_record): chosen by name, never built from a spec.
+    "families": "bench.models.families",
+    "providers": "bench.models.api",
+    "vlm-presets": "bench.readers.vlm_presets",
 }
 
 #: Entry-point group through which other packages add plug-ins (values are module names).
@@ -166,6 +178,8 @@ class Plugin(Generic[T]):
     required); ``suffixes`` are file suffixes whose bare paths name this plug-in;
     ``missing`` says why the plug-in cannot be created on this machine (a package
     or binary absent), or returns None when it can; ``usage`` shows the spec's shape.
+    ``record`` is the registered object of a record kind (see
+    :meth:`PluginRegistry.add_record`); its factory returns it.
     """
 
     kind: str
@@ -179,6 +193,7 @@ class Plugin(Generic[T]):
     usage: str = ""
     suffixes: tuple[str, ...] = ()
     missing: Callable[[], str | None] | None = None
+    record: Any = None
 
     def options_for(self, target: str = "") -> type[Options]:
         """The options class a spec with ``target`` is validated against."""
@@ -216,6 +231,9 @@ def _type_name(info: FieldInfo) -> str:
 
 
 def _annotation_text(annotation: Any, metadata: list[Any]) -> tuple[str, list[str]]:
+    for rule in metadata:
+        if isinstance(rule, OneOf):
+            return " | ".join(repr(name) for name in rule.names()), []
     origin = get_origin(annotation)
     if origin is Annotated:
         base, *extra = get_args(annotation)
@@ -390,6 +408,42 @@ class PluginRegistry:
     def unregister(self, kind: str, name: str) -> None:
         self._plugins[kind].pop(name, None)
 
+    def add_record(
+        self,
+        kind: str,
+        name: str,
+        record: T,
+        *,
+        summary: str = "",
+        module: str | None = None,
+        replace: bool = False,
+    ) -> T:
+        """Register ``record`` (a model family, an API provider...) as ``name`` of ``kind``.
+
+        ``module`` is where it is defined (default: the module calling this); a name
+        another module registered already is a :class:`DuplicateName` error unless
+        ``replace=True``. Returns ``record``.
+        """
+        here = module or str(sys._getframe(1).f_globals.get("__name__", ""))
+        plugin = Plugin(kind, name, _constant(record), summary=summary, module=here, record=record)
+        self.add(plugin, replace=replace)
+        return record
+
+    def records(
+        self, kind: str, of: type[T], *, key: Callable[[Plugin[Any]], Any] | None = None
+    ) -> Records[T]:
+        """The live ``name -> record`` mapping of ``kind`` (its package loads on first use).
+
+        In registration order, or sorted by ``key`` (a stable sort: ties keep that order).
+        """
+        self._check_kind(kind)
+        return Records(self, kind, key)
+
+    def in_order(self, kind: str) -> list[Plugin[Any]]:
+        """Every plug-in of ``kind`` in the order it was registered."""
+        self.load(kind)
+        return list(self._plugins[kind].values())
+
     # -------------------------------------------------------------- looking up
     def load(self, kind: str) -> None:
         """Import every module of ``kind``'s package (and the entry points) once."""
@@ -467,6 +521,87 @@ class PluginRegistry:
             raise InputError(None, f"unknown plug-in kind {kind!r}; known: {', '.join(self.kinds)}")
 
 
+def _constant(record: T) -> Callable[[Spec, Any], T]:
+    """A record's factory: it returns the record itself."""
+
+    def record_factory(spec: Spec, options: Any) -> T:
+        return record
+
+    return record_factory
+
+
+class Records(Mapping[str, T]):
+    """A read-only, live view ``name -> record`` of one record kind of a registry.
+
+    Every access sees what is registered now (a record added later shows up), and
+    the first one imports the kind's package.
+    """
+
+    def __init__(
+        self,
+        registry: PluginRegistry,
+        kind: str,
+        key: Callable[[Plugin[Any]], Any] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.kind = kind
+        self.key = key
+
+    def plugins(self) -> list[Plugin[T]]:
+        """The registered entries (with the module that registered each) in this view's order."""
+        entries = self.registry.in_order(self.kind)
+        return sorted(entries, key=self.key) if self.key is not None else entries
+
+    def __getitem__(self, name: str) -> T:
+        self.registry.load(self.kind)
+        record: T = self.registry._plugins[self.kind][name].record
+        return record
+
+    def __contains__(self, name: object) -> bool:
+        self.registry.load(self.kind)
+        return name in self.registry._plugins[self.kind]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([plugin.name for plugin in self.plugins()])
+
+    def __len__(self) -> int:
+        self.registry.load(self.kind)
+        return len(self.registry._plugins[self.kind])
+
+    def __repr__(self) -> str:
+        return f"Records({self.kind!r}: {', '.join(self)})"
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """Option metadata: the value must name a record of ``kind`` registered now.
+
+    ``preset: Annotated[str, OneOf("vlm-presets")]`` validates like a ``Literal`` of
+    the registered names (same message) and ``glyphbench list`` shows those names, so a
+    record added in its own module is accepted with nothing else edited.
+    """
+
+    kind: str
+
+    def names(self) -> list[str]:
+        return list(PLUGINS.records(self.kind, object))
+
+    def check(self, value: str) -> str:
+        names = self.names()
+        if value not in names:
+            quoted = [repr(name) for name in names]
+            choices = " or ".join(
+                [", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted
+            )
+            raise ValueError(f"Input should be {choices}")
+        return value
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+
 def _check_target(plugin: Plugin[Any], parsed: Spec, where: str | None) -> None:
     kind = plugin.kind
     if plugin.target == "required" and not parsed.target:
@@ -537,6 +672,9 @@ def _singular(kind: str) -> str:
         "sources": "prompt source",
         "samplers": "sampler",
         "suites": "suite",
+        "families": "model family",
+        "providers": "api provider",
+        "vlm-presets": "vlm preset",
     }.get(kind, kind)
 
 

@@ -22,8 +22,8 @@ its own scorer (``bench/scoring/oneig.py``, ``longtext.py``). With
 any case, a final full stop or quotes around it allowed) becomes an empty
 ``Reading.text`` (what glyphbench's own metrics score, so a blank image scores as
 "nothing read"); ``Reading.pieces`` always holds the raw answer, which is what a
-benchmark's scorer must be given. Presets (:data:`PRESETS`) name the instruction,
-the token limit and that default.
+benchmark's scorer must be given. Presets (:data:`PRESETS`, registered in
+:mod:`bench.readers.vlm_presets`) name the instruction, the token limit and that default.
 
 bf16 on a GPU, fp32 on the CPU (``dtype=auto``); ``device=auto`` picks CUDA when
 present. Weights are never downloaded unless ``download=1``: a hub id must be in
@@ -38,37 +38,26 @@ import functools
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
 from bench.core.errors import InputError
 from bench.core.images import to_rgb_image
-from bench.core.registry import Options, Spec, missing_modules, register
+from bench.core.registry import OneOf, Options, Spec, missing_modules, register
 from bench.readers.base import Reader, Reading
 from bench.readers.common import ReadError
 from bench.readers.scripts import LATIN_HAN
+from bench.readers.vlm_presets import BENCHMARK_INSTRUCTION as BENCHMARK_INSTRUCTION
+from bench.readers.vlm_presets import PLAIN_INSTRUCTION as PLAIN_INSTRUCTION
+from bench.readers.vlm_presets import PRESETS as PRESETS
+from bench.readers.vlm_presets import Preset as Preset
 
 if TYPE_CHECKING:
     from PIL import Image
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-VL-7B-Instruct"
-
-#: The instruction of LongText-Bench and OneIG-Bench (the same text in both).
-BENCHMARK_INSTRUCTION = (
-    "Recognize the text in the image, only reply with the text content, but avoid repeating "
-    "previously mentioned content. If no text is recognized, please reply with "
-    "'No text recognized'."
-)
-
-#: glyphbench's own instruction: transcribe, do not correct.
-PLAIN_INSTRUCTION = (
-    "Transcribe all the text in the image exactly as it is written, letter by letter, keeping "
-    "any spelling mistakes; do not correct or complete words. Reply with the text only. If "
-    "there is no text, reply with 'No text recognized'."
-)
 
 REFUSAL = "No text recognized"
 
@@ -82,51 +71,10 @@ MAX_PIXELS = 16384 * 28 * 28
 MAX_RATIO = 200
 
 
-@dataclass(frozen=True)
-class Preset:
-    """An instruction, a token limit and what a refusal becomes (and, for a benchmark, more).
-
-    ``long_answer`` (tokens): also keep the answer generated up to this longer limit,
-    as the second piece of the reading; the suite's scorer takes it where the
-    benchmark raises its limit (OneIG: truths of more than 60 words). ``batch_size``:
-    images per ``generate()`` call where the benchmark fixes it (LongText: one).
-    """
-
-    instruction: str
-    max_new_tokens: int
-    no_text: Literal["keep", "empty"]
-    note: str
-    long_answer: int | None = None
-    batch_size: int | None = None
-
-
-#: Named presets: the benchmarks' exact settings, and glyphbench's own.
-PRESETS: dict[str, Preset] = {
-    "plain": Preset(PLAIN_INSTRUCTION, 512, "empty", "glyphbench: transcribe without correcting"),
-    # X-Omni textbench/evaluate_text_reward.py l. 44-56: one image per generate(), 1024 tokens.
-    "longtext": Preset(
-        BENCHMARK_INSTRUCTION,
-        1024,
-        "keep",
-        "LongText-Bench: max_new_tokens=1024, one image a call",
-        batch_size=1,
-    ),
-    # OneIG scripts/text/text_score.py l. 51-55: 256 tokens where the raw truth cell has more
-    # than 60 whitespace-separated words, else 128; l. 65: a grid's cells in one batch.
-    "oneig": Preset(
-        BENCHMARK_INSTRUCTION,
-        128,
-        "keep",
-        "OneIG-Bench: 128 tokens, and the answer at 256 kept for truths of > 60 words",
-        long_answer=256,
-    ),
-}
-
-
 class VLMOptions(Options):
     """Options of the ``vlm`` reader; unset ones come from the preset."""
 
-    preset: Literal["plain", "longtext", "oneig"] = Field(
+    preset: Annotated[str, OneOf("vlm-presets")] = Field(
         default="plain", description="instruction, token limit and refusal handling"
     )
     instruction: str | None = Field(default=None, description="replaces the preset's text")

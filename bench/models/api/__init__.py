@@ -3,9 +3,10 @@
 The plug-in's options depend on the provider (the part of the target before
 ``/``): ``api:openai/gpt-image-1?quality=medium`` is checked against the OpenAI
 options, ``api:bfl/flux-pro-1.1?width=1024`` against BFL's. Providers are the
-``*_provider`` modules of this package (each one :class:`~bench.models.api.core.Provider`
-record); importing this package imports them, and none imports its client library
-until a model loads. See docs/apis.md.
+``*_provider`` modules of this package (each registers one
+:class:`~bench.models.api.core.Provider` record in the registry's ``providers`` kind,
+which imports this package's modules when a provider is first looked up); none imports
+its client library until a model loads. See docs/apis.md.
 
 >>> from bench.core.registry import PLUGINS
 >>> PLUGINS.resolve("models", "api:openai/gpt-image-1?quality=low").options.quality
@@ -19,8 +20,6 @@ unknown api provider 'nope' in 'api:nope/x'; known: bfl, google, http, openai
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,13 +68,6 @@ def create_api_model(spec: Spec, options: ApiOptions) -> ApiModel:
     return ApiModel(spec, provider, options)
 
 
-def _import_providers() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.endswith("_provider"):
-            importlib.import_module(f"{__name__}.{info.name}")
-
-
-_import_providers()
 PLUGINS.add(
     ApiPlugin(
         "models",

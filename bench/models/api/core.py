@@ -20,7 +20,11 @@ how to build its client and make one request:
 * **refusals** become ``Refused: <provider>: <reason>`` rows, never a zero score.
 
 Adding a provider: one module ``bench/models/api/<name>_provider.py`` that calls
-:func:`add_provider` with its options class and two functions.
+:func:`add_provider` with its options class and two functions. Providers are records
+of the one plug-in registry (:mod:`bench.core.registry`, kind ``providers``), which
+imports every module of this package when a provider is first looked up; a name
+another module registered already is a :class:`~bench.core.registry.DuplicateName`
+error naming both (``replace=True`` overrides on purpose).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import io
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -41,7 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field, field_validator
 
 from bench.core.errors import InputError
-from bench.core.registry import Options, Spec, missing_modules
+from bench.core.registry import PLUGINS, Options, Spec, missing_modules
 from bench.models.api.transport import (
     ApiError,
     Redactor,
@@ -183,13 +188,25 @@ class Provider:
         return f"{problem}: pip install 'glyphbench[api]'" if problem else None
 
 
-PROVIDERS: dict[str, Provider] = {}
+#: Provider name -> record (live: the registry's ``providers`` kind).
+PROVIDERS = PLUGINS.records("providers", Provider)
 
 
-def add_provider(provider: Provider) -> Provider:
-    """Register a provider (its module calls this at import time)."""
-    PROVIDERS[provider.name] = provider
-    return provider
+def add_provider(provider: Provider, *, replace: bool = False) -> Provider:
+    """Register a provider (its module calls this at import time).
+
+    A taken name is a :class:`~bench.core.registry.DuplicateName` error naming both
+    modules, unless ``replace=True``.
+    """
+    module = str(sys._getframe(1).f_globals.get("__name__", ""))
+    return PLUGINS.add_record(
+        "providers",
+        provider.name,
+        provider,
+        summary=provider.summary,
+        module=module,
+        replace=replace,
+    )
 
 
 def split_target(target: str) -> tuple[Provider, str]:

@@ -6,11 +6,16 @@ lets a config override any of them. Values come from each family's published
 model card or the diffusers documentation; docs/models.md lists the source of
 every number.
 
-Adding a family is one :class:`Family` record in a module of this package: every
-module (``classic``, ``qwen``, ``flux2``, ...) that defines a ``FAMILIES`` tuple is
-imported when this package is, in alphabetical order after ``classic``. A record
-may carry a ``tiny`` builder (a tiny random pipeline for the tests) next to its
-defaults, so one file holds everything about a family.
+Adding a family is one :class:`Family` record in a module of this package, passed
+to :func:`register_family`: families are records of the one plug-in registry
+(:mod:`bench.core.registry`, kind ``families``), which imports every module of this
+package (``classic``, ``qwen``, ``flux2``, ...) when a family is first looked up. A
+name another module registered already is a
+:class:`~bench.core.registry.DuplicateName` error naming both modules
+(``replace=True`` overrides on purpose). Families are tried in the order ``classic``
+first, then the other modules by name, each module's in the order it registers
+them. A record may carry a ``tiny`` builder (a tiny random pipeline for the tests)
+next to its defaults, so one file holds everything about a family.
 
 How a checkpoint's family is found (:func:`detect_family`):
 
@@ -41,14 +46,15 @@ import them when called.
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from bench.core.registry import PLUGINS, DuplicateName, Plugin
 
 UNKNOWN = "unknown"
 
@@ -212,35 +218,56 @@ _UNKNOWN_FAMILY = Family(
 )
 
 
-def _discover() -> list[Family]:
-    """Every ``FAMILIES`` record of this package's modules: ``classic`` first, then by name."""
-    names = sorted(
-        (info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")),
-        key=lambda name: (name != "classic", name),
+def register_family(*families: Family, replace: bool = False) -> None:
+    """Register ``families`` (call at import time of their module, in match order).
+
+    A taken name is a :class:`~bench.core.registry.DuplicateName` error naming both
+    modules, unless ``replace=True``.
+    """
+    module = str(sys._getframe(1).f_globals.get("__name__", ""))
+    names = [family.name for family in families]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise DuplicateName(f"{module} registers model family {twice[0]!r} twice")
+    for family in families:
+        PLUGINS.add_record("families", family.name, family, module=module, replace=replace)
+
+
+def _match_rank(plugin: Plugin[Any]) -> tuple[bool, bool, str]:
+    """Families in match order: ``classic``'s first, then by module, ``unknown`` last."""
+    return (plugin.name == UNKNOWN, plugin.module != f"{__name__}.classic", plugin.module)
+
+
+#: Family name -> defaults (live: a family registered later is found too).
+FAMILIES = PLUGINS.records("families", Family, key=_match_rank)
+
+register_family(_UNKNOWN_FAMILY)
+
+
+def _family_list() -> list[Family]:
+    return [plugin.record for plugin in FAMILIES.plugins()]
+
+
+def id_patterns() -> tuple[tuple[str, str], ...]:
+    """Model-id patterns and their family, most specific first (see :data:`ID_PATTERNS`)."""
+    return tuple(
+        (pattern, family.name)
+        for family in sorted(_family_list(), key=lambda f: f.match_order)
+        for pattern in family.id_patterns
     )
-    found: list[Family] = []
-    for name in names:
-        module = importlib.import_module(f"{__name__}.{name}")
-        found.extend(getattr(module, "FAMILIES", ()))
-    return [*found, _UNKNOWN_FAMILY]
 
 
-_FAMILY_LIST: tuple[Family, ...] = tuple(_discover())
+def __getattr__(name: str) -> Any:
+    """``ID_PATTERNS``, computed from the families registered now.
 
-#: Family name -> defaults.
-FAMILIES: dict[str, Family] = {family.name: family for family in _FAMILY_LIST}
-if len(FAMILIES) != len(_FAMILY_LIST):  # pragma: no cover - a programming error
-    raise RuntimeError("two family records share a name")
-
-#: Model-id patterns (case-insensitive regular expressions searched in the id or
-#: path), most specific first (by each family's ``match_order``). Used to pick among
-#: families that share a pipeline class, and alone to guess a hub model's family
-#: without downloading anything.
-ID_PATTERNS: tuple[tuple[str, str], ...] = tuple(
-    (pattern, family.name)
-    for family in sorted(_FAMILY_LIST, key=lambda f: f.match_order)
-    for pattern in family.id_patterns
-)
+    Model-id patterns (case-insensitive regular expressions searched in the id or
+    path), most specific first (by each family's ``match_order``). Used to pick among
+    families that share a pipeline class, and alone to guess a hub model's family
+    without downloading anything.
+    """
+    if name == "ID_PATTERNS":
+        return id_patterns()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def guess_family_from_id(model_id: str) -> str:
@@ -253,7 +280,7 @@ def guess_family_from_id(model_id: str) -> str:
     >>> guess_family_from_id("black-forest-labs/FLUX.2-klein-4B")
     'flux2-klein'
     """
-    for pattern, family in ID_PATTERNS:
+    for pattern, family in id_patterns():
         if re.search(pattern, model_id, flags=re.IGNORECASE):
             return family
     return UNKNOWN
@@ -261,7 +288,7 @@ def guess_family_from_id(model_id: str) -> str:
 
 def families_for_class(class_name: str) -> list[str]:
     """Families whose checkpoints use pipeline class ``class_name`` (first is the default)."""
-    return [f.name for f in _FAMILY_LIST if class_name in f.pipeline_classes]
+    return [f.name for f in _family_list() if class_name in f.pipeline_classes]
 
 
 def _index_fits(family: str, model_index: Mapping[str, Any]) -> bool:

@@ -11,12 +11,12 @@ SDXL, PixArt, and the broad Stable Diffusion 2.x/1.x patterns last.
 
 from __future__ import annotations
 
-from bench.models.families import Family, Stage
+from bench.models.families import Family, Stage, register_family
 from bench.models.tiny import build_tiny_sd, build_tiny_sdxl
 
 _SD_SOURCES = "[1] size; [2] steps/guidance (pipeline defaults)"
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "sd1",
         ("StableDiffusionPipeline",),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, Quirk
+from bench.models.families import Family, Quirk, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px; the VAE scales by 2, the pipeline packs 2x2 latents.
@@ -183,7 +183,7 @@ _KLEIN_NOTE = (
     "FLUX.2 [klein]: 4B (Qwen3-4B encoder, Apache-2.0) or 9B (Qwen3-8B encoder) transformer; "
 )
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "flux2-dev",
         ("Flux2Pipeline",),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import ExtraComponent, Family
+from bench.models.families import ExtraComponent, Family, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
@@ -126,7 +126,7 @@ _UNIPC_FLOW = {
 _FLASH = {"stochastic_sampling": True, "num_train_timesteps": 1000}
 _NOTE = "HiDream-I1 {}: 17B MoE DiT; CLIP-L/G, T5-XXL and Llama-3.1-8B text encoders. "
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "hidream-i1-full",
         ("HiDreamImagePipeline",),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family
+from bench.models.families import Family, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
@@ -96,7 +96,7 @@ def _make_hunyuanimage(work: Path) -> Any:
 
 _PARAMETERS = {"transformer": 17.41, "text_encoder": 8.29, "text_encoder_2 (ByT5)": 0.22}
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "hunyuanimage-2.1",
         ("HunyuanImagePipeline",),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family
+from bench.models.families import Family, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
@@ -67,7 +67,7 @@ def _make_kandinsky5(work: Path) -> Any:
     )
 
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "kandinsky22",
         (

@@ -13,7 +13,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family
+from bench.models.families import Family, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
@@ -122,7 +122,7 @@ def _initialised(model: Any) -> Any:
     return model
 
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "kolors",
         ("KolorsPipeline",),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family
+from bench.models.families import Family, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
@@ -50,7 +50,7 @@ def _make_ovis_image(work: Path) -> Any:
     )
 
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "ovis-image",
         ("OvisImagePipeline",),

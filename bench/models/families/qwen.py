@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, Quirk
+from bench.models.families import Family, Quirk, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px (Qwen-Image's VAE here scales by 4, its transformer patches by 2).
@@ -127,7 +127,7 @@ def _tiny_21_vae_config() -> dict[str, Any]:
     }
 
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "qwen-image",
         ("QwenImagePipeline",),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, Quirk
+from bench.models.families import Family, Quirk, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.5}
@@ -95,7 +95,7 @@ def _make_sana_sprint(work: Path) -> Any:
     )
 
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "sana",
         ("SanaPipeline",),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family
+from bench.models.families import Family, register_family
 from bench.models.tiny import build_tiny_pipeline
 
 #: The first diffusers release whose ZImagePipeline ends its default sigmas at 1/N
@@ -107,7 +107,7 @@ def _make_z_image(work: Path) -> Any:
 
 _PARAMETERS = {"transformer": 6.15, "text_encoder": 4.02, "vae": 0.08}
 
-FAMILIES: tuple[Family, ...] = (
+register_family(
     Family(
         "z-image-turbo",
         ("ZImagePipeline",),
