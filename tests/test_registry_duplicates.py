@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from bench.core.registry import PLUGINS, DuplicateName, NoOptions, Spec
@@ -137,3 +140,49 @@ def test_a_taken_vlm_preset_name_is_an_error_naming_both_modules() -> None:
             "vlm-presets", "oneig", built_in, module="bench.readers.vlm_presets", replace=True
         )
     assert VLMOptions(preset="oneig").resolved()[1] == 128
+
+
+def test_a_second_thread_waits_for_a_kind_being_loaded_and_sees_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread that looks a kind up while another thread imports its package waits."""
+    import threading
+
+    from bench.core.registry import PluginRegistry
+
+    package = tmp_path / "toy_kind_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "gate.py").write_text(
+        "import threading\nREGISTRY = None\n"
+        "HALF_WAY = threading.Event()\nGO_ON = threading.Event()\n"
+    )
+    (package / "m_first.py").write_text(
+        "from toy_kind_pkg import gate\n"
+        "gate.REGISTRY.register('toys', 'first')(lambda spec, options: 1)\n"
+        "gate.HALF_WAY.set()\n"
+        "assert gate.GO_ON.wait(60)\n"
+    )
+    (package / "m_second.py").write_text(
+        "from toy_kind_pkg import gate\n"
+        "gate.REGISTRY.register('toys', 'second')(lambda spec, options: 2)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import toy_kind_pkg.gate as gate  # type: ignore[import-not-found]
+
+    registry = PluginRegistry({"toys": "toy_kind_pkg"})
+    gate.REGISTRY = registry
+    loader = threading.Thread(target=registry.load, args=("toys",))
+    loader.start()
+    assert gate.HALF_WAY.wait(60), "the loading thread never reached the first module"
+    seen: list[list[str]] = []
+    looker = threading.Thread(target=lambda: seen.append(registry.names("toys")))
+    looker.start()
+    looker.join(timeout=0.5)
+    assert looker.is_alive(), "the second thread did not wait for the kind to be loaded"
+    gate.GO_ON.set()
+    loader.join(timeout=60)
+    looker.join(timeout=60)
+    assert seen == [["first", "second"]]
+    for name in [m for m in sys.modules if m.startswith("toy_kind_pkg")]:
+        del sys.modules[name]

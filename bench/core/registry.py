@@ -60,6 +60,7 @@ import importlib.util
 import os
 import pkgutil
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -347,6 +348,10 @@ class PluginRegistry:
         self.kinds = dict(kinds)
         self._plugins: dict[str, dict[str, Plugin[Any]]] = {kind: {} for kind in self.kinds}
         self._loaded: set[str] = set()
+        self._complete: set[str] = set()
+        # Re-entrant: a module being imported may look up its own kind (and sees it partial);
+        # another thread waits until the kind is complete.
+        self._load_lock = threading.RLock()
         self._entry_points_loaded = False
 
     # ------------------------------------------------------------ registering
@@ -448,19 +453,23 @@ class PluginRegistry:
     def load(self, kind: str) -> None:
         """Import every module of ``kind``'s package (and the entry points) once."""
         self._check_kind(kind)
-        if kind in self._loaded:
+        if kind in self._complete:
             return
-        # Marked first: a module being imported may look up its own kind.
-        self._loaded.add(kind)
-        try:
-            for module in package_modules(self.kinds[kind]):
-                importlib.import_module(module)
-        except BaseException:
-            self._loaded.discard(kind)  # a later call tries again and raises again
-            raise
-        if not self._entry_points_loaded:
-            self._entry_points_loaded = True
-            _load_entry_points()
+        with self._load_lock:
+            if kind in self._loaded:
+                return
+            # Marked first: a module being imported may look up its own kind.
+            self._loaded.add(kind)
+            try:
+                for module in package_modules(self.kinds[kind]):
+                    importlib.import_module(module)
+            except BaseException:
+                self._loaded.discard(kind)  # a later call tries again and raises again
+                raise
+            if not self._entry_points_loaded:
+                self._entry_points_loaded = True
+                _load_entry_points()
+            self._complete.add(kind)
 
     def entries(self, kind: str) -> list[Plugin[Any]]:
         """Every plug-in of ``kind``, sorted by name."""
