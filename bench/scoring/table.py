@@ -133,6 +133,10 @@ class Metric:
     summary tables (1 first; ``True`` counts as 1, ties keep registration order;
     0 or ``False``: not shown by default). ``compat`` is another name selecting the
     metric's family in ``score_pairs(compat=...)`` besides the family's own name.
+    ``helper`` marks a per-image count a family keeps in a run's results only for its
+    pooled aggregates and the bootstrap (``longtext_matched``): the benchmark's own code
+    writes no such per-pair column, so ``glyphbench score --compat`` leaves it out
+    (:meth:`MetricTable.contract`).
     """
 
     name: str
@@ -149,6 +153,7 @@ class Metric:
     summary: int = 0
     inputs: Inputs = "text"
     compat: str = ""
+    helper: bool = False
 
     def __post_init__(self) -> None:
         problems = [
@@ -295,6 +300,42 @@ class MetricTable:
         """Metrics of ``families`` shown in summary tables, in their ``summary`` order."""
         shown = [metric for metric in self.of(families) if metric.summary]
         return [metric.name for metric in sorted(shown, key=lambda metric: int(metric.summary))]
+
+    def contract(self, family: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What ``glyphbench score --compat FAMILY`` writes: (per-pair columns, summary keys).
+
+        The per-pair columns are the family's per-image text columns that are not
+        helpers; the summary keys its summary metrics in order (text metrics only), or
+        every per-pair column when it marks none (TextInVision's ``score.py`` reports
+        the mean of each of its four scores).
+
+        >>> METRICS.contract("longtext")
+        (('longtext_recall',), ('longtext_text_score',))
+        >>> METRICS.contract("vae")
+        (('wr', 'pa'), ('wr', 'pa'))
+        """
+        metrics = self.of([family])
+        columns = tuple(
+            m.name for m in metrics if m.per_image and m.inputs == "text" and not m.helper
+        )
+        summary = tuple(
+            name for name in self.summary_names([family]) if self.get(name, family).inputs == "text"
+        )
+        return columns, summary or columns
+
+    def peer_families(self) -> list[str]:
+        """Families reproducing another benchmark's scorer, in registration order.
+
+        Each has a reader-units conversion (its benchmark's reader hands the scorer
+        other units than glyphbench's lines) or a ``compat`` alias (TextInVision's
+        ``score.py``, ``compat="reference"``, takes the read cell as it is);
+        glyphbench's own families (``glyphbench``, ``vae``) have neither.
+
+        >>> "mario" in METRICS.peer_families(), "vae" in METRICS.peer_families()
+        (True, False)
+        """
+        aliased = {m.family for m in self.all() if m.compat}
+        return [f for f in self.families() if f in self._units or f in aliased]
 
     def compat_names(self) -> dict[str, str]:
         """Every name ``compat=`` accepts -> its family: each family's name and its aliases."""
