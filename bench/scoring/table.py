@@ -136,7 +136,8 @@ class Metric:
     ``helper`` marks a per-image count a family keeps in a run's results only for its
     pooled aggregates and the bootstrap (``longtext_matched``): the benchmark's own code
     writes no such per-pair column, so ``glyphbench score --compat`` leaves it out
-    (:meth:`MetricTable.contract`).
+    (:meth:`MetricTable.contract`). ``short`` is the header of dense tables (the VAE
+    summary's ``WR``); empty: the label (:attr:`short_label`).
     """
 
     name: str
@@ -154,6 +155,7 @@ class Metric:
     inputs: Inputs = "text"
     compat: str = ""
     helper: bool = False
+    short: str = ""
 
     def __post_init__(self) -> None:
         problems = [
@@ -174,6 +176,10 @@ class Metric:
     @property
     def per_image(self) -> bool:
         return self.function is not None
+
+    @property
+    def short_label(self) -> str:
+        return self.short or self.label
 
     @property
     def direction(self) -> str:
@@ -389,6 +395,38 @@ class MetricTable:
             return values[name]
 
         return {name: value_of(name) for name in names}
+
+    def aggregate_groups(
+        self,
+        scores: pd.DataFrame,
+        by: str | list[str],
+        name: str,
+        family: str | None = None,
+        *,
+        sort: bool = False,
+    ) -> pd.Series:
+        """:meth:`aggregate` of the metric ``name`` per group of ``by`` (in order met, or sorted).
+
+        A :class:`Mean` is pandas' grouped mean (NaN skipped); another aggregate is
+        computed group by group.
+
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"size": [48, 48, 10], "ned": [1.0, 0.5, 0.0]})
+        >>> METRICS.aggregate_groups(rows, "size", "ned").to_dict()
+        {48: 0.75, 10: 0.0}
+        >>> rows["longtext_matched"], rows["longtext_total"] = [1, 2, 0], [4, 4, 3]
+        >>> METRICS.aggregate_groups(rows, "size", "longtext_text_score", "longtext", sort=True)
+        10    0.000
+        48    0.375
+        Name: longtext_text_score, dtype: float64
+        """
+        import pandas as pd
+
+        if isinstance(self.get(name, family).aggregate, Mean):
+            return scores.groupby(by, sort=sort)[name].mean()
+        groups = scores.groupby(by, sort=sort)
+        values = {key: self.aggregate(rows, [name], family)[name] for key, rows in groups}
+        return pd.Series(values, name=name, dtype="float64")
 
 
 def _check_same_meaning(first: Metric, second: Metric) -> None:
