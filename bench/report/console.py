@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-#: The metrics of the console summary, a compact view of the table's summary metrics.
-CONSOLE_METRICS = ("algorithm1", "exact_match", "ned")
+#: The metrics of the console summary: the first three of the metric table's summary
+#: metrics of ``glyphbench`` (Algorithm 1, exact match, NED), a compact view of the report's.
+CONSOLE_METRICS = tuple(METRICS.summary_names(["glyphbench"])[:3])
 
 #: How a refused image's error starts (a hosted API's content policy said no).
 REFUSED = "Refused:"
