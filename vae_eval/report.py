@@ -239,8 +239,10 @@ def _aggregate(rows: pd.DataFrame, metric: Metric, column: str | None = None) ->
     column = column or metric.name
     if column not in rows.columns:
         return math.nan
-    values = rows[[column]].set_axis([metric.name], axis=1)
-    return METRICS.aggregate(values, [metric.name], "vae")[metric.name]
+    if column != metric.name:
+        rows = rows.drop(columns=[metric.name], errors="ignore")
+        rows = rows.rename(columns={column: metric.name})
+    return METRICS.aggregate(rows, [metric.name], "vae")[metric.name]
 
 
 def summary_sources() -> tuple[dict[str, str], dict[str, str]]:
