@@ -131,23 +131,27 @@ def analyse(
 
 
 def _plot(study: Study, labels: pd.DataFrame) -> str:
-    """Metric vs human share of 'yes' per image, as a base64 PNG (empty when nothing to plot)."""
+    """The first ranking metric (its label from the metric table) vs the share of 'yes' per
+    image, as a base64 PNG (empty when nothing to plot)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    data = labels.merge(study.manifest[["image_id", "model", "ned"]], on="image_id")
-    data = data[data["ned"].notna()]
+    from bench.scoring.table import METRICS
+
+    metric = RANKING_METRICS[0]
+    data = labels.merge(study.manifest[["image_id", "model", metric]], on="image_id")
+    data = data[data[metric].notna()]
     if data.empty:
         return ""
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
     rng = np.random.default_rng(0)
     for model, part in sorted(data.groupby("model")):
         jitter = rng.uniform(-0.02, 0.02, len(part))
-        ax.scatter(part["ned"], part["human_share"] + jitter, label=str(model), alpha=0.7, s=18)
-    ax.set_xlabel("NED (automatic, 1 = text exactly right)")
+        ax.scatter(part[metric], part["human_share"] + jitter, label=str(model), alpha=0.7, s=18)
+    ax.set_xlabel(f"{METRICS.get(metric).label}, automatic")
     ax.set_ylabel(f"share of raters saying yes ({ACCURACY_CRITERION})")
     ax.set_ylim(-0.08, 1.08)
     # beside the axes, so the legend never covers a point

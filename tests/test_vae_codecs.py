@@ -63,7 +63,7 @@ def test_resize_factor_orders_fidelity_and_keeps_size() -> None:
         ("identity?quality=3", "unknown option 'quality'; known: none"),
         ("jpeg:x", "'jpeg' takes no target"),
         ("diffusers:", "needs a target, e.g. diffusers:<hub id or path>"),
-        ("diffusers:x?dtype=int8", "dtype='int8': use fp32, fp16 or bf16"),
+        ("diffusers:x?dtype=int8", "dtype 'int8' is not one of float32, float16, bfloat16"),
         ("diffusers:x?device=tpu", "'device': Input should be 'auto', 'cpu' or 'cuda'"),
     ],
 )

@@ -235,3 +235,32 @@ def test_threshold_is_stated_with_n_and_interval_or_too_thin(tmp_path: Path) -> 
     text = section.group(0)
     assert "evidence too thin: n = 4 per font size (48, 32, 20 px), fewer than 5" in text
     assert "<td>32 px</td>" not in text and "n = 4" in text
+
+
+def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
+    """Issue 23: a record's short label names its column, its aggregate computes the value."""
+    from dataclasses import replace
+
+    from bench.scoring.table import METRICS, Derived
+
+    table = pd.DataFrame(_rows("vae", {48: 100.0, 32: 50.0}))
+    before = summary_table(table)
+    assert list(before.columns[2:-2]) == [
+        "WR",
+        "WR loss",
+        "PA",
+        "PSNR",
+        "SSIM",
+        "PSNR text",
+        "SSIM text",
+    ]
+    assert before.loc["vae", "PA"] == 75.0  # the mean of the per-image PA
+    pa = METRICS.get("pa", "vae")
+    halved = Derived(("wr",), lambda wr: wr / 2)
+    METRICS.add(replace(pa, short="Partial", aggregate=halved), replace=True)
+    try:
+        after = summary_table(table)
+    finally:
+        METRICS.add(pa, replace=True, place="bench.scoring.vae")
+    assert "PA" not in after.columns and after.loc["vae", "Partial"] == 37.5
+    assert summary_table(table).loc["vae", "PA"] == 75.0

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.core.errors import InputError
+from bench.core.errors import InputError, validation_error
 
 
 class VaeEntry(BaseModel):
@@ -62,28 +62,17 @@ class VaeConfig(BaseModel):
 
 def load_config(path: Path) -> VaeConfig:
     """Read and validate ``path``; any problem is a one-line :class:`InputError`."""
-    import yaml
+    from bench.core.io import yaml_data
 
     if not path.is_file():
         raise InputError(path, "config file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(path, f"invalid YAML: {problem}", line=line) from None
+    data = yaml_data(path.read_text(encoding="utf-8"), path)
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping with a 'vaes' list")
     try:
         return VaeConfig.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        key = ".".join(str(part) for part in error["loc"])
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = f"unknown key {str(error['loc'][-1])!r}"
-        raise InputError(path, message, key=key or None) from None
+        raise validation_error(exc, path) from None
 
 
 def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ from bench.scoring.bootstrap import MIN_UNITS
 if TYPE_CHECKING:
     import pandas as pd
 
+    from bench.scoring.table import Metric
     from bench.templates import Cell, Table
 
     #: Lower and upper interval bounds, each a frame shaped like the table it bounds.
@@ -68,6 +69,35 @@ SEED = 0
 CONFIDENCE = 0.95
 
 
+#: The result column of WR on the original images (the OCR ceiling).
+CEILING = "wr_original"
+
+
+def _wr_by(rows: pd.DataFrame, by: str, column: str = "wr") -> pd.Series:
+    """WR's aggregate (metric table, family ``vae``) per value of ``by``, sorted by value.
+
+    ``column`` holds the per-image WR (``wr``, or :data:`CEILING` for the original images).
+    """
+    from bench.scoring.table import METRICS
+
+    values = rows[[by, column]].set_axis([by, "wr"], axis=1)
+    return METRICS.aggregate_groups(values, by, "wr", "vae", sort=True)
+
+
+def _pivot_aggfunc() -> str:
+    """WR's aggregate as a pivot-table function: the metric table's per-image mean.
+
+    The codec x attribute tables average one value per image; a WR aggregated any
+    other way (pooled, derived) could not be pivoted so, and is refused here.
+    """
+    from bench.scoring.table import METRICS, Mean
+
+    aggregate = METRICS.get("wr", "vae").aggregate
+    if not isinstance(aggregate, Mean):
+        raise ValueError(f"the WR tables need a per-image mean; the metric table has {aggregate}")
+    return "mean"
+
+
 def survival_threshold(
     table: pd.DataFrame, ratio: float = SURVIVAL_RATIO
 ) -> dict[str, float | None]:
@@ -80,12 +110,16 @@ def survival_threshold(
     100 everywhere: 48 and 32 pass (>= 90), 20 fails, so the threshold is 32 even
     though 10 passes again (text must survive at every larger size).
     """
+    import pandas as pd
+
     if "font_size" not in table.columns:
         return {}
     rows = table[~failed_mask(table)]
     out: dict[str, float | None] = {}
     for vae, group in rows.groupby("vae", sort=False):
-        means = group.groupby("font_size")[["wr", "wr_original"]].mean().sort_index(ascending=False)
+        means = pd.DataFrame(
+            {"wr": _wr_by(group, "font_size"), "wr_original": _wr_by(group, "font_size", CEILING)}
+        ).sort_index(ascending=False)
         threshold: float | None = None
         for size, row in means.iterrows():
             if row["wr"] >= ratio * row["wr_original"]:
@@ -187,6 +221,50 @@ def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
 CEILING_LABEL = "OCR ceiling (original)"
 
 
+def _summary_metrics() -> list[Metric]:
+    """The ``vae`` family's summary metrics, in their table order (WR, PA, PSNR, SSIM, ...)."""
+    from bench.scoring.table import METRICS
+
+    return [METRICS.get(name, "vae") for name in METRICS.summary_names(["vae"])]
+
+
+def _aggregate(rows: pd.DataFrame, metric: Metric, column: str | None = None) -> float:
+    """``metric``'s aggregate from the metric table over ``rows``, read from ``column``.
+
+    ``column`` defaults to the metric's own (``wr_original``: the same metric on the
+    original images). NaN when the table predates the column or every value is NaN.
+    """
+    from bench.scoring.table import METRICS
+
+    column = column or metric.name
+    if column not in rows.columns:
+        return math.nan
+    if column != metric.name:
+        rows = rows.drop(columns=[metric.name], errors="ignore")
+        rows = rows.rename(columns={column: metric.name})
+    return METRICS.aggregate(rows, [metric.name], "vae")[metric.name]
+
+
+def summary_sources() -> tuple[dict[str, str], dict[str, str]]:
+    """(summary column -> result column of each codec row, ceiling column -> result column).
+
+    Read from the metric table: each ``vae`` summary metric under its short label, the
+    first one's loss (``WR loss``: ceiling minus codec, per image) after it; the ceiling
+    row holds the text metrics on the original images (``wr_original``, ``pa_original``).
+
+    >>> summary_sources()[1]
+    {'WR': 'wr_original', 'PA': 'pa_original'}
+    """
+    metrics = _summary_metrics()
+    codec: dict[str, str] = {}
+    for metric in metrics:
+        codec[metric.short_label] = metric.name
+        if metric is metrics[0]:
+            codec[f"{metric.short_label} loss"] = f"{metric.name}_loss"
+    ceiling = {m.short_label: f"{m.name}_original" for m in metrics if m.inputs == "text"}
+    return codec, ceiling
+
+
 def summary_table(table: pd.DataFrame) -> pd.DataFrame:
     """The OCR ceiling (first row), then per codec (in table order) counts and mean metrics.
 
@@ -194,42 +272,31 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
     on the codec, so it is computed once, over the distinct images any codec read
     successfully, and shown once (issue 22: it used to be repeated per codec, each
     time with its own interval). Each codec's ``WR loss`` stays paired: ceiling
-    minus codec on that codec's own successful images.
+    minus codec on that codec's own successful images. Metrics, their short labels
+    and their aggregates come from the metric table (family ``vae``); a PSNR mean is
+    +inf when any reconstruction is pixel-identical, and the text-region columns are
+    NaN (n/a) when the set has no text boxes.
     """
     import pandas as pd
 
+    metrics = {m.name: m for m in _summary_metrics()}
+    codec_sources, ceiling_sources = summary_sources()
     ok_all = table[~failed_mask(table)]
     distinct = ok_all.drop_duplicates("image_id") if "image_id" in ok_all else ok_all
-    records: list[dict[str, Any]] = [
-        {
-            "vae": CEILING_LABEL,
-            "images": len(distinct),
-            "failed": math.nan,
-            "WR": _mean(distinct, "wr_original"),
-            "PA": _mean(distinct, "pa_original"),
-        }
-    ]
+    ceiling: dict[str, Any] = {"vae": CEILING_LABEL, "images": len(distinct), "failed": math.nan}
+    for column, source in ceiling_sources.items():
+        ceiling[column] = _aggregate(distinct, metrics[source.removesuffix("_original")], source)
+    records: list[dict[str, Any]] = [ceiling]
     for vae, group in table.groupby("vae", sort=False):
         failed = failed_mask(group)
         ok = group[~failed]
-        records.append(
-            {
-                "vae": vae,
-                "images": len(group),
-                "failed": int(failed.sum()),
-                "WR": ok["wr"].mean(),
-                "WR loss": ok["wr_loss"].mean(),
-                "PA": ok["pa"].mean(),
-                "PSNR": ok["psnr"].mean(),  # +inf when any reconstruction is pixel-identical
-                "SSIM": ok["ssim"].mean(),
-                "PSNR text": _mean(ok, "psnr_text"),  # NaN (n/a): the set has no text boxes
-                "SSIM text": _mean(ok, "ssim_text"),
-                "codec s/img": _mean(ok, "codec_seconds"),
-                "OCR s/img": _mean(ok, "ocr_seconds"),
-            }
-        )
-    columns = ["vae", "images", "failed", "WR", "WR loss", "PA", "PSNR", "SSIM"]
-    columns += ["PSNR text", "SSIM text", "codec s/img", "OCR s/img"]
+        record: dict[str, Any] = {"vae": vae, "images": len(group), "failed": int(failed.sum())}
+        for column, source in codec_sources.items():
+            record[column] = _aggregate(ok, metrics[source.removesuffix("_loss")], source)
+        record["codec s/img"] = _mean(ok, "codec_seconds")
+        record["OCR s/img"] = _mean(ok, "ocr_seconds")
+        records.append(record)
+    columns = ["vae", "images", "failed", *codec_sources, "codec s/img", "OCR s/img"]
     out = pd.DataFrame(records, columns=columns).set_index("vae")
     # counts stay integers ("0", not "0.0"); the ceiling row has no failures of its own
     out["failed"] = pd.Series(
@@ -238,35 +305,22 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-#: Summary columns with an interval, and the result column each is the mean of.
-SUMMARY_SOURCES = {
-    "WR": "wr",
-    "WR loss": "wr_loss",
-    "PA": "pa",
-    "PSNR": "psnr",
-    "SSIM": "ssim",
-    "PSNR text": "psnr_text",
-    "SSIM text": "ssim_text",
-}
-#: The ceiling row's columns and the result column each is the mean of.
-CEILING_SOURCES = {"WR": "wr_original", "PA": "pa_original"}
-
-
 def summary_bounds(table: pd.DataFrame, summary: pd.DataFrame) -> Bounds:
     """Bootstrap interval bounds (over images) for the mean columns of :func:`summary_table`.
 
     The ceiling row's interval is drawn once, over the distinct images.
     """
     lower, upper = _empty_bounds(summary)
+    codec_sources, ceiling_sources = summary_sources()
     ok = table[~failed_mask(table)]
     if CEILING_LABEL in summary.index:
         distinct = ok.drop_duplicates("image_id") if "image_id" in ok else ok
-        for column, source in CEILING_SOURCES.items():
+        for column, source in ceiling_sources.items():
             if source in distinct.columns:
                 lo, hi = mean_bounds(distinct[source], ("ceiling", source))
                 lower.loc[CEILING_LABEL, column], upper.loc[CEILING_LABEL, column] = lo, hi
     for vae, group in ok.groupby("vae", sort=False):
-        for column, source in SUMMARY_SOURCES.items():
+        for column, source in codec_sources.items():
             if source in group.columns and column in summary.columns:
                 lo, hi = mean_bounds(group[source], ("summary", vae, source))
                 lower.loc[vae, column], upper.loc[vae, column] = lo, hi
@@ -305,7 +359,7 @@ def first_size_below(table: pd.DataFrame, floor: float = ABSOLUTE_FLOOR) -> dict
     rows = table[~failed_mask(table)]
     out: dict[str, float | None] = {}
     for vae, group in rows.groupby("vae", sort=False):
-        means = group.groupby("font_size")["wr"].mean().sort_index(ascending=False)
+        means = _wr_by(group, "font_size").sort_index(ascending=False)
         below = [float(str(size)) for size, wr in means.items() if wr < floor]
         out[str(vae)] = below[0] if below else None
     return out
@@ -333,7 +387,7 @@ def reader_limits(table: pd.DataFrame, floor: float = READER_FLOOR) -> dict[str,
     for attribute in READER_ATTRIBUTES:
         if attribute not in rows.columns:
             continue
-        ceiling = rows.groupby(attribute)["wr_original"].mean()
+        ceiling = _wr_by(rows, attribute, CEILING)
         weak = {_plain(value): float(wr) for value, wr in ceiling.items() if wr < floor}
         if weak:
             out[attribute] = weak
@@ -396,9 +450,10 @@ def wr_pivot(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     import pandas as pd
 
     ok = table[~failed_mask(table)]
-    pivot = ok.pivot_table(index="vae", columns=by, values="wr", aggfunc="mean", sort=False)
+    aggfunc = _pivot_aggfunc()
+    pivot = ok.pivot_table(index="vae", columns=by, values="wr", aggfunc=aggfunc, sort=False)
     ceiling = ok.drop_duplicates("image_id").pivot_table(
-        columns=by, values="wr_original", aggfunc="mean", sort=False
+        columns=by, values=CEILING, aggfunc=aggfunc, sort=False
     )
     ceiling.index = pd.Index([CEILING_LABEL])
     combined = pd.concat([ceiling, pivot])
@@ -498,10 +553,10 @@ def wr_figure(table: pd.DataFrame) -> Any:
     from matplotlib.ticker import NullLocator
 
     figure, axes = plt.subplots(figsize=(8.5, 4.5))
-    ceiling = ok.drop_duplicates("image_id").groupby("font_size")["wr_original"].mean()
+    ceiling = _wr_by(ok.drop_duplicates("image_id"), "font_size", CEILING)
     axes.plot(ceiling.index, ceiling.values, "k--", label="OCR ceiling (original)")
     for vae, group in ok.groupby("vae", sort=False):
-        means = group.groupby("font_size")["wr"].mean()
+        means = _wr_by(group, "font_size")
         axes.plot(means.index, means.values, marker="o", label=str(vae))
     axes.set_xscale("log")
     axes.xaxis.set_minor_locator(NullLocator())  # only the evaluated sizes are labelled
@@ -584,6 +639,9 @@ def size_evidence(
     """
     if "font_size" not in table.columns:
         return {}
+    from bench.scoring.table import METRICS
+
+    wr = METRICS.get("wr", "vae")
     rows = table[~failed_mask(table)]
     out: dict[str, list[SizeEvidence]] = {}
     for vae, group in rows.groupby("vae", sort=False):
@@ -594,10 +652,10 @@ def size_evidence(
                 SizeEvidence(
                     float(str(size)),
                     len(cell),
-                    float(cell["wr"].mean()),
+                    _aggregate(cell, wr),
                     lo,
                     hi,
-                    ratio * float(cell["wr_original"].mean()),
+                    ratio * _aggregate(cell, wr, CEILING),
                 )
             )
         out[str(vae)] = sorted(sizes, key=lambda e: -e.size)

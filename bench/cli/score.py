@@ -11,6 +11,7 @@ their pooled aggregates and the bootstrap (``longtext_matched``, ``oneig_wac_tot
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,41 +22,35 @@ from bench.core.errors import InputError
 if TYPE_CHECKING:
     import pandas as pd
 
-#: ``--compat`` family -> (per-pair columns of OUT.csv, keys of the summary JSON), exactly.
-#: Families not listed (``glyphbench``, ``vae``) write every per-image text column and
-#: their summary metrics. tests/test_cli_score_contract.py checks every entry against
-#: values from the benchmarks' own code.
-CONTRACT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "anytext": (("anytext_sen_acc", "anytext_ned"), ("anytext_sen_acc", "anytext_ned")),
-    "anytext-zh": (("anytext_sen_acc", "anytext_ned"), ("anytext_sen_acc", "anytext_ned")),
-    "mario": (
-        ("mario_precision", "mario_recall", "mario_acc"),
-        ("mario_precision", "mario_recall", "mario_f", "mario_acc"),
-    ),
-    "cocotext": (
-        ("cocotext_exact", "cocotext_distance1", "cocotext_ignored"),
-        ("cocotext_exact", "cocotext_distance1"),
-    ),
-    "oneig": (
-        ("oneig_ed", "oneig_cr", "oneig_wac"),
-        ("oneig_ed", "oneig_cr", "oneig_wac", "oneig_text_score"),
-    ),
-    "oneig-zh": (
-        ("oneig_ed", "oneig_cr", "oneig_wac"),
-        ("oneig_ed", "oneig_cr", "oneig_wac", "oneig_text_score"),
-    ),
-    "longtext": (("longtext_recall",), ("longtext_text_score",)),
-    "longtext-zh": (("longtext_recall",), ("longtext_text_score",)),
-    "lex": (("lex_pned", "lex_recall"), ("lex_pned", "lex_recall")),
-    "cvtg": (
-        ("cvtg_word_correct", "cvtg_word_total", "cvtg_word_ned"),
-        ("cvtg_word_accuracy", "cvtg_ned"),
-    ),
-    "textinvision": (
-        ("score_longest_match", "score_lcs", "score_levenshtein", "score_algorithm1"),
-        ("score_longest_match", "score_lcs", "score_levenshtein", "score_algorithm1"),
-    ),
-}
+
+class _Contract(Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
+    """``--compat`` family -> (per-pair columns of OUT.csv, keys of the summary JSON), exactly.
+
+    Read from the metric table on first use (:meth:`bench.scoring.table.MetricTable.contract`:
+    the family's per-image text columns less its helper columns, and its summary
+    metrics), so ``glyphbench --help`` loads no scorer. It lists the families that
+    reproduce another benchmark's scorer (:meth:`~bench.scoring.table.MetricTable.peer_families`);
+    glyphbench's own families (``glyphbench``, ``vae``) follow the same rule.
+    tests/test_cli_score_contract.py checks every entry against values from the
+    benchmarks' own code.
+    """
+
+    def _table(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        from bench.scoring.table import METRICS
+
+        return {family: METRICS.contract(family) for family in METRICS.peer_families()}
+
+    def __getitem__(self, family: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return self._table()[family]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+CONTRACT = _Contract()
 
 COMPAT_HELP = (
     "Score as a benchmark's own code does: anytext, anytext-zh, mario, cocotext, oneig, "
@@ -103,6 +98,7 @@ def score_command(
     """
     from bench.core.io import read_table, write_json, write_table
     from bench.scoring import score_pairs
+    from bench.scoring.table import METRICS
 
     family = compat_family(compat)
     if read_as not in ("lines", "units"):
@@ -124,8 +120,7 @@ def score_command(
     if clashes:
         raise InputError(pairs, f"input already has score columns {clashes}; rename them first")
     scored = frame.join(scores)
-    pair_columns = CONTRACT[family][0] if family in CONTRACT else tuple(scores.columns)
-    write_table(frame.join(scores[list(pair_columns)]), out)
+    write_table(frame.join(scores[list(METRICS.contract(family)[0])]), out)
     if summary is not None:
         write_json(summary, headline(scored, family))
     typer.echo(f"scored {len(frame)} pairs -> {out}")
@@ -151,9 +146,9 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     """The family's summary metrics aggregated over every row that did not fail.
 
     Each metric is aggregated as its record says (mean, pooled ratio, or derived);
-    a family in :data:`CONTRACT` reports exactly its contract keys, another family
-    its summary metrics (all of its text metrics when it marks none). Values that
-    are not finite are written as null.
+    the keys are the family's contract (:meth:`~bench.scoring.table.MetricTable.contract`:
+    its summary text metrics, else its per-pair columns). Values that are not finite
+    are written as null.
 
     >>> import pandas as pd
     >>> headline(pd.DataFrame({"wr": [100.0, 50.0], "pa": [100.0, 80.0]}), "vae")
@@ -162,13 +157,7 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     from bench.core.schema import failed_mask
     from bench.scoring.table import METRICS
 
-    if family in CONTRACT:
-        names = list(CONTRACT[family][1])
-    else:
-        names = METRICS.summary_names([family]) or [
-            m.name for m in METRICS.of([family]) if m.inputs == "text"
-        ]
-        names = [n for n in names if METRICS.get(n, family).inputs == "text"]
+    names = METRICS.contract(family)[1]
     values = METRICS.aggregate(scored[~failed_mask(scored)], names, family)
     return {name: value if math.isfinite(value) else None for name, value in values.items()}
 

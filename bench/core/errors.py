@@ -7,6 +7,10 @@ every other exception is a bug and keeps its traceback.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class InputError(Exception):
@@ -40,6 +44,42 @@ class InputError(Exception):
             where += f" [{self.key}]"
         where = where.strip()
         return f"{where}: {self.problem}" if where else self.problem
+
+
+def validation_error(exc: ValidationError, source: str | Path | None) -> InputError:
+    """The first problem of a pydantic validation as a one-line error naming the key.
+
+    An unknown key comes first (it usually explains the rest: ``modles`` makes
+    ``models`` missing); a value's message says what was given when it does not already.
+
+    >>> from pydantic import BaseModel, ConfigDict, ValidationError
+    >>> class Settings(BaseModel):
+    ...     model_config = ConfigDict(extra="forbid")
+    ...     limit: int
+    ...     ocr: str = "easyocr"
+    >>> for data in ({"limit": 1, "limt": 2}, {}, {"limit": 1, "ocr": 7}):
+    ...     try:
+    ...         Settings.model_validate(data)
+    ...     except ValidationError as exc:
+    ...         print(validation_error(exc, "run.yaml"))
+    run.yaml [limt]: unknown key 'limt'
+    run.yaml [limit]: missing required key 'limit'
+    run.yaml [ocr]: Input should be a valid string (got 7)
+    """
+    errors = exc.errors()
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    location = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        problem = f"unknown key {str(first['loc'][-1])!r}"
+    elif first["type"] == "missing":
+        problem = f"missing required key {str(first['loc'][-1])!r}"
+    else:
+        message = str(first["msg"]).removeprefix("Value error, ")
+        given = first.get("input")
+        scalar = isinstance(given, (str, int, float, bool)) or given is None
+        shown = scalar and "input" in first and str(given) not in message
+        problem = f"{message} (got {given!r})" if shown else message
+    return InputError(source, problem, key=location or None)
 
 
 def user_error(exc: BaseException) -> InputError | None:

@@ -399,6 +399,28 @@ def read_text(path: str | Path) -> str:
         raise InputError(path, f"cannot read: {os_problem(exc)}") from None
 
 
+def yaml_data(text: str, source: str | Path | None) -> Any:
+    """The data of YAML ``text`` (None when empty); a syntax error names ``source`` and line.
+
+    >>> yaml_data("ocr: easyocr\\nlimit: 4\\n", "run.yaml")
+    {'ocr': 'easyocr', 'limit': 4}
+    >>> try:
+    ...     yaml_data("vaes: [identity\\n", "vaes.yaml")
+    ... except InputError as exc:
+    ...     print(exc)
+    vaes.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>'
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(source, f"invalid YAML: {problem}", line=line) from None
+
+
 def read_json(path: str | Path, *, expect: type = dict) -> Any:
     """Read a JSON file holding an ``expect`` (a dict by default); one-line errors.
 

@@ -67,8 +67,8 @@ from pydantic import (
     model_validator,
 )
 
-from bench.core.errors import InputError
-from bench.core.io import slug
+from bench.core.errors import InputError, validation_error
+from bench.core.io import slug, yaml_data
 from bench.core.registry import PLUGINS, Spec
 from prompts.samplers import DEFAULT_SAMPLER
 
@@ -417,19 +417,11 @@ class RunConfig(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise _input_error(exc, source) from None
+            raise validation_error(exc, source) from None
 
     @classmethod
     def from_yaml_text(cls, text: str, source: str | Path | None = None) -> RunConfig:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = mark.line + 1 if mark is not None else None
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise InputError(source, f"invalid YAML: {problem}", line=line) from None
+        data = yaml_data(text, source)
         return cls.from_mapping(data if data is not None else {}, source)
 
     @classmethod
@@ -445,22 +437,3 @@ class RunConfig(_Strict):
         data = self.model_dump(mode="python")
         data.update({k: v for k, v in changes.items() if v is not None})
         return RunConfig.from_mapping(data, "command-line flags")
-
-
-def _input_error(exc: ValidationError, source: str | Path | None) -> InputError:
-    """The first validation problem as a one-line error naming the offending key."""
-    errors = exc.errors()
-    # An unknown key usually explains everything else (e.g. 'modles' -> 'models' missing).
-    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-    location = ".".join(str(part) for part in first["loc"])
-    if first["type"] == "extra_forbidden":
-        problem = f"unknown key {str(first['loc'][-1])!r}"
-    elif first["type"] == "missing":
-        problem = f"missing required key {str(first['loc'][-1])!r}"
-    else:
-        message = str(first["msg"]).removeprefix("Value error, ")
-        given = first.get("input")
-        scalar = isinstance(given, (str, int, float, bool)) or given is None
-        shown = scalar and "input" in first and str(given) not in message
-        problem = f"{message} (got {given!r})" if shown else message
-    return InputError(source, problem, key=location or None)

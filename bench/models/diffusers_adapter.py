@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from bench.core.dtypes import dtype_name
 from bench.core.errors import InputError
 from bench.core.registry import Options, Spec, missing_modules, parse_options, register
 from bench.models.base import ImageRequest, ModelAdapter
@@ -85,16 +86,6 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from PIL import Image
 
-_DTYPE_ALIASES = {
-    "float32": "float32",
-    "fp32": "float32",
-    "float": "float32",
-    "float16": "float16",
-    "fp16": "float16",
-    "half": "float16",
-    "bfloat16": "bfloat16",
-    "bf16": "bfloat16",
-}
 
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -186,12 +177,7 @@ class DiffusersOptions(Options):
     @field_validator("dtype", mode="before")
     @classmethod
     def _dtype_alias(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip():
-            name = _DTYPE_ALIASES.get(value.strip().lower())
-            if name is None:
-                raise ValueError(f"dtype {value!r} is not one of float32, float16, bfloat16")
-            return name
-        return value
+        return dtype_name(value) if isinstance(value, str) and value.strip() else value
 
     @field_validator("family")
     @classmethod

@@ -9,25 +9,28 @@ import pandas as pd
 
 from bench.core.schema import failed_mask
 from bench.report.tables import metric_header  # the report's header, in the console too
+from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-#: The metrics of the console summary, a compact view of the table's summary metrics.
-CONSOLE_METRICS = ("algorithm1", "exact_match", "ned")
+#: The metrics of the console summary: the first three of the metric table's summary
+#: metrics of ``glyphbench`` (Algorithm 1, exact match, NED), a compact view of the report's.
+CONSOLE_METRICS = tuple(METRICS.summary_names(["glyphbench"])[:3])
 
 #: How a refused image's error starts (a hosted API's content policy said no).
 REFUSED = "Refused:"
 
 
 def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> pd.DataFrame:
-    """One line per model: images, errors and mean scores over the rows without error.
+    """One line per model: images, errors and each metric's aggregate over the rows without error.
 
     A row failed when :func:`bench.core.schema.failed_mask` says so. Refusals (errors
     starting ``Refused:``) are counted apart from the other errors, with their rate
     over the model's images; ``cost_usd`` is the model's total cost (NaN for models
-    without prices). Labels and directions come from the metric table.
+    without prices). Aggregates (a mean, or pooled where the record says so), labels
+    and directions come from the metric table.
 
     >>> rows = pd.DataFrame({"model": ["a", "a", "b"], "is_control": [True, True, False],
     ...     "error": ["", "Generate: E: x", ""], "algorithm1": [0.0, None, 4.0],
@@ -50,8 +53,9 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
             "images": len(group),
             "errors": len(group) - len(ok) - refused,
         }
+        values = METRICS.aggregate(ok, metrics) if len(ok) else {}
         for metric in metrics:
-            line[metric] = float(ok[metric].mean()) if len(ok) else float("nan")
+            line[metric] = values.get(metric, float("nan"))
         line["refused"] = refused
         line["refusal_rate"] = refused / len(group)
         line["cost_usd"] = float(cost.sum()) if cost.notna().any() else float("nan")

@@ -195,5 +195,7 @@ for _name, _function, _label, _doc, _aggregate, _summary in _RECORDS:
             unit="words" if _name in ("cvtg_word_correct", "cvtg_word_total") else "",
             reference=REFERENCE,
             summary=_summary,
+            # the per-image sum only feeds the pooled NED; TextCrafter writes the mean
+            helper=_name == "cvtg_word_ned_sum",
         )
     )

@@ -67,7 +67,9 @@ def family_markdown(table: MetricTable, family: str) -> list[str]:
             m.label,
             "higher" if m.higher_is_better else "lower",
             m.unit,
-            f"{m.inputs} ({m.dtype})" if m.per_image else "set",
+            (f"{m.inputs} ({m.dtype})" + (", helper" if m.helper else ""))
+            if m.per_image
+            else "set",
             aggregate_text(m),
             m.doc,
             m.reference,

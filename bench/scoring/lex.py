@@ -211,5 +211,7 @@ for _name, _function, _label, _better, _doc, _aggregate, _summary in (
             aggregate=_aggregate,
             reference=REFERENCE,
             summary=_summary,
+            # numerator and denominator of the set's PNED; LeX-Bench's code has no such column
+            helper=_name in ("lex_pned_scored", "lex_scored"),
         )
     )

@@ -149,6 +149,7 @@ def _metrics(family: str) -> tuple[Metric, ...]:
             higher_is_better=True,
             doc=f"Ground-truth {unit} found in the answer.",
             unit=unit,
+            helper=True,
             **common,
         ),
         Metric(
@@ -158,6 +159,7 @@ def _metrics(family: str) -> tuple[Metric, ...]:
             higher_is_better=True,
             doc=f"Ground-truth {unit} after LongText-Bench's filter.",
             unit=unit,
+            helper=True,
             **common,
         ),
         Metric(

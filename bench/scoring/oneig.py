@@ -261,6 +261,7 @@ def _metrics(family: str) -> tuple[Metric, ...]:
             higher_is_better=True,
             doc="Ground-truth words (Chinese: characters) found in the answer.",
             unit="units",
+            helper=True,
             **common,
         ),
         Metric(
@@ -270,6 +271,7 @@ def _metrics(family: str) -> tuple[Metric, ...]:
             higher_is_better=True,
             doc="Ground-truth words (Chinese: characters) after OneIG's filter.",
             unit="units",
+            helper=True,
             **common,
         ),
         Metric(

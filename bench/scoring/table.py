@@ -133,6 +133,11 @@ class Metric:
     summary tables (1 first; ``True`` counts as 1, ties keep registration order;
     0 or ``False``: not shown by default). ``compat`` is another name selecting the
     metric's family in ``score_pairs(compat=...)`` besides the family's own name.
+    ``helper`` marks a per-image count a family keeps in a run's results only for its
+    pooled aggregates and the bootstrap (``longtext_matched``): the benchmark's own code
+    writes no such per-pair column, so ``glyphbench score --compat`` leaves it out
+    (:meth:`MetricTable.contract`). ``short`` is the header of dense tables (the VAE
+    summary's ``WR``); empty: the label (:attr:`short_label`).
     """
 
     name: str
@@ -149,6 +154,8 @@ class Metric:
     summary: int = 0
     inputs: Inputs = "text"
     compat: str = ""
+    helper: bool = False
+    short: str = ""
 
     def __post_init__(self) -> None:
         problems = [
@@ -169,6 +176,10 @@ class Metric:
     @property
     def per_image(self) -> bool:
         return self.function is not None
+
+    @property
+    def short_label(self) -> str:
+        return self.short or self.label
 
     @property
     def direction(self) -> str:
@@ -296,6 +307,42 @@ class MetricTable:
         shown = [metric for metric in self.of(families) if metric.summary]
         return [metric.name for metric in sorted(shown, key=lambda metric: int(metric.summary))]
 
+    def contract(self, family: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What ``glyphbench score --compat FAMILY`` writes: (per-pair columns, summary keys).
+
+        The per-pair columns are the family's per-image text columns that are not
+        helpers; the summary keys its summary metrics in order (text metrics only), or
+        every per-pair column when it marks none (TextInVision's ``score.py`` reports
+        the mean of each of its four scores).
+
+        >>> METRICS.contract("longtext")
+        (('longtext_recall',), ('longtext_text_score',))
+        >>> METRICS.contract("vae")
+        (('wr', 'pa'), ('wr', 'pa'))
+        """
+        metrics = self.of([family])
+        columns = tuple(
+            m.name for m in metrics if m.per_image and m.inputs == "text" and not m.helper
+        )
+        summary = tuple(
+            name for name in self.summary_names([family]) if self.get(name, family).inputs == "text"
+        )
+        return columns, summary or columns
+
+    def peer_families(self) -> list[str]:
+        """Families reproducing another benchmark's scorer, in registration order.
+
+        Each has a reader-units conversion (its benchmark's reader hands the scorer
+        other units than glyphbench's lines) or a ``compat`` alias (TextInVision's
+        ``score.py``, ``compat="reference"``, takes the read cell as it is);
+        glyphbench's own families (``glyphbench``, ``vae``) have neither.
+
+        >>> "mario" in METRICS.peer_families(), "vae" in METRICS.peer_families()
+        (True, False)
+        """
+        aliased = {m.family for m in self.all() if m.compat}
+        return [f for f in self.families() if f in self._units or f in aliased]
+
     def compat_names(self) -> dict[str, str]:
         """Every name ``compat=`` accepts -> its family: each family's name and its aliases."""
         names = {family: family for family in self.families()}
@@ -348,6 +395,38 @@ class MetricTable:
             return values[name]
 
         return {name: value_of(name) for name in names}
+
+    def aggregate_groups(
+        self,
+        scores: pd.DataFrame,
+        by: str | list[str],
+        name: str,
+        family: str | None = None,
+        *,
+        sort: bool = False,
+    ) -> pd.Series:
+        """:meth:`aggregate` of the metric ``name`` per group of ``by`` (in order met, or sorted).
+
+        A :class:`Mean` is pandas' grouped mean (NaN skipped); another aggregate is
+        computed group by group.
+
+        >>> import pandas as pd
+        >>> rows = pd.DataFrame({"size": [48, 48, 10], "ned": [1.0, 0.5, 0.0]})
+        >>> METRICS.aggregate_groups(rows, "size", "ned").to_dict()
+        {48: 0.75, 10: 0.0}
+        >>> rows["longtext_matched"], rows["longtext_total"] = [1, 2, 0], [4, 4, 3]
+        >>> METRICS.aggregate_groups(rows, "size", "longtext_text_score", "longtext", sort=True)
+        10    0.000
+        48    0.375
+        Name: longtext_text_score, dtype: float64
+        """
+        import pandas as pd
+
+        if isinstance(self.get(name, family).aggregate, Mean):
+            return scores.groupby(by, sort=sort)[name].mean()
+        groups = scores.groupby(by, sort=sort)
+        values = {key: self.aggregate(rows, [name], family)[name] for key, rows in groups}
+        return pd.Series(values, name=name, dtype="float64")
 
 
 def _check_same_meaning(first: Metric, second: Metric) -> None:

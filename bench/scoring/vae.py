@@ -304,6 +304,7 @@ register_metric(
         "wr",
         wr,
         label="Word retention (WR)",
+        short="WR",
         higher_is_better=True,
         doc="100 x word recall: share of ground-truth words read exactly (multiset); "
         "NaN when the truth has no words.",
@@ -317,6 +318,7 @@ register_metric(
         "pa",
         pa,
         label="Partial accuracy (PA)",
+        short="PA",
         higher_is_better=True,
         doc="100 x (1 - edit distance of optimally assigned words / ground-truth length); "
         "NaN when the truth has no words.",
@@ -357,6 +359,7 @@ register_metric(
         "psnr_text",
         text_psnr,
         label="PSNR (text region)",
+        short="PSNR text",
         higher_is_better=True,
         doc="PSNR over the RGB values inside the drawn text boxes only; NaN without boxes.",
         family="vae",
@@ -370,6 +373,7 @@ register_metric(
         "ssim_text",
         text_ssim,
         label="SSIM (text region)",
+        short="SSIM text",
         higher_is_better=True,
         doc="Mean of the SSIM map (as for SSIM) over the pixels inside the drawn text boxes; "
         "NaN without boxes.",

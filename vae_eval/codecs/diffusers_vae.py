@@ -41,9 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from bench.core.dtypes import dtype_name
 from bench.core.errors import InputError
 from bench.core.registry import Spec, missing_modules, register
-from vae_eval.codecs.protocol import DTYPES, TensorCodec, TensorOptions
+from vae_eval.codecs.protocol import TensorCodec, TensorOptions
 
 Normalisation = Literal["factor", "mean_std", "batch_norm", "none"]
 
@@ -145,7 +146,7 @@ class DiffusersCodec(TensorCodec):
                 f"supported autoencoders: {', '.join(SUPPORTED_CLASSES)}",
             )
         self.recipe = RECIPES[self.class_name]
-        requested_low = DTYPES[options.dtype] != "float32"
+        requested_low = dtype_name(options.dtype) != "float32"
         self.upcast = requested_low and bool(config.get("force_upcast", False))
         if self.upcast:
             self.dtype = torch.float32

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
+from bench.core.dtypes import dtype_name
 from bench.core.registry import Options, Spec, register
 
 if TYPE_CHECKING:
@@ -69,15 +70,6 @@ class Codec(ABC):
 
 # --------------------------------------------------------------------------- tensor codecs
 
-DTYPES = {
-    "fp32": "float32",
-    "float32": "float32",
-    "fp16": "float16",
-    "float16": "float16",
-    "bf16": "bfloat16",
-    "bfloat16": "bfloat16",
-}
-
 
 class TensorOptions(Options):
     """Options of every tensor codec (diffusers, taesd, python entries)."""
@@ -96,9 +88,8 @@ class TensorOptions(Options):
     @field_validator("dtype")
     @classmethod
     def _known_dtype(cls, value: str) -> str:
-        if value.lower() not in DTYPES:
-            raise ValueError(f"dtype={value!r}: use fp32, fp16 or bf16")
-        return value.lower()
+        dtype_name(value)  # the spelling is kept (run records show what was asked)
+        return value.strip().lower()
 
 
 def resolve_device(device: str) -> str:
@@ -114,7 +105,7 @@ def resolve_dtype(name: str, device: str) -> Any:
     """The torch dtype of ``name``; fp16 on CPU becomes fp32 (many CPU kernels lack fp16)."""
     import torch
 
-    dtype = getattr(torch, DTYPES[name])
+    dtype = getattr(torch, dtype_name(name))
     return torch.float32 if device == "cpu" and dtype == torch.float16 else dtype
 
 
