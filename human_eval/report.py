@@ -24,7 +24,8 @@ from human_eval.study import ACCURACY_CRITERION, Study, open_store
 if TYPE_CHECKING:
     from bench.templates import Cell, Table
 
-#: Manifest columns joined onto exported ratings (the model is revealed only here).
+#: Manifest columns joined onto exported ratings (the model is revealed only here), before
+#: the scores compared with people (:func:`ranking_metrics`).
 EXPORT_MANIFEST_COLUMNS = (
     "model",
     "is_control",
@@ -35,12 +36,19 @@ EXPORT_MANIFEST_COLUMNS = (
     "weight",
     "prompt_id",
     "text",
-    "ned",
-    "algorithm1",
 )
 
-#: Automatic scores whose model ranking is compared with people's.
-RANKING_METRICS = ("ned", "algorithm1")
+
+def ranking_metrics() -> list[str]:
+    """Automatic scores compared with people (alignment, model ranking), the first plotted:
+    the metric table's ``human`` places, in that order.
+
+    >>> ranking_metrics()
+    ['ned', 'algorithm1']
+    """
+    from bench.scoring.table import METRICS
+
+    return METRICS.human_names(compared=True)
 
 
 #: What one rating holds besides who rated which image.
@@ -61,7 +69,8 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
     out = ratings.assign(rater_id=ratings["participant_id"].map(anonymous)).drop(
         columns=["participant_id"]
     )
-    keep = ["image_id"] + [c for c in EXPORT_MANIFEST_COLUMNS if c in study.manifest.columns]
+    exported = [*EXPORT_MANIFEST_COLUMNS, *ranking_metrics()]
+    keep = ["image_id"] + [c for c in exported if c in study.manifest.columns]
     out = out.merge(study.manifest[keep], on="image_id", how="left")
     front = ["image_id", "rater_id", *_RATING_COLUMNS]
     return out[front + [c for c in out.columns if c not in front]]
@@ -114,9 +123,10 @@ def analyse(
     )
     positive = 1 if yes_no else 4
     labels = stats.human_labels(rated, ACCURACY_CRITERION, positive=positive)
-    alignment = stats.metric_alignment(labels, manifest, n_boot=n_boot, seed=seed)
+    compared = ranking_metrics()
+    alignment = stats.metric_alignment(labels, manifest, compared, n_boot=n_boot, seed=seed)
     blocks, kendall = [], {}
-    for metric in RANKING_METRICS:
+    for metric in compared:
         if metric in manifest.columns:
             table, tau, p = stats.model_ranking(labels, manifest, metric=metric)
             blocks.append(table.assign(metric=metric))
@@ -141,7 +151,12 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
 
     from bench.scoring.table import METRICS
 
-    metric = RANKING_METRICS[0]
+    compared = ranking_metrics()
+    if not compared:
+        return ""
+    metric = compared[0]
+    if metric not in study.manifest.columns:
+        return ""
     data = labels.merge(study.manifest[["image_id", "model", metric]], on="image_id")
     data = data[data[metric].notna()]
     if data.empty:

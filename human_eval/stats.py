@@ -504,7 +504,7 @@ def _pearson_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def metric_alignment(
     labels: pd.DataFrame,
     manifest: pd.DataFrame,
-    metrics: Sequence[str] = ("ned", "algorithm1"),
+    metrics: Sequence[str] | None = None,
     higher_is_better: dict[str, bool] | None = None,
     *,
     n_boot: int = 1000,
@@ -514,7 +514,9 @@ def metric_alignment(
     """How well each automatic score predicts the human label, overall and per model.
 
     ``labels`` is :func:`human_labels` output; ``manifest`` gives model and scores
-    per image_id. Scores where lower is better (e.g. algorithm1, an error count)
+    per image_id; ``metrics`` defaults to the scores the metric table compares with people
+    (its ``human`` places: ned, algorithm1). Scores where lower is better (the table's
+    direction, e.g. algorithm1, an error count)
     are negated first, so for every metric AUC > 0.5 and positive correlations
     mean "agrees with people". Columns: metric, model ("(all)" for overall),
     n_images, n_ties, roc_auc, point_biserial (with the binary label), spearman
@@ -522,12 +524,12 @@ def metric_alignment(
     bounds over images (``n_boot`` resamples; 0 for none).
     """
     resampling = Resampling(n_boot, seed, level) if n_boot > 0 else None
-    from bench.scoring import HIGHER_IS_BETTER
+    from bench.scoring.table import METRICS
 
-    direction = {**HIGHER_IS_BETTER, **(higher_is_better or {})}
+    direction = {**METRICS.higher_is_better(), **(higher_is_better or {})}
     data = labels.merge(manifest, on="image_id", how="inner")
     rows = []
-    for metric in metrics:
+    for metric in METRICS.human_names(compared=True) if metrics is None else metrics:
         if metric not in data.columns:
             continue
         usable = data[data[metric].notna()]
@@ -547,20 +549,33 @@ def metric_alignment(
 def model_ranking(
     labels: pd.DataFrame,
     manifest: pd.DataFrame,
-    metric: str = "ned",
+    metric: str | None = None,
     higher_is_better: bool | None = None,
 ) -> tuple[pd.DataFrame, float, float]:
     """Rank models by people and by ``metric``; return (table, Kendall tau, p-value).
 
+    ``metric`` defaults to the first score the metric table compares with people (its
+    ``human`` places: ned), ranked in the table's direction unless ``higher_is_better``.
     Per model: the weighted mean share of "yes" and the weighted mean metric on
     the same rated images, weighted by 1 / inclusion probability so each mean
-    estimates the model's whole run rather than the sample's cell mix.
+    estimates the model's whole run rather than the sample's cell mix. This is the
+    one mean not taken from the table's aggregate: it is the design-weighted form of
+    the table's per-image mean, so a metric the table aggregates otherwise (a pooled
+    ratio, a derived figure) has no such form here and is refused (ValueError).
     """
     from scipy import stats as sps
 
-    from bench.scoring import HIGHER_IS_BETTER
+    from bench.scoring.table import METRICS, Mean
 
-    better = HIGHER_IS_BETTER.get(metric, True) if higher_is_better is None else higher_is_better
+    if metric is None:
+        metric = METRICS.human_names(compared=True)[0]
+    if metric in METRICS and not isinstance(METRICS.get(metric).aggregate, Mean):
+        raise ValueError(
+            f"the model ranking weighs a per-image mean; the metric table aggregates "
+            f"{metric!r} as {METRICS.get(metric).aggregate}"
+        )
+    directions = METRICS.higher_is_better()
+    better = directions.get(metric, True) if higher_is_better is None else higher_is_better
     data = labels.merge(manifest, on="image_id", how="inner")
     data = data[data[metric].notna()]
     weight = data["weight"].where(np.isfinite(data["weight"]), 1.0) if "weight" in data else 1.0

@@ -72,8 +72,19 @@ SCALES: dict[str, dict[str, int]] = {
 #: The criterion whose human label the automatic text scores are compared with.
 ACCURACY_CRITERION = "text_accuracy"
 
-#: Score columns carried into the manifest when the run has them.
-SCORE_KEEP = ("ned", "algorithm1", "anls", "exact_match", "cer", "wer", "word_f1")
+
+
+def score_columns() -> list[str]:
+    """Score columns carried into the manifest when the run has them: the metric table's
+    ``study`` places (:meth:`~bench.scoring.table.MetricTable.human_names`), in that order.
+
+    >>> score_columns()
+    ['ned', 'algorithm1', 'anls', 'exact_match', 'cer', 'wer', 'word_f1']
+    """
+    from bench.scoring.table import METRICS
+
+    return METRICS.human_names()
+
 
 REQUIRED_RESULT_COLUMNS = ("model", "prompt", "text", "image_path")
 
@@ -303,7 +314,7 @@ def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFra
             "gold_answer": chosen["gold_answer"].fillna("").astype(str).to_numpy(),
         }
     )
-    for column in SCORE_KEEP:
+    for column in score_columns():
         if column in chosen.columns:
             manifest[column] = (
                 pd.to_numeric(chosen[column], errors="coerce").astype(float).to_numpy()

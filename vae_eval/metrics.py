@@ -104,12 +104,30 @@ def luma(image: ImageLike) -> npt.NDArray[np.float64]:
     return family.luma_of_rgb(float_rgb(image))
 
 
+def text_scores(truth: str, ocr: str | None) -> dict[str, float]:
+    """Every text metric of the metric table's ``vae`` family (WR, PA, ...) on one reading.
+
+    ``ocr`` None (nothing was read: a failed codec or reader): every metric NaN.
+
+    >>> text_scores("harbor exit", "harbour exit")
+    {'wr': 50.0, 'pa': 90.0}
+    """
+    from bench.scoring.table import METRICS
+
+    metrics = [m for m in METRICS.of(["vae"]) if m.per_image and m.inputs == "text"]
+    if ocr is None:
+        return dict.fromkeys((m.name for m in metrics), math.nan)
+    pair = Pair(truth, ocr)
+    return {m.name: float(m.function(pair)) for m in metrics if m.function is not None}
+
+
 def image_scores(
     original: ImageLike | None,
     reconstruction: ImageLike | None,
     boxes: Sequence[Sequence[int]] | None,
 ) -> dict[str, float]:
-    """``psnr``, ``ssim``, ``psnr_text``, ``ssim_text`` of a pair (all NaN when either is None).
+    """Every image metric of the metric table's ``vae`` family (``psnr``, ``ssim``,
+    ``psnr_text``, ``ssim_text``) on a pair (all NaN when either image is None).
 
     >>> import numpy as np
     >>> a = np.zeros((16, 16, 3), np.uint8); b = a.copy(); b[:4, :4] = 10
@@ -118,12 +136,10 @@ def image_scores(
     >>> image_scores(a, b, None)["psnr_text"]
     nan
     """
+    from bench.scoring.table import METRICS
+
+    metrics = [m for m in METRICS.of(["vae"]) if m.per_image and m.inputs == "image"]
     if original is None or reconstruction is None:
-        return dict.fromkeys(("psnr", "ssim", "psnr_text", "ssim_text"), math.nan)
+        return dict.fromkeys((m.name for m in metrics), math.nan)
     pair = RegionPair(original, reconstruction, boxes)
-    return {
-        "psnr": family.psnr(pair),
-        "ssim": family.ssim(pair),
-        "psnr_text": family.text_psnr(pair),
-        "ssim_text": family.text_ssim(pair),
-    }
+    return {m.name: float(m.function(pair)) for m in metrics if m.function is not None}

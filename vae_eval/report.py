@@ -144,10 +144,43 @@ def _label(key: object) -> str:
     return " / ".join(map(str, key)) if isinstance(key, tuple) else str(key)
 
 
-#: Decimals per summary column (others: 1).
-DIGITS = {"SSIM": 3, "SSIM text": 3, "codec s/img": 2, "OCR s/img": 2}
-#: Columns whose NaN means "not measurable here" rather than "no successful row".
-NOT_APPLICABLE = ("PSNR text", "SSIM text")
+#: Decimals of the summary's time columns (the metric columns: their table ``digits``).
+TIME_DIGITS = {"codec s/img": 2, "OCR s/img": 2}
+#: Metrics whose NaN means "not measurable here" (the set has no text boxes) rather than
+#: "no successful row": those :func:`vae_eval.metrics.image_scores` measures on the boxes.
+TEXT_REGION = ("psnr_text", "ssim_text")
+
+
+def _wr() -> Metric:
+    """WR's record in the metric table (family ``vae``): the metric of every WR table."""
+    from bench.scoring.table import METRICS
+
+    return METRICS.get("wr", "vae")
+
+
+def digits() -> dict[str, int]:
+    """Decimals per column: each summary metric (and the first one's loss) under its short
+    label, from the metric table; the time columns 2; any other column (the WR tables'
+    bins) WR's own (:func:`_table`).
+
+    >>> digits()["SSIM"], digits()["WR loss"], digits()["codec s/img"]
+    (3, 1, 2)
+    """
+    metrics = _summary_metrics()
+    out = {m.short_label: m.digits for m in metrics}
+    out[f"{metrics[0].short_label} loss"] = metrics[0].digits
+    return {**out, **TIME_DIGITS}
+
+
+def not_applicable() -> tuple[str, ...]:
+    """Short labels (metric table) of the columns whose NaN reads "n/a": :data:`TEXT_REGION`.
+
+    >>> not_applicable()
+    ('PSNR text', 'SSIM text')
+    """
+    from bench.scoring.table import METRICS
+
+    return tuple(METRICS.get(name, "vae").short_label for name in TEXT_REGION)
 
 
 def _table(
@@ -156,7 +189,7 @@ def _table(
     weak: Callable[[Any], bool] | None = None,
     bounds: Bounds | None = None,
 ) -> Table:
-    """Index as the first (header) column; SSIM with 3 decimals, other numbers with 1.
+    """Index as the first (header) column; numbers with the decimals of :func:`digits`.
 
     ``weak(column)`` marks the cells of columns the reader cannot read (shown muted);
     ``bounds`` (frames shaped like ``frame``: lower, upper) adds an interval to each
@@ -164,12 +197,14 @@ def _table(
     """
     from bench.templates import Cell, Table
 
+    places, blank, default = digits(), not_applicable(), _wr().digits
+
     def cell(row: int, col: int, column: str, value: Any) -> Cell:
-        if column in NOT_APPLICABLE and isinstance(value, float) and math.isnan(value):
+        if column in blank and isinstance(value, float) and math.isnan(value):
             return Cell("n/a", cls="na")
-        digits = DIGITS.get(column, 1)
-        ci = _interval_text(bounds, row, col, digits) if bounds is not None else ""
-        return Cell(_fmt(value, digits), ci=ci, cls="reader-limit" if weak and weak(column) else "")
+        shown = places.get(column, default)
+        ci = _interval_text(bounds, row, col, shown) if bounds is not None else ""
+        return Cell(_fmt(value, shown), ci=ci, cls="reader-limit" if weak and weak(column) else "")
 
     names = [_label(c) for c in frame.columns]
     rows = []
@@ -236,13 +271,7 @@ def _aggregate(rows: pd.DataFrame, metric: Metric, column: str | None = None) ->
     """
     from bench.scoring.table import METRICS
 
-    column = column or metric.name
-    if column not in rows.columns:
-        return math.nan
-    if column != metric.name:
-        rows = rows.drop(columns=[metric.name], errors="ignore")
-        rows = rows.rename(columns={column: metric.name})
-    return METRICS.aggregate(rows, [metric.name], "vae")[metric.name]
+    return METRICS.aggregate_column(rows, metric.name, column or metric.name, "vae")
 
 
 def summary_sources() -> tuple[dict[str, str], dict[str, str]]:
@@ -410,8 +439,11 @@ def reader_calibration(table: pd.DataFrame) -> dict[str, Any] | None:
         return None
     name = str(table["ocr_engine"].iloc[0]).split("?")[0]
     ceiling = summary_table(table).iloc[0]
+    wr = _wr()
     return {
-        "words read on the original images (WR ceiling)": _fmt(ceiling.get("WR", math.nan)),
+        f"words read on the original images ({wr.short_label} ceiling)": _fmt(
+            ceiling.get(wr.short_label, math.nan), wr.digits
+        ),
         "full card": f"glyphbench readers calibrate --reader {name} (docs/readers/{name}.md)",
     }
 
@@ -524,16 +556,45 @@ def write_tables(table: pd.DataFrame, folder: Path) -> list[str]:
     if not len(table):
         return []
     files = write_table_set(
-        folder,
-        "summary",
-        summary_table(table).reset_index(),
-        caption="VAE text survival per codec (WR, PA in %; PSNR, SSIM), original first.",
+        folder, "summary", summary_table(table).reset_index(), caption=summary_caption()
     )
+    wr = _wr()
     for by in (["font_size"], ["char_class"]):
         if by[0] in table.columns:
             pivot = wr_pivot(table, by).reset_index()
-            files += write_table_set(folder, f"wr_by_{by[0]}", pivot, caption=f"WR (%) by {by[0]}")
+            caption = f"{wr.short_label} ({wr.unit}) by {by[0]}"
+            files += write_table_set(folder, f"wr_by_{by[0]}", pivot, caption=caption)
     return files
+
+
+def summary_caption() -> str:
+    """The summary table's caption: its metrics' short labels and units (metric table).
+
+    >>> summary_caption()
+    'VAE text survival per codec (WR, PA in %; PSNR, SSIM), original first.'
+    """
+    metrics = [m for m in _summary_metrics() if m.name not in TEXT_REGION]
+    by_unit: dict[str, list[str]] = {}
+    for metric in metrics:
+        by_unit.setdefault(metric.unit if metric.inputs == "text" else "", []).append(
+            metric.short_label
+        )
+    parts = [
+        ", ".join(labels) + (f" in {unit}" if unit else "") for unit, labels in by_unit.items()
+    ]
+    return f"VAE text survival per codec ({'; '.join(parts)}), original first."
+
+
+def axis_label(metric: Metric) -> str:
+    """A metric's axis label: its label's words, its short label, its unit (metric table).
+
+    >>> axis_label(_wr())
+    'word retention WR (%)'
+    """
+    words = metric.label.removesuffix(f" ({metric.short_label})")
+    words = words[:1].lower() + words[1:]
+    named = words if words == metric.short_label else f"{words} {metric.short_label}"
+    return f"{named} ({metric.unit})" if metric.unit else named
 
 
 def wr_figure(table: pd.DataFrame) -> Any:
@@ -564,7 +625,7 @@ def wr_figure(table: pd.DataFrame) -> Any:
     axes.set_xticks(sizes)
     axes.set_xticklabels([str(s) for s in sizes])
     axes.set_xlabel("font size (px)")
-    axes.set_ylabel("word retention WR (%)")
+    axes.set_ylabel(axis_label(_wr()))
     axes.set_ylim(-3, 103)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
@@ -574,6 +635,7 @@ def wr_figure(table: pd.DataFrame) -> Any:
 
 def _pairs(table: pd.DataFrame, out: Path) -> list[dict[str, Any]]:
     """Per codec: one before/after pair per font size (first in set order), with OCR texts."""
+    wr = _wr()
     codecs = []
     for vae, group in table.groupby("vae", sort=False):
         if "font_size" in group.columns:
@@ -594,8 +656,8 @@ def _pairs(table: pd.DataFrame, out: Path) -> list[dict[str, Any]]:
                     "truth": str(row.truth),
                     "before": str(row.ocr_original),
                     "after": str(row.ocr_reconstruction),
-                    "wr": _fmt(float(row.wr)),
-                    "ceiling": _fmt(float(row.wr_original)),
+                    "wr": _fmt(float(row.wr), wr.digits),
+                    "ceiling": _fmt(float(row.wr_original), wr.digits),
                     "error": str(row.error or ""),
                     "images": [src for src in (before, after) if src],
                 }
@@ -625,9 +687,10 @@ class SizeEvidence:
     needed: float  # SURVIVAL_RATIO x the ceiling at this size, over the same rows
 
     def text(self) -> str:
-        """``20 px: 93.1 [88.0, 97.5], n = 6``."""
-        interval = f" [{self.lo:.1f}, {self.hi:.1f}]" if math.isfinite(self.lo) else ""
-        return f"{self.size:g} px: {self.wr:.1f}{interval}, n = {self.n}"
+        """``20 px: 93.1 [88.0, 97.5], n = 6`` (WR's decimals from the metric table)."""
+        d = _wr().digits
+        interval = f" [{self.lo:.{d}f}, {self.hi:.{d}f}]" if math.isfinite(self.lo) else ""
+        return f"{self.size:g} px: {self.wr:.{d}f}{interval}, n = {self.n}"
 
 
 def size_evidence(
@@ -639,9 +702,7 @@ def size_evidence(
     """
     if "font_size" not in table.columns:
         return {}
-    from bench.scoring.table import METRICS
-
-    wr = METRICS.get("wr", "vae")
+    wr = _wr()
     rows = table[~failed_mask(table)]
     out: dict[str, list[SizeEvidence]] = {}
     for vae, group in rows.groupby("vae", sort=False):
@@ -696,19 +757,21 @@ def _thresholds_table(
             return Cell(thin, cls="na")
         return Cell(empty if value is None else f"{value:g} px")
 
+    wr = _wr()
     columns = [
         "codec",
         f"survival threshold (keeps ≥ {SURVIVAL_RATIO:.0%} of the ceiling)",
-        f"first size below {ABSOLUTE_FLOOR:g}% WR",
-        f"WR per size, {CONFIDENCE:.0%} interval, n (largest first; needed: {SURVIVAL_RATIO:.0%} "
-        "of the ceiling)",
+        f"first size below {ABSOLUTE_FLOOR:g}{wr.unit} {wr.short_label}",
+        f"{wr.short_label} per size, {CONFIDENCE:.0%} interval, n (largest first; needed: "
+        f"{SURVIVAL_RATIO:.0%} of the ceiling)",
     ]
     rows = []
     for vae, threshold in thresholds.items():
         sizes = evidence.get(vae, [])
         thin = too_thin(sizes)
         shown = "; ".join(
-            f"{e.text()} ({'≥' if e.wr >= e.needed else '<'} {e.needed:.1f})" for e in sizes
+            f"{e.text()} ({'≥' if e.wr >= e.needed else '<'} {e.needed:.{wr.digits}f})"
+            for e in sizes
         )
         rows.append(
             [
@@ -749,13 +812,13 @@ def _pivot_table(
     if len(by) > 1:  # many cells: one row per cell, one column per codec reads better
         pivot, lower, upper = (frame.T for frame in frames)
         return {
-            "title": f"Mean WR by {title} x codec",
+            "title": f"Mean {_wr().short_label} by {title} x codec",
             "table": _table(pivot, " / ".join(by), bounds=(lower, upper)),
         }
     pivot, lower, upper = frames
     marked = {_limit_label(v, by, limits) for v in limits.get(by[0], {})}
     return {
-        "title": f"Mean WR by codec x {title}",
+        "title": f"Mean {_wr().short_label} by codec x {title}",
         "table": _table(pivot, "codec", weak=marked.__contains__, bounds=(lower, upper)),
     }
 
@@ -773,14 +836,16 @@ def _limit_label(key: Any, by: list[str], limits: dict[str, dict[Any, float]]) -
 
 def _limit_notes(limits: dict[str, dict[Any, float]]) -> list[str]:
     names = {"font_size": "font size", "char_class": "character class", "background": "background"}
+    wr = _wr()
     notes = []
     for attribute, weak in limits.items():
         for value, ceiling in weak.items():
             shown = f"{value} px" if attribute == "font_size" else str(value)
             notes.append(
-                f"{names.get(attribute, attribute)} {shown}: the reader's own ceiling (WR on the "
-                f"original images) is {ceiling:.1f}% < {READER_FLOOR:g}%: the reader cannot read "
-                "this, so low WR there is the reader's limit, not codec loss."
+                f"{names.get(attribute, attribute)} {shown}: the reader's own ceiling "
+                f"({wr.short_label} on the original images) is {ceiling:.{wr.digits}f}{wr.unit} < "
+                f"{READER_FLOOR:g}{wr.unit}: the reader cannot read this, so low {wr.short_label} "
+                "there is the reader's limit, not codec loss."
             )
     return notes
 
@@ -791,8 +856,8 @@ def _notes(table: pd.DataFrame, notes: list[str] | None) -> list[str]:
         share = (table["truth_source"] == "ocr_original").mean() * 100
         notes.append(
             f"{share:.0f}% of rows have no ground truth: the original image's OCR is the "
-            "reference, so the OCR ceiling is 100% by construction there and WR measures "
-            "agreement with it."
+            f"reference, so the OCR ceiling is 100% by construction there and {_wr().short_label} "
+            "measures agreement with it."
         )
     return notes
 
@@ -871,6 +936,9 @@ def page_context(
         "min_per_size": MIN_IMAGES_PER_SIZE,
         "level": f"{CONFIDENCE:.0%}",
         "n_boot": N_BOOT,
+        # the metrics' short labels, as the tables head them (metric table)
+        "wr": _wr().short_label,
+        "pa": _summary_metrics()[1].short_label,
     }
     if not len(table):
         return context

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench import engine
 from vae_eval.imageset import ImageItem, ImageSet
-from vae_eval.metrics import image_scores, partial_accuracy, word_retention
+from vae_eval.metrics import image_scores, text_scores
 from vae_eval.reading import TimedReader, Turn
 
 if TYPE_CHECKING:
@@ -70,42 +70,46 @@ BASE_COLUMNS = (
     "image_id",
     "image_index",
 )
-TAIL_COLUMNS = (
-    "truth",
-    "truth_source",  # "metadata" (given/rendered text) or "ocr_original" (no ground truth)
-    "ocr_original",
-    "ocr_reconstruction",
-    "wr_original",
-    "pa_original",
-    "wr",
-    "pa",
-    "wr_loss",
-    "pa_loss",
-    "psnr",
-    "ssim",
-    "psnr_text",  # issue 16: PSNR/SSIM inside the drawn text boxes (NaN: set has no boxes)
-    "ssim_text",
-    "original_path",
-    "reconstruction_path",
-    "codec_seconds",
-    "ocr_seconds",
-    "ocr_cached",  # issue 16: the reading was reused (same pixels); its time is the original's
-    "ocr_engine",
-    "ocr_version",
-    "error",
-)
-METRIC_COLUMNS = (
-    "wr_original",
-    "pa_original",
-    "wr",
-    "pa",
-    "wr_loss",
-    "pa_loss",
-    "psnr",
-    "ssim",
-    "psnr_text",
-    "ssim_text",
-)
+
+
+def metric_columns() -> tuple[str, ...]:
+    """The ``vae`` family's columns, from the metric table: each text metric on the original
+    images (the OCR ceiling), on the reconstruction and their difference (``_loss``), then
+    the image metrics (``psnr_text``/``ssim_text``, issue 16: inside the drawn text boxes,
+    NaN when the set has none).
+
+    >>> metric_columns()  # doctest: +NORMALIZE_WHITESPACE
+    ('wr_original', 'pa_original', 'wr', 'pa', 'wr_loss', 'pa_loss', 'psnr', 'ssim',
+     'psnr_text', 'ssim_text')
+    """
+    from bench.scoring.table import METRICS
+
+    text = METRICS.columns(["vae"], inputs="text")
+    return (
+        *(f"{name}_original" for name in text),
+        *text,
+        *(f"{name}_loss" for name in text),
+        *METRICS.columns(["vae"], inputs="image"),
+    )
+
+
+def tail_columns() -> tuple[str, ...]:
+    """Columns every row has after its image attributes, in order (metrics: the table's)."""
+    return (
+        "truth",
+        "truth_source",  # "metadata" (given/rendered text) or "ocr_original" (no ground truth)
+        "ocr_original",
+        "ocr_reconstruction",
+        *metric_columns(),
+        "original_path",
+        "reconstruction_path",
+        "codec_seconds",
+        "ocr_seconds",
+        "ocr_cached",  # issue 16: the reading was reused (same pixels); its time is the original's
+        "ocr_engine",
+        "ocr_version",
+        "error",
+    )
 
 
 def slug(name: str) -> str:
@@ -320,14 +324,9 @@ class Evaluation:
             recon_path = engine.image_path(slug(spec), item.image_id)
             self.folder.write_image(recon, recon_path)
         ceiling_read = not original.get("ocr_error")
-        wr_original = (
-            word_retention(reference, str(original["ocr_text"])) if ceiling_read else math.nan
-        )
-        pa_original = (
-            partial_accuracy(reference, str(original["ocr_text"])) if ceiling_read else math.nan
-        )
-        wr = word_retention(reference, text) if ok and text is not None else math.nan
-        pa = partial_accuracy(reference, text) if ok and text is not None else math.nan
+        ceiling = text_scores(reference, str(original["ocr_text"]) if ceiling_read else None)
+        scores = text_scores(reference, text if ok else None)
+        tail = tail_columns()
         return {
             "vae": spec,
             "vae_description": description,
@@ -335,19 +334,16 @@ class Evaluation:
             "image_id": item.image_id,
             "image_index": self.order[item.image_id],
             **{
-                f"attr_{k}" if k in BASE_COLUMNS + TAIL_COLUMNS else k: v
+                f"attr_{k}" if k in BASE_COLUMNS + tail else k: v
                 for k, v in item.attributes.items()
             },
             "truth": reference,
             "truth_source": "metadata" if item.truth else "ocr_original",
             "ocr_original": str(original["ocr_text"]),
             "ocr_reconstruction": text if ok and text is not None else "",
-            "wr_original": wr_original,
-            "pa_original": pa_original,
-            "wr": wr,
-            "pa": pa,
-            "wr_loss": wr_original - wr,
-            "pa_loss": pa_original - pa,
+            **{f"{name}_original": value for name, value in ceiling.items()},
+            **scores,
+            **{f"{name}_loss": ceiling[name] - scores[name] for name in scores},
             **image_scores(loaded, recon if ok else None, item.boxes),
             "original_path": engine.image_path(ORIGINAL, item.image_id)
             if self.options.save_images
@@ -501,7 +497,7 @@ def merge_results(
         import pandas as pd
 
         if not len(table.columns):
-            return pd.DataFrame(columns=list(BASE_COLUMNS + TAIL_COLUMNS))
+            return pd.DataFrame(columns=list(BASE_COLUMNS + tail_columns()))
         if codecs is not None:
             table = table[table["vae"].isin(list(codecs))]
         if image_ids is not None:
@@ -511,7 +507,8 @@ def merge_results(
             ["_rank", "image_index"], kind="stable"
         )
         table = table.drop(columns="_rank").reset_index(drop=True)
-        attributes = [c for c in table.columns if c not in BASE_COLUMNS + TAIL_COLUMNS]
-        return table[list(BASE_COLUMNS) + attributes + list(TAIL_COLUMNS)]
+        tail = tail_columns()
+        attributes = [c for c in table.columns if c not in BASE_COLUMNS + tail]
+        return table[list(BASE_COLUMNS) + attributes + list(tail)]
 
     return folder.merge(RESULTS_NAME, KEY, finish, groups=groups)

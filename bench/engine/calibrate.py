@@ -333,6 +333,8 @@ def _markdown_row(name: str, values: dict[str, Any]) -> str:
 
 
 def _summary(rows: pd.DataFrame) -> dict[str, Any]:
+    from bench.scoring.table import METRICS
+
     render = rows[rows["control"] == "render"]
     typo = rows[rows["control"].str.startswith("typo")]
     blank = rows[rows["control"] == "blank"]
@@ -341,10 +343,12 @@ def _summary(rows: pd.DataFrame) -> dict[str, Any]:
         corrected=int(typo["corrected"].sum()),
         misread=int(typo["misread"].sum()),
     )
+    # the metric table's aggregates; reading anything on a blank image is no metric of it
+    scores = METRICS.aggregate(render, ["exact_match", "ned"])
     return {
         "images": len(rows),
-        "render_exact": float(render["exact_match"].mean()) if len(render) else float("nan"),
-        "render_ned": float(render["ned"].mean()) if len(render) else float("nan"),
+        "render_exact": scores["exact_match"],
+        "render_ned": scores["ned"],
         "typo_faithfulness": faithfulness(verdicts),
         "typos_written": verdicts["written"],
         "typos_corrected": verdicts["corrected"],
@@ -542,30 +546,32 @@ def compare_readers(
     ``agreement``: share of images whose two normalised readings are identical;
     ``mean_ned_between``: mean NED of one reading against the other; ``rank_flips``:
     of all pairs of (non-control) models, the share that the two readers order
-    differently by the mean of ``metric`` (ties count as neither order).
+    differently by the aggregate of ``metric`` (the metric table's: a mean for NED; ties
+    count as neither order).
     """
     from itertools import combinations
 
     from bench.engine.reading_store import results_with_reader
     from bench.scoring import score_pairs
     from bench.scoring.normalize import normalize
+    from bench.scoring.table import METRICS
 
     a, b = results_with_reader(root, first), results_with_reader(root, second)
     both = a["ocr_text"].notna() & b["ocr_text"].notna()
     text_a = a.loc[both, "ocr_text"].astype(str).tolist()
     text_b = b.loc[both, "ocr_text"].astype(str).tolist()
     same = [normalize(x) == normalize(y) for x, y in zip(text_a, text_b, strict=True)]
-    between = score_pairs(text_a, text_b)["ned"] if text_a else None
+    between = METRICS.aggregate(score_pairs(text_a, text_b), ["ned"])["ned"] if text_a else None
     models = a.loc[~a["is_control"].astype(bool), "model"].unique().tolist()
-    mean_a = a.groupby("model")[metric].mean()
-    mean_b = b.groupby("model")[metric].mean()
+    mean_a = METRICS.aggregate_groups(a, "model", metric, sort=True)
+    mean_b = METRICS.aggregate_groups(b, "model", metric, sort=True)
     pairs = list(combinations(models, 2))
     flips = sum(1 for x, y in pairs if (mean_a[x] - mean_a[y]) * (mean_b[x] - mean_b[y]) < 0)
     return {
         "readers": [first, second],
         "images": int(both.sum()),
         "agreement": sum(same) / len(same) if same else float("nan"),
-        "mean_ned_between": float(between.mean()) if between is not None else float("nan"),
+        "mean_ned_between": between if between is not None else float("nan"),
         "model_pairs": len(pairs),
         "rank_flips": flips / len(pairs) if pairs else float("nan"),
         "metric": metric,
@@ -674,12 +680,13 @@ def long_text_rows(images: Sequence[LongTextImage], readings: Sequence[str]) -> 
 
 
 def _long_summary(rows: pd.DataFrame) -> dict[str, Any]:
+    from bench.scoring.table import METRICS
+
     expected = int(rows["expected_words"].sum())
     return {
         "images": len(rows),
         "words_per_word": float(rows["read_words"].sum() / expected) if expected else math.nan,
-        "word_recall": float(rows["word_recall"].mean()) if len(rows) else math.nan,
-        "ned": float(rows["ned"].mean()) if len(rows) else math.nan,
+        **METRICS.aggregate(rows, ["word_recall", "ned"]),
     }
 
 
@@ -882,13 +889,23 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
     ``pairs`` (:func:`model_pairs`) and ``pair_verdicts`` (how many pairs got each
     verdict of :func:`pair_verdict`).
     """
+    import pandas as pd
     from scipy.stats import spearmanr
 
     from bench.scoring.bootstrap import seeded_rng
+    from bench.scoring.table import METRICS
 
     rng = seeded_rng(seed, ("real",))
     scored = rows[rows["score_reader"].notna()]
-    means = scored.groupby("model", sort=True)[["score_reader", "score_human"]].mean()
+    # both scores are NED against the intended text: the table's NED aggregate per model
+    means = pd.DataFrame(
+        {
+            column: METRICS.aggregate_groups(
+                scored[["model", column]].rename(columns={column: "ned"}), "model", "ned", sort=True
+            )
+            for column in ("score_reader", "score_human")
+        }
+    )
     spearman = math.nan
     if (
         len(means) >= 3
@@ -901,9 +918,11 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
     return {
         "images": len(rows),
         "models": int(rows["model"].nunique()),
-        "ned_vs_human": float(rows["ned_vs_human"].mean()),
+        "ned_vs_human": METRICS.aggregate_column(rows, "ned", "ned_vs_human"),
         "ned_vs_human_interval": _interval(rows["ned_vs_human"].to_numpy(), rng),
-        "word_recall_vs_human": float(rows["word_recall_vs_human"].mean()),
+        "word_recall_vs_human": METRICS.aggregate_column(
+            rows, "word_recall", "word_recall_vs_human"
+        ),
         "word_recall_vs_human_interval": _interval(rows["word_recall_vs_human"].to_numpy(), rng),
         "words_per_word": float(rows["read_words"].sum() / human_words)
         if human_words

@@ -73,6 +73,9 @@ register_metric(
         reference="TextInVision, Algorithm 1",
         dtype="int64",
         summary=1,
+        digits=2,
+        study=2,
+        human=2,
     )
 )
 
@@ -97,6 +100,7 @@ register_metric(
         doc="Character Levenshtein distance (unit costs) between the normalised texts.",
         unit="edits",
         dtype="int64",
+        digits=2,
     )
 )
 
@@ -122,6 +126,7 @@ register_metric(
         unit="characters",
         reference="TextInVision",
         dtype="int64",
+        digits=2,
     )
 )
 
@@ -147,6 +152,7 @@ register_metric(
         unit="characters",
         reference="TextInVision",
         dtype="int64",
+        digits=2,
     )
 )
 
@@ -173,6 +179,8 @@ register_metric(
         doc="1 - d / max(len(expected), len(read)); 1.0 when both are empty.",
         reference="AnyText NED",
         summary=3,
+        study=1,
+        human=1,
     )
 )
 
@@ -200,6 +208,7 @@ register_metric(
         doc="1 - nl when nl = d / max(len) < 0.5, else 0.",
         reference="ST-VQA ANLS, threshold 0.5",
         summary=4,
+        study=3,
     )
 )
 
@@ -225,6 +234,7 @@ register_metric(
         reference="AnyText sentence accuracy",
         dtype="bool",
         summary=2,
+        study=4,
     )
 )
 
@@ -302,6 +312,7 @@ register_metric(
         doc="Harmonic mean of word precision and recall (0 when both are 0).",
         reference=WORD_MATCHING,
         summary=5,
+        study=7,
     )
 )
 
@@ -329,6 +340,7 @@ register_metric(
         label="CER",
         higher_is_better=False,
         doc="d / len(expected), can exceed 1; empty expected: 0.0 if the read is empty, else 1.0.",
+        study=5,
     )
 )
 
@@ -355,5 +367,6 @@ register_metric(
         higher_is_better=False,
         doc="Word-level Levenshtein distance / expected words; no expected words: 0.0 if "
         "none were read, else 1.0.",
+        study=6,
     )
 )

@@ -137,7 +137,12 @@ class Metric:
     pooled aggregates and the bootstrap (``longtext_matched``): the benchmark's own code
     writes no such per-pair column, so ``glyphbench score --compat`` leaves it out
     (:meth:`MetricTable.contract`). ``short`` is the header of dense tables (the VAE
-    summary's ``WR``); empty: the label (:attr:`short_label`).
+    summary's ``WR``); empty: the label (:attr:`short_label`). ``digits`` is the number of
+    decimals a page shows of the metric's aggregate (edit counts 2, percentages and dB 1).
+    ``study`` is the metric's place among the scores a human study copies from a run into
+    its manifest (1 first; 0: not copied); ``human`` its place among those the study
+    compares with people's judgement (alignment, model ranking; 0: not compared), which
+    needs a ``study`` place (:meth:`MetricTable.human_names`).
     """
 
     name: str
@@ -156,6 +161,9 @@ class Metric:
     compat: str = ""
     helper: bool = False
     short: str = ""
+    digits: int = 3
+    study: int = 0
+    human: int = 0
 
     def __post_init__(self) -> None:
         problems = [
@@ -169,6 +177,10 @@ class Metric:
             problems.append("a metric without a function needs a Ratio or Derived aggregate")
         if self.inputs not in ("text", "image"):
             problems.append(f"inputs {self.inputs!r} is not 'text' or 'image'")
+        if self.digits < 0:
+            problems.append(f"digits {self.digits} is negative")
+        if self.human and not self.study:
+            problems.append("a metric compared with people (human) needs a study place")
         if problems:
             raise ValueError(f"metric {self.name!r}: {'; '.join(problems)}")
 
@@ -307,6 +319,19 @@ class MetricTable:
         shown = [metric for metric in self.of(families) if metric.summary]
         return [metric.name for metric in sorted(shown, key=lambda metric: int(metric.summary))]
 
+    def human_names(self, *, compared: bool = False) -> list[str]:
+        """Scores a human study copies into its manifest, in their ``study`` order; with
+        ``compared``: those it compares with people's judgement, in their ``human`` order.
+
+        A name several families register (language variants) counts once.
+
+        >>> METRICS.human_names(compared=True)
+        ['ned', 'algorithm1']
+        """
+        place = "human" if compared else "study"
+        placed = {m.name: int(getattr(m, place)) for m in self.all() if getattr(m, place)}
+        return sorted(placed, key=placed.__getitem__)
+
     def contract(self, family: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """What ``glyphbench score --compat FAMILY`` writes: (per-pair columns, summary keys).
 
@@ -395,6 +420,26 @@ class MetricTable:
             return values[name]
 
         return {name: value_of(name) for name in names}
+
+    def aggregate_column(
+        self, scores: pd.DataFrame, name: str, column: str, family: str | None = None
+    ) -> float:
+        """:meth:`aggregate` of the metric ``name`` over values held in another ``column``.
+
+        For the same metric scored against something else (the VAE report's ``wr_original``:
+        WR on the original images; a calibration card's ``ned_vs_human``). The other columns
+        stay, so a pooled or derived aggregate finds its inputs. NaN when ``column`` is absent.
+
+        >>> import pandas as pd
+        >>> METRICS.aggregate_column(pd.DataFrame({"ned_vs_human": [1.0, 0.5]}), "ned",
+        ...                          "ned_vs_human")
+        0.75
+        """
+        if column not in scores.columns:
+            return math.nan
+        if column != name:
+            scores = scores.drop(columns=[name], errors="ignore").rename(columns={column: name})
+        return self.aggregate(scores, [name], family)[name]
 
     def aggregate_groups(
         self,

@@ -311,6 +311,7 @@ register_metric(
         family="vae",
         unit="%",
         summary=1,
+        digits=1,
     )
 )
 register_metric(
@@ -325,6 +326,7 @@ register_metric(
         family="vae",
         unit="%",
         summary=2,
+        digits=1,
     )
 )
 register_metric(
@@ -338,6 +340,7 @@ register_metric(
         unit="dB",
         summary=3,
         inputs="image",
+        digits=1,
     )
 )
 register_metric(
@@ -366,6 +369,7 @@ register_metric(
         unit="dB",
         summary=5,
         inputs="image",
+        digits=1,
     )
 )
 register_metric(
