@@ -73,7 +73,6 @@ SCALES: dict[str, dict[str, int]] = {
 ACCURACY_CRITERION = "text_accuracy"
 
 
-
 def score_columns() -> list[str]:
     """Score columns carried into the manifest when the run has them: the metric table's
     ``study`` places (:meth:`~bench.scoring.table.MetricTable.human_names`), in that order.

@@ -37,7 +37,6 @@ reading take turns unless ``overlap`` is set, and the reader is warmed up first,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
