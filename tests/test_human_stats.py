@@ -239,6 +239,66 @@ def test_metric_alignment_orients_lower_is_better_and_matches_scipy() -> None:
     assert not math.isnan(tau)
 
 
+def _alignment_data() -> tuple[pd.DataFrame, pd.DataFrame]:
+    manifest = pd.DataFrame(
+        {
+            "image_id": [f"i{k}" for k in range(6)],
+            "model": ["m1"] * 3 + ["m2"] * 3,
+            "ned": [1.0, 0.9, 0.2, 0.8, 0.3, 0.1],
+            "algorithm1": [0, 1, 6, 1, 4, 7],
+            "weight": 1.0,
+        }
+    )
+    shares = [1.0, 1.0, 0.0, 2 / 3, 0.0, 0.0]
+    labels = pd.DataFrame(
+        {
+            "image_id": manifest["image_id"],
+            "human_share": shares,
+            "human_label": pd.array([1 if s > 0.5 else 0 for s in shares], dtype="Int64"),
+        }
+    )
+    return labels, manifest
+
+
+def test_compared_scores_and_their_directions_come_from_the_metric_table() -> None:
+    """Issue 23: the alignment, the ranking and the report's list read the ``human`` places
+    and the directions of the metric table (records replaced here, then restored)."""
+    from dataclasses import replace
+
+    from bench.scoring.table import METRICS, Ratio
+    from human_eval.report import ranking_metrics
+
+    labels, manifest = _alignment_data()
+    ned, algorithm1 = METRICS.get("ned"), METRICS.get("algorithm1")
+    assert ranking_metrics() == ["ned", "algorithm1"]
+    assert list(stats.metric_alignment(labels, manifest, n_boot=0)["metric"].unique()) == [
+        "ned",
+        "algorithm1",
+    ]
+    assert stats.metric_alignment(labels, manifest, n_boot=0)["roc_auc"].iloc[0] == 1.0
+    place = "bench.scoring.glyphbench"
+    try:
+        # ned compared second and read as an error (lower is better); algorithm1 first
+        METRICS.add(replace(ned, human=2, higher_is_better=False), replace=True)
+        METRICS.add(replace(algorithm1, human=1), replace=True)
+        assert ranking_metrics() == ["algorithm1", "ned"]
+        table = stats.metric_alignment(labels, manifest, n_boot=0)
+        assert list(table["metric"].unique()) == ["algorithm1", "ned"]
+        overall = table.set_index(["metric", "model"])["roc_auc"]
+        assert overall[("ned", "(all)")] == 0.0  # negated by the table's new direction
+        ranking, _, _ = stats.model_ranking(labels, manifest)  # default: the first compared
+        assert ranking["metric_score"].tolist() == pytest.approx([7 / 3, 4.0])
+        assert ranking.set_index("model").loc["m1", "metric_rank"] == 1  # fewer edits first
+        # the ranking's weighted mean is the table's per-image mean only: a pooled one refused
+        METRICS.add(replace(ned, aggregate=Ratio("ned", "algorithm1")), replace=True)
+        with pytest.raises(ValueError, match="per-image mean"):
+            stats.model_ranking(labels, manifest, "ned")
+    finally:
+        METRICS.add(ned, replace=True, place=place)
+        METRICS.add(algorithm1, replace=True, place=place)
+    assert ranking_metrics() == ["ned", "algorithm1"]
+
+
 def test_model_ranking_uses_inclusion_weights() -> None:
     manifest = pd.DataFrame(
         {

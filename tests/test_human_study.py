@@ -136,6 +136,39 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
         assert path.name == f"{image_id}.png"
 
 
+def test_the_manifest_copies_the_scores_the_metric_table_places(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 23: the copied scores are the records' ``study`` places (replaced, restored)."""
+    from dataclasses import replace
+
+    from bench.scoring.table import METRICS
+
+    def scores(study: Study) -> list[str]:
+        columns = list(study.manifest.columns)
+        return columns[columns.index("gold_answer") + 1 :]
+
+    assert scores(new_study(run_dir, tmp_path / "before")) == [
+        "ned",
+        "algorithm1",
+        "anls",
+        "exact_match",
+        "cer",
+        "wer",
+        "word_f1",
+    ]
+    cer, edit_distance = METRICS.get("cer"), METRICS.get("edit_distance")
+    place = "bench.scoring.glyphbench"
+    try:
+        METRICS.add(replace(cer, study=0), replace=True)
+        METRICS.add(replace(edit_distance, study=8), replace=True)
+        after = scores(new_study(run_dir, tmp_path / "after"))
+    finally:
+        METRICS.add(cer, replace=True, place=place)
+        METRICS.add(edit_distance, replace=True, place=place)
+    assert after == ["ned", "algorithm1", "anls", "exact_match", "wer", "word_f1", "edit_distance"]
+
+
 def test_create_study_errors(run_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="hold fewer"):
         new_study(run_dir, tmp_path / "a", min_per_cell=5)  # cells hold 4 images

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -322,3 +323,48 @@ def test_calibrate_refuses_a_missing_manifest_before_reading(tmp_path: Path) -> 
     assert isinstance(result.exception, InputError)  # the console script exits 2 on it
     assert "no such real-image manifest" in str(result.exception)
     assert not out.exists()
+
+
+def test_card_means_are_the_metric_tables_aggregates() -> None:
+    """Issue 23: the long-text and real-image figures average NED and word recall with the
+    metric table's aggregate (replaced here by a derived one, then restored)."""
+    from dataclasses import replace
+
+    from bench.scoring.table import METRICS, Derived
+
+    rows = pd.DataFrame(
+        {
+            "size": [14, 14, 28],
+            "font": ["a", "b", "a"],
+            "expected_words": [2, 2, 2],
+            "read_words": [2, 1, 2],
+            "word_recall": [1.0, 0.5, 0.0],
+            "ned": [1.0, 0.8, None],
+        }
+    )
+    assert long_text_summary(rows)["overall"]["ned"] == pytest.approx(0.9)  # NaN skipped
+    ned = METRICS.get("ned")
+    METRICS.add(replace(ned, aggregate=Derived(("word_recall",), lambda r: r / 2)), replace=True)
+    try:
+        summary = long_text_summary(rows)
+        real = real_summary(
+            pd.DataFrame(
+                {
+                    "model": ["m", "m"],
+                    "ned_vs_human": [1.0, 0.0],
+                    "word_recall_vs_human": [0.2, 0.4],
+                    "word_recall": [0.2, 0.4],  # the derived NED's input
+                    "human_words": [1, 1],
+                    "read_words": [1, 1],
+                    "score_reader": [math.nan, math.nan],
+                    "score_human": [math.nan, math.nan],
+                    "score_error": [math.nan, math.nan],
+                }
+            )
+        )
+    finally:
+        METRICS.add(ned, replace=True, place="bench.scoring.glyphbench")
+    assert summary["overall"]["ned"] == pytest.approx(0.25)  # mean word recall 0.5, halved
+    assert summary["by_size"][28]["ned"] == 0.0
+    assert real["ned_vs_human"] == pytest.approx(0.15)
+    assert long_text_summary(rows)["overall"]["ned"] == pytest.approx(0.9)

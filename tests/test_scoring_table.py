@@ -248,3 +248,41 @@ def test_repeated_pairs_get_the_rows_of_their_first_occurrence():
     together = score_pairs(expected, read)
     one_by_one = pd.concat([score_pairs([e], [r]) for e, r in zip(expected, read, strict=True)])
     pd.testing.assert_frame_equal(together, one_by_one.reset_index(drop=True))
+
+
+def test_human_study_places_order_the_copied_and_compared_scores() -> None:
+    """Issue 23: a human study's scores are the records' ``study`` / ``human`` places."""
+    from bench.scoring.table import Metric
+
+    table = MetricTable()
+
+    def record(name: str, study: int = 0, human: int = 0, family: str = "toy") -> Metric:
+        return Metric(
+            name, lambda pair: 0.0, name, True, "d", family=family, study=study, human=human
+        )
+
+    table.add(record("late", study=3))
+    table.add(record("first", study=1, human=2))
+    table.add(record("unplaced"))
+    table.add(record("second", study=2, human=1))
+    table.add(record("second", 2, 1, family="toy-zh"))  # a language variant counts once
+    assert table.human_names() == ["first", "second", "late"]
+    assert table.human_names(compared=True) == ["second", "first"]
+    with pytest.raises(ValueError, match="needs a study place"):
+        record("alone", human=1)
+    with pytest.raises(ValueError, match="digits -1"):
+        Metric("neg", None, "n", True, "d", aggregate=Ratio("a", "b"), digits=-1)
+
+
+def test_aggregate_column_reads_the_metric_under_another_column_name() -> None:
+    from bench.scoring.table import METRICS
+
+    rows = pd.DataFrame({"ned": [0.0, 0.0], "ned_vs_human": [1.0, 0.5]})
+    assert METRICS.aggregate_column(rows, "ned", "ned_vs_human") == 0.75
+    assert METRICS.aggregate_column(rows, "ned", "ned") == 0.0
+    assert math.isnan(METRICS.aggregate_column(rows, "ned", "absent"))
+    pooled = pd.DataFrame(
+        {"longtext_matched": [1, 3], "longtext_total": [4, 4], "before": [0.1, 0.9]}
+    )
+    # a pooled aggregate keeps reading its own inputs from the other columns
+    assert METRICS.aggregate_column(pooled, "longtext_text_score", "before", "longtext") == 0.5

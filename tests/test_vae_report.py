@@ -264,3 +264,51 @@ def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
         METRICS.add(pa, replace=True, place="bench.scoring.vae")
     assert "PA" not in after.columns and after.loc["vae", "Partial"] == 37.5
     assert summary_table(table).loc["vae", "PA"] == 75.0
+
+
+def test_labels_decimals_and_captions_follow_the_metric_table(tmp_path: Path) -> None:
+    """Issue 23: WR's label, short label and decimals, SSIM's decimals and the text-region
+    short labels reach every table, caption, note and axis of the page (records replaced)."""
+    from dataclasses import replace
+
+    from bench.scoring.table import METRICS
+    from vae_eval.report import axis_label, digits, not_applicable, summary_caption
+
+    rows = _per_size("taef2", MIN_IMAGES_PER_SIZE, {48: [100.0, 90.0], 20: [40.0, 60.0]})
+    for row in rows:
+        row.update(psnr_text=math.nan, ssim_text=math.nan, truth_source="ocr_original")
+    table = pd.DataFrame(rows)
+    wr, ssim, psnr_text = (METRICS.get(name, "vae") for name in ("wr", "ssim", "psnr_text"))
+    try:
+        METRICS.add(replace(wr, label="Word keeping (Kept)", short="Kept", digits=2), replace=True)
+        METRICS.add(replace(ssim, digits=1), replace=True)
+        METRICS.add(replace(psnr_text, short="Text PSNR"), replace=True)
+        assert axis_label(METRICS.get("wr", "vae")) == "word keeping Kept (%)"
+        assert summary_caption().startswith("VAE text survival per codec (Kept, PA in %")
+        assert digits()["Kept loss"] == 2 and digits()["SSIM"] == 1
+        assert not_applicable() == ("Text PSNR", "SSIM text")
+        page = write_report(table, tmp_path).read_text(encoding="utf-8")
+        caption = (tmp_path / "report" / "tables" / "wr_by_font_size.tex").read_text()
+        summary = summary_table(table)
+    finally:
+        for record in (wr, ssim, psnr_text):
+            METRICS.add(record, replace=True, place="bench.scoring.vae")
+    assert list(summary.columns[2:5]) == ["Kept", "Kept loss", "PA"]
+    assert "Text PSNR" in summary.columns
+    text = re.sub(r"<[^>]+>", " ", page)
+    for shown in (
+        "Mean Kept by codec x font size",
+        "first size below 50% Kept",
+        "Kept per size",
+        "Kept vs font size",
+        "words read on the original images (Kept ceiling)",
+        "Kept measures agreement with it",
+        "90.00",  # the ceiling's mean with WR's two decimals
+        "0.9 ",  # SSIM with one decimal
+    ):
+        assert shown in text, shown
+    assert "Mean WR" not in text and "WR per size" not in text
+    assert "n/a" in text  # the renamed text-region column still reads n/a without boxes
+    assert r"\caption{Kept (\%) by font\_size}" in caption
+    default = write_report(table, tmp_path / "default").read_text(encoding="utf-8")
+    assert "Mean WR by codec x font size" in default and "Kept" not in default

@@ -244,3 +244,56 @@ def test_rerun_with_fewer_codecs_or_another_set(
             image_set=_image_set(),
             ocr_engine=ocr_engine,
         )
+
+
+class _Fixed(Reader):
+    """Reads the same text on every image (no OCR needed)."""
+
+    name = "fixed"
+
+    @property
+    def version(self) -> str:
+        return "fixed 1"
+
+    def read(self, images: Any) -> list[Any]:
+        from bench.readers.base import Reading
+
+        return [Reading("TEN EXIT") for _ in images]
+
+
+def test_columns_and_scores_follow_the_vae_metric_family(tmp_path: Path) -> None:
+    """Issue 23: a metric registered in the ``vae`` family is computed on the original and
+    the reconstruction, with its loss, in the table's order; removed, it is gone."""
+    from bench.scoring.table import METRICS, Metric
+    from vae_eval.runner import metric_columns
+
+    toy = Metric(
+        "toy_chars",
+        lambda pair: float(len(pair.read_raw)),
+        label="Characters read",
+        higher_is_better=True,
+        doc="Characters the reader returned.",
+        family="vae",
+    )
+    full = default_set(size=96)
+    images = ImageSet(full.name, full.items[:2])
+    METRICS.add(toy)
+    try:
+        columns = metric_columns()
+        table = evaluate(
+            RunOptions(codecs=["identity"]), tmp_path / "a", image_set=images, ocr_engine=_Fixed()
+        )
+    finally:
+        METRICS.remove("toy_chars", "vae")
+    assert columns == (
+        *("wr_original", "pa_original", "toy_chars_original", "wr", "pa", "toy_chars"),
+        *("wr_loss", "pa_loss", "toy_chars_loss", "psnr", "ssim", "psnr_text", "ssim_text"),
+    )
+    assert table["toy_chars"].tolist() == [8.0, 8.0]
+    assert table["toy_chars_original"].tolist() == [8.0, 8.0]
+    assert table["toy_chars_loss"].tolist() == [0.0, 0.0]
+    assert list(table.columns).index("toy_chars") == list(table.columns).index("pa") + 1
+    again = evaluate(
+        RunOptions(codecs=["identity"]), tmp_path / "b", image_set=images, ocr_engine=_Fixed()
+    )
+    assert "toy_chars" not in again.columns and "toy_chars_loss" not in metric_columns()
