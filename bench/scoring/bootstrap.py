@@ -470,6 +470,9 @@ def grouped_bootstrap(
     if not len(values) or not groupings:
         return out
     filled, known = estimands.prepare(values)
+    # Known counts are whole numbers, summed exactly: when every column has the same
+    # ones, pooling one column gives what pooling all of them and collapsing gives.
+    known = _known_columns(known)
     patterns = [_units(g, clusters, filled, known) for g in groupings]
     n_clusters = int(clusters.max()) + 1
     with single_threaded_blas():
