@@ -64,6 +64,9 @@ from bench.scoring.table import Aggregate, Derived, Mean, Ratio
 #: Most index cells drawn at once; larger bootstraps are drawn in blocks of resamples.
 MAX_CELLS = 4_000_000
 
+#: Fewest units for which :func:`tally` counts resample by resample.
+_ROW_TALLY = 4096
+
 #: A mean of values with at most ``1/16`` as many distinct values (or distinct
 #: clusters) as values is drawn as multinomial counts of the distinct values.
 _DISTINCT_SHARE = 16
@@ -162,13 +165,22 @@ def index_blocks(rng: np.random.Generator, n: int, n_boot: int) -> Iterator[tupl
 def tally(indices: np.ndarray, *, by_unit: bool = False) -> np.ndarray:
     """How often each unit is drawn in each resample: ``(size, n)``, or ``(n, size)`` ``by_unit``.
 
-    One ``bincount`` over shifted indices tallies every resample at once. The
-    unit-major layout lets a contiguous block of units (a slice) be one product.
+    One ``bincount`` per resample when there are many units, else one over shifted
+    indices for every resample at once (the same whole numbers). The unit-major
+    layout lets a contiguous block of units (a slice) be one product.
 
     >>> tally(np.array([[0, 0, 2], [1, 2, 2]])).tolist()
     [[2.0, 0.0, 1.0], [0.0, 1.0, 2.0]]
     """
     size, n = indices.shape
+    if n >= _ROW_TALLY:  # one bincount per resample: its bins stay in cache (2x faster)
+        out = np.empty((n, size) if by_unit else (size, n))
+        for r in range(size):
+            if by_unit:
+                out[:, r] = np.bincount(indices[r], minlength=n)
+            else:
+                out[r] = np.bincount(indices[r], minlength=n)
+        return out
     if by_unit:  # unit i of resample r lands in bin i * size + r
         indices *= size
         indices += np.arange(size, dtype=indices.dtype)[:, None]
