@@ -628,15 +628,14 @@ def paired_difference(
 def prompt_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean ``metric`` per prompt (rows) and model (columns), failed rows excluded."""
     ok = frame.loc[~failed_mask(frame), ["prompt_id", "model", metric]]  # only these columns
-    values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype("float64")
-    keys = pd.DataFrame(
-        {
-            "prompt_id": ok["prompt_id"].astype(str).to_numpy(),
-            "model": ok["model"].astype(str).to_numpy(),
-            "v": values.to_numpy(),
-        }
-    )
-    return keys.groupby(["prompt_id", "model"], sort=True)["v"].mean().unstack("model")
+    values = pd.Series(_float_column(ok[metric]))
+    # Grouped by sorted codes of the names (the order of the names), not by the strings.
+    prompts, prompt_names = pd.factorize(ok["prompt_id"].astype(str), sort=True)
+    models, model_names = pd.factorize(ok["model"].astype(str), sort=True)
+    means = values.groupby([prompts, models], sort=True).mean().unstack()
+    means.index = pd.Index(np.asarray(prompt_names, dtype=object)[means.index], name="prompt_id")
+    means.columns = pd.Index(np.asarray(model_names, dtype=object)[means.columns], name="model")
+    return means
 
 
 COMPARISON_COLUMNS = [
