@@ -116,8 +116,11 @@ def _metric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
 def _float_column(series: pd.Series) -> np.ndarray:
     """A score column as float64, anything not a number NaN (numpy floats: no object copy)."""
     if series.dtype.kind == "f" and isinstance(series.dtype, np.dtype):
-        return series.to_numpy(dtype="float64")
-    return pd.to_numeric(series.astype(object), errors="coerce").astype("float64").to_numpy()
+        floats: np.ndarray = series.to_numpy(dtype="float64")
+        return floats
+    numbers = pd.to_numeric(series.astype(object), errors="coerce").astype("float64")
+    converted: np.ndarray = numbers.to_numpy()
+    return converted
 
 
 def _row_clusters(frame: pd.DataFrame, column: str | None) -> np.ndarray | None:
