@@ -167,6 +167,7 @@ def time_report(
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(folder), str(n_boot), str(out)],
         env=env,
+        cwd=code,  # "-c" puts the working folder first on sys.path
         check=True,
         capture_output=True,
         text=True,
