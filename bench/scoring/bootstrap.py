@@ -385,6 +385,7 @@ class _Pattern:
     groups: np.ndarray  # the groups sharing these clusters
     sums: np.ndarray  # (units, groups * columns) each group's pooled values, side by side
     known: np.ndarray  # (units, groups * known columns) each group's known counts
+    short: _Shortfall | None = None  # ``known`` as full counts less a few units' shortfall
 
     def aggregate(self, counts: np.ndarray, estimands: Estimands) -> np.ndarray:
         """``(size, names, groups)`` aggregates from one block of unit-major counts."""
@@ -394,8 +395,40 @@ class _Pattern:
             drawn = np.take(counts, self.clusters, axis=0)
         n_groups = self.groups.size
         sums = (drawn.T @ self.sums).reshape(drawn.shape[1], n_groups, -1)
-        known = (drawn.T @ self.known).reshape(drawn.shape[1], n_groups, -1)
+        known = drawn.T @ self.known if self.short is None else self.short.known(drawn)
+        known = known.reshape(drawn.shape[1], n_groups, -1)
         return np.moveaxis(estimands.combine(sums, known), 1, 2)
+
+
+@dataclass(frozen=True)
+class _Shortfall:
+    """Known counts ``(units, k)`` as ``full`` per column less the few units that fall short.
+
+    Counts and known counts are whole numbers, so every way of summing them is exact:
+    ``drawn.T @ known`` equals the drawn units' total times ``full`` less the shortfall
+    of the (usually few) units with an unknown row, a product over those units alone.
+    """
+
+    full: np.ndarray  # (k,) the most known rows of a unit, per column
+    rows: np.ndarray  # the units short of it
+    missing: np.ndarray  # (len(rows), k) by how much
+
+    @classmethod
+    def of(cls, known: np.ndarray) -> _Shortfall | None:
+        """The shortfall form of ``known``; None when it saves nothing (many units short)."""
+        full = known.max(axis=0)
+        missing = full - known
+        rows = np.flatnonzero(missing.any(axis=1))
+        if rows.size * 4 > len(known):
+            return None
+        return cls(full, rows, missing[rows])
+
+    def known(self, drawn: np.ndarray) -> np.ndarray:
+        """``drawn.T @ known`` for unit-major counts ``drawn``."""
+        out: np.ndarray = drawn.sum(axis=0)[:, None] * self.full
+        if self.rows.size:
+            out -= np.take(drawn, self.rows, axis=0).T @ self.missing
+        return out
 
 
 def _as_range(indices: np.ndarray) -> slice | np.ndarray:
@@ -417,12 +450,14 @@ def _patterns(
     patterns = []
     for groups in by_key.values():
         parts = [slice(edges[g], edges[g + 1]) for g in groups]
+        known_side_by_side = np.hstack([known[part] for part in parts])
         patterns.append(
             _Pattern(
                 _as_range(cluster[parts[0]]),
                 np.array(groups),
                 np.hstack([sums[part] for part in parts]),
-                np.hstack([known[part] for part in parts]),
+                known_side_by_side,
+                _Shortfall.of(known_side_by_side),
             )
         )
     return patterns
