@@ -236,6 +236,12 @@ def _is_singletons(clusters: np.ndarray) -> bool:
 def _pool(clusters: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Column sums per cluster: ``(C, m)`` from rows ``(n, m)``."""
     n_clusters = int(clusters.max()) + 1 if clusters.size else 0
+    one_row_each = n_clusters == clusters.size and columns.shape[1] > 1
+    if one_row_each and (np.bincount(clusters, minlength=n_clusters) == 1).all():
+        alone = np.empty((n_clusters, columns.shape[1]))
+        alone[clusters] = columns
+        alone += 0.0  # what bincount's 0.0 + value gives (-0.0 becomes 0.0)
+        return alone
     pooled = np.zeros((n_clusters, columns.shape[1]))
     for j in range(columns.shape[1]):  # bincount: many times faster than np.add.at
         pooled[:, j] = np.bincount(clusters, weights=columns[:, j], minlength=n_clusters)
@@ -430,6 +436,13 @@ class _Shortfall:
             out -= np.take(drawn, self.rows, axis=0).T @ self.missing
         return out
 
+    def known_by_resample(self, counts: np.ndarray) -> np.ndarray:
+        """``counts @ known`` for resample-major counts."""
+        out: np.ndarray = counts.sum(axis=1)[:, None] * self.full
+        if self.rows.size:
+            out -= np.take(counts, self.rows, axis=1) @ self.missing
+        return out
+
 
 def _as_range(indices: np.ndarray) -> slice | np.ndarray:
     """``indices`` as a slice when they are consecutive (no gather needed)."""
@@ -559,9 +572,11 @@ def resampled_means(
     filled, known = estimands.prepare(data)
     if clusters is not None and not _is_singletons(np.asarray(clusters)):
         filled, known = _pool(np.asarray(clusters), filled), _pool(np.asarray(clusters), known)
+    short = _Shortfall.of(known) if len(known) else None
     with single_threaded_blas():
         for start, counts in count_blocks(rng, len(filled), n_boot):
-            out[start : start + len(counts)] = estimands.combine(counts @ filled, counts @ known)
+            drawn = counts @ known if short is None else short.known_by_resample(counts)
+            out[start : start + len(counts)] = estimands.combine(counts @ filled, drawn)
     return out
 
 
