@@ -251,3 +251,25 @@ def test_grouped_bootstrap_with_many_units_and_failures_is_deterministic() -> No
     assert np.isfinite(first).all() and ((first >= 0) & (first <= 1)).all()
     point = np.nanmean(values[codes == 1, 0])
     assert abs(np.median(first[:, 0, 1]) - point) < 0.02
+
+
+def test_pooling_one_row_clusters_equals_summing_them() -> None:
+    """Issue 26: clusters of one row are pooled by a scatter; the sums are bincount's
+    (including -0.0 summed to 0.0 and NaN kept)."""
+    from bench.scoring.bootstrap import _pool
+
+    rng = np.random.default_rng(6)
+    columns = rng.normal(size=(500, 3))
+    columns[3, 0], columns[7, 1] = -0.0, np.nan
+    clusters = rng.permutation(500)
+    pooled = _pool(clusters, columns)
+    summed = np.column_stack(
+        [np.bincount(clusters, weights=columns[:, j], minlength=500) for j in range(3)]
+    )
+    assert np.array_equal(pooled, summed, equal_nan=True)
+    assert not np.signbit(pooled[clusters[3], 0])
+    shared = clusters.copy()
+    shared[0] = shared[1]  # one cluster of two rows: the summing path
+    assert np.allclose(
+        _pool(shared, np.nan_to_num(columns))[shared[1]].sum(), np.nan_to_num(columns[:2]).sum()
+    )
