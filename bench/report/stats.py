@@ -149,10 +149,15 @@ def _slice_codes(
     if not by:
         return np.zeros(len(frame), dtype=np.int64), [()]
     columns = [labels[c] for c in by]
-    if all(isinstance(c.dtype, pd.CategoricalDtype) for c in columns):
+    if all(
+        isinstance(c.dtype, pd.CategoricalDtype)
+        and all(isinstance(v, str) for v in c.cat.categories)
+        for c in columns
+    ):
         codes_of = [c.cat.codes.to_numpy().astype(np.int64) for c in columns]
         if all(c.size == 0 or c.min() >= 0 for c in codes_of):  # no missing label
-            # Groups numbered in label order, as groupby(sort=True, observed=True) numbers them.
+            # The slices present, from the labels' codes; numbered in the sorted order of
+            # their label tuples, as the groupby of the labels' values below numbers them.
             sizes = [len(c.cat.categories) for c in columns]
             combined = np.zeros(len(frame), dtype=np.int64)
             for size, code in zip(sizes, codes_of, strict=True):
@@ -163,9 +168,13 @@ def _slice_codes(
                 digits.append(present % size)
                 present = present // size
             per_column = [
-                c.cat.categories[d] for c, d in zip(columns, reversed(digits), strict=True)
+                list(c.cat.categories[d]) for c, d in zip(columns, reversed(digits), strict=True)
             ]
-            return inverse.reshape(-1), list(zip(*per_column, strict=True))
+            found = list(zip(*per_column, strict=True))
+            order = sorted(range(len(found)), key=found.__getitem__)
+            rank = np.empty(len(found), dtype=np.int64)
+            rank[order] = np.arange(len(found))
+            return rank[inverse.reshape(-1)], [found[i] for i in order]
     key_frame = pd.DataFrame({c: labels[c].to_numpy() for c in by})
     grouped = key_frame.groupby(list(by), observed=True, sort=True)
     codes = grouped.ngroup().to_numpy()
