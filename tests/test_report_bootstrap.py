@@ -194,3 +194,82 @@ def test_index_blocks_of_no_units_are_empty_resamples() -> None:
     blocks = list(index_blocks(np.random.default_rng(0), 0, 5))
     assert sum(len(picks) for _, picks in blocks) == 5
     assert all(picks.shape[1] == 0 for _, picks in blocks)
+
+
+def test_tally_per_resample_matches_one_bincount(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: many units are tallied resample by resample; the counts are the same."""
+    from bench.scoring import bootstrap
+
+    indices = np.random.default_rng(3).integers(0, 5000, size=(7, 5000))
+    for by_unit in (False, True):
+        fast = bootstrap.tally(indices.copy(), by_unit=by_unit)
+        monkeypatch.setattr(bootstrap, "_ROW_TALLY", 10**9)  # force the one-bincount path
+        plain = bootstrap.tally(indices.copy(), by_unit=by_unit)
+        monkeypatch.undo()
+        assert fast.shape == plain.shape == ((5000, 7) if by_unit else (7, 5000))
+        assert np.array_equal(fast, plain)
+        assert fast.sum() == 7 * 5000
+
+
+def test_known_counts_from_the_shortfall_are_the_product() -> None:
+    """Issue 26: known counts as full counts less the short units equal drawn.T @ known."""
+    from bench.scoring.bootstrap import _Shortfall
+
+    rng = np.random.default_rng(4)
+    known = np.full((400, 6), 2.0)
+    known[rng.choice(400, 30, replace=False), rng.integers(0, 6, 30)] = 1.0
+    known[5, :] = 0.0
+    drawn = rng.poisson(1.0, (400, 9)).astype(float)
+    short = _Shortfall.of(known)
+    assert short is not None and short.rows.size <= 31
+    assert np.array_equal(short.known(drawn), drawn.T @ known)
+    assert _Shortfall.of(rng.integers(0, 3, (40, 2)).astype(float)) is None  # most units short
+
+
+def test_grouped_bootstrap_with_many_units_and_failures_is_deterministic() -> None:
+    """Many clusters (tallied per resample) and scattered unknowns: the same seed gives the
+    same resamples, and every group's resampled mean stays within its values' range."""
+    rng = np.random.default_rng(5)
+    n = 6000
+    values = rng.uniform(0, 1, (n, 2))
+    values[rng.random(n) < 0.02, 0] = np.nan
+    clusters = np.arange(n) % 4500
+    codes = (clusters % 3).astype(np.int64)
+
+    def run() -> np.ndarray:
+        return grouped_bootstrap(
+            values,
+            [Grouping(codes, 3)],
+            estimands=Estimands(["a", "b"]),
+            n_boot=50,
+            rng=np.random.default_rng(9),
+            clusters=clusters,
+        )[0]
+
+    first, again = run(), run()
+    assert np.array_equal(first, again)
+    assert np.isfinite(first).all() and ((first >= 0) & (first <= 1)).all()
+    point = np.nanmean(values[codes == 1, 0])
+    assert abs(np.median(first[:, 0, 1]) - point) < 0.02
+
+
+def test_pooling_one_row_clusters_equals_summing_them() -> None:
+    """Issue 26: clusters of one row are pooled by a scatter; the sums are bincount's
+    (including -0.0 summed to 0.0 and NaN kept)."""
+    from bench.scoring.bootstrap import _pool
+
+    rng = np.random.default_rng(6)
+    columns = rng.normal(size=(500, 3))
+    columns[3, 0], columns[7, 1] = -0.0, np.nan
+    clusters = rng.permutation(500)
+    pooled = _pool(clusters, columns)
+    summed = np.column_stack(
+        [np.bincount(clusters, weights=columns[:, j], minlength=500) for j in range(3)]
+    )
+    assert np.array_equal(pooled, summed, equal_nan=True)
+    assert not np.signbit(pooled[clusters[3], 0])
+    shared = clusters.copy()
+    shared[0] = shared[1]  # one cluster of two rows: the summing path
+    assert np.allclose(
+        _pool(shared, np.nan_to_num(columns))[shared[1]].sum(), np.nan_to_num(columns[:2]).sum()
+    )

@@ -56,6 +56,11 @@ def failed_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
     """
     if "error" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
+    if isinstance(frame["error"].dtype, pd.StringDtype):  # test each distinct message once
+        codes, messages = pd.factorize(frame["error"])  # missing: code -1, not failed
+        is_set = np.array([str(m).strip() != "" for m in messages] + [False], dtype=bool)
+        failed: npt.NDArray[np.bool_] = is_set[codes]
+        return failed
     errors = frame["error"].astype(object)
     return np.asarray(errors.notna() & (errors.astype(str).str.strip() != ""), dtype=bool)
 

@@ -438,13 +438,11 @@ def length_curves(
     values = np.where(
         failed, np.nan, values
     )  # failed rows stay in the draw, adding nothing to the means
-    key = pd.DataFrame(
-        {
-            "model": frame["model"].astype(str).to_numpy(),
-            "length": lengths.clip(upper=LENGTH_CAP).to_numpy(dtype=float),
-        }
-    )
-    inside = (key["model"].isin(list(models)) & np.isfinite(key["length"])).to_numpy()
+    # Models as codes numbered in name order: grouped like the names, without a string per row.
+    codes, names = pd.factorize(frame["model"].astype(str), sort=True)
+    key = pd.DataFrame({"model": codes, "length": lengths.clip(upper=LENGTH_CAP).to_numpy(float)})
+    wanted = np.append(np.isin(np.asarray(names, dtype=object), list(models)), False)
+    inside = wanted[codes] & np.isfinite(key["length"].to_numpy())  # code -1 (missing): out
     columns = ["model", "length", "n", metric, f"{metric}_lo", f"{metric}_hi"]
     if not inside.any():
         return pd.DataFrame([], columns=columns)
@@ -464,9 +462,9 @@ def length_curves(
     lo, hi = percentile_interval(boot, axis=0)
     rows = []
     kept, indices = values[inside], grouped.indices
-    for g, (model, length) in enumerate(sorted(indices)):  # ngroup numbers sorted keys
-        v = kept[indices[(model, length)]]
+    for g, (code, length) in enumerate(sorted(indices)):  # ngroup numbers sorted keys
+        v = kept[indices[(code, length)]]
         v = v[np.isfinite(v)]
         if v.size:
-            rows.append([model, length, v.size, float(v.mean()), float(lo[g]), float(hi[g])])
+            rows.append([names[code], length, v.size, float(v.mean()), float(lo[g]), float(hi[g])])
     return pd.DataFrame(rows, columns=columns)

@@ -80,10 +80,10 @@ def _ranking_keys(
     keys = pd.DataFrame(
         {
             "_position": np.flatnonzero(succeeded),
-            "model": ok["model"].to_numpy(),
+            "model": _sort_codes(ok["model"]),
             "_score": pd.to_numeric(ok[metric].astype(object), errors="coerce").astype(float),
             "_edits": pd.to_numeric(ok["algorithm1"].astype(object), errors="coerce").astype(float),
-            "prompt_id": ok["prompt_id"].to_numpy(),
+            "prompt_id": _sort_codes(ok["prompt_id"]),
         },
         index=ok.index,
     )
@@ -94,6 +94,16 @@ def _ranking_keys(
     else:
         keys["slice"], keys["_slice_order"] = "all", 0
     return keys
+
+
+def _sort_codes(column: pd.Series) -> np.ndarray:
+    """Each value's rank among the distinct values (missing last): sorts as the values do.
+
+    >>> _sort_codes(pd.Series(["b", None, "a", "b"])).tolist()
+    [1, 2, 0, 1]
+    """
+    codes, uniques = pd.factorize(column, sort=True)
+    return np.where(codes < 0, len(uniques), codes)
 
 
 def parse_boxes(raw: Any) -> list[list[tuple[float, float]]]:

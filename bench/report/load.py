@@ -57,13 +57,14 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
         meta, frame = _read_run(run_dir, skip)
         name = _unique_name(str(meta.get("run_id") or run_dir.name), taken=runs)
         runs[name] = {"dir": str(run_dir.resolve()), "meta": meta}
-        frame = frame.copy()
-        frame["run"] = name
+        frame["run"] = name  # the frame is this call's own (just read): no copy
         frame["run_dir"] = str(run_dir.resolve())
         frames.append(frame)
     if len(frames) > 1:
         _require_shared_prompts(frames, run_dirs)
-    frame = pd.concat(frames, ignore_index=True)
+        frame = pd.concat(frames, ignore_index=True)
+    else:
+        frame = frames[0].reset_index(drop=True)
     frame["model"] = frame["model"].astype(str)
     if len(frames) > 1:
         _tag_models_with_run(frame, run_tags(runs))

@@ -82,12 +82,13 @@ def bin_numeric(series: pd.Series, bins: Sequence[Bin]) -> pd.Series:
     values = pd.to_numeric(series, errors="coerce").astype("float64").to_numpy()
     position = np.searchsorted(lows, values, side="right") - 1
     below = f"<{bins[0][0]:g}"
-    names = np.array([below, *labels, UNKNOWN_LABEL], dtype=object)
     code = np.where(np.isnan(values), len(labels) + 1, position + 1)
     categories = [below, *labels, UNKNOWN_LABEL]
     used = [c for c in categories if c != below or (code == 0).any()]
+    if used[0] != below:
+        code = code - 1  # no value below the first bound: its category is left out
     return pd.Series(
-        pd.Categorical(names[code], categories=used, ordered=True),
+        pd.Categorical.from_codes(code, categories=used, ordered=True),
         index=series.index,
         name=series.name,
     )
@@ -136,16 +137,34 @@ def slice_labels(frame: pd.DataFrame, column: str) -> pd.Series:
         )
     if pd.api.types.is_numeric_dtype(series) and series.nunique(dropna=True) > 12:
         return bin_numeric(series, quantile_bins(series))
+    if isinstance(series.dtype, pd.StringDtype):  # label the distinct values, not every row
+        codes, uniques = pd.factorize(series)
+        distinct = [str(u) for u in uniques] + [MISSING_LABEL]  # code -1: missing
+        order = _label_order(
+            column, set(distinct[:-1]) | ({MISSING_LABEL} if (codes < 0).any() else set())
+        )
+        position = {label: i for i, label in enumerate(order)}
+        to_order = np.array([position.get(label, -1) for label in distinct], dtype=np.int64)
+        return pd.Series(
+            pd.Categorical.from_codes(to_order[codes], categories=order, ordered=True),
+            index=series.index,
+            name=column,
+        )
     labels = series.astype(object).where(series.notna(), MISSING_LABEL).astype(str)
-    present = set(labels.unique())
+    order = _label_order(column, set(labels.unique()))
+    return pd.Series(
+        pd.Categorical(labels, categories=order, ordered=True), index=series.index, name=column
+    )
+
+
+def _label_order(column: str, present: set[str]) -> list[str]:
+    """Slice labels in order: a known attribute's own order, others sorted, missing last."""
     known = KNOWN_ORDERS.get(column, ())
     order = [v for v in known if v in present]
     order += sorted(present - set(order) - {MISSING_LABEL})
     if MISSING_LABEL in present:
         order.append(MISSING_LABEL)
-    return pd.Series(
-        pd.Categorical(labels, categories=order, ordered=True), index=series.index, name=column
-    )
+    return order
 
 
 def default_by(frame: pd.DataFrame) -> list[str]:

@@ -110,12 +110,17 @@ def _metric_matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
         raise KeyError(f"results table lacks score columns {missing}")
     if not columns:
         return np.empty((len(frame), 0))
-    return np.column_stack(
-        [
-            pd.to_numeric(frame[m].astype(object), errors="coerce").astype("float64").to_numpy()
-            for m in columns
-        ]
-    )
+    return np.column_stack([_float_column(frame[m]) for m in columns])
+
+
+def _float_column(series: pd.Series) -> np.ndarray:
+    """A score column as float64, anything not a number NaN (numpy floats: no object copy)."""
+    if series.dtype.kind == "f" and isinstance(series.dtype, np.dtype):
+        floats: np.ndarray = series.to_numpy(dtype="float64")
+        return floats
+    numbers = pd.to_numeric(series.astype(object), errors="coerce").astype("float64")
+    converted: np.ndarray = numbers.to_numpy()
+    return converted
 
 
 def _row_clusters(frame: pd.DataFrame, column: str | None) -> np.ndarray | None:
@@ -143,6 +148,33 @@ def _slice_codes(
     """Code of every row's slice of ``by`` (0..S-1, in label order) and each code's label tuple."""
     if not by:
         return np.zeros(len(frame), dtype=np.int64), [()]
+    columns = [labels[c] for c in by]
+    if all(
+        isinstance(c.dtype, pd.CategoricalDtype)
+        and all(isinstance(v, str) for v in c.cat.categories)
+        for c in columns
+    ):
+        codes_of = [c.cat.codes.to_numpy().astype(np.int64) for c in columns]
+        if all(c.size == 0 or c.min() >= 0 for c in codes_of):  # no missing label
+            # The slices present, from the labels' codes; numbered in the sorted order of
+            # their label tuples, as the groupby of the labels' values below numbers them.
+            sizes = [len(c.cat.categories) for c in columns]
+            combined = np.zeros(len(frame), dtype=np.int64)
+            for size, code in zip(sizes, codes_of, strict=True):
+                combined = combined * size + code
+            present, inverse = np.unique(combined, return_inverse=True)
+            digits = []
+            for size in reversed(sizes):
+                digits.append(present % size)
+                present = present // size
+            per_column = [
+                list(c.cat.categories[d]) for c, d in zip(columns, reversed(digits), strict=True)
+            ]
+            found = list(zip(*per_column, strict=True))
+            order = sorted(range(len(found)), key=found.__getitem__)
+            rank = np.empty(len(found), dtype=np.int64)
+            rank[order] = np.arange(len(found))
+            return rank[inverse.reshape(-1)], [found[i] for i in order]
     key_frame = pd.DataFrame({c: labels[c].to_numpy() for c in by})
     grouped = key_frame.groupby(list(by), observed=True, sort=True)
     codes = grouped.ngroup().to_numpy()
@@ -327,21 +359,26 @@ def _slice_rows(
 ) -> list[dict[str, Any]]:
     """The summary rows of one slicing from its resampled aggregates ``(n_boot, names, slices)``."""
     lo, hi = percentile_interval(boot, job.confidence)
-    ok_rows, ok_position = rows[local.ok], local.position[local.ok]
+    n_slices = local.present.size
+    # Rows sorted by slice (stable: each slice keeps its rows' order), counted at once.
+    order = np.argsort(local.position, kind="stable")
+    edges = np.searchsorted(local.position[order], np.arange(n_slices + 1))
+    ok_sorted = local.ok[order]
+    units_all = _units_per_slice(rows, local.position, n_slices, job)
+    units_ok = _units_per_slice(rows[local.ok], local.position[local.ok], n_slices, job)
     out = []
     for i, code in enumerate(local.present):
-        in_slice = rows[local.position == i]
-        n_all = in_slice.size
-        good_rows = ok_rows[ok_position == i]
-        good = job.values[good_rows]
+        n_all = int(edges[i + 1] - edges[i])
+        part = order[edges[i] : edges[i + 1]]
+        good = job.values[rows[part[ok_sorted[edges[i] : edges[i + 1]]]]]
         row: dict[str, Any] = {
             "model": model,
             **dict(zip(slicing.by, slicing.keys[code], strict=True)),
         }
         row.update(n=len(good), n_errors=n_all - len(good), error_rate=(n_all - len(good)) / n_all)
-        row["n_prompts"] = _units_of(good_rows, job)
+        row["n_prompts"] = int(units_ok[i])
         row.update(errors[i])
-        if _units_of(in_slice, job) < MIN_UNITS:  # too few prompts for an interval
+        if units_all[i] < MIN_UNITS:  # too few prompts for an interval
             row.update(error_rate_lo=math.nan, error_rate_hi=math.nan)
         points = job.estimands.point(good)
         for m, (metric, point) in enumerate(zip(job.estimands.names, points, strict=True)):
@@ -353,11 +390,17 @@ def _slice_rows(
     return out
 
 
-def _units_of(rows: np.ndarray, job: _Job) -> int:
-    """Resampling units (distinct prompts; rows without a prompt column) among ``rows``."""
+def _units_per_slice(
+    rows: np.ndarray, position: np.ndarray, n_slices: int, job: _Job
+) -> np.ndarray:
+    """Resampling units (distinct prompts; rows without a prompt column) in each slice."""
     if job.clusters is None:
-        return int(rows.size)
-    return int(np.unique(job.clusters[rows]).size)
+        return np.bincount(position, minlength=n_slices)
+    clusters = job.clusters[rows]
+    seen = np.zeros((n_slices, int(clusters.max()) + 1 if clusters.size else 0), dtype=bool)
+    seen[position, clusters] = True
+    counts: np.ndarray = seen.sum(axis=1)
+    return counts
 
 
 def _summary_frame(
@@ -597,15 +640,14 @@ def paired_difference(
 def prompt_means(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean ``metric`` per prompt (rows) and model (columns), failed rows excluded."""
     ok = frame.loc[~failed_mask(frame), ["prompt_id", "model", metric]]  # only these columns
-    values = pd.to_numeric(ok[metric].astype(object), errors="coerce").astype("float64")
-    keys = pd.DataFrame(
-        {
-            "prompt_id": ok["prompt_id"].astype(str).to_numpy(),
-            "model": ok["model"].astype(str).to_numpy(),
-            "v": values.to_numpy(),
-        }
-    )
-    return keys.groupby(["prompt_id", "model"], sort=True)["v"].mean().unstack("model")
+    values = pd.Series(_float_column(ok[metric]))
+    # Grouped by sorted codes of the names (the order of the names), not by the strings.
+    prompts, prompt_names = pd.factorize(ok["prompt_id"].astype(str), sort=True)
+    models, model_names = pd.factorize(ok["model"].astype(str), sort=True)
+    means = values.groupby([prompts, models], sort=True).mean().unstack()
+    means.index = pd.Index(np.asarray(prompt_names, dtype=object)[means.index], name="prompt_id")
+    means.columns = pd.Index(np.asarray(model_names, dtype=object)[means.columns], name="model")
+    return means
 
 
 COMPARISON_COLUMNS = [
