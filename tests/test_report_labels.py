@@ -92,3 +92,22 @@ def test_unknown_stratify_column_lists_every_valid_column() -> None:
     assert "unknown column(s) ['nope']" in info.value.problem
     assert "valid columns: attribute_00, " in info.value.problem
     assert info.value.problem.endswith("attribute_49")
+
+
+def test_a_pages_decimals_follow_the_metric_tables_digits() -> None:
+    """The report reads each metric's decimals from its record, not from a list of its own."""
+    from dataclasses import replace
+
+    from bench.report.tables import fmt_ci, fmt_number
+    from bench.scoring.table import METRICS, register_metric
+
+    assert fmt_number(1.5, "algorithm1") == "1.50" and fmt_number(0.81234, "ned") == "0.812"
+    original = METRICS.get("ned", "glyphbench")
+    register_metric(replace(original, digits=1), replace=True)
+    try:
+        assert fmt_number(0.81234, "ned") == "0.8"
+        assert fmt_ci(0.81234, 0.7, 0.9, "ned") == "0.8 [0.7, 0.9]"
+    finally:
+        register_metric(original, replace=True)
+    assert fmt_number(0.81234, "ned") == "0.812"
+    assert fmt_number(0.81234, "a_column_of_the_user") == "0.812"

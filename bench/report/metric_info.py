@@ -1,4 +1,4 @@
-"""What the report needs to know about a metric: its label, direction and aggregate.
+"""What the report needs to know about a metric: label, direction, aggregate and decimals.
 
 Everything is read from the metric table (:data:`bench.scoring.table.METRICS`)
 through :func:`metric_info`; the report's own columns (:data:`REPORT_COLUMNS`) and any
@@ -22,20 +22,22 @@ class MetricInfo:
     label: str
     higher_is_better: bool
     aggregate: Aggregate
+    #: Decimals a page shows (the record's ``digits``; 3 for a column that is no metric).
+    digits: int = 3
 
 
 def metric_info(name: str) -> MetricInfo:
-    """Label, direction and aggregate of ``name`` (from the metric table where it is a metric).
+    """Label, direction, aggregate and decimals of ``name`` (from the metric table if a metric).
 
     >>> info = metric_info("algorithm1")
-    >>> info.label, info.higher_is_better
-    ('Algorithm 1 distance', False)
+    >>> info.label, info.higher_is_better, info.digits
+    ('Algorithm 1 distance', False, 2)
     >>> metric_info("some_column").label
     'some_column'
     """
     if name in METRICS:
         metric = METRICS.get(name)
-        return MetricInfo(metric.label, metric.higher_is_better, metric.aggregate)
+        return MetricInfo(metric.label, metric.higher_is_better, metric.aggregate, metric.digits)
     label, higher = REPORT_COLUMNS.get(name, (name, True))
     return MetricInfo(label, higher, Mean())
 

@@ -21,7 +21,9 @@ from bench.report.metric_info import metric_info
 
 
 def fmt_number(value: Any, metric: str = "") -> str:
-    """Display a number: edit counts with 2 decimals, rates and similarities with 3.
+    """Display a number with the metric table's decimals for ``metric`` (3 for other columns).
+
+    Edit counts carry 2 decimals in the table, rates and similarities 3.
 
     >>> fmt_number(0.81234, "ned"), fmt_number(1.5, "algorithm1"), fmt_number(float("nan"))
     ('0.812', '1.50', '–')
@@ -32,7 +34,7 @@ def fmt_number(value: Any, metric: str = "") -> str:
         return "yes" if value else "no"
     if isinstance(value, int):
         return str(value)
-    digits = 2 if metric in ("algorithm1", "edit_distance", "lcs_len", "lom_len") else 3
+    digits = metric_info(metric).digits if metric else 3
     return f"{float(value):.{digits}f}"
 
 

@@ -213,6 +213,8 @@ class MetricTable:
         self._places: dict[tuple[str, str], str] = {}
         self._package = package
         self._loaded = package is None
+        #: name -> the first family's record, rebuilt after a change (reports look up per cell)
+        self._by_name: dict[str, Metric] | None = None
 
     def add(self, metric: Metric, *, replace: bool = False, place: str | None = None) -> Metric:
         """Register ``metric``; a (family, name) another module registered is an error.
@@ -234,6 +236,7 @@ class MetricTable:
                 _check_same_meaning(other, metric)
         self._metrics[key] = metric
         self._places[key] = place
+        self._by_name = None
         return metric
 
     def add_units(self, units: ReaderUnits) -> ReaderUnits:
@@ -256,6 +259,7 @@ class MetricTable:
         for key in [k for k in self._metrics if k[1] == name and family in (None, k[0])]:
             del self._metrics[key]
             self._places.pop(key, None)
+        self._by_name = None
 
     def _load(self) -> None:
         if self._loaded or self._package is None:
@@ -275,6 +279,8 @@ class MetricTable:
     def get(self, name: str, family: str | None = None) -> Metric:
         """The record ``name`` (of ``family``, else the first family registering it)."""
         self._load()
+        if family is None and name in self._first_by_name():
+            return self._first_by_name()[name]
         for (owner, key), metric in self._metrics.items():
             if key == name and family in (None, owner):
                 return metric
@@ -284,7 +290,15 @@ class MetricTable:
 
     def __contains__(self, name: object) -> bool:
         self._load()
-        return any(key == name for _, key in self._metrics)
+        return name in self._first_by_name()
+
+    def _first_by_name(self) -> dict[str, Metric]:
+        if self._by_name is None:
+            by_name: dict[str, Metric] = {}
+            for (_, key), metric in self._metrics.items():
+                by_name.setdefault(key, metric)
+            self._by_name = by_name
+        return self._by_name
 
     def families(self) -> list[str]:
         return list(dict.fromkeys(metric.family for metric in self.all()))
