@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,30 +88,73 @@ def read_run(
     spec = ocr or table_reader(meta) or config.ocr  # one reader per results table
     n_workers = resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
-    totals = {"read": 0, "errors": 0}
-    seen: set[Path] = set()
     with folder.hold_shard(name):
         refuse_during_rescore(folder)
         claim_reader(folder, spec, "`read`")
         with ReadPool(spec, folder.root, n_workers) as pool:
-            while True:
-                generating = follow and _generating(folder)
-                rows = _rows(folder, seen)
-                todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
-                again = False  # a second pass reads only what is new
-                step = batch_size or config.batch_size
-                outcome = _read_rows(folder, pool, todo, step, config, name, progress, console)
-                totals = {key: totals[key] + outcome[key] for key in totals}
-                if not generating:  # this pass started after the generation ended: all read
-                    break
-                if not outcome["read"]:
-                    time.sleep(FOLLOW_POLL_S)
+            totals = read_passes(
+                folder,
+                pool,
+                config,
+                name,
+                part=part,
+                again=again,
+                step=batch_size or config.batch_size,
+                generating=lambda: follow and _generating(folder),
+                progress=progress,
+                console=console,
+            )
     merged = None
     if not folder.busy_shards():
         from bench.engine.operations import merge_run
 
         merged = merge_run(folder.root, folder=folder)
     return {**totals, "merged": None if merged is None else len(merged)}
+
+
+def read_passes(
+    folder: RunFolder,
+    pool: ReadPool,
+    config: Any,
+    name: str,
+    *,
+    generating: Callable[[], bool],
+    step: int,
+    part: Shard | None = None,
+    again: bool = False,
+    progress: bool = True,
+    console: Console | None = None,
+    found: Callable[[int], None] | None = None,
+    read: Callable[[int], None] | None = None,
+    idle: Callable[[float], object] = time.sleep,
+) -> dict[str, int]:
+    """Read the unread images of the folder, pass after pass while ``generating()``.
+
+    The loop of ``glyphbench read`` (and of the readers ``run --read-workers`` starts):
+    the first pass reads every unread row, later passes the rows of generation part
+    files not seen yet; a pass that starts once ``generating()`` is false is the last.
+    ``found(n)``: called once, with the unread images the first pass found; ``read(n)``:
+    after each chunk of ``n`` images read; ``idle(s)``: waits between empty passes.
+    Scored rows are written as part files of ``name`` (a killed reader loses at most
+    :data:`PART_SECONDS` of readings).
+    """
+    part = part or Shard()
+    totals = {"read": 0, "errors": 0}
+    seen: set[Path] = set()
+    while True:
+        still = generating()
+        rows = _rows(folder, seen)
+        todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
+        if found is not None:
+            found(len(todo))
+            found = None
+        again = False  # a second pass reads only what is new
+        outcome = _read_rows(folder, pool, todo, step, config, name, progress, console, read)
+        totals = {key: totals[key] + outcome[key] for key in totals}
+        if not still:  # this pass started after the generation ended: all read
+            return totals
+        if not outcome["read"]:
+            idle(FOLLOW_POLL_S)
 
 
 def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
@@ -175,6 +218,7 @@ def _read_rows(
     name: str,
     progress: bool,
     console: Console | None,
+    read_hook: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
@@ -202,6 +246,8 @@ def _read_rows(
                 store.flush()
                 done, written = [], time.monotonic()
             bar.advance(task, len(rows))
+            if read_hook is not None:
+                read_hook(len(rows))
         if done:
             _write(folder, pd.concat(done), config, name, score_rows)
     store.flush()
