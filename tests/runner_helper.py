@@ -13,7 +13,8 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
 * ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
 * ``broken:``: fails to load;
 * readers ``slowocr?delay=S[&torch=1]`` (pixelocr taking S seconds per call, in torch
-  with ``torch=1``), ``ocr_blind``
+  with ``torch=1``), ``watchocr?delay=S&watch=DIR&log=FILE`` (slowocr logging, per
+  call, the images under DIR not yet read), ``ocr_blind``
   (created fine, every read fails) and ``ocr_dead`` (cannot be created).
 """
 
@@ -78,6 +79,31 @@ class SlowOCR(PixelOCR):
         while time.monotonic() < end:
             matrix = (matrix @ matrix).tanh()
         return super().read(images)
+
+
+class WatchOCROptions(SlowOCROptions):
+    watch: str = ""  # a run's images folder
+    log: str = ""  # one line per call: images on disk that were not yet read
+
+
+class WatchOCR(SlowOCR):
+    """slowocr that logs, at each call, how many images of the run wait to be read.
+
+    One reader process: the images it has read so far are counted here; images on disk
+    minus those are the images generation has made ahead of the reader.
+    """
+
+    def __init__(self, options: WatchOCROptions) -> None:
+        super().__init__(options)
+        self.watch, self.log, self.done = Path(options.watch), Path(options.log), 0
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        waiting = sum(1 for _ in self.watch.rglob("*.png")) - self.done
+        with self.log.open("a") as log:
+            log.write(f"{waiting}\n")
+        out = super().read(images)
+        self.done += len(images)
+        return out
 
 
 class BlindOCR(PixelOCR):
@@ -163,6 +189,7 @@ class Broken(ModelAdapter):
 def register() -> None:
     PLUGINS.register("readers", "pixelocr", summary="test double")(lambda spec, _: PixelOCR())
     PLUGINS.register("readers", "slowocr", options=SlowOCROptions)(lambda _, o: SlowOCR(o))
+    PLUGINS.register("readers", "watchocr", options=WatchOCROptions)(lambda _, o: WatchOCR(o))
     PLUGINS.register("readers", "ocr_blind")(lambda spec, _: BlindOCR())
     PLUGINS.register("readers", "ocr_dead")(_dead_ocr)
     for name, factory, options in (
@@ -203,8 +230,11 @@ def write_prompts_csv(path: Path, n: int = 6) -> Path:
     return path
 
 
-if __name__ == "__main__":
+if __name__ in ("__main__", "__mp_main__"):
+    # Reader processes (multiprocessing spawn) import this script as __mp_main__: the
+    # doubles exist there too.
     register()
+if __name__ == "__main__":
     from bench.cli import main
 
     sys.argv[0] = "glyphbench"

@@ -110,7 +110,7 @@ def _portable(outcome: Reading | Exception) -> Reading | Exception:
     if not isinstance(outcome, Exception):
         return outcome
     try:
-        pickle.dumps(outcome)
+        pickle.loads(pickle.dumps(outcome))  # some exceptions pickle but do not unpickle
     except Exception:
         return RuntimeError(f"{type(outcome).__name__}: {outcome}")
     return outcome

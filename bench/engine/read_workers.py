@@ -92,10 +92,9 @@ class RunReaders:
             pool.check()
         except Exception as exc:
             self.close()
+            cause = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
             raise InputError(
-                None,
-                f"the reader {self.spec!r} could not start in a reader process: "
-                f"{type(exc).__name__}: {exc}",
+                None, f"the reader {self.spec!r} could not start in a reader process: {cause}"
             ) from None
         return self
 
