@@ -22,8 +22,8 @@ import pytest
 from runner_helper import write_prompts_csv
 
 from bench.core.errors import InputError
+from bench.engine.backlog import default_backlog
 from bench.engine.config import RunConfig
-from bench.engine.read_workers import default_backlog
 from bench.engine.reading_store import readings_table
 from bench.engine.results import TIMING_COLUMNS
 
@@ -186,6 +186,22 @@ def test_the_config_keys_are_typed_and_not_part_of_the_run(tmp_path: Path) -> No
     with pytest.raises(InputError, match="read_backlog"):
         RunConfig.from_mapping({**base, "read_workers": 1, "read_backlog": 0})
     assert default_backlog(1, 4) == 16
+
+
+def test_the_dry_run_says_who_reads(tmp_path: Path) -> None:
+    from runner_helper import prompt_set
+
+    from bench.engine.operations import plan_run
+    from bench.engine.plan import plan_lines
+
+    config = RunConfig.from_mapping(
+        {"models": ["control:blank"], "out": str(tmp_path), "batch_size": 2, "read_workers": 2}
+    )
+    plan = plan_run(config, prompt_set=prompt_set(4))
+    assert (plan["read_workers"], plan["read_backlog"]) == (2, 16)
+    [line] = [line for line in plan_lines(plan) if line.startswith("reader:")]
+    assert "in 2 reader processes the run starts" in line and "past 16 images" in line
+    assert not tmp_path.joinpath("run.json").exists()
 
 
 # ---------------------------------------------------------------- kill -9 and Ctrl-C

@@ -27,6 +27,21 @@ if TYPE_CHECKING:
 #: Seconds between looks at the count while generation waits (Ctrl-C stays prompt).
 WAIT_POLL_S = 0.5
 
+#: Default backlog: this many batches per reader process. Each reader process has two
+#: chunks (a batch each) in flight (``read_pool.IN_FLIGHT_PER_WORKER``); two more per
+#: process are made while those are read, so readers never wait for generation when it
+#: is ahead, and no more images than that wait on disk when reading is the slower side.
+BATCHES_PER_WORKER = 4
+
+
+def default_backlog(workers: int, batch_size: int) -> int:
+    """Images allowed to wait for a reader when ``read_backlog`` is not set.
+
+    >>> default_backlog(1, 4), default_backlog(2, 8)
+    (16, 64)
+    """
+    return BATCHES_PER_WORKER * max(1, workers) * max(1, batch_size)
+
 
 class Backlog:
     """Images made and not yet read, bounded by ``bound`` (see the module docstring).

@@ -402,6 +402,16 @@ def _merge_when_done(folder: RunFolder, dist: Distributed) -> pd.DataFrame | Non
     return merge_run(folder.root, folder=folder) if all(finished) else None
 
 
+def _plan_readers(config: RunConfig) -> dict[str, int]:
+    """The run's own reader processes and backlog (issue 26), when it starts any."""
+    if not config.read_workers:
+        return {}
+    from bench.engine.backlog import default_backlog
+
+    backlog = config.read_backlog or default_backlog(config.read_workers, config.batch_size)
+    return {"read_workers": config.read_workers, "read_backlog": backlog}
+
+
 def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet) -> None:
     """Refuse to mix two different runs in one folder (resuming the same one is fine)."""
     problems = {
@@ -876,6 +886,7 @@ def plan_run(
         "batch_size": config.batch_size,
         "device": config.device,
         "ocr": config.ocr,
+        **_plan_readers(config),
         "protocol": _protocol_card(config, prompt_set),
         "models": models,
         "api": {"max_usd": config.api.max_usd, **api_cost(models)},

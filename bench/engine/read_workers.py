@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
-from bench.engine.backlog import Backlog
+from bench.engine.backlog import Backlog, default_backlog
 from bench.engine.folder import RunFolder
 
 if TYPE_CHECKING:
@@ -40,20 +40,6 @@ if TYPE_CHECKING:
 
 #: The share the run's readers read and the lock they hold: all of it, as `read` does.
 READ_SHARD = "read-0-of-1"
-#: Default backlog: this many batches per reader process. Each worker has two chunks
-#: (of a batch each) in flight (``read_pool.IN_FLIGHT_PER_WORKER``); two more per worker
-#: are made while those are read, so readers never wait for generation when it is
-#: ahead, and no more images than that wait on disk when reading is the slower side.
-BATCHES_PER_WORKER = 4
-
-
-def default_backlog(workers: int, batch_size: int) -> int:
-    """Images allowed to wait for a reader when ``read_backlog`` is not set.
-
-    >>> default_backlog(1, 4), default_backlog(2, 8)
-    (16, 64)
-    """
-    return BATCHES_PER_WORKER * max(1, workers) * max(1, batch_size)
 
 
 class _Stopped(Exception):
