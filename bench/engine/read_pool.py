@@ -180,9 +180,25 @@ class ReadPool:
             _start(self.spec)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object = None, *exc: object) -> None:
+        """End the workers: at once when the block failed (Ctrl-C), else once idle."""
+        if kind is not None:
+            self.stop_now()
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def stop_now(self) -> None:
+        """Kill the workers (they write nothing, so no file is left half-written).
+
+        Ctrl-C then ends without waiting for the chunks in flight (up to two per worker,
+        seconds each with a slow reader); their images are read again on resume.
+        """
+        if self._executor is None:
+            return
+        # concurrent.futures has no public call that ends busy workers; _processes is
+        # the executor's own {pid: process} (CPython 3.8+).
+        for process in list(getattr(self._executor, "_processes", {}).values()):
+            process.kill()
 
     def check(self) -> list[int]:
         """Start every worker now and wait until each has its reader: their pids.

@@ -87,7 +87,7 @@ class RunReaders:
     def close(self) -> None:
         if self._pool is not None:
             pool, self._pool = self._pool, None
-            pool.__exit__(None, None, None)
+            pool.__exit__(None)
 
     def __enter__(self) -> RunReaders:
         return self.start()
@@ -119,6 +119,7 @@ class RunReaders:
             except BaseException:
                 self._stop.set()
                 self._ended.set()
+                self._pool.stop_now()  # the readers stop now; the thread then ends
                 self._join(thread)
                 raise
             self._ended.set()
