@@ -21,6 +21,7 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -228,6 +229,62 @@ def prompt_set(n: int = 6) -> PromptSet:
 def write_prompts_csv(path: Path, n: int = 6) -> Path:
     prompt_set(n).frame[["prompt_id", "prompt", "text"]].to_csv(path, index=False)
     return path
+
+
+def child_environment() -> dict[str, str]:
+    """The environment of a glyphbench process run from this script in a test.
+
+    The checkout under test first on the path (an installed glyphbench may be another
+    checkout), one thread for torch, no accelerate world size.
+    """
+    here = Path(__file__).resolve().parent
+    path = os.pathsep.join([str(here), str(here.parent)])
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
+    env.pop("WORLD_SIZE", None)
+    return env
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie is not alive)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def survivors(pids: set[int], wait_s: float = 20.0) -> list[int]:
+    """The processes of ``pids`` still running after ``wait_s``; they are killed then.
+
+    So a failing test leaves no process behind.
+    """
+    import signal
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in pids if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
 
 
 if __name__ in ("__main__", "__mp_main__"):

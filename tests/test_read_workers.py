@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from runner_helper import write_prompts_csv
+from runner_helper import child_environment, descendants, survivors, write_prompts_csv
 
 from bench.core.errors import InputError
 from bench.engine.backlog import default_backlog
@@ -43,15 +43,10 @@ def command(
     ]  # fmt: skip
 
 
-def environment() -> dict[str, str]:
-    path = os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)])
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
-    env.pop("WORLD_SIZE", None)
-    return env
-
-
 def run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, env=environment(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        args, env=child_environment(), capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done
 
@@ -160,14 +155,14 @@ def test_read_workers_are_checked_before_anything_is_written(tmp_path: Path, csv
         (["--read-workers", "1", "--shard", "0/2"], "--shard"),
     ):
         done = subprocess.run(
-            command(out, csv, *extra), env=environment(), capture_output=True, text=True
+            command(out, csv, *extra), env=child_environment(), capture_output=True, text=True
         )
         assert done.returncode == 2, (extra, done.stderr)
         assert words in done.stderr, (extra, done.stderr)
         assert not out.exists(), extra
     dead = subprocess.run(
         command(out, csv, "--read-workers", "1", ocr="ocr_dead"),
-        env=environment(),
+        env=child_environment(),
         capture_output=True,
         text=True,
     )
@@ -207,31 +202,6 @@ def test_the_dry_run_says_who_reads(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- kill -9 and Ctrl-C
 
 
-def descendants(pid: int) -> set[int]:
-    """Every process below ``pid`` (from /proc)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def read_parts(out: Path) -> list[Path]:
     return list((out / "parts/read-0-of-1").glob("*/batch-*.parquet"))
 
@@ -251,7 +221,7 @@ def test_an_interrupted_run_leaves_no_reader_and_resumes_exactly(
     out = tmp_path / "run"
     args = command(out, csv, "--read-workers", "1", "--read-backlog", "2")
     process = subprocess.Popen(
-        args, env=environment(), stderr=subprocess.PIPE, start_new_session=True
+        args, env=child_environment(), stderr=subprocess.PIPE, start_new_session=True
     )
     deadline = time.monotonic() + 240
     readers: set[int] = set()
@@ -270,13 +240,7 @@ def test_an_interrupted_run_leaves_no_reader_and_resumes_exactly(
     assert process.returncode == (-9 if how == "kill-9" else 130), err.decode()[-2000:]
     if how != "kill-9":
         assert "Traceback" not in err.decode(), err.decode()[-2000:]  # readers ignore SIGINT
-    deadline = time.monotonic() + 20
-    while any(map(alive, readers)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    survivors = [pid for pid in readers if alive(pid)]
-    for pid in survivors:  # leave no process behind, even when the test fails
-        os.kill(pid, signal.SIGKILL)
-    assert survivors == []
+    assert survivors(readers) == []
     assert not (out / "results.parquet").exists()  # interrupted mid-way
     # Nothing writes the folder any more: no file appears or changes.
     files = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}

@@ -101,7 +101,8 @@ class RunReaders:
 
         The readers' first look (the unread images a resumed run left) is counted in the
         backlog before the block starts. On a normal exit the readers read the rest;
-        on an exception (Ctrl-C) they stop after the chunk in hand.
+        on an exception (Ctrl-C) the reader processes are killed at once (they write
+        nothing) and the thread ends without writing what it had in hand.
         """
         assert self._pool is not None, "start() the readers first"
         folder = RunFolder(self.root)  # the readers' own: its part counters and locks
