@@ -55,6 +55,8 @@ class Backlog:
         self.waiting = 0
         self.peak = 0
         self.waited_s = 0.0  # seconds generation spent waiting for the readers
+        self.saved = 0  # images generation has saved (their part file follows)
+        self.ended = False  # generation has ended
         self._failure: BaseException | None = None
         self._changed = threading.Condition()
 
@@ -85,6 +87,33 @@ class Backlog:
         with self._changed:
             self.waiting = max(0, self.waiting - count)
             self._changed.notify_all()
+
+    def settle(self, reserved: int, saved: int) -> None:
+        """A batch that reserved ``reserved`` saved ``saved`` images: only those wait."""
+        with self._changed:
+            self.saved += saved
+            self.waiting = max(0, self.waiting - (reserved - saved))
+            self._changed.notify_all()
+
+    def end(self) -> None:
+        """Generation has ended: a reader waiting in :meth:`wait_saved` goes on."""
+        with self._changed:
+            self.ended = True
+            self._changed.notify_all()
+
+    def wait_saved(self, beyond: int, timeout: float) -> None:
+        """Wait (at most ``timeout``) until more than ``beyond`` images are saved, or the end.
+
+        The readers sleep here instead of listing the part files ten times a second
+        while a batch is being generated.
+        """
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not self.ended and self.saved <= beyond:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._changed.wait(min(left, WAIT_POLL_S))
 
     def fail(self, failure: BaseException) -> None:
         """The readers stopped: a waiting (or the next) :meth:`reserve` raises ``failure``."""

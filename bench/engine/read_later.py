@@ -133,8 +133,9 @@ def read_passes(
     The loop of ``glyphbench read`` (and of the readers ``run --read-workers`` starts):
     the first pass reads every unread row, later passes the rows of generation part
     files not seen yet; a pass that starts once ``generating()`` is false is the last.
-    ``found(n)``: called once, with the unread images the first pass found; ``read(n)``:
-    after each chunk of ``n`` images read; ``idle(s)``: waits between empty passes.
+    ``found(n)``: called after each pass's look with the ``n`` unread images it found
+    (the first call: the first pass); ``read(n)``: after each chunk of ``n`` images
+    read; ``idle(s)``: waits between empty passes.
     Scored rows are written as part files of ``name`` (a killed reader loses at most
     :data:`PART_SECONDS` of readings).
     """
@@ -147,7 +148,6 @@ def read_passes(
         todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
         if found is not None:
             found(len(todo))
-            found = None
         again = False  # a second pass reads only what is new
         outcome = _read_rows(folder, pool, todo, step, config, name, progress, console, read)
         totals = {key: totals[key] + outcome[key] for key in totals}
@@ -162,12 +162,15 @@ def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
 
     Following a long run, a pass then costs the new part files, not the whole folder.
     """
-    files = folder.part_files()
     if not seen:
-        seen.update(files)
+        seen.update(folder.part_files())
         return folder.read_parts(ROW_KEY, conform=conform_results)
-    new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
+    # Listed without a stat per file: only the new ones are put in order (a long run
+    # has thousands of part files, and a pass comes after every batch).
+    listed = folder.parts.glob("*/*/batch-*.parquet")
+    new = [f for f in listed if f not in seen and not f.parent.parent.name.startswith("read-")]
     seen.update(new)
+    new.sort(key=lambda path: (path.stat().st_mtime_ns, str(path)))
     return folder.read_parts(ROW_KEY, conform=conform_results, files=new)
 
 

@@ -42,6 +42,11 @@ if TYPE_CHECKING:
 READ_SHARD = "read-0-of-1"
 
 
+#: Seconds the readers wait at most without looking at the folder while nothing new
+#: was saved (a safety net: a new batch wakes them at once).
+IDLE_LOOK_S = 5.0
+
+
 class _Stopped(Exception):
     """The run was interrupted: the readers stop after the chunk in hand."""
 
@@ -67,6 +72,7 @@ class RunReaders:
         self._stop = threading.Event()
         self._scanned = threading.Event()
         self._failure: BaseException | None = None
+        self._found: int | None = None  # unread images found after the first look
 
     def start(self) -> RunReaders:
         from bench.engine.read_pool import ReadPool
@@ -120,10 +126,12 @@ class RunReaders:
             except BaseException:
                 self._stop.set()
                 self._ended.set()
+                self.backlog.end()
                 self._pool.stop_now()  # the readers stop now; the thread then ends
                 self._join(thread)
                 raise
             self._ended.set()
+            self.backlog.end()
             self._join(thread)
             self._raise_failure()
 
@@ -156,9 +164,9 @@ class RunReaders:
                 generating=lambda: not self._ended.is_set(),
                 step=config.batch_size,
                 progress=False,  # the run shows its own progress bars
-                found=self._found,
+                found=self._look,
                 read=self._read,
-                idle=self._ended.wait,
+                idle=self._idle,
             )
             self.read, self.errors = totals["read"], totals["errors"]
         except _Stopped:
@@ -169,9 +177,20 @@ class RunReaders:
         finally:
             self._scanned.set()
 
-    def _found(self, count: int) -> None:
-        self.backlog.add(count)
-        self._scanned.set()
+    def _look(self, count: int) -> None:
+        if self._found is None:  # the first look: what an earlier run left unread
+            self.backlog.add(count)
+            self._found = 0
+            self._scanned.set()
+        else:
+            self._found += count
+
+    def _idle(self, seconds: float) -> None:
+        """Between empty passes: look again soon only when a batch's part file is due."""
+        if self.backlog.saved > (self._found or 0):  # saved, its part file being written
+            self._ended.wait(seconds)
+        else:  # nothing new until generation saves a batch (a safety look every 5 s)
+            self.backlog.wait_saved(self._found or 0, IDLE_LOOK_S)
 
     def _read(self, count: int) -> None:
         self.backlog.release(count)

@@ -303,7 +303,7 @@ class Runner:
             files[i], readings[i] = file, reading
         rows = self.rows(batch, files, readings, seconds)
         if self.backlog is not None:  # only the images saved (left to read) keep their room
-            self.backlog.release(reserved - len(images))
+            self.backlog.settle(reserved, len(images))
         return rows
 
     def _drop_not_attempted(self, batch: Batch) -> Batch:
