@@ -109,9 +109,11 @@ def test_a_run_read_later_is_read_by_a_run_with_reader_processes(
 ) -> None:
     """`run --read-later` then the same run with --read-workers: the readers read it all."""
     out = tmp_path / "run"
-    run(command(out, csv, "--read-later"))
+    later = run(command(out, csv, "--read-later"))
     assert pd.read_parquet(out / "results.parquet")["ocr_text"].isna().all()
-    run(command(out, csv, "--read-workers", "1"))
+    assert f"{2 * N_PROMPTS} images not read yet: `glyphbench read {out}`" in later.stderr
+    done = run(command(out, csv, "--read-workers", "1"))
+    assert "not read yet" not in done.stderr
     rows = pd.read_parquet(out / "results.parquet")
     pd.testing.assert_frame_equal(comparable(rows), comparable(inline))
 

@@ -248,6 +248,7 @@ def run_command(
     if result.results is not None:
         print_summary(result.results, summary_console())
         typer.echo(f"results: {result.out / 'results.parquet'}")
+        _say_unread(result.results, result.out)
         fail_when_every_row_failed(result.results, "the run")
     else:
         typer.echo(
@@ -256,6 +257,20 @@ def run_command(
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
             _every_row_failed(result.outcome.errors, "this shard", "")
+
+
+def _say_unread(rows: Any, out: Path) -> None:
+    """One line when images wait to be read (a `--read-later` run, or one resumed without
+    the reader processes an interrupted `--read-workers` run left work for)."""
+    from bench.engine.read_later import unread
+
+    count = int(unread(rows).sum()) if len(rows) else 0
+    if count:
+        typer.echo(
+            f"{count} images not read yet: `glyphbench read {out}`, or the same run with "
+            "--read-workers N",
+            err=True,
+        )
 
 
 #: The source name RunConfig gives settings that came from flags.
