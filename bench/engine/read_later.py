@@ -144,7 +144,7 @@ def read_passes(
     seen: set[Path] = set()
     while True:
         still = generating()
-        rows = _rows(folder, seen)
+        rows = _rows(folder, seen, every=again)
         todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
         if found is not None:
             found(len(todo))
@@ -157,14 +157,22 @@ def read_passes(
             idle(FOLLOW_POLL_S)
 
 
-def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
-    """Every row (first pass), then only the rows of generation part files not seen yet.
+#: The columns that say whether a row waits to be read (what a first look reads of every file).
+LOOK_COLUMNS = (*ROW_KEY, "image_path", "error", "ocr_text")
+
+
+def _rows(folder: RunFolder, seen: set[Path], *, every: bool = False) -> pd.DataFrame:
+    """The unread rows (``every``: every row) of the first pass, then only the rows of
+    generation part files not seen yet.
 
     Following a long run, a pass then costs the new part files, not the whole folder.
     """
     if not seen:
-        seen.update(folder.part_files())
-        return folder.read_parts(ROW_KEY, conform=conform_results)
+        files = folder.part_files()
+        seen.update(files)
+        if every:
+            return folder.read_parts(ROW_KEY, conform=conform_results, files=files)
+        return _unread_rows(folder, files)
     # Listed without a stat per file: only the new ones are put in order (a long run
     # has thousands of part files, and a pass comes after every batch).
     listed = folder.parts.glob("*/*/batch-*.parquet")
@@ -172,6 +180,44 @@ def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
     seen.update(new)
     new.sort(key=lambda path: (path.stat().st_mtime_ns, str(path)))
     return folder.read_parts(ROW_KEY, conform=conform_results, files=new)
+
+
+def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
+    """The newest row of each key that waits to be read, from ``files`` (oldest first).
+
+    Reads :data:`LOOK_COLUMNS` of every file, then whole only the files that hold such a
+    row: a first look at a resumed run of a million rows, mostly read, does not hold the
+    whole table. Files whose columns do not combine are read whole, as before.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables, whole = [], []
+    for number, path in enumerate(files):
+        try:
+            part = pq.ParquetFile(path)
+            names = [c for c in LOOK_COLUMNS if c in part.schema_arrow.names]
+            table = part.read(columns=names)
+        except (OSError, ValueError, pa.ArrowException):
+            whole.append(number)  # read_parts reports it and sets it aside
+            continue
+        tables.append(table.append_column("_file", pa.array([number] * table.num_rows)))
+    try:
+        look = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    except (pa.ArrowException, ValueError, TypeError):
+        return folder.read_parts(ROW_KEY, conform=conform_results, files=files)
+    for column in LOOK_COLUMNS:
+        if column not in look.columns:
+            look[column] = None
+    look = look.drop_duplicates(subset=list(ROW_KEY), keep="last")
+    waiting = look[unread(look)]
+    needed = sorted({*map(int, waiting["_file"]), *whole})
+    if not needed:
+        return conform_results(pd.DataFrame())
+    rows = folder.read_parts(ROW_KEY, conform=conform_results, files=[files[i] for i in needed])
+    keys = set(waiting[list(ROW_KEY)].itertuples(index=False, name=None))
+    newest = [key in keys for key in rows[list(ROW_KEY)].itertuples(index=False, name=None)]
+    return rows[newest].reset_index(drop=True)
 
 
 def wait_for_generation(folder: RunFolder, wait_s: float) -> None:
