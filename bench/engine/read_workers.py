@@ -40,15 +40,13 @@ if TYPE_CHECKING:
 
 #: The share the run's readers read and the lock they hold: all of it, as `read` does.
 READ_SHARD = "read-0-of-1"
-
-
 #: Seconds the readers wait at most without looking at the folder while nothing new
 #: was saved (a safety net: a new batch wakes them at once).
 IDLE_LOOK_S = 5.0
 
 
 class _Stopped(Exception):
-    """The run was interrupted: the readers stop after the chunk in hand."""
+    """The run was interrupted: the readers' thread stops at the next chunk."""
 
 
 class RunReaders:
