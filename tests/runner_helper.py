@@ -12,9 +12,11 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
   prompt while PATH does not exist, then creates PATH (fails once);
 * ``oomy:render``: raises a CUDA-out-of-memory-like error for batches > 1;
 * ``broken:``: fails to load;
-* readers ``slowocr?delay=S[&torch=1]`` (pixelocr taking S seconds per call, in torch
-  with ``torch=1``), ``watchocr?delay=S&watch=DIR&log=FILE`` (slowocr logging, per
-  call, the images under DIR not yet read), ``ocr_blind``
+* readers ``slowocr?delay=S[&torch=1][&started=DIR]`` (pixelocr taking S seconds per
+  call, in torch with ``torch=1``; with ``started``, each call first creates
+  ``DIR/<pid>`` so a test can wait for a read to be under way),
+  ``watchocr?delay=S&watch=DIR&log=FILE`` (slowocr logging, per call, the images under
+  DIR not yet read), ``ocr_blind``
   (created fine, every read fails) and ``ocr_dead`` (cannot be created).
 """
 
@@ -62,14 +64,19 @@ class PixelOCR(Reader):
 class SlowOCROptions(Options):
     delay: float = 1.0
     torch: bool = False  # spend the delay in torch (native threads), as EasyOCR does
+    started: str = ""  # a folder: each read first creates DIR/<pid> (an event to wait for)
 
 
 class SlowOCR(PixelOCR):
     def __init__(self, options: SlowOCROptions) -> None:
         self.delay = options.delay
         self.torch = options.torch
+        self.started = Path(options.started) if options.started else None
 
     def read(self, images: Sequence[Any]) -> list[Reading]:
+        if self.started is not None:
+            self.started.mkdir(parents=True, exist_ok=True)
+            (self.started / str(os.getpid())).touch()
         if not self.torch:
             time.sleep(self.delay)
             return super().read(images)

@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +21,7 @@ from bench.engine.config import RunConfig
 from bench.engine.operations import run_benchmark
 from bench.engine.read_later import read_run
 from bench.engine.reading_store import READINGS_DIR, readings_table
+from tests.polling import wait_until
 from tests.runner_helper import descendants, prompt_set, register, survivors, write_prompts_csv
 
 register()
@@ -119,16 +119,14 @@ def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals)
         "    main()\n"
     )
     command = [sys.executable, str(script), "read", str(tmp_path / "run"), "--no-progress"]
-    command += ["--read-workers", "2", "--batch-size", "1", "--ocr", "slowocr?delay=2"]
+    started = tmp_path / "started"
+    command += ["--read-workers", "2", "--batch-size", "1"]
+    command += ["--ocr", f"slowocr?delay=2&started={started}"]
     reader = subprocess.Popen(command, env=environment(), stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    workers: set[int] = set()
-    while len(workers) < 2 and time.monotonic() < deadline and reader.poll() is None:
-        time.sleep(0.2)
-        workers = descendants(reader.pid)
-    assert len(workers) >= 2, "the workers never started"
-    time.sleep(1.0)
+    reading = lambda: len(list(started.glob("*"))) >= 2  # noqa: E731
+    wait_until(reading, "two workers reading", interval=0.1, process=reader)
     left = descendants(reader.pid)
+    assert len(left) >= 2, "the workers are not below the reader"
     reader.send_signal(how)
     reader.wait(timeout=60)
     assert survivors(left) == []
@@ -143,9 +141,7 @@ def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
     command += ["--ocr", "slowocr?delay=0.5"]  # pixelocr's readings, 0.5 s an image
     reader = subprocess.Popen(command, env=environment(), stderr=subprocess.DEVNULL)
     parts = tmp_path / "run" / "parts"
-    deadline = time.monotonic() + 120
-    while not list(parts.glob("read-*/*/*.parquet")) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: list(parts.glob("read-*/*/*.parquet")), "a readings part file", interval=0.1)
     reader.kill()
     reader.wait(timeout=60)
     rows = pd.concat(pd.read_parquet(p) for p in parts.glob("read-*/*/*.parquet"))
