@@ -14,7 +14,11 @@ harness's own. Printed figures, each against its target:
   ``--resume-rows`` (10k, 100k, 1M rows): flat? (issue 26) Beside it, the in-memory
   merge it replaced, at the two smaller sizes;
 * overlap of generation and reading: a generator sleeping G per image and a reader
-  sleeping R per image take about max(G, R) per image, not G + R.
+  sleeping R per image take about max(G, R) per image, not G + R;
+* the same with the reader processes the run starts itself (``run --read-workers 1``,
+  issue 26): G (generation alone, ``--read-later``) and R (``glyphbench read`` of
+  those images alone, its process start-up included) measured, then the run that
+  does both, against max(G, R).
 
     python benchmarks/bench_harness.py                 # 100k jobs, 1M-row resume folder
     python benchmarks/bench_harness.py --small         # a quick run of every figure
@@ -382,6 +386,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         overlap_jobs = args.overlap_jobs or (40 if args.small else 200)
         figures["overlap"] = overlap(base, args.delay, overlap_jobs)
         figures["follow"] = follow_overlap(base, args.delay, overlap_jobs, args.read_workers)
+        figures["spawned"] = spawned_overlap(base, args.delay, overlap_jobs, args.read_workers)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))
     return figures
@@ -468,6 +473,65 @@ def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[st
         flush=True,
     )
     return {"delay_s": delay, "jobs": done["read"], "s_per_image": per_image, "workers": workers}
+
+
+#: Issue 26: ``run --read-workers 1`` takes about max(G, R): at most this many times it.
+TARGET_SPAWNED_RATIO = 1.25
+
+
+def spawned_overlap(
+    base: Path, delay: float, jobs: int, workers: int, read_delay: float | None = None
+) -> dict[str, float]:
+    """``run --read-workers N`` against G (generate only) and R (read only), wall seconds.
+
+    G: the run with ``read_later`` (a generator sleeping ``delay`` per image, no reading).
+    R: ``read_run`` of that folder in ``workers`` processes (a reader sleeping ``delay``
+    per image, ``read_delay`` when given; the processes' start-up included, as the run
+    pays it too). Overlap: a fresh run of the same jobs with ``workers`` reader processes.
+    """
+    from bench.engine.operations import run_benchmark
+    from bench.engine.read_later import read_run
+    from bench.engine.read_workers import run_with_readers
+
+    read_delay = delay if read_delay is None else read_delay
+    config, prompts = run_config(
+        base / "spawned-g", jobs, gen_delay=delay, read_delay=read_delay, n_models=1
+    )
+    start = time.perf_counter()
+    run_benchmark(config, prompt_set=prompts, progress=False, read_later=True)
+    generate_s = time.perf_counter() - start
+    start = time.perf_counter()
+    done = read_run(config.out, workers=workers, progress=False)
+    read_s = time.perf_counter() - start
+    both, _ = run_config(base / "spawned", jobs, gen_delay=delay, read_delay=read_delay, n_models=1)
+    both = both.with_overrides(read_workers=workers)
+    start = time.perf_counter()
+    result = run_with_readers(both, prompt_set=prompts, progress=False)
+    overlap_s = time.perf_counter() - start
+    rows = result.results
+    unread = int(rows["ocr_text"].isna().sum()) if rows is not None else -1
+    target = max(generate_s, read_s)
+    ratio = overlap_s / target
+    print(
+        f"overlap of run --read-workers {workers}: {done['read']:,} images, "
+        f"G {generate_s:.1f} s (generate only), R {read_s:.1f} s (read only), "
+        f"run {overlap_s:.1f} s = {ratio:.2f} x max(G, R), G + R = {generate_s + read_s:.1f} s "
+        f"(target <= {TARGET_SPAWNED_RATIO:g} x max(G, R): "
+        f"{'met' if ratio <= TARGET_SPAWNED_RATIO and unread == 0 else 'NOT met'}; "
+        f"{unread} rows unread) [{load()}]",
+        flush=True,
+    )
+    return {
+        "delay_s": delay,
+        "read_delay_s": read_delay,
+        "jobs": done["read"],
+        "workers": workers,
+        "generate_s": generate_s,
+        "read_s": read_s,
+        "overlap_s": overlap_s,
+        "ratio_to_max": ratio,
+        "unread": unread,
+    }
 
 
 if __name__ in ("__main__", "__mp_main__"):

@@ -14,7 +14,9 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
 * ``broken:``: fails to load;
 * readers ``slowocr?delay=S[&torch=1][&started=DIR]`` (pixelocr taking S seconds per
   call, in torch with ``torch=1``; with ``started``, each call first creates
-  ``DIR/<pid>`` so a test can wait for a read to be under way), ``ocr_blind``
+  ``DIR/<pid>`` so a test can wait for a read to be under way),
+  ``watchocr?delay=S&watch=DIR&log=FILE`` (slowocr logging, per call, the images under
+  DIR not yet read), ``ocr_blind``
   (created fine, every read fails) and ``ocr_dead`` (cannot be created).
 """
 
@@ -85,6 +87,31 @@ class SlowOCR(PixelOCR):
         while time.monotonic() < end:
             matrix = (matrix @ matrix).tanh()
         return super().read(images)
+
+
+class WatchOCROptions(SlowOCROptions):
+    watch: str = ""  # a run's images folder
+    log: str = ""  # one line per call: images on disk that were not yet read
+
+
+class WatchOCR(SlowOCR):
+    """slowocr that logs, at each call, how many images of the run wait to be read.
+
+    One reader process: the images it has read so far are counted here; images on disk
+    minus those are the images generation has made ahead of the reader.
+    """
+
+    def __init__(self, options: WatchOCROptions) -> None:
+        super().__init__(options)
+        self.watch, self.log, self.done = Path(options.watch), Path(options.log), 0
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        waiting = sum(1 for _ in self.watch.rglob("*.png")) - self.done
+        with self.log.open("a") as log:
+            log.write(f"{waiting}\n")
+        out = super().read(images)
+        self.done += len(images)
+        return out
 
 
 class BlindOCR(PixelOCR):
@@ -170,6 +197,7 @@ class Broken(ModelAdapter):
 def register() -> None:
     PLUGINS.register("readers", "pixelocr", summary="test double")(lambda spec, _: PixelOCR())
     PLUGINS.register("readers", "slowocr", options=SlowOCROptions)(lambda _, o: SlowOCR(o))
+    PLUGINS.register("readers", "watchocr", options=WatchOCROptions)(lambda _, o: WatchOCR(o))
     PLUGINS.register("readers", "ocr_blind")(lambda spec, _: BlindOCR())
     PLUGINS.register("readers", "ocr_dead")(_dead_ocr)
     for name, factory, options in (
@@ -210,8 +238,67 @@ def write_prompts_csv(path: Path, n: int = 6) -> Path:
     return path
 
 
-if __name__ == "__main__":
+def child_environment() -> dict[str, str]:
+    """The environment of a glyphbench process run from this script in a test.
+
+    The checkout under test first on the path (an installed glyphbench may be another
+    checkout), one thread for torch, no accelerate world size.
+    """
+    here = Path(__file__).resolve().parent
+    path = os.pathsep.join([str(here), str(here.parent)])
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
+    env.pop("WORLD_SIZE", None)
+    return env
+
+
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie is not alive)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def survivors(pids: set[int], wait_s: float = 20.0) -> list[int]:
+    """The processes of ``pids`` still running after ``wait_s``; they are killed then.
+
+    So a failing test leaves no process behind.
+    """
+    import signal
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while any(map(alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [pid for pid in pids if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+if __name__ in ("__main__", "__mp_main__"):
+    # Reader processes (multiprocessing spawn) import this script as __mp_main__: the
+    # doubles exist there too.
     register()
+if __name__ == "__main__":
     from bench.cli import main
 
     sys.argv[0] = "glyphbench"

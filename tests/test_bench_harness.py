@@ -48,7 +48,7 @@ def test_harness_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str
         "merge:",
         "overlap:",
     )
-    for label in (*labels, "overlap through the run folder"):
+    for label in (*labels, "overlap through the run folder", "overlap of run --read-workers"):
         assert label in printed, printed
     assert figures["overhead"]["jobs"] == 200 and figures["overhead"]["ms_per_image"] > 0
     assert set(figures["memory"]) == {"100", "300"}
@@ -56,3 +56,6 @@ def test_harness_benchmark_prints_every_figure(capsys: pytest.CaptureFixture[str
     assert figures["resume"]["rows"] == 3000 and figures["resume"]["merged"] == 3000
     assert figures["overlap"]["jobs"] == 20 and figures["overlap"]["s_per_image"] > 0
     assert figures["follow"]["jobs"] == 20 and figures["follow"]["s_per_image"] > 0
+    spawned = figures["spawned"]
+    assert spawned["jobs"] == 20 and spawned["unread"] == 0
+    assert min(spawned["generate_s"], spawned["read_s"], spawned["overlap_s"]) > 0

@@ -75,3 +75,34 @@ def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
     during = readings_table(tmp_path / "direct")
     assert set(during["reader"]) == set(stored["reader"])  # the same identity either way
     assert len(direct) == len(rows)
+
+
+def test_a_first_look_reads_whole_only_the_part_files_with_unread_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 26: a resumed reader does not hold the table of a mostly read run."""
+    from bench.engine import RunFolder
+    from bench.engine.read_later import _rows
+
+    generate(tmp_path / "run", read_later=True)  # 20 unread rows, one part file per batch
+    folder = RunFolder(tmp_path / "run")
+    generated = folder.part_files()
+    whole: list[list[Path]] = []
+    read_parts = RunFolder.read_parts
+
+    def spy(self: RunFolder, *args: object, files: list[Path] | None = None, **kw: object):
+        whole.append(list(files or []))
+        return read_parts(self, *args, files=files, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RunFolder, "read_parts", spy)
+    assert len(_rows(folder, set())) == 20 and whole == [generated]
+    read_run(tmp_path / "run", workers=0, shard="0/2", progress=False)  # about half read
+    whole.clear()
+    left = _rows(RunFolder(tmp_path / "run"), set())
+    assert 0 < len(left) < 20 and left["ocr_text"].isna().all()
+    assert len(whole) == 1 and set(whole[0]) < set(generated)  # not every file whole
+    everything = _rows(RunFolder(tmp_path / "run"), set(), every=True)
+    assert len(everything) == 20
+    read_run(tmp_path / "run", workers=0, progress=False)
+    whole.clear()
+    assert _rows(RunFolder(tmp_path / "run"), set()).empty and whole == []

@@ -8,7 +8,6 @@ reach disk in small batches (docs/reliability.md).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -23,7 +22,7 @@ from bench.engine.operations import run_benchmark
 from bench.engine.read_later import read_run
 from bench.engine.reading_store import READINGS_DIR, readings_table
 from tests.polling import wait_until
-from tests.runner_helper import prompt_set, register, write_prompts_csv
+from tests.runner_helper import descendants, prompt_set, register, survivors, write_prompts_csv
 
 register()
 
@@ -104,31 +103,6 @@ def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Pat
         assert b"read 6 images" in read_out, read_out.decode()
 
 
-def descendants(pid: int) -> set[int]:
-    """Every process below ``pid`` (from /proc)."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals) -> None:
@@ -155,12 +129,7 @@ def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals)
     assert len(left) >= 2, "the workers are not below the reader"
     reader.send_signal(how)
     reader.wait(timeout=60)
-    with contextlib.suppress(AssertionError):
-        wait_until(lambda: not any(map(alive, left)), "the workers' exit", timeout=20)
-    survivors = [pid for pid in left if alive(pid)]
-    for pid in survivors:  # leave no process behind, even when the test fails
-        os.kill(pid, signal.SIGKILL)
-    assert survivors == []
+    assert survivors(left) == []
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ fast ``pixelocr`` engine and the ``slow:`` adapter, then calls ``glyphbench``).
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from runner_helper import write_prompts_csv
+from runner_helper import child_environment, write_prompts_csv
 
 from bench.engine.results import TIMING_COLUMNS
 from tests.polling import wait_until
@@ -35,11 +34,7 @@ def command(out: Path, csv: Path, *extra: str) -> list[str]:
 
 
 def environment() -> dict[str, str]:
-    # The checkout under test first: an installed glyphbench may be another checkout.
-    path = os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)])
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
-    env.pop("WORLD_SIZE", None)
-    return env
+    return child_environment()
 
 
 def comparable(rows: pd.DataFrame) -> pd.DataFrame:

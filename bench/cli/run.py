@@ -150,6 +150,18 @@ def run_command(
     read_later: bool = typer.Option(
         False, "--read-later", help="Generate only; read with `glyphbench read RUN` later."
     ),
+    read_workers: int = typer.Option(
+        None,
+        "--read-workers",
+        help="Reader processes the run starts itself, reading while it generates "
+        "(default 0: read in the run's own thread; docs/running.md).",
+    ),
+    read_backlog: int = typer.Option(
+        None,
+        "--read-backlog",
+        help="With --read-workers: images that may wait to be read before generation "
+        "pauses (default: 4 batches per reader process).",
+    ),
 ) -> None:
     """Generate, OCR and score images; re-running the same command resumes.
 
@@ -180,6 +192,8 @@ def run_command(
         "run_id": run_id,
         "device": device,
         "suite": _suite_entry(suite, data),
+        "read_workers": read_workers,
+        "read_backlog": read_backlog,
     }
     if config is not None:
         from bench.core.io import read_text
@@ -202,6 +216,12 @@ def run_command(
         run_config = run_config.with_overrides(api=api)
 
     console = Console(stderr=True)
+    if read_later and run_config.read_workers:
+        raise InputError(
+            "--read-later",
+            "reads nothing while the run generates; --read-workers "
+            f"{run_config.read_workers} reads meanwhile: give one of them",
+        )
     if as_json and not dry_run:
         raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
@@ -212,11 +232,11 @@ def run_command(
         text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
         typer.echo(text)
         return
-    from bench.engine.operations import run_benchmark
+    from bench.engine.read_workers import run_with_readers
     from bench.report.console import print_summary, summary_console
 
     with _interruptible():
-        result = run_benchmark(
+        result = run_with_readers(
             run_config,
             config_text=verbatim,
             config_name=name,
@@ -228,6 +248,7 @@ def run_command(
     if result.results is not None:
         print_summary(result.results, summary_console())
         typer.echo(f"results: {result.out / 'results.parquet'}")
+        _say_unread(result.results, result.out)
         fail_when_every_row_failed(result.results, "the run")
     else:
         typer.echo(
@@ -236,6 +257,20 @@ def run_command(
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
             _every_row_failed(result.outcome.errors, "this shard", "")
+
+
+def _say_unread(rows: Any, out: Path) -> None:
+    """One line when images wait to be read (a `--read-later` run, or one resumed without
+    the reader processes an interrupted `--read-workers` run left work for)."""
+    from bench.engine.read_later import unread
+
+    count = int(unread(rows).sum()) if len(rows) else 0
+    if count:
+        typer.echo(
+            f"{count} images not read yet: `glyphbench read {out}`, or the same run with "
+            "--read-workers N",
+            err=True,
+        )
 
 
 #: The source name RunConfig gives settings that came from flags.

@@ -15,6 +15,8 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
     seed_policy: benchmark      # suites only: benchmark (default) | glyphbench (docs/suites.md)
     images_per_prompt: 1
     batch_size: 4
+    read_workers: 0             # reader processes the run starts (0: read in the run's thread)
+    read_backlog: null          # images that may wait for them (default 4 batches per process)
     ocr: rapidocr               # reader (OCR engine) spec, e.g. easyocr?gpu=0 (default rapidocr)
     device: auto                # auto | cpu | cuda | cuda:1 (accelerate overrides it)
     normalization: {keep_case: false, strip_punct: false}   # also nfkc, fold_width
@@ -289,6 +291,12 @@ class RunConfig(_Strict):
     #: Metric families scored besides glyphbench's (and the suite's): names of the metric
     #: table (``glyphbench list metrics``), e.g. ``mario`` or a plug-in's own family.
     metrics: list[str] = Field(default_factory=list)
+    #: Reader processes the run starts itself (issue 26, :mod:`bench.engine.read_workers`);
+    #: 0 reads in the run's worker thread. How, not what: not in the run's identity.
+    read_workers: int = Field(default=0, ge=0)
+    #: Images made and not yet read beyond which generation waits for the readers
+    #: (None: :func:`bench.engine.read_workers.default_backlog`). Not in the identity.
+    read_backlog: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -354,6 +362,15 @@ class RunConfig(_Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _backlog_needs_readers(self) -> RunConfig:
+        if self.read_backlog is not None and not self.read_workers:
+            raise ValueError(
+                "read_backlog bounds the images waiting for the run's reader processes: "
+                "it needs read_workers of 1 or more"
+            )
+        return self
+
     @field_validator("seeds")
     @classmethod
     def _seeds_unique(cls, seeds: list[int]) -> list[int]:
@@ -384,6 +401,10 @@ class RunConfig(_Strict):
             data.pop("seed_policy", None)  # runs from before the option keep their hash
         if not data.get("metrics"):
             data.pop("metrics", None)  # likewise for runs scored with the default families
+        if not data.get("read_workers"):
+            data.pop("read_workers", None)  # runs read in their own thread keep their run.json
+        if data.get("read_backlog") is None:
+            data.pop("read_backlog", None)
         return data
 
     # ----------------------------------------------------------------- identity
@@ -394,6 +415,8 @@ class RunConfig(_Strict):
         data.pop("run_id", None)
         data.pop("device", None)  # the same images on any device, up to numerics
         data.pop("api", None)  # prices, cap and cache: a higher cap continues the same run
+        data.pop("read_workers", None)  # who reads, not what: any N resumes the same run
+        data.pop("read_backlog", None)
         return data
 
     def config_hash(self) -> str:

@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from bench.engine.results import PROMPTS, RESULTS, conform_results, done_keys, w
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from bench.engine.backlog import Backlog, SpawnedReaders
     from bench.engine.shard import ShardOutcome
     from bench.readers.base import Reader
     from prompts.schema import PromptSet
@@ -152,11 +154,18 @@ def run_benchmark(
     progress: bool = True,
     console: Console | None = None,
     read_later: bool = False,
+    readers: Callable[[str], SpawnedReaders] | None = None,
 ) -> RunResult:
     """Run (or resume) this process's shard of ``config``; merge when all shards are done.
 
     ``read_later``: write the images and rows but read nothing (``glyphbench read RUN``
     reads them afterwards, in worker processes or on other machines; issue 18).
+
+    ``readers``: start the run's own reader processes for a reader spec (issue 26,
+    :func:`bench.engine.read_workers.run_with_readers` passes them for
+    ``config.read_workers``): generation writes as with ``read_later``, they read
+    meanwhile, generation waits when too many images wait, and the merge comes after
+    they have read every image.
 
     ``config_text`` is the config exactly as the user gave it (the YAML text, or
     the command line); it is saved verbatim as ``DIR/<config_name>``.
@@ -190,27 +199,70 @@ def run_benchmark(
             raise
     if reader_spec != config.ocr:
         check_reader_reads(reader_spec, prompt_set.frame)
-    if ocr is None and not read_later and not folder.manifest().get("complete"):
-        ocr = _start_run_reader(config, reader_spec)
-        if reader_spec != config.ocr:
-            console.print(
-                f"reading with {reader_spec} (this folder's results were re-read with it)",
-                highlight=False,
-                markup=False,
-            )
-    with folder.hold_shard(dist.shard.name):
-        refuse_during_rescore(folder)
-        with folder.locked():
-            _claim_folder(folder, config, prompt_set, config_text, config_name)
-            if not read_later:
-                claim_reader(folder, reader_spec, "this run")
-            info = _start_shard(folder, dist)
-        outcome = _run_shard(
-            folder, config, prompt_set, dist, ocr, progress, console, read_now=not read_later
+    if readers is not None and (read_later or dist.shard.count > 1):
+        what = "--read-later" if read_later else "--shard or several processes"
+        raise InputError(
+            "--read-workers",
+            f"the run's own readers do not go with {what}: use `run --read-later` and "
+            "`glyphbench read RUN [--shard I/N] [--follow]`",
         )
-        _finish_shard(folder, dist, info, outcome)
-        results = _merge_when_done(folder, dist)
+    spawned = readers(reader_spec) if readers is not None else None  # started: nothing written
+    with contextlib.ExitStack() as stack:
+        if spawned is not None:
+            stack.callback(spawned.close)
+        elif ocr is None and not read_later and not folder.manifest().get("complete"):
+            ocr = _start_run_reader(config, reader_spec)
+            if reader_spec != config.ocr:
+                console.print(
+                    f"reading with {reader_spec} (this folder's results were re-read with it)",
+                    highlight=False,
+                    markup=False,
+                )
+        with folder.hold_shard(dist.shard.name):
+            refuse_during_rescore(folder)
+            with folder.locked():
+                _claim_folder(folder, config, prompt_set, config_text, config_name)
+                if not read_later:
+                    claim_reader(folder, reader_spec, "this run")
+                info = _start_shard(folder, dist)
+            if spawned is None:
+                outcome = _run_shard(
+                    folder,
+                    config,
+                    prompt_set,
+                    dist,
+                    ocr,
+                    progress,
+                    console,
+                    read_now=not read_later,
+                )
+            else:
+                outcome = _run_shard_reading(
+                    folder, config, prompt_set, dist, progress, console, spawned, info
+                )
+            _finish_shard(folder, dist, info, outcome)
+            results = _merge_when_done(folder, dist)
     return RunResult(folder.root, outcome, results)
+
+
+def _run_shard_reading(
+    folder: RunFolder,
+    config: RunConfig,
+    prompt_set: PromptSet,
+    dist: Distributed,
+    progress: bool,
+    console: Console,
+    spawned: SpawnedReaders,
+    info: dict[str, Any],
+) -> ShardOutcome:
+    """Generate while the run's reader processes read; they have read every image at the end."""
+    with spawned.reading(config) as backlog:
+        outcome = _run_shard(
+            folder, config, prompt_set, dist, None, progress, console, backlog=backlog
+        )
+    spawned.close()  # free the reader processes before the merge
+    info["readers"] = {**spawned.facts(), **backlog.facts()}
+    return outcome
 
 
 def _start_run_reader(config: RunConfig, spec: str | None = None) -> Reader:
@@ -283,7 +335,9 @@ def _run_shard(
     console: Console,
     *,
     read_now: bool = True,
+    backlog: Backlog | None = None,
 ) -> ShardOutcome:
+    """Run the shard's jobs; with ``backlog``, reading is the run's reader processes' job."""
     from bench.engine.shard import Runner
 
     runner = Runner(
@@ -295,7 +349,8 @@ def _run_shard(
         device=dist.device,
         progress=progress,
         console=console,
-        read_now=read_now,
+        read_now=read_now and backlog is None,
+        backlog=backlog,
     )
     return runner.run()
 
@@ -345,6 +400,16 @@ def _merge_when_done(folder: RunFolder, dist: Distributed) -> pd.DataFrame | Non
     names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]
     finished = [folder.read_json(folder.shard_json(name)).get("finished") for name in names]
     return merge_run(folder.root, folder=folder) if all(finished) else None
+
+
+def _plan_readers(config: RunConfig) -> dict[str, int]:
+    """The run's own reader processes and backlog (issue 26), when it starts any."""
+    if not config.read_workers:
+        return {}
+    from bench.engine.backlog import default_backlog
+
+    backlog = config.read_backlog or default_backlog(config.read_workers, config.batch_size)
+    return {"read_workers": config.read_workers, "read_backlog": backlog}
 
 
 def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet) -> None:
@@ -821,6 +886,7 @@ def plan_run(
         "batch_size": config.batch_size,
         "device": config.device,
         "ocr": config.ocr,
+        **_plan_readers(config),
         "protocol": _protocol_card(config, prompt_set),
         "models": models,
         "api": {"max_usd": config.api.max_usd, **api_cost(models)},

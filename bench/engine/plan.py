@@ -207,7 +207,14 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
             note += "; " + "; ".join(model["caveats"])
         lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
     lines.extend(cost_lines(plan))
-    lines.append(f"reader:   {plan.get('ocr')}")
+    readers = ""
+    if plan.get("read_workers"):
+        n = int(plan["read_workers"])
+        readers = (
+            f", in {n} reader process{'' if n == 1 else 'es'} the run starts "
+            f"(generation waits past {plan.get('read_backlog')} images not yet read)"
+        )
+    lines.append(f"reader:   {plan.get('ocr')}{readers}")
     lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
     return lines
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,24 +88,22 @@ def read_run(
     spec = ocr or table_reader(meta) or config.ocr  # one reader per results table
     n_workers = resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
-    totals = {"read": 0, "errors": 0}
-    seen: set[Path] = set()
     with folder.hold_shard(name):
         refuse_during_rescore(folder)
         claim_reader(folder, spec, "`read`")
         with ReadPool(spec, folder.root, n_workers) as pool:
-            while True:
-                generating = follow and _generating(folder)
-                rows = _rows(folder, seen)
-                todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
-                again = False  # a second pass reads only what is new
-                step = batch_size or config.batch_size
-                outcome = _read_rows(folder, pool, todo, step, config, name, progress, console)
-                totals = {key: totals[key] + outcome[key] for key in totals}
-                if not generating:  # this pass started after the generation ended: all read
-                    break
-                if not outcome["read"]:
-                    time.sleep(FOLLOW_POLL_S)
+            totals = read_passes(
+                folder,
+                pool,
+                config,
+                name,
+                part=part,
+                again=again,
+                step=batch_size or config.batch_size,
+                generating=lambda: follow and _generating(folder),
+                progress=progress,
+                console=console,
+            )
     merged = None
     if not folder.busy_shards():
         from bench.engine.operations import merge_run
@@ -114,18 +112,112 @@ def read_run(
     return {**totals, "merged": None if merged is None else len(merged)}
 
 
-def _rows(folder: RunFolder, seen: set[Path]) -> pd.DataFrame:
-    """Every row (first pass), then only the rows of generation part files not seen yet.
+def read_passes(
+    folder: RunFolder,
+    pool: ReadPool,
+    config: Any,
+    name: str,
+    *,
+    generating: Callable[[], bool],
+    step: int,
+    part: Shard | None = None,
+    again: bool = False,
+    progress: bool = True,
+    console: Console | None = None,
+    found: Callable[[int], None] | None = None,
+    read: Callable[[int], None] | None = None,
+    idle: Callable[[float], object] = time.sleep,
+) -> dict[str, int]:
+    """Read the unread images of the folder, pass after pass while ``generating()``.
+
+    The loop of ``glyphbench read`` (and of the readers ``run --read-workers`` starts):
+    the first pass reads every unread row, later passes the rows of generation part
+    files not seen yet; a pass that starts once ``generating()`` is false is the last.
+    ``found(n)``: called after each pass's look with the ``n`` unread images it found
+    (the first call: the first pass); ``read(n)``: after each chunk of ``n`` images
+    read; ``idle(s)``: waits between empty passes.
+    Scored rows are written as part files of ``name`` (a killed reader loses at most
+    :data:`PART_SECONDS` of readings).
+    """
+    part = part or Shard()
+    totals = {"read": 0, "errors": 0}
+    seen: set[Path] = set()
+    while True:
+        still = generating()
+        rows = _rows(folder, seen, every=again)
+        todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
+        if found is not None:
+            found(len(todo))
+        again = False  # a second pass reads only what is new
+        outcome = _read_rows(folder, pool, todo, step, config, name, progress, console, read)
+        totals = {key: totals[key] + outcome[key] for key in totals}
+        if not still:  # this pass started after the generation ended: all read
+            return totals
+        if not outcome["read"]:
+            idle(FOLLOW_POLL_S)
+
+
+#: The columns that say whether a row waits to be read (what a first look reads of every file).
+LOOK_COLUMNS = (*ROW_KEY, "image_path", "error", "ocr_text")
+
+
+def _rows(folder: RunFolder, seen: set[Path], *, every: bool = False) -> pd.DataFrame:
+    """The unread rows (``every``: every row) of the first pass, then only the rows of
+    generation part files not seen yet.
 
     Following a long run, a pass then costs the new part files, not the whole folder.
     """
-    files = folder.part_files()
     if not seen:
+        files = folder.part_files()
         seen.update(files)
-        return folder.read_parts(ROW_KEY, conform=conform_results)
-    new = [f for f in files if f not in seen and not f.parent.parent.name.startswith("read-")]
+        if every:
+            return folder.read_parts(ROW_KEY, conform=conform_results, files=files)
+        return _unread_rows(folder, files)
+    # Listed without a stat per file: only the new ones are put in order (a long run
+    # has thousands of part files, and a pass comes after every batch).
+    listed = folder.parts.glob("*/*/batch-*.parquet")
+    new = [f for f in listed if f not in seen and not f.parent.parent.name.startswith("read-")]
     seen.update(new)
+    new.sort(key=lambda path: (path.stat().st_mtime_ns, str(path)))
     return folder.read_parts(ROW_KEY, conform=conform_results, files=new)
+
+
+def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
+    """The newest row of each key that waits to be read, from ``files`` (oldest first).
+
+    Reads :data:`LOOK_COLUMNS` of every file, then whole only the files that hold such a
+    row: a first look at a resumed run of a million rows, mostly read, does not hold the
+    whole table. Files whose columns do not combine are read whole, as before.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables, whole = [], []
+    for number, path in enumerate(files):
+        try:
+            part = pq.ParquetFile(path)
+            names = [c for c in LOOK_COLUMNS if c in part.schema_arrow.names]
+            table = part.read(columns=names)
+        except (OSError, ValueError, pa.ArrowException):
+            whole.append(number)  # read_parts reports it and sets it aside
+            continue
+        tables.append(table.append_column("_file", pa.array([number] * table.num_rows)))
+    try:
+        look = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    except (pa.ArrowException, ValueError, TypeError):
+        return folder.read_parts(ROW_KEY, conform=conform_results, files=files)
+    for column in LOOK_COLUMNS:
+        if column not in look.columns:
+            look[column] = None
+    look = look.drop_duplicates(subset=list(ROW_KEY), keep="last")
+    waiting = look[unread(look)]
+    needed = sorted({*map(int, waiting["_file"]), *whole})
+    if not needed:
+        return conform_results(pd.DataFrame())
+    rows = folder.read_parts(ROW_KEY, conform=conform_results, files=[files[i] for i in needed])
+    keys = set(waiting[list(ROW_KEY)].itertuples(index=False, name=None))
+    newest = [key in keys for key in rows[list(ROW_KEY)].itertuples(index=False, name=None)]
+    return rows[newest].reset_index(drop=True)
 
 
 def wait_for_generation(folder: RunFolder, wait_s: float) -> None:
@@ -175,6 +267,7 @@ def _read_rows(
     name: str,
     progress: bool,
     console: Console | None,
+    read_hook: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
@@ -202,6 +295,8 @@ def _read_rows(
                 store.flush()
                 done, written = [], time.monotonic()
             bar.advance(task, len(rows))
+            if read_hook is not None:
+                read_hook(len(rows))
         if done:
             _write(folder, pd.concat(done), config, name, score_rows)
     store.flush()

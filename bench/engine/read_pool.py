@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 IN_FLIGHT_PER_WORKER = 2
 
 _READER: Reader | None = None
+_START_ERROR: BaseException | None = None
 
 
 def free_cores() -> int:
@@ -63,9 +64,23 @@ def _start(spec: str) -> None:
 
 
 def _start_worker(spec: str, parent: int) -> None:
-    """Worker initialiser: die with the parent (SIGTERM or kill -9 of `read`), then start."""
+    """Worker initialiser: die with the parent (SIGTERM or kill -9 of `read`), then start.
+
+    Ctrl-C is the parent's to handle (it stops the pool): a worker ignores SIGINT, so a
+    Ctrl-C in the terminal does not kill it mid-chunk with a traceback. A reader that
+    cannot start is kept as the worker's error and raised by every call, so the parent
+    sees it (a failing initialiser would only break the pool without saying why).
+    """
+    import signal
+
+    global _START_ERROR
     _die_with_parent(parent)
-    _start(spec)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _start(spec)
+    except Exception as exc:
+        error = _portable(exc)
+        _START_ERROR = error if isinstance(error, Exception) else exc
 
 
 def _die_with_parent(parent: int) -> None:
@@ -95,7 +110,7 @@ def _portable(outcome: Reading | Exception) -> Reading | Exception:
     if not isinstance(outcome, Exception):
         return outcome
     try:
-        pickle.dumps(outcome)
+        pickle.loads(pickle.dumps(outcome))  # some exceptions pickle but do not unpickle
     except Exception:
         return RuntimeError(f"{type(outcome).__name__}: {outcome}")
     return outcome
@@ -112,6 +127,8 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
 
     from bench.engine.reading import read_batch, reader_identity
 
+    if _START_ERROR is not None:
+        raise _START_ERROR
     assert _READER is not None, "the worker's reader was not started"
     images, unreadable = [], {}
     for number, path in enumerate(paths):
@@ -127,6 +144,13 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
         for number in range(len(paths))
     ]
     return identity, reader_identity(_READER), outcomes
+
+
+def worker_ready() -> int:
+    """A worker's answer once its reader has started (its pid); its start error otherwise."""
+    if _START_ERROR is not None:
+        raise _START_ERROR
+    return os.getpid()
 
 
 class UnreadableImage(OSError):
@@ -156,9 +180,37 @@ class ReadPool:
             _start(self.spec)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object = None, *exc: object) -> None:
+        """End the workers: at once when the block failed (Ctrl-C), else once idle."""
+        if kind is not None:
+            self.stop_now()
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def stop_now(self) -> None:
+        """Kill the workers (they write nothing, so no file is left half-written).
+
+        Ctrl-C then ends without waiting for the chunks in flight (up to two per worker,
+        seconds each with a slow reader); their images are read again on resume.
+        """
+        if self._executor is None:
+            return
+        # concurrent.futures has no public call that ends busy workers; _processes is
+        # the executor's own {pid: process} (CPython 3.8+).
+        for process in list(getattr(self._executor, "_processes", {}).values()):
+            process.kill()
+
+    def check(self) -> list[int]:
+        """Start every worker now and wait until each has its reader: their pids.
+
+        A reader that cannot start raises its error here (before any image is handed
+        out). One call per worker, all submitted before any answer, so every worker is
+        started by the calling thread.
+        """
+        if self._executor is None:
+            return [os.getpid()]
+        futures = [self._executor.submit(worker_ready) for _ in range(self.workers)]
+        return [future.result() for future in futures]
 
     def read(self, chunks: Iterable[Sequence[str]]) -> Iterator[tuple[Sequence[str], Outcomes]]:
         """``(paths, (reader identity, outcomes))`` per chunk, in order.

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from PIL import Image
     from rich.console import Console
 
+    from bench.engine.backlog import Backlog
     from bench.models.base import ImageRequest, ModelAdapter, RunContext
     from bench.models.spend import SpendBudget
     from bench.readers.base import Reader, Reading
@@ -132,6 +133,7 @@ class Runner:
         progress: bool = True,
         console: Console | None = None,
         read_now: bool = True,
+        backlog: Backlog | None = None,
     ) -> None:
         from rich.console import Console
 
@@ -151,6 +153,8 @@ class Runner:
         self.budget: SpendBudget | None = None
         #: False: images and rows only; ``glyphbench read RUN`` reads them later (issue 18).
         self.read_now = read_now
+        #: ``run --read-workers N``: generation waits while too many images wait to be read.
+        self.backlog = backlog
 
     # ------------------------------------------------------------------ setup
     @property
@@ -191,7 +195,12 @@ class Runner:
         summary = adapter.input_summary()
         if summary:
             self.console.print(summary, highlight=False, markup=False, soft_wrap=True)
-        return ModelProducer(entry, adapter, self.frame, self.outcome)
+        producer = ModelProducer(entry, adapter, self.frame, self.outcome)
+        if self.backlog is not None:
+            from bench.engine.backlog import GatedProducer
+
+            return GatedProducer(producer, self.backlog)  # type: ignore[return-value]
+        return producer
 
     def run_context(self, entry: ModelEntry) -> RunContext:
         """What a (hosted-API) model learns about this run: price, cap, cache folder."""
@@ -277,6 +286,7 @@ class Runner:
     # ---------------------------------------------------------- worker thread
     def finish_batch(self, batch: Batch) -> pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
+        reserved = len(batch.outputs or [])  # room a gated producer took in the backlog
         batch = self._drop_not_attempted(batch)
         outputs: list[Any] = batch.outputs or []
         made = [i for i, output in enumerate(outputs) if not isinstance(output, BaseException)]
@@ -291,7 +301,10 @@ class Runner:
         readings: list[Reading | Exception | None] = [None] * len(outputs)
         for i, file, reading in zip(made, saved, read, strict=True):
             files[i], readings[i] = file, reading
-        return self.rows(batch, files, readings, seconds)
+        rows = self.rows(batch, files, readings, seconds)
+        if self.backlog is not None:  # only the images saved (left to read) keep their room
+            self.backlog.settle(reserved, len(images))
+        return rows
 
     def _drop_not_attempted(self, batch: Batch) -> Batch:
         """Jobs a model did not attempt (spending cap) get no row; a later run makes them."""
