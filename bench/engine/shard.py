@@ -50,13 +50,20 @@ from bench.engine import (
 from bench.engine.config import ModelEntry, RunConfig
 from bench.engine.image_jobs import Job, build_jobs, model_jobs
 from bench.engine.reading_store import ReadingStore, encoded_reading
-from bench.engine.results import conform_results, done_keys, image_relpath, score_rows
+from bench.engine.results import (
+    BatchRows,
+    conform_results,
+    done_keys,
+    image_relpath,
+    score_rows,
+)
 from prompts.schema import PromptSet
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
 API_CACHE = "api-cache"
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from PIL import Image
     from rich.console import Console
 
@@ -90,11 +97,16 @@ class ModelProducer:
     """A loaded model adapter as the engine's producer of one model's images."""
 
     def __init__(
-        self, entry: ModelEntry, adapter: ModelAdapter, frame: pd.DataFrame, outcome: ShardOutcome
+        self,
+        entry: ModelEntry,
+        adapter: ModelAdapter,
+        texts: tuple[Sequence[str], Sequence[str]],
+        outcome: ShardOutcome,
     ) -> None:
         self.entry = entry
         self.adapter = adapter
-        self.frame = frame
+        #: each prompt row's (prompt, text) as the request carries them (see ``prepare``)
+        self.prompts, self.texts = texts
         self.outcome = outcome
         self.is_control = bool(adapter.is_control)
         self.billable = bool(getattr(adapter, "billable", False))
@@ -103,10 +115,11 @@ class ModelProducer:
     def prepare(self, jobs: list[Job]) -> list[ImageRequest]:
         from bench.models.base import ImageRequest
 
-        rows = self.frame.iloc[[job.row for job in jobs]]
         return [
-            ImageRequest(prompt=_text(prompt), text=_text(text), seed=job.image_seed)
-            for job, prompt, text in zip(jobs, rows["prompt"], rows["text"], strict=True)
+            ImageRequest(
+                prompt=self.prompts[job.row], text=self.texts[job.row], seed=job.image_seed
+            )
+            for job in jobs
         ]
 
     def produce(self, inputs: list[ImageRequest]) -> Sequence[Image.Image]:
@@ -151,6 +164,8 @@ class Runner:
         self.budget: SpendBudget | None = None
         #: False: images and rows only; ``glyphbench read RUN`` reads them later (issue 18).
         self.read_now = read_now
+        self._batch_rows: BatchRows | None = None  # made on the first batch
+        self._request_texts: tuple[list[str], list[str]] | None = None
 
     # ------------------------------------------------------------------ setup
     @property
@@ -191,7 +206,16 @@ class Runner:
         summary = adapter.input_summary()
         if summary:
             self.console.print(summary, highlight=False, markup=False, soft_wrap=True)
-        return ModelProducer(entry, adapter, self.frame, self.outcome)
+        return ModelProducer(entry, adapter, self.request_texts(), self.outcome)
+
+    def request_texts(self) -> tuple[list[str], list[str]]:
+        """Each prompt row's prompt and text as requests carry them, read once per run."""
+        if self._request_texts is None:
+            self._request_texts = (
+                [_text(value) for value in self.frame["prompt"].tolist()],
+                [_text(value) for value in self.frame["text"].tolist()],
+            )
+        return self._request_texts
 
     def run_context(self, entry: ModelEntry) -> RunContext:
         """What a (hosted-API) model learns about this run: price, cap, cache folder."""
@@ -339,10 +363,32 @@ class Runner:
         files: Sequence[tuple[str, str] | None],
         readings: Sequence[Reading | Exception | None],
         ocr_seconds: float,
-    ) -> pd.DataFrame:
-        """The typed, scored results rows of one batch (no rows for an empty batch)."""
+    ) -> pa.Table | pd.DataFrame:
+        """The typed, scored results rows of one batch (no rows for an empty batch).
+
+        An Arrow table with the columns, types and pandas metadata that
+        ``conform_results(score_rows(...))`` of the same rows gives (the part file is the
+        same file), built column by column without a frame per batch (issue 26): see
+        :class:`BatchRows`. Runs that score with more than glyphbench's metrics (suites,
+        ``--metrics``) build the frame.
+        """
         if not batch.jobs:
             return conform_results(pd.DataFrame())
+        records = self.records(batch, files, readings, ocr_seconds)
+        if self._batch_rows is None:
+            self._batch_rows = BatchRows(self.frame, self.config)
+        return self._batch_rows.table(
+            records, [job.row for job in batch.jobs], lambda: self.rows_frame(batch, records)
+        )
+
+    def records(
+        self,
+        batch: Batch,
+        files: Sequence[tuple[str, str] | None],
+        readings: Sequence[Reading | Exception | None],
+        ocr_seconds: float,
+    ) -> list[dict[str, Any]]:
+        """One dict per job of the batch: its columns other than the prompt's and scores."""
         entry = self._entries[batch.group.name]
         outputs: list[Any] = batch.outputs or []
         stage_error = error_text(batch.stage, batch.failure) if batch.failure else ""
@@ -379,6 +425,10 @@ class Runner:
             if drawn_text is not None:  # a control: what it drew, for the report (issue 23)
                 record["drawn_text"] = drawn_text
             records.append(record)
+        return records
+
+    def rows_frame(self, batch: Batch, records: list[dict[str, Any]]) -> pd.DataFrame:
+        """The batch's rows as a conformed frame: the records, prompt columns and scores."""
         rows = pd.DataFrame.from_records(records)
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
         rows = pd.concat([rows, prompt_rows.drop(columns=["prompt_id"])], axis=1)
