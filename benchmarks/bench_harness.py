@@ -158,12 +158,21 @@ def run_config(
 
 
 def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
-    """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images."""
+    """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images.
+
+    As ``glyphbench run`` does: the merge reads back the summary's columns and the
+    summary is computed from them (issue 26).
+    """
     from bench.engine.operations import run_benchmark
+    from bench.report.console import summarize, summary_columns
 
     config, prompts = run_config(out, jobs, **kwargs)
     start, cpu = time.perf_counter(), time.process_time()
-    result = run_benchmark(config, prompt_set=prompts, progress=False)
+    result = run_benchmark(
+        config, prompt_set=prompts, progress=False, read_columns=summary_columns()
+    )
+    if result.results is not None:
+        summarize(result.results)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     images = len(result.results) if result.results is not None else 0
     return {"jobs": images, "wall_s": wall, "cpu_s": cpu}

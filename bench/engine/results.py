@@ -19,7 +19,7 @@ types, image names, and the part reading/writing with that key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,6 +114,22 @@ def conform_results(frame: pd.DataFrame) -> pd.DataFrame:
                 extra.astype(RESULT_DTYPES[column]) if column in RESULT_DTYPES else extra
             )
     return pd.DataFrame(columns, index=source.index, copy=False)
+
+
+def read_results(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A results table: every column, conformed (``columns`` None), or only ``columns``.
+
+    With ``columns``, only those the file has are read, as stored: a summary of a
+    million rows reads a few columns, not the whole table (issue 26).
+    """
+    from bench.core.io import read_table
+
+    if columns is None:
+        return conform_results(read_table(path))
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[c for c in dict.fromkeys(columns) if c in present])
 
 
 def image_stem(prompt_id: str, seed: int, sample_index: int) -> str:

@@ -97,16 +97,14 @@ class ModelProducer:
     """A loaded model adapter as the engine's producer of one model's images."""
 
     def __init__(
-        self,
-        entry: ModelEntry,
-        adapter: ModelAdapter,
-        texts: tuple[Sequence[str], Sequence[str]],
-        outcome: ShardOutcome,
+        self, entry: ModelEntry, adapter: ModelAdapter, frame: pd.DataFrame, outcome: ShardOutcome
     ) -> None:
         self.entry = entry
         self.adapter = adapter
-        #: each prompt row's (prompt, text) as the request carries them (see ``prepare``)
-        self.prompts, self.texts = texts
+        self.frame = frame
+        # Each prompt row's prompt and text as requests carry them, read once (not per batch).
+        self.prompts = [_text(value) for value in frame["prompt"].tolist()]
+        self.texts = [_text(value) for value in frame["text"].tolist()]
         self.outcome = outcome
         self.is_control = bool(adapter.is_control)
         self.billable = bool(getattr(adapter, "billable", False))
@@ -165,7 +163,6 @@ class Runner:
         #: False: images and rows only; ``glyphbench read RUN`` reads them later (issue 18).
         self.read_now = read_now
         self._batch_rows: BatchRows | None = None  # made on the first batch
-        self._request_texts: tuple[list[str], list[str]] | None = None
 
     # ------------------------------------------------------------------ setup
     @property
@@ -206,16 +203,7 @@ class Runner:
         summary = adapter.input_summary()
         if summary:
             self.console.print(summary, highlight=False, markup=False, soft_wrap=True)
-        return ModelProducer(entry, adapter, self.request_texts(), self.outcome)
-
-    def request_texts(self) -> tuple[list[str], list[str]]:
-        """Each prompt row's prompt and text as requests carry them, read once per run."""
-        if self._request_texts is None:
-            self._request_texts = (
-                [_text(value) for value in self.frame["prompt"].tolist()],
-                [_text(value) for value in self.frame["text"].tolist()],
-            )
-        return self._request_texts
+        return ModelProducer(entry, adapter, self.frame, self.outcome)
 
     def run_context(self, entry: ModelEntry) -> RunContext:
         """What a (hosted-API) model learns about this run: price, cap, cache folder."""
