@@ -10,7 +10,8 @@
    batch; another exception gives ``Generate:`` error rows);
 3. the engine's worker thread calls :meth:`Runner.finish_batch`: save the images,
    read them (:func:`bench.engine.read_batch`; a failing image gets an ``OCR:``
-   error and the others are still read), score them, and writes the part file.
+   error and the others are still read), score them (the batch's rows are built as
+   Arrow columns, :class:`~bench.engine.results.BatchRows`), and writes the part file.
 
 Hosted-API models (:mod:`bench.models.api`) may return, in place of one image, an
 :class:`~bench.models.base.ImageNotMade` (its row gets that error: ``Refused: ...``
@@ -287,7 +288,7 @@ class Runner:
         return self.outcome
 
     # ---------------------------------------------------------- worker thread
-    def finish_batch(self, batch: Batch) -> pd.DataFrame:
+    def finish_batch(self, batch: Batch) -> pa.Table | pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
         batch = self._drop_not_attempted(batch)
         outputs: list[Any] = batch.outputs or []
