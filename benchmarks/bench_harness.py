@@ -162,16 +162,40 @@ def run_config(
 
 
 def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
-    """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images."""
+    """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images.
+
+    As ``glyphbench run`` does: the merge reads back the summary's columns and the
+    summary is computed from them (issue 26).
+    """
     from bench.engine.operations import run_benchmark
+    from bench.report.console import summarize, summary_columns
 
     config, prompts = run_config(out, jobs, **kwargs)
     start, cpu = time.perf_counter(), time.process_time()
-    result = run_benchmark(config, prompt_set=prompts, progress=False)
+    result = run_benchmark(
+        config, prompt_set=prompts, progress=False, read_columns=summary_columns()
+    )
+    if result.results is not None:
+        summarize(result.results)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     images = len(result.results) if result.results is not None else 0
     return {"jobs": images, "wall_s": wall, "cpu_s": cpu}
 
+
+#: The child processes' peak memory (MiB): VmHWM, the peak of this process's own memory;
+#: ru_maxrss carries the launching process's peak over the exec on Linux, so a
+#: child started by a big benchmark process reported that process's size (issue 26).
+PEAK = """
+def peak():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
 
 CHILD = """
 import json, resource, sys
@@ -179,8 +203,7 @@ sys.path.insert(0, sys.argv[3])
 import bench_harness as h
 import bench.engine.operations as runs
 h.register()
-peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-before_merge = {}
+{peak}before_merge = {}
 merge = runs._merge_when_done
 def measured_merge(*args):
     before_merge['peak'] = peak()  # the run loop's peak, before the final merge
@@ -189,7 +212,7 @@ runs._merge_when_done = measured_merge
 out = h.timed_run(h.Path(sys.argv[1]), int(sys.argv[2]))
 out['peak_mib'], out['loop_peak_mib'] = peak(), before_merge['peak']
 print(json.dumps(out))
-"""
+""".replace("{peak}", PEAK)
 
 
 def child_run(out: Path, jobs: int) -> dict[str, Any]:
@@ -259,8 +282,7 @@ from bench.engine import RunFolder
 from bench.engine.operations import merge_run_rows, order_rows
 from bench.core.schema import ROW_KEY
 from bench.engine.results import conform_results
-peak = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-base = peak()
+{peak}base = peak()
 start, cpu = time.perf_counter(), time.process_time()
 if sys.argv[2] == "stream":
     rows = merge_run_rows(sys.argv[1]).rows
@@ -278,7 +300,7 @@ else:  # the in-memory merge merge_run did before issue 26 (same table, same ord
 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 out = {"rows": rows, "merge_s": wall, "cpu_s": cpu, "peak_mib": peak(), "base_mib": base}
 print(json.dumps(out))
-"""
+""".replace("{peak}", PEAK)
 
 
 def child_merge(folder: Path, how: str = "stream") -> dict[str, Any]:

@@ -233,8 +233,9 @@ def run_command(
         typer.echo(text)
         return
     from bench.engine.read_workers import run_with_readers
-    from bench.report.console import print_summary, summary_console
+    from bench.report.console import print_summary, summary_columns, summary_console
 
+    suites = [run_config.suite.spec] if run_config.suite is not None else []
     with _interruptible():
         result = run_with_readers(
             run_config,
@@ -244,6 +245,8 @@ def run_command(
             progress=not no_progress,
             console=console,
             read_later=read_later,
+            # the summary's columns and _say_unread's, not the whole table (issue 26)
+            read_columns=[*summary_columns(suites), "image_path", "ocr_text"],
         )
     if result.results is not None:
         print_summary(result.results, summary_console())
@@ -322,9 +325,13 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
     """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
 
     from bench.engine.operations import merge_run
-    from bench.report.console import print_summary, summary_console
+    from bench.engine.results import RESULTS, read_results
+    from bench.report.console import print_summary, suites_of, summary_columns, summary_console
 
-    rows = merge_run(run_dir)
+    # Only the columns the summary reads (issue 26); a suite's headline ones once known.
+    rows = merge_run(run_dir, read_columns=summary_columns())
+    if suites_of(rows):
+        rows = read_results(run_dir / RESULTS, summary_columns(suites_of(rows)))
     print_summary(rows, summary_console())
     typer.echo(f"merged {len(rows)} rows -> {run_dir / 'results.parquet'}")
 

@@ -103,13 +103,52 @@ def _sync_file(path: Path) -> None:
 
 def _new_temp(path: Path) -> Path:
     """An empty temporary file next to ``path``, created with the process umask."""
+    tmp, fd = _open_temp(path)
+    os.close(fd)
+    return tmp
+
+
+def _open_temp(path: Path) -> tuple[Path, int]:
+    """A new temporary file next to ``path`` (process umask) and its descriptor, for writing."""
     while True:
         tmp = path.with_name(f".{path.name}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(3)}.tmp")
         try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
-        return tmp
+
+
+def write_bytes_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` as :func:`atomic_path` does, through one file descriptor.
+
+    The same guarantees (a temporary file, flushed when ``durable``, renamed into place,
+    the folder flushed; an OS error is an :class:`InputError` naming ``path``) for about
+    half the system calls: the run writes every image this way (issue 26).
+    """
+    path = Path(path)
+    ensure_folder(path.parent)
+    try:
+        tmp, fd = _open_temp(path)
+    except OSError as exc:
+        raise InputError(path, f"cannot write: {os_problem(exc)}") from None
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with suppress(OSError):
+            tmp.unlink()
+        if isinstance(exc, OSError):
+            raise InputError(path, f"cannot write: {os_problem(exc)}") from None
+        raise
+    if durable:
+        sync_folder(path.parent)
 
 
 @contextmanager

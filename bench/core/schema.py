@@ -17,9 +17,14 @@ status      error (empty string when the row succeeded, else "Stage: ExceptionTy
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 IDENTITY_COLUMNS = (
     "run_id",
@@ -45,15 +50,24 @@ OCR_COLUMNS = (
 ROW_KEY = ("model", "prompt_id", "seed", "sample_index")
 
 
-def failed_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+def failed_mask(frame: pd.DataFrame | pa.Table) -> npt.NDArray[np.bool_]:
     """The one test of a failed row: its ``error`` cell is set (not empty, not missing).
 
     Every table glyphbench writes (benchmark results, VAE results) has an ``error``
-    column; a table without one has no failed rows.
+    column; a table without one has no failed rows. ``frame`` may be an Arrow table
+    (a batch's rows as the run builds them, issue 26).
 
     >>> failed_mask(pd.DataFrame({"error": ["", None, "OCR: boom", "  "]})).tolist()
     [False, False, True, False]
+    >>> import pyarrow as pa
+    >>> failed_mask(pa.table({"error": ["", None, "OCR: boom", "  "]})).tolist()
+    [False, False, True, False]
     """
+    if not isinstance(frame, pd.DataFrame):
+        if "error" not in frame.column_names:
+            return np.zeros(frame.num_rows, dtype=bool)
+        cells = frame.column("error").to_pylist()
+        return np.array([cell is not None and str(cell).strip() != "" for cell in cells], bool)
     if "error" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
     if isinstance(frame["error"].dtype, pd.StringDtype):  # test each distinct message once

@@ -37,6 +37,7 @@ from bench.core.io import (
     read_json,
     remove_stale_temp_files,
     sync_folder,
+    write_bytes_atomic,
     write_json,
     write_table,
 )
@@ -275,11 +276,9 @@ class RunFolder:
         data, sha256 = encode_png(image)
         path = self.root / relpath
         if self._unsynced is None or threading.get_ident() != self._sync_thread:
-            with atomic_path(path) as tmp:
-                tmp.write_bytes(data)
+            write_bytes_atomic(path, data)
             return sha256
-        with atomic_path(path, durable=False) as tmp:
-            tmp.write_bytes(data)
+        write_bytes_atomic(path, data, durable=False)
         self._unsynced.append(path)
         return sha256
 
@@ -330,11 +329,12 @@ class RunFolder:
     def part_dir(self, shard: str, group: str) -> Path:
         return self.parts / shard / group
 
-    def write_part(self, rows: pd.DataFrame, shard: str, group: str) -> Path:
+    def write_part(self, rows: pd.DataFrame | pa.Table, shard: str, group: str) -> Path:
         """Write one batch's rows as the next ``batch-NNNNN.parquet`` of (shard, group).
 
-        The folder is listed once; later numbers come from a counter, so a long run
-        does not list thousands of part files for every batch.
+        ``rows`` may be an Arrow table (written as ``DataFrame.to_parquet`` writes the
+        frame it came from). The folder is listed once; later numbers come from a
+        counter, so a long run does not list thousands of part files for every batch.
         """
         folder = self.part_dir(shard, group)
         if folder not in self._last_part:
@@ -346,7 +346,15 @@ class RunFolder:
         name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}.parquet"
         path = folder / name
         self.sync_images()  # the images a part file lists are on disk before it
-        write_table(rows, path)
+        import pandas as pd
+        import pyarrow.parquet as pq
+
+        if isinstance(rows, pd.DataFrame):
+            write_table(rows, path)
+            return path
+
+        with atomic_path(path) as tmp:
+            pq.write_table(rows, tmp, compression="snappy")  # as DataFrame.to_parquet
         return path
 
     def groups(self) -> set[str]:

@@ -55,8 +55,9 @@ def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> lis
     from bench.suites.protocol import image_seed_rule
 
     fixed = image_seed_rule(config) == "fixed"
+    label = entry.label  # parses the spec: once, not per job
     return [
-        Job(entry.label, prompt_id, seed, sample, row, fixed)
+        Job(label, prompt_id, seed, sample, row, fixed)
         for row, prompt_id in enumerate(ids)
         for seed in config.seeds
         for sample in range(config.images_per_prompt)

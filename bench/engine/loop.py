@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
     from rich.console import Console
 
     from bench.engine.folder import RunFolder
@@ -123,7 +124,7 @@ class Loop:
         self,
         folder: RunFolder,
         shard: str,
-        finish: Callable[[Batch], pd.DataFrame],
+        finish: Callable[[Batch], pd.DataFrame | pa.Table],
         *,
         batch_size: int,
         progress: ProgressFn | None = None,

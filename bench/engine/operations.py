@@ -28,7 +28,14 @@ from bench.engine.image_jobs import build_jobs
 from bench.engine.lock import FolderLock
 from bench.engine.plan import api_caveats, api_cost
 from bench.engine.provenance import Distributed, detect_distributed, environment, now
-from bench.engine.results import PROMPTS, RESULTS, conform_results, done_keys, write_rows
+from bench.engine.results import (
+    PROMPTS,
+    RESULTS,
+    conform_results,
+    done_keys,
+    read_results,
+    write_rows,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -155,11 +162,14 @@ def run_benchmark(
     console: Console | None = None,
     read_later: bool = False,
     readers: Callable[[str], SpawnedReaders] | None = None,
+    read_columns: Sequence[str] | None = None,
 ) -> RunResult:
     """Run (or resume) this process's shard of ``config``; merge when all shards are done.
 
     ``read_later``: write the images and rows but read nothing (``glyphbench read RUN``
     reads them afterwards, in worker processes or on other machines; issue 18).
+    ``read_columns``: the result holds only these columns of the merged table (see
+    :func:`merge_run`).
 
     ``readers``: start the run's own reader processes for a reader spec (issue 26,
     :func:`bench.engine.read_workers.run_with_readers` passes them for
@@ -241,7 +251,7 @@ def run_benchmark(
                     folder, config, prompt_set, dist, progress, console, spawned, info
                 )
             _finish_shard(folder, dist, info, outcome)
-            results = _merge_when_done(folder, dist)
+            results = _merge_when_done(folder, dist, read_columns)
     return RunResult(folder.root, outcome, results)
 
 
@@ -393,13 +403,15 @@ def _host() -> dict[str, Any]:
     return {"hostname": socket.gethostname()}
 
 
-def _merge_when_done(folder: RunFolder, dist: Distributed) -> pd.DataFrame | None:
+def _merge_when_done(
+    folder: RunFolder, dist: Distributed, columns: Sequence[str] | None = None
+) -> pd.DataFrame | None:
     if dist.state is not None:
         dist.barrier()  # every process has written its parts
-        return merge_run(folder.root, folder=folder) if dist.is_main else None
+        return merge_run(folder.root, folder=folder, read_columns=columns) if dist.is_main else None
     names = [Shard(i, dist.shard.count).name for i in range(dist.shard.count)]
     finished = [folder.read_json(folder.shard_json(name)).get("finished") for name in names]
-    return merge_run(folder.root, folder=folder) if all(finished) else None
+    return merge_run(folder.root, folder=folder, read_columns=columns) if all(finished) else None
 
 
 def _plan_readers(config: RunConfig) -> dict[str, int]:
@@ -480,17 +492,24 @@ def _protocol_card(config: RunConfig, prompt_set: PromptSet) -> dict[str, Any]:
     )
 
 
-def merge_run(root: str | Path, *, folder: RunFolder | None = None) -> pd.DataFrame:
+def merge_run(
+    root: str | Path,
+    *,
+    folder: RunFolder | None = None,
+    read_columns: Sequence[str] | None = None,
+) -> pd.DataFrame:
     """Merge the part files into ``results.parquet`` (in job list order); update run.json.
 
     Under the folder's manifest lock, so shards finishing together merge in turn.
-    Returns the merged table, read back from ``results.parquet``; :func:`merge_run_rows`
-    merges without holding the table in memory.
+    Returns the merged table, read back from ``results.parquet``: only the columns
+    ``read_columns`` (those it has) when given, e.g. what the console summary reads
+    (issue 26: the whole table of a million rows is over a GB). :func:`merge_run_rows`
+    merges without reading anything back.
     """
     folder = folder or RunFolder(root)
     with folder.locked():
         _merge_locked(folder)
-        return conform_results(read_table(folder.root / RESULTS))
+        return read_results(folder.root / RESULTS, read_columns)
 
 
 def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> MergeTally:

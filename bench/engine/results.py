@@ -19,7 +19,7 @@ types, image names, and the part reading/writing with that key.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,8 @@ from bench.scoring.frame import SCORE_COLUMNS
 from prompts.schema import PROMPT_COLUMNS
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from bench.engine.config import RunConfig
 
 RESULTS = "results.parquet"
@@ -114,6 +116,22 @@ def conform_results(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(columns, index=source.index, copy=False)
 
 
+def read_results(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A results table: every column, conformed (``columns`` None), or only ``columns``.
+
+    With ``columns``, only those the file has are read, as stored: a summary of a
+    million rows reads a few columns, not the whole table (issue 26).
+    """
+    from bench.core.io import read_table
+
+    if columns is None:
+        return conform_results(read_table(path))
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[c for c in dict.fromkeys(columns) if c in present])
+
+
 def image_stem(prompt_id: str, seed: int, sample_index: int) -> str:
     """File name (without ``.png``) of one image; ids with unsafe characters get a short hash.
 
@@ -193,3 +211,139 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
 
         rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
     return rows
+
+
+class BatchRows:
+    """A batch's results rows as an Arrow table, built without a frame (issue 26).
+
+    :meth:`table` returns what ``pa.Table.from_pandas(frame_rows(), preserve_index=False)``
+    returns, where ``frame_rows()`` builds the conformed, scored frame of the same rows
+    (``conform_results(score_rows(...))``): the same values, Arrow types and pandas
+    metadata, so the part file is the same file. Per batch that frame cost most of the
+    harness's CPU time (a few ms of pandas for 8 rows); columns cost a fraction.
+
+    The columns' types and metadata are taken from the frame: the first batch of each
+    *shape* (which record columns it has, which of them are empty: what pandas infers
+    the types from) is built both ways, the frame's schema is kept for that shape and
+    the two tables are compared; if they differ (an unforeseen column), every later
+    batch uses the frame. Runs scoring more than glyphbench's own metrics (a suite,
+    ``--metrics``) and prompt sets with untyped (object) or clashing columns use the
+    frame throughout.
+    """
+
+    def __init__(self, frame: pd.DataFrame, config: RunConfig) -> None:
+        self.config = config
+        part = [c for c in frame.columns if c != "prompt_id"]
+        typed = all(_typed(frame[column].dtype) for column in part)
+        #: False: every batch through the frame.
+        self.enabled = typed and not config.metrics and config.suite is None
+        self.frame = frame
+        self._prompts: pa.Table | None = None  # the prompt columns with a value, as Arrow
+        self._texts: list[str] | None = None
+        self._schemas: dict[tuple[Any, ...], pa.Schema] = {}
+
+    def table(
+        self,
+        records: list[dict[str, Any]],
+        rows: list[int],
+        frame_rows: Callable[[], pd.DataFrame],
+    ) -> pa.Table:
+        """The rows of ``records`` (one dict per row: the columns besides the prompt's and
+        the scores; ``rows``: each one's position in the prompt frame) as an Arrow table."""
+        import pyarrow as pa
+
+        keys = list(dict.fromkeys(key for record in records for key in record))
+        if self.enabled and set(keys) & set(self.frame.columns) - {"prompt_id"}:
+            self.enabled = False  # a prompt column named like a results column
+        if not self.enabled:
+            return pa.Table.from_pandas(frame_rows(), preserve_index=False)
+        values = {key: [record.get(key) for record in records] for key in keys}
+        shape = (tuple(keys), tuple(all(v is None for v in values[key]) for key in keys))
+        schema = self._schemas.get(shape)
+        if schema is not None:
+            try:
+                return self._build(schema, values, rows)
+            except (pa.ArrowException, ValueError, TypeError):
+                return pa.Table.from_pandas(frame_rows(), preserve_index=False)
+        expected = pa.Table.from_pandas(frame_rows(), preserve_index=False)
+        try:
+            built = self._build(expected.schema, values, rows)
+            same = built.equals(expected, check_metadata=True)
+        except (pa.ArrowException, ValueError, TypeError):
+            same = False
+        if same:
+            self._schemas[shape] = expected.schema
+        else:
+            self.enabled = False
+        return expected
+
+    def _build(self, schema: pa.Schema, values: dict[str, list[Any]], rows: list[int]) -> pa.Table:
+        import pyarrow as pa
+
+        scores = self._scores(values, rows)
+        prompts = self._prompt_columns().take(pa.array(rows, pa.int64()))
+        n = len(rows)
+        arrays: list[Any] = []
+        for field in schema:
+            name = field.name
+            if name in values:
+                arrays.append(pa.array(values[name], type=field.type, from_pandas=True))
+            elif name in scores:
+                arrays.append(pa.array(scores[name], type=field.type, from_pandas=True))
+            elif name in prompts.column_names:
+                column = prompts.column(name)
+                arrays.append(column if column.type == field.type else column.cast(field.type))
+            else:  # a column no row has a value in
+                arrays.append(pa.nulls(n, field.type))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def _scores(self, values: dict[str, list[Any]], rows: list[int]) -> dict[str, Any]:
+        """Every score column (NaN where there is no reading), as :func:`score_rows` scores."""
+        from bench.scoring.frame import score_columns, text_metrics
+
+        columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add
+        read, errors = values["ocr_text"], values["error"]
+        scored_rows = [
+            i
+            for i, (text, error) in enumerate(zip(read, errors, strict=True))
+            if text is not None and (error is None or not str(error).strip())
+        ]
+        scores = {name: np.full(len(rows), np.nan) for name in columns}
+        if scored_rows:
+            texts = self._expected_texts()
+            norm = self.config.normalization
+            scored = score_columns(
+                [texts[rows[i]] for i in scored_rows],
+                [str(read[i]) for i in scored_rows],
+                keep_case=norm.keep_case,
+                strip_punct=norm.strip_punct,
+                nfkc=norm.nfkc,
+                fold_width=norm.fold_width,
+            )
+            for name in columns:
+                scores[name][scored_rows] = scored[name].astype(float)
+        return scores
+
+    def _expected_texts(self) -> list[str]:
+        if self._texts is None:
+            self._texts = self.frame["text"].fillna("").astype(str).tolist()
+        return self._texts
+
+    def _prompt_columns(self) -> pa.Table:
+        """The prompt columns (but ``prompt_id``) that hold a value, once, as Arrow."""
+        import pyarrow as pa
+
+        if self._prompts is None:
+            part = [c for c in self.frame.columns if c != "prompt_id"]
+            held = [c for c in part if self.frame[c].notna().any()]
+            self._prompts = pa.Table.from_pandas(self.frame[held], preserve_index=False)
+        return self._prompts
+
+
+def _typed(dtype: Any) -> bool:
+    """A column dtype whose Arrow type and pandas metadata do not depend on its values."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False
+    return isinstance(dtype, pd.StringDtype) or is_numeric_dtype(dtype) or is_bool_dtype(dtype)

@@ -10,7 +10,8 @@
    batch; another exception gives ``Generate:`` error rows);
 3. the engine's worker thread calls :meth:`Runner.finish_batch`: save the images,
    read them (:func:`bench.engine.read_batch`; a failing image gets an ``OCR:``
-   error and the others are still read), score them, and writes the part file.
+   error and the others are still read), score them (the batch's rows are built as
+   Arrow columns, :class:`~bench.engine.results.BatchRows`), and writes the part file.
 
 Hosted-API models (:mod:`bench.models.api`) may return, in place of one image, an
 :class:`~bench.models.base.ImageNotMade` (its row gets that error: ``Refused: ...``
@@ -50,13 +51,20 @@ from bench.engine import (
 from bench.engine.config import ModelEntry, RunConfig
 from bench.engine.image_jobs import Job, build_jobs, model_jobs
 from bench.engine.reading_store import ReadingStore, encoded_reading
-from bench.engine.results import conform_results, done_keys, image_relpath, score_rows
+from bench.engine.results import (
+    BatchRows,
+    conform_results,
+    done_keys,
+    image_relpath,
+    score_rows,
+)
 from prompts.schema import PromptSet
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
 API_CACHE = "api-cache"
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from PIL import Image
     from rich.console import Console
 
@@ -96,6 +104,9 @@ class ModelProducer:
         self.entry = entry
         self.adapter = adapter
         self.frame = frame
+        # Each prompt row's prompt and text as requests carry them, read once (not per batch).
+        self.prompts = [_text(value) for value in frame["prompt"].tolist()]
+        self.texts = [_text(value) for value in frame["text"].tolist()]
         self.outcome = outcome
         self.is_control = bool(adapter.is_control)
         self.billable = bool(getattr(adapter, "billable", False))
@@ -104,10 +115,11 @@ class ModelProducer:
     def prepare(self, jobs: list[Job]) -> list[ImageRequest]:
         from bench.models.base import ImageRequest
 
-        rows = self.frame.iloc[[job.row for job in jobs]]
         return [
-            ImageRequest(prompt=_text(prompt), text=_text(text), seed=job.image_seed)
-            for job, prompt, text in zip(jobs, rows["prompt"], rows["text"], strict=True)
+            ImageRequest(
+                prompt=self.prompts[job.row], text=self.texts[job.row], seed=job.image_seed
+            )
+            for job in jobs
         ]
 
     def produce(self, inputs: list[ImageRequest]) -> Sequence[Image.Image]:
@@ -155,6 +167,7 @@ class Runner:
         self.read_now = read_now
         #: ``run --read-workers N``: generation waits while too many images wait to be read.
         self.backlog = backlog
+        self._batch_rows: BatchRows | None = None  # made on the first batch
 
     # ------------------------------------------------------------------ setup
     @property
@@ -284,7 +297,7 @@ class Runner:
         return self.outcome
 
     # ---------------------------------------------------------- worker thread
-    def finish_batch(self, batch: Batch) -> pd.DataFrame:
+    def finish_batch(self, batch: Batch) -> pa.Table | pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
         reserved = len(batch.outputs or [])  # room a gated producer took in the backlog
         batch = self._drop_not_attempted(batch)
@@ -352,10 +365,32 @@ class Runner:
         files: Sequence[tuple[str, str] | None],
         readings: Sequence[Reading | Exception | None],
         ocr_seconds: float,
-    ) -> pd.DataFrame:
-        """The typed, scored results rows of one batch (no rows for an empty batch)."""
+    ) -> pa.Table | pd.DataFrame:
+        """The typed, scored results rows of one batch (no rows for an empty batch).
+
+        An Arrow table with the columns, types and pandas metadata that
+        ``conform_results(score_rows(...))`` of the same rows gives (the part file is the
+        same file), built column by column without a frame per batch (issue 26): see
+        :class:`BatchRows`. Runs that score with more than glyphbench's metrics (suites,
+        ``--metrics``) build the frame.
+        """
         if not batch.jobs:
             return conform_results(pd.DataFrame())
+        records = self.records(batch, files, readings, ocr_seconds)
+        if self._batch_rows is None:
+            self._batch_rows = BatchRows(self.frame, self.config)
+        return self._batch_rows.table(
+            records, [job.row for job in batch.jobs], lambda: self.rows_frame(batch, records)
+        )
+
+    def records(
+        self,
+        batch: Batch,
+        files: Sequence[tuple[str, str] | None],
+        readings: Sequence[Reading | Exception | None],
+        ocr_seconds: float,
+    ) -> list[dict[str, Any]]:
+        """One dict per job of the batch: its columns other than the prompt's and scores."""
         entry = self._entries[batch.group.name]
         outputs: list[Any] = batch.outputs or []
         stage_error = error_text(batch.stage, batch.failure) if batch.failure else ""
@@ -392,6 +427,10 @@ class Runner:
             if drawn_text is not None:  # a control: what it drew, for the report (issue 23)
                 record["drawn_text"] = drawn_text
             records.append(record)
+        return records
+
+    def rows_frame(self, batch: Batch, records: list[dict[str, Any]]) -> pd.DataFrame:
+        """The batch's rows as a conformed frame: the records, prompt columns and scores."""
         rows = pd.DataFrame.from_records(records)
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
         rows = pd.concat([rows, prompt_rows.drop(columns=["prompt_id"])], axis=1)

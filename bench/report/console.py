@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -21,6 +21,47 @@ CONSOLE_METRICS = tuple(METRICS.summary_names(["glyphbench"])[:3])
 
 #: How a refused image's error starts (a hosted API's content policy said no).
 REFUSED = "Refused:"
+
+#: The columns :func:`print_summary` reads besides its metrics' (model lines, errors,
+#: refusals, costs, and which suite and subset a row belongs to).
+SUMMARY_COLUMNS = ("model", "is_control", "error", "cost_usd", "suite", "suite_subset")
+
+
+def summary_columns(suites: Iterable[str] = ()) -> list[str]:
+    """The results columns :func:`print_summary` reads, for results of ``suites`` (specs).
+
+    :data:`SUMMARY_COLUMNS`, then what the metric table says each shown metric's
+    aggregate reads (:meth:`~bench.scoring.table.MetricTable.inputs`): the
+    :data:`CONSOLE_METRICS`, and each suite's headline metrics in each of its subsets'
+    families. ``glyphbench run`` and ``merge`` read only these back from a merged
+    table (issue 26: a million rows of every column are over a GB).
+
+    >>> summary_columns()[-4:]
+    ['suite_subset', 'algorithm1', 'exact_match', 'ned']
+    >>> summary_columns(["longtext"])[-2:]
+    ['longtext_matched', 'longtext_total']
+    """
+    from bench.report.suites import headline_metrics
+    from bench.scoring.table import METRICS
+    from bench.suites.base import resolve_suite
+
+    columns = [*SUMMARY_COLUMNS, *METRICS.inputs(CONSOLE_METRICS)]
+    for spec in suites:
+        suite = resolve_suite(spec).suite
+        for family in dict.fromkeys(subset.family for subset in suite.subsets):
+            columns += METRICS.inputs(headline_metrics(suite.headline), family)
+    return list(dict.fromkeys(columns))
+
+
+def suites_of(rows: pd.DataFrame) -> list[str]:
+    """The suites whose rows ``rows`` holds (its ``suite`` column), by name.
+
+    >>> suites_of(pd.DataFrame({"suite": ["cvtg", None, "cvtg", ""]}))
+    ['cvtg']
+    """
+    if "suite" not in rows.columns:
+        return []
+    return sorted({str(s) for s in rows["suite"].dropna().astype(str) if str(s)})
 
 
 def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> pd.DataFrame:

@@ -116,6 +116,41 @@ def score_pairs(
     >>> list(score_pairs(["Hello"], ["HELL0"], families=["vae"]).columns)
     ['wr', 'pa']
     """
+    return pd.DataFrame(
+        score_columns(
+            expected,
+            ocr,
+            families=families,
+            compat=compat,
+            keep_case=keep_case,
+            strip_punct=strip_punct,
+            nfkc=nfkc,
+            fold_width=fold_width,
+            read_as=read_as,
+        )
+    )
+
+
+def score_columns(
+    expected: Iterable[object],
+    ocr: Iterable[object],
+    *,
+    families: Sequence[str] = ("glyphbench",),
+    compat: str | None = None,
+    keep_case: bool = False,
+    strip_punct: bool = False,
+    nfkc: bool = False,
+    fold_width: bool = False,
+    read_as: ReadAs = "lines",
+) -> dict[str, np.ndarray]:
+    """:func:`score_pairs` as metric name -> column (a numpy array), without the frame.
+
+    For callers scoring a few pairs at a time, where building the frame costs more
+    than the scores (the run scores each batch of images, issue 26).
+
+    >>> score_columns(["Hello"], ["HELL0"])["ned"].tolist()
+    [0.8]
+    """
     metrics = text_metrics(families, compat)
     norm = Normalization(keep_case, strip_punct, nfkc, fold_width)
     if read_as not in ("lines", "units"):
@@ -127,11 +162,10 @@ def score_pairs(
         groups: dict[Any, list[Metric]] = {}
         for metric in metrics:
             groups.setdefault(convert[metric.family], []).append(metric)
-        tables = [
-            _score(expected, ocr, group, norm, function) for function, group in groups.items()
-        ]
-        joined = pd.concat(tables, axis=1)
-        return joined[[metric.name for metric in metrics]]
+        joined: dict[str, np.ndarray] = {}
+        for function, group in groups.items():
+            joined.update(_score(expected, ocr, group, norm, function))
+        return {metric.name: joined[metric.name] for metric in metrics}
     return _score(expected, ocr, metrics, norm, next(iter(convert.values()), None))
 
 
@@ -147,8 +181,8 @@ def _score(
     metrics: Sequence[Metric],
     norm: Normalization,
     convert: Callable[[str], str] | None,
-) -> pd.DataFrame:
-    """One table of ``metrics``; each OCR cell goes through ``convert`` first when given."""
+) -> dict[str, np.ndarray]:
+    """One column per metric; each OCR cell goes through ``convert`` first when given."""
     with _collector_paused():
         # (a str is by far the most common value: skip the call for it)
         exp_list = [v if type(v) is str else _clean(v) for v in expected]
@@ -183,7 +217,7 @@ def _score(
         table = np.array(values, dtype=[(metric.name, metric.dtype) for metric in metrics])
         if len(first) < len(exp_list):
             table = table[_spread(first_rows, first.values())]
-    return pd.DataFrame({metric.name: table[metric.name] for metric in metrics})
+    return {metric.name: table[metric.name] for metric in metrics}
 
 
 def _spread(first_rows: list[int], firsts: Iterable[int]) -> np.ndarray:

@@ -401,6 +401,34 @@ class MetricTable:
             )
         return names[compat]
 
+    def inputs(self, names: Iterable[str], family: str | None = None) -> list[str]:
+        """The per-image columns :meth:`aggregate` reads for the metrics ``names``.
+
+        A mean reads the metric's own column, a :class:`Ratio` its numerator and
+        denominator, a :class:`Derived` metric the columns of its inputs: what a reader
+        of the results needs to load to aggregate them (issue 26).
+
+        >>> METRICS.inputs(["ned", "exact_match"])
+        ['ned', 'exact_match']
+        >>> METRICS.inputs(["longtext_text_score"], "longtext")
+        ['longtext_matched', 'longtext_total']
+        """
+        columns: list[str] = []
+
+        def visit(name: str) -> None:
+            aggregate = self.get(name, family).aggregate
+            if isinstance(aggregate, Ratio):
+                columns.extend((aggregate.numerator, aggregate.denominator))
+            elif isinstance(aggregate, Derived):
+                for each in aggregate.inputs:
+                    visit(each)
+            else:
+                columns.append(name)
+
+        for name in names:
+            visit(name)
+        return list(dict.fromkeys(columns))
+
     def aggregate(
         self, scores: pd.DataFrame, names: Iterable[str], family: str | None = None
     ) -> dict[str, float]:

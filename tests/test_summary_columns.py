@@ -1,0 +1,133 @@
+"""The console summary of ``run`` and ``merge`` reads only its columns (issue 26).
+
+A merged table of a million rows is over a GB with every column; the summary needs
+a few: the model lines', and the inputs of each shown metric's aggregate as the
+metric table defines them (a mean its own column, a pooled ratio its counts, a
+derived metric its inputs'), suites' headline metrics included. The summary printed
+from those columns must be the summary of the whole table.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from rich.console import Console
+from runner_helper import register, write_prompts_csv
+from typer.testing import CliRunner
+
+from bench.engine.results import RESULTS, read_results
+from bench.report.console import print_summary, suites_of, summarize, summary_columns
+from bench.report.suites import headline_points
+from bench.scoring import score_pairs
+from bench.scoring.table import METRICS
+
+register()
+
+TEXTS = ["Fresh Bread", "Quiet Hours", "Open", "每日新鲜面包"]
+READS = ["Fresh Brea", "", "Open", "每日新鲜面"]
+
+
+def _suite_rows(suite: str, subset: str, family: str, model: str) -> pd.DataFrame:
+    scored = score_pairs(TEXTS, READS, families=["glyphbench", family])
+    frame = pd.DataFrame(
+        {
+            "model": model,
+            "is_control": False,
+            "prompt_id": [f"{suite}-{i}" for i in range(len(TEXTS))],
+            "suite": suite,
+            "suite_subset": subset,
+            "error": ["", "", "OCR: RuntimeError: x", ""],
+            "ocr_boxes": ["[[0, 0], [1, 1]]" * 50] * len(TEXTS),  # wide, and not summarised
+        }
+    )
+    return pd.concat([frame, scored], axis=1)
+
+
+@pytest.fixture()
+def results(tmp_path: Path) -> Path:
+    """Suites whose headlines are a pooled ratio (LongText, CVTG-2K), derived (MARIO-Eval,
+    OneIG) or a mean, beside rows of no suite."""
+    plain = _suite_rows("", "", "glyphbench", "plain").assign(suite=None, suite_subset=None)
+    frame = pd.concat(
+        [
+            _suite_rows("longtext", "en", "longtext", "a"),
+            _suite_rows("longtext", "zh", "longtext-zh", "a"),
+            _suite_rows("cvtg", "CVTG/2", "cvtg", "b"),
+            _suite_rows("cvtg", "CVTG/3", "cvtg", "b"),
+            _suite_rows("mario", "DrawBenchText", "mario", "c"),
+            _suite_rows("oneig-text", "en", "oneig", "d"),
+            plain,
+        ],
+        ignore_index=True,
+    )
+    frame.loc[frame.index[-1], "cost_usd"] = 0.25
+    frame = frame.loc[:, ~frame.columns.duplicated()]
+    path = tmp_path / RESULTS
+    frame.to_parquet(path, index=False)
+    return path
+
+
+def _printed(rows: pd.DataFrame) -> str:
+    out = io.StringIO()
+    print_summary(rows, Console(file=out, width=400, color_system=None))
+    return out.getvalue()
+
+
+def test_the_summary_from_its_columns_is_the_summary_of_the_table(results: Path) -> None:
+    whole = pd.read_parquet(results)
+    first = read_results(results, summary_columns())  # what merge reads before the suites
+    suites = suites_of(first)
+    assert suites == ["cvtg", "longtext", "mario", "oneig-text"]
+    rows = read_results(results, summary_columns(suites))
+    assert list(rows.columns) == [c for c in summary_columns(suites) if c in whole.columns]
+    assert {"ocr_boxes", "prompt_id", "edit_distance"}.isdisjoint(rows.columns)
+    # the pooled ratios' counts and the derived metrics' inputs come from the metric table
+    assert {"longtext_matched", "longtext_total", "mario_precision", "mario_recall"} <= set(
+        rows.columns
+    )
+    pd.testing.assert_frame_equal(summarize(rows), summarize(whole))
+    headers, values = headline_points(rows)
+    assert (headers, values) == headline_points(whole) and len(headers) >= 4
+    assert _printed(rows) == _printed(whole)
+
+
+def test_summary_columns_follow_the_metric_table() -> None:
+    columns = summary_columns(["longtext"])
+    for family in ("longtext", "longtext-zh"):
+        assert set(METRICS.inputs(["longtext_text_score"], family)) <= set(columns)
+    assert "longtext_text_score" not in columns  # a pooled ratio: no column of its own
+    assert set(METRICS.inputs(["mario_f"], "mario")) <= set(summary_columns(["mario"]))
+
+
+def test_run_and_merge_print_the_summary_of_the_whole_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``glyphbench run`` and ``merge`` read back the summary's columns only."""
+    import bench.engine.operations as operations
+    from bench.cli.root import app
+
+    asked: list[object] = []
+    merge = operations.merge_run
+
+    def merge_run(*args: object, **kwargs: object) -> pd.DataFrame:
+        asked.append(kwargs.get("read_columns"))
+        return merge(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(operations, "merge_run", merge_run)
+    csv = write_prompts_csv(tmp_path / "p.csv", 3)
+    out = tmp_path / "run"
+    cli = CliRunner()
+    args = ["--models", "control:render?size=32", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
+    ran = cli.invoke(app, ["run", *args, "--out", str(out), "--no-progress"])
+    assert ran.exit_code == 0, ran.output
+    merged = cli.invoke(app, ["merge", str(out)])
+    assert merged.exit_code == 0, merged.output
+    assert asked == [[*summary_columns(), "image_path", "ocr_text"], summary_columns()]
+    whole = pd.read_parquet(out / RESULTS)
+    line = _printed(whole).strip().splitlines()[-2]  # the model's line, from the whole table
+    cells = [cell.strip() for cell in line.split("│") if cell.strip()][1:]
+    assert len(cells) == 5 and all(cell in merged.output and cell in ran.output for cell in cells)
+    assert "merged 3 rows" in merged.output
