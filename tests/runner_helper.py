@@ -282,12 +282,13 @@ def survivors(pids: set[int], wait_s: float = 20.0) -> list[int]:
 
     So a failing test leaves no process behind.
     """
+    import contextlib
     import signal
-    import time
 
-    deadline = time.monotonic() + wait_s
-    while any(map(alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    from tests.polling import wait_until
+
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: not any(map(alive, pids)), "the processes' exit", timeout=wait_s)
     left = [pid for pid in pids if alive(pid)]
     for pid in left:
         os.kill(pid, signal.SIGKILL)

@@ -23,6 +23,18 @@ HELPER = Path(__file__).with_name("runner_helper.py")
 KEY = "sk-paid-test-4f1e9a0b77"
 
 
+def paid_run(tmp_path: Path, config: dict[str, object]) -> tuple[list[str], dict[str, str]]:
+    """The ``glyphbench run`` command of ``config`` (saved as run.yaml) and its environment."""
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    env = dict(
+        os.environ,
+        GLYPH_PAID_KEY=KEY,
+        PYTHONPATH=os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)]),
+    )
+    return [sys.executable, str(HELPER), "run", "--config", str(path), "--no-progress"], env
+
+
 def test_long_labels_and_prompt_ids_make_bounded_paths(tmp_path: Path) -> None:
     long_id = "p-" + "x" * 298
     csv = tmp_path / "prompts.csv"
@@ -46,14 +58,7 @@ def test_long_labels_and_prompt_ids_make_bounded_paths(tmp_path: Path) -> None:
             "models": [model], "prompts": f"csv:{csv}", "seeds": [0], "ocr": "pixelocr",
             "out": str(out), "api": {"prices": {}},
         }  # fmt: skip
-        path = tmp_path / "run.yaml"
-        path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        env = dict(
-            os.environ,
-            GLYPH_PAID_KEY=KEY,
-            PYTHONPATH=os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)]),
-        )
-        command = [sys.executable, str(HELPER), "run", "--config", str(path), "--no-progress"]
+        command, env = paid_run(tmp_path, config)
         dry = subprocess.run([*command, "--dry-run"], env=env, capture_output=True, text=True)
         assert dry.returncode == 0, dry.stderr[-2000:]
         assert not api.log  # a dry run asks nothing
@@ -97,14 +102,7 @@ def test_the_cap_holds_under_repeated_kills_with_requests_in_flight(tmp_path: Pa
             "batch_size": 4, "out": str(out),
             "api": {"prices": {spec: price}, "max_usd": cap},
         }  # fmt: skip
-        path = tmp_path / "run.yaml"
-        path.write_text(yaml.safe_dump(config), encoding="utf-8")
-        env = dict(
-            os.environ,
-            GLYPH_PAID_KEY=KEY,
-            PYTHONPATH=os.pathsep.join([str(HELPER.parent), str(HELPER.parent.parent)]),
-        )
-        command = [sys.executable, str(HELPER), "run", "--config", str(path), "--no-progress"]
+        command, env = paid_run(tmp_path, config)
         for _ in range(6):  # kill -9 while requests are in flight, six times
             asked = len(api.paid())
             process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
