@@ -129,3 +129,10 @@ def test_a_run_on_caption_prompts_scores_as_any_other_source(
     assert sorted(rows["text"].unique()) == ["Diet Coke", "Honey Nut Cheerios"]
     # the render control draws the text; RapidOCR reads it back: scored, and exact
     assert rows["algorithm1"].notna().all() and (rows["ned"] == 1.0).all()
+
+
+def test_the_known_failure_modes_the_docs_name() -> None:
+    """docs/prompts.md names these: an ordinary word that is also an OCR token is kept as text,
+    and a VizWiz brand written without capitals or quotes is not found."""
+    assert textcaps_spans("an open door next to a sign", ["open"]) == ["open"]
+    assert vizwiz_spans("a can of pepsi on a desk", ["a pepsi can"]) == []
