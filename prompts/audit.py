@@ -39,6 +39,7 @@ FINDING_KINDS = (
     "whitespace",
     "duplicate",
     "category_spelling",
+    "text_not_found",
 )
 
 
@@ -428,7 +429,26 @@ def _audit(spec: str) -> list[Finding]:
     frame = loaded.frame
     first_line = {"csv": 2, "jsonl": 1}.get(parsed.kind)
     file = parsed.target if parsed.kind != "hf" else spec
-    return audit_rows(frame, file, first_line)
+    return audit_rows(frame, file, first_line) + captions_without_text(loaded.meta, file)
+
+
+def captions_without_text(meta: dict[str, object], file: str) -> list[Finding]:
+    """A caption source's captions whose text could not be found (left out of the set)."""
+    left_out = meta.get("captions_without_text")
+    if not isinstance(left_out, list):
+        return []
+    return [
+        Finding(
+            "text_not_found",
+            file,
+            int(item["position"].removeprefix("line "))
+            if item["position"].startswith("line ")
+            else None,
+            None if item["position"].startswith("line ") else item["position"],
+            f"caption {item['caption_id']}: no text to render found in {_clip(item['caption'])!r}",
+        )
+        for item in left_out
+    ]
 
 
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:

@@ -6,6 +6,8 @@
 ``csv:PATH``, ``jsonl:PATH``,   a user's table; ``?schema_column=their_column&...`` maps
 ``parquet:PATH``                columns, e.g. ``csv:mine.csv?text=caption_text&prompt=instruction``
 ``hf:REPO_ID[:SPLIT]``          a Hugging Face dataset (split ``train`` by default), same mapping
+``textcaps:PATH[?ocr=OCR]``     TextCaps captions, the text found by the image's OCR tokens
+``vizwiz:PATH``                 VizWiz-Captions captions flagged as showing text
 ``PATH.csv`` etc.               a bare path with a table suffix is read as that format
 
 User tables need a text column; the prompt comes from a mapped column, or from
@@ -36,6 +38,7 @@ from bench.core.registry import PLUGINS, NoOptions, Options, Spec, missing_modul
 if TYPE_CHECKING:
     import pandas as pd
 
+    from prompts.captions import CaptionSet
     from prompts.pool import PromptPool
     from prompts.schema import PromptSet
 
@@ -181,6 +184,82 @@ for _name in TABLE_SUFFIXES:
 )
 def _hf(spec: Spec, options: TableOptions) -> PromptSet:
     return _load_hf(spec, options)
+
+
+class TextCapsOptions(Options):
+    """Options of the ``textcaps`` source."""
+
+    ocr: str | None = Field(
+        default=None,
+        description="the TextVQA Rosetta OCR file of the same split (TextVQA_Rosetta_OCR_*.json); "
+        "not needed when the rows carry ocr_tokens",
+    )
+
+
+@register(
+    "sources",
+    "textcaps",
+    options=TextCapsOptions,
+    target="required",
+    usage="textcaps:PATH[?ocr=OCR_JSON]",
+    summary="TextCaps captions as prompts; the text is the caption's words found by the "
+    "image's OCR tokens (docs/prompts.md).",
+)
+def _textcaps(spec: Spec, options: TextCapsOptions) -> PromptSet:
+    from prompts.captions import read_textcaps
+
+    path = Path(spec.target)
+    captions = read_textcaps(path, Path(options.ocr) if options.ocr else None)
+    return _caption_set(spec, path, captions)
+
+
+@register(
+    "sources",
+    "vizwiz",
+    target="required",
+    usage="vizwiz:PATH",
+    summary="VizWiz-Captions captions flagged as showing text; the text is their quoted or "
+    "shared name-like spans (docs/prompts.md).",
+)
+def _vizwiz(spec: Spec, options: NoOptions) -> PromptSet:
+    from prompts.captions import read_vizwiz
+
+    path = Path(spec.target)
+    return _caption_set(spec, path, read_vizwiz(path))
+
+
+def _caption_set(spec: Spec, path: Path, captions: CaptionSet) -> PromptSet:
+    """A caption source's prompt set; the captions without text ride along in ``meta``."""
+    from prompts.captions import caption_frame
+    from prompts.schema import PromptSet
+
+    if not captions.found:
+        raise InputError(
+            path,
+            f"no caption with text to render among {len(captions.not_found)} "
+            "(see glyphbench prompts validate)",
+        )
+    frame = map_columns(
+        caption_frame(captions, spec.kind),
+        TableOptions(),
+        where=str(path),
+        first_line=None,
+        kind=spec.kind,
+    )
+    frame["source"] = spec.text
+    return PromptSet(
+        frame,
+        source=spec.text,
+        version=f"{spec.kind}-{_file_digest(path)}",
+        meta={
+            "path": str(path),
+            # JSON-safe: meta may be written beside a run
+            "captions_without_text": [
+                {"position": c.position, "caption_id": c.caption_id, "caption": c.caption}
+                for c in captions.not_found
+            ],
+        },
+    )
 
 
 # ---------------------------------------------------------------- loading

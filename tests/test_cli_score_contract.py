@@ -55,6 +55,7 @@ ISSUE_TABLE: dict[str, tuple[list[str], list[str]]] = {
         ["cvtg_word_correct", "cvtg_word_total", "cvtg_word_ned"],
         ["cvtg_word_accuracy", "cvtg_ned"],
     ),
+    "stvqa": (["stvqa_anls"], ["stvqa_anls"]),
 }
 REFERENCE = ["score_longest_match", "score_lcs", "score_levenshtein", "score_algorithm1"]
 

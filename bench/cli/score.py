@@ -54,7 +54,7 @@ CONTRACT = _Contract()
 
 COMPAT_HELP = (
     "Score as a benchmark's own code does: anytext, anytext-zh, mario, cocotext, oneig, "
-    "oneig-zh, longtext, longtext-zh, lex, cvtg, reference (alias textinvision); or 'vae' "
+    "oneig-zh, longtext, longtext-zh, lex, cvtg, stvqa, reference (alias textinvision); or 'vae' "
     "(WR, PA). See docs/suites.md."
 )
 
