@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from prompts.schema import PromptSet
 
 #: How a results row's reading becomes the benchmark's "read" cell: the reader's text
-#: as it is (a VLM's answer) or its pieces one per line (OCR boxes, in reading order).
-ReadCell = Literal["text", "lines"]
+#: as it is (a VLM's answer), its pieces one per line (OCR boxes, stripped, in reading
+#: order), or its raw detections one per line (``boxes``: each box's text as the engine
+#: gave it, spaces kept, in the engine's own order; the pieces where a reading kept none).
+ReadCell = Literal["text", "lines", "boxes"]
 
 #: How the benchmark seeds each image's generator (``--seed-policy benchmark``):
 #: ``fixed``: every image with the run seed itself (TextCrafter, LeX-Art); ``batch``:
