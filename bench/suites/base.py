@@ -157,6 +157,10 @@ class Suite:
     options: type[Options] = NoOptions
     #: The benchmark reports one number over all selected subsets (pooled), not per subset.
     pools_subsets: bool = False
+    #: Further groups the benchmark's tables report, each pooled over its subsets (name,
+    #: subsets): CVTG-2K's per-region-count columns pool the CVTG and CVTG-Style files of
+    #: that count. A report shows a group when all its subsets are present.
+    report_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: Subsets selected when the spec names none (default: every subset).
     default_subsets: tuple[str, ...] = ()
     #: How the benchmark's own folders name their images (``images:DIR`` reads them).
