@@ -72,9 +72,9 @@ def test_the_issue_examples() -> None:
     # As the benchmark's OCR file (one line, two words) the same cell matches nothing.
     raw = score_pairs(["Hello World"], ["HELLO WORLD"], compat="mario", read_as="units")
     assert raw["mario_recall"].tolist() == [0.0]
-    # LeX: blank lines and trailing spaces add no empty box.
-    lex = score_pairs(["KAYAK SAIL"], ["KAYAK\n\nSAIL \n"], compat="lex")
-    assert lex["lex_pned"].tolist() == [0.0]
+    # LeX: a blank line is no box; a box's trailing space is kept, an empty token LeX counts.
+    lex = score_pairs(["KAYAK SAIL"] * 2, ["KAYAK\n\nSAIL\n", "KAYAK\nSAIL "], compat="lex")
+    assert lex["lex_pned"].tolist() == [0.0, 1.0]
     # OneIG: a no-break space in the expected cell is a space, not the letters "xa0".
     oneig = score_pairs(["Grand\u00a0Opening"], ["Grand Opening"], compat="oneig")
     assert oneig["oneig_ed"].tolist() == [0.0]

@@ -9,7 +9,8 @@ identity    run_id, model, is_control, prompt_id, seed, sample_index, image_seed
 prompt      prompt, text, and every other prompt column (prompt_type, group, ..., prompt_word_count)
 image       image_path (relative to the run folder), image_sha256, width, height,
             batch_size, gen_seconds
-ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences (JSON strings),
+ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences, ocr_raw (JSON strings;
+            ocr_raw: each detection's text as the engine gave it, issue 31),
             ocr_engine, ocr_version, ocr_seconds
 scores      every column of :data:`bench.scoring.SCORE_COLUMNS` (metric table, glyphbench family)
 status      error (empty string when the row succeeded, else "Stage: ExceptionType: message")
@@ -41,6 +42,7 @@ OCR_COLUMNS = (
     "ocr_pieces",
     "ocr_boxes",
     "ocr_confidences",
+    "ocr_raw",
     "ocr_engine",
     "ocr_version",
     "ocr_seconds",

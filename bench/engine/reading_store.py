@@ -9,7 +9,10 @@ readings is one Parquet part file, ``readings/<shard>-<counter>-<pid>.parquet``,
 written atomically, so shards and rescores never write the same file and a crash
 loses at most the batch in flight. Columns: ``image_sha256``, ``reader`` (identity),
 ``reader_name``, ``reader_version``, ``ocr_text``, ``ocr_pieces``, ``ocr_boxes``,
-``ocr_confidences`` (the JSON encodings of ``results``), ``read_at``.
+``ocr_confidences``, ``ocr_raw`` (the JSON encodings of ``results``), ``read_at``.
+``ocr_raw`` (issue 31) holds each detection's text as the engine returned it, in its
+own order (:attr:`~bench.readers.base.Reading.raw`); part files written before it
+existed lack the column and are read as they are, their readings without raw text.
 
 So ``glyphbench rescore RUN --ocr OTHER`` reads only the images OTHER has not read,
 a repeated rescore reads nothing, and the readings of every reader of a run sit
@@ -47,8 +50,11 @@ COLUMNS = (
     "ocr_pieces",
     "ocr_boxes",
     "ocr_confidences",
+    "ocr_raw",
     "read_at",
 )
+#: Columns a part file may lack (written before the column existed); read as empty.
+OPTIONAL_COLUMNS = ("ocr_raw",)
 
 _COUNTER = count(1)
 
@@ -114,6 +120,7 @@ def encoded_reading(reading: Reading) -> dict[str, str]:
         "ocr_pieces": json.dumps(list(reading.pieces), ensure_ascii=False),
         "ocr_boxes": json.dumps([[list(map(float, p)) for p in box] for box in reading.boxes]),
         "ocr_confidences": json.dumps([float(c) for c in reading.confidences]),
+        "ocr_raw": json.dumps(list(reading.raw), ensure_ascii=False),
     }
 
 
@@ -126,7 +133,19 @@ def _reading(record: dict[str, Any]) -> Reading:
         pieces=list(json.loads(record["ocr_pieces"])),
         boxes=boxes,
         confidences=[float(c) for c in json.loads(record["ocr_confidences"])],
+        raw=raw_texts(record.get("ocr_raw")),
     )
+
+
+def raw_texts(cell: Any) -> list[str]:
+    """The raw detection texts of a stored ``ocr_raw`` cell; [] when none were kept.
+
+    >>> raw_texts('["stonup ", " WARMING"]'), raw_texts(None), raw_texts(float("nan"))
+    (['stonup ', ' WARMING'], [], [])
+    """
+    if not isinstance(cell, str) or not cell:
+        return []
+    return [str(text) for text in json.loads(cell)]
 
 
 def keep_results_readings(root: str | Path, rows: pd.DataFrame) -> list[str]:
@@ -182,7 +201,7 @@ def _read_readings(path: Path) -> pd.DataFrame | None:
 
     try:
         frame = pd.read_parquet(path)
-        missing = [column for column in COLUMNS if column not in frame.columns]
+        missing = [c for c in COLUMNS if c not in frame.columns and c not in OPTIONAL_COLUMNS]
         if missing:
             raise ValueError(f"no column {missing[0]!r}")
         return frame
@@ -250,7 +269,10 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     name, version = str(mine["reader_name"].iloc[0]), str(mine["reader_version"].iloc[0])
     keys = results["image_sha256"].astype("string")
     found = keys.isin(mine.index)
-    for column in ("ocr_text", "ocr_pieces", "ocr_boxes", "ocr_confidences"):
+    for column in ("ocr_text", "ocr_pieces", "ocr_boxes", "ocr_confidences", "ocr_raw"):
+        if column not in mine:  # only part files from before the column (ocr_raw)
+            results[column] = None
+            continue
         values = keys.map(mine[column])
         results[column] = values.where(found, None).astype("object")
     results["ocr_engine"] = name

@@ -66,6 +66,7 @@ RESULT_DTYPES: dict[str, str] = {
     "ocr_pieces": "string",
     "ocr_boxes": "string",
     "ocr_confidences": "string",
+    "ocr_raw": "string",
     "ocr_engine": "string",
     "ocr_version": "string",
     "ocr_seconds": "float64",

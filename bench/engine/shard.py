@@ -475,7 +475,7 @@ def reading_columns(
 def ocr_fields(result: Reading | None) -> dict[str, Any]:
     """The ``ocr_*`` text columns of one row (lists as JSON strings)."""
     if result is None:
-        return {"ocr_text": None, "ocr_pieces": None, "ocr_boxes": None, "ocr_confidences": None}
+        return dict.fromkeys(("ocr_text", "ocr_pieces", "ocr_boxes", "ocr_confidences", "ocr_raw"))
     return encoded_reading(result)
 
 

@@ -7,7 +7,8 @@ happen inside the engine's constructor.
 
 Reading order (the order words are joined into ``Reading.text``): detected
 boxes are grouped into lines, lines are read top to bottom and the boxes of a
-line left to right; see :func:`bench.readers.order.reading_order`.
+line left to right; see :func:`bench.readers.order.reading_order`. ``Reading.raw``
+keeps each detection's text as the engine gave it, in the engine's own order.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ class Reading:
     pieces: list[str] = field(default_factory=list)  # text of each box
     boxes: list[list[Point]] = field(default_factory=list)  # 4 corner points per box, pixels
     confidences: list[float] = field(default_factory=list)  # one per box, 0..1
+    #: The text of every detection as the engine step returned it, in the engine's own order:
+    #: end and double spaces kept, blank detections included (issue 31). A benchmark adapter
+    #: uses it where the benchmark's reader would have given the same (LeX-Bench's PaddleOCR
+    #: boxes); glyphbench's own metrics read ``text``. Empty: not kept (readings made before).
+    raw: list[str] = field(default_factory=list)
 
 
 class Reader(ABC):

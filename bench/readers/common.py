@@ -65,16 +65,19 @@ def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]])
     """Build an :class:`Reading` from ``(points, text, confidence)`` detections.
 
     Pieces whose text is blank are dropped (they carry nothing to score and would
-    leave double spaces); the rest are put in :func:`reading_order`.
+    leave double spaces); the rest are stripped and put in :func:`reading_order`.
+    ``raw`` keeps every detection's text as it came, in the order it came.
 
     >>> r = assemble([([(50, 0), (90, 0), (90, 10), (50, 10)], "world", 0.9),
     ...               ([(0, 0), (40, 0), (40, 10), (0, 10)], "hello", 0.8),
     ...               ([(0, 30), (9, 30), (9, 40), (0, 40)], " ", 0.1)])
-    >>> r.text, r.confidences
-    ('hello world', [0.8, 0.9])
+    >>> r.text, r.confidences, r.raw
+    ('hello world', [0.8, 0.9], ['world', 'hello', ' '])
     """
     kept: list[tuple[list[Point], str, float]] = []
+    raw: list[str] = []
     for points, text, confidence in detections:
+        raw.append(str(text))
         piece = str(text).strip()
         if not piece:
             continue
@@ -87,6 +90,7 @@ def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]])
         pieces=[piece for _, piece, _ in ordered],
         boxes=[box for box, _, _ in ordered],
         confidences=[confidence for _, _, confidence in ordered],
+        raw=raw,
     )
 
 

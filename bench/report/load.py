@@ -17,7 +17,13 @@ from bench.report.stats import SUMMARY_METRICS
 REQUIRED_COLUMNS = ("model", "prompt_id", "text", *SUMMARY_METRICS)
 #: Columns no part of the report reads: ``write_report`` does not load them (the
 #: reading's JSON lists are the widest columns of a real run; issue 18).
-REPORT_UNUSED_COLUMNS = ("ocr_pieces", "ocr_confidences", "image_sha256", "ocr_version")
+REPORT_UNUSED_COLUMNS = (
+    "ocr_pieces",
+    "ocr_confidences",
+    "ocr_raw",
+    "image_sha256",
+    "ocr_version",
+)
 
 
 def read_run_meta(run_dir: Path) -> dict[str, Any]:

@@ -123,7 +123,7 @@ def _section(frame: pd.DataFrame, name: str, settings: dict[str, Any]) -> SuiteS
     families = {s.name: s.family for s in suite.subsets}
     present = [s.name for s in suite.subsets if (rows["suite_subset"].astype(str) == s.name).any()]
     metrics = _summary_metrics(families[p] for p in present)
-    groups = _groups(rows, present, families, suite.pools_subsets)
+    groups = _groups(rows, present, families, suite.pools_subsets, suite.report_groups)
     models = list(dict.fromkeys(rows["model"].astype(str)))
     scores = _scores(rows, models, groups, metrics, name, settings)
     comparisons = _comparisons(rows, models, groups, metrics, name, settings)
@@ -162,10 +162,18 @@ class _Group:
 
 
 def _groups(
-    rows: pd.DataFrame, present: Sequence[str], families: Mapping[str, str], pools: bool
+    rows: pd.DataFrame,
+    present: Sequence[str],
+    families: Mapping[str, str],
+    pools: bool,
+    report_groups: Sequence[tuple[str, tuple[str, ...]]] = (),
 ) -> list[_Group]:
+    """Each present subset, each report group whose subsets are all present, then ``all``."""
     subsets = rows["suite_subset"].astype(str).to_numpy()
     groups = [_Group(s, families[s], subsets == s) for s in present]
+    for name, members in report_groups:
+        if set(members) <= set(present) and len({families[m] for m in members}) == 1:
+            groups.append(_Group(name, families[members[0]], np.isin(subsets, list(members))))
     if pools and len(present) > 1 and len({families[s] for s in present}) == 1:
         groups.append(_Group(ALL, families[present[0]], np.isin(subsets, list(present))))
     return groups

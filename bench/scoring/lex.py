@@ -8,7 +8,8 @@ The benchmark compares a list of ground-truth text items with the OCR lines:
 * Tokens: every OCR line lower-cased and split on the single space character ``" "`` only;
   tabs stay inside a token and runs of spaces yield empty tokens, which count. An image with
   no OCR line has one empty line. Here the lines are the read cell's ``"\\n"``-separated lines
-  (a reader's lines become PaddleOCR's boxes first: :data:`UNITS`, applied by ``score_pairs``).
+  (a reader's lines become PaddleOCR's boxes first, spaces kept: :data:`UNITS`, applied by
+  ``score_pairs``).
 * NED of two strings: Levenshtein distance / the longer length (0 for two empty strings).
 * PNED (lower is better, not bounded by 1): the minimum total NED over a one-to-one matching
   of tokens to items (Hungarian algorithm) plus one per token or item left unmatched.
@@ -47,7 +48,7 @@ from bench.scoring.table import (
     register_metric,
     register_units,
 )
-from bench.scoring.units import boxes
+from bench.scoring.units import verbatim_boxes
 
 FAMILY = "lex"
 REFERENCE = (
@@ -172,16 +173,18 @@ def lex_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     }
 
 
-#: PaddleOCR boxes: one per non-blank line, words joined by single spaces.
+#: PaddleOCR boxes: one per line that holds text, as the reader returned it (spaces kept).
 UNITS = register_units(
     ReaderUnits(
         FAMILY,
-        boxes,
-        rule="one PaddleOCR box per non-blank line, its words joined by single ASCII spaces "
-        "(blank lines dropped, end spaces stripped, Unicode spaces become U+0020)",
+        verbatim_boxes,
+        rule="one PaddleOCR box per line that holds text, kept verbatim: end and double spaces "
+        "stay (each costs an empty token); lines of whitespace only are no box; any other "
+        "Unicode space becomes one U+0020",
         source="evaluation/cal_pned_and_recall.py:103 (each box text only lower-cased, no box: "
-        '[""]) and :42, :67 (tokens split on U+0020 only); whether PaddleOCR can return a '
-        "blank box LeX's code does not say: a blank line holds no text, so no box",
+        '[""]) and :42, :67 (tokens split on U+0020 only); the released example outputs '
+        "(evaluation/test_file_examples/lex_bench_easy_flux_dev.json) hold 12 PaddleOCR boxes "
+        "with end spaces and 2 with double spaces among 3,696, and no blank box",
     )
 )
 

@@ -8,9 +8,11 @@ for its own reader's output, so the cell is converted first
 each family module registers one with the benchmark line that makes it so, and
 ``docs/scorers/<name>.md`` ("Reader units") explains it.
 
-Whitespace inside a reading is layout, not text: a no-break, thin or ideographic
-space between two words separates them like a space does, and no benchmark's OCR
-reader returns a blank box or a box with spaces at its ends.
+Whitespace inside a reading is layout, not text, for most benchmarks: a no-break,
+thin or ideographic space between two words separates them like a space does. A
+benchmark whose code counts spaces (LeX-Bench splits every box on U+0020 and keeps
+the empty tokens) gets each box as its reader returned it instead
+(:func:`verbatim_boxes`): real PaddleOCR boxes do carry end and double spaces.
 
 >>> words_per_line("HELLO WORLD\\n\\n OPEN\\u00a024 ")
 'HELLO\\nWORLD\\nOPEN\\n24'
@@ -18,6 +20,8 @@ reader returns a blank box or a box with spaces at its ends.
 'COFFEE\\nTEA SHOP'
 >>> one_line("Hello \\n\\nWorld")
 'Hello World'
+>>> verbatim_boxes("stonup \\n\\n WARMING\\n  \\nKH  LA")
+'stonup \\n WARMING\\nKH  LA'
 """
 
 from __future__ import annotations
@@ -43,6 +47,22 @@ def boxes(read: str) -> str:
     'ARTI 2021\\nNEW'
     """
     return "\n".join(" ".join(words) for words in map(str.split, read.splitlines()) if words)
+
+
+def verbatim_boxes(read: str) -> str:
+    """One box per line that holds text, kept as it is: end and double spaces stay.
+
+    A line of whitespace only holds no text and is no box. A whitespace character other
+    than U+0020 (a no-break, thin or ideographic space, a tab) becomes one U+0020, so the
+    number of spaces is kept; lines end at the breaks of :meth:`str.splitlines`.
+
+    >>> verbatim_boxes(" \\t\\n\\n")
+    ''
+    >>> verbatim_boxes("OPEN\\u00a0 24 \\r\\nNEW")
+    'OPEN  24 \\nNEW'
+    """
+    lines = (line for line in read.splitlines() if line.strip())
+    return "\n".join("".join(" " if c.isspace() else c for c in line) for line in lines)
 
 
 def one_line(read: str) -> str:

@@ -41,8 +41,10 @@ if TYPE_CHECKING:
     from prompts.schema import PromptSet
 
 #: How a results row's reading becomes the benchmark's "read" cell: the reader's text
-#: as it is (a VLM's answer) or its pieces one per line (OCR boxes, in reading order).
-ReadCell = Literal["text", "lines"]
+#: as it is (a VLM's answer), its pieces one per line (OCR boxes, stripped, in reading
+#: order), or its raw detections one per line (``boxes``: each box's text as the engine
+#: gave it, spaces kept, in the engine's own order; the pieces where a reading kept none).
+ReadCell = Literal["text", "lines", "boxes"]
 
 #: How the benchmark seeds each image's generator (``--seed-policy benchmark``):
 #: ``fixed``: every image with the run seed itself (TextCrafter, LeX-Art); ``batch``:
@@ -155,6 +157,10 @@ class Suite:
     options: type[Options] = NoOptions
     #: The benchmark reports one number over all selected subsets (pooled), not per subset.
     pools_subsets: bool = False
+    #: Further groups the benchmark's tables report, each pooled over its subsets (name,
+    #: subsets): CVTG-2K's per-region-count columns pool the CVTG and CVTG-Style files of
+    #: that count. A report shows a group when all its subsets are present.
+    report_groups: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: Subsets selected when the spec names none (default: every subset).
     default_subsets: tuple[str, ...] = ()
     #: How the benchmark's own folders name their images (``images:DIR`` reads them).

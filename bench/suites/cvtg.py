@@ -67,6 +67,11 @@ CVTG = register_suite(
             for kind in TYPES
             for area in AREAS
         ),
+        # The papers' per-region columns (e.g. Ovis-Image's WA "2 regions") pool both types
+        # of that region count (docs/suites.md, "Published numbers").
+        report_groups=tuple(
+            (str(area), tuple(f"{kind}/{area}" for kind in TYPES)) for area in AREAS
+        ),
         protocol=Protocol(
             images_per_prompt=1,
             seeds=(0,),

@@ -2,9 +2,10 @@
 
 A row's *expected* cell is its prompt's ``text`` (the benchmark's ground truth,
 built by the suite's loader); its *read* cell is the reader's output as the
-benchmark's scorer receives it (:func:`read_cells`): a VLM's answer as it is, or
-an OCR reader's pieces one per line, in reading order. Rows that failed or have no
-reading get NaN, as glyphbench's own scores do.
+benchmark's scorer receives it (:func:`read_cells`): a VLM's answer as it is, an
+OCR reader's pieces one per line, in reading order, or its raw boxes one per line,
+as the engine gave them. Rows that failed or have no reading get NaN, as
+glyphbench's own scores do.
 
 >>> import pandas as pd
 >>> rows = pd.DataFrame({"ocr_text": ["OPEN 24", None], "ocr_pieces": ['["OPEN", "24"]', None]})
@@ -42,6 +43,10 @@ def suite_columns(selection: SuiteSelection) -> list[str]:
 def read_cells(rows: pd.DataFrame, how: ReadCell, long_words: int | None = None) -> pd.Series:
     """Each row's read cell: ``ocr_text`` (``"text"``) or its pieces joined by newlines.
 
+    ``"boxes"``: the raw detection texts (``ocr_raw``) joined by newlines, spaces kept, in
+    the engine's order; a row whose reading kept no raw text (made before issue 31, or a
+    reader that returns none) falls back to its pieces.
+
     With ``long_words`` (OneIG's rule, :attr:`Protocol.long_answer_words`), a VLM
     row whose benchmark truth cell has more than ``long_words`` words
     (``benchmark_words``) reads the reader's longer answer, its second piece.
@@ -51,6 +56,11 @@ def read_cells(rows: pd.DataFrame, how: ReadCell, long_words: int | None = None)
     ...     "ocr_pieces": ['["A B", "A B C D"]', '["C", "C D"]'], "benchmark_words": [61, 60]})
     >>> read_cells(rows, "text", 60).tolist()
     ['A B C D', 'C']
+    >>> rows = pd.DataFrame({"ocr_text": ["HOUSE WARMING", "OPEN"],
+    ...     "ocr_pieces": ['["HOUSE", "WARMING"]', '["OPEN"]'],
+    ...     "ocr_raw": ['["HOUSE", " WARMING"]', None]})
+    >>> read_cells(rows, "boxes").tolist()
+    ['HOUSE\\n WARMING', 'OPEN']
     """
     import pandas as pd
 
@@ -69,15 +79,23 @@ def read_cells(rows: pd.DataFrame, how: ReadCell, long_words: int | None = None)
         return pd.Series(longer, index=rows.index, dtype=object)
     if how == "text" or "ocr_pieces" not in rows:
         return texts.astype(str)
+    pieces_cells = rows["ocr_pieces"].astype(object)
+    if how == "boxes" and "ocr_raw" in rows:  # raw where kept, else the pieces
+        raw = rows["ocr_raw"].astype(object)
+        pieces_cells = raw.where(raw.map(_has_raw), pieces_cells)
     lines = [
-        _pieces_or_text(pieces, str(text))
-        for pieces, text in zip(rows["ocr_pieces"].astype(object), texts, strict=True)
+        _pieces_or_text(pieces, str(text)) for pieces, text in zip(pieces_cells, texts, strict=True)
     ]
     return pd.Series(lines, index=rows.index, dtype=object)
 
 
 def _has_long(rows: pd.DataFrame) -> bool:
     return all(c in rows for c in ("ocr_pieces", "ocr_engine", "benchmark_words"))
+
+
+def _has_raw(cell: object) -> bool:
+    """Whether a stored ``ocr_raw`` cell holds at least one detection's text."""
+    return isinstance(cell, str) and cell not in ("", "[]")
 
 
 def _second_piece(pieces: object, text: str) -> str:
