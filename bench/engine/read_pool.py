@@ -51,9 +51,9 @@ def reader_devices(environ: dict[str, str] | None = None) -> list[str]:
     ``GLYPHBENCH_READ_DEVICES`` when set (``"6,7"``: the readers on GPUs 6 and 7, whatever
     the generating process uses; ``""``: no pinning). Otherwise the GPUs this process
     sees, when there are two or more: the entries of ``CUDA_VISIBLE_DEVICES`` if set,
-    else one per GPU the NVIDIA driver lists (``/proc/driver/nvidia/gpus``), else, if
-    torch is already imported, ``torch.cuda.device_count()``. One GPU or none: no
-    pinning (a reader process sees what its parent sees, as before).
+    else ``torch.cuda.device_count()`` of them (torch is imported only when it already is
+    or the NVIDIA driver lists two GPUs or more in ``/proc/driver/nvidia/gpus``). One
+    GPU or none: no pinning (a reader process sees what its parent sees, as before).
 
     >>> reader_devices({"GLYPHBENCH_READ_DEVICES": "0, 2"})
     ['0', '2']
@@ -75,9 +75,13 @@ def reader_devices(environ: dict[str, str] | None = None) -> list[str]:
     else:
         listed = Path("/proc/driver/nvidia/gpus")
         count = len(list(listed.iterdir())) if listed.is_dir() else 0
-        if not count and "torch" in sys.modules:
-            torch = sys.modules["torch"]
-            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count >= 2 or "torch" in sys.modules:  # CUDA's own count (a container may see fewer)
+            try:
+                import torch
+
+                count = torch.cuda.device_count()
+            except ImportError:  # no torch: no reader of this install uses CUDA
+                count = 0
         found = [str(number) for number in range(count)]
     return found if len(found) >= 2 else []
 
