@@ -86,6 +86,22 @@ def reader_devices(environ: dict[str, str] | None = None) -> list[str]:
     return found if len(found) >= 2 else []
 
 
+def pinned_devices(spec: str, environ: dict[str, str] | None = None) -> list[str]:
+    """:func:`reader_devices` for the reader ``spec``; none when it names a GPU itself.
+
+    A spec holding ``cuda:N`` (``vlm:...?device=cuda:1``) chose its GPU: its processes
+    see every GPU, as before, so that ``N`` still means the same one.
+
+    >>> pinned_devices("easyocr?gpu=1", {"GLYPHBENCH_READ_DEVICES": "0,1"})
+    ['0', '1']
+    >>> pinned_devices("vlm:/m?device=cuda:1", {"GLYPHBENCH_READ_DEVICES": "0,1"})
+    []
+    """
+    import re
+
+    return [] if re.search(r"cuda:\d", spec) else reader_devices(environ)
+
+
 def _claim_device(devices: Sequence[str], counter: Any) -> str | None:
     """This worker's device: the next one round-robin (``counter`` is shared by the pool)."""
     if not devices:
@@ -255,7 +271,7 @@ class ReadPool:
 
             # spawn: readers hold native threads (torch); forking them is unsafe.
             context = multiprocessing.get_context("spawn")
-            self.devices = reader_devices()
+            self.devices = pinned_devices(self.spec)
             counter, barrier = context.Value("i", 0), context.Barrier(self.workers)
             self._executor = ProcessPoolExecutor(
                 self.workers,
