@@ -259,6 +259,7 @@ def environment(check: Check) -> dict[str, Any]:
 
     facts["reader_devices"] = reader_devices()
     if check.device.startswith("cuda") and not facts["gpus"]:
+        check.found["no_cuda"] = True
         raise RuntimeError("--device cuda, but torch sees no CUDA device (use --reduced)")
     return facts
 
@@ -405,7 +406,7 @@ def rescore_vlm(check: Check) -> dict[str, Any]:
 
 def joined(builder: Builder | None, check: Check) -> dict[str, Any]:
     if builder is None:
-        raise Skip("--skip build_fullsize")
+        raise Skip("not started: the environment step did not finish")
     return builder.join(check)
 
 
@@ -496,12 +497,20 @@ def main(argv: list[str] | None = None) -> int:
     big_run = (
         f"diffusers:{{big}}?steps={sizes.run_steps}&height={sizes.run_size}&width={sizes.run_size}"
     )
-    builder = Builder(check, args.build_dir) if "build_fullsize" not in skip else None
+    builder: Builder | None = None
     # The benchmarks and the big CLI run come last (the GPU to themselves once the build is
     # done); the tiny steps before them leave them the time they may need.
     last = 0.0 if args.reduced else 110 + 90 + 40
+
+    def start_build() -> dict[str, Any]:  # once the environment is known to be good
+        nonlocal builder
+        facts = environment(check)
+        if "build_fullsize" not in skip:
+            builder = Builder(check, args.build_dir)
+        return facts
+
     steps: list[tuple[str, float, Callable[[], dict[str, Any]]]] = [
-        ("environment", 5, lambda: environment(check)),
+        ("environment", 5, start_build),
         ("build_tiny", 30, lambda: build_tiny(check)),
         ("offload_model", 30, lambda: gpu_option(check, "offload_model", "offload=model")),
         (
@@ -547,9 +556,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     try:
         for name, needs_s, run in steps:
-            if name in skip:
+            if name in skip or check.found.get("no_cuda"):
+                reason = "--skip" if name in skip else "no CUDA device (see environment)"
                 check.steps.append(
-                    {"name": name, "status": "skipped", "seconds": 0.0, "reason": "--skip"}
+                    {"name": name, "status": "skipped", "seconds": 0.0, "reason": reason}
                 )
                 check.write()
                 continue
@@ -561,8 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     check.write()
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"[gpu_check] {json.dumps(json.loads(args.json.read_text())['summary'])} -> {args.json}")
-    return 0
+    summary = json.loads(args.json.read_text())["summary"]
+    print(f"[gpu_check] {json.dumps(summary)} -> {args.json}")
+    return 1 if summary["error"] else 0
 
 
 if __name__ == "__main__":

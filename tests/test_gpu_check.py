@@ -28,18 +28,20 @@ STEPS = [
 CUDA_ONLY = {"offload_model", "offload_sequential", "compile"}
 
 
-def check(tmp_path: Path, *args: str) -> dict:
+def check(tmp_path: Path, *args: str, mode: str = "--reduced", exit_code: int = 0) -> dict:
     out = tmp_path / "check.json"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--reduced", "--json", str(out), *args],
+        [sys.executable, str(SCRIPT), mode, "--json", str(out), *args],
         env=child_environment(),
         capture_output=True,
         text=True,
         timeout=1800,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == exit_code, done.stderr[-3000:]
     data: dict = json.loads(out.read_text())
-    assert data["format"] == 1 and data["mode"] == "reduced" and data["device"] == "cpu"
+    assert data["format"] == 1
+    if mode == "--reduced":
+        assert data["mode"] == "reduced" and data["device"] == "cpu"
     assert [step["name"] for step in data["steps"]] == STEPS
     for step in data["steps"]:
         assert step["status"] in ("ok", "error", "skipped")
@@ -56,6 +58,24 @@ def test_a_spent_budget_skips_every_step_and_says_why(tmp_path: Path) -> None:
     data = check(tmp_path, "--budget-s", "0")
     assert {step["status"] for step in data["steps"]} == {"skipped"}
     assert all("time budget" in step["reason"] for step in data["steps"])
+
+
+def _cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+@pytest.mark.slow
+def test_the_full_check_without_a_gpu_says_so_and_runs_nothing(tmp_path: Path) -> None:
+    if _cuda():
+        pytest.skip("a GPU is here: the full check would run")
+    build = tmp_path / "build"
+    data = check(tmp_path, "--build-dir", str(build), mode="--device=cuda", exit_code=1)
+    first, *rest = data["steps"]
+    assert first["status"] == "error" and "no CUDA device" in first["error"]
+    assert all(step["reason"] == "no CUDA device (see environment)" for step in rest)
+    assert not build.exists()  # the full-size build was not started
 
 
 @pytest.mark.slow
