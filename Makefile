@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.glyphbench-installed
 
-.PHONY: install test quick lint demo bench clean
+.PHONY: install test quick lint demo bench gpu-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_ocr.py
 	$(BIN)/python benchmarks/bench_pipeline.py
 	$(BIN)/python benchmarks/bench_vae.py
+
+## On a lent GPU machine: harness/bare at issue 30's two settings and every GPU-only path,
+## under 8 minutes, no hub (benchmarks/gpu_check.py; GPU_CHECK_ARGS=--reduced runs it on CPU).
+## No install step: a GPU machine may have no network; the venv's Python if there is one.
+GPU_CHECK_JSON ?= gpu_check.json
+GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+gpu-check:
+	$(GPU_PYTHON) benchmarks/gpu_check.py --json $(GPU_CHECK_JSON) $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf $(VENV) demo_out .pytest_cache .mypy_cache .ruff_cache

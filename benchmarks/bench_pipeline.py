@@ -285,6 +285,69 @@ def build_full_size(arch: str, build_dir: Path | None) -> Path:
     return built
 
 
+def compare(
+    model: Path,
+    *,
+    device: str,
+    images: int,
+    batch: int,
+    rounds: int,
+    size: int | None = None,
+    steps: int | None = None,
+    dtype: str | None = None,
+    work: Path,
+) -> dict[str, Any]:
+    """Harness (null reader) against the bare loop on ``model``: best images/s of each, ratio.
+
+    Rounds alternate bare and harness; both load the pipeline in one dtype (``dtype``,
+    else the family's on CUDA and float32 on CPU) and make ``images`` images of
+    ``size`` pixels (default: the pipeline's) in ``steps`` steps, ``batch`` at a time.
+    The returned dict also holds the ``settings`` the harness resolved and each round.
+    """
+    from bench.core.seeds import image_seed
+    from bench.models import get_model
+
+    if dtype is None:  # one dtype for both sides: the harness's own choice, made explicit
+        from bench.models.diffusers_adapter import DiffusersModel
+
+        adapter = get_model(f"diffusers:{model}")
+        dtype = "float32"
+        if device.startswith("cuda") and isinstance(adapter, DiffusersModel):
+            dtype = adapter.family.dtype
+    options: dict[str, Any] = {"dtype": dtype}
+    if size:
+        options.update(height=size, width=size)
+    if steps:
+        options["steps"] = steps
+    query = "&".join(f"{k}={v}" for k, v in {"device": device, **options}.items())
+    described = get_model(f"diffusers:{model}?{query}").describe()
+    settings = described["settings"]
+    prompts = [f"a shop sign that says 'OPEN {i}'" for i in range(images)]
+    seeds = [image_seed(0, f"b{i:04d}", 0) for i in range(images)]
+    bare, null = [], []
+    load = 0.0
+    for _ in range(rounds):
+        bare.append(bare_loop(model, prompts, seeds, batch, settings, device, dtype, described))
+        speed, load = harness(model, images, batch, device, NullOCR(), work, options)
+        null.append(speed)
+    return {
+        "model": str(model),
+        "device": device,
+        "dtype": dtype,
+        "images": images,
+        "batch_size": batch,
+        "rounds": rounds,
+        "settings": settings,
+        "options": options,
+        "bare_rounds_images_per_s": bare,
+        "harness_rounds_images_per_s": null,
+        "bare_images_per_s": max(bare),
+        "harness_null_ocr_images_per_s": max(null),
+        "harness_null_ocr_ratio": max(null) / max(bare),
+        "harness_load_s": load,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -324,8 +387,6 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="Also write the numbers here.")
     args = parser.parse_args()
 
-    from bench.models import get_model
-
     work = Path(tempfile.mkdtemp(prefix="bench-pipeline-"))
     model = args.model
     if model is None and args.arch != "tiny-sd":
@@ -334,59 +395,26 @@ def main() -> None:
         from bench.models.tiny import build_tiny_sd
 
         model = build_tiny_sd(work / "tiny-sd")
-    # One dtype for both sides: the harness's own choice, made explicit.
-    dtype = args.dtype
-    if dtype is None:
-        from bench.models.diffusers_adapter import DiffusersModel
-
-        adapter = get_model(f"diffusers:{model}")
-        dtype = "float32"
-        if args.device.startswith("cuda") and isinstance(adapter, DiffusersModel):
-            dtype = adapter.family.dtype
-    options: dict[str, Any] = {"dtype": dtype}
-    if args.size:
-        options.update(height=args.size, width=args.size)
-    if args.steps:
-        options["steps"] = args.steps
-    query = "&".join(f"{k}={v}" for k, v in {"device": args.device, **options}.items())
-    described = get_model(f"diffusers:{model}?{query}").describe()
-    settings = described["settings"]
-    prompts = [f"a shop sign that says 'OPEN {i}'" for i in range(args.images)]
-    from bench.core.seeds import image_seed
-
-    seeds = [image_seed(0, f"b{i:04d}", 0) for i in range(args.images)]
-
-    bare, null = [], []
-    load = 0.0
-    for _ in range(args.rounds):
-        bare.append(
-            bare_loop(
-                model, prompts, seeds, args.batch_size, settings, args.device, dtype, described
-            )
-        )
-        speed, load = harness(
-            model, args.images, args.batch_size, args.device, NullOCR(), work, options
-        )
-        null.append(speed)
-    numbers: dict[str, Any] = {
-        "model": str(model),
-        "device": args.device,
-        "dtype": dtype,
-        "images": args.images,
-        "batch_size": args.batch_size,
-        "settings": settings,
-        "bare_images_per_s": max(bare),
-        "harness_null_ocr_images_per_s": max(null),
-        "harness_null_ocr_ratio": max(null) / max(bare),
-        "harness_load_s": load,
-    }
+    numbers = compare(
+        model,
+        device=args.device,
+        images=args.images,
+        batch=args.batch_size,
+        rounds=args.rounds,
+        size=args.size,
+        steps=args.steps,
+        dtype=args.dtype,
+        work=work,
+    )
+    options = numbers["options"]
+    bare = numbers["bare_images_per_s"]
     if not args.skip_easyocr_harness:
         from bench.readers import get_reader
 
         engine = get_reader("easyocr")
         speed, _ = harness(model, args.images, args.batch_size, args.device, engine, work, options)
         numbers["harness_easyocr_images_per_s"] = speed
-        numbers["harness_easyocr_ratio"] = speed / max(bare)
+        numbers["harness_easyocr_ratio"] = speed / bare
     numbers["harness_cpu_ms_per_image"] = harness_cost_per_image(args.batch_size, work)
     numbers["ocr_images_per_s"] = ocr_throughput([s for s in args.ocr.split(",") if s])
     shutil.rmtree(work, ignore_errors=True)

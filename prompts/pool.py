@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from prompts.attributes import char_length, compute_attributes, word_count
+from prompts.attributes import Stored, char_length, compute_attributes, word_count
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
 #: The first double-quoted span of a template: TextInVision's text slot.
@@ -46,18 +46,21 @@ def make_prompt_id(kind: str, template_id: object, text_id: object) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
 
-def real_world_rows(frame: pd.DataFrame, kind: str, source: str, key_column: str) -> pd.DataFrame:
+def real_world_rows(
+    frame: pd.DataFrame, kind: str, source: str, key_column: str, stored: Stored | None = None
+) -> pd.DataFrame:
     """Finish a table of ready-written (real-world) prompts: type, source, ids, attributes.
 
     ``key_column`` holds the source's own id; it becomes ``text_id`` and, hashed with
-    ``kind``, the stable ``prompt_id``.
+    ``kind``, the stable ``prompt_id``. ``stored``: lexicon attributes given, not derived
+    (:func:`prompts.attributes.compute_attributes`).
     """
     rows = frame.copy()
     rows["prompt_type"] = "real_world"
     rows["source"] = source
     rows["text_id"] = rows[key_column]
     rows["prompt_id"] = [make_prompt_id(kind, "real_world", key) for key in rows[key_column]]
-    return compute_attributes(rows)
+    return compute_attributes(rows, stored)
 
 
 def fill_placeholder(template: str, text: str) -> str:

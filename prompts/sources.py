@@ -17,7 +17,8 @@ The mapping is typed by :class:`TableOptions` (one field per schema column, plus
 ``template``), so a misspelt schema column fails when the config loads.
 A column that already has a schema name is used as it is. Attribute columns
 the table brings (e.g. its own ``char_length``) are kept as ``stated_*``;
-glyphbench computes its own. A table without ``prompt_id`` gets
+glyphbench computes its own (a table glyphbench wrote keeps its word-list attributes,
+see :func:`map_columns`). A table without ``prompt_id`` gets
 ids hashed from (source kind, prompt, text).
 
 Importing this module is cheap (pandas and the loaders load inside the factories),
@@ -364,10 +365,18 @@ def _load_hf(parsed: Spec, options: TableOptions) -> PromptSet:
 def map_columns(
     frame: pd.DataFrame, mapping: TableOptions, *, where: str, first_line: int | None, kind: str
 ) -> pd.DataFrame:
-    """Rename a user table's columns to the schema, build prompts, compute attributes."""
-    from prompts.attributes import compute_attributes
+    """Rename a user table's columns to the schema, build prompts, compute attributes.
+
+    A table glyphbench wrote (every schema column present, nothing mapped onto them)
+    keeps the word-list attributes it holds where :func:`prompts.attributes.stored_lexicon`
+    accepts them, so reading it back needs no word list.
+    """
+    from prompts.attributes import compute_attributes, stored_lexicon
+    from prompts.schema import PROMPT_COLUMNS
 
     options = mapping.mapping()
+    export = all(c in frame.columns for c in PROMPT_COLUMNS) and not options
+    stored = stored_lexicon(frame) if export else None
     header_line = 1 if kind == "csv" else None
     constant_type = _constant_type(frame, options, where)
     for target, column in options.items():
@@ -399,7 +408,7 @@ def map_columns(
         frame["prompt_type"] = constant_type
     _check_texts(frame, where, first_line)
     _type_columns(frame, kind)
-    return compute_attributes(frame)
+    return compute_attributes(frame, stored)
 
 
 def _columns(frame: pd.DataFrame) -> str:

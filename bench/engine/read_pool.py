@@ -9,6 +9,11 @@ processes, after generation or on other machines (``glyphbench read RUN``).
 the images waiting to be read stay bounded) and yields each chunk's outcomes
 in submission order. ``workers=0`` reads in the calling process (no pool).
 
+On a machine with several GPUs each worker process is pinned to one of them, round-robin
+(:func:`reader_devices`): worker ``k`` starts with ``CUDA_VISIBLE_DEVICES`` set to the
+``k``-th device modulo their number, before its reader imports torch, so a reader asking
+for ``cuda`` gets its own GPU.
+
 >>> from bench.engine.read_pool import resolve_workers
 >>> resolve_workers(0), resolve_workers(3)
 (0, 3)
@@ -33,6 +38,80 @@ IN_FLIGHT_PER_WORKER = 2
 
 _READER: Reader | None = None
 _START_ERROR: BaseException | None = None
+_BARRIER: Any = None  # the pool's barrier of :meth:`ReadPool.check`
+
+#: Environment variable: the GPUs (ids as ``CUDA_VISIBLE_DEVICES`` takes them, comma
+#: separated) the reader processes go round-robin over; empty: no pinning.
+READ_DEVICES_ENV = "GLYPHBENCH_READ_DEVICES"
+
+
+def reader_devices(environ: dict[str, str] | None = None) -> list[str]:
+    """The GPUs reader processes are pinned to, one process after another (round-robin).
+
+    ``GLYPHBENCH_READ_DEVICES`` when set (``"6,7"``: the readers on GPUs 6 and 7, whatever
+    the generating process uses; ``""``: no pinning). Otherwise the GPUs this process
+    sees, when there are two or more: the entries of ``CUDA_VISIBLE_DEVICES`` if set,
+    else ``torch.cuda.device_count()`` of them (torch is imported only when it already is
+    or the NVIDIA driver lists two GPUs or more in ``/proc/driver/nvidia/gpus``). One
+    GPU or none: no pinning (a reader process sees what its parent sees, as before).
+
+    >>> reader_devices({"GLYPHBENCH_READ_DEVICES": "0, 2"})
+    ['0', '2']
+    >>> reader_devices({"GLYPHBENCH_READ_DEVICES": ""})
+    []
+    >>> reader_devices({"CUDA_VISIBLE_DEVICES": "3"})  # one GPU: the readers share it
+    []
+    >>> reader_devices({"CUDA_VISIBLE_DEVICES": "1,3"})
+    ['1', '3']
+    """
+    import sys
+
+    environ = dict(os.environ) if environ is None else environ
+    if READ_DEVICES_ENV in environ:
+        return [d.strip() for d in environ[READ_DEVICES_ENV].split(",") if d.strip()]
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        found = [d.strip() for d in visible.split(",") if d.strip()]
+    else:
+        listed = Path("/proc/driver/nvidia/gpus")
+        count = len(list(listed.iterdir())) if listed.is_dir() else 0
+        if count >= 2 or "torch" in sys.modules:  # CUDA's own count (a container may see fewer)
+            try:
+                import torch
+
+                count = torch.cuda.device_count()
+            except ImportError:  # no torch: no reader of this install uses CUDA
+                count = 0
+        found = [str(number) for number in range(count)]
+    return found if len(found) >= 2 else []
+
+
+def pinned_devices(spec: str, environ: dict[str, str] | None = None) -> list[str]:
+    """:func:`reader_devices` for the reader ``spec``; none when it names a GPU itself.
+
+    A spec holding ``cuda:N`` (``vlm:...?device=cuda:1``) chose its GPU: its processes
+    see every GPU, as before, so that ``N`` still means the same one.
+
+    >>> pinned_devices("easyocr?gpu=1", {"GLYPHBENCH_READ_DEVICES": "0,1"})
+    ['0', '1']
+    >>> pinned_devices("vlm:/m?device=cuda:1", {"GLYPHBENCH_READ_DEVICES": "0,1"})
+    []
+    """
+    import re
+
+    return [] if re.search(r"cuda:\d", spec) else reader_devices(environ)
+
+
+def _claim_device(devices: Sequence[str], counter: Any) -> str | None:
+    """This worker's device: the next one round-robin (``counter`` is shared by the pool)."""
+    if not devices:
+        return None
+    with counter.get_lock():
+        number = counter.value
+        counter.value += 1
+    device: str = devices[number % len(devices)]
+    os.environ["CUDA_VISIBLE_DEVICES"] = device  # before the reader imports torch
+    return device
 
 
 def free_cores() -> int:
@@ -63,8 +142,12 @@ def _start(spec: str) -> None:
     _READER = start_reader(spec)
 
 
-def _start_worker(spec: str, parent: int) -> None:
+def _start_worker(
+    spec: str, parent: int, devices: Sequence[str] = (), counter: Any = None, barrier: Any = None
+) -> None:
     """Worker initialiser: die with the parent (SIGTERM or kill -9 of `read`), then start.
+
+    With ``devices`` the worker first takes its GPU (:func:`_claim_device`).
 
     Ctrl-C is the parent's to handle (it stops the pool): a worker ignores SIGINT, so a
     Ctrl-C in the terminal does not kill it mid-chunk with a traceback. A reader that
@@ -73,9 +156,11 @@ def _start_worker(spec: str, parent: int) -> None:
     """
     import signal
 
-    global _START_ERROR
+    global _START_ERROR, _BARRIER
     _die_with_parent(parent)
+    _BARRIER = barrier
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _claim_device(devices, counter)
     try:
         _start(spec)
     except Exception as exc:
@@ -146,11 +231,25 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
     return identity, reader_identity(_READER), outcomes
 
 
-def worker_ready() -> int:
-    """A worker's answer once its reader has started (its pid); its start error otherwise."""
+def worker_ready() -> tuple[int, str | None]:
+    """A worker's answer once its reader has started: its pid and ``CUDA_VISIBLE_DEVICES``.
+
+    Its start error otherwise. In a pool it first waits (at the pool's barrier) until
+    every worker holds one such call, so each worker answers exactly once.
+    """
+    import contextlib
+    import threading
+
+    if _BARRIER is not None:
+        with contextlib.suppress(threading.BrokenBarrierError):  # one is late: answer anyway
+            _BARRIER.wait(READY_WAIT_S)
     if _START_ERROR is not None:
         raise _START_ERROR
-    return os.getpid()
+    return os.getpid(), os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+#: Seconds a started worker waits for the others in :meth:`ReadPool.check`.
+READY_WAIT_S = 600.0
 
 
 class UnreadableImage(OSError):
@@ -162,6 +261,7 @@ class ReadPool:
 
     def __init__(self, spec: str, root: str | Path, workers: int) -> None:
         self.spec, self.root, self.workers = spec, str(root), workers
+        self.devices: list[str] = []
         self._executor: Any = None
 
     def __enter__(self) -> ReadPool:
@@ -170,11 +270,14 @@ class ReadPool:
             from concurrent.futures import ProcessPoolExecutor
 
             # spawn: readers hold native threads (torch); forking them is unsafe.
+            context = multiprocessing.get_context("spawn")
+            self.devices = pinned_devices(self.spec)
+            counter, barrier = context.Value("i", 0), context.Barrier(self.workers)
             self._executor = ProcessPoolExecutor(
                 self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
+                mp_context=context,
                 initializer=_start_worker,
-                initargs=(self.spec, os.getpid()),
+                initargs=(self.spec, os.getpid(), self.devices, counter, barrier),
             )
         else:
             _start(self.spec)
@@ -200,15 +303,17 @@ class ReadPool:
         for process in list(getattr(self._executor, "_processes", {}).values()):
             process.kill()
 
-    def check(self) -> list[int]:
-        """Start every worker now and wait until each has its reader: their pids.
+    def check(self) -> list[tuple[int, str | None]]:
+        """Start every worker now and wait until each has its reader.
 
-        A reader that cannot start raises its error here (before any image is handed
-        out). One call per worker, all submitted before any answer, so every worker is
-        started by the calling thread.
+        Returns each worker's pid and ``CUDA_VISIBLE_DEVICES``. A reader that cannot
+        start raises its error here (before any image is handed out). One call per
+        worker, all submitted before any answer, so every worker is started by the
+        calling thread; each call waits at a barrier for the others, so each worker
+        answers once.
         """
         if self._executor is None:
-            return [os.getpid()]
+            return [(os.getpid(), os.environ.get("CUDA_VISIBLE_DEVICES"))]
         futures = [self._executor.submit(worker_ready) for _ in range(self.workers)]
         return [future.result() for future in futures]
 

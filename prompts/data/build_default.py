@@ -4,7 +4,8 @@ Run from the repository root::
 
     .venv/bin/python prompts/data/build_default.py
 
-It (re)writes ``prompts/data/default/texts.csv``, ``real_world.csv`` and ``zh_texts.csv``.
+It (re)writes ``prompts/data/default/texts.csv``, ``real_world.csv`` and ``zh_texts.csv``,
+then ``lexicon.csv`` (every text's word-list attributes, so loading the set needs no word list).
 ``templates.csv`` and ``zh_templates.csv`` are hand-written and only checked here. The build is
 deterministic: the same package versions (wordfreq, cefrpy) give byte-identical
 files, so re-running it after editing a source shows the change as a clean diff.
@@ -1197,6 +1198,9 @@ def main() -> None:
     for _, _, kind in texts:
         kinds[kind] = kinds.get(kind, 0) + 1
     print(f"texts: {len(texts)} {kinds}; real-world prompts: {len(rows)}")
+    from prompts.default import write_lexicon
+
+    print(f"lexicon attributes of every text: {write_lexicon(OUT_DIR)}")
 
 
 if __name__ == "__main__":
