@@ -17,6 +17,7 @@ from bench.report.analyse import Settings, Stopwatch, analyse
 from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from bench.report.render import render
 from bench.report.slices import Slicing
+from bench.report.staging import check_replaceable, staged_folder
 from bench.report.stats import requested_families, summary_metrics
 
 #: Stages the progress bar counts (analysis, then rendering).
@@ -55,6 +56,8 @@ def write_report(
     dirs = [Path(d) for d in run_dirs]
     if n_boot < 1:
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
+    out_dir = Path(out) if out is not None else dirs[0] / "report"
+    check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
     if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
@@ -80,11 +83,19 @@ def write_report(
 
         watch = Stopwatch(advance)
         analysis = analyse(frame, slicing, settings, watch)
-        out_dir = Path(out) if out is not None else dirs[0] / "report"
-        return render(
-            analysis,
-            out_dir,
-            max_gallery_images=max_gallery_images,
-            stopwatch=watch,
-            started=started,
-        )
+        if progress and analysis.n_unread:  # issue 32: said in the console too
+            print(
+                f"warning: {analysis.n_unread} rows not read yet are left out "
+                "(n counts read rows only; read them with `glyphbench read RUN`)",
+                file=sys.stderr,
+                flush=True,
+            )
+        with staged_folder(out_dir) as staged:  # issue 32: the old report stays whole until then
+            index = render(
+                analysis,
+                staged,
+                max_gallery_images=max_gallery_images,
+                stopwatch=watch,
+                started=started,
+            )
+        return out_dir / index.name

@@ -81,6 +81,8 @@ def render(
             "runs": analysis.runs,
             "n_rows": analysis.n_rows,
             "n_errors": analysis.n_errors,
+            "n_unread": analysis.n_unread,
+            "row_states": analysis.row_states.to_dict("records"),
             "models": analysis.models,
             "controls": analysis.controls,
             "control_sanity_passed": analysis.verdict.passed,
@@ -404,6 +406,8 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         ],
         "n_rows": analysis.n_rows,
         "n_errors": analysis.n_errors,
+        "n_unread": analysis.n_unread,
+        "row_notes": row_notes(analysis.row_states),
         "models": analysis.models,
         "controls": analysis.controls,
         "settings": _settings(analysis),
@@ -424,3 +428,25 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         "files": written.files,
         "min_units": MIN_UNITS,
     }
+
+
+def row_notes(states: pd.DataFrame) -> list[str]:
+    """One line per model with unread or failed rows (shown above the summary).
+
+    >>> row_notes(pd.DataFrame([{"model": "m", "rows": 24, "unread": 12, "failed": 1,
+    ...                          "error": "OCR: boom"}]))
+    ['m: 12 of 24 rows not read yet (left out: n counts read rows only); 1 failed (OCR: boom)']
+    """
+    lines = []
+    for line in states.to_dict("records"):
+        parts = []
+        if line["unread"]:
+            parts.append(
+                f"{line['unread']} of {line['rows']} rows not read yet "
+                "(left out: n counts read rows only)"
+            )
+        if line["failed"]:
+            more = "commonest: " if line["failed"] > 1 else ""
+            parts.append(f"{line['failed']} failed ({more}{line['error']})")
+        lines.append(f"{line['model']}: " + "; ".join(parts))
+    return lines
