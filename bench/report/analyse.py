@@ -24,6 +24,7 @@ from bench.report import stats
 from bench.report.gallery import select_examples
 from bench.report.slices import MISSING_LABEL, Slicing
 from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
+from bench.report.verdict import verdicts
 from bench.scoring.bootstrap import (
     Estimands,
     Grouping,
@@ -120,6 +121,8 @@ class Analysis:
     #: Rows not read yet (``run --read-later``) and failed rows per model (:func:`row_states`):
     #: stated above the summary; unread rows are left out of every table (issue 32).
     row_states: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Each model placed against its run's controls (:func:`bench.report.verdict.verdicts`).
+    verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def n_unread(self) -> int:
@@ -189,6 +192,7 @@ def analyse(
     }
     watch.lap("comparisons")
     checks = control_checks(frame, overall, slices) if controls else []
+    placed = verdicts(frame, models, controls, settings.primary_metric, **settings.bootstrap())
     watch.lap("controls")
     analysis = Analysis(
         settings=settings,
@@ -202,6 +206,7 @@ def analyse(
         ranking=ranking,
         slices=slices,
         comparisons=comparisons,
+        verdicts=placed,
         peers=peers,
         control_checks=checks,
         verdict=control_verdict(checks, present=bool(controls)),

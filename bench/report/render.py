@@ -118,13 +118,16 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
     """Summary, ranking, slice tables, comparisons, peer views and control checks."""
     primary = analysis.settings.primary_metric
     metrics = analysis.settings.metrics
+    marks = display.best_marks(analysis.summary, metrics, analysis.models, analysis.comparisons)
+    marked = display.best_rows(analysis.comparisons, metrics, analysis.models)
     summary = written.table(
         "summary",
         analysis.summary,
         display.summary_display(analysis.summary, metrics, analysis.controls),
-        caption="Per-model scores with 95% bootstrap intervals; the best model's in bold.",
-        marks=display.best_marks(analysis.summary, metrics, analysis.models),
-        marked=display.not_a_control,
+        caption="Per-model scores with 95% bootstrap intervals; bold: a model significantly "
+        "better than every other model (paired bootstrap, Holm).",
+        marks=marks,
+        marked=marked,
     )
     ranking = written.table(
         "ranking",
@@ -159,7 +162,6 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         view = analysis.peers[name]
         shown = written.table(f"peer_{name}", view, display.peer_display(view, mapping), title)
         peers.append({"title": title, "table": display.html_table(shown)})
-    marks = display.best_marks(analysis.summary, metrics, analysis.models)
     headlines = None
     if analysis.suites:  # issue 21: each benchmark's own headline beside glyphbench's metrics
         from bench.report.suites import headline_display
@@ -176,9 +178,8 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
     return {
         "suite_headlines": headlines,
         "suites": _suite_blocks(analysis, written),
-        "summary": display.html_table(
-            summary, classes=marks, id="summary-table", marked=display.not_a_control
-        ),
+        "summary": display.html_table(summary, classes=marks, id="summary-table", marked=marked),
+        "answer": _answer_block(analysis, written),
         "ranking": display.html_table(ranking),
         "comparisons": display.html_table(comparisons),
         "peers": peers,
@@ -186,6 +187,26 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "outcomes": _outcomes_block(analysis, written),
         **_control_blocks(analysis, written),
     }
+
+
+def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
+    """The first screen: who is best and how sure, and each model against the controls."""
+    from bench.report.verdict import headline, verdict_rows
+
+    primary = analysis.settings.primary_metric
+    lines = headline(analysis.ranking, analysis.verdicts, primary)
+    table = None
+    if len(analysis.verdicts):
+        rows = pd.DataFrame(verdict_rows(analysis.verdicts, analysis.summary, primary))
+        written.table(
+            "verdicts",
+            analysis.verdicts,
+            rows,
+            caption="Each model against its run's controls on NED: paired bootstrap "
+            "differences (model minus control) on shared prompts, 95% CI.",
+        )
+        table = display.html_table(rows)
+    return {"lines": lines, "table": table}
 
 
 def _outcomes_block(analysis: Analysis, written: _Written) -> Any:
