@@ -466,11 +466,25 @@ def control_verdict(checks: Sequence[ControlCheck], *, present: bool) -> Control
 
 
 def heat_column(slicing: Slicing, slices: dict[str, pd.DataFrame]) -> str | None:
-    """The heatmap's column: ``group`` when it has real slices, else the first slicing column."""
+    """The heatmap's column: ``group`` when it has two slices of at least ``MIN_UNITS``
+    prompts (a heatmap's cells need intervals' worth of prompts), else the slicing
+    column with the most such slices (the first on a tie; ``group`` when none has two).
+    """
+    from bench.scoring.bootstrap import MIN_UNITS
+
+    def sizable(column: str) -> int:
+        table = slices[column]
+        counts = table["n_prompts"] if "n_prompts" in table else table["n"]
+        return int((counts.groupby(table[column].astype(str).to_numpy()).max() >= MIN_UNITS).sum())
+
     group = slices.get("group")
-    if group is not None and (group["group"].astype(str) != MISSING_LABEL).any():
+    has_group = group is not None and (group["group"].astype(str) != MISSING_LABEL).any()
+    if has_group and sizable("group") >= 2:
         return "group"
-    return slicing.first
+    best = max(slicing.columns, key=sizable, default=None)
+    if best is not None and sizable(best) >= 2:
+        return best
+    return "group" if has_group else slicing.first
 
 
 def per_image_scores(frame: pd.DataFrame, models: Sequence[str], metric: str) -> dict[str, Any]:

@@ -26,10 +26,10 @@ from bench import templates
 from bench.core.io import atomic_open, write_json
 from bench.report import display
 from bench.report import figures as figs
-from bench.report.analyse import CONTROL_METRICS, Analysis, Stopwatch
+from bench.report.analyse import CONTROL_METRICS, PEER_METRICS, Analysis, Stopwatch
 from bench.report.gallery import write_thumbnails
 from bench.report.metric_info import metric_label
-from bench.report.slices import MISSING_LABEL, bins_note
+from bench.report.slices import bins_note
 from bench.report.stats import PEER_VIEWS
 from bench.report.tables import display_summary, write_table_set
 from bench.scoring.bootstrap import MIN_UNITS
@@ -362,8 +362,7 @@ def _figures(
         items.append(_figure("Score against text length", names))
     column = analysis.heat_column
     if column:
-        summary = analysis.slices[column]
-        summary = summary[summary[column].astype(str) != MISSING_LABEL]
+        summary = analysis.slices[column]  # "(none)" stays: often the largest group
         names = figs.heatmap(summary, column, primary, models, folder / f"heatmap_{column}")
         items.append(_figure(f"Model x {column}", names))
     names = figs.distributions(analysis.scores, primary, folder / "distributions")
@@ -448,7 +447,39 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         ],
         "files": written.files,
         "min_units": MIN_UNITS,
+        "glossary": glossary(
+            [*analysis.settings.metrics, *(m for m in PEER_METRICS if m in analysis.summary)]
+        ),
     }
+
+
+def glossary(metrics: list[str]) -> list[dict[str, str]]:
+    """The page's glossary: each metric shown, from its record in the metric table (label,
+    abbreviation in the LaTeX tables, direction, definition, the benchmark it follows).
+
+    >>> entry = glossary(["ned"])[0]
+    >>> entry["term"], entry["abbreviation"], entry["direction"]
+    ('NED similarity (1 = exact)', 'NED', 'higher is better')
+    """
+    from bench.report.latex import ABBREVIATIONS
+    from bench.scoring.table import METRICS
+
+    entries = []
+    for name in dict.fromkeys(metrics):
+        if name not in METRICS:
+            continue
+        record = METRICS.get(name)
+        entries.append(
+            {
+                "term": record.label,
+                "abbreviation": ABBREVIATIONS.get(name, ""),
+                "column": name,
+                "direction": "higher is better" if record.higher_is_better else "lower is better",
+                "doc": record.doc,
+                "reference": record.reference,
+            }
+        )
+    return entries
 
 
 def row_notes(states: pd.DataFrame) -> list[str]:
