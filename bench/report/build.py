@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
 from bench.report.analyse import Settings, Stopwatch, analyse
@@ -19,6 +20,9 @@ from bench.report.render import render
 from bench.report.slices import Slicing
 from bench.report.staging import check_replaceable, staged_folder
 from bench.report.stats import requested_families, summary_metrics
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Stages the progress bar counts (analysis, then rendering).
 STAGES = (
@@ -31,6 +35,29 @@ STAGES = (
     "gallery",
     "html",
 )
+
+
+#: One row per read image beside results.parquet, for a spreadsheet (issue 33).
+PER_IMAGE = "per_image.csv"
+#: Its columns, in this order, where the results have them (then the summary metrics).
+PER_IMAGE_KEYS = ("run", "model", "prompt_id", "seed", "sample_index", "text", "ocr_text")
+
+
+def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None:
+    """``tables/per_image.csv``: each read row's keys, texts, metrics, error and image path.
+
+    Rows not read yet are left out, as in every table; text cells a spreadsheet would run
+    as formulas are made inert (:func:`bench.core.io.spreadsheet_safe`).
+    """
+    from bench.core.io import atomic_open, spreadsheet_safe
+    from bench.report.analyse import PEER_METRICS, unread_mask
+
+    metrics = [*settings.metrics, *(m for m in PEER_METRICS if m not in settings.metrics)]
+    columns = [c for c in (*PER_IMAGE_KEYS, *metrics, "error", "image_path") if c in frame.columns]
+    rows = frame.loc[~unread_mask(frame), columns]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path, "w", encoding="utf-8", newline="") as handle:
+        spreadsheet_safe(rows).to_csv(handle, index=False)
 
 
 def write_report(
@@ -91,6 +118,7 @@ def write_report(
                 flush=True,
             )
         with staged_folder(out_dir) as staged:  # issue 32: the old report stays whole until then
+            write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
             index = render(
                 analysis,
                 staged,

@@ -73,32 +73,37 @@ def verdicts(
     chains = ctl.control_chain(list(controls))
     means = prompt_means(frame, metric)
     names = [m for m in [*models, *controls] if m in means.columns]
-    table = means.reindex(columns=names).to_numpy()
     index = {m: i for i, m in enumerate(names)}
-    higher = metric_info(metric).higher_is_better
-    lines = []
-    for model in models:
-        chain = _chain_of(model, chains, run_of)
-        pairs = [(index[model], index[c]) for c in chain if model in index and c in index]
-        if not pairs:
-            lines.append([model, "no control in its run to compare with", "unknown", "", 0])
-            continue
-        chain = [c for c in chain if c in index]
+    ladders = {
+        model: [c for c in _chain_of(model, chains, run_of) if c in index and model in index]
+        for model in models
+    }
+    pairs = [(index[m], index[c]) for m in models for c in ladders[m]]
+    if pairs:  # every (model, control) pair from one draw of the prompts, as compare_models
         paired = paired_differences(
-            table, pairs, n_boot=n_boot, rng=seeded_rng(seed, ("verdict", metric, model))
+            means.reindex(columns=names).to_numpy(),
+            pairs,
+            n_boot=n_boot,
+            rng=seeded_rng(seed, ("verdict", metric, *names)),
         )
         lo, hi = percentile_interval(paired.resamples, confidence)
         shared = paired.shared.sum(axis=0)
         total = np.where(paired.shared, paired.differences, 0.0).sum(axis=0)
         diff = total / np.maximum(shared, 1)
-        sign = 1.0 if higher else -1.0
+    sign = 1.0 if metric_info(metric).higher_is_better else -1.0
+    lines, j = [], 0
+    for model in models:
+        if not ladders[model]:
+            lines.append([model, "no control in its run to compare with", "unknown", "", 0])
+            continue
         steps = []
-        for c, d, a, b, k in zip(chain, diff, lo, hi, shared, strict=True):
-            low, high = sorted((sign * float(a), sign * float(b)))
-            steps.append(_Step(c, float(sign * d), low, high, int(k)))
+        for control in ladders[model]:
+            low, high = sorted((sign * float(lo[j]), sign * float(hi[j])))
+            steps.append(_Step(control, float(sign * diff[j]), low, high, int(shared[j])))
+            j += 1
         text, level = place(steps)
         against = "; ".join(step.text(metric) for step in steps)
-        lines.append([model, text, level, against, int(min(shared))])
+        lines.append([model, text, level, against, min(step.n for step in steps)])
     return pd.DataFrame(lines, columns=VERDICT_COLUMNS)
 
 
