@@ -51,3 +51,24 @@ def test_vae_figure_says_when_a_codec_is_the_ceiling() -> None:
     assert labels == ["OCR ceiling (original)", "identity (= OCR ceiling)", "taef2"]
     ceiling = figure.axes[0].get_lines()[0]
     assert ceiling.get_linewidth() > 3 and ceiling.get_zorder() < 3  # a band under the codecs
+
+
+def test_per_image_csv_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
+    from bench.report.analyse import Settings
+    from bench.report.build import write_per_image
+
+    frame = pd.DataFrame(
+        {
+            "model": ["=cmd|' /C calc'!A0", "fine"],
+            "prompt_id": ["p1", "p2"],
+            "text": ["@SUM(1)", "-1 apple"],
+            "ocr_text": ["ok", "+x"],
+            "ned": [-0.5, 1.0],
+        }
+    )
+    write_per_image(frame, tmp_path / "per_image.csv", Settings(metrics=("ned",)))
+    back = pd.read_csv(tmp_path / "per_image.csv")
+    assert back["model"].tolist() == ["'=cmd|' /C calc'!A0", "fine"]
+    assert back["text"].tolist() == ["'@SUM(1)", "'-1 apple"]
+    assert back["ocr_text"].tolist() == ["ok", "'+x"]
+    assert back["ned"].tolist() == [-0.5, 1.0]  # numbers stay numbers
