@@ -46,9 +46,12 @@ def test_models_are_placed_on_the_control_ladder_and_the_best_named_when_signifi
     answer = html[html.index('id="answer"') : html.index('id="summary"')]
     assert "good is best on NED" in answer and "significantly better than every other" in answer
     placed = pd.read_csv(tmp_path / "report" / "tables" / "verdicts.csv").set_index("model")
-    good = placed.loc["good"]  # draws the text exactly, as render does: at its side
-    assert good["level"] == "ceiling" or good["verdict"] == "between typo 10% and render"
-    assert placed.loc["bad", "level"] in {"between", "level"}
+    good = placed.loc["good"]  # draws the text exactly, as render does: at the top
+    assert good["level"] == "ceiling" or good["verdict"] in {
+        "between typo 10% and render",
+        "level with typo 10%",  # 30 prompts cannot always tell 0.96 from typo 10%'s 0.93
+    }
+    assert placed.loc["bad", "verdict"] == "between blank and typo 30%"  # half its letters wrong
     assert "blank +" in placed.loc["bad", "controls"]
     assert r"\textbf" in (tmp_path / "report" / "tables" / "summary.tex").read_text("utf-8")
 
