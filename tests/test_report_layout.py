@@ -56,9 +56,7 @@ def measure(browser: Any, page: Path) -> list[dict[str, Any]]:
     return tables
 
 
-def test_bench_report_numbers_sit_under_their_headers_at_1366(
-    browser: Any, tmp_path: Path
-) -> None:
+def test_bench_report_numbers_sit_under_their_headers_at_1366(browser: Any, tmp_path: Path) -> None:
     tables = measure(browser, _bench_report(tmp_path))
     assert sum(t["numeric"] for t in tables) > 10  # numeric headers are marked as such
     assert [t for t in tables if t["misaligned"]] == []
