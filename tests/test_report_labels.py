@@ -17,18 +17,33 @@ def _summary() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _won(better: str | None) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"model_a": ["model-a"], "model_b": ["model-b"], "metric": ["ned"], "better": [better]}
+    )
+
+
 def test_control_rows_are_never_bold_even_when_they_equal_the_best_model() -> None:
     summary = _summary()
     shown = display.summary_display(summary, ["ned"], ["control:render"])
-    marks = display.best_marks(summary, ["ned"], ["model-a", "model-b"])
+    models = ["model-a", "model-b"]
+    marks = display.best_marks(summary, ["ned"], models, _won("model-a"))
     column = list(shown.columns).index(display.metric_header("ned"))
 
     def bold(marked: object) -> list[bool]:
         table = display.html_table(shown, classes=marks, marked=marked)  # type: ignore[arg-type]
         return ["best" in row[column].cls for row in table.rows]
 
-    assert bold(display.not_a_control) == [True, False, False]
+    assert bold(display.best_rows(_won("model-a"), ["ned"], models)) == [True, False, False]
     assert bold(None) == [True, False, True]  # what the report showed before issue 15
+
+
+def test_bold_only_for_a_model_significantly_better_than_every_other() -> None:
+    """Issue 33: one model alone, or a best no comparison separates, is never bold."""
+    summary = _summary()
+    assert display.best_marks(summary, ["ned"], ["model-a", "model-b"], _won(None)) == {}
+    assert display.best_marks(summary, ["ned"], ["model-a"], _won(None).iloc[:0]) == {}
+    assert display.best_marks(summary, ["ned"], ["model-a", "model-b"]) == {}  # no comparisons
 
 
 def test_ned_header_says_it_is_a_similarity_with_1_exact() -> None:

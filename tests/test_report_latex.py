@@ -1,7 +1,10 @@
-"""The report's .tex tables compile with pdflatex (Debian's texlive; CI installs it)."""
+"""The report's .tex tables compile with pdflatex (Debian's texlive; CI installs it), and
+fit a 7-inch text width without an overfull box (issue 33)."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -10,12 +13,20 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
+from bench.cli.demo import DEMO_CONTROLS, TINY_LABEL
 from bench.report.build import write_report
 from bench.report.tables import to_latex
 
 PDFLATEX = shutil.which("pdflatex")
 needs_pdflatex = pytest.mark.skipif(
-    PDFLATEX is None, reason="pdflatex not installed (apt-get install texlive-latex-recommended)"
+    PDFLATEX is None,
+    reason="pdflatex not installed (apt-get install -y --no-install-recommends "
+    "texlive-latex-base texlive-latex-recommended)",
+)
+#: A paper page: 7-inch text width (two-column papers' full width), 9-inch text height.
+PAGE = (
+    "\\setlength{\\textwidth}{7in}\\setlength{\\oddsidemargin}{-0.25in}"
+    "\\setlength{\\textheight}{9in}\\setlength{\\topmargin}{-0.5in}\n"
 )
 
 
@@ -24,7 +35,7 @@ def compile_tables(tables: list[Path], where: Path) -> subprocess.CompletedProce
     document = where / "paper.tex"
     document.write_text(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
-        f"\\begin{{document}}\n{body}\n\\end{{document}}\n",
+        f"{PAGE}\\begin{{document}}\n{body}\n\\end{{document}}\n",
         encoding="utf-8",
     )
     return subprocess.run(
@@ -33,6 +44,7 @@ def compile_tables(tables: list[Path], where: Path) -> subprocess.CompletedProce
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "max_print_line": "100000"},  # whole file names in the log
     )
 
 
@@ -52,7 +64,58 @@ def test_every_report_table_compiles(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:]
     summary = (tmp_path / "report" / "tables" / "summary.tex").read_text(encoding="utf-8")
     assert r"\caption{" in summary and r"\toprule" in summary
-    assert r"\textbf{" in summary  # the best model's scores
+    assert r"\textbf{" in summary  # the significantly best model's scores
+    assert not too_wide(tmp_path / "paper.log")
+
+
+def too_wide(log: Path) -> list[str]:
+    """Each overfull box or too-tall float of the compiled document, with the table's file."""
+    found, current = [], "?"
+    for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+        opened = re.findall(r"\((/[^()\s]+\.tex)", line)
+        current = Path(opened[-1]).name if opened else current
+        if "Overfull" in line or "Float too large" in line:
+            found.append(f"{current}: {line.strip()}")
+    return found
+
+
+@needs_pdflatex
+def test_every_table_of_a_demo_like_report_fits_seven_inches(tmp_path: Path) -> None:
+    """Done-when of issue 33: the demo's models (four controls, the untrained model) and
+    every default slicing; summary, slices, controls and ranking all fit a 7-inch width."""
+    models = {
+        name: rate
+        for name, rate in zip(
+            [label for _, label in DEMO_CONTROLS], (0.0, 0.1, 0.4, 1.0), strict=True
+        )
+    }
+    models[TINY_LABEL] = 1.0
+    models["a much longer model name [reader rapidocr, run-2026-11-27]"] = 0.05
+    run = build_run(tmp_path / "run", n_prompts=40, models=models, with_images=False)
+    write_report([run], tmp_path / "report", n_boot=50)
+    tables = sorted((tmp_path / "report" / "tables").glob("*.tex"))
+    assert {"summary.tex", "ranking.tex", "controls.tex", "by_group.tex"} <= {
+        t.name for t in tables
+    }
+    done = compile_tables(tables, tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert too_wide(tmp_path / "paper.log") == []
+    summary = (tmp_path / "report" / "tables" / "summary.tex").read_text(encoding="utf-8")
+    assert "NED: NED similarity (1 = exact)" in summary  # the abbreviation, defined
+
+
+def test_a_long_table_is_split_and_a_wide_one_set_in_blocks() -> None:
+    rows = pd.DataFrame(
+        {
+            "Model": [f"model-{i}" for i in range(50)],
+            **{f"metric {k}": ["0.500 [0.400, 0.600]"] * 50 for k in range(12)},
+        }
+    )
+    text = to_latex(rows, caption="Wide and long")
+    assert text.count(r"\begin{table}") > 1 and "continued" in text
+    first = text.split(r"\end{table}")[0]
+    assert first.count(r"\begin{tabular}{") > 1  # the columns in several blocks
+    assert first.count("model-0 ") + first.count("model-0 &") >= 2  # each repeats the model
 
 
 def test_latex_rounds_floats_and_never_writes_an_empty_tabular() -> None:

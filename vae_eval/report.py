@@ -611,14 +611,29 @@ def wr_figure(table: pd.DataFrame) -> Any:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
     from matplotlib.ticker import NullLocator
 
     figure, axes = plt.subplots(figsize=(8.5, 4.5))
     ceiling = _wr_by(ok.drop_duplicates("image_id"), "font_size", CEILING)
-    axes.plot(ceiling.index, ceiling.values, "k--", label="OCR ceiling (original)")
+    # A wide grey band, under the codecs: a codec equal to it (identity) stays visible on
+    # top and says so in the legend, instead of hiding the ceiling exactly (issue 33).
+    axes.plot(
+        ceiling.index,
+        ceiling.values,
+        color="0.55",
+        linewidth=7,
+        alpha=0.35,
+        solid_capstyle="round",
+        zorder=1,
+        label="OCR ceiling (original)",
+    )
     for vae, group in ok.groupby("vae", sort=False):
         means = _wr_by(group, "font_size")
-        axes.plot(means.index, means.values, marker="o", label=str(vae))
+        same = means.reindex(ceiling.index)
+        equal = len(means) == len(ceiling) and bool(np.allclose(same, ceiling, equal_nan=True))
+        label = f"{vae} (= OCR ceiling)" if equal else str(vae)
+        axes.plot(means.index, means.values, marker="o", label=label, zorder=3)
     axes.set_xscale("log")
     axes.xaxis.set_minor_locator(NullLocator())  # only the evaluated sizes are labelled
     sizes = sorted(ok["font_size"].unique())
@@ -778,7 +793,7 @@ def _thresholds_table(
                 Cell(vae),
                 size(threshold, "none", thin),
                 size(below.get(vae), "none (all sizes ≥ floor)", thin),
-                Cell(shown),
+                Cell(shown, cls="evidence"),  # wraps at its "; " (issue 33: not one long line)
             ]
         )
     return Table(columns, rows, row_headers=True)

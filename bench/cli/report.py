@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -47,8 +49,38 @@ def report_command(
         views = [write_reader_view(run, reader) for run in runs]
         out = out or views[0] / "report"
         runs = views
-    index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
+    target = out or runs[0] / "report"
+    with _stopped_by_sigterm(target):
+        index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
     typer.echo(str(index))
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised where the report is so that its temporary folder is removed."""
+
+
+@contextmanager
+def _stopped_by_sigterm(target: Path) -> Iterator[None]:
+    """SIGTERM ends the report with one line and exit 143; the old report stays (issue 32)."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread (tests calling the command): nothing to catch
+        yield
+        return
+    try:
+        yield
+    except _Terminated:
+        typer.echo(
+            f"report stopped (SIGTERM): nothing written; {target} is as it was before", err=True
+        )
+        raise typer.Exit(143) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from bench.report import stats
 from bench.report.gallery import select_examples
 from bench.report.slices import MISSING_LABEL, Slicing
 from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
+from bench.report.verdict import verdicts
 from bench.scoring.bootstrap import (
     Estimands,
     Grouping,
@@ -117,6 +118,16 @@ class Analysis:
     faithfulness: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Refusals and cost per model (hosted APIs); empty when no row was refused or priced.
     outcomes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Rows not read yet (``run --read-later``) and failed rows per model (:func:`row_states`):
+    #: stated above the summary; unread rows are left out of every table (issue 32).
+    row_states: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: Each model placed against its run's controls (:func:`bench.report.verdict.verdicts`).
+    verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def n_unread(self) -> int:
+        """Rows left out because no reader has read their image yet."""
+        return int(self.row_states["unread"].sum()) if len(self.row_states) else 0
 
     @property
     def ordered(self) -> list[str]:
@@ -148,6 +159,8 @@ def analyse(
 ) -> Analysis:
     """Every table of the report for ``frame`` (see :class:`Analysis`)."""
     watch = stopwatch or Stopwatch()
+    states = row_states(frame)
+    frame, slicing = read_rows(frame, slicing)
     peer_metrics = [m for m in PEER_METRICS if m in frame.columns]
     # One shared resample per model serves the overall table and every slicing.
     summaries = stats.summarize_many(
@@ -179,6 +192,7 @@ def analyse(
     }
     watch.lap("comparisons")
     checks = control_checks(frame, overall, slices) if controls else []
+    placed = verdicts(frame, models, controls, settings.primary_metric, **settings.bootstrap())
     watch.lap("controls")
     analysis = Analysis(
         settings=settings,
@@ -192,6 +206,7 @@ def analyse(
         ranking=ranking,
         slices=slices,
         comparisons=comparisons,
+        verdicts=placed,
         peers=peers,
         control_checks=checks,
         verdict=control_verdict(checks, present=bool(controls)),
@@ -206,13 +221,11 @@ def analyse(
         ),
     )
     watch.lap("curves and gallery picks")
-    return _with_suites(analysis, frame, settings)
+    return replace(_with_suites(analysis, frame, settings), row_states=states)
 
 
 def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) -> Analysis:
     """The analysis with its suite sections and the runs' protocol clashes (issue 12)."""
-    from dataclasses import replace
-
     runs = frame.attrs.get("runs", {})
     cards = {run: (info.get("meta") or {}).get("protocol") for run, info in runs.items()}
     return replace(
@@ -225,6 +238,69 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
         faithfulness=ctl.reader_faithfulness(frame) if analysis.controls else pd.DataFrame(),
         outcomes=outcomes(frame, analysis.ordered),
     )
+
+
+def unread_mask(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose image is made and not read yet (``run --read-later`` before ``read``):
+    the rows :func:`bench.engine.read_later.unread` reads next."""
+    if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    from bench.engine.read_later import unread
+
+    return np.asarray(unread(frame), dtype=bool)
+
+
+def read_rows(frame: pd.DataFrame, slicing: Slicing) -> tuple[pd.DataFrame, Slicing]:
+    """``frame`` and ``slicing``'s labels without the unread rows (every table's ``n``
+    counts read rows only).
+
+    A table of which no row is read yet has nothing to report: an
+    :class:`~bench.core.errors.InputError` that says how to read it.
+    """
+    unread = unread_mask(frame)
+    if not unread.any():
+        return frame, slicing
+    if unread.all():
+        from bench.core.errors import InputError
+
+        runs = frame.attrs.get("runs", {})
+        where = ", ".join(str(info.get("dir", name)) for name, info in runs.items()) or None
+        raise InputError(
+            where,
+            f"none of the {len(frame)} rows has been read yet (made with --read-later?): "
+            "read them first with `glyphbench read RUN`",
+        )
+    kept = frame.loc[~unread].reset_index(drop=True)
+    kept.attrs = dict(frame.attrs)
+    labels = {c: label[~unread].reset_index(drop=True) for c, label in slicing.labels.items()}
+    return kept, replace(slicing, labels=labels)
+
+
+def row_states(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per model with unread or failed rows: rows, unread, failed and the commonest error.
+
+    Empty when every row is read and none failed.
+
+    >>> rows = pd.DataFrame({"model": ["a", "a", "a", "b"], "image_path": ["x"] * 4,
+    ...     "ocr_text": ["hi", None, None, "yo"], "error": ["", "", "OCR: boom", ""]})
+    >>> row_states(rows).to_dict("records")
+    [{'model': 'a', 'rows': 3, 'unread': 1, 'failed': 1, 'error': 'OCR: boom'}]
+    """
+    columns = ["model", "rows", "unread", "failed", "error"]
+    unread = unread_mask(frame)
+    failed = failed_mask(frame)
+    if not (unread.any() or failed.any()):
+        return pd.DataFrame([], columns=columns)
+    lines = []
+    models = frame["model"].astype(str).to_numpy()
+    for model, index in pd.Series(np.arange(len(frame))).groupby(models, sort=True).indices.items():
+        n_unread, n_failed = int(unread[index].sum()), int(failed[index].sum())
+        if not (n_unread or n_failed):
+            continue
+        errors = frame["error"].iloc[index[failed[index]]].astype(str)
+        common = errors.value_counts().index[0] if len(errors) else ""
+        lines.append([model, len(index), n_unread, n_failed, common])
+    return pd.DataFrame(lines, columns=columns)
 
 
 def incomplete_runs(runs: dict[str, Any]) -> list[str]:
@@ -390,11 +466,25 @@ def control_verdict(checks: Sequence[ControlCheck], *, present: bool) -> Control
 
 
 def heat_column(slicing: Slicing, slices: dict[str, pd.DataFrame]) -> str | None:
-    """The heatmap's column: ``group`` when it has real slices, else the first slicing column."""
+    """The heatmap's column: ``group`` when it has two slices of at least ``MIN_UNITS``
+    prompts (a heatmap's cells need intervals' worth of prompts), else the slicing
+    column with the most such slices (the first on a tie; ``group`` when none has two).
+    """
+    from bench.scoring.bootstrap import MIN_UNITS
+
+    def sizable(column: str) -> int:
+        table = slices[column]
+        counts = table["n_prompts"] if "n_prompts" in table else table["n"]
+        return int((counts.groupby(table[column].astype(str).to_numpy()).max() >= MIN_UNITS).sum())
+
     group = slices.get("group")
-    if group is not None and (group["group"].astype(str) != MISSING_LABEL).any():
+    has_group = group is not None and (group["group"].astype(str) != MISSING_LABEL).any()
+    if has_group and sizable("group") >= 2:
         return "group"
-    return slicing.first
+    best = max(slicing.columns, key=sizable, default=None)
+    if best is not None and sizable(best) >= 2:
+        return best
+    return "group" if has_group else slicing.first
 
 
 def per_image_scores(frame: pd.DataFrame, models: Sequence[str], metric: str) -> dict[str, Any]:

@@ -11,13 +11,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
 from bench.report.analyse import Settings, Stopwatch, analyse
 from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from bench.report.render import render
 from bench.report.slices import Slicing
+from bench.report.staging import check_replaceable, staged_folder
 from bench.report.stats import requested_families, summary_metrics
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Stages the progress bar counts (analysis, then rendering).
 STAGES = (
@@ -30,6 +35,50 @@ STAGES = (
     "gallery",
     "html",
 )
+
+
+#: One row per read image beside results.parquet, for a spreadsheet (issue 33).
+PER_IMAGE = "per_image.csv"
+#: Its columns, in this order, where the results have them (then the summary metrics).
+PER_IMAGE_KEYS = ("run", "model", "prompt_id", "seed", "sample_index", "text", "ocr_text")
+
+
+def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None:
+    """``tables/per_image.csv``: each read row's keys, texts, metrics, error and image path.
+
+    Rows not read yet are left out, as in every table; a text cell a spreadsheet would run
+    as a formula gets a leading ``'`` (the rule of :func:`bench.core.io.spreadsheet_safe`,
+    here on Arrow columns: a million rows in about a second, where pandas' writer took
+    half a minute).
+    """
+    import re
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    from bench.core.io import FORMULA_START, atomic_path
+    from bench.report.analyse import PEER_METRICS, unread_mask
+
+    metrics = [*settings.metrics, *(m for m in PEER_METRICS if m not in settings.metrics)]
+    wanted = (*PER_IMAGE_KEYS, *metrics, "error", "image_path")
+    columns = [c for c in wanted if c in frame.columns]
+    table = pa.Table.from_pandas(frame.loc[~unread_mask(frame), columns], preserve_index=False)
+    formula = "^[" + "".join(re.escape(ch) for ch in FORMULA_START) + "]"
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            cells = table.column(i)
+            inert = pc.if_else(
+                pc.match_substring_regex(cells, formula),
+                pc.binary_join_element_wise(
+                    pa.scalar("'", field.type), cells, pa.scalar("", field.type)
+                ),
+                cells,
+            )
+            table = table.set_column(i, field.name, inert)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        pacsv.write_csv(table, tmp)
 
 
 def write_report(
@@ -55,6 +104,8 @@ def write_report(
     dirs = [Path(d) for d in run_dirs]
     if n_boot < 1:
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
+    out_dir = Path(out) if out is not None else dirs[0] / "report"
+    check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
     if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
@@ -80,11 +131,20 @@ def write_report(
 
         watch = Stopwatch(advance)
         analysis = analyse(frame, slicing, settings, watch)
-        out_dir = Path(out) if out is not None else dirs[0] / "report"
-        return render(
-            analysis,
-            out_dir,
-            max_gallery_images=max_gallery_images,
-            stopwatch=watch,
-            started=started,
-        )
+        if progress and analysis.n_unread:  # issue 32: said in the console too
+            print(
+                f"warning: {analysis.n_unread} rows not read yet are left out "
+                "(n counts read rows only; read them with `glyphbench read RUN`)",
+                file=sys.stderr,
+                flush=True,
+            )
+        with staged_folder(out_dir) as staged:  # issue 32: the old report stays whole until then
+            write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
+            index = render(
+                analysis,
+                staged,
+                max_gallery_images=max_gallery_images,
+                stopwatch=watch,
+                started=started,
+            )
+        return out_dir / index.name

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.metric_info import metric_info, metric_label
+from bench.report.metric_info import metric_label
 from bench.report.tables import display_summary, fmt_ci, fmt_ci_n, fmt_number, metric_header
 from bench.templates import Cell, Table
 
@@ -32,10 +32,12 @@ def summary_display(
 def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Rank (``=`` for a shared rank), model, ``metric`` with its interval, undecided pairs;
     first the protocol when the runs' protocols differ (one ranking per protocol)."""
+    alone = _alone(ranked)
     shown = pd.DataFrame(
         {
             "Rank": [
-                f"{r}=" if t else str(r) for r, t in zip(ranked["rank"], ranked["tie"], strict=True)
+                "– (nothing to compare)" if one else f"{r}=" if t else str(r)
+                for r, t, one in zip(ranked["rank"], ranked["tie"], alone, strict=True)
             ],
             "Model": ranked["model"],
             metric_header(metric): _intervals(ranked, metric, metric),
@@ -47,6 +49,14 @@ def ranking_display(ranked: pd.DataFrame, metric: str) -> pd.DataFrame:
     if "protocol" in ranked.columns:
         shown.insert(0, "Protocol", ranked["protocol"].to_numpy())
     return shown
+
+
+def _alone(ranked: pd.DataFrame) -> list[bool]:
+    """Rows of a ranking with no other model to compare with (in their protocol)."""
+    if "protocol" not in ranked.columns:
+        return [len(ranked) == 1] * len(ranked)
+    sizes = ranked["protocol"].map(ranked["protocol"].value_counts())
+    return [int(n) == 1 for n in sizes]
 
 
 def comparison_display(comparisons: pd.DataFrame) -> pd.DataFrame:
@@ -168,22 +178,46 @@ def _intervals(table: pd.DataFrame, column: str, metric: str) -> list[str]:
 
 
 def best_marks(
-    summary: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
+    summary: pd.DataFrame,
+    metrics: Sequence[str],
+    models: Sequence[str],
+    comparisons: pd.DataFrame | None = None,
 ) -> dict[str, Callable[[Any], str]]:
-    """CSS classes that bold the best non-control model in each metric's column.
+    """CSS classes that bold the significantly best model in each metric's column.
 
-    Pass :func:`not_a_control` as ``html_table(marked=...)`` so that a control row
-    whose mean reads the same is not bold too.
+    A model is bold only where the paired comparisons (Holm) find it significantly
+    better than every other model on that metric (:func:`bench.report.verdict.best_of`):
+    never one model alone, never a tie, never a metric without comparisons. Pass
+    :func:`best_rows` as ``html_table(marked=...)`` so that another row whose mean reads
+    the same is not bold too.
     """
+    from bench.report.verdict import best_of
+
     marks: dict[str, Callable[[Any], str]] = {}
-    candidates = summary[summary["model"].isin(models)]
+    if comparisons is None:
+        return marks
     for metric in metrics:
-        if candidates[metric].notna().any():
-            higher = metric_info(metric).higher_is_better
-            best = candidates[metric].max() if higher else candidates[metric].min()
-            best_text = fmt_number(float(best), metric)
-            marks[metric_header(metric)] = _best_class(best_text)
+        best = best_of(comparisons, models, metric)
+        if best is None or metric not in summary.columns:
+            continue
+        value = summary.loc[summary["model"].astype(str) == best, metric]
+        if len(value) and value.notna().iloc[0]:
+            marks[metric_header(metric)] = _best_class(fmt_number(float(value.iloc[0]), metric))
     return marks
+
+
+def best_rows(
+    comparisons: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
+) -> Callable[[Mapping[str, Any]], bool]:
+    """Which display rows :func:`best_marks` may bold: those of a significantly best model."""
+    from bench.report.verdict import best_of
+
+    names = {best_of(comparisons, models, metric) for metric in metrics} - {None}
+
+    def marked(record: Mapping[str, Any]) -> bool:
+        return str(record.get("Model", "")) in names
+
+    return marked
 
 
 def not_a_control(record: Mapping[str, Any]) -> bool:

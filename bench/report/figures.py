@@ -18,6 +18,7 @@ import pandas as pd
 
 from bench.core.io import atomic_path
 from bench.report.metric_info import metric_info, metric_label
+from bench.scoring.bootstrap import MIN_UNITS
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last: it is for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -71,9 +72,15 @@ def _metric_label(metric: str) -> str:
 def score_by_slice(
     summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path
 ) -> list[str]:
-    """Mean ``metric`` per slice of ``column``, one dodged series per model, 95% CI bars."""
+    """Mean ``metric`` per slice of ``column``, one dodged series per model, 95% CI bars.
+
+    Each slice's label carries its number of prompts; a point resting on fewer than
+    :data:`~bench.scoring.bootstrap.MIN_UNITS` prompts has no interval and is drawn
+    hollow (issue 33: never a bare point under a caption promising intervals).
+    """
     plt = _pyplot()
     slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
+    counts = _slice_counts(summary, column)
     styles = style_for(models)
     width = max(5.0, min(12.0, 1.0 + 0.9 * len(slices) + 0.15 * len(models) * len(slices) / 2))
     fig, ax = plt.subplots(figsize=(width, 3.6))
@@ -93,10 +100,11 @@ def score_by_slice(
         lo = rows[f"{metric}_lo"].to_numpy(dtype=float)
         hi = rows[f"{metric}_hi"].to_numpy(dtype=float)
         colour, marker = styles[model]
+        few = _too_few(rows)
         ax.errorbar(
-            x + offset,
-            mean,
-            yerr=[np.clip(mean - lo, 0, None), np.clip(hi - mean, 0, None)],
+            (x + offset)[~few],
+            mean[~few],
+            yerr=[np.clip(mean - lo, 0, None)[~few], np.clip(hi - mean, 0, None)[~few]],
             fmt=marker,
             color=colour,
             ecolor=colour,
@@ -106,17 +114,47 @@ def score_by_slice(
             label=model,
             linestyle="none",
         )
+        if few.any():  # no interval: a hollow marker says so
+            ax.plot(
+                (x + offset)[few],
+                mean[few],
+                marker=marker,
+                markerfacecolor="none",
+                color=colour,
+                markersize=5,
+                linestyle="none",
+            )
+    labels = [f"{s}\n(n={counts.get(s, 0)})" for s in slices]
     ax.set_xticks(x)
     ax.set_xticklabels(
-        slices,
+        labels,
         rotation=30 if max(map(len, slices), default=0) > 8 else 0,
         ha="right" if max(map(len, slices), default=0) > 8 else "center",
     )
-    ax.set_xlabel(column)
+    ax.set_xlabel(f"{column} (n: prompts)")
     ax.set_ylabel(_metric_label(metric))
-    ax.set_title(f"{metric_label(metric)} by {column} (95% bootstrap CI)")
+    ax.set_title(
+        f"{metric_label(metric)} by {column} (95% bootstrap CI; "
+        f"hollow: fewer than {MIN_UNITS} prompts, no interval)"
+    )
     ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(fig, stem)
+
+
+def _slice_counts(summary: pd.DataFrame, column: str) -> dict[str, int]:
+    """Prompts per slice (the most any model has there: the models share the prompts)."""
+    counts = summary["n_prompts"] if "n_prompts" in summary else summary["n"]
+    return {
+        str(k): int(v)
+        for k, v in counts.groupby(summary[column].astype(str).to_numpy()).max().items()
+    }
+
+
+def _too_few(rows: pd.DataFrame) -> np.ndarray:
+    """Points resting on fewer than ``MIN_UNITS`` prompts (missing points are not few)."""
+    counts = rows["n_prompts"] if "n_prompts" in rows else rows["n"]
+    values = pd.to_numeric(counts, errors="coerce").to_numpy(dtype=float)
+    return np.asarray(np.isfinite(values) & (values < MIN_UNITS), dtype=bool)
 
 
 def score_vs_length(
@@ -125,6 +163,8 @@ def score_vs_length(
     """``metric`` against text length: one line per model with a shaded 95% CI band.
 
     ``curves`` has columns model, length, n, ``metric``, ``metric_lo``, ``metric_hi``.
+    A length with fewer than :data:`~bench.scoring.bootstrap.MIN_UNITS` images is drawn
+    hollow and its band left out.
     """
     plt = _pyplot()
     styles = style_for(models)
@@ -134,26 +174,37 @@ def score_vs_length(
         if rows.empty:
             continue
         colour, marker = styles[model]
+        few = _too_few(rows)
         ax.plot(
             rows["length"],
             rows[metric],
             color=colour,
-            marker=marker,
-            markersize=3,
             linewidth=1.3,
             label=model,
         )
+        ax.plot(rows["length"][~few], rows[metric][~few], marker, color=colour, markersize=3)
+        ax.plot(
+            rows["length"][few],
+            rows[metric][few],
+            marker,
+            color=colour,
+            markersize=3,
+            markerfacecolor="none",
+        )
         ax.fill_between(
             rows["length"],
-            rows[f"{metric}_lo"],
-            rows[f"{metric}_hi"],
+            rows[f"{metric}_lo"].where(~few),
+            rows[f"{metric}_hi"].where(~few),
             color=colour,
             alpha=0.15,
             linewidth=0,
         )
     ax.set_xlabel("text length (characters; last point pools longer texts)")
     ax.set_ylabel(_metric_label(metric))
-    ax.set_title(f"{metric_label(metric)} against text length")
+    ax.set_title(
+        f"{metric_label(metric)} against text length (band: 95% CI; "
+        f"hollow: fewer than {MIN_UNITS} images, no band)"
+    )
     ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(fig, stem)
 
@@ -161,9 +212,17 @@ def score_vs_length(
 def heatmap(
     summary: pd.DataFrame, column: str, metric: str, models: Sequence[str], stem: Path
 ) -> list[str]:
-    """Model x slice heatmap of ``metric`` with the value written in each cell."""
+    """Model x slice heatmap of ``metric`` with the value and the prompts in each cell.
+
+    Every slice with at least :data:`~bench.scoring.bootstrap.MIN_UNITS` prompts is a
+    column, the group of prompts without a value ("(none)", often the largest) included;
+    slices with fewer prompts are left out and counted in the title (issue 33).
+    """
     plt = _pyplot()
-    slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
+    counts = _slice_counts(summary, column)
+    present = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
+    slices = [s for s in present if counts.get(s, 0) >= MIN_UNITS]
+    dropped = len(present) - len(slices)
     table = summary.assign(_slice=summary[column].astype(str)).pivot_table(
         index="model", columns="_slice", values=metric, aggfunc="first", observed=True
     )
@@ -180,7 +239,7 @@ def heatmap(
     )
     ax.grid(False)
     ax.set_xticks(range(len(slices)))
-    ax.set_xticklabels(slices, rotation=30, ha="right")
+    ax.set_xticklabels([f"{s} (n={counts.get(s, 0)})" for s in slices], rotation=30, ha="right")
     ax.set_yticks(range(len(models)))
     ax.set_yticklabels(models)
     for i in range(data.shape[0]):
@@ -199,7 +258,13 @@ def heatmap(
                     color="white" if dark else "black",
                 )
     fig.colorbar(image, ax=ax, label=metric_label(metric), shrink=0.8)
-    ax.set_title(f"{metric_label(metric)}: model x {column}")
+    left_out = (
+        f"; {dropped} {column} value{'s' if dropped != 1 else ''} with fewer than "
+        f"{MIN_UNITS} prompts left out"
+        if dropped
+        else ""
+    )
+    ax.set_title(f"{metric_label(metric)}: model x {column} (n: prompts{left_out})")
     return _save(fig, stem)
 
 

@@ -158,13 +158,15 @@ def write_thumbnails(
     """Write the thumbnails of selected examples; one dict per example for the HTML.
 
     Keys: model, slice, kind, prompt, text, ocr_text, ned, exact_match, algorithm1,
-    image (path relative to ``out_dir``, or None when the image is missing).
+    image (path relative to ``out_dir``, or None when the image is missing), plain (the
+    image is one flat colour: ``control:blank``'s, which the page frames and names so it
+    does not look like a broken image, issue 33).
     At most ``max_images`` thumbnails are written (the rest show text only).
     """
     items: list[dict[str, Any]] = []
     written = 0
     for row in examples.to_dict("records"):
-        image_rel = None
+        image_rel, plain = None, False
         rel = str(row.get("image_path") or "")
         if rel and written < max_images:
             source = Path(str(row.get("run_dir") or ".")) / rel
@@ -172,6 +174,7 @@ def write_thumbnails(
             target = out_dir / "gallery" / name
             if thumbnail_with_boxes(source, parse_boxes(row.get("ocr_boxes")), target):
                 image_rel = f"gallery/{name}"
+                plain = is_plain(target)
                 written += 1
         items.append(
             {
@@ -185,9 +188,26 @@ def write_thumbnails(
                 "exact_match": bool(float(row["exact_match"]) >= 0.5),
                 "algorithm1": float(row["algorithm1"]),
                 "image": image_rel,
+                "plain": plain,
             }
         )
     return items
+
+
+def is_plain(path: Path, tolerance: int = 3) -> bool:
+    """Whether the image at ``path`` is one flat colour (every channel within ``tolerance``).
+
+    >>> import tempfile; from PIL import Image
+    >>> target = Path(tempfile.mkdtemp()) / "white.jpg"
+    >>> Image.new("RGB", (40, 20), "white").save(target)
+    >>> is_plain(target)
+    True
+    """
+    from PIL import Image
+
+    with Image.open(path) as image:
+        extrema: Any = image.convert("RGB").getextrema()  # one (low, high) per channel
+    return all(int(high) - int(low) <= tolerance for low, high in extrema)
 
 
 def label_ties(picks: pd.DataFrame, metric: str = "ned") -> pd.DataFrame:

@@ -26,10 +26,10 @@ from bench import templates
 from bench.core.io import atomic_open, write_json
 from bench.report import display
 from bench.report import figures as figs
-from bench.report.analyse import CONTROL_METRICS, Analysis, Stopwatch
+from bench.report.analyse import CONTROL_METRICS, PEER_METRICS, Analysis, Stopwatch
 from bench.report.gallery import write_thumbnails
 from bench.report.metric_info import metric_label
-from bench.report.slices import MISSING_LABEL, bins_note
+from bench.report.slices import bins_note
 from bench.report.stats import PEER_VIEWS
 from bench.report.tables import display_summary, write_table_set
 from bench.scoring.bootstrap import MIN_UNITS
@@ -81,6 +81,8 @@ def render(
             "runs": analysis.runs,
             "n_rows": analysis.n_rows,
             "n_errors": analysis.n_errors,
+            "n_unread": analysis.n_unread,
+            "row_states": analysis.row_states.to_dict("records"),
             "models": analysis.models,
             "controls": analysis.controls,
             "control_sanity_passed": analysis.verdict.passed,
@@ -116,13 +118,16 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
     """Summary, ranking, slice tables, comparisons, peer views and control checks."""
     primary = analysis.settings.primary_metric
     metrics = analysis.settings.metrics
+    marks = display.best_marks(analysis.summary, metrics, analysis.models, analysis.comparisons)
+    marked = display.best_rows(analysis.comparisons, metrics, analysis.models)
     summary = written.table(
         "summary",
         analysis.summary,
         display.summary_display(analysis.summary, metrics, analysis.controls),
-        caption="Per-model scores with 95% bootstrap intervals; the best model's in bold.",
-        marks=display.best_marks(analysis.summary, metrics, analysis.models),
-        marked=display.not_a_control,
+        caption="Per-model scores with 95% bootstrap intervals; bold: a model significantly "
+        "better than every other model (paired bootstrap, Holm).",
+        marks=marks,
+        marked=marked,
     )
     ranking = written.table(
         "ranking",
@@ -157,7 +162,6 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         view = analysis.peers[name]
         shown = written.table(f"peer_{name}", view, display.peer_display(view, mapping), title)
         peers.append({"title": title, "table": display.html_table(shown)})
-    marks = display.best_marks(analysis.summary, metrics, analysis.models)
     headlines = None
     if analysis.suites:  # issue 21: each benchmark's own headline beside glyphbench's metrics
         from bench.report.suites import headline_display
@@ -174,9 +178,8 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
     return {
         "suite_headlines": headlines,
         "suites": _suite_blocks(analysis, written),
-        "summary": display.html_table(
-            summary, classes=marks, id="summary-table", marked=display.not_a_control
-        ),
+        "summary": display.html_table(summary, classes=marks, id="summary-table", marked=marked),
+        "answer": _answer_block(analysis, written),
         "ranking": display.html_table(ranking),
         "comparisons": display.html_table(comparisons),
         "peers": peers,
@@ -184,6 +187,26 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "outcomes": _outcomes_block(analysis, written),
         **_control_blocks(analysis, written),
     }
+
+
+def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
+    """The first screen: who is best and how sure, and each model against the controls."""
+    from bench.report.verdict import headline, verdict_rows
+
+    primary = analysis.settings.primary_metric
+    lines = headline(analysis.ranking, analysis.verdicts, primary)
+    table = None
+    if len(analysis.verdicts):
+        rows = pd.DataFrame(verdict_rows(analysis.verdicts, analysis.summary, primary))
+        written.table(
+            "verdicts",
+            analysis.verdicts,
+            rows,
+            caption="Each model against its run's controls on NED: paired bootstrap "
+            "differences (model minus control) on shared prompts, 95% CI.",
+        )
+        table = display.html_table(rows)
+    return {"lines": lines, "table": table}
 
 
 def _outcomes_block(analysis: Analysis, written: _Written) -> Any:
@@ -339,8 +362,7 @@ def _figures(
         items.append(_figure("Score against text length", names))
     column = analysis.heat_column
     if column:
-        summary = analysis.slices[column]
-        summary = summary[summary[column].astype(str) != MISSING_LABEL]
+        summary = analysis.slices[column]  # "(none)" stays: often the largest group
         names = figs.heatmap(summary, column, primary, models, folder / f"heatmap_{column}")
         items.append(_figure(f"Model x {column}", names))
     names = figs.distributions(analysis.scores, primary, folder / "distributions")
@@ -404,6 +426,8 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         ],
         "n_rows": analysis.n_rows,
         "n_errors": analysis.n_errors,
+        "n_unread": analysis.n_unread,
+        "row_notes": row_notes(analysis.row_states),
         "models": analysis.models,
         "controls": analysis.controls,
         "settings": _settings(analysis),
@@ -423,4 +447,58 @@ def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dic
         ],
         "files": written.files,
         "min_units": MIN_UNITS,
+        "glossary": glossary(
+            [*analysis.settings.metrics, *(m for m in PEER_METRICS if m in analysis.summary)]
+        ),
     }
+
+
+def glossary(metrics: list[str]) -> list[dict[str, str]]:
+    """The page's glossary: each metric shown, from its record in the metric table (label,
+    abbreviation in the LaTeX tables, direction, definition, the benchmark it follows).
+
+    >>> entry = glossary(["ned"])[0]
+    >>> entry["term"], entry["abbreviation"], entry["direction"]
+    ('NED similarity (1 = exact)', 'NED', 'higher is better')
+    """
+    from bench.report.latex import ABBREVIATIONS
+    from bench.scoring.table import METRICS
+
+    entries = []
+    for name in dict.fromkeys(metrics):
+        if name not in METRICS:
+            continue
+        record = METRICS.get(name)
+        entries.append(
+            {
+                "term": record.label,
+                "abbreviation": ABBREVIATIONS.get(name, ""),
+                "column": name,
+                "direction": "higher is better" if record.higher_is_better else "lower is better",
+                "doc": record.doc,
+                "reference": record.reference,
+            }
+        )
+    return entries
+
+
+def row_notes(states: pd.DataFrame) -> list[str]:
+    """One line per model with unread or failed rows (shown above the summary).
+
+    >>> row_notes(pd.DataFrame([{"model": "m", "rows": 24, "unread": 12, "failed": 1,
+    ...                          "error": "OCR: boom"}]))
+    ['m: 12 of 24 rows not read yet (left out: n counts read rows only); 1 failed (OCR: boom)']
+    """
+    lines = []
+    for line in states.to_dict("records"):
+        parts = []
+        if line["unread"]:
+            parts.append(
+                f"{line['unread']} of {line['rows']} rows not read yet "
+                "(left out: n counts read rows only)"
+            )
+        if line["failed"]:
+            more = "commonest: " if line["failed"] > 1 else ""
+            parts.append(f"{line['failed']} failed ({more}{line['error']})")
+        lines.append(f"{line['model']}: " + "; ".join(parts))
+    return lines

@@ -201,7 +201,10 @@ def to_latex(
     marks: Mapping[str, Callable[[Any], str]] | None = None,
     marked: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> str:
-    """A booktabs ``table`` environment that pdflatex compiles (needs ``booktabs``).
+    """Booktabs ``table`` floats that pdflatex compiles (``booktabs``, ``amssymb``) and that
+    fit a 7-inch text width (:mod:`bench.report.latex`: abbreviated metric headers defined
+    in the caption, intervals under their means, wrapped text, wide tables in blocks,
+    long ones in parts).
 
     Text columns left-aligned, numbers right-aligned; floats at the report's
     precision (:func:`fmt_number`); a cell whose ``marks`` class is ``best`` (in a
@@ -210,34 +213,18 @@ def to_latex(
     """
     if table.empty:
         return f"% {latex_escape(caption or label)}: no rows (nothing to compare)\n"
-    align = "".join(
-        "l" if i == 0 or not _numeric_like(table[c]) else "r" for i, c in enumerate(table.columns)
+    from bench.report.latex import fit_table
+
+    numeric = {str(c): i > 0 and _numeric_like(table[c]) for i, c in enumerate(table.columns)}
+
+    def bold(record: Mapping[str, Any], column: str) -> bool:
+        if not marks or column not in marks or (marked is not None and not marked(record)):
+            return False
+        return marks[column](record[column]) == "best"
+
+    return fit_table(
+        table, caption, label, escape=latex_escape, text_of=_text, numeric=numeric, bold=bold
     )
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        rf"\begin{{tabular}}{{{align}}}",
-        r"\toprule",
-    ]
-    lines.append(" & ".join(latex_escape(_text(c)) for c in table.columns) + r" \\")
-    lines.append(r"\midrule")
-    for record in table.to_dict("records"):
-        bold = marks if marks and (marked is None or marked(record)) else {}
-        cells = []
-        for column, value in record.items():
-            cell = latex_escape(_text(value, str(column)))
-            if column in bold and bold[str(column)](value) == "best":
-                cell = rf"\textbf{{{cell}}}"
-            cells.append(cell)
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    if caption:
-        lines.append(rf"\caption{{{latex_escape(caption)}}}")
-    if label:
-        lines.append(rf"\label{{{label}}}")
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
 
 
 def _text(value: Any, column: str = "") -> str:

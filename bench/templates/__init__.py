@@ -53,6 +53,22 @@ class Table:
     row_headers: bool = False
     id: str = ""
 
+    @property
+    def numeric(self) -> list[bool]:
+        """Per column: its cells are numbers (or dashes), so its header is right-aligned
+        over them (issue 33: a number must sit under its own header).
+
+        >>> rows = [[Cell("x"), Cell("1", cls="num")], [Cell("y"), Cell("–", cls="na")]]
+        >>> Table(["a", "b"], rows).numeric
+        [False, True]
+        """
+        kinds = [[set(c.cls.split()) for c in row] for row in self.rows]
+        return [
+            any("num" in row[i] for row in kinds if i < len(row))
+            and all({"num", "na"} & row[i] for row in kinds if i < len(row))
+            for i in range(len(self.columns))
+        ]
+
 
 def table_from_frame(
     frame: pd.DataFrame,

@@ -1,0 +1,139 @@
+"""A report folder is all or nothing: written beside its place, then renamed into it (issue 32).
+
+:func:`staged_folder` yields an empty temporary folder in the target's parent
+(``.NAME.HOST-PID-TOKEN.report-tmp``); when the block succeeds the finished
+folder takes the target's place and the old report is removed. Until then the
+old report is untouched, so a report killed part-way (an error, Ctrl-C, SIGTERM,
+kill -9) leaves the old report whole and never a folder of old and new files.
+
+The swap is one ``renameat2(RENAME_EXCHANGE)`` call where Linux offers it (the
+target always names a whole report); elsewhere the old folder is first renamed
+aside, then the new one into place (a crash between the two leaves the old report
+whole under its aside name, which the next report puts back). Temporary folders
+left by a killed process of this host are removed by the next report.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import re
+import secrets
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from bench.core.errors import InputError
+from bench.core.io import HOST_TAG, _process_alive, ensure_folder, sync_folder
+
+#: Suffix of a report being written and of an old report being replaced.
+TEMP_SUFFIX = ".report-tmp"
+ASIDE_SUFFIX = ".report-old"
+#: What makes an existing folder a report that may be replaced.
+REPORT_MARKERS = ("report.json", "index.html")
+
+_STAGED = re.compile(
+    r"^\.(?P<name>.+)\.(?P<host>[0-9a-f]{6})-(?P<pid>\d+)-[0-9a-f]{6}"
+    rf"(?P<kind>{re.escape(TEMP_SUFFIX)}|{re.escape(ASIDE_SUFFIX)})$"
+)
+
+
+def _staged_name(target: Path, suffix: str) -> Path:
+    token = secrets.token_hex(3)
+    return target.with_name(f".{target.name}.{HOST_TAG}-{os.getpid()}-{token}{suffix}")
+
+
+def check_replaceable(target: Path) -> None:
+    """Refuse to replace a folder that is not a report (``--out`` naming some other folder).
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp())
+    >>> check_replaceable(folder / "new")  # absent: fine
+    >>> check_replaceable(folder)          # empty: fine
+    >>> _ = (folder / "notes.txt").write_text("mine")
+    >>> check_replaceable(folder)
+    Traceback (most recent call last):
+    bench.core.errors.InputError: ...: not a report folder (no report.json or index.html) ...
+    """
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise InputError(target, "exists and is not a folder; choose another --out")
+    if any(target.iterdir()) and not any((target / m).exists() for m in REPORT_MARKERS):
+        raise InputError(
+            target,
+            "not a report folder (no report.json or index.html) and not empty: the report "
+            "replaces its whole folder; choose an empty or new --out",
+        )
+
+
+@contextmanager
+def staged_folder(target: str | Path) -> Iterator[Path]:
+    """Yield an empty folder beside ``target``; on success it replaces ``target`` whole.
+
+    On any exception (KeyboardInterrupt and SystemExit included) the temporary folder
+    is removed and ``target`` is left as it was.
+    """
+    target = Path(target)
+    check_replaceable(target)
+    ensure_folder(target.parent)
+    remove_stale(target)
+    staged = _staged_name(target, TEMP_SUFFIX)
+    try:
+        staged.mkdir()
+    except OSError as exc:
+        raise InputError(target.parent, f"cannot write: {exc.strerror or exc}") from None
+    try:
+        yield staged
+        replace_folder(staged, target)
+    finally:
+        if staged.exists():
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+def replace_folder(staged: Path, target: Path) -> None:
+    """Put the finished folder ``staged`` in ``target``'s place; remove the old one."""
+    if target.exists() and _exchange(staged, target):
+        shutil.rmtree(staged, ignore_errors=True)  # ``staged`` now names the old report
+    elif target.exists():
+        aside = _staged_name(target, ASIDE_SUFFIX)
+        os.rename(target, aside)
+        os.rename(staged, target)
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        os.rename(staged, target)
+    sync_folder(target.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2`` with ``RENAME_EXCHANGE``); False where
+    the system has no such call."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        call = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2  # <fcntl.h> AT_FDCWD, <linux/fs.h> RENAME_EXCHANGE
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    done = call(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return bool(done == 0)
+
+
+def remove_stale(target: Path) -> None:
+    """Remove the temporary folders of ``target`` that a dead process of this host left;
+    an old report set aside by a process killed mid-swap is put back first."""
+    with suppress(OSError):
+        for entry in target.parent.iterdir():
+            match = _STAGED.match(entry.name)
+            if match is None or match["name"] != target.name or match["host"] != HOST_TAG:
+                continue
+            if _process_alive(int(match["pid"])):
+                continue
+            if match["kind"] == ASIDE_SUFFIX and not target.exists():
+                os.rename(entry, target)  # the old report, back in its place
+            else:
+                shutil.rmtree(entry, ignore_errors=True)
