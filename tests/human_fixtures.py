@@ -149,5 +149,7 @@ def launch_app(study_dir: Path, auth_file: Path | None = None):  # -> (demo, url
     from human_eval.study import load_study
 
     port = free_port()
+    if auth_file is not None:
+        auth_file.chmod(0o600)  # the server refuses a password file others may read
     demo = launch(load_study(study_dir), port=port, auth_file=auth_file, block=False, quiet=True)
     return demo, f"http://127.0.0.1:{port}/"

@@ -120,10 +120,11 @@ def serve_command(
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
-    from human_eval.app import check_bind, launch
+    from human_eval.app import check_bind, check_port, launch
     from human_eval.study import load_study
 
     check_bind(host, port)
+    check_port(host, port)  # one line naming --port, not Gradio's words about launch()
     launch(
         load_study(study),
         host=host,
