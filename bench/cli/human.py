@@ -115,8 +115,9 @@ def serve_command(
         "--max-claims-per-address",
         min=1,
         help="Unrated images the raters of one client address may hold at once "
-        "(default: study.json's, else a quarter of the study's ratings). Behind a reverse "
-        "proxy, forward X-Forwarded-For so raters are told apart.",
+        "(default: study.json's, else a quarter of the study's ratings); browsers on this "
+        "machine are not capped (a local pilot). Behind a reverse proxy, forward "
+        "X-Forwarded-For so raters are told apart.",
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
