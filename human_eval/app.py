@@ -4,8 +4,9 @@ Screens: instructions + consent -> one image at a time (prompt, one question per
 criterion, Back / Submit / Finish, progress "k / n") -> thank-you. Finish asks
 for a confirmation first (it hands the batch's unrated images back); a refused
 start or resume is said on the consent screen itself and cleared by the next
-success (no toast that outlives it); an image is scaled to fill its frame, small
-ones too. The model
+success (no toast that outlives it); the image is shown beside the questions at its
+own size (a small one enlarged, a wide one fitted to its column), and a click zooms it.
+The page is drawn in the machine's own fonts. The model
 behind an image is never sent to the page: images are the study's own copies
 named by opaque ids.
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from human_fixtures import make_run
+from human_fixtures import make_run, rate_by_truth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -43,13 +43,7 @@ def rated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     study = load_study(root / "study")
     service = RatingService(study)
-    truth = dict(zip(study.manifest["image_id"], study.manifest["exact_match"], strict=False))
-    for rater in range(9):
-        view = service.start(True)
-        while view.screen == "item":
-            correct = bool(truth[view.image_id]) if rater % 3 else rater % 2 == 0
-            answers = {"prompt_following": "Yes", "text_accuracy": "Yes" if correct else "No"}
-            view = service.submit(view.code, view.image_id, answers)
+    for view in rate_by_truth(service, raters=9):
         service.finish(view.code)
     return root / "study"
 

@@ -121,28 +121,25 @@ def test_a_password_file_others_may_read_is_refused_with_the_fix(tmp_path: Path)
     assert read_auth_file(auth) == {"lead": "pw"}
 
 
-def glyphbench(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Run the CLI's entry point (``main``: user errors are one line and exit 2)."""
+def glyphbench(args: list[str]) -> tuple[int, str]:
+    """``glyphbench ARGS`` as a process (the entry point a user runs): exit code and output."""
+    import subprocess
     import sys
 
-    from bench.cli.root import main
+    from runner_helper import child_environment
 
-    capsys.readouterr()
-    saved = sys.argv
-    sys.argv = ["glyphbench", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = saved
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.cli", *args],
+        capture_output=True,
+        text=True,
+        env=child_environment(),
+        timeout=300,
+    )
+    return done.returncode, done.stdout + done.stderr
 
 
 def test_serve_refuses_a_world_readable_auth_file_and_a_port_in_use_in_one_line(
-    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_dir: Path, tmp_path: Path
 ) -> None:
     new_study(run_dir, tmp_path / "study")
     auth = tmp_path / "admins.txt"
@@ -152,16 +149,12 @@ def test_serve_refuses_a_world_readable_auth_file_and_a_port_in_use_in_one_line(
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        code, said = glyphbench(
-            ["human", "serve", str(tmp_path / "study"), "--port", str(port)], capsys
-        )
+        code, said = glyphbench(["human", "serve", str(tmp_path / "study"), "--port", str(port)])
     assert code == 2
     lines = [line for line in said.splitlines() if line.strip()]
     assert len(lines) == 1 and f"--port {port} is in use on 127.0.0.1" in lines[0], lines
     assert "GRADIO_SERVER_PORT" not in said and "launch()" not in said
-    code, said = glyphbench(
-        ["human", "serve", str(tmp_path / "study"), "--auth-file", str(auth)], capsys
-    )
+    code, said = glyphbench(["human", "serve", str(tmp_path / "study"), "--auth-file", str(auth)])
     assert code == 2 and "chmod 600" in said
     assert len([line for line in said.splitlines() if line.strip()]) == 1
 
