@@ -4,8 +4,9 @@ Screens: instructions + consent -> one image at a time (prompt, one question per
 criterion, Back / Submit / Finish, progress "k / n") -> thank-you. Finish asks
 for a confirmation first (it hands the batch's unrated images back); a refused
 start or resume is said on the consent screen itself and cleared by the next
-success (no toast that outlives it); an image is scaled to fill its frame, small
-ones too. The model
+success (no toast that outlives it); the image is shown beside the questions at its
+own size (a small one enlarged, a wide one fitted to its column), and a click zooms it.
+The page is drawn in the machine's own fonts. The model
 behind an image is never sent to the page: images are the study's own copies
 named by opaque ids.
 
@@ -68,19 +69,42 @@ MAX_TEXT = 200
 
 ASGIApp = Callable[..., Awaitable[None]]
 
-#: Components that carry state but are not for the eye.
+#: Components that carry state but are not for the eye; the image at a size legibility
+#: can be judged at.
 HIDDEN_CSS = """.gb-hidden { display: none !important; }
 .nav-holder { display: none !important; }
-#item-image img { width: 100% !important; height: 100% !important; object-fit: contain; }
-#item-image { height: min(420px, 38vh) !important; }
+#item-image, #item-image .image-container, #item-image .image-frame {
+  height: auto !important; max-height: none !important; }
+#item-image img { width: auto !important; height: auto !important; max-width: 100% !important;
+                  max-height: none !important; min-width: min(384px, 80vw);
+                  object-fit: contain; cursor: zoom-in; }
+#gb-zoom { display: none; position: fixed; inset: 0; z-index: 2000; overflow: auto;
+           background: rgba(0, 0, 0, 0.85); cursor: zoom-out; }
+#gb-zoom img { display: block; margin: auto; max-width: none; }
 #finish-confirm { border: 1px solid #e0b400; background: #fff8db; border-radius: 6px;
                   padding: 8px; position: fixed; bottom: 24px; left: 50%;
                   transform: translateX(-50%); z-index: 1000; width: min(560px, 90vw);
                   box-shadow: 0 4px 18px rgba(0, 0, 0, 0.25); }
 """
-# The image is at most 38% of the window's height, the questions sit side by side and the
-# Finish question floats at the bottom of the window, so Submit and the question are in view
-# on a 1366x768 laptop (tests/test_human_app_browser.py::test_rating_page_fits_a_laptop_screen).
+# The image is shown at its own size (never smaller, unless wider than its column; a small
+# image is enlarged to 384 px), left of the questions, so Submit stays in view on a 1366x768
+# laptop; a click shows it at its own size or larger, filling the window (ZOOM_JS)
+# (tests/test_human_app_browser.py::test_rating_page_fits_a_laptop_screen,
+# ::test_images_are_shown_at_their_own_size_and_zoom_on_click).
+
+#: The page's fonts: the machine's own, one family for every weight. Gradio's default theme
+#: loads web fonts in some weights only, so bold text (buttons, **Prompt:**) fell back to
+#: another family offline and the page mixed two fonts (issue 33).
+SANS = ("system-ui", "-apple-system", "Segoe UI", "Helvetica Neue", "Arial", "sans-serif")
+MONO = ("ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace")
+
+
+def page_theme() -> Any:
+    """Gradio's default theme with :data:`SANS` and :data:`MONO`: nothing fetched, one font."""
+    import gradio as gr
+
+    return gr.themes.Default(font=list(SANS), font_mono=list(MONO))
+
 
 #: The admin page's path; raters' pages never link to it.
 ADMIN_ROUTE = "/admin"
@@ -95,6 +119,30 @@ FINISH_QUESTION = (
 SHORTCUTS_JS = """
 <script>
 (() => {
+  // A click on the image shows it at its own size, or larger to fill the window; a click
+  // anywhere or Escape closes it.
+  const zoom = () => {
+    let box = document.getElementById('gb-zoom');
+    if (!box) {
+      box = document.createElement('div');
+      box.id = 'gb-zoom';
+      box.appendChild(document.createElement('img'));
+      document.body.appendChild(box);
+    }
+    return box;
+  };
+  document.addEventListener('click', (e) => {
+    const open = document.getElementById('gb-zoom');
+    if (open && open.style.display === 'block') { open.style.display = 'none'; return; }
+    const img = e.target && e.target.closest && e.target.closest('#item-image img');
+    if (!img || !img.naturalWidth) return;
+    const box = zoom(), big = box.querySelector('img');
+    const scale = Math.max(1, Math.min(innerWidth / img.naturalWidth,
+                                       innerHeight / img.naturalHeight));
+    big.src = img.src;
+    big.style.width = Math.round(img.naturalWidth * scale) + 'px';
+    box.style.display = 'block';
+  });
   const button = (id) => {
     const el = document.getElementById(id);
     return el && (el.tagName === 'BUTTON' ? el : el.querySelector('button'));
@@ -105,6 +153,11 @@ SHORTCUTS_JS = """
     const t = e.target;
     if (t && (t.tagName === 'TEXTAREA' || (t.tagName === 'INPUT' && t.type !== 'radio'))) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const zoomed = document.getElementById('gb-zoom');
+    if (zoomed && zoomed.style.display === 'block') {
+      if (e.key === 'Escape') { zoomed.style.display = 'none'; e.preventDefault(); }
+      return;
+    }
     const key = e.key.toLowerCase();
     if (key === 'enter' && t && t.tagName === 'BUTTON') return;  // the button handles its own Enter
     const press = (id) => { const b = button(id); if (b) { b.click(); e.preventDefault(); } };
@@ -144,10 +197,20 @@ anonymised. You can stop at any time.
 
 
 def read_auth_file(path: str | Path) -> dict[str, str]:
-    """Parse ``user:password`` lines (blank lines and ``#`` comments ignored)."""
+    """Parse ``user:password`` lines (blank lines and ``#`` comments ignored).
+
+    A file that others may read (any group or other permission bit, as ``ssh`` refuses a
+    private key) is refused, with the ``chmod`` that fixes it: its passwords guard the
+    ratings.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "auth file not found")
+    mode = path.stat().st_mode & 0o777
+    if os.name == "posix" and mode & 0o077:
+        raise InputError(
+            path, f"holds passwords but others may read it (mode {mode:o}): chmod 600 {path}"
+        )
     users: dict[str, str] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = line.strip()
@@ -410,27 +473,28 @@ def build_app(
                     interactive=False,
                     elem_id="code",
                 )
-            image = gr.Image(
-                type="filepath",
-                interactive=False,
-                show_label=False,
-                format="png",
-                height=420,
-                buttons=["fullscreen"],
-                elem_id="item-image",
-            )
-            prompt = gr.Markdown(elem_id="prompt")
-            with gr.Row():  # side by side: the questions and Submit fit a laptop's screen
-                radios = [
-                    gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}")
-                    for c in criteria
-                ]
-            message = gr.Markdown(elem_id="message")
-            with gr.Row():
-                back_btn = gr.Button("Back", elem_id="back-btn")
-                submit_btn = gr.Button("Submit", variant="primary", elem_id="submit-btn")
-                finish_btn = gr.Button("Finish", variant="stop", elem_id="finish-btn")
-            gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
+            with gr.Row(equal_height=False):  # the image beside the questions and buttons
+                with gr.Column(scale=2, min_width=320):
+                    image = gr.Image(
+                        type="filepath",
+                        interactive=False,
+                        show_label=False,
+                        format="png",
+                        buttons=["fullscreen"],
+                        elem_id="item-image",
+                    )
+                with gr.Column(scale=1, min_width=300):
+                    prompt = gr.Markdown(elem_id="prompt")
+                    radios = [
+                        gr.Radio(choices=labels, label=c["question"], elem_id=f"q-{c['name']}")
+                        for c in criteria
+                    ]
+                    message = gr.Markdown(elem_id="message")
+                    with gr.Row():
+                        back_btn = gr.Button("Back", elem_id="back-btn")
+                        submit_btn = gr.Button("Submit", variant="primary", elem_id="submit-btn")
+                        finish_btn = gr.Button("Finish", variant="stop", elem_id="finish-btn")
+                    gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
             with gr.Column(visible=False, elem_id="finish-confirm") as confirm_col:
                 gr.Markdown(FINISH_QUESTION)
                 with gr.Row():
@@ -679,15 +743,19 @@ def admin_snapshot(
     people = store.progress_per_participant()
     regular = images[~images["is_gold"]]
     complete = int((regular["raters"] >= store.k).sum())
+    done = int(regular["raters"].clip(upper=store.k).sum())
     summary = (
-        f"**{complete} / {len(regular)}** images have {store.k} ratings; "
+        f"**{done} of {len(regular) * store.k} ratings** ({len(regular)} images x {store.k}"
+        f" raters); **{complete} / {len(regular)}** images have {store.k} ratings; "
         f"{len(people)} participants, {int(people['finished'].sum())} finished."
     )
+    # the images that still need raters first, gold items last
+    images = images.sort_values(["is_gold", "raters", "claimed", "image_id"], kind="stable")
     people = people.assign(participant=[f"P{k + 1:03d}" for k in range(len(people))])
     people = people[["participant", "assigned", "done", "finished"]]
     path = (exports or ExportFolder()).path / "ratings.csv"
     export_ratings(study, path)
-    return [summary, images, people, str(path)]
+    return [summary, images.reset_index(drop=True), people, str(path)]
 
 
 def check_bind(host: str, port: int | None) -> None:
@@ -711,6 +779,39 @@ def check_bind(host: str, port: int | None) -> None:
         ) from None
 
 
+def port_in_use(host: str, port: int | None) -> InputError:
+    """The one-line error for a port the server cannot have: it names ``--port``.
+
+    >>> print(port_in_use("127.0.0.1", 7860))
+    --port 7860 is in use on 127.0.0.1: stop what holds it, or serve on another (--port 7861)
+    >>> print(port_in_use("127.0.0.1", None))
+    no free port on 127.0.0.1 for the server: choose one with --port
+    """
+    if port is None:
+        return InputError(None, f"no free port on {host} for the server: choose one with --port")
+    other = port + 1 if port < 65535 else port - 1
+    return InputError(
+        None,
+        f"--port {port} is in use on {host}: stop what holds it, or serve on another "
+        f"(--port {other})",
+    )
+
+
+def check_port(host: str, port: int | None) -> None:
+    """:func:`port_in_use` when ``port`` cannot be bound on ``host`` now (None: Gradio picks)."""
+    import socket
+
+    if port is None:
+        return
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(info[0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(info[4])
+    except OSError:
+        raise port_in_use(host, port) from None
+
+
 def launch(
     study: Study,
     *,
@@ -724,8 +825,6 @@ def launch(
     guard: LoginGuard | None = None,
 ) -> Any:
     """Build and launch the app: localhost by default, serving only the study's images."""
-    from starlette.middleware import Middleware
-
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     if "GRADIO_TEMP_DIR" not in os.environ:
         os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(study))
@@ -736,25 +835,12 @@ def launch(
     service = RatingService(study, max_claims_per_address=max_claims_per_address)
     demo = build_app(study, admin_users=admin_users, service=service, guard=guard)
     demo.queue(default_concurrency_limit=16)
-    private = [study.folder / name for name in ("manifest.parquet", "study.json")]
-    private += list(study.folder.glob("ratings.sqlite*"))
-    demo.launch(
-        server_name=host,
-        server_port=port,
-        auth=list(rater_users.items()) if rater_users else None,
-        allowed_paths=[str(study.images_dir)],
-        blocked_paths=[str(p) for p in private],
-        prevent_thread_lock=True,  # the URLs are printed first, then the thread blocks
-        quiet=quiet,
-        show_error=True,
-        max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
-        app_kwargs={"middleware": [Middleware(RequestLimits)]},
-        footer_links=[],
-        head=SHORTCUTS_JS,
-        css=HIDDEN_CSS,
-        ssr_mode=False,
-        mcp_server=False,
-    )
+    try:
+        _launch(demo, study, host, port, rater_users)
+    except OSError as exc:
+        if "Cannot find empty port" in str(exc):  # Gradio's words name its own settings
+            raise port_in_use(host, port) from None
+        raise
     url = str(getattr(demo, "local_url", "") or f"http://{host}:{port}/").rstrip("/")
     if not quiet:
         print(f"raters open {url}/", flush=True)
@@ -765,3 +851,36 @@ def launch(
     if block:
         demo.block_thread()
     return demo
+
+
+def _launch(
+    demo: Any,
+    study: Study,
+    host: str,
+    port: int | None,
+    rater_users: dict[str, str] | None,
+) -> None:
+    """Gradio's launch, quiet: its own lines (the local URL, the ``share=True`` hint) are
+    replaced by :func:`launch`'s, which name this app's addresses and options."""
+    from starlette.middleware import Middleware
+
+    private = [study.folder / name for name in ("manifest.parquet", "study.json")]
+    private += list(study.folder.glob("ratings.sqlite*"))
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        auth=list(rater_users.items()) if rater_users else None,
+        allowed_paths=[str(study.images_dir)],
+        blocked_paths=[str(p) for p in private],
+        prevent_thread_lock=True,  # the URLs are printed first, then the thread blocks
+        quiet=True,
+        show_error=True,
+        max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
+        app_kwargs={"middleware": [Middleware(RequestLimits)]},
+        footer_links=[],
+        head=SHORTCUTS_JS,
+        css=HIDDEN_CSS,
+        theme=page_theme(),
+        ssr_mode=False,
+        mcp_server=False,
+    )

@@ -76,10 +76,22 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
     return out[front + [c for c in out.columns if c not in front]]
 
 
+#: How a time of day is written in a CSV export: ISO 8601 in UTC, to the second (the format
+#: of study.json's ``created_at``, human_eval/study.py).
+CSV_TIME = "%Y-%m-%dT%H:%M:%SZ"
+
+
 def export_ratings(study: Study, path: str | Path) -> Path:
-    """Write the anonymised long-format ratings (.csv or .parquet by suffix)."""
+    """Write the anonymised long-format ratings (.csv or .parquet by suffix).
+
+    ``created_at`` and ``updated_at`` are times, not the database's epoch seconds: UTC
+    timestamps in Parquet, :data:`CSV_TIME` text in CSV.
+    """
     path = Path(path)
     ratings = anonymised_ratings(study)
+    for column in ("created_at", "updated_at"):
+        times = pd.to_datetime(pd.to_numeric(ratings[column]), unit="s", utc=True)
+        ratings[column] = times.dt.strftime(CSV_TIME) if path.suffix.lower() == ".csv" else times
     write_table(spreadsheet_safe(ratings) if path.suffix.lower() == ".csv" else ratings, path)
     return path
 
@@ -315,15 +327,36 @@ class StudyFacts:
         )
 
 
+#: The page's headers for the ranking and rater tables (their CSV files keep the column names).
+DISPLAY_HEADERS = {
+    "rater_id": "rater",
+    "n_images": "images",
+    "n_items": "images rated",
+    "n_gold_answers": "gold answers",
+    "gold_accuracy": "gold accuracy",
+    "median_seconds": "median seconds per image",
+    "outlier": "flagged",
+    "reason": "why flagged",
+    "human_score": "share 'yes' (people)",
+    "metric_score": "metric (mean)",
+    "human_rank": "rank by people",
+    "metric_rank": "rank by metric",
+}
+
+
 def _display(frame: pd.DataFrame) -> Table:
-    """Every value through :func:`_fmt`; numbers right-aligned; no index."""
+    """Every value through :func:`_fmt` (a flag as yes or no); numbers right-aligned; no
+    index; headers from :data:`DISPLAY_HEADERS`."""
     from bench.templates import Cell, table_from_frame
 
     def cell(_column: str, value: object) -> Cell:
+        if isinstance(value, bool) or type(value).__name__ == "bool_":
+            return Cell("yes" if value else "no")
         text = _fmt(value)
         return Cell(text, cls="num" if text[:1] and text[:1] in "-0123456789" else "")
 
-    return table_from_frame(frame.reset_index(drop=True), cell)
+    shown = frame.reset_index(drop=True)
+    return table_from_frame(shown.rename(columns=DISPLAY_HEADERS), cell)
 
 
 def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str:

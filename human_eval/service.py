@@ -15,7 +15,9 @@ No one can stall the study by claiming images they do not rate:
   current one is rated (or handed back with Finish);
 * a cap on the live unrated claims of the participants started from one client
   address (``max_claims_per_address`` in study.json; default a quarter of the
-  study's ratings, at least one batch); a start beyond it is refused with a message;
+  study's ratings, at least one batch); a start beyond it is refused with a message.
+  Browsers on the serving machine itself (a loopback address, :func:`is_local`) are
+  not capped: a local pilot puts several raters on one machine (issue 33);
 * claims stop counting :data:`~human_eval.store.DEFAULT_CLAIM_TTL_S` after the
   participant's last action, and when nothing can be claimed the message says
   whether the images are done or merely claimed by others for now.
@@ -40,6 +42,20 @@ ADDRESS_FULL = (
     "Too many unfinished batches were started from your network address. Resume yours with "
     "its code, or finish it, before starting another."
 )
+
+
+def is_local(address: str | None) -> bool:
+    """Whether a client address is this machine's own (loopback: 127.0.0.0/8, ::1).
+
+    >>> is_local("127.0.0.1"), is_local("::1"), is_local("10.0.0.7"), is_local("testclient")
+    (True, True, False, False)
+    """
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(str(address)).is_loopback
+    except ValueError:
+        return False
 
 
 class RatingError(Exception):
@@ -116,7 +132,8 @@ class RatingService:
         """A new participant (or the logged-in one): claim a batch and show its first item.
 
         ``client`` is the request's address: starts from one address together hold at
-        most ``max_claims_per_address`` unrated claims (None: no cap, e.g. tests).
+        most ``max_claims_per_address`` unrated claims (None, or this machine's own
+        address: no cap).
         """
         if not consent:
             return View(
@@ -124,7 +141,8 @@ class RatingService:
             )
         with self._starting:  # check the cap and claim as one step
             holders = self._addresses.get(client, set()) if client else set()
-            full = client and self.store.open_claims(holders) >= self.max_claims_per_address
+            capped = client and not is_local(client)
+            full = capped and self.store.open_claims(holders) >= self.max_claims_per_address
             if full and not (login and self.store.find_login(login)):  # a known login resumes
                 return View("consent", message=ADDRESS_FULL)
             participant = self.store.new_participant(login=login or None)

@@ -209,6 +209,7 @@ def test_serve_prints_the_raters_and_the_admin_address(tmp_path: Path, capfd) ->
     create_study([run], tmp_path / "s", n=9, min_per_cell=1, progress=False)
     auth = tmp_path / "admin.txt"
     auth.write_text("lead:s3cret-pass\n", encoding="utf-8")
+    auth.chmod(0o600)
     port = free_port()
     demo = launch(load_study(tmp_path / "s"), port=port, auth_file=auth, block=False)
     try:
@@ -217,3 +218,5 @@ def test_serve_prints_the_raters_and_the_admin_address(tmp_path: Path, capfd) ->
         demo.close()
     assert f"raters open http://127.0.0.1:{port}/" in said
     assert f"the admin page is http://127.0.0.1:{port}/admin" in said
+    # Gradio's own lines are not ours: no share=True hint, no second URL line
+    assert "share=True" not in said and "Running on" not in said

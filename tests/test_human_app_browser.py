@@ -1,10 +1,12 @@
 """The rating app in headless Chromium (issue 15): Finish asks first, the admin page has its
-own route behind its password, a refusal is said in place and cleared, images fill the frame."""
+own route behind its password, a refusal is said in place and cleared; images at their own
+size with zoom on click, one font (issue 33)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,23 +25,37 @@ def browser(tmp_path: Path) -> Iterator[Any]:
         yield driver
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """A small study (96-px images: smaller than the frame) served with an admin login."""
-    os.environ["GRADIO_TEMP_DIR"] = str(tmp_path / "gradio-cache")
-    run = make_run(tmp_path / "run", per_cell=2, image_size=96)
-    study = tmp_path / "study"
+@contextmanager
+def serving(tmp_path: Path, image_size: int, auth: Path | None = None) -> Iterator[str]:
+    """A small study of ``image_size``-px images, served (with an admin login when ``auth``)."""
+    os.environ["GRADIO_TEMP_DIR"] = str(tmp_path / f"gradio-cache-{image_size}")
+    run = make_run(tmp_path / f"run-{image_size}", per_cell=2, image_size=image_size)
+    study = tmp_path / f"study-{image_size}"
     create_study(
         [run], study, n=9, min_per_cell=1, raters_per_image=2, seed=3, batch_size=3,
         gold_per_batch=0, n_gold=0, progress=False,
     )  # fmt: skip
-    auth = tmp_path / "admin.txt"
-    auth.write_text("lead:s3cret-pass\n", encoding="utf-8")
     demo, url = launch_app(study, auth_file=auth)
     try:
         yield url
     finally:
         demo.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """96-px images (smaller than the frame), served with an admin login."""
+    auth = tmp_path / "admin.txt"
+    auth.write_text("lead:s3cret-pass\n", encoding="utf-8")
+    with serving(tmp_path, 96, auth) as url:
+        yield url
+
+
+@pytest.fixture
+def served_large(tmp_path: Path) -> Iterator[str]:
+    """512-px images (the size of many generators' output, or the demo's 256 x 2)."""
+    with serving(tmp_path, 512) as url:
+        yield url
 
 
 def _visible(driver: Any, element_id: str) -> bool:
@@ -137,23 +153,90 @@ def _in_view(driver: Any, element_id: str) -> bool:
     return bool(driver.execute_script(script, element_id))
 
 
-@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
-def test_rating_page_fits_a_laptop_screen(served: str, tmp_path: Path, size: tuple[int, int]):
+def _start(driver: Any, url: str) -> Any:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
+    wait = WebDriverWait(driver, 60)
+    driver.get(url)
+    wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#consent input[type=checkbox]")))
+    driver.find_element(By.CSS_SELECTOR, "#consent input[type=checkbox]").click()
+    driver.find_element(By.ID, "start-btn").click()
+    wait.until(lambda d: "0 / 3" in d.find_element(By.ID, "progress").text)
+    image = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#item-image img")))
+    wait.until(lambda d: image.get_property("naturalWidth") > 0)
+    return image
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_rating_page_fits_a_laptop_screen(served: str, tmp_path: Path, size: tuple[int, int]):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
     with chromium_driver(tmp_path / "laptop", width=size[0], height=size[1]) as driver:
         wait = WebDriverWait(driver, 60)
-        driver.get(served)
-        wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#consent input[type=checkbox]")))
-        driver.find_element(By.CSS_SELECTOR, "#consent input[type=checkbox]").click()
-        driver.find_element(By.ID, "start-btn").click()
-        wait.until(lambda d: "0 / 3" in d.find_element(By.ID, "progress").text)
-        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#item-image img")))
+        _start(driver, served)
         driver.execute_script("window.scrollTo(0, 0);")
         for element in ("item-image", "submit-btn", "finish-btn"):
             assert _in_view(driver, element), f"{element} is below the fold at {size}"
         driver.find_element(By.ID, "finish-btn").click()
         wait.until(lambda d: _visible(d, "finish-confirm"))
         assert _in_view(driver, "finish-confirm") and _in_view(driver, "finish-confirm-btn")
+
+
+def test_images_are_shown_at_their_own_size_and_zoom_on_click(
+    served_large: str, tmp_path: Path
+) -> None:
+    """Legibility is judged on the image's own pixels (issue 33 item 8): at 1366x768 a 512-px
+    image is shown at 512 px with Submit still in view; a click shows it larger, filling
+    the window; a click or Escape closes it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with chromium_driver(tmp_path / "zoom", width=1366, height=768) as driver:
+        image = _start(driver, served_large)
+        box = driver.execute_script("return arguments[0].getBoundingClientRect();", image)
+        assert image.get_property("naturalWidth") == 512
+        assert round(box["width"]) >= 512 and round(box["height"]) >= 512  # never shrunk
+        driver.execute_script("window.scrollTo(0, 0);")
+        assert _in_view(driver, "submit-btn") and _in_view(driver, "finish-btn")
+        image.click()
+        WebDriverWait(driver, 10).until(lambda d: _visible(d, "gb-zoom"))
+        zoomed = driver.execute_script(
+            "const i = document.querySelector('#gb-zoom img');"
+            "return [i.naturalWidth, i.getBoundingClientRect().width, window.innerHeight];"
+        )
+        assert zoomed[0] == 512 and zoomed[1] >= min(1366, zoomed[2]) - 1  # fills the window
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+        WebDriverWait(driver, 10).until(lambda d: not _visible(d, "gb-zoom"))
+        image.click()
+        WebDriverWait(driver, 10).until(lambda d: _visible(d, "gb-zoom"))
+        driver.find_element(By.ID, "gb-zoom").click()
+        WebDriverWait(driver, 10).until(lambda d: not _visible(d, "gb-zoom"))
+        assert "0 / 3" in driver.find_element(By.ID, "progress").text  # nothing was answered
+
+
+def _platform_fonts(driver: Any, selector: str) -> dict[str, int]:
+    """The fonts Chromium really drew the matching elements' text with (DevTools), by glyphs."""
+    driver.execute_cdp_cmd("DOM.enable", {})
+    driver.execute_cdp_cmd("CSS.enable", {})
+    root = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    nodes = driver.execute_cdp_cmd("DOM.querySelectorAll", {"nodeId": root, "selector": selector})
+    used: dict[str, int] = {}
+    for node in nodes["nodeIds"]:
+        for font in driver.execute_cdp_cmd("CSS.getPlatformFontsForNode", {"nodeId": node})[
+            "fonts"
+        ]:
+            used[font["familyName"]] = used.get(font["familyName"], 0) + font["glyphCount"]
+    return used
+
+
+def test_the_rating_page_is_drawn_in_one_font_offline(served: str, tmp_path: Path) -> None:
+    """Gradio's default web font came in two weights only, so bold text (buttons, Prompt:)
+    fell back to another family on a machine without network: two fonts on one page."""
+    with chromium_driver(tmp_path / "fonts", width=1366, height=768) as driver:
+        _start(driver, served)
+        used = _platform_fonts(driver, "button, strong, p, span, label, h2")
+    assert len(used) == 1, used

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from human_fixtures import make_run
+from human_fixtures import make_run, rate_by_truth
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -313,15 +313,7 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert "27 images in 9 cells + 6 gold" in result.output
     study = load_study(study_dir)
     service = RatingService(study)
-    truth = dict(zip(study.manifest["image_id"], study.manifest["exact_match"], strict=False))
-    for rater in range(9):
-        view = service.start(True)
-        while view.screen == "item":
-            correct = bool(truth[view.image_id]) if rater % 3 else rater % 2 == 0
-            label = "Yes" if correct else "No"
-            view = service.submit(
-                view.code, view.image_id, {"prompt_following": "Yes", "text_accuracy": label}
-            )
+    for view in rate_by_truth(service, raters=9):
         assert view.screen == "review" and view.done == view.total == 9 + 2  # batch + gold
         assert service.submit(view.code, "", {}).screen == "review"  # Submit with nothing shown
         service.finish(view.code)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from rich.table import Table as RichTable
+    from rich.console import Console
 
     from bench.templates import Table
 
@@ -54,7 +54,12 @@ def sample_command(
     batch_size: int = typer.Option(30, help="Images per participant batch."),
     gold_per_batch: int = typer.Option(2, help="Gold items mixed into each batch."),
     scale: str = typer.Option("yesno", help="Answer scale: yesno or likert5."),
-    include_controls: bool = typer.Option(False, help="Also sample control-model images."),
+    include_controls: bool = typer.Option(
+        False,
+        "--include-controls",
+        help="Also sample control-model images (rendered, typo'd, blank: a spread of "
+        "quality people can judge; the rest stay gold items).",
+    ),
 ) -> None:
     """Draw a stratified sample from RUNS into a self-contained study folder.
 
@@ -84,8 +89,8 @@ def sample_command(
     for note in study.config.get("design_notes", []):
         typer.echo(f"adapted to the run: {note}")
     typer.echo(
-        f"study {out}: {len(regular)} images in {regular['cell'].nunique()} cells"
-        f" + {int(manifest['is_gold'].sum())} gold; K={raters_per_image};"
+        f"sampled {len(regular)} images in {regular['cell'].nunique()} cells"
+        f" + {int(manifest['is_gold'].sum())} gold into {out}; K={raters_per_image};"
         f" about {len(regular) * raters_per_image / batch_size:.0f} batches of {batch_size} to fill"
     )
 
@@ -110,15 +115,17 @@ def serve_command(
         "--max-claims-per-address",
         min=1,
         help="Unrated images the raters of one client address may hold at once "
-        "(default: study.json's, else a quarter of the study's ratings). Behind a reverse "
-        "proxy, forward X-Forwarded-For so raters are told apart.",
+        "(default: study.json's, else a quarter of the study's ratings); browsers on this "
+        "machine are not capped (a local pilot). Behind a reverse proxy, forward "
+        "X-Forwarded-For so raters are told apart.",
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
-    from human_eval.app import check_bind, launch
+    from human_eval.app import check_bind, check_port, launch
     from human_eval.study import load_study
 
     check_bind(host, port)
+    check_port(host, port)  # one line naming --port, not Gradio's words about launch()
     launch(
         load_study(study),
         host=host,
@@ -153,16 +160,23 @@ def stats_command(
     loaded = load_study(study)
     analysis = analyse(loaded, n_boot=n_boot, seed=seed)
     console = Console()
-    # The console shows the report page's own tables: the same cells, "n/a: why" included.
-    console.print(
-        _rich_table(agreement_table(analysis.agreement), "Agreement (95% intervals over images)")
+    # The console shows the report page's own tables: the same cells, "n/a: why" included,
+    # fitted to the terminal (wrapped, split or stacked; never a cut number or name).
+    _print_fitted(
+        console,
+        agreement_table(analysis.agreement),
+        "Agreement (95% intervals over images)",
+        drop=("note",),  # the notes follow the table as lines of their own
     )
     for note in analysis.agreement["note"]:
         if note:
-            console.print(f"note: {note}")
-    console.print(_rich_table(alignment_table(analysis.alignment), "Automatic scores vs people"))
+            console.print(f"note: {note}", markup=False)
+    _print_fitted(
+        console, alignment_table(analysis.alignment), "Automatic scores vs people", keys=2
+    )
     console.print(
-        f"model ranking, people vs each metric: Kendall tau {kendall_sentence(analysis.kendall)}"
+        f"model ranking, people vs each metric: Kendall tau {kendall_sentence(analysis.kendall)}",
+        markup=False,
     )
     flagged = analysis.raters[analysis.raters["outlier"]]
     console.print(f"raters: {len(analysis.raters)}, flagged: {len(flagged)}")
@@ -211,13 +225,14 @@ def register(app: typer.Typer) -> None:
     app.add_typer(human, name="human")
 
 
-def _rich_table(table: Table, title: str) -> RichTable:
-    """A page table (:class:`bench.templates.Table`) for the console: cells and intervals."""
-    from rich.table import Table as RichTable
+def _print_fitted(
+    console: Console, table: Table, title: str, *, keys: int = 1, drop: tuple[str, ...] = ()
+) -> None:
+    """Print a page table (:class:`bench.templates.Table`) at the console's width."""
+    from bench.report.console_fit import fit_table
+    from bench.templates import Table
 
-    shown = RichTable(title=title)
-    for column in table.columns:
-        shown.add_column(column)
-    for row in table.rows:
-        shown.add_row(*(f"{cell.text} {cell.ci}".strip() for cell in row))
-    return shown
+    kept = [k for k, column in enumerate(table.columns) if column not in drop]
+    shown = Table([table.columns[k] for k in kept], [[row[k] for k in kept] for row in table.rows])
+    for part in fit_table(shown, title, console.width, keys=keys):
+        console.print(part)
