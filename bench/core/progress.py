@@ -57,6 +57,12 @@ class LineProgress(Progress):
         self._step = step
         self._every_s = every_s
         self._said: dict[TaskID, tuple[float, float]] = {}  # task -> (fraction, time) last said
+        self._start: dict[TaskID, tuple[float, float]] = {}  # task -> (completed, time) at start
+
+    def add_task(self, description: str, *args: Any, **fields: Any) -> TaskID:
+        task_id = super().add_task(description, *args, **fields)
+        self._start[task_id] = (float(fields.get("completed", 0) or 0), time.monotonic())
+        return task_id
 
     def update(self, task_id: TaskID, **changes: Any) -> None:
         super().update(task_id, **changes)
@@ -85,9 +91,33 @@ class LineProgress(Progress):
         self._said[task_id] = (fraction if total else 0.0, now)
         count = f"{done:.0f}/{total:.0f} ({100 * fraction:.0f}%)" if total else f"{done:.0f}"
         spent = str(timedelta(seconds=int(elapsed)))
+        first, started = self._start.get(task_id, (0.0, now - elapsed))
+        pace = rate_eta(done - first, now - started, (total - done) if total else None)
         self.console.print(
-            f"{description}: {count}, {spent} elapsed", highlight=False, markup=False
+            f"{description}: {count}, {spent} elapsed{pace}", highlight=False, markup=False
         )
+
+
+def rate_eta(done: float, seconds: float, left: float | None) -> str:
+    """``", 3.33/s, ETA 0:00:24"``: the average rate and the time ``left`` items take at it.
+
+    >>> rate_eta(40, 12.0, 80)
+    ', 3.33/s, ETA 0:00:24'
+    >>> rate_eta(3, 60.0, None), rate_eta(0, 5.0, 10)
+    (', 3/min', ', ?/s, ETA ?')
+    >>> rate_eta(1234, 1.0, 0)
+    ', 1234/s, ETA 0:00:00'
+    """
+    if done <= 0 or seconds <= 0:
+        return ", ?/s" + (", ETA ?" if left is not None else "")
+    per_s = done / seconds
+    if per_s >= 100:
+        rate = f"{per_s:.0f}/s"
+    else:
+        rate = f"{per_s:.3g}/s" if per_s >= 1 else f"{per_s * 60:.3g}/min"
+    if left is None:
+        return f", {rate}"
+    return f", {rate}, ETA {timedelta(seconds=round(max(left, 0) / per_s))}"
 
 
 class Ticker:
