@@ -27,6 +27,8 @@ T = TypeVar("T")
 STEP = 0.10
 #: Seconds between two progress lines of a task (also for tasks without a total).
 EVERY_S = 30.0
+#: Seconds a task must have run before its rate is stated.
+MIN_RATE_S = 0.5
 
 
 class LineProgress(Progress):
@@ -103,13 +105,14 @@ def rate_eta(done: float, seconds: float, left: float | None) -> str:
 
     >>> rate_eta(40, 12.0, 80)
     ', 3.33/s, ETA 0:00:24'
-    >>> rate_eta(3, 60.0, None), rate_eta(0, 5.0, 10)
-    (', 3/min', ', ?/s, ETA ?')
+    >>> rate_eta(3, 60.0, None), rate_eta(0, 5.0, 10), rate_eta(4, 0.001, 21)
+    (', 3/min', ', ?/s, ETA ?', ', ?/s, ETA ?')
     >>> rate_eta(1234, 1.0, 0)
     ', 1234/s, ETA 0:00:00'
     """
-    if done <= 0 or seconds <= 0:
-        return ", ?/s" + (", ETA ?" if left is not None else "")
+    if done <= 0 or seconds < MIN_RATE_S:  # too soon for a rate (a task added late, say)
+        eta = "" if left is None else ", ETA 0:00:00" if left <= 0 else ", ETA ?"
+        return ", ?/s" + eta
     per_s = done / seconds
     if per_s >= 100:
         rate = f"{per_s:.0f}/s"

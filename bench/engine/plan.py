@@ -187,7 +187,7 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     lines = [
         "dry run: nothing loaded or written (the full plan: --dry-run --json)",
         f"run:      {plan.get('run_id')} -> {plan.get('out')}",
-        f"prompts:  {prompts.get('count')} from {prompts.get('source')}",
+        f"prompts:  {prompts.get('count')} from {prompts.get('source')}{_named(prompts)}",
         f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
         f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
         f"{remaining} to make, {jobs - remaining - no_file} already done"
@@ -217,6 +217,20 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     lines.append(f"reader:   {plan.get('ocr')}{readers}")
     lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
     return lines
+
+
+def _named(prompts: Mapping[str, Any]) -> str:
+    """What chose the prompts, when the files of ``images:`` models did (issue 33).
+
+    >>> _named({"named_by": ["images:mine"]})
+    ': those the files of images:mine name (no --prompts, --where, --sample or --limit given)'
+    """
+    if not prompts.get("named_by"):
+        return ""
+    return (
+        f": those the files of {', '.join(prompts['named_by'])} name "
+        "(no --prompts, --where, --sample or --limit given)"
+    )
 
 
 def _count(n: int, noun: str) -> str:
