@@ -4,14 +4,13 @@ are mostly missing."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 from PIL import Image
-from runner_helper import child_environment, register, write_prompts_csv
+from runner_helper import register, write_prompts_csv
+from test_error_contract import glyphbench, one_line
 from typer.testing import CliRunner
 
 from bench.cli.root import app
@@ -24,24 +23,12 @@ from prompts import select
 
 register()
 
-HELPER = Path(__file__).with_name("runner_helper.py")
-REPO = HELPER.parents[1]
-
 
 def _folder(path: Path, names: list[str]) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     for name in names:
         Image.new("RGB", (16, 16), "white").save(path / name)
     return path
-
-
-def _invoke(*args: str) -> tuple[int, str]:
-    """``glyphbench ARGS`` in a process of its own (as a user runs it): exit code, stdout+err."""
-    command = [sys.executable, str(HELPER), *args]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=300, env=child_environment(), cwd=REPO
-    )
-    return done.returncode, done.stdout + done.stderr
 
 
 def _in_process(*args: str) -> Result:
@@ -76,17 +63,17 @@ def test_the_files_name_the_prompts_in_the_sources_order(tmp_path: Path) -> None
 
 
 def test_a_selection_whose_images_are_mostly_missing_is_refused_before_writing(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     prompts = write_prompts_csv(tmp_path / "p.csv", 8)
     folder = _folder(tmp_path / "made", ["p00.png", "p01.png", "p02.png"])  # 3 of 8
     out = tmp_path / "run"
     args = ["run", "--models", f"images:{folder}", "--prompts", f"csv:{prompts}"]
-    code, said = _invoke(*args, "--ocr", "pixelocr", "--out", str(out))
-    assert code == 2, said
-    assert len(said.strip().splitlines()) == 1
-    assert "5 of 8 expected images have no file (3 found) for 8 prompts" in said
-    assert "leave out --prompts to score the prompts the files name" in said
+    code, said = glyphbench([*args, "--ocr", "pixelocr", "--out", str(out)], capsys)
+    line = one_line(said)
+    assert code == 2
+    assert "5 of 8 expected images have no file (3 found) for 8 prompts" in line
+    assert "leave out --prompts to score the prompts the files name" in line
     assert not out.exists()
     plan = _in_process(*args, "--ocr", "pixelocr", "--out", str(out), "--dry-run")
     assert isinstance(plan.exception, InputError)  # the plan says so too
@@ -111,18 +98,12 @@ def test_check_files_counts_seeds_the_files_lack(tmp_path: Path) -> None:
     assert check_files(config, chosen) == {"images:made": {"found": 2, "missing": 2}}
 
 
-def test_a_folder_or_manifest_naming_nothing_exits_2_naming_the_unused_files(
-    tmp_path: Path,
-) -> None:
-    """Item 9: one line, exit 2, nothing written, the files found named as not used."""
+def test_a_folder_or_manifest_naming_nothing_is_refused_by_the_plan_too(tmp_path: Path) -> None:
+    """Item 9 (the run itself: tests/test_error_contract.py): the dry-run refuses as the
+    run would, and a manifest naming no image of the run is refused like a folder."""
     prompts = write_prompts_csv(tmp_path / "p.csv", 4)
     folder = _folder(tmp_path / "made", ["cat.png", "dog.jpg"])
     args = ["run", "--models", f"images:{folder}", "--prompts", f"csv:{prompts}"]
-    code, said = _invoke(*args, "--ocr", "pixelocr", "--out", str(tmp_path / "a"))
-    assert code == 2, said
-    assert len(said.strip().splitlines()) == 1
-    assert "names an image of this run (4 expected)" in said
-    assert "2 files not used: cat.png, dog.jpg" in said
     plan = _in_process(*args, "--ocr", "pixelocr", "--out", str(tmp_path / "b"), "--dry-run")
     assert isinstance(plan.exception, InputError), plan.output
     assert "2 files not used: cat.png, dog.jpg" in str(plan.exception)
@@ -132,7 +113,7 @@ def test_a_folder_or_manifest_naming_nothing_exits_2_naming_the_unused_files(
     listed = _in_process(*args, "--ocr", "pixelocr", "--out", str(tmp_path / "c"))
     assert isinstance(listed.exception, InputError), listed.output
     assert "no row of" in str(listed.exception) and "1 rows not used" in str(listed.exception)
-    assert not any((tmp_path / name).exists() for name in "abc")
+    assert not any((tmp_path / name).exists() for name in "bc")
 
 
 def test_the_plan_says_which_prompts_the_files_chose(tmp_path: Path) -> None:

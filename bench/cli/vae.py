@@ -169,6 +169,10 @@ def _check_specs(codecs: list[str], reader: str) -> None:
                 PLUGINS.resolve(kind, spec)
             except InputError as exc:
                 raise InputError(flag, exc.problem) from None
+            if kind == "codecs":
+                from vae_eval.codecs import check_codec_files
+
+                check_codec_files(spec)  # a missing taesd: folder names the folder (issue 33)
 
 
 @vae_app.command("download")
