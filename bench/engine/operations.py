@@ -27,7 +27,7 @@ from bench.engine.config import RunConfig
 from bench.engine.image_jobs import build_jobs
 from bench.engine.lock import FolderLock
 from bench.engine.made_elsewhere import check_files, files_choose_prompts
-from bench.engine.plan import api_caveats, api_cost
+from bench.engine.plan import api_caveats, api_cost, auto_device
 from bench.engine.provenance import Distributed, detect_distributed, environment, now
 from bench.engine.results import (
     PROMPTS,
@@ -920,6 +920,7 @@ def plan_run(
         "images_per_prompt": config.images_per_prompt,
         "batch_size": config.batch_size,
         "device": config.device,
+        **({"auto_device": auto_device()} if config.device == "auto" else {}),
         "ocr": config.ocr,
         **_plan_readers(config),
         "protocol": _protocol_card(config, prompt_set),
