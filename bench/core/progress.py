@@ -84,6 +84,10 @@ class LineProgress(Progress):
         fraction = done / total if total else 0.0
         last_fraction, last_time = self._said.get(task_id, (0.0, time.monotonic()))
         now = time.monotonic()
+        if task_id not in self._said and task_id in self._start:
+            first, started = self._start[task_id]
+            if now - started < MIN_RATE_S:  # the task was added after its first batch was
+                self._start[task_id] = (done, now)  # made: that batch's items do not count
         finished = total is not None and total > 0 and done >= total and last_fraction < 1.0
         stepped = bool(total) and fraction - last_fraction >= self._step - 1e-9
         waited = now - last_time >= self._every_s and done > 0
