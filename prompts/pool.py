@@ -209,6 +209,26 @@ class PromptPool:
         )
         return PromptSet(frame, source=self.source, version=self.version, meta=dict(self.meta))
 
+    def positions_of(self, wanted: Callable[[str], bool]) -> np.ndarray:
+        """Pool positions, in order, of the rows whose ``prompt_id`` is ``wanted``.
+
+        Only the ids are computed (one hash per template x text pair), no row is built.
+        """
+        _, t_ids, _, x_ids = self._string_lists()
+        sha256 = hashlib.sha256
+        found: list[int] = []
+        for t, template_id in enumerate(t_ids):
+            prefix = f"{self.kind}\x1f{template_id}\x1f"
+            base = t * len(x_ids)
+            found += [
+                base + x
+                for x, text_id in enumerate(x_ids)
+                if wanted(sha256((prefix + text_id).encode("utf-8")).hexdigest()[:12])
+            ]
+        singles = self.singles["prompt_id"].astype(str).tolist() if len(self.singles) else []
+        found += [self.n_cross + i for i, prompt_id in enumerate(singles) if wanted(prompt_id)]
+        return np.asarray(found, dtype=np.int64)
+
     def subset(self, index: Sequence[int] | np.ndarray) -> PromptSet:
         """A PromptSet of the rows at ``index``."""
         return PromptSet(

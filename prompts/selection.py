@@ -22,7 +22,7 @@ product; ``where`` scans the pool a chunk at a time.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -255,6 +255,38 @@ def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
         )
     return PromptSet(
         query(source.frame), source=source.source, version=source.version, meta=dict(source.meta)
+    )
+
+
+def select_ids(source: str | PromptPool | PromptSet, ids: Collection[str]) -> PromptSet:
+    """The prompts whose id is in ``ids``, in the source's order.
+
+    An id is also found by its file-safe form (``slug(prompt_id, digest=8)``, as a run
+    folder names image files), so ids taken from file names find ``a/b`` as ``a_b-<hash>``.
+    A pool computes only the ids of its rows and builds just the rows found.
+
+    >>> frame = pd.DataFrame({"prompt_id": ["p1", "a/b", "p3"], "prompt": ["x", "y", "z"],
+    ...                       "text": ["x", "y", "z"]})
+    >>> chosen = select_ids(PromptSet(frame, source="t"), {"p3", "a_b-c14cddc0", "nope"})
+    >>> chosen.frame["prompt_id"].tolist()
+    ['a/b', 'p3']
+    """
+    from bench.core.io import slug
+    from prompts.sources import load_source
+
+    wanted = set(ids)
+    # a changed id's slug ends in "-" and 8 hex digits: without such names, skip slugging
+    slugs = any(re.search(r"-[0-9a-f]{8}$", name) for name in wanted)
+
+    def named(prompt_id: str) -> bool:
+        return prompt_id in wanted or (slugs and slug(prompt_id, digest=8) in wanted)
+
+    loaded = load_source(source) if isinstance(source, str) else source
+    if isinstance(loaded, PromptPool):
+        return loaded.subset(loaded.positions_of(named))
+    keep = [named(str(prompt_id)) for prompt_id in loaded.frame["prompt_id"]]
+    return PromptSet(
+        loaded.frame[keep], source=loaded.source, version=loaded.version, meta=dict(loaded.meta)
     )
 
 

@@ -179,6 +179,39 @@ def test_vae_eval_malformed_codec_spec(
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_vae_eval_missing_taesd_folder_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dry_run: list[str]
+) -> None:
+    """Issue 33, item 9: a misspelt taesd: folder is refused before anything is written."""
+    args = ["vae-eval", "--vae", "identity", "--vae", f"taesd:{tmp_path / 'taef3'}"]
+    code, err = glyphbench([*args, "--limit", "2", "--out", tmp_path / "o", *dry_run], capsys)
+    assert code == 2
+    assert one_line(err) == f"error: {tmp_path / 'taef3'}: no such folder " + (
+        "(taesd:<folder with NAME_encoder.pth and ...>)"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_images_folder_naming_nothing_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33, item 9: the files found are named as not used; exit 2; no run folder."""
+    from PIL import Image
+
+    prompts = write_prompts_csv(tmp_path / "p.csv", 4)
+    (tmp_path / "made").mkdir()
+    for name in ("cat.png", "dog.jpg"):
+        Image.new("RGB", (8, 8)).save(tmp_path / "made" / name)
+    args = ["run", "--models", f"images:{tmp_path / 'made'}", "--prompts", f"csv:{prompts}"]
+    code, err = glyphbench([*args, "--ocr", "pixelocr", "--out", tmp_path / "o"], capsys)
+    assert code == 2
+    line = one_line(err)
+    assert "names an image of this run (4 expected)" in line
+    assert line.endswith("; 2 files not used: cat.png, dog.jpg")
+    assert not (tmp_path / "o").exists()
+
+
 def test_vae_eval_where_every_row_failed_exits_non_zero(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

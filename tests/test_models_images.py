@@ -136,32 +136,40 @@ def test_bad_sources_are_one_line_errors(tmp_path: Path) -> None:
         get_model(f"images:{tmp_path / 'a.txt'}")
     bad = tmp_path / "bad.csv"
     bad.write_text("prompt,file\np00,x.png\n")
-    result, said = _run(tmp_path, f"images:{bad}", "bad", n=1)  # a load failure: Load: rows
-    assert "missing column 'prompt_id'" in result.results["error"].iloc[0]
-    assert "failed to load" in said
+    with pytest.raises(InputError, match="missing column 'prompt_id'"):  # before writing
+        _run(tmp_path, f"images:{bad}", "bad", n=1)
+    assert not (tmp_path / "bad").exists()
     with pytest.raises(InputError, match="needs a target"):
         get_model("images")
 
 
 @pytest.mark.slow
-def test_dry_run_on_a_folder_plans_the_images_it_holds(tmp_path: Path) -> None:
-    """`run --models images:DIR --prompts default --dry-run` plans the folder's images,
-    not one per prompt of the 507k-prompt set (issue 24)."""
+def test_a_folder_without_a_prompt_selection_scores_the_prompts_its_files_name(
+    tmp_path: Path,
+) -> None:
+    """Issue 33 (was issue 24): 10 files named by prompts of the 507k-prompt default set.
+    Without --prompts the plan and the run take the 10 prompts the files name; with
+    --prompts default (507,768 images without a file) the run is refused before writing."""
+    from PIL import Image
     from typer.testing import CliRunner
 
     from bench.cli.root import app
-    from prompts import load_prompt_set
+    from prompts import select
 
-    frame = load_prompt_set("default").frame
+    frame = select("default?lang=all", limit=10).frame
     folder = tmp_path / "made"
     folder.mkdir()
-    from PIL import Image
-
-    for prompt_id in frame["prompt_id"].iloc[:10]:
-        Image.new("RGB", (8, 8)).save(folder / f"{prompt_id}.png")
-    args = ["run", "--models", f"images:{folder}", "--prompts", "default", "--dry-run"]
-    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--ocr", "rapidocr"])
-    assert result.exit_code == 0, result.output
-    assert "10 to make" in result.output
-    assert f"{len(frame) - 10} without an image file" in result.output
-    assert not (tmp_path / "run").exists()
+    for k, prompt_id in enumerate(frame["prompt_id"]):
+        Image.new("RGB", (8, 8)).save(folder / f"{prompt_id}{'_s0' if k % 2 else ''}.png")
+    runner = CliRunner()
+    base = ["run", "--models", f"images:{folder}", "--ocr", "rapidocr"]
+    plan = runner.invoke(app, [*base, "--dry-run", "--out", str(tmp_path / "run")])
+    assert plan.exit_code == 0, plan.output
+    assert "prompts:  10 from default?lang=all: those the files of images:made name" in plan.output
+    assert "10 to make" in plan.output and "without an image file" not in plan.output
+    refused = runner.invoke(app, [*base, "--prompts", "default", "--out", str(tmp_path / "all")])
+    assert isinstance(refused.exception, InputError), refused.output  # the CLI: exit 2
+    problem = str(refused.exception)
+    assert "507768 of 507778 expected images have no file (10 found)" in problem
+    assert "leave out --prompts to score the prompts the files name" in problem
+    assert not (tmp_path / "all").exists()

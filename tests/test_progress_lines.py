@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 import io
 import logging
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tomllib
 from rich.console import Console
 from runner_helper import PixelOCR, prompt_set, write_prompts_csv
@@ -35,7 +37,31 @@ def test_a_run_prints_progress_lines_to_a_console_that_is_not_a_terminal(
     assert [x.split(",")[0] for x in lines] == [
         f"control:render?size=64: {n}/10 ({10 * n}%)" for n in (2, 4, 6, 8, 10)
     ]
-    assert all(x.endswith("elapsed") for x in lines)
+    # rate and time left, as tqdm shows them (issue 33; "?" until half a second has passed);
+    # the last line has nothing left
+    pace = r"elapsed, ([\d.]+/(s|min)|\?/s), ETA (\d+:\d\d:\d\d|\?)$"
+    assert all(re.search(pace, x) for x in lines), lines
+    assert lines[-1].endswith("ETA 0:00:00")
+
+
+def test_progress_lines_give_the_average_rate_and_the_time_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fake clock: 4 items in 8 s is 0.5/s, so the 6 left take 12 s; items a task
+    starts with (a resumed run's) count neither in the rate nor in the time left."""
+    from bench.core import progress as module
+
+    clock = [100.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    console = Console(file=io.StringIO(), width=200)
+    bar = module.LineProgress(console=console, step=0.2)
+    task = bar.add_task("making", total=12, completed=2)
+    for _ in range(4):
+        clock[0] += 2.0
+        bar.advance(task)
+    said = console.file.getvalue().splitlines()
+    assert said[-1].startswith("making: 6/12 (50%)")
+    assert said[-1].endswith(", 30/min, ETA 0:00:12")
 
 
 def test_the_cli_piped_to_a_file_shows_progress_lines(tmp_path: Path) -> None:

@@ -1,10 +1,12 @@
-"""The README's human-study walkthrough, run command by command as a new user would.
+"""The README's walkthroughs, run command by command as a new user would.
 
 The commands are read from README.md itself, so the README cannot drift from the CLI.
 `human serve` (a server waiting for people) is replaced by four simulated raters on the
 serving machine (address 127.0.0.1, as browsers of a local pilot) who answer through the
 same rating service the app calls, as people would: text correct where the reader found
 it exact, one rater careless.
+The images-made-elsewhere path (issue 33) runs its shell lines (`mkdir`, `cp`) in a shell,
+and docs/models.md must show the same lines.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,8 @@ from typer.testing import CliRunner
 from bench.cli.root import app
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+MODELS_DOC = README.parent / "docs" / "models.md"
+ELSEWHERE = "Images made elsewhere, step by step"
 
 
 def walkthrough() -> list[list[str]]:
@@ -32,6 +37,14 @@ def walkthrough() -> list[list[str]]:
         if command.startswith("glyphbench "):
             commands.append(shlex.split(command)[1:])
     return commands
+
+
+def block_lines(path: Path, marker: str) -> list[str]:
+    """The lines of the first ```bash block after ``marker`` in ``path``, comments cut."""
+    text = path.read_text(encoding="utf-8")
+    block = text.split(marker, 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
 
 
 def rate_as_local_pilot(study: Path, raters: int = 4) -> None:
@@ -88,3 +101,35 @@ def test_readme_human_walkthrough_runs_command_by_command(tmp_path: Path) -> Non
     assert overall.loc["ned", "roc_auc"] > 0.7 and overall.loc["algorithm1", "roc_auc"] > 0.7
     ranking = pd.read_csv(tmp_path / "study" / "analysis" / "ranking.csv")
     assert ranking["human_score"].nunique() > 2  # people tell the models apart
+
+
+@pytest.mark.slow
+def test_readme_images_made_elsewhere_runs_as_written(tmp_path: Path) -> None:
+    """Issue 33: select -> make elsewhere -> name -> score, on 10 images: 10 scored rows
+    each way (the prompts the files name; the selection file), none failed."""
+    import pandas as pd
+
+    from bench.core.schema import failed_mask
+
+    lines = block_lines(README, ELSEWHERE)
+    assert lines == block_lines(MODELS_DOC, ELSEWHERE)  # the two docs show one path
+    assert lines[0].split()[:3] == ["glyphbench", "prompts", "select"]
+    runner = CliRunner()
+    here = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        for line in lines:
+            if line.startswith("glyphbench "):
+                result = runner.invoke(app, shlex.split(line)[1:])
+                assert result.exit_code == 0, f"{line}:\n{result.output}"
+            else:  # the shell's part: mkdir, cp
+                subprocess.run(line, shell=True, check=True, cwd=tmp_path, timeout=60)
+    finally:
+        os.chdir(here)
+    assert len(list((tmp_path / "out" / "my-model").glob("*.png"))) == 10
+    chosen = pd.read_csv(tmp_path / "my-prompts.csv")["prompt_id"].astype(str)
+    for run in ("my-model", "my-model-csv"):
+        rows = pd.read_parquet(tmp_path / "runs" / run / "results.parquet")
+        assert len(rows) == 10 and not failed_mask(rows).any(), run
+        assert sorted(rows["prompt_id"].astype(str)) == sorted(chosen)
+        assert (rows["model"] == "images:my-model").all()

@@ -83,11 +83,13 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     not support.
     """
     from bench.core.registry import PLUGINS
+    from vae_eval.codecs import check_codec_files
     from vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
     for entry in entries:
         resolved = PLUGINS.resolve("codecs", entry.spec, where=where)
+        check_codec_files(resolved.spec)  # a taesd: folder that is not there (issue 33)
         if entry.autoencoder and entry.autoencoder not in SUPPORTED_CLASSES:
             raise InputError(
                 where,

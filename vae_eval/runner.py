@@ -394,6 +394,7 @@ def evaluate(
     """
     from bench.core.errors import InputError
     from bench.core.registry import PLUGINS
+    from vae_eval.codecs import check_codec_files
     from vae_eval.codecs.protocol import name_codecs
     from vae_eval.imageset import load_image_set
 
@@ -401,6 +402,7 @@ def evaluate(
     for spec in specs:  # a typo in --vae is a user error, not a failure row
         if spec not in given:
             PLUGINS.resolve("codecs", spec, where="--vae")
+            check_codec_files(spec)  # e.g. a misspelt taesd: folder (issue 33)
     if ocr_engine is None:
         PLUGINS.resolve("readers", options.ocr, where="--ocr")
     if out.exists() and not out.is_dir():

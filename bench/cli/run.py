@@ -87,6 +87,14 @@ def _suite_help() -> str:
     )
 
 
+def readers_help(lead: str) -> str:
+    """``lead`` and every registered reader (``glyphbench list readers``), not a typed list."""
+    from bench.core.registry import PLUGINS
+
+    names = ", ".join(plugin.name for plugin in PLUGINS.entries("readers"))
+    return f"{lead}: {names} (options: glyphbench list readers)."
+
+
 def run_command(
     config: Path = typer.Option(
         None, "--config", "-c", help="RUN.yaml (flags below override its values)."
@@ -128,7 +136,9 @@ def run_command(
         "mario,lex (glyphbench list metrics).",
     ),
     batch_size: int = typer.Option(None, "--batch-size", help="Images per generation call."),
-    ocr: str = typer.Option(None, "--ocr", help="OCR engine spec (easyocr, rapidocr, tesseract)."),
+    ocr: str = typer.Option(
+        None, "--ocr", help=readers_help("Reader (OCR engine) spec, default rapidocr")
+    ),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder."),
     run_id: str = typer.Option(None, "--run-id", help="Run id (default: derived from the config)."),
     device: str = typer.Option(
@@ -339,7 +349,7 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
 def rescore_command(
     run_dir: Path = typer.Argument(..., help="The run folder."),
     ocr: str = typer.Option(
-        None, "--ocr", help="Re-OCR with this engine (default: the run's engine)."
+        None, "--ocr", help=readers_help("Re-read with this reader (default: the run's)")
     ),
     scores_only: bool = typer.Option(
         False, "--scores-only", help="Keep the OCR text; recompute scores only."
@@ -371,7 +381,7 @@ def read_command(
         None, "--read-workers", help="Reader processes (default: the free cores; 0: this one)."
     ),
     shard: str = typer.Option(None, "--shard", help="Read only share I/N of the images."),
-    ocr: str = typer.Option(None, "--ocr", help="Reader spec (default: the run's)."),
+    ocr: str = typer.Option(None, "--ocr", help=readers_help("Reader spec (default: the run's)")),
     again: bool = typer.Option(False, "--again", help="Read every image, not only unread ones."),
     follow: bool = typer.Option(
         False, "--follow", help="Keep reading while a `run --read-later` on RUN generates."

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from bench.cli.run import readers_help
+
 if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console
@@ -46,7 +48,7 @@ def evaluate_command(
         help="Evaluate at most N images ('default': N // 5 at each of the 5 font sizes).",
     ),
     ocr: str = typer.Option(
-        "easyocr", "--ocr", help="Reader (OCR engine) spec: easyocr, rapidocr, tesseract[?options]."
+        "easyocr", "--ocr", help=readers_help("Reader (OCR engine) spec, default easyocr")
     ),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
     batch_size: int = typer.Option(
@@ -169,6 +171,10 @@ def _check_specs(codecs: list[str], reader: str) -> None:
                 PLUGINS.resolve(kind, spec)
             except InputError as exc:
                 raise InputError(flag, exc.problem) from None
+            if kind == "codecs":
+                from vae_eval.codecs import check_codec_files
+
+                check_codec_files(spec)  # a missing taesd: folder names the folder (issue 33)
 
 
 @vae_app.command("download")

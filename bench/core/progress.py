@@ -27,6 +27,8 @@ T = TypeVar("T")
 STEP = 0.10
 #: Seconds between two progress lines of a task (also for tasks without a total).
 EVERY_S = 30.0
+#: Seconds a task must have run before its rate is stated.
+MIN_RATE_S = 0.5
 
 
 class LineProgress(Progress):
@@ -57,6 +59,12 @@ class LineProgress(Progress):
         self._step = step
         self._every_s = every_s
         self._said: dict[TaskID, tuple[float, float]] = {}  # task -> (fraction, time) last said
+        self._start: dict[TaskID, tuple[float, float]] = {}  # task -> (completed, time) at start
+
+    def add_task(self, description: str, *args: Any, **fields: Any) -> TaskID:
+        task_id = super().add_task(description, *args, **fields)
+        self._start[task_id] = (float(fields.get("completed", 0) or 0), time.monotonic())
+        return task_id
 
     def update(self, task_id: TaskID, **changes: Any) -> None:
         super().update(task_id, **changes)
@@ -76,6 +84,10 @@ class LineProgress(Progress):
         fraction = done / total if total else 0.0
         last_fraction, last_time = self._said.get(task_id, (0.0, time.monotonic()))
         now = time.monotonic()
+        if task_id not in self._said and task_id in self._start:
+            first, started = self._start[task_id]
+            if now - started < MIN_RATE_S:  # the task was added after its first batch was
+                self._start[task_id] = (done, now)  # made: that batch's items do not count
         finished = total is not None and total > 0 and done >= total and last_fraction < 1.0
         stepped = bool(total) and fraction - last_fraction >= self._step - 1e-9
         waited = now - last_time >= self._every_s and done > 0
@@ -85,9 +97,34 @@ class LineProgress(Progress):
         self._said[task_id] = (fraction if total else 0.0, now)
         count = f"{done:.0f}/{total:.0f} ({100 * fraction:.0f}%)" if total else f"{done:.0f}"
         spent = str(timedelta(seconds=int(elapsed)))
+        first, started = self._start.get(task_id, (0.0, now - elapsed))
+        pace = rate_eta(done - first, now - started, (total - done) if total else None)
         self.console.print(
-            f"{description}: {count}, {spent} elapsed", highlight=False, markup=False
+            f"{description}: {count}, {spent} elapsed{pace}", highlight=False, markup=False
         )
+
+
+def rate_eta(done: float, seconds: float, left: float | None) -> str:
+    """``", 3.33/s, ETA 0:00:24"``: the average rate and the time ``left`` items take at it.
+
+    >>> rate_eta(40, 12.0, 80)
+    ', 3.33/s, ETA 0:00:24'
+    >>> rate_eta(3, 60.0, None), rate_eta(0, 5.0, 10), rate_eta(4, 0.001, 21)
+    (', 3/min', ', ?/s, ETA ?', ', ?/s, ETA ?')
+    >>> rate_eta(1234, 1.0, 0)
+    ', 1234/s, ETA 0:00:00'
+    """
+    if done <= 0 or seconds < MIN_RATE_S:  # too soon for a rate (a task added late, say)
+        eta = "" if left is None else ", ETA 0:00:00" if left <= 0 else ", ETA ?"
+        return ", ?/s" + eta
+    per_s = done / seconds
+    if per_s >= 100:
+        rate = f"{per_s:.0f}/s"
+    else:
+        rate = f"{per_s:.3g}/s" if per_s >= 1 else f"{per_s * 60:.3g}/min"
+    if left is None:
+        return f", {rate}"
+    return f", {rate}, ETA {timedelta(seconds=round(max(left, 0) / per_s))}"
 
 
 class Ticker:

@@ -260,6 +260,11 @@ class ApiSettings(_Strict):
         return None
 
 
+#: The settings that choose prompts: with none of them given, an ``images:`` run
+#: scores the prompts its files name (:mod:`bench.engine.made_elsewhere`).
+SELECTION_KEYS = ("prompts", "where", "sample", "limit", "suite")
+
+
 class RunConfig(_Strict):
     """Everything that determines a run's output."""
 
@@ -458,5 +463,21 @@ class RunConfig(_Strict):
     def with_overrides(self, **changes: Any) -> RunConfig:
         """A copy with some settings replaced (``None`` values are ignored), re-validated."""
         data = self.model_dump(mode="python")
-        data.update({k: v for k, v in changes.items() if v is not None})
-        return RunConfig.from_mapping(data, "command-line flags")
+        given = {k: v for k, v in changes.items() if v is not None}
+        data.update(given)
+        result = RunConfig.from_mapping(data, "command-line flags")
+        # what the user set stays what they set (selection_given reads it), not every key
+        object.__setattr__(result, "__pydantic_fields_set__", self.model_fields_set | set(given))
+        return result
+
+    @property
+    def selection_given(self) -> list[str]:
+        """The prompt-choosing settings the config file or the flags gave (issue 33).
+
+        >>> RunConfig.from_mapping({"models": ["control:blank"]}).selection_given
+        []
+        >>> config = RunConfig.from_mapping({"models": ["control:blank"], "limit": 3})
+        >>> config.selection_given, config.with_overrides(where="lang == 'en'").selection_given
+        (['limit'], ['where', 'limit'])
+        """
+        return [key for key in SELECTION_KEYS if key in self.model_fields_set]

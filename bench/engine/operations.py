@@ -26,7 +26,8 @@ from bench.engine import RunFolder, Shard, start_reader
 from bench.engine.config import RunConfig
 from bench.engine.image_jobs import build_jobs
 from bench.engine.lock import FolderLock
-from bench.engine.plan import api_caveats, api_cost
+from bench.engine.made_elsewhere import check_files, files_choose_prompts
+from bench.engine.plan import api_caveats, api_cost, auto_device
 from bench.engine.provenance import Distributed, detect_distributed, environment, now
 from bench.engine.results import (
     PROMPTS,
@@ -96,6 +97,10 @@ def load_prompts(config: RunConfig) -> PromptSet:
     import prompts
 
     source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
+    if files_choose_prompts(config):  # issue 33: images made elsewhere, no selection given
+        from bench.engine.made_elsewhere import prompts_named_by_files
+
+        return prompts_named_by_files(config, str(source))
     if config.suite is not None:  # issue 12: a suite reads its benchmark's own files
         from bench.suites.base import limit_per_subset
         from bench.suites.protocol import suite_prompts
@@ -199,6 +204,7 @@ def run_benchmark(
     from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
 
     check_reader_reads(config.ocr, prompt_set.frame)
+    check_files(config, prompt_set)  # issue 33: images: files named nothing, or mostly missing
     reader_spec = config.ocr
     try:
         _check_same_run(folder, config, prompt_set)
@@ -471,6 +477,7 @@ def _write_run_start(
                 "content_hash": prompt_set.content_hash,
                 "count": len(prompt_set),
                 "file": PROMPTS,
+                **_named_by(prompt_set),
             },
             "started_at": now(),
             "finished_at": None,
@@ -478,6 +485,13 @@ def _write_run_start(
             "protocol": _protocol_card(config, prompt_set),
         },
     )
+
+
+def _named_by(prompt_set: PromptSet) -> dict[str, Any]:
+    """``{"named_by": [labels]}`` when the prompts are those ``images:`` files name, else {}."""
+    selection = prompt_set.meta.get("selection")
+    named_by = selection.get("named_by") if isinstance(selection, dict) else None
+    return {"named_by": named_by} if named_by else {}
 
 
 def _protocol_card(config: RunConfig, prompt_set: PromptSet) -> dict[str, Any]:
@@ -865,6 +879,7 @@ def plan_run(
     folder = RunFolder(config.out)
     jobs = build_jobs(config, prompt_set.frame, dist_shard)
     done = done_keys(folder)
+    check_files(config, prompt_set)  # the run would refuse these: so does its plan
     models = []
     for entry in config.models:
         adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
@@ -899,11 +914,13 @@ def plan_run(
             "count": len(prompt_set),
             "content_hash": prompt_set.content_hash,
             "version": prompt_set.version,
+            **_named_by(prompt_set),
         },
         "seeds": config.seeds,
         "images_per_prompt": config.images_per_prompt,
         "batch_size": config.batch_size,
         "device": config.device,
+        **({"auto_device": auto_device()} if config.device == "auto" else {}),
         "ocr": config.ocr,
         **_plan_readers(config),
         "protocol": _protocol_card(config, prompt_set),

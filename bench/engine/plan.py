@@ -7,8 +7,10 @@ prompts, how many images are to be made and read, and an *estimate* of the time.
 The estimate multiplies the images still to make and read by documented
 per-image figures (docs/running.md, "The dry-run plan"), measured on the 2-core
 CPU machine this project is developed on. Only the parts with a figure are
-counted; the plan names every part without one (a diffusers model, a hosted
-API, a reader on a GPU) rather than guessing.
+counted; the plan names every part without one on a line of its own (a diffusers
+family, a hosted API, a reader on a GPU), with the command that measures it,
+rather than guessing. It warns when ``device auto`` would put a diffusers model
+on the CPU (:func:`auto_device`, decided without importing torch).
 """
 
 from __future__ import annotations
@@ -24,6 +26,17 @@ from bench.core.registry import Spec
 #: images: 10 ms decoding at the start check + 10 ms decoding + 11 ms PNG and hash.
 MAKE_SECONDS_CPU: dict[str, float] = {"control": 0.02, "images": 0.03}
 
+#: Seconds per image to make one, by diffusers family (``describe()["family"]``) and
+#: device. None measured yet: no GPU and no hub were available where the figures above
+#: were measured, so every family is "unknown" with the command that measures it.
+MAKE_SECONDS_FAMILY: dict[tuple[str, str], float] = {}
+
+#: Model kinds that run on a GPU when there is one (``device auto``).
+GPU_KINDS = frozenset({"diffusers"})
+
+#: The command that measures what has no figure (``SPEC``: the model's spec).
+MEASURE = "glyphbench run --models SPEC --limit 8 --read-later --out runs/timing"
+
 #: Seconds per image to read one, on CPU, by reader name (docs/performance.md and
 #: docs/readers.md: easyocr 0.48 images/s, rapidocr 4.1 images/s (medians of three runs),
 #: tesseract 1.77 images/s).
@@ -37,6 +50,8 @@ class Estimate:
     make_s: float = 0.0
     read_s: float = 0.0
     not_counted: list[str] = field(default_factory=list)
+    #: Models that would generate on the CPU because ``device auto`` finds no GPU.
+    on_cpu: list[str] = field(default_factory=list)
 
     @property
     def total_s(self) -> float:
@@ -48,40 +63,101 @@ def estimate(plan: Mapping[str, Any]) -> Estimate:
 
     >>> plan = {"device": "cpu", "ocr": "tesseract", "models": [
     ...     {"label": "control:render", "spec": "control:render", "remaining": 100},
-    ...     {"label": "sdxl", "spec": "diffusers:stabilityai/sdxl", "remaining": 100}]}
+    ...     {"label": "sdxl", "spec": "diffusers:stabilityai/sdxl", "remaining": 100,
+    ...      "describe": {"family": "sdxl"}}]}
     >>> result = estimate(plan)
-    >>> round(result.make_s, 2), round(result.read_s, 2), result.not_counted
-    (2.0, 112.0, ['making the images of sdxl (no per-image figure for diffusers)'])
+    >>> round(result.make_s, 2), round(result.read_s, 2), result.on_cpu
+    (2.0, 112.0, [])
+    >>> print(result.not_counted[0].replace(": measure", ":" + chr(10) + " measure"))
+    making the images of sdxl (family sdxl: no per-image figure on cpu):
+     measure with `glyphbench run --models diffusers:stabilityai/sdxl --limit 8 ...
     >>> estimate({**plan, "device": "cuda"}).not_counted[1]
     'reading with tesseract (no per-image figure on cuda)'
     >>> estimate({**plan, "ocr": "pixelocr"}).not_counted[1]
     'reading with pixelocr (no per-image figure for pixelocr)'
+    >>> estimate({**plan, "device": "auto", "auto_device": "cpu"}).on_cpu
+    ['sdxl']
     """
     result = Estimate()
     device = str(plan.get("device", "auto"))
-    on_cpu = device in ("cpu", "auto")
+    resolved = str(plan.get("auto_device") or "cpu") if device == "auto" else device
+    on_cpu = device in ("cpu", "auto")  # readers choose their own device: CPU figures
     reader = Spec.parse(str(plan.get("ocr", ""))).kind
     to_read = 0
-    uncounted: dict[str, list[str]] = {}  # model kind -> labels without a figure
+    uncounted: dict[str, list[Mapping[str, Any]]] = {}  # kind -> its models without a figure
     for model in plan.get("models", []):
         remaining = int(model.get("remaining", 0))
         to_read += remaining
         kind = Spec.parse(str(model.get("spec", ""))).kind
+        family = str((model.get("describe") or {}).get("family") or "")
         seconds = MAKE_SECONDS_CPU.get(kind)  # controls and files: the same on any device
+        if seconds is None and family:
+            seconds = MAKE_SECONDS_FAMILY.get((family, resolved))
+        if kind in GPU_KINDS and device == "auto" and resolved == "cpu":
+            result.on_cpu.append(str(model.get("label")))
         if seconds is None:
-            uncounted.setdefault(kind, []).append(str(model.get("label")))
+            uncounted.setdefault(kind, []).append(model)
             continue
         result.make_s += remaining * seconds
-    for kind, labels in uncounted.items():
-        what = labels[0] if len(labels) == 1 else f"{len(labels)} {kind} models"
-        result.not_counted.append(f"making the images of {what} (no per-image figure for {kind})")
+    for kind, models in uncounted.items():
+        result.not_counted.append(_unknown_making(kind, models, resolved))
     seconds = READ_SECONDS_CPU.get(reader)
     if seconds is not None and on_cpu:
         result.read_s = to_read * seconds
     elif to_read:
-        why = f"for {reader}" if seconds is None else f"on {device}"
+        why = f"for {reader}" if seconds is None else f"on {resolved}"
         result.not_counted.append(f"reading with {reader} (no per-image figure {why})")
     return result
+
+
+def _unknown_making(kind: str, models: Sequence[Mapping[str, Any]], device: str) -> str:
+    """One plan line for the models of ``kind`` without a figure, with the measuring command.
+
+    >>> line = _unknown_making("api", [{"label": "a", "spec": "api:x/a?size=1"}], "cpu")
+    >>> print(line[:63])
+    making the images of a (api: no per-image figure): measure with
+    >>> print(line[64:])
+    `glyphbench run --models 'api:x/a?size=1' --limit 8 --read-later --out runs/timing`
+    """
+    import shlex
+
+    labels = [str(m.get("label")) for m in models]
+    named = labels[0] if len(labels) == 1 else f"{len(labels)} {kind} models"
+    families = sorted({str((m.get("describe") or {}).get("family") or "") for m in models} - {""})
+    what = f"families {', '.join(families)}" if len(families) > 1 else kind
+    what = f"family {families[0]}" if len(families) == 1 else what
+    where = f" on {device}" if families else ""
+    spec = shlex.quote(str(models[0].get("spec"))) if len(models) == 1 else "SPEC"
+    how = MEASURE.replace("SPEC", spec)
+    return (
+        f"making the images of {named} ({what}: no per-image figure{where}): measure with `{how}`"
+    )
+
+
+def auto_device() -> str:
+    """What ``device auto`` resolves to here, ``"cuda"`` or ``"cpu"``, without importing torch.
+
+    The diffusers adapter picks CUDA when ``torch.cuda.is_available()``: torch built with
+    CUDA (its ``torch/version.py`` has a ``cuda`` version, not None) and an NVIDIA GPU
+    visible (a ``/dev/nvidia<N>`` device, ``CUDA_VISIBLE_DEVICES`` not empty or -1). The
+    dry-run must not import torch (seconds, and its test forbids it), so it reads those
+    facts instead; the run itself asks torch.
+    """
+    import importlib.util
+    import os
+    import re
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return "cpu"
+    version = Path(next(iter(spec.submodule_search_locations))) / "version.py"
+    text = version.read_text(encoding="utf-8") if version.is_file() else ""
+    if not re.search(r"^cuda\b[^=\n]*=\s*['\"]", text, re.MULTILINE):
+        return "cpu"  # a CPU (or ROCm) build
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "0").strip() in ("", "-1"):
+        return "cpu"
+    return "cuda" if any(Path("/dev").glob("nvidia[0-9]*")) else "cpu"
 
 
 def api_cost(models: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -187,7 +263,7 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     lines = [
         "dry run: nothing loaded or written (the full plan: --dry-run --json)",
         f"run:      {plan.get('run_id')} -> {plan.get('out')}",
-        f"prompts:  {prompts.get('count')} from {prompts.get('source')}",
+        f"prompts:  {prompts.get('count')} from {prompts.get('source')}{_named(prompts)}",
         f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
         f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
         f"{remaining} to make, {jobs - remaining - no_file} already done"
@@ -215,8 +291,22 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
             f"(generation waits past {plan.get('read_backlog')} images not yet read)"
         )
     lines.append(f"reader:   {plan.get('ocr')}{readers}")
-    lines.append(_estimate_line(estimate(plan), str(plan.get("device", "auto"))))
+    lines.extend(_estimate_lines(estimate(plan), str(plan.get("device", "auto"))))
     return lines
+
+
+def _named(prompts: Mapping[str, Any]) -> str:
+    """What chose the prompts, when the files of ``images:`` models did (issue 33).
+
+    >>> _named({"named_by": ["images:mine"]})
+    ': those the files of images:mine name (no --prompts, --where, --sample or --limit given)'
+    """
+    if not prompts.get("named_by"):
+        return ""
+    return (
+        f": those the files of {', '.join(prompts['named_by'])} name "
+        "(no --prompts, --where, --sample or --limit given)"
+    )
 
 
 def _count(n: int, noun: str) -> str:
@@ -228,13 +318,29 @@ def _about(seconds: float) -> str:
     return text if text.startswith("under") else f"about {text}"
 
 
-def _estimate_line(result: Estimate, device: str) -> str:
+def _estimate_lines(result: Estimate, device: str) -> list[str]:
     where = "cpu (device auto)" if device == "auto" else device
-    line = (
-        f"estimate: {_about(result.total_s)} on {where}: making "
-        f"{duration(result.make_s)} + reading {duration(result.read_s)} "
+    counted = (
+        f"making {duration(result.make_s)} + reading {duration(result.read_s)} "
         "(per-image CPU figures: docs/running.md)"
     )
-    if result.not_counted:
-        line += "; not counted: " + "; ".join(result.not_counted)
-    return line
+    if not result.not_counted:
+        lines = [f"estimate: {_about(result.total_s)} on {where}: {counted}"]
+    else:
+        lines = [
+            f"estimate: more than {duration(result.total_s)} on {where}: {counted}, "
+            f"and {len(result.not_counted)} part{'s' if len(result.not_counted) > 1 else ''}"
+            " without a figure:"
+        ]
+        lines += [f"  unknown: {part}" for part in result.not_counted]
+    if result.on_cpu:
+        named = ", ".join(result.on_cpu[:3]) + (
+            f" and {len(result.on_cpu) - 3} more" if len(result.on_cpu) > 3 else ""
+        )
+        lines.append(
+            f"warning:  device auto is cpu here (no CUDA GPU visible): {named} would "
+            "generate on the CPU (full-size SDXL took 31-88 s for one 1-step 128 px image on "
+            "a 2-core CPU, docs/performance.md); run on a GPU machine, or give --device cpu "
+            "to mean it"
+        )
+    return lines

@@ -87,6 +87,35 @@ def candidate_stems(prompt_id: str, seed: int, index: int, first_seed: int) -> l
     return stems
 
 
+def stem_ids(stem: str) -> list[str]:
+    """The prompt ids (or their file-safe forms) a file stem may name: :func:`candidate_stems`
+    read backwards.
+
+    >>> stem_ids("p-1_s0_i2"), stem_ids("p-1_s3"), stem_ids("p-1")
+    (['p-1_s0_i2', 'p-1_s0', 'p-1'], ['p-1_s3', 'p-1'], ['p-1'])
+    >>> stem_ids("p_i1")
+    ['p_i1', 'p']
+    """
+    names = [stem]
+    indexed = re.fullmatch(r"(.+)_i\d+", stem)
+    if indexed:
+        names.append(indexed[1])
+    for name in list(names):
+        seeded = re.fullmatch(r"(.+)_s\d+", name)
+        if seeded:
+            names.append(seeded[1])
+    return list(dict.fromkeys(names))
+
+
+def image_files(folder: Path) -> list[Path]:
+    """The image files directly in ``folder`` (:data:`IMAGE_SUFFIXES`), sorted."""
+    return [
+        path
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
+    ]
+
+
 @dataclass
 class Matching:
     """Which file holds each expected image, and what did not fit."""
@@ -138,10 +167,8 @@ def _shown(names: Sequence[str]) -> str:
 def match_folder(folder: Path, expected: Sequence[ImageKey]) -> Matching:
     """Match the image files of ``folder`` to ``expected`` keys by :func:`candidate_stems`."""
     by_stem: dict[str, list[Path]] = defaultdict(list)
-    for path in sorted(folder.iterdir()):
-        suffix = path.suffix.lower()
-        if path.is_file() and suffix in IMAGE_SUFFIXES:
-            by_stem[path.stem].append(path)
+    for path in image_files(folder):
+        by_stem[path.stem].append(path)
     for paths in by_stem.values():
         paths.sort(key=lambda p: IMAGE_SUFFIXES.index(p.suffix.lower()))
     first_seed = expected[0][1] if expected else 0
@@ -347,10 +374,23 @@ def nothing_found(source: Path, expected: Sequence[ImageKey], suite: SuiteImages
             example = f"{subset}/{example}"
         title = suite.suite.title
         names = f"{title}'s {suite.layout.described} (e.g. {example}), or {names}"
+    unused = _unused_files(source)
     return (
         f"no file in {source} names an image of this run ({len(expected)} expected); "
-        f"expected names: {names}"
+        f"expected names: {names}; {unused}"
     )
+
+
+def _unused_files(source: Path) -> str:
+    """``"2 files not used: a.png, b.png"`` for every image file under ``source``."""
+    files = sorted(
+        path.relative_to(source).as_posix()
+        for path in source.rglob("*")
+        if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
+    )
+    if not files:
+        return f"no image file ({', '.join(IMAGE_SUFFIXES)}) in it at all"
+    return f"{len(files)} file{'' if len(files) == 1 else 's'} not used: {_shown(files)}"
 
 
 def _not_regular(path: Path) -> str:
@@ -424,22 +464,53 @@ class ImagesModel(ModelAdapter):
         self.matching: Matching | None = None
         self._by_seed: dict[int, ImageKey] = {}
 
+    def match(self, context: RunContext) -> Matching:
+        """Which file holds each image the run expects (all shards); nothing is decoded.
+
+        A folder in which no file names an image of the run is an :class:`InputError`
+        naming the expected names and the files found (the run checks this before it
+        writes anything).
+        """
+        expected = list(context.expected)
+        suite = _suite_images(context)
+        if not self.source.is_dir():
+            matching = match_manifest(self.source, expected)
+            if expected and not matching.files:
+                raise InputError(
+                    self.spec,
+                    f"no row of {self.source} names an image of this run ({len(expected)} "
+                    f"expected, e.g. prompt_id {expected[0][0]!r} seed {expected[0][1]}); "
+                    f"{len(matching.extra)} rows not used: {_shown(matching.extra)}",
+                )
+            return matching
+        matching = match_folder(self.source, expected)
+        if suite is not None and suite.layout is not None and matching.missing:
+            first_seed = expected[0][1]
+            layout = match_layout(self.source, matching.missing, suite, first_seed)
+            matching = combine(self.source, matching, layout)
+        if expected and not matching.files:
+            raise InputError(self.spec, nothing_found(self.source, expected, suite))
+        return matching
+
+    def named_ids(self) -> set[str]:
+        """Every prompt id (or file-safe form of one) the files or the manifest name."""
+        if self.source.is_dir():
+            return {name for path in image_files(self.source) for name in stem_ids(path.stem)}
+        return {row["prompt_id"] for _, row in _manifest_rows(self.source)}
+
+    def unused_files(self) -> str:
+        """The files (or manifest rows) of the source, as one clause naming them as not used."""
+        if self.source.is_dir():
+            return _unused_files(self.source)
+        rows = [f"{row['prompt_id']} (line {line})" for line, row in _manifest_rows(self.source)]
+        return f"{len(rows)} rows not used: {_shown(rows) or 'the manifest has none'}"
+
     def bind_run(self, context: RunContext) -> None:
         """Match the files to every image the run expects (all shards) and check them."""
         from bench.core.seeds import image_seed
 
         expected = list(context.expected)
-        suite = _suite_images(context)
-        if self.source.is_dir():
-            self.matching = match_folder(self.source, expected)
-            if suite is not None and suite.layout is not None and self.matching.missing:
-                first_seed = expected[0][1]
-                layout = match_layout(self.source, self.matching.missing, suite, first_seed)
-                self.matching = combine(self.source, self.matching, layout)
-            if expected and not self.matching.files:
-                raise InputError(self.spec, nothing_found(self.source, expected, suite))
-        else:
-            self.matching = match_manifest(self.source, expected)
+        self.matching = self.match(context)
         _check_readable(self.matching)
         self._by_seed = {
             image_seed(seed, pid, index): (pid, seed, index) for pid, seed, index in expected

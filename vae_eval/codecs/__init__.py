@@ -46,7 +46,7 @@ from vae_eval.codecs.reference import (
     ResizeCodec,
     ResizeOptions,
 )
-from vae_eval.codecs.taesd import TaesdCodec, TaesdOptions
+from vae_eval.codecs.taesd import TaesdCodec, TaesdOptions, find_pair
 
 __all__ = [
     "SUPPORTED_CLASSES",
@@ -64,10 +64,33 @@ __all__ = [
     "TensorCodec",
     "TensorOptions",
     "adapt",
+    "check_codec_files",
     "get_codec",
     "register_codec",
     "split_target",
 ]
+
+
+def check_codec_files(spec: str | Spec) -> None:
+    """Check the files a codec spec names, loading nothing (before anything is written).
+
+    ``taesd:<folder>``: the folder and its encoder/decoder pair must be there
+    (:func:`vae_eval.codecs.taesd.find_pair`); a missing or misspelt folder is an
+    :class:`~bench.core.errors.InputError` naming it, not failure rows after the run
+    has started (issue 33). Other codecs name no local files (a diffusers hub id is
+    checked when it loads).
+
+    >>> from bench.core.errors import InputError
+    >>> check_codec_files("identity")
+    >>> try:
+    ...     check_codec_files("taesd:no/such/folder")
+    ... except InputError as exc:
+    ...     print(str(exc)[:30])
+    no/such/folder: no such folder
+    """
+    parsed = PLUGINS.resolve("codecs", spec).spec
+    if parsed.kind == "taesd":
+        find_pair(parsed.target, parsed.options.get("variant") or None)
 
 
 def get_codec(spec: str | Spec) -> Codec:
