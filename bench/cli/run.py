@@ -363,6 +363,7 @@ def rescore_command(
         )
     print_summary(rows, summary_console(), title="Summary after rescore")
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
+    fail_when_every_row_failed(rows, "the rescore")
 
 
 def read_command(
@@ -399,6 +400,11 @@ def read_command(
         )
     merged = f"; merged {done['merged']} rows" if done["merged"] is not None else ""
     typer.echo(f"read {done['read']} images ({done['errors']} OCR errors){merged}")
+    if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
+        from bench.cli.root import print_error
+
+        print_error(f"every image read failed ({done['read']} of {done['read']})")
+        raise typer.Exit(1)
 
 
 def demo_command(

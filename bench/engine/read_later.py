@@ -90,8 +90,10 @@ def read_run(
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
     with folder.hold_shard(name):
         refuse_during_rescore(folder)
-        claim_reader(folder, spec, "`read`")
+        claim_reader(folder, spec, "`read`", write=False)  # refused before the pool starts
         with ReadPool(spec, folder.root, n_workers) as pool:
+            _probe(pool, spec, folder.root)  # issue 32: one image read before writing
+            claim_reader(folder, spec, "`read`")
             totals = read_passes(
                 folder,
                 pool,
@@ -110,6 +112,19 @@ def read_run(
 
         merged = merge_run(folder.root, folder=folder)
     return {**totals, "merged": None if merged is None else len(merged)}
+
+
+def _probe(pool: ReadPool, spec: str, root: Path) -> None:
+    """Refuse a reader that fails on one of the run's images (its own error, exit 2)."""
+    from bench.engine.read_pool import UnreadableImage
+    from bench.engine.reading import refuse_failed_probe, run_image
+
+    found = run_image(root)
+    if found is None:  # no image yet (`--follow` of a run just started)
+        return
+    outcome = pool.probe(found[0])
+    if not isinstance(outcome, UnreadableImage):  # a damaged file is not the reader's fault
+        refuse_failed_probe(outcome, spec, found[0])
 
 
 def read_passes(
