@@ -294,13 +294,93 @@ def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
     return found
 
 
+#: Beside a checksummed table: ``NAME.sha256`` holds its SHA-256 (``sha256sum -c`` reads it).
+CHECKSUM_SUFFIX = ".sha256"
+
+
+def checksum_path(path: str | Path) -> Path:
+    """The SHA-256 file beside a table.
+
+    >>> checksum_path("run/results.parquet").name
+    'results.parquet.sha256'
+    """
+    path = Path(path)
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksum(path: str | Path) -> None:
+    """Write ``NAME.sha256`` beside ``path`` (atomically), in ``sha256sum``'s format."""
+    path = Path(path)
+    with atomic_open(checksum_path(path), "w", encoding="utf-8") as handle:
+        handle.write(f"{file_sha256(path)}  {path.name}\n")
+
+
+def verify_checksum(path: str | Path) -> None:
+    """Refuse a table whose bytes differ from its ``NAME.sha256`` (when it has one).
+
+    A flipped bit anywhere (a page, its header, the footer Parquet's own page checksums
+    do not cover) is an :class:`InputError` naming the file, never different data.
+    """
+    path = Path(path)
+    sidecar = checksum_path(path)
+    if not sidecar.is_file():
+        return
+    try:
+        recorded = sidecar.read_text(encoding="utf-8").split()[0].lower()
+    except (OSError, UnicodeDecodeError, IndexError):
+        recorded = ""
+    if recorded != file_sha256(path):
+        raise InputError(
+            path, f"damaged: its SHA-256 differs from {sidecar.name}{_rebuild_hint(path)}"
+        )
+
+
+def _rebuild_hint(path: Path) -> str:
+    """How to make a run's results table again (its part files are kept)."""
+    if path.name != "results.parquet":
+        return ""
+    return f" (rebuild it from the run's part files: glyphbench merge {path.parent})"
+
+
+#: Parquet written with a CRC per page (issue 32) and read with them checked.
+WRITE_CHECKED: dict[str, Any] = {"write_page_checksum": True}
+READ_CHECKED: dict[str, Any] = {"page_checksum_verification": True}
+
+
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise InputError(path, f"file is empty{_rebuild_hint(path)}")
+    verify_checksum(path)
+    import pyarrow as pa
+
+    try:
+        return pd.read_parquet(path, columns=columns, **READ_CHECKED)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        problem = f"cannot read: {exc}".splitlines()[0]
+        raise InputError(path, f"{problem}{_rebuild_hint(path)}") from None
+
+
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write a DataFrame atomically; the format follows the suffix (.parquet, .csv, .jsonl)."""
+    """Write a DataFrame atomically; the format follows the suffix (.parquet, .csv, .jsonl).
+
+    Parquet is written with page checksums (:data:`WRITE_CHECKED`).
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     with atomic_path(path) as tmp:
         if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
+            frame.to_parquet(tmp, index=False, **WRITE_CHECKED)
         elif suffix == ".csv":
             _write_csv(frame, tmp)
         elif suffix in (".jsonl", ".ndjson"):
@@ -375,7 +455,7 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
                 options.update(dtype=str, keep_default_na=False)
             return pd.read_csv(path, encoding="utf-8-sig", **options)
         if suffix == ".parquet":
-            return pd.read_parquet(path)
+            return read_parquet(path)
         if suffix in (".jsonl", ".ndjson"):
             return _read_jsonl(path)
     except UnicodeDecodeError as exc:

@@ -205,12 +205,13 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
     whole table. Files whose columns do not combine are read whole, as before.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from bench.engine.folder import open_part
 
     tables, whole = [], []
     for number, path in enumerate(files):
         try:
-            part = pq.ParquetFile(path)
+            part = open_part(path)  # its checksums checked (issue 32)
             names = [c for c in LOOK_COLUMNS if c in part.schema_arrow.names]
             table = part.read(columns=names)
         except (OSError, ValueError, pa.ArrowException):
