@@ -196,9 +196,9 @@ def run_command(
         "read_backlog": read_backlog,
     }
     if config is not None:
-        from bench.core.io import read_text
+        from bench.core.io import MAX_CONFIG_BYTES, read_text
 
-        text = read_text(config)
+        text = read_text(config, limit=MAX_CONFIG_BYTES)
         with _naming_flags(overrides):
             run_config = RunConfig.from_yaml_text(text, config).with_overrides(**overrides)
         verbatim, name = text, "config.yaml"

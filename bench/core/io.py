@@ -503,13 +503,19 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
         yield number, record
 
 
-def read_text(path: str | Path) -> str:
-    """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError."""
+def read_text(path: str | Path, *, limit: int | None = None) -> str:
+    """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError.
+
+    ``limit``: a file of more bytes is refused before it is read (a config file:
+    :data:`MAX_CONFIG_BYTES`).
+    """
     path = Path(path)
     if path.is_dir():
         raise InputError(path, "is a folder, expected a file")
     if not path.exists():
         raise InputError(path, "file not found")
+    if limit is not None and path.is_file() and path.stat().st_size > limit:
+        raise InputError(path, _too_large(path.stat().st_size))
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -531,13 +537,85 @@ def yaml_data(text: str, source: str | Path | None) -> Any:
     """
     import yaml
 
+    if len(text) > MAX_CONFIG_BYTES:
+        raise InputError(source, f"{_too_large(len(text))}")
+    loader = yaml.SafeLoader(text)
     try:
-        return yaml.safe_load(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node, source)
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(source, f"invalid YAML: {problem}", line=line) from None
+    finally:
+        loader.dispose()
+
+
+#: The largest config file read (1 MiB: configs are a few KB; issue 32).
+MAX_CONFIG_BYTES = 1 << 20
+#: Values YAML aliases (``*name``) may add to a document once expanded (issue 32: an
+#: alias bomb, anchors of anchors, grows ~9x per level and took GBs at depth 6).
+MAX_ALIAS_VALUES = 10_000
+
+
+def _too_large(size: int) -> str:
+    return f"config file too large ({size:,} bytes; at most {MAX_CONFIG_BYTES:,})"
+
+
+def _check_aliases(root: Any, source: str | Path | None) -> None:
+    """Refuse a YAML document whose aliases expand to more than :data:`MAX_ALIAS_VALUES`.
+
+    Counts the values of the document as written (each node once) and as expanded
+    (each alias counting its whole anchored value again), without expanding anything.
+
+    >>> yaml_data("a: &x [1, 2]\\nb: *x\\n", "ok.yaml")
+    {'a': [1, 2], 'b': [1, 2]}
+    >>> bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\\n" + "".join(
+    ...     f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\\n" for p, n in zip("abcd", "bcde"))
+    >>> try:
+    ...     yaml_data(bomb, "bomb.yaml")
+    ... except InputError as exc:
+    ...     print(str(exc)[:86], "...")
+    bomb.yaml: YAML aliases expand to more than 10,000 values (anchors of anchors?); write ...
+    """
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    nodes = 0
+
+    def size(node: Any) -> int:
+        nonlocal nodes
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if id(node) in open_nodes:
+            raise InputError(source, "a YAML alias refers to a value that holds it (a cycle)")
+        open_nodes.add(id(node))
+        nodes += 1
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(key) + size(value) for key, value in node.value)
+        open_nodes.discard(id(node))
+        sizes[id(node)] = total
+        return total
+
+    try:
+        expanded = size(root)
+    except RecursionError:
+        raise InputError(source, "YAML nested too deeply") from None
+    if expanded - nodes > MAX_ALIAS_VALUES:
+        raise InputError(
+            source,
+            f"YAML aliases expand to more than {MAX_ALIAS_VALUES:,} values (anchors of "
+            "anchors?); write the values out",
+        )
 
 
 def read_json(path: str | Path, *, expect: type = dict) -> Any:

@@ -24,7 +24,7 @@ from bench.core.registry import Spec
 from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard, start_reader
 from bench.engine.config import RunConfig
-from bench.engine.image_jobs import build_jobs
+from bench.engine.image_jobs import build_jobs, check_prompt_ids
 from bench.engine.lock import FolderLock
 from bench.engine.plan import api_caveats, api_cost
 from bench.engine.provenance import Distributed, detect_distributed, environment, now
@@ -200,6 +200,7 @@ def run_benchmark(
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
         raise InputError(config.prompts, "the prompt selection is empty")
+    check_prompt_ids(prompt_set.frame, config.prompts)  # issue 32: before anything is written
     from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
 
     check_reader_reads(config.ocr, prompt_set.frame)

