@@ -11,6 +11,7 @@ points to `glyphbench merge` (docs/reliability.md).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -103,3 +104,46 @@ def _validate(csv: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, o
     finally:
         sys.argv = saved
     return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="bytes file names: Linux file systems")
+def test_a_file_name_that_is_not_utf8_is_named_escaped_and_the_run_is_merged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from PIL import Image
+
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
+    folder = tmp_path / "made"
+    folder.mkdir()
+    for prompt_id in ("p00", "p01"):
+        Image.new("RGB", (32, 32), "white").save(folder / f"{prompt_id}.png")
+    with open(os.path.join(os.fsencode(folder), b"caf\xe9.png"), "wb") as handle:
+        handle.write((folder / "p00.png").read_bytes())  # a file no prompt names
+    out = tmp_path / "run"
+    args = ["run", "-m", f"images:{folder}", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
+    code, err = run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+    assert code == 0, err
+    assert "caf\\xe9.png" in err  # listed as not used, escaped
+    rows = pd.read_parquet(out / "results.parquet")
+    assert len(rows) == 2 and (rows["error"] == "").all()
+    meta = json.loads((out / "run.json").read_text(encoding="utf-8"))  # valid UTF-8 JSON
+    assert meta["models"]["images:made"]["images"]["extra"] == ["caf\\xe9.png"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_fifo_in_an_images_folder_is_an_unreadable_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from PIL import Image
+
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
+    folder = tmp_path / "made"
+    folder.mkdir()
+    Image.new("RGB", (32, 32), "white").save(folder / "p00.png")
+    os.mkfifo(folder / "p01.png")
+    out = tmp_path / "run"
+    args = ["run", "-m", f"images:{folder}", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
+    run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+    rows = pd.read_parquet(out / "results.parquet").set_index("prompt_id")
+    assert rows.loc["p00", "error"] == ""
+    assert rows.loc["p01", "error"] == "Unreadable: p01.png: not a regular file (a FIFO)"

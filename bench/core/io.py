@@ -252,7 +252,8 @@ def json_safe(data: Any) -> Any:
 
 def write_json(path: str | Path, data: Any) -> None:
     """Write ``data`` as indented UTF-8 JSON, atomically; NaN and infinities as ``null``."""
-    with atomic_open(path, "w", encoding="utf-8") as handle:
+    # A lone surrogate (a file name's non-UTF-8 byte) is written escaped, never a crash.
+    with atomic_open(path, "w", encoding="utf-8", errors="backslashreplace") as handle:
         json.dump(json_safe(data), handle, indent=2, ensure_ascii=False, default=str)
         handle.write("\n")
 
