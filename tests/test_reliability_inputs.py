@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.core.io import MAX_CONFIG_BYTES
+from bench.core.errors import InputError
+from bench.core.io import MAX_CONFIG_BYTES, read_table
 from tests.runner_helper import register, write_prompts_csv
 from tests.test_reliability_runs import run_cli
 
@@ -147,3 +148,40 @@ def test_a_fifo_in_an_images_folder_is_an_unreadable_row(
     rows = pd.read_parquet(out / "results.parquet").set_index("prompt_id")
     assert rows.loc["p00", "error"] == ""
     assert rows.loc["p01", "error"] == "Unreadable: p01.png: not a regular file (a FIFO)"
+
+
+def test_env_placeholders_are_percent_encoded_in_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    from bench.models.api.http_provider import fill
+
+    monkeypatch.setenv("GB_TEST_KEY", "a&b=c/d e")
+    url = fill("https://x.test/v1?key={env:GB_TEST_KEY}&p={prompt}", {"prompt": "hi"}, url=True)
+    assert url == "https://x.test/v1?key=a%26b%3Dc%2Fd%20e&p=hi"
+    # a header or body keeps the value as it is
+    assert fill({"k": "{env:GB_TEST_KEY}"}, {}) == {"k": "a&b=c/d e"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'{"prompt_id": "p1", "text": "\\ud800"}', b'{"prompt_id": "p1", "text": "\xed\xa0\x80"}'],
+)
+def test_a_jsonl_line_with_a_lone_surrogate_names_file_and_line(
+    tmp_path: Path, line: bytes
+) -> None:
+    path = tmp_path / "prompts.jsonl"
+    path.write_bytes(b'{"prompt_id": "p0", "text": "ok"}\n\n' + line + b"\n")
+    with pytest.raises(InputError) as error:
+        read_table(path)
+    assert error.value.line == 3 and str(error.value).startswith(f"{path}:3: ")
+
+
+def test_a_report_on_a_zero_byte_results_table_points_to_merge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
+    out = tmp_path / "run"
+    args = ["run", "-m", "control:render?size=32", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
+    assert run_cli([*args, "--out", str(out), "--no-progress"], capsys)[0] == 0
+    (out / "results.parquet").write_bytes(b"")
+    code, err = run_cli(["report", str(out), "--out", str(tmp_path / "report")], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "file is empty" in err and f"glyphbench merge {out}" in err

@@ -473,8 +473,18 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
-    with open(path, encoding="utf-8") as handle:
-        records = [record for _, record in jsonl_records(handle, path)]
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # the line holding the byte (issue 32: file and line)
+        line = data.count(b"\n", 0, exc.start) + 1
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise InputError(
+            path,
+            f"not UTF-8 text (byte {exc.start - start + 1} of the line: {exc.reason})",
+            line=line,
+        ) from None
+    records = [record for _, record in jsonl_records(text.split("\n"), path)]
     return pd.DataFrame.from_records(records)
 
 
@@ -501,6 +511,14 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
             raise InputError(
                 path, f"expected a JSON object, got {json_kind(type(record))}", line=number
             )
+        if "\\u" in line:  # an escape may spell a lone surrogate, which is no text (issue 32)
+            try:
+                json.dumps(record, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = f"\\u{ord(exc.object[exc.start]):04x}"
+                raise InputError(
+                    path, f"a lone surrogate ({bad}) is not text; fix the escape", line=number
+                ) from None
         yield number, record
 
 

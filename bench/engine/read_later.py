@@ -71,7 +71,8 @@ def read_run(
 
     ``follow``: keep reading the rows the generation writes while it runs (a
     ``run --read-later`` holding a shard of the folder), until it has finished.
-    Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None}``.
+    Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None,
+    "unfinished": True when the followed run stopped before recording its end}``.
     """
     from bench.engine.config import RunConfig
     from bench.engine.operations import claim_reader, refuse_during_rescore, table_reader
@@ -111,7 +112,9 @@ def read_run(
         from bench.engine.operations import merge_run
 
         merged = merge_run(folder.root, folder=folder)
-    return {**totals, "merged": None if merged is None else len(merged)}
+    # issue 32: a followed run that ended without recording its end died part-way
+    unfinished = follow and not _generating(folder) and not _generated(folder)
+    return {**totals, "merged": None if merged is None else len(merged), "unfinished": unfinished}
 
 
 def _probe(pool: ReadPool, spec: str, root: Path) -> None:
