@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.polling import wait_until
-from tests.runner_helper import register
-from tests.test_reliability_reads import HELPER, environment, generate
+from tests.runner_helper import doubles_script, register
+from tests.test_reliability_reads import environment, generate
 from tests.test_reliability_runs import run_cli
 
 register()
@@ -47,17 +47,7 @@ def test_read_follow_says_when_its_run_died_part_way(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
 def test_sigterm_of_read_leaves_no_leaked_semaphore_warning(tmp_path: Path) -> None:
     generate(tmp_path / "run")
-    script = tmp_path / "glyphbench_with_doubles.py"  # workers (spawn) import it: doubles too
-    script.write_text(
-        "import sys\n"
-        f"sys.path[:0] = [{str(HELPER.parent)!r}, {str(HELPER.parent.parent)!r}]\n"
-        "from runner_helper import register\n"
-        "register()\n"
-        "if __name__ == '__main__':\n"
-        "    from bench.cli import main\n"
-        "    sys.argv[0] = 'glyphbench'\n"
-        "    main()\n"
-    )
+    script = doubles_script(tmp_path)
     started = tmp_path / "started"
     command = [sys.executable, str(script), "read", str(tmp_path / "run"), "--no-progress"]
     command += ["--read-workers", "2", "--batch-size", "1"]

@@ -107,22 +107,32 @@ def _validate(csv: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, o
     return [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
 
 
+def made(folder: Path, prompt_ids: list[str]) -> None:
+    """A folder of images made elsewhere, one white PNG per prompt id."""
+    from PIL import Image
+
+    folder.mkdir()
+    for prompt_id in prompt_ids:
+        Image.new("RGB", (32, 32), "white").save(folder / f"{prompt_id}.png")
+
+
+def run_images(folder: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``run -m images:FOLDER`` on two prompts (p00, p01) into ``out``."""
+    csv = write_prompts_csv(folder.parent / "prompts.csv", 2)
+    args = ["run", "-m", f"images:{folder}", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
+    return run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="bytes file names: Linux file systems")
 def test_a_file_name_that_is_not_utf8_is_named_escaped_and_the_run_is_merged(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from PIL import Image
-
-    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
     folder = tmp_path / "made"
-    folder.mkdir()
-    for prompt_id in ("p00", "p01"):
-        Image.new("RGB", (32, 32), "white").save(folder / f"{prompt_id}.png")
+    made(folder, ["p00", "p01"])
     with open(os.path.join(os.fsencode(folder), b"caf\xe9.png"), "wb") as handle:
         handle.write((folder / "p00.png").read_bytes())  # a file no prompt names
     out = tmp_path / "run"
-    args = ["run", "-m", f"images:{folder}", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
-    code, err = run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+    code, err = run_images(folder, out, capsys)
     assert code == 0, err
     assert "caf\\xe9.png" in err  # listed as not used, escaped
     rows = pd.read_parquet(out / "results.parquet")
@@ -135,16 +145,11 @@ def test_a_file_name_that_is_not_utf8_is_named_escaped_and_the_run_is_merged(
 def test_a_fifo_in_an_images_folder_is_an_unreadable_row(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from PIL import Image
-
-    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
     folder = tmp_path / "made"
-    folder.mkdir()
-    Image.new("RGB", (32, 32), "white").save(folder / "p00.png")
+    made(folder, ["p00"])
     os.mkfifo(folder / "p01.png")
     out = tmp_path / "run"
-    args = ["run", "-m", f"images:{folder}", "--prompts", f"csv:{csv}", "--ocr", "pixelocr"]
-    run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+    run_images(folder, out, capsys)
     rows = pd.read_parquet(out / "results.parquet").set_index("prompt_id")
     assert rows.loc["p00", "error"] == ""
     assert rows.loc["p01", "error"] == "Unreadable: p01.png: not a regular file (a FIFO)"

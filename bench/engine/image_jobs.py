@@ -50,7 +50,7 @@ def check_prompt_ids(frame: pd.DataFrame, source: str) -> list[str]:
     ``run`` checks this before writing anything; ``prompts validate`` reports the same
     repeats as ``duplicate`` findings (issue 32).
     """
-    ids = frame["prompt_id"].astype(str).tolist()
+    ids: list[str] = frame["prompt_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:3]
         raise InputError(source, f"prompt_id values repeat (e.g. {dupes}); ids must be unique")
