@@ -38,7 +38,9 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
 
     try:
         return get_reader(spec)
-    except InputError:
+    except InputError as error:
+        if error.source is None:  # e.g. tesseract without the language data: name the flag
+            error.source = flag
         raise
     except Exception as exc:
         problem = error_text("OCR", exc).removeprefix("OCR: ")
