@@ -14,7 +14,8 @@ or key (JSON: the entry's id) it is about. Kinds:
 ``invisible_char``    zero-width/format (Unicode Cf), control (Cc) or line/paragraph
                       separator (Zl, Zp) characters.
 ``whitespace``        leading or trailing whitespace.
-``duplicate``         a text, template or prompt equal (after trimming spaces) to an earlier one.
+``duplicate``         a text, template, prompt or prompt_id equal (after trimming spaces) to an
+                      earlier one (``run`` refuses a repeated prompt_id).
 ``category_spelling`` a category value spelled differently from a more frequent
                       spelling of the same value (case, spaces, plural "s"), e.g. "None" vs "none".
 """
@@ -388,6 +389,8 @@ def audit_rows(frame: pd.DataFrame, file: str, first_line: int | None) -> list[F
     findings += check_strings(texts, where, "text")
     findings += check_strings(prompts, where, "prompt")
     findings += check_duplicates(prompts, where, "prompt")
+    if "prompt_id" in frame.columns:  # `run` refuses repeated ids (issue 32): report them
+        findings += check_duplicates(frame["prompt_id"].astype(str).tolist(), where, "prompt_id")
     for column in ("prompt_type", "group", "subgroup"):
         if column in frame.columns:
             findings += check_category(frame[column].tolist(), where, column)

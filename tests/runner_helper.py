@@ -233,6 +233,24 @@ def prompt_set(n: int = 6) -> PromptSet:
     return PromptSet(frame, source="test")
 
 
+def doubles_script(folder: Path) -> Path:
+    """A ``glyphbench`` script with these doubles registered (spawned workers import it
+    too, so the doubles exist in reader processes)."""
+    here = Path(__file__).resolve().parent
+    script = folder / "glyphbench_with_doubles.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path[:0] = [{str(here)!r}, {str(here.parent)!r}]\n"
+        "from runner_helper import register\n"
+        "register()\n"
+        "if __name__ == '__main__':\n"
+        "    from bench.cli import main\n"
+        "    sys.argv[0] = 'glyphbench'\n"
+        "    main()\n"
+    )
+    return script
+
+
 def write_prompts_csv(path: Path, n: int = 6) -> Path:
     prompt_set(n).frame[["prompt_id", "prompt", "text"]].to_csv(path, index=False)
     return path

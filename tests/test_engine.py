@@ -94,17 +94,20 @@ def test_parts_are_numbered_and_the_newest_row_of_a_key_wins(tmp_path: Path) -> 
     first = folder.write_part(_rows(["a", "b"], "old", "boom"), "shard-0-of-1", "m")
     second = folder.write_part(_rows(["b", "c"], "new"), "shard-0-of-1", "m")
     other = folder.write_part(_rows(["z"], "other"), "shard-0-of-1", "n")
-    # numbered per (shard, group); the writing process (host, pid) in the name
+    # numbered per (shard, group); the writing process (host, pid) and the file's
+    # SHA-256 (16 hex digits, issue 32) in the name
     writer = f"{HOST_TAG}-{os.getpid()}"
-    assert (first.name, second.name, other.name) == (
-        f"batch-00001-{writer}.parquet",
-        f"batch-00002-{writer}.parquet",
-        f"batch-00001-{writer}.parquet",
-    )
+    names = [path.name.rsplit("-", 1) for path in (first, second, other)]
+    assert [name for name, _ in names] == [
+        f"batch-00001-{writer}",
+        f"batch-00002-{writer}",
+        f"batch-00001-{writer}",
+    ]
+    for path, (_, sha) in zip((first, second, other), names, strict=True):
+        assert sha == hashlib.sha256(path.read_bytes()).hexdigest()[:16] + ".parquet"
     # a new folder object (a resumed process) continues the numbering
-    assert RunFolder(tmp_path).write_part(_rows(["d"], "x"), "shard-0-of-1", "m").name == (
-        f"batch-00003-{writer}.parquet"
-    )
+    resumed = RunFolder(tmp_path).write_part(_rows(["d"], "x"), "shard-0-of-1", "m")
+    assert resumed.name.startswith(f"batch-00003-{writer}-")
     rows = folder.read_parts(["k"], groups=["m"])
     assert dict(zip(rows["k"], rows["value"], strict=True)) == {
         "a": "old",

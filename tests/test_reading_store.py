@@ -74,8 +74,10 @@ def test_second_reader_reads_each_image_once_and_a_repeat_reads_nothing(
 ) -> None:
     out, results = _run(tmp_path)
     distinct = results["image_sha256"].nunique()
-    assert read_counts == {"count-a": distinct}
-    rescored = rescore_run(out, ocr="count-b", progress=False)
+    # + 1: the run tries its reader on a sample image before writing anything (issue 32)
+    assert read_counts == {"count-a": distinct + 1}
+    read_counts["count-a"] -= 1
+    rescored = rescore_run(out, ocr="count-b", progress=False)  # its probe's reading is kept
     assert read_counts == {"count-a": distinct, "count-b": distinct}
     assert (rescored["ocr_text"] == "COUNT-B").all()
     rescore_run(out, ocr="count-b", progress=False)  # everything already read

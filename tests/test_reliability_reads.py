@@ -22,7 +22,14 @@ from bench.engine.operations import run_benchmark
 from bench.engine.read_later import read_run
 from bench.engine.reading_store import READINGS_DIR, readings_table
 from tests.polling import wait_until
-from tests.runner_helper import descendants, prompt_set, register, survivors, write_prompts_csv
+from tests.runner_helper import (
+    descendants,
+    doubles_script,
+    prompt_set,
+    register,
+    survivors,
+    write_prompts_csv,
+)
 
 register()
 
@@ -107,17 +114,7 @@ def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Pat
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals) -> None:
     generate(tmp_path / "run")
-    script = tmp_path / "glyphbench_with_doubles.py"  # workers (spawn) import it: doubles too
-    script.write_text(
-        "import sys\n"
-        f"sys.path[:0] = [{str(HELPER.parent)!r}, {str(HELPER.parent.parent)!r}]\n"
-        "from runner_helper import register\n"
-        "register()\n"
-        "if __name__ == '__main__':\n"
-        "    from bench.cli import main\n"
-        "    sys.argv[0] = 'glyphbench'\n"
-        "    main()\n"
-    )
+    script = doubles_script(tmp_path)  # workers (spawn) import it: doubles too
     command = [sys.executable, str(script), "read", str(tmp_path / "run"), "--no-progress"]
     started = tmp_path / "started"
     command += ["--read-workers", "2", "--batch-size", "1"]

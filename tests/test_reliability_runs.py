@@ -207,16 +207,19 @@ def test_a_failed_first_attempt_does_not_poison_the_folder(
 ) -> None:
     csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
     out = tmp_path / "run"
-    args = ["run", "-m", "control:render?size=32", "--prompts", f"csv:{csv}", "--out", str(out)]
-    code, err = run_cli([*args, "--ocr", "ocr_blind", "--no-progress"], capsys)
+    args = ["run", "--ocr", "pixelocr", "--prompts", f"csv:{csv}", "--out", str(out)]
+    # a model that cannot load (a reader that cannot read is refused before writing: issue 32)
+    code, err = run_cli([*args, "-m", "broken:", "--no-progress"], capsys)
     assert code == 1 and "every row of the run failed (2 of 2)" in err
-    code, err = run_cli([*args, "--ocr", "pixelocr", "--no-progress"], capsys)  # corrected
+    code, err = run_cli([*args, "-m", "control:render?size=32", "--no-progress"], capsys)
     assert code == 0, err
     rows = pd.read_parquet(out / "results.parquet")
     assert len(rows) == 2 and (rows["error"] == "").all()
-    assert json.loads((out / "run.json").read_text())["config"]["ocr"] == "pixelocr"
+    assert json.loads((out / "run.json").read_text())["config"]["models"][0]["spec"].startswith(
+        "control:render"
+    )
     # a run with usable rows is still protected from another config
-    code, err = run_cli([*args, "--ocr", "ocr_blind", "--no-progress"], capsys)
+    code, err = run_cli([*args, "-m", "broken:", "--no-progress"], capsys)
     assert code == 2 and "different run" in err
 
 

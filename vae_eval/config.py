@@ -62,11 +62,11 @@ class VaeConfig(BaseModel):
 
 def load_config(path: Path) -> VaeConfig:
     """Read and validate ``path``; any problem is a one-line :class:`InputError`."""
-    from bench.core.io import yaml_data
+    from bench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
 
     if not path.is_file():
         raise InputError(path, "config file not found")
-    data = yaml_data(path.read_text(encoding="utf-8"), path)
+    data = yaml_data(read_text(path, limit=MAX_CONFIG_BYTES), path)
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping with a 'vaes' list")
     try:

@@ -62,9 +62,8 @@ def export_command(
 
 def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
-    import pandas as pd
 
-    from bench.core.io import locate_run, write_json
+    from bench.core.io import locate_run, read_table, write_json
     from bench.core.schema import failed_mask
     from bench.report.load import read_run_meta
 
@@ -72,7 +71,7 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     results = run_dir / "results.parquet"
     if out.exists() and any(out.iterdir()):
         raise InputError(out, "the export folder exists and is not empty; choose another")
-    rows = pd.read_parquet(results)
+    rows = read_table(results)  # checksums checked (issue 32)
     meta = read_run_meta(run_dir)
     has_image = rows["image_path"].notna() & ~failed_mask(rows)
     kept = rows[has_image].reset_index(drop=True)

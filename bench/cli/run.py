@@ -206,9 +206,9 @@ def run_command(
         "read_backlog": read_backlog,
     }
     if config is not None:
-        from bench.core.io import read_text
+        from bench.core.io import MAX_CONFIG_BYTES, read_text
 
-        text = read_text(config)
+        text = read_text(config, limit=MAX_CONFIG_BYTES)
         with _naming_flags(overrides):
             run_config = RunConfig.from_yaml_text(text, config).with_overrides(**overrides)
         verbatim, name = text, "config.yaml"
@@ -303,14 +303,43 @@ def _naming_flags(flags: dict[str, Any]) -> Iterator[None]:
         raise InputError(f"--{top.replace('_', '-')}", exc.problem, key=nested) from None
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so the command ends as after Ctrl-C (issue 32).
+
+    A BaseException: no ``except Exception`` (a reader's per-image fallback) swallows it.
+    """
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 @contextlib.contextmanager
 def _interruptible() -> Iterator[None]:
-    """Ctrl-C: one line saying how to resume, exit code 130 (no traceback, no "Aborted!")."""
+    """Ctrl-C: one line saying how to resume, exit code 130 (no traceback, no "Aborted!").
+
+    SIGTERM ends the command the same way (exit 143): worker pools are shut down and
+    their semaphores released, so the multiprocessing resource tracker has no "leaked
+    semaphore" to warn about.
+    """
+    import signal
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (a test calling the command): leave it
+        previous = None
     try:
         yield
     except KeyboardInterrupt:
         typer.echo("interrupted: run the same command again to resume", err=True)
         raise typer.Exit(130) from None
+    except Terminated:
+        typer.echo("terminated: run the same command again to resume", err=True)
+        raise typer.Exit(143) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def fail_when_every_row_failed(rows: Any, what: str) -> None:
@@ -373,6 +402,7 @@ def rescore_command(
         )
     print_summary(rows, summary_console(), title="Summary after rescore")
     typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
+    fail_when_every_row_failed(rows, "the rescore")
 
 
 def read_command(
@@ -409,6 +439,19 @@ def read_command(
         )
     merged = f"; merged {done['merged']} rows" if done["merged"] is not None else ""
     typer.echo(f"read {done['read']} images ({done['errors']} OCR errors){merged}")
+    if done.get("unfinished"):  # issue 32: the run it followed died part-way
+        from bench.cli.root import print_error
+
+        print_error(
+            f"the run writing {run_dir} stopped before it finished (no shard recorded its "
+            "end): its images so far are read; run the same `glyphbench run` again to finish"
+        )
+        raise typer.Exit(1)
+    if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
+        from bench.cli.root import print_error
+
+        print_error(f"every image read failed ({done['read']} of {done['read']})")
+        raise typer.Exit(1)
 
 
 def demo_command(

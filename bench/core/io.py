@@ -252,7 +252,8 @@ def json_safe(data: Any) -> Any:
 
 def write_json(path: str | Path, data: Any) -> None:
     """Write ``data`` as indented UTF-8 JSON, atomically; NaN and infinities as ``null``."""
-    with atomic_open(path, "w", encoding="utf-8") as handle:
+    # A lone surrogate (a file name's non-UTF-8 byte) is written escaped, never a crash.
+    with atomic_open(path, "w", encoding="utf-8", errors="backslashreplace") as handle:
         json.dump(json_safe(data), handle, indent=2, ensure_ascii=False, default=str)
         handle.write("\n")
 
@@ -294,13 +295,93 @@ def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
     return found
 
 
+#: Beside a checksummed table: ``NAME.sha256`` holds its SHA-256 (``sha256sum -c`` reads it).
+CHECKSUM_SUFFIX = ".sha256"
+
+
+def checksum_path(path: str | Path) -> Path:
+    """The SHA-256 file beside a table.
+
+    >>> checksum_path("run/results.parquet").name
+    'results.parquet.sha256'
+    """
+    path = Path(path)
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_checksum(path: str | Path) -> None:
+    """Write ``NAME.sha256`` beside ``path`` (atomically), in ``sha256sum``'s format."""
+    path = Path(path)
+    with atomic_open(checksum_path(path), "w", encoding="utf-8") as handle:
+        handle.write(f"{file_sha256(path)}  {path.name}\n")
+
+
+def verify_checksum(path: str | Path) -> None:
+    """Refuse a table whose bytes differ from its ``NAME.sha256`` (when it has one).
+
+    A flipped bit anywhere (a page, its header, the footer Parquet's own page checksums
+    do not cover) is an :class:`InputError` naming the file, never different data.
+    """
+    path = Path(path)
+    sidecar = checksum_path(path)
+    if not sidecar.is_file():
+        return
+    try:
+        recorded = sidecar.read_text(encoding="utf-8").split()[0].lower()
+    except (OSError, UnicodeDecodeError, IndexError):
+        recorded = ""
+    if recorded != file_sha256(path):
+        raise InputError(
+            path, f"damaged: its SHA-256 differs from {sidecar.name}{_rebuild_hint(path)}"
+        )
+
+
+def _rebuild_hint(path: Path) -> str:
+    """How to make a run's results table again (its part files are kept)."""
+    if path.name != "results.parquet":
+        return ""
+    return f" (rebuild it from the run's part files: glyphbench merge {path.parent})"
+
+
+#: Parquet written with a CRC per page (issue 32) and read with them checked.
+WRITE_CHECKED: dict[str, Any] = {"write_page_checksum": True}
+READ_CHECKED: dict[str, Any] = {"page_checksum_verification": True}
+
+
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors."""
+    path = Path(path)
+    if path.is_file() and path.stat().st_size == 0:
+        raise InputError(path, f"file is empty{_rebuild_hint(path)}")
+    verify_checksum(path)
+    import pyarrow as pa
+
+    try:
+        return pd.read_parquet(path, columns=columns, **READ_CHECKED)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        problem = f"cannot read: {exc}".splitlines()[0]
+        raise InputError(path, f"{problem}{_rebuild_hint(path)}") from None
+
+
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write a DataFrame atomically; the format follows the suffix (.parquet, .csv, .jsonl)."""
+    """Write a DataFrame atomically; the format follows the suffix (.parquet, .csv, .jsonl).
+
+    Parquet is written with page checksums (:data:`WRITE_CHECKED`).
+    """
     path = Path(path)
     suffix = path.suffix.lower()
     with atomic_path(path) as tmp:
         if suffix == ".parquet":
-            frame.to_parquet(tmp, index=False)
+            frame.to_parquet(tmp, index=False, **WRITE_CHECKED)
         elif suffix == ".csv":
             _write_csv(frame, tmp)
         elif suffix in (".jsonl", ".ndjson"):
@@ -375,7 +456,7 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
                 options.update(dtype=str, keep_default_na=False)
             return pd.read_csv(path, encoding="utf-8-sig", **options)
         if suffix == ".parquet":
-            return pd.read_parquet(path)
+            return read_parquet(path)
         if suffix in (".jsonl", ".ndjson"):
             return _read_jsonl(path)
     except UnicodeDecodeError as exc:
@@ -392,8 +473,18 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
-    with open(path, encoding="utf-8") as handle:
-        records = [record for _, record in jsonl_records(handle, path)]
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:  # the line holding the byte (issue 32: file and line)
+        line = data.count(b"\n", 0, exc.start) + 1
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        raise InputError(
+            path,
+            f"not UTF-8 text (byte {exc.start - start + 1} of the line: {exc.reason})",
+            line=line,
+        ) from None
+    records = [record for _, record in jsonl_records(text.split("\n"), path)]
     return pd.DataFrame.from_records(records)
 
 
@@ -420,16 +511,30 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
             raise InputError(
                 path, f"expected a JSON object, got {json_kind(type(record))}", line=number
             )
+        if "\\u" in line:  # an escape may spell a lone surrogate, which is no text (issue 32)
+            try:
+                json.dumps(record, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = f"\\u{ord(exc.object[exc.start]):04x}"
+                raise InputError(
+                    path, f"a lone surrogate ({bad}) is not text; fix the escape", line=number
+                ) from None
         yield number, record
 
 
-def read_text(path: str | Path) -> str:
-    """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError."""
+def read_text(path: str | Path, *, limit: int | None = None) -> str:
+    """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError.
+
+    ``limit``: a file of more bytes is refused before it is read (a config file:
+    :data:`MAX_CONFIG_BYTES`).
+    """
     path = Path(path)
     if path.is_dir():
         raise InputError(path, "is a folder, expected a file")
     if not path.exists():
         raise InputError(path, "file not found")
+    if limit is not None and path.is_file() and path.stat().st_size > limit:
+        raise InputError(path, _too_large(path.stat().st_size))
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -451,13 +556,85 @@ def yaml_data(text: str, source: str | Path | None) -> Any:
     """
     import yaml
 
+    if len(text) > MAX_CONFIG_BYTES:
+        raise InputError(source, f"{_too_large(len(text))}")
+    loader = yaml.SafeLoader(text)
     try:
-        return yaml.safe_load(text)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node, source)
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(source, f"invalid YAML: {problem}", line=line) from None
+    finally:
+        loader.dispose()
+
+
+#: The largest config file read (1 MiB: configs are a few KB; issue 32).
+MAX_CONFIG_BYTES = 1 << 20
+#: Values YAML aliases (``*name``) may add to a document once expanded (issue 32: an
+#: alias bomb, anchors of anchors, grows ~9x per level and took GBs at depth 6).
+MAX_ALIAS_VALUES = 10_000
+
+
+def _too_large(size: int) -> str:
+    return f"config file too large ({size:,} bytes; at most {MAX_CONFIG_BYTES:,})"
+
+
+def _check_aliases(root: Any, source: str | Path | None) -> None:
+    """Refuse a YAML document whose aliases expand to more than :data:`MAX_ALIAS_VALUES`.
+
+    Counts the values of the document as written (each node once) and as expanded
+    (each alias counting its whole anchored value again), without expanding anything.
+
+    >>> yaml_data("a: &x [1, 2]\\nb: *x\\n", "ok.yaml")
+    {'a': [1, 2], 'b': [1, 2]}
+    >>> bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\\n" + "".join(
+    ...     f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\\n" for p, n in zip("abcd", "bcde"))
+    >>> try:
+    ...     yaml_data(bomb, "bomb.yaml")
+    ... except InputError as exc:
+    ...     print(str(exc)[:86], "...")
+    bomb.yaml: YAML aliases expand to more than 10,000 values (anchors of anchors?); write ...
+    """
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    nodes = 0
+
+    def size(node: Any) -> int:
+        nonlocal nodes
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if id(node) in open_nodes:
+            raise InputError(source, "a YAML alias refers to a value that holds it (a cycle)")
+        open_nodes.add(id(node))
+        nodes += 1
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(key) + size(value) for key, value in node.value)
+        open_nodes.discard(id(node))
+        sizes[id(node)] = total
+        return total
+
+    try:
+        expanded = size(root)
+    except RecursionError:
+        raise InputError(source, "YAML nested too deeply") from None
+    if expanded - nodes > MAX_ALIAS_VALUES:
+        raise InputError(
+            source,
+            f"YAML aliases expand to more than {MAX_ALIAS_VALUES:,} values (anchors of "
+            "anchors?); write the values out",
+        )
 
 
 def read_json(path: str | Path, *, expect: type = dict) -> Any:

@@ -22,7 +22,7 @@ Run folder layout (:mod:`~bench.engine.folder`)::
 
     run.json                              the manifest; a folder of another run is refused
     images/<group>/<name>.png             written atomically, SHA-256 returned
-    parts/<shard>/<group>/batch-NNNNN-<host>-<pid>.parquet   one batch's rows, after its images
+    parts/<shard>/<group>/batch-N-<host>-<pid>-<sha>.parquet   one batch's rows (sha: its SHA-256)
     parts/<shard>/shard.json              facts about the process that ran the shard
     <table>.parquet                       the merged table (results, vae_results)
     .locks/<shard>.lock, manifest.lock    who writes which shard; who edits run.json

@@ -458,7 +458,9 @@ class RunConfig(_Strict):
         path = Path(path)
         if not path.is_file():
             raise InputError(path, "config file not found")
-        return cls.from_yaml_text(path.read_text(encoding="utf-8"), path)
+        from bench.core.io import MAX_CONFIG_BYTES, read_text
+
+        return cls.from_yaml_text(read_text(path, limit=MAX_CONFIG_BYTES), path)
 
     def with_overrides(self, **changes: Any) -> RunConfig:
         """A copy with some settings replaced (``None`` values are ignored), re-validated."""

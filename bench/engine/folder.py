@@ -33,11 +33,15 @@ from typing import TYPE_CHECKING, Any, overload
 from bench.core.errors import InputError
 from bench.core.io import (
     HOST_TAG,
+    READ_CHECKED,
+    WRITE_CHECKED,
     atomic_path,
+    checksum_path,
     read_json,
     remove_stale_temp_files,
     sync_folder,
     write_bytes_atomic,
+    write_checksum,
     write_json,
     write_table,
 )
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
     import pyarrow as pa
+    import pyarrow.parquet as pq
     from PIL import Image
 
 MANIFEST = "run.json"
@@ -57,6 +62,38 @@ UNREADABLE = ".unreadable"
 MANIFEST_LOCK = "manifest"
 
 _PART_NUMBER = re.compile(r"^batch-(\d+)")
+#: Hex digits of a part file's SHA-256 in its name (``batch-N-<host>-<pid>-<sha>.parquet``).
+PART_SHA_DIGITS = 16
+_PART_SHA = re.compile(rf"^batch-\d+-.+-([0-9a-f]{{{PART_SHA_DIGITS}}})\.parquet$")
+
+
+def open_part(path: Path) -> pq.ParquetFile:
+    """A part file opened for reading, its SHA-256 (in its name) and page checksums checked.
+
+    A part file whose bytes do not match its name raises ``ValueError`` (read as
+    unreadable: set aside, its rows made again); one written before names carried the
+    SHA-256 is read with its page checksums only.
+
+    >>> import tempfile
+    >>> folder = RunFolder(tempfile.mkdtemp())
+    >>> import pandas as pd
+    >>> path = folder.write_part(pd.DataFrame({"a": [1, 2]}), "s", "g")
+    >>> open_part(path).read().num_rows
+    2
+    >>> _ = path.write_bytes(path.read_bytes()[:-9] + b"x" + path.read_bytes()[-8:])
+    >>> open_part(path)
+    Traceback (most recent call last):
+    ValueError: SHA-256 differs from the one in its name: the file is damaged
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = path.read_bytes()
+    match = _PART_SHA.match(path.name)
+    if match and hashlib.sha256(data).hexdigest()[:PART_SHA_DIGITS] != match[1]:
+        raise ValueError("SHA-256 differs from the one in its name: the file is damaged")
+    return pq.ParquetFile(pa.BufferReader(data), **READ_CHECKED)
+
 
 #: A function that turns the merged rows into the final table (order, filter, columns).
 Finish = Callable[["pd.DataFrame"], "pd.DataFrame"]
@@ -311,8 +348,11 @@ class RunFolder:
         self._unsynced.clear()
 
     def write_table(self, frame: pd.DataFrame, relpath: str) -> Path:
+        """Write a table of the run (page checksums, and its SHA-256 in ``NAME.sha256``)."""
         path = self.root / relpath
+        checksum_path(path).unlink(missing_ok=True)  # a crash never pairs a table and an old sum
         write_table(frame, path)
+        write_checksum(path)
         return path
 
     # ------------------------------------------------------------------ shards
@@ -342,19 +382,22 @@ class RunFolder:
             numbers = [int(m[1]) for m in map(_PART_NUMBER.match, names) if m]
             self._last_part[folder] = max(numbers, default=0)
         self._last_part[folder] += 1
-        # The process in the name: two writers can never replace each other's part.
-        name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}.parquet"
-        path = folder / name
         self.sync_images()  # the images a part file lists are on disk before it
         import pandas as pd
         import pyarrow.parquet as pq
 
+        buffer = io.BytesIO()
         if isinstance(rows, pd.DataFrame):
-            write_table(rows, path)
-            return path
-
-        with atomic_path(path) as tmp:
-            pq.write_table(rows, tmp, compression="snappy")  # as DataFrame.to_parquet
+            rows.to_parquet(buffer, index=False, **WRITE_CHECKED)
+        else:  # as DataFrame.to_parquet writes
+            pq.write_table(rows, buffer, compression="snappy", **WRITE_CHECKED)
+        data = buffer.getvalue()
+        # The process in the name: two writers can never replace each other's part; the
+        # file's SHA-256 too: a flipped bit anywhere in it is found on reading (issue 32).
+        sha = hashlib.sha256(data).hexdigest()[:PART_SHA_DIGITS]
+        name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}-{sha}.parquet"
+        path = folder / name
+        write_bytes_atomic(path, data)
         return path
 
     def groups(self) -> set[str]:
@@ -422,15 +465,12 @@ class RunFolder:
 
         With ``columns`` (None: all): those of them the file has, as an Arrow table.
         """
-        import pandas as pd
         import pyarrow as pa
 
         try:
+            part = open_part(path)
             if columns is False:
-                return pd.read_parquet(path)
-            import pyarrow.parquet as pq
-
-            part = pq.ParquetFile(path)
+                return part.read().to_pandas()
             if columns is None:
                 return part.read()
             present = set(part.schema_arrow.names)
@@ -528,7 +568,6 @@ class RunFolder:
         back to :meth:`merge`'s in-memory way.
         """
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         columns = [*key, *(c for c in by if c not in key)]
         readable: list[Path] = []
@@ -537,7 +576,7 @@ class RunFolder:
         def key_columns() -> Iterator[tuple[int, pa.Table]]:
             for path in self.part_files(groups):
                 try:  # one opening of the file for its schema and its key columns
-                    part = pq.ParquetFile(path)
+                    part = open_part(path)
                     schema = part.schema_arrow
                     table = part.read(columns=[c for c in columns if c in schema.names])
                 except (OSError, ValueError, pa.ArrowException) as exc:
@@ -584,6 +623,7 @@ class RunFolder:
 
         empty = schema.empty_table()
         written = 0
+        checksum_path(self.root / name).unlink(missing_ok=True)  # never an old sum beside it
         with atomic_path(self.root / name) as tmp:
             writer: pq.ParquetWriter | None = None
             try:
@@ -594,7 +634,7 @@ class RunFolder:
                     placed = []
                     for number in dict.fromkeys(chunk_parts.tolist()):
                         where = np.flatnonzero(chunk_parts == number)
-                        table = pq.ParquetFile(files[number]).read()
+                        table = open_part(files[number]).read()
                         pieces.append(table.take(pa.array(chunk_rows_[where])))
                         placed.append(where)
                     together = pa.concat_tables(pieces, promote_options="permissive")
@@ -608,12 +648,13 @@ class RunFolder:
                         frame, preserve_index=False, schema=writer.schema if writer else None
                     )
                     if writer is None:
-                        writer = pq.ParquetWriter(tmp, out.schema)
+                        writer = pq.ParquetWriter(tmp, out.schema, **WRITE_CHECKED)
                     writer.write_table(out)
                     written += len(frame)
             finally:
                 if writer is not None:
                     writer.close()
+        write_checksum(self.root / name)
         return written
 
     def clear(self, files: Collection[str]) -> None:

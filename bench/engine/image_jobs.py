@@ -44,14 +44,22 @@ class Job:
         return image_seed(self.seed, self.prompt_id, self.sample_index)
 
 
-def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> list[Job]:
-    """Every job of one model, in the documented order."""
-    ids = frame["prompt_id"].astype(str).tolist()
+def check_prompt_ids(frame: pd.DataFrame, source: str) -> list[str]:
+    """The prompt ids as text; repeated ones are an :class:`InputError` naming ``source``.
+
+    ``run`` checks this before writing anything; ``prompts validate`` reports the same
+    repeats as ``duplicate`` findings (issue 32).
+    """
+    ids: list[str] = frame["prompt_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})[:3]
-        raise InputError(
-            config.prompts, f"prompt_id values repeat (e.g. {dupes}); ids must be unique"
-        )
+        raise InputError(source, f"prompt_id values repeat (e.g. {dupes}); ids must be unique")
+    return ids
+
+
+def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> list[Job]:
+    """Every job of one model, in the documented order."""
+    ids = check_prompt_ids(frame, config.prompts)
     from bench.suites.protocol import image_seed_rule
 
     fixed = image_seed_rule(config) == "fixed"

@@ -24,7 +24,7 @@ from bench.core.registry import Spec
 from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard, start_reader
 from bench.engine.config import RunConfig
-from bench.engine.image_jobs import build_jobs
+from bench.engine.image_jobs import build_jobs, check_prompt_ids
 from bench.engine.lock import FolderLock
 from bench.engine.made_elsewhere import check_files, files_choose_prompts
 from bench.engine.plan import api_caveats, api_cost, auto_device
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.backlog import Backlog, SpawnedReaders
+    from bench.engine.reading_store import ReadingStore
     from bench.engine.shard import ShardOutcome
     from bench.readers.base import Reader
     from prompts.schema import PromptSet
@@ -60,8 +61,11 @@ def table_reader(meta: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def claim_reader(folder: RunFolder, spec: str, what: str) -> None:
-    """Record ``spec`` as the table's reader (first reader), or refuse a different one."""
+def claim_reader(folder: RunFolder, spec: str, what: str, *, write: bool = True) -> None:
+    """Record ``spec`` as the table's reader (first reader), or refuse a different one.
+
+    ``write=False``: only refuse (nothing is recorded yet).
+    """
     with folder.locked():
         meta = folder.manifest()
         current = table_reader(meta)
@@ -73,7 +77,7 @@ def claim_reader(folder: RunFolder, spec: str, what: str) -> None:
                 f"{folder.root} --ocr {spec}`",
                 key=READER_KEY,
             )
-        if current is None and meta:
+        if current is None and meta and write:
             folder.write_manifest({**meta, READER_KEY: spec})
 
 
@@ -201,6 +205,7 @@ def run_benchmark(
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
         raise InputError(config.prompts, "the prompt selection is empty")
+    check_prompt_ids(prompt_set.frame, config.prompts)  # issue 32: before anything is written
     from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
 
     check_reader_reads(config.ocr, prompt_set.frame)
@@ -228,6 +233,7 @@ def run_benchmark(
             stack.callback(spawned.close)
         elif ocr is None and not read_later and not folder.manifest().get("complete"):
             ocr = _start_run_reader(config, reader_spec)
+            _probe_on_run(ocr, reader_spec, folder.root, sample=True)  # issue 32
             if reader_spec != config.ocr:
                 console.print(
                     f"reading with {reader_spec} (this folder's results were re-read with it)",
@@ -752,6 +758,12 @@ def rescore_run(
         check_reader_reads(ocr, pd.read_parquet(folder.root / PROMPTS))
     if not scores_only and engine is None:  # before anything is written
         engine = start_reader(engine_spec)
+    store = None
+    if engine is not None and not scores_only:
+        from bench.engine.reading_store import ReadingStore
+
+        store = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
+        _probe_on_run(engine, engine_spec, folder.root, store=store)  # issue 32: before writing
     with folder.hold_shard(RESCORE_LOCK):
         busy = folder.busy_shards()
         if busy:
@@ -759,8 +771,22 @@ def rescore_run(
         rows = merge_run(folder.root, folder=folder).copy()
         if engine is not None and not scores_only:
             kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
-            _reread(folder, rows, engine, batch_size or config.batch_size, progress, console)
+            step = batch_size or config.batch_size
+            tried, failed, kept_old = _reread(folder, rows, engine, step, progress, console, store)
+            if tried and failed == tried:  # nothing read: keep the table as it is
+                raise InputError(
+                    "--ocr",
+                    f"the OCR engine {engine_spec!r} failed on every image ({failed} of "
+                    f"{tried}); the results table and its reader were left unchanged",
+                )
             _say(console, _rescore_note(folder.root, engine, kept))
+            if kept_old:
+                _say(
+                    console,
+                    f"rescore: {engine.name} failed on {kept_old} rows that were read before; "
+                    f"those {kept_old} rows kept their previous reading (their ocr_engine "
+                    "column names it)",
+                )
         rescored = conform_results(score_rows(rows, config))
         stamp = now().replace(":", "").replace("+0000", "Z")
         write_rows(folder, rescored, f"rescore-{stamp}", "all")
@@ -780,6 +806,38 @@ def rescore_run(
             )
             folder.write_manifest(meta)
     return merged
+
+
+def _probe_on_run(
+    engine: Reader,
+    spec: str,
+    root: Path,
+    *,
+    sample: bool = False,
+    store: ReadingStore | None = None,
+) -> None:
+    """Refuse a reader that cannot read one of the run's images (nothing written yet).
+
+    ``sample``: a folder without images (a new run) probes with :func:`sample_image`.
+    ``store``: the probe's reading is kept there (the image is not read twice), and an
+    image it already holds a reading of needs no probe.
+    """
+    import hashlib
+
+    from bench.engine.reading import probe_reader, run_image, sample_image
+
+    found = run_image(root) if root.is_dir() else None
+    if found is not None:
+        key = (hashlib.sha256((root / found[0]).read_bytes()).hexdigest(), "")
+        if store is not None:
+            key = (key[0], store.identity(engine))
+            if store.get(key) is not None:
+                return
+        reading = probe_reader(engine, found[1], spec, found[0])
+        if store is not None:
+            store.put(key, reading)
+    elif sample:
+        probe_reader(engine, sample_image(), spec, "a sample image of text")
 
 
 def _rescore_note(root: Path, engine: Reader, kept: Sequence[str]) -> str:
@@ -813,8 +871,14 @@ def _reread(
     step: int,
     progress: bool,
     console: Console | None,
-) -> None:
-    """Read the images of ``rows`` again (in place) through the engine's reading step."""
+    cache: ReadingStore | None = None,
+) -> tuple[int, int, int]:
+    """Read the images of ``rows`` again (in place) through the engine's reading step.
+
+    A row read before that the new reader fails on keeps its previous reading (issue
+    32: a rescore never turns a good row into a failed one). Returns (images read,
+    failures, failed rows that kept their previous reading).
+    """
     import time
 
     from rich.console import Console
@@ -824,8 +888,11 @@ def _reread(
     from bench.engine.shard import reading_columns
 
     indices = list(rows.index[generated_mask(rows)])
+    was_read = ~failed_mask(rows) & rows["ocr_text"].notna()
     identity = (reader.name, reader.version)
-    cache = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
+    tried = failed = kept = 0
+    if cache is None:
+        cache = ReadingStore(folder.root, "rescore")  # issue 13: each image once per reader
     from bench.core.progress import LineProgress
 
     with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
@@ -839,9 +906,16 @@ def _reread(
                 outcomes = read_batch(reader, images, cache, keys)
                 seconds = (time.perf_counter() - started) / len(ok)
                 for index, outcome in zip(ok, outcomes, strict=True):
+                    tried += 1
+                    if isinstance(outcome, Exception):
+                        failed += 1
+                        if was_read[index]:
+                            kept += 1
+                            continue
                     for column, value in reading_columns(outcome, identity, seconds).items():
                         rows.at[index, column] = value
             bar.advance(task, len(chunk))
+    return tried, failed, kept
 
 
 def _load_unchanged(

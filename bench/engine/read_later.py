@@ -71,7 +71,8 @@ def read_run(
 
     ``follow``: keep reading the rows the generation writes while it runs (a
     ``run --read-later`` holding a shard of the folder), until it has finished.
-    Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None}``.
+    Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None,
+    "unfinished": True when the followed run stopped before recording its end}``.
     """
     from bench.engine.config import RunConfig
     from bench.engine.operations import claim_reader, refuse_during_rescore, table_reader
@@ -90,8 +91,10 @@ def read_run(
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
     with folder.hold_shard(name):
         refuse_during_rescore(folder)
-        claim_reader(folder, spec, "`read`")
+        claim_reader(folder, spec, "`read`", write=False)  # refused before the pool starts
         with ReadPool(spec, folder.root, n_workers) as pool:
+            _probe(pool, spec, folder.root)  # issue 32: one image read before writing
+            claim_reader(folder, spec, "`read`")
             totals = read_passes(
                 folder,
                 pool,
@@ -109,7 +112,22 @@ def read_run(
         from bench.engine.operations import merge_run
 
         merged = merge_run(folder.root, folder=folder)
-    return {**totals, "merged": None if merged is None else len(merged)}
+    # issue 32: a followed run that ended without recording its end died part-way
+    unfinished = follow and not _generating(folder) and not _generated(folder)
+    return {**totals, "merged": None if merged is None else len(merged), "unfinished": unfinished}
+
+
+def _probe(pool: ReadPool, spec: str, root: Path) -> None:
+    """Refuse a reader that fails on one of the run's images (its own error, exit 2)."""
+    from bench.engine.read_pool import UnreadableImage
+    from bench.engine.reading import refuse_failed_probe, run_image
+
+    found = run_image(root)
+    if found is None:  # no image yet (`--follow` of a run just started)
+        return
+    outcome = pool.probe(found[0])
+    if not isinstance(outcome, UnreadableImage):  # a damaged file is not the reader's fault
+        refuse_failed_probe(outcome, spec, found[0])
 
 
 def read_passes(
@@ -190,12 +208,13 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
     whole table. Files whose columns do not combine are read whole, as before.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from bench.engine.folder import open_part
 
     tables, whole = [], []
     for number, path in enumerate(files):
         try:
-            part = pq.ParquetFile(path)
+            part = open_part(path)  # its checksums checked (issue 32)
             names = [c for c in LOOK_COLUMNS if c in part.schema_arrow.names]
             table = part.read(columns=names)
         except (OSError, ValueError, pa.ArrowException):

@@ -317,6 +317,16 @@ class ReadPool:
         futures = [self._executor.submit(worker_ready) for _ in range(self.workers)]
         return [future.result() for future in futures]
 
+    def probe(self, path: str) -> Reading | Exception:
+        """Read the one image file ``path`` in a worker (or here): its reading or failure.
+
+        What ``glyphbench read`` tries before writing anything (issue 32).
+        """
+        if self._executor is None:
+            return read_files(self.root, [path])[2][0]
+        outcomes: Outcomes = self._executor.submit(read_files, self.root, [path]).result()
+        return outcomes[2][0]
+
     def read(self, chunks: Iterable[Sequence[str]]) -> Iterator[tuple[Sequence[str], Outcomes]]:
         """``(paths, (reader identity, outcomes))`` per chunk, in order.
 

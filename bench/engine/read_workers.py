@@ -86,7 +86,24 @@ class RunReaders:
             raise InputError(
                 None, f"the reader {self.spec!r} could not start in a reader process: {cause}"
             ) from None
+        try:
+            self._probe(pool)
+        except BaseException:
+            self.close()
+            raise
         return self
+
+    def _probe(self, pool: ReadPool) -> None:
+        """Refuse a reader that starts but cannot read (issue 32): one sample image, read in
+        a reader process from a temporary file outside the run folder."""
+        import tempfile
+
+        from bench.engine.reading import refuse_failed_probe, sample_image
+
+        with tempfile.TemporaryDirectory(prefix="glyphbench-probe-") as folder:
+            path = Path(folder) / "sample.png"
+            sample_image().save(path)
+            refuse_failed_probe(pool.probe(str(path)), self.spec, "a sample image of text")
 
     def close(self) -> None:
         if self._pool is not None:

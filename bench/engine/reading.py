@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.readers.common import read_or_errors
@@ -37,11 +38,75 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
 
     try:
         return get_reader(spec)
-    except InputError:
+    except InputError as error:
+        if error.source is None:  # e.g. tesseract without the language data: name the flag
+            error.source = flag
         raise
     except Exception as exc:
         problem = error_text("OCR", exc).removeprefix("OCR: ")
         raise InputError(flag, f"cannot start the OCR engine {spec!r}: {problem}") from None
+
+
+def probe_reader(reader: Reader, image: Image.Image, spec: str, where: str) -> Reading:
+    """Read ``image`` (one real image, named ``where``) with ``reader``; refuse one that fails.
+
+    A reader that starts but cannot read (Tesseract without its language data, a
+    broken model) would turn every row into a failed one (issue 32): commands try it
+    on one image before anything is written and stop with one line naming ``--ocr``.
+    """
+    return refuse_failed_probe(read_or_errors(reader, [image])[0], spec, where)
+
+
+def refuse_failed_probe(outcome: Reading | Exception, spec: str, where: str) -> Reading:
+    """A probe's reading; the one-line refusal (``--ocr``) when ``outcome`` is an exception."""
+    from bench.core.errors import InputError
+    from bench.engine.loop import error_text
+
+    if isinstance(outcome, Exception):
+        problem = error_text("OCR", failure_cause(outcome)).removeprefix("OCR: ")
+        raise InputError(
+            "--ocr", f"the OCR engine {spec!r} cannot read {where}: {problem}; nothing was written"
+        )
+    return outcome
+
+
+def sample_image() -> Image.Image:
+    """A small image of black text on white: what a run probes its reader with.
+
+    >>> sample_image().size
+    (192, 48)
+    """
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (192, 48), "white")
+    ImageDraw.Draw(image).text((10, 16), "OPEN 24 HOURS", fill="black")
+    return image
+
+
+def run_image(root: Path) -> tuple[str, Image.Image] | None:
+    """One image of the run in ``root`` that opens (a good row's first), or None.
+
+    The image a reader is probed with before it reads a run (:func:`probe_reader`).
+    """
+    from PIL import Image
+
+    paths: list[str] = []
+    try:
+        import pandas as pd
+
+        rows = pd.read_parquet(root / "results.parquet", columns=["image_path", "error"])
+        good = rows[rows["image_path"].notna() & (rows["error"].fillna("") == "")]
+        paths = good["image_path"].astype(str).head(20).tolist()
+    except Exception:  # no table yet, or an unreadable one: the images on disk
+        pass
+    paths += [str(p.relative_to(root)) for p in sorted(root.glob("images/*/*.png"))[:20]]
+    for path in paths:
+        try:
+            with Image.open(root / path) as image:
+                return path, image.convert("RGB")
+        except Exception:  # a damaged image is not the reader's fault: try another
+            continue
+    return None
 
 
 def image_digest(image: Image.Image) -> str:

@@ -253,8 +253,8 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     Rows whose image that reader has not read keep no reading (``ocr_text`` NaN,
     ``error`` ``Reader: not read by ...``) and get NaN scores.
     """
-    import pandas as pd
 
+    from bench.core.io import read_table
     from bench.core.schema import generated_mask
     from bench.engine.config import RunConfig
     from bench.engine.folder import RunFolder
@@ -263,7 +263,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     identity = pick_reader(root, wanted)
     table = readings_table(root)
     mine = table[table["reader"] == identity].set_index("image_sha256")
-    results = pd.read_parquet(Path(root) / RESULTS)
+    results = read_table(Path(root) / RESULTS)  # checksums checked (issue 32)
     folder = RunFolder(root)
     config = RunConfig.from_mapping(folder.manifest(required=True)["config"], folder.manifest_path)
     name, version = str(mine["reader_name"].iloc[0]), str(mine["reader_version"].iloc[0])

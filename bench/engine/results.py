@@ -127,10 +127,16 @@ def read_results(path: str | Path, columns: Sequence[str] | None = None) -> pd.D
 
     if columns is None:
         return conform_results(read_table(path))
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    present = set(pq.read_schema(path).names)
-    return pd.read_parquet(path, columns=[c for c in dict.fromkeys(columns) if c in present])
+    from bench.core.io import read_parquet
+
+    try:
+        present = set(pq.read_schema(path).names)
+    except (OSError, ValueError, pa.ArrowException):
+        return read_table(path)  # its one-line error (checksums, an empty file: merge)
+    return read_parquet(path, columns=[c for c in dict.fromkeys(columns) if c in present])
 
 
 def image_stem(prompt_id: str, seed: int, sample_index: int) -> str:

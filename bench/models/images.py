@@ -108,11 +108,15 @@ def stem_ids(stem: str) -> list[str]:
 
 
 def image_files(folder: Path) -> list[Path]:
-    """The image files directly in ``folder`` (:data:`IMAGE_SUFFIXES`), sorted."""
+    """The entries directly in ``folder`` named as images (:data:`IMAGE_SUFFIXES`), sorted.
+
+    Anything but a folder counts: a FIFO or socket named like an image is matched, and
+    its row says it is not a regular file (``Unreadable: ...``), instead of "no image".
+    """
     return [
         path
         for path in sorted(folder.iterdir())
-        if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES
+        if not path.is_dir() and path.suffix.lower() in IMAGE_SUFFIXES
     ]
 
 
@@ -133,7 +137,10 @@ class Matching:
         parts.append(f"in {source}")
         problems = [
             ("missing", [_key_text(key) for key in self.missing]),
-            ("unreadable", [f"{self.files[k].name} ({why})" for k, why in self.unreadable.items()]),
+            (
+                "unreadable",
+                [f"{shown_name(self.files[k].name)} ({why})" for k, why in self.unreadable.items()],
+            ),
             ("not used (no image of this run by that name)", self.extra),
         ]
         notes = [f"{len(names)} {what}: {_shown(names)}" for what, names in problems if names]
@@ -141,7 +148,7 @@ class Matching:
 
     def describe(self) -> dict[str, Any]:
         """Counts, and the first :data:`RECORDED` names of each problem (for run.json)."""
-        unreadable = [(self.files[k].name, why) for k, why in self.unreadable.items()]
+        unreadable = [(shown_name(self.files[k].name), why) for k, why in self.unreadable.items()]
         return {
             "found": len(self.files),
             "counts": {
@@ -153,6 +160,16 @@ class Matching:
             "unreadable": dict(unreadable[:RECORDED]),
             "extra": list(self.extra[:RECORDED]),
         }
+
+
+def shown_name(name: str) -> str:
+    """A file name as text that can always be printed and stored: bytes that are not
+    UTF-8 (kept by Python as lone surrogates) become ``\\xNN`` (issue 32).
+
+    >>> shown_name("caf" + chr(0xDCE9) + ".png"), shown_name("café.png")
+    ('caf\\\\xe9.png', 'café.png')
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _key_text(key: ImageKey) -> str:
@@ -182,7 +199,9 @@ def match_folder(folder: Path, expected: Sequence[ImageKey]) -> Matching:
             continue
         matching.files[key] = found
         used.add(found)
-    matching.extra = [p.name for paths in by_stem.values() for p in paths if p not in used]
+    matching.extra = [
+        shown_name(p.name) for paths in by_stem.values() for p in paths if p not in used
+    ]
     return matching
 
 
@@ -196,12 +215,14 @@ def match_manifest(manifest: Path, expected: Sequence[ImageKey]) -> Matching:
         path = Path(row["path"])
         path = path if path.is_absolute() else manifest.parent / path
         if key in listed:
-            extra.append(f"{row['path']} (line {line}: repeats {_key_text(key)})")
+            extra.append(f"{shown_name(row['path'])} (line {line}: repeats {_key_text(key)})")
             continue
         listed[key] = path
     wanted = set(expected)
     extra += [
-        f"{path.name} ({_key_text(key)})" for key, path in listed.items() if key not in wanted
+        f"{shown_name(path.name)} ({_key_text(key)})"
+        for key, path in listed.items()
+        if key not in wanted
     ]
     matching = Matching(extra=extra)
     for key in expected:
@@ -314,7 +335,7 @@ def match_layout(
     regexes = _layout_regexes(suite)
     found: dict[tuple[str, str, int | None], list[Path]] = defaultdict(list)
     for path in sorted(folder.rglob("*")):
-        if not path.is_file() or path.suffix.lower() not in layout.suffixes:
+        if path.is_dir() or path.suffix.lower() not in layout.suffixes:
             continue
         stem = path.relative_to(folder).with_suffix("").as_posix()
         for subset, forms in regexes.items():
@@ -353,9 +374,9 @@ def combine(folder: Path, own: Matching, layout: Matching) -> Matching:
             combined.missing.append(key)
     used = set(combined.files.values())
     combined.extra = [
-        path.relative_to(folder).as_posix()
+        shown_name(path.relative_to(folder).as_posix())
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.suffix.lower() in IMAGE_SUFFIXES and path not in used
+        if not path.is_dir() and path.suffix.lower() in IMAGE_SUFFIXES and path not in used
     ]
     return combined
 
@@ -540,7 +561,9 @@ class ImagesModel(ModelAdapter):
         if path is None:
             return ImageNotMade(f"Missing: no image for {_key_text(key)} in {self.source}")
         if key in self.matching.unreadable:
-            return ImageNotMade(f"Unreadable: {path.name}: {self.matching.unreadable[key]}")
+            return ImageNotMade(
+                f"Unreadable: {shown_name(path.name)}: {self.matching.unreadable[key]}"
+            )
         with Image.open(path) as image:
             if key not in self.matching.cells:
                 return image.convert("RGB")

@@ -152,6 +152,19 @@ def missing_binary() -> str | None:
     return None if shutil.which("tesseract") else MISSING_BINARY
 
 
+def _check_langs(lang: str) -> None:
+    """Refuse a ``lang`` whose traineddata is not installed (issue 32: checked at creation,
+    not on every image). Nothing is checked when ``--list-langs`` answers nothing."""
+    installed = installed_langs()
+    missing = [code for code in lang.split("+") if code and code not in installed]
+    if installed and missing:
+        raise InputError(
+            None,
+            f"tesseract has no language data for {'+'.join(missing)!r} (installed: "
+            f"{', '.join(installed)}); apt-get install tesseract-ocr-LANG",
+        )
+
+
 class TesseractReader(Reader):
     """OCR with the Tesseract binary; see the module docstring for options."""
 
@@ -163,6 +176,7 @@ class TesseractReader(Reader):
         if binary is None:
             raise InputError(None, MISSING_BINARY)
         self.binary = binary
+        _check_langs(options.lang)
         self.psm = options.psm
         self.lang = options.lang
         self.workers = options.workers

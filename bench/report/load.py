@@ -89,13 +89,16 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
             run_dir, "no results.parquet in this folder (has the run finished scoring?)"
         )
     meta = read_run_meta(run_dir)
-    try:
-        import pyarrow.parquet as pq
+    import pyarrow.parquet as pq
 
+    from bench.core.io import read_parquet  # checksums checked (issue 32)
+
+    try:
         names = pq.read_schema(results).names
-        frame = pd.read_parquet(results, columns=[n for n in names if n not in skip])
     except (OSError, ValueError) as exc:
+        read_parquet(results)  # an empty or damaged table: its own line (glyphbench merge)
         raise InputError(results, f"cannot read: {exc}".splitlines()[0]) from None
+    frame = read_parquet(results, columns=[n for n in names if n not in skip])
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(results, f"missing columns {missing}")

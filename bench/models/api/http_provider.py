@@ -94,12 +94,17 @@ def env_names(options: HttpOptions) -> list[str]:
     return sorted({name for text in texts for name in env_placeholders(text)})
 
 
-def fill(template: Any, values: dict[str, Any]) -> Any:
+def fill(template: Any, values: dict[str, Any], *, url: bool = False) -> Any:
     """``template`` with placeholders replaced; ``"{seed}"`` alone keeps the value's type.
+
+    ``url``: the template is a URL, so ``{env:NAME}`` and ``{prompt}`` are percent-encoded
+    (issue 32: a key holding ``&`` or ``/`` must not change the URL's shape).
 
     >>> fill({"p": "say {prompt}", "s": "{seed}", "n": [1, "{model}"]},
     ...      {"prompt": "hi", "seed": 7, "model": "m"})
     {'p': 'say hi', 's': 7, 'n': [1, 'm']}
+    >>> fill("https://x/v1?q={prompt}&s={seed}", {"prompt": "a b&c", "seed": 7}, url=True)
+    'https://x/v1?q=a%20b%26c&s=7'
     """
     if isinstance(template, dict):
         return {key: fill(value, values) for key, value in template.items()}
@@ -108,10 +113,20 @@ def fill(template: Any, values: dict[str, Any]) -> Any:
     if not isinstance(template, str):
         return template
     whole = re.fullmatch(r"\{(prompt|seed|model)\}", template)
-    if whole:
+    if whole and not url:
         return values[whole.group(1)]
-    text = re.sub(r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: os.environ.get(m[1], ""), template)
-    return re.sub(r"\{(prompt|seed|model)\}", lambda m: str(values[m[1]]), text)
+    from urllib.parse import quote
+
+    def encoded(text: str) -> str:
+        return quote(text, safe="") if url else text
+
+    env = r"\{env:([A-Za-z_][A-Za-z0-9_]*)\}"
+    text = re.sub(env, lambda m: encoded(os.environ.get(m[1], "")), template)
+    return re.sub(
+        r"\{(prompt|seed|model)\}",
+        lambda m: encoded(str(values[m[1]])) if m[1] == "prompt" else str(values[m[1]]),
+        text,
+    )
 
 
 def dig(data: Any, path: str) -> Any:
@@ -218,7 +233,7 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
     answer = send(
         session.client,
         options.method,
-        fill(options.url, values),
+        fill(options.url, values, url=True),
         headers=fill(options.headers, values),
         json=fill(options.body, values),
     )

@@ -1,0 +1,131 @@
+"""Checksummed tables (issue 32, case 7): a flipped bit is an error naming the file.
+
+results.parquet and every part file are written with Parquet page checksums and a
+SHA-256 of the whole file (results: ``results.parquet.sha256`` beside it; a part
+file: in its name), both checked on every read, so a damaged table is never read as
+different data; ``glyphbench merge`` rebuilds a damaged results table from the parts
+(docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.core.errors import InputError
+from bench.engine.config import RunConfig
+from bench.engine.folder import RunFolder
+from bench.engine.operations import merge_run, run_benchmark
+from bench.engine.results import RESULTS, read_results
+from tests.runner_helper import prompt_set, register
+from tests.test_reliability_runs import run_cli
+
+register()
+
+
+@pytest.fixture(scope="module")
+def good_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("checksums") / "run"
+    config = RunConfig.from_mapping(
+        {
+            "models": ["control:render?size=32", "control:typo?rate=0.5&size=32"],
+            "seeds": [0, 1],
+            "batch_size": 4,
+            "ocr": "pixelocr",
+            "out": str(out),
+        }
+    )
+    run_benchmark(config, prompt_set=prompt_set(6), progress=False)
+    return out
+
+
+def flipped(data: bytes, rng: random.Random) -> bytes:
+    damaged = bytearray(data)
+    damaged[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    return bytes(damaged)
+
+
+def silent_flips(run: Path, flips: int, seed: int = 32) -> tuple[int, int]:
+    """(flips that read back as different data, flips that raised), over ``flips`` flips."""
+    path = run / RESULTS
+    original = path.read_bytes()
+    expected = read_results(path)
+    rng = random.Random(seed)
+    silent = raised = 0
+    try:
+        for _ in range(flips):
+            path.write_bytes(flipped(original, rng))
+            try:
+                got = read_results(path)
+            except InputError as error:
+                assert str(path) in str(error) and "\n" not in str(error)
+                raised += 1
+                continue
+            if not got.equals(expected):
+                silent += 1
+    finally:
+        path.write_bytes(original)
+    return silent, raised
+
+
+def test_results_and_parts_carry_checksums(good_run: Path) -> None:
+    import pyarrow.parquet as pq
+
+    assert (good_run / "results.parquet.sha256").is_file()
+    parts = RunFolder(good_run).part_files()
+    assert parts and all(len(p.stem.rsplit("-", 1)[1]) == 16 for p in parts)
+    # every data page of the table has a CRC (a flip in page data fails its check)
+    first = pq.ParquetFile(good_run / RESULTS).metadata.row_group(0).column(0)
+    assert first.data_page_offset > 0
+
+
+def test_bit_flips_in_results_never_read_as_different_data(tmp_path: Path, good_run: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    silent, raised = silent_flips(run, 60)
+    assert silent == 0 and raised == 60
+
+
+@pytest.mark.slow
+def test_three_hundred_bit_flips_in_results_never_read_as_different_data(
+    tmp_path: Path, good_run: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    assert silent_flips(run, 300, seed=7) == (0, 300)
+
+
+def test_a_flipped_part_file_is_set_aside_and_never_merged(tmp_path: Path, good_run: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    expected = read_results(run / RESULTS)
+    rng = random.Random(3)
+    for part in RunFolder(run).part_files():
+        part.write_bytes(flipped(part.read_bytes(), rng))
+        break
+    merged = merge_run(run)
+    assert len(list(run.rglob("*.parquet.unreadable"))) == 1
+    key = ["model", "prompt_id", "seed", "sample_index"]
+    both = merged.merge(expected, on=key, suffixes=("", "_was"))
+    assert len(both) == len(merged) < len(expected)  # its rows are missing, none altered
+    assert (both["ocr_text"] == both["ocr_text_was"]).all()
+
+
+def test_merge_rebuilds_a_damaged_results_table(
+    tmp_path: Path, good_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(good_run, run)
+    expected = read_results(run / RESULTS)
+    data = (run / RESULTS).read_bytes()
+    (run / RESULTS).write_bytes(data[:100] + bytes([data[100] ^ 4]) + data[101:])
+    code, err = run_cli(["report", str(run), "--out", str(tmp_path / "report")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "results.parquet" in err
+    assert "glyphbench merge" in err
+    code, err = run_cli(["merge", str(run)], capsys)
+    assert code == 0, err
+    pd.testing.assert_frame_equal(read_results(run / RESULTS), expected)
