@@ -213,6 +213,7 @@ def build_run(
                         ocr_pieces="[]",
                         ocr_boxes="[]",
                         ocr_confidences="[]",
+                        ocr_raw="[]",
                         ocr_seconds=0.0,
                         error="Generate: RuntimeError: CUDA out of memory",
                     )
@@ -232,6 +233,7 @@ def build_run(
                     ocr_pieces=json.dumps([read] if read else []),
                     ocr_boxes=json.dumps([box] if read else []),
                     ocr_confidences=json.dumps([round(rng.uniform(0.6, 1.0), 3)] if read else []),
+                    ocr_raw=json.dumps([read] if read else []),  # the engine's raw text (issue 31)
                     ocr_seconds=round(rng.uniform(0.01, 0.2), 3),
                 )
                 rows.append(row)
