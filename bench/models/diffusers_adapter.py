@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from bench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
 from bench.core.dtypes import dtype_name
 from bench.core.errors import InputError
 from bench.core.registry import Options, Spec, missing_modules, parse_options, register
@@ -220,33 +221,6 @@ def _split_list(value: str | None) -> list[str]:
     ['transformer', 'text_encoder']
     """
     return [part.strip() for part in (value or "").split(",") if part.strip()]
-
-
-def is_oom(exc: BaseException) -> bool:
-    """True when ``exc`` (or an exception it was raised from) is an out-of-memory error.
-
-    Catches ``torch.cuda.OutOfMemoryError`` and the older/other backends' plain
-    ``RuntimeError("... out of memory ...")``. Does not import torch.
-
-    >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
-    True
-    >>> is_oom(ValueError("bad prompt"))
-    False
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        torch = sys.modules.get("torch")
-        oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
-        if isinstance(oom_type, type) and isinstance(current, oom_type):
-            return True
-        if isinstance(current, (RuntimeError, MemoryError)) and (
-            "out of memory" in str(current).lower() or isinstance(current, MemoryError)
-        ):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def split_target(target: str) -> tuple[str, str | None]:
