@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.scoring.table import Aggregate, Derived, Mean, Ratio
+from bench.core.aggregates import Aggregate, Derived, Mean, Ratio
 
 #: Most index cells drawn at once; larger bootstraps are drawn in blocks of resamples.
 MAX_CELLS = 4_000_000
@@ -257,10 +257,10 @@ MEAN = Mean()
 class Estimands:
     """What to estimate per group: each name's aggregate over rows (see bench.scoring.table).
 
-    * :class:`~bench.scoring.table.Mean`: the mean of the name's own column (NaN rows skipped);
-    * :class:`~bench.scoring.table.Ratio`: sum of ``numerator`` / sum of ``denominator``
+    * :class:`~bench.core.aggregates.Mean`: the mean of the name's own column (NaN rows skipped);
+    * :class:`~bench.core.aggregates.Ratio`: sum of ``numerator`` / sum of ``denominator``
       over rows where both are known (a pooled ratio);
-    * :class:`~bench.scoring.table.Derived`: a function of other names' aggregates,
+    * :class:`~bench.core.aggregates.Derived`: a function of other names' aggregates,
       evaluated per resample (inputs not requested are computed along).
 
     ``columns`` lists the value columns the caller must supply, in order.
