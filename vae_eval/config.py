@@ -28,6 +28,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.core.errors import InputError, validation_error
+from bench.core.io import yaml_data
+from bench.core.registry import PLUGINS
 
 
 class VaeEntry(BaseModel):
@@ -62,8 +64,6 @@ class VaeConfig(BaseModel):
 
 def load_config(path: Path) -> VaeConfig:
     """Read and validate ``path``; any problem is a one-line :class:`InputError`."""
-    from bench.core.io import yaml_data
-
     if not path.is_file():
         raise InputError(path, "config file not found")
     data = yaml_data(path.read_text(encoding="utf-8"), path)
@@ -82,7 +82,6 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
     not support.
     """
-    from bench.core.registry import PLUGINS
     from vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
@@ -162,7 +161,6 @@ def merge_settings(
 
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
-    from bench.core.registry import PLUGINS
     from vae_eval.imageset import load_image_set
 
     entries = config.entries() if config is not None else []

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+from bench.core.fonts import available_fonts
+from bench.core.io import atomic_open, atomic_path
 from bench.core.registry import Spec
 
 if TYPE_CHECKING:
@@ -241,8 +243,6 @@ class ImageSet:
 
 def available_default_fonts() -> list[Path]:
     """The installed fonts among :data:`FONT_CHOICES`, in that order."""
-    from bench.core.fonts import available_fonts
-
     by_stem = {p.stem: p for p in available_fonts()}
     return [by_stem[name] for name in FONT_CHOICES if name in by_stem]
 
@@ -557,8 +557,6 @@ def _renderer(cell: DefaultCell, size: int, font: Path, seed: int) -> Callable[[
 
 def write_default_set(out: Path, size: int = 512, seed: int = 0, limit: int | None = None) -> Path:
     """Render the default set into ``out`` as PNGs plus ``metadata.jsonl``; returns that file."""
-    from bench.core.io import atomic_open, atomic_path
-
     image_set = default_set(size, seed, limit)
     out.mkdir(parents=True, exist_ok=True)
     records = []

@@ -15,6 +15,7 @@ from bench.core.errors import InputError
 from bench.core.seeds import image_seed
 from bench.engine import Shard, take_shard
 from bench.engine.config import ModelEntry, RunConfig
+from bench.suites.protocol import image_seed_rule
 
 __all__ = ["Job", "Shard", "build_jobs", "model_jobs"]
 
@@ -52,7 +53,6 @@ def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> lis
         raise InputError(
             config.prompts, f"prompt_id values repeat (e.g. {dupes}); ids must be unique"
         )
-    from bench.suites.protocol import image_seed_rule
 
     fixed = image_seed_rule(config) == "fixed"
     label = entry.label  # parses the spec: once, not per job

@@ -17,7 +17,9 @@ import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from bench.readers.common import read_or_errors
+from bench.core.errors import InputError
+from bench.readers import get_reader
+from bench.readers.common import ReadError, read_or_errors
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -31,9 +33,7 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
     Runs create their reader before writing anything, so a reader that cannot start
     (a missing binary, missing weights) leaves no folder behind.
     """
-    from bench.core.errors import InputError
     from bench.engine.loop import error_text
-    from bench.readers import get_reader
 
     try:
         return get_reader(spec)
@@ -132,6 +132,4 @@ def _cached(cache: ReadingCache, key: tuple[str, str]) -> Reading:
 
 def failure_cause(error: BaseException) -> BaseException:
     """The exception behind a reader's :class:`~bench.readers.ReadError` (others as they are)."""
-    from bench.readers.common import ReadError
-
     return error.cause if isinstance(error, ReadError) else error
