@@ -67,6 +67,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from bench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
 from bench.core.dtypes import dtype_name
 from bench.core.errors import InputError
+from bench.core.hub import offline_kwargs, unreachable_note
 from bench.core.registry import Options, Spec, missing_modules, parse_options, register
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.models.diffusers_loading import (
@@ -80,7 +81,7 @@ from bench.models.diffusers_loading import (
     set_scheduler_shift,
 )
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
-from bench.models.tiny import read_marker
+from bench.tiny.pipelines import read_marker
 
 log = logging.getLogger(__name__)
 
@@ -513,8 +514,6 @@ class DiffusersModel(ModelAdapter):
             kwargs["variant"] = self.options["variant"]
         local = Path(location).exists()
         if not local:  # offline: the cache only, failing at once instead of after retries
-            from bench.core.hub import offline_kwargs
-
             kwargs.update(offline_kwargs())
         kwargs.update(extra)
         try:
@@ -523,8 +522,6 @@ class DiffusersModel(ModelAdapter):
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not local:
-                from bench.core.hub import unreachable_note
-
                 first += unreachable_note(location)
             raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc
         except ValueError as exc:

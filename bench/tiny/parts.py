@@ -1,7 +1,7 @@
 # mypy: disable-error-code="no-untyped-call"
 """Parts for tiny random pipelines: tokenizers built locally and small text encoders.
 
-The tiny pipelines of :mod:`bench.models.tiny` and of the family modules
+The tiny pipelines of :mod:`bench.tiny.pipelines` and of the family modules
 (:mod:`bench.models.families`) must build with no model hub: every tokenizer
 here is made from a few hundred vocabulary entries written out in code (the 256
 byte symbols of byte-level BPE, a handful of merges and the family's special
