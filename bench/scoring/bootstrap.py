@@ -1,8 +1,9 @@
 """The bootstrap kernel's old home: it lives in :mod:`bench.core.bootstrap` (issue 34).
 
-The kernel serves the report, the VAE evaluation, the human study and the reader
-calibration, none of which is a metric; it moved below the metric table. Its public
-names stay importable from here for code written against this path.
+The kernel (its paired comparisons in :mod:`bench.core.paired`) serves the report, the
+VAE evaluation, the human study and the reader calibration, none of which is a metric;
+it moved below the metric table. Its public names stay importable from here for code
+written against this path.
 """
 
 from bench.core.bootstrap import (
@@ -11,17 +12,12 @@ from bench.core.bootstrap import (
     MIN_UNITS,
     Estimands,
     Grouping,
-    HolmIntervals,
-    PairedResampling,
     bootstrap_ci,
-    bootstrap_p_values,
     cluster_codes,
     count_blocks,
     grouped_bootstrap,
-    holm_intervals,
     index_blocks,
     mean_interval,
-    paired_differences,
     percentile_interval,
     resample_weights,
     resampled_means,
@@ -30,6 +26,13 @@ from bench.core.bootstrap import (
     single_threaded_blas,
     tail,
     tally,
+)
+from bench.core.paired import (
+    HolmIntervals,
+    PairedResampling,
+    bootstrap_p_values,
+    holm_intervals,
+    paired_differences,
 )
 
 __all__ = [
