@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.report.stats import summarize
 from bench.core.bootstrap import (
     Estimands,
     Grouping,
@@ -21,6 +20,7 @@ from bench.core.bootstrap import (
     resampled_means,
     share_bootstrap,
 )
+from bench.report.stats import summarize
 from bench.scoring.table import METRICS, Derived, Metric, Ratio
 
 
