@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import ast
 import importlib.util
-import sys
-from pathlib import Path
+
+from test_arch_metrics import ROOT, load
 
 from bench.core.registry import KINDS
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _layers() -> list[str]:
-    spec = importlib.util.spec_from_file_location(
-        "arch_metrics", ROOT / "benchmarks" / "arch_metrics.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["arch_metrics"] = module
-    spec.loader.exec_module(module)
-    return [room for floor in module.layers(ROOT / "pyproject.toml") for room in floor]
+    metrics = load()
+    return [room for floor in metrics.layers(ROOT / "pyproject.toml") for room in floor]
 
 
 def test_every_plugin_package_lies_in_a_room_of_the_layers_contract() -> None:
