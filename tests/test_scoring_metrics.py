@@ -246,6 +246,8 @@ def test_score_pairs_options_and_errors():
     assert score_pairs(["Hello!"], ["hello"], strip_punct=True)["exact_match"].item() is True
     with pytest.raises(ValueError, match="items"):
         score_pairs(["a", "b"], ["a"])
+    with pytest.raises(TypeError, match="keepcase"):  # the options are ScoreOptions' keys
+        score_pairs(["a"], ["a"], keepcase=True)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="compat"):
         score_pairs(["a"], ["a"], compat="paper")  # type: ignore[arg-type]
     empty = score_pairs([], [])
