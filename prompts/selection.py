@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
 from prompts.attributes import char_length, word_count
 from prompts.pool import PromptPool
 from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
@@ -377,7 +378,6 @@ def select(
     the default set's full cross product. ``sampler`` names the sampler plug-in
     (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
-    from bench.core.registry import PLUGINS
     from prompts.samplers import DEFAULT_SAMPLER, Sampler
     from prompts.sources import load_source
 

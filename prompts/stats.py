@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from bench.core.io import atomic_path
 from prompts.pool import PromptPool
 from prompts.schema import PromptSet, conform
 
@@ -158,8 +159,6 @@ def write_chart(stats: dict[str, Any], path: str | Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from bench.core.io import atomic_path
 
     panels = [
         ("prompt type", stats["prompt_type"]),

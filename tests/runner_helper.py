@@ -169,7 +169,7 @@ class FlakyRender(RenderControl):
 
 
 class FakeOOM(RuntimeError):
-    """Looks like torch's CUDA OOM to bench.models.diffusers_adapter.is_oom."""
+    """Looks like torch's CUDA OOM to bench.core.accelerator.is_oom."""
 
 
 class OOMRender(RenderControl):

@@ -26,7 +26,7 @@ from bench.models.families import (
     families_for_class,
     guess_family_from_id,
 )
-from bench.models.tiny import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
+from bench.tiny.pipelines import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.models import get_model
-from bench.models.tiny import TINY_MARKER
+from bench.tiny.pipelines import TINY_MARKER
 from benchmarks.fullsize import (
     MAX_TOKENS,
     PARAMETER_COUNTS,

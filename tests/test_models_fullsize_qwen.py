@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.models import get_model
-from bench.models.tiny import TINY_MARKER
+from bench.tiny.pipelines import TINY_MARKER
 from benchmarks.fullsize import parameter_count
 from benchmarks.fullsize_qwen import (
     PARAMETER_COUNTS,

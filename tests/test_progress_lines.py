@@ -106,7 +106,7 @@ def test_the_tokenizer_length_warning_is_silenced_only_where_prompts_are_cut(
     tmp_path: Path,
 ) -> None:
     from bench.models.diffusers_adapter import quiet_token_length_warning
-    from bench.models.tiny import _tokenizer
+    from bench.tiny.pipelines import _tokenizer
 
     records: list[logging.LogRecord] = []
 

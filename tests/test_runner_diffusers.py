@@ -15,7 +15,7 @@ register()
 @pytest.fixture(scope="module")
 def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("diffusers")
-    from bench.models.tiny import build_tiny_sd
+    from bench.tiny.pipelines import build_tiny_sd
 
     return build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-sd")
 

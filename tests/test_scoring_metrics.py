@@ -8,9 +8,12 @@ import pytest
 from dp_reference import dp_lcs, dp_levenshtein, dp_longest_common_substring, dp_scores
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_scoring_table import HISTORICAL_COLUMNS, assert_historical_contract
 
 from bench.scoring import (
+    METRICS,
     SCORE_COLUMNS,
+    Metric,
     algorithm1,
     anls,
     cer,
@@ -20,6 +23,7 @@ from bench.scoring import (
     lom_len,
     ned,
     normalize,
+    register_metric,
     score_pairs,
     wer,
     word_prf,
@@ -188,15 +192,47 @@ def test_peer_metrics_identity(text):
 @given(st.lists(st.tuples(texts, texts), max_size=8))
 @settings(max_examples=150)
 def test_score_pairs_matches_plain_dp_for_every_column(pairs):
-    expected = [e for e, _ in pairs]
-    ocr = [o for _, o in pairs]
-    frame = score_pairs(expected, ocr)
-    assert list(frame.columns) == list(SCORE_COLUMNS)
+    assert_plain_dp(pairs)
+
+
+def assert_plain_dp(pairs: list[tuple[str, str]]) -> None:
+    """The default columns (read from the metric table now, so a metric added to the
+    ``glyphbench`` family is one of them) agree with plain DP on every column it knows;
+    it knows every column of the historical contract."""
+    frame = score_pairs([e for e, _ in pairs], [o for _, o in pairs])
+    assert list(frame.columns) == METRICS.columns(["glyphbench"], inputs="text")
     assert len(frame) == len(pairs)
     for row, (e, o) in zip(frame.to_dict("records"), pairs, strict=True):
         oracle = dp_scores(e, o)
-        for column in SCORE_COLUMNS:
+        assert set(HISTORICAL_COLUMNS) <= set(oracle)
+        for column in frame.columns.intersection(list(oracle)):
             assert math.isclose(float(row[column]), float(oracle[column]), abs_tol=1e-12), column
+
+
+def test_a_metric_added_to_the_glyphbench_family_is_one_call_and_one_test():
+    """docs/metrics.md's recipe for the default family: register_metric(...) and the
+    metric's own test; the contract and plain-DP tests above keep passing with it."""
+    toy = register_metric(
+        Metric(
+            "toy_glyph_chars",
+            lambda pair: len(pair.read_raw),
+            label="Characters read (toy)",
+            higher_is_better=True,
+            doc="Characters the reader returned, untouched.",
+            family="glyphbench",
+            dtype="int64",
+        )
+    )
+    try:
+        pairs = [("Hello", "HELL0 there"), ("ab", ""), ("欢迎", "欢迎")]
+        assert_plain_dp(pairs)
+        assert_historical_contract()
+        frame = score_pairs([e for e, _ in pairs], [o for _, o in pairs])
+        assert list(frame.columns)[-1] == "toy_glyph_chars"
+        assert frame["toy_glyph_chars"].tolist() == [11, 0, 2]
+    finally:
+        METRICS.remove(toy.name)
+    assert "toy_glyph_chars" not in score_pairs(["a"], ["a"]).columns
 
 
 def test_score_pairs_missing_values_are_empty_strings():
@@ -210,6 +246,8 @@ def test_score_pairs_options_and_errors():
     assert score_pairs(["Hello!"], ["hello"], strip_punct=True)["exact_match"].item() is True
     with pytest.raises(ValueError, match="items"):
         score_pairs(["a", "b"], ["a"])
+    with pytest.raises(TypeError, match="keepcase"):  # the options are ScoreOptions' keys
+        score_pairs(["a"], ["a"], keepcase=True)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="compat"):
         score_pairs(["a"], ["a"], compat="paper")  # type: ignore[arg-type]
     empty = score_pairs([], [])
@@ -277,8 +315,4 @@ def test_nfkc_and_width_folding_are_options():
 @given(st.lists(st.tuples(cjk_texts, cjk_texts), max_size=6))
 @settings(max_examples=150)
 def test_mixed_script_scores_match_plain_dp(pairs):
-    frame = score_pairs([e for e, _ in pairs], [o for _, o in pairs])
-    for row, (e, o) in zip(frame.to_dict("records"), pairs, strict=True):
-        oracle = dp_scores(e, o)
-        for column in SCORE_COLUMNS:
-            assert math.isclose(float(row[column]), float(oracle[column]), abs_tol=1e-12), column
+    assert_plain_dp(pairs)

@@ -171,6 +171,21 @@ def test_bad_metadata_is_one_line_input_error(tmp_path: Path, content: str, prob
         read_metadata(path)
 
 
+def test_bad_jsonl_metadata_names_its_line(tmp_path: Path) -> None:
+    """JSONL metadata goes through bench.core.io.jsonl_records: the bad line is named."""
+    path = tmp_path / "meta.jsonl"
+    path.write_text('{"file": "a.png"}\n\n{"file": \n')
+    with pytest.raises(InputError, match="malformed JSON") as caught:
+        read_metadata(path)
+    assert caught.value.line == 3
+    path.write_text('{"file": "a.png", "text": "Hi"}\n["b.png"]\n')
+    with pytest.raises(InputError, match="expected a JSON object") as caught:
+        read_metadata(path)
+    assert caught.value.line == 2
+    path.write_text('{"file": "a.png", "text": "Hi"}\n')
+    assert read_metadata(path) == {"a.png": {"file": "a.png", "text": "Hi"}}
+
+
 def test_bad_image_set_specs(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="not found"):
         load_image_set(str(tmp_path / "missing"))

@@ -28,6 +28,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bench.core.errors import InputError, validation_error
+from bench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
+from bench.core.registry import PLUGINS
+from vae_eval.codecs import check_codec_files
 
 
 class VaeEntry(BaseModel):
@@ -62,8 +65,6 @@ class VaeConfig(BaseModel):
 
 def load_config(path: Path) -> VaeConfig:
     """Read and validate ``path``; any problem is a one-line :class:`InputError`."""
-    from bench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
-
     if not path.is_file():
         raise InputError(path, "config file not found")
     data = yaml_data(read_text(path, limit=MAX_CONFIG_BYTES), path)
@@ -82,8 +83,6 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
     not support.
     """
-    from bench.core.registry import PLUGINS
-    from vae_eval.codecs import check_codec_files
     from vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
@@ -164,7 +163,6 @@ def merge_settings(
 
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
-    from bench.core.registry import PLUGINS
     from vae_eval.imageset import load_image_set
 
     entries = config.entries() if config is not None else []

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.core.errors import InputError
+from bench.core.io import atomic_path
 from vae_eval.imageset import read_metadata
 
 USER_AGENT = "glyphbench-vae-eval/0.1 (+https://github.com/; research benchmark)"
@@ -54,8 +55,6 @@ def looks_like_image(head: bytes) -> bool:
 
 def fetch(url: str, target: Path, timeout: float = 30.0) -> None:
     """Download ``url`` to ``target`` atomically; raise ValueError/OSError with a reason."""
-    from bench.core.io import atomic_path
-
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data = response.read()

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+from bench.core.fonts import available_fonts
+from bench.core.io import atomic_open, atomic_path, jsonl_records, read_text
 from bench.core.registry import Spec
 
 if TYPE_CHECKING:
@@ -241,8 +243,6 @@ class ImageSet:
 
 def available_default_fonts() -> list[Path]:
     """The installed fonts among :data:`FONT_CHOICES`, in that order."""
-    from bench.core.fonts import available_fonts
-
     by_stem = {p.stem: p for p in available_fonts()}
     return [by_stem[name] for name in FONT_CHOICES if name in by_stem]
 
@@ -557,8 +557,6 @@ def _renderer(cell: DefaultCell, size: int, font: Path, seed: int) -> Callable[[
 
 def write_default_set(out: Path, size: int = 512, seed: int = 0, limit: int | None = None) -> Path:
     """Render the default set into ``out`` as PNGs plus ``metadata.jsonl``; returns that file."""
-    from bench.core.io import atomic_open, atomic_path
-
     image_set = default_set(size, seed, limit)
     out.mkdir(parents=True, exist_ok=True)
     records = []
@@ -584,9 +582,9 @@ def read_metadata(path: Path) -> dict[str, dict[str, Any]]:
     is the ground truth. A JSON list of records with a ``file`` key, or JSONL with
     one such record per line, is read the same way.
     """
-    raw = _read_utf8(path)
+    raw = read_text(path)
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        records = _jsonl_records(path, raw)
+        records: list[_NumberedRecord] = list(jsonl_records(raw.splitlines(), path))
     else:
         records = _json_records(path, raw)
     out: dict[str, dict[str, Any]] = {}
@@ -598,26 +596,6 @@ def read_metadata(path: Path) -> dict[str, dict[str, Any]]:
 
 # A record with the line it came from (JSONL) or None (one JSON document).
 _NumberedRecord = tuple[int | None, Any]
-
-
-def _read_utf8(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "file not found") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text (byte {exc.start})") from None
-
-
-def _jsonl_records(path: Path, raw: str) -> list[_NumberedRecord]:
-    records: list[_NumberedRecord] = []
-    for number, text_line in enumerate(raw.splitlines(), start=1):
-        if text_line.strip():
-            try:
-                records.append((number, json.loads(text_line)))
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
-    return records
 
 
 def _json_records(path: Path, raw: str) -> list[_NumberedRecord]:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from bench.scoring import normalize
 from bench.scoring import vae as family
 from bench.scoring.pair import ImagePair, Pair, float_rgb
+from bench.scoring.table import METRICS
 from bench.scoring.vae import SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_WINDOW, RegionPair, word_assignment
 
 if TYPE_CHECKING:
@@ -112,8 +113,6 @@ def text_scores(truth: str, ocr: str | None) -> dict[str, float]:
     >>> text_scores("harbor exit", "harbour exit")
     {'wr': 50.0, 'pa': 90.0}
     """
-    from bench.scoring.table import METRICS
-
     metrics = [m for m in METRICS.of(["vae"]) if m.per_image and m.inputs == "text"]
     if ocr is None:
         return dict.fromkeys((m.name for m in metrics), math.nan)
@@ -136,8 +135,6 @@ def image_scores(
     >>> image_scores(a, b, None)["psnr_text"]
     nan
     """
-    from bench.scoring.table import METRICS
-
     metrics = [m for m in METRICS.of(["vae"]) if m.per_image and m.inputs == "image"]
     if original is None or reconstruction is None:
         return dict.fromkeys((m.name for m in metrics), math.nan)

@@ -43,6 +43,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench import engine
+from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
+from bench.scoring.table import METRICS
+from vae_eval.codecs import check_codec_files
 from vae_eval.imageset import ImageItem, ImageSet
 from vae_eval.metrics import image_scores, text_scores
 from vae_eval.reading import TimedReader, Turn
@@ -81,8 +85,6 @@ def metric_columns() -> tuple[str, ...]:
     ('wr_original', 'pa_original', 'wr', 'pa', 'wr_loss', 'pa_loss', 'psnr', 'ssim',
      'psnr_text', 'ssim_text')
     """
-    from bench.scoring.table import METRICS
-
     text = METRICS.columns(["vae"], inputs="text")
     return (
         *(f"{name}_original" for name in text),
@@ -392,9 +394,6 @@ def evaluate(
     (tests and notebooks pass objects they already have). ``progress(stage, done,
     total)`` is called after each batch with the images done in that stage.
     """
-    from bench.core.errors import InputError
-    from bench.core.registry import PLUGINS
-    from vae_eval.codecs import check_codec_files
     from vae_eval.codecs.protocol import name_codecs
     from vae_eval.imageset import load_image_set
 
@@ -462,8 +461,6 @@ def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> N
     Image ids repeat across sets (``default?size=256`` and ``size=512`` share them), so
     mixing would silently reuse rows computed on other images.
     """
-    from bench.core.errors import InputError
-
     expected = {"images": images, "ocr_engine": ocr_engine}
     folder.check_same_run(
         expected,

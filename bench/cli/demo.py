@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.engine.config import RunConfig
+from bench.tiny.pipelines import build_tiny_sd
+
 #: The demo's models: (spec, label). The tiny pipeline's path is filled in at run time.
 DEMO_CONTROLS: tuple[tuple[str, str], ...] = (
     ("control:render?size=256", "control:render"),
@@ -51,9 +54,7 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     """Run the demo into ``out``; returns the run folder. Prints where everything is."""
     import yaml
 
-    from bench.engine.config import RunConfig
     from bench.engine.operations import run_benchmark
-    from bench.models.tiny import build_tiny_sd
     from bench.report.console import print_summary, summary_console
 
     console = summary_console()

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bench.core.errors import InputError
+from bench.core.io import locate_run, read_table, write_json
+from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +65,6 @@ def export_command(
 def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
 
-    from bench.core.io import locate_run, read_table, write_json
     from bench.core.schema import failed_mask
     from bench.report.load import read_run_meta
 
@@ -187,8 +188,6 @@ def _card_table(protocol: dict[str, Any]) -> list[str]:
 
 
 def _column_lines(table: pd.DataFrame) -> list[str]:
-    from bench.scoring.table import METRICS
-
     lines = []
     for column in table.columns:
         if column in METRICS:

@@ -15,6 +15,8 @@ from typing import Any
 import typer
 
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
+from bench.scoring.table import METRICS
 
 #: What ``glyphbench list`` can show: the plug-in kinds, then metrics.
 SECTIONS = ("models", "readers", "codecs", "sources", "samplers", "suites", "metrics")
@@ -51,8 +53,6 @@ def _sections(what: str | None) -> Sequence[str]:
 
 def _records(section: str) -> list[dict[str, Any]]:
     if section == "metrics":
-        from bench.scoring.table import METRICS
-
         return [
             {
                 "name": metric.name,
@@ -63,7 +63,6 @@ def _records(section: str) -> list[dict[str, Any]]:
             }
             for metric in METRICS.all()
         ]
-    from bench.core.registry import PLUGINS
 
     return [plugin.describe() for plugin in PLUGINS.entries(section)]
 

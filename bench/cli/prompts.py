@@ -11,6 +11,11 @@ from pathlib import Path
 
 import typer
 
+from bench.core.io import write_table
+from bench.core.progress import LineProgress, Ticker
+from prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
+from prompts.sources import load_prompt_set, load_source
+
 prompts_app = typer.Typer(
     name="prompts",
     help="Prompt sets: show, stats, select, validate, freq, export. SOURCE is default, "
@@ -39,7 +44,6 @@ def show_command(
     from rich.table import Table
 
     from prompts.selection import select
-    from prompts.sources import load_source
 
     loaded = load_source(source)
     picked = select(loaded, sample=n if sample else None, seed=seed, limit=n)
@@ -68,7 +72,6 @@ def stats_command(
     ),
 ) -> None:
     """Counts by prompt type, group, CEFR level, length bins and flags."""
-    from prompts.sources import load_source
     from prompts.stats import compute_stats, write_chart
 
     stats = compute_stats(load_source(source))
@@ -122,7 +125,6 @@ def select_command(
     limit: int = typer.Option(None, "--limit", help="Keep at most this many rows at the end."),
 ) -> None:
     """Select prompts (config -> where -> sample -> limit) and write them with every column."""
-    from bench.core.io import write_table
     from prompts.selection import select
 
     picked = select(
@@ -189,12 +191,8 @@ def freq_command(
     """Count in how many captions of each corpus each text occurs (whole words, any case)."""
     import pandas as pd
 
-    from bench.core.io import write_table
-    from bench.core.progress import LineProgress, Ticker
-    from prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
     from prompts.pool import PromptPool
     from prompts.schema import PromptSet
-    from prompts.sources import load_source
 
     corpora = [parse_corpus_option(c) for c in corpus]
     loaded = load_source(source)
@@ -244,9 +242,6 @@ def export_command(
     out: Path = typer.Option(..., "--out", "-o", help="Output table (.parquet, .jsonl or .csv)."),
 ) -> None:
     """Write the whole set, every column, to a table (all combinations for default/textinvision)."""
-    from bench.core.io import write_table
-    from prompts.sources import load_prompt_set
-
     prompt_set = load_prompt_set(source)
     write_table(prompt_set.frame, out)
     typer.echo(

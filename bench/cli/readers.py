@@ -8,6 +8,13 @@ from typing import Any
 
 import typer
 
+from bench.core.errors import InputError
+from bench.core.io import locate_run, write_table
+from bench.engine.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
+from bench.engine.reading_store import stored_readers
+from bench.readers import get_reader
+from bench.readers.scripts import LANG_SCRIPTS, reader_scripts
+
 readers_app = typer.Typer(
     help="Reader calibration cards and the readings stored in a run.", no_args_is_help=True
 )
@@ -59,8 +66,6 @@ def calibrate_command(
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
     from bench.engine.calibrate import REAL_PARTS, calibrate, load_real_set, shipped_real_set
-    from bench.readers import get_reader
-    from bench.readers.scripts import reader_scripts
 
     if real_part is not None and real_part not in REAL_PARTS:
         raise typer.BadParameter(
@@ -114,8 +119,6 @@ def calibration_prompts(
     import pandas as pd
 
     import prompts as prompt_sets
-    from bench.core.errors import InputError
-    from bench.readers.scripts import LANG_SCRIPTS
 
     parts = []
     for lang, needs in LANG_SCRIPTS.items():
@@ -161,11 +164,6 @@ def photos_command(
     """
     import pandas as pd
 
-    from bench.core.errors import InputError
-    from bench.core.io import write_table
-    from bench.engine.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
-    from bench.readers import get_reader
-
     if multiword not in MULTIWORD:
         raise InputError(None, f"--multiword must be one of {', '.join(MULTIWORD)}")
     if out is not None and out.suffix.lower() not in (".csv", ".parquet", ".jsonl"):
@@ -186,9 +184,6 @@ def photos_command(
 @readers_app.command("list")
 def list_command(run: Path = typer.Argument(..., help="Run folder.")) -> None:
     """The readers whose readings are stored in RUN (for report --reader and compare)."""
-    from bench.core.io import locate_run
-    from bench.engine.reading_store import stored_readers
-
     table = stored_readers(locate_run(run, needs="run.json"))
     if table.empty:
         typer.echo("no stored readings")
@@ -205,7 +200,6 @@ def compare_command(
     metric: str = typer.Option("ned", "--metric", help="Metric whose model means are ranked."),
 ) -> None:
     """Per-image agreement of two readers on RUN and how often they rank models differently."""
-    from bench.core.io import locate_run
     from bench.engine.calibrate import compare_readers
 
     run = locate_run(run, needs="run.json")

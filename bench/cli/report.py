@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+from bench.core.io import locate_run
+from bench.engine.reading_store import write_reader_view
+
 
 def report_command(
     runs: list[Path] = typer.Argument(
@@ -38,14 +41,11 @@ def report_command(
 
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
-    from bench.core.io import locate_run
     from bench.report.build import write_report
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
     if reader:  # issue 13: the runs seen through another stored reader
-        from bench.engine.reading_store import write_reader_view
-
         views = [write_reader_view(run, reader) for run in runs]
         out = out or views[0] / "report"
         runs = views

@@ -13,6 +13,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from bench.cli.run import readers_help
+from bench.core.errors import InputError
+from bench.core.io import read_json
+from bench.core.progress import LineProgress
+from bench.core.registry import PLUGINS
+from vae_eval.config import apply_config
+from vae_eval.download import download
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,8 +85,6 @@ def evaluate_command(
     """
     if ctx.invoked_subcommand is not None:
         return
-    from bench.core.errors import InputError
-    from vae_eval.config import apply_config  # issue 16: --config / --dry-run
 
     flags = {"vae": vae, "images": images, "ocr": ocr, "limit": limit, "batch_size": batch_size}
     settings = apply_config(ctx, config, dry_run, {**flags, "out": out})
@@ -105,7 +109,6 @@ def evaluate_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    from bench.core.progress import LineProgress
     from vae_eval.report import write_report
     from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate
 
@@ -144,7 +147,6 @@ def evaluate_command(
         if tasks:
             bar.stop()
     from bench.cli.run import fail_when_every_row_failed
-    from bench.core.io import read_json
     from bench.core.schema import failed_mask
 
     notes = read_json(out / "run.json").get("notes", [])
@@ -157,9 +159,6 @@ def evaluate_command(
 
 def _check_specs(codecs: list[str], reader: str) -> None:
     """Resolve every codec spec and the reader spec before anything is written or loaded."""
-    from bench.core.errors import InputError
-    from bench.core.registry import PLUGINS
-
     for flag, kind, specs in (("--vae", "codecs", codecs), ("--ocr", "readers", [reader])):
         for spec in specs:
             _, _, query = spec.partition("?")
@@ -192,8 +191,6 @@ def download_command(
 
     Afterwards evaluate them with: glyphbench vae-eval --images OUT --vae ... --out RESULTS
     """
-    from vae_eval.download import download
-
     summary = download(metadata, out, limit=limit, timeout=timeout)
     for name, reason in summary.failed.items():
         typer.echo(f"failed {name}: {reason}", err=True)

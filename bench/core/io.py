@@ -26,11 +26,14 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any
-
-import pandas as pd
+from typing import IO, TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+
+if TYPE_CHECKING:
+    # pandas loads inside the table readers and writers: the CLI's help texts read the
+    # suites, which import this module, and `glyphbench --help` stays free of pandas.
+    import pandas as pd
 
 #: Temporary files of other hosts (or of an older glyphbench) are removed after this long.
 STALE_TEMP_SECONDS = 3600.0
@@ -443,6 +446,8 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
     With ``text_columns=True`` CSV cells are read as strings and empty cells stay
     empty strings (never NaN, never the text "nan").
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file not found")
@@ -473,6 +478,8 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")

@@ -63,29 +63,78 @@ Public API::
 
 from __future__ import annotations
 
-from bench.core.io import slug
-from bench.engine.folder import RunFolder, encode_png, image_path
-from bench.engine.jobs import Shard, remaining, take_shard
-from bench.engine.lock import FolderBusy
-from bench.engine.loop import (
-    QUEUE_DEPTH,
-    Batch,
-    Group,
-    GroupStats,
-    Loop,
-    LoopStats,
-    Producer,
-    error_text,
-    progress_bars,
-)
-from bench.engine.reading import (
-    ReadingCache,
-    failure_cause,
-    image_digest,
-    read_batch,
-    reader_identity,
-    start_reader,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.core.io import slug
+    from bench.engine.folder import RunFolder, encode_png, image_path
+    from bench.engine.jobs import Shard, remaining, take_shard
+    from bench.engine.lock import FolderBusy
+    from bench.engine.loop import (
+        QUEUE_DEPTH,
+        Batch,
+        Group,
+        GroupStats,
+        Loop,
+        LoopStats,
+        Producer,
+        error_text,
+        progress_bars,
+    )
+    from bench.engine.reading import (
+        ReadingCache,
+        failure_cause,
+        image_digest,
+        read_batch,
+        reader_identity,
+        start_reader,
+    )
+
+#: Name -> the module it lives in. The package face imports nothing until a name is used,
+#: so ``import bench.engine.jobs`` (or the lock) does not pull in pandas and pyarrow
+#: through the folder and the loop (issue 34).
+_HOMES = {
+    "slug": "bench.core.io",
+    **dict.fromkeys(("RunFolder", "encode_png", "image_path"), "bench.engine.folder"),
+    **dict.fromkeys(("Shard", "remaining", "take_shard"), "bench.engine.jobs"),
+    "FolderBusy": "bench.engine.lock",
+    **dict.fromkeys(
+        (
+            "QUEUE_DEPTH",
+            "Batch",
+            "Group",
+            "GroupStats",
+            "Loop",
+            "LoopStats",
+            "Producer",
+            "error_text",
+            "progress_bars",
+        ),
+        "bench.engine.loop",
+    ),
+    **dict.fromkeys(
+        (
+            "ReadingCache",
+            "failure_cause",
+            "image_digest",
+            "read_batch",
+            "reader_identity",
+            "start_reader",
+        ),
+        "bench.engine.reading",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public names, imported from their module on first use."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "QUEUE_DEPTH",

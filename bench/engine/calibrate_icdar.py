@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+from bench.scoring.normalize import normalize, tokens
 
 if TYPE_CHECKING:
     from bench.readers.base import Reader
@@ -175,8 +176,6 @@ def missed_words(truth: list[str], reading: str) -> list[str]:
     ['open', 'Genaxis']
     """
     from collections import Counter
-
-    from bench.scoring.normalize import normalize, tokens
 
     read = Counter(tokens(normalize(reading)))
     missed = []

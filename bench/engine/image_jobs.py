@@ -15,6 +15,7 @@ from bench.core.errors import InputError
 from bench.core.seeds import image_seed
 from bench.engine import Shard, take_shard
 from bench.engine.config import ModelEntry, RunConfig
+from bench.suites.protocol import image_seed_rule
 
 __all__ = ["Job", "Shard", "build_jobs", "model_jobs"]
 
@@ -60,7 +61,6 @@ def check_prompt_ids(frame: pd.DataFrame, source: str) -> list[str]:
 def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> list[Job]:
     """Every job of one model, in the documented order."""
     ids = check_prompt_ids(frame, config.prompts)
-    from bench.suites.protocol import image_seed_rule
 
     fixed = image_seed_rule(config) == "fixed"
     label = entry.label  # parses the spec: once, not per job

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from bench.core.errors import InputError
+from bench.core.io import ensure_folder, os_problem
 
 try:
     import fcntl
@@ -75,8 +76,6 @@ class FolderLock:
         self.path = (root / LOCKS / f"{name}.lock").resolve()
 
     def _open(self) -> int:
-        from bench.core.io import ensure_folder, os_problem
-
         ensure_folder(self.path.parent)
         try:
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)

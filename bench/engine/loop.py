@@ -323,7 +323,7 @@ def quit_now(code: int = 130) -> None:
 
 
 def _is_oom(exc: BaseException) -> bool:
-    from bench.models.diffusers_adapter import is_oom
+    from bench.core.accelerator import is_oom
 
     return is_oom(exc)
 

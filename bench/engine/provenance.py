@@ -17,6 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from bench.core.errors import InputError
 from bench.engine import Shard
 
 #: Distributions whose versions are recorded (None when not installed).
@@ -110,8 +111,6 @@ def detect_distributed(shard_flag: str | None = None) -> Distributed:
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     if shard_flag:
         if world > 1:
-            from bench.core.errors import InputError
-
             raise InputError(
                 None, "--shard cannot be combined with accelerate launch (it shards already)"
             )

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bench.core.errors import InputError
+from bench.core.progress import LineProgress
 from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard
 from bench.engine.results import conform_results
+from bench.readers.base import Reading
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -291,7 +293,6 @@ def _read_rows(
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
 
-    from bench.core.progress import LineProgress
     from bench.engine.reading_store import ReadingStore
     from bench.engine.results import score_rows
 
@@ -330,8 +331,6 @@ def _keep(
     full: str,
 ) -> None:
     """Put each successful reading into the run's reading store (flushed per part file)."""
-    from bench.readers.base import Reading
-
     store.remember(full, *identity)
     for digest, outcome in zip(digests, outcomes, strict=True):
         if isinstance(outcome, Reading) and isinstance(digest, str) and digest:

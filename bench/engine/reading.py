@@ -18,7 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.readers.common import read_or_errors
+from bench.core.errors import InputError
+from bench.readers import get_reader
+from bench.readers.common import ReadError, read_or_errors
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -32,9 +34,7 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
     Runs create their reader before writing anything, so a reader that cannot start
     (a missing binary, missing weights) leaves no folder behind.
     """
-    from bench.core.errors import InputError
     from bench.engine.loop import error_text
-    from bench.readers import get_reader
 
     try:
         return get_reader(spec)
@@ -197,6 +197,4 @@ def _cached(cache: ReadingCache, key: tuple[str, str]) -> Reading:
 
 def failure_cause(error: BaseException) -> BaseException:
     """The exception behind a reader's :class:`~bench.readers.ReadError` (others as they are)."""
-    from bench.readers.common import ReadError
-
     return error.cause if isinstance(error, ReadError) else error

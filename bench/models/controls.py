@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from bench.core.fonts import MISSING_CJK, bundled_fonts, cjk_fonts
 from bench.core.registry import Options, Spec, register
 from bench.models.base import ImageRequest, ModelAdapter
+from prompts.scripts import char_script
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont
@@ -94,8 +96,6 @@ def corrupt(text: str, rate: float, rng: random.Random) -> str:
 @functools.cache
 def control_font_paths() -> tuple[Path, ...]:
     """Paths of :data:`CONTROL_FONTS` that exist among the bundled fonts."""
-    from bench.core.fonts import bundled_fonts
-
     by_stem = {p.stem: p for p in bundled_fonts()}
     found = tuple(by_stem[name] for name in CONTROL_FONTS if name in by_stem)
     if not found:
@@ -116,15 +116,11 @@ def needs_cjk_font(text: str) -> bool:
     >>> needs_cjk_font("OPEN"), needs_cjk_font("Café ½"), needs_cjk_font("营业中")
     (False, False, True)
     """
-    from prompts.scripts import char_script
-
     return not text.isascii() and any(char_script(c) in ("han", "kana", "hangul") for c in text)
 
 
 def cjk_font_faces() -> tuple[tuple[Path, int], ...]:
     """The installed CJK faces (file, index); an error naming the packages when none is."""
-    from bench.core.fonts import MISSING_CJK, cjk_fonts
-
     faces = cjk_fonts()
     if not faces:
         raise RuntimeError(MISSING_CJK)

@@ -55,21 +55,18 @@ import hashlib
 import inspect
 import json
 import logging
-import re
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
-
-from bench.core.dtypes import dtype_name
+from bench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
 from bench.core.errors import InputError
-from bench.core.registry import Options, Spec, missing_modules, parse_options, register
+from bench.core.hub import offline_kwargs, unreachable_note
+from bench.core.registry import Spec, missing_modules, parse_options, register
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.models.diffusers_loading import (
-    QUANTIZE,
     build_quantization_config,
     compile_denoiser,
     load_extra_component,
@@ -78,201 +75,14 @@ from bench.models.diffusers_loading import (
     set_scheduler,
     set_scheduler_shift,
 )
+from bench.models.diffusers_options import DiffusersOptions, looks_local, split_list, split_target
 from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
-from bench.models.tiny import read_marker
+from bench.tiny.pipelines import read_marker
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from PIL import Image
-
-
-PositiveInt = Annotated[int, Field(gt=0)]
-
-
-class DiffusersOptions(Options):
-    """Options of ``diffusers:`` models (see the module docstring); unset ones are None."""
-
-    model_config = ConfigDict(str_strip_whitespace=True)
-
-    height: PositiveInt | None = Field(default=None, description="image height in pixels")
-    width: PositiveInt | None = Field(default=None, description="image width in pixels")
-    steps: PositiveInt | None = Field(default=None, description="num_inference_steps")
-    guidance: float | None = Field(default=None, description="guidance_scale")
-    max_sequence_length: PositiveInt | None = Field(
-        default=None, description="T5/Gemma prompt length (SD3, FLUX, PixArt, Sana)"
-    )
-    negative_prompt: str | None = Field(
-        default=None, description="one negative prompt for every image"
-    )
-    dtype: Literal["float32", "float16", "bfloat16"] | None = Field(
-        default=None,
-        description="weights dtype (fp32/fp16/bf16 accepted); default: the family's on CUDA",
-    )
-    variant: str | None = Field(default=None, description="weight file variant, e.g. fp16")
-    revision: str | None = Field(default=None, description="hub revision (same as @revision)")
-    device: str | None = Field(
-        default=None, description="auto | cpu | cuda | cuda:N (default auto)"
-    )
-    enable_cpu_offload: bool | None = Field(
-        default=None, description="enable_model_cpu_offload() instead of moving to the GPU"
-    )
-    safety_checker: bool | None = Field(default=None, description="false: remove SD's NSFW checker")
-    family: str | None = Field(default=None, description="force a family of bench.models.families")
-    loader: Literal["diffusion", "auto"] | None = Field(
-        default=None, description="DiffusionPipeline or AutoPipelineForText2Image"
-    )
-    stage2: str | None = Field(
-        default=None, description="DeepFloyd IF stage II: hub id, folder or none"
-    )
-    stage3: str | None = Field(
-        default=None, description="DeepFloyd IF stage III: hub id, folder or none"
-    )
-    stage2_steps: PositiveInt | None = Field(
-        default=None, description="DeepFloyd IF stage II steps"
-    )
-    stage2_guidance: float | None = Field(
-        default=None, description="DeepFloyd IF stage II guidance"
-    )
-    stage3_steps: PositiveInt | None = Field(
-        default=None, description="DeepFloyd IF stage III steps"
-    )
-    stage3_guidance: float | None = Field(
-        default=None, description="DeepFloyd IF stage III guidance"
-    )
-
-    offload: Literal["none", "model", "sequential"] | None = Field(
-        default=None,
-        description="CPU offload on CUDA: model (sub-models move in and out) or sequential",
-    )
-    quantize: (
-        Literal[
-            "none", "bnb-4bit", "bnb-8bit", "torchao-int8wo", "torchao-int4wo", "torchao-float8wo"
-        ]
-        | None
-    ) = Field(
-        default=None,
-        description="quantise on load (needs bitsandbytes or torchao: the quant extra)",
-    )
-    quantize_components: str | None = Field(
-        default=None,
-        description="comma-separated components to quantise (default: the transformer/UNet)",
-    )
-    compile: bool | None = Field(default=None, description="torch.compile the transformer/UNet")
-    compile_mode: (
-        Literal["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"] | None
-    ) = Field(default=None, description="torch.compile mode (with compile=true)")
-    quirks: str | None = Field(
-        default=None,
-        description="card quirks on (name) or off (-name), comma-separated; see docs/models.md",
-    )
-    shift: float | None = Field(
-        default=None, gt=0, description="scheduler shift (default: the checkpoint's scheduler)"
-    )
-    text_encoder_4: str | None = Field(
-        default=None,
-        description="HiDream-I1: hub id or folder of its Llama text encoder/tokenizer, or none",
-    )
-
-    @field_validator("dtype", mode="before")
-    @classmethod
-    def _dtype_alias(cls, value: Any) -> Any:
-        return dtype_name(value) if isinstance(value, str) and value.strip() else value
-
-    @field_validator("family")
-    @classmethod
-    def _known_family(cls, value: str | None) -> str | None:
-        if value is not None and value not in FAMILIES:
-            raise ValueError(f"unknown family {value!r}; known: {', '.join(FAMILIES)}")
-        return value
-
-    @field_validator("quirks")
-    @classmethod
-    def _known_quirks(cls, value: str | None) -> str | None:
-        if value is None:
-            return None
-        known = sorted({quirk.name for family in FAMILIES.values() for quirk in family.quirks})
-        for name in _split_list(value):
-            if name.lstrip("-") not in known:
-                raise ValueError(f"unknown quirk {name.lstrip('-')!r}; known: {', '.join(known)}")
-        return value
-
-    @model_validator(mode="after")
-    def _quantization_package_installed(self) -> DiffusersOptions:
-        if self.quantize and self.quantize != "none":
-            package = QUANTIZE[self.quantize][0]
-            if missing_modules(package):
-                raise ValueError(
-                    f"quantize={self.quantize} needs the python package {package!r}, which is "
-                    "not installed (pip install 'glyphbench[quant]')"
-                )
-        return self
-
-    def settings(self) -> dict[str, Any]:
-        """The options that were set, by name (what the adapter reads)."""
-        return self.model_dump(exclude_none=True)
-
-
-def _split_list(value: str | None) -> list[str]:
-    """``"a, b,,c"`` -> ``["a", "b", "c"]``.
-
-    >>> _split_list("transformer, text_encoder")
-    ['transformer', 'text_encoder']
-    """
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
-
-
-def is_oom(exc: BaseException) -> bool:
-    """True when ``exc`` (or an exception it was raised from) is an out-of-memory error.
-
-    Catches ``torch.cuda.OutOfMemoryError`` and the older/other backends' plain
-    ``RuntimeError("... out of memory ...")``. Does not import torch.
-
-    >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB"))
-    True
-    >>> is_oom(ValueError("bad prompt"))
-    False
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        torch = sys.modules.get("torch")
-        oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
-        if isinstance(oom_type, type) and isinstance(current, oom_type):
-            return True
-        if isinstance(current, (RuntimeError, MemoryError)) and (
-            "out of memory" in str(current).lower() or isinstance(current, MemoryError)
-        ):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def split_target(target: str) -> tuple[str, str | None]:
-    """``"owner/name@rev"`` -> ``("owner/name", "rev")``; an existing folder is never split.
-
-    >>> split_target("stabilityai/stable-diffusion-xl-base-1.0@main")
-    ('stabilityai/stable-diffusion-xl-base-1.0', 'main')
-    >>> split_target("black-forest-labs/FLUX.1-dev")
-    ('black-forest-labs/FLUX.1-dev', None)
-    """
-    if "@" in target and not Path(target).expanduser().exists():
-        head, _, revision = target.rpartition("@")
-        return head, revision or None
-    return target, None
-
-
-def _looks_local(target: str) -> bool:
-    """A folder path rather than a hub id (hub ids are ``name`` or ``owner/name``)."""
-    if Path(target).expanduser().exists():
-        return True
-    return (
-        target.startswith(("/", "./", "../", "~", "."))
-        or "\\" in target
-        or target.count("/") > 1
-        or bool(re.match(r"^[A-Za-z]:", target))
-    )
 
 
 def _dtype_keyword() -> str:
@@ -312,7 +122,7 @@ class DiffusersModel(ModelAdapter):
         self.options: dict[str, Any] = options.settings()
         location, at_revision = split_target(target.strip())
         self.requested_revision: str | None = self.options.get("revision") or at_revision
-        self.is_local = _looks_local(location)
+        self.is_local = looks_local(location)
         self.location = str(Path(location).expanduser()) if self.is_local else location
         self.model_index: dict[str, Any] | None = None
         self.model_index_hash: str | None = None
@@ -388,7 +198,7 @@ class DiffusersModel(ModelAdapter):
     def _resolve_quirks(self) -> dict[str, bool]:
         """Each of the family's quirks -> on/off (family default, then the ``quirks`` option)."""
         chosen = {quirk.name: quirk.default for quirk in self.family.quirks}
-        for name in _split_list(self.options.get("quirks")):
+        for name in split_list(self.options.get("quirks")):
             bare = name.lstrip("-")
             if bare not in chosen:
                 offered = ", ".join(chosen) or "none"
@@ -424,7 +234,7 @@ class DiffusersModel(ModelAdapter):
         return "model" if self.options.get("enable_cpu_offload") else "none"
 
     def _quantize_components(self) -> list[str]:
-        return _split_list(self.options.get("quantize_components"))
+        return split_list(self.options.get("quantize_components"))
 
     def describe(self) -> dict[str, Any]:
         """Resolved settings and provenance (no weights needed; richer once loaded)."""
@@ -539,8 +349,6 @@ class DiffusersModel(ModelAdapter):
             kwargs["variant"] = self.options["variant"]
         local = Path(location).exists()
         if not local:  # offline: the cache only, failing at once instead of after retries
-            from bench.core.hub import offline_kwargs
-
             kwargs.update(offline_kwargs())
         kwargs.update(extra)
         try:
@@ -549,8 +357,6 @@ class DiffusersModel(ModelAdapter):
         except OSError as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if not local:
-                from bench.core.hub import unreachable_note
-
                 first += unreachable_note(location)
             raise InputError(location, f"cannot load diffusers pipeline: {first}") from exc
         except ValueError as exc:

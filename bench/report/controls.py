@@ -224,7 +224,7 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     """
     from collections import Counter
 
-    from bench.engine.calibrate import classify_edits, faithfulness, warning
+    from bench.scoring.edits import classify_edits, faithfulness, warning
 
     counts: dict[str, Counter[str]] = {}
     for row in _typo_rows(frame).itertuples(index=False):

@@ -12,36 +12,69 @@ function takes a :class:`Pair`; families live in their own modules
 reference-compatibility mode.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from bench.scoring import frame as pairs
-from bench.scoring.frame import score_one, score_pairs
+# Imported now, not on first use: ``normalize`` is also a submodule's name, and importing
+# that submodule would otherwise leave the module, not the function, on the package.
 from bench.scoring.normalize import COCO_TEXT_PUNCT, Normalization, normalize
-from bench.scoring.pair import ImagePair, Pair
-from bench.scoring.string_metrics import (
-    algorithm1,
-    anls,
-    cer,
-    edit_distance,
-    exact_match,
-    lcs_len,
-    lom_len,
-    ned,
-    wer,
-    word_prf,
-)
-from bench.scoring.table import METRICS, Metric, register_metric
-from bench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
 
 if TYPE_CHECKING:
-    from bench.scoring.frame import HIGHER_IS_BETTER, SCORE_COLUMNS
+    from bench.scoring import frame as pairs  # noqa: F401 (the module, by its old name)
+    from bench.scoring.frame import HIGHER_IS_BETTER, SCORE_COLUMNS, score_one, score_pairs
+    from bench.scoring.pair import ImagePair, Pair
+    from bench.scoring.string_metrics import (
+        algorithm1,
+        anls,
+        cer,
+        edit_distance,
+        exact_match,
+        lcs_len,
+        lom_len,
+        ned,
+        wer,
+        word_prf,
+    )
+    from bench.scoring.table import METRICS, Metric, register_metric
+    from bench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
+
+#: Name -> the module it lives in. The package face imports nothing until a name is used,
+#: so ``import bench.scoring.table`` does not pull in pandas through ``frame`` (issue 34).
+_HOMES = {
+    **dict.fromkeys(
+        ("HIGHER_IS_BETTER", "SCORE_COLUMNS", "score_one", "score_pairs"), "bench.scoring.frame"
+    ),
+    **dict.fromkeys(("ImagePair", "Pair"), "bench.scoring.pair"),
+    **dict.fromkeys(
+        (
+            "algorithm1",
+            "anls",
+            "cer",
+            "edit_distance",
+            "exact_match",
+            "lcs_len",
+            "lom_len",
+            "ned",
+            "wer",
+            "word_prf",
+        ),
+        "bench.scoring.string_metrics",
+    ),
+    **dict.fromkeys(("METRICS", "Metric", "register_metric"), "bench.scoring.table"),
+    **dict.fromkeys(("REFERENCE_COLUMNS", "reference_scores"), "bench.scoring.textinvision"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    """``SCORE_COLUMNS`` and ``HIGHER_IS_BETTER`` come from the metric table on first use."""
-    if name in ("SCORE_COLUMNS", "HIGHER_IS_BETTER"):
-        return getattr(pairs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The public names, imported from their module on first use."""
+    if name == "pairs":
+        return importlib.import_module("bench.scoring.frame")
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    if name not in ("SCORE_COLUMNS", "HIGHER_IS_BETTER"):  # those two follow the metric table
+        globals()[name] = value
+    return value
 
 
 __all__ = [

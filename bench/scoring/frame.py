@@ -6,7 +6,7 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import count, repeat
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 import numpy as np
 import pandas as pd
@@ -78,17 +78,29 @@ def score_one(expected: str, ocr: str, norm: Normalization = PAPER) -> tuple[Any
 ReadAs = Literal["lines", "units"]
 
 
+class ScoreOptions(TypedDict, total=False):
+    """The keyword options of :func:`score_pairs` and :func:`score_columns`, all optional.
+
+    ``families`` (default ``("glyphbench",)``): the metric families to score; ``compat``
+    (default None): one family by name or alias instead; ``keep_case``, ``strip_punct``,
+    ``nfkc``, ``fold_width`` (default False): the options of
+    :func:`bench.scoring.normalize.normalize`; ``read_as`` (default ``"lines"``): what a
+    read cell holds (:data:`ReadAs`).
+    """
+
+    families: Sequence[str]
+    compat: str | None
+    keep_case: bool
+    strip_punct: bool
+    nfkc: bool
+    fold_width: bool
+    read_as: ReadAs
+
+
 def score_pairs(
     expected: Iterable[object],
     ocr: Iterable[object],
-    *,
-    families: Sequence[str] = ("glyphbench",),
-    compat: str | None = None,
-    keep_case: bool = False,
-    strip_punct: bool = False,
-    nfkc: bool = False,
-    fold_width: bool = False,
-    read_as: ReadAs = "lines",
+    **options: Unpack[ScoreOptions],
 ) -> pd.DataFrame:
     """Score each (expected, OCR) pair; one row per pair, one column per metric.
 
@@ -116,32 +128,13 @@ def score_pairs(
     >>> list(score_pairs(["Hello"], ["HELL0"], families=["vae"]).columns)
     ['wr', 'pa']
     """
-    return pd.DataFrame(
-        score_columns(
-            expected,
-            ocr,
-            families=families,
-            compat=compat,
-            keep_case=keep_case,
-            strip_punct=strip_punct,
-            nfkc=nfkc,
-            fold_width=fold_width,
-            read_as=read_as,
-        )
-    )
+    return pd.DataFrame(score_columns(expected, ocr, **options))
 
 
 def score_columns(
     expected: Iterable[object],
     ocr: Iterable[object],
-    *,
-    families: Sequence[str] = ("glyphbench",),
-    compat: str | None = None,
-    keep_case: bool = False,
-    strip_punct: bool = False,
-    nfkc: bool = False,
-    fold_width: bool = False,
-    read_as: ReadAs = "lines",
+    **options: Unpack[ScoreOptions],
 ) -> dict[str, np.ndarray]:
     """:func:`score_pairs` as metric name -> column (a numpy array), without the frame.
 
@@ -151,8 +144,17 @@ def score_columns(
     >>> score_columns(["Hello"], ["HELL0"])["ned"].tolist()
     [0.8]
     """
-    metrics = text_metrics(families, compat)
-    norm = Normalization(keep_case, strip_punct, nfkc, fold_width)
+    unknown = sorted(set(options) - ScoreOptions.__optional_keys__)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    metrics = text_metrics(options.get("families", ("glyphbench",)), options.get("compat"))
+    norm = Normalization(
+        options.get("keep_case", False),
+        options.get("strip_punct", False),
+        options.get("nfkc", False),
+        options.get("fold_width", False),
+    )
+    read_as = options.get("read_as", "lines")
     if read_as not in ("lines", "units"):
         raise ValueError(f"read_as must be 'lines' or 'units'; got {read_as!r}")
     convert = {m.family: _units_of(m.family, read_as) for m in metrics}

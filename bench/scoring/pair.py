@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
+from bench.core.images import to_rgb_array
 from bench.scoring.normalize import Normalization, tokens
 
 if TYPE_CHECKING:
@@ -228,7 +229,5 @@ def float_rgb(image: ImageLike) -> npt.NDArray[np.float64]:
     'float64'
     """
     import numpy as np
-
-    from bench.core.images import to_rgb_array
 
     return np.asarray(to_rgb_array(image), dtype=np.float64)

@@ -51,6 +51,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from bench.core.aggregates import Aggregate as Aggregate
+from bench.core.aggregates import Derived as Derived
+from bench.core.aggregates import Mean as Mean
+from bench.core.aggregates import Ratio as Ratio
 from bench.core.errors import InputError
 from bench.core.registry import check_free, package_modules
 
@@ -60,36 +64,8 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- aggregates
 
 
-@dataclass(frozen=True)
-class Mean:
-    """The mean over images of the metric's own per-image column (NaN skipped)."""
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """A pooled ratio: sum of ``numerator`` over images / sum of ``denominator``.
-
-    For benchmarks that pool counts over the whole set (e.g. LongText-Bench's
-    matched words / all words) rather than averaging per image.
-    """
-
-    numerator: str
-    denominator: str
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A function of other metrics' aggregates, e.g. an F-measure of mean P and mean R.
-
-    ``function`` receives one array per name in ``inputs`` (the aggregates, over
-    resamples when bootstrapping) and returns an array of the same shape.
-    """
-
-    inputs: tuple[str, ...]
-    function: Callable[..., Any]
-
-
-Aggregate = Mean | Ratio | Derived
+# Mean, Ratio and Derived live in bench.core.aggregates, where the bootstrap kernel
+# (bench.core.bootstrap) reads them too; they stay importable from here.
 
 #: What a metric's function receives: a text :class:`Pair` or an :class:`ImagePair`.
 Inputs = Literal["text", "image"]

@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from bench.core.dtypes import dtype_name
 from bench.core.errors import InputError
+from bench.core.hub import offline_kwargs, unreachable_note
 from bench.core.registry import Spec, missing_modules, register
 from vae_eval.codecs.protocol import TensorCodec, TensorOptions
 
@@ -193,13 +194,9 @@ class DiffusersCodec(TensorCodec):
 
     def _hub_kwargs(self) -> dict[str, bool]:
         """Offline (hub unreachable): the local cache only, failing at once, not after retries."""
-        from bench.core.hub import offline_kwargs
-
         return {} if Path(self.source).exists() else offline_kwargs()
 
     def _offline_note(self) -> str:
-        from bench.core.hub import unreachable_note
-
         return "" if Path(self.source).exists() else unreachable_note(self.source)
 
     def describe(self) -> str:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, Quirk, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import fast_bpe_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
 
@@ -36,8 +37,6 @@ def _make_bria_fibo(work: Path) -> Any:
         FlowMatchEulerDiscreteScheduler,
     )
     from transformers import SmolLM3Config, SmolLM3ForCausalLM
-
-    from bench.models.tinyparts import fast_bpe_tokenizer
 
     tokenizer = fast_bpe_tokenizer(
         ["<|begin_of_text|>", "<|end_of_text|>", "<|im_end|>"],

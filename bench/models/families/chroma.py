@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import kl_vae, t5_encoder, t5_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.0}
 
@@ -31,8 +32,6 @@ def build_tiny_chroma(path: str | Path) -> Path:
 
 def _make_chroma(work: Path) -> Any:
     from diffusers import ChromaPipeline, ChromaTransformer2DModel, FlowMatchEulerDiscreteScheduler
-
-    from bench.models.tinyparts import kl_vae, t5_encoder, t5_tokenizer
 
     tokenizer = t5_tokenizer()
     transformer = ChromaTransformer2DModel(

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, Quirk, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import fast_bpe_tokenizer, qwen_text_config, qwen_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px; the VAE scales by 2, the pipeline packs 2x2 latents.
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.0}
@@ -88,8 +89,6 @@ def _vae() -> Any:
 def _pixtral_processor() -> Any:
     from transformers import PixtralImageProcessor, PixtralProcessor
 
-    from bench.models.tinyparts import fast_bpe_tokenizer
-
     specials = ["<unk>", "<s>", "</s>", "<pad>", "[INST]", "[/INST]", "[SYSTEM_PROMPT]"]
     specials += ["[/SYSTEM_PROMPT]", "[IMG]", "[IMG_BREAK]", "[IMG_END]"]
     tokenizer = fast_bpe_tokenizer(specials, bos="<s>", eos="</s>", pad="<pad>")
@@ -150,8 +149,6 @@ def _make_flux2(work: Path) -> Any:
 def _make_klein(*, distilled: bool) -> Any:
     from diffusers import FlowMatchEulerDiscreteScheduler, Flux2KleinPipeline
     from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    from bench.models.tinyparts import qwen_text_config, qwen_tokenizer
 
     tokenizer = qwen_tokenizer()
     width = 16

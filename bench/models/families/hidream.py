@@ -14,7 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import ExtraComponent, Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import (
+    clip_text_encoder,
+    clip_tokenizer,
+    kl_vae,
+    llama3_tokenizer,
+    llama_encoder,
+    seeded,
+    t5_encoder,
+    t5_tokenizer,
+)
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
 
@@ -44,8 +54,6 @@ def build_tiny_hidream(path: str | Path) -> Path:
     root = build_tiny_pipeline(path, "hidream-i1", _make_hidream, TINY_SETTINGS)
     llama = root / TINY_LLAMA_FOLDER
     if not (llama / "config.json").is_file():
-        from bench.models.tinyparts import llama3_tokenizer, llama_encoder, seeded
-
         tokenizer = llama3_tokenizer(max_length=128)
         with seeded(4):
             encoder = llama_encoder(tokenizer, width=16, layers=2)
@@ -59,14 +67,6 @@ def _make_hidream(work: Path) -> Any:
         FlowMatchEulerDiscreteScheduler,
         HiDreamImagePipeline,
         HiDreamImageTransformer2DModel,
-    )
-
-    from bench.models.tinyparts import (
-        clip_text_encoder,
-        clip_tokenizer,
-        kl_vae,
-        t5_encoder,
-        t5_tokenizer,
     )
 
     tokenizer, tokenizer_2 = clip_tokenizer(128), clip_tokenizer(128)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import qwen25_vl_encoder, qwen_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
 
@@ -39,8 +40,6 @@ def _make_hunyuanimage(work: Path) -> Any:
         HunyuanImageTransformer2DModel,
     )
     from transformers import ByT5Tokenizer, T5Config, T5EncoderModel
-
-    from bench.models.tinyparts import qwen25_vl_encoder, qwen_tokenizer
 
     tokenizer = qwen_tokenizer()
     transformer = HunyuanImageTransformer2DModel(

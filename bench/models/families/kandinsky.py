@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import (
+    clip_text_encoder,
+    clip_tokenizer,
+    kl_vae,
+    qwen2_vl_processor,
+    qwen25_vl_encoder,
+    qwen_tokenizer,
+)
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
 
@@ -28,15 +36,6 @@ def _make_kandinsky5(work: Path) -> Any:
         FlowMatchEulerDiscreteScheduler,
         Kandinsky5T2IPipeline,
         Kandinsky5Transformer3DModel,
-    )
-
-    from bench.models.tinyparts import (
-        clip_text_encoder,
-        clip_tokenizer,
-        kl_vae,
-        qwen2_vl_processor,
-        qwen25_vl_encoder,
-        qwen_tokenizer,
     )
 
     processor = qwen2_vl_processor(qwen_tokenizer())

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import kl_vae
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
 
@@ -56,8 +57,6 @@ def _make_kolors(work: Path) -> Any:
     from diffusers import EulerDiscreteScheduler, KolorsPipeline, UNet2DConditionModel
     from diffusers.pipelines.kolors.text_encoder import ChatGLMConfig, ChatGLMModel
     from diffusers.pipelines.kolors.tokenizer import ChatGLMTokenizer
-
-    from bench.models.tinyparts import kl_vae
 
     tokenizer = ChatGLMTokenizer(vocab_file=str(_sentencepiece_model(work)))
     width, time_dim = 32, 8

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, Quirk, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import kl_vae, qwen2_vl_processor, qwen25_vl_encoder, qwen_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.5}
 
@@ -31,13 +32,6 @@ def _make_longcat_image(work: Path) -> Any:
         FlowMatchEulerDiscreteScheduler,
         LongCatImagePipeline,
         LongCatImageTransformer2DModel,
-    )
-
-    from bench.models.tinyparts import (
-        kl_vae,
-        qwen2_vl_processor,
-        qwen25_vl_encoder,
-        qwen_tokenizer,
     )
 
     tokenizer = qwen_tokenizer()

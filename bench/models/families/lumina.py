@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import gemma2_encoder, gemma_tokenizer, kl_vae
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.0}
 
@@ -26,8 +27,6 @@ def build_tiny_lumina2(path: str | Path) -> Path:
 def _make_lumina2(work: Path) -> Any:
     from diffusers import FlowMatchEulerDiscreteScheduler, Lumina2Pipeline
     from diffusers import Lumina2Transformer2DModel as Transformer
-
-    from bench.models.tinyparts import gemma2_encoder, gemma_tokenizer, kl_vae
 
     tokenizer = gemma_tokenizer()
     transformer = Transformer(

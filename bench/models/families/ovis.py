@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import kl_vae, qwen3_encoder, qwen_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
 
@@ -26,8 +27,6 @@ def _make_ovis_image(work: Path) -> Any:
         OvisImagePipeline,
         OvisImageTransformer2DModel,
     )
-
-    from bench.models.tinyparts import kl_vae, qwen3_encoder, qwen_tokenizer
 
     tokenizer = qwen_tokenizer()
     transformer = OvisImageTransformer2DModel(

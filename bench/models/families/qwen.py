@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, Quirk, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import qwen3_vl_encoder, qwen3_vl_processor, qwen25_vl_encoder, qwen_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px (Qwen-Image's VAE here scales by 4, its transformer patches by 2).
 #: Qwen-Image-2512's negative prompt (QwenLM/Qwen-Image README.md:100, the 2512 example).
@@ -45,8 +46,6 @@ def _make_qwen_image(work: Path) -> Any:
         QwenImagePipeline,
         QwenImageTransformer2DModel,
     )
-
-    from bench.models.tinyparts import qwen25_vl_encoder, qwen_tokenizer
 
     tokenizer = qwen_tokenizer()
     transformer = QwenImageTransformer2DModel(
@@ -85,8 +84,6 @@ def _make_qwen_image_21(work: Path) -> Any:
         QwenImage21Pipeline,
         QwenImage21Transformer2DModel,
     )
-
-    from bench.models.tinyparts import qwen3_vl_encoder, qwen3_vl_processor
 
     processor = qwen3_vl_processor()
     transformer = QwenImage21Transformer2DModel(**_tiny_21_transformer_config())

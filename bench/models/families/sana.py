@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, Quirk, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import gemma2_encoder, gemma_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.5}
 
@@ -67,8 +68,6 @@ def _dc_ae() -> Any:
 
 def _make_sana_sprint(work: Path) -> Any:
     from diffusers import SanaSprintPipeline, SanaTransformer2DModel, SCMScheduler
-
-    from bench.models.tinyparts import gemma2_encoder, gemma_tokenizer
 
     tokenizer = gemma_tokenizer()
     transformer = SanaTransformer2DModel(

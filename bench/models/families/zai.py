@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import byte_symbols, fast_bpe_tokenizer, kl_vae, t5_encoder
+from bench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
 
@@ -32,8 +33,6 @@ def _make_cogview4(work: Path) -> Any:
         FlowMatchEulerDiscreteScheduler,
     )
     from transformers import GlmConfig, GlmModel
-
-    from bench.models.tinyparts import fast_bpe_tokenizer, kl_vae
 
     specials = ["[gMASK]", "<sop>", "<|endoftext|>", "<|user|>", "<|assistant|>"]
     tokenizer = fast_bpe_tokenizer(
@@ -100,8 +99,6 @@ def _glm_image_processor() -> Any:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import GlmImageImageProcessor, GlmImageProcessor, PreTrainedTokenizerFast
 
-    from bench.models.tinyparts import byte_symbols
-
     image_tokens = [f"<|image_{i}|>" for i in range(_VISION_VOCAB)]
     image_tokens[_IMAGE_START], image_tokens[_IMAGE_END] = "<|image_start|>", "<|image_end|>"
     specials = ["<|endoftext|>", "<|user|>", "<|assistant|>", "<|image|>", "<sop>"]
@@ -141,8 +138,6 @@ def _make_glm_image(work: Path) -> Any:
         GlmImageTransformer2DModel,
     )
     from transformers import ByT5Tokenizer, GlmImageConfig, GlmImageForConditionalGeneration
-
-    from bench.models.tinyparts import kl_vae, t5_encoder
 
     processor = _glm_image_processor()
     tokenizer = ByT5Tokenizer()

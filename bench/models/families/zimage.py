@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.models.families import Family, register_family
-from bench.models.tiny import build_tiny_pipeline
+from bench.tiny.parts import kl_vae, qwen3_encoder, qwen_tokenizer
+from bench.tiny.pipelines import build_tiny_pipeline
 
 #: The first diffusers release whose ZImagePipeline ends its default sigmas at 1/N
 #: (``get_default_z_image_sigmas``): N steps are N useful DiT forwards. Before it
@@ -71,8 +72,6 @@ def build_tiny_z_image(path: str | Path) -> Path:
 def _make_z_image(work: Path) -> Any:
     import torch
     from diffusers import FlowMatchEulerDiscreteScheduler, ZImagePipeline, ZImageTransformer2DModel
-
-    from bench.models.tinyparts import kl_vae, qwen3_encoder, qwen_tokenizer
 
     tokenizer = qwen_tokenizer()
     transformer = ZImageTransformer2DModel(
