@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from PIL import Image
 
+    from bench.engine.image_writer import ImageWriter
+
 MANIFEST = "run.json"
 PARTS = "parts"
 #: Suffix given to a part file that could not be read (it is kept for inspection).
@@ -281,6 +283,36 @@ class RunFolder:
         write_bytes_atomic(path, data, durable=False)
         self._unsynced.append(path)
         return sha256
+
+    def write_images(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], writer: ImageWriter | None
+    ) -> list[str]:
+        """:meth:`write_image` for each image; with ``writer``, in its process (issue 30).
+
+        The same files, bytes and durability: images the writer cannot rebuild exactly
+        (:func:`~bench.engine.image_writer.shippable`) are written here; inside
+        :meth:`batch_durability` the writer's files are flushed with the next part file.
+        """
+        if writer is None:
+            pairs = zip(images, relpaths, strict=True)
+            return [self.write_image(image, relpath) for image, relpath in pairs]
+        from bench.engine.image_writer import shippable
+
+        shipped = [i for i, image in enumerate(images) if shippable(image)]
+        digests: list[str | None] = [None] * len(images)
+        batched = self._unsynced is not None and threading.get_ident() == self._sync_thread
+        written = writer.write(
+            [images[i] for i in shipped], [relpaths[i] for i in shipped], durable=not batched
+        )
+        for i, digest in zip(shipped, written, strict=True):
+            digests[i] = digest
+            if batched:
+                assert self._unsynced is not None
+                self._unsynced.append(self.root / relpaths[i])
+        for i, image in enumerate(images):
+            if digests[i] is None:
+                digests[i] = self.write_image(image, relpaths[i])
+        return [digest for digest in digests if digest is not None]
 
     @contextmanager
     def batch_durability(self) -> Iterator[None]:
