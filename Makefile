@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_ocr.py
 	$(BIN)/python benchmarks/bench_pipeline.py
+	$(BIN)/python benchmarks/bench_gpu_proxy.py
 	$(BIN)/python benchmarks/bench_vae.py
 
 clean:

@@ -61,6 +61,8 @@ from bench.core.registry import PLUGINS, Options, Spec
 from bench.models.base import ImageRequest, ModelAdapter
 
 CONTENTS = ("noise", "photo")
+#: bench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
+WRITER_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,10 @@ class ProxyOptions(Options):
     device: str | None = None  # the runner adds one to non-control models
 
 
+#: (start, end) of each ``gpuproxy`` generate call in this process (the harness's batches).
+CALLS: list[tuple[float, float]] = []
+
+
 class ProxyModel(ModelAdapter):
     """The ``gpuproxy`` model: a :class:`ProxyPipeline` behind the adapter interface."""
 
@@ -194,7 +200,10 @@ class ProxyModel(ModelAdapter):
         )
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
-        return self.pipe(len(requests))
+        started = time.perf_counter()
+        images = self.pipe(len(requests))
+        CALLS.append((started, time.perf_counter()))
+        return images
 
 
 def register() -> None:
@@ -227,26 +236,54 @@ def measure(
     step_ms: float | None = None,
     rounds: int | None = None,
     images: int | None = None,
+    compare_thread: bool = False,
 ) -> dict[str, Any]:
-    """One row: best bare and harness images/s over alternating rounds, and their ratio."""
+    """One row: best bare and harness images/s over alternating rounds, and their ratio.
+
+    ``compare_thread``: each round also runs the harness with every image written in
+    the worker thread (``GLYPHBENCH_IMAGE_WRITER=thread``, the engine before issue 30):
+    ``thread_ratio``, measured in the same rounds.
+    """
     register()
     step = step_ms if step_ms is not None else setting.step_ms
     count = images or setting.images
     options = {"size": size, "content": content, "steps": setting.steps, "step_ms": step}
     options["gil"] = gil
     pipe = ProxyPipeline(size, content, setting.steps, step, gil)
-    bares, harnesses = [], []
+    bares, harnesses, generating, tails, threaded = [], [], [], [], []
     for _ in range(rounds or setting.rounds):
         bares.append(bare(pipe, count, setting.batch))
+        CALLS.clear()
         speed, _ = harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)
         harnesses.append(speed)
+        generating.append(count / (CALLS[-1][1] - CALLS[0][0]))
+        tails.append(count / speed - count / generating[-1])
+        if compare_thread:
+            before = os.environ.get(WRITER_VARIABLE)
+            os.environ[WRITER_VARIABLE] = "thread"
+            try:
+                threaded.append(
+                    harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)[0]
+                )
+            finally:
+                os.environ.pop(WRITER_VARIABLE)
+                if before is not None:
+                    os.environ[WRITER_VARIABLE] = before
     best_bare, best_harness = max(bares), max(harnesses)
+    compared = {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded}
     return {
+        **(compared if threaded else {}),
         "size": size,
         "content": content,
         "ratio": best_harness / best_bare,
         "bare_img_s": best_bare,
         "harness_img_s": best_harness,
+        # The harness's generation alone (first batch asked to last batch made): what
+        # the rest of the harness costs the generating thread, without the last batch's
+        # finishing after generation (the tail, once per run).
+        "generation_ratio": max(generating) / best_bare,
+        "harness_generation_img_s": max(generating),
+        "tail_s": min(tails),
         "target_bare_img_s": setting.gpu_bare_img_s if step_ms is None else None,
         "steps": setting.steps,
         "batch": setting.batch,
@@ -280,6 +317,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--step-ms", type=float, help="Per-step cost (default: calibrated).")
     parser.add_argument("--rounds", type=int, help="Rounds (default: 3 at 512 px, 2 above).")
     parser.add_argument("--images", type=int, help="Images per pass (default: 48 / 16).")
+    parser.add_argument(
+        "--compare-thread",
+        action="store_true",
+        help="Also run the harness with its images written in the worker thread (the "
+        "engine before issue 30) in the same rounds: thread_ratio.",
+    )
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size]
@@ -302,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     step_ms=args.step_ms,
                     rounds=args.rounds,
                     images=args.images,
+                    compare_thread=args.compare_thread,
                 )
                 target = row["target_bare_img_s"]
                 rows.append(row)
@@ -309,7 +353,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     f"{size} px {content}: bare {row['bare_img_s']:.3f} img/s"
                     + (f" (GPU {target:.3f})" if target else "")
                     + f", harness {row['harness_img_s']:.3f} img/s, "
-                    f"harness/bare {row['ratio']:.3f} [{load()}]",
+                    f"harness/bare {row['ratio']:.3f} (generation alone "
+                    f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s)"
+                    + (
+                        f", in-thread writes {row['thread_ratio']:.3f}"
+                        if "thread_ratio" in row
+                        else ""
+                    )
+                    + f" [{load()}]",
                     flush=True,
                 )
     finally:

@@ -56,7 +56,7 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
     tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=4, rounds=1, gpu_bare_img_s=None)
     monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
     out = tmp_path / "proxy.json"
-    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "1"]
+    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "1", "--compare-thread"]
     figures = bench_gpu_proxy.main([*options, "--json", str(out)])
     written = json.loads(out.read_text())
     assert written["rows"] == figures["rows"]
@@ -68,6 +68,8 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
         assert row["bare_img_s"] > 0 and row["harness_img_s"] > 0
         assert row["ratio"] == row["harness_img_s"] / row["bare_img_s"]
         assert (row["batch"], row["steps"], row["images"], row["rounds"]) == (2, 2, 4, 1)
+        assert row["thread_ratio"] == row["thread_rounds"][0] / row["bare_img_s"] > 0
+        assert row["generation_ratio"] > 0 and row["tail_s"] == row["tail_s"]  # not NaN
 
 
 def test_default_step_costs_match_the_gpu_figures() -> None:

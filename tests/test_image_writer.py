@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -113,13 +114,13 @@ def test_outside_a_batch_the_writer_flushes_each_file(
     """Not inside batch_durability (another thread's images): durable at once, as before."""
     folder = RunFolder(tmp_path / "run")
     sent: list[bool] = []
-    real_write = ImageWriter.write
+    real_send = ImageWriter.send
 
-    def write(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> list[str]:
+    def send(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> Any:
         sent.append(durable)
-        return real_write(self, images, relpaths, durable=durable)
+        return real_send(self, images, relpaths, durable=durable)
 
-    monkeypatch.setattr(ImageWriter, "write", write)
+    monkeypatch.setattr(ImageWriter, "send", send)
     folder.write_images([Image.new("RGB", (4, 4))], ["images/m/a.png"], writer)
     assert sent == [True] and folder._unsynced is None
 
@@ -208,19 +209,20 @@ def test_a_run_with_the_writer_process_gives_the_rows_and_files_of_the_thread(
 ) -> None:
     register()
     shipped: list[int] = []
-    real_write = ImageWriter.write
+    real_send = ImageWriter.send
 
-    def write(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> list[str]:
+    def send(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> Any:
         shipped.append(len(images))
-        return real_write(self, images, relpaths, durable=durable)
+        return real_send(self, images, relpaths, durable=durable)
 
-    monkeypatch.setattr(ImageWriter, "write", write)
+    monkeypatch.setattr(ImageWriter, "send", send)
     threaded = _run(tmp_path / "thread", "thread", monkeypatch)
     assert not shipped
     auto = _run(tmp_path / "auto", "auto", monkeypatch)
     # auto: the 256-pixel model's 10 images went to the process, and the 64-pixel
-    # control's too once it had started (it starts with the first large batch)
-    assert sum(shipped) == 20
+    # control's too once it had started (it starts with the first large batch), but
+    # for the run's last batch, shared with the worker thread (1 image: it goes there)
+    assert sum(shipped) == 20 and shipped[-1] == 1
     columns = [c for c in threaded.columns if c not in runs.TIMING_COLUMNS and c != "run_id"]
     pd.testing.assert_frame_equal(threaded[columns], auto[columns])
     for path in threaded["image_path"]:
@@ -266,3 +268,61 @@ def test_an_interrupted_run_with_the_writer_process_resumes_to_the_same_rows(
     for path in baseline["image_path"]:
         assert (out / path).read_bytes() == (threaded / path).read_bytes()
     assert not list(out.rglob("*.tmp"))
+
+
+class _Doubles:
+    """A producer of doubled numbers (the engine's smallest producer)."""
+
+    def prepare(self, jobs: list[int]) -> list[int]:
+        return jobs
+
+    def produce(self, inputs: list[int]) -> list[int]:
+        return [2 * x for x in inputs]
+
+    def close(self) -> None:
+        pass
+
+
+def test_only_the_last_batch_of_the_last_group_with_jobs_is_final(tmp_path: Path) -> None:
+    """The final batch is written half in the run's process: nothing is generated after it."""
+    from bench.engine import Batch, Group, Loop
+
+    seen: list[tuple[str, list[int], bool]] = []
+
+    def finish(batch: Batch) -> pd.DataFrame:
+        seen.append((batch.group.name, batch.jobs, batch.final))
+        return pd.DataFrame({"job": batch.jobs, "error": ""})
+
+    groups = [
+        Group("a", "a", [1, 2, 3], _Doubles),
+        Group("b", "b", [4, 5], _Doubles),
+        Group("none", "none", [], _Doubles),  # no jobs: the last group with jobs is b
+    ]
+    Loop(RunFolder(tmp_path), "s", finish, batch_size=2).run(groups)
+    assert seen == [
+        ("a", [1, 2], False),
+        ("a", [3], False),
+        ("b", [4, 5], True),
+    ]
+
+
+def test_a_shared_batch_is_written_half_here_half_there_to_the_same_files(
+    tmp_path: Path, writer: ImageWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped: list[int] = []
+    real_send = ImageWriter.send
+
+    def send(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> Any:
+        shipped.append(len(images))
+        return real_send(self, images, relpaths, durable=durable)
+
+    monkeypatch.setattr(ImageWriter, "send", send)
+    rng = np.random.default_rng(3)
+    images = [Image.fromarray(rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)) for _ in range(5)]
+    folder = RunFolder(tmp_path / "run")
+    paths = [f"images/m/{i}.png" for i in range(5)]
+    digests = folder.write_images(images, paths, writer, share=True)
+    assert shipped == [3]  # the writer takes half (rounded up), this thread the rest
+    assert digests == [folder_module.encode_png(image)[1] for image in images]
+    for path, image in zip(paths, images, strict=True):
+        assert (tmp_path / "run" / path).read_bytes() == folder_module.encode_png(image)[0]

@@ -285,13 +285,20 @@ class RunFolder:
         return sha256
 
     def write_images(
-        self, images: Sequence[Image.Image], relpaths: Sequence[str], writer: ImageWriter | None
+        self,
+        images: Sequence[Image.Image],
+        relpaths: Sequence[str],
+        writer: ImageWriter | None,
+        *,
+        share: bool = False,
     ) -> list[str]:
         """:meth:`write_image` for each image; with ``writer``, in its process (issue 30).
 
         The same files, bytes and durability: images the writer cannot rebuild exactly
         (:func:`~bench.engine.image_writer.shippable`) are written here; inside
         :meth:`batch_durability` the writer's files are flushed with the next part file.
+        ``share``: this thread writes half of the images while the writer writes the
+        other half (when nothing else needs this process: the last batch of a run).
         """
         if writer is None:
             pairs = zip(images, relpaths, strict=True)
@@ -299,20 +306,23 @@ class RunFolder:
         from bench.engine.image_writer import shippable
 
         shipped = [i for i, image in enumerate(images) if shippable(image)]
-        digests: list[str | None] = [None] * len(images)
+        if share:
+            shipped = shipped[: (len(shipped) + 1) // 2]
         batched = self._unsynced is not None and threading.get_ident() == self._sync_thread
-        written = writer.write(
+        digests: dict[int, str] = {}
+        written = writer.send(
             [images[i] for i in shipped], [relpaths[i] for i in shipped], durable=not batched
         )
-        for i, digest in zip(shipped, written, strict=True):
-            digests[i] = digest
-            if batched:
-                assert self._unsynced is not None
-                self._unsynced.append(self.root / relpaths[i])
-        for i, image in enumerate(images):
-            if digests[i] is None:
-                digests[i] = self.write_image(image, relpaths[i])
-        return [digest for digest in digests if digest is not None]
+        try:  # meanwhile, the rest here
+            for i in sorted(set(range(len(images))) - set(shipped)):
+                digests[i] = self.write_image(images[i], relpaths[i])
+        finally:  # always take the writer's answer (the next batch's must come next)
+            for i, digest in zip(shipped, written(), strict=True):
+                digests[i] = digest
+                if batched:
+                    assert self._unsynced is not None
+                    self._unsynced.append(self.root / relpaths[i])
+        return [digests[i] for i in range(len(images))]
 
     @contextmanager
     def batch_durability(self) -> Iterator[None]:

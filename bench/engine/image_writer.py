@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,8 +140,15 @@ class ImageWriter:
         before the part file that lists them, as ``batch_durability`` does). An error
         of the child (a full disk) is raised here, as the in-thread write raises it.
         """
+        return self.send(images, relpaths, durable=durable)()
+
+    def send(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> Callable[[], list[str]]:
+        """:meth:`write`, in two halves: hand the images over now, return their digests'
+        getter (the caller may work meanwhile: the child encodes in parallel)."""
         if not images:
-            return []
+            return list
         from multiprocessing import shared_memory
 
         raws = [image.tobytes() for image in images]
@@ -155,17 +162,19 @@ class ImageWriter:
                 buffer[offset : offset + len(raw)] = raw
                 items.append((relpath, image.mode, image.size, offset, len(raw)))
                 offset += len(raw)
-            del raws
-            reply = self._ask((block.name, durable, items))
-        finally:
-            block.close()
-            try:  # the child has unlinked it, unless it failed first
-                block.unlink()
-            except FileNotFoundError:  # so this process's resource tracker forgets it
-                from multiprocessing import resource_tracker
+            del raws, buffer
+            self._send((block.name, durable, items))
+        except BaseException:
+            _release(block)
+            raise
 
-                resource_tracker.unregister(block._name, "shared_memory")  # type: ignore[attr-defined]
-        return reply
+        def digests() -> list[str]:
+            try:
+                return self._receive()
+            finally:
+                _release(block)
+
+        return digests
 
     def close(self) -> None:
         """End the child once it has written what it was given (kill it if it does not end)."""
@@ -184,13 +193,18 @@ class ImageWriter:
             process.wait()
         conn.close()
 
-    def _ask(self, message: tuple[str, bool, list[Item]]) -> list[str]:
+    def _send(self, message: tuple[str, bool, list[Item]]) -> None:
         assert self._conn is not None, "start() the image writer first"
         try:
             if not self._ready:
                 self._answer()  # the child says it is ready
                 self._ready = True
             self._conn.send(message)
+        except (EOFError, OSError):
+            raise self._ended() from None
+
+    def _receive(self) -> list[str]:
+        try:
             answer: list[str] = self._answer()
         except (EOFError, OSError):
             raise self._ended() from None
@@ -212,6 +226,17 @@ class ImageWriter:
         process = self._process
         code = process.poll() if process is not None else None
         return RuntimeError(f"the image writer process ended unexpectedly (exit code {code})")
+
+
+def _release(block: Any) -> None:
+    """Close this process's mapping of ``block``; unlink it unless the child did."""
+    block.close()
+    try:
+        block.unlink()
+    except FileNotFoundError:  # the child unlinked it: this process's tracker forgets it
+        from multiprocessing import resource_tracker
+
+        resource_tracker.unregister(block._name, "shared_memory")
 
 
 # ------------------------------------------------------------------------- child process

@@ -340,7 +340,9 @@ class Runner:
         made = [i for i, output in enumerate(outputs) if not isinstance(output, BaseException)]
         images = [outputs[i] for i in made]
         jobs = [batch.jobs[i] for i in made]
-        saved = self.save_images(jobs, images, self._entries[batch.group.name].slug)
+        saved = self.save_images(
+            jobs, images, self._entries[batch.group.name].slug, share=batch.final
+        )
         if self.read_now:
             read, seconds = self.read_images(images, [digest for _, digest in saved])
         else:  # read later, from the files: no reading, no identity, no scores yet
@@ -372,17 +374,25 @@ class Runner:
         )
 
     def save_images(
-        self, jobs: Sequence[Job], images: Sequence[Image.Image], model_slug: str
+        self,
+        jobs: Sequence[Job],
+        images: Sequence[Image.Image],
+        model_slug: str,
+        *,
+        share: bool = False,
     ) -> list[tuple[str, str]]:
         """Write each image; (path in the run folder, SHA-256) per image.
 
-        In the image writer process once it has started (:meth:`_made`), else here.
+        In the image writer process once it has started (:meth:`_made`), else here;
+        ``share`` (the run's last batch: generation is over) half here, half there.
         """
         pairs = list(zip(jobs, images, strict=False))
         paths = [
             image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index) for job, _ in pairs
         ]
-        digests = self.folder.write_images([image for _, image in pairs], paths, self.image_writer)
+        digests = self.folder.write_images(
+            [image for _, image in pairs], paths, self.image_writer, share=share
+        )
         return list(zip(paths, digests, strict=True))
 
     def read_images(
