@@ -34,9 +34,11 @@ Only images whose PNG depends on their mode, size and pixels alone are shipped
 others are written in the worker thread, as before.
 
 Which runs use it: ``GLYPHBENCH_IMAGE_WRITER`` = ``auto`` (default: the process starts
-with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`;
-smaller images, such as the 64-pixel controls of tests, cost less to encode than a
-process costs to start), ``process`` (always) or ``thread`` (never).
+with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`, and
+batches are written in the thread until it has started, about a second, so
+generation never waits for it; smaller images, such as the 64-pixel controls of
+tests, cost less to encode than a process costs to start), ``process`` (started
+with the run; every batch waits for it) or ``thread`` (never).
 """
 
 from __future__ import annotations
@@ -193,14 +195,24 @@ class ImageWriter:
             process.wait()
         conn.close()
 
+    def ready(self, *, wait: bool = False) -> bool:
+        """Whether the child has started (``wait``: wait until it has); a dead one raises."""
+        if not self._ready:
+            assert self._conn is not None, "start() the image writer first"
+            try:
+                if wait or self._conn.poll(0):
+                    self._answer()  # the child's hello (or EOF: it died)
+                    self._ready = True
+            except (EOFError, OSError):
+                raise self._ended() from None
+        return self._ready
+
     def _send(self, message: tuple[str, bool, list[Item]]) -> None:
         assert self._conn is not None, "start() the image writer first"
+        self.ready(wait=True)
         try:
-            if not self._ready:
-                self._answer()  # the child says it is ready
-                self._ready = True
             self._conn.send(message)
-        except (EOFError, OSError):
+        except OSError:
             raise self._ended() from None
 
     def _receive(self) -> list[str]:

@@ -272,6 +272,8 @@ class Runner:
         self.outcome.skipped = sum(len(all_jobs[k]) - len(todo[k]) for k in todo)
         if any(todo.values()) and self.read_now:
             _ = self.ocr_identity  # load the OCR engine before any model: a bad --ocr fails fast
+        if any(todo.values()) and self.writer_mode == "process":
+            self._start_writer()  # its start overlaps the models' loading
         groups = [
             Group(entry.label, entry.slug, todo[entry.label], partial(self.open_model, entry))
             for entry in self.config.models
@@ -321,9 +323,12 @@ class Runner:
         process is killed when the thread that started it ends (``PR_SET_PDEATHSIG``).
         """
         if self.image_writer is None and wants_process(self.writer_mode, outputs):
-            from bench.engine.image_writer import ImageWriter
+            self._start_writer()
 
-            self.image_writer = ImageWriter(self.folder.root).start()
+    def _start_writer(self) -> None:
+        from bench.engine.image_writer import ImageWriter
+
+        self.image_writer = ImageWriter(self.folder.root).start()
 
     def close_writer(self) -> None:
         """End the image writer process (once it has written what it was given)."""
@@ -386,12 +391,15 @@ class Runner:
         In the image writer process once it has started (:meth:`_made`), else here;
         ``share`` (the run's last batch: generation is over) half here, half there.
         """
+        writer = self.image_writer
+        if writer is not None and self.writer_mode == "auto" and not writer.ready():
+            writer = None  # still starting: this batch here, as before (no wait)
         pairs = list(zip(jobs, images, strict=False))
         paths = [
             image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index) for job, _ in pairs
         ]
         digests = self.folder.write_images(
-            [image for _, image in pairs], paths, self.image_writer, share=share
+            [image for _, image in pairs], paths, writer, share=share
         )
         return list(zip(paths, digests, strict=True))
 
