@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from bench.core.errors import InputError
 from bench.core.io import (
@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
     from PIL import Image
-
-    from bench.engine.image_writer import ImageWriter
 
 MANIFEST = "run.json"
 PARTS = "parts"
@@ -149,6 +147,18 @@ def _syncfs() -> Callable[[int], int] | None:
 
 def _say_on_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+class ImageSender(Protocol):
+    """What :meth:`RunFolder.write_images` needs of the image writer process (issue 30)."""
+
+    def shippable(self, image: Image.Image) -> bool:
+        """Whether the writer writes ``image`` to the bytes :func:`encode_png` gives."""
+
+    def send(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> Callable[[], list[str]]:
+        """Hand the images over; the returned call waits for their SHA-256."""
 
 
 class RunFolder:
@@ -288,14 +298,15 @@ class RunFolder:
         self,
         images: Sequence[Image.Image],
         relpaths: Sequence[str],
-        writer: ImageWriter | None,
+        writer: ImageSender | None,
         *,
         share: bool = False,
     ) -> list[str]:
         """:meth:`write_image` for each image; with ``writer``, in its process (issue 30).
 
-        The same files, bytes and durability: images the writer cannot rebuild exactly
-        (:func:`~bench.engine.image_writer.shippable`) are written here; inside
+        ``writer``: a :class:`bench.engine.image_writer.ImageWriter`. The same files,
+        bytes and durability: images the writer cannot rebuild exactly
+        (``writer.shippable``) are written here; inside
         :meth:`batch_durability` the writer's files are flushed with the next part file.
         ``share``: this thread writes half of the images while the writer writes the
         other half (when nothing else needs this process: the last batch of a run).
@@ -303,9 +314,7 @@ class RunFolder:
         if writer is None:
             pairs = zip(images, relpaths, strict=True)
             return [self.write_image(image, relpath) for image, relpath in pairs]
-        from bench.engine.image_writer import shippable
-
-        shipped = [i for i, image in enumerate(images) if shippable(image)]
+        shipped = [i for i, image in enumerate(images) if writer.shippable(image)]
         if share:
             shipped = shipped[: (len(shipped) + 1) // 2]
         batched = self._unsynced is not None and threading.get_ident() == self._sync_thread

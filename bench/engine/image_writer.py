@@ -108,6 +108,10 @@ class ImageWriter:
         self._conn: Connection | None = None
         self._ready = False
 
+    def shippable(self, image: Image.Image) -> bool:
+        """:func:`shippable` (what :meth:`RunFolder.write_images` asks)."""
+        return shippable(image)
+
     def start(self) -> ImageWriter:
         """Start the child (without waiting for it): call from the run's main thread.
 
