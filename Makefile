@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_harness.py
 	$(BIN)/python benchmarks/bench_ocr.py
 	$(BIN)/python benchmarks/bench_pipeline.py
+	$(BIN)/python benchmarks/bench_gpu_proxy.py
 	$(BIN)/python benchmarks/bench_vae.py
 
 ## On a lent GPU machine: harness/bare at issue 30's two settings and every GPU-only path,

@@ -139,6 +139,15 @@ def harness(
     options: dict[str, Any] | None = None,
 ) -> tuple[float, float]:
     """(images/s from first batch to last row written, load seconds) of one runner pass."""
+    return harness_spec(
+        f"diffusers:{model}", n, batch, ocr, work, {"device": device, **(options or {})}
+    )
+
+
+def harness_spec(
+    spec: str, n: int, batch: int, ocr: Any, work: Path, options: dict[str, Any] | None = None
+) -> tuple[float, float]:
+    """:func:`harness` for any model spec: ``n`` prompts, one seed, model label ``bench``."""
     import pandas as pd
 
     register_null_reader()
@@ -157,13 +166,7 @@ def harness(
     out = work / f"run-{time.monotonic_ns()}"
     config = RunConfig.from_mapping(
         {
-            "models": [
-                {
-                    "spec": f"diffusers:{model}",
-                    "name": "bench",
-                    "options": {"device": device, **(options or {})},
-                }
-            ],
+            "models": [{"spec": spec, "name": "bench", "options": dict(options or {})}],
             "batch_size": batch,
             "ocr": getattr(ocr, "name", "null"),
             "out": str(out),

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from bench.core.errors import InputError
 from bench.core.io import (
@@ -186,6 +186,18 @@ def _say_on_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+class ImageSender(Protocol):
+    """What :meth:`RunFolder.write_images` needs of the image writer process (issue 30)."""
+
+    def shippable(self, image: Image.Image) -> bool:
+        """Whether the writer writes ``image`` to the bytes :func:`encode_png` gives."""
+
+    def send(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> Callable[[], list[str]]:
+        """Hand the images over; the returned call waits for their SHA-256."""
+
+
 class RunFolder:
     """One run's folder on disk; see the layout in :mod:`bench.engine`.
 
@@ -318,6 +330,45 @@ class RunFolder:
         write_bytes_atomic(path, data, durable=False)
         self._unsynced.append(path)
         return sha256
+
+    def write_images(
+        self,
+        images: Sequence[Image.Image],
+        relpaths: Sequence[str],
+        writer: ImageSender | None,
+        *,
+        share: bool = False,
+    ) -> list[str]:
+        """:meth:`write_image` for each image; with ``writer``, in its process (issue 30).
+
+        ``writer``: a :class:`bench.engine.image_writer.ImageWriter`. The same files,
+        bytes and durability: images the writer cannot rebuild exactly
+        (``writer.shippable``) are written here; inside
+        :meth:`batch_durability` the writer's files are flushed with the next part file.
+        ``share``: this thread writes half of the images while the writer writes the
+        other half (when nothing else needs this process: the last batch of a run).
+        """
+        if writer is None:
+            pairs = zip(images, relpaths, strict=True)
+            return [self.write_image(image, relpath) for image, relpath in pairs]
+        shipped = [i for i, image in enumerate(images) if writer.shippable(image)]
+        if share:
+            shipped = shipped[: (len(shipped) + 1) // 2]
+        batched = self._unsynced is not None and threading.get_ident() == self._sync_thread
+        digests: dict[int, str] = {}
+        written = writer.send(
+            [images[i] for i in shipped], [relpaths[i] for i in shipped], durable=not batched
+        )
+        try:  # meanwhile, the rest here
+            for i in sorted(set(range(len(images))) - set(shipped)):
+                digests[i] = self.write_image(images[i], relpaths[i])
+        finally:  # always take the writer's answer (the next batch's must come next)
+            for i, digest in zip(shipped, written(), strict=True):
+                digests[i] = digest
+                if batched:
+                    assert self._unsynced is not None
+                    self._unsynced.append(self.root / relpaths[i])
+        return [digests[i] for i in range(len(images))]
 
     @contextmanager
     def batch_durability(self) -> Iterator[None]:

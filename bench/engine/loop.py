@@ -97,6 +97,7 @@ class Batch:
     stage: str = ""  # "Load" or "Generate" when failed
     seconds: float = float("nan")  # time spent in produce()
     size: int = 0  # the batch size produce() was called with (0: never called)
+    final: bool = False  # no batch is produced after this one (the process is free)
 
 
 @dataclass
@@ -149,10 +150,11 @@ class Loop:
             target=self._work, args=(work,), name="glyphbench-worker", daemon=True
         )
         worker.start()
+        last = next((group for group in reversed(groups) if group.jobs), None)
         try:
             for group in groups:
                 if group.jobs:
-                    self._run_group(group, work)
+                    self._run_group(group, work, final=group is last)
                 self._raise_worker_failure()
         except KeyboardInterrupt:
             self._interrupted(work, worker)
@@ -180,7 +182,9 @@ class Loop:
         worker.join()
 
     # ---------------------------------------------------------------- producing
-    def _run_group(self, group: Group, work: queue.Queue[Batch | None]) -> None:
+    def _run_group(
+        self, group: Group, work: queue.Queue[Batch | None], *, final: bool = False
+    ) -> None:
         stats = self.stats.groups.setdefault(group.name, GroupStats())
         started = time.perf_counter()
         try:
@@ -190,24 +194,32 @@ class Loop:
             self.say(
                 f"[bold red]{self.noun} {group.name} failed to load:[/] {error_text('Load', exc)}"
             )
-            work.put(Batch(group, group.jobs, failure=exc, stage="Load"))
+            work.put(Batch(group, group.jobs, failure=exc, stage="Load", final=final))
             return
         stats.start = time.perf_counter()
         stats.load_s = stats.start - started
         try:
-            self._produce_all(group, producer, stats, work)
+            self._produce_all(group, producer, stats, work, final=final)
         finally:
             producer.close()
 
     def _produce_all(
-        self, group: Group, producer: Producer, stats: GroupStats, work: queue.Queue[Batch | None]
+        self,
+        group: Group,
+        producer: Producer,
+        stats: GroupStats,
+        work: queue.Queue[Batch | None],
+        *,
+        final: bool = False,
     ) -> None:
+        """Produce the group's batches; ``final``: the last group (its last batch is final)."""
         size = self.batch_size
         position = 0
         while position < len(group.jobs):
             self._raise_worker_failure()
             jobs = group.jobs[position : position + size]
             batch = Batch(group, jobs, producer, producer.prepare(jobs), size=len(jobs))
+            batch.final = final and position + len(jobs) >= len(group.jobs)
             started = time.perf_counter()
             try:
                 outputs = list(producer.produce(batch.inputs or []))

@@ -8,10 +8,13 @@
    becomes ``Load:`` error rows for that model and the other models still run) and
    generates batch after batch in the main thread (CUDA out of memory halves the
    batch; another exception gives ``Generate:`` error rows);
-3. the engine's worker thread calls :meth:`Runner.finish_batch`: save the images,
-   read them (:func:`bench.engine.read_batch`; a failing image gets an ``OCR:``
-   error and the others are still read), score them (the batch's rows are built as
-   Arrow columns, :class:`~bench.engine.results.BatchRows`), and writes the part file.
+3. the engine's worker thread calls :meth:`Runner.finish_batch`: save the images
+   (PNG encoding and SHA-256 in the run's image writer process once images are
+   large, :mod:`bench.engine.image_writer`, so they do not hold the generating
+   process's GIL; issue 30), read them (:func:`bench.engine.read_batch`; a failing
+   image gets an ``OCR:`` error and the others are still read), score them (the
+   batch's rows are built as Arrow columns, :class:`~bench.engine.results.BatchRows`),
+   and writes the part file.
 
 Hosted-API models (:mod:`bench.models.api`) may return, in place of one image, an
 :class:`~bench.models.base.ImageNotMade` (its row gets that error: ``Refused: ...``
@@ -26,7 +29,7 @@ files into ``results.parquet`` is :func:`bench.engine.operations.merge_run`.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -50,6 +53,7 @@ from bench.engine import (
 )
 from bench.engine.config import ModelEntry, RunConfig
 from bench.engine.image_jobs import Job, build_jobs, model_jobs
+from bench.engine.image_writer import wants_process, writer_mode
 from bench.engine.reading_store import ReadingStore, encoded_reading
 from bench.engine.results import (
     BatchRows,
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.backlog import Backlog
+    from bench.engine.image_writer import ImageWriter
     from bench.models.base import ImageRequest, ModelAdapter, RunContext
     from bench.models.spend import SpendBudget
     from bench.readers.base import Reader, Reading
@@ -111,6 +116,8 @@ class ModelProducer:
         self.is_control = bool(adapter.is_control)
         self.billable = bool(getattr(adapter, "billable", False))
         outcome.models[entry.label] = _safe_describe(adapter)
+        #: Called with each batch's outputs, in the generating thread (the image writer).
+        self.made: Callable[[Sequence[Any]], None] | None = None
 
     def prepare(self, jobs: list[Job]) -> list[ImageRequest]:
         from bench.models.base import ImageRequest
@@ -123,7 +130,10 @@ class ModelProducer:
         ]
 
     def produce(self, inputs: list[ImageRequest]) -> Sequence[Image.Image]:
-        return self.adapter.generate(inputs)
+        outputs = self.adapter.generate(inputs)
+        if self.made is not None:
+            self.made(outputs)
+        return outputs
 
     def close(self) -> None:
         self.adapter.close()
@@ -168,6 +178,10 @@ class Runner:
         #: ``run --read-workers N``: generation waits while too many images wait to be read.
         self.backlog = backlog
         self._batch_rows: BatchRows | None = None  # made on the first batch
+        #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER; issue 30) and the process
+        #: doing it once started (by the generating thread: see bench.engine.image_writer).
+        self.writer_mode = writer_mode()
+        self.image_writer: ImageWriter | None = None
 
     # ------------------------------------------------------------------ setup
     @property
@@ -209,6 +223,7 @@ class Runner:
         if summary:
             self.console.print(summary, highlight=False, markup=False, soft_wrap=True)
         producer = ModelProducer(entry, adapter, self.frame, self.outcome)
+        producer.made = self._made
         if self.backlog is not None:
             from bench.engine.backlog import GatedProducer
 
@@ -257,20 +272,25 @@ class Runner:
         self.outcome.skipped = sum(len(all_jobs[k]) - len(todo[k]) for k in todo)
         if any(todo.values()) and self.read_now:
             _ = self.ocr_identity  # load the OCR engine before any model: a bad --ocr fails fast
+        if any(todo.values()) and self.writer_mode == "process":
+            self._start_writer()  # its start overlaps the models' loading
         groups = [
             Group(entry.label, entry.slug, todo[entry.label], partial(self.open_model, entry))
             for entry in self.config.models
         ]
-        with progress_bars(groups, self.console, enabled=self.show_progress) as progress:
-            loop = Loop(
-                self.folder,
-                self.shard.name,
-                self.finish_batch,
-                batch_size=self.config.batch_size,
-                progress=progress,
-                say=lambda message: self.console.print(message, highlight=False),
-            )
-            stats = loop.run(groups)
+        try:
+            with progress_bars(groups, self.console, enabled=self.show_progress) as progress:
+                loop = Loop(
+                    self.folder,
+                    self.shard.name,
+                    self.finish_batch,
+                    batch_size=self.config.batch_size,
+                    progress=progress,
+                    say=lambda message: self.console.print(message, highlight=False),
+                )
+                stats = loop.run(groups)
+        finally:
+            self.close_writer()
         self.outcome.rows_written, self.outcome.errors = stats.rows_written, stats.errors
         if self.budget is not None:
             self.outcome.spent_usd = round(self.budget.spent_usd, 6)
@@ -296,6 +316,26 @@ class Runner:
             }
         return self.outcome
 
+    def _made(self, outputs: Sequence[Any]) -> None:
+        """A batch was generated: start the image writer process when it is due (issue 30).
+
+        Runs in the generating thread, which lives as long as the run: the writer
+        process is killed when the thread that started it ends (``PR_SET_PDEATHSIG``).
+        """
+        if self.image_writer is None and wants_process(self.writer_mode, outputs):
+            self._start_writer()
+
+    def _start_writer(self) -> None:
+        from bench.engine.image_writer import ImageWriter
+
+        self.image_writer = ImageWriter(self.folder.root).start()
+
+    def close_writer(self) -> None:
+        """End the image writer process (once it has written what it was given)."""
+        writer, self.image_writer = self.image_writer, None
+        if writer is not None:
+            writer.close()
+
     # ---------------------------------------------------------- worker thread
     def finish_batch(self, batch: Batch) -> pa.Table | pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
@@ -305,7 +345,9 @@ class Runner:
         made = [i for i, output in enumerate(outputs) if not isinstance(output, BaseException)]
         images = [outputs[i] for i in made]
         jobs = [batch.jobs[i] for i in made]
-        saved = self.save_images(jobs, images, self._entries[batch.group.name].slug)
+        saved = self.save_images(
+            jobs, images, self._entries[batch.group.name].slug, share=batch.final
+        )
         if self.read_now:
             read, seconds = self.read_images(images, [digest for _, digest in saved])
         else:  # read later, from the files: no reading, no identity, no scores yet
@@ -337,14 +379,29 @@ class Runner:
         )
 
     def save_images(
-        self, jobs: Sequence[Job], images: Sequence[Image.Image], model_slug: str
+        self,
+        jobs: Sequence[Job],
+        images: Sequence[Image.Image],
+        model_slug: str,
+        *,
+        share: bool = False,
     ) -> list[tuple[str, str]]:
-        """Write each image; (path in the run folder, SHA-256) per image."""
-        files = []
-        for job, image in zip(jobs, images, strict=False):
-            path = image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index)
-            files.append((path, self.folder.write_image(image, path)))
-        return files
+        """Write each image; (path in the run folder, SHA-256) per image.
+
+        In the image writer process once it has started (:meth:`_made`), else here;
+        ``share`` (the run's last batch: generation is over) half here, half there.
+        """
+        writer = self.image_writer
+        if writer is not None and self.writer_mode == "auto" and not writer.ready():
+            writer = None  # still starting: this batch here, as before (no wait)
+        pairs = list(zip(jobs, images, strict=False))
+        paths = [
+            image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index) for job, _ in pairs
+        ]
+        digests = self.folder.write_images(
+            [image for _, image in pairs], paths, writer, share=share
+        )
+        return list(zip(paths, digests, strict=True))
 
     def read_images(
         self, images: Sequence[Image.Image], keys: Sequence[str] | None = None

@@ -1,0 +1,333 @@
+"""A run's PNG images encoded, hashed and written in a process of their own (issue 30).
+
+On a GPU a diffusers loop is bound by Python launching kernels: the generating
+thread holds the GIL for most of each step. PNG encoding (tens to hundreds of
+milliseconds for a 1024-pixel image) and SHA-256 in the run's worker thread held
+the same GIL and slowed generation down, though the machine had idle cores. So
+:class:`ImageWriter` hands each batch's pixels to one child process (spawned, as
+the reader processes of :mod:`bench.engine.read_pool`) which encodes them with
+:func:`bench.engine.folder.encode_png` (the same PNG settings: the same bytes and
+SHA-256 as :meth:`RunFolder.write_image <bench.engine.folder.RunFolder.write_image>`)
+and writes each file with the same atomic write; the worker thread waits for the
+digests with the GIL free, then reads, scores and writes the part file as before.
+
+Hand-over without needless copies: one shared-memory block per batch
+(:mod:`multiprocessing.shared_memory`) holds the raw pixels (the one copy out of
+the PIL images); the child attaches, unlinks the block at once (from then on a
+crash leaks nothing) and rebuilds each image from it. A block that a killed run
+created and no child unlinked is unlinked by :mod:`multiprocessing`'s resource
+tracker when the run's processes are gone.
+
+Crash safety is the in-thread path's: files are written through a temporary file
+renamed into place (the temporary name carries the child's pid, so the next run
+that takes the shard deletes what a killed child left); a row is done only when its
+part file exists, and the part file is written after the child has answered and
+the images are flushed (:meth:`RunFolder.write_images
+<bench.engine.folder.RunFolder.write_images>`). The child dies with the run
+(``PR_SET_PDEATHSIG``, so it must be started by the run's main thread: Linux sends
+the signal when the *thread* that started it ends) and ignores Ctrl-C (the run
+finishes the batch being written). A batch in flight is at most one: the worker
+thread waits for it, so the engine's bounded queue keeps its back-pressure.
+
+Only images whose PNG depends on their mode, size and pixels alone are shipped
+(:data:`SHIPPED_MODES`, no palette, transparency or ICC profile in ``info``); the
+others are written in the worker thread, as before.
+
+Which runs use it: ``GLYPHBENCH_IMAGE_WRITER`` = ``auto`` (default: the process starts
+with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`, and
+batches are written in the thread until it has started, about a second, so
+generation never waits for it; smaller images, such as the 64-pixel controls of
+tests, cost less to encode than a process costs to start), ``process`` (started
+with the run; every batch waits for it) or ``thread`` (never).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import subprocess
+    from multiprocessing.connection import Connection
+
+    from PIL import Image
+
+#: The environment variable that chooses where images are written (see the module docstring).
+MODE_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
+MODES = ("auto", "process", "thread")
+#: ``auto``: the writer process starts with the first image at least this large (256 x 256).
+PROCESS_MIN_PIXELS = 256 * 256
+#: Modes whose PNG is a function of mode, size and raw pixels alone.
+SHIPPED_MODES = frozenset({"RGB", "RGBA", "L", "LA"})
+#: ``info`` keys that PNG saving reads (Pillow's PngImagePlugin._save): such images stay.
+_PNG_INFO_KEYS = frozenset({"transparency", "icc_profile", "default_image"})
+
+#: One image in a block: (path in the run folder, mode, (width, height), offset, bytes).
+Item = tuple[str, str, tuple[int, int], int, int]
+
+
+def writer_mode(environ: dict[str, str] | None = None) -> str:
+    """``GLYPHBENCH_IMAGE_WRITER`` checked (``auto`` when unset); an InputError otherwise.
+
+    >>> writer_mode({}), writer_mode({MODE_VARIABLE: "thread"})
+    ('auto', 'thread')
+    """
+    value = (os.environ if environ is None else environ).get(MODE_VARIABLE, "") or "auto"
+    if value not in MODES:
+        from bench.core.errors import InputError
+
+        raise InputError(MODE_VARIABLE, f"must be one of {', '.join(MODES)}, got {value!r}")
+    return value
+
+
+def wants_process(mode: str, images: Sequence[Any]) -> bool:
+    """Whether a run in ``mode`` starts its writer process for a batch of ``images``."""
+    if mode != "auto":
+        return mode == "process"
+    return any(
+        getattr(image, "width", 0) * getattr(image, "height", 0) >= PROCESS_MIN_PIXELS
+        for image in images
+    )
+
+
+def shippable(image: Any) -> bool:
+    """True when the child can rebuild ``image`` to the same PNG bytes (see module docstring)."""
+    info = getattr(image, "info", None) or {}
+    return getattr(image, "mode", None) in SHIPPED_MODES and not (_PNG_INFO_KEYS & info.keys())
+
+
+class ImageWriter:
+    """One child process writing PNG images under ``root``; see the module docstring."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = str(root)
+        self._process: subprocess.Popen[bytes] | None = None
+        self._conn: Connection | None = None
+        self._ready = False
+
+    def shippable(self, image: Image.Image) -> bool:
+        """:func:`shippable` (what :meth:`RunFolder.write_images` asks)."""
+        return shippable(image)
+
+    def start(self) -> ImageWriter:
+        """Start the child (without waiting for it): call from the run's main thread.
+
+        A plain interpreter running :func:`main`, not a ``multiprocessing`` spawn: a
+        spawned child re-runs the caller's main script, which a script calling
+        ``run_benchmark`` without an ``if __name__ == "__main__":`` guard cannot bear.
+        """
+        import json
+        import socket
+        import subprocess
+        import sys
+        from multiprocessing.connection import Connection
+
+        here, there = socket.socketpair()
+        with there:
+            fd, parent = str(there.fileno()), str(os.getpid())
+            process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, json.dumps(sys.path), fd, self.root, parent],
+                pass_fds=(there.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+            )
+        self._process, self._conn = process, Connection(here.detach())
+        return self
+
+    def write(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> list[str]:
+        """Write ``images`` (all :func:`shippable`) at ``relpaths``: their files' SHA-256.
+
+        ``durable``: each file flushed as it is written (else the caller flushes them
+        before the part file that lists them, as ``batch_durability`` does). An error
+        of the child (a full disk) is raised here, as the in-thread write raises it.
+        """
+        return self.send(images, relpaths, durable=durable)()
+
+    def send(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> Callable[[], list[str]]:
+        """:meth:`write`, in two halves: hand the images over now, return their digests'
+        getter (the caller may work meanwhile: the child encodes in parallel)."""
+        if not images:
+            return list
+        from multiprocessing import shared_memory
+
+        raws = [image.tobytes() for image in images]
+        block = shared_memory.SharedMemory(create=True, size=max(1, sum(map(len, raws))))
+        try:
+            items: list[Item] = []
+            offset = 0
+            buffer = block.buf
+            assert buffer is not None
+            for relpath, image, raw in zip(relpaths, images, raws, strict=True):
+                buffer[offset : offset + len(raw)] = raw
+                items.append((relpath, image.mode, image.size, offset, len(raw)))
+                offset += len(raw)
+            del raws, buffer
+            self._send((block.name, durable, items))
+        except BaseException:
+            _release(block)
+            raise
+
+        def digests() -> list[str]:
+            try:
+                return self._receive()
+            finally:
+                _release(block)
+
+        return digests
+
+    def close(self) -> None:
+        """End the child once it has written what it was given (kill it if it does not end)."""
+        import subprocess
+
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if process is None or conn is None:
+            return
+        with contextlib.suppress(OSError):  # OSError: it has ended already
+            conn.send(None)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        conn.close()
+
+    def ready(self, *, wait: bool = False) -> bool:
+        """Whether the child has started (``wait``: wait until it has); a dead one raises."""
+        if not self._ready:
+            assert self._conn is not None, "start() the image writer first"
+            try:
+                if wait or self._conn.poll(0):
+                    self._answer()  # the child's hello (or EOF: it died)
+                    self._ready = True
+            except (EOFError, OSError):
+                raise self._ended() from None
+        return self._ready
+
+    def _send(self, message: tuple[str, bool, list[Item]]) -> None:
+        assert self._conn is not None, "start() the image writer first"
+        self.ready(wait=True)
+        try:
+            self._conn.send(message)
+        except OSError:
+            raise self._ended() from None
+
+    def _receive(self) -> list[str]:
+        try:
+            answer: list[str] = self._answer()
+        except (EOFError, OSError):
+            raise self._ended() from None
+        return answer
+
+    def _answer(self) -> Any:
+        assert self._conn is not None
+        kind, payload = self._conn.recv()
+        if kind == "ok":
+            return payload
+        if kind == "input-error":
+            from bench.core.errors import InputError
+
+            source, problem, line, key = payload
+            raise InputError(source, problem, line=line, key=key)
+        raise payload
+
+    def _ended(self) -> RuntimeError:
+        process = self._process
+        code = process.poll() if process is not None else None
+        return RuntimeError(f"the image writer process ended unexpectedly (exit code {code})")
+
+
+def _release(block: Any) -> None:
+    """Close this process's mapping of ``block``; unlink it unless the child did."""
+    block.close()
+    try:
+        block.unlink()
+    except FileNotFoundError:  # the child unlinked it: this process's tracker forgets it
+        from multiprocessing import resource_tracker
+
+        resource_tracker.unregister(block._name, "shared_memory")
+
+
+# ------------------------------------------------------------------------- child process
+
+
+#: The child's command: the caller's import path first, then :func:`main`.
+_BOOT = (
+    "import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
+    "from bench.engine.image_writer import main; main(sys.argv[2:])"
+)
+
+
+def main(argv: Sequence[str]) -> None:
+    """The child: ``argv`` = (socket fd, run folder, the run's pid)."""
+    import signal
+    from multiprocessing.connection import Connection
+
+    from bench.engine.read_pool import _die_with_parent
+
+    fd, root, parent = argv
+    _die_with_parent(int(parent))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
+    serve(Connection(int(fd)), root)
+
+
+def serve(conn: Connection, root: str) -> None:
+    """Write each block the run sends until it sends None (or ends)."""
+    conn.send(("ok", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        try:
+            conn.send(("ok", write_block(root, *message)))
+        except Exception as exc:
+            conn.send(_error(exc))
+
+
+def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:
+    """Rebuild, encode and write the images of shared-memory block ``name``: their SHA-256."""
+    from multiprocessing import shared_memory
+
+    from PIL import Image
+
+    from bench.core.io import write_bytes_atomic
+    from bench.engine.folder import encode_png
+
+    block = shared_memory.SharedMemory(name=name)
+    try:
+        block.unlink()  # the name goes now: a crash from here on leaks no memory
+        buffer = block.buf
+        assert buffer is not None
+        images = []
+        for _relpath, mode, size, offset, length in items:
+            with buffer[offset : offset + length] as raw:
+                images.append(Image.frombytes(mode, size, raw))
+        del buffer
+    finally:
+        block.close()
+    digests = []
+    for (relpath, *_), image in zip(items, images, strict=True):
+        data, digest = encode_png(image)
+        write_bytes_atomic(Path(root) / relpath, data, durable=durable)
+        digests.append(digest)
+    return digests
+
+
+def _error(exc: Exception) -> tuple[str, Any]:
+    """An exception as the parent can rebuild it (InputError by its fields)."""
+    from bench.core.errors import InputError
+    from bench.engine.read_pool import _portable
+
+    if isinstance(exc, InputError):
+        return "input-error", (exc.source, exc.problem, exc.line, exc.key)
+    return "error", _portable(exc)

@@ -1,0 +1,377 @@
+"""Harness/bare on a CPU stand-in that behaves like a GPU pipeline (issue 30).
+
+On a GPU, a diffusers loop is bound by Python launching kernels: the generating
+thread holds the GIL for most of every denoising step, so whatever else holds the
+GIL in the generating process (PNG encoding, hashing, scoring in the run's worker
+thread) slows generation down, even on a machine with idle cores. The bare-loop
+benchmark on this CPU (``bench_pipeline.py``) did not show it: its images are tiny
+and its model computes on every core.
+
+The stand-in pipeline (plug-in ``gpuproxy``) spends a fixed amount of pure-Python
+work per denoising step, holding the GIL as kernel launches do (``time.sleep``
+would release it), optionally followed by a GIL-free wait (``--gil`` below 1: the
+share of a step spent launching; the rest a device wait), then returns PIL images
+of real sizes and real content:
+
+* ``noise``: uniform random RGB, what a random-weight model draws (PNG ~3 MB at
+  1024 px, the slowest to encode);
+* ``photo``: smooth gradients and shapes with rendered text, photo-like (PNG
+  encodes several times faster and smaller).
+
+For each (size, content), rounds alternate the **bare** loop (call the stand-in
+batch after batch, keep the images in memory) and the **harness** (the real
+runner, :func:`bench.engine.operations.run_benchmark`, with the null reader of
+``bench_pipeline.py``: PNG + SHA-256, reading store, scoring, part files), same
+batch and images; the best of each is kept and harness/bare printed.
+
+Calibration (defaults): the per-step cost is set so that the bare loop matches the
+H200 figures of the full-size random SDXL (docs/performance.md, issue 30):
+1024 px, 20 steps, batch 4, 16 images: 1.130 images/s (177.0 ms a step);
+512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). The work
+per millisecond is measured once at start (best of several trials), so on a busy
+machine the bare loop is slower than the target: the ratio, measured in the same
+rounds, is what the benchmark reports. 1328 px (``--sizes 1328``) reuses the
+1024 px step cost (no GPU figure at that size: uncalibrated).
+
+    python benchmarks/bench_gpu_proxy.py                    # 512 and 1024 px, noise and photo
+    python benchmarks/bench_gpu_proxy.py --json proxy.json  # {"rows": [{"size": 512, ...}]}
+    python benchmarks/bench_gpu_proxy.py --gil 0.5          # half of each step a GIL-free wait
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_pipeline import NullOCR, harness_spec
+
+from bench.core.registry import PLUGINS, Options, Spec
+from bench.models.base import ImageRequest, ModelAdapter
+
+CONTENTS = ("noise", "photo")
+#: bench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
+WRITER_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One GPU setting: steps, batch, images and the H200's bare images/s (None: none)."""
+
+    steps: int
+    batch: int
+    images: int
+    rounds: int
+    gpu_bare_img_s: float | None
+
+    @property
+    def step_ms(self) -> float:
+        """Milliseconds a step takes for the bare loop to match the GPU figure."""
+        target = self.gpu_bare_img_s or SETTINGS[1024].gpu_bare_img_s
+        assert target is not None
+        return 1000 * self.batch / target / self.steps
+
+
+#: size -> setting; the 512 and 1024 figures are the H200 table of issue 30.
+SETTINGS: dict[int, Setting] = {
+    512: Setting(steps=4, batch=8, images=48, rounds=3, gpu_bare_img_s=13.34),
+    1024: Setting(steps=20, batch=4, images=16, rounds=2, gpu_bare_img_s=1.130),
+    1328: Setting(steps=20, batch=4, images=16, rounds=2, gpu_bare_img_s=None),
+}
+
+
+# --------------------------------------------------------------------------- the stand-in
+
+_WORK_PER_MS: float | None = None
+
+
+def _spin(iterations: int) -> int:
+    """Pure-Python work (holds the GIL throughout, as launching kernels from Python does)."""
+    total = 0
+    for i in range(iterations):
+        total += i & 7
+    return total
+
+
+def work_per_ms() -> float:
+    """Iterations of :func:`_spin` per millisecond on this machine (best of 7 trials, cached)."""
+    global _WORK_PER_MS
+    if _WORK_PER_MS is None:
+        trial = 200_000
+        best = float("inf")
+        for _ in range(7):
+            started = time.perf_counter()
+            _spin(trial)
+            best = min(best, time.perf_counter() - started)
+        _WORK_PER_MS = trial / (1000 * best)
+    return _WORK_PER_MS
+
+
+def render(size: int, content: str, number: int) -> Any:
+    """One image of ``content`` (``noise`` or ``photo``), distinct per ``number``."""
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+    rng = np.random.default_rng(number)
+    if content == "noise":
+        return Image.fromarray(rng.integers(0, 256, (size, size, 3), dtype=np.uint8))
+    if content != "photo":
+        raise ValueError(f"content must be one of {CONTENTS}, got {content!r}")
+    ramp = np.linspace(0.0, 1.0, size, dtype=np.float32)
+    low, high = rng.uniform(0, 255, 3), rng.uniform(0, 255, 3)
+    weight = (ramp[:, None] * 0.7 + ramp[None, :] * 0.3)[..., None]
+    # Texture: coarse noise, blurred (surfaces, foliage); a photo is not perfectly smooth.
+    grain = np.kron(rng.normal(0, 6, (size // 8, size // 8, 3)), np.ones((8, 8, 1)))
+    pixels = np.clip(low * (1 - weight) + high * weight + grain, 0, 255).astype(np.uint8)
+    image = Image.fromarray(pixels).filter(ImageFilter.GaussianBlur(4))
+    draw = ImageDraw.Draw(image)
+    for _ in range(6):  # shapes: a sky, a sign, a shop front
+        x, y = rng.integers(0, size, 2)
+        r = int(rng.integers(size // 16, size // 4))
+        fill = tuple(int(v) for v in rng.integers(0, 256, 3))
+        draw.ellipse((x - r, y - r, x + r, y + r), fill=fill)
+    draw.rectangle((size // 8, size // 3, size * 7 // 8, size * 2 // 3), fill=(245, 240, 225))
+    font = ImageFont.load_default(size=max(12, size // 12))
+    draw.text((size // 6, size * 11 // 24), f"OPEN {number}", fill=(20, 20, 30), font=font)
+    return image
+
+
+class ProxyPipeline:
+    """Calls cost ``steps x step_ms`` of work holding the GIL for ``gil`` of each step.
+
+    The images come from a pool of 4 prepared ones (made once, outside any timing);
+    each call returns fresh copies (``Image.fromarray``), as a pipeline's
+    ``numpy_to_pil`` does.
+    """
+
+    def __init__(
+        self, size: int, content: str, steps: int, step_ms: float, gil: float = 1.0
+    ) -> None:
+        import numpy as np
+
+        if not 0.0 < gil <= 1.0:
+            raise ValueError(f"gil must be in (0, 1], got {gil}")
+        self.steps, self.gil = steps, gil
+        self.spin = int(work_per_ms() * step_ms * gil)
+        self.wait_s = step_ms * (1.0 - gil) / 1000
+        self.pool = [np.asarray(render(size, content, n)) for n in range(4)]
+
+    def __call__(self, count: int) -> list[Any]:
+        from PIL import Image
+
+        for _ in range(self.steps):
+            _spin(self.spin)
+            if self.wait_s:
+                time.sleep(self.wait_s)  # the device computing: the GIL is free
+        return [Image.fromarray(self.pool[i % len(self.pool)]) for i in range(count)]
+
+
+class ProxyOptions(Options):
+    size: int = 512
+    content: Literal["noise", "photo"] = "noise"
+    steps: int = 4
+    step_ms: float = 1.0
+    gil: float = 1.0
+    device: str | None = None  # the runner adds one to non-control models
+
+
+#: (start, end) of each ``gpuproxy`` generate call in this process (the harness's batches).
+CALLS: list[tuple[float, float]] = []
+
+
+class ProxyModel(ModelAdapter):
+    """The ``gpuproxy`` model: a :class:`ProxyPipeline` behind the adapter interface."""
+
+    def __init__(self, spec: Spec, options: ProxyOptions) -> None:
+        self.spec = spec.text
+        self.pipe = ProxyPipeline(
+            options.size, options.content, options.steps, options.step_ms, options.gil
+        )
+
+    def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
+        started = time.perf_counter()
+        images = self.pipe(len(requests))
+        CALLS.append((started, time.perf_counter()))
+        return images
+
+
+def register() -> None:
+    """Register the ``gpuproxy`` model in this process (idempotent)."""
+    if "gpuproxy" not in PLUGINS.names("models"):
+        PLUGINS.register(
+            "models", "gpuproxy", options=ProxyOptions, summary="benchmark stand-in (issue 30)"
+        )(ProxyModel)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def bare(pipe: ProxyPipeline, images: int, batch: int) -> float:
+    """Images/s of the bare loop: batch after batch, the images kept in memory."""
+    kept: list[Any] = []
+    started = time.perf_counter()
+    for start in range(0, images, batch):
+        kept.extend(pipe(min(batch, images - start)))
+    return images / (time.perf_counter() - started)
+
+
+def measure(
+    size: int,
+    content: str,
+    setting: Setting,
+    work: Path,
+    *,
+    gil: float = 1.0,
+    step_ms: float | None = None,
+    rounds: int | None = None,
+    images: int | None = None,
+    compare_thread: bool = False,
+) -> dict[str, Any]:
+    """One row: best bare and harness images/s over alternating rounds, and their ratio.
+
+    ``compare_thread``: each round also runs the harness with every image written in
+    the worker thread (``GLYPHBENCH_IMAGE_WRITER=thread``, the engine before issue 30):
+    ``thread_ratio``, measured in the same rounds.
+    """
+    register()
+    step = step_ms if step_ms is not None else setting.step_ms
+    count = images or setting.images
+    options = {"size": size, "content": content, "steps": setting.steps, "step_ms": step}
+    options["gil"] = gil
+    pipe = ProxyPipeline(size, content, setting.steps, step, gil)
+    bares, harnesses, generating, tails, threaded = [], [], [], [], []
+    for _ in range(rounds or setting.rounds):
+        bares.append(bare(pipe, count, setting.batch))
+        CALLS.clear()
+        speed, _ = harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)
+        harnesses.append(speed)
+        generating.append(count / (CALLS[-1][1] - CALLS[0][0]))
+        tails.append(count / speed - count / generating[-1])
+        if compare_thread:
+            before = os.environ.get(WRITER_VARIABLE)
+            os.environ[WRITER_VARIABLE] = "thread"
+            try:
+                threaded.append(
+                    harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)[0]
+                )
+            finally:
+                os.environ.pop(WRITER_VARIABLE)
+                if before is not None:
+                    os.environ[WRITER_VARIABLE] = before
+    best_bare, best_harness = max(bares), max(harnesses)
+    compared = {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded}
+    return {
+        **(compared if threaded else {}),
+        "size": size,
+        "content": content,
+        "ratio": best_harness / best_bare,
+        "bare_img_s": best_bare,
+        "harness_img_s": best_harness,
+        # The harness's generation alone (first batch asked to last batch made): what
+        # the rest of the harness costs the generating thread, without the last batch's
+        # finishing after generation (the tail, once per run).
+        "generation_ratio": max(generating) / best_bare,
+        "harness_generation_img_s": max(generating),
+        "tail_s": min(tails),
+        "target_bare_img_s": setting.gpu_bare_img_s if step_ms is None else None,
+        "steps": setting.steps,
+        "batch": setting.batch,
+        "images": count,
+        "rounds": len(bares),
+        "step_ms": step,
+        "gil": gil,
+        "bare_rounds": bares,
+        "harness_rounds": harnesses,
+    }
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} CPUs"
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="512,1024", help="Image sizes (512, 1024, 1328).")
+    parser.add_argument("--contents", default="noise,photo", help="Contents: noise, photo.")
+    parser.add_argument(
+        "--gil",
+        type=float,
+        default=1.0,
+        help="Share of each step that holds the GIL (default 1: all of it; the rest is a "
+        "GIL-free wait, as a device sync).",
+    )
+    parser.add_argument("--step-ms", type=float, help="Per-step cost (default: calibrated).")
+    parser.add_argument("--rounds", type=int, help="Rounds (default: 3 at 512 px, 2 above).")
+    parser.add_argument("--images", type=int, help="Images per pass (default: 48 / 16).")
+    parser.add_argument(
+        "--compare-thread",
+        action="store_true",
+        help="Also run the harness with its images written in the worker thread (the "
+        "engine before issue 30) in the same rounds: thread_ratio.",
+    )
+    parser.add_argument("--json", type=Path, help="Also write the rows here.")
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",") if size]
+    contents = [content for content in args.contents.split(",") if content]
+    for size in sizes:
+        if size not in SETTINGS:
+            parser.error(f"--sizes: {size} is not one of {sorted(SETTINGS)}")
+    rows = []
+    print(f"work per ms: {work_per_ms():,.0f} iterations [{load()}]", flush=True)
+    work = Path(tempfile.mkdtemp(prefix="bench-gpu-proxy-"))
+    try:
+        for size in sizes:
+            for content in contents:
+                row = measure(
+                    size,
+                    content,
+                    SETTINGS[size],
+                    work,
+                    gil=args.gil,
+                    step_ms=args.step_ms,
+                    rounds=args.rounds,
+                    images=args.images,
+                    compare_thread=args.compare_thread,
+                )
+                target = row["target_bare_img_s"]
+                rows.append(row)
+                print(
+                    f"{size} px {content}: bare {row['bare_img_s']:.3f} img/s"
+                    + (f" (GPU {target:.3f})" if target else "")
+                    + f", harness {row['harness_img_s']:.3f} img/s, "
+                    f"harness/bare {row['ratio']:.3f} (generation alone "
+                    f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s)"
+                    + (
+                        f", in-thread writes {row['thread_ratio']:.3f}"
+                        if "thread_ratio" in row
+                        else ""
+                    )
+                    + f" [{load()}]",
+                    flush=True,
+                )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    figures = {"rows": rows, "gil": args.gil, "load": load()}
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return figures
+
+
+if __name__ in ("__main__", "__mp_main__"):
+    register()  # a spawned process of this run (a reader, a writer) knows the model too
+if __name__ == "__main__":
+    main()

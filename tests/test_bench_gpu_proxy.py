@@ -1,0 +1,82 @@
+"""benchmarks/bench_gpu_proxy.py at a tiny size: its stand-in and its JSON (issue 30).
+
+No timing is asserted (the machine is shared): the stand-in's images, content and
+cost, and the rows the benchmark writes, are checked for being what they say.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import bench_gpu_proxy
+
+
+def _png_size(image: object) -> int:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")  # type: ignore[attr-defined]
+    return len(buffer.getvalue())
+
+
+def test_the_stand_in_returns_fresh_images_of_the_size_and_content_asked() -> None:
+    pipe = bench_gpu_proxy.ProxyPipeline(64, "noise", steps=2, step_ms=1.0)
+    first, second = pipe(3), pipe(3)
+    assert [image.size for image in first] == [(64, 64)] * 3
+    assert {image.mode for image in first} == {"RGB"}
+    assert first[0] is not second[0] and first[0].tobytes() == second[0].tobytes()
+    assert first[0].tobytes() != first[1].tobytes()  # a pool of distinct images
+    # noise does not compress; a photo-like image with text does, far better
+    noise = bench_gpu_proxy.render(256, "noise", 0)
+    photo = bench_gpu_proxy.render(256, "photo", 0)
+    assert _png_size(noise) > 3 * _png_size(photo)
+    assert _png_size(noise) > 0.9 * 256 * 256 * 3
+
+
+def test_a_step_holds_the_gil_for_its_share_of_the_step() -> None:
+    """gil=1: all work (the process's CPU time grows); gil=0.25: mostly a GIL-free wait."""
+    busy = bench_gpu_proxy.ProxyPipeline(16, "noise", steps=4, step_ms=20.0, gil=1.0)
+    waiting = bench_gpu_proxy.ProxyPipeline(16, "noise", steps=4, step_ms=20.0, gil=0.25)
+    assert busy.spin > 3 * waiting.spin > 0 and busy.wait_s == 0
+    assert abs(waiting.wait_s - 0.015) < 1e-9
+    cpu = time.process_time()
+    waiting(1)
+    assert time.process_time() - cpu < 0.08 * 0.9  # 4 x 15 ms slept, not spent
+
+
+def test_the_benchmark_writes_one_row_per_size_and_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=4, rounds=1, gpu_bare_img_s=None)
+    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+    out = tmp_path / "proxy.json"
+    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "1", "--compare-thread"]
+    figures = bench_gpu_proxy.main([*options, "--json", str(out)])
+    written = json.loads(out.read_text())
+    assert written["rows"] == figures["rows"]
+    assert [(row["size"], row["content"]) for row in written["rows"]] == [
+        (64, "noise"),
+        (64, "photo"),
+    ]
+    for row in written["rows"]:
+        assert row["bare_img_s"] > 0 and row["harness_img_s"] > 0
+        assert row["ratio"] == row["harness_img_s"] / row["bare_img_s"]
+        assert (row["batch"], row["steps"], row["images"], row["rounds"]) == (2, 2, 4, 1)
+        assert row["thread_ratio"] == row["thread_rounds"][0] / row["bare_img_s"] > 0
+        assert row["generation_ratio"] > 0 and row["tail_s"] == row["tail_s"]  # not NaN
+
+
+def test_default_step_costs_match_the_gpu_figures() -> None:
+    settings = bench_gpu_proxy.SETTINGS
+    for size in (512, 1024):
+        setting = settings[size]
+        bare = 1000 * setting.batch / (setting.steps * setting.step_ms)
+        assert abs(bare - (setting.gpu_bare_img_s or 0)) < 1e-9
+    assert round(settings[1024].step_ms, 1) == 177.0
+    assert round(settings[512].step_ms, 1) == 149.9

@@ -1,0 +1,333 @@
+"""The image writer process (issue 30): the same files as the worker thread, as safe.
+
+PNG encoding and SHA-256 moved out of the generating process; what must not change:
+the bytes on disk and their digests, the flush before the part file, errors reaching
+the run, and a killed run resuming to the same rows (the process dies with the run).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import test_runner_process as runs
+from PIL import Image, ImageDraw
+from runner_helper import alive, child_environment, prompt_set, register, write_prompts_csv
+
+import bench.engine.folder as folder_module
+from bench.core.errors import InputError
+from bench.engine import RunFolder
+from bench.engine.config import RunConfig
+from bench.engine.image_writer import (
+    MODE_VARIABLE,
+    PROCESS_MIN_PIXELS,
+    ImageWriter,
+    shippable,
+    wants_process,
+    writer_mode,
+)
+from bench.engine.operations import run_benchmark
+from tests.polling import wait_until
+
+
+def _images() -> dict[str, Image.Image]:
+    rng = np.random.default_rng(7)
+    photo = Image.new("RGB", (320, 240), (40, 90, 200))
+    ImageDraw.Draw(photo).text((20, 100), "OPEN 24h", fill="white")
+    with_profile = Image.new("RGB", (16, 16), "red")
+    with_profile.info["icc_profile"] = b"not a real profile"
+    costed = Image.fromarray(rng.integers(0, 256, (40, 30, 3), dtype=np.uint8))
+    costed.info.update({"glyphbench_cost_usd": 0.04, "glyphbench_drawn": "OPEN"})
+    palette = Image.new("P", (24, 24), 3)
+    palette.putpalette([v % 256 for v in range(768)])
+    return {
+        "noise": Image.fromarray(rng.integers(0, 256, (300, 260, 3), dtype=np.uint8)),
+        "photo": photo,
+        "rgba": Image.fromarray(rng.integers(0, 256, (33, 17, 4), dtype=np.uint8), "RGBA"),
+        "gray": Image.fromarray(rng.integers(0, 256, (21, 40), dtype=np.uint8), "L"),
+        "gray-alpha": Image.new("LA", (9, 9), (100, 50)),
+        "info-only": costed,
+        "palette": palette,  # not shipped: written in the thread
+        "profile": with_profile,  # not shipped: its PNG carries the profile
+    }
+
+
+@pytest.fixture
+def writer(tmp_path: Path):
+    started = ImageWriter(tmp_path / "run").start()
+    yield started
+    started.close()
+
+
+def test_the_process_writes_the_same_bytes_and_digests_as_the_thread(
+    tmp_path: Path, writer: ImageWriter
+) -> None:
+    images = _images()
+    assert [name for name, image in images.items() if not shippable(image)] == [
+        "palette",
+        "profile",
+    ]
+    folder = RunFolder(tmp_path / "run")
+    names = list(images)
+    new = folder.write_images(list(images.values()), [f"images/new/{n}.png" for n in names], writer)
+    old = [folder.write_image(images[n], f"images/old/{n}.png") for n in names]
+    assert new == old
+    for name, digest in zip(names, new, strict=True):
+        data = (tmp_path / f"run/images/new/{name}.png").read_bytes()
+        assert data == (tmp_path / f"run/images/old/{name}.png").read_bytes(), name
+        assert folder_module.encode_png(images[name]) == (data, digest)
+    assert not list((tmp_path / "run").rglob("*.tmp"))
+
+
+def test_the_writers_images_are_flushed_before_their_part_file(
+    tmp_path: Path, writer: ImageWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[tuple[str, object]] = []
+    real_sync = folder_module.sync_files
+
+    def sync(root: Path, paths: list[Path]) -> None:
+        events.append(("sync", sorted(p.name for p in paths)))
+        real_sync(root, paths)
+
+    monkeypatch.setattr(folder_module, "sync_files", sync)
+    folder = RunFolder(tmp_path / "run")
+    image = Image.new("RGB", (8, 8), "white")
+    palette = Image.new("P", (8, 8))
+    with folder.batch_durability():
+        paths = ["images/m/a.png", "images/m/b.png", "images/m/c.png"]
+        folder.write_images([image, palette, image], paths, writer)
+        assert not events  # renamed into place, not flushed one by one
+        folder.write_part(pd.DataFrame({"x": [1]}), "s", "m")
+    assert events == [("sync", ["a.png", "b.png", "c.png"])]
+
+
+def test_outside_a_batch_the_writer_flushes_each_file(
+    tmp_path: Path, writer: ImageWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not inside batch_durability (another thread's images): durable at once, as before."""
+    folder = RunFolder(tmp_path / "run")
+    sent: list[bool] = []
+    real_send = ImageWriter.send
+
+    def send(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> Any:
+        sent.append(durable)
+        return real_send(self, images, relpaths, durable=durable)
+
+    monkeypatch.setattr(ImageWriter, "send", send)
+    folder.write_images([Image.new("RGB", (4, 4))], ["images/m/a.png"], writer)
+    assert sent == [True] and folder._unsynced is None
+
+
+def test_a_write_error_in_the_process_is_the_threads_error(
+    tmp_path: Path, writer: ImageWriter
+) -> None:
+    folder = RunFolder(tmp_path / "run")
+    (tmp_path / "run/images").mkdir(parents=True)
+    (tmp_path / "run/images/m").write_text("a file where a folder should be")
+    image = Image.new("RGB", (4, 4))
+    with pytest.raises(InputError) as in_thread:
+        folder.write_image(image, "images/m/a.png")
+    with pytest.raises(InputError) as in_process:
+        folder.write_images([image], ["images/m/a.png"], writer)
+    assert str(in_process.value) == str(in_thread.value)
+    # the writer lives on: the next batch is written
+    assert folder.write_images([image], ["images/n/a.png"], writer) == [
+        folder_module.encode_png(image)[1]
+    ]
+
+
+def test_a_writer_that_died_is_an_error_naming_it(tmp_path: Path) -> None:
+    writer = ImageWriter(tmp_path).start()
+    try:
+        assert writer._process is not None
+        writer._process.kill()
+        writer._process.wait()
+        with pytest.raises(RuntimeError, match="image writer process ended unexpectedly"):
+            writer.write([Image.new("RGB", (4, 4))], ["a.png"], durable=True)
+    finally:
+        writer.close()
+
+
+def test_the_mode_comes_from_the_environment_and_auto_goes_by_image_size() -> None:
+    assert writer_mode({MODE_VARIABLE: ""}) == "auto"
+    with pytest.raises(InputError, match=MODE_VARIABLE):
+        writer_mode({MODE_VARIABLE: "threads"})
+    small, large = Image.new("RGB", (64, 64)), Image.new("RGB", (256, 256))
+    assert large.width * large.height == PROCESS_MIN_PIXELS
+    assert not wants_process("auto", [small, small]) and wants_process("auto", [small, large])
+    assert wants_process("process", [small]) and not wants_process("thread", [large])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_writer_process_dies_with_the_run(tmp_path: Path) -> None:
+    """kill -9 of the run kills its writer: no process is left writing into the folder."""
+    script = textwrap.dedent(
+        f"""
+        import time
+        from bench.engine.image_writer import ImageWriter
+        writer = ImageWriter({str(tmp_path)!r}).start()
+        print(writer._process.pid, flush=True)
+        time.sleep(120)
+        """
+    )
+    run = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=child_environment()
+    )
+    assert run.stdout is not None
+    child = int(run.stdout.readline())
+    wait_until(lambda: alive(child), "the writer's start")
+    run.kill()
+    run.wait(timeout=30)
+    wait_until(lambda: not alive(child), "the writer's end", timeout=30)
+
+
+def _run(out: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:
+    monkeypatch.setenv(MODE_VARIABLE, mode)
+    config = RunConfig.from_mapping(
+        {
+            "models": ["slow:render?delay=0&size=256", "control:blank?size=64"],
+            "seeds": [0, 1],
+            "batch_size": 3,
+            "ocr": "pixelocr",
+            "out": str(out),
+        }
+    )
+    result = run_benchmark(config, prompt_set=prompt_set(5), progress=False)
+    assert result.results is not None
+    return result.results
+
+
+def test_a_run_with_the_writer_process_gives_the_rows_and_files_of_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    register()
+    shipped: list[int] = []
+    real_send = ImageWriter.send
+
+    def send(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> Any:
+        shipped.append(len(images))
+        return real_send(self, images, relpaths, durable=durable)
+
+    monkeypatch.setattr(ImageWriter, "send", send)
+    threaded = _run(tmp_path / "thread", "thread", monkeypatch)
+    assert not shipped
+    in_process = _run(tmp_path / "process", "process", monkeypatch)
+    # every image went to the process, the run's last batch shared with the worker
+    # thread (its 1 image: it goes there)
+    assert sum(shipped) == 20 and shipped[-1] == 1
+    # auto: the process starts with the 256-pixel model's first batch; batches go to
+    # the thread until it has started (how many depends on the machine)
+    auto = _run(tmp_path / "auto", "auto", monkeypatch)
+    columns = [c for c in threaded.columns if c not in runs.TIMING_COLUMNS and c != "run_id"]
+    for other in ("process", "auto"):
+        rows = in_process if other == "process" else auto
+        pd.testing.assert_frame_equal(threaded[columns], rows[columns])
+        for path in threaded["image_path"]:
+            expected = (tmp_path / "thread" / path).read_bytes()
+            assert (tmp_path / other / path).read_bytes() == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
+def test_an_interrupted_run_with_the_writer_process_resumes_to_the_same_rows(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    """tests/test_runner_process.py's kill/Ctrl-C test, the images written by the process."""
+    csv = write_prompts_csv(tmp_path / "prompts.csv", runs.N_PROMPTS)
+    env = {**child_environment(), MODE_VARIABLE: "process"}
+    threaded = tmp_path / "thread"
+    subprocess.run(
+        runs.command(threaded, csv),
+        env={**env, MODE_VARIABLE: "thread"},
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        runs.command(out, csv), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    wait_until(lambda: runs._parts(out), "a first part file", timeout=240, process=process)
+    process.send_signal(how)
+    process.wait(timeout=120)
+    written = len(runs._parts(out))
+    assert 1 <= written < runs.BATCHES, f"{written} part files: not interrupted mid-way"
+    resumed = subprocess.run(
+        runs.command(out, csv), env=env, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    rows = pd.read_parquet(out / "results.parquet")
+    baseline = pd.read_parquet(threaded / "results.parquet")
+    pd.testing.assert_frame_equal(
+        runs.comparable(rows).drop(columns="run_id"),
+        runs.comparable(baseline).drop(columns="run_id"),
+    )
+    assert len(runs._parts(out)) == runs.BATCHES  # finished work was not redone
+    for path in baseline["image_path"]:
+        assert (out / path).read_bytes() == (threaded / path).read_bytes()
+    assert not list(out.rglob("*.tmp"))
+
+
+class _Doubles:
+    """A producer of doubled numbers (the engine's smallest producer)."""
+
+    def prepare(self, jobs: list[int]) -> list[int]:
+        return jobs
+
+    def produce(self, inputs: list[int]) -> list[int]:
+        return [2 * x for x in inputs]
+
+    def close(self) -> None:
+        pass
+
+
+def test_only_the_last_batch_of_the_last_group_with_jobs_is_final(tmp_path: Path) -> None:
+    """The final batch is written half in the run's process: nothing is generated after it."""
+    from bench.engine import Batch, Group, Loop
+
+    seen: list[tuple[str, list[int], bool]] = []
+
+    def finish(batch: Batch) -> pd.DataFrame:
+        seen.append((batch.group.name, batch.jobs, batch.final))
+        return pd.DataFrame({"job": batch.jobs, "error": ""})
+
+    groups = [
+        Group("a", "a", [1, 2, 3], _Doubles),
+        Group("b", "b", [4, 5], _Doubles),
+        Group("none", "none", [], _Doubles),  # no jobs: the last group with jobs is b
+    ]
+    Loop(RunFolder(tmp_path), "s", finish, batch_size=2).run(groups)
+    assert seen == [
+        ("a", [1, 2], False),
+        ("a", [3], False),
+        ("b", [4, 5], True),
+    ]
+
+
+def test_a_shared_batch_is_written_half_here_half_there_to_the_same_files(
+    tmp_path: Path, writer: ImageWriter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped: list[int] = []
+    real_send = ImageWriter.send
+
+    def send(self: ImageWriter, images: list, relpaths: list, *, durable: bool) -> Any:
+        shipped.append(len(images))
+        return real_send(self, images, relpaths, durable=durable)
+
+    monkeypatch.setattr(ImageWriter, "send", send)
+    rng = np.random.default_rng(3)
+    images = [Image.fromarray(rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)) for _ in range(5)]
+    folder = RunFolder(tmp_path / "run")
+    paths = [f"images/m/{i}.png" for i in range(5)]
+    digests = folder.write_images(images, paths, writer, share=True)
+    assert shipped == [3]  # the writer takes half (rounded up), this thread the rest
+    assert digests == [folder_module.encode_png(image)[1] for image in images]
+    for path, image in zip(paths, images, strict=True):
+        assert (tmp_path / "run" / path).read_bytes() == folder_module.encode_png(image)[0]
