@@ -366,6 +366,7 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
     if path.is_file() and path.stat().st_size == 0:
         raise InputError(path, f"file is empty{_rebuild_hint(path)}")
     verify_checksum(path)
+    import pandas as pd
     import pyarrow as pa
 
     try:
