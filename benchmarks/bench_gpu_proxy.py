@@ -20,7 +20,7 @@ of real sizes and real content:
 
 For each (size, content), rounds alternate the **bare** loop (call the stand-in
 batch after batch, keep the images in memory) and the **harness** (the real
-runner, :func:`bench.engine.operations.run_benchmark`, with the null reader of
+runner, :func:`bench.run.operations.run_benchmark`, with the null reader of
 ``bench_pipeline.py``: PNG + SHA-256, reading store, scoring, part files), same
 batch and images; the best of each is kept and harness/bare printed.
 

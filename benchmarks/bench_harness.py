@@ -2,7 +2,7 @@
 
 A generator that returns a prepared image and a reader that returns a prepared
 reading (both registered as plug-ins in this process) go through the real run
-engine (:func:`bench.engine.operations.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
+engine (:func:`bench.run.operations.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
 the reading store, scoring, part files, merge). What remains of the time is the
 harness's own. Printed figures, each against its target:
 
@@ -44,9 +44,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.core.registry import PLUGINS, Options, Spec
-from bench.engine.config import RunConfig
 from bench.models.base import ImageRequest, ModelAdapter
 from bench.readers.base import Reader, Reading
+from bench.run.config import RunConfig
 from prompts.schema import PromptSet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,8 +167,8 @@ def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
     As ``glyphbench run`` does: the merge reads back the summary's columns and the
     summary is computed from them (issue 26).
     """
-    from bench.engine.operations import run_benchmark
     from bench.report.console import summarize, summary_columns
+    from bench.run.operations import run_benchmark
 
     config, prompts = run_config(out, jobs, **kwargs)
     start, cpu = time.perf_counter(), time.process_time()
@@ -201,7 +201,7 @@ CHILD = """
 import json, resource, sys
 sys.path.insert(0, sys.argv[3])
 import bench_harness as h
-import bench.engine.operations as runs
+import bench.run.operations as runs
 h.register()
 {peak}before_merge = {}
 merge = runs._merge_when_done
@@ -265,7 +265,7 @@ def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -
 def time_resume(folder: Path) -> dict[str, float]:
     """Seconds to read the done keys (what plan and resume read)."""
     from bench.engine import RunFolder
-    from bench.engine.results import done_keys
+    from bench.run.results import done_keys
 
     start = time.perf_counter()
     keys = done_keys(RunFolder(folder))
@@ -279,16 +279,16 @@ import bench_harness
 import pandas, pyarrow.parquet
 bench_harness.register()
 from bench.engine import RunFolder
-from bench.engine.operations import merge_run_rows, order_rows
+from bench.run.operations import merge_run_rows, order_rows
 from bench.core.schema import ROW_KEY
-from bench.engine.results import conform_results
+from bench.run.results import conform_results
 {peak}base = peak()
 start, cpu = time.perf_counter(), time.process_time()
 if sys.argv[2] == "stream":
     rows = merge_run_rows(sys.argv[1]).rows
 else:  # the in-memory merge merge_run did before issue 26 (same table, same order)
-    import bench.engine.operations as runs
-    from bench.engine.config import RunConfig
+    import bench.run.operations as runs
+    from bench.run.config import RunConfig
     folder = RunFolder(sys.argv[1])
     config = RunConfig.from_mapping(folder.manifest()["config"])
     labels = [model.label for model in config.models]
@@ -467,8 +467,8 @@ def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[st
     import threading
 
     from bench.engine import RunFolder
-    from bench.engine.operations import run_benchmark
-    from bench.engine.read_later import read_run
+    from bench.run.operations import run_benchmark
+    from bench.run.read_later import read_run
 
     out = base / "follow"
     config, prompts = run_config(out, jobs, gen_delay=delay, read_delay=delay, n_models=1)
@@ -511,9 +511,9 @@ def spawned_overlap(
     per image, ``read_delay`` when given; the processes' start-up included, as the run
     pays it too). Overlap: a fresh run of the same jobs with ``workers`` reader processes.
     """
-    from bench.engine.operations import run_benchmark
-    from bench.engine.read_later import read_run
-    from bench.engine.read_workers import run_with_readers
+    from bench.run.operations import run_benchmark
+    from bench.run.read_later import read_run
+    from bench.run.read_workers import run_with_readers
 
     read_delay = delay if read_delay is None else read_delay
     config, prompts = run_config(

@@ -152,8 +152,8 @@ def harness_spec(
 
     register_null_reader()
 
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import run_benchmark
+    from bench.run.config import RunConfig
+    from bench.run.operations import run_benchmark
     from prompts.schema import PromptSet
 
     frame = pd.DataFrame(
@@ -192,9 +192,9 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     import pandas as pd
 
     from bench.engine import Batch, Group, RunFolder
-    from bench.engine.config import RunConfig
-    from bench.engine.image_jobs import build_jobs
-    from bench.engine.shard import Runner
+    from bench.run.config import RunConfig
+    from bench.run.image_jobs import build_jobs
+    from bench.run.shard import Runner
     from prompts.schema import PromptSet
 
     register_null_reader()

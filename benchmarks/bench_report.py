@@ -35,9 +35,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.engine.results import RESULT_COLUMNS
 from bench.report.slices import slice_labels
 from bench.report.stats import SUMMARY_METRICS, summarize
+from bench.run.results import RESULT_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 30.0

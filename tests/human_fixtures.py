@@ -1,6 +1,6 @@
 """A small synthetic run folder for the human-study tests.
 
-It has every column of ``bench.engine.results.RESULT_COLUMNS`` and real PNG images
+It has every column of ``bench.run.results.RESULT_COLUMNS`` and real PNG images
 drawn with PIL, written through the engine's :class:`~bench.engine.RunFolder` the
 way the runner writes them, so the study code sees what a real run would give it: three
 models plus the three control models, prompts in a few categories, OCR text
@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 from bench.core.fonts import bundled_fonts
 from bench.core.schema import ROW_KEY
 from bench.engine import RunFolder, slug
-from bench.engine.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
+from bench.run.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
 from bench.scoring import score_pairs
 
 MODELS = ("diffusers:tiny/alpha", "diffusers:tiny/beta", "diffusers:tiny/gamma")

@@ -4,7 +4,7 @@ A run folder is written the way the runner writes one, through the engine's
 :class:`~bench.engine.RunFolder` (images with their SHA-256, the rows as a part file
 merged into the results table, the manifest)::
 
-    RUN/results.parquet        one row per image, columns bench.engine.results.RESULT_COLUMNS
+    RUN/results.parquet        one row per image, columns bench.run.results.RESULT_COLUMNS
     RUN/run.json               {"run_id": ..., "config": {...}, ...}
     RUN/images/<model>/<prompt_id>_s<seed>_i0.png
     RUN/parts/fixture/all/batch-00001.parquet
@@ -32,7 +32,7 @@ import pandas as pd
 
 from bench.core.schema import ROW_KEY
 from bench.engine import RunFolder, encode_png, slug
-from bench.engine.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
+from bench.run.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
 from bench.scoring import score_pairs
 from prompts.schema import PROMPT_COLUMNS
 

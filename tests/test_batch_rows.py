@@ -21,13 +21,13 @@ from PIL import Image
 from runner_helper import PixelOCR, register
 
 from bench.engine import Batch, Group, RunFolder
-from bench.engine.config import RunConfig
-from bench.engine.image_jobs import build_jobs
-from bench.engine.operations import run_benchmark
-from bench.engine.results import TIMING_COLUMNS, BatchRows
-from bench.engine.shard import Runner
 from bench.models.base import COST_KEY, DRAWN_KEY, ImageNotMade
 from bench.readers.base import Reading
+from bench.run.config import RunConfig
+from bench.run.image_jobs import build_jobs
+from bench.run.operations import run_benchmark
+from bench.run.results import TIMING_COLUMNS, BatchRows
+from bench.run.shard import Runner
 from prompts.schema import PromptSet
 
 register()

@@ -123,7 +123,7 @@ def test_list_prints_a_shared_option_schema_once():
 
 
 def test_a_spec_string_names_its_model_with_name():
-    from bench.engine.config import ModelEntry
+    from bench.run.config import ModelEntry
 
     entry = ModelEntry.model_validate("images:some/folder?name=A")
     assert (entry.label, entry.spec) == ("A", "images:some/folder")

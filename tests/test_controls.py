@@ -115,9 +115,9 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
     """The measurement's validation: blank < typo(0.5) < typo(0.1) < render, render near perfect."""
     pytest.importorskip("easyocr")
     pytest.importorskip("easyocr_en_models")
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import run_benchmark
     from bench.report.console import summarize
+    from bench.run.config import RunConfig
+    from bench.run.operations import run_benchmark
 
     models = ["control:render", "control:typo?rate=0.1", "control:typo?rate=0.5", "control:blank"]
     config = RunConfig.from_mapping(

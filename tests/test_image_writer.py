@@ -24,7 +24,6 @@ from runner_helper import alive, child_environment, prompt_set, register, write_
 import bench.engine.folder as folder_module
 from bench.core.errors import InputError
 from bench.engine import RunFolder
-from bench.engine.config import RunConfig
 from bench.engine.image_writer import (
     MODE_VARIABLE,
     PROCESS_MIN_PIXELS,
@@ -33,7 +32,8 @@ from bench.engine.image_writer import (
     wants_process,
     writer_mode,
 )
-from bench.engine.operations import run_benchmark
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
 from tests.polling import wait_until
 
 

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from bench.cli.root import app
 from bench.core.errors import InputError
-from bench.engine.config import RunConfig
-from bench.engine.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
-from bench.engine.operations import plan_run
-from bench.engine.plan import plan_lines
+from bench.run.config import RunConfig
+from bench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
+from bench.run.operations import plan_run
+from bench.run.plan import plan_lines
 from prompts import select
 
 register()

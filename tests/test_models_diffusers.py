@@ -348,7 +348,7 @@ def test_missing_variant_is_a_clear_error(tiny_sd: Path) -> None:
 def test_study_config_resolves_without_weights() -> None:
     code = (
         "import sys, json\n"
-        "from bench.engine.config import RunConfig\n"
+        "from bench.run.config import RunConfig\n"
         "from bench.models import get_model\n"
         "cfg = RunConfig.from_yaml('configs/study.yaml')\n"
         "infos = [get_model(e.to_spec()).describe() for e in cfg.models]\n"

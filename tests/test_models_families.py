@@ -30,7 +30,6 @@ import pytest
 
 from bench.core.errors import InputError
 from bench.core.registry import PLUGINS
-from bench.engine.config import RunConfig
 from bench.models import ImageRequest, get_model
 from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions
 from bench.models.diffusers_loading import QUANTIZE, quantization_plan
@@ -42,6 +41,7 @@ from bench.models.families import (
     guess_family_from_id,
 )
 from bench.models.families.hidream import TINY_LLAMA_FOLDER
+from bench.run.config import RunConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

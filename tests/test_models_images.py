@@ -13,9 +13,9 @@ from runner_helper import PixelOCR, prompt_set, register
 
 from bench.core.errors import InputError
 from bench.core.schema import failed_mask
-from bench.engine.config import RunConfig
-from bench.engine.operations import run_benchmark
 from bench.models import get_model
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
 from bench.scoring.frame import text_metrics
 
 register()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.engine import plan as planning
-from bench.engine.plan import auto_device, plan_lines
+from bench.run import plan as planning
+from bench.run.plan import auto_device, plan_lines
 
 CONTROLS = {"label": "control:render", "spec": "control:render", "jobs": 10, "remaining": 10}
 SDXL = {

@@ -16,8 +16,8 @@ import tomllib
 from rich.console import Console
 from runner_helper import PixelOCR, prompt_set, write_prompts_csv
 
-from bench.engine.config import RunConfig
-from bench.engine.operations import run_benchmark
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("bench", "prompts", "vae_eval", "human_eval")

@@ -18,9 +18,9 @@ from PIL import Image, ImageDraw
 
 from bench.core.errors import InputError
 from bench.core.seeds import image_seed
-from bench.engine.config import RunConfig
-from bench.engine.image_jobs import model_jobs
 from bench.models.families import FAMILIES, detect_family, guess_family_from_id
+from bench.run.config import RunConfig
+from bench.run.image_jobs import model_jobs
 from bench.suites.base import ReaderPin, resolve_suite
 from bench.suites.oneig import oneig_image_path, split_grid, tile_grid
 from bench.suites.protocol import pin_problems, protocol_card

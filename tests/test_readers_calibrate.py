@@ -13,9 +13,7 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.engine.calibrate import (
+from bench.calibration.calibrate import (
     LONG_TEXTS,
     calibrate,
     classify_edits,
@@ -32,6 +30,8 @@ from bench.engine.calibrate import (
     shipped_real_set,
     warning,
 )
+from bench.cli.root import app
+from bench.core.errors import InputError
 from bench.engine.reading import image_digest
 from bench.readers.base import Reader, Reading
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.core.errors import InputError
-from bench.engine.calibrate_icdar import (
+from bench.calibration.calibrate_icdar import (
     calibrate_on_photos,
     load_icdar2015,
     missed_words,
     parse_gt_line,
     words_found,
 )
+from bench.core.errors import InputError
 
 FIXTURE = Path(__file__).parent / "data" / "icdar2015_mini"
 

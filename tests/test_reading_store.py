@@ -12,16 +12,16 @@ from runner_helper import prompt_set
 
 from bench.core.errors import InputError
 from bench.core.registry import PLUGINS
-from bench.engine.config import RunConfig
-from bench.engine.operations import rescore_run, run_benchmark
-from bench.engine.reading_store import (
+from bench.readers.base import Reader, Reading
+from bench.run.config import RunConfig
+from bench.run.operations import rescore_run, run_benchmark
+from bench.run.reading_store import (
     ReadingStore,
     readings_table,
     results_with_reader,
     stored_readers,
     write_reader_view,
 )
-from bench.readers.base import Reader, Reading
 
 #: Images each counting reader was asked to read, by reader name.
 read_counts: dict[str, int] = {}

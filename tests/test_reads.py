@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.engine.config import RunConfig
-from bench.engine.operations import run_benchmark
-from bench.engine.read_later import read_run
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
+from bench.run.read_later import read_run
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()
@@ -63,7 +63,7 @@ def test_read_in_a_worker_process_with_a_real_reader(tmp_path: Path) -> None:
 
 def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
     """Readings made by `read` sit in RUN/readings/ like those made during a run (issue 13)."""
-    from bench.engine.reading_store import readings_table
+    from bench.run.reading_store import readings_table
 
     generate(tmp_path / "later", read_later=True)
     read_run(tmp_path / "later", workers=0, progress=False)
@@ -82,7 +82,7 @@ def test_a_first_look_reads_whole_only_the_part_files_with_unread_rows(
 ) -> None:
     """Issue 26: a resumed reader does not hold the table of a mostly read run."""
     from bench.engine import RunFolder
-    from bench.engine.read_later import _rows
+    from bench.run.read_later import _rows
 
     generate(tmp_path / "run", read_later=True)  # 20 unread rows, one part file per batch
     folder = RunFolder(tmp_path / "run")

@@ -32,10 +32,10 @@ from bench.core.registry import (
     Spec,
     register,
 )
-from bench.engine.config import RunConfig
 from bench.models import ImageRequest, ModelAdapter, get_model
 from bench.models.controls import TypoOptions
 from bench.readers import Reader, Reading, available_engines, get_reader
+from bench.run.config import RunConfig
 from prompts.schema import PROMPT_COLUMNS, PromptSet
 from prompts.sources import TableOptions
 

@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 
 from bench.core.errors import InputError
-from bench.engine.config import RunConfig
 from bench.engine.folder import RunFolder
-from bench.engine.operations import merge_run, run_benchmark
-from bench.engine.results import RESULTS, read_results
+from bench.run.config import RunConfig
+from bench.run.operations import merge_run, run_benchmark
+from bench.run.results import RESULTS, read_results
 from tests.runner_helper import prompt_set, register
 from tests.test_reliability_runs import run_cli
 

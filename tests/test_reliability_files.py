@@ -15,8 +15,8 @@ import pytest
 
 from bench.cli.export import export_run
 from bench.core.errors import InputError
-from bench.engine.config import RunConfig
-from bench.engine.operations import run_benchmark
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()
@@ -152,7 +152,7 @@ def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) 
 
 
 def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> None:
-    from bench.engine.operations import merge_run
+    from bench.run.operations import merge_run
 
     config = RunConfig.from_mapping(
         {"models": ["control:render?size=64", "control:blank?size=64"], "batch_size": 4,

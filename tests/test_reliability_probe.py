@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from bench.core.registry import PLUGINS
-from bench.engine.config import RunConfig
-from bench.engine.operations import run_benchmark
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
 from tests.runner_helper import PixelOCR, prompt_set, register
 from tests.test_reliability_runs import run_cli
 

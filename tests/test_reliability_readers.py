@@ -16,10 +16,10 @@ import pytest
 
 from bench.core.errors import InputError
 from bench.core.registry import PLUGINS
-from bench.engine.config import RunConfig
 from bench.engine.lock import FolderBusy, FolderLock
-from bench.engine.operations import RESCORE_LOCK, rescore_run, run_benchmark
-from bench.engine.read_later import read_run
+from bench.run.config import RunConfig
+from bench.run.operations import RESCORE_LOCK, rescore_run, run_benchmark
+from bench.run.read_later import read_run
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()

@@ -26,8 +26,8 @@ from bench.core.errors import InputError
 from bench.core.io import HOST_TAG, atomic_path, stale_temp_files, write_json
 from bench.core.schema import ROW_KEY
 from bench.engine import FolderBusy, RunFolder
-from bench.engine.config import RunConfig
-from bench.engine.operations import merge_run, run_benchmark
+from bench.run.config import RunConfig
+from bench.run.operations import merge_run, run_benchmark
 from tests.polling import wait_until
 
 register()

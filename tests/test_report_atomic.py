@@ -17,11 +17,11 @@ import pytest
 from report_fixtures import build_run
 
 from bench.core.errors import InputError
-from bench.engine.config import RunConfig
-from bench.engine.operations import run_benchmark
-from bench.engine.read_later import read_run
 from bench.report.build import write_report
 from bench.report.staging import staged_folder
+from bench.run.config import RunConfig
+from bench.run.operations import run_benchmark
+from bench.run.read_later import read_run
 from tests.runner_helper import prompt_set, register
 
 register()

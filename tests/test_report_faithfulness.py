@@ -37,8 +37,8 @@ def test_a_run_records_what_each_control_drew(tmp_path: Path) -> None:
     """Issue 23: the report reads the drawn text from the results; it never re-runs a control."""
     from runner_helper import PixelOCR, prompt_set, register
 
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import run_benchmark
+    from bench.run.config import RunConfig
+    from bench.run.operations import run_benchmark
 
     register()  # the pixelocr test reader
     models = ["control:render", "control:typo?rate=0.3", "control:blank"]

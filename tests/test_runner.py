@@ -21,10 +21,10 @@ from runner_helper import PixelOCR, prompt_set, register
 from bench.core.errors import InputError
 from bench.core.schema import ROW_KEY
 from bench.core.seeds import image_seed
-from bench.engine.config import ModelEntry, RunConfig
-from bench.engine.image_jobs import Shard, build_jobs
-from bench.engine.operations import merge_run, rescore_run, run_benchmark
-from bench.engine.results import RESULT_COLUMNS, TIMING_COLUMNS
+from bench.run.config import ModelEntry, RunConfig
+from bench.run.image_jobs import Shard, build_jobs
+from bench.run.operations import merge_run, rescore_run, run_benchmark
+from bench.run.results import RESULT_COLUMNS, TIMING_COLUMNS
 
 register()
 
@@ -301,8 +301,8 @@ def test_dry_run_plan_on_study_config_loads_no_weights(tmp_path: Path) -> None:
 import json, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from runner_helper import prompt_set
-from bench.engine.config import RunConfig
-from bench.engine.operations import plan_run
+from bench.run.config import RunConfig
+from bench.run.operations import plan_run
 cfg = RunConfig.from_yaml({str(study)!r}).with_overrides(out={str(out)!r})
 plan = plan_run(cfg, prompt_set=prompt_set(3))
 heavy = [m for m in ("torch", "diffusers") if m in sys.modules]
@@ -325,8 +325,8 @@ print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
 def test_dry_run_prices_hosted_models_against_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """The leaders config's own prices make it cost more than its cap: the plan says so,
     with each hosted model's caveats (issue 24)."""
-    from bench.engine.operations import plan_run
-    from bench.engine.plan import plan_lines
+    from bench.run.operations import plan_run
+    from bench.run.plan import plan_lines
 
     config = Path(__file__).resolve().parents[1] / "configs" / "leaders-2026.yaml"
     for name in ("OPENAI_API_KEY", "BFL_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
@@ -384,7 +384,7 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
     lines = short.stdout.strip().splitlines()
     assert len(lines) <= 10 and not short.stdout.lstrip().startswith("{")
     assert "images:   12 = 3 prompts x 2 seeds x 1 per prompt x 2 models; 12 to make" in lines[3]
-    # 12 images: 12 x 0.02 s to make + 12 x 0.56 s to read (bench/engine/plan.py's figures)
+    # 12 images: 12 x 0.02 s to make + 12 x 0.56 s to read (bench/run/plan.py's figures)
     assert lines[-1].startswith(
         "estimate: about 7 s on cpu (device auto): making under 1 s + reading 7 s"
     )

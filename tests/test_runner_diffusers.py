@@ -23,9 +23,9 @@ def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_sd: Path) -> None:
     from PIL import Image
 
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import run_benchmark
     from bench.models import ImageRequest, get_model
+    from bench.run.config import RunConfig
+    from bench.run.operations import run_benchmark
 
     config = RunConfig.from_mapping(
         {

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from bench.cli.root import app
 from bench.core.errors import InputError
 from bench.core.registry import PLUGINS
-from bench.engine.config import RunConfig
+from bench.run.config import RunConfig
 from bench.scoring import score_pairs
 from bench.scoring.table import METRICS
 from bench.suites.base import resolve_suite
@@ -332,7 +332,7 @@ def test_every_example_config_loads_with_the_benchmark_reader_or_says_why_not(pa
 def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: Path) -> None:
     import yaml
 
-    from bench.engine.operations import plan_run
+    from bench.run.operations import plan_run
 
     data = yaml.safe_load((CONFIGS[0].parent / "longtext.yaml").read_text(encoding="utf-8"))
     data.update(ocr="easyocr", out=str(tmp_path / "run"), limit=2)

@@ -213,8 +213,8 @@ def test_limit_takes_the_first_n_of_every_subset() -> None:
 def test_limit_on_the_real_longtext_files_runs_both_languages() -> None:
     if not (DATA / "text_prompts.jsonl").exists():
         pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import load_prompts
+    from bench.run.config import RunConfig
+    from bench.run.operations import load_prompts
 
     config = RunConfig.from_mapping(
         {"models": ["control:blank"], "suite": {"spec": "longtext", "data": str(DATA)},

@@ -254,7 +254,7 @@ def test_rescoring_recomputes_the_suite_columns(
 ) -> None:
     import shutil
 
-    from bench.engine.operations import rescore_run
+    from bench.run.operations import rescore_run
 
     run = tmp_path / "copy"
     shutil.copytree(mario_runs[0], run)

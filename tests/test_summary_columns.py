@@ -18,9 +18,9 @@ from rich.console import Console
 from runner_helper import register, write_prompts_csv
 from typer.testing import CliRunner
 
-from bench.engine.results import RESULTS, read_results
 from bench.report.console import print_summary, suites_of, summarize, summary_columns
 from bench.report.suites import headline_points
+from bench.run.results import RESULTS, read_results
 from bench.scoring import score_pairs
 from bench.scoring.table import METRICS
 
@@ -106,7 +106,7 @@ def test_run_and_merge_print_the_summary_of_the_whole_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``glyphbench run`` and ``merge`` read back the summary's columns only."""
-    import bench.engine.operations as operations
+    import bench.run.operations as operations
     from bench.cli.root import app
 
     asked: list[object] = []

@@ -8,12 +8,12 @@ from typing import Any
 
 import typer
 
+from bench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
 from bench.core.errors import InputError
 from bench.core.io import locate_run, write_table
-from bench.engine.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
-from bench.engine.reading_store import stored_readers
 from bench.readers import get_reader
 from bench.readers.scripts import LANG_SCRIPTS, reader_scripts
+from bench.run.reading_store import stored_readers
 
 readers_app = typer.Typer(
     help="Reader calibration cards and the readings stored in a run.", no_args_is_help=True
@@ -65,7 +65,7 @@ def calibrate_command(
 
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
-    from bench.engine.calibrate import REAL_PARTS, calibrate, load_real_set, shipped_real_set
+    from bench.calibration.calibrate import REAL_PARTS, calibrate, load_real_set, shipped_real_set
 
     if real_part is not None and real_part not in REAL_PARTS:
         raise typer.BadParameter(
@@ -200,7 +200,7 @@ def compare_command(
     metric: str = typer.Option("ned", "--metric", help="Metric whose model means are ranked."),
 ) -> None:
     """Per-image agreement of two readers on RUN and how often they rank models differently."""
-    from bench.engine.calibrate import compare_readers
+    from bench.calibration.calibrate import compare_readers
 
     run = locate_run(run, needs="run.json")
     typer.echo(json.dumps(compare_readers(run, first, second, metric), indent=2, default=str))

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from bench.core.io import locate_run
-from bench.engine.reading_store import write_reader_view
+from bench.run.reading_store import write_reader_view
 
 
 def report_command(

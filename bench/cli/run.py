@@ -182,7 +182,7 @@ def run_command(
     """
     from rich.console import Console
 
-    from bench.engine.config import RunConfig
+    from bench.run.config import RunConfig
 
     _quiet_library_warnings()
     overrides: dict[str, Any] = {
@@ -235,15 +235,15 @@ def run_command(
     if as_json and not dry_run:
         raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
-        from bench.engine.operations import plan_run
-        from bench.engine.plan import plan_lines
+        from bench.run.operations import plan_run
+        from bench.run.plan import plan_lines
 
         plan = plan_run(run_config, shard=shard)
         text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
         typer.echo(text)
         return
-    from bench.engine.read_workers import run_with_readers
     from bench.report.console import print_summary, summary_columns, summary_console
+    from bench.run.read_workers import run_with_readers
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
     with _interruptible():
@@ -275,7 +275,7 @@ def run_command(
 def _say_unread(rows: Any, out: Path) -> None:
     """One line when images wait to be read (a `--read-later` run, or one resumed without
     the reader processes an interrupted `--read-workers` run left work for)."""
-    from bench.engine.read_later import unread
+    from bench.run.read_later import unread
 
     count = int(unread(rows).sum()) if len(rows) else 0
     if count:
@@ -363,9 +363,9 @@ def _every_row_failed(count: int, what: str, example: str) -> None:
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
     """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
 
-    from bench.engine.operations import merge_run
-    from bench.engine.results import RESULTS, read_results
     from bench.report.console import print_summary, suites_of, summary_columns, summary_console
+    from bench.run.operations import merge_run
+    from bench.run.results import RESULTS, read_results
 
     # Only the columns the summary reads (issue 26); a suite's headline ones once known.
     rows = merge_run(run_dir, read_columns=summary_columns())
@@ -388,8 +388,8 @@ def rescore_command(
 ) -> None:
     """Re-run OCR and/or scoring over existing images, without regenerating them."""
 
-    from bench.engine.operations import rescore_run
     from bench.report.console import print_summary, summary_console
+    from bench.run.operations import rescore_run
 
     _quiet_library_warnings()
     with _interruptible():
@@ -423,7 +423,7 @@ def read_command(
 
     Example (4 machines): glyphbench read runs/x --shard 0/4 ... --shard 3/4
     """
-    from bench.engine.read_later import read_run
+    from bench.run.read_later import read_run
 
     _quiet_library_warnings()
     with _interruptible():

@@ -1,7 +1,7 @@
 """The results table's basics: its fixed column groups, its row key, the failed-row test.
 
 The whole column list, which adds the prompt columns and the metric table's score
-columns, is :data:`bench.engine.results.RESULT_COLUMNS` (those two come from rooms
+columns, is :data:`bench.run.results.RESULT_COLUMNS` (those two come from rooms
 above this one). Every report, the human study and re-scoring read this table and
 nothing else. Columns, in order (prompt attributes: :data:`prompts.schema.PROMPT_COLUMNS`):
 

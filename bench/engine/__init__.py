@@ -1,6 +1,6 @@
 """The run engine: one way to make outputs, read them, score them and keep the rows.
 
-Both runs glyphbench makes stand on it: the benchmark (:mod:`bench.engine.shard`: the
+Both runs glyphbench makes stand on it: the benchmark (:mod:`bench.run.shard`: the
 producer is a text-to-image model) and the VAE evaluation (:mod:`vae_eval.runner`:
 the producer is an encode/decode round trip; the originals are read first, as the
 OCR ceiling). A run goes through four stages:

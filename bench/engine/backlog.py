@@ -19,10 +19,7 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from bench.engine.config import RunConfig
+from typing import Any, Protocol
 
 #: Seconds between looks at the count while generation waits (Ctrl-C stays prompt).
 WAIT_POLL_S = 0.5
@@ -163,13 +160,17 @@ class GatedProducer:
 
 
 class SpawnedReaders(Protocol):
-    """A run's own reader processes, as :func:`bench.engine.operations.run_benchmark` uses them.
+    """A run's own reader processes, as :func:`bench.run.operations.run_benchmark` uses them.
 
-    Implemented by :class:`bench.engine.read_workers.RunReaders`.
+    Implemented by :class:`bench.run.read_workers.RunReaders`.
     """
 
-    def reading(self, config: RunConfig) -> AbstractContextManager[Backlog]:
-        """Read while the block generates; on a normal exit, read what is left."""
+    def reading(self, config: Any) -> AbstractContextManager[Backlog]:
+        """Read while the block generates; on a normal exit, read what is left.
+
+        ``config`` is the run's :class:`bench.run.config.RunConfig`, handed through: the
+        kernel does not import the benchmark run (issue 34).
+        """
 
     def facts(self) -> dict[str, Any]:
         """What the readers did (shard.json)."""

@@ -166,7 +166,7 @@ def read_batch(
     ``cache`` (each distinct image once); failures are never cached. ``keys``
     replaces :func:`image_digest` as the images' cache keys (a run passes the
     SHA-256 of each image file); a cache with a ``flush()`` method (the run folder's
-    :class:`~bench.engine.reading_store.ReadingStore`) is flushed after the batch.
+    :class:`~bench.run.reading_store.ReadingStore`) is flushed after the batch.
     """
     if cache is None:
         return read_or_errors(reader, list(images))

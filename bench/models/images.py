@@ -7,7 +7,7 @@
 so ``images:runs/x/images/control_render`` re-scores the images of another run. A
 name without ``_s<seed>`` stands for the run's first seed, one without ``_i<index>``
 for sample index 0; a prompt id with characters unsafe in file names may also appear
-as the run folder writes it (:func:`bench.engine.results.image_stem`). When two files name the
+as the run folder writes it (:func:`bench.run.results.image_stem`). When two files name the
 same image, the more specific name wins (``p_s0_i0`` before ``p_s0``, ``p_i0``, ``p``;
 then ``.png``, ``.jpg``, ``.jpeg``, ``.webp``) and the other is listed as extra.
 

@@ -242,10 +242,10 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
 
 def unread_mask(frame: pd.DataFrame) -> np.ndarray:
     """Rows whose image is made and not read yet (``run --read-later`` before ``read``):
-    the rows :func:`bench.engine.read_later.unread` reads next."""
+    the rows :func:`bench.run.read_later.unread` reads next."""
     if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    from bench.engine.read_later import unread
+    from bench.run.read_later import unread
 
     return np.asarray(unread(frame), dtype=bool)
 

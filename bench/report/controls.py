@@ -211,9 +211,9 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     it (``drawn_text``; the report never makes the control again: it is a pure function
     of the results), so a run that includes it measures its own reader: each injected
     edit is ``written`` (read as drawn), ``corrected`` (read as the intended text) or
-    ``misread`` (:func:`bench.engine.calibrate.classify_edits`). One row per reader:
+    ``misread`` (:func:`bench.calibration.calibrate.classify_edits`). One row per reader:
     the counts, ``faithfulness`` = written / (written + corrected) and the report's
-    warning when it is below :data:`~bench.engine.calibrate.FAITHFULNESS_FLOOR`.
+    warning when it is below :data:`~bench.calibration.calibrate.FAITHFULNESS_FLOOR`.
     Rows without ``drawn_text`` (runs made before it was recorded) are not counted.
 
     >>> import pandas as pd

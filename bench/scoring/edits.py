@@ -1,6 +1,6 @@
 """Typo edits: how a reader reported the typos injected into a known text (pure text).
 
-The reader calibration card (:mod:`bench.engine.calibrate`) and the report's reader
+The reader calibration card (:mod:`bench.calibration.calibrate`) and the report's reader
 faithfulness (:func:`bench.report.controls.reader_faithfulness`) both count a reader's
 verdicts on the typo controls with :func:`classify_edits` and :func:`faithfulness`,
 and warn with :func:`warning` below :data:`FAITHFULNESS_FLOOR`.

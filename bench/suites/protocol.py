@@ -37,7 +37,7 @@ class _Normalization(Protocol):
 
 
 class RunConfig(Protocol):
-    """What a suite reads of a run config (:class:`bench.engine.config.RunConfig`).
+    """What a suite reads of a run config (:class:`bench.run.config.RunConfig`).
 
     The run config sits above the suites (it expands a suite's protocol when it
     loads), so the suites take it by shape rather than importing it.

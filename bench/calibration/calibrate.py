@@ -444,7 +444,7 @@ def compare_readers(
     """
     from itertools import combinations
 
-    from bench.engine.reading_store import results_with_reader
+    from bench.run.reading_store import results_with_reader
     from bench.scoring import score_pairs
     from bench.scoring.normalize import normalize
     from bench.scoring.table import METRICS

@@ -14,7 +14,7 @@ import pandas as pd
 from bench.core.errors import InputError
 from bench.core.seeds import image_seed
 from bench.engine import Shard, take_shard
-from bench.engine.config import ModelEntry, RunConfig
+from bench.run.config import ModelEntry, RunConfig
 from bench.suites.protocol import image_seed_rule
 
 __all__ = ["Job", "Shard", "build_jobs", "model_jobs"]

@@ -261,7 +261,7 @@ class ApiSettings(_Strict):
 
 
 #: The settings that choose prompts: with none of them given, an ``images:`` run
-#: scores the prompts its files name (:mod:`bench.engine.made_elsewhere`).
+#: scores the prompts its files name (:mod:`bench.run.made_elsewhere`).
 SELECTION_KEYS = ("prompts", "where", "sample", "limit", "suite")
 
 
@@ -296,11 +296,11 @@ class RunConfig(_Strict):
     #: Metric families scored besides glyphbench's (and the suite's): names of the metric
     #: table (``glyphbench list metrics``), e.g. ``mario`` or a plug-in's own family.
     metrics: list[str] = Field(default_factory=list)
-    #: Reader processes the run starts itself (issue 26, :mod:`bench.engine.read_workers`);
+    #: Reader processes the run starts itself (issue 26, :mod:`bench.run.read_workers`);
     #: 0 reads in the run's worker thread. How, not what: not in the run's identity.
     read_workers: int = Field(default=0, ge=0)
     #: Images made and not yet read beyond which generation waits for the readers
-    #: (None: :func:`bench.engine.read_workers.default_backlog`). Not in the identity.
+    #: (None: :func:`bench.run.read_workers.default_backlog`). Not in the identity.
     read_backlog: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="before")

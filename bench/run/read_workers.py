@@ -2,7 +2,7 @@
 
 The run generates in its main thread and writes images and rows as ``run
 --read-later`` does; N reader processes read those images from their files, with
-the code of ``glyphbench read --follow`` (:func:`bench.engine.read_later.read_passes`
+the code of ``glyphbench read --follow`` (:func:`bench.run.read_later.read_passes`
 driving a :class:`bench.engine.read_pool.ReadPool`) in one thread of the run. The
 rows they score go to ``parts/read-0-of-1/`` (the run holds that lock, so a
 ``glyphbench read`` on the same folder is refused while it runs), and the run merges
@@ -34,9 +34,9 @@ from bench.engine.backlog import Backlog, default_backlog
 from bench.engine.folder import RunFolder
 
 if TYPE_CHECKING:
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import RunResult
     from bench.engine.read_pool import ReadPool
+    from bench.run.config import RunConfig
+    from bench.run.operations import RunResult
 
 #: The share the run's readers read and the lock they hold: all of it, as `read` does.
 READ_SHARD = "read-0-of-1"
@@ -167,7 +167,7 @@ class RunReaders:
             raise self._failure
 
     def _follow(self, folder: RunFolder, config: RunConfig) -> None:
-        from bench.engine.read_later import read_passes
+        from bench.run.read_later import read_passes
 
         assert self._pool is not None
         try:
@@ -214,11 +214,11 @@ class RunReaders:
 
 
 def run_with_readers(config: RunConfig, **kwargs: Any) -> RunResult:
-    """:func:`bench.engine.operations.run_benchmark` with ``config.read_workers`` reader processes.
+    """:func:`bench.run.operations.run_benchmark` with ``config.read_workers`` reader processes.
 
     ``config.read_workers`` 0: the run reads in its own worker thread, as always.
     """
-    from bench.engine.operations import run_benchmark
+    from bench.run.operations import run_benchmark
 
     if config.read_workers > 0:
         kwargs["readers"] = lambda spec: RunReaders(config, spec).start()

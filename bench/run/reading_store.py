@@ -256,9 +256,9 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
 
     from bench.core.io import read_table
     from bench.core.schema import generated_mask
-    from bench.engine.config import RunConfig
     from bench.engine.folder import RunFolder
-    from bench.engine.results import RESULTS, conform_results, score_rows
+    from bench.run.config import RunConfig
+    from bench.run.results import RESULTS, conform_results, score_rows
 
     identity = pick_reader(root, wanted)
     table = readings_table(root)

@@ -1,6 +1,6 @@
 """``glyphbench run --dry-run``: a short plan of a run, with an estimate of its time.
 
-:func:`bench.engine.operations.plan_run` resolves everything (``--dry-run --json`` prints it
+:func:`bench.run.operations.plan_run` resolves everything (``--dry-run --json`` prints it
 whole); :func:`plan_lines` says what matters in a few lines: the models, the
 prompts, how many images are to be made and read, and an *estimate* of the time.
 
@@ -59,7 +59,7 @@ class Estimate:
 
 
 def estimate(plan: Mapping[str, Any]) -> Estimate:
-    """The estimate of a :func:`bench.engine.operations.plan_run` plan (CPU figures; see above).
+    """The estimate of a :func:`bench.run.operations.plan_run` plan (CPU figures; see above).
 
     >>> plan = {"device": "cpu", "ocr": "tesseract", "models": [
     ...     {"label": "control:render", "spec": "control:render", "remaining": 100},

@@ -34,7 +34,7 @@ from prompts.schema import PROMPT_COLUMNS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from bench.engine.config import RunConfig
+    from bench.run.config import RunConfig
 
 RESULTS = "results.parquet"
 PROMPTS = "prompts.parquet"

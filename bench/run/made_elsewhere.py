@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
 from bench.core.registry import Spec
-from bench.engine.config import ModelEntry, RunConfig
+from bench.run.config import ModelEntry, RunConfig
 
 if TYPE_CHECKING:
     from bench.models.images import ImagesModel, Matching
@@ -80,9 +80,9 @@ def check_files(config: RunConfig, prompt_set: PromptSet) -> dict[str, dict[str,
     Returns, per ``images:`` label, ``{"found": N, "missing": M}`` over every image the
     run expects (all shards).
     """
-    from bench.engine.image_jobs import model_jobs
-    from bench.engine.shard import suite_context
     from bench.models.base import RunContext
+    from bench.run.image_jobs import model_jobs
+    from bench.run.shard import suite_context
 
     counts: dict[str, dict[str, int]] = {}
     frame = prompt_set.frame

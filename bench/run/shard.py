@@ -2,7 +2,7 @@
 
 :class:`Runner` is the benchmark's use of :mod:`bench.engine`:
 
-1. build the job list (:mod:`bench.engine.image_jobs`), take this process's shard and skip the
+1. build the job list (:mod:`bench.run.image_jobs`), take this process's shard and skip the
    jobs whose rows already succeeded (resume);
 2. one engine group per model: its producer loads the adapter (a load failure
    becomes ``Load:`` error rows for that model and the other models still run) and
@@ -13,7 +13,7 @@
    large, :mod:`bench.engine.image_writer`, so they do not hold the generating
    process's GIL; issue 30), read them (:func:`bench.engine.read_batch`; a failing
    image gets an ``OCR:`` error and the others are still read), score them (the
-   batch's rows are built as Arrow columns, :class:`~bench.engine.results.BatchRows`),
+   batch's rows are built as Arrow columns, :class:`~bench.run.results.BatchRows`),
    and writes the part file.
 
 Hosted-API models (:mod:`bench.models.api`) may return, in place of one image, an
@@ -23,7 +23,7 @@ run's spending cap was reached: no row, and a later run makes it). Their rows ge
 a ``cost_usd`` column (what the image cost this run; NaN when no price is known).
 
 Errored rows are retried when the same command is run again. Merging the part
-files into ``results.parquet`` is :func:`bench.engine.operations.merge_run`.
+files into ``results.parquet`` is :func:`bench.run.operations.merge_run`.
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ from bench.engine import (
     read_batch,
     remaining,
 )
-from bench.engine.config import ModelEntry, RunConfig
-from bench.engine.image_jobs import Job, build_jobs, model_jobs
 from bench.engine.image_writer import wants_process, writer_mode
-from bench.engine.reading_store import ReadingStore, encoded_reading
-from bench.engine.results import (
+from bench.run.config import ModelEntry, RunConfig
+from bench.run.image_jobs import Job, build_jobs, model_jobs
+from bench.run.reading_store import ReadingStore, encoded_reading
+from bench.run.results import (
     BatchRows,
     conform_results,
     done_keys,
@@ -141,7 +141,7 @@ class ModelProducer:
 
 
 class Runner:
-    """Generates, reads and scores a run's shard (:func:`bench.engine.operations.run_benchmark`)."""
+    """Generates, reads and scores a run's shard (:func:`bench.run.operations.run_benchmark`)."""
 
     def __init__(
         self,

@@ -23,13 +23,13 @@ from bench.core.io import read_table
 from bench.core.registry import Spec
 from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard, start_reader
-from bench.engine.config import RunConfig
-from bench.engine.image_jobs import build_jobs, check_prompt_ids
 from bench.engine.lock import FolderLock
-from bench.engine.made_elsewhere import check_files, files_choose_prompts
-from bench.engine.plan import api_caveats, api_cost, auto_device
-from bench.engine.provenance import Distributed, detect_distributed, environment, now
-from bench.engine.results import (
+from bench.run.config import RunConfig
+from bench.run.image_jobs import build_jobs, check_prompt_ids
+from bench.run.made_elsewhere import check_files, files_choose_prompts
+from bench.run.plan import api_caveats, api_cost, auto_device
+from bench.run.provenance import Distributed, detect_distributed, environment, now
+from bench.run.results import (
     PROMPTS,
     RESULTS,
     conform_results,
@@ -42,9 +42,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.backlog import Backlog, SpawnedReaders
-    from bench.engine.reading_store import ReadingStore
-    from bench.engine.shard import ShardOutcome
     from bench.readers.base import Reader
+    from bench.run.reading_store import ReadingStore
+    from bench.run.shard import ShardOutcome
     from prompts.schema import PromptSet
 
 
@@ -102,7 +102,7 @@ def load_prompts(config: RunConfig) -> PromptSet:
 
     source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
     if files_choose_prompts(config):  # issue 33: images made elsewhere, no selection given
-        from bench.engine.made_elsewhere import prompts_named_by_files
+        from bench.run.made_elsewhere import prompts_named_by_files
 
         return prompts_named_by_files(config, str(source))
     if config.suite is not None:  # issue 12: a suite reads its benchmark's own files
@@ -181,7 +181,7 @@ def run_benchmark(
     :func:`merge_run`).
 
     ``readers``: start the run's own reader processes for a reader spec (issue 26,
-    :func:`bench.engine.read_workers.run_with_readers` passes them for
+    :func:`bench.run.read_workers.run_with_readers` passes them for
     ``config.read_workers``): generation writes as with ``read_later``, they read
     meanwhile, generation waits when too many images wait, and the merge comes after
     they have read every image.
@@ -360,7 +360,7 @@ def _run_shard(
     backlog: Backlog | None = None,
 ) -> ShardOutcome:
     """Run the shard's jobs; with ``backlog``, reading is the run's reader processes' job."""
-    from bench.engine.shard import Runner
+    from bench.run.shard import Runner
 
     runner = Runner(
         config,
@@ -741,8 +741,8 @@ def rescore_run(
     are written as a newer part file (so a later merge keeps them)
     and merged into ``results.parquet``; run.json records what was re-run.
     """
-    from bench.engine.reading_store import keep_results_readings
-    from bench.engine.results import score_rows
+    from bench.run.reading_store import keep_results_readings
+    from bench.run.results import score_rows
 
     if scores_only and (ocr or engine):
         raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")
@@ -760,7 +760,7 @@ def rescore_run(
         engine = start_reader(engine_spec)
     store = None
     if engine is not None and not scores_only:
-        from bench.engine.reading_store import ReadingStore
+        from bench.run.reading_store import ReadingStore
 
         store = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
         _probe_on_run(engine, engine_spec, folder.root, store=store)  # issue 32: before writing
@@ -842,7 +842,7 @@ def _probe_on_run(
 
 def _rescore_note(root: Path, engine: Reader, kept: Sequence[str]) -> str:
     """What a re-read did to the readings: new ones added to the store, old ones kept."""
-    from bench.engine.reading_store import READINGS_DIR
+    from bench.run.reading_store import READINGS_DIR
 
     new = f"{engine.name} {engine.version}"
     old = [reader for reader in kept if reader != new]
@@ -884,8 +884,8 @@ def _reread(
     from rich.console import Console
 
     from bench.engine import read_batch
-    from bench.engine.reading_store import ReadingStore
-    from bench.engine.shard import reading_columns
+    from bench.run.reading_store import ReadingStore
+    from bench.run.shard import reading_columns
 
     indices = list(rows.index[generated_mask(rows)])
     was_read = ~failed_mask(rows) & rows["ocr_text"].notna()

@@ -24,14 +24,14 @@ from bench.core.errors import InputError
 from bench.core.progress import LineProgress
 from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard
-from bench.engine.results import conform_results
 from bench.readers.base import Reading
+from bench.run.results import conform_results
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.read_pool import ReadPool
-    from bench.engine.reading_store import ReadingStore
+    from bench.run.reading_store import ReadingStore
 
 #: Rows per part file written by a reader (fewer, larger files than one per batch) ...
 PART_ROWS = 512
@@ -76,9 +76,9 @@ def read_run(
     Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None,
     "unfinished": True when the followed run stopped before recording its end}``.
     """
-    from bench.engine.config import RunConfig
-    from bench.engine.operations import claim_reader, refuse_during_rescore, table_reader
     from bench.engine.read_pool import ReadPool, resolve_workers
+    from bench.run.config import RunConfig
+    from bench.run.operations import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
     if follow:
@@ -111,7 +111,7 @@ def read_run(
             )
     merged = None
     if not folder.busy_shards():
-        from bench.engine.operations import merge_run
+        from bench.run.operations import merge_run
 
         merged = merge_run(folder.root, folder=folder)
     # issue 32: a followed run that ended without recording its end died part-way
@@ -293,8 +293,8 @@ def _read_rows(
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
 
-    from bench.engine.reading_store import ReadingStore
-    from bench.engine.results import score_rows
+    from bench.run.reading_store import ReadingStore
+    from bench.run.results import score_rows
 
     read = errors = 0
     done: list[pd.DataFrame] = []
@@ -348,7 +348,7 @@ def _with_readings(
     rows: pd.DataFrame, outcomes: list[Any], identity: tuple[str, str]
 ) -> pd.DataFrame:
     """``rows`` with the reading columns of their outcomes (seconds are not measured here)."""
-    from bench.engine.shard import reading_columns
+    from bench.run.shard import reading_columns
 
     filled = [reading_columns(outcome, identity, float("nan")) for outcome in outcomes]
     out = rows.copy()
