@@ -242,7 +242,9 @@ def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -
     from bench.core.io import write_table
     from bench.engine import RunFolder, slug
 
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("parts", "images", "*.parquet"))
+    shutil.copytree(
+        source, target, ignore=shutil.ignore_patterns("parts", "images", "*.parquet", "*.sha256")
+    )
     template = pd.read_parquet(source / "results.parquet")
     by_model = [group for _, group in template.groupby("model", sort=True)]
     prompts = -(-rows // (len(by_model) * SEEDS))

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.core.io import write_checksum
 from bench.models.base import ImageRequest
 from bench.models.controls import TypoControl
 from bench.report import write_report
@@ -84,6 +85,7 @@ def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
     typo = rows["model"].str.startswith("control:typo")
     rows.loc[typo, "ocr_text"] = rows.loc[typo, "text"]  # a reader that "fixes" every typo
     rows.to_parquet(run / "results.parquet")
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
     write_report([run], tmp_path / "report", n_boot=50)
     html = (tmp_path / "report" / "index.html").read_text("utf-8")
     assert "Reader corrects typos" in html and "Reader faithfulness" in html
@@ -102,6 +104,7 @@ def test_refusals_and_cost_have_their_own_table(tmp_path: Path) -> None:
     rows.loc[refused, "error"] = "Refused: openai: moderation_blocked"
     rows.loc[hosted, "cost_usd"] = 0.04
     rows.to_parquet(run / "results.parquet")
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
     write_report([run], tmp_path / "report", n_boot=50)
     table = pd.read_csv(tmp_path / "report" / "tables" / "outcomes.csv").set_index("model")
     assert table.loc["toy-good", "refused"] == 3

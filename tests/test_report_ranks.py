@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
+from bench.core.io import write_checksum
 from bench.report.analyse import Settings, analyse
 from bench.report.build import write_report
 from bench.report.display import control_display
@@ -41,6 +42,7 @@ def _paired_close_models(run: Path, n_prompts: int, gap: float) -> None:
     shift = np.where(rows["model"] == "a", gap, 0.0)
     rows["ned"] = np.where(rows["error"] == "", np.clip(base + shift + noise, 0, 1), np.nan)
     rows.to_parquet(path)
+    write_checksum(path)  # the table's sidecar follows the edit (issue 32)
 
 
 def test_a_pair_whose_paired_interval_excludes_zero_is_never_ranked_equal(tmp_path: Path) -> None:
@@ -165,6 +167,7 @@ def test_the_page_shows_no_broken_badge_for_a_one_row_slice(tmp_path: Path) -> N
         .to_numpy()
     )
     rows.to_parquet(run / "results.parquet")
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
     index = write_report([run], tmp_path / "report", by=["odd"], n_boot=200)
     html = index.read_text(encoding="utf-8")
     assert "broken in" not in html and "n = 1: too few" in html

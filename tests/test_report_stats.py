@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from report_fixtures import build_run
 
 from bench.core.errors import InputError
+from bench.core.io import write_checksum
 from bench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
 from bench.report.load import load_runs
 from bench.report.slices import (
@@ -447,6 +448,7 @@ def test_load_runs_combines_runs_and_rejects_disjoint_ones(tmp_path) -> None:
     results = pd.read_parquet(other / "results.parquet")
     results["prompt_id"] = "q" + results["prompt_id"].astype(str)
     results.to_parquet(other / "results.parquet")
+    write_checksum(other / "results.parquet")  # the table's sidecar follows the edit (issue 32)
     with pytest.raises(InputError, match="share no prompts"):
         load_runs([a, other])
     with pytest.raises(InputError, match=r"no results\.parquet"):
