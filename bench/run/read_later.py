@@ -311,15 +311,17 @@ def _read_rows(
             read += len(rows)
             done.append(rows)
             if sum(map(len, done)) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS:
-                _write(folder, pd.concat(done), config, name, score_rows)
+                # readings first: a kill between the two leaves readings a resume reuses,
+                # never rows whose readings were not kept
                 store.flush()
+                _write(folder, pd.concat(done), config, name, score_rows)
                 done, written = [], time.monotonic()
             bar.advance(task, len(rows))
             if read_hook is not None:
                 read_hook(len(rows))
+        store.flush()
         if done:
             _write(folder, pd.concat(done), config, name, score_rows)
-    store.flush()
     return {"read": read, "errors": errors}
 
 
