@@ -131,19 +131,3 @@ def test_run_and_merge_print_the_summary_of_the_whole_table(
     cells = [cell.strip() for cell in line.split("│") if cell.strip()][1:]
     assert len(cells) == 5 and all(cell in merged.output and cell in ran.output for cell in cells)
     assert "merged 3 rows" in merged.output
-
-
-def test_at_80_columns_every_number_of_the_summary_is_printed_whole(results: Path) -> None:
-    """Issue 33: a console table never cuts a number; headers and names wrap instead."""
-    rows = pd.read_parquet(results)
-    rows.loc[rows["model"] == "plain", "model"] = "diffusers:some-org/a-very-long-model-name-v2"
-    wide = _printed(rows)
-    out = io.StringIO()
-    print_summary(rows, Console(file=out, width=80, color_system=None))
-    narrow = out.getvalue()
-    assert "…" not in narrow
-    numbers = {token for token in wide.split() if token.replace(".", "", 1).isdigit()}
-    assert len(numbers) > 5
-    cells = {token.strip("│┃") for token in narrow.split()}
-    assert numbers <= cells, numbers - cells
-    assert max(len(line) for line in narrow.splitlines()) <= 80

@@ -114,18 +114,24 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
     """
     from rich.table import Table
-    from rich.text import Text
 
-    from bench.report.console_fit import column_groups
     from bench.report.suites import headline_points
 
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
     costs = bool(lines["cost_usd"].notna().any())
-    headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *headlines]
-    headers += ["refused (rate)"] * refusals + ["cost USD"] * costs
-    rendered = []
+    table = Table(title=title)
+    for column in ("model", "images", "errors"):
+        table.add_column(column, justify="left" if column == "model" else "right")
+    for metric in CONSOLE_METRICS:
+        table.add_column(metric_header(metric), justify="right")
+    for header in headlines:
+        table.add_column(header, justify="right")
+    if refusals:
+        table.add_column("refused (rate)", justify="right")
+    if costs:
+        table.add_column("cost USD", justify="right")
     for line in lines.to_dict("records"):
         label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
         cells = [label, str(line["images"]), str(line["errors"])]
@@ -137,39 +143,8 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
         if costs:
             cost = float(line["cost_usd"])
             cells.append("-" if cost != cost else f"{cost:.2f}")
-        rendered.append(cells)
-    # A number is never cut (issue 33): each column is at least as wide as its longest
-    # word; columns that do not fit beside the model go to a second table, which repeats
-    # the model (bench.report.console_fit.column_groups, as `human stats` does).
-    plain = [[Text.from_markup(cell).plain for cell in row] for row in rendered]
-    least = [
-        max(_longest_word(header), *(_longest_word(row[i]) for row in plain))
-        for i, header in enumerate(headers)
-    ]
-    natural = [
-        max(len(header), *(len(row[i]) for row in plain)) for i, header in enumerate(headers)
-    ]
-    groups = column_groups(least, 1, console.width) or [list(range(1, len(headers)))]
-    for number, group in enumerate(groups, start=1):
-        shown = (0, *group)
-        widths = [least[i] for i in shown]
-        spare = console.width - (sum(widths) + 3 * len(shown) + 1)  # 3: borders and padding
-        for position, index in enumerate(shown):  # widen towards natural, left to right
-            extra = max(0, min(spare, natural[index] - widths[position]))
-            widths[position] += extra
-            spare -= extra
-        name = title if len(groups) == 1 else f"{title} ({number} of {len(groups)})"
-        table = Table(title=name)
-        for index, width in zip(shown, widths, strict=True):
-            table.add_column(
-                headers[index],
-                justify="left" if index == 0 else "right",
-                width=width,
-                overflow="fold",
-            )
-        for cells in rendered:
-            table.add_row(*(cells[i] for i in shown))
-        console.print(table)
+        table.add_row(*cells)
+    console.print(table)
 
 
 def summary_console() -> Console:
@@ -179,10 +154,6 @@ def summary_console() -> Console:
     from rich.console import Console
 
     return Console() if sys.stdout.isatty() else Console(width=120)
-
-
-def _longest_word(text: str) -> int:
-    return max((len(word) for word in text.split()), default=0)
 
 
 def _fmt(value: float) -> str:
