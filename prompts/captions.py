@@ -18,7 +18,10 @@ only captions flagged ``text_detected`` (the caption's own flag, else its image'
 that are neither pre-canned nor rejected are candidates. VizWiz has no OCR tokens,
 so a caption's text is (1) its quoted spans (``"..."``, ``“...”``, ``'...'``), or
 else (2) its name-like runs (words capitalised inside the sentence, in capitals, or
-with digits) that another caption of the same image also contains.
+with digits) that another caption of the same image also contains; two such runs one
+``and``, ``&``, ``plus`` or ``'n'`` apart are one name ("Barnes and Noble"). The canned
+caption of an unrecognisable photo (:data:`PRECANNED`) is skipped even where a release
+has no ``is_precanned`` flag.
 
 A caption whose text cannot be found is left out of the set; ``glyphbench prompts
 validate`` lists each one (kind ``text_not_found``). Source ids are kept as
@@ -58,6 +61,11 @@ FUNCTION_WORDS = frozenset(
 #: Characters trimmed from a word's ends before comparing (ASCII punctuation and quotes).
 _END_PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»"  # noqa: RUF001
 _WORD = re.compile(r"\S+")
+#: One word that joins two names into one (``Barnes and Noble``, ``Sides plus Veggies``).
+_CONNECTOR = r"\s+(?:and|&|\+|plus|n|'n'|’n’)\s+"
+#: The caption VizWiz-Captions gives an unrecognisable photo; early releases
+#: (``VizWiz Captions 1.0`` of 2019-10-03) carry it without an ``is_precanned`` flag.
+PRECANNED = "Quality issues are too severe to recognize visual content."
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?<![\w])'([^']+?)'(?![\w])")
 
 
@@ -163,12 +171,23 @@ def vizwiz_spans(caption: str, other_captions: Iterable[str]) -> list[str]:
     matched = [
         word for word in _words(caption) if _name_like(caption[word[0] : word[1]], word[2] == 0)
     ]
-    spans = _trimmed_runs(caption, matched)
-    return [
+    shared = [
         span
-        for span in spans
+        for span in _trimmed_runs(caption, matched)
         if any(f" {' '.join(_key(w) for w in span.split())} " in other for other in others)
     ]
+    spans: list[str] = []
+    for span in shared:  # "Barnes and Noble": shared runs one connector apart are one name
+        joined = (
+            re.search(re.escape(spans[-1]) + _CONNECTOR + re.escape(span), caption)
+            if spans
+            else None
+        )
+        if joined:
+            spans[-1] = joined.group()
+        else:
+            spans.append(span)
+    return spans
 
 
 # ---------------------------------------------------------------- files
@@ -259,6 +278,8 @@ def read_vizwiz(path: Path) -> CaptionSet:
                 path, "an annotation without caption or image_id", key=f"annotations[{i}]"
             )
         if note.get("is_precanned") or note.get("is_rejected"):
+            continue
+        if str(note["caption"]).strip() == PRECANNED:  # a release without the flag
             continue
         flag = note.get("text_detected")
         if flag is None:
