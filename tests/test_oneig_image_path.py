@@ -49,7 +49,7 @@ class SpyReader(Reader):
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
         for image in images:
             SEEN.append((image.format, image.convert("RGB").tobytes(), image.size))
-        return [Reading(f"image {image.width}", pieces=[f"image {image.width}"]) for image in images]
+        return [Reading(f"image {im.width}", pieces=[f"image {im.width}"]) for im in images]
 
 
 @pytest.fixture(scope="module", autouse=True)

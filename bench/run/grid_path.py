@@ -190,9 +190,7 @@ def _set(rows: pd.DataFrame, index: Any, values: dict[str, Any]) -> None:
         rows.at[index, column] = value
 
 
-def _cells(
-    folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple[int, int]
-) -> Any:
+def _cells(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple[int, int]) -> Any:
     """(row index, store key, cell or None) for each wanted row, prompt by prompt."""
     from bench.suites.oneig import oneig_cells
 
@@ -237,4 +235,3 @@ def refuse_split_reading(what: str) -> None:
         "image_path=oneig reads each prompt's 4 images as one grid, in this process: "
         f"{what} does not go with it",
     )
-
