@@ -252,3 +252,17 @@ def test_images_of_different_sizes_or_not_square_are_refused_in_one_line(tmp_pat
         check_groups(folder, rows, (2, 2))
     folder, rows = _folder(tmp_path / "ok", [_noise(k) for k in range(4)])
     check_groups(folder, rows, (2, 2))  # four square images of one size: a grid
+
+
+def test_a_stored_image_changed_since_it_was_made_is_refused_before_reading(
+    tmp_path: Path,
+) -> None:
+    folder, rows = _folder(tmp_path, [_noise(k) for k in range(4)])
+    rows["image_sha256"] = [
+        hashlib.sha256((tmp_path / p).read_bytes()).hexdigest() for p in rows["image_path"]
+    ]
+    check_groups(folder, rows, (2, 2))
+    _noise(9).save(tmp_path / rows.at[2, "image_path"])
+    with pytest.raises(InputError, match="changed since it was generated") as changed:
+        check_groups(folder, rows, (2, 2))
+    assert changed.value.source == str(tmp_path / rows.at[2, "image_path"])

@@ -28,8 +28,8 @@ stored PNGs, which stay as they were made:
 from __future__ import annotations
 
 import hashlib
-import io
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -105,7 +105,9 @@ def check_groups(folder: RunFolder, rows: pd.DataFrame, grid: tuple[int, int]) -
                 f"images per prompt (--images-per-prompt {cells})",
             )
         sizes = {}
-        for path in group["image_path"].astype(str):
+        digests = group["image_sha256"] if "image_sha256" in group else [None] * len(group)
+        for path, digest in zip(group["image_path"].astype(str), digests, strict=True):
+            _check_file(folder.root / path, digest)
             with Image.open(folder.root / path) as image:
                 sizes[path] = image.size
         first, size = next(iter(sizes.items()))
@@ -123,6 +125,18 @@ def check_groups(folder: RunFolder, rows: pd.DataFrame, grid: tuple[int, int]) -
                 "swaps width and height (text2image.py:8), so its cells would not be the "
                 "images: read this run as generated",
             )
+
+
+def _check_file(path: Path, digest: Any) -> None:
+    """A stored image that is missing or changed since it was made: one line."""
+    if not path.is_file():
+        raise InputError(path, "image_path=oneig: the image is missing; nothing was read")
+    if isinstance(digest, str) and hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        raise InputError(
+            path,
+            "image_path=oneig: the image changed since it was generated (its SHA-256 "
+            "differs from results.image_sha256); nothing was read",
+        )
 
 
 def grid_reread(
@@ -157,15 +171,13 @@ def grid_reread(
         cache = ReadingStore(folder.root, "rescore")
     identity = (reader.name, reader.version)
     tried = failed = kept = 0
-    jobs = list(_cells(folder, rows, wanted, grid))
     with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
-        task = bar.add_task("read OneIG grid cells", total=len(jobs))
-        for start in range(0, len(jobs), max(1, step)):
-            chunk = jobs[start : start + step]
+        task = bar.add_task("read OneIG grid cells", total=int(wanted.sum()))
+        for chunk in _grids(folder, rows, wanted, grid):  # one grid's cells: one batch
             readable = [(index, key, cell) for index, key, cell in chunk if cell is not None]
             for index, _, cell in chunk:
                 if cell is None:
-                    _set(rows, index, {**reading_columns(None, identity, float("nan"))})
+                    _set(rows, index, reading_columns(None, identity, float("nan")))
                     rows.at[index, "error"] = DROPPED
             if readable:
                 started = time.perf_counter()
@@ -190,8 +202,12 @@ def _set(rows: pd.DataFrame, index: Any, values: dict[str, Any]) -> None:
         rows.at[index, column] = value
 
 
-def _cells(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple[int, int]) -> Any:
-    """(row index, store key, cell or None) for each wanted row, prompt by prompt."""
+def _grids(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple[int, int]) -> Any:
+    """Per prompt with a wanted row: (row index, store key, cell or None) of its wanted rows.
+
+    One prompt's images are in memory at a time. OneIG reads a grid's cells in one
+    batch (text_score.py:65), so each prompt's cells are one call of the reader.
+    """
     from bench.suites.oneig import oneig_cells
 
     made = rows[generated_mask(rows)]
@@ -202,30 +218,25 @@ def _cells(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple
         images, digests = _load(folder, ordered)
         cells = oneig_cells(images, *grid)
         base = hashlib.sha256("|".join(digests).encode())
+        chunk = []
         for position, index in enumerate(ordered.index):
-            if not wanted[index]:
-                continue
-            key = base.copy()
-            key.update(f"|{position}|{grid[0]}x{grid[1]}".encode())
-            yield index, f"oneig-grid:{key.hexdigest()}", cells[position]
+            if wanted[index]:
+                key = base.copy()
+                key.update(f"|{position}|{grid[0]}x{grid[1]}".encode())
+                chunk.append((index, f"oneig-grid:{key.hexdigest()}", cells[position]))
+        yield chunk
 
 
 def _load(folder: RunFolder, group: pd.DataFrame) -> tuple[list[Image.Image], list[str]]:
-    """A prompt's stored images (their files' SHA-256 checked), in sample order."""
+    """A prompt's stored images in sample order, and their files' SHA-256 (as recorded;
+    :func:`check_groups` checked them before anything was read)."""
     from PIL import Image
 
-    images, digests = [], []
-    for path, digest in zip(group["image_path"].astype(str), group["image_sha256"], strict=True):
-        data = (folder.root / path).read_bytes()
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise InputError(
-                folder.root / path,
-                "image_path=oneig: the image changed since it was generated (its SHA-256 "
-                "differs from results.image_sha256); nothing was read",
-            )
-        images.append(Image.open(io.BytesIO(data)).convert("RGB"))
-        digests.append(str(digest))
-    return images, digests
+    images = []
+    for path in group["image_path"].astype(str):
+        with Image.open(folder.root / path) as image:
+            images.append(image.convert("RGB"))
+    return images, [str(d) for d in group["image_sha256"]]
 
 
 def refuse_split_reading(what: str) -> None:
