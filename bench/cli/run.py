@@ -82,8 +82,9 @@ def _suite_help() -> str:
 
     usages = ", ".join(plugin.name for plugin in PLUGINS.entries("suites"))
     return (
-        f"Run a benchmark suite, NAME[:SUBSET]: {usages}. It brings the benchmark's prompts, "
-        "reader and protocol (docs/suites.md)."
+        f"Run a benchmark suite, NAME[:SUBSET][?option=value]: {usages}. It brings the "
+        "benchmark's prompts, reader and protocol (docs/suites.md); `glyphbench list suites` "
+        "lists the options, e.g. oneig-text?image_path=oneig (read OneIG's WebP grid cells)."
     )
 
 
@@ -425,7 +426,11 @@ def rescore_command(
     batch_size: int = typer.Option(None, "--batch-size", help="Images per OCR call."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
-    """Re-run OCR and/or scoring over existing images, without regenerating them."""
+    """Re-run OCR and/or scoring over existing images, without regenerating them.
+
+    A suite run read through its benchmark's image path (oneig-text?image_path=oneig) is
+    re-read the same way: each prompt's grid cells, made again from the stored images.
+    """
 
     from bench.report.console import print_summary, summary_console
     from bench.run.operations import rescore_run

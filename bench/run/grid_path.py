@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -83,7 +84,7 @@ def grid_rereader(folder: RunFolder, rows: pd.DataFrame, config: Any) -> Any:
         return None
     grid = grid_of(config)
     check_groups(folder, rows, grid)
-    return partial(grid_reread, grid=grid)
+    return partial(grid_reread, grid=grid, checked=True)
 
 
 def check_groups(folder: RunFolder, rows: pd.DataFrame, grid: tuple[int, int]) -> None:
@@ -150,13 +151,17 @@ def grid_reread(
     *,
     grid: tuple[int, int] = (2, 2),
     todo: pd.Series | None = None,
+    done: Callable[[list[Any]], None] | None = None,
+    checked: bool = False,
 ) -> tuple[int, int, int]:
     """Read ``rows`` (in place) through OneIG's grid; the rescore's reading step.
 
     ``todo`` (a mask of ``rows``; default: every generated row) picks the rows to
     read; their prompts' other samples are loaded to make the grid. A row read before
-    that fails now keeps its previous reading, as a rescore does. Returns (cells read,
-    failures, failed rows that kept their previous reading).
+    that fails now keeps its previous reading, as a rescore does. ``done(indices)`` is
+    called after each grid with the rows it read; ``checked``: :func:`check_groups`
+    has passed on ``rows`` already. Returns (cells read, failures, failed
+    rows that kept their previous reading).
     """
     from rich.console import Console
 
@@ -164,7 +169,8 @@ def grid_reread(
     from bench.run.reading_store import ReadingStore
     from bench.run.shard import reading_columns
 
-    check_groups(folder, rows, grid)
+    if not checked:
+        check_groups(folder, rows, grid)
     wanted = generated_mask(rows) if todo is None else (todo & generated_mask(rows))
     was_read = ~failed_mask(rows) & rows["ocr_text"].notna()
     if cache is None:
@@ -193,6 +199,8 @@ def grid_reread(
                             kept += 1
                             continue
                     _set(rows, index, reading_columns(outcome, identity, seconds))
+            if done is not None:
+                done([index for index, _, _ in chunk])
             bar.advance(task, len(chunk))
     return tried, failed, kept
 

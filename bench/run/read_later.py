@@ -298,6 +298,21 @@ def read_grid_run(
         check_groups(folder, rows, grid)  # before anything is written
         claim_reader(folder, spec, "`read`")
         store = ReadingStore(folder.root, name)
+        pending: list[Any] = []
+        written = time.monotonic()
+
+        def write(indices: list[Any], last: bool = False) -> None:
+            """Rows as durable as ``read``'s: every PART_ROWS rows or PART_SECONDS."""
+            nonlocal written
+            pending.extend(indices)
+            due = len(pending) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS
+            if pending and (due or last):
+                store.flush()  # readings first, as _read_rows does
+                scored = score_rows(rows.loc[pending].reset_index(drop=True), config)
+                write_rows(folder, scored, name, "all")
+                pending.clear()
+                written = time.monotonic()
+
         tried, failed, _ = grid_reread(
             folder,
             rows,
@@ -308,9 +323,10 @@ def read_grid_run(
             store,
             grid=grid,
             todo=todo,
+            done=write,
+            checked=True,
         )
-        store.flush()
-        write_rows(folder, score_rows(rows[todo].reset_index(drop=True), config), name, "all")
+        write([], last=True)
     merged = merge_run(folder.root, folder=folder) if not folder.busy_shards() else None
     return {"read": tried, "errors": failed, "merged": None if merged is None else len(merged)}
 
