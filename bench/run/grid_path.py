@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from bench.engine import ReadingCache
     from bench.readers.base import Reader
 
-#: The suite option value that reads through OneIG's grid.
-ONEIG = "oneig"
 #: The error a row gets when OneIG's scorer drops its cell (all black after the WebP grid).
 DROPPED = "OCR: DroppedCell: all black in OneIG's grid (utils.py:48-49 reads no such cell)"
 _GROUP = ["model", "prompt_id", "seed"]
@@ -55,13 +53,9 @@ _GROUP = ["model", "prompt_id", "seed"]
 
 def image_path_of(config: Any) -> str | None:
     """The run's benchmark image path (``oneig``), or None: each PNG read as generated."""
-    from bench.suites.protocol import selection_of
+    from bench.suites.protocol import image_path, selection_of
 
-    selection = selection_of(config)
-    if selection is None:
-        return None
-    path = getattr(selection.options, "image_path", None)
-    return str(path) if path not in (None, "as-generated") else None
+    return image_path(selection_of(config))
 
 
 def grid_of(config: Any) -> tuple[int, int]:
@@ -90,7 +84,8 @@ def grid_rereader(folder: RunFolder, rows: pd.DataFrame, config: Any) -> Any:
 def check_groups(folder: RunFolder, rows: pd.DataFrame, grid: tuple[int, int]) -> None:
     """Refuse, in one line, rows whose prompts cannot make the benchmark's grid.
 
-    Reads only the image headers (sizes); nothing is written.
+    Reads the image headers (sizes) and hashes each file against its recorded
+    SHA-256; nothing is written.
     """
     from PIL import Image
 
@@ -155,6 +150,9 @@ def grid_reread(
     checked: bool = False,
 ) -> tuple[int, int, int]:
     """Read ``rows`` (in place) through OneIG's grid; the rescore's reading step.
+
+    Each prompt's cells are one reader call (as OneIG reads a grid), so ``step``
+    (``--batch-size``) does not apply; it is taken for the rescore's signature.
 
     ``todo`` (a mask of ``rows``; default: every generated row) picks the rows to
     read; their prompts' other samples are loaded to make the grid. A row read before
