@@ -210,6 +210,7 @@ def test_the_card_lists_the_pins_with_their_sources() -> None:
         ("anytext:laion_word", [100], "batch"),
         ("longtext:en", [0], "model"),
         ("oneig-text:en", [0], "model"),
+        ("mario:DrawBenchText", [0], "batch"),
     ],
 )
 def test_each_suite_seeds_as_its_benchmark(suite: str, seeds: list[int], rule: str) -> None:

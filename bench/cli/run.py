@@ -82,8 +82,9 @@ def _suite_help() -> str:
 
     usages = ", ".join(plugin.name for plugin in PLUGINS.entries("suites"))
     return (
-        f"Run a benchmark suite, NAME[:SUBSET]: {usages}. It brings the benchmark's prompts, "
-        "reader and protocol (docs/suites.md)."
+        f"Run a benchmark suite, NAME[:SUBSET][?option=value]: {usages}. It brings the "
+        "benchmark's prompts, reader and protocol (docs/suites.md); `glyphbench list suites` "
+        "lists the options, e.g. oneig-text?image_path=oneig (read OneIG's WebP grid cells)."
     )
 
 
@@ -246,6 +247,8 @@ def run_command(
     from bench.run.read_workers import run_with_readers
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
+    columns = [*summary_columns(suites), "image_path", "ocr_text"]
+    grid_reader = _grid_reader(run_config, read_later)  # issue 31: started before writing
     with _interruptible():
         result = run_with_readers(
             run_config,
@@ -254,10 +257,12 @@ def run_command(
             shard=shard,
             progress=not no_progress,
             console=console,
-            read_later=read_later,
+            read_later=read_later or grid_reader is not None,
             # the summary's columns and _say_unread's, not the whole table (issue 26)
-            read_columns=[*summary_columns(suites), "image_path", "ocr_text"],
+            read_columns=columns,
         )
+        if grid_reader is not None and result.results is not None:
+            result = _read_grid(result, grid_reader, run_config, columns, not no_progress)
     if result.results is not None:
         print_summary(result.results, summary_console())
         typer.echo(f"results: {result.out / 'results.parquet'}")
@@ -270,6 +275,41 @@ def run_command(
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
             _every_row_failed(result.outcome.errors, "this shard", "")
+
+
+def _grid_reader(run_config: Any, read_later: bool) -> Any:
+    """The reader of a run read through OneIG's grid (``?image_path=oneig``), or None.
+
+    Such a run makes its images first and then reads each prompt's grid cells
+    (:mod:`bench.run.grid_path`); its reader starts and reads a sample image here,
+    before anything is written.
+    """
+    from bench.run.grid_path import image_path_of, refuse_split_reading
+
+    if image_path_of(run_config) is None:
+        return None
+    if run_config.read_workers:
+        refuse_split_reading("--read-workers")
+    if read_later:
+        return None  # `glyphbench read RUN` reads the grid cells later
+    from bench.engine.reading import probe_reader, sample_image, start_reader
+
+    reader = start_reader(run_config.ocr)
+    probe_reader(reader, sample_image(), run_config.ocr, "a sample image of text")
+    return reader
+
+
+def _read_grid(
+    result: Any, reader: Any, run_config: Any, columns: list[str], progress: bool
+) -> Any:
+    """Read a finished generation's grid cells; the result with the merged table."""
+    from dataclasses import replace
+
+    from bench.run.read_later import read_grid_run
+    from bench.run.results import RESULTS, read_results
+
+    read_grid_run(result.out, reader, run_config.ocr, progress=progress)
+    return replace(result, results=read_results(result.out / RESULTS, columns))
 
 
 def _say_unread(rows: Any, out: Path) -> None:
@@ -386,7 +426,11 @@ def rescore_command(
     batch_size: int = typer.Option(None, "--batch-size", help="Images per OCR call."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
-    """Re-run OCR and/or scoring over existing images, without regenerating them."""
+    """Re-run OCR and/or scoring over existing images, without regenerating them.
+
+    A suite run read through its benchmark's image path (oneig-text?image_path=oneig) is
+    re-read the same way: each prompt's grid cells, made again from the stored images.
+    """
 
     from bench.report.console import print_summary, summary_console
     from bench.run.operations import rescore_run

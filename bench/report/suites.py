@@ -682,4 +682,5 @@ def card_lines(card: Mapping[str, Any]) -> list[tuple[str, str]]:
         ("Normalisation", text(normalisation)),
         ("Scorer families", text(scorer.get("families"))),
         ("Scorer references", text(scorer.get("references"))),
+        *([("Images read", text(card["image_path"]))] if card.get("image_path") else []),
     ]  # fmt: skip

@@ -770,9 +770,12 @@ def rescore_run(
             raise FolderLock(folder.root, busy[0]).busy("writing")
         rows = merge_run(folder.root, folder=folder).copy()
         if engine is not None and not scores_only:
+            from bench.run.grid_path import grid_rereader  # issue 31: OneIG's image path
+
+            reread = grid_rereader(folder, rows, config) or _reread  # refuses before writing
             kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
             step = batch_size or config.batch_size
-            tried, failed, kept_old = _reread(folder, rows, engine, step, progress, console, store)
+            tried, failed, kept_old = reread(folder, rows, engine, step, progress, console, store)
             if tried and failed == tried:  # nothing read: keep the table as it is
                 raise InputError(
                     "--ocr",

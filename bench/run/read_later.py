@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.read_pool import ReadPool
+    from bench.readers.base import Reader
     from bench.run.reading_store import ReadingStore
 
 #: Rows per part file written by a reader (fewer, larger files than one per batch) ...
@@ -78,6 +79,7 @@ def read_run(
     """
     from bench.engine.read_pool import ReadPool, resolve_workers
     from bench.run.config import RunConfig
+    from bench.run.grid_path import image_path_of, refuse_split_reading
     from bench.run.operations import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
@@ -89,6 +91,14 @@ def read_run(
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     part = Shard.parse(shard) if shard else Shard()
     spec = ocr or table_reader(meta) or config.ocr  # one reader per results table
+    if image_path_of(config) is not None:  # issue 31: OneIG's grid, read in this process
+        if shard or follow:
+            refuse_split_reading("--shard" if shard else "--follow")
+        done = read_grid_run(
+            folder.root, _grid_reader(spec), spec,
+            batch_size=batch_size, progress=progress, console=console,
+        )  # fmt: skip
+        return {**done, "unfinished": False}
     n_workers = resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
     with folder.hold_shard(name):
@@ -117,6 +127,18 @@ def read_run(
     # issue 32: a followed run that ended without recording its end died part-way
     unfinished = follow and not _generating(folder) and not _generated(folder)
     return {**totals, "merged": None if merged is None else len(merged), "unfinished": unfinished}
+
+
+def _grid_reader(spec: str) -> Any:
+    """The reader of a grid-path read, started and tried on a sample image (as a run's).
+
+    Not on a stored image: the reader of a grid-path run reads no stored PNG.
+    """
+    from bench.engine.reading import probe_reader, sample_image, start_reader
+
+    reader = start_reader(spec)
+    probe_reader(reader, sample_image(), spec, "a sample image of text")
+    return reader
 
 
 def _probe(pool: ReadPool, spec: str, root: Path) -> None:
@@ -239,6 +261,74 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
     keys = set(waiting[list(ROW_KEY)].itertuples(index=False, name=None))
     newest = [key in keys for key in rows[list(ROW_KEY)].itertuples(index=False, name=None)]
     return rows[newest].reset_index(drop=True)
+
+
+def read_grid_run(
+    root: str | Path,
+    reader: Reader,
+    spec: str,
+    *,
+    batch_size: int | None = None,
+    progress: bool = True,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Read the run's unread rows through OneIG's grid; score, write and merge them.
+
+    What ``glyphbench run`` does after making the images of an ``image_path=oneig`` run
+    (:mod:`bench.run.grid_path`), and ``glyphbench read`` on such a run. Returns
+    ``{"read", "errors", "merged"}`` as :func:`read_run` does.
+    """
+    from bench.run.config import RunConfig
+    from bench.run.grid_path import check_groups, grid_of, grid_reread
+    from bench.run.operations import claim_reader, merge_run, refuse_during_rescore
+    from bench.run.reading_store import ReadingStore
+    from bench.run.results import score_rows, write_rows
+
+    folder = RunFolder(root)
+    meta = folder.manifest(required=True)
+    config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
+    name = "read-grid"
+    with folder.hold_shard(name):
+        refuse_during_rescore(folder)
+        rows = merge_run(folder.root, folder=folder).copy()
+        todo = unread(rows) if len(rows) else pd.Series(dtype=bool)
+        if not todo.any():
+            return {"read": 0, "errors": 0, "merged": len(rows)}
+        grid = grid_of(config)
+        check_groups(folder, rows, grid)  # before anything is written
+        claim_reader(folder, spec, "`read`")
+        store = ReadingStore(folder.root, name)
+        pending: list[Any] = []
+        written = time.monotonic()
+
+        def write(indices: list[Any], last: bool = False) -> None:
+            """Rows as durable as ``read``'s: every PART_ROWS rows or PART_SECONDS."""
+            nonlocal written
+            pending.extend(indices)
+            due = len(pending) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS
+            if pending and (due or last):
+                store.flush()  # readings first, as _read_rows does
+                scored = score_rows(rows.loc[pending].reset_index(drop=True), config)
+                write_rows(folder, scored, name, "all")
+                pending.clear()
+                written = time.monotonic()
+
+        tried, failed, _ = grid_reread(
+            folder,
+            rows,
+            reader,
+            batch_size or config.batch_size,
+            progress,
+            console,
+            store,
+            grid=grid,
+            todo=todo,
+            done=write,
+            checked=True,
+        )
+        write([], last=True)
+    merged = merge_run(folder.root, folder=folder) if not folder.busy_shards() else None
+    return {"read": tried, "errors": failed, "merged": None if merged is None else len(merged)}
 
 
 def wait_for_generation(folder: RunFolder, wait_s: float) -> None:

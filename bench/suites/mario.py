@@ -64,11 +64,14 @@ MARIO = register_suite(
             read_cell="lines",
             resolution=(512, 512),
             file_naming="generation/<method>/<Subset>/images_<k>/<idx>_<k>.jpg",
-            generation="4 images per prompt, 512x512",
+            generation="4 images per prompt in one pipeline call, 512x512 (Stable Diffusion "
+            "1.5: 50 steps)",
             normalisation="lines stripped and lower-cased; multiset match with the keywords; "
             "F = 2PR/(P+R+1e-8) of mean P and R",
-            seed_rule="model",
-            seed_source="not checked: TextDiffuser's generation script is not available offline",
+            seed_rule="batch",
+            seed_source="microsoft/unilm@159df56 textdiffuser/eval/MARIOEval_generate.py:114 "
+            "(one CUDA generator, manual_seed(0), for every prompt of the script), :29 "
+            "(a prompt's 4 images in one call, num_images_per_prompt=4, 50 steps)",
         ),
         headline="mario_f",
         load_rows=load_rows,

@@ -10,9 +10,11 @@ the spans joined by single spaces.
 
 Grid: OneIG pastes a prompt's 4 images (seeds) row by row into one 2x2 image and
 its scorer cuts it back into cells, dropping all-black cells (its padding for a
-missing image). glyphbench writes and reads each image on its own; the cells are
-the prompt's images in sample order (:func:`tile_grid` and :func:`split_grid` build
-and cut OneIG's grid for anyone exporting to its layout).
+missing image). By default glyphbench reads each stored image on its own, the cells
+being the prompt's images in sample order; ``?image_path=oneig`` reads what OneIG's
+scorer reads instead (:func:`oneig_cells`: the grid through WebP, each cell through
+JPEG), the stored PNGs unchanged. :func:`tile_grid` and :func:`split_grid` build and
+cut OneIG's grid for anyone exporting to its layout.
 
 >>> from PIL import Image
 >>> cells = [Image.new("RGB", (8, 8), c) for c in ("red", "green", "blue")]
@@ -27,9 +29,12 @@ import ast
 import csv
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from bench.core.errors import InputError
+from bench.core.registry import Options
 from bench.models.layout import ImageLayout
 from bench.suites.base import (
     Protocol,
@@ -125,17 +130,20 @@ def split_grid(grid: Image.Image, columns: int = 2, rows: int = 2) -> list[Image
     return cells
 
 
-def oneig_image_path(images: Sequence[Image.Image], columns: int = 2, rows: int = 2) -> list[Any]:
-    """The cells OneIG's scorer reads from a prompt's images, through its own file formats.
+def oneig_cells(
+    images: Sequence[Image.Image], columns: int = 2, rows: int = 2
+) -> list[Image.Image | None]:
+    """Each grid position's cell as OneIG's VLM reads it, or None where OneIG drops it.
 
     OneIG's generation script saves the grid with ``image_gallery.save(f)`` to a
     ``.webp`` path (text2image.py:74-76), i.e. lossy WebP at PIL's default quality
-    (80); its scorer cuts the decoded grid into cells, drops all-black ones and
-    saves each as ``{i}.jpg`` with ``image.save(path)`` (scripts/utils/utils.py:26-57),
-    i.e. JPEG at PIL's default quality (75), which the VLM then reads. This runs
-    the same path in memory: :func:`tile_grid`, WebP, decode, :func:`split_grid`,
-    JPEG, decode. glyphbench's runs read each image directly; this is for reading
-    images as OneIG's scorer sees them (exports, checks).
+    (80); its scorer opens that grid, crops it row by row into ``width // columns`` x
+    ``height // rows`` cells, drops the all-black ones (``is_black_image``, every
+    pixel RGB 0, 0, 0) and saves each kept cell as ``{i}.jpg`` with ``image.save(path)``
+    (scripts/utils/utils.py:18-24, :26-57), i.e. JPEG at PIL's default quality (75),
+    which the VLM then reads. This runs the same path in memory: :func:`tile_grid`,
+    WebP, decode, crop, JPEG, decode; position ``i`` is the prompt's ``i``-th image
+    (a missing one is OneIG's black padding, so it is None too).
     """
     import io
 
@@ -145,17 +153,58 @@ def oneig_image_path(images: Sequence[Image.Image], columns: int = 2, rows: int 
     webp = io.BytesIO()
     grid.save(webp, format="WEBP")  # PIL's defaults, as OneIG's save(f) to a .webp path
     webp.seek(0)
-    decoded = PILImage.open(webp)
-    decoded.load()
-    cells = []
-    for cell in split_grid(decoded.convert("RGB"), columns, rows):
-        jpeg = io.BytesIO()
-        cell.save(jpeg, format="JPEG")  # PIL's default quality 75, as OneIG's {i}.jpg
-        jpeg.seek(0)
-        read = PILImage.open(jpeg)
-        read.load()
-        cells.append(read)
+    opened = PILImage.open(webp)
+    opened.load()
+    decoded = opened.convert("RGB")  # lossy WebP decodes as RGB already
+    width, height = decoded.size[0] // columns, decoded.size[1] // rows
+    cells: list[Image.Image | None] = []
+    for row in range(rows):
+        for column in range(columns):
+            box = (column * width, row * height, (column + 1) * width, (row + 1) * height)
+            cell = decoded.crop(box)
+            if cell.getextrema() == ((0, 0), (0, 0), (0, 0)):  # utils.py:48-49: dropped
+                cells.append(None)
+                continue
+            jpeg = io.BytesIO()
+            cell.save(jpeg, format="JPEG")  # PIL's default quality 75, as OneIG's {i}.jpg
+            jpeg.seek(0)
+            read = PILImage.open(jpeg)
+            read.load()
+            cells.append(read)
     return cells
+
+
+def oneig_image_path(images: Sequence[Image.Image], columns: int = 2, rows: int = 2) -> list[Any]:
+    """The cells OneIG's scorer reads from a prompt's images (:func:`oneig_cells`, the
+    dropped all-black ones left out), through its own file formats: WebP grid, JPEG cells.
+
+    A run reads through this path with ``--suite "oneig-text?image_path=oneig"``
+    (:mod:`bench.run.grid_path`); by default glyphbench reads each stored PNG directly.
+    """
+    return [cell for cell in oneig_cells(images, columns, rows) if cell is not None]
+
+
+#: Where the cells of ``image_path=oneig`` come from, in the protocol card's words.
+IMAGE_PATH_NOTE = (
+    "oneig: each prompt's 4 images pasted into a 2x2 grid saved as WebP (PIL default, "
+    "quality 80; text2image.py:74-76), cut into cells, all-black cells dropped, each cell "
+    "saved as JPEG (PIL default, quality 75; scripts/utils/utils.py:26-57) and read; the "
+    f"stored PNGs are unchanged ({_AT})"
+)
+
+
+class OneigOptions(Options):
+    """Options of the ``oneig-text`` suite."""
+
+    image_path: Literal["as-generated", "oneig"] = Field(
+        default="as-generated",
+        description="what the reader reads: each stored PNG as generated, or (oneig) the "
+        "cells of OneIG's 2x2 WebP grid re-saved as JPEG 75, as its scorer reads them",
+    )
+
+    def image_path_note(self) -> str:
+        """What the reader reads, for the protocol card."""
+        return IMAGE_PATH_NOTE if self.image_path == "oneig" else "each stored PNG as generated"
 
 
 ONEIG = register_suite(
@@ -206,5 +255,6 @@ ONEIG = register_suite(
         "and text_content_zh.csv",
         paper="OneIG-Bench (arXiv 2506.07977)",
         scorer="OneIG-Bench/OneIG-Benchmark@41b4983 scripts/text/text_score.py",
+        options=OneigOptions,
     )
 )

@@ -66,6 +66,7 @@ COMPARED_FIELDS = (
     "images_per_prompt",
     "normalisation",
     "scorer",
+    "image_path",
 )
 
 
@@ -114,7 +115,28 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
         out["images_per_prompt"] = protocol.images_per_prompt
     if out.get("seed_policy") is None:
         out["seed_policy"] = "benchmark"
+    if image_path(selection) is not None and protocol.grid is not None:
+        cells = protocol.grid[0] * protocol.grid[1]
+        if out["images_per_prompt"] != cells:
+            raise ValueError(
+                f"suite {selection.spec}: image_path={image_path(selection)} reads a prompt's "
+                f"images as one {protocol.grid[0]}x{protocol.grid[1]} grid of {cells}; "
+                f"images_per_prompt is {out['images_per_prompt']}"
+            )
     return out
+
+
+def image_path(selection: SuiteSelection | None) -> str | None:
+    """The benchmark image path the selection reads through (``oneig``), or None.
+
+    None (the default, ``image_path=as-generated``): each stored image is read as it is.
+
+    >>> from bench.suites.base import resolve_suite
+    >>> image_path(resolve_suite("oneig-text:en?image_path=oneig")), image_path(None)
+    ('oneig', None)
+    """
+    value = getattr(selection.options, "image_path", None) if selection is not None else None
+    return str(value) if value not in (None, "as-generated") else None
 
 
 def image_seed_rule(config: RunConfig) -> SeedRule | None:
@@ -185,6 +207,8 @@ def protocol_card(
         "scorer": _scorer(selection),
         "reader_pins": _pins(selection),
     }
+    if image_path(selection) is not None:  # absent by default: older cards stay comparable
+        card["image_path"] = _image_path_note(selection)
     card["deviations"] = deviations(card, selection)
     return card
 
@@ -374,6 +398,15 @@ def _suite_part(selection: SuiteSelection | None, config: RunConfig) -> dict[str
         "grid": _size(suite.protocol.grid),
         "generation": suite.protocol.generation,
     }
+
+
+def _image_path_note(selection: SuiteSelection | None) -> str | None:
+    """What the reader read, in the card's words (the suite's options say it)."""
+    path = image_path(selection)
+    if path is None or selection is None:
+        return None
+    note = getattr(selection.options, "image_path_note", None)
+    return str(note()) if callable(note) else path
 
 
 def _instruction(selection: SuiteSelection | None, reader: str) -> str | None:

@@ -1,0 +1,254 @@
+"""Reading a run through a benchmark's own image path (OneIG's ``?image_path=oneig``).
+
+OneIG-Bench never shows its reader the images a model made: its generation script
+pastes a prompt's 4 images into a 2x2 grid saved as WebP (quality 80), and its
+scorer cuts that grid into cells saved as JPEG (quality 75) before the VLM reads
+them (:func:`bench.suites.oneig.oneig_cells`, with the source lines). With
+``--suite "oneig-text?image_path=oneig"`` a run reads those cells instead of the
+stored PNGs, which stay as they were made:
+
+* the rows are grouped by (model, prompt, seed): a prompt's samples, in sample
+  order, make one grid; missing samples (a failed generation) are OneIG's black
+  padding after the images made (text2image.py:60-70), and a cell OneIG drops
+  (all black) gives its row an ``OCR:`` error, as OneIG reads nothing there;
+* every problem that makes the grid impossible (not 4 images per prompt, images of
+  different sizes, images that are not square: OneIG's gallery swaps width and
+  height, text2image.py:8, so their cells are not the images) is one
+  :class:`~bench.core.errors.InputError` before anything is read or written;
+* readings are kept in the run's reading store under a key of their own
+  (``oneig-grid:`` + the SHA-256 of the four files and the cell's position), never
+  under a stored PNG's SHA-256, so a reading of a cell is never taken for a reading
+  of the image as generated, nor the other way round.
+
+``glyphbench run`` (the images first, then this reading), ``glyphbench read`` and
+``glyphbench rescore`` read such a run this way; the protocol card records the path
+(``image_path``), and two runs that read through different paths are not comparable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from bench.core.errors import InputError
+from bench.core.schema import failed_mask, generated_mask
+from bench.engine import RunFolder, read_batch
+
+if TYPE_CHECKING:
+    from PIL import Image
+    from rich.console import Console
+
+    from bench.engine import ReadingCache
+    from bench.readers.base import Reader
+
+#: The error a row gets when OneIG's scorer drops its cell (all black after the WebP grid).
+DROPPED = "OCR: DroppedCell: all black in OneIG's grid (utils.py:48-49 reads no such cell)"
+_GROUP = ["model", "prompt_id", "seed"]
+
+
+def image_path_of(config: Any) -> str | None:
+    """The run's benchmark image path (``oneig``), or None: each PNG read as generated."""
+    from bench.suites.protocol import image_path, selection_of
+
+    return image_path(selection_of(config))
+
+
+def grid_of(config: Any) -> tuple[int, int]:
+    """(columns, rows) of the run's suite grid (OneIG: 2x2)."""
+    from bench.suites.protocol import selection_of
+
+    selection = selection_of(config)
+    grid = selection.suite.protocol.grid if selection is not None else None
+    return grid or (2, 2)
+
+
+def grid_rereader(folder: RunFolder, rows: pd.DataFrame, config: Any) -> Any:
+    """The rescore's reading step for a run read through a benchmark's grid, or None.
+
+    Refuses (one line) rows that cannot make the grid, before the rescore writes.
+    """
+    from functools import partial
+
+    if image_path_of(config) is None:
+        return None
+    grid = grid_of(config)
+    check_groups(folder, rows, grid)
+    return partial(grid_reread, grid=grid, checked=True)
+
+
+def check_groups(folder: RunFolder, rows: pd.DataFrame, grid: tuple[int, int]) -> None:
+    """Refuse, in one line, rows whose prompts cannot make the benchmark's grid.
+
+    Reads the image headers (sizes) and hashes each file against its recorded
+    SHA-256; nothing is written.
+    """
+    from PIL import Image
+
+    cells = grid[0] * grid[1]
+    made = rows[generated_mask(rows)]
+    for key, group in made.groupby(_GROUP, sort=False):
+        samples = group["sample_index"].astype(int)
+        if samples.max() >= cells or samples.duplicated().any():
+            raise InputError(
+                folder.root,
+                f"image_path=oneig: prompt {key[1]!r} (model {key[0]}, seed {key[2]}) has "
+                f"samples {sorted(samples)}; OneIG's {grid[0]}x{grid[1]} grid holds {cells} "
+                f"images per prompt (--images-per-prompt {cells})",
+            )
+        sizes = {}
+        digests = group["image_sha256"] if "image_sha256" in group else [None] * len(group)
+        for path, digest in zip(group["image_path"].astype(str), digests, strict=True):
+            _check_file(folder.root / path, digest)
+            with Image.open(folder.root / path) as image:
+                sizes[path] = image.size
+        first, size = next(iter(sizes.items()))
+        for path, other in sizes.items():
+            if other != size:
+                raise InputError(
+                    folder.root / path,
+                    f"image_path=oneig: {other[0]}x{other[1]} where {first} of the same "
+                    f"prompt is {size[0]}x{size[1]}; OneIG's grid needs one size per prompt",
+                )
+        if size[0] != size[1]:
+            raise InputError(
+                folder.root / first,
+                f"image_path=oneig: {size[0]}x{size[1]} is not square; OneIG's gallery "
+                "swaps width and height (text2image.py:8), so its cells would not be the "
+                "images: read this run as generated",
+            )
+
+
+def _check_file(path: Path, digest: Any) -> None:
+    """A stored image that is missing or changed since it was made: one line."""
+    if not path.is_file():
+        raise InputError(path, "image_path=oneig: the image is missing; nothing was read")
+    if isinstance(digest, str) and hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        raise InputError(
+            path,
+            "image_path=oneig: the image changed since it was generated (its SHA-256 "
+            "differs from results.image_sha256); nothing was read",
+        )
+
+
+def grid_reread(
+    folder: RunFolder,
+    rows: pd.DataFrame,
+    reader: Reader,
+    step: int,
+    progress: bool,
+    console: Console | None,
+    cache: ReadingCache | None = None,
+    *,
+    grid: tuple[int, int] = (2, 2),
+    todo: pd.Series | None = None,
+    done: Callable[[list[Any]], None] | None = None,
+    checked: bool = False,
+) -> tuple[int, int, int]:
+    """Read ``rows`` (in place) through OneIG's grid; the rescore's reading step.
+
+    Each prompt's cells are one reader call (as OneIG reads a grid), so ``step``
+    (``--batch-size``) does not apply; it is taken for the rescore's signature.
+
+    ``todo`` (a mask of ``rows``; default: every generated row) picks the rows to
+    read; their prompts' other samples are loaded to make the grid. A row read before
+    that fails now keeps its previous reading, as a rescore does. ``done(indices)`` is
+    called after each grid with the rows it read; ``checked``: :func:`check_groups`
+    has passed on ``rows`` already. Returns (cells read, failures, failed
+    rows that kept their previous reading).
+    """
+    from rich.console import Console
+
+    from bench.core.progress import LineProgress
+    from bench.run.reading_store import ReadingStore
+    from bench.run.shard import reading_columns
+
+    if not checked:
+        check_groups(folder, rows, grid)
+    wanted = generated_mask(rows) if todo is None else (todo & generated_mask(rows))
+    was_read = ~failed_mask(rows) & rows["ocr_text"].notna()
+    if cache is None:
+        cache = ReadingStore(folder.root, "rescore")
+    identity = (reader.name, reader.version)
+    tried = failed = kept = 0
+    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
+        task = bar.add_task("read OneIG grid cells", total=int(wanted.sum()))
+        for chunk in _grids(folder, rows, wanted, grid):  # one grid's cells: one batch
+            readable = [(index, key, cell) for index, key, cell in chunk if cell is not None]
+            for index, _, cell in chunk:
+                if cell is None:
+                    _set(rows, index, reading_columns(None, identity, float("nan")))
+                    rows.at[index, "error"] = DROPPED
+            if readable:
+                started = time.perf_counter()
+                outcomes = read_batch(
+                    reader, [c for _, _, c in readable], cache, [k for _, k, _ in readable]
+                )
+                seconds = (time.perf_counter() - started) / len(readable)
+                for (index, _, _), outcome in zip(readable, outcomes, strict=True):
+                    tried += 1
+                    if isinstance(outcome, Exception):
+                        failed += 1
+                        if was_read[index] and todo is None:
+                            kept += 1
+                            continue
+                    _set(rows, index, reading_columns(outcome, identity, seconds))
+            if done is not None:
+                done([index for index, _, _ in chunk])
+            bar.advance(task, len(chunk))
+    return tried, failed, kept
+
+
+def _set(rows: pd.DataFrame, index: Any, values: dict[str, Any]) -> None:
+    for column, value in values.items():
+        rows.at[index, column] = value
+
+
+def _grids(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple[int, int]) -> Any:
+    """Per prompt with a wanted row: (row index, store key, cell or None) of its wanted rows.
+
+    One prompt's images are in memory at a time. OneIG reads a grid's cells in one
+    batch (text_score.py:65), so each prompt's cells are one call of the reader.
+    """
+    from bench.suites.oneig import oneig_cells
+
+    made = rows[generated_mask(rows)]
+    for _, group in made.groupby(_GROUP, sort=False):
+        if not wanted[group.index].any():
+            continue
+        ordered = group.sort_values("sample_index")
+        images, digests = _load(folder, ordered)
+        cells = oneig_cells(images, *grid)
+        base = hashlib.sha256("|".join(digests).encode())
+        chunk = []
+        for position, index in enumerate(ordered.index):
+            if wanted[index]:
+                key = base.copy()
+                key.update(f"|{position}|{grid[0]}x{grid[1]}".encode())
+                chunk.append((index, f"oneig-grid:{key.hexdigest()}", cells[position]))
+        yield chunk
+
+
+def _load(folder: RunFolder, group: pd.DataFrame) -> tuple[list[Image.Image], list[str]]:
+    """A prompt's stored images in sample order, and their files' SHA-256 (as recorded;
+    :func:`check_groups` checked them before anything was read)."""
+    from PIL import Image
+
+    images = []
+    for path in group["image_path"].astype(str):
+        with Image.open(folder.root / path) as image:
+            images.append(image.convert("RGB"))
+    return images, [str(d) for d in group["image_sha256"]]
+
+
+def refuse_split_reading(what: str) -> None:
+    """One line: a grid needs all of a prompt's images in one reader (no shares, no workers)."""
+    raise InputError(
+        what,
+        "image_path=oneig reads each prompt's 4 images as one grid, in this process: "
+        f"{what} does not go with it",
+    )
