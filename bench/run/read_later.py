@@ -78,7 +78,7 @@ def read_run(
     """
     from bench.engine.read_pool import ReadPool, resolve_workers
     from bench.run.config import RunConfig
-    from bench.run.operations import claim_reader, refuse_during_rescore, table_reader
+    from bench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
     if follow:
@@ -111,7 +111,7 @@ def read_run(
             )
     merged = None
     if not folder.busy_shards():
-        from bench.run.operations import merge_run
+        from bench.run.merge import merge_run
 
         merged = merge_run(folder.root, folder=folder)
     # issue 32: a followed run that ended without recording its end died part-way
