@@ -166,17 +166,29 @@ def llama3_tokenizer(max_length: int = 1 << 17) -> Any:
     )
 
 
+def decoder_sizes(vocab_size: int, width: int, layers: int = 2) -> dict[str, Any]:
+    """The sizes every tiny decoder-only text encoder shares (Llama, Gemma 2, Qwen): config
+    keywords for ``layers`` layers ``width`` wide, an MLP twice as wide, two attention heads.
+
+    >>> decoder_sizes(300, 16)["intermediate_size"], decoder_sizes(300, 16, 3)["num_hidden_layers"]
+    (32, 3)
+    """
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": width,
+        "intermediate_size": 2 * width,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+    }
+
+
 def llama_encoder(tokenizer: Any, width: int = 32, layers: int = 2) -> Any:
     """A ``LlamaForCausalLM`` of ``layers`` layers agreeing with ``tokenizer``."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=width,
-        intermediate_size=2 * width,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        **decoder_sizes(len(tokenizer), width, layers),
         max_position_embeddings=1024,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -213,12 +225,7 @@ def gemma2_encoder(tokenizer: Any, width: int = 16) -> Any:
     from transformers import Gemma2Config, Gemma2Model
 
     config = Gemma2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=width,
-        intermediate_size=2 * width,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        **decoder_sizes(len(tokenizer), width),
         head_dim=8,
         max_position_embeddings=4096,
         sliding_window=64,
@@ -316,12 +323,7 @@ def clip_text_encoder(
 def qwen_text_config(vocab_size: int, width: int = 32, **extra: Any) -> dict[str, Any]:
     """Keyword arguments of a two-layer Qwen2/Qwen3 language-model config."""
     return {
-        "vocab_size": vocab_size,
-        "hidden_size": width,
-        "intermediate_size": 2 * width,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 2,
+        **decoder_sizes(vocab_size, width),
         "head_dim": width // 2,
         "max_position_embeddings": 4096,
         "rope_theta": 1_000_000.0,
