@@ -332,27 +332,37 @@ def qwen_text_config(vocab_size: int, width: int = 32, **extra: Any) -> dict[str
     }
 
 
+def _vl_text_config(tokenizer: Any, width: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The language part of a tiny Qwen VL config (multimodal rope) and the token ids
+    left for the outer config."""
+    ids = qwen_token_ids(tokenizer)
+    text = qwen_text_config(len(tokenizer), width, bos_token_id=ids["pad_token_id"])
+    text["eos_token_id"] = ids.pop("eos_token_id")
+    text["pad_token_id"] = ids.pop("pad_token_id")
+    text["rope_scaling"] = {"mrope_section": [2, 2, 4], "rope_type": "default"}
+    return text, ids
+
+
+def _vl_vision_config(width: int, **extra: Any) -> dict[str, Any]:
+    """A one-block vision tower of a tiny Qwen VL model, projecting to ``width``."""
+    return {
+        "depth": 1,
+        "hidden_size": 16,
+        "intermediate_size": 16,
+        "num_heads": 2,
+        "out_hidden_size": width,
+        **extra,
+    }
+
+
 def qwen25_vl_encoder(tokenizer: Any, width: int = 32) -> Any:
     """A two-layer ``Qwen2_5_VLForConditionalGeneration`` agreeing with ``tokenizer``'s ids."""
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
-    ids = qwen_token_ids(tokenizer)
-    text = qwen_text_config(len(tokenizer), width, bos_token_id=ids["pad_token_id"])
+    text, ids = _vl_text_config(tokenizer, width)
     text.pop("head_dim")
-    text["eos_token_id"] = ids.pop("eos_token_id")
-    text["pad_token_id"] = ids.pop("pad_token_id")
-    text["rope_scaling"] = {"mrope_section": [2, 2, 4], "rope_type": "default", "type": "default"}
-    config = Qwen2_5_VLConfig(
-        text_config=text,
-        vision_config={
-            "depth": 1,
-            "hidden_size": 16,
-            "intermediate_size": 16,
-            "num_heads": 2,
-            "out_hidden_size": width,
-        },
-        **ids,
-    )
+    text["rope_scaling"]["type"] = "default"
+    config = Qwen2_5_VLConfig(text_config=text, vision_config=_vl_vision_config(width), **ids)
     return Qwen2_5_VLForConditionalGeneration(config).eval()
 
 
@@ -360,25 +370,11 @@ def qwen3_vl_encoder(tokenizer: Any, width: int = 32) -> Any:
     """A two-layer ``Qwen3VLForConditionalGeneration`` agreeing with ``tokenizer``'s ids."""
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
-    ids = qwen_token_ids(tokenizer)
-    text = qwen_text_config(len(tokenizer), width, bos_token_id=ids["pad_token_id"])
-    text["eos_token_id"] = ids.pop("eos_token_id")
-    text["pad_token_id"] = ids.pop("pad_token_id")
-    text["rope_scaling"] = {"mrope_section": [2, 2, 4], "rope_type": "default"}
-    config = Qwen3VLConfig(
-        text_config=text,
-        vision_config={
-            "depth": 1,
-            "hidden_size": 16,
-            "intermediate_size": 16,
-            "num_heads": 2,
-            "out_hidden_size": width,
-            "patch_size": 16,
-            "deepstack_visual_indexes": [0],
-            "num_position_embeddings": 16,
-        },
-        **ids,
+    text, ids = _vl_text_config(tokenizer, width)
+    vision = _vl_vision_config(
+        width, patch_size=16, deepstack_visual_indexes=[0], num_position_embeddings=16
     )
+    config = Qwen3VLConfig(text_config=text, vision_config=vision, **ids)
     return Qwen3VLForConditionalGeneration(config).eval()
 
 
