@@ -19,14 +19,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+import prompts
 from bench.core.errors import InputError
-from bench.core.io import read_table
+from bench.core.io import atomic_open, read_table
 from bench.core.registry import Spec
 from bench.core.schema import ROW_KEY, failed_mask
 from bench.engine import RunFolder, Shard, start_reader
+from bench.engine.backlog import default_backlog
+from bench.models import get_model
+from bench.readers.scripts import check_reader_reads, reader_scripts
 from bench.run.config import RunConfig
 from bench.run.image_jobs import build_jobs, check_prompt_ids
-from bench.run.made_elsewhere import check_files, files_choose_prompts
+from bench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
 from bench.run.merge import merge_run
 from bench.run.plan import api_caveats, api_cost, auto_device
 from bench.run.provenance import Distributed, detect_distributed, environment, now
@@ -42,6 +46,9 @@ from bench.run.results import (
     RESULTS,
     done_keys,
 )
+from bench.run.shard import Runner
+from bench.suites.base import limit_per_subset
+from bench.suites.protocol import protocol_card, suite_prompts
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,17 +82,10 @@ class RunResult:
 
 def load_prompts(config: RunConfig) -> PromptSet:
     """Select the config's prompts via :func:`prompts.select`."""
-    import prompts
-
     source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
     if files_choose_prompts(config):  # issue 33: images made elsewhere, no selection given
-        from bench.run.made_elsewhere import prompts_named_by_files
-
         return prompts_named_by_files(config, str(source))
     if config.suite is not None:  # issue 12: a suite reads its benchmark's own files
-        from bench.suites.base import limit_per_subset
-        from bench.suites.protocol import suite_prompts
-
         chosen = prompts.select(
             suite_prompts(config),
             where=config.where,
@@ -123,9 +123,6 @@ def prompt_source(source: str, reader: str, where: str | None = None) -> str:
     'default?lang=all'
 
     """
-    from bench.core.registry import Spec
-    from bench.readers.scripts import reader_scripts
-
     spec = Spec.parse(source)
     if spec.kind != "default" or "lang" in spec.options:
         return source
@@ -183,9 +180,7 @@ def run_benchmark(
     if len(prompt_set) == 0:
         raise InputError(config.prompts, "the prompt selection is empty")
     check_prompt_ids(prompt_set.frame, config.prompts)  # issue 32: before anything is written
-    from bench.readers.scripts import check_reader_reads  # issue 13: refuse before writing
-
-    check_reader_reads(config.ocr, prompt_set.frame)
+    check_reader_reads(config.ocr, prompt_set.frame)  # issue 13: refuse before writing
     check_files(config, prompt_set)  # issue 33: images: files named nothing, or mostly missing
     reader_spec = config.ocr
     try:
@@ -337,8 +332,6 @@ def _run_shard(
     backlog: Backlog | None = None,
 ) -> ShardOutcome:
     """Run the shard's jobs; with ``backlog``, reading is the run's reader processes' job."""
-    from bench.run.shard import Runner
-
     runner = Runner(
         config,
         prompt_set,
@@ -407,8 +400,6 @@ def _plan_readers(config: RunConfig) -> dict[str, int]:
     """The run's own reader processes and backlog (issue 26), when it starts any."""
     if not config.read_workers:
         return {}
-    from bench.engine.backlog import default_backlog
-
     backlog = config.read_backlog or default_backlog(config.read_workers, config.batch_size)
     return {"read_workers": config.read_workers, "read_backlog": backlog}
 
@@ -434,8 +425,6 @@ def _write_run_start(
     if folder.manifest_path.is_file():
         return
     if text is not None:
-        from bench.core.io import atomic_open
-
         with atomic_open(folder.root / name, "w", encoding="utf-8") as handle:
             handle.write(text)
     if not (folder.root / PROMPTS).is_file():
@@ -479,8 +468,6 @@ def _named_by(prompt_set: PromptSet) -> dict[str, Any]:
 
 def _protocol_card(config: RunConfig, prompt_set: PromptSet) -> dict[str, Any]:
     """The run's protocol card (issue 12, :mod:`bench.suites.protocol`)."""
-    from bench.suites.protocol import protocol_card
-
     full = prompt_set.meta.get("benchmark_prompts")
     return protocol_card(
         config,
@@ -493,8 +480,6 @@ def plan_run(
     config: RunConfig, *, prompt_set: PromptSet | None = None, shard: str | None = None
 ) -> dict[str, Any]:
     """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
-    from bench.models import get_model
-
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.out)
