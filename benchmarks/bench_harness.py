@@ -281,7 +281,7 @@ import bench_harness
 import pandas, pyarrow.parquet
 bench_harness.register()
 from bench.engine import RunFolder
-from bench.run.operations import merge_run_rows, order_rows
+from bench.run.merge import merge_run_rows, order_rows
 from bench.core.schema import ROW_KEY
 from bench.run.results import conform_results
 {peak}base = peak()

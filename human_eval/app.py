@@ -24,18 +24,12 @@ behind one login, which is why the admin check is separate. Optional rater
 logins (``rater_auth``) use Gradio's ``auth=``; the login then is the
 participant id, so logging in again resumes.
 
-Exposure (the app may face the internet):
-
-* admin logins are rate-limited (:class:`LoginGuard`): repeated failures lock the
-  address out, and many failures from anywhere lock the panel for everyone, for a while;
-* uploads are refused (the app has no upload; Gradio's upload routes and any
-  multipart request get 403) and request bodies are capped at
-  :data:`MAX_REQUEST_BYTES` (413), see :class:`RequestLimits`;
-* inputs are read raw (``preprocess=False``) and checked by the service, so a
-  refused request is logged as one line without the input and never as a traceback;
-  an unexpected error logs its traceback without the exception's message;
-* the admin export is written to one folder per app, removed at exit, and Gradio's
-  cache of served files is cleared hourly.
+What the app lets in (admin logins rate-limited, uploads refused, request bodies
+capped, inputs read raw) is :mod:`human_eval.guard`; starting the server
+(:func:`human_eval.serve.launch`) is :mod:`human_eval.serve`. Inputs are checked by
+the service, so a refused request is logged as one line without the input and never
+as a traceback; an unexpected error logs its traceback without the exception's
+message; the admin export is written to one folder per app, removed at exit.
 
 Gradio is imported inside :func:`build_app`, so importing this module is cheap.
 """
@@ -43,31 +37,21 @@ Gradio is imported inside :func:`build_app`, so importing this module is cheap.
 from __future__ import annotations
 
 import atexit
-import hmac
 import logging
-import os
 import shutil
 import tempfile
 import threading
-import time
 import traceback
-from collections import deque
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.core.errors import InputError
+from human_eval.guard import LoginGuard, LoginRefused, client_address, plain_markdown, text_input
 from human_eval.service import RatingError, RatingService, View
 from human_eval.study import Study
 
 LOG = logging.getLogger("glyphbench.rating_app")
-
-#: Largest request body accepted (the app's requests are a few hundred bytes).
-MAX_REQUEST_BYTES = 64 * 1024
-#: Longest text input used (resume codes, image ids, answers are short).
-MAX_TEXT = 200
-
-ASGIApp = Callable[..., Awaitable[None]]
 
 #: Components that carry state but are not for the eye; the image at a size legibility
 #: can be judged at.
@@ -86,6 +70,7 @@ HIDDEN_CSS = """.gb-hidden { display: none !important; }
                   transform: translateX(-50%); z-index: 1000; width: min(560px, 90vw);
                   box-shadow: 0 4px 18px rgba(0, 0, 0, 0.25); }
 """
+
 # The image is shown at its own size (never smaller, unless wider than its column; a small
 # image is enlarged to 384 px), left of the questions, so Submit stays in view on a 1366x768
 # laptop; a click shows it at its own size or larger, filling the window (ZOOM_JS)
@@ -96,6 +81,7 @@ HIDDEN_CSS = """.gb-hidden { display: none !important; }
 #: loads web fonts in some weights only, so bold text (buttons, **Prompt:**) fell back to
 #: another family offline and the page mixed two fonts (issue 33).
 SANS = ("system-ui", "-apple-system", "Segoe UI", "Helvetica Neue", "Arial", "sans-serif")
+
 MONO = ("ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace")
 
 
@@ -108,6 +94,7 @@ def page_theme() -> Any:
 
 #: The admin page's path; raters' pages never link to it.
 ADMIN_ROUTE = "/admin"
+
 #: What Finish asks before it hands the batch back.
 FINISH_QUESTION = (
     "**Finish now?** Images you have not rated yet go back to other raters. "
@@ -194,235 +181,6 @@ random participant number, never with your name; they are used only to measure
 how well automatic scores agree with people, and published only in aggregate or
 anonymised. You can stop at any time.
 """
-
-
-def read_auth_file(path: str | Path) -> dict[str, str]:
-    """Parse ``user:password`` lines (blank lines and ``#`` comments ignored).
-
-    A file that others may read (any group or other permission bit, as ``ssh`` refuses a
-    private key) is refused, with the ``chmod`` that fixes it: its passwords guard the
-    ratings.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "auth file not found")
-    mode = path.stat().st_mode & 0o777
-    if os.name == "posix" and mode & 0o077:
-        raise InputError(
-            path, f"holds passwords but others may read it (mode {mode:o}): chmod 600 {path}"
-        )
-    users: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        user, sep, password = line.partition(":")
-        if not sep or not user or not password:
-            raise InputError(path, "expected 'user:password'", line=number)
-        users[user] = password
-    if not users:
-        raise InputError(path, "no 'user:password' lines")
-    return users
-
-
-def check_password(users: dict[str, str], user: str, password: str) -> bool:
-    """Constant-time check of one login against the auth file's users."""
-    expected = users.get(user or "", "")
-    ok = hmac.compare_digest(expected.encode(), (password or "").encode())
-    return bool(expected) and ok
-
-
-#: Characters Markdown (CommonMark) gives a meaning; each is shown as itself when escaped.
-_MARKDOWN_PUNCTUATION = set("\\`*_{}[]()#+-.!|~>\"'$%:;=?^")
-
-
-def plain_markdown(text: str) -> str:
-    """``text`` as Markdown that renders as exactly ``text`` (a prompt is shown, not parsed).
-
-    Tag-like text (``<b>``), backticks, emphasis and links stay visible characters:
-    Markdown punctuation is backslash-escaped, ``<`` and ``&`` become entities and
-    line breaks ``<br>``.
-
-    >>> print(plain_markdown("<b>SALE</b> `code`"))
-    &lt;b\\>SALE&lt;/b\\> \\`code\\`
-    """
-    out = []
-    for char in text:
-        if char == "<":
-            out.append("&lt;")
-        elif char == "&":
-            out.append("&amp;")
-        elif char == "\n":
-            out.append("<br>")
-        elif char in _MARKDOWN_PUNCTUATION:
-            out.append("\\" + char)
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-class LoginRefused(Exception):
-    """A refused admin login (wrong password, or locked out); the message says which."""
-
-
-class LoginGuard:
-    """Admin logins with lockout: brute force gets a handful of tries, not thousands.
-
-    ``per_address`` failures from one address within ``window_s`` lock that address
-    out for ``lockout_s``; during a lockout even the right password is refused from it.
-    Other addresses are never locked out by it: failures from many addresses cannot
-    lock the lead out of their own study (issue 25).
-
-    >>> now = [0.0]
-    >>> guard = LoginGuard({"lead": "pw"}, per_address=2, clock=lambda: now[0])
-    >>> for password in ("a", "b"):
-    ...     try:
-    ...         guard.attempt("10.0.0.1", "lead", password)
-    ...     except LoginRefused as exc:
-    ...         print(exc)
-    Wrong user or password.
-    Wrong user or password.
-    >>> guard.attempt("10.0.0.1", "lead", "pw")
-    Traceback (most recent call last):
-    ...
-    human_eval.app.LoginRefused: Too many failed logins; try again in 15 minute(s).
-    >>> guard.attempt("10.0.0.2", "lead", "pw")  # another address
-    >>> now[0] += 901
-    >>> guard.attempt("10.0.0.1", "lead", "pw")  # the lockout has ended
-    """
-
-    def __init__(
-        self,
-        users: dict[str, str],
-        *,
-        per_address: int = 5,
-        window_s: float = 900.0,
-        lockout_s: float = 900.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.users = users
-        self.per_address = per_address
-        self.window_s = window_s
-        self.lockout_s = lockout_s
-        self.clock = clock
-        self._failures: dict[str, deque[float]] = {}
-        self._locked_until: dict[str, float] = {}  # address -> time
-        self._lock = threading.Lock()
-
-    def attempt(self, address: str, user: str, password: str) -> None:
-        """Return when the login is accepted; raise :class:`LoginRefused` otherwise."""
-        with self._lock:
-            now = self.clock()
-            until = self._locked_until.get(address, 0.0)
-            if now < until:
-                minutes = max(1, round((until - now) / 60))
-                raise LoginRefused(f"Too many failed logins; try again in {minutes} minute(s).")
-            if check_password(self.users, user, password):
-                self._failures.pop(address, None)
-                return
-            self._fail(address, now)
-        raise LoginRefused("Wrong user or password.")
-
-    def _fail(self, address: str, now: float) -> None:
-        recent = self._failures.setdefault(address, deque())
-        recent.append(now)
-        while recent and recent[0] < now - self.window_s:
-            recent.popleft()
-        if len(recent) >= self.per_address:
-            self._locked_until[address] = now + self.lockout_s
-            recent.clear()
-        LOG.warning("admin login failed from %s (%d recent)", address, len(recent))
-
-
-class RequestLimits:
-    """ASGI middleware: no uploads, and no request body over ``max_body`` bytes.
-
-    The rating app never takes a file, so Gradio's upload routes (and any multipart
-    request) get 403; a body over the cap gets 413, whether it declares its length
-    or streams it in chunks.
-    """
-
-    BLOCKED = ("/upload", "/process_recording")
-
-    def __init__(self, app: ASGIApp, max_body: int = MAX_REQUEST_BYTES) -> None:
-        self.app = app
-        self.max_body = max_body
-
-    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        headers = {key.lower(): value for key, value in scope.get("headers", [])}
-        path = str(scope.get("path", "")).rstrip("/")
-        multipart = headers.get(b"content-type", b"").startswith(b"multipart/")
-        if multipart or (scope.get("method") == "POST" and path.endswith(self.BLOCKED)):
-            await _reply(send, 403, "uploads are disabled")
-            return
-        declared = headers.get(b"content-length")
-        if declared is not None:
-            if not declared.isdigit() or int(declared) > self.max_body:
-                await _reply(send, 413, "request body too large")
-                return
-            await self.app(scope, receive, send)
-            return
-        await self._streamed(scope, receive, send)
-
-    async def _streamed(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        """A body without a declared length: read it (up to the cap), then replay it."""
-        if scope.get("method") in ("GET", "HEAD", "OPTIONS"):
-            await self.app(scope, receive, send)
-            return
-        body = b""
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                await _reply(send, 413, "request body too large")
-                return
-            if not message.get("more_body"):
-                break
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-async def _reply(send: Any, status: int, text: str) -> None:
-    data = text.encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(data)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-
-
-def text_input(value: Any) -> str:
-    """A raw text input as the service takes it: a string, at most :data:`MAX_TEXT` long.
-
-    >>> text_input("K7QM-3XPA"), text_input(None), text_input(["x"]), len(text_input("a" * 999))
-    ('K7QM-3XPA', '', '', 200)
-    """
-    return value[:MAX_TEXT] if isinstance(value, str) else ""
-
-
-def client_address(request: Any) -> str | None:
-    """The address a request came from (a proxy on this host may set X-Forwarded-For)."""
-    client = getattr(request, "client", None)
-    return str(getattr(client, "host", "") or "") or None
 
 
 def build_app(
@@ -708,30 +466,6 @@ class ExportFolder:
             return self._path
 
 
-def exit_on_sigterm() -> None:
-    """Make SIGTERM exit like Ctrl-C does, so exit handlers remove the private folders.
-
-    Python's default for SIGTERM ends the process without running ``atexit``; the
-    admin's export (ratings with every answer) would stay on disk.
-    """
-    import signal
-
-    def stop(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, stop)
-
-
-def private_temp_dir(study: Study) -> Path:
-    """Gradio's cache for this server (files it serves, the admin CSV): owner-only, removed
-    at exit, in the study's folder instead of the shared ``/tmp/gradio``."""
-    folder = Path(tempfile.mkdtemp(prefix=".serve-", dir=study.folder))
-    folder.chmod(0o700)
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
-
-
 def admin_snapshot(
     study: Study, service: RatingService, exports: ExportFolder | None = None
 ) -> list[Any]:
@@ -756,131 +490,3 @@ def admin_snapshot(
     path = (exports or ExportFolder()).path / "ratings.csv"
     export_ratings(study, path)
     return [summary, images.reset_index(drop=True), people, str(path)]
-
-
-def check_bind(host: str, port: int | None) -> None:
-    """InputError (one line) for a port outside 1-65535 or a host that is no address here.
-
-    >>> check_bind("127.0.0.1", 7860)
-    >>> check_bind("127.0.0.1", 99999)
-    Traceback (most recent call last):
-    ...
-    bench.core.errors.InputError: --port 99999 is not a port: use 1 to 65535
-    """
-    import socket
-
-    if port is not None and not 1 <= port <= 65535:
-        raise InputError(None, f"--port {port} is not a port: use 1 to 65535")
-    try:
-        socket.getaddrinfo(host, None)
-    except (OSError, UnicodeError) as exc:
-        raise InputError(
-            None, f"--host {host!r} is not an address or name of this machine ({exc})"
-        ) from None
-
-
-def port_in_use(host: str, port: int | None) -> InputError:
-    """The one-line error for a port the server cannot have: it names ``--port``.
-
-    >>> print(port_in_use("127.0.0.1", 7860))
-    --port 7860 is in use on 127.0.0.1: stop what holds it, or serve on another (--port 7861)
-    >>> print(port_in_use("127.0.0.1", None))
-    no free port on 127.0.0.1 for the server: choose one with --port
-    """
-    if port is None:
-        return InputError(None, f"no free port on {host} for the server: choose one with --port")
-    other = port + 1 if port < 65535 else port - 1
-    return InputError(
-        None,
-        f"--port {port} is in use on {host}: stop what holds it, or serve on another "
-        f"(--port {other})",
-    )
-
-
-def check_port(host: str, port: int | None) -> None:
-    """:func:`port_in_use` when ``port`` cannot be bound on ``host`` now (None: Gradio picks)."""
-    import socket
-
-    if port is None:
-        return
-    try:
-        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        with socket.socket(info[0], socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
-            probe.bind(info[4])
-    except OSError:
-        raise port_in_use(host, port) from None
-
-
-def launch(
-    study: Study,
-    *,
-    host: str = "127.0.0.1",
-    port: int | None = None,
-    auth_file: str | Path | None = None,
-    rater_auth_file: str | Path | None = None,
-    block: bool = True,
-    quiet: bool = False,
-    max_claims_per_address: int | None = None,
-    guard: LoginGuard | None = None,
-) -> Any:
-    """Build and launch the app: localhost by default, serving only the study's images."""
-    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    if "GRADIO_TEMP_DIR" not in os.environ:
-        os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(study))
-    if block:
-        exit_on_sigterm()
-    admin_users = read_auth_file(auth_file) if auth_file else None
-    rater_users = read_auth_file(rater_auth_file) if rater_auth_file else None
-    service = RatingService(study, max_claims_per_address=max_claims_per_address)
-    demo = build_app(study, admin_users=admin_users, service=service, guard=guard)
-    demo.queue(default_concurrency_limit=16)
-    try:
-        _launch(demo, study, host, port, rater_users)
-    except OSError as exc:
-        if "Cannot find empty port" in str(exc):  # Gradio's words name its own settings
-            raise port_in_use(host, port) from None
-        raise
-    url = str(getattr(demo, "local_url", "") or f"http://{host}:{port}/").rstrip("/")
-    if not quiet:
-        print(f"raters open {url}/", flush=True)
-        if admin_users:
-            print(f"the admin page is {url}{ADMIN_ROUTE} (not linked from the raters' page)")
-        else:
-            print("no admin page: start with --auth-file to have one", flush=True)
-    if block:
-        demo.block_thread()
-    return demo
-
-
-def _launch(
-    demo: Any,
-    study: Study,
-    host: str,
-    port: int | None,
-    rater_users: dict[str, str] | None,
-) -> None:
-    """Gradio's launch, quiet: its own lines (the local URL, the ``share=True`` hint) are
-    replaced by :func:`launch`'s, which name this app's addresses and options."""
-    from starlette.middleware import Middleware
-
-    private = [study.folder / name for name in ("manifest.parquet", "study.json")]
-    private += list(study.folder.glob("ratings.sqlite*"))
-    demo.launch(
-        server_name=host,
-        server_port=port,
-        auth=list(rater_users.items()) if rater_users else None,
-        allowed_paths=[str(study.images_dir)],
-        blocked_paths=[str(p) for p in private],
-        prevent_thread_lock=True,  # the URLs are printed first, then the thread blocks
-        quiet=True,
-        show_error=True,
-        max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
-        app_kwargs={"middleware": [Middleware(RequestLimits)]},
-        footer_links=[],
-        head=SHORTCUTS_JS,
-        css=HIDDEN_CSS,
-        theme=page_theme(),
-        ssr_mode=False,
-        mcp_server=False,
-    )

@@ -146,7 +146,7 @@ def launch_app(study_dir: Path, auth_file: Path | None = None):  # -> (demo, url
     import os
 
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from human_eval.app import launch
+    from human_eval.serve import launch
     from human_eval.study import load_study
 
     port = free_port()

@@ -151,3 +151,15 @@ def test_unknown_compat_name_is_one_line_exit_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert b"--compat must be one of" in result.stderr
     assert b"oneig-zh" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_compat_help_names_every_compat_family_and_no_other() -> None:
+    """``--compat``'s help lists the families by hand: deriving it from the metric table
+    would load every scorer for ``glyphbench --help`` (seconds); this keeps the list true."""
+    import re
+
+    from bench.cli.score import COMPAT_HELP
+
+    names = COMPAT_HELP.split(":", 1)[1].split("See")[0]
+    listed = set(re.findall(r"[a-z][a-z0-9-]*", names)) - {"alias", "or"}
+    assert listed == set(METRICS.compat_names()) - {"glyphbench"}  # glyphbench: the default

@@ -202,7 +202,7 @@ def test_twenty_concurrent_raters_store_every_answer_exactly_once(app: dict) -> 
 def test_serve_prints_the_raters_and_the_admin_address(tmp_path: Path, capfd) -> None:
     from human_fixtures import free_port
 
-    from human_eval.app import launch
+    from human_eval.serve import launch
     from human_eval.study import create_study, load_study
 
     run = make_run(tmp_path / "run", per_cell=1, image_size=64)

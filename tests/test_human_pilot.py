@@ -14,7 +14,8 @@ import pytest
 from human_fixtures import make_run
 
 from bench.core.errors import InputError
-from human_eval.app import ExportFolder, admin_snapshot, read_auth_file
+from human_eval.app import ExportFolder, admin_snapshot
+from human_eval.guard import read_auth_file
 from human_eval.report import anonymised_ratings, export_ratings, render_page
 from human_eval.service import ADDRESS_FULL, RatingService
 from human_eval.study import Study, create_study, load_study
@@ -163,7 +164,7 @@ def test_launch_names_the_port_when_it_is_taken_after_the_check(
     run_dir: Path, tmp_path: Path
 ) -> None:
     """The race: the port is free at the check and taken when Gradio binds it."""
-    from human_eval.app import launch
+    from human_eval.serve import launch
 
     study = new_study(run_dir, tmp_path / "study")
     with socket.socket() as held:

@@ -23,7 +23,7 @@ import pytest
 
 from bench.core.schema import ROW_KEY
 from bench.engine import RunFolder
-from bench.run.operations import JobOrder, order_rows
+from bench.run.merge import JobOrder, order_rows
 from bench.run.results import conform_results
 
 LABELS = ["model-b", "model-a", "control:blank"]
@@ -160,7 +160,8 @@ def test_a_real_run_merges_to_the_same_table(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import bench_harness
 
-    from bench.run.operations import merge_run, merge_run_rows, run_benchmark
+    from bench.run.merge import merge_run, merge_run_rows
+    from bench.run.operations import run_benchmark
 
     bench_harness.register()
     config, prompts = bench_harness.run_config(tmp_path / "run", 120, n_models=3)
@@ -182,7 +183,7 @@ KILLED_MERGE = """
 import sys, time
 import pyarrow.parquet as pq
 from bench.engine import RunFolder
-from bench.run.operations import JobOrder, order_rows
+from bench.run.merge import JobOrder, order_rows
 from bench.core.schema import ROW_KEY
 from bench.run.results import conform_results
 write = pq.ParquetWriter.write_table

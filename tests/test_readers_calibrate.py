@@ -14,21 +14,25 @@ from rapidfuzz.distance import Levenshtein
 from typer.testing import CliRunner
 
 from bench.calibration.calibrate import (
-    LONG_TEXTS,
     calibrate,
     classify_edits,
     control_images,
     faithfulness,
-    load_real_set,
+    read_real_set,
+    warning,
+)
+from bench.calibration.long_text import (
+    LONG_TEXTS,
     long_text_images,
     long_text_rows,
     long_text_summary,
-    read_real_set,
+)
+from bench.calibration.real_set import (
+    load_real_set,
     real_parts,
     real_rows,
     real_summary,
     shipped_real_set,
-    warning,
 )
 from bench.cli.root import app
 from bench.core.errors import InputError

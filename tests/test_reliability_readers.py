@@ -18,8 +18,9 @@ from bench.core.errors import InputError
 from bench.core.registry import PLUGINS
 from bench.engine.lock import FolderBusy, FolderLock
 from bench.run.config import RunConfig
-from bench.run.operations import RESCORE_LOCK, rescore_run, run_benchmark
+from bench.run.operations import rescore_run, run_benchmark
 from bench.run.read_later import read_run
+from bench.run.reader_claim import RESCORE_LOCK
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()

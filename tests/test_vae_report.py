@@ -9,12 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vae_eval.report import (
+from vae_eval.analyse import (
     CEILING_LABEL,
     MIN_IMAGES_PER_SIZE,
     first_size_below,
-    page_context,
-    reader_calibration,
     reader_limits,
     size_evidence,
     summary_bounds,
@@ -22,8 +20,8 @@ from vae_eval.report import (
     survival_threshold,
     too_thin,
     wr_pivot,
-    write_report,
 )
+from vae_eval.report import page_context, reader_calibration, write_report
 
 
 def _rows(

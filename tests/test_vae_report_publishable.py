@@ -13,16 +13,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.test_vae_report import _rows
-from vae_eval.report import (
+from vae_eval.analyse import (
     MIN_SIZES,
     failure_banner,
     mean_bounds,
     summary_bounds,
     summary_table,
     threshold_warnings,
-    wr_figure,
-    write_report,
 )
+from vae_eval.report import wr_figure, write_report
 
 
 def _spread_rows(vae: str, sizes: list[int]) -> list[dict[str, object]]:

@@ -145,7 +145,8 @@ def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
     assert taef2 > 40.0, wr.to_dict()  # most words survive the trained tiny VAE
     # issue 22: --limit 6 draws one image per font size (5), every size present, and
     # the report states no threshold on one image per size, and the ceiling once.
-    from vae_eval.report import CEILING_LABEL, write_report
+    from vae_eval.analyse import CEILING_LABEL
+    from vae_eval.report import write_report
 
     per_size = table[table["vae"] == specs[1]].groupby("font_size").size()
     assert per_size.to_dict() == {10: 1, 14: 1, 20: 1, 32: 1, 48: 1}

@@ -11,7 +11,7 @@ Public API (heavy libraries load only when used)::
     from vae_eval.imageset import load_image_set, default_set, write_default_set
     from vae_eval.metrics import word_retention, partial_accuracy, psnr, ssim, image_scores
     from vae_eval.runner import RunOptions, evaluate       # -> vae_results.parquet (resumable)
-    from vae_eval.report import write_report
+    from vae_eval.report import write_report           # analysis: vae_eval.analyse
 
 CLI: ``glyphbench vae-eval --vae SPEC ... --images SET --out DIR`` (or ``--config
 VAES.yaml [--dry-run]``) and

@@ -27,6 +27,10 @@ Two further parts predict use on real images, where the short one-size renders d
   per-model means, and whether each difference between two models is kept, lost,
   reversed or invented.
 
+Those two parts are computed in :mod:`bench.calibration.long_text` and
+:mod:`bench.calibration.real_set`; this module draws and reads the images and renders
+the card (Markdown, JSON, CSV).
+
 :func:`compare_readers` takes two readers' readings of one run (the run folder's
 reading store) and reports their per-image agreement and how often they order
 two models differently.
@@ -35,17 +39,35 @@ two models differently.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bench.calibration.long_text import (
+    LONG_FONTS,
+    LONG_SIZES,
+    LONG_TEXTS,
+    LONG_WIDTH,
+    long_text_images,
+    long_text_rows,
+    long_text_summary,
+)
+from bench.calibration.real_set import real_rows, real_summary
+from bench.engine.reading import failure_cause, read_batch
+from bench.models.base import ImageRequest
+from bench.models.controls import BlankControl, RenderControl, TypoControl
+from bench.run.reading_store import results_with_reader
+from bench.scoring import score_pairs
 
 # The typo-edit verdicts are pure text, shared with the report: they live in bench.scoring.
 from bench.scoring.edits import FAITHFULNESS_FLOOR as FAITHFULNESS_FLOOR
 from bench.scoring.edits import classify_edits, faithfulness, warning
+from bench.scoring.normalize import normalize
+from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +77,6 @@ if TYPE_CHECKING:
 
 #: Typo rates of the card's ``typo`` images.
 DEFAULT_RATES = (0.05, 0.1, 0.2)
-
 
 # --------------------------------------------------------------------------- images
 
@@ -80,8 +101,6 @@ def control_images(
 
     Images are drawn by the ``control`` models themselves, with image seed ``seed``.
     """
-    from bench.models.base import ImageRequest
-    from bench.models.controls import BlankControl, RenderControl, TypoControl
 
     out: list[ControlImage] = []
     render, blank = RenderControl(size), BlankControl(size)
@@ -244,8 +263,6 @@ def _markdown_row(name: str, values: dict[str, Any]) -> str:
 
 
 def _summary(rows: pd.DataFrame) -> dict[str, Any]:
-    from bench.scoring.table import METRICS
-
     render = rows[rows["control"] == "render"]
     typo = rows[rows["control"].str.startswith("typo")]
     blank = rows[rows["control"] == "blank"]
@@ -318,8 +335,6 @@ def read_real_set(
 
 
 def _read_all(reader: Reader, images: list[Image.Image], step: int) -> tuple[list[str], float]:
-    from bench.engine.reading import failure_cause, read_batch
-
     texts: list[str] = []
     started = time.perf_counter()
     for start in range(0, len(images), step):
@@ -332,9 +347,6 @@ def _read_all(reader: Reader, images: list[Image.Image], step: int) -> tuple[lis
 
 def _rows(images: list[ControlImage], readings: list[str]) -> pd.DataFrame:
     import pandas as pd
-
-    from bench.scoring import score_pairs
-    from bench.scoring.normalize import normalize
 
     records = []
     for item, reading in zip(images, readings, strict=True):
@@ -442,13 +454,6 @@ def compare_readers(
     differently by the aggregate of ``metric`` (the metric table's: a mean for NED; ties
     count as neither order).
     """
-    from itertools import combinations
-
-    from bench.run.reading_store import results_with_reader
-    from bench.scoring import score_pairs
-    from bench.scoring.normalize import normalize
-    from bench.scoring.table import METRICS
-
     a, b = results_with_reader(root, first), results_with_reader(root, second)
     both = a["ocr_text"].notna() & b["ocr_text"].notna()
     text_a = a.loc[both, "ocr_text"].astype(str).tolist()
@@ -469,405 +474,4 @@ def compare_readers(
         "rank_flips": flips / len(pairs) if pairs else float("nan"),
         "metric": metric,
         "means": {first: mean_a.to_dict(), second: mean_b.to_dict()},
-    }
-
-
-# --------------------------------------------------------------------------- long text
-
-#: Multi-word texts of the long-text part (written for glyphbench: shop signs, notices and
-#: a sentence; 9 to 17 words each, with digits, punctuation and mixed case).
-LONG_TEXTS = (
-    "Fresh Local Produce and Farmers Market every Saturday from 8 AM to 2 PM",
-    "Please keep this door closed at all times, the cat is not allowed outside",
-    "Grand Opening Sale: twenty percent off all winter coats until March 31",
-    "The quick brown fox jumps over the lazy dog near the quiet river bank",
-)
-
-#: Bundled fonts of the long-text part (file stems of matplotlib's DejaVu TTFs).
-LONG_FONTS = ("DejaVuSans", "DejaVuSerif", "DejaVuSansMono")
-
-#: Font sizes (pixels) of the long-text part.
-LONG_SIZES = (14, 20, 28)
-
-#: Width of a long-text image, pixels (its height follows from the wrapped lines).
-LONG_WIDTH = 640
-
-
-@dataclass
-class LongTextImage:
-    """One long-text image: ``text`` wrapped in font ``font`` at ``size`` pixels."""
-
-    text: str
-    font: str
-    size: int
-    image: Image.Image
-
-
-def long_text_images(
-    texts: Sequence[str] = LONG_TEXTS,
-    fonts: Sequence[str] = LONG_FONTS,
-    sizes: Sequence[int] = LONG_SIZES,
-    width: int = LONG_WIDTH,
-) -> list[LongTextImage]:
-    """Every text in every font at every size: black on white, wrapped, left-aligned.
-
-    >>> [(i.font, i.size) for i in long_text_images(["a b"], ["DejaVuSans"], [14, 20])]
-    [('DejaVuSans', 14), ('DejaVuSans', 20)]
-    """
-    from PIL import Image, ImageDraw, ImageFont
-
-    from bench.core.fonts import bundled_fonts
-    from bench.models.controls import wrap
-
-    by_stem = {path.stem: path for path in bundled_fonts()}
-    missing = [name for name in fonts if name not in by_stem]
-    if missing:
-        raise RuntimeError(f"bundled fonts not found: {', '.join(missing)}")
-    out = []
-    for text in texts:
-        for name in fonts:
-            for size in sizes:
-                font = ImageFont.truetype(str(by_stem[name]), size)
-                margin = max(8, size)
-                lines = wrap(text, font, width - 2 * margin)
-                ascent, descent = font.getmetrics()
-                step = int((ascent + descent) * 1.3)
-                image = Image.new("RGB", (width, 2 * margin + step * len(lines)), "white")
-                draw = ImageDraw.Draw(image)
-                for number, line in enumerate(lines):
-                    draw.text((margin, margin + number * step), line, font=font, fill="black")
-                out.append(LongTextImage(text, name, size, image))
-    return out
-
-
-def _word_counts(expected: Sequence[str], read: Sequence[str]) -> tuple[list[int], list[int]]:
-    """Words of each expected and each read text, as glyphbench's word metrics count them."""
-    from bench.scoring import Pair
-
-    pairs = [Pair(e, r) for e, r in zip(expected, read, strict=True)]
-    return [len(p.expected_words) for p in pairs], [len(p.read_words) for p in pairs]
-
-
-def long_text_rows(images: Sequence[LongTextImage], readings: Sequence[str]) -> pd.DataFrame:
-    """One row per long-text image: its reading, word counts, word recall and NED."""
-    import pandas as pd
-
-    from bench.scoring import score_pairs
-
-    texts = [item.text for item in images]
-    expected_words, read_words = _word_counts(texts, readings)
-    rows = pd.DataFrame(
-        {
-            "font": [item.font for item in images],
-            "size": [item.size for item in images],
-            "text": texts,
-            "reading": list(readings),
-            "expected_words": expected_words,
-            "read_words": read_words,
-        }
-    )
-    scores = score_pairs(texts, list(readings))
-    rows["word_recall"] = scores["word_recall"].to_numpy()
-    rows["ned"] = scores["ned"].to_numpy()
-    return rows
-
-
-def _long_summary(rows: pd.DataFrame) -> dict[str, Any]:
-    from bench.scoring.table import METRICS
-
-    expected = int(rows["expected_words"].sum())
-    return {
-        "images": len(rows),
-        "words_per_word": float(rows["read_words"].sum() / expected) if expected else math.nan,
-        **METRICS.aggregate(rows, ["word_recall", "ned"]),
-    }
-
-
-def long_text_summary(rows: pd.DataFrame) -> dict[str, Any]:
-    """Words returned per expected word (pooled), mean word recall and NED: all, per size, font.
-
-    A reader that merges words returns fewer words than expected (words per word < 1)
-    and loses word recall while its NED stays high (NED ignores spaces only partly).
-    """
-    return {
-        "overall": _long_summary(rows),
-        "by_size": {int(k): _long_summary(part) for k, part in rows.groupby("size", sort=True)},
-        "by_font": {str(k): _long_summary(part) for k, part in rows.groupby("font", sort=True)},
-    }
-
-
-# --------------------------------------------------------------------------- real images
-
-#: Columns a real-image manifest must have.
-MANIFEST_COLUMNS = (
-    "file",
-    "model",
-    "source_repo",
-    "path_in_repo",
-    "commit",
-    "licence",
-    "intended_text",
-    "human_reading",
-)
-
-#: Bootstrap resamples of the real-image intervals.
-REAL_BOOTSTRAP = 2000
-
-
-def shipped_real_set() -> Path | None:
-    """The manifest of the real-image set shipped in the source tree, if present."""
-    path = Path(__file__).resolve().parents[2] / "tests" / "data" / "real_t2i" / "manifest.csv"
-    return path if path.is_file() else None
-
-
-#: Parts of a real-image set (:func:`real_parts`): images a reader may be tuned on, images
-#: only scored.
-REAL_PARTS = ("tune", "score")
-
-
-def real_parts(files: Sequence[str], models: Sequence[str]) -> list[str]:
-    """The part of each image: ``tune`` (a reader's settings may be chosen on it) or ``score``.
-
-    Within each model, images are ordered by the SHA-256 of their file's base name and
-    dealt alternately, the first to ``score``: each model with two images or more is on
-    both sides, a model with one image is scored only, and adding an image to the set
-    moves no other model's images. A glyphbench convention (no source prescribes one).
-
-    >>> real_parts(["a/x.jpg", "a/y.jpg", "a/z.jpg"], ["m", "m", "n"])
-    ['score', 'tune', 'score']
-    """
-    import hashlib
-
-    keys = [hashlib.sha256(Path(name).name.encode("utf-8")).hexdigest() for name in files]
-    parts = [""] * len(keys)
-    for model in dict.fromkeys(models):
-        members = sorted((keys[i], i) for i, m in enumerate(models) if m == model)
-        for turn, (_, i) in enumerate(members):
-            parts[i] = REAL_PARTS[(turn + 1) % 2]
-    return parts
-
-
-def load_real_set(
-    path: str | Path, limit: int | None = None, part: str | None = None
-) -> pd.DataFrame:
-    """Rows of a real-image manifest (a CSV, or a folder holding ``manifest.csv``).
-
-    Checks every row (an :class:`~bench.core.errors.InputError` names the file and line):
-    the columns of :data:`MANIFEST_COLUMNS`, a non-empty ``file``, ``model``,
-    ``licence`` and ``human_reading``, and an image file that exists (``file`` is
-    relative to the manifest's folder). Adds ``path`` (the absolute image path) and
-    ``part`` (:func:`real_parts`); ``part`` (``tune`` or ``score``) keeps that part only.
-    ``limit`` keeps the first rows of each model in turn (round-robin over models
-    in manifest order), so a small subset still holds several models.
-    """
-    import pandas as pd
-
-    from bench.core.errors import InputError
-
-    manifest = Path(path)
-    if manifest.is_dir():
-        manifest = manifest / "manifest.csv"
-    if not manifest.is_file():
-        raise InputError(manifest, "no such real-image manifest")
-    frame = pd.read_csv(manifest, dtype=str, keep_default_na=False)
-    missing = [column for column in MANIFEST_COLUMNS if column not in frame.columns]
-    if missing:
-        raise InputError(manifest, f"missing column(s) {', '.join(missing)}", line=1)
-    paths = []
-    for number, row in enumerate(frame.itertuples(index=False), start=2):
-        for column in ("file", "model", "licence", "human_reading"):
-            if not str(getattr(row, column)).strip():
-                raise InputError(manifest, f"empty {column!r}", line=number)
-        image = manifest.parent / str(row.file)
-        if not image.is_file():
-            raise InputError(manifest, f"image {row.file!r} not found", line=number)
-        paths.append(str(image.resolve()))
-    frame["path"] = paths
-    frame["part"] = real_parts(frame["file"].tolist(), frame["model"].tolist())
-    if part is not None:
-        if part not in REAL_PARTS:
-            raise ValueError(f"part must be one of {', '.join(REAL_PARTS)}, not {part!r}")
-        frame = frame[frame["part"] == part]
-    if limit is not None and limit < len(frame):
-        order = frame.groupby("model", sort=False).cumcount()
-        frame = frame.assign(_turn=order).sort_values(["_turn"], kind="stable").head(limit)
-        frame = frame.drop(columns="_turn").sort_index()
-    return frame.reset_index(drop=True)
-
-
-def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
-    """Per image: the reader against the person's reading, and both as benchmark scores.
-
-    ``ned_vs_human`` and ``word_recall_vs_human``: the reading scored against the
-    person's reading (glyphbench NED and word recall); ``words_per_word``: words read
-    per word the person read. Where the intended text is known, ``score_reader`` and
-    ``score_human`` are glyphbench NED against it computed from the reader's and from
-    the person's reading, and ``score_error`` their absolute difference (NaN elsewhere).
-    """
-    import numpy as np
-
-    from bench.scoring import score_pairs
-
-    columns = ["file", "model", "part", "intended_text", "human_reading"]
-    rows = frame[[c for c in columns if c in frame.columns]].copy()
-    rows["reading"] = list(readings)
-    human, read = rows["human_reading"].tolist(), rows["reading"].tolist()
-    versus_human = score_pairs(human, read)
-    rows["ned_vs_human"] = versus_human["ned"].to_numpy()
-    rows["word_recall_vs_human"] = versus_human["word_recall"].to_numpy()
-    human_words, read_words = _word_counts(human, read)
-    rows["human_words"], rows["read_words"] = human_words, read_words
-    known = rows["intended_text"].str.strip() != ""
-    intended = rows["intended_text"].tolist()
-    by_reader = score_pairs(intended, read)["ned"].to_numpy()
-    by_human = score_pairs(intended, human)["ned"].to_numpy()
-    rows["score_reader"] = np.where(known, by_reader, np.nan)
-    rows["score_human"] = np.where(known, by_human, np.nan)
-    rows["score_error"] = (rows["score_reader"] - rows["score_human"]).abs()
-    return rows
-
-
-def _interval(values: Any, rng: Any) -> list[float]:
-    from bench.scoring.bootstrap import mean_interval
-
-    lo, hi = mean_interval(values, n_boot=REAL_BOOTSTRAP, rng=rng)
-    return [lo, hi]
-
-
-def _difference(a: Any, b: Any, rng: Any) -> tuple[float, list[float]]:
-    """Mean of ``a`` minus mean of ``b`` (two models' images, resampled independently)."""
-    from bench.scoring.bootstrap import percentile_interval, resampled_means
-
-    boot = (
-        resampled_means(a, n_boot=REAL_BOOTSTRAP, rng=rng)[:, 0]
-        - resampled_means(b, n_boot=REAL_BOOTSTRAP, rng=rng)[:, 0]
-    )
-    lo, hi = percentile_interval(boot)
-    return float(a.mean() - b.mean()), [float(lo), float(hi)]
-
-
-def _excludes_zero(interval: list[float]) -> int:
-    """+1 / -1 when the interval lies above / below zero, 0 when it holds zero."""
-    return 1 if interval[0] > 0 else -1 if interval[1] < 0 else 0
-
-
-#: How a reader treats a difference between two models (see :func:`pair_verdict`).
-VERDICTS = ("kept", "lost", "reversed", "invented", "none")
-
-
-def pair_verdict(human: list[float], reader: list[float]) -> str:
-    """Compare the 95% intervals of one model difference under the person and the reader.
-
-    ``kept``: the person's interval excludes zero and the reader's excludes it on the
-    same side; ``lost``: the reader's holds zero; ``reversed``: the reader's excludes it
-    on the other side; ``invented``: the person's holds zero but the reader's does not;
-    ``none``: both hold zero.
-
-    >>> pair_verdict([0.1, 0.3], [0.05, 0.2]), pair_verdict([0.1, 0.3], [-0.1, 0.2])
-    ('kept', 'lost')
-    >>> pair_verdict([-0.1, 0.1], [0.05, 0.2]), pair_verdict([-0.1, 0.1], [-0.2, 0.3])
-    ('invented', 'none')
-    """
-    person, read = _excludes_zero(human), _excludes_zero(reader)
-    if person == 0:
-        return "none" if read == 0 else "invented"
-    return "kept" if read == person else "lost" if read == 0 else "reversed"
-
-
-def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
-    """Every pair of models with intended text: their score difference by person and reader.
-
-    Each model's images are resampled on their own (the models drew different
-    prompts, so nothing pairs them); ``verdict`` is :func:`pair_verdict` of the two
-    95% intervals.
-    """
-    from itertools import combinations
-
-    from bench.scoring.bootstrap import seeded_rng
-
-    out = []
-    groups = {str(k): part for k, part in scored.groupby("model", sort=True)}
-    for a, b in combinations(sorted(groups), 2):
-        rng = seeded_rng(seed, ("real-pair", a, b))
-        human = _difference(
-            groups[a]["score_human"].to_numpy(), groups[b]["score_human"].to_numpy(), rng
-        )
-        reader = _difference(
-            groups[a]["score_reader"].to_numpy(), groups[b]["score_reader"].to_numpy(), rng
-        )
-        out.append(
-            {
-                "models": [a, b],
-                "images": [len(groups[a]), len(groups[b])],
-                "human": {"difference": human[0], "interval": human[1]},
-                "reader": {"difference": reader[0], "interval": reader[1]},
-                "verdict": pair_verdict(human[1], reader[1]),
-            }
-        )
-    return out
-
-
-def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
-    """The real-image figures of a card (see :func:`real_rows` for the per-image columns).
-
-    ``ned_vs_human`` / ``word_recall_vs_human``: means over all images with a
-    bootstrap interval; ``words_per_word``: pooled words read / words the person read;
-    on the images whose intended text is known: ``score_mae`` (mean absolute error of
-    the benchmark score, with interval), ``score_bias`` (mean reader minus person),
-    ``spearman`` (rank correlation of the per-model mean scores, NaN below 3 models),
-    ``pairs`` (:func:`model_pairs`) and ``pair_verdicts`` (how many pairs got each
-    verdict of :func:`pair_verdict`).
-    """
-    import pandas as pd
-    from scipy.stats import spearmanr
-
-    from bench.scoring.bootstrap import seeded_rng
-    from bench.scoring.table import METRICS
-
-    rng = seeded_rng(seed, ("real",))
-    scored = rows[rows["score_reader"].notna()]
-    # both scores are NED against the intended text: the table's NED aggregate per model
-    means = pd.DataFrame(
-        {
-            column: METRICS.aggregate_groups(
-                scored[["model", column]].rename(columns={column: "ned"}), "model", "ned", sort=True
-            )
-            for column in ("score_reader", "score_human")
-        }
-    )
-    spearman = math.nan
-    if (
-        len(means) >= 3
-        and means["score_human"].nunique() > 1
-        and means["score_reader"].nunique() > 1
-    ):
-        spearman = float(spearmanr(means["score_reader"], means["score_human"]).statistic)
-    pairs = model_pairs(scored, seed)
-    human_words = int(rows["human_words"].sum())
-    return {
-        "images": len(rows),
-        "models": int(rows["model"].nunique()),
-        "ned_vs_human": METRICS.aggregate_column(rows, "ned", "ned_vs_human"),
-        "ned_vs_human_interval": _interval(rows["ned_vs_human"].to_numpy(), rng),
-        "word_recall_vs_human": METRICS.aggregate_column(
-            rows, "word_recall", "word_recall_vs_human"
-        ),
-        "word_recall_vs_human_interval": _interval(rows["word_recall_vs_human"].to_numpy(), rng),
-        "words_per_word": float(rows["read_words"].sum() / human_words)
-        if human_words
-        else math.nan,
-        "scored_images": len(scored),
-        "scored_models": len(means),
-        "score_mae": float(scored["score_error"].mean()) if len(scored) else math.nan,
-        "score_mae_interval": _interval(scored["score_error"].to_numpy(), rng),
-        "score_bias": float((scored["score_reader"] - scored["score_human"]).mean())
-        if len(scored)
-        else math.nan,
-        "model_means": {
-            str(model): {"reader": float(r.score_reader), "human": float(r.score_human)}
-            for model, r in means.iterrows()
-        },
-        "spearman": spearman,
-        "pairs": pairs,
-        "pair_verdicts": {v: sum(p["verdict"] == v for p in pairs) for v in VERDICTS},
     }

@@ -121,7 +121,7 @@ def serve_command(
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
-    from human_eval.app import check_bind, check_port, launch
+    from human_eval.serve import check_bind, check_port, launch
     from human_eval.study import load_study
 
     check_bind(host, port)

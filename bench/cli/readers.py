@@ -65,7 +65,8 @@ def calibrate_command(
 
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
-    from bench.calibration.calibrate import REAL_PARTS, calibrate, load_real_set, shipped_real_set
+    from bench.calibration.calibrate import calibrate
+    from bench.calibration.real_set import REAL_PARTS, load_real_set, shipped_real_set
 
     if real_part is not None and real_part not in REAL_PARTS:
         raise typer.BadParameter(

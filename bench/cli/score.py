@@ -52,6 +52,9 @@ class _Contract(Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
 
 CONTRACT = _Contract()
 
+#: Typed here, not read from the metric table: that would load every scorer for
+#: ``glyphbench --help``. tests/test_cli_score_contract.py checks it names every ``compat``
+#: name of the table (``glyphbench``, the default, aside) and no other.
 COMPAT_HELP = (
     "Score as a benchmark's own code does: anytext, anytext-zh, mario, cocotext, oneig, "
     "oneig-zh, longtext, longtext-zh, lex, cvtg, stvqa, reference (alias textinvision); or 'vae' "

@@ -210,7 +210,7 @@ def print_summary(table: pd.DataFrame, console: Console) -> None:
     """The report's summary table in the console: the ceiling, then each codec."""
     from rich.table import Table
 
-    from vae_eval.report import codec_labels, summary_table
+    from vae_eval.analyse import codec_labels, summary_table
 
     if not len(table):
         return

@@ -5,7 +5,7 @@ nothing, ``control:typo?rate=R`` draws the text with a share R of its characters
 wrong, ``control:render`` draws it exactly (the reader's ceiling). Each model is
 compared with each control of its run on the primary metric, paired on the
 prompts both saw (the differences of prompt means resampled prompt by prompt, as
-:func:`bench.report.stats.compare_models` does, at the report's confidence; no
+:func:`bench.report.compare.compare_models` does, at the report's confidence; no
 multiplicity correction: the controls are landmarks, not contestants). The
 verdict places the model on that ladder:
 
@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from bench.report import controls as ctl
+from bench.report.compare import prompt_means
 from bench.report.metric_info import metric_info
-from bench.report.stats import prompt_means
 from bench.scoring.bootstrap import MIN_UNITS, paired_differences, percentile_interval, seeded_rng
 
 VERDICT_COLUMNS = ["model", "verdict", "level", "controls", "n_prompts"]

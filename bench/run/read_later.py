@@ -80,7 +80,7 @@ def read_run(
     from bench.engine.read_pool import ReadPool, resolve_workers
     from bench.run.config import RunConfig
     from bench.run.grid_path import image_path_of, refuse_split_reading
-    from bench.run.operations import claim_reader, refuse_during_rescore, table_reader
+    from bench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
     if follow:
@@ -121,7 +121,7 @@ def read_run(
             )
     merged = None
     if not folder.busy_shards():
-        from bench.run.operations import merge_run
+        from bench.run.merge import merge_run
 
         merged = merge_run(folder.root, folder=folder)
     # issue 32: a followed run that ended without recording its end died part-way
@@ -280,7 +280,8 @@ def read_grid_run(
     """
     from bench.run.config import RunConfig
     from bench.run.grid_path import check_groups, grid_of, grid_reread
-    from bench.run.operations import claim_reader, merge_run, refuse_during_rescore
+    from bench.run.merge import merge_run
+    from bench.run.reader_claim import claim_reader, refuse_during_rescore
     from bench.run.reading_store import ReadingStore
     from bench.run.results import score_rows, write_rows
 

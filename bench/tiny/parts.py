@@ -166,17 +166,29 @@ def llama3_tokenizer(max_length: int = 1 << 17) -> Any:
     )
 
 
+def decoder_sizes(vocab_size: int, width: int, layers: int = 2) -> dict[str, Any]:
+    """The sizes every tiny decoder-only text encoder shares (Llama, Gemma 2, Qwen): config
+    keywords for ``layers`` layers ``width`` wide, an MLP twice as wide, two attention heads.
+
+    >>> decoder_sizes(300, 16)["intermediate_size"], decoder_sizes(300, 16, 3)["num_hidden_layers"]
+    (32, 3)
+    """
+    return {
+        "vocab_size": vocab_size,
+        "hidden_size": width,
+        "intermediate_size": 2 * width,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+    }
+
+
 def llama_encoder(tokenizer: Any, width: int = 32, layers: int = 2) -> Any:
     """A ``LlamaForCausalLM`` of ``layers`` layers agreeing with ``tokenizer``."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=width,
-        intermediate_size=2 * width,
-        num_hidden_layers=layers,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        **decoder_sizes(len(tokenizer), width, layers),
         max_position_embeddings=1024,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -213,12 +225,7 @@ def gemma2_encoder(tokenizer: Any, width: int = 16) -> Any:
     from transformers import Gemma2Config, Gemma2Model
 
     config = Gemma2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=width,
-        intermediate_size=2 * width,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        **decoder_sizes(len(tokenizer), width),
         head_dim=8,
         max_position_embeddings=4096,
         sliding_window=64,
@@ -316,12 +323,7 @@ def clip_text_encoder(
 def qwen_text_config(vocab_size: int, width: int = 32, **extra: Any) -> dict[str, Any]:
     """Keyword arguments of a two-layer Qwen2/Qwen3 language-model config."""
     return {
-        "vocab_size": vocab_size,
-        "hidden_size": width,
-        "intermediate_size": 2 * width,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 2,
+        **decoder_sizes(vocab_size, width),
         "head_dim": width // 2,
         "max_position_embeddings": 4096,
         "rope_theta": 1_000_000.0,
@@ -330,27 +332,37 @@ def qwen_text_config(vocab_size: int, width: int = 32, **extra: Any) -> dict[str
     }
 
 
+def _vl_text_config(tokenizer: Any, width: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The language part of a tiny Qwen VL config (multimodal rope) and the token ids
+    left for the outer config."""
+    ids = qwen_token_ids(tokenizer)
+    text = qwen_text_config(len(tokenizer), width, bos_token_id=ids["pad_token_id"])
+    text["eos_token_id"] = ids.pop("eos_token_id")
+    text["pad_token_id"] = ids.pop("pad_token_id")
+    text["rope_scaling"] = {"mrope_section": [2, 2, 4], "rope_type": "default"}
+    return text, ids
+
+
+def _vl_vision_config(width: int, **extra: Any) -> dict[str, Any]:
+    """A one-block vision tower of a tiny Qwen VL model, projecting to ``width``."""
+    return {
+        "depth": 1,
+        "hidden_size": 16,
+        "intermediate_size": 16,
+        "num_heads": 2,
+        "out_hidden_size": width,
+        **extra,
+    }
+
+
 def qwen25_vl_encoder(tokenizer: Any, width: int = 32) -> Any:
     """A two-layer ``Qwen2_5_VLForConditionalGeneration`` agreeing with ``tokenizer``'s ids."""
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
 
-    ids = qwen_token_ids(tokenizer)
-    text = qwen_text_config(len(tokenizer), width, bos_token_id=ids["pad_token_id"])
+    text, ids = _vl_text_config(tokenizer, width)
     text.pop("head_dim")
-    text["eos_token_id"] = ids.pop("eos_token_id")
-    text["pad_token_id"] = ids.pop("pad_token_id")
-    text["rope_scaling"] = {"mrope_section": [2, 2, 4], "rope_type": "default", "type": "default"}
-    config = Qwen2_5_VLConfig(
-        text_config=text,
-        vision_config={
-            "depth": 1,
-            "hidden_size": 16,
-            "intermediate_size": 16,
-            "num_heads": 2,
-            "out_hidden_size": width,
-        },
-        **ids,
-    )
+    text["rope_scaling"]["type"] = "default"
+    config = Qwen2_5_VLConfig(text_config=text, vision_config=_vl_vision_config(width), **ids)
     return Qwen2_5_VLForConditionalGeneration(config).eval()
 
 
@@ -358,25 +370,11 @@ def qwen3_vl_encoder(tokenizer: Any, width: int = 32) -> Any:
     """A two-layer ``Qwen3VLForConditionalGeneration`` agreeing with ``tokenizer``'s ids."""
     from transformers import Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
-    ids = qwen_token_ids(tokenizer)
-    text = qwen_text_config(len(tokenizer), width, bos_token_id=ids["pad_token_id"])
-    text["eos_token_id"] = ids.pop("eos_token_id")
-    text["pad_token_id"] = ids.pop("pad_token_id")
-    text["rope_scaling"] = {"mrope_section": [2, 2, 4], "rope_type": "default"}
-    config = Qwen3VLConfig(
-        text_config=text,
-        vision_config={
-            "depth": 1,
-            "hidden_size": 16,
-            "intermediate_size": 16,
-            "num_heads": 2,
-            "out_hidden_size": width,
-            "patch_size": 16,
-            "deepstack_visual_indexes": [0],
-            "num_position_embeddings": 16,
-        },
-        **ids,
+    text, ids = _vl_text_config(tokenizer, width)
+    vision = _vl_vision_config(
+        width, patch_size=16, deepstack_visual_indexes=[0], num_position_embeddings=16
     )
+    config = Qwen3VLConfig(text_config=text, vision_config=vision, **ids)
     return Qwen3VLForConditionalGeneration(config).eval()
 
 
