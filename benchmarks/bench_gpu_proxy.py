@@ -27,10 +27,11 @@ batch and images; the best of each is kept and harness/bare printed.
 Calibration (defaults): the per-step cost is set so that the bare loop matches the
 H200 figures of the full-size random SDXL (docs/performance.md, issue 30):
 1024 px, 20 steps, batch 4, 16 images: 1.130 images/s (177.0 ms a step);
-512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). The work
-per millisecond is measured once at start (best of several trials), so on a busy
-machine the bare loop is slower than the target: the ratio, measured in the same
-rounds, is what the benchmark reports. 1328 px (``--sizes 1328``) reuses the
+512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). Each step
+holds the GIL until the generating thread has spent the step's CPU time
+(:func:`hold`), so the bare loop matches the target on any machine that gives it
+a core, and the harness's loss is what it takes from that thread: the GIL (and
+the core) while it runs. 1328 px (``--sizes 1328``) reuses the
 1024 px step cost (no GPU figure at that size: uncalibrated).
 
     python benchmarks/bench_gpu_proxy.py                    # 512 and 1024 px, noise and photo
@@ -93,7 +94,8 @@ SETTINGS: dict[int, Setting] = {
 
 # --------------------------------------------------------------------------- the stand-in
 
-_WORK_PER_MS: float | None = None
+#: Iterations of :func:`_spin` between two looks at the thread's CPU clock (~0.1 ms).
+SPIN_CHUNK = 2_000
 
 
 def _spin(iterations: int) -> int:
@@ -104,18 +106,19 @@ def _spin(iterations: int) -> int:
     return total
 
 
-def work_per_ms() -> float:
-    """Iterations of :func:`_spin` per millisecond on this machine (best of 7 trials, cached)."""
-    global _WORK_PER_MS
-    if _WORK_PER_MS is None:
-        trial = 200_000
-        best = float("inf")
-        for _ in range(7):
-            started = time.perf_counter()
-            _spin(trial)
-            best = min(best, time.perf_counter() - started)
-        _WORK_PER_MS = trial / (1000 * best)
-    return _WORK_PER_MS
+def hold(cpu_s: float) -> None:
+    """Work holding the GIL until this thread has spent ``cpu_s`` seconds of CPU.
+
+    A fixed amount of *CPU time*, not of wall time (a deadline would end on time
+    however long other threads held the GIL) nor of iterations (the speed of this
+    machine's cores drifts by a third from minute to minute under other tenants, and
+    a count calibrated once would miss the GPU figure): while another thread holds
+    the GIL, this one waits without spending CPU, so it is slowed down exactly as a
+    launching thread is, and alone it takes ``cpu_s`` as the GPU's step does.
+    """
+    end = time.thread_time() + cpu_s
+    while time.thread_time() < end:
+        _spin(SPIN_CHUNK)
 
 
 def render(size: int, content: str, number: int) -> Any:
@@ -163,7 +166,7 @@ class ProxyPipeline:
         if not 0.0 < gil <= 1.0:
             raise ValueError(f"gil must be in (0, 1], got {gil}")
         self.steps, self.gil = steps, gil
-        self.spin = int(work_per_ms() * step_ms * gil)
+        self.hold_s = step_ms * gil / 1000
         self.wait_s = step_ms * (1.0 - gil) / 1000
         self.pool = [np.asarray(render(size, content, n)) for n in range(4)]
 
@@ -171,7 +174,7 @@ class ProxyPipeline:
         from PIL import Image
 
         for _ in range(self.steps):
-            _spin(self.spin)
+            hold(self.hold_s)
             if self.wait_s:
                 time.sleep(self.wait_s)  # the device computing: the GIL is free
         return [Image.fromarray(self.pool[i % len(self.pool)]) for i in range(count)]
@@ -331,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if size not in SETTINGS:
             parser.error(f"--sizes: {size} is not one of {sorted(SETTINGS)}")
     rows = []
-    print(f"work per ms: {work_per_ms():,.0f} iterations [{load()}]", flush=True)
+    print(f"[{load()}]", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-gpu-proxy-"))
     try:
         for size in sizes:
