@@ -42,6 +42,7 @@ the core) while it runs. 1328 px (``--sizes 1328``) reuses the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -191,6 +192,20 @@ class ProxyOptions(Options):
 
 #: (start, end) of each ``gpuproxy`` generate call in this process (the harness's batches).
 CALLS: list[tuple[float, float]] = []
+#: The run's worker thread's CPU seconds when each ``gpuproxy`` call ended (what the
+#: harness took, in the generating process, beside generation: see ``worker_cpu_ms``).
+WORKER_CPU: list[float] = []
+
+
+def worker_cpu_s() -> float:
+    """CPU seconds of the engine's worker thread (``glyphbench-worker``) so far; 0 if none."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "glyphbench-worker" and thread.ident is not None:
+            with contextlib.suppress(OSError):  # it may end meanwhile
+                return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return 0.0
 
 
 class ProxyModel(ModelAdapter):
@@ -206,6 +221,7 @@ class ProxyModel(ModelAdapter):
         started = time.perf_counter()
         images = self.pipe(len(requests))
         CALLS.append((started, time.perf_counter()))
+        WORKER_CPU.append(worker_cpu_s())
         return images
 
 
@@ -254,12 +270,17 @@ def measure(
     options["gil"] = gil
     pipe = ProxyPipeline(size, content, setting.steps, step, gil)
     bares, harnesses, generating, tails, threaded = [], [], [], [], []
+    worker_ms: list[float] = []
     for _ in range(rounds or setting.rounds):
         bares.append(bare(pipe, count, setting.batch))
         CALLS.clear()
+        WORKER_CPU.clear()
         speed, _ = harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)
         harnesses.append(speed)
         generating.append(count / (CALLS[-1][1] - CALLS[0][0]))
+        batches = len(WORKER_CPU) - 1
+        if batches > 0:
+            worker_ms.append(1000 * (WORKER_CPU[-1] - WORKER_CPU[0]) / batches)
         tails.append(count / speed - count / generating[-1])
         if compare_thread:
             before = os.environ.get(WRITER_VARIABLE)
@@ -287,6 +308,10 @@ def measure(
         "generation_ratio": max(generating) / best_bare,
         "harness_generation_img_s": max(generating),
         "tail_s": min(tails),
+        # CPU of the run's worker thread per batch while generation ran (reading,
+        # scoring, part files, the hand-over to the writer): on a GPU, the GIL it can
+        # take from the launching thread. Least over the rounds; NaN with one batch.
+        "worker_cpu_ms": min(worker_ms, default=float("nan")),
         "target_bare_img_s": setting.gpu_bare_img_s if step_ms is None else None,
         "steps": setting.steps,
         "batch": setting.batch,
@@ -357,7 +382,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     + (f" (GPU {target:.3f})" if target else "")
                     + f", harness {row['harness_img_s']:.3f} img/s, "
                     f"harness/bare {row['ratio']:.3f} (generation alone "
-                    f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s)"
+                    f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s, worker "
+                    f"{row['worker_cpu_ms']:.0f} ms CPU a batch)"
                     + (
                         f", in-thread writes {row['thread_ratio']:.3f}"
                         if "thread_ratio" in row

@@ -95,6 +95,7 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
         assert (row["batch"], row["steps"], row["images"], row["rounds"]) == (2, 2, 4, 1)
         assert row["thread_ratio"] == row["thread_rounds"][0] / row["bare_img_s"] > 0
         assert row["generation_ratio"] > 0 and row["tail_s"] == row["tail_s"]  # not NaN
+        assert row["worker_cpu_ms"] > 0  # the worker thread ran between the 2 batches
 
 
 def test_default_step_costs_match_the_gpu_figures() -> None:
