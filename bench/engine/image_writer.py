@@ -9,7 +9,9 @@ the reader processes of :mod:`bench.engine.read_pool`) which encodes them with
 :func:`bench.engine.folder.encode_png` (the same PNG settings: the same bytes and
 SHA-256 as :meth:`RunFolder.write_image <bench.engine.folder.RunFolder.write_image>`)
 and writes each file with the same atomic write; the worker thread waits for the
-digests with the GIL free, then reads, scores and writes the part file as before.
+digests with the GIL free, then reads, scores and writes the part file as before
+(meanwhile the processes encode the next batch, which the worker has already begun:
+:class:`bench.engine.loop.Loop`).
 
 Hand-over without needless copies: one shared-memory block per batch
 (:mod:`multiprocessing.shared_memory`) holds the raw pixels (the one copy out of
@@ -39,6 +41,12 @@ worker thread waits for it to start, about a tenth of a second, while the engine
 queue keeps generation going; smaller images, such as the 64-pixel controls of
 tests, cost less to encode than a process costs to start), ``process`` (started
 with the run; every batch waits for it) or ``thread`` (never).
+
+How many: :class:`WriterPool` runs ``GLYPHBENCH_IMAGE_WRITERS`` processes (default
+:func:`writer_processes`: one per two usable cores, 1 to 8) and cuts each batch into
+one contiguous slice per process. One keeps up with generation; more shorten the
+run's tail (the last batch, written after generation ends, which the worker thread
+shares with them) and the wait before each batch's rows.
 """
 
 from __future__ import annotations

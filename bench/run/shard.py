@@ -178,8 +178,9 @@ class Runner:
         #: ``run --read-workers N``: generation waits while too many images wait to be read.
         self.backlog = backlog
         self._batch_rows: BatchRows | None = None  # made on the first batch
-        #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER; issue 30) and the process
-        #: doing it once started (by the generating thread: see bench.engine.image_writer).
+        #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER, GLYPHBENCH_IMAGE_WRITERS;
+        #: issue 30) and the processes doing it once started (by the generating thread:
+        #: see bench.engine.image_writer).
         self.writer_mode = writer_mode()
         self.writer_processes = writer_processes()  # both checked before anything is written
         self.image_writer: WriterPool | None = None
@@ -407,7 +408,7 @@ class Runner:
 
         In the image writer process once a batch of large images has started it
         (:meth:`_made`), else here; ``share`` (the run's last batch: generation is
-        over) half here, half there.
+        over) one share here, the rest in the writer processes.
         """
         return self.send_images(jobs, images, model_slug, share=share)()
 
