@@ -27,10 +27,11 @@ batch and images; the best of each is kept and harness/bare printed.
 Calibration (defaults): the per-step cost is set so that the bare loop matches the
 H200 figures of the full-size random SDXL (docs/performance.md, issue 30):
 1024 px, 20 steps, batch 4, 16 images: 1.130 images/s (177.0 ms a step);
-512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). The work
-per millisecond is measured once at start (best of several trials), so on a busy
-machine the bare loop is slower than the target: the ratio, measured in the same
-rounds, is what the benchmark reports. 1328 px (``--sizes 1328``) reuses the
+512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). Each step
+holds the GIL until the generating thread has spent the step's CPU time
+(:func:`hold`), so the bare loop matches the target on any machine that gives it
+a core, and the harness's loss is what it takes from that thread: the GIL (and
+the core) while it runs. 1328 px (``--sizes 1328``) reuses the
 1024 px step cost (no GPU figure at that size: uncalibrated).
 
     python benchmarks/bench_gpu_proxy.py                    # 512 and 1024 px, noise and photo
@@ -41,6 +42,7 @@ rounds, is what the benchmark reports. 1328 px (``--sizes 1328``) reuses the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -93,7 +95,8 @@ SETTINGS: dict[int, Setting] = {
 
 # --------------------------------------------------------------------------- the stand-in
 
-_WORK_PER_MS: float | None = None
+#: Iterations of :func:`_spin` between two looks at the thread's CPU clock (~0.1 ms).
+SPIN_CHUNK = 2_000
 
 
 def _spin(iterations: int) -> int:
@@ -104,18 +107,19 @@ def _spin(iterations: int) -> int:
     return total
 
 
-def work_per_ms() -> float:
-    """Iterations of :func:`_spin` per millisecond on this machine (best of 7 trials, cached)."""
-    global _WORK_PER_MS
-    if _WORK_PER_MS is None:
-        trial = 200_000
-        best = float("inf")
-        for _ in range(7):
-            started = time.perf_counter()
-            _spin(trial)
-            best = min(best, time.perf_counter() - started)
-        _WORK_PER_MS = trial / (1000 * best)
-    return _WORK_PER_MS
+def hold(cpu_s: float) -> None:
+    """Work holding the GIL until this thread has spent ``cpu_s`` seconds of CPU.
+
+    A fixed amount of *CPU time*, not of wall time (a deadline would end on time
+    however long other threads held the GIL) nor of iterations (the speed of this
+    machine's cores drifts by a third from minute to minute under other tenants, and
+    a count calibrated once would miss the GPU figure): while another thread holds
+    the GIL, this one waits without spending CPU, so it is slowed down exactly as a
+    launching thread is, and alone it takes ``cpu_s`` as the GPU's step does.
+    """
+    end = time.thread_time() + cpu_s
+    while time.thread_time() < end:
+        _spin(SPIN_CHUNK)
 
 
 def render(size: int, content: str, number: int) -> Any:
@@ -163,7 +167,7 @@ class ProxyPipeline:
         if not 0.0 < gil <= 1.0:
             raise ValueError(f"gil must be in (0, 1], got {gil}")
         self.steps, self.gil = steps, gil
-        self.spin = int(work_per_ms() * step_ms * gil)
+        self.hold_s = step_ms * gil / 1000
         self.wait_s = step_ms * (1.0 - gil) / 1000
         self.pool = [np.asarray(render(size, content, n)) for n in range(4)]
 
@@ -171,7 +175,7 @@ class ProxyPipeline:
         from PIL import Image
 
         for _ in range(self.steps):
-            _spin(self.spin)
+            hold(self.hold_s)
             if self.wait_s:
                 time.sleep(self.wait_s)  # the device computing: the GIL is free
         return [Image.fromarray(self.pool[i % len(self.pool)]) for i in range(count)]
@@ -188,6 +192,20 @@ class ProxyOptions(Options):
 
 #: (start, end) of each ``gpuproxy`` generate call in this process (the harness's batches).
 CALLS: list[tuple[float, float]] = []
+#: The run's worker thread's CPU seconds when each ``gpuproxy`` call ended (what the
+#: harness took, in the generating process, beside generation: see ``worker_cpu_ms``).
+WORKER_CPU: list[float] = []
+
+
+def worker_cpu_s() -> float:
+    """CPU seconds of the engine's worker thread (``glyphbench-worker``) so far; 0 if none."""
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "glyphbench-worker" and thread.ident is not None:
+            with contextlib.suppress(OSError):  # it may end meanwhile
+                return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return 0.0
 
 
 class ProxyModel(ModelAdapter):
@@ -203,6 +221,7 @@ class ProxyModel(ModelAdapter):
         started = time.perf_counter()
         images = self.pipe(len(requests))
         CALLS.append((started, time.perf_counter()))
+        WORKER_CPU.append(worker_cpu_s())
         return images
 
 
@@ -251,12 +270,17 @@ def measure(
     options["gil"] = gil
     pipe = ProxyPipeline(size, content, setting.steps, step, gil)
     bares, harnesses, generating, tails, threaded = [], [], [], [], []
+    worker_ms: list[float] = []
     for _ in range(rounds or setting.rounds):
         bares.append(bare(pipe, count, setting.batch))
         CALLS.clear()
+        WORKER_CPU.clear()
         speed, _ = harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)
         harnesses.append(speed)
         generating.append(count / (CALLS[-1][1] - CALLS[0][0]))
+        batches = len(WORKER_CPU) - 1
+        if batches > 0:
+            worker_ms.append(1000 * (WORKER_CPU[-1] - WORKER_CPU[0]) / batches)
         tails.append(count / speed - count / generating[-1])
         if compare_thread:
             before = os.environ.get(WRITER_VARIABLE)
@@ -284,6 +308,10 @@ def measure(
         "generation_ratio": max(generating) / best_bare,
         "harness_generation_img_s": max(generating),
         "tail_s": min(tails),
+        # CPU of the run's worker thread per batch while generation ran (reading,
+        # scoring, part files, the hand-over to the writer): on a GPU, the GIL it can
+        # take from the launching thread. Least over the rounds; NaN with one batch.
+        "worker_cpu_ms": min(worker_ms, default=float("nan")),
         "target_bare_img_s": setting.gpu_bare_img_s if step_ms is None else None,
         "steps": setting.steps,
         "batch": setting.batch,
@@ -331,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if size not in SETTINGS:
             parser.error(f"--sizes: {size} is not one of {sorted(SETTINGS)}")
     rows = []
-    print(f"work per ms: {work_per_ms():,.0f} iterations [{load()}]", flush=True)
+    print(f"[{load()}]", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-gpu-proxy-"))
     try:
         for size in sizes:
@@ -354,7 +382,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     + (f" (GPU {target:.3f})" if target else "")
                     + f", harness {row['harness_img_s']:.3f} img/s, "
                     f"harness/bare {row['ratio']:.3f} (generation alone "
-                    f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s)"
+                    f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s, worker "
+                    f"{row['worker_cpu_ms']:.0f} ms CPU a batch)"
                     + (
                         f", in-thread writes {row['thread_ratio']:.3f}"
                         if "thread_ratio" in row

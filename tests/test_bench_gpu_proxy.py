@@ -43,11 +43,36 @@ def test_a_step_holds_the_gil_for_its_share_of_the_step() -> None:
     """gil=1: all work (the process's CPU time grows); gil=0.25: mostly a GIL-free wait."""
     busy = bench_gpu_proxy.ProxyPipeline(16, "noise", steps=4, step_ms=20.0, gil=1.0)
     waiting = bench_gpu_proxy.ProxyPipeline(16, "noise", steps=4, step_ms=20.0, gil=0.25)
-    assert busy.spin > 3 * waiting.spin > 0 and busy.wait_s == 0
+    assert busy.hold_s == 4 * waiting.hold_s == 0.02 and busy.wait_s == 0
     assert abs(waiting.wait_s - 0.015) < 1e-9
-    cpu = time.process_time()
+    cpu = time.thread_time()
+    busy(1)
+    assert time.thread_time() - cpu >= 4 * 0.02  # 4 x 20 ms of this thread's CPU
+    cpu = time.thread_time()
     waiting(1)
-    assert time.process_time() - cpu < 0.08 * 0.9  # 4 x 15 ms slept, not spent
+    assert time.thread_time() - cpu < 0.08 * 0.9  # 4 x 15 ms slept, not spent
+
+
+def test_a_step_is_its_cpu_time_however_long_another_thread_holds_the_gil() -> None:
+    """A thread spinning beside it slows the step down (wall) but not its CPU share."""
+    import threading
+
+    stop = threading.Event()
+
+    def rival() -> None:
+        while not stop.is_set():
+            bench_gpu_proxy._spin(bench_gpu_proxy.SPIN_CHUNK)
+
+    thread = threading.Thread(target=rival)
+    started, cpu = time.perf_counter(), time.thread_time()
+    thread.start()
+    try:
+        bench_gpu_proxy.hold(0.05)
+    finally:
+        stop.set()
+        thread.join()
+    assert time.thread_time() - cpu >= 0.05
+    assert time.perf_counter() - started > 1.5 * 0.05  # the rival had the GIL about half the time
 
 
 def test_the_benchmark_writes_one_row_per_size_and_content(
@@ -70,6 +95,7 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
         assert (row["batch"], row["steps"], row["images"], row["rounds"]) == (2, 2, 4, 1)
         assert row["thread_ratio"] == row["thread_rounds"][0] / row["bare_img_s"] > 0
         assert row["generation_ratio"] > 0 and row["tail_s"] == row["tail_s"]  # not NaN
+        assert row["worker_cpu_ms"] > 0  # the worker thread ran between the 2 batches
 
 
 def test_default_step_costs_match_the_gpu_figures() -> None:

@@ -309,6 +309,79 @@ def test_a_worker_failure_stops_the_run(tmp_path: Path) -> None:
     assert not list(tmp_path.rglob("*.parquet"))
 
 
+def test_a_waiting_batch_is_begun_before_the_current_one_is_finished(tmp_path: Path) -> None:
+    """With ``begin``, the worker hands the next waiting batch over before finishing the
+    current one (issue 30: the writer encodes it meanwhile); never more than two begun,
+    part files in batch order, the same rows as ``finish`` alone."""
+    events: list[tuple[str, int]] = []
+    begun = 0
+    most = 0
+    released = threading.Event()
+
+    def begin(batch: Batch) -> Any:
+        nonlocal begun, most
+        begun += 1
+        most = max(most, begun)
+        events.append(("begin", batch.jobs[0]))
+
+        def rest() -> pd.DataFrame:
+            nonlocal begun
+            released.wait(5)  # the first batch waits until the producer has made them all
+            begun -= 1
+            events.append(("finish", batch.jobs[0]))
+            return _finish(batch)
+
+        return rest
+
+    class Producer(ListProducer):
+        def produce(self, inputs: list[int]) -> list[int]:
+            if inputs[0] == 5:  # the last batch: every other one is queued or begun
+                released.set()
+            return super().produce(inputs)
+
+    folder = RunFolder(tmp_path)
+    stats = Loop(folder, "s", _finish, begin=begin, batch_size=1).run(
+        [Group("g", "g", [1, 2, 3, 4, 5], Producer)]
+    )
+    assert stats.rows_written == 5 and most == 2
+    finished = [job for what, job in events if what == "finish"]
+    assert finished == [1, 2, 3, 4, 5]
+    assert events.index(("begin", 2)) < events.index(("finish", 1))  # 2 begun while 1 waited
+    rows = folder.read_parts(["job"])
+    assert rows.sort_values("job")["output"].tolist() == [10, 20, 30, 40, 50]
+
+
+def test_a_begun_batch_is_finished_whole_when_production_is_interrupted(tmp_path: Path) -> None:
+    """Ctrl-C in the main thread: the batches begun are finished (their part files whole),
+    the queued ones dropped; the interruption reaches the caller."""
+    finished: list[int] = []
+    second_begun = threading.Event()
+
+    def begin(batch: Batch) -> Any:
+        if batch.jobs[0] == 2:
+            second_begun.set()
+
+        def rest() -> pd.DataFrame:
+            finished.append(batch.jobs[0])
+            return _finish(batch)
+
+        return rest
+
+    class Producer(ListProducer):
+        def produce(self, inputs: list[int]) -> list[int]:
+            if inputs[0] == 3:
+                assert second_begun.wait(5)
+                raise KeyboardInterrupt
+            return super().produce(inputs)
+
+    folder = RunFolder(tmp_path)
+    loop = Loop(folder, "s", _finish, begin=begin, batch_size=1)
+    with pytest.raises(KeyboardInterrupt):
+        loop.run([Group("g", "g", [1, 2, 3, 4], Producer)])
+    assert finished == [1, 2]  # made before the interruption: finished, in order
+    assert sorted(folder.read_parts(["job"])["job"]) == [1, 2]
+
+
 def test_shard_json_and_manifest_are_plain_json(tmp_path: Path) -> None:
     folder = RunFolder(tmp_path)
     folder.write_manifest({"a": [1, 2], "b": "é"})

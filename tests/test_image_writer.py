@@ -27,10 +27,13 @@ from bench.engine import RunFolder
 from bench.engine.image_writer import (
     MODE_VARIABLE,
     PROCESS_MIN_PIXELS,
+    PROCESSES_VARIABLE,
     ImageWriter,
+    WriterPool,
     shippable,
     wants_process,
     writer_mode,
+    writer_processes,
 )
 from bench.run.config import RunConfig
 from bench.run.operations import run_benchmark
@@ -84,6 +87,60 @@ def test_the_process_writes_the_same_bytes_and_digests_as_the_thread(
         assert data == (tmp_path / f"run/images/old/{name}.png").read_bytes(), name
         assert folder_module.encode_png(images[name]) == (data, digest)
     assert not list((tmp_path / "run").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_a_pool_of_writers_writes_the_same_bytes_in_order_and_takes_every_answer(
+    tmp_path: Path, share: bool
+) -> None:
+    """Three processes share each batch (the thread one share more with ``share``): the
+    same files and digests, in order; two batches sent before either answer is taken."""
+    images = _images()
+    names = list(images)
+    folder = RunFolder(tmp_path / "run")
+    pool = WriterPool(tmp_path / "run", processes=3).start()
+    try:
+        assert pool.processes == 3 and pool.ready(wait=True)
+        first = folder.send_images(
+            list(images.values()), [f"images/a/{n}.png" for n in names], pool, share=share
+        )
+        second = folder.send_images(
+            list(images.values())[::-1], [f"images/b/{n}.png" for n in names[::-1]], pool
+        )
+        got_first, got_second = first(), second()
+    finally:
+        pool.close()
+    expected = [folder_module.encode_png(images[n])[1] for n in names]
+    assert got_first == expected and got_second == expected[::-1]
+    for name in names:
+        data = (tmp_path / f"run/images/a/{name}.png").read_bytes()
+        assert data == folder_module.encode_png(images[name])[0], name
+    assert not list((tmp_path / "run").rglob("*.tmp"))
+
+
+def test_a_pool_raises_a_childs_error_after_taking_every_answer(tmp_path: Path) -> None:
+    """One slice fails (its target is a folder): the error reaches the caller, and the
+    next batch's answers are its own (no answer was left in a pipe)."""
+    root = tmp_path / "run"
+    (root / "images/m/c.png").mkdir(parents=True)  # the last slice cannot be written
+    pool = WriterPool(root, processes=3).start()
+    try:
+        images = [Image.new("RGB", (8, 8), c) for c in ("red", "green", "blue")]
+        paths = ["images/m/a.png", "images/m/b.png", "images/m/c.png"]
+        with pytest.raises(Exception, match=r"c\.png|[Dd]irectory"):
+            pool.write(images, paths, durable=False)
+        again = pool.write(images, ["images/m/x.png", "images/m/y.png", "images/m/z.png"],
+                           durable=False)  # fmt: skip
+    finally:
+        pool.close()
+    assert again == [folder_module.encode_png(image)[1] for image in images]
+
+
+def test_the_number_of_writer_processes_is_checked() -> None:
+    assert writer_processes({PROCESSES_VARIABLE: "2"}) == 2
+    for bad in ("0", "two", "-1"):
+        with pytest.raises(InputError, match=PROCESSES_VARIABLE):
+            writer_processes({PROCESSES_VARIABLE: bad})
 
 
 def test_the_writers_images_are_flushed_before_their_part_file(
@@ -222,12 +279,19 @@ def test_a_run_with_the_writer_process_gives_the_rows_and_files_of_the_thread(
     # every image went to the process, the run's last batch shared with the worker
     # thread (its 1 image: it goes there)
     assert sum(shipped) == 20 and shipped[-1] == 1
-    # auto: the process starts with the 256-pixel model's first batch; batches go to
-    # the thread until it has started (how many depends on the machine)
+    # auto: the process starts with the 256-pixel model's first batch, which waits for
+    # it (no batch is encoded in the worker thread while it starts)
+    shipped.clear()
     auto = _run(tmp_path / "auto", "auto", monkeypatch)
+    assert sum(shipped) == 20
+    # three processes: each batch cut in three slices, the same files
+    shipped.clear()
+    monkeypatch.setenv(PROCESSES_VARIABLE, "3")
+    pooled = _run(tmp_path / "pool", "process", monkeypatch)
+    assert sum(shipped) == 20 and max(shipped) == 1 and len(shipped) > 7
     columns = [c for c in threaded.columns if c not in runs.TIMING_COLUMNS and c != "run_id"]
-    for other in ("process", "auto"):
-        rows = in_process if other == "process" else auto
+    outcomes = {"process": in_process, "auto": auto, "pool": pooled}
+    for other, rows in outcomes.items():
         pd.testing.assert_frame_equal(threaded[columns], rows[columns])
         for path in threaded["image_path"]:
             expected = (tmp_path / "thread" / path).read_bytes()

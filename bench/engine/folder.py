@@ -345,30 +345,51 @@ class RunFolder:
         bytes and durability: images the writer cannot rebuild exactly
         (``writer.shippable``) are written here; inside
         :meth:`batch_durability` the writer's files are flushed with the next part file.
-        ``share``: this thread writes half of the images while the writer writes the
-        other half (when nothing else needs this process: the last batch of a run).
+        ``share``: this thread writes a share of the images while the writer's
+        processes write the rest (when nothing else needs this process: the last batch
+        of a run).
+        """
+        return self.send_images(images, relpaths, writer, share=share)()
+
+    def send_images(
+        self,
+        images: Sequence[Image.Image],
+        relpaths: Sequence[str],
+        writer: ImageSender | None,
+        *,
+        share: bool = False,
+    ) -> Callable[[], list[str]]:
+        """:meth:`write_images` in two halves: the writer's images handed over now; the
+        returned call writes the rest here and gives every image's SHA-256 (meanwhile
+        the caller may finish an earlier batch while the writer encodes: issue 30).
+        Calls of the returned functions must come in the order the batches were sent.
         """
         if writer is None:
-            pairs = zip(images, relpaths, strict=True)
-            return [self.write_image(image, relpath) for image, relpath in pairs]
+            pairs = list(zip(images, relpaths, strict=True))
+            return lambda: [self.write_image(image, relpath) for image, relpath in pairs]
         shipped = [i for i, image in enumerate(images) if writer.shippable(image)]
-        if share:
-            shipped = shipped[: (len(shipped) + 1) // 2]
+        if share:  # this thread takes one share, each writer process one
+            processes = getattr(writer, "processes", 1)
+            shipped = shipped[: -(-len(shipped) * processes // (processes + 1))]
         batched = self._unsynced is not None and threading.get_ident() == self._sync_thread
-        digests: dict[int, str] = {}
         written = writer.send(
             [images[i] for i in shipped], [relpaths[i] for i in shipped], durable=not batched
         )
-        try:  # meanwhile, the rest here
-            for i in sorted(set(range(len(images))) - set(shipped)):
-                digests[i] = self.write_image(images[i], relpaths[i])
-        finally:  # always take the writer's answer (the next batch's must come next)
-            for i, digest in zip(shipped, written(), strict=True):
-                digests[i] = digest
-                if batched:
-                    assert self._unsynced is not None
-                    self._unsynced.append(self.root / relpaths[i])
-        return [digests[i] for i in range(len(images))]
+
+        def digests() -> list[str]:
+            found: dict[int, str] = {}
+            try:  # meanwhile, the rest here
+                for i in sorted(set(range(len(images))) - set(shipped)):
+                    found[i] = self.write_image(images[i], relpaths[i])
+            finally:  # always take the writer's answer (the next batch's must come next)
+                for i, digest in zip(shipped, written(), strict=True):
+                    found[i] = digest
+                    if batched:
+                        assert self._unsynced is not None
+                        self._unsynced.append(self.root / relpaths[i])
+            return [found[i] for i in range(len(images))]
+
+        return digests
 
     @contextmanager
     def batch_durability(self) -> Iterator[None]:

@@ -9,7 +9,9 @@ the reader processes of :mod:`bench.engine.read_pool`) which encodes them with
 :func:`bench.engine.folder.encode_png` (the same PNG settings: the same bytes and
 SHA-256 as :meth:`RunFolder.write_image <bench.engine.folder.RunFolder.write_image>`)
 and writes each file with the same atomic write; the worker thread waits for the
-digests with the GIL free, then reads, scores and writes the part file as before.
+digests with the GIL free, then reads, scores and writes the part file as before
+(meanwhile the processes encode the next batch, which the worker has already begun:
+:class:`bench.engine.loop.Loop`).
 
 Hand-over without needless copies: one shared-memory block per batch
 (:mod:`multiprocessing.shared_memory`) holds the raw pixels (the one copy out of
@@ -34,11 +36,17 @@ Only images whose PNG depends on their mode, size and pixels alone are shipped
 others are written in the worker thread, as before.
 
 Which runs use it: ``GLYPHBENCH_IMAGE_WRITER`` = ``auto`` (default: the process starts
-with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`, and
-batches are written in the thread until it has started, about a second, so
-generation never waits for it; smaller images, such as the 64-pixel controls of
+with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`; the
+worker thread waits for it to start, about a tenth of a second, while the engine's
+queue keeps generation going; smaller images, such as the 64-pixel controls of
 tests, cost less to encode than a process costs to start), ``process`` (started
 with the run; every batch waits for it) or ``thread`` (never).
+
+How many: :class:`WriterPool` runs ``GLYPHBENCH_IMAGE_WRITERS`` processes (default
+:func:`writer_processes`: one per two usable cores, 1 to 8) and cuts each batch into
+one contiguous slice per process. One keeps up with generation; more shorten the
+run's tail (the last batch, written after generation ends, which the worker thread
+shares with them) and the wait before each batch's rows.
 """
 
 from __future__ import annotations
@@ -244,6 +252,96 @@ class ImageWriter:
         return RuntimeError(f"the image writer process ended unexpectedly (exit code {code})")
 
 
+#: The environment variable that sets how many writer processes a run starts.
+PROCESSES_VARIABLE = "GLYPHBENCH_IMAGE_WRITERS"
+#: At most this many writer processes by default (one batch split among them).
+MAX_PROCESSES = 8
+
+
+def writer_processes(environ: dict[str, str] | None = None, cpus: int | None = None) -> int:
+    """How many writer processes a run starts: ``GLYPHBENCH_IMAGE_WRITERS``, else one per
+    two usable cores, 1 to :data:`MAX_PROCESSES` (the generating thread keeps a core).
+
+    >>> writer_processes({}, cpus=2), writer_processes({}, cpus=16), writer_processes({}, cpus=64)
+    (1, 8, 8)
+    >>> writer_processes({PROCESSES_VARIABLE: "3"}, cpus=2)
+    3
+    """
+    value = (os.environ if environ is None else environ).get(PROCESSES_VARIABLE, "")
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            from bench.core.errors import InputError
+
+            raise InputError(PROCESSES_VARIABLE, f"must be a whole number >= 1, got {value!r}")
+        return int(value)
+    if cpus is None:
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(MAX_PROCESSES, (cpus or 1) // 2))
+
+
+class WriterPool:
+    """Several :class:`ImageWriter` processes sharing each batch (contiguous slices).
+
+    One process keeps up with generation; several shorten what is left to write
+    when generation ends (the run's last batch, the tail of every run) and the
+    delay before a batch's rows, on a machine with cores to spare.
+    """
+
+    def __init__(self, root: str | Path, processes: int = 1) -> None:
+        self.writers = [ImageWriter(root) for _ in range(max(1, processes))]
+
+    @property
+    def processes(self) -> int:
+        return len(self.writers)
+
+    def shippable(self, image: Image.Image) -> bool:
+        return shippable(image)
+
+    def start(self) -> WriterPool:
+        """Start every process (without waiting): call from the run's main thread."""
+        for writer in self.writers:
+            writer.start()
+        return self
+
+    def ready(self, *, wait: bool = False) -> bool:
+        return all([writer.ready(wait=wait) for writer in self.writers])
+
+    def send(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> Callable[[], list[str]]:
+        """:meth:`ImageWriter.send`, the batch cut into one slice per process."""
+        count = len(self.writers)
+        cuts = [len(images) * k // count for k in range(count + 1)]
+        getters = [
+            writer.send(images[a:b], relpaths[a:b], durable=durable)
+            for writer, a, b in zip(self.writers, cuts, cuts[1:], strict=False)
+            if b > a
+        ]
+
+        def digests() -> list[str]:
+            found: list[str] = []
+            failure: BaseException | None = None
+            for getter in getters:  # every answer taken: the next batch's must come next
+                try:
+                    found.extend(getter())
+                except BaseException as exc:
+                    failure = failure or exc
+            if failure is not None:
+                raise failure
+            return found
+
+        return digests
+
+    def write(
+        self, images: Sequence[Image.Image], relpaths: Sequence[str], *, durable: bool
+    ) -> list[str]:
+        return self.send(images, relpaths, durable=durable)()
+
+    def close(self) -> None:
+        for writer in self.writers:
+            writer.close()
+
+
 def _release(block: Any) -> None:
     """Close this process's mapping of ``block``; unlink it unless the child did."""
     block.close()
@@ -281,6 +379,7 @@ def main(argv: Sequence[str]) -> None:
 def serve(conn: Connection, root: str) -> None:
     """Write each block the run sends until it sends None (or ends)."""
     conn.send(("ok", os.getpid()))
+    _warm_up()  # while the first batch is still being made
     while True:
         try:
             message = conn.recv()
@@ -292,6 +391,15 @@ def serve(conn: Connection, root: str) -> None:
             conn.send(("ok", write_block(root, *message)))
         except Exception as exc:
             conn.send(_error(exc))
+
+
+def _warm_up() -> None:
+    """Import what :func:`write_block` needs before the first block comes."""
+    import multiprocessing.shared_memory  # noqa: F401
+
+    from PIL import Image, PngImagePlugin  # noqa: F401
+
+    import bench.engine.folder  # noqa: F401
 
 
 def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:

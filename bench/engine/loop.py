@@ -7,6 +7,10 @@ For each group (a model, a codec) with jobs left, :class:`Loop` opens its produc
 through a bounded queue to one worker thread, which calls ``finish(batch)`` (save
 images, read, score: the caller's rows) and writes the rows as a part file. The
 queue keeps production at most :data:`QUEUE_DEPTH` batches ahead of the worker.
+With a ``begin`` hook (``begin(batch)`` starts the batch and returns the call that
+finishes it) the worker begins the next waiting batch before finishing the current
+one, so two stages of two batches overlap (the image writer process encodes one
+while the worker scores the other: issue 30).
 
 Failures stay local:
 
@@ -17,7 +21,7 @@ Failures stay local:
 * the worker raises (a bug, a full disk): the main thread stops and re-raises it.
 
 Ctrl-C: the first one stops production; the worker drops the queued batches, ends the
-one it is writing (so its part file is whole) and the interruption goes on to the
+ones it has begun (so their part files are whole) and the interruption goes on to the
 caller (the same command resumes). A second Ctrl-C while the worker ends quits at once
 (exit code 130) instead of unwinding the interpreter under native threads, which is
 what used to abort with "terminate called without an active exception"; the part
@@ -27,6 +31,7 @@ deleted when the shard is next taken.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import queue
@@ -127,6 +132,7 @@ class Loop:
         shard: str,
         finish: Callable[[Batch], pd.DataFrame | pa.Table],
         *,
+        begin: Callable[[Batch], Callable[[], pd.DataFrame | pa.Table]] | None = None,
         batch_size: int,
         progress: ProgressFn | None = None,
         say: Callable[[str], None] | None = None,
@@ -135,6 +141,7 @@ class Loop:
         self.folder = folder
         self.shard = shard
         self.finish = finish
+        self.begin = begin or (lambda batch: lambda: finish(batch))
         self.batch_size = batch_size
         self.progress = progress
         self.say = say or (lambda message: None)
@@ -143,6 +150,7 @@ class Loop:
         self._failure: BaseException | None = None
         self._stopping = False
         self._done: dict[str, int] = {}
+        self._worker_ended = threading.Event()
 
     def run(self, groups: Sequence[Group]) -> LoopStats:
         work: queue.Queue[Batch | None] = queue.Queue(maxsize=QUEUE_DEPTH)
@@ -177,9 +185,15 @@ class Loop:
             quit_now()
 
     def _stop_worker(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
-        """Let the worker finish what it has and end (an extra end marker is harmless)."""
+        """Let the worker finish what it has and end (an extra end marker is harmless).
+
+        Waits on an event, not ``worker.join()``: on Python 3.11 a join that Ctrl-C
+        interrupted marks the thread as ended, so the next join returned at once and the
+        run went down with its worker still in native code ("terminate called").
+        """
         work.put(None)
-        worker.join()
+        while not self._worker_ended.wait(0.2):
+            pass
 
     # ---------------------------------------------------------------- producing
     def _run_group(
@@ -244,27 +258,59 @@ class Loop:
     # ------------------------------------------------------------------ worker
     def _work(self, work: queue.Queue[Batch | None]) -> None:
         # Images are flushed once per part file, not one by one (issue 26).
-        with self.folder.batch_durability():
-            self._work_batches(work)
+        try:
+            with self.folder.batch_durability():
+                self._work_batches(work)
+        finally:
+            self._worker_ended.set()
 
     def _work_batches(self, work: queue.Queue[Batch | None]) -> None:
+        """Finish batches in order; begin the next one first when it is already waiting.
+
+        ``begin`` hands a batch's images to the image writer process; while the writer
+        encodes the next batch, this thread reads, scores and writes the part file of
+        the one before (issue 30): a worker that has fallen behind catches up instead
+        of adding the two times. At most two batches are begun and not finished.
+        """
+        begun: collections.deque[tuple[Batch, Callable[[], Any]]] = collections.deque()
+        ended = False
+        while begun or not ended:
+            if not begun or (len(begun) < 2 and not ended and not work.empty()):
+                batch = work.get()
+                if batch is None:
+                    ended = True
+                elif self._failure is None and not self._stopping:
+                    self._begin(batch, begun)
+                # else drain: the main thread is about to raise or was interrupted
+                continue
+            self._finish(*begun.popleft())
+
+    def _begin(
+        self, batch: Batch, begun: collections.deque[tuple[Batch, Callable[[], Any]]]
+    ) -> None:
+        try:
+            begun.append((batch, self.begin(batch)))
+        except BaseException as exc:  # surfaced in the main thread
+            self._failure = self._failure or exc
+
+    def _finish(self, batch: Batch, rest: Callable[[], pd.DataFrame | pa.Table]) -> None:
+        """The rest of a begun batch and its part file (also when stopping: a begun batch is
+        finished whole); after a failure, only the writer's answer is taken."""
         from bench.core.schema import failed_mask
 
-        while True:
-            batch = work.get()
-            if batch is None:
-                return
-            if self._failure is not None or self._stopping:
-                continue  # drain: the main thread is about to raise or was interrupted
-            try:
-                rows = self.finish(batch)
-                if len(rows):  # a batch whose jobs were all skipped (spending cap) has none
-                    self.folder.write_part(rows, self.shard, batch.group.folder)
-                self.stats.rows_written += len(rows)
-                self.stats.errors += int(failed_mask(rows).sum())
-                self._advance(batch)
-            except BaseException as exc:  # surfaced in the main thread
-                self._failure = exc
+        if self._failure is not None:  # take the writer's answer, write nothing more
+            with contextlib.suppress(BaseException):
+                rest()
+            return
+        try:
+            rows = rest()
+            if len(rows):  # a batch whose jobs were all skipped (spending cap) has none
+                self.folder.write_part(rows, self.shard, batch.group.folder)
+            self.stats.rows_written += len(rows)
+            self.stats.errors += int(failed_mask(rows).sum())
+            self._advance(batch)
+        except BaseException as exc:  # surfaced in the main thread
+            self._failure = self._failure or exc
 
     def _advance(self, batch: Batch) -> None:
         name = batch.group.name

@@ -51,7 +51,7 @@ from bench.engine import (
     read_batch,
     remaining,
 )
-from bench.engine.image_writer import wants_process, writer_mode
+from bench.engine.image_writer import wants_process, writer_mode, writer_processes
 from bench.run.config import ModelEntry, RunConfig
 from bench.run.image_jobs import Job, build_jobs, model_jobs
 from bench.run.reading_store import ReadingStore, encoded_reading
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from bench.engine.backlog import Backlog
-    from bench.engine.image_writer import ImageWriter
+    from bench.engine.image_writer import WriterPool
     from bench.models.base import ImageRequest, ModelAdapter, RunContext
     from bench.models.spend import SpendBudget
     from bench.readers.base import Reader, Reading
@@ -178,10 +178,12 @@ class Runner:
         #: ``run --read-workers N``: generation waits while too many images wait to be read.
         self.backlog = backlog
         self._batch_rows: BatchRows | None = None  # made on the first batch
-        #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER; issue 30) and the process
-        #: doing it once started (by the generating thread: see bench.engine.image_writer).
+        #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER, GLYPHBENCH_IMAGE_WRITERS;
+        #: issue 30) and the processes doing it once started (by the generating thread:
+        #: see bench.engine.image_writer).
         self.writer_mode = writer_mode()
-        self.image_writer: ImageWriter | None = None
+        self.writer_processes = writer_processes()  # both checked before anything is written
+        self.image_writer: WriterPool | None = None
 
     # ------------------------------------------------------------------ setup
     @property
@@ -284,6 +286,7 @@ class Runner:
                     self.folder,
                     self.shard.name,
                     self.finish_batch,
+                    begin=self.begin_batch,
                     batch_size=self.config.batch_size,
                     progress=progress,
                     say=lambda message: self.console.print(message, highlight=False),
@@ -326,9 +329,9 @@ class Runner:
             self._start_writer()
 
     def _start_writer(self) -> None:
-        from bench.engine.image_writer import ImageWriter
+        from bench.engine.image_writer import WriterPool
 
-        self.image_writer = ImageWriter(self.folder.root).start()
+        self.image_writer = WriterPool(self.folder.root, self.writer_processes).start()
 
     def close_writer(self) -> None:
         """End the image writer process (once it has written what it was given)."""
@@ -339,27 +342,42 @@ class Runner:
     # ---------------------------------------------------------- worker thread
     def finish_batch(self, batch: Batch) -> pa.Table | pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
+        return self.begin_batch(batch)()
+
+    def begin_batch(self, batch: Batch) -> Callable[[], pa.Table | pd.DataFrame]:
+        """:meth:`finish_batch` in two halves: the images handed to the image writer
+        process now, the rest (digests, reading, scores) when the returned call comes.
+
+        The engine's worker begins the next batch before finishing this one when the
+        next is already waiting, so the writer process encodes one batch while the
+        worker reads and scores the other (issue 30).
+        """
         reserved = len(batch.outputs or [])  # room a gated producer took in the backlog
         batch = self._drop_not_attempted(batch)
         outputs: list[Any] = batch.outputs or []
         made = [i for i, output in enumerate(outputs) if not isinstance(output, BaseException)]
         images = [outputs[i] for i in made]
         jobs = [batch.jobs[i] for i in made]
-        saved = self.save_images(
+        sent = self.send_images(
             jobs, images, self._entries[batch.group.name].slug, share=batch.final
         )
-        if self.read_now:
-            read, seconds = self.read_images(images, [digest for _, digest in saved])
-        else:  # read later, from the files: no reading, no identity, no scores yet
-            read, seconds = [None] * len(images), float("nan")
-        files: list[tuple[str, str] | None] = [None] * len(outputs)
-        readings: list[Reading | Exception | None] = [None] * len(outputs)
-        for i, file, reading in zip(made, saved, read, strict=True):
-            files[i], readings[i] = file, reading
-        rows = self.rows(batch, files, readings, seconds)
-        if self.backlog is not None:  # only the images saved (left to read) keep their room
-            self.backlog.settle(reserved, len(images))
-        return rows
+
+        def finish() -> pa.Table | pd.DataFrame:
+            saved = sent()
+            if self.read_now:
+                read, seconds = self.read_images(images, [digest for _, digest in saved])
+            else:  # read later, from the files: no reading, no identity, no scores yet
+                read, seconds = [None] * len(images), float("nan")
+            files: list[tuple[str, str] | None] = [None] * len(outputs)
+            readings: list[Reading | Exception | None] = [None] * len(outputs)
+            for i, file, reading in zip(made, saved, read, strict=True):
+                files[i], readings[i] = file, reading
+            rows = self.rows(batch, files, readings, seconds)
+            if self.backlog is not None:  # only the images saved (left to read) keep their room
+                self.backlog.settle(reserved, len(images))
+            return rows
+
+        return finish
 
     def _drop_not_attempted(self, batch: Batch) -> Batch:
         """Jobs a model did not attempt (spending cap) get no row; a later run makes them."""
@@ -388,20 +406,29 @@ class Runner:
     ) -> list[tuple[str, str]]:
         """Write each image; (path in the run folder, SHA-256) per image.
 
-        In the image writer process once it has started (:meth:`_made`), else here;
-        ``share`` (the run's last batch: generation is over) half here, half there.
+        In the image writer process once a batch of large images has started it
+        (:meth:`_made`), else here; ``share`` (the run's last batch: generation is
+        over) one share here, the rest in the writer processes.
         """
-        writer = self.image_writer
-        if writer is not None and self.writer_mode == "auto" and not writer.ready():
-            writer = None  # still starting: this batch here, as before (no wait)
-        pairs = list(zip(jobs, images, strict=False))
+        return self.send_images(jobs, images, model_slug, share=share)()
+
+    def send_images(
+        self,
+        jobs: Sequence[Job],
+        images: Sequence[Image.Image],
+        model_slug: str,
+        *,
+        share: bool = False,
+    ) -> Callable[[], list[tuple[str, str]]]:
+        """:meth:`save_images` in two halves (see :meth:`begin_batch`)."""
+        # A writer still starting is waited for (a tenth of a second, GIL free): the
+        # engine's queue keeps generation going meanwhile, where encoding here would
+        # take the GIL from it for a whole batch (issue 30).
         paths = [
-            image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index) for job, _ in pairs
+            image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index) for job in jobs
         ]
-        digests = self.folder.write_images(
-            [image for _, image in pairs], paths, writer, share=share
-        )
-        return list(zip(paths, digests, strict=True))
+        digests = self.folder.send_images(images, paths, self.image_writer, share=share)
+        return lambda: list(zip(paths, digests(), strict=True))
 
     def read_images(
         self, images: Sequence[Image.Image], keys: Sequence[str] | None = None
