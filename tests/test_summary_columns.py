@@ -131,3 +131,55 @@ def test_run_and_merge_print_the_summary_of_the_whole_table(
     cells = [cell.strip() for cell in line.split("│") if cell.strip()][1:]
     assert len(cells) == 5 and all(cell in merged.output and cell in ran.output for cell in cells)
     assert "merged 3 rows" in merged.output
+
+
+def _at(rows: pd.DataFrame, width: int) -> str:
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    print_summary(rows, console)
+    return console.export_text()
+
+
+def _numbers(printed: str) -> set[str]:
+    return {token for token in printed.split() if token.replace(".", "", 1).isdigit()}
+
+
+@pytest.mark.parametrize("width", [80, 100, 120, 60, 40])
+def test_the_summary_fits_the_console_and_cuts_no_number_nor_header(
+    results: Path, width: int
+) -> None:
+    """Issue 33: at 80 columns (and narrower or wider) no line is wider than the console,
+    every number of the table is printed whole, and every header on one line where it fits
+    beside the model; columns that do not fit go to parts that repeat the model."""
+    rows = pd.read_parquet(results)
+    rows.loc[rows["model"] == "plain", "model"] = "diffusers:some-org/a-long-model-name-v2"
+    rows.loc[rows.index[0], "error"] = "Refused: openai: moderation_blocked"
+    rows.loc[rows["model"] == "c", "is_control"] = True
+    wide = _at(rows, 400)
+    assert len(wide.splitlines()) == 5 + 5  # one table: title, 4 lines of header, 5 models
+    numbers = _numbers(wide)
+    assert {"0.25", "0.983", "0.167", "0.527", "0.538", "4.333", "8"} <= numbers
+    printed = _at(rows, width)
+    assert "…" not in printed
+    assert max(len(line) for line in printed.splitlines()) <= width
+    cells = {token.strip("│┃():,") for token in printed.split()}
+    assert numbers <= cells, numbers - cells
+    model = len("diffusers:some-org/a-long-model-name-v2")
+    headers = ["Algorithm 1 distance ↓", "NED similarity (1 = exact) ↑", "refused (rate)"]
+    headers += ["CVTG-2K: CVTG word accuracy ↑", "LongText-Bench zh: LongText text score ↑"]
+    for header in headers:
+        if model + len(header) + 7 <= width:  # the model column and this one fit side by side
+            assert header in printed, (header, printed)
+    parts = printed.count("Summary (")
+    assert parts == 0 if width < model + 20 else parts > 1  # stacked, or split in parts
+    assert printed.count("diffusers:some-org/a-long-model-name-v2") == max(parts, 1)
+
+
+def test_a_summary_that_fits_is_one_table_with_its_headers_on_one_line(results: Path) -> None:
+    """Wide enough for every column at its natural width: one table, as rich lays it out."""
+    rows = pd.read_parquet(results)
+    rows = rows[rows["suite"].isna() | rows["suite"].eq("cvtg")]  # 2 models, 2 headlines
+    printed = _at(rows, 170)
+    lines = printed.splitlines()
+    assert "Summary (" not in printed and len(lines) == 5 + 2
+    assert "CVTG-2K: CVTG word accuracy ↑" in lines[2] and "NED similarity (1 = exact)" in lines[2]
+    assert max(len(line) for line in lines) < 170  # natural widths, not stretched

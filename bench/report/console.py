@@ -12,7 +12,7 @@ from bench.report.tables import metric_header  # the report's header, in the con
 from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
 
 
 #: The metrics of the console summary: the first three of the metric table's summary
@@ -108,30 +108,21 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
 def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
     """Print :func:`summarize` as a rich table; controls are marked as such.
 
+    The table fits ``console``'s width and never cuts a number (:func:`_summary_parts`).
     The refusal and cost columns appear only when they say something. A suite run
     adds its benchmark's headline numbers, computed as the benchmark computes them
     (:func:`bench.report.suites.headline_points`: LongText's text score per language,
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
     """
-    from rich.table import Table
-
     from bench.report.suites import headline_points
 
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
     costs = bool(lines["cost_usd"].notna().any())
-    table = Table(title=title)
-    for column in ("model", "images", "errors"):
-        table.add_column(column, justify="left" if column == "model" else "right")
-    for metric in CONSOLE_METRICS:
-        table.add_column(metric_header(metric), justify="right")
-    for header in headlines:
-        table.add_column(header, justify="right")
-    if refusals:
-        table.add_column("refused (rate)", justify="right")
-    if costs:
-        table.add_column("cost USD", justify="right")
+    headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *headlines]
+    headers += ["refused (rate)"] * refusals + ["cost USD"] * costs
+    rendered = []
     for line in lines.to_dict("records"):
         label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
         cells = [label, str(line["images"]), str(line["errors"])]
@@ -143,8 +134,65 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
         if costs:
             cost = float(line["cost_usd"])
             cells.append("-" if cost != cost else f"{cost:.2f}")
-        table.add_row(*cells)
-    console.print(table)
+        rendered.append(cells)
+    for part in _summary_parts(headers, rendered, console.width, title):
+        console.print(part)
+
+
+def _summary_parts(
+    headers: list[str], rendered: list[list[str]], width: int, title: str
+) -> list[RenderableType]:
+    """The summary as rich tables no wider than ``width`` that cut no number (issue 33).
+
+    A table that fits at its natural width is laid out by rich as it always was.
+    Otherwise each column gets at least its longest word, and its whole header where
+    the header fits beside the model column (headers are read whole: one line wherever
+    the width allows); columns that do not fit beside the model go to further parts
+    that repeat it (:func:`bench.report.console_fit.part_widths`, as ``human stats``).
+    When not even the model and one column fit, each model's values are stacked.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    from bench.report.console_fit import (
+        least_width,
+        natural_width,
+        part_widths,
+        stacked,
+        table_width,
+    )
+
+    plain = [[Text.from_markup(cell).plain for cell in row] for row in rendered]
+    cells = [list(column) for column in zip(*plain, strict=True)] or [[] for _ in headers]
+    natural = [max(map(natural_width, [h, *c])) for h, c in zip(headers, cells, strict=True)]
+    layout: Sequence[tuple[list[int], list[int] | None]] | None
+    if table_width(natural) <= width:
+        layout = [(list(range(len(headers))), None)]  # rich's own layout, as before
+    else:
+        least = [max(map(least_width, column), default=0) for column in cells]
+        least[0] = max(least[0], least_width(headers[0]))
+        beside = table_width(least[:1])  # the model column, repeated in every part
+        for index, header in enumerate(headers[1:], start=1):
+            whole = max(least[index], len(header))
+            fits = beside + table_width([whole]) - 1 <= width
+            least[index] = whole if fits else max(least[index], least_width(header))
+        layout = part_widths(least, natural, 1, width)
+        if layout is None:
+            return [stacked(headers, plain, 1, title)]
+    parts: list[RenderableType] = []
+    for number, (shown, widths) in enumerate(layout, start=1):
+        table = Table(title=title if len(layout) == 1 else f"{title} ({number} of {len(layout)})")
+        for position, index in enumerate(shown):
+            table.add_column(
+                headers[index],
+                justify="left" if index == 0 else "right",
+                width=None if widths is None else widths[position],
+                overflow="ellipsis" if widths is None else "fold",
+            )
+        for row in rendered:
+            table.add_row(*(row[i] for i in shown))
+        parts.append(table)
+    return parts
 
 
 def summary_console() -> Console:

@@ -46,12 +46,23 @@ def _words(text: str) -> list[str]:
     return [word for line in text.splitlines() for word in _WORD.findall(line)]
 
 
-def _natural(text: str) -> int:
+def natural_width(text: str) -> int:
+    """The widest line of ``text``: its width unwrapped."""
     return max((len(line) for line in text.splitlines()), default=0)
 
 
-def _least(text: str) -> int:
+def least_width(text: str) -> int:
+    """The longest piece of ``text`` (:func:`_words`): the narrowest width that cuts nothing."""
     return max((len(word) for word in _words(text)), default=0)
+
+
+def table_width(widths: Sequence[int]) -> int:
+    """How wide a rich table with columns of ``widths`` is, its borders and padding included.
+
+    >>> table_width([5, 10])
+    22
+    """
+    return sum(widths) + _PER_COLUMN * len(widths) + 1
 
 
 def column_groups(least: Sequence[int], keys: int, width: int) -> list[list[int]] | None:
@@ -86,6 +97,36 @@ def column_groups(least: Sequence[int], keys: int, width: int) -> list[list[int]
     return groups or [[]]
 
 
+def part_widths(
+    least: Sequence[int], natural: Sequence[int], keys: int, width: int
+) -> list[tuple[list[int], list[int]]] | None:
+    """The parts of a table no wider than ``width``: each part's columns and their widths.
+
+    Each part shows the first ``keys`` columns, then a group of :func:`column_groups`;
+    every column starts at ``least[i]`` and is widened towards ``natural[i]``, left to
+    right, while the part has room. None when the rows must be stacked.
+
+    >>> part_widths([5, 10, 10], [8, 20, 12], keys=1, width=80)
+    [([0, 1, 2], [8, 20, 12])]
+    >>> part_widths([5, 10, 10], [8, 20, 12], keys=1, width=30)
+    [([0, 1], [8, 15]), ([0, 2], [8, 12])]
+    """
+    groups = column_groups(least, keys, width)
+    if groups is None:
+        return None
+    parts = []
+    for group in groups:
+        shown = [*range(keys), *group]
+        widths = [least[i] for i in shown]
+        spare = width - (sum(widths) + _PER_COLUMN * len(shown) + 1)
+        for position, index in enumerate(shown):  # widen towards natural, left to right
+            extra = max(0, min(spare, natural[index] - widths[position]))
+            widths[position] += extra
+            spare -= extra
+        parts.append((shown, widths))
+    return parts
+
+
 def fit_table(table: Table, title: str, width: int, keys: int = 1) -> list[RenderableType]:
     """``table`` (cells with their intervals) as rich tables no wider than ``width``.
 
@@ -98,22 +139,15 @@ def fit_table(table: Table, title: str, width: int, keys: int = 1) -> list[Rende
     headers = list(table.columns)
     rows = [[cell_lines(cell.text, cell.ci) for cell in row] for row in table.rows]
     columns = list(zip(headers, *rows, strict=True)) if rows else [(h,) for h in headers]
-    least = [max(_least(text) for text in column) for column in columns]
-    natural = [max(_natural(text) for text in column) for column in columns]
+    least = [max(least_width(text) for text in column) for column in columns]
+    natural = [max(natural_width(text) for text in column) for column in columns]
     keys = min(keys, len(headers))
-    groups = column_groups(least, keys, width)
-    if groups is None:
-        return [_stacked(headers, rows, keys, title)]
+    layout = part_widths(least, natural, keys, width)
+    if layout is None:
+        return [stacked(headers, rows, keys, title)]
     parts: list[RenderableType] = []
-    for number, group in enumerate(groups, start=1):
-        shown = [*range(keys), *group]
-        widths = [least[i] for i in shown]
-        spare = width - (sum(widths) + _PER_COLUMN * len(shown) + 1)
-        for position, index in enumerate(shown):  # widen towards natural, left to right
-            extra = min(spare, natural[index] - widths[position])
-            widths[position] += extra
-            spare -= extra
-        name = title if len(groups) == 1 else f"{title} ({number} of {len(groups)})"
+    for number, (shown, widths) in enumerate(layout, start=1):
+        name = title if len(layout) == 1 else f"{title} ({number} of {len(layout)})"
         part = RichTable(title=name, title_justify="left")
         for index, column_width in zip(shown, widths, strict=True):
             right = index >= keys
@@ -129,7 +163,7 @@ def fit_table(table: Table, title: str, width: int, keys: int = 1) -> list[Rende
     return parts
 
 
-def _stacked(
+def stacked(
     headers: Sequence[str], rows: Sequence[Sequence[str]], keys: int, title: str
 ) -> RenderableType:
     """One block per row: its keys, then ``header: value`` lines (the console wraps them)."""
