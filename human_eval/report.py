@@ -12,7 +12,6 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -22,9 +21,6 @@ from bench.scoring.table import METRICS
 from bench.templates import Cell, Table, table_from_frame
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
-
-if TYPE_CHECKING:
-    from bench.templates import Cell, Table
 
 #: Manifest columns joined onto exported ratings (the model is revealed only here), before
 #: the scores compared with people (:func:`ranking_metrics`).

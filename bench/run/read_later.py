@@ -33,7 +33,6 @@ from bench.run.results import conform_results
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.engine.read_pool import ReadPool
     from bench.run.reading_store import ReadingStore
 
 #: Rows per part file written by a reader (fewer, larger files than one per batch) ...

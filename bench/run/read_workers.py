@@ -37,7 +37,6 @@ from bench.engine.read_pool import ReadPool
 from bench.engine.reading import refuse_failed_probe, sample_image
 
 if TYPE_CHECKING:
-    from bench.engine.read_pool import ReadPool
     from bench.run.config import RunConfig
     from bench.run.operations import RunResult
 

@@ -41,7 +41,7 @@ from bench.readers.base import Reading
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.readers.base import Reader, Reading
+    from bench.readers.base import Reader
 
 READINGS_DIR = "readings"
 
