@@ -18,7 +18,7 @@ import pandas as pd
 from bench.core.errors import InputError
 from bench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
 from bench.scoring.table import METRICS
-from bench.templates import Cell, Table, table_from_frame
+from bench.templates import Cell, Table, render, table_from_frame
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
 
@@ -352,9 +352,7 @@ def _display(frame: pd.DataFrame) -> Table:
 
 def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str:
     """The report page (``bench/templates/human_report.html.j2``); ``plot`` is a base64 PNG."""
-    from bench import templates
-
-    return templates.render(
+    return render(
         "human_report.html.j2",
         title=f"Human study: {facts.name}",
         facts=facts,
