@@ -12,17 +12,15 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from bench.core.errors import InputError
 from bench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
+from bench.scoring.table import METRICS
+from bench.templates import Cell, Table, render, table_from_frame
 from human_eval import stats
 from human_eval.study import ACCURACY_CRITERION, Study, open_store
-
-if TYPE_CHECKING:
-    from bench.templates import Cell, Table
 
 #: Manifest columns joined onto exported ratings (the model is revealed only here), before
 #: the scores compared with people (:func:`ranking_metrics`).
@@ -46,7 +44,6 @@ def ranking_metrics() -> list[str]:
     >>> ranking_metrics()
     ['ned', 'algorithm1']
     """
-    from bench.scoring.table import METRICS
 
     return METRICS.human_names(compared=True)
 
@@ -161,8 +158,6 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from bench.scoring.table import METRICS
-
     compared = ranking_metrics()
     if not compared:
         return ""
@@ -217,7 +212,6 @@ ALIGNMENT_HEADERS = {
 
 def _estimate(value: object, lo: object, hi: object, reason: str) -> Cell:
     """A number with its interval, or "n/a" and why."""
-    from bench.templates import Cell
 
     if not isinstance(value, (int, float)) or math.isnan(value):
         return Cell(f"n/a: {reason}", cls="na")
@@ -239,7 +233,6 @@ def _agreement_reason(stat: str, row: dict[str, object]) -> str:
 
 def agreement_table(agreement: pd.DataFrame) -> Table:
     """One row per criterion: counts, every statistic with its interval, the notes."""
-    from bench.templates import Cell, Table
 
     columns = ["criterion", "images (2+ ratings)", "ratings", "prevalence"]
     columns += [*AGREEMENT_HEADERS.values(), "note"]
@@ -262,7 +255,6 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
 
 def alignment_table(alignment: pd.DataFrame) -> Table:
     """Metric, model, counts and each statistic with its bootstrap interval."""
-    from bench.templates import Cell, Table
 
     plain = [c for c in ("metric", "model", "n_images", "n_ties") if c in alignment.columns]
     shown = [s for s in ALIGNMENT_HEADERS if s in alignment.columns]
@@ -347,7 +339,6 @@ DISPLAY_HEADERS = {
 def _display(frame: pd.DataFrame) -> Table:
     """Every value through :func:`_fmt` (a flag as yes or no); numbers right-aligned; no
     index; headers from :data:`DISPLAY_HEADERS`."""
-    from bench.templates import Cell, table_from_frame
 
     def cell(_column: str, value: object) -> Cell:
         if isinstance(value, bool) or type(value).__name__ == "bool_":
@@ -361,9 +352,7 @@ def _display(frame: pd.DataFrame) -> Table:
 
 def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str:
     """The report page (``bench/templates/human_report.html.j2``); ``plot`` is a base64 PNG."""
-    from bench import templates
-
-    return templates.render(
+    return render(
         "human_report.html.j2",
         title=f"Human study: {facts.name}",
         facts=facts,

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bench.scoring.bootstrap import percentile_interval, resample_weights
+from bench.scoring.bootstrap import index_blocks, percentile_interval, resample_weights, seeded_rng
+from bench.scoring.table import METRICS, Mean
 
 RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
 STATISTICS = (
@@ -429,7 +430,6 @@ def _alignment_row(
         out[stat] = float(values[0])
     if resampling is None:
         return out
-    from bench.scoring.bootstrap import index_blocks, seeded_rng
 
     rng = seeded_rng(resampling.seed, ("alignment", len(scores), int(known.sum())))
     bounds: dict[str, list[np.ndarray]] = {stat: [] for stat in ALIGNMENT_STATISTICS}
@@ -524,7 +524,6 @@ def metric_alignment(
     bounds over images (``n_boot`` resamples; 0 for none).
     """
     resampling = Resampling(n_boot, seed, level) if n_boot > 0 else None
-    from bench.scoring.table import METRICS
 
     direction = {**METRICS.higher_is_better(), **(higher_is_better or {})}
     data = labels.merge(manifest, on="image_id", how="inner")
@@ -564,8 +563,6 @@ def model_ranking(
     ratio, a derived figure) has no such form here and is refused (ValueError).
     """
     from scipy import stats as sps
-
-    from bench.scoring.table import METRICS, Mean
 
     if metric is None:
         metric = METRICS.human_names(compared=True)[0]

@@ -36,6 +36,8 @@ from bench.core.io import (
     write_json,
     write_table,
 )
+from bench.core.progress import track
+from bench.scoring.table import METRICS
 from human_eval.sampling import (
     SamplingError,
     adapt_design,
@@ -80,7 +82,6 @@ def score_columns() -> list[str]:
     >>> score_columns()
     ['ned', 'algorithm1', 'anls', 'exact_match', 'cer', 'wer', 'word_f1']
     """
-    from bench.scoring.table import METRICS
 
     return METRICS.human_names()
 
@@ -340,8 +341,6 @@ def _check_images(chosen: pd.DataFrame) -> None:
 def _copy_images(chosen: pd.DataFrame, manifest: pd.DataFrame, out: Path, progress: bool) -> None:
     """Re-encode each image as a metadata-free PNG named by its opaque id."""
     from PIL import Image
-
-    from bench.core.progress import track
 
     (out / IMAGES).mkdir(parents=True, exist_ok=True)
     pairs = list(zip(chosen["run_folder"], chosen["image_path"], manifest["file"], strict=True))

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+from bench.core.io import jsonl_records, read_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -194,8 +195,6 @@ def vizwiz_spans(caption: str, other_captions: Iterable[str]) -> list[str]:
 
 
 def _read_json(path: Path) -> Any:
-    from bench.core.io import read_json
-
     if not path.is_file():
         raise InputError(path, "file not found")
     return read_json(path)
@@ -204,8 +203,6 @@ def _read_json(path: Path) -> Any:
 def _records(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(position, record) of a TextCaps file: ``{"data": [...]}`` JSON, or JSONL rows."""
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        from bench.core.io import jsonl_records
-
         if not path.is_file():
             raise InputError(path, "file not found")
         with path.open(encoding="utf-8") as handle:

@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench.core.errors import InputError
-from bench.core.io import read_table
+from bench.core.io import read_table, write_table
 from prompts.attributes import LEXICON_ATTRIBUTES, Stored, compute_attributes, stored_lexicon
 from prompts.pool import PromptPool, fill_placeholder, make_prompt_id, real_world_rows
 from prompts.schema import REAL_WORLD_GROUPS
@@ -204,7 +204,6 @@ def lexicon_table(folder: Path = DEFAULT_DATA_DIR) -> pd.DataFrame:
 
 def write_lexicon(folder: Path = DEFAULT_DATA_DIR) -> Path:
     """(Re)write ``folder/lexicon.csv`` from :func:`lexicon_table` (needs the prompts extra)."""
-    from bench.core.io import write_table
 
     path = Path(folder) / LEXICON_FILE
     write_table(lexicon_table(folder), path)

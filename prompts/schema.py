@@ -12,9 +12,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 if TYPE_CHECKING:
+    import pandas as pd  # loaded by conform(): importing these names loads no pandas
     from datasets import Dataset  # optional dependency (the ``prompts`` extra)
 
 #: Column name -> pandas dtype, in canonical order.
@@ -66,6 +65,8 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
 
     Schema columns come first in canonical order; extra columns follow unchanged.
     """
+    import pandas as pd
+
     out = frame.copy()
     for column, dtype in PROMPT_COLUMNS.items():
         if column not in out.columns:

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from bench.core.errors import InputError
+from bench.core.io import slug
 from bench.core.registry import PLUGINS
 from prompts.attributes import char_length, word_count
 from prompts.pool import PromptPool
@@ -272,7 +273,6 @@ def select_ids(source: str | PromptPool | PromptSet, ids: Collection[str]) -> Pr
     >>> chosen.frame["prompt_id"].tolist()
     ['a/b', 'p3']
     """
-    from bench.core.io import slug
     from prompts.sources import load_source
 
     wanted = set(ids)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import shutil
 import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +54,8 @@ def looks_like_image(head: bytes) -> bool:
 
 def fetch(url: str, target: Path, timeout: float = 30.0) -> None:
     """Download ``url`` to ``target`` atomically; raise ValueError/OSError with a reason."""
+    import urllib.request  # http.client and ssl: not loaded for ``glyphbench --help``
+
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     with urllib.request.urlopen(request, timeout=timeout) as response:
         data = response.read()

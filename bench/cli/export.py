@@ -24,6 +24,7 @@ import typer
 
 from bench.core.errors import InputError
 from bench.core.io import locate_run, read_table, write_json
+from bench.core.schema import failed_mask
 from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
@@ -65,7 +66,6 @@ def export_command(
 def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
 
-    from bench.core.schema import failed_mask
     from bench.report.load import read_run_meta
 
     run_dir = locate_run(run_dir)

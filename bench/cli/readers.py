@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+import prompts as prompt_sets
 from bench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
 from bench.core.errors import InputError
 from bench.core.io import locate_run, write_table
@@ -118,8 +119,6 @@ def calibration_prompts(
 ) -> Any:  # a pandas DataFrame (pandas is imported lazily)
     """``per_lang`` prompts of each language the reader reads, stratified by text kind."""
     import pandas as pd
-
-    import prompts as prompt_sets
 
     parts = []
     for lang, needs in LANG_SCRIPTS.items():

@@ -12,6 +12,9 @@ from typing import Any
 import typer
 
 from bench.core.errors import InputError
+from bench.core.io import MAX_CONFIG_BYTES, read_text
+from bench.core.registry import PLUGINS
+from bench.core.schema import failed_mask
 
 
 def _quiet_library_warnings() -> None:
@@ -78,8 +81,6 @@ def _command_line(flags: dict[str, Any]) -> str:
 
 def _suite_help() -> str:
     """The ``--suite`` help, listing every registered suite (their modules are cheap to import)."""
-    from bench.core.registry import PLUGINS
-
     usages = ", ".join(plugin.name for plugin in PLUGINS.entries("suites"))
     return (
         f"Run a benchmark suite, NAME[:SUBSET][?option=value]: {usages}. It brings the "
@@ -90,8 +91,6 @@ def _suite_help() -> str:
 
 def readers_help(lead: str) -> str:
     """``lead`` and every registered reader (``glyphbench list readers``), not a typed list."""
-    from bench.core.registry import PLUGINS
-
     names = ", ".join(plugin.name for plugin in PLUGINS.entries("readers"))
     return f"{lead}: {names} (options: glyphbench list readers)."
 
@@ -183,6 +182,7 @@ def run_command(
     """
     from rich.console import Console
 
+    # the run's modules stay out of --help's imports (pydantic models, the run kernel)
     from bench.run.config import RunConfig
 
     _quiet_library_warnings()
@@ -207,8 +207,6 @@ def run_command(
         "read_backlog": read_backlog,
     }
     if config is not None:
-        from bench.core.io import MAX_CONFIG_BYTES, read_text
-
         text = read_text(config, limit=MAX_CONFIG_BYTES)
         with _naming_flags(overrides):
             run_config = RunConfig.from_yaml_text(text, config).with_overrides(**overrides)
@@ -384,8 +382,6 @@ def _interruptible() -> Iterator[None]:
 
 def fail_when_every_row_failed(rows: Any, what: str) -> None:
     """Exit 1 with the count when ``rows`` is not empty and every row failed."""
-    from bench.core.schema import failed_mask
-
     failed = failed_mask(rows)
     if len(rows) and failed.all():
         errors = rows.loc[failed, "error"].astype(str)

@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bench.core.errors import InputError
+from bench.core.io import read_table, write_json, write_table
+from bench.core.schema import failed_mask
+from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,8 +39,6 @@ class _Contract(Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
     """
 
     def _table(self) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-        from bench.scoring.table import METRICS
-
         return {family: METRICS.contract(family) for family in METRICS.peer_families()}
 
     def __getitem__(self, family: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -99,9 +100,7 @@ def score_command(
 
         glyphbench score pairs.csv --out scores.csv --expected-col text --ocr-col ocr_text
     """
-    from bench.core.io import read_table, write_json, write_table
     from bench.scoring import score_pairs
-    from bench.scoring.table import METRICS
 
     family = compat_family(compat)
     if read_as not in ("lines", "units"):
@@ -135,7 +134,6 @@ def compat_family(compat: str | None) -> str:
     >>> compat_family(None), compat_family("reference")
     ('glyphbench', 'textinvision')
     """
-    from bench.scoring.table import METRICS
 
     if compat is None:
         return "glyphbench"
@@ -157,8 +155,6 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     >>> headline(pd.DataFrame({"wr": [100.0, 50.0], "pa": [100.0, 80.0]}), "vae")
     {'wr': 75.0, 'pa': 90.0}
     """
-    from bench.core.schema import failed_mask
-    from bench.scoring.table import METRICS
 
     names = METRICS.contract(family)[1]
     values = METRICS.aggregate(scored[~failed_mask(scored)], names, family)

@@ -17,6 +17,8 @@ from bench.core.errors import InputError
 from bench.core.io import read_json
 from bench.core.progress import LineProgress
 from bench.core.registry import PLUGINS
+from bench.core.schema import failed_mask
+from vae_eval.codecs import check_codec_files
 from vae_eval.config import apply_config
 from vae_eval.download import download
 
@@ -147,7 +149,6 @@ def evaluate_command(
         if tasks:
             bar.stop()
     from bench.cli.run import fail_when_every_row_failed
-    from bench.core.schema import failed_mask
 
     notes = read_json(out / "run.json").get("notes", [])
     report = write_report(table, out, notes=notes)
@@ -171,8 +172,6 @@ def _check_specs(codecs: list[str], reader: str) -> None:
             except InputError as exc:
                 raise InputError(flag, exc.problem) from None
             if kind == "codecs":
-                from vae_eval.codecs import check_codec_files
-
                 check_codec_files(spec)  # a missing taesd: folder names the folder (issue 33)
 
 

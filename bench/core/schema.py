@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-import pandas as pd
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded inside the functions: this module's names are light to import
+    import numpy as np
+    import numpy.typing as npt
+    import pandas as pd
     import pyarrow as pa
 
 IDENTITY_COLUMNS = (
@@ -59,12 +58,16 @@ def failed_mask(frame: pd.DataFrame | pa.Table) -> npt.NDArray[np.bool_]:
     column; a table without one has no failed rows. ``frame`` may be an Arrow table
     (a batch's rows as the run builds them, issue 26).
 
+    >>> import pandas as pd
     >>> failed_mask(pd.DataFrame({"error": ["", None, "OCR: boom", "  "]})).tolist()
     [False, False, True, False]
     >>> import pyarrow as pa
     >>> failed_mask(pa.table({"error": ["", None, "OCR: boom", "  "]})).tolist()
     [False, False, True, False]
     """
+    import numpy as np
+    import pandas as pd
+
     if not isinstance(frame, pd.DataFrame):
         if "error" not in frame.column_names:
             return np.zeros(frame.num_rows, dtype=bool)
@@ -86,6 +89,7 @@ def generated_mask(rows: pd.DataFrame) -> pd.Series:
 
     Such a row can be read (again), whatever its reading step gave.
 
+    >>> import pandas as pd
     >>> rows = pd.DataFrame({"image_path": ["a.png", None, "c.png"],
     ...                      "error": ["OCR: x", "Generate: y", ""]})
     >>> generated_mask(rows).tolist()

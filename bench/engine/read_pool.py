@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.core.errors import InputError
+
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
@@ -128,8 +130,6 @@ def resolve_workers(workers: int | None) -> int:
     if workers is None:
         return free_cores()
     if workers < 0:
-        from bench.core.errors import InputError
-
         raise InputError(None, f"--read-workers must be 0 or more, got {workers}")
     return workers
 

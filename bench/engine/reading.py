@@ -59,7 +59,6 @@ def probe_reader(reader: Reader, image: Image.Image, spec: str, where: str) -> R
 
 def refuse_failed_probe(outcome: Reading | Exception, spec: str, where: str) -> Reading:
     """A probe's reading; the one-line refusal (``--ocr``) when ``outcome`` is an exception."""
-    from bench.core.errors import InputError
     from bench.engine.loop import error_text
 
     if isinstance(outcome, Exception):

@@ -44,7 +44,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from bench.core.errors import InputError
+from bench.core.io import slug
 from bench.core.registry import Options, Spec, register
+from bench.core.seeds import image_seed
 from bench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
 from bench.models.layout import ImageLayout, SuiteLayout
 
@@ -73,7 +75,6 @@ def candidate_stems(prompt_id: str, seed: int, index: int, first_seed: int) -> l
     >>> candidate_stems("a/b", 0, 1, first_seed=0)[:2]
     ['a/b_s0_i1', 'a/b_i1']
     """
-    from bench.core.io import slug
 
     stems: list[str] = []
     for name in dict.fromkeys((prompt_id, slug(prompt_id, digest=8))):
@@ -528,7 +529,6 @@ class ImagesModel(ModelAdapter):
 
     def bind_run(self, context: RunContext) -> None:
         """Match the files to every image the run expects (all shards) and check them."""
-        from bench.core.seeds import image_seed
 
         expected = list(context.expected)
         self.matching = self.match(context)

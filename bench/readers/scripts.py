@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
 from prompts.scripts import (
     GUESSED_LANG,
     MIN_SCRIPT_LETTERS,
@@ -114,7 +115,6 @@ def reader_scripts(spec: str) -> frozenset[str] | None:
     >>> sorted(reader_scripts("rapidocr") or []), sorted(reader_scripts("tesseract?lang=eng") or [])
     (['han', 'latin'], ['latin'])
     """
-    from bench.core.registry import PLUGINS
 
     options = PLUGINS.resolve("readers", spec).options
     declare = getattr(options, "scripts", None)
@@ -130,7 +130,6 @@ def readers_for(scripts: frozenset[str]) -> list[str]:
     its options class offers (``script_variants()``: Tesseract's installed
     traineddata languages, PaddleOCR's languages). Nothing is created or loaded.
     """
-    from bench.core.registry import PLUGINS
 
     found: list[str] = []
     for plugin in PLUGINS.entries("readers"):

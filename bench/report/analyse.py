@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from bench.core.errors import InputError
 from bench.core.schema import failed_mask
 from bench.report import controls as ctl
 from bench.report import stats
@@ -25,7 +26,9 @@ from bench.report.gallery import select_examples
 from bench.report.slices import MISSING_LABEL, Slicing
 from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
 from bench.report.verdict import verdicts
+from bench.run.read_later import unread
 from bench.scoring.bootstrap import (
+    MIN_UNITS,
     Estimands,
     Grouping,
     grouped_bootstrap,
@@ -245,7 +248,6 @@ def unread_mask(frame: pd.DataFrame) -> np.ndarray:
     the rows :func:`bench.run.read_later.unread` reads next."""
     if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    from bench.run.read_later import unread
 
     return np.asarray(unread(frame), dtype=bool)
 
@@ -261,8 +263,6 @@ def read_rows(frame: pd.DataFrame, slicing: Slicing) -> tuple[pd.DataFrame, Slic
     if not unread.any():
         return frame, slicing
     if unread.all():
-        from bench.core.errors import InputError
-
         runs = frame.attrs.get("runs", {})
         where = ", ".join(str(info.get("dir", name)) for name, info in runs.items()) or None
         raise InputError(
@@ -470,7 +470,6 @@ def heat_column(slicing: Slicing, slices: dict[str, pd.DataFrame]) -> str | None
     prompts (a heatmap's cells need intervals' worth of prompts), else the slicing
     column with the most such slices (the first on a tie; ``group`` when none has two).
     """
-    from bench.scoring.bootstrap import MIN_UNITS
 
     def sizable(column: str) -> int:
         table = slices[column]

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
+from bench.core.io import FORMULA_START, atomic_path
+from bench.core.progress import LineProgress
 from bench.report.analyse import Settings, Stopwatch, analyse
 from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from bench.report.render import render
@@ -57,7 +59,6 @@ def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from bench.core.io import FORMULA_START, atomic_path
     from bench.report.analyse import PEER_METRICS, unread_mask
 
     metrics = [*settings.metrics, *(m for m in PEER_METRICS if m not in settings.metrics)]
@@ -120,7 +121,6 @@ def write_report(
             list(frame.columns), requested_families(frame.attrs.get("runs", {}))
         ),
     )
-    from bench.core.progress import LineProgress
 
     with LineProgress(disable=not progress) as bar:
         task = bar.add_task("report", total=len(STAGES))

@@ -24,8 +24,10 @@ from typing import Any
 import pandas as pd
 
 from bench.core.registry import Spec
+from bench.core.schema import failed_mask
 from bench.report.tables import too_few
 from bench.scoring.bootstrap import MIN_UNITS
+from bench.scoring.edits import classify_edits, faithfulness, warning
 
 _RUN_TAG = re.compile(r"^(?P<name>.*?)(?: \[(?P<run>[^\]]+)\])?$")
 
@@ -224,8 +226,6 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     """
     from collections import Counter
 
-    from bench.scoring.edits import classify_edits, faithfulness, warning
-
     counts: dict[str, Counter[str]] = {}
     for row in _typo_rows(frame).itertuples(index=False):
         verdicts = classify_edits(str(row.text), str(row.drawn_text), str(row.ocr_text or ""))
@@ -248,7 +248,6 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _typo_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The readable typo-control rows with their rate (a ``rate`` column)."""
-    from bench.core.schema import failed_mask
 
     needed = {"model", "text", "ocr_text", "drawn_text", "ocr_engine"}
     if not needed <= set(frame.columns):  # no control row recorded what it drew

@@ -11,7 +11,9 @@ from typing import Any
 import pandas as pd
 
 from bench.core.errors import InputError
+from bench.core.io import read_parquet
 from bench.report.stats import SUMMARY_METRICS
+from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 
 #: Columns a report cannot do without.
 REQUIRED_COLUMNS = ("model", "prompt_id", "text", *SUMMARY_METRICS)
@@ -91,8 +93,6 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
     meta = read_run_meta(run_dir)
     import pyarrow.parquet as pq
 
-    from bench.core.io import read_parquet  # checksums checked (issue 32)
-
     try:
         names = pq.read_schema(results).names
     except (OSError, ValueError) as exc:
@@ -157,7 +157,6 @@ def protocol_tags(runs: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     >>> protocol_tags(runs)
     {'easyocr': 'reader easyocr', 'tesseract': 'reader tesseract'}
     """
-    from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 
     cards = {
         run: comparable_part((info.get("meta") or {}).get("protocol") or {})

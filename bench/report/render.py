@@ -33,6 +33,7 @@ from bench.report.slices import bins_note
 from bench.report.stats import PEER_VIEWS
 from bench.report.tables import display_summary, write_table_set
 from bench.scoring.bootstrap import MIN_UNITS
+from bench.scoring.table import METRICS
 
 
 @dataclass
@@ -462,7 +463,6 @@ def glossary(metrics: list[str]) -> list[dict[str, str]]:
     ('NED similarity (1 = exact)', 'NED', 'higher is better')
     """
     from bench.report.latex import ABBREVIATIONS
-    from bench.scoring.table import METRICS
 
     entries = []
     for name in dict.fromkeys(metrics):

@@ -33,6 +33,10 @@ from bench.scoring.bootstrap import (
     resampled_means,
     seeded_rng,
 )
+from bench.scoring.table import METRICS
+from bench.suites.base import resolve_suite
+from bench.suites.protocol import COMPARED_FIELDS, comparable_part
+from bench.suites.published import options_text, published_for
 
 #: The subset label of a pooled row (every selected subset together).
 ALL = "all"
@@ -116,8 +120,6 @@ def analyse_suites(
 
 
 def _section(frame: pd.DataFrame, name: str, settings: dict[str, Any]) -> SuiteSection:
-    from bench.suites.base import resolve_suite
-
     suite = resolve_suite(name).suite
     rows = frame[frame["suite"].astype(str) == name]
     families = {s.name: s.family for s in suite.subsets}
@@ -144,8 +146,6 @@ def _section(frame: pd.DataFrame, name: str, settings: dict[str, Any]) -> SuiteS
 
 
 def _summary_metrics(families: Any) -> list[str]:
-    from bench.scoring.table import METRICS
-
     names: dict[str, None] = {}
     for family in dict.fromkeys(families):
         names.update(dict.fromkeys(METRICS.summary_names([family])))
@@ -188,7 +188,6 @@ def _runs(rows: pd.DataFrame) -> list[str]:
 
 def estimands(metrics: Sequence[str], family: str) -> Estimands:
     """The metrics' aggregates as ``family`` defines them (e.g. OneIG's cap of 100 or 50)."""
-    from bench.scoring.table import METRICS
 
     return Estimands(metrics, lambda name: METRICS.get(name, family).aggregate)
 
@@ -369,8 +368,6 @@ def _published(
     cards: Mapping[str, Any],
     suite: str,
 ) -> pd.DataFrame:
-    from bench.suites.published import published_for
-
     names = _model_names(rows, runs)
     options = _suite_options(cards)
     same = _same_as_benchmark(cards)
@@ -404,8 +401,6 @@ def _published(
 
 def _suite_options(cards: Mapping[str, Any]) -> str:
     """The suite options the runs used, as ``published.csv`` writes them (first run's)."""
-    from bench.suites.base import resolve_suite
-    from bench.suites.published import options_text
 
     for card in cards.values():
         spec = ((card or {}).get("suite") or {}).get("spec")
@@ -450,7 +445,6 @@ def protocol_clashes(cards: Mapping[str, Any]) -> list[str]:
     >>> warning
     'reader: easyocr in run a, rapidocr in run b'
     """
-    from bench.suites.protocol import COMPARED_FIELDS, comparable_part
 
     known = {run: comparable_part(card) for run, card in cards.items() if card}
     if len(known) < 2:
@@ -516,8 +510,6 @@ def headline_points(frame: pd.DataFrame) -> tuple[list[str], dict[str, dict[str,
     header -> value. Failed rows are left out, as everywhere. Results without suite
     rows give no columns.
     """
-    from bench.scoring.table import METRICS
-    from bench.suites.base import resolve_suite
 
     headers: list[str] = []
     values: dict[str, dict[str, float]] = {}

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.io import atomic_open
+from bench.core.io import atomic_open, spreadsheet_safe
 from bench.report.metric_info import metric_info
+from bench.scoring.bootstrap import MIN_UNITS
 
 
 def fmt_number(value: Any, metric: str = "") -> str:
@@ -67,7 +68,6 @@ def fmt_ci_n(mean: Any, lo: Any, hi: Any, metric: str, n_prompts: Any, n_rows: A
     >>> fmt_ci_n(63.0, None, None, "algorithm1", 1)
     '63.00 (n = 1: too few)'
     """
-    from bench.scoring.bootstrap import MIN_UNITS
 
     known = mean is not None and not (isinstance(mean, float) and math.isnan(mean))
     if known and n_prompts is not None and n_prompts == n_prompts and n_prompts < MIN_UNITS:
@@ -261,7 +261,6 @@ def write_table_set(
     """
     folder.mkdir(parents=True, exist_ok=True)
     display = raw if display is None else display
-    from bench.core.io import spreadsheet_safe
 
     with atomic_open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
         spreadsheet_safe(raw).to_csv(handle, index=False)  # no formula runs when opened

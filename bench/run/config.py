@@ -70,8 +70,10 @@ from pydantic import (
 )
 
 from bench.core.errors import InputError, validation_error
-from bench.core.io import slug, yaml_data
+from bench.core.io import MAX_CONFIG_BYTES, read_text, slug, yaml_data
 from bench.core.registry import PLUGINS, Spec
+from bench.scoring.table import METRICS
+from bench.suites.protocol import expand_config
 from prompts.samplers import DEFAULT_SAMPLER
 
 
@@ -308,8 +310,6 @@ class RunConfig(_Strict):
     def _suite_protocol(cls, data: Any) -> Any:
         """A suite fills the unset reader, seeds and images per prompt from its protocol."""
         if isinstance(data, dict) and data.get("suite") is not None:
-            from bench.suites.protocol import expand_config
-
             return expand_config(data)
         return data
 
@@ -348,8 +348,6 @@ class RunConfig(_Strict):
     @field_validator("metrics")
     @classmethod
     def _metric_families_known(cls, families: list[str]) -> list[str]:
-        from bench.scoring.table import METRICS
-
         known = METRICS.families()
         unknown = [name for name in families if name not in known]
         if unknown:
@@ -458,7 +456,6 @@ class RunConfig(_Strict):
         path = Path(path)
         if not path.is_file():
             raise InputError(path, "config file not found")
-        from bench.core.io import MAX_CONFIG_BYTES, read_text
 
         return cls.from_yaml_text(read_text(path, limit=MAX_CONFIG_BYTES), path)
 

@@ -23,7 +23,11 @@ from typing import TYPE_CHECKING
 
 from bench.core.errors import InputError
 from bench.core.registry import Spec
+from bench.models import get_model
+from bench.models.base import RunContext
+from bench.models.images import ImagesModel as Images
 from bench.run.config import ModelEntry, RunConfig
+from prompts.selection import select_ids
 
 if TYPE_CHECKING:
     from bench.models.images import ImagesModel, Matching
@@ -45,9 +49,6 @@ def files_choose_prompts(config: RunConfig) -> bool:
 
 
 def _adapter(entry: ModelEntry) -> ImagesModel:
-    from bench.models import get_model
-    from bench.models.images import ImagesModel as Images
-
     adapter = get_model(entry.to_spec())
     assert isinstance(adapter, Images)
     return adapter
@@ -55,7 +56,6 @@ def _adapter(entry: ModelEntry) -> ImagesModel:
 
 def prompts_named_by_files(config: RunConfig, source: str) -> PromptSet:
     """The prompts of ``source`` whose ids the ``images:`` models' files name."""
-    from prompts.selection import select_ids
 
     adapters = {entry.label: _adapter(entry) for entry in images_entries(config)}
     names: set[str] = set()
@@ -80,7 +80,6 @@ def check_files(config: RunConfig, prompt_set: PromptSet) -> dict[str, dict[str,
     Returns, per ``images:`` label, ``{"found": N, "missing": M}`` over every image the
     run expects (all shards).
     """
-    from bench.models.base import RunContext
     from bench.run.image_jobs import model_jobs
     from bench.run.shard import suite_context
 

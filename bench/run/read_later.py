@@ -24,13 +24,15 @@ from bench.core.errors import InputError
 from bench.core.progress import LineProgress
 from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard
+from bench.engine.folder import open_part
+from bench.engine.read_pool import ReadPool, UnreadableImage, resolve_workers
+from bench.engine.reading import refuse_failed_probe, run_image
 from bench.readers.base import Reading
 from bench.run.results import conform_results
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.engine.read_pool import ReadPool
     from bench.readers.base import Reader
     from bench.run.reading_store import ReadingStore
 
@@ -77,7 +79,6 @@ def read_run(
     Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None,
     "unfinished": True when the followed run stopped before recording its end}``.
     """
-    from bench.engine.read_pool import ReadPool, resolve_workers
     from bench.run.config import RunConfig
     from bench.run.grid_path import image_path_of, refuse_split_reading
     from bench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
@@ -143,8 +144,6 @@ def _grid_reader(spec: str) -> Any:
 
 def _probe(pool: ReadPool, spec: str, root: Path) -> None:
     """Refuse a reader that fails on one of the run's images (its own error, exit 2)."""
-    from bench.engine.read_pool import UnreadableImage
-    from bench.engine.reading import refuse_failed_probe, run_image
 
     found = run_image(root)
     if found is None:  # no image yet (`--follow` of a run just started)
@@ -232,8 +231,6 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
     whole table. Files whose columns do not combine are read whole, as before.
     """
     import pyarrow as pa
-
-    from bench.engine.folder import open_part
 
     tables, whole = [], []
     for number, path in enumerate(files):

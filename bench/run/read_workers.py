@@ -32,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 from bench.core.errors import InputError
 from bench.engine.backlog import Backlog, default_backlog
 from bench.engine.folder import RunFolder
+from bench.engine.loop import quit_now
+from bench.engine.read_pool import ReadPool
+from bench.engine.reading import refuse_failed_probe, sample_image
 
 if TYPE_CHECKING:
-    from bench.engine.read_pool import ReadPool
     from bench.run.config import RunConfig
     from bench.run.operations import RunResult
 
@@ -73,8 +75,6 @@ class RunReaders:
         self._found: int | None = None  # unread images found after the first look
 
     def start(self) -> RunReaders:
-        from bench.engine.read_pool import ReadPool
-
         pool = ReadPool(self.spec, self.root, self.workers)
         pool.__enter__()
         self._pool = pool
@@ -97,8 +97,6 @@ class RunReaders:
         """Refuse a reader that starts but cannot read (issue 32): one sample image, read in
         a reader process from a temporary file outside the run folder."""
         import tempfile
-
-        from bench.engine.reading import refuse_failed_probe, sample_image
 
         with tempfile.TemporaryDirectory(prefix="glyphbench-probe-") as folder:
             path = Path(folder) / "sample.png"
@@ -158,7 +156,6 @@ class RunReaders:
         try:
             thread.join()
         except KeyboardInterrupt:  # a second Ctrl-C: quit now, as the run loop does
-            from bench.engine.loop import quit_now
 
             quit_now()
 

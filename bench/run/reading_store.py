@@ -32,12 +32,16 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.core.errors import InputError
+from bench.core.io import atomic_open, read_table, slug
+from bench.core.schema import failed_mask, generated_mask
 from bench.engine.reading import ReadingCache
+from bench.readers.base import Reading
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.readers.base import Reader, Reading
+    from bench.readers.base import Reader
 
 READINGS_DIR = "readings"
 
@@ -103,8 +107,6 @@ class ReadingStore(ReadingCache):
             return
         import pandas as pd
 
-        from bench.core.io import atomic_open
-
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{self.shard}-{next(_COUNTER):05d}-{os.getpid()}-{time.time_ns()}.parquet"
         frame = pd.DataFrame(self._pending, columns=list(COLUMNS))
@@ -125,8 +127,6 @@ def encoded_reading(reading: Reading) -> dict[str, str]:
 
 
 def _reading(record: dict[str, Any]) -> Reading:
-    from bench.readers.base import Reading
-
     boxes = [[(float(x), float(y)) for x, y in box] for box in json.loads(record["ocr_boxes"])]
     return Reading(
         text=str(record["ocr_text"]),
@@ -155,7 +155,6 @@ def keep_results_readings(root: str | Path, rows: pd.DataFrame) -> list[str]:
     the old ones (a run made before the store existed, or whose store was deleted) in
     ``readings/``, under the identity ``name|version|`` of the reader that made them.
     """
-    from bench.core.schema import failed_mask
 
     read = rows[rows["ocr_text"].notna() & rows["image_sha256"].notna() & ~failed_mask(rows)]
     table = readings_table(root)
@@ -233,7 +232,6 @@ def pick_reader(root: str | Path, wanted: str) -> str:
     Several identities of one name (e.g. two option sets) must be told apart by
     the full identity; the error lists them.
     """
-    from bench.core.errors import InputError
 
     readers = stored_readers(root)
     exact = readers[readers["reader"] == wanted]
@@ -254,9 +252,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     ``error`` ``Reader: not read by ...``) and get NaN scores.
     """
 
-    from bench.core.io import read_table
-    from bench.core.schema import generated_mask
-    from bench.engine.folder import RunFolder
+    from bench.engine.folder import RunFolder  # --help loads this module, not the run folder's
     from bench.run.config import RunConfig
     from bench.run.results import RESULTS, conform_results, score_rows
 
@@ -290,7 +286,6 @@ def write_reader_view(root: str | Path, wanted: str) -> Path:
     and ``images`` (a link to the run's images), so ``glyphbench report`` shows that
     reader's numbers with the run's own pictures.
     """
-    from bench.core.io import slug
 
     root = Path(root)
     identity = pick_reader(root, wanted)

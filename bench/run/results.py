@@ -26,9 +26,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from bench.core.schema import IDENTITY_COLUMNS, IMAGE_COLUMNS, OCR_COLUMNS, ROW_KEY
+from bench.core.io import read_parquet, read_table
+from bench.core.schema import IDENTITY_COLUMNS, IMAGE_COLUMNS, OCR_COLUMNS, ROW_KEY, failed_mask
 from bench.engine import RunFolder, image_path, slug
-from bench.scoring.frame import SCORE_COLUMNS
+from bench.scoring import score_pairs
+from bench.scoring.frame import SCORE_COLUMNS, score_columns, text_metrics
+from bench.suites.scores import add_suite_scores
 from prompts.schema import PROMPT_COLUMNS
 
 if TYPE_CHECKING:
@@ -123,14 +126,11 @@ def read_results(path: str | Path, columns: Sequence[str] | None = None) -> pd.D
     With ``columns``, only those the file has are read, as stored: a summary of a
     million rows reads a few columns, not the whole table (issue 26).
     """
-    from bench.core.io import read_table
 
     if columns is None:
         return conform_results(read_table(path))
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from bench.core.io import read_parquet
 
     try:
         present = set(pq.read_schema(path).names)
@@ -169,8 +169,6 @@ def _add_family(
     rows: pd.DataFrame, family: str, has_ocr: pd.Series, config: RunConfig
 ) -> pd.DataFrame:
     """``rows`` with the per-image metrics of ``family`` (NaN where there is no reading)."""
-    from bench.scoring import score_pairs
-    from bench.scoring.frame import text_metrics
 
     columns = [m.name for m in text_metrics([family]) if m.name not in rows.columns]
     if not columns:
@@ -192,9 +190,6 @@ def _add_family(
 
 def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     """Add every score column; rows without OCR text (errors) get NaN scores."""
-    from bench.core.schema import failed_mask
-    from bench.scoring import score_pairs
-    from bench.scoring.frame import text_metrics
 
     columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
     rows = rows.drop(columns=[c for c in columns if c in rows.columns])
@@ -214,7 +209,6 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     for family in config.metrics:  # families asked for besides glyphbench's (--metrics)
         rows = _add_family(rows, family, has_ocr, config)
     if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
-        from bench.suites.scores import add_suite_scores
 
         rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
     return rows
@@ -306,7 +300,6 @@ class BatchRows:
 
     def _scores(self, values: dict[str, list[Any]], rows: list[int]) -> dict[str, Any]:
         """Every score column (NaN where there is no reading), as :func:`score_rows` scores."""
-        from bench.scoring.frame import score_columns, text_metrics
 
         columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add
         read, errors = values["ocr_text"], values["error"]

@@ -45,7 +45,7 @@ def annotation_lines(annotations: list[dict[str, Any]]) -> list[str]:
     ...                   {"polygon": [[1, 1]], "valid": False, "text": "invalid"}])
     ['xxxxxxxxxxxxxxxxxxxx']
     """
-    from bench.scoring.anytext import MAX_LINE_CHARS, MAX_LINES
+    from bench.scoring.anytext import MAX_LINE_CHARS, MAX_LINES  # loads rapidfuzz: not for --help
 
     kept = [a for a in annotations if len(a.get("polygon") or []) and a.get("valid") is not False]
     return [str(a.get("text", ""))[:MAX_LINE_CHARS] for a in kept[:MAX_LINES]]

@@ -34,11 +34,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from bench.core.errors import InputError
 from bench.core.registry import PLUGINS, NoOptions, Options, Spec
 from bench.models.layout import ImageLayout, SuiteLayout
+from prompts.schema import PromptSet, content_hash
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from prompts.schema import PromptSet
 
 #: How a results row's reading becomes the benchmark's "read" cell: the reader's text
 #: as it is (a VLM's answer), its pieces one per line (OCR boxes, stripped, in reading
@@ -370,8 +369,6 @@ def prompt_set(selection: SuiteSelection, folder: Path) -> PromptSet:
     """
     import pandas as pd
 
-    from prompts.schema import PromptSet
-
     suite = selection.suite
     frames = []
     for subset in selection.subsets:
@@ -407,7 +404,6 @@ def limit_per_subset(prompt_set: PromptSet, limit: int | None) -> PromptSet:
     Chinese prompts, not the first 8 of the English file alone. The selection's
     record says so (``limit_per: subset``).
     """
-    from prompts.schema import PromptSet
 
     if limit is None:
         return prompt_set
@@ -434,6 +430,4 @@ def _with_attributes(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _digest(frame: pd.DataFrame) -> str:
-    from prompts.schema import content_hash
-
     return content_hash(frame)[:12]

@@ -27,7 +27,7 @@ SUBSETS = (
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
     """One row per line of ``<Subset>/<Subset>.txt`` (blank lines keep their index)."""
-    from bench.scoring.mario import mario_keywords
+    from bench.scoring.mario import mario_keywords  # loads rapidfuzz: not for --help
 
     name = subset.files[0]
     path = find_file(folder, [name, f"MARIOEval/{name}"], "mario")

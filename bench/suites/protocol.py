@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS
+from bench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -152,7 +154,6 @@ def image_seed_rule(config: RunConfig) -> SeedRule | None:
 
 def _unavailable(reader: str) -> str | None:
     """Why the reader ``reader`` cannot run here (not registered, a package missing), or None."""
-    from bench.core.registry import PLUGINS
 
     try:
         resolved = PLUGINS.resolve("readers", reader)
@@ -423,8 +424,6 @@ def _normalisation(selection: SuiteSelection | None, config: RunConfig) -> dict[
 
 
 def _scorer(selection: SuiteSelection | None) -> dict[str, Any]:
-    from bench.scoring.table import METRICS
-
     families = {"glyphbench": "glyphbench"}
     references = {}
     if selection is not None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from bench.scoring.table import METRICS
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -32,7 +34,6 @@ def suite_columns(selection: SuiteSelection) -> list[str]:
     >>> suite_columns(resolve_suite("longtext"))
     ['longtext_recall', 'longtext_matched', 'longtext_total']
     """
-    from bench.scoring.table import METRICS
 
     columns: dict[str, None] = {}
     for family in dict.fromkeys(selection.families.values()):
@@ -119,7 +120,7 @@ def add_suite_scores(rows: pd.DataFrame, spec: str, scorable: np.ndarray) -> pd.
     import numpy as np
     import pandas as pd
 
-    from bench.scoring import score_pairs
+    from bench.scoring import score_pairs  # bench.scoring.frame loads pandas; --help loads this
     from bench.suites.base import resolve_suite
 
     selection = resolve_suite(spec)

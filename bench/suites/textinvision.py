@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
+import prompts
 from bench.core.errors import InputError
 from bench.core.registry import Options
 from bench.suites.base import Protocol, Subset, Suite, register_suite
@@ -32,7 +33,6 @@ class TextInVisionOptions(Options):
 
 def load_rows(folder: Path, subset: Subset, options: TextInVisionOptions) -> list[dict[str, Any]]:
     """The rows TextInVision's filter file selects (glyphbench ids kept as benchmark ids)."""
-    import prompts
 
     config = Path(options.config)
     config = config if config.is_absolute() else folder / config
