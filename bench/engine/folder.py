@@ -45,6 +45,7 @@ from bench.core.io import (
     write_json,
     write_table,
 )
+from bench.core.schema import failed_mask
 from bench.engine.lock import FolderLock
 
 if TYPE_CHECKING:
@@ -574,8 +575,6 @@ class RunFolder:
     ) -> set[tuple[Hashable, ...]]:
         """Keys of the rows already written; failed rows count only ``with_failed``."""
         import pyarrow as pa
-
-        from bench.core.schema import failed_mask
 
         # Only the key and error columns, gathered as Arrow tables and converted once:
         # a resume scan of a million rows in thousands of part files (issue 18).

@@ -57,6 +57,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.core.errors import InputError
+from bench.core.io import write_bytes_atomic
+from bench.engine.folder import encode_png
+from bench.engine.read_pool import _die_with_parent, _portable
+
 if TYPE_CHECKING:
     import subprocess
     from multiprocessing.connection import Connection
@@ -85,8 +90,6 @@ def writer_mode(environ: dict[str, str] | None = None) -> str:
     """
     value = (os.environ if environ is None else environ).get(MODE_VARIABLE, "") or "auto"
     if value not in MODES:
-        from bench.core.errors import InputError
-
         raise InputError(MODE_VARIABLE, f"must be one of {', '.join(MODES)}, got {value!r}")
     return value
 
@@ -240,8 +243,6 @@ class ImageWriter:
         if kind == "ok":
             return payload
         if kind == "input-error":
-            from bench.core.errors import InputError
-
             source, problem, line, key = payload
             raise InputError(source, problem, line=line, key=key)
         raise payload
@@ -270,8 +271,6 @@ def writer_processes(environ: dict[str, str] | None = None, cpus: int | None = N
     value = (os.environ if environ is None else environ).get(PROCESSES_VARIABLE, "")
     if value:
         if not value.isdigit() or int(value) < 1:
-            from bench.core.errors import InputError
-
             raise InputError(PROCESSES_VARIABLE, f"must be a whole number >= 1, got {value!r}")
         return int(value)
     if cpus is None:
@@ -368,8 +367,6 @@ def main(argv: Sequence[str]) -> None:
     import signal
     from multiprocessing.connection import Connection
 
-    from bench.engine.read_pool import _die_with_parent
-
     fd, root, parent = argv
     _die_with_parent(int(parent))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
@@ -408,9 +405,6 @@ def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> l
 
     from PIL import Image
 
-    from bench.core.io import write_bytes_atomic
-    from bench.engine.folder import encode_png
-
     block = shared_memory.SharedMemory(name=name)
     try:
         block.unlink()  # the name goes now: a crash from here on leaks no memory
@@ -433,8 +427,6 @@ def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> l
 
 def _error(exc: Exception) -> tuple[str, Any]:
     """An exception as the parent can rebuild it (InputError by its fields)."""
-    from bench.core.errors import InputError
-    from bench.engine.read_pool import _portable
 
     if isinstance(exc, InputError):
         return "input-error", (exc.source, exc.problem, exc.line, exc.key)

@@ -42,6 +42,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bench.core.accelerator import is_oom
+from bench.core.progress import LineProgress
+from bench.core.schema import failed_mask
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -296,7 +300,6 @@ class Loop:
     def _finish(self, batch: Batch, rest: Callable[[], pd.DataFrame | pa.Table]) -> None:
         """The rest of a begun batch and its part file (also when stopping: a begun batch is
         finished whole); after a failure, only the writer's answer is taken."""
-        from bench.core.schema import failed_mask
 
         if self._failure is not None:  # take the writer's answer, write nothing more
             with contextlib.suppress(BaseException):
@@ -341,8 +344,6 @@ def progress_bars(
         TimeRemainingColumn,
     )
 
-    from bench.core.progress import LineProgress
-
     bars = LineProgress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -381,7 +382,6 @@ def quit_now(code: int = 130) -> None:
 
 
 def _is_oom(exc: BaseException) -> bool:
-    from bench.core.accelerator import is_oom
 
     return is_oom(exc)
 

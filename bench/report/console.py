@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from bench.core.schema import failed_mask
+from bench.report.suites import headline_metrics, headline_points
 from bench.report.tables import metric_header  # the report's header, in the console too
 from bench.scoring.table import METRICS
+from bench.suites.base import resolve_suite
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -41,9 +43,6 @@ def summary_columns(suites: Iterable[str] = ()) -> list[str]:
     >>> summary_columns(["longtext"])[-2:]
     ['longtext_matched', 'longtext_total']
     """
-    from bench.report.suites import headline_metrics
-    from bench.scoring.table import METRICS
-    from bench.suites.base import resolve_suite
 
     columns = [*SUMMARY_COLUMNS, *METRICS.inputs(CONSOLE_METRICS)]
     for spec in suites:
@@ -114,7 +113,6 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     (:func:`bench.report.suites.headline_points`: LongText's text score per language,
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
     """
-    from bench.report.suites import headline_points
 
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)

@@ -36,8 +36,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from bench.core.errors import InputError
+from bench.core.progress import LineProgress
 from bench.core.schema import failed_mask, generated_mask
 from bench.engine import RunFolder, read_batch
+from bench.run.reading_store import ReadingStore
+from bench.run.shard import reading_columns
+from bench.suites.oneig import oneig_cells
+from bench.suites.protocol import image_path, selection_of
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -53,14 +58,12 @@ _GROUP = ["model", "prompt_id", "seed"]
 
 def image_path_of(config: Any) -> str | None:
     """The run's benchmark image path (``oneig``), or None: each PNG read as generated."""
-    from bench.suites.protocol import image_path, selection_of
 
     return image_path(selection_of(config))
 
 
 def grid_of(config: Any) -> tuple[int, int]:
     """(columns, rows) of the run's suite grid (OneIG: 2x2)."""
-    from bench.suites.protocol import selection_of
 
     selection = selection_of(config)
     grid = selection.suite.protocol.grid if selection is not None else None
@@ -163,10 +166,6 @@ def grid_reread(
     """
     from rich.console import Console
 
-    from bench.core.progress import LineProgress
-    from bench.run.reading_store import ReadingStore
-    from bench.run.shard import reading_columns
-
     if not checked:
         check_groups(folder, rows, grid)
     wanted = generated_mask(rows) if todo is None else (todo & generated_mask(rows))
@@ -214,7 +213,6 @@ def _grids(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple
     One prompt's images are in memory at a time. OneIG reads a grid's cells in one
     batch (text_score.py:65), so each prompt's cells are one call of the reader.
     """
-    from bench.suites.oneig import oneig_cells
 
     made = rows[generated_mask(rows)]
     for _, group in made.groupby(_GROUP, sort=False):

@@ -26,9 +26,27 @@ from bench.core.schema import ROW_KEY, failed_mask, generated_mask
 from bench.engine import RunFolder, Shard
 from bench.engine.folder import open_part
 from bench.engine.read_pool import ReadPool, UnreadableImage, resolve_workers
-from bench.engine.reading import refuse_failed_probe, run_image
+from bench.engine.reading import (
+    probe_reader,
+    refuse_failed_probe,
+    run_image,
+    sample_image,
+    start_reader,
+)
 from bench.readers.base import Reading
-from bench.run.results import conform_results
+from bench.run.config import RunConfig
+from bench.run.grid_path import (
+    check_groups,
+    grid_of,
+    grid_reread,
+    image_path_of,
+    refuse_split_reading,
+)
+from bench.run.merge import merge_run
+from bench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
+from bench.run.reading_store import ReadingStore
+from bench.run.results import conform_results, score_rows, write_rows
+from bench.run.shard import reading_columns
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,9 +97,6 @@ def read_run(
     Returns ``{"read": images read, "errors": OCR errors, "merged": rows or None,
     "unfinished": True when the followed run stopped before recording its end}``.
     """
-    from bench.run.config import RunConfig
-    from bench.run.grid_path import image_path_of, refuse_split_reading
-    from bench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
 
     folder = RunFolder(root)
     if follow:
@@ -122,8 +137,6 @@ def read_run(
             )
     merged = None
     if not folder.busy_shards():
-        from bench.run.merge import merge_run
-
         merged = merge_run(folder.root, folder=folder)
     # issue 32: a followed run that ended without recording its end died part-way
     unfinished = follow and not _generating(folder) and not _generated(folder)
@@ -135,7 +148,6 @@ def _grid_reader(spec: str) -> Any:
 
     Not on a stored image: the reader of a grid-path run reads no stored PNG.
     """
-    from bench.engine.reading import probe_reader, sample_image, start_reader
 
     reader = start_reader(spec)
     probe_reader(reader, sample_image(), spec, "a sample image of text")
@@ -275,12 +287,6 @@ def read_grid_run(
     (:mod:`bench.run.grid_path`), and ``glyphbench read`` on such a run. Returns
     ``{"read", "errors", "merged"}`` as :func:`read_run` does.
     """
-    from bench.run.config import RunConfig
-    from bench.run.grid_path import check_groups, grid_of, grid_reread
-    from bench.run.merge import merge_run
-    from bench.run.reader_claim import claim_reader, refuse_during_rescore
-    from bench.run.reading_store import ReadingStore
-    from bench.run.results import score_rows, write_rows
 
     folder = RunFolder(root)
     meta = folder.manifest(required=True)
@@ -381,9 +387,6 @@ def _read_rows(
     """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
     from rich.console import Console
 
-    from bench.run.reading_store import ReadingStore
-    from bench.run.results import score_rows
-
     read = errors = 0
     done: list[pd.DataFrame] = []
     if todo.empty:
@@ -438,7 +441,6 @@ def _with_readings(
     rows: pd.DataFrame, outcomes: list[Any], identity: tuple[str, str]
 ) -> pd.DataFrame:
     """``rows`` with the reading columns of their outcomes (seconds are not measured here)."""
-    from bench.run.shard import reading_columns
 
     filled = [reading_columns(outcome, identity, float("nan")) for outcome in outcomes]
     out = rows.copy()

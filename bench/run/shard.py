@@ -51,7 +51,19 @@ from bench.engine import (
     read_batch,
     remaining,
 )
-from bench.engine.image_writer import wants_process, writer_mode, writer_processes
+from bench.engine.backlog import GatedProducer
+from bench.engine.image_writer import WriterPool, wants_process, writer_mode, writer_processes
+from bench.models import get_model
+from bench.models.base import (
+    COST_KEY,
+    DRAWN_KEY,
+    ImageNotMade,
+    ImageRequest,
+    NotAttempted,
+    RunContext,
+)
+from bench.models.spend import SpendBudget
+from bench.readers import get_reader
 from bench.run.config import ModelEntry, RunConfig
 from bench.run.image_jobs import Job, build_jobs, model_jobs
 from bench.run.reading_store import ReadingStore, encoded_reading
@@ -62,6 +74,8 @@ from bench.run.results import (
     image_relpath,
     score_rows,
 )
+from bench.suites.base import resolve_suite
+from bench.suites.protocol import suite_spec
 from prompts.schema import PromptSet
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
@@ -120,7 +134,6 @@ class ModelProducer:
         self.made: Callable[[Sequence[Any]], None] | None = None
 
     def prepare(self, jobs: list[Job]) -> list[ImageRequest]:
-        from bench.models.base import ImageRequest
 
         return [
             ImageRequest(
@@ -189,8 +202,6 @@ class Runner:
     @property
     def ocr(self) -> Reader:
         if self._ocr is None:
-            from bench.readers import get_reader
-
             self._ocr = get_reader(self.config.ocr)
         return self._ocr
 
@@ -214,7 +225,6 @@ class Runner:
 
     def open_model(self, entry: ModelEntry) -> ModelProducer:
         """Create and load one model (the engine turns an exception into ``Load:`` rows)."""
-        from bench.models import get_model
 
         adapter = get_model(self.adapter_spec(entry))
         adapter.bind_run(self.run_context(entry))
@@ -227,14 +237,11 @@ class Runner:
         producer = ModelProducer(entry, adapter, self.frame, self.outcome)
         producer.made = self._made
         if self.backlog is not None:
-            from bench.engine.backlog import GatedProducer
-
             return GatedProducer(producer, self.backlog)  # type: ignore[return-value]
         return producer
 
     def run_context(self, entry: ModelEntry) -> RunContext:
         """What a (hosted-API) model learns about this run: price, cap, cache folder."""
-        from bench.models.base import RunContext
 
         api = self.config.api
         cache_dir = Path(api.cache_dir) if api.cache_dir else self.folder.root / API_CACHE
@@ -256,7 +263,6 @@ class Runner:
         max_usd = self.config.api.max_usd
         if max_usd is None:
             return
-        from bench.models.spend import SpendBudget
 
         spent = 0.0
         rows = self.folder.read_parts(ROW_KEY)
@@ -329,7 +335,6 @@ class Runner:
             self._start_writer()
 
     def _start_writer(self) -> None:
-        from bench.engine.image_writer import WriterPool
 
         self.image_writer = WriterPool(self.folder.root, self.writer_processes).start()
 
@@ -381,7 +386,6 @@ class Runner:
 
     def _drop_not_attempted(self, batch: Batch) -> Batch:
         """Jobs a model did not attempt (spending cap) get no row; a later run makes them."""
-        from bench.models.base import NotAttempted
 
         outputs = batch.outputs or []
         skipped = [i for i, output in enumerate(outputs) if isinstance(output, NotAttempted)]
@@ -523,8 +527,6 @@ class Runner:
 
 def suite_context(config: RunConfig, frame: pd.DataFrame) -> dict[str, Any]:
     """A suite run's spec and each prompt's (subset, benchmark id), for ``RunContext``."""
-    from bench.suites.base import resolve_suite
-    from bench.suites.protocol import suite_spec
 
     spec = suite_spec(config.suite)
     if spec is None or not {"suite_subset", "benchmark_id"} <= set(frame.columns):
@@ -565,7 +567,6 @@ def ocr_fields(result: Reading | None) -> dict[str, Any]:
 
 def _output_error(output: object) -> str:
     """The error of one output that is not an image ("" for an image)."""
-    from bench.models.base import ImageNotMade
 
     if isinstance(output, ImageNotMade):
         return output.row_error
@@ -576,7 +577,6 @@ def _output_error(output: object) -> str:
 
 def _output_drawn(output: object) -> str | None:
     """The text a control model drew on this image (None for every other model)."""
-    from bench.models.base import DRAWN_KEY
 
     info = getattr(output, "info", None)
     text = info.get(DRAWN_KEY) if isinstance(info, dict) else None
@@ -585,7 +585,6 @@ def _output_drawn(output: object) -> str | None:
 
 def _output_cost(output: object) -> float:
     """What one output cost (USD): an image's ``COST_KEY``, a failure's ``cost_usd``."""
-    from bench.models.base import COST_KEY, ImageNotMade
 
     if isinstance(output, ImageNotMade):
         return float(output.cost_usd)
