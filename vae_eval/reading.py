@@ -80,8 +80,9 @@ class TimedReader:
         if self.warm_up_seconds is not None:
             return
         started = time.perf_counter()
-        # A real failure shows up, with its image, in the first batch.
-        with contextlib.suppress(Exception):
+        # A real failure shows up, with its image, in the first batch. Under the turn as
+        # any reading: a codec timed meanwhile would count the warm-up's share of the CPU.
+        with contextlib.suppress(Exception), self.turn:
             self.reader.read([_warm_up_image()])
         self.warm_up_seconds = time.perf_counter() - started
 

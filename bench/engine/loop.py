@@ -146,6 +146,8 @@ class Loop:
         self.shard = shard
         self.finish = finish
         self.begin = begin or (lambda batch: lambda: finish(batch))
+        #: Batches begun and not finished: two with a ``begin`` hook (overlap), else one.
+        self.ahead = 2 if begin is not None else 1
         self.batch_size = batch_size
         self.progress = progress
         self.say = say or (lambda message: None)
@@ -274,12 +276,14 @@ class Loop:
         ``begin`` hands a batch's images to the image writer process; while the writer
         encodes the next batch, this thread reads, scores and writes the part file of
         the one before (issue 30): a worker that has fallen behind catches up instead
-        of adding the two times. At most two batches are begun and not finished.
+        of adding the two times. At most two batches are begun and not finished (one
+        without a ``begin`` hook: finishing then is all there is, and the memory bound
+        stays what it was).
         """
         begun: collections.deque[tuple[Batch, Callable[[], Any]]] = collections.deque()
         ended = False
         while begun or not ended:
-            if not begun or (len(begun) < 2 and not ended and not work.empty()):
+            if not begun or (len(begun) < self.ahead and not ended and not work.empty()):
                 batch = work.get()
                 if batch is None:
                     ended = True

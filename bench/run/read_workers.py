@@ -156,7 +156,6 @@ class RunReaders:
         try:
             thread.join()
         except KeyboardInterrupt:  # a second Ctrl-C: quit now, as the run loop does
-
             quit_now()
 
     def _raise_failure(self) -> None:

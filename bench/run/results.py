@@ -209,7 +209,6 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     for family in config.metrics:  # families asked for besides glyphbench's (--metrics)
         rows = _add_family(rows, family, has_ocr, config)
     if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
-
         rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
     return rows
 
