@@ -190,6 +190,10 @@ def _say_on_stderr(message: str) -> None:
 class ImageSender(Protocol):
     """What :meth:`RunFolder.write_images` needs of the image writer process (issue 30)."""
 
+    @property
+    def processes(self) -> int:
+        """How many processes share a batch (the thread takes one share more of the last)."""
+
     def shippable(self, image: Image.Image) -> bool:
         """Whether the writer writes ``image`` to the bytes :func:`encode_png` gives."""
 
@@ -370,8 +374,8 @@ class RunFolder:
             return lambda: [self.write_image(image, relpath) for image, relpath in pairs]
         shipped = [i for i, image in enumerate(images) if writer.shippable(image)]
         if share:  # this thread takes one share, each writer process one
-            processes = getattr(writer, "processes", 1)
-            shipped = shipped[: -(-len(shipped) * processes // (processes + 1))]
+            share_of = writer.processes
+            shipped = shipped[: -(-len(shipped) * share_of // (share_of + 1))]
         batched = self._unsynced is not None and threading.get_ident() == self._sync_thread
         written = writer.send(
             [images[i] for i in shipped], [relpaths[i] for i in shipped], durable=not batched

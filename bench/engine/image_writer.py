@@ -113,6 +113,10 @@ def shippable(image: Any) -> bool:
 class ImageWriter:
     """One child process writing PNG images under ``root``; see the module docstring."""
 
+    @property
+    def processes(self) -> int:
+        return 1
+
     def __init__(self, root: str | Path) -> None:
         self.root = str(root)
         self._process: subprocess.Popen[bytes] | None = None

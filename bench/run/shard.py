@@ -400,22 +400,6 @@ class Runner:
             batch, jobs=[batch.jobs[i] for i in kept], outputs=[outputs[i] for i in kept]
         )
 
-    def save_images(
-        self,
-        jobs: Sequence[Job],
-        images: Sequence[Image.Image],
-        model_slug: str,
-        *,
-        share: bool = False,
-    ) -> list[tuple[str, str]]:
-        """Write each image; (path in the run folder, SHA-256) per image.
-
-        In the image writer process once a batch of large images has started it
-        (:meth:`_made`), else here; ``share`` (the run's last batch: generation is
-        over) one share here, the rest in the writer processes.
-        """
-        return self.send_images(jobs, images, model_slug, share=share)()
-
     def send_images(
         self,
         jobs: Sequence[Job],
@@ -424,7 +408,12 @@ class Runner:
         *,
         share: bool = False,
     ) -> Callable[[], list[tuple[str, str]]]:
-        """:meth:`save_images` in two halves (see :meth:`begin_batch`)."""
+        """Hand the images to the writer processes (or keep them here); the returned call
+        writes what is left here and gives (path in the run folder, SHA-256) per image.
+
+        In the image writer processes once a batch of large images has started them
+        (:meth:`_made`), else here; ``share`` (the run's last batch: generation is over)
+        one share here, the rest in the writer processes (see :meth:`begin_batch`)."""
         # A writer still starting is waited for (a tenth of a second, GIL free): the
         # engine's queue keeps generation going meanwhile, where encoding here would
         # take the GIL from it for a whole batch (issue 30).
