@@ -113,8 +113,15 @@ def _new_temp(path: Path) -> Path:
 
 def _open_temp(path: Path) -> tuple[Path, int]:
     """A new temporary file next to ``path`` (process umask) and its descriptor, for writing."""
+    tmp, fd = _open_temp_name(os.fspath(path))
+    return Path(tmp), fd
+
+
+def _open_temp_name(path: str) -> tuple[str, int]:
+    """:func:`_open_temp` on names (no ``Path`` built: the run writes every image this way)."""
+    folder, name = os.path.split(path)
     while True:
-        tmp = path.with_name(f".{path.name}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(3)}.tmp")
+        tmp = os.path.join(folder, f".{name}.{HOST_TAG}-{os.getpid()}-{secrets.token_hex(3)}.tmp")
         try:
             return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
@@ -128,12 +135,15 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, durable: bool = True) -
     the folder flushed; an OS error is an :class:`InputError` naming ``path``) for about
     half the system calls: the run writes every image this way (issue 26).
     """
-    path = Path(path)
-    ensure_folder(path.parent)
-    try:
-        tmp, fd = _open_temp(path)
-    except OSError as exc:
-        raise InputError(path, f"cannot write: {os_problem(exc)}") from None
+    target = os.fspath(path)
+    try:  # the folder is made (and flushed) only when the file cannot be made in it
+        tmp, fd = _open_temp_name(target)
+    except OSError:
+        ensure_folder(os.path.dirname(target) or ".")
+        try:
+            tmp, fd = _open_temp_name(target)
+        except OSError as exc:
+            raise InputError(target, f"cannot write: {os_problem(exc)}") from None
     try:
         try:
             view = memoryview(data)
@@ -143,15 +153,15 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, durable: bool = True) -
                 os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException as exc:
         with suppress(OSError):
-            tmp.unlink()
+            os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise InputError(path, f"cannot write: {os_problem(exc)}") from None
+            raise InputError(target, f"cannot write: {os_problem(exc)}") from None
         raise
     if durable:
-        sync_folder(path.parent)
+        sync_folder(os.path.dirname(target) or ".")
 
 
 @contextmanager

@@ -19,6 +19,7 @@ lock, so its rows count as not done and are produced again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import os
@@ -66,6 +67,18 @@ _PART_NUMBER = re.compile(r"^batch-(\d+)")
 #: Hex digits of a part file's SHA-256 in its name (``batch-N-<host>-<pid>-<sha>.parquet``).
 PART_SHA_DIGITS = 16
 _PART_SHA = re.compile(rf"^batch-\d+-.+-([0-9a-f]{{{PART_SHA_DIGITS}}})\.parquet$")
+#: How part files are written: page checksums (issue 32) and snappy (``DataFrame.to_parquet``'s
+#: default), without dictionary pages or column statistics. A part file holds one batch
+#: (a few rows), is read whole by the merge and by its key columns on resume, never
+#: filtered on statistics; both cost CPU on writing and a larger footer on every opening
+#: (issue 30: 2.0 -> 1.2 ms to write a batch of 8 rows of 58 columns, 1.7 -> 1.4 ms to
+#: open and read it back). The rows read back are the same (values, types, metadata).
+PART_OPTIONS: dict[str, Any] = {
+    **WRITE_CHECKED,
+    "compression": "snappy",
+    "use_dictionary": False,
+    "write_statistics": False,
+}
 
 
 def open_part(path: Path) -> pq.ParquetFile:
@@ -170,8 +183,9 @@ def sync_files(root: Path, paths: Sequence[Path]) -> None:
         sync_folder(folder)
 
 
+@functools.cache
 def _syncfs() -> Callable[[int], int] | None:
-    """libc's ``syncfs(fd)``, or None where there is none."""
+    """libc's ``syncfs(fd)``, or None where there is none (looked up once a process)."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
@@ -465,9 +479,9 @@ class RunFolder:
 
         buffer = io.BytesIO()
         if isinstance(rows, pd.DataFrame):
-            rows.to_parquet(buffer, index=False, **WRITE_CHECKED)
-        else:  # as DataFrame.to_parquet writes
-            pq.write_table(rows, buffer, compression="snappy", **WRITE_CHECKED)
+            rows.to_parquet(buffer, index=False, **PART_OPTIONS)
+        else:  # as DataFrame.to_parquet writes (the frame's schema and pandas metadata)
+            pq.write_table(rows, buffer, **PART_OPTIONS)
         data = buffer.getvalue()
         # The process in the name: two writers can never replace each other's part; the
         # file's SHA-256 too: a flipped bit anywhere in it is found on reading (issue 32).

@@ -282,6 +282,7 @@ class BatchRows:
 
         scores = self._scores(values, rows)
         prompts = self._prompt_columns().take(pa.array(rows, pa.int64()))
+        held = dict(zip(prompts.column_names, prompts.columns, strict=True))  # once a batch
         n = len(rows)
         arrays: list[Any] = []
         for field in schema:
@@ -290,8 +291,8 @@ class BatchRows:
                 arrays.append(pa.array(values[name], type=field.type, from_pandas=True))
             elif name in scores:
                 arrays.append(pa.array(scores[name], type=field.type, from_pandas=True))
-            elif name in prompts.column_names:
-                column = prompts.column(name)
+            elif name in held:
+                column = held[name]
                 arrays.append(column if column.type == field.type else column.cast(field.type))
             else:  # a column no row has a value in
                 arrays.append(pa.nulls(n, field.type))
