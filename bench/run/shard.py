@@ -80,6 +80,8 @@ from prompts.schema import PromptSet
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
 API_CACHE = "api-cache"
+#: A producer without its own ``is_control`` (the model entry's is used).
+_NO_FLAG = object()
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -472,6 +474,10 @@ class Runner:
         outputs: list[Any] = batch.outputs or []
         stage_error = error_text(batch.stage, batch.failure) if batch.failure else ""
         n = len(batch.jobs)
+        # Once a batch (the default was evaluated, the model's spec parsed, per row)
+        is_control = getattr(batch.producer, "is_control", _NO_FLAG)
+        if is_control is _NO_FLAG:
+            is_control = entry.is_control
         records = []
         for i, job in enumerate(batch.jobs):
             output = outputs[i] if outputs else None
@@ -480,7 +486,7 @@ class Runner:
             record = {
                 "run_id": self.run_id,
                 "model": job.model,
-                "is_control": getattr(batch.producer, "is_control", entry.is_control),
+                "is_control": is_control,
                 "prompt_id": job.prompt_id,
                 "seed": job.seed,
                 "sample_index": job.sample_index,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -256,9 +257,16 @@ def _row_function(metrics: Sequence[Metric]) -> Callable[[Pair], tuple[Any, ...]
     >>> _row_function(text_metrics(compat="reference"))(Pair("Dream", "dram"))
     (2, 4, 1, 1)
     """
-    names = [f"metric_{index}" for index in range(len(metrics))]
+    return _row_of(tuple(map(_function, metrics)))
+
+
+@functools.lru_cache(maxsize=64)
+def _row_of(functions: tuple[Callable[[Any], Any], ...]) -> Callable[[Pair], tuple[Any, ...]]:
+    """:func:`_row_function`, generated once per set of functions (a run scores every
+    batch with the same ones: the harness paid ``exec`` per batch, issue 30)."""
+    names = [f"metric_{index}" for index in range(len(functions))]
     calls = "".join(f"{name}(pair), " for name in names)
-    namespace: dict[str, Any] = {name: _function(m) for name, m in zip(names, metrics, strict=True)}
+    namespace: dict[str, Any] = dict(zip(names, functions, strict=True))
     exec(f"def row(pair):\n    return ({calls})\n", namespace)
     row: Callable[[Pair], tuple[Any, ...]] = namespace["row"]
     return row
