@@ -163,6 +163,13 @@ def frame_pick(key: Sequence[str], order: Finish) -> Pick:
     return pick
 
 
+def _rows_of(rows: np.ndarray) -> np.ndarray:
+    """``0, 1, ... len(rows) - 1``: the row numbers of a part file read whole, in order."""
+    import numpy as np
+
+    return np.arange(len(rows), dtype=rows.dtype)
+
+
 def sync_files(root: Path, paths: Sequence[Path]) -> None:
     """Flush ``paths`` (files under ``root``) and their folders to disk.
 
@@ -729,7 +736,10 @@ class RunFolder:
                     for number in dict.fromkeys(chunk_parts.tolist()):
                         where = np.flatnonzero(chunk_parts == number)
                         table = open_part(files[number]).read(use_threads=False)
-                        pieces.append(table.take(pa.array(chunk_rows_[where])))
+                        wanted = chunk_rows_[where]
+                        if len(wanted) != table.num_rows or (wanted != _rows_of(wanted)).any():
+                            table = table.take(pa.array(wanted))  # else: every row, in order
+                        pieces.append(table)
                         placed.append(where)
                     together = pa.concat_tables(pieces, promote_options="permissive")
                     if placed:
