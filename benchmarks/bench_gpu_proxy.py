@@ -213,9 +213,13 @@ class ProxyModel(ModelAdapter):
 
     def __init__(self, spec: Spec, options: ProxyOptions) -> None:
         self.spec = spec.text
+        self.size = options.size
         self.pipe = ProxyPipeline(
             options.size, options.content, options.steps, options.step_ms, options.gil
         )
+
+    def planned_size(self) -> tuple[int, int]:
+        return self.size, self.size
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
         started = time.perf_counter()

@@ -81,7 +81,9 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
     tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=4, rounds=1, gpu_bare_img_s=None)
     monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
     out = tmp_path / "proxy.json"
-    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "1", "--compare-thread"]
+    # Steps of 10 ms: a batch outlasts the interpreter's 5 ms switch interval, so the
+    # worker thread gets the GIL between the two batches (with 1 ms it may not).
+    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "10", "--compare-thread"]
     figures = bench_gpu_proxy.main([*options, "--json", str(out)])
     written = json.loads(out.read_text())
     assert written["rows"] == figures["rows"]

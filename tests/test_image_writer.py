@@ -118,6 +118,44 @@ def test_a_pool_of_writers_writes_the_same_bytes_in_order_and_takes_every_answer
     assert not list((tmp_path / "run").rglob("*.tmp"))
 
 
+def _our_blocks() -> set[str]:
+    """Shared-memory blocks in /dev/shm (named by multiprocessing: ``psm_*``)."""
+    return {path.name for path in Path("/dev/shm").glob("psm_*")}
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm to look at")
+def test_blocks_are_used_in_turn_grown_when_too_small_and_leave_nothing(
+    tmp_path: Path, writer: ImageWriter
+) -> None:
+    """Two blocks serve batch after batch (the same two names, no new mapping per
+    batch); a larger batch gets a larger block; a third batch in flight gets a block of
+    its own; the files and digests are the thread's; nothing is left in /dev/shm."""
+    before = _our_blocks()
+    rng = np.random.default_rng(3)
+    small = [Image.fromarray(rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)) for _ in range(2)]
+    large = [Image.fromarray(rng.integers(0, 256, (90, 70, 3), dtype=np.uint8)) for _ in range(3)]
+    sent, expected, names = [], [], []
+    for n, batch in enumerate([small, small, small, large, small, large]):
+        paths = [f"images/m/{n}-{k}.png" for k in range(len(batch))]
+        sent.append(writer.send(batch, paths, durable=False))
+        expected.append([folder_module.encode_png(image)[1] for image in batch])
+        names.append([block and block.name for block in writer._blocks])
+        if len(sent) == 2:  # as the engine's worker: two begun, then the older finished
+            assert sent.pop(0)() == expected.pop(0)
+    assert sent.pop(0)() == expected.pop(0)
+    assert None not in names[1] and names[2] == names[1]  # batch 2 reused batch 0's block
+    assert names[3][0] == names[1][0] and names[3][1] != names[1][1]  # batch 3 grew its own
+    assert names[5] == names[3] or names[5][1] == names[3][1]  # the grown one serves again
+    assert writer._blocks[1].size >= sum(len(image.tobytes()) for image in large)
+    three = [writer.send(small, [f"images/t/{k}-{j}.png" for j in range(2)], durable=False)
+             for k in range(3)]  # fmt: skip
+    assert [get() for get in three] == [[folder_module.encode_png(i)[1] for i in small]] * 3
+    data = (tmp_path / "run/images/m/3-2.png").read_bytes()
+    assert data == folder_module.encode_png(large[2])[0]
+    writer.close()
+    assert _our_blocks() - before == set()
+
+
 def test_a_pool_raises_a_childs_error_after_taking_every_answer(tmp_path: Path) -> None:
     """One slice fails (its target is a folder): the error reaches the caller, and the
     next batch's answers are its own (no answer was left in a pipe)."""

@@ -13,12 +13,18 @@ digests with the GIL free, then reads, scores and writes the part file as before
 (meanwhile the processes encode the next batch, which the worker has already begun:
 :class:`bench.engine.loop.Loop`).
 
-Hand-over without needless copies: one shared-memory block per batch
-(:mod:`multiprocessing.shared_memory`) holds the raw pixels (the one copy out of
-the PIL images); the child attaches, unlinks the block at once (from then on a
-crash leaks nothing) and rebuilds each image from it. A block that a killed run
-created and no child unlinked is unlinked by :mod:`multiprocessing`'s resource
-tracker when the run's processes are gone.
+Hand-over without needless copies: a shared-memory block
+(:mod:`multiprocessing.shared_memory`) holds a batch's raw pixels (the one copy out
+of the PIL images); the child attaches, unlinks the block's name at once (from then
+on a crash leaks nothing) and rebuilds each image from it. Each writer keeps two
+blocks and uses them in turn (two batches at most are in flight: the engine's
+worker begins one while it finishes the other), so a batch is copied into memory
+already mapped: a fresh block per batch page-faulted on every page it was written
+to, which tripled the copy's cost in the generating process (14 ms against 5 for 8
+images of 512 px on this project's CPU machine). A block too small for a batch is
+replaced by a larger one. A block that a killed run created and no child unlinked
+is unlinked by :mod:`multiprocessing`'s resource tracker when the run's processes
+are gone.
 
 Crash safety is the in-thread path's: files are written through a temporary file
 renamed into place (the temporary name carries the child's pid, so the next run
@@ -36,11 +42,13 @@ Only images whose PNG depends on their mode, size and pixels alone are shipped
 others are written in the worker thread, as before.
 
 Which runs use it: ``GLYPHBENCH_IMAGE_WRITER`` = ``auto`` (default: the process starts
-with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`; the
-worker thread waits for it to start, about a tenth of a second, while the engine's
-queue keeps generation going; smaller images, such as the 64-pixel controls of
-tests, cost less to encode than a process costs to start), ``process`` (started
-with the run; every batch waits for it) or ``thread`` (never).
+while a model loads when the model says it will make images of at least
+:data:`PROCESS_MIN_PIXELS` (:meth:`ModelAdapter.planned_size
+<bench.models.base.ModelAdapter.planned_size>`), else with the first batch holding
+such an image; then the worker thread waits for it to start, about a tenth of a
+second, while the engine's queue keeps generation going; smaller images, such as
+the 64-pixel controls of tests, cost less to encode than a process costs to start),
+``process`` (started with the run; every batch waits for it) or ``thread`` (never).
 
 How many: :class:`WriterPool` runs ``GLYPHBENCH_IMAGE_WRITERS`` processes (default
 :func:`writer_processes`: one per two usable cores, 1 to 8) and cuts each batch into
@@ -78,6 +86,9 @@ SHIPPED_MODES = frozenset({"RGB", "RGBA", "L", "LA"})
 #: ``info`` keys that PNG saving reads (Pillow's PngImagePlugin._save): such images stay.
 _PNG_INFO_KEYS = frozenset({"transparency", "icc_profile", "default_image"})
 
+#: Shared-memory blocks each writer keeps and uses in turn (batches in flight, at most).
+BLOCKS = 2
+
 #: One image in a block: (path in the run folder, mode, (width, height), offset, bytes).
 Item = tuple[str, str, tuple[int, int], int, int]
 
@@ -104,6 +115,20 @@ def wants_process(mode: str, images: Sequence[Any]) -> bool:
     )
 
 
+def wants_process_for(mode: str, size: tuple[int, int] | None) -> bool:
+    """Whether a run in ``mode`` starts its writer process before a model that will make
+    images of ``size`` (width, height; None: not known before it makes them) loads.
+
+    >>> wants_process_for("auto", (512, 512)), wants_process_for("auto", (64, 64))
+    (True, False)
+    >>> wants_process_for("auto", None), wants_process_for("thread", (1024, 1024))
+    (False, False)
+    """
+    if mode != "auto" or size is None:
+        return mode == "process"
+    return size[0] * size[1] >= PROCESS_MIN_PIXELS
+
+
 def shippable(image: Any) -> bool:
     """True when the child can rebuild ``image`` to the same PNG bytes (see module docstring)."""
     info = getattr(image, "info", None) or {}
@@ -122,6 +147,11 @@ class ImageWriter:
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._ready = False
+        #: The blocks used in turn, and whether each holds a batch whose digests are
+        #: not yet taken (then the next send uses a block of its own).
+        self._blocks: list[Any] = [None] * BLOCKS
+        self._busy = [False] * BLOCKS
+        self._turn = 0
 
     def shippable(self, image: Image.Image) -> bool:
         """:func:`shippable` (what :meth:`RunFolder.write_images` asks)."""
@@ -170,10 +200,8 @@ class ImageWriter:
         getter (the caller may work meanwhile: the child encodes in parallel)."""
         if not images:
             return list
-        from multiprocessing import shared_memory
-
         raws = [image.tobytes() for image in images]
-        block = shared_memory.SharedMemory(create=True, size=max(1, sum(map(len, raws))))
+        slot, block = self._block(max(1, sum(map(len, raws))))
         try:
             items: list[Item] = []
             offset = 0
@@ -186,16 +214,41 @@ class ImageWriter:
             del raws, buffer
             self._send((block.name, durable, items))
         except BaseException:
-            _release(block)
+            self._done_with(slot, block)
             raise
 
         def digests() -> list[str]:
             try:
                 return self._receive()
             finally:
-                _release(block)
+                self._done_with(slot, block)
 
         return digests
+
+    def _block(self, size: int) -> tuple[int | None, Any]:
+        """A block of at least ``size`` bytes: the next of the two kept ones (replaced by
+        a larger one when too small), or one of its own (slot None) when that one still
+        holds a batch in flight."""
+        from multiprocessing import shared_memory
+
+        slot = self._turn
+        if self._busy[slot]:
+            return None, shared_memory.SharedMemory(create=True, size=size)
+        self._turn = (slot + 1) % BLOCKS
+        block = self._blocks[slot]
+        if block is None or block.size < size:
+            if block is not None:
+                _release(block)
+            self._blocks[slot] = block = shared_memory.SharedMemory(create=True, size=size)
+        self._busy[slot] = True
+        return slot, block
+
+    def _done_with(self, slot: int | None, block: Any) -> None:
+        """The batch in ``block`` is written (or failed): its block may be used again."""
+        if slot is None:
+            _release(block)
+        else:
+            self._busy[slot] = False
 
     def close(self) -> None:
         """End the child once it has written what it was given (kill it if it does not end)."""
@@ -203,6 +256,10 @@ class ImageWriter:
 
         process, conn = self._process, self._conn
         self._process = self._conn = None
+        blocks, self._blocks = self._blocks, [None] * BLOCKS
+        for block in blocks:
+            if block is not None:
+                _release(block)
         if process is None or conn is None:
             return
         with contextlib.suppress(OSError):  # OSError: it has ended already
@@ -403,24 +460,37 @@ def _warm_up() -> None:
     import bench.engine.folder  # noqa: F401
 
 
-def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:
-    """Rebuild, encode and write the images of shared-memory block ``name``: their SHA-256."""
+#: The child's mappings of the run's blocks, newest last (their names already unlinked).
+_ATTACHED: dict[str, Any] = {}
+
+
+def _attached(name: str) -> Any:
+    """The block ``name``, mapped once: its name unlinked at once, so a crash from then on
+    leaks nothing; the mappings of blocks the run no longer uses are closed."""
     from multiprocessing import shared_memory
 
+    block = _ATTACHED.pop(name, None)
+    if block is None:
+        block = shared_memory.SharedMemory(name=name)
+        with contextlib.suppress(FileNotFoundError):
+            block.unlink()  # the name goes now
+    _ATTACHED[name] = block
+    while len(_ATTACHED) > BLOCKS:  # a block the run replaced or used once
+        _ATTACHED.pop(next(iter(_ATTACHED))).close()
+    return block
+
+
+def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:
+    """Rebuild, encode and write the images of shared-memory block ``name``: their SHA-256."""
     from PIL import Image
 
-    block = shared_memory.SharedMemory(name=name)
-    try:
-        block.unlink()  # the name goes now: a crash from here on leaks no memory
-        buffer = block.buf
-        assert buffer is not None
-        images = []
-        for _relpath, mode, size, offset, length in items:
-            with buffer[offset : offset + length] as raw:
-                images.append(Image.frombytes(mode, size, raw))
-        del buffer
-    finally:
-        block.close()
+    buffer = _attached(name).buf
+    assert buffer is not None
+    images = []
+    for _relpath, mode, size, offset, length in items:
+        with buffer[offset : offset + length] as raw:
+            images.append(Image.frombytes(mode, size, raw))
+    del buffer
     digests = []
     for (relpath, *_), image in zip(items, images, strict=True):
         data, digest = encode_png(image)

@@ -277,6 +277,12 @@ class BatchRows:
             self.enabled = False
         return expected
 
+    def warm(self) -> None:
+        """Make the prompt columns and expected texts now (they are made once per run)."""
+        if self.enabled:
+            self._prompt_columns()
+            self._expected_texts()
+
     def _build(self, schema: pa.Schema, values: dict[str, list[Any]], rows: list[int]) -> pa.Table:
         import pyarrow as pa
 

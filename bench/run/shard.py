@@ -52,7 +52,13 @@ from bench.engine import (
     remaining,
 )
 from bench.engine.backlog import GatedProducer
-from bench.engine.image_writer import WriterPool, wants_process, writer_mode, writer_processes
+from bench.engine.image_writer import (
+    WriterPool,
+    wants_process,
+    wants_process_for,
+    writer_mode,
+    writer_processes,
+)
 from bench.models import get_model
 from bench.models.base import (
     COST_KEY,
@@ -228,6 +234,9 @@ class Runner:
 
         adapter = get_model(self.adapter_spec(entry))
         adapter.bind_run(self.run_context(entry))
+        planned = adapter.planned_size()
+        if self.image_writer is None and wants_process_for(self.writer_mode, planned):
+            self._start_writer()  # it starts while the model loads (issue 30)
         load = getattr(adapter, "load", None)
         if callable(load):
             load()
@@ -293,6 +302,7 @@ class Runner:
                     self.shard.name,
                     self.finish_batch,
                     begin=self.begin_batch,
+                    warm=self.warm_rows,
                     batch_size=self.config.batch_size,
                     progress=progress,
                     say=lambda message: self.console.print(message, highlight=False),
@@ -345,6 +355,16 @@ class Runner:
             writer.close()
 
     # ---------------------------------------------------------- worker thread
+    def warm_rows(self) -> None:
+        """Make what every batch's rows use once (the prompt columns as Arrow, the expected
+        texts) while the first model loads, so the first batch takes no more of the GIL
+        from generation than the others (issue 30)."""
+        import pyarrow.parquet  # noqa: F401 - the part files' writer, imported once here
+
+        if self._batch_rows is None:
+            self._batch_rows = BatchRows(self.frame, self.config)
+        self._batch_rows.warm()
+
     def finish_batch(self, batch: Batch) -> pa.Table | pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
         return self.begin_batch(batch)()
