@@ -98,6 +98,13 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
         assert row["thread_ratio"] == row["thread_rounds"][0] / row["bare_img_s"] > 0
         assert row["generation_ratio"] > 0 and row["tail_s"] == row["tail_s"]  # not NaN
         assert row["worker_cpu_ms"] > 0  # the worker thread ran between the 2 batches
+        # The ceiling: the last batch (2 images) shared by the encoders, after the pass.
+        assert row["encode_ms"] > 0 and row["encoders"] >= 1
+        per_encoder = -(-2 // row["encoders"])
+        assert row["tail_floor_s"] == pytest.approx(per_encoder * row["encode_ms"] / 1000)
+        pass_s = 4 / row["bare_img_s"]
+        assert row["ceiling_ratio"] == pytest.approx(pass_s / (pass_s + row["tail_floor_s"]))
+        assert 0 < row["ceiling_ratio"] < 1
 
 
 def test_default_step_costs_match_the_gpu_figures() -> None:

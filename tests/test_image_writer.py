@@ -7,22 +7,32 @@ the run, and a killed run resuming to the same rows (the process dies with the r
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import pytest
 import test_runner_process as runs
 from PIL import Image, ImageDraw
-from runner_helper import alive, child_environment, prompt_set, register, write_prompts_csv
+from runner_helper import (
+    SlowOptions,
+    alive,
+    child_environment,
+    descendants,
+    prompt_set,
+    register,
+    write_prompts_csv,
+)
 
 import bench.engine.folder as folder_module
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS, Spec
 from bench.engine import RunFolder
 from bench.engine.image_writer import (
     MODE_VARIABLE,
@@ -35,6 +45,7 @@ from bench.engine.image_writer import (
     writer_mode,
     writer_processes,
 )
+from bench.models.controls import RenderControl
 from bench.run.config import RunConfig
 from bench.run.operations import run_benchmark
 from tests.polling import wait_until
@@ -334,6 +345,53 @@ def test_a_run_with_the_writer_process_gives_the_rows_and_files_of_the_thread(
         for path in threaded["image_path"]:
             expected = (tmp_path / "thread" / path).read_bytes()
             assert (tmp_path / other / path).read_bytes() == expected
+
+
+class SizedRender(RenderControl):
+    """A model that says the size of its images before loading, and notes at load time
+    whether the run's image writer process is already running."""
+
+    is_control = False
+    writer_at_load: ClassVar[list[bool]] = []
+
+    def __init__(self, spec: Spec, options: SlowOptions) -> None:
+        self.size = options.size
+        super().__init__(options.size, spec=spec.text)
+
+    def planned_size(self) -> tuple[int, int]:
+        return self.size, self.size
+
+    def load(self) -> None:
+        writers = [pid for pid in descendants(os.getpid()) if _is_image_writer(pid)]
+        SizedRender.writer_at_load.append(bool(writers))
+
+
+def _is_image_writer(pid: int) -> bool:
+    try:
+        return b"bench.engine.image_writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_writer_starts_while_a_model_of_large_images_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """auto: a model whose planned images are 256 px or more loads with the writer process
+    already started (its start overlaps the load); one of 64-px images starts none."""
+    register()
+    if "sized" not in PLUGINS.names("models"):
+        PLUGINS.register("models", "sized", options=SlowOptions, target="optional")(SizedRender)
+    monkeypatch.setenv(MODE_VARIABLE, "auto")
+    SizedRender.writer_at_load.clear()
+    for size in (256, 64):
+        config = RunConfig.from_mapping(
+            {"models": [f"sized:render?size={size}"], "ocr": "pixelocr",
+             "out": str(tmp_path / str(size)), "batch_size": 2}
+        )  # fmt: skip
+        result = run_benchmark(config, prompt_set=prompt_set(3), progress=False)
+        assert result.results is not None and (result.results["error"] == "").all()
+    assert SizedRender.writer_at_load == [True, False]
 
 
 @pytest.mark.slow
