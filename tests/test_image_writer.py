@@ -40,6 +40,7 @@ from bench.engine.image_writer import (
     PROCESSES_VARIABLE,
     ImageWriter,
     WriterPool,
+    image_pixels,
     shippable,
     wants_process,
     writer_mode,
@@ -127,6 +128,32 @@ def test_a_pool_of_writers_writes_the_same_bytes_in_order_and_takes_every_answer
         data = (tmp_path / f"run/images/a/{name}.png").read_bytes()
         assert data == folder_module.encode_png(images[name])[0], name
     assert not list((tmp_path / "run").rglob("*.tmp"))
+
+
+def _pixel_cases() -> dict[str, Image.Image]:
+    rng = np.random.default_rng(11)
+    cases = {f"new-{mode}": Image.new(mode, (37, 23)) for mode in ("RGB", "RGBA", "L", "LA")}
+    for mode, shape in (("RGB", (23, 37, 3)), ("RGBA", (23, 37, 4)), ("L", (23, 37))):
+        # fromarray of L and RGBA shares numpy's memory (readonly): never exported
+        shared = Image.fromarray(rng.integers(0, 256, shape, dtype=np.uint8))
+        cases[f"array-{mode}"] = shared
+        cases[f"crop-{mode}"] = shared.crop((1, 2, 30, 20))
+    cases["several-blocks"] = Image.fromarray(rng.integers(0, 256, (2100, 2100, 3), np.uint8))
+    return cases
+
+
+@pytest.mark.parametrize("name", list(_pixel_cases()))
+def test_pixels_handed_over_rebuild_the_same_png(name: str) -> None:
+    """Pillow's own memory (RGB as RGBX) or a copy: the child's rebuild encodes to the
+    same bytes; images over memory they do not own are copied, never exported."""
+    image = _pixel_cases()[name]
+    raw_mode, raw = image_pixels(image)
+    if image.readonly:
+        assert raw_mode == image.mode and bytes(raw) == image.tobytes()
+    if name.endswith("-RGB") and not image.readonly:
+        assert raw_mode == "RGBX" and len(raw) == 4 * image.width * image.height
+    rebuilt = Image.frombytes(image.mode, image.size, bytes(raw), "raw", raw_mode)
+    assert folder_module.encode_png(rebuilt) == folder_module.encode_png(image)
 
 
 def _our_blocks() -> set[str]:

@@ -89,8 +89,12 @@ _PNG_INFO_KEYS = frozenset({"transparency", "icc_profile", "default_image"})
 #: Shared-memory blocks each writer keeps and uses in turn (batches in flight, at most).
 BLOCKS = 2
 
-#: One image in a block: (path in the run folder, mode, (width, height), offset, bytes).
-Item = tuple[str, str, tuple[int, int], int, int]
+#: One image in a block: (path in the run folder, mode, (width, height), offset, bytes,
+#: the pixels' layout there as a Pillow raw mode).
+Item = tuple[str, str, tuple[int, int], int, int, str]
+#: Modes whose pixels are copied straight from Pillow's memory (its Arrow export, four
+#: bytes a pixel for RGB): mode -> the raw mode that reads them back.
+EXPORTED = {"RGB": "RGBX", "RGBA": "RGBA", "L": "L"}
 
 
 def writer_mode(environ: dict[str, str] | None = None) -> str:
@@ -113,6 +117,39 @@ def wants_process(mode: str, images: Sequence[Any]) -> bool:
         getattr(image, "width", 0) * getattr(image, "height", 0) >= PROCESS_MIN_PIXELS
         for image in images
     )
+
+
+def image_pixels(image: Image.Image) -> tuple[str, Any]:
+    """(raw mode, buffer) of ``image``'s pixels: Pillow's own memory, without a copy, where
+    its Arrow export gives it (:data:`EXPORTED` modes, an image owning its memory in one
+    block), else ``tobytes()`` (a copy made holding the GIL).
+
+    >>> from PIL import Image
+    >>> mode, raw = image_pixels(Image.new("RGB", (3, 2), (1, 2, 3)))
+    >>> mode, len(raw), bytes(raw)[:8]
+    ('RGBX', 24, b'\\x01\\x02\\x03\\xff\\x01\\x02\\x03\\xff')
+    >>> image_pixels(Image.new("LA", (3, 2)))[0]
+    'LA'
+    """
+    raw_mode = EXPORTED.get(image.mode)
+    # Not an image over memory it does not own (``readonly``: ``Image.fromarray`` of an
+    # L or RGBA array, ``frombuffer``): Pillow 12.3's export of those crashes the process.
+    if raw_mode is not None and not image.readonly and hasattr(image, "__arrow_c_array__"):
+        import pyarrow as pa
+
+        image.load()
+
+        try:
+            array = pa.array(image)
+        except (ValueError, TypeError, pa.ArrowException):  # several blocks, an old Pillow
+            pass
+        else:
+            values = array.values if pa.types.is_fixed_size_list(array.type) else array
+            width = 4 if pa.types.is_fixed_size_list(array.type) else 1
+            if array.offset == 0 and values.offset == 0:
+                data = values.buffers()[1]
+                return raw_mode, memoryview(data)[: image.width * image.height * width]
+    return image.mode, image.tobytes()
 
 
 def wants_process_for(mode: str, size: tuple[int, int] | None) -> bool:
@@ -200,18 +237,21 @@ class ImageWriter:
         getter (the caller may work meanwhile: the child encodes in parallel)."""
         if not images:
             return list
-        raws = [image.tobytes() for image in images]
-        slot, block = self._block(max(1, sum(map(len, raws))))
+        import numpy as np
+
+        pixels = [image_pixels(image) for image in images]
+        slot, block = self._block(max(1, sum(len(raw) for _, raw in pixels)))
         try:
             items: list[Item] = []
             offset = 0
-            buffer = block.buf
-            assert buffer is not None
-            for relpath, image, raw in zip(relpaths, images, raws, strict=True):
-                buffer[offset : offset + len(raw)] = raw
-                items.append((relpath, image.mode, image.size, offset, len(raw)))
+            target = np.frombuffer(block.buf, dtype=np.uint8)
+            for relpath, image, (raw_mode, raw) in zip(relpaths, images, pixels, strict=True):
+                # numpy copies a large buffer with the GIL released (a memoryview
+                # assignment holds it): the generating thread keeps launching meanwhile.
+                np.copyto(target[offset : offset + len(raw)], np.frombuffer(raw, np.uint8))
+                items.append((relpath, image.mode, image.size, offset, len(raw), raw_mode))
                 offset += len(raw)
-            del raws, buffer
+            del pixels, target
             self._send((block.name, durable, items))
         except BaseException:
             self._done_with(slot, block)
@@ -487,9 +527,9 @@ def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> l
     buffer = _attached(name).buf
     assert buffer is not None
     images = []
-    for _relpath, mode, size, offset, length in items:
+    for _relpath, mode, size, offset, length, raw_mode in items:
         with buffer[offset : offset + length] as raw:
-            images.append(Image.frombytes(mode, size, raw))
+            images.append(Image.frombytes(mode, size, raw, "raw", raw_mode))
     del buffer
     digests = []
     for (relpath, *_), image in zip(items, images, strict=True):
