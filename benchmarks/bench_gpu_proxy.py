@@ -298,10 +298,12 @@ def measure(
                 if before is not None:
                     os.environ[WRITER_VARIABLE] = before
     best_bare, best_harness = max(bares), max(harnesses)
-    compared = {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded}
+    compared = (
+        {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded} if threaded else {}
+    )
     floor = tail_floor(pipe, count, setting.batch)
     return {
-        **(compared if threaded else {}),
+        **compared,
         "size": size,
         "content": content,
         "ratio": best_harness / best_bare,
