@@ -34,8 +34,9 @@ the images are flushed (:meth:`RunFolder.write_images
 <bench.engine.folder.RunFolder.write_images>`). The child dies with the run
 (``PR_SET_PDEATHSIG``, so it must be started by the run's main thread: Linux sends
 the signal when the *thread* that started it ends) and ignores Ctrl-C (the run
-finishes the batch being written). A batch in flight is at most one: the worker
-thread waits for it, so the engine's bounded queue keeps its back-pressure.
+finishes the batch being written). Batches in flight are at most two a writer (the
+engine's worker begins one while it finishes the other, then waits for the older), so
+the engine's bounded queue keeps its back-pressure.
 
 Only images whose PNG depends on their mode, size and pixels alone are shipped
 (:data:`SHIPPED_MODES`, no palette, transparency or ICC profile in ``info``); the
