@@ -28,6 +28,7 @@ files into ``results.parquet`` is :func:`bench.run.operations.merge_run`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -369,7 +370,10 @@ class Runner:
             self._batch_rows = BatchRows(self.frame, self.config)
         self._batch_rows.warm()
         if self._first_group is not None:
-            self._learn_rows(self._first_group)
+            # A speed-up only: a stand-in batch that cannot be built teaches nothing, and
+            # the first real batch learns its shape as before.
+            with contextlib.suppress(Exception):
+                self._learn_rows(self._first_group)
 
     def _learn_rows(self, group: Group) -> None:
         """The first batch's column types, learnt from a stand-in batch of its shape (an
