@@ -213,9 +213,13 @@ class ProxyModel(ModelAdapter):
 
     def __init__(self, spec: Spec, options: ProxyOptions) -> None:
         self.spec = spec.text
+        self.size = options.size
         self.pipe = ProxyPipeline(
             options.size, options.content, options.steps, options.step_ms, options.gil
         )
+
+    def planned_size(self) -> tuple[int, int]:
+        return self.size, self.size
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
         started = time.perf_counter()
@@ -294,12 +298,21 @@ def measure(
                 if before is not None:
                     os.environ[WRITER_VARIABLE] = before
     best_bare, best_harness = max(bares), max(harnesses)
-    compared = {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded}
+    compared = (
+        {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded} if threaded else {}
+    )
+    floor = tail_floor(pipe, count, setting.batch)
     return {
-        **(compared if threaded else {}),
+        **compared,
         "size": size,
         "content": content,
         "ratio": best_harness / best_bare,
+        # The last batch cannot be encoded before it is made: even with nothing else to
+        # do, its PNGs take this long on the encoders this machine has (the writer
+        # processes and the worker thread, one a core), so no harness that writes the
+        # same files can beat ``ceiling_ratio`` on these settings here.
+        **floor,
+        "ceiling_ratio": (count / best_bare) / (count / best_bare + floor["tail_floor_s"]),
         "bare_img_s": best_bare,
         "harness_img_s": best_harness,
         # The harness's generation alone (first batch asked to last batch made): what
@@ -321,6 +334,39 @@ def measure(
         "gil": gil,
         "bare_rounds": bares,
         "harness_rounds": harnesses,
+    }
+
+
+def tail_floor(pipe: ProxyPipeline, images: int, batch: int) -> dict[str, Any]:
+    """The least time the run's last batch can take to encode after generation ends.
+
+    ``encode_ms``: CPU of :func:`bench.engine.folder.encode_png` per image (least of 3
+    over the stand-in's pool); the last batch's images are shared by the writer
+    processes and the worker thread, at most one encoder a usable core.
+    """
+    from PIL import Image
+
+    from bench.engine.folder import encode_png
+    from bench.engine.image_writer import writer_processes
+
+    costs = []
+    for pixels in pipe.pool:
+        image = Image.fromarray(pixels)
+        best = float("inf")
+        for _ in range(3):
+            started = time.thread_time()
+            encode_png(image)
+            best = min(best, time.thread_time() - started)
+        costs.append(best)
+    encode_s = sum(costs) / len(costs)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    encoders = min(cores or 1, writer_processes() + 1)
+    last = images - batch * ((images - 1) // batch)
+    per_encoder = -(-last // encoders)  # the slowest encoder's share, whole images
+    return {
+        "encode_ms": 1000 * encode_s,
+        "encoders": encoders,
+        "tail_floor_s": per_encoder * encode_s,
     }
 
 
@@ -383,7 +429,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     + f", harness {row['harness_img_s']:.3f} img/s, "
                     f"harness/bare {row['ratio']:.3f} (generation alone "
                     f"{row['generation_ratio']:.3f}, tail {row['tail_s']:.2f} s, worker "
-                    f"{row['worker_cpu_ms']:.0f} ms CPU a batch)"
+                    f"{row['worker_cpu_ms']:.0f} ms CPU a batch; ceiling "
+                    f"{row['ceiling_ratio']:.3f}: the last batch's PNGs take "
+                    f"{row['tail_floor_s']:.2f} s on {row['encoders']} encoders)"
                     + (
                         f", in-thread writes {row['thread_ratio']:.3f}"
                         if "thread_ratio" in row

@@ -178,6 +178,42 @@ def test_batch_table_is_the_frame_table(tmp_path: Path, name: str, read_now: boo
     assert merged.dtypes.equals(pd.read_parquet(two.part_files()[0]).dtypes)
 
 
+@pytest.mark.parametrize("read_now", [True, False])
+def test_warm_rows_learns_the_first_shape_before_the_first_batch(
+    tmp_path: Path, read_now: bool
+) -> None:
+    """The worker's warm-up (while the model loads) learns the shape of a batch whose
+    images were all made from a stand-in batch: the run's first real batch of that shape
+    is then built from columns, the same table as the frame path's."""
+    runner = _runner(tmp_path, read_now=read_now)
+    entry = runner.config.models[0]
+    jobs = build_jobs(runner.config, runner.frame)[entry.label]
+    runner._first_group = Group(entry.label, entry.slug, jobs, lambda: None)
+    runner.warm_rows()
+    calls: list[int] = []
+    frame_rows = runner.rows_frame
+
+    def counted(*args: Any) -> pd.DataFrame:
+        calls.append(1)
+        return frame_rows(*args)
+
+    runner.rows_frame = counted  # type: ignore[method-assign,assignment]
+    shape = dict(_shapes()["all read"])
+    if not read_now:  # as the run passes them: nothing read yet
+        shape["readings"] = [None] * 4
+    batch, files, readings = _batch(runner, shape)
+    built = runner.rows(batch, files, readings, 0.25)
+    assert not calls, "the first batch was built from columns"
+    runner.rows_frame = frame_rows  # type: ignore[method-assign]
+    expected = _frame_table(runner, batch, files, readings)
+    assert isinstance(built, pa.Table)
+    assert built.schema.equals(expected.schema, check_metadata=True) and built.equals(expected)
+    # a batch of another shape (a failure) still learns its own through the frame
+    runner.rows_frame = counted  # type: ignore[method-assign,assignment]
+    failed = runner.rows(*_batch(runner, _shapes()["batch failed"]), 0.25)
+    assert calls == [1] and isinstance(failed, pa.Table) and len(failed) == 4
+
+
 def test_shapes_in_turn_share_one_builder(tmp_path: Path) -> None:
     """Shapes alternate in a run (a failed batch between good ones): each keeps its schema."""
     runner = _runner(tmp_path)

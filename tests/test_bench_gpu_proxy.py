@@ -81,7 +81,9 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
     tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=4, rounds=1, gpu_bare_img_s=None)
     monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
     out = tmp_path / "proxy.json"
-    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "1", "--compare-thread"]
+    # Steps of 10 ms: a batch outlasts the interpreter's 5 ms switch interval, so the
+    # worker thread gets the GIL between the two batches (with 1 ms it may not).
+    options = ["--sizes", "64", "--contents", "noise,photo", "--step-ms", "10", "--compare-thread"]
     figures = bench_gpu_proxy.main([*options, "--json", str(out)])
     written = json.loads(out.read_text())
     assert written["rows"] == figures["rows"]
@@ -96,6 +98,27 @@ def test_the_benchmark_writes_one_row_per_size_and_content(
         assert row["thread_ratio"] == row["thread_rounds"][0] / row["bare_img_s"] > 0
         assert row["generation_ratio"] > 0 and row["tail_s"] == row["tail_s"]  # not NaN
         assert row["worker_cpu_ms"] > 0  # the worker thread ran between the 2 batches
+        # The ceiling: the last batch (2 images) shared by the encoders, after the pass.
+        assert row["encode_ms"] > 0 and row["encoders"] >= 1
+        per_encoder = -(-2 // row["encoders"])
+        assert row["tail_floor_s"] == pytest.approx(per_encoder * row["encode_ms"] / 1000)
+        pass_s = 4 / row["bare_img_s"]
+        assert row["ceiling_ratio"] == pytest.approx(pass_s / (pass_s + row["tail_floor_s"]))
+        assert 0 < row["ceiling_ratio"] < 1
+
+
+def test_without_the_thread_comparison_a_row_has_no_thread_ratio(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documented default command (no --compare-thread) writes its rows too."""
+    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=2, rounds=1, gpu_bare_img_s=None)
+    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+    out = tmp_path / "proxy.json"
+    bench_gpu_proxy.main(
+        ["--sizes", "64", "--contents", "noise", "--step-ms", "5", "--json", str(out)]
+    )
+    [row] = json.loads(out.read_text())["rows"]
+    assert "thread_ratio" not in row and row["ratio"] == row["harness_img_s"] / row["bare_img_s"]
 
 
 def test_default_step_costs_match_the_gpu_figures() -> None:

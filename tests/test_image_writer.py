@@ -7,22 +7,32 @@ the run, and a killed run resuming to the same rows (the process dies with the r
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 import pytest
 import test_runner_process as runs
 from PIL import Image, ImageDraw
-from runner_helper import alive, child_environment, prompt_set, register, write_prompts_csv
+from runner_helper import (
+    SlowOptions,
+    alive,
+    child_environment,
+    descendants,
+    prompt_set,
+    register,
+    write_prompts_csv,
+)
 
 import bench.engine.folder as folder_module
 from bench.core.errors import InputError
+from bench.core.registry import PLUGINS, Spec
 from bench.engine import RunFolder
 from bench.engine.image_writer import (
     MODE_VARIABLE,
@@ -30,11 +40,13 @@ from bench.engine.image_writer import (
     PROCESSES_VARIABLE,
     ImageWriter,
     WriterPool,
+    image_pixels,
     shippable,
     wants_process,
     writer_mode,
     writer_processes,
 )
+from bench.models.controls import RenderControl
 from bench.run.config import RunConfig
 from bench.run.operations import run_benchmark
 from tests.polling import wait_until
@@ -116,6 +128,70 @@ def test_a_pool_of_writers_writes_the_same_bytes_in_order_and_takes_every_answer
         data = (tmp_path / f"run/images/a/{name}.png").read_bytes()
         assert data == folder_module.encode_png(images[name])[0], name
     assert not list((tmp_path / "run").rglob("*.tmp"))
+
+
+def _pixel_cases() -> dict[str, Image.Image]:
+    rng = np.random.default_rng(11)
+    cases = {f"new-{mode}": Image.new(mode, (37, 23)) for mode in ("RGB", "RGBA", "L", "LA")}
+    for mode, shape in (("RGB", (23, 37, 3)), ("RGBA", (23, 37, 4)), ("L", (23, 37))):
+        # fromarray of L and RGBA shares numpy's memory (readonly): never exported
+        shared = Image.fromarray(rng.integers(0, 256, shape, dtype=np.uint8))
+        cases[f"array-{mode}"] = shared
+        cases[f"crop-{mode}"] = shared.crop((1, 2, 30, 20))
+    cases["several-blocks"] = Image.fromarray(rng.integers(0, 256, (2100, 2100, 3), np.uint8))
+    return cases
+
+
+@pytest.mark.parametrize("name", list(_pixel_cases()))
+def test_pixels_handed_over_rebuild_the_same_png(name: str) -> None:
+    """Pillow's own memory (RGB as RGBX) or a copy: the child's rebuild encodes to the
+    same bytes; images over memory they do not own are copied, never exported."""
+    image = _pixel_cases()[name]
+    raw_mode, raw = image_pixels(image)
+    if image.readonly:
+        assert raw_mode == image.mode and bytes(raw) == image.tobytes()
+    if name.endswith("-RGB") and not image.readonly:
+        assert raw_mode == "RGBX" and len(raw) == 4 * image.width * image.height
+    rebuilt = Image.frombytes(image.mode, image.size, bytes(raw), "raw", raw_mode)
+    assert folder_module.encode_png(rebuilt) == folder_module.encode_png(image)
+
+
+def _our_blocks() -> set[str]:
+    """Shared-memory blocks in /dev/shm (named by multiprocessing: ``psm_*``)."""
+    return {path.name for path in Path("/dev/shm").glob("psm_*")}
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm to look at")
+def test_blocks_are_used_in_turn_grown_when_too_small_and_leave_nothing(
+    tmp_path: Path, writer: ImageWriter
+) -> None:
+    """Two blocks serve batch after batch (the same two names, no new mapping per
+    batch); a larger batch gets a larger block; a third batch in flight gets a block of
+    its own; the files and digests are the thread's; nothing is left in /dev/shm."""
+    before = _our_blocks()
+    rng = np.random.default_rng(3)
+    small = [Image.fromarray(rng.integers(0, 256, (20, 30, 3), dtype=np.uint8)) for _ in range(2)]
+    large = [Image.fromarray(rng.integers(0, 256, (90, 70, 3), dtype=np.uint8)) for _ in range(3)]
+    sent, expected, names = [], [], []
+    for n, batch in enumerate([small, small, small, large, small, large]):
+        paths = [f"images/m/{n}-{k}.png" for k in range(len(batch))]
+        sent.append(writer.send(batch, paths, durable=False))
+        expected.append([folder_module.encode_png(image)[1] for image in batch])
+        names.append([block and block.name for block in writer._blocks])
+        if len(sent) == 2:  # as the engine's worker: two begun, then the older finished
+            assert sent.pop(0)() == expected.pop(0)
+    assert sent.pop(0)() == expected.pop(0)
+    assert None not in names[1] and names[2] == names[1]  # batch 2 reused batch 0's block
+    assert names[3][0] == names[1][0] and names[3][1] != names[1][1]  # batch 3 grew its own
+    assert names[5] == names[3] or names[5][1] == names[3][1]  # the grown one serves again
+    assert writer._blocks[1].size >= sum(len(image.tobytes()) for image in large)
+    three = [writer.send(small, [f"images/t/{k}-{j}.png" for j in range(2)], durable=False)
+             for k in range(3)]  # fmt: skip
+    assert [get() for get in three] == [[folder_module.encode_png(i)[1] for i in small]] * 3
+    data = (tmp_path / "run/images/m/3-2.png").read_bytes()
+    assert data == folder_module.encode_png(large[2])[0]
+    writer.close()
+    assert _our_blocks() - before == set()
 
 
 def test_a_pool_raises_a_childs_error_after_taking_every_answer(tmp_path: Path) -> None:
@@ -296,6 +372,53 @@ def test_a_run_with_the_writer_process_gives_the_rows_and_files_of_the_thread(
         for path in threaded["image_path"]:
             expected = (tmp_path / "thread" / path).read_bytes()
             assert (tmp_path / other / path).read_bytes() == expected
+
+
+class SizedRender(RenderControl):
+    """A model that says the size of its images before loading, and notes at load time
+    whether the run's image writer process is already running."""
+
+    is_control = False
+    writer_at_load: ClassVar[list[bool]] = []
+
+    def __init__(self, spec: Spec, options: SlowOptions) -> None:
+        self.size = options.size
+        super().__init__(options.size, spec=spec.text)
+
+    def planned_size(self) -> tuple[int, int]:
+        return self.size, self.size
+
+    def load(self) -> None:
+        writers = [pid for pid in descendants(os.getpid()) if _is_image_writer(pid)]
+        SizedRender.writer_at_load.append(bool(writers))
+
+
+def _is_image_writer(pid: int) -> bool:
+    try:
+        return b"bench.engine.image_writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_writer_starts_while_a_model_of_large_images_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """auto: a model whose planned images are 256 px or more loads with the writer process
+    already started (its start overlaps the load); one of 64-px images starts none."""
+    register()
+    if "sized" not in PLUGINS.names("models"):
+        PLUGINS.register("models", "sized", options=SlowOptions, target="optional")(SizedRender)
+    monkeypatch.setenv(MODE_VARIABLE, "auto")
+    SizedRender.writer_at_load.clear()
+    for size in (256, 64):
+        config = RunConfig.from_mapping(
+            {"models": [f"sized:render?size={size}"], "ocr": "pixelocr",
+             "out": str(tmp_path / str(size)), "batch_size": 2}
+        )  # fmt: skip
+        result = run_benchmark(config, prompt_set=prompt_set(3), progress=False)
+        assert result.results is not None and (result.results["error"] == "").all()
+    assert SizedRender.writer_at_load == [True, False]
 
 
 @pytest.mark.slow

@@ -13,12 +13,18 @@ digests with the GIL free, then reads, scores and writes the part file as before
 (meanwhile the processes encode the next batch, which the worker has already begun:
 :class:`bench.engine.loop.Loop`).
 
-Hand-over without needless copies: one shared-memory block per batch
-(:mod:`multiprocessing.shared_memory`) holds the raw pixels (the one copy out of
-the PIL images); the child attaches, unlinks the block at once (from then on a
-crash leaks nothing) and rebuilds each image from it. A block that a killed run
-created and no child unlinked is unlinked by :mod:`multiprocessing`'s resource
-tracker when the run's processes are gone.
+Hand-over without needless copies: a shared-memory block
+(:mod:`multiprocessing.shared_memory`) holds a batch's raw pixels (the one copy out
+of the PIL images); the child attaches, unlinks the block's name at once (from then
+on a crash leaks nothing) and rebuilds each image from it. Each writer keeps two
+blocks and uses them in turn (two batches at most are in flight: the engine's
+worker begins one while it finishes the other), so a batch is copied into memory
+already mapped: a fresh block per batch page-faulted on every page it was written
+to, which tripled the copy's cost in the generating process (14 ms against 5 for 8
+images of 512 px on this project's CPU machine). A block too small for a batch is
+replaced by a larger one. A block that a killed run created and no child unlinked
+is unlinked by :mod:`multiprocessing`'s resource tracker when the run's processes
+are gone.
 
 Crash safety is the in-thread path's: files are written through a temporary file
 renamed into place (the temporary name carries the child's pid, so the next run
@@ -28,19 +34,22 @@ the images are flushed (:meth:`RunFolder.write_images
 <bench.engine.folder.RunFolder.write_images>`). The child dies with the run
 (``PR_SET_PDEATHSIG``, so it must be started by the run's main thread: Linux sends
 the signal when the *thread* that started it ends) and ignores Ctrl-C (the run
-finishes the batch being written). A batch in flight is at most one: the worker
-thread waits for it, so the engine's bounded queue keeps its back-pressure.
+finishes the batch being written). Batches in flight are at most two a writer (the
+engine's worker begins one while it finishes the other, then waits for the older), so
+the engine's bounded queue keeps its back-pressure.
 
 Only images whose PNG depends on their mode, size and pixels alone are shipped
 (:data:`SHIPPED_MODES`, no palette, transparency or ICC profile in ``info``); the
 others are written in the worker thread, as before.
 
 Which runs use it: ``GLYPHBENCH_IMAGE_WRITER`` = ``auto`` (default: the process starts
-with the first batch holding an image of at least :data:`PROCESS_MIN_PIXELS`; the
-worker thread waits for it to start, about a tenth of a second, while the engine's
-queue keeps generation going; smaller images, such as the 64-pixel controls of
-tests, cost less to encode than a process costs to start), ``process`` (started
-with the run; every batch waits for it) or ``thread`` (never).
+while a model loads when the model says it will make images of at least
+:data:`PROCESS_MIN_PIXELS` (:meth:`ModelAdapter.planned_size
+<bench.models.base.ModelAdapter.planned_size>`), else with the first batch holding
+such an image; then the worker thread waits for it to start, about a tenth of a
+second, while the engine's queue keeps generation going; smaller images, such as
+the 64-pixel controls of tests, cost less to encode than a process costs to start),
+``process`` (started with the run; every batch waits for it) or ``thread`` (never).
 
 How many: :class:`WriterPool` runs ``GLYPHBENCH_IMAGE_WRITERS`` processes (default
 :func:`writer_processes`: one per two usable cores, 1 to 8) and cuts each batch into
@@ -78,8 +87,15 @@ SHIPPED_MODES = frozenset({"RGB", "RGBA", "L", "LA"})
 #: ``info`` keys that PNG saving reads (Pillow's PngImagePlugin._save): such images stay.
 _PNG_INFO_KEYS = frozenset({"transparency", "icc_profile", "default_image"})
 
-#: One image in a block: (path in the run folder, mode, (width, height), offset, bytes).
-Item = tuple[str, str, tuple[int, int], int, int]
+#: Shared-memory blocks each writer keeps and uses in turn (batches in flight, at most).
+BLOCKS = 2
+
+#: One image in a block: (path in the run folder, mode, (width, height), offset, bytes,
+#: the pixels' layout there as a Pillow raw mode).
+Item = tuple[str, str, tuple[int, int], int, int, str]
+#: Modes whose pixels are copied straight from Pillow's memory (its Arrow export, four
+#: bytes a pixel for RGB): mode -> the raw mode that reads them back.
+EXPORTED = {"RGB": "RGBX", "RGBA": "RGBA", "L": "L"}
 
 
 def writer_mode(environ: dict[str, str] | None = None) -> str:
@@ -104,6 +120,53 @@ def wants_process(mode: str, images: Sequence[Any]) -> bool:
     )
 
 
+def image_pixels(image: Image.Image) -> tuple[str, Any]:
+    """(raw mode, buffer) of ``image``'s pixels: Pillow's own memory, without a copy, where
+    its Arrow export gives it (:data:`EXPORTED` modes, an image owning its memory in one
+    block), else ``tobytes()`` (a copy made holding the GIL).
+
+    >>> from PIL import Image
+    >>> mode, raw = image_pixels(Image.new("RGB", (3, 2), (1, 2, 3)))
+    >>> mode, len(raw), bytes(raw)[:8]
+    ('RGBX', 24, b'\\x01\\x02\\x03\\xff\\x01\\x02\\x03\\xff')
+    >>> image_pixels(Image.new("LA", (3, 2)))[0]
+    'LA'
+    """
+    raw_mode = EXPORTED.get(image.mode)
+    # Not an image over memory it does not own (``readonly``: ``Image.fromarray`` of an
+    # L or RGBA array, ``frombuffer``): Pillow 12.3's export of those crashes the process.
+    if raw_mode is not None and not image.readonly and hasattr(image, "__arrow_c_array__"):
+        import pyarrow as pa
+
+        image.load()
+
+        try:
+            array = pa.array(image)
+        except (ValueError, TypeError, pa.ArrowException):  # several blocks, an old Pillow
+            pass
+        else:
+            values = array.values if pa.types.is_fixed_size_list(array.type) else array
+            width = 4 if pa.types.is_fixed_size_list(array.type) else 1
+            if array.offset == 0 and values.offset == 0:
+                data = values.buffers()[1]
+                return raw_mode, memoryview(data)[: image.width * image.height * width]
+    return image.mode, image.tobytes()
+
+
+def wants_process_for(mode: str, size: tuple[int, int] | None) -> bool:
+    """Whether a run in ``mode`` starts its writer process before a model that will make
+    images of ``size`` (width, height; None: not known before it makes them) loads.
+
+    >>> wants_process_for("auto", (512, 512)), wants_process_for("auto", (64, 64))
+    (True, False)
+    >>> wants_process_for("auto", None), wants_process_for("thread", (1024, 1024))
+    (False, False)
+    """
+    if mode != "auto" or size is None:
+        return mode == "process"
+    return size[0] * size[1] >= PROCESS_MIN_PIXELS
+
+
 def shippable(image: Any) -> bool:
     """True when the child can rebuild ``image`` to the same PNG bytes (see module docstring)."""
     info = getattr(image, "info", None) or {}
@@ -122,6 +185,11 @@ class ImageWriter:
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._ready = False
+        #: The blocks used in turn, and whether each holds a batch whose digests are
+        #: not yet taken (then the next send uses a block of its own).
+        self._blocks: list[Any] = [None] * BLOCKS
+        self._busy = [False] * BLOCKS
+        self._turn = 0
 
     def shippable(self, image: Image.Image) -> bool:
         """:func:`shippable` (what :meth:`RunFolder.write_images` asks)."""
@@ -170,32 +238,58 @@ class ImageWriter:
         getter (the caller may work meanwhile: the child encodes in parallel)."""
         if not images:
             return list
-        from multiprocessing import shared_memory
+        import numpy as np
 
-        raws = [image.tobytes() for image in images]
-        block = shared_memory.SharedMemory(create=True, size=max(1, sum(map(len, raws))))
+        pixels = [image_pixels(image) for image in images]
+        slot, block = self._block(max(1, sum(len(raw) for _, raw in pixels)))
         try:
             items: list[Item] = []
             offset = 0
-            buffer = block.buf
-            assert buffer is not None
-            for relpath, image, raw in zip(relpaths, images, raws, strict=True):
-                buffer[offset : offset + len(raw)] = raw
-                items.append((relpath, image.mode, image.size, offset, len(raw)))
+            target = np.frombuffer(block.buf, dtype=np.uint8)
+            for relpath, image, (raw_mode, raw) in zip(relpaths, images, pixels, strict=True):
+                # numpy copies a large buffer with the GIL released (a memoryview
+                # assignment holds it): the generating thread keeps launching meanwhile.
+                np.copyto(target[offset : offset + len(raw)], np.frombuffer(raw, np.uint8))
+                items.append((relpath, image.mode, image.size, offset, len(raw), raw_mode))
                 offset += len(raw)
-            del raws, buffer
+            del pixels, target
             self._send((block.name, durable, items))
         except BaseException:
-            _release(block)
+            self._done_with(slot, block)
             raise
 
         def digests() -> list[str]:
             try:
                 return self._receive()
             finally:
-                _release(block)
+                self._done_with(slot, block)
 
         return digests
+
+    def _block(self, size: int) -> tuple[int | None, Any]:
+        """A block of at least ``size`` bytes: the next of the two kept ones (replaced by
+        a larger one when too small), or one of its own (slot None) when that one still
+        holds a batch in flight."""
+        from multiprocessing import shared_memory
+
+        slot = self._turn
+        if self._busy[slot]:
+            return None, shared_memory.SharedMemory(create=True, size=size)
+        self._turn = (slot + 1) % BLOCKS
+        block = self._blocks[slot]
+        if block is None or block.size < size:
+            if block is not None:
+                _release(block)
+            self._blocks[slot] = block = shared_memory.SharedMemory(create=True, size=size)
+        self._busy[slot] = True
+        return slot, block
+
+    def _done_with(self, slot: int | None, block: Any) -> None:
+        """The batch in ``block`` is written (or failed): its block may be used again."""
+        if slot is None:
+            _release(block)
+        else:
+            self._busy[slot] = False
 
     def close(self) -> None:
         """End the child once it has written what it was given (kill it if it does not end)."""
@@ -203,6 +297,10 @@ class ImageWriter:
 
         process, conn = self._process, self._conn
         self._process = self._conn = None
+        blocks, self._blocks = self._blocks, [None] * BLOCKS
+        for block in blocks:
+            if block is not None:
+                _release(block)
         if process is None or conn is None:
             return
         with contextlib.suppress(OSError):  # OSError: it has ended already
@@ -403,24 +501,37 @@ def _warm_up() -> None:
     import bench.engine.folder  # noqa: F401
 
 
-def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:
-    """Rebuild, encode and write the images of shared-memory block ``name``: their SHA-256."""
+#: The child's mappings of the run's blocks, newest last (their names already unlinked).
+_ATTACHED: dict[str, Any] = {}
+
+
+def _attached(name: str) -> Any:
+    """The block ``name``, mapped once: its name unlinked at once, so a crash from then on
+    leaks nothing; the mappings of blocks the run no longer uses are closed."""
     from multiprocessing import shared_memory
 
+    block = _ATTACHED.pop(name, None)
+    if block is None:
+        block = shared_memory.SharedMemory(name=name)
+        with contextlib.suppress(FileNotFoundError):
+            block.unlink()  # the name goes now
+    _ATTACHED[name] = block
+    while len(_ATTACHED) > BLOCKS:  # a block the run replaced or used once
+        _ATTACHED.pop(next(iter(_ATTACHED))).close()
+    return block
+
+
+def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:
+    """Rebuild, encode and write the images of shared-memory block ``name``: their SHA-256."""
     from PIL import Image
 
-    block = shared_memory.SharedMemory(name=name)
-    try:
-        block.unlink()  # the name goes now: a crash from here on leaks no memory
-        buffer = block.buf
-        assert buffer is not None
-        images = []
-        for _relpath, mode, size, offset, length in items:
-            with buffer[offset : offset + length] as raw:
-                images.append(Image.frombytes(mode, size, raw))
-        del buffer
-    finally:
-        block.close()
+    buffer = _attached(name).buf
+    assert buffer is not None
+    images = []
+    for _relpath, mode, size, offset, length, raw_mode in items:
+        with buffer[offset : offset + length] as raw:
+            images.append(Image.frombytes(mode, size, raw, "raw", raw_mode))
+    del buffer
     digests = []
     for (relpath, *_), image in zip(items, images, strict=True):
         data, digest = encode_png(image)

@@ -137,6 +137,7 @@ class Loop:
         finish: Callable[[Batch], pd.DataFrame | pa.Table],
         *,
         begin: Callable[[Batch], Callable[[], pd.DataFrame | pa.Table]] | None = None,
+        warm: Callable[[], None] | None = None,
         batch_size: int,
         progress: ProgressFn | None = None,
         say: Callable[[str], None] | None = None,
@@ -146,6 +147,9 @@ class Loop:
         self.shard = shard
         self.finish = finish
         self.begin = begin or (lambda batch: lambda: finish(batch))
+        #: Run by the worker before the first batch comes (while the first model loads):
+        #: one-time work that would otherwise take the GIL from generation (issue 30).
+        self.warm = warm
         #: Batches begun and not finished: two with a ``begin`` hook (overlap), else one.
         self.ahead = 2 if begin is not None else 1
         self.batch_size = batch_size
@@ -265,10 +269,19 @@ class Loop:
     def _work(self, work: queue.Queue[Batch | None]) -> None:
         # Images are flushed once per part file, not one by one (issue 26).
         try:
+            if self.warm is not None:
+                self._warm()
             with self.folder.batch_durability():
                 self._work_batches(work)
         finally:
             self._worker_ended.set()
+
+    def _warm(self) -> None:
+        assert self.warm is not None
+        try:
+            self.warm()
+        except BaseException as exc:  # surfaced in the main thread, as a batch's failure
+            self._failure = self._failure or exc
 
     def _work_batches(self, work: queue.Queue[Batch | None]) -> None:
         """Finish batches in order; begin the next one first when it is already waiting.

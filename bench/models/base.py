@@ -113,5 +113,10 @@ class ModelAdapter(ABC):
         """Facts recorded in run.json: resolved settings, revision, dtype, ..."""
         return {"spec": self.spec, "is_control": self.is_control}
 
+    def planned_size(self) -> tuple[int, int] | None:
+        """(width, height) of the images it will make, when known before loading (the run
+        then starts its image writer processes while the model loads); None: unknown."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free memory (GPU) before the next model loads."""

@@ -195,6 +195,11 @@ class DiffusersModel(ModelAdapter):
         self.settings = settings
         self.quirks = self._resolve_quirks()
 
+    def planned_size(self) -> tuple[int, int] | None:
+        """The resolved ``width`` and ``height`` (None where the pipeline's default rules)."""
+        width, height = self.settings.get("width"), self.settings.get("height")
+        return (int(width), int(height)) if width and height else None
+
     def _resolve_quirks(self) -> dict[str, bool]:
         """Each of the family's quirks -> on/off (family default, then the ``quirks`` option)."""
         chosen = {quirk.name: quirk.default for quirk in self.family.quirks}

@@ -252,13 +252,11 @@ class BatchRows:
         the scores; ``rows``: each one's position in the prompt frame) as an Arrow table."""
         import pyarrow as pa
 
-        keys = list(dict.fromkeys(key for record in records for key in record))
+        keys, values, shape = _shape(records)
         if self.enabled and set(keys) & set(self.frame.columns) - {"prompt_id"}:
             self.enabled = False  # a prompt column named like a results column
         if not self.enabled:
             return pa.Table.from_pandas(frame_rows(), preserve_index=False)
-        values = {key: [record.get(key) for record in records] for key in keys}
-        shape = (tuple(keys), tuple(all(v is None for v in values[key]) for key in keys))
         schema = self._schemas.get(shape)
         if schema is not None:
             try:
@@ -276,6 +274,37 @@ class BatchRows:
         else:
             self.enabled = False
         return expected
+
+    def learn(
+        self,
+        records: list[dict[str, Any]],
+        rows: list[int],
+        frame_rows: Callable[[], pd.DataFrame],
+    ) -> None:
+        """Learn the schema of ``records``' shape as :meth:`table` does on a first batch,
+        from a stand-in batch (nothing is written from it), so the run's first batch of
+        that shape is built as the later ones are; where the two ways differ nothing is
+        learnt and the first real batch decides, as before."""
+        import pyarrow as pa
+
+        keys, values, shape = _shape(records)
+        if not self.enabled or shape in self._schemas:
+            return
+        if set(keys) & set(self.frame.columns) - {"prompt_id"}:
+            return
+        try:
+            expected = pa.Table.from_pandas(frame_rows(), preserve_index=False)
+            built = self._build(expected.schema, values, rows)
+        except (pa.ArrowException, ValueError, TypeError):
+            return
+        if built.equals(expected, check_metadata=True):
+            self._schemas[shape] = expected.schema
+
+    def warm(self) -> None:
+        """Make the prompt columns and expected texts now (they are made once per run)."""
+        if self.enabled:
+            self._prompt_columns()
+            self._expected_texts()
 
     def _build(self, schema: pa.Schema, values: dict[str, list[Any]], rows: list[int]) -> pa.Table:
         import pyarrow as pa
@@ -338,6 +367,17 @@ class BatchRows:
             held = [c for c in part if self.frame[c].notna().any()]
             self._prompts = pa.Table.from_pandas(self.frame[held], preserve_index=False)
         return self._prompts
+
+
+def _shape(
+    records: list[dict[str, Any]],
+) -> tuple[list[str], dict[str, list[Any]], tuple[Any, ...]]:
+    """The columns of ``records``, their values, and their shape: the columns, and which
+    hold no value at all (what pandas infers the types from)."""
+    keys = list(dict.fromkeys(key for record in records for key in record))
+    values = {key: [record.get(key) for record in records] for key in keys}
+    shape = (tuple(keys), tuple(all(v is None for v in values[key]) for key in keys))
+    return keys, values, shape
 
 
 def _typed(dtype: Any) -> bool:

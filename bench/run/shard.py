@@ -28,6 +28,7 @@ files into ``results.parquet`` is :func:`bench.run.operations.merge_run`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -52,7 +53,13 @@ from bench.engine import (
     remaining,
 )
 from bench.engine.backlog import GatedProducer
-from bench.engine.image_writer import WriterPool, wants_process, writer_mode, writer_processes
+from bench.engine.image_writer import (
+    WriterPool,
+    wants_process,
+    wants_process_for,
+    writer_mode,
+    writer_processes,
+)
 from bench.models import get_model
 from bench.models.base import (
     COST_KEY,
@@ -64,6 +71,7 @@ from bench.models.base import (
 )
 from bench.models.spend import SpendBudget
 from bench.readers import get_reader
+from bench.readers.base import Reading
 from bench.run.config import ModelEntry, RunConfig
 from bench.run.image_jobs import Job, build_jobs, model_jobs
 from bench.run.reading_store import ReadingStore, encoded_reading
@@ -92,7 +100,7 @@ if TYPE_CHECKING:
     from bench.engine.image_writer import WriterPool
     from bench.models.base import ImageRequest, ModelAdapter, RunContext
     from bench.models.spend import SpendBudget
-    from bench.readers.base import Reader, Reading
+    from bench.readers.base import Reader
 
 
 @dataclass
@@ -193,6 +201,7 @@ class Runner:
         #: ``run --read-workers N``: generation waits while too many images wait to be read.
         self.backlog = backlog
         self._batch_rows: BatchRows | None = None  # made on the first batch
+        self._first_group: Group | None = None  # the first to make images (warm_rows)
         #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER, GLYPHBENCH_IMAGE_WRITERS;
         #: issue 30) and the processes doing it once started (by the generating thread:
         #: see bench.engine.image_writer).
@@ -230,6 +239,9 @@ class Runner:
 
         adapter = get_model(self.adapter_spec(entry))
         adapter.bind_run(self.run_context(entry))
+        planned = adapter.planned_size()
+        if self.image_writer is None and wants_process_for(self.writer_mode, planned):
+            self._start_writer()  # it starts while the model loads (issue 30)
         load = getattr(adapter, "load", None)
         if callable(load):
             load()
@@ -288,6 +300,7 @@ class Runner:
             Group(entry.label, entry.slug, todo[entry.label], partial(self.open_model, entry))
             for entry in self.config.models
         ]
+        self._first_group = next((group for group in groups if group.jobs), None)
         try:
             with progress_bars(groups, self.console, enabled=self.show_progress) as progress:
                 loop = Loop(
@@ -295,6 +308,7 @@ class Runner:
                     self.shard.name,
                     self.finish_batch,
                     begin=self.begin_batch,
+                    warm=self.warm_rows,
                     batch_size=self.config.batch_size,
                     progress=progress,
                     say=lambda message: self.console.print(message, highlight=False),
@@ -347,6 +361,42 @@ class Runner:
             writer.close()
 
     # ---------------------------------------------------------- worker thread
+    def warm_rows(self) -> None:
+        """Make what every batch's rows use once (the prompt columns as Arrow, the expected
+        texts) while the first model loads, so the first batch takes no more of the GIL
+        from generation than the others (issue 30)."""
+        import pyarrow.parquet  # noqa: F401 - the part files' writer, imported once here
+        from pandas.io import parquet  # noqa: F401 - the reading store's (to_parquet)
+
+        if self._batch_rows is None:
+            self._batch_rows = BatchRows(self.frame, self.config)
+        self._batch_rows.warm()
+        if self._first_group is not None:
+            # A speed-up only: a stand-in batch that cannot be built teaches nothing, and
+            # the first real batch learns its shape as before.
+            with contextlib.suppress(Exception):
+                self._learn_rows(self._first_group)
+
+    def _learn_rows(self, group: Group) -> None:
+        """The first batch's column types, learnt from a stand-in batch of its shape (an
+        image, a file and a reading per job) before it exists: on a first batch the types
+        come from a frame built beside the Arrow table (tens of milliseconds of the GIL
+        taken from generation; :class:`BatchRows`). A real batch of another shape (a
+        failure, a control's drawn text, a hosted model's cost) learns its own, as before."""
+        from PIL import Image
+
+        assert self._batch_rows is not None
+        jobs = group.jobs[: self.config.batch_size]
+        stand_in = Image.new("RGB", (8, 8))
+        batch = Batch(group, jobs, outputs=[stand_in] * len(jobs), size=len(jobs), seconds=0.0)
+        files: list[tuple[str, str] | None] = [("images/stand-in.png", "0" * 64)] * len(jobs)
+        reading = Reading(text="") if self.read_now else None
+        readings: list[Reading | Exception | None] = [reading] * len(jobs)
+        records = self.records(batch, files, readings, 0.0)
+        self._batch_rows.learn(
+            records, [job.row for job in jobs], lambda: self.rows_frame(batch, records)
+        )
+
     def finish_batch(self, batch: Batch) -> pa.Table | pd.DataFrame:
         """Save, read and score one batch: its rows (the engine writes the part file)."""
         return self.begin_batch(batch)()
