@@ -57,7 +57,7 @@ from typing import Any, Literal
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pipeline import NullOCR, harness_spec
+from bench_pipeline import NullOCR, ceiling, harness_spec, tail_floor
 
 from bench.core.registry import PLUGINS, Options, Spec
 from bench.models.base import ImageRequest, ModelAdapter
@@ -301,7 +301,9 @@ def measure(
     compared = (
         {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded} if threaded else {}
     )
-    floor = tail_floor(pipe, count, setting.batch)
+    from PIL import Image
+
+    floor = tail_floor([Image.fromarray(pixels) for pixels in pipe.pool], count, setting.batch)
     return {
         **compared,
         "size": size,
@@ -312,7 +314,7 @@ def measure(
         # processes and the worker thread, one a core), so no harness that writes the
         # same files can beat ``ceiling_ratio`` on these settings here.
         **floor,
-        "ceiling_ratio": (count / best_bare) / (count / best_bare + floor["tail_floor_s"]),
+        "ceiling_ratio": ceiling(count, best_bare, floor["tail_floor_s"]),
         "bare_img_s": best_bare,
         "harness_img_s": best_harness,
         # The harness's generation alone (first batch asked to last batch made): what
@@ -334,39 +336,6 @@ def measure(
         "gil": gil,
         "bare_rounds": bares,
         "harness_rounds": harnesses,
-    }
-
-
-def tail_floor(pipe: ProxyPipeline, images: int, batch: int) -> dict[str, Any]:
-    """The least time the run's last batch can take to encode after generation ends.
-
-    ``encode_ms``: CPU of :func:`bench.engine.folder.encode_png` per image (least of 3
-    over the stand-in's pool); the last batch's images are shared by the writer
-    processes and the worker thread, at most one encoder a usable core.
-    """
-    from PIL import Image
-
-    from bench.engine.folder import encode_png
-    from bench.engine.image_writer import writer_processes
-
-    costs = []
-    for pixels in pipe.pool:
-        image = Image.fromarray(pixels)
-        best = float("inf")
-        for _ in range(3):
-            started = time.thread_time()
-            encode_png(image)
-            best = min(best, time.thread_time() - started)
-        costs.append(best)
-    encode_s = sum(costs) / len(costs)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    encoders = min(cores or 1, writer_processes() + 1)
-    last = images - batch * ((images - 1) // batch)
-    per_encoder = -(-last // encoders)  # the slowest encoder's share, whole images
-    return {
-        "encode_ms": 1000 * encode_s,
-        "encoders": encoders,
-        "tail_floor_s": per_encoder * encode_s,
     }
 
 

@@ -231,6 +231,48 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     return 1000 * best / batch
 
 
+def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
+    """The least time a run's last batch can take to encode after generation ends.
+
+    ``encode_ms``: CPU of :func:`bench.engine.folder.encode_png` per image (least of 3
+    for each image of ``pool``, images like the model's, then their mean). The last
+    batch's images are shared by the writer processes and the worker thread, at most
+    one encoder a usable core (``encoders``); ``tail_floor_s``: the slowest encoder's
+    whole images.
+    """
+    import os
+
+    from bench.engine.folder import encode_png
+    from bench.engine.image_writer import writer_processes
+
+    costs = []
+    for image in pool:
+        best = float("inf")
+        for _ in range(3):
+            started = time.thread_time()
+            encode_png(image)
+            best = min(best, time.thread_time() - started)
+        costs.append(best)
+    encode_s = sum(costs) / len(costs)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    encoders = min(cores or 1, writer_processes() + 1)
+    last = images - batch * ((images - 1) // batch)
+    floor_s = -(-last // encoders) * encode_s
+    return {"encode_ms": 1000 * encode_s, "encoders": encoders, "tail_floor_s": floor_s}
+
+
+def ceiling(images: int, bare_images_per_s: float, floor_s: float) -> float:
+    """The best harness/bare a pass of ``images`` can give: the bare loop's time over that
+    time plus the last batch's :func:`tail_floor` (no harness writing the same files beats
+    it on this machine).
+
+    >>> round(ceiling(48, 13.34, 0.16), 3)
+    0.957
+    """
+    bare_s = images / bare_images_per_s
+    return bare_s / (bare_s + floor_s)
+
+
 def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
     """Images per second of each engine on ``n`` rendered 256-pixel control images.
 

@@ -96,6 +96,8 @@ def test_the_reduced_check_runs_every_cpu_step(tmp_path: Path) -> None:
         numbers = steps[name]["details"]
         ratio = numbers["harness_null_ocr_images_per_s"] / numbers["bare_images_per_s"]
         assert numbers["harness_null_ocr_ratio"] == pytest.approx(ratio) and ratio > 0
+        assert numbers["encode_ms"] > 0 and numbers["encoders"] >= 1
+        assert 0 < numbers["ceiling_ratio"] < 1
     run = steps["cli_read_workers"]["details"]
     assert run["rows"] == 4 and run["errors"] == 0 and run["read"] == 4
     assert run["readers"]["workers"] == 2 and run["readers"]["read"] == 4
