@@ -197,14 +197,26 @@ CALLS: list[tuple[float, float]] = []
 WORKER_CPU: list[float] = []
 
 
-def worker_cpu_s() -> float:
-    """CPU seconds of the engine's worker thread (``glyphbench-worker``) so far; 0 if none."""
+#: Worker threads of earlier runs (ended, or about to): never the one measured. The
+#: threads themselves are kept, not their ids (a freed thread's id may be the next one's).
+EARLIER_WORKERS: list[Any] = []
+
+
+def worker_threads() -> list[Any]:
+    """Each live thread of the engine named ``glyphbench-worker``."""
     import threading
 
-    for thread in threading.enumerate():
-        if thread.name == "glyphbench-worker" and thread.ident is not None:
-            with contextlib.suppress(OSError):  # it may end meanwhile
-                return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+    return [thread for thread in threading.enumerate() if thread.name == "glyphbench-worker"]
+
+
+def worker_cpu_s() -> float:
+    """CPU seconds so far of this run's worker thread (``glyphbench-worker``, not one of
+    :data:`EARLIER_WORKERS`, which may linger a moment after its run ended); 0 if none."""
+    for thread in worker_threads():
+        if any(thread is earlier for earlier in EARLIER_WORKERS) or thread.ident is None:
+            continue
+        with contextlib.suppress(OSError):  # it may end meanwhile
+            return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
     return 0.0
 
 
@@ -278,6 +290,7 @@ def measure(
     for _ in range(rounds or setting.rounds):
         bares.append(bare(pipe, count, setting.batch))
         CALLS.clear()
+        EARLIER_WORKERS[:] = worker_threads()
         WORKER_CPU.clear()
         speed, _ = harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)
         harnesses.append(speed)
