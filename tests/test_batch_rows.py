@@ -10,6 +10,7 @@ controls' drawn text, hosted models' costs, prompts without text or attributes).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -147,12 +148,9 @@ def _frame_table(runner: Runner, batch: Batch, files: list[Any], readings: list[
     return pa.Table.from_pandas(runner.rows_frame(batch, records), preserve_index=False)
 
 
-@pytest.mark.parametrize("read_now", [True, False])
-@pytest.mark.parametrize("name", list(_shapes()))
-def test_batch_table_is_the_frame_table(tmp_path: Path, name: str, read_now: bool) -> None:
-    runner = _runner(tmp_path, read_now=read_now)
-    shape = _shapes()[name]
-    first = runner.rows(*_batch(runner, shape), 0.25)  # first of its shape: via the frame
+def _count_frame_rows(runner: Runner) -> tuple[list[int], Callable[[], None]]:
+    """Count the runner's calls of ``rows_frame`` (the frame path) from now on; the
+    returned call puts the plain method back."""
     calls: list[int] = []
     frame_rows = runner.rows_frame
 
@@ -160,12 +158,25 @@ def test_batch_table_is_the_frame_table(tmp_path: Path, name: str, read_now: boo
         calls.append(1)
         return frame_rows(*args)
 
+    def stop() -> None:
+        runner.rows_frame = frame_rows  # type: ignore[method-assign]
+
     runner.rows_frame = counted  # type: ignore[method-assign,assignment]
+    return calls, stop
+
+
+@pytest.mark.parametrize("read_now", [True, False])
+@pytest.mark.parametrize("name", list(_shapes()))
+def test_batch_table_is_the_frame_table(tmp_path: Path, name: str, read_now: bool) -> None:
+    runner = _runner(tmp_path, read_now=read_now)
+    shape = _shapes()[name]
+    first = runner.rows(*_batch(runner, shape), 0.25)  # first of its shape: via the frame
+    calls, stop_counting = _count_frame_rows(runner)
     batch, files, readings = _batch(runner, shape, start=2)  # other prompts, same shape
     built = runner.rows(batch, files, readings, 0.25)
     assert not calls, "the second batch of a shape is built from columns"
     assert runner._batch_rows is not None and runner._batch_rows.enabled
-    runner.rows_frame = frame_rows  # type: ignore[method-assign]
+    stop_counting()
     expected = _frame_table(runner, batch, files, readings)
     assert isinstance(built, pa.Table) and isinstance(first, pa.Table)
     assert built.schema.equals(expected.schema, check_metadata=True)
@@ -190,26 +201,19 @@ def test_warm_rows_learns_the_first_shape_before_the_first_batch(
     jobs = build_jobs(runner.config, runner.frame)[entry.label]
     runner._first_group = Group(entry.label, entry.slug, jobs, lambda: None)
     runner.warm_rows()
-    calls: list[int] = []
-    frame_rows = runner.rows_frame
-
-    def counted(*args: Any) -> pd.DataFrame:
-        calls.append(1)
-        return frame_rows(*args)
-
-    runner.rows_frame = counted  # type: ignore[method-assign,assignment]
+    calls, stop_counting = _count_frame_rows(runner)
     shape = dict(_shapes()["all read"])
     if not read_now:  # as the run passes them: nothing read yet
         shape["readings"] = [None] * 4
     batch, files, readings = _batch(runner, shape)
     built = runner.rows(batch, files, readings, 0.25)
     assert not calls, "the first batch was built from columns"
-    runner.rows_frame = frame_rows  # type: ignore[method-assign]
+    stop_counting()
     expected = _frame_table(runner, batch, files, readings)
     assert isinstance(built, pa.Table)
     assert built.schema.equals(expected.schema, check_metadata=True) and built.equals(expected)
     # a batch of another shape (a failure) still learns its own through the frame
-    runner.rows_frame = counted  # type: ignore[method-assign,assignment]
+    calls, _ = _count_frame_rows(runner)
     failed = runner.rows(*_batch(runner, _shapes()["batch failed"]), 0.25)
     assert calls == [1] and isinstance(failed, pa.Table) and len(failed) == 4
 

@@ -113,11 +113,7 @@ def test_without_the_thread_comparison_a_row_has_no_thread_ratio(
     """The documented default command (no --compare-thread) writes its rows too."""
     tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=2, rounds=1, gpu_bare_img_s=None)
     monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
-    out = tmp_path / "proxy.json"
-    bench_gpu_proxy.main(
-        ["--sizes", "64", "--contents", "noise", "--step-ms", "5", "--json", str(out)]
-    )
-    [row] = json.loads(out.read_text())["rows"]
+    [row] = bench_gpu_proxy.main(["--sizes", "64", "--contents", "noise", "--step-ms", "5"])["rows"]
     assert "thread_ratio" not in row and row["ratio"] == row["harness_img_s"] / row["bare_img_s"]
 
 
