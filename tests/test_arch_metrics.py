@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -21,6 +23,7 @@ def load() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_figures_of_the_tree_follow_the_layers_contract() -> None:
     metrics = load()
     figures = metrics.measure(ROOT)

@@ -242,6 +242,7 @@ def test_untyped_prompt_columns_and_suites_use_the_frame(tmp_path: Path) -> None
     assert not BatchRows(_prompts().frame, with_metrics).enabled
 
 
+@pytest.mark.slow
 def test_a_run_writes_the_same_table_either_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

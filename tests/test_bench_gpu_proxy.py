@@ -75,6 +75,7 @@ def test_a_step_is_its_cpu_time_however_long_another_thread_holds_the_gil() -> N
     assert time.perf_counter() - started > 1.5 * 0.05  # the rival had the GIL about half the time
 
 
+@pytest.mark.slow
 def test_the_benchmark_writes_one_row_per_size_and_content(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,6 +22,7 @@ HEAVY = (
 )
 
 
+@pytest.mark.slow
 def test_help_imports_no_heavy_library():
     code = (
         "import sys\n"
@@ -36,6 +37,7 @@ def test_help_imports_no_heavy_library():
     assert out.stdout.strip() == "", f"--help imported: {out.stdout.strip()}"
 
 
+@pytest.mark.slow
 def test_list_imports_no_heavy_library():
     """``glyphbench list`` imports every plug-in module: each must stay cheap to import."""
     code = (
@@ -70,6 +72,7 @@ def run_score(args):
     return subprocess.run([exe, "score", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_score_appends_scores_and_keeps_empty_cells_empty(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("id,text,ocr_text\n1,Hello,HELL0\n2,welcome,\n3,,\n", encoding="utf-8")
@@ -84,6 +87,7 @@ def test_score_appends_scores_and_keeps_empty_cells_empty(tmp_path):
     assert "nan" not in out.read_text(encoding="utf-8").lower()
 
 
+@pytest.mark.slow
 def test_score_reference_compat(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("expected,ocr\nDigital Dreamscapes,Dlgitoi Draseampes\n", encoding="utf-8")
@@ -93,6 +97,7 @@ def test_score_reference_compat(tmp_path):
     assert (row.score_lcs, row.score_levenshtein, row.score_algorithm1) == (13, 7, 7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "args", "message"),
     [

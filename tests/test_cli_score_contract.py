@@ -144,6 +144,7 @@ def test_reference_alias_writes_the_four_columns_and_their_means(tmp_path: Path,
         assert summary[column] == pytest.approx(scored[column].mean(), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_unknown_compat_name_is_one_line_exit_2(tmp_path: Path) -> None:
     pairs = write_pairs([{"expected": "a", "read": "a"}], tmp_path / "pairs.csv")
     command = [sys.executable, "-m", "bench.cli", "score", str(pairs), "--compat", "nope"]

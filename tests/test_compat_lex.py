@@ -23,6 +23,7 @@ def test_data_covers_the_rules() -> None:
     assert any(row["expected"] == "" for row in ROWS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", ROWS, ids=[row["note"] for row in ROWS])
 def test_pair_matches_the_original(row: dict[str, Any]) -> None:
     assert_same(lex_pned(row["expected"], row["read"]), row["lex_pned"])

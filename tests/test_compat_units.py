@@ -120,6 +120,7 @@ def test_the_cli_converts_by_default_and_not_with_read_as_units(
                 assert_same(float("nan") if got == "" else float(got), row[name])
 
 
+@pytest.mark.slow
 def test_the_cli_rejects_an_unknown_read_as(tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("expected,ocr\na,a\n", encoding="utf-8")

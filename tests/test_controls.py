@@ -111,6 +111,7 @@ def test_control_options_are_checked() -> None:
     assert get_model("control:blank").is_control
 
 
+@pytest.mark.slow
 def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
     """The measurement's validation: blank < typo(0.5) < typo(0.1) < render, render near perfect."""
     pytest.importorskip("easyocr")

@@ -148,6 +148,7 @@ def _fail_writes(monkeypatch: pytest.MonkeyPatch, out: Path, error: OSError) -> 
     monkeypatch.setattr(os, "replace", replace)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "error",
     [

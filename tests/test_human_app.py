@@ -68,6 +68,7 @@ def answer(c, state: dict, prompt_following: str, text_accuracy: str) -> dict:
     )[-1]
 
 
+@pytest.mark.slow
 def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
     from gradio_client.exceptions import AppError
 
@@ -117,6 +118,7 @@ def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
     assert stored[(second, "prompt_following")] == (0, 0)
 
 
+@pytest.mark.slow
 def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
     from gradio_client.exceptions import AppError
 
@@ -199,6 +201,7 @@ def test_twenty_concurrent_raters_store_every_answer_exactly_once(app: dict) -> 
     assert set(raters_per_image.values()) == {K}
 
 
+@pytest.mark.slow
 def test_serve_prints_the_raters_and_the_admin_address(tmp_path: Path, capfd) -> None:
     from human_fixtures import free_port
 

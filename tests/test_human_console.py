@@ -58,6 +58,7 @@ def _numbers(frame: pd.DataFrame, columns: list[str]) -> set[str]:
     return shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [80, 160])
 def test_human_stats_fits_the_terminal_and_cuts_nothing(rated: Path, width: int) -> None:
     result = CliRunner().invoke(

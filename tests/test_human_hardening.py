@@ -73,6 +73,7 @@ def client(url: str, address: str):
 
 
 # ------------------------------------------------------------------------ case 2: stalling
+@pytest.mark.slow
 def test_a_flood_of_starts_from_one_client_does_not_stall_the_study(app: dict) -> None:
     flood = client(app["url"], "10.6.6.6")
     started = time.monotonic()
@@ -133,6 +134,7 @@ def test_claims_lapse_after_inactivity_and_the_message_is_honest(
 
 
 # --------------------------------------------------------------------- case 7: exposure
+@pytest.mark.slow
 def test_admin_login_is_rate_limited_with_lockout(app: dict) -> None:
     from gradio_client.exceptions import AppError
 
@@ -171,6 +173,7 @@ def test_uploads_and_oversized_bodies_are_refused(app: dict) -> None:
     assert httpx.get(f"{url}gradio_api/info").status_code == 200  # ordinary requests pass
 
 
+@pytest.mark.slow
 def test_refused_requests_log_no_traceback_and_no_input(
     app: dict, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -224,6 +227,7 @@ def test_submit_racing_finish_is_a_clear_refusal(run: Path, tmp_path: Path) -> N
         service.back(view.code, view.image_id)
 
 
+@pytest.mark.slow
 def test_submit_and_finish_at_once_never_raise_anything_else(run: Path, tmp_path: Path) -> None:
     service = RatingService(load_study(new_study(run, tmp_path / "study", raters_per_image=9)))
     answers = {c: "No" for c in service.criteria}

@@ -139,6 +139,7 @@ def glyphbench(args: list[str]) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_world_readable_auth_file_and_a_port_in_use_in_one_line(
     run_dir: Path, tmp_path: Path
 ) -> None:
@@ -160,6 +161,7 @@ def test_serve_refuses_a_world_readable_auth_file_and_a_port_in_use_in_one_line(
     assert len([line for line in said.splitlines() if line.strip()]) == 1
 
 
+@pytest.mark.slow
 def test_launch_names_the_port_when_it_is_taken_after_the_check(
     run_dir: Path, tmp_path: Path
 ) -> None:

@@ -162,6 +162,7 @@ def test_single_ratings_do_not_enter_agreement_and_duplicates_are_errors() -> No
         stats.agreement(pd.concat([ratings, ratings.iloc[:1]]), n_boot=10)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 1), min_size=2, max_size=5), min_size=1, max_size=12))
 def test_percent_agreement_bounds_and_pairwise_relation(rows: list[list[int]]) -> None:

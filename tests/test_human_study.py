@@ -136,6 +136,7 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
         assert path.name == f"{image_id}.png"
 
 
+@pytest.mark.slow
 def test_the_manifest_copies_the_scores_the_metric_table_places(
     run_dir: Path, tmp_path: Path
 ) -> None:
@@ -169,6 +170,7 @@ def test_the_manifest_copies_the_scores_the_metric_table_places(
     assert after == ["ned", "algorithm1", "anls", "exact_match", "wer", "word_f1", "edit_distance"]
 
 
+@pytest.mark.slow
 def test_create_study_errors(run_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="hold fewer"):
         new_study(run_dir, tmp_path / "a", min_per_cell=5)  # cells hold 4 images
@@ -417,6 +419,7 @@ def _pilot_ratings(run_dir: Path, out: Path, overlap: int) -> pd.DataFrame:
     return analyse(load_study(out), n_boot=50, seed=0).agreement
 
 
+@pytest.mark.slow
 def test_overlap_first_gives_a_two_rater_pilot_an_agreement(run_dir: Path, tmp_path: Path) -> None:
     pilot = _pilot_ratings(run_dir, tmp_path / "pilot", overlap=2)
     row = pilot.set_index("criterion").loc["text_accuracy"]

@@ -138,7 +138,12 @@ def _pixel_cases() -> dict[str, Image.Image]:
         shared = Image.fromarray(rng.integers(0, 256, shape, dtype=np.uint8))
         cases[f"array-{mode}"] = shared
         cases[f"crop-{mode}"] = shared.crop((1, 2, 30, 20))
-    cases["several-blocks"] = Image.fromarray(rng.integers(0, 256, (2100, 2100, 3), np.uint8))
+    block_size = Image.core.get_block_size()
+    Image.core.set_block_size(4096)  # images of more than 4 KB span several blocks
+    try:
+        cases["several-blocks"] = Image.fromarray(rng.integers(0, 256, (60, 50, 3), np.uint8))
+    finally:
+        Image.core.set_block_size(block_size)
     return cases
 
 
@@ -337,6 +342,7 @@ def _run(out: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:
     return result.results
 
 
+@pytest.mark.slow
 def test_a_run_with_the_writer_process_gives_the_rows_and_files_of_the_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -155,6 +155,7 @@ def test_a_filter_in_the_order_drops_rows_as_in_memory(tmp_path: Path) -> None:
     _same_table(tmp_path / "old.parquet", tmp_path / "new.parquet")
 
 
+@pytest.mark.slow
 def test_a_real_run_merges_to_the_same_table(tmp_path: Path) -> None:
     """A run of the harness benchmark's plug-ins, resumed after a retry, merged both ways."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -199,6 +200,7 @@ RunFolder(sys.argv[1]).merge_stream(
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("previous", [True, False], ids=["old-kept", "none"])
 def test_a_merge_killed_half_way_leaves_the_old_table_or_none(
     tmp_path: Path, previous: bool

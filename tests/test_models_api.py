@@ -90,6 +90,7 @@ def bound(model: Any, tmp_path: Path, *, price: float | None = 0.04, budget: Any
 
 
 # --------------------------------------------------------------------------- formats
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_each_provider_speaks_its_format(provider: str, fake: FakeApi, tmp_path: Path) -> None:
     needs(provider)
@@ -231,6 +232,7 @@ def test_the_cache_key_is_prompt_seed_and_image_options(fake: FakeApi, tmp_path:
     assert len(fake.paid()) == 3
 
 
+@pytest.mark.slow
 def test_concurrency_is_bounded(fake: FakeApi, tmp_path: Path) -> None:
     fake.delay = 0.3
     model = bound(get_model(spec_for("bfl", fake, "concurrency=2")), tmp_path)
@@ -318,6 +320,7 @@ def test_retry_after_as_an_http_date() -> None:
     assert parse_retry_after({"Retry-After": "soon"}) is None
 
 
+@pytest.mark.slow
 def test_list_shows_the_providers_without_importing_their_clients() -> None:
     code = (
         "import sys\n"

@@ -189,6 +189,7 @@ def test_a_run_records_refusals_costs_and_caches(fake: FakeApi, csv: Path, tmp_p
     assert_no_key_written(tmp_path, texts=outputs)
 
 
+@pytest.mark.slow
 def test_the_cap_stops_the_run_and_a_higher_cap_continues(
     fake: FakeApi, csv: Path, tmp_path: Path
 ) -> None:
@@ -221,6 +222,7 @@ def test_the_cap_stops_the_run_and_a_higher_cap_continues(
     assert "not attempted" not in done.stderr
 
 
+@pytest.mark.slow
 def test_a_cap_needs_a_price_for_every_api_model(fake: FakeApi, csv: Path, tmp_path: Path) -> None:
     models = [{"spec": "api:bfl/flux-pro-1.1", "options": {"base_url": f"{fake.url}/bfl"}}]
     config = write_config(tmp_path / "run.yaml", models, csv, tmp_path / "run", max_usd=1)
@@ -230,6 +232,7 @@ def test_a_cap_needs_a_price_for_every_api_model(fake: FakeApi, csv: Path, tmp_p
     assert not fake.log
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_without_asking_again(
     fake: FakeApi, csv: Path, tmp_path: Path
 ) -> None:
@@ -271,6 +274,7 @@ def test_a_killed_run_resumes_without_asking_again(
     assert_no_key_written(tmp_path)
 
 
+@pytest.mark.slow
 def test_dry_run_resolves_api_models_without_a_key_or_a_request(
     fake: FakeApi, csv: Path, tmp_path: Path
 ) -> None:

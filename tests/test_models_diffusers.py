@@ -71,6 +71,7 @@ def test_tiny_sd_generates_batch(sd_model: DiffusersModel) -> None:
     assert sd_model.generate([]) == []
 
 
+@pytest.mark.slow
 def test_image_alone_equals_image_in_batch(sd_model: DiffusersModel) -> None:
     batch = sd_model.generate(_requests([101, 202, 303]))
     for index, request in enumerate(_requests([101, 202, 303])):
@@ -345,6 +346,7 @@ def test_missing_variant_is_a_clear_error(tiny_sd: Path) -> None:
         model.generate(_requests([1]))
 
 
+@pytest.mark.slow
 def test_study_config_resolves_without_weights() -> None:
     code = (
         "import sys, json\n"
@@ -372,6 +374,7 @@ def test_study_config_resolves_without_weights() -> None:
     assert any(info["is_control"] for info in result["infos"])
 
 
+@pytest.mark.slow
 def test_prompts_over_the_token_limit_are_counted_and_warned_once(
     tiny_sd: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

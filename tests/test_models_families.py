@@ -180,6 +180,7 @@ def test_model_index_keys_tell_klein_distilled_from_base() -> None:
     assert detect_family({**index, "is_distilled": False}, "/models/x") == "flux2-klein-base"
 
 
+@pytest.mark.slow
 def test_list_models_shows_every_family() -> None:
     """``glyphbench list models`` names every family in the diffusers plug-in's summary."""
     code = (
@@ -200,6 +201,7 @@ def test_list_models_shows_every_family() -> None:
 # --------------------------------------------------------------------------- tiny pipelines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _tiny_params())
 def test_tiny_pipeline_loads_and_generates(tiny_root: Path, name: str) -> None:
     folder = _build(tiny_root, name)
@@ -452,6 +454,7 @@ def test_docs_memory_table_is_the_generated_one() -> None:
 # --------------------------------------------------------------------------- leaders config
 
 
+@pytest.mark.slow
 def test_leaders_config_dry_run_resolves_offline(tmp_path: Path) -> None:
     """``glyphbench run --config configs/leaders-2026.yaml --dry-run``: no weights, no torch."""
     script = f"""

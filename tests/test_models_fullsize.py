@@ -45,6 +45,7 @@ def meta() -> dict[str, object]:
     return meta_components()
 
 
+@pytest.mark.slow
 def test_meta_components_cost_no_memory(meta: dict[str, object]) -> None:
     import torch
 
@@ -79,6 +80,7 @@ def test_configs_fit_together() -> None:
     assert te1["max_position_embeddings"] == te2["max_position_embeddings"] == MAX_TOKENS == 77
 
 
+@pytest.mark.slow
 def test_light_parts_load_and_tokenize_within_vocab(tmp_path: Path) -> None:
     from diffusers import EulerDiscreteScheduler
     from transformers import CLIPTokenizer
@@ -112,6 +114,7 @@ def _fake_build(path: Path, dtype: str = "float16", seed: int = 0) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_describe_reports_random_full_size_not_tiny(tmp_path: Path) -> None:
     folder = _fake_build(tmp_path / "sdxl")
     info = get_model(f"diffusers:{folder}?device=cpu").describe()
@@ -124,6 +127,7 @@ def test_describe_reports_random_full_size_not_tiny(tmp_path: Path) -> None:
     assert info["settings"]["steps"] == 50
 
 
+@pytest.mark.slow
 def test_finished_build_is_reused_and_bad_dtype_refused(tmp_path: Path) -> None:
     folder = _fake_build(tmp_path / "sdxl", dtype="float16", seed=3)
     started = time.perf_counter()

@@ -44,6 +44,7 @@ def meta() -> dict[str, object]:
     return meta_components()
 
 
+@pytest.mark.slow
 def test_meta_components_cost_no_memory(meta: dict[str, object]) -> None:
     import torch
 
@@ -79,6 +80,7 @@ def _fake_build(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_light_parts_describe_as_qwen_image_full_size(tmp_path: Path) -> None:
     folder = _fake_build(tmp_path / "qwen")
     index = json.loads((folder / "model_index.json").read_text())
@@ -94,6 +96,7 @@ def test_light_parts_describe_as_qwen_image_full_size(tmp_path: Path) -> None:
     assert info["settings"]["negative_prompt"] == " "
 
 
+@pytest.mark.slow
 def test_finished_build_is_reused_and_bad_dtype_refused(tmp_path: Path) -> None:
     folder = _fake_build(tmp_path / "qwen")
     started = time.perf_counter()

@@ -42,6 +42,7 @@ def _image_folder(run_dir: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_scoring_a_run_folder_reproduces_its_scores_row_for_row(tmp_path: Path) -> None:
     """Done-when of issue 15: control:render, then its images as images:, same prompts."""
     from bench.readers import get_reader

@@ -145,6 +145,7 @@ def test_the_cells_go_through_webp_and_jpeg_and_black_cells_are_dropped() -> Non
 # --------------------------------------------------------------------------- a run
 
 
+@pytest.mark.slow
 def test_a_run_reads_each_prompts_grid_cells_and_keeps_the_pngs(tmp_path: Path) -> None:
     out = tmp_path / "grid"
     result = _run(out)
@@ -193,6 +194,7 @@ def test_the_default_path_reads_the_stored_pngs_as_before(tmp_path: Path) -> Non
     assert "image_path" not in json.loads((out / "run.json").read_text())["protocol"]
 
 
+@pytest.mark.slow
 def test_read_later_then_read_reads_the_cells_and_refuses_shares(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -64,6 +64,7 @@ def test_progress_lines_give_the_average_rate_and_the_time_left(
     assert said[-1].endswith(", 30/min, ETA 0:00:12")
 
 
+@pytest.mark.slow
 def test_the_cli_piped_to_a_file_shows_progress_lines(tmp_path: Path) -> None:
     csv = write_prompts_csv(tmp_path / "p.csv", 4)
     command = [
@@ -90,6 +91,7 @@ def _imported_modules(path: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_one_progress_library_and_dependencies_declared_where_used() -> None:
     files = [p for package in PACKAGES for p in (REPO / package).rglob("*.py")]
     users = {name: [p for p in files if name in _imported_modules(p)] for name in ("tqdm", "scipy")}

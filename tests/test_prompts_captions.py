@@ -114,6 +114,7 @@ def test_textcaps_without_ocr_tokens_is_one_line_naming_the_option(tmp_path: Pat
         load_prompt_set(f"textcaps:{TEXTCAPS}")
 
 
+@pytest.mark.slow
 def test_a_run_on_caption_prompts_scores_as_any_other_source(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,7 @@ def run_main(
     return int(info.value.code or 0), captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_select_with_config_writes_105(textinvision_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "sel.parquet"
     result = runner.invoke(
@@ -47,6 +48,7 @@ def test_select_with_config_writes_105(textinvision_dir: Path, tmp_path: Path) -
     assert "selected 105 prompts" in result.output
 
 
+@pytest.mark.slow
 def test_validate_json_and_strict(textinvision_dir: Path) -> None:
     result = runner.invoke(
         app, ["prompts", "validate", f"textinvision:{textinvision_dir}", "--json", "--strict"]
@@ -73,6 +75,7 @@ def test_validate_json_and_strict(textinvision_dir: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_stats_json_and_chart(tmp_path: Path) -> None:
     folder = write_default(tmp_path / "d")
     chart = tmp_path / "chart.png"

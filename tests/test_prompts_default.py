@@ -285,6 +285,7 @@ def test_pool_is_the_lazy_cross_product(pool, templates, texts, real) -> None:
     assert list(rows["lang"]) == ["en", "en", "en", "zh"]
 
 
+@pytest.mark.slow
 def test_chinese_part_is_selectable_and_attributed() -> None:
     zh_templates, zh_texts = _read("zh_templates.csv"), _read("zh_texts.csv")
     chosen = prompts.select("default", where="lang == 'zh'").frame
@@ -326,6 +327,7 @@ def test_pool_attributes_match_kinds(pool) -> None:
     assert set(frame.loc[frame["kind"] == "word", "cefr"]) == {"A1", "A2", "B1", "B2", "C1"}
 
 
+@pytest.mark.slow
 def test_select_stratified_sample() -> None:
     chosen = prompts.select("default", sample=60, stratify=["prompt_type", "group"], seed=3).frame
     assert len(chosen) == 60

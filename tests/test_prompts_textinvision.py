@@ -27,6 +27,7 @@ def findings(textinvision_dir: Path) -> list:
     return audit(f"textinvision:{textinvision_dir}")
 
 
+@pytest.mark.slow
 def test_row_counts(pool: PromptPool) -> None:
     assert len(pool.texts) == 6805
     assert len(pool.templates) == 205
@@ -86,6 +87,7 @@ def _expected_reference_selection(folder: Path) -> set[str]:
     return expected
 
 
+@pytest.mark.slow
 def test_select_with_reference_config_gives_105(textinvision_dir: Path, pool: PromptPool) -> None:
     chosen = select(pool, config=textinvision_dir / "config.json")
     assert len(chosen) == 105

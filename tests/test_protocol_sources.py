@@ -353,6 +353,7 @@ def test_hidream_uses_its_inference_scripts_schedulers() -> None:
         assert family.scheduler_shift == shift
 
 
+@pytest.mark.slow
 def test_the_scheduler_swap_keeps_the_shipped_config_and_takes_the_shift() -> None:
     pytest.importorskip("diffusers")
     from types import SimpleNamespace
@@ -400,6 +401,7 @@ def test_z_image_turbo_steps_follow_the_installed_pipeline(
     assert zimage.turbo_steps() == 8
 
 
+@pytest.mark.slow
 def test_z_image_turbo_default_matches_this_diffusers() -> None:
     pytest.importorskip("diffusers")
     from diffusers.pipelines.z_image import pipeline_z_image

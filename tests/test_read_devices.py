@@ -30,6 +30,7 @@ def started(tmp_path: Path, workers: int) -> list[tuple[int, str | None]]:
         return pool.check()
 
 
+@pytest.mark.slow
 def test_each_reader_process_is_pinned_to_its_own_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -40,6 +41,7 @@ def test_each_reader_process_is_pinned_to_its_own_gpu(
     assert sorted(device for _, device in answers) == ["0", "1", "2"]
 
 
+@pytest.mark.slow
 def test_more_reader_processes_than_gpus_go_round_robin(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -50,6 +52,7 @@ def test_more_reader_processes_than_gpus_go_round_robin(
     assert sorted(device for _, device in answers) == ["4", "4", "6", "6"]
 
 
+@pytest.mark.slow
 def test_one_gpu_or_an_empty_list_pins_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

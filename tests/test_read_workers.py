@@ -84,6 +84,7 @@ def inline(tmp_path_factory: pytest.TempPathFactory, csv: Path) -> pd.DataFrame:
     return rows
 
 
+@pytest.mark.slow
 def test_a_run_with_reader_processes_equals_the_run_that_reads_inline(
     tmp_path: Path, csv: Path, inline: pd.DataFrame
 ) -> None:
@@ -104,6 +105,7 @@ def test_a_run_with_reader_processes_equals_the_run_that_reads_inline(
     assert "results:" in again.stdout
 
 
+@pytest.mark.slow
 def test_a_run_read_later_is_read_by_a_run_with_reader_processes(
     tmp_path: Path, csv: Path, inline: pd.DataFrame
 ) -> None:
@@ -118,6 +120,7 @@ def test_a_run_read_later_is_read_by_a_run_with_reader_processes(
     pd.testing.assert_frame_equal(comparable(rows), comparable(inline))
 
 
+@pytest.mark.slow
 def test_generation_never_gets_more_than_the_backlog_ahead_of_a_slow_reader(
     tmp_path: Path, csv: Path
 ) -> None:
@@ -148,6 +151,7 @@ def test_generation_never_gets_more_than_the_backlog_ahead_of_a_slow_reader(
     assert len(rows) == 2 * N_PROMPTS and rows["ocr_text"].notna().all()
 
 
+@pytest.mark.slow
 def test_read_workers_are_checked_before_anything_is_written(tmp_path: Path, csv: Path) -> None:
     out = tmp_path / "run"
     for extra, words in (
@@ -217,6 +221,7 @@ def read_parts(out: Path) -> list[Path]:
     return list((out / "parts/read-0-of-1").glob("*/batch-*.parquet"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize(
     "how",

@@ -178,6 +178,7 @@ def readings(engine: Reader) -> dict[str, Reading]:
     return {key: result for (key, _), result in zip(BATCH, results, strict=True)}
 
 
+@pytest.mark.slow
 def test_engine_identity(engine: Reader) -> None:
     assert engine.name in ENGINE_SPECS
     assert engine.version.strip()
@@ -222,6 +223,7 @@ def test_failing_image_raises_with_its_index(engine: Reader) -> None:
     assert caught.value.engine == engine.name
 
 
+@pytest.mark.slow
 def test_read_or_errors_isolates_the_failing_image(engine: Reader) -> None:
     white = Image.new("RGB", (64, 32), "white")
     outcomes = read_or_errors(engine, [white, Image.new("RGB", (0, 0)), white])
@@ -240,6 +242,7 @@ def test_easyocr_reuses_loaded_weights() -> None:
     assert first._reader is second._reader  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_easyocr_batched_matches_one_by_one(readings: dict[str, Reading], engine: Reader) -> None:
     if engine.name != "easyocr":
         pytest.skip("EasyOCR batching only")

@@ -122,6 +122,7 @@ def test_edits_are_classified_one_by_one() -> None:
     assert classify_edits("Welcome", "WElcome", "welcome") == Counter()
 
 
+@pytest.mark.slow
 def test_calibrate_command_writes_the_card_for_tesseract(tmp_path: Path) -> None:
     from bench.readers.tesseract import missing_binary
 
@@ -293,6 +294,7 @@ def test_a_reader_that_reads_nothing_loses_every_model_difference_it_should_keep
     assert summary["pair_verdicts"]["kept"] == summary["pair_verdicts"]["invented"] == 0
 
 
+@pytest.mark.slow
 def test_the_real_part_with_rapidocr_on_four_images() -> None:
     pytest.importorskip("rapidocr_onnxruntime")
     from bench.readers import get_reader
@@ -369,6 +371,7 @@ def test_the_default_reader_is_within_the_documented_gap_of_the_person_on_held_o
     assert f"{HELD_OUT_SCORE_ERROR:.3f}" in readers_md and f"{HELD_OUT_GAP:.3f}" in readers_md
 
 
+@pytest.mark.slow
 def test_calibrate_refuses_a_missing_manifest_before_reading(tmp_path: Path) -> None:
     out = tmp_path / "card"
     args = ["readers", "calibrate", "--reader", "rapidocr", "--out", str(out)]

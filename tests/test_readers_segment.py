@@ -74,6 +74,7 @@ def test_the_option_is_on_by_default_and_recorded_in_the_version() -> None:
     assert "spaces" not in off.version
 
 
+@pytest.mark.slow
 def test_rapidocr_keeps_the_words_of_a_merging_render() -> None:
     """Default suite: three renders on which the recogniser alone merges words."""
     images = [render_text(TEXTS[t], seed) for t, seed in MERGING[:3]]

@@ -69,6 +69,7 @@ def _run(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
     return result.out, result.results
 
 
+@pytest.mark.slow
 def test_second_reader_reads_each_image_once_and_a_repeat_reads_nothing(
     tmp_path: Path, counting_readers: None
 ) -> None:

@@ -33,6 +33,7 @@ def generate(out: Path, ocr: str = "pixelocr", *, read_later: bool) -> pd.DataFr
     return result.results
 
 
+@pytest.mark.slow
 def test_read_later_then_read_in_shards_matches_reading_during_the_run(tmp_path: Path) -> None:
     unread = generate(tmp_path / "later", read_later=True)
     assert len(unread) == 20 and unread["ocr_text"].isna().all()
@@ -51,6 +52,7 @@ def test_read_later_then_read_in_shards_matches_reading_during_the_run(tmp_path:
     assert set(merged["ocr_engine"]) == {"pixelocr"}
 
 
+@pytest.mark.slow
 def test_read_in_a_worker_process_with_a_real_reader(tmp_path: Path) -> None:
     generate(tmp_path / "run", ocr="tesseract", read_later=True)
     done = read_run(tmp_path / "run", workers=1, progress=False)
@@ -77,6 +79,7 @@ def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
     assert len(direct) == len(rows)
 
 
+@pytest.mark.slow
 def test_a_first_look_reads_whole_only_the_part_files_with_unread_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

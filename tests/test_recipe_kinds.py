@@ -90,6 +90,7 @@ def _invoke(*args: str) -> str:
 # --------------------------------------------------------------------------- model, reader, source
 
 
+@pytest.mark.slow
 def test_toy_model_reader_and_source_reach_the_report(tmp_path: Path) -> None:
     """The report names the toy model, its reader and its source; `list` names all three."""
     from bench.report import write_report
@@ -131,6 +132,7 @@ def _family() -> list[Metric]:
     ]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_suite_with_its_own_metric_family_reaches_results_report_list_and_score(
     tmp_path: Path,
 ) -> None:
@@ -211,6 +213,7 @@ class DarkerCodec:
         return [Image.eval(image, lambda value: value // 2) for image in images]
 
 
+@pytest.mark.slow
 def test_a_codec_reaches_vae_eval_results_report_and_list(tmp_path: Path) -> None:
     """Issue 23: a codec registered here runs through `glyphbench vae-eval` by name."""
     from vae_eval.codecs import register_codec

@@ -145,6 +145,7 @@ def test_toys_run_end_to_end_through_the_cli(tmp_path: Path) -> None:
     assert set(rows["text"]) == {"alpha", "beta"}
 
 
+@pytest.mark.slow
 def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Path) -> None:
     """Issue 11's test: each toy is one registered object, seen everywhere it should be."""
     from bench.report import write_report
@@ -176,6 +177,7 @@ def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Pa
         METRICS.remove("toy_read_chars")
 
 
+@pytest.mark.slow
 def test_a_metric_in_a_family_of_its_own_reaches_results_report_and_list(tmp_path: Path) -> None:
     """Issue 23: a new family's metric is one object; `run --metrics FAMILY` computes it,
     the report shows it and `list` names it, with no other file changed."""
@@ -408,6 +410,7 @@ def _glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([exe, *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

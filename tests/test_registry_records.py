@@ -205,6 +205,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_a_module_dropped_into_each_package_is_found_with_nothing_else_edited(
     tmp_path: Path,
 ) -> None:

@@ -24,6 +24,7 @@ from tests.test_reliability_runs import run_cli
 register()
 
 
+@pytest.mark.slow
 def test_read_follow_says_when_its_run_died_part_way(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -44,6 +45,7 @@ def test_read_follow_says_when_its_run_died_part_way(
     assert code == 0, err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
 def test_sigterm_of_read_leaves_no_leaked_semaphore_warning(tmp_path: Path) -> None:
     generate(tmp_path / "run")

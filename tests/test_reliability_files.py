@@ -65,6 +65,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "study"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("flag", "value", "said"),
     [("--port", "99999", "--port 99999 is not a port"), ("--host", "999.1.1.1", "--host")],
@@ -122,6 +123,7 @@ def test_a_fifo_in_an_images_manifest_is_an_unreadable_row(tmp_path: Path) -> No
     assert errors["p01"] == "Unreadable: p01.png: not a regular file (a FIFO)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "said"),
     [
@@ -137,6 +139,7 @@ def test_flags_typer_checks_are_one_line_too(args: list[str], said: str) -> None
     assert done.stderr.strip().count("\n") == 0 and done.stderr.startswith(said), done.stderr
 
 
+@pytest.mark.slow
 def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) -> None:
     from prompts.selection import select
     from tests.runner_helper import write_prompts_csv
@@ -151,6 +154,7 @@ def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) 
     assert done.returncode == 2 and "is larger than the pool" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> None:
     from bench.run.operations import merge_run
 

@@ -82,6 +82,7 @@ def test_admin_lockout_is_per_address_never_for_everyone() -> None:
         guard.attempt("10.0.0.1", "lead", "pw")
 
 
+@pytest.mark.slow
 def test_the_admin_export_is_removed_on_sigterm(run: Path, tmp_path: Path) -> None:
     study = small_study(run, tmp_path / "study")
     script = (

@@ -74,6 +74,7 @@ def run_folder_text(root: Path) -> dict[str, str]:
     return texts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "header",
     [{"X-Key": "{env:GLYPH_HOSTILE_KEY}"}, {"Authorization": "Bearer {env:GLYPH_HOSTILE_KEY}"}],

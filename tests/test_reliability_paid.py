@@ -35,6 +35,7 @@ def paid_run(tmp_path: Path, config: dict[str, object]) -> tuple[list[str], dict
     return [sys.executable, str(HELPER), "run", "--config", str(path), "--no-progress"], env
 
 
+@pytest.mark.slow
 def test_long_labels_and_prompt_ids_make_bounded_paths(tmp_path: Path) -> None:
     long_id = "p-" + "x" * 298
     csv = tmp_path / "prompts.csv"

@@ -47,6 +47,7 @@ def generate(out: Path, *, n: int = 6, read_later: bool = True, ocr: str = "pixe
     run_benchmark(config, prompt_set=prompt_set(n), progress=False, read_later=read_later)
 
 
+@pytest.mark.slow
 def test_one_truncated_png_is_one_failed_row_naming_the_file(tmp_path: Path) -> None:
     generate(tmp_path / "run")
     rows = pd.read_parquet(tmp_path / "run" / "results.parquet")
@@ -110,6 +111,7 @@ def test_read_follow_started_with_run_read_later_reads_every_image(tmp_path: Pat
         assert b"read 6 images" in read_out, read_out.decode()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals) -> None:

@@ -43,6 +43,7 @@ def read_later_run(out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_a_report_on_half_read_rows_says_so_above_the_summary_and_counts_read_rows(
     tmp_path: Path,
 ) -> None:
@@ -74,6 +75,7 @@ def test_a_report_on_a_run_with_nothing_read_is_refused_and_writes_nothing(
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no temporary folder left
 
 
+@pytest.mark.slow
 def test_failed_rows_are_stated_above_the_summary(tmp_path: Path) -> None:
     run = build_run(tmp_path / "run", n_prompts=8, n_errors=3, with_images=False)
     index = write_report([run], tmp_path / "report", n_boot=20)

@@ -62,6 +62,7 @@ def test_a_prompt_drawn_twice_over_counts_as_one_prompt() -> None:
     assert ((naive["ned_hi"] - naive["ned_lo"]) < (a["ned_hi"] - a["ned_lo"])).all()
 
 
+@pytest.mark.slow
 def test_prompt_clusters_cover_the_true_mean_where_images_alone_do_not() -> None:
     """Two seeds per prompt share the prompt's difficulty: resampling prompts keeps coverage."""
     rng = np.random.default_rng(5)

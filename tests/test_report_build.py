@@ -26,6 +26,7 @@ def built_report(report_run: Path) -> Path:
     return write_report([report_run], n_boot=300, seed=0)
 
 
+@pytest.mark.slow
 def test_report_writes_page_tables_figures_and_gallery(
     report_run: Path, built_report: Path
 ) -> None:
@@ -90,6 +91,7 @@ def test_report_numbers_are_the_slice_statistics(report_run: Path, built_report:
     assert summary.loc["toy-bad", "ned"] == pytest.approx(ok["ned"].mean())
 
 
+@pytest.mark.slow
 def test_report_of_two_runs_compares_across_runs(tmp_path: Path) -> None:
     a = build_run(
         tmp_path / "run_a", n_prompts=12, models={"m": 0.05, "control:render": 0.0}, seed=0
@@ -110,6 +112,7 @@ def test_report_of_two_runs_compares_across_runs(tmp_path: Path) -> None:
     assert ceiling.loc["m [run_a]", "ceiling"] == pytest.approx(render_ned)
 
 
+@pytest.mark.slow
 def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
     from bench.cli.root import app
 
@@ -141,6 +144,7 @@ def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
     assert isinstance(bad.exception, InputError) and "nope" in str(bad.exception)
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_report_renders_in_headless_chromium(built_report: Path, tmp_path: Path) -> None:
     """Open the page in a real browser: every table has rows, every image decodes."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from bench.core.io import write_checksum
 from bench.models.base import ImageRequest
@@ -77,6 +78,7 @@ def test_failed_rows_and_other_models_are_not_counted() -> None:
     assert measured.loc[0, "written"] < full.loc[0, "written"]
 
 
+@pytest.mark.slow
 def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
     from tests.report_fixtures import build_run
 
@@ -93,6 +95,7 @@ def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
     assert table["faithfulness"].tolist() == [0.0]
 
 
+@pytest.mark.slow
 def test_refusals_and_cost_have_their_own_table(tmp_path: Path) -> None:
     """Issue 17: a refusal is reported as a rate with its interval, never as a zero score."""
     from tests.report_fixtures import build_run
@@ -119,6 +122,7 @@ def test_refusals_and_cost_have_their_own_table(tmp_path: Path) -> None:
     assert "Refusals and cost" in html
 
 
+@pytest.mark.slow
 def test_local_models_get_no_refusal_table(tmp_path: Path) -> None:
     from tests.report_fixtures import build_run
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from bench.core.io import write_checksum
 from bench.report import display
@@ -70,6 +71,7 @@ def test_unknown_by_column_lists_every_valid_column_and_a_close_match() -> None:
     assert "'model'" not in problem.split("valid columns")[1]
 
 
+@pytest.mark.slow
 def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> None:
     import json
 

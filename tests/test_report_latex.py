@@ -48,6 +48,7 @@ def compile_tables(tables: list[Path], where: Path) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 @needs_pdflatex
 def test_every_report_table_compiles(tmp_path: Path) -> None:
     # Names with the characters that stopped pdflatex before: arrows, minus, CJK, _ and %.
@@ -79,6 +80,7 @@ def too_wide(log: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @needs_pdflatex
 def test_every_table_of_a_demo_like_report_fits_seven_inches(tmp_path: Path) -> None:
     """Done-when of issue 33: the demo's models (four controls, the untrained model) and

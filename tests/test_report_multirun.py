@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from report_fixtures import build_run
 
 from bench.report.load import load_runs
@@ -50,6 +51,7 @@ def test_runs_under_one_protocol_keep_the_run_name(tmp_path: Path) -> None:
     assert isinstance(load_runs([a])["model"], pd.Series)
 
 
+@pytest.mark.slow
 def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path) -> None:
     from bench.report.build import write_report
 
@@ -74,6 +76,7 @@ def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path)
     assert "<title>glyphbench report: a, b</title>" in page
 
 
+@pytest.mark.slow
 def test_a_controls_only_run_has_no_empty_ranking(tmp_path: Path) -> None:
     from bench.report.build import write_report
 

@@ -7,6 +7,7 @@ import csv
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from markupsafe import escape
 from report_fixtures import build_run
 
@@ -14,6 +15,7 @@ from bench.report.build import write_report
 from bench.scoring.table import METRICS
 
 
+@pytest.mark.slow
 def test_glossary_per_image_csv_and_plain_tiles(tmp_path: Path) -> None:
     models = {"toy": 0.1, "control:render": 0.0, "control:blank": 1.0}
     run = build_run(tmp_path / "run", n_prompts=8, models=models, n_errors=0)

@@ -45,6 +45,7 @@ def _paired_close_models(run: Path, n_prompts: int, gap: float) -> None:
     write_checksum(path)  # the table's sidecar follows the edit (issue 32)
 
 
+@pytest.mark.slow
 def test_a_pair_whose_paired_interval_excludes_zero_is_never_ranked_equal(tmp_path: Path) -> None:
     run = build_run(tmp_path / "run", n_prompts=40, models={"a": 0.1, "b": 0.1}, n_errors=0)
     _paired_close_models(run, 40, gap=0.034)
@@ -156,6 +157,7 @@ def test_one_row_slices_carry_no_badge_and_no_interval(tmp_path: Path) -> None:
     assert passed["alone"] == "n = 1: too few"
 
 
+@pytest.mark.slow
 def test_the_page_shows_no_broken_badge_for_a_one_row_slice(tmp_path: Path) -> None:
     frame, _ = _sliced_run(tmp_path)
     run = tmp_path / "run"

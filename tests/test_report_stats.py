@@ -172,6 +172,7 @@ def test_slice_labels_orders_and_missing_values() -> None:
 # --------------------------------------------------------------------------- bootstrap
 
 
+@pytest.mark.slow
 def test_bootstrap_intervals_cover_the_true_mean_at_about_the_nominal_rate() -> None:
     rng = np.random.default_rng(2024)
     trials, n, true_mean = 400, 40, 3.0
@@ -188,6 +189,7 @@ def test_bootstrap_intervals_cover_the_true_mean_at_about_the_nominal_rate() -> 
     assert 0.90 <= hits_matrix / trials <= 0.985
 
 
+@pytest.mark.slow
 def test_slice_intervals_of_summarize_cover_the_true_means() -> None:
     """The shared-resample path: slices of random size within each resample of a model."""
     rng = np.random.default_rng(11)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from report_fixtures import build_run
 
 from bench.core.io import write_checksum
@@ -32,6 +33,7 @@ def test_every_template_escapes_and_tables_render_their_cells() -> None:
     assert render("base.html.j2", title=HOSTILE).count(ESCAPED) == 2  # <title> and <h1>
 
 
+@pytest.mark.slow
 def test_benchmark_report_shows_a_hostile_model_name_as_text(tmp_path: Path) -> None:
     run = build_run(
         tmp_path / "run",

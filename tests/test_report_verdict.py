@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from report_fixtures import build_run
 
 from bench.report.build import write_report
@@ -19,6 +20,7 @@ CONTROLS = {
 }
 
 
+@pytest.mark.slow
 def test_an_untrained_model_alone_is_no_better_than_blank_unranked_and_never_bold(
     tmp_path: Path,
 ) -> None:
@@ -35,6 +37,7 @@ def test_an_untrained_model_alone_is_no_better_than_blank_unranked_and_never_bol
     assert ranking.iloc[0, 0].strip() == "– (nothing to compare)"
 
 
+@pytest.mark.slow
 def test_models_are_placed_on_the_control_ladder_and_the_best_named_when_significant(
     tmp_path: Path,
 ) -> None:

@@ -43,6 +43,7 @@ def test_several_runs_or_none_name_what_to_pass(demo_like: Path, tmp_path: Path)
         locate_run(tmp_path / "a")
 
 
+@pytest.mark.slow
 def test_human_sample_and_report_take_the_demo_folder(demo_like: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     sampled = runner.invoke(app, ["human", "sample", str(demo_like), "--out", str(tmp_path / "s")])

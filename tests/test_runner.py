@@ -198,6 +198,7 @@ def test_rerun_is_a_no_op_and_merge_is_idempotent(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(comparable(merge_run(first.out)), comparable(first.results))
 
 
+@pytest.mark.slow
 def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
     run(config(tmp_path))
     with pytest.raises(InputError, match="different run"):
@@ -225,6 +226,7 @@ def test_generation_error_is_local_and_retried_on_resume(tmp_path: Path) -> None
     assert len(second.results) == 12
 
 
+@pytest.mark.slow
 def test_out_of_memory_halves_the_batch(tmp_path: Path) -> None:
     cfg = config(tmp_path, models=["oomy:render"], seeds=[0])
     result = run(cfg, n=5)
@@ -291,6 +293,7 @@ def test_rescore_flags_a_changed_image(tmp_path: Path) -> None:
     assert (rows.loc[1:, "error"] == "").all()
 
 
+@pytest.mark.slow
 def test_dry_run_plan_on_study_config_loads_no_weights(tmp_path: Path) -> None:
     """Planning the real study resolves every model but imports neither torch nor diffusers."""
     study = Path(__file__).resolve().parents[1] / "configs" / "study.yaml"

@@ -20,6 +20,7 @@ def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-sd")
 
 
+@pytest.mark.slow
 def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_sd: Path) -> None:
     from PIL import Image
 

@@ -62,7 +62,13 @@ def _parts(out: Path) -> list[Path]:
     return list((out / "parts").glob("*/*/batch-*.parquet"))
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param(signal.SIGKILL, id="kill"),  # the quick suite's kill -9 resume test
+        pytest.param(signal.SIGINT, id="ctrl-c", marks=pytest.mark.slow),
+    ],
+)
 def test_interrupted_run_resumes_to_the_same_rows(
     tmp_path: Path, csv: Path, baseline: pd.DataFrame, how
 ) -> None:
@@ -86,6 +92,7 @@ def test_interrupted_run_resumes_to_the_same_rows(
     assert len(_parts(out)) == BATCHES  # finished work was not redone
 
 
+@pytest.mark.slow
 def test_two_shards_give_the_same_rows_as_one_process(
     tmp_path: Path, csv: Path, baseline: pd.DataFrame
 ) -> None:

@@ -189,6 +189,7 @@ def test_peer_metrics_identity(text):
 # ----------------------------------------------------------------------------- score_pairs
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(texts, texts), max_size=8))
 @settings(max_examples=150)
 def test_score_pairs_matches_plain_dp_for_every_column(pairs):
@@ -312,6 +313,7 @@ def test_nfkc_and_width_folding_are_options():
     assert normalize("好。", fold_width=True) == "好。"
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(cjk_texts, cjk_texts), max_size=6))
 @settings(max_examples=150)
 def test_mixed_script_scores_match_plain_dp(pairs):

@@ -126,6 +126,7 @@ alphabet_text = st.lists(st.sampled_from(["a", "A", "ab", "Ba", "b", "cab"]), ma
 )
 
 
+@pytest.mark.slow
 @given(alphabet_text, alphabet_text)
 @settings(max_examples=300)
 def test_reference_mode_matches_oracle_on_generated_pairs(expected, ocr):

@@ -242,6 +242,7 @@ def run_score(args: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([exe, "score", *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_cli_scores_any_family_and_writes_its_summary(tmp_path):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("expected,ocr\nthe cat,the hat\nExit,exit\n", encoding="utf-8")

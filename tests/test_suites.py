@@ -81,6 +81,7 @@ def test_subsets_are_chosen_by_name_alias_or_part() -> None:
 # ------------------------------------------------------------------ loaders
 
 
+@pytest.mark.slow
 def test_longtext_reads_both_real_prompt_files(longtext_dir: Path) -> None:
     frame = frame_of("longtext", longtext_dir)
     assert frame["suite_subset"].value_counts().to_dict() == {"en": 160, "zh": 160}
@@ -146,6 +147,7 @@ def test_mario_keywords_and_line_indices() -> None:
     assert frame["text"].tolist() == ["hello world", "open late", "", "happy new year"]
 
 
+@pytest.mark.slow
 def test_textinvision_suite_uses_its_filter_file(textinvision_dir: Path) -> None:
     frame = frame_of("textinvision", textinvision_dir)
     assert len(frame) == 105 and set(frame["prompt_type"]) == {"simple"}

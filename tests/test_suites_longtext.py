@@ -40,6 +40,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "report"
 
 
+@pytest.mark.slow
 def test_without_ocr_the_run_reads_with_the_benchmark_reader(tmp_path: Path) -> None:
     if not (DATA / "text_prompts.jsonl").exists():
         pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
@@ -58,6 +59,7 @@ def test_without_ocr_the_run_reads_with_the_benchmark_reader(tmp_path: Path) -> 
     assert card["instruction"].startswith("Recognize the text in the image")
 
 
+@pytest.mark.slow
 def test_offline_the_benchmark_reader_error_says_how_to_run(tmp_path: Path) -> None:
     """The issue's command without --ocr: the VLM cannot load offline; one line says what to do."""
     if not (DATA / "text_prompts.jsonl").exists():

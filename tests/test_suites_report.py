@@ -232,6 +232,7 @@ def test_export_is_a_dataset_that_datasets_loads_back(
     pd.testing.assert_frame_equal(loaded, original.reset_index(drop=True), check_dtype=False)
 
 
+@pytest.mark.slow
 def test_export_push_offline_is_one_line_exit_2(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run.mkdir()

@@ -40,6 +40,7 @@ def test_the_field_config_names_every_vae_and_resolves_offline() -> None:
     assert [r["plugin"] for r in records].count("diffusers") >= 12
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not TAEF2.is_dir(), reason="../shared/taef2 (the config's taesd: entry) absent")
 def test_dry_run_cli_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "never"

@@ -51,6 +51,7 @@ def test_truth_is_drawn_from_the_class_pool_and_fits() -> None:
     assert len(default_set(size=512).items) == 180  # at 512 px every cell has text
 
 
+@pytest.mark.slow
 def test_rendering_is_deterministic_and_seeded() -> None:
     first = default_set(size=128, limit=3)
     second = default_set(size=128, limit=3)
@@ -90,6 +91,7 @@ def test_limit_draws_an_equal_number_per_font_size_with_every_size(limit: int) -
     assert len(picked) == limit - limit % len(FONT_SIZES)
 
 
+@pytest.mark.slow
 def test_limit_20_of_the_rendered_set_and_its_note() -> None:
     image_set = default_set(size=512, limit=20)
     sizes = Counter(item.attributes["font_size"] for item in image_set.items)
@@ -105,6 +107,7 @@ def test_limit_20_of_the_rendered_set_and_its_note() -> None:
     assert "only 48, 32 px are covered" in tiny.notes[0]
 
 
+@pytest.mark.slow
 def test_write_default_set_round_trips_through_folder_loader(tmp_path: Path) -> None:
     metadata = write_default_set(tmp_path / "set", size=96, limit=4)
     lines = metadata.read_text(encoding="utf-8").splitlines()
@@ -202,6 +205,7 @@ def test_native_size_option() -> None:
     assert image_set.items[0].attributes["width"] == 128
 
 
+@pytest.mark.slow
 def test_text_boxes_hold_all_the_ink_and_survive_metadata(tmp_path: Path) -> None:
     from vae_eval.imageset import folder_set
 

@@ -135,6 +135,7 @@ def test_reader_limits_are_marked_not_counted_as_codec_loss(tmp_path: Path) -> N
     assert "lower (reader cannot read this)" not in page
 
 
+@pytest.mark.slow
 def test_reader_name_version_and_calibration(tmp_path: Path) -> None:
     table = pd.DataFrame(_class_rows())
     calibration = reader_calibration(table)
@@ -150,6 +151,7 @@ def test_reader_name_version_and_calibration(tmp_path: Path) -> None:
     assert "not available yet" not in page and "WR ceiling" in page
 
 
+@pytest.mark.slow
 def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:
     with_boxes = _rows("taef2", {48: 90.0, 20: 50.0})
     for row in with_boxes:
@@ -188,6 +190,7 @@ def _per_size(vae: str, per_size: int, wr: dict[int, list[float]]) -> list[dict[
     return rows
 
 
+@pytest.mark.slow
 def test_the_ceiling_is_computed_and_shown_once(tmp_path: Path) -> None:
     sizes = {48: [100.0, 90.0], 20: [80.0, 60.0]}
     table = pd.DataFrame(
@@ -211,6 +214,7 @@ def test_the_ceiling_is_computed_and_shown_once(tmp_path: Path) -> None:
     assert summary_html.group(0).count(CEILING_LABEL) == 1
 
 
+@pytest.mark.slow
 def test_threshold_is_stated_with_n_and_interval_or_too_thin(tmp_path: Path) -> None:
     sizes = {48: [100.0, 90.0, 95.0], 32: [90.0, 100.0], 20: [40.0, 60.0]}
     enough = pd.DataFrame(_per_size("taef2", MIN_IMAGES_PER_SIZE, sizes))
@@ -264,6 +268,7 @@ def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
     assert summary_table(table).loc["vae", "PA"] == 75.0
 
 
+@pytest.mark.slow
 def test_labels_decimals_and_captions_follow_the_metric_table(tmp_path: Path) -> None:
     """Issue 23: WR's label, short label and decimals, SSIM's decimals and the text-region
     short labels reach every table, caption, note and axis of the page (records replaced)."""

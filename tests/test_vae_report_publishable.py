@@ -71,6 +71,7 @@ def test_legend_does_not_cover_the_data() -> None:
     assert not legend.overlaps(axes.get_window_extent(renderer))
 
 
+@pytest.mark.slow
 def test_threshold_on_too_few_sizes_is_warned(tmp_path: Path) -> None:
     few = pd.DataFrame(_rows("taef2", {48: 100.0, 32: 90.0}))
     assert MIN_SIZES == 3
@@ -83,6 +84,7 @@ def test_threshold_on_too_few_sizes_is_warned(tmp_path: Path) -> None:
     assert "threshold-warning" not in page
 
 
+@pytest.mark.slow
 def test_failed_rows_get_a_banner_with_the_first_error(tmp_path: Path) -> None:
     rows = _rows("taef2", {48: 100.0, 32: 90.0, 20: 80.0})
     rows[1].update(error="codec: out of memory", wr=math.nan, pa=math.nan)

@@ -78,6 +78,7 @@ def test_random_f32_build_round_trips_any_size(tmp_path: Path) -> None:
     assert np.array_equal(np.asarray(first[0]), np.asarray(second[0]))
 
 
+@pytest.mark.slow
 def test_folder_with_several_pairs_needs_a_variant(tmp_path: Path) -> None:
     save_random_pair(tmp_path, "taesd", KNOWN_LAYOUTS["taesd"])
     save_random_pair(tmp_path, "taef1", KNOWN_LAYOUTS["taef1"])
@@ -108,6 +109,7 @@ def test_real_taef2_loads_with_the_published_layout(taef2_dir: Path) -> None:
     assert set(codec.encoder.state_dict()) == set(published)  # every published tensor has a slot
 
 
+@pytest.mark.slow
 def test_real_taef2_is_far_above_its_random_build(taef2_dir: Path, tmp_path: Path) -> None:
     image = photo_like(256)
     real: Any = get_codec(f"taesd:{taef2_dir}").roundtrip([image])[0]
@@ -118,6 +120,7 @@ def test_real_taef2_is_far_above_its_random_build(taef2_dir: Path, tmp_path: Pat
     assert real_db > random_db + 15.0, (real_db, random_db)
 
 
+@pytest.mark.slow
 def test_real_taef2_tiles_close_to_whole(taef2_dir: Path) -> None:
     image = photo_like(160, seed=3)
     (whole,) = get_codec(f"taesd:{taef2_dir}").roundtrip([image])
@@ -126,6 +129,7 @@ def test_real_taef2_tiles_close_to_whole(taef2_dir: Path) -> None:
     assert psnr(whole, tiled) > 30.0  # seams blended: tiles agree with the whole image
 
 
+@pytest.mark.slow
 def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
     taef2_dir: Path, tmp_path: Path
 ) -> None:

@@ -83,6 +83,7 @@ def _images(count: int) -> ImageSet:
     return ImageSet(full.name, full.items[:count])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overlap", [False, True])
 def test_codec_and_reader_take_turns_unless_overlap(overlap: bool, tmp_path: Path) -> None:
     clock = Clock()
@@ -103,6 +104,7 @@ def test_codec_and_reader_take_turns_unless_overlap(overlap: bool, tmp_path: Pat
     assert manifest["timing"] == TIMING_METHOD
 
 
+@pytest.mark.slow
 def test_identity_rows_carry_the_time_of_the_reading_they_reuse(tmp_path: Path) -> None:
     clock = Clock()
     reader = SleepyReader(clock)
@@ -116,6 +118,7 @@ def test_identity_rows_carry_the_time_of_the_reading_they_reuse(tmp_path: Path) 
     assert sum(reader.calls[1:]) == 2  # the two originals, once
 
 
+@pytest.mark.slow
 def test_warm_up_happens_once_and_failures_are_timed_apart() -> None:
     clock = Clock()
     reader = SleepyReader(clock)
