@@ -141,16 +141,35 @@ class FlakyOptions(DoubleOptions):
     marker: str
 
 
+#: A file path: a ``slow:`` model makes its first batch, then waits for this file before
+#: each later one (at most :data:`GATE_WAIT_S`), so a test can interrupt the run mid-way
+#: however loaded the machine is. Unset: no wait.
+GATE_VARIABLE = "GLYPHBENCH_TEST_GATE"
+GATE_WAIT_S = 120.0
+
+
 class SlowRender(RenderControl):
     is_control = False
 
     def __init__(self, spec: Spec, options: SlowOptions) -> None:
         self.delay = options.delay
+        self.batches = 0
         super().__init__(options.size, spec=spec.text)
 
     def generate(self, requests: Sequence[ImageRequest]) -> list[Any]:
+        self.batches += 1
+        if self.batches > 1:
+            wait_for_gate()
         time.sleep(self.delay)
         return super().generate(requests)
+
+
+def wait_for_gate() -> None:
+    """Wait until the file named by :data:`GATE_VARIABLE` exists (when it is set)."""
+    gate = os.environ.get(GATE_VARIABLE)
+    deadline = time.monotonic() + GATE_WAIT_S
+    while gate and not Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)  # in the generating thread: a Ctrl-C interrupts it
 
 
 class FlakyRender(RenderControl):

@@ -21,6 +21,7 @@ import pytest
 import test_runner_process as runs
 from PIL import Image, ImageDraw
 from runner_helper import (
+    GATE_VARIABLE,
     SlowOptions,
     alive,
     child_environment,
@@ -444,8 +445,9 @@ def test_an_interrupted_run_with_the_writer_process_resumes_to_the_same_rows(
         timeout=300,
     )
     out = tmp_path / "run"
+    gated = {**env, GATE_VARIABLE: str(tmp_path / "gate")}  # mid-way however loaded
     process = subprocess.Popen(
-        runs.command(out, csv), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        runs.command(out, csv), env=gated, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     wait_until(lambda: runs._parts(out), "a first part file", timeout=240, process=process)
     process.send_signal(how)

@@ -19,7 +19,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from polling import wait_until
-from runner_helper import child_environment, descendants, survivors, write_prompts_csv
+from runner_helper import (
+    GATE_VARIABLE,
+    child_environment,
+    descendants,
+    survivors,
+    write_prompts_csv,
+)
 
 from bench.core.errors import InputError
 from bench.engine.backlog import default_backlog
@@ -236,9 +242,10 @@ def test_an_interrupted_run_leaves_no_reader_and_resumes_exactly(
 ) -> None:
     out = tmp_path / "run"
     args = command(out, csv, "--read-workers", "1", "--read-backlog", "2")
-    process = subprocess.Popen(
-        args, env=child_environment(), stderr=subprocess.PIPE, start_new_session=True
-    )
+    # The slow model waits for a gate file after its first batch: the run is mid-way when
+    # the signal comes, however loaded the machine (the resumed run has no gate).
+    gated = {**child_environment(), GATE_VARIABLE: str(tmp_path / "gate")}
+    process = subprocess.Popen(args, env=gated, stderr=subprocess.PIPE, start_new_session=True)
     readers: set[int] = set()
 
     def reading_written() -> bool:  # noting the run's processes on the way

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from runner_helper import child_environment, write_prompts_csv
+from runner_helper import GATE_VARIABLE, child_environment, write_prompts_csv
 
 from bench.run.results import TIMING_COLUMNS
 from tests.polling import wait_until
@@ -73,12 +73,17 @@ def test_interrupted_run_resumes_to_the_same_rows(
     tmp_path: Path, csv: Path, baseline: pd.DataFrame, how
 ) -> None:
     out = tmp_path / "run"
+    # The slow model waits for a gate file after its first batch: the run is mid-way when
+    # the signal comes, however loaded the machine (the resumed run has no gate).
+    gated = {**environment(), GATE_VARIABLE: str(tmp_path / "gate")}
     process = subprocess.Popen(
-        command(out, csv), env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        command(out, csv), env=gated, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     wait_until(lambda: _parts(out), "a first part file", timeout=240, process=process)
+    assert process.poll() is None, "the run ended before it could be interrupted"
     process.send_signal(how)
     process.wait(timeout=120)
+    assert process.returncode == (-9 if how == signal.SIGKILL else 130)
     written = len(_parts(out))
     assert 1 <= written < BATCHES, f"{written} part files: the interruption was not mid-way"
     assert not (out / "results.parquet").exists()
