@@ -8,11 +8,20 @@ are skipped, with the reason printed, where the data is absent (e.g. a user's cl
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# A shell starts a background job (``make test &``, a CI step run so) with SIGINT ignored,
+# and every process it starts inherits that: Python then leaves Ctrl-C ignored, and the
+# tests that interrupt a run with SIGINT would see it finish instead. A handler (not an
+# ignore) is reset to the default when a child process starts, so the runs these tests
+# start take Ctrl-C as a terminal's would.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _textinvision_path() -> Path:
