@@ -114,10 +114,8 @@ def wants_process(mode: str, images: Sequence[Any]) -> bool:
     """Whether a run in ``mode`` starts its writer process for a batch of ``images``."""
     if mode != "auto":
         return mode == "process"
-    return any(
-        getattr(image, "width", 0) * getattr(image, "height", 0) >= PROCESS_MIN_PIXELS
-        for image in images
-    )
+    sizes = ((getattr(image, "width", 0), getattr(image, "height", 0)) for image in images)
+    return any(wants_process_for(mode, size) for size in sizes)
 
 
 def image_pixels(image: Image.Image) -> tuple[str, Any]:
@@ -139,17 +137,16 @@ def image_pixels(image: Image.Image) -> tuple[str, Any]:
         import pyarrow as pa
 
         image.load()
-
         try:
             array = pa.array(image)
         except (ValueError, TypeError, pa.ArrowException):  # several blocks, an old Pillow
             pass
         else:
-            values = array.values if pa.types.is_fixed_size_list(array.type) else array
-            width = 4 if pa.types.is_fixed_size_list(array.type) else 1
+            per_pixel = pa.types.is_fixed_size_list(array.type)  # RGB(X), RGBA: 4 bytes
+            values = array.values if per_pixel else array
             if array.offset == 0 and values.offset == 0:
-                data = values.buffers()[1]
-                return raw_mode, memoryview(data)[: image.width * image.height * width]
+                size = image.width * image.height * (4 if per_pixel else 1)
+                return raw_mode, memoryview(values.buffers()[1])[:size]
     return image.mode, image.tobytes()
 
 

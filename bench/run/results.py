@@ -19,6 +19,7 @@ types, image names, and the part reading/writing with that key.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -263,16 +264,9 @@ class BatchRows:
                 return self._build(schema, values, rows)
             except (pa.ArrowException, ValueError, TypeError):
                 return pa.Table.from_pandas(frame_rows(), preserve_index=False)
-        expected = pa.Table.from_pandas(frame_rows(), preserve_index=False)
-        try:
-            built = self._build(expected.schema, values, rows)
-            same = built.equals(expected, check_metadata=True)
-        except (pa.ArrowException, ValueError, TypeError):
-            same = False
-        if same:
-            self._schemas[shape] = expected.schema
-        else:
-            self.enabled = False
+        expected = self._check_shape(shape, values, rows, frame_rows)
+        if shape not in self._schemas:
+            self.enabled = False  # an unforeseen column: every later batch via the frame
         return expected
 
     def learn(
@@ -292,13 +286,29 @@ class BatchRows:
             return
         if set(keys) & set(self.frame.columns) - {"prompt_id"}:
             return
+        with contextlib.suppress(pa.ArrowException, ValueError, TypeError):
+            self._check_shape(shape, values, rows, frame_rows)
+
+    def _check_shape(
+        self,
+        shape: tuple[Any, ...],
+        values: dict[str, list[Any]],
+        rows: list[int],
+        frame_rows: Callable[[], pd.DataFrame],
+    ) -> pa.Table:
+        """The frame path's table of a batch of a new ``shape``; its schema is kept for the
+        shape when the columns built from ``values`` give the same table."""
+        import pyarrow as pa
+
+        expected = pa.Table.from_pandas(frame_rows(), preserve_index=False)
         try:
-            expected = pa.Table.from_pandas(frame_rows(), preserve_index=False)
             built = self._build(expected.schema, values, rows)
+            same = built.equals(expected, check_metadata=True)
         except (pa.ArrowException, ValueError, TypeError):
-            return
-        if built.equals(expected, check_metadata=True):
+            same = False
+        if same:
             self._schemas[shape] = expected.schema
+        return expected
 
     def warm(self) -> None:
         """Make the prompt columns and expected texts now (they are made once per run)."""
