@@ -8,6 +8,7 @@ with small hand-made inputs.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -22,6 +23,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from PIL import Image
 
+import bench.engine.folder as folder_module
 from bench.core.errors import InputError
 from bench.core.io import HOST_TAG
 from bench.engine import (
@@ -83,6 +85,42 @@ def test_write_image_is_png_with_its_sha256(tmp_path: Path) -> None:
     assert hashlib.sha256(data).hexdigest() == sha
     assert Image.open(tmp_path / "images/m/a_s0_i0.png").tobytes() == image.tobytes()
     assert [p.name for p in (tmp_path / "images/m").iterdir()] == ["a_s0_i0.png"]  # no temp left
+
+
+def _photo_like() -> Image.Image:
+    """Smooth rows with a few edges: content whose PNG bytes depend on the zlib strategy."""
+    image = Image.linear_gradient("L").resize((96, 64)).convert("RGB")
+    image.paste((200, 30, 30), (10, 10, 40, 30))
+    return image
+
+
+def test_a_new_run_writes_png_format_2_and_an_older_run_keeps_format_1(tmp_path: Path) -> None:
+    image = _photo_like()
+    formats = {n: folder_module.encode_png(image, n) for n in folder_module.PNG_FORMATS}
+    assert formats[1][0] != formats[2][0]  # the formats differ in bytes, not in pixels
+    assert all(
+        Image.open(io.BytesIO(data)).tobytes() == image.tobytes() for data, _ in formats.values()
+    )
+    cases = {"new": None, "older": {"run_id": "r"}, "format 2": {"run_id": "r", "png": 2}}
+    for name, manifest in cases.items():
+        folder = RunFolder(tmp_path / name)
+        if manifest is not None:
+            folder.write_manifest(manifest)
+        expected = 1 if name == "older" else 2
+        assert folder.png_format == expected, name
+        sha = folder.write_image(image, "images/m/a.png")
+        assert (folder.root / "images/m/a.png").read_bytes() == formats[expected][0], name
+        assert sha == formats[expected][1]
+
+
+def test_a_run_json_of_an_unknown_png_format_is_refused_naming_it(tmp_path: Path) -> None:
+    folder = RunFolder(tmp_path)
+    folder.write_manifest({"run_id": "r", "png": 9})
+    with pytest.raises(InputError, match=r"run.json \[png\]: PNG format 9 is not one"):
+        folder.write_image(_photo_like(), "images/m/a.png")
+    assert not (tmp_path / "images").exists()
+    with pytest.raises(ValueError, match="unknown PNG format 0"):
+        folder_module.encode_png(_photo_like(), 0)
 
 
 def _rows(keys: Sequence[str], value: str, error: str = "") -> pd.DataFrame:

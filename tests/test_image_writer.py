@@ -8,6 +8,7 @@ the run, and a killed run resuming to the same rows (the process dies with the r
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -526,3 +527,43 @@ def test_a_shared_batch_is_written_half_here_half_there_to_the_same_files(
     assert digests == [folder_module.encode_png(image)[1] for image in images]
     for path, image in zip(paths, images, strict=True):
         assert (tmp_path / "run" / path).read_bytes() == folder_module.encode_png(image)[0]
+
+
+def _format_of(path: Path) -> int:
+    """Which PNG format wrote ``path``: the one whose encoding of its pixels gives its bytes."""
+    data = path.read_bytes()
+    with Image.open(path) as image:
+        image.load()
+        found = [
+            n for n in folder_module.PNG_FORMATS if folder_module.encode_png(image, n)[0] == data
+        ]
+    assert len(found) == 1, (path, found)
+    return found[0]
+
+
+@pytest.mark.slow
+def test_a_resumed_run_keeps_the_png_format_its_run_json_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new run records PNG format 2; a run.json written before format 2 (no ``png``) is
+    resumed in format 1, by the writer processes and the worker thread alike."""
+    register()
+    out = tmp_path / "run"
+    rows = _run(out, "process", monkeypatch)
+    manifest = RunFolder(out).manifest()
+    assert manifest["png"] == folder_module.PNG_FORMAT == 2
+    assert {_format_of(out / path) for path in rows["image_path"]} == {2}
+    # as an older glyphbench left it: no "png" in run.json; its rows and images gone
+    RunFolder(out).write_manifest({k: v for k, v in manifest.items() if k != "png"})
+    for generated in ("parts", "images", "results.parquet"):
+        target = out / generated
+        if target.is_dir():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+    again = _run(out, "process", monkeypatch)
+    assert len(again) == len(rows)
+    assert {_format_of(out / path) for path in again["image_path"]} == {1}
+    assert "png" not in RunFolder(out).manifest()
+    columns = ["image_path", "ocr_text"]
+    pd.testing.assert_frame_equal(again[columns], rows[columns])

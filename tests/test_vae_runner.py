@@ -8,6 +8,7 @@ recomputes deleted batches to identical rows without duplicates.
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -15,9 +16,11 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from PIL import Image
 from vae_fixtures import tiny_autoencoder_kl
 
 from bench.core.errors import InputError
+from bench.engine import encode_png
 from bench.readers.base import Reader
 from vae_eval.imageset import ImageSet, default_set
 from vae_eval.runner import RESULTS_NAME, SHARD, RunOptions, evaluate, slug
@@ -195,6 +198,37 @@ def test_resume_recomputes_deleted_batches_identically(
         progress=lambda stage, done, total: calls.append(stage),
     )
     assert calls == []  # a finished run does nothing
+
+
+@pytest.mark.slow
+def test_a_resumed_run_keeps_the_png_format_of_its_run_json(
+    run: tuple[Path, pd.DataFrame, list[str]], tmp_path: Path, ocr_engine: Reader
+) -> None:
+    """Reconstructions are PNG format 2; a run.json without ``png`` (written before format
+    2) is resumed in format 1 and keeps saying so."""
+    out, _table, codecs = run
+    assert json.loads((out / "run.json").read_text())["png"] == 2
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    manifest = json.loads((copy / "run.json").read_text())
+    del manifest["png"]
+    (copy / "run.json").write_text(json.dumps(manifest))
+    stem = slug("jpeg?quality=5")
+    for part in (copy / "parts" / SHARD / stem).glob("batch-*.parquet"):
+        part.unlink()
+    (copy / RESULTS_NAME).unlink()
+    again = evaluate(
+        RunOptions(codecs=codecs, batch_size=2), copy, image_set=_image_set(), ocr_engine=ocr_engine
+    )
+    assert json.loads((copy / "run.json").read_text())["png"] == 1
+    redone = again[(again["vae"] == "jpeg?quality=5") & (again["error"] == "")]
+    assert len(redone) == len(IMAGE_IDS)
+    for path in redone["reconstruction_path"]:
+        data = (copy / path).read_bytes()
+        with Image.open(copy / path) as image:
+            image.load()
+            assert data == encode_png(image, 1)[0] != encode_png(image, 2)[0], path
+            assert (out / path).read_bytes() == encode_png(image, 2)[0]
 
 
 @pytest.mark.slow

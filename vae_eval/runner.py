@@ -433,6 +433,7 @@ def evaluate(
                     "limit": options.limit,
                     "notes": image_set.notes,
                     "timing": timing_method(options),
+                    "png": folder.png_format,  # read before this write: a resumed run keeps its own
                 }
             )
         evaluation = Evaluation(folder, image_set, ocr_engine, options)

@@ -26,6 +26,7 @@ import os
 import re
 import sys
 import threading
+import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,10 +127,35 @@ def image_path(group: str, stem: str) -> str:
     return f"images/{group}/{stem}.png"
 
 
-def encode_png(image: Image.Image) -> tuple[bytes, str]:
-    """The PNG bytes of ``image`` and their SHA-256 (what :meth:`RunFolder.write_image` stores)."""
+#: The PNG formats a run's images are written in, by number: Pillow's ``save`` options
+#: (issue 30). A run records its format in run.json (key ``png``) and keeps it when
+#: resumed, so one run's images never mix formats; run.json without the key is format 1.
+#:
+#: * 1: Pillow's defaults (zlib level 6, default strategy), every run before format 2.
+#: * 2: zlib's run-length strategy (``Z_RLE``, same level; Pillow's filter choice is the
+#:   same). On the 51 real text-to-image outputs of ``tests/data/real_t2i`` it costs 0.26
+#:   of format 1's CPU for files 4.7% larger (docs/performance.md, "PNG format 2").
+PNG_FORMATS: dict[int, dict[str, int]] = {1: {}, 2: {"compress_type": zlib.Z_RLE}}
+#: The format of a new run's images.
+PNG_FORMAT = 2
+
+
+def encode_png(image: Image.Image, png: int = PNG_FORMAT) -> tuple[bytes, str]:
+    """The PNG bytes of ``image`` in format ``png`` (:data:`PNG_FORMATS`) and their SHA-256
+    (what :meth:`RunFolder.write_image` stores).
+
+    >>> from PIL import Image
+    >>> image = Image.linear_gradient("L").resize((64, 64))
+    >>> new, old = encode_png(image)[0], encode_png(image, 1)[0]
+    >>> new != old and Image.open(io.BytesIO(new)).tobytes() == image.tobytes()
+    True
+    """
+    if png not in PNG_FORMATS:
+        raise ValueError(
+            f"unknown PNG format {png!r}; this glyphbench writes {sorted(PNG_FORMATS)}"
+        )
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    image.save(buffer, format="PNG", **PNG_FORMATS[png])
     data = buffer.getvalue()
     return data, hashlib.sha256(data).hexdigest()
 
@@ -306,6 +332,25 @@ class RunFolder:
             raise InputError(self.manifest_path, "not a glyphbench run folder (run.json missing)")
         return data
 
+    @functools.cached_property
+    def png_format(self) -> int:
+        """The PNG format of this run's images (:data:`PNG_FORMATS`): run.json's ``png``,
+        1 for a run.json without it (written before format 2), :data:`PNG_FORMAT` for a
+        folder without run.json (a new run). Read once, so a resumed run keeps its format.
+        """
+        manifest = self.manifest()
+        if not manifest:
+            return PNG_FORMAT
+        png = manifest.get("png", 1)
+        if png not in PNG_FORMATS:
+            raise InputError(
+                self.manifest_path,
+                f"PNG format {png!r} is not one this glyphbench writes ({sorted(PNG_FORMATS)});"
+                " resume the run with the glyphbench that started it",
+                key="png",
+            )
+        return int(png)
+
     def write_manifest(self, data: Mapping[str, Any]) -> None:
         self.write_json(self.manifest_path, data)
 
@@ -352,7 +397,7 @@ class RunFolder:
         Inside :meth:`batch_durability` the file is renamed into place unflushed and
         flushed with the batch, before the next part file (issue 26).
         """
-        data, sha256 = encode_png(image)
+        data, sha256 = encode_png(image, self.png_format)
         path = self.root / relpath
         if self._unsynced is None or threading.get_ident() != self._sync_thread:
             write_bytes_atomic(path, data)

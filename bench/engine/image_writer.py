@@ -6,7 +6,7 @@ milliseconds for a 1024-pixel image) and SHA-256 in the run's worker thread held
 the same GIL and slowed generation down, though the machine had idle cores. So
 :class:`ImageWriter` hands each batch's pixels to one child process (spawned, as
 the reader processes of :mod:`bench.engine.read_pool`) which encodes them with
-:func:`bench.engine.folder.encode_png` (the same PNG settings: the same bytes and
+:func:`bench.engine.folder.encode_png` (in the run's PNG format: the same bytes and
 SHA-256 as :meth:`RunFolder.write_image <bench.engine.folder.RunFolder.write_image>`)
 and writes each file with the same atomic write; the worker thread waits for the
 digests with the GIL free, then reads, scores and writes the part file as before
@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.core.errors import InputError
 from bench.core.io import write_bytes_atomic
-from bench.engine.folder import encode_png
+from bench.engine.folder import PNG_FORMAT, encode_png
 from bench.engine.read_pool import _die_with_parent, _portable
 
 if TYPE_CHECKING:
@@ -177,8 +177,9 @@ class ImageWriter:
     def processes(self) -> int:
         return 1
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, png: int = PNG_FORMAT) -> None:
         self.root = str(root)
+        self.png = png  # the run's PNG format (RunFolder.png_format)
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._ready = False
@@ -209,7 +210,16 @@ class ImageWriter:
         with there:
             fd, parent = str(there.fileno()), str(os.getpid())
             process = subprocess.Popen(
-                [sys.executable, "-c", _BOOT, json.dumps(sys.path), fd, self.root, parent],
+                [
+                    sys.executable,
+                    "-c",
+                    _BOOT,
+                    json.dumps(sys.path),
+                    fd,
+                    self.root,
+                    parent,
+                    str(self.png),
+                ],
                 pass_fds=(there.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -385,8 +395,8 @@ class WriterPool:
     delay before a batch's rows, on a machine with cores to spare.
     """
 
-    def __init__(self, root: str | Path, processes: int = 1) -> None:
-        self.writers = [ImageWriter(root) for _ in range(max(1, processes))]
+    def __init__(self, root: str | Path, processes: int = 1, png: int = PNG_FORMAT) -> None:
+        self.writers = [ImageWriter(root, png) for _ in range(max(1, processes))]
 
     @property
     def processes(self) -> int:
@@ -462,17 +472,17 @@ _BOOT = (
 
 
 def main(argv: Sequence[str]) -> None:
-    """The child: ``argv`` = (socket fd, run folder, the run's pid)."""
+    """The child: ``argv`` = (socket fd, run folder, the run's pid, PNG format)."""
     import signal
     from multiprocessing.connection import Connection
 
-    fd, root, parent = argv
+    fd, root, parent, png = argv
     _die_with_parent(int(parent))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle
-    serve(Connection(int(fd)), root)
+    serve(Connection(int(fd)), root, int(png))
 
 
-def serve(conn: Connection, root: str) -> None:
+def serve(conn: Connection, root: str, png: int = PNG_FORMAT) -> None:
     """Write each block the run sends until it sends None (or ends)."""
     conn.send(("ok", os.getpid()))
     _warm_up()  # while the first batch is still being made
@@ -484,7 +494,7 @@ def serve(conn: Connection, root: str) -> None:
         if message is None:
             return
         try:
-            conn.send(("ok", write_block(root, *message)))
+            conn.send(("ok", write_block(root, *message, png=png)))
         except Exception as exc:
             conn.send(_error(exc))
 
@@ -518,8 +528,11 @@ def _attached(name: str) -> Any:
     return block
 
 
-def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> list[str]:
-    """Rebuild, encode and write the images of shared-memory block ``name``: their SHA-256."""
+def write_block(
+    root: str, name: str, durable: bool, items: Sequence[Item], *, png: int = PNG_FORMAT
+) -> list[str]:
+    """Rebuild, encode (PNG format ``png``) and write the images of shared-memory block
+    ``name``: their SHA-256."""
     from PIL import Image
 
     buffer = _attached(name).buf
@@ -531,7 +544,7 @@ def write_block(root: str, name: str, durable: bool, items: Sequence[Item]) -> l
     del buffer
     digests = []
     for (relpath, *_), image in zip(items, images, strict=True):
-        data, digest = encode_png(image)
+        data, digest = encode_png(image, png)
         write_bytes_atomic(Path(root) / relpath, data, durable=durable)
         digests.append(digest)
     return digests

@@ -453,6 +453,7 @@ def _write_run_start(
             },
             "started_at": now(),
             "finished_at": None,
+            "png": folder.png_format,
             **environment(),
             "protocol": _protocol_card(config, prompt_set),
         },

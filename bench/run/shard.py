@@ -351,8 +351,10 @@ class Runner:
             self._start_writer()
 
     def _start_writer(self) -> None:
-
-        self.image_writer = WriterPool(self.folder.root, self.writer_processes).start()
+        """Start the image writer processes, writing the run's PNG format."""
+        self.image_writer = WriterPool(
+            self.folder.root, self.writer_processes, self.folder.png_format
+        ).start()
 
     def close_writer(self) -> None:
         """End the image writer process (once it has written what it was given)."""
