@@ -223,6 +223,29 @@ def test_a_failed_first_attempt_does_not_poison_the_folder(
     assert code == 2 and "different run" in err
 
 
+def test_a_run_json_of_an_unknown_png_format_stops_the_resume_before_it_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder a newer glyphbench started (a PNG format this one does not know): exit 2,
+    one line naming run.json and the key, nothing written."""
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 3)
+    out = tmp_path / "run"
+    args = ["run", "-m", "control:render?size=32", "--ocr", "pixelocr", "--prompts", f"csv:{csv}"]
+    code, err = run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+    assert code == 0, err
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["png"] == 2
+    for part in out.glob("parts/*/*/*.parquet"):
+        part.unlink()
+    (out / "results.parquet").unlink()
+    (out / "run.json").write_text(json.dumps({**manifest, "png": 3}))
+    before = sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*"))
+    code, err = run_cli([*args, "--out", str(out), "--no-progress"], capsys)
+    assert code == 2
+    assert "run.json [png]: PNG format 3 is not one this glyphbench writes ([1, 2])" in err
+    assert sorted((p.relative_to(out), p.stat().st_mtime_ns) for p in out.rglob("*")) == before
+
+
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """``glyphbench ARGS`` in this process: exit code and what went to stderr."""
     from bench.cli import main

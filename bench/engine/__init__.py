@@ -21,7 +21,7 @@ OCR ceiling). A run goes through four stages:
 Run folder layout (:mod:`~bench.engine.folder`)::
 
     run.json                              the manifest; a folder of another run is refused
-    images/<group>/<name>.png             written atomically, SHA-256 returned
+    images/<group>/<name>.png             written atomically in the run's PNG format; SHA-256
     parts/<shard>/<group>/batch-N-<host>-<pid>-<sha>.parquet   one batch's rows (sha: its SHA-256)
     parts/<shard>/shard.json              facts about the process that ran the shard
     <table>.parquet                       the merged table (results, vae_results)

@@ -382,6 +382,7 @@ class RunFolder:
         existing = self.manifest()
         if not existing:
             return
+        self.png_format  # noqa: B018  (an unknown PNG format is refused before any write)
         for dotted, value in expected.items():
             previous: Any = existing
             for part in dotted.split("."):
