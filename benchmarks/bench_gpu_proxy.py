@@ -60,6 +60,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_pipeline import NullOCR, ceiling, harness_spec, tail_floor
 
 from bench.core.registry import PLUGINS, Options, Spec
+from bench.engine import folder
+from bench.engine.folder import PNG_FORMATS
 from bench.models.base import ImageRequest, ModelAdapter
 
 CONTENTS = ("noise", "photo")
@@ -379,6 +381,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         help="Also run the harness with its images written in the worker thread (the "
         "engine before issue 30) in the same rounds: thread_ratio.",
     )
+    parser.add_argument(
+        "--png",
+        type=int,
+        choices=sorted(PNG_FORMATS),
+        default=folder.PNG_FORMAT,
+        help=f"PNG format of the harness's runs (default {folder.PNG_FORMAT}, a new run's; 1: "
+        "Pillow's defaults, every run before round six).",
+    )
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",") if size]
@@ -387,8 +397,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if size not in SETTINGS:
             parser.error(f"--sizes: {size} is not one of {sorted(SETTINGS)}")
     rows = []
-    print(f"[{load()}]", flush=True)
+    print(f"[{load()}] PNG format {args.png}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-gpu-proxy-"))
+    default_png, folder.PNG_FORMAT = folder.PNG_FORMAT, args.png  # a new run's format
     try:
         for size in sizes:
             for content in contents:
@@ -423,8 +434,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     flush=True,
                 )
     finally:
+        folder.PNG_FORMAT = default_png
         shutil.rmtree(work, ignore_errors=True)
-    figures = {"rows": rows, "gil": args.gil, "load": load()}
+    figures = {"rows": rows, "gil": args.gil, "png_format": args.png, "load": load()}
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return figures

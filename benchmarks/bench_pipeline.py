@@ -234,23 +234,25 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
 def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     """The least time a run's last batch can take to encode after generation ends.
 
-    ``encode_ms``: CPU of :func:`bench.engine.folder.encode_png` per image (least of 3
-    for each image of ``pool``, images like the model's, then their mean). The last
+    ``encode_ms``: CPU of :func:`bench.engine.folder.encode_png` per image in the PNG
+    format of a new run (``png_format``; least of 3 for each image of ``pool``, images
+    like the model's, then their mean). The last
     batch's images are shared by the writer processes and the worker thread, at most
     one encoder a usable core (``encoders``); ``tail_floor_s``: the slowest encoder's
     whole images.
     """
     import os
 
-    from bench.engine.folder import encode_png
+    from bench.engine import folder
     from bench.engine.image_writer import writer_processes
 
+    png = folder.PNG_FORMAT  # read now: a benchmark may ask for another (--png)
     costs = []
     for image in pool:
         best = float("inf")
         for _ in range(3):
             started = time.thread_time()
-            encode_png(image)
+            folder.encode_png(image, png)
             best = min(best, time.thread_time() - started)
         costs.append(best)
     encode_s = sum(costs) / len(costs)
@@ -258,7 +260,12 @@ def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     encoders = min(cores or 1, writer_processes() + 1)
     last = images - batch * ((images - 1) // batch)
     floor_s = -(-last // encoders) * encode_s
-    return {"encode_ms": 1000 * encode_s, "encoders": encoders, "tail_floor_s": floor_s}
+    return {
+        "png_format": png,
+        "encode_ms": 1000 * encode_s,
+        "encoders": encoders,
+        "tail_floor_s": floor_s,
+    }
 
 
 def ceiling(images: int, bare_images_per_s: float, floor_s: float) -> float:

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from PIL import Image
+
+import bench.engine.folder as folder_module
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -116,6 +119,31 @@ def test_without_the_thread_comparison_a_row_has_no_thread_ratio(
     monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
     [row] = bench_gpu_proxy.main(["--sizes", "64", "--contents", "noise", "--step-ms", "5"])["rows"]
     assert "thread_ratio" not in row and row["ratio"] == row["harness_img_s"] / row["bare_img_s"]
+    assert row["png_format"] == folder_module.PNG_FORMAT == 2
+
+
+def test_png_1_measures_the_harness_writing_format_1_and_leaves_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--png 1: round five's bytes (Pillow's defaults), for before-and-after figures."""
+    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=2, rounds=1, gpu_bare_img_s=None)
+    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setattr(bench_gpu_proxy.tempfile, "mkdtemp", lambda **_: str(work))
+    monkeypatch.setattr(bench_gpu_proxy.shutil, "rmtree", lambda *_, **__: None)  # kept to look at
+    options = ["--sizes", "64", "--contents", "photo", "--step-ms", "5", "--png", "1"]
+    figures = bench_gpu_proxy.main(options)
+    assert figures["png_format"] == figures["rows"][0]["png_format"] == 1
+    assert folder_module.PNG_FORMAT == 2  # restored for the rest of the process
+    written = sorted(work.rglob("*.png"))
+    assert written
+    for path in written:
+        manifest = json.loads((path.parents[2] / "run.json").read_text())
+        assert manifest["png"] == 1
+        with Image.open(path) as image:
+            image.load()
+            assert path.read_bytes() == folder_module.encode_png(image, 1)[0]
 
 
 def test_default_step_costs_match_the_gpu_figures() -> None:
