@@ -78,12 +78,17 @@ def test_a_step_is_its_cpu_time_however_long_another_thread_holds_the_gil() -> N
     assert time.perf_counter() - started > 1.5 * 0.05  # the rival had the GIL about half the time
 
 
+def _tiny_setting(monkeypatch: pytest.MonkeyPatch, images: int) -> None:
+    """A 64 px setting of 2 steps and batches of 2, one round (``--sizes 64``)."""
+    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=images, rounds=1, gpu_bare_img_s=None)
+    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+
+
 @pytest.mark.slow
 def test_the_benchmark_writes_one_row_per_size_and_content(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=4, rounds=1, gpu_bare_img_s=None)
-    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+    _tiny_setting(monkeypatch, images=4)
     out = tmp_path / "proxy.json"
     # Steps of 10 ms: a batch outlasts the interpreter's 5 ms switch interval, so the
     # worker thread gets the GIL between the two batches (with 1 ms it may not).
@@ -115,8 +120,7 @@ def test_without_the_thread_comparison_a_row_has_no_thread_ratio(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The documented default command (no --compare-thread) writes its rows too."""
-    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=2, rounds=1, gpu_bare_img_s=None)
-    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+    _tiny_setting(monkeypatch, images=2)
     [row] = bench_gpu_proxy.main(["--sizes", "64", "--contents", "noise", "--step-ms", "5"])["rows"]
     assert "thread_ratio" not in row and row["ratio"] == row["harness_img_s"] / row["bare_img_s"]
     assert row["png_format"] == folder_module.PNG_FORMAT == 2
@@ -126,8 +130,7 @@ def test_png_1_measures_the_harness_writing_format_1_and_leaves_the_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """--png 1: round five's bytes (Pillow's defaults), for before-and-after figures."""
-    tiny = bench_gpu_proxy.Setting(steps=2, batch=2, images=2, rounds=1, gpu_bare_img_s=None)
-    monkeypatch.setitem(bench_gpu_proxy.SETTINGS, 64, tiny)
+    _tiny_setting(monkeypatch, images=2)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.setattr(bench_gpu_proxy.tempfile, "mkdtemp", lambda **_: str(work))
