@@ -61,7 +61,6 @@ from bench_pipeline import NullOCR, ceiling, harness_spec, tail_floor
 
 from bench.core.registry import PLUGINS, Options, Spec
 from bench.engine import folder
-from bench.engine.folder import PNG_FORMATS
 from bench.models.base import ImageRequest, ModelAdapter
 
 CONTENTS = ("noise", "photo")
@@ -384,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--png",
         type=int,
-        choices=sorted(PNG_FORMATS),
+        choices=sorted(folder.PNG_FORMATS),
         default=folder.PNG_FORMAT,
         help=f"PNG format of the harness's runs (default {folder.PNG_FORMAT}, a new run's; 1: "
         "Pillow's defaults, every run before round six).",

@@ -482,8 +482,8 @@ def main(argv: Sequence[str]) -> None:
     serve(Connection(int(fd)), root, int(png))
 
 
-def serve(conn: Connection, root: str, png: int = PNG_FORMAT) -> None:
-    """Write each block the run sends until it sends None (or ends)."""
+def serve(conn: Connection, root: str, png: int) -> None:
+    """Write each block the run sends, in PNG format ``png``, until it sends None (or ends)."""
     conn.send(("ok", os.getpid()))
     _warm_up()  # while the first batch is still being made
     while True:
@@ -529,7 +529,7 @@ def _attached(name: str) -> Any:
 
 
 def write_block(
-    root: str, name: str, durable: bool, items: Sequence[Item], *, png: int = PNG_FORMAT
+    root: str, name: str, durable: bool, items: Sequence[Item], *, png: int
 ) -> list[str]:
     """Rebuild, encode (PNG format ``png``) and write the images of shared-memory block
     ``name``: their SHA-256."""
