@@ -27,16 +27,21 @@ batch and images; the best of each is kept and harness/bare printed.
 Calibration (defaults): the per-step cost is set so that the bare loop matches the
 H200 figures of the full-size random SDXL (docs/performance.md, issue 30):
 1024 px, 20 steps, batch 4, 16 images: 1.130 images/s (177.0 ms a step);
-512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). Each step
-holds the GIL until the generating thread has spent the step's CPU time
-(:func:`hold`), so the bare loop matches the target on any machine that gives it
-a core, and the harness's loss is what it takes from that thread: the GIL (and
-the core) while it runs. 1328 px (``--sizes 1328``) reuses the
-1024 px step cost (no GPU figure at that size: uncalibrated).
+512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). The GIL
+share of a step (``--gil``, default :data:`DEFAULT_GIL`) is the one with which the
+engine measured on the H200 (``--engine`` on a checkout of :data:`H200_ENGINE`)
+loses on this stand-in what it lost there (docs/performance.md, "Calibrated against
+the engine measured on the H200"). Each step holds the GIL until the generating
+thread has spent its share of the step's CPU time (:func:`hold`), so the bare
+loop matches the target on any machine that gives it a core, and the harness's
+loss is what it takes from that thread: the GIL (and the core) while it runs.
+1328 px (``--sizes 1328``) reuses the 1024 px step cost (no GPU figure at that
+size: uncalibrated).
 
     python benchmarks/bench_gpu_proxy.py                    # 512 and 1024 px, noise and photo
     python benchmarks/bench_gpu_proxy.py --json proxy.json  # {"rows": [{"size": 512, ...}]}
-    python benchmarks/bench_gpu_proxy.py --gil 0.5          # half of each step a GIL-free wait
+    python benchmarks/bench_gpu_proxy.py --gil 1            # every step all launching
+    python benchmarks/bench_gpu_proxy.py --engine ../old    # another checkout's engine
 """
 
 from __future__ import annotations
@@ -54,7 +59,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# The engine's checkout: --engine's (ENGINE_VARIABLE below), else this one.
+sys.path.insert(
+    0, os.environ.get("GLYPHBENCH_PROXY_ENGINE") or str(Path(__file__).resolve().parents[1])
+)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_pipeline import NullOCR, ceiling, harness_spec, tail_floor
@@ -63,6 +71,18 @@ from bench.core.registry import PLUGINS, Options, Spec
 from bench.engine import folder
 from bench.models.base import ImageRequest, ModelAdapter
 
+#: Environment variable: the root of a glyphbench checkout whose engine the harness
+#: passes run instead of this one's (``--engine``: the run re-executes itself with it).
+ENGINE_VARIABLE = "GLYPHBENCH_PROXY_ENGINE"
+#: The commit of glyphbench whose engine made the H200 figures of issue 30 (its table;
+#: ../shared/design/gpu-check.md): ``--engine`` on a checkout of it checks the calibration.
+H200_ENGINE = "665db58"
+#: The share of each step that holds the GIL by default. With it, the engine measured on
+#: the H200 loses on the stand-in what it lost there at 512 px (0.817 against 0.807,
+#: noise, 2026-11-28 on this project's 2-core machine); at 1024 px it loses less (0.948
+#: against 0.909) whatever the share (0.938 at 1, 0.949 at 0.5). At 1 (every step all
+#: launching) its 512 px loss is 10 points too large (0.703). docs/performance.md.
+DEFAULT_GIL = 0.8
 CONTENTS = ("noise", "photo")
 #: bench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
 WRITER_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
@@ -268,7 +288,7 @@ def measure(
     setting: Setting,
     work: Path,
     *,
-    gil: float = 1.0,
+    gil: float = DEFAULT_GIL,
     step_ms: float | None = None,
     rounds: int | None = None,
     images: int | None = None,
@@ -353,6 +373,65 @@ def measure(
     }
 
 
+def new_run_png() -> int:
+    """The PNG format the engine gives a new run: 1 for an engine before round six."""
+    return int(getattr(folder, "PNG_FORMAT", 1))
+
+
+def engine_root() -> str:
+    """The checkout whose ``bench`` this process imported (``--engine``'s, or this one)."""
+    import bench
+
+    return str(Path(bench.__file__).resolve().parents[1])
+
+
+def engine_commit() -> str | None:
+    """That checkout's commit (``git rev-parse``), None where git cannot say."""
+    import subprocess
+
+    found = subprocess.run(
+        ["git", "-C", engine_root(), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        return None
+    return found.stdout.strip() or None
+
+
+def child_argv(args: argparse.Namespace) -> list[str]:
+    """The command line of :func:`main` for ``args`` but ``--engine`` and ``--json``."""
+    argv = ["--sizes", args.sizes, "--contents", args.contents, "--gil", str(args.gil)]
+    for flag, value in (
+        ("--step-ms", args.step_ms),
+        ("--rounds", args.rounds),
+        ("--images", args.images),
+        ("--png", args.png),
+    ):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + (["--compare-thread"] if args.compare_thread else [])
+
+
+def run_on_engine(engine: Path, argv: Sequence[str]) -> dict[str, Any]:
+    """:func:`main` with ``argv`` in a fresh interpreter whose ``bench`` and ``prompts``
+    are the checkout at ``engine``'s (:data:`ENGINE_VARIABLE`): its figures."""
+    import subprocess
+
+    if not (engine / "bench" / "engine" / "folder.py").is_file():
+        raise SystemExit(f"--engine {engine}: not a glyphbench checkout (no bench/engine/)")
+    with tempfile.TemporaryDirectory(prefix="bench-gpu-proxy-engine-") as scratch:
+        out = Path(scratch) / "figures.json"
+        environment = {**os.environ, ENGINE_VARIABLE: str(engine.resolve())}
+        command = [sys.executable, str(Path(__file__).resolve()), *argv, "--json", str(out)]
+        done = subprocess.run(command, env=environment, check=False)
+        if done.returncode != 0:  # its own message is printed (an option that engine lacks)
+            raise SystemExit(done.returncode)
+        figures: dict[str, Any] = json.loads(out.read_text())
+    return figures
+
+
 def load() -> str:
     one, five, fifteen = os.getloadavg()
     return f"load {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} CPUs"
@@ -367,9 +446,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--gil",
         type=float,
-        default=1.0,
-        help="Share of each step that holds the GIL (default 1: all of it; the rest is a "
-        "GIL-free wait, as a device sync).",
+        default=DEFAULT_GIL,
+        help=f"Share of each step that holds the GIL (default {DEFAULT_GIL}, calibrated "
+        "against the engine measured on the H200; 1: all of it; the rest is a GIL-free "
+        "wait, as a device sync).",
     )
     parser.add_argument("--step-ms", type=float, help="Per-step cost (default: calibrated).")
     parser.add_argument("--rounds", type=int, help="Rounds (default: 3 at 512 px, 2 above).")
@@ -383,22 +463,34 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--png",
         type=int,
-        choices=sorted(folder.PNG_FORMATS),
-        default=folder.PNG_FORMAT,
-        help=f"PNG format of the harness's runs (default {folder.PNG_FORMAT}, a new run's; 1: "
+        choices=sorted(getattr(folder, "PNG_FORMATS", {1: {}})),  # an old --engine: 1
+        help=f"PNG format of the harness's runs (default {new_run_png()}, a new run's; 1: "
         "Pillow's defaults, every run before round six).",
+    )
+    parser.add_argument(
+        "--engine",
+        type=Path,
+        help="Run the harness passes on the engine of another glyphbench checkout (its "
+        "bench/ and prompts/; this script and the stand-in stay this one's), e.g. the "
+        "engine measured on the H200 (665db58) to check the calibration.",
     )
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
     args = parser.parse_args(argv)
+    if args.engine is not None:
+        figures = run_on_engine(args.engine, child_argv(args))
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        return figures
+    png = new_run_png() if args.png is None else args.png
     sizes = [int(size) for size in args.sizes.split(",") if size]
     contents = [content for content in args.contents.split(",") if content]
     for size in sizes:
         if size not in SETTINGS:
             parser.error(f"--sizes: {size} is not one of {sorted(SETTINGS)}")
     rows = []
-    print(f"[{load()}] PNG format {args.png}", flush=True)
+    print(f"[{load()}] engine {engine_root()} ({engine_commit()}), PNG format {png}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-gpu-proxy-"))
-    default_png, folder.PNG_FORMAT = folder.PNG_FORMAT, args.png  # a new run's format
+    default_png, folder.PNG_FORMAT = new_run_png(), png  # a new run's format
     try:
         for size in sizes:
             for content in contents:
@@ -435,7 +527,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     finally:
         folder.PNG_FORMAT = default_png
         shutil.rmtree(work, ignore_errors=True)
-    figures = {"rows": rows, "gil": args.gil, "png_format": args.png, "load": load()}
+    figures = {
+        "rows": rows,
+        "gil": args.gil,
+        "png_format": png,
+        "engine": {"root": engine_root(), "commit": engine_commit()},
+        "load": load(),
+    }
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
     return figures

@@ -152,9 +152,14 @@ def harness_spec(
 
     register_null_reader()
 
-    from bench.run.config import RunConfig
-    from bench.run.operations import run_benchmark
     from prompts.schema import PromptSet
+
+    try:
+        from bench.run.config import RunConfig
+        from bench.run.operations import run_benchmark
+    except ImportError:  # an engine before issue 34's split (bench_gpu_proxy.py --engine)
+        from bench.engine.config import RunConfig  # type: ignore[no-redef]
+        from bench.engine.operations import run_benchmark  # type: ignore[no-redef]
 
     frame = pd.DataFrame(
         {
@@ -244,15 +249,26 @@ def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     import os
 
     from bench.engine import folder
-    from bench.engine.image_writer import writer_processes
 
-    png = folder.PNG_FORMAT  # read now: a benchmark may ask for another (--png)
+    try:
+        from bench.engine.image_writer import writer_processes
+    except ImportError:  # an engine before issue 30 (--engine): the worker thread alone
+
+        def writer_processes() -> int:
+            return 0
+
+    # Read now: a benchmark may ask for another format (--png). An engine before round
+    # six (--engine) writes Pillow's defaults, format 1, and takes no format.
+    png = getattr(folder, "PNG_FORMAT", 1)
     costs = []
     for image in pool:
         best = float("inf")
         for _ in range(3):
             started = time.thread_time()
-            folder.encode_png(image, png)
+            if hasattr(folder, "PNG_FORMATS"):
+                folder.encode_png(image, png)
+            else:
+                folder.encode_png(image)
             best = min(best, time.thread_time() - started)
         costs.append(best)
     encode_s = sum(costs) / len(costs)

@@ -157,3 +157,58 @@ def test_default_step_costs_match_the_gpu_figures() -> None:
         assert abs(bare - (setting.gpu_bare_img_s or 0)) < 1e-9
     assert round(settings[1024].step_ms, 1) == 177.0
     assert round(settings[512].step_ms, 1) == 149.9
+
+
+def _export(commit: str, into: Path) -> Path:
+    """``bench/`` and ``prompts/`` of ``commit`` of this repository, written under ``into``."""
+    import subprocess
+    import tarfile
+
+    repo = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", "--format=tar", commit, "bench", "prompts"],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        pytest.skip(f"commit {commit} is not in this clone's history (a shallow clone?)")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+@pytest.mark.slow
+def test_engine_runs_the_harness_passes_on_the_engine_measured_on_the_h200(
+    tmp_path: Path,
+) -> None:
+    """--engine: the stand-in and this script, the harness of another checkout (665db58,
+    before issue 30: Pillow's default PNG, every image encoded in the worker thread)."""
+    engine = _export(bench_gpu_proxy.H200_ENGINE, tmp_path / "old")
+    options = ["--sizes", "512", "--contents", "photo", "--images", "2", "--rounds", "1"]
+    out = tmp_path / "old.json"
+    figures = bench_gpu_proxy.main(
+        [*options, "--step-ms", "5", "--engine", str(engine), "--json", str(out)]
+    )
+    assert json.loads(out.read_text()) == figures
+    assert figures["engine"] == {"root": str(engine.resolve()), "commit": None}  # no .git there
+    [row] = figures["rows"]
+    assert row["png_format"] == figures["png_format"] == 1  # that engine's only format
+    assert row["encoders"] == 1  # no writer processes then: the worker thread alone
+    assert row["ratio"] == row["harness_img_s"] / row["bare_img_s"] > 0
+    assert row["encode_ms"] > 0  # measured with that engine's encode_png (no format argument)
+    with pytest.raises(SystemExit) as refused:  # format 2 did not exist then
+        bench_gpu_proxy.main([*options, "--step-ms", "5", "--png", "2", "--engine", str(engine)])
+    assert refused.value.code == 2
+
+
+def test_engine_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="not a glyphbench checkout"):
+        bench_gpu_proxy.main(["--engine", str(tmp_path)])
+
+
+def test_the_commit_of_this_checkout_is_recorded() -> None:
+    """Without --engine the figures name this checkout and its commit (git permitting)."""
+    root = Path(__file__).resolve().parents[1]
+    assert bench_gpu_proxy.engine_root() == str(root)
+    commit = bench_gpu_proxy.engine_commit()
+    assert commit is None or ((root / ".git").exists() and len(commit) >= 7)
