@@ -25,7 +25,10 @@ when complete; the tiny random pipelines and the tiny Qwen2.5-VL reader of
   (1024 px, 20 steps, batch 4, 16 images, 2 rounds; 512 px, 4 steps, batch 8, 48 images,
   3 rounds), with the GPU to themselves;
 * ``cli_read_workers``: the real CLI on the full-size build, ``run ... --prompts default
-  --ocr rapidocr --read-workers 2 --device cuda`` (512 px, 8 steps, 24 prompts).
+  --ocr rapidocr --read-workers 2 --device cuda`` (512 px, 8 steps, 24 prompts);
+* ``stand_in``: the CPU stand-in of ``benchmarks/bench_gpu_proxy.py`` (noise, the two
+  settings) on this host's CPU, beside ``bench_1024`` and ``bench_512``: how many points
+  its prediction is off on this machine (``error_points``).
 
 The tiny steps are skipped when running them would leave the last three less than the
 time they may need. Step names stay the same in ``--reduced`` mode, where the "full-size"
@@ -348,6 +351,7 @@ def bench(check: Check, settings: dict[str, int]) -> dict[str, Any]:
     numbers["ceiling_ratio"] = ceiling(
         settings["images"], numbers["bare_images_per_s"], floor["tail_floor_s"]
     )
+    check.found.setdefault("ratios", {})[settings["size"]] = numbers["harness_null_ocr_ratio"]
     print(
         f"[gpu_check] {settings['size']} px, {settings['steps']} steps, batch {settings['batch']}: "
         f"bare {numbers['bare_images_per_s']:.3f} img/s, harness "
@@ -356,6 +360,42 @@ def bench(check: Check, settings: dict[str, int]) -> dict[str, Any]:
         f"last batch's PNGs take {floor['tail_floor_s']:.2f} s on {floor['encoders']} encoders)"
     )
     return numbers
+
+
+#: ``bench_gpu_proxy.py`` options of the ``stand_in`` step in reduced mode: one tiny pass.
+REDUCED_STAND_IN = ("--sizes", "512", "--images", "2", "--rounds", "1", "--step-ms", "5")
+
+
+def stand_in(check: Check) -> dict[str, Any]:
+    """The CPU stand-in (``bench_gpu_proxy.py``: noise, its calibrated GIL share, the
+    settings of the bench steps) on this host, beside the ratios the GPU gave in this
+    check: ``error_points``, stand-in minus GPU, says how well it predicts them here."""
+    out = check.work / "stand_in.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "bench_gpu_proxy.py")]
+    command += ["--contents", "noise", "--json", str(out)]
+    if check.reduced:  # its sizes are the GPU settings' (512, 1024), not the tiny steps'
+        command += REDUCED_STAND_IN
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=max(10.0, check.left())
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError("the stand-in did not finish within the time budget") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
+        raise RuntimeError(f"bench_gpu_proxy.py exit {done.returncode}: " + " | ".join(tail))
+    figures = json.loads(out.read_text())
+    keep = ("size", "content", "ratio", "generation_ratio", "tail_s", "ceiling_ratio")
+    rows = [{key: row[key] for key in keep} for row in figures["rows"]]
+    gpu = check.found.get("ratios", {})
+    errors = {
+        str(row["size"]): round(100 * (row["ratio"] - gpu[row["size"]]), 1)
+        for row in rows
+        if row["size"] in gpu
+    }
+    for size, points in errors.items():
+        print(f"[gpu_check] stand-in at {size} px: {points:+.1f} points against this GPU")
+    return {"gil": figures["gil"], "rows": rows, "gpu_ratios": gpu, "error_points": errors}
 
 
 def noise_images(size: int, count: int = 2) -> list[Any]:
@@ -572,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
                 batch=sizes.run_batch,
             ),
         ),
+        # Last, and the first to go when time is short: the GPU is not needed for it.
+        ("stand_in", 30 if args.reduced else 120, lambda: stand_in(check)),
     ]
     try:
         for name, needs_s, run in steps:

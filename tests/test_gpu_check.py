@@ -23,6 +23,7 @@ STEPS = [
     "environment", "build_tiny", "offload_model", "offload_sequential", "compile",
     "qwen_image_bfloat16", "vlm_read_workers", "rescore_vlm", "easyocr_cuda",
     "readers_per_gpu", "build_fullsize", "bench_1024", "bench_512", "cli_read_workers",
+    "stand_in",
 ]  # fmt: skip
 #: Steps only CUDA has: skipped on the CPU, with the reason.
 CUDA_ONLY = {"offload_model", "offload_sequential", "compile"}
@@ -103,3 +104,13 @@ def test_the_reduced_check_runs_every_cpu_step(tmp_path: Path) -> None:
     assert run["readers"]["workers"] == 2 and run["readers"]["read"] == 4
     assert steps["vlm_read_workers"]["details"]["readers"]["workers"] == 2
     assert steps["rescore_vlm"]["details"]["rows"] == 4
+    # The stand-in ran on this CPU; its 512 px is no size of the reduced bench steps (64,
+    # 32), so nothing is compared, and the GPU ratios it would be compared with are kept.
+    stand_in = steps["stand_in"]["details"]
+    [row] = stand_in["rows"]
+    assert (row["size"], row["content"]) == (512, "noise") and row["ratio"] > 0
+    assert stand_in["error_points"] == {} and stand_in["gil"] == 0.8
+    assert set(stand_in["gpu_ratios"]) == {"64", "32"}  # JSON keys
+    for size, name in (("64", "bench_1024"), ("32", "bench_512")):
+        expected = steps[name]["details"]["harness_null_ocr_ratio"]
+        assert stand_in["gpu_ratios"][size] == expected
