@@ -77,11 +77,11 @@ ENGINE_VARIABLE = "GLYPHBENCH_PROXY_ENGINE"
 #: The commit of glyphbench whose engine made the H200 figures of issue 30 (its table;
 #: ../shared/design/gpu-check.md): ``--engine`` on a checkout of it checks the calibration.
 H200_ENGINE = "665db58"
-#: The share of each step that holds the GIL by default. With it, the engine measured on
-#: the H200 loses on the stand-in what it lost there at 512 px (0.817 against 0.807,
-#: noise, 2026-11-28 on this project's 2-core machine); at 1024 px it loses less (0.948
-#: against 0.909) whatever the share (0.938 at 1, 0.949 at 0.5). At 1 (every step all
-#: launching) its 512 px loss is 10 points too large (0.703). docs/performance.md.
+#: The share of each step that holds the GIL by default: with it, the engine measured on
+#: the H200 loses on the stand-in what it lost there within 3 points (``--engine``, noise,
+#: 2026-11-28 on this project's 2-core machine: 0.797 against 0.807 at 512 px, 0.936
+#: against 0.909 at 1024 px). At 1 (every step all launching) its 512 px loss is 9 points
+#: too large (0.715). A fit of one share to two figures: docs/performance.md.
 DEFAULT_GIL = 0.8
 CONTENTS = ("noise", "photo")
 #: bench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
