@@ -65,7 +65,7 @@ sys.path.insert(
 )
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pipeline import NullOCR, ceiling, harness_spec, tail_floor
+from bench_pipeline import NullOCR, ceiling, harness_spec, new_run_png, png_formats, tail_floor
 
 from bench.core.registry import PLUGINS, Options, Spec
 from bench.engine import folder
@@ -373,11 +373,6 @@ def measure(
     }
 
 
-def new_run_png() -> int:
-    """The PNG format the engine gives a new run: 1 for an engine before round six."""
-    return int(getattr(folder, "PNG_FORMAT", 1))
-
-
 def engine_root() -> str:
     """The checkout whose ``bench`` this process imported (``--engine``'s, or this one)."""
     import bench
@@ -463,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--png",
         type=int,
-        choices=sorted(getattr(folder, "PNG_FORMATS", {1: {}})),  # an old --engine: 1
+        choices=png_formats(),
         help=f"PNG format of the harness's runs (default {new_run_png()}, a new run's; 1: "
         "Pillow's defaults, every run before round six).",
     )
@@ -488,7 +483,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if size not in SETTINGS:
             parser.error(f"--sizes: {size} is not one of {sorted(SETTINGS)}")
     rows = []
-    print(f"[{load()}] engine {engine_root()} ({engine_commit()}), PNG format {png}", flush=True)
+    engine = {"root": engine_root(), "commit": engine_commit()}
+    print(f"[{load()}] engine {engine['root']} ({engine['commit']}), PNG format {png}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench-gpu-proxy-"))
     default_png, folder.PNG_FORMAT = new_run_png(), png  # a new run's format
     try:
@@ -531,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "rows": rows,
         "gil": args.gil,
         "png_format": png,
-        "engine": {"root": engine_root(), "commit": engine_commit()},
+        "engine": engine,
         "load": load(),
     }
     if args.json:

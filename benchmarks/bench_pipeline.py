@@ -236,6 +236,30 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     return 1000 * best / batch
 
 
+def png_formats() -> list[int]:
+    """The PNG formats the imported engine writes: ``[1]`` for one before round six
+    (``bench_gpu_proxy.py --engine``), which writes Pillow's defaults and takes no format."""
+    from bench.engine import folder
+
+    return sorted(getattr(folder, "PNG_FORMATS", {1: {}}))
+
+
+def new_run_png() -> int:
+    """The PNG format the imported engine gives a new run (1 before round six)."""
+    from bench.engine import folder
+
+    return int(getattr(folder, "PNG_FORMAT", 1))
+
+
+def encode_png(image: Any, png: int) -> tuple[bytes, str]:
+    """:func:`bench.engine.folder.encode_png` in format ``png``, on any engine."""
+    from bench.engine import folder
+
+    if hasattr(folder, "PNG_FORMATS"):
+        return folder.encode_png(image, png)
+    return folder.encode_png(image)  # an engine before round six: format 1 alone
+
+
 def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     """The least time a run's last batch can take to encode after generation ends.
 
@@ -248,8 +272,6 @@ def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     """
     import os
 
-    from bench.engine import folder
-
     try:
         from bench.engine.image_writer import writer_processes
     except ImportError:  # an engine before issue 30 (--engine): the worker thread alone
@@ -257,18 +279,13 @@ def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
         def writer_processes() -> int:
             return 0
 
-    # Read now: a benchmark may ask for another format (--png). An engine before round
-    # six (--engine) writes Pillow's defaults, format 1, and takes no format.
-    png = getattr(folder, "PNG_FORMAT", 1)
+    png = new_run_png()  # read now: a benchmark may ask for another format (--png)
     costs = []
     for image in pool:
         best = float("inf")
         for _ in range(3):
             started = time.thread_time()
-            if hasattr(folder, "PNG_FORMATS"):
-                folder.encode_png(image, png)
-            else:
-                folder.encode_png(image)
+            encode_png(image, png)
             best = min(best, time.thread_time() - started)
         costs.append(best)
     encode_s = sum(costs) / len(costs)

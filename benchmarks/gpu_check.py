@@ -181,21 +181,8 @@ class Check:
         if self.reduced:  # tiny models on a small CPU: one thread a process, no oversubscription
             env.setdefault("OMP_NUM_THREADS", "1")
         began = time.perf_counter()
-        try:
-            done = subprocess.run(
-                [sys.executable, "-m", "bench.cli", *args],
-                cwd=str(ROOT),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=limit,
-            )
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"glyphbench {args[0]} timed out after {limit:.0f} s") from None
+        bounded([sys.executable, "-m", "bench.cli", *args], f"glyphbench {args[0]}", limit, env)
         seconds = round(time.perf_counter() - began, 2)
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
-            raise RuntimeError(f"glyphbench {args[0]} exit {done.returncode}: " + " | ".join(tail))
         return {"command": ["glyphbench", *args], "seconds": seconds}
 
     def run(self, name: str, model: str, *extra: str, prompts: int, batch: int) -> dict[str, Any]:
@@ -210,6 +197,20 @@ class Check:
         done.update(outcome(out, expected=prompts))
         self.found[name] = out
         return done
+
+
+def bounded(command: list[str], what: str, limit: float, env: dict[str, str] | None = None) -> None:
+    """Run ``command`` from the checkout within ``limit`` seconds; a time-out or a failure
+    is raised with ``what`` and the last lines it printed."""
+    try:
+        done = subprocess.run(
+            command, cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=limit
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{what} timed out after {limit:.0f} s") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
+        raise RuntimeError(f"{what} exit {done.returncode}: " + " | ".join(tail))
 
 
 def outcome(out: Path, expected: int) -> dict[str, Any]:
@@ -375,15 +376,7 @@ def stand_in(check: Check) -> dict[str, Any]:
     command += ["--contents", "noise", "--json", str(out)]
     if check.reduced:  # its sizes are the GPU settings' (512, 1024), not the tiny steps'
         command += REDUCED_STAND_IN
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=max(10.0, check.left())
-        )
-    except subprocess.TimeoutExpired:
-        raise RuntimeError("the stand-in did not finish within the time budget") from None
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-12:]
-        raise RuntimeError(f"bench_gpu_proxy.py exit {done.returncode}: " + " | ".join(tail))
+    bounded(command, "bench_gpu_proxy.py", max(10.0, check.left()))
     figures = json.loads(out.read_text())
     keep = ("size", "content", "ratio", "generation_ratio", "tail_s", "ceiling_ratio")
     rows = [{key: row[key] for key in keep} for row in figures["rows"]]
