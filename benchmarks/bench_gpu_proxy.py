@@ -42,6 +42,11 @@ size: uncalibrated).
     python benchmarks/bench_gpu_proxy.py --json proxy.json  # {"rows": [{"size": 512, ...}]}
     python benchmarks/bench_gpu_proxy.py --gil 1            # every step all launching
     python benchmarks/bench_gpu_proxy.py --engine ../old    # another checkout's engine
+    python benchmarks/bench_gpu_proxy.py --ablate images    # + the harness writing no images
+
+``--ablate images`` (or ``part-files``) also runs, in the same rounds, the harness with
+that taken out: what the harness would give if it cost nothing, so a row's loss splits
+into its parts (a diagnostic: such a pass writes no usable run).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -86,6 +91,15 @@ DEFAULT_GIL = 0.8
 CONTENTS = ("noise", "photo")
 #: bench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
 WRITER_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
+#: What ``--ablate`` can take out of the harness: each is measured in the same rounds,
+#: to say where the harness's loss goes (a run without it is a diagnostic, not a run).
+#: ``images``: no PNG encoded, hashed or written (:func:`ablated`); ``part-files``: the
+#: rows built and scored but no part file written.
+ABLATIONS = ("images", "part-files")
+#: The engine method each ablation replaces (an engine without it cannot be ablated).
+ABLATED_METHOD = {"images": "send_images", "part-files": "write_part"}
+#: The digest an ablated image gets in its row.
+PLACEHOLDER_SHA256 = "0" * 64
 
 
 @dataclass(frozen=True)
@@ -273,6 +287,42 @@ def register() -> None:
 # --------------------------------------------------------------------------- measuring
 
 
+@contextlib.contextmanager
+def ablated(what: str) -> Iterator[None]:
+    """This process's engine with ``what`` (:data:`ABLATIONS`) taken out, inside the block.
+
+    ``images``: :meth:`RunFolder.send_images <bench.engine.folder.RunFolder.send_images>`
+    hands nothing to the writer processes and writes nothing, and every image's digest
+    is :data:`PLACEHOLDER_SHA256`. ``part-files``: :meth:`RunFolder.write_part` only
+    flushes the batch's images, as before its part file (so the images cost what they
+    cost in a run). The run's reading and scoring are left as they are.
+    """
+
+    def without_images(
+        self: Any, images: Sequence[Any], relpaths: Sequence[str], *args: Any, **kwargs: Any
+    ) -> Any:
+        return lambda: [PLACEHOLDER_SHA256] * len(images)
+
+    def without_part_file(self: Any, *args: Any, **kwargs: Any) -> None:
+        sync = getattr(self, "sync_images", None)  # engines before issue 26 had none
+        if sync is not None:
+            sync()
+
+    name = ABLATED_METHOD[what]
+    replacement = without_images if what == "images" else without_part_file
+    original = getattr(folder.RunFolder, name)
+    setattr(folder.RunFolder, name, replacement)
+    try:
+        yield
+    finally:
+        setattr(folder.RunFolder, name, original)
+
+
+def unablatable(ablations: Sequence[str]) -> list[str]:
+    """The ablations this process's engine lacks the method for (``--engine``: an old one)."""
+    return [what for what in ablations if not hasattr(folder.RunFolder, ABLATED_METHOD[what])]
+
+
 def bare(pipe: ProxyPipeline, images: int, batch: int) -> float:
     """Images/s of the bare loop: batch after batch, the images kept in memory."""
     kept: list[Any] = []
@@ -280,6 +330,22 @@ def bare(pipe: ProxyPipeline, images: int, batch: int) -> float:
     for start in range(0, images, batch):
         kept.extend(pipe(min(batch, images - start)))
     return images / (time.perf_counter() - started)
+
+
+def harness_pass(
+    count: int, batch: int, work: Path, options: dict[str, Any]
+) -> tuple[float, float, float | None]:
+    """One harness pass: images/s from the model loaded to its last row written, images/s
+    of its generation alone (first batch asked to last batch made), and the worker
+    thread's CPU milliseconds per batch while generation ran (None with one batch)."""
+    CALLS.clear()
+    EARLIER_WORKERS[:] = worker_threads()
+    WORKER_CPU.clear()
+    speed, _ = harness_spec("gpuproxy:", count, batch, NullOCR(), work, options)
+    generating = count / (CALLS[-1][1] - CALLS[0][0])
+    batches = len(WORKER_CPU) - 1
+    worker_ms = 1000 * (WORKER_CPU[-1] - WORKER_CPU[0]) / batches if batches > 0 else None
+    return speed, generating, worker_ms
 
 
 def measure(
@@ -293,12 +359,15 @@ def measure(
     rounds: int | None = None,
     images: int | None = None,
     compare_thread: bool = False,
+    ablate: Sequence[str] = (),
 ) -> dict[str, Any]:
     """One row: best bare and harness images/s over alternating rounds, and their ratio.
 
     ``compare_thread``: each round also runs the harness with every image written in
     the worker thread (``GLYPHBENCH_IMAGE_WRITER=thread``, the engine before issue 30):
-    ``thread_ratio``, measured in the same rounds.
+    ``thread_ratio``, measured in the same rounds. ``ablate``: each round also runs the
+    harness with each of these taken out (:func:`ablated`): ``ablated[what]``, its
+    ratio and generation ratio over the same bare loop.
     """
     register()
     step = step_ms if step_ms is not None else setting.step_ms
@@ -308,18 +377,18 @@ def measure(
     pipe = ProxyPipeline(size, content, setting.steps, step, gil)
     bares, harnesses, generating, tails, threaded = [], [], [], [], []
     worker_ms: list[float] = []
+    without: dict[str, list[tuple[float, float]]] = {what: [] for what in ablate}
     for _ in range(rounds or setting.rounds):
         bares.append(bare(pipe, count, setting.batch))
-        CALLS.clear()
-        EARLIER_WORKERS[:] = worker_threads()
-        WORKER_CPU.clear()
-        speed, _ = harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)
+        speed, made, worker = harness_pass(count, setting.batch, work, options)
         harnesses.append(speed)
-        generating.append(count / (CALLS[-1][1] - CALLS[0][0]))
-        batches = len(WORKER_CPU) - 1
-        if batches > 0:
-            worker_ms.append(1000 * (WORKER_CPU[-1] - WORKER_CPU[0]) / batches)
-        tails.append(count / speed - count / generating[-1])
+        generating.append(made)
+        if worker is not None:
+            worker_ms.append(worker)
+        tails.append(count / speed - count / made)
+        for what, passes in without.items():
+            with ablated(what):
+                passes.append(harness_pass(count, setting.batch, work, options)[:2])
         if compare_thread:
             before = os.environ.get(WRITER_VARIABLE)
             os.environ[WRITER_VARIABLE] = "thread"
@@ -340,6 +409,7 @@ def measure(
     floor = tail_floor([Image.fromarray(pixels) for pixels in pipe.pool], count, setting.batch)
     return {
         **compared,
+        **({"ablated": ablated_figures(without, best_bare)} if without else {}),
         "size": size,
         "content": content,
         "ratio": best_harness / best_bare,
@@ -370,6 +440,21 @@ def measure(
         "gil": gil,
         "bare_rounds": bares,
         "harness_rounds": harnesses,
+    }
+
+
+def ablated_figures(
+    without: dict[str, list[tuple[float, float]]], best_bare: float
+) -> dict[str, dict[str, Any]]:
+    """Per ablation: the best harness and generation images/s of its passes over the bare
+    loop's best (the row's ``ratio`` and ``generation_ratio`` without it), and its passes."""
+    return {
+        what: {
+            "ratio": max(speed for speed, _ in passes) / best_bare,
+            "generation_ratio": max(made for _, made in passes) / best_bare,
+            "harness_rounds": [speed for speed, _ in passes],
+        }
+        for what, passes in without.items()
     }
 
 
@@ -406,6 +491,7 @@ def child_argv(args: argparse.Namespace) -> list[str]:
     ):
         if value is not None:
             argv += [flag, str(value)]
+    argv += [flag for what in args.ablate for flag in ("--ablate", what)]
     return argv + (["--compare-thread"] if args.compare_thread else [])
 
 
@@ -456,6 +542,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "engine before issue 30) in the same rounds: thread_ratio.",
     )
     parser.add_argument(
+        "--ablate",
+        action="append",
+        default=[],
+        choices=ABLATIONS,
+        help="Also run the harness without this (images: no PNG encoded, hashed or "
+        "written; part-files: no part file written) in the same rounds, to see where its "
+        "loss goes: ablated.<what>.ratio (a diagnostic; repeat for both).",
+    )
+    parser.add_argument(
         "--png",
         type=int,
         choices=png_formats(),
@@ -476,6 +571,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2) + "\n")
         return figures
+    lacking = unablatable(args.ablate)
+    if lacking:
+        parser.error(
+            f"--ablate {lacking[0]}: this engine has no RunFolder."
+            f"{ABLATED_METHOD[lacking[0]]} to take out"
+        )
     png = new_run_png() if args.png is None else args.png
     sizes = [int(size) for size in args.sizes.split(",") if size]
     contents = [content for content in args.contents.split(",") if content]
@@ -500,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     rounds=args.rounds,
                     images=args.images,
                     compare_thread=args.compare_thread,
+                    ablate=args.ablate,
                 )
                 target = row["target_bare_img_s"]
                 rows.append(row)
@@ -516,6 +618,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                         f", in-thread writes {row['thread_ratio']:.3f}"
                         if "thread_ratio" in row
                         else ""
+                    )
+                    + "".join(
+                        f", without {what} {found['ratio']:.3f} (generation alone "
+                        f"{found['generation_ratio']:.3f})"
+                        for what, found in row.get("ablated", {}).items()
                     )
                     + f" [{load()}]",
                     flush=True,

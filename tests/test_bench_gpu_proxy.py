@@ -149,6 +149,74 @@ def test_png_1_measures_the_harness_writing_format_1_and_leaves_the_default(
             assert path.read_bytes() == folder_module.encode_png(image, 1)[0]
 
 
+def _runs_kept(monkeypatch: pytest.MonkeyPatch, work: Path) -> None:
+    """The benchmark's scratch folder is ``work`` and its harness runs stay there."""
+    work.mkdir()
+    monkeypatch.setattr(bench_gpu_proxy.tempfile, "mkdtemp", lambda **_: str(work))
+    monkeypatch.setattr(bench_gpu_proxy.shutil, "rmtree", lambda *_, **__: None)
+
+
+def test_ablate_runs_the_harness_without_images_and_without_part_files_in_the_same_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--ablate: each round's passes are the harness, then without images, then without
+    part files; each takes out what it says and leaves the engine whole afterwards."""
+    import pandas as pd
+
+    _tiny_setting(monkeypatch, images=2)
+    work = tmp_path / "work"
+    _runs_kept(monkeypatch, work)
+    methods = {
+        name: getattr(folder_module.RunFolder, name) for name in ("send_images", "write_part")
+    }
+    options = ["--sizes", "64", "--contents", "photo", "--step-ms", "5"]
+    [row] = bench_gpu_proxy.main([*options, "--ablate", "images", "--ablate", "part-files"])["rows"]
+    assert {name: getattr(folder_module.RunFolder, name) for name in methods} == methods
+    assert list(row["ablated"]) == ["images", "part-files"]
+    for found in row["ablated"].values():
+        assert found["ratio"] == max(found["harness_rounds"]) / row["bare_img_s"] > 0
+        assert found["generation_ratio"] > 0 and len(found["harness_rounds"]) == row["rounds"]
+    # The three passes' run folders, in the order they ran (run-<monotonic ns>).
+    whole, no_images, no_parts = sorted(work.glob("run-*"), key=lambda run: int(run.name[4:]))
+    pngs = {run: sorted(run.rglob("*.png")) for run in (whole, no_images, no_parts)}
+    parts = {
+        run: sorted((run / "parts").rglob("*.parquet")) for run in (whole, no_images, no_parts)
+    }
+    assert len(pngs[whole]) == len(pngs[no_parts]) == 2 and not pngs[no_images]
+    assert parts[whole] and parts[no_images] and not parts[no_parts]
+    digests = pd.concat([pd.read_parquet(part) for part in parts[no_images]])["image_sha256"]
+    assert set(digests) == {bench_gpu_proxy.PLACEHOLDER_SHA256}
+    written = pd.concat([pd.read_parquet(part) for part in parts[whole]])["image_sha256"]
+    assert bench_gpu_proxy.PLACEHOLDER_SHA256 not in set(written)
+
+
+def test_ablate_is_refused_on_an_engine_without_the_method_it_replaces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An engine from before issue 30 has no RunFolder.send_images: exit 2, nothing run."""
+    monkeypatch.delattr(folder_module.RunFolder, "send_images")
+    assert bench_gpu_proxy.unablatable(["images", "part-files"]) == ["images"]
+    with pytest.raises(SystemExit) as refused:
+        bench_gpu_proxy.main(["--sizes", "64", "--ablate", "images"])
+    assert refused.value.code == 2
+
+
+def test_engine_passes_ablate_on_to_the_other_engine() -> None:
+    args = bench_gpu_proxy.argparse.Namespace(
+        sizes="512",
+        contents="noise",
+        gil=0.8,
+        step_ms=None,
+        rounds=None,
+        images=None,
+        png=None,
+        ablate=["images", "part-files"],
+        compare_thread=False,
+    )
+    argv = bench_gpu_proxy.child_argv(args)
+    assert argv[-4:] == ["--ablate", "images", "--ablate", "part-files"]
+
+
 def test_default_step_costs_match_the_gpu_figures() -> None:
     settings = bench_gpu_proxy.SETTINGS
     for size in (512, 1024):
@@ -179,7 +247,7 @@ def _export(commit: str, into: Path) -> Path:
 
 @pytest.mark.slow
 def test_engine_runs_the_harness_passes_on_the_engine_measured_on_the_h200(
-    tmp_path: Path,
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """--engine: the stand-in and this script, the harness of another checkout (665db58,
     before issue 30: Pillow's default PNG, every image encoded in the worker thread)."""
@@ -199,6 +267,10 @@ def test_engine_runs_the_harness_passes_on_the_engine_measured_on_the_h200(
     with pytest.raises(SystemExit) as refused:  # format 2 did not exist then
         bench_gpu_proxy.main([*options, "--step-ms", "5", "--png", "2", "--engine", str(engine)])
     assert refused.value.code == 2
+    with pytest.raises(SystemExit) as refused:  # no RunFolder.send_images then
+        bench_gpu_proxy.main([*options, "--ablate", "images", "--engine", str(engine)])
+    assert refused.value.code == 2
+    assert "--ablate images: this engine has no RunFolder.send_images" in capfd.readouterr().err
 
 
 def test_engine_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path) -> None:
