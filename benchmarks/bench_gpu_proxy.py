@@ -59,10 +59,11 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from unittest import mock
 
 # The engine's checkout: --engine's (ENGINE_VARIABLE below), else this one.
 sys.path.insert(
@@ -96,8 +97,6 @@ WRITER_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
 #: ``images``: no PNG encoded, hashed or written (:func:`ablated`); ``part-files``: the
 #: rows built and scored but no part file written.
 ABLATIONS = ("images", "part-files")
-#: The engine method each ablation replaces (an engine without it cannot be ablated).
-ABLATED_METHOD = {"images": "send_images", "part-files": "write_part"}
 #: The digest an ablated image gets in its row.
 PLACEHOLDER_SHA256 = "0" * 64
 
@@ -287,40 +286,37 @@ def register() -> None:
 # --------------------------------------------------------------------------- measuring
 
 
-@contextlib.contextmanager
-def ablated(what: str) -> Iterator[None]:
-    """This process's engine with ``what`` (:data:`ABLATIONS`) taken out, inside the block.
+def _without_images(
+    self: Any, images: Sequence[Any], relpaths: Sequence[str], *args: Any, **kwargs: Any
+) -> Any:
+    """``RunFolder.send_images`` writing nothing: every digest :data:`PLACEHOLDER_SHA256`."""
+    return lambda: [PLACEHOLDER_SHA256] * len(images)
 
-    ``images``: :meth:`RunFolder.send_images <bench.engine.folder.RunFolder.send_images>`
-    hands nothing to the writer processes and writes nothing, and every image's digest
-    is :data:`PLACEHOLDER_SHA256`. ``part-files``: :meth:`RunFolder.write_part` only
-    flushes the batch's images, as before its part file (so the images cost what they
-    cost in a run). The run's reading and scoring are left as they are.
-    """
 
-    def without_images(
-        self: Any, images: Sequence[Any], relpaths: Sequence[str], *args: Any, **kwargs: Any
-    ) -> Any:
-        return lambda: [PLACEHOLDER_SHA256] * len(images)
+def _without_part_file(self: Any, *args: Any, **kwargs: Any) -> None:
+    """``RunFolder.write_part`` writing no part file: it only flushes the batch's images, as
+    before a part file (so the images cost what they cost in a run)."""
+    sync = getattr(self, "sync_images", None)  # engines before issue 26 had none
+    if sync is not None:
+        sync()
 
-    def without_part_file(self: Any, *args: Any, **kwargs: Any) -> None:
-        sync = getattr(self, "sync_images", None)  # engines before issue 26 had none
-        if sync is not None:
-            sync()
 
-    name = ABLATED_METHOD[what]
-    replacement = without_images if what == "images" else without_part_file
-    original = getattr(folder.RunFolder, name)
-    setattr(folder.RunFolder, name, replacement)
-    try:
-        yield
-    finally:
-        setattr(folder.RunFolder, name, original)
+#: Each ablation: the engine's ``RunFolder`` method it replaces, and with what.
+ABLATED: dict[str, tuple[str, Any]] = {
+    "images": ("send_images", _without_images),
+    "part-files": ("write_part", _without_part_file),
+}
+
+
+def ablated(what: str) -> contextlib.AbstractContextManager[Any]:
+    """This process's engine with ``what`` (:data:`ABLATIONS`) taken out, inside the block
+    (:data:`ABLATED`); the run's reading and scoring are left as they are."""
+    return mock.patch.object(folder.RunFolder, *ABLATED[what])
 
 
 def unablatable(ablations: Sequence[str]) -> list[str]:
     """The ablations this process's engine lacks the method for (``--engine``: an old one)."""
-    return [what for what in ablations if not hasattr(folder.RunFolder, ABLATED_METHOD[what])]
+    return [what for what in ablations if not hasattr(folder.RunFolder, ABLATED[what][0])]
 
 
 def bare(pipe: ProxyPipeline, images: int, batch: int) -> float:
@@ -390,16 +386,8 @@ def measure(
             with ablated(what):
                 passes.append(harness_pass(count, setting.batch, work, options)[:2])
         if compare_thread:
-            before = os.environ.get(WRITER_VARIABLE)
-            os.environ[WRITER_VARIABLE] = "thread"
-            try:
-                threaded.append(
-                    harness_spec("gpuproxy:", count, setting.batch, NullOCR(), work, options)[0]
-                )
-            finally:
-                os.environ.pop(WRITER_VARIABLE)
-                if before is not None:
-                    os.environ[WRITER_VARIABLE] = before
+            with mock.patch.dict(os.environ, {WRITER_VARIABLE: "thread"}):
+                threaded.append(harness_pass(count, setting.batch, work, options)[0])
     best_bare, best_harness = max(bares), max(harnesses)
     compared = (
         {"thread_ratio": max(threaded) / best_bare, "thread_rounds": threaded} if threaded else {}
@@ -575,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if lacking:
         parser.error(
             f"--ablate {lacking[0]}: this engine has no RunFolder."
-            f"{ABLATED_METHOD[lacking[0]]} to take out"
+            f"{ABLATED[lacking[0]][0]} to take out"
         )
     png = new_run_png() if args.png is None else args.png
     sizes = [int(size) for size in args.sizes.split(",") if size]
