@@ -249,10 +249,13 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(RatingError, match="not an answer"):
         service.submit(view.code, second, {"prompt_following": "Maybe", "text_accuracy": "No"})
     other = service.start(True)
+    # Gold items are shared between batches, so "foreign" must be outside this
+    # participant's whole batch, not only outside the two images seen so far.
+    mine = {i.image_id for i in service.store.batch(service._participant(view.code).participant_id)}
     foreign = next(
         i.image_id
         for i in service.store.batch(service._participant(other.code).participant_id)
-        if i.image_id not in {first, second}
+        if i.image_id not in mine
     )
     with pytest.raises(RatingError, match="not in your batch"):
         service.submit(view.code, foreign, {"prompt_following": "No", "text_accuracy": "No"})
