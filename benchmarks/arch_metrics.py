@@ -48,13 +48,22 @@ class Graph:
     imports: list[Import] = field(default_factory=list)
 
 
-def module_name(path: Path, root: Path) -> str:
-    """``bench/engine/loop.py`` -> ``bench.engine.loop``; a package's ``__init__`` is the package.
+def module_name(path: Path, root: Path, mounts: dict[str, str]) -> str:
+    """``bench/engine/loop.py`` -> ``glyphbench.engine.loop`` by pyproject's package-dir
+    (``mounts``: import name -> folder); a package's ``__init__`` is the package.
 
-    >>> module_name(Path("/r/bench/engine/__init__.py"), Path("/r"))
-    'bench.engine'
+    >>> mounts = {"glyphbench": "bench", "glyphbench.prompts": "prompts"}
+    >>> module_name(Path("/r/bench/engine/__init__.py"), Path("/r"), mounts)
+    'glyphbench.engine'
+    >>> module_name(Path("/r/prompts/pool.py"), Path("/r"), mounts)
+    'glyphbench.prompts.pool'
     """
-    parts = list(path.relative_to(root).with_suffix("").parts)
+    relative = path.relative_to(root).with_suffix("")
+    name, folder = max(
+        ((name, folder) for name, folder in mounts.items() if relative.is_relative_to(folder)),
+        key=lambda mount: len(mount[1]),
+    )
+    parts = [name, *relative.relative_to(folder).parts]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -101,13 +110,13 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def read_graph(root: Path, packages: list[str]) -> Graph:
-    """Every module of ``packages`` and its imports of other project modules."""
+def read_graph(root: Path, mounts: dict[str, str]) -> Graph:
+    """Every module of the package folders (``mounts``) and its imports of other modules."""
     graph = Graph()
-    files = [path for package in packages for path in sorted((root / package).rglob("*.py"))]
+    files = sorted({path for folder in mounts.values() for path in (root / folder).rglob("*.py")})
     parsed = []
     for path in files:
-        name = module_name(path, root)
+        name = module_name(path, root, mounts)
         graph.modules.add(name)
         parsed.append((name, path.name == "__init__.py", ast.parse(path.read_text("utf-8"))))
     for name, is_package, tree in parsed:
@@ -129,6 +138,15 @@ def _resolve(target: str, modules: set[str]) -> str | None:
     return None
 
 
+def package_dirs(pyproject: Path, packages: list[str]) -> dict[str, str]:
+    """Import name -> folder: pyproject's package-dir, else each package in its own folder."""
+    import tomllib  # Python 3.11+; this script is a developer's tool
+
+    config = tomllib.loads(pyproject.read_text("utf-8"))
+    mapping = config["tool"].get("setuptools", {}).get("package-dir")
+    return dict(mapping) if mapping else {package: package for package in packages}
+
+
 def layers(pyproject: Path) -> list[list[str]]:
     """The layers contract, top floor first: each floor a list of rooms."""
     import tomllib  # Python 3.11+; this script is a developer's tool
@@ -143,8 +161,8 @@ def layers(pyproject: Path) -> list[list[str]]:
 def room_of(module: str, rooms: list[str]) -> str | None:
     """The most specific room holding ``module`` (None: in no room).
 
-    >>> room_of("bench.engine.loop", ["bench.engine", "bench"])
-    'bench.engine'
+    >>> room_of("glyphbench.engine.loop", ["glyphbench.engine", "bench"])
+    'glyphbench.engine'
     """
     holding = [r for r in rooms if module == r or module.startswith(r + ".")]
     return max(holding, key=len) if holding else None
@@ -220,7 +238,7 @@ def measure(root: Path = ROOT) -> dict[str, object]:
     rooms = [room for floor in floors for room in floor]
     floor_of = {room: level for level, floor in enumerate(floors) for room in floor}
     packages = sorted({room.split(".")[0] for room in rooms})
-    graph = read_graph(root, packages)
+    graph = read_graph(root, package_dirs(root / "pyproject.toml", packages))
     running = [i for i in graph.imports if not i.type_checking]
     module_edges: dict[str, set[str]] = defaultdict(set)
     for item in running:

@@ -20,7 +20,7 @@ of real sizes and real content:
 
 For each (size, content), rounds alternate the **bare** loop (call the stand-in
 batch after batch, keep the images in memory) and the **harness** (the real
-runner, :func:`bench.run.operations.run_benchmark`, with the null reader of
+runner, :func:`glyphbench.run.operations.run_benchmark`, with the null reader of
 ``bench_pipeline.py``: PNG + SHA-256, reading store, scoring, part files), same
 batch and images; the best of each is kept and harness/bare printed.
 
@@ -65,17 +65,25 @@ from pathlib import Path
 from typing import Any, Literal
 from unittest import mock
 
-# The engine's checkout: --engine's (ENGINE_VARIABLE below), else this one.
-sys.path.insert(
-    0, os.environ.get("GLYPHBENCH_PROXY_ENGINE") or str(Path(__file__).resolve().parents[1])
-)
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import checkout
 
-from bench_pipeline import NullOCR, ceiling, harness_spec, new_run_png, png_formats, tail_floor
+# The engine's checkout: --engine's (ENGINE_VARIABLE below), else the installed one.
+if os.environ.get("GLYPHBENCH_PROXY_ENGINE"):
+    checkout.mount(Path(os.environ["GLYPHBENCH_PROXY_ENGINE"]))
 
-from bench.core.registry import PLUGINS, Options, Spec
-from bench.engine import folder
-from bench.models.base import ImageRequest, ModelAdapter
+from bench_pipeline import (
+    NullOCR,
+    ceiling,
+    harness_spec,
+    new_run_png,
+    png_formats,
+    tail_floor,
+)
+
+from glyphbench.core.registry import PLUGINS, Options, Spec
+from glyphbench.engine import folder
+from glyphbench.models.base import ImageRequest, ModelAdapter
 
 #: Environment variable: the root of a glyphbench checkout whose engine the harness
 #: passes run instead of this one's (``--engine``: the run re-executes itself with it).
@@ -90,7 +98,7 @@ H200_ENGINE = "665db58"
 #: too large (0.715). A fit of one share to two figures: docs/performance.md.
 DEFAULT_GIL = 0.8
 CONTENTS = ("noise", "photo")
-#: bench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
+#: glyphbench.engine.image_writer.MODE_VARIABLE (read from the environment by the runner).
 WRITER_VARIABLE = "GLYPHBENCH_IMAGE_WRITER"
 #: What ``--ablate`` can take out of the harness: each is measured in the same rounds,
 #: to say where the harness's loss goes (a run without it is a diagnostic, not a run).
@@ -447,10 +455,10 @@ def ablated_figures(
 
 
 def engine_root() -> str:
-    """The checkout whose ``bench`` this process imported (``--engine``'s, or this one)."""
-    import bench
+    """The checkout whose engine this process imported (``--engine``'s, or the installed one)."""
+    import glyphbench
 
-    return str(Path(bench.__file__).resolve().parents[1])
+    return str(Path(glyphbench.__file__).resolve().parents[1])
 
 
 def engine_commit() -> str | None:

@@ -2,7 +2,7 @@
 
 A generator that returns a prepared image and a reader that returns a prepared
 reading (both registered as plug-ins in this process) go through the real run
-engine (:func:`bench.run.operations.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
+engine (:func:`glyphbench.run.operations.run_benchmark`: jobs, batches, PNG + SHA-256 per image,
 the reading store, scoring, part files, merge). What remains of the time is the
 harness's own. Printed figures, each against its target:
 
@@ -41,15 +41,12 @@ from typing import Any
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from glyphbench.core.registry import PLUGINS, Options, Spec
+from glyphbench.models.base import ImageRequest, ModelAdapter
+from glyphbench.prompts.schema import PromptSet
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.run.config import RunConfig
 
-from bench.core.registry import PLUGINS, Options, Spec
-from bench.models.base import ImageRequest, ModelAdapter
-from bench.readers.base import Reader, Reading
-from bench.run.config import RunConfig
-from prompts.schema import PromptSet
-
-ROOT = Path(__file__).resolve().parents[1]
 #: Targets (issue 18): the harness nearly free, memory flat, resume and merge quick.
 TARGET_OVERHEAD_MS = 5.0
 #: Issue 26: the harness's CPU time per image (prepared image and reading, 100k jobs).
@@ -167,8 +164,8 @@ def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
     As ``glyphbench run`` does: the merge reads back the summary's columns and the
     summary is computed from them (issue 26).
     """
-    from bench.report.console import summarize, summary_columns
-    from bench.run.operations import run_benchmark
+    from glyphbench.report.console import summarize, summary_columns
+    from glyphbench.run.operations import run_benchmark
 
     config, prompts = run_config(out, jobs, **kwargs)
     start, cpu = time.perf_counter(), time.process_time()
@@ -201,7 +198,7 @@ CHILD = """
 import json, resource, sys
 sys.path.insert(0, sys.argv[3])
 import bench_harness as h
-import bench.run.operations as runs
+import glyphbench.run.operations as runs
 h.register()
 {peak}before_merge = {}
 merge = runs._merge_when_done
@@ -217,10 +214,8 @@ print(json.dumps(out))
 
 def child_run(out: Path, jobs: int) -> dict[str, Any]:
     """:func:`timed_run` in a fresh process, with that process's peak memory (MiB)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(out), str(jobs), str(Path(__file__).parent)],
-        env=env,
         check=True,
         capture_output=True,
         text=True,
@@ -239,8 +234,8 @@ def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -
     in prompts.parquet) times SEEDS seeds, in job order, in part files of
     ``rows_per_part`` rows (the batch size of the run that made them) in its own folder.
     """
-    from bench.core.io import write_table
-    from bench.engine import RunFolder, slug
+    from glyphbench.core.io import write_table
+    from glyphbench.engine import RunFolder, slug
 
     shutil.copytree(
         source, target, ignore=shutil.ignore_patterns("parts", "images", "*.parquet", "*.sha256")
@@ -266,8 +261,8 @@ def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -
 
 def time_resume(folder: Path) -> dict[str, float]:
     """Seconds to read the done keys (what plan and resume read)."""
-    from bench.engine import RunFolder
-    from bench.run.results import done_keys
+    from glyphbench.engine import RunFolder
+    from glyphbench.run.results import done_keys
 
     start = time.perf_counter()
     keys = done_keys(RunFolder(folder))
@@ -280,17 +275,17 @@ sys.path.insert(0, sys.argv[3])
 import bench_harness
 import pandas, pyarrow.parquet
 bench_harness.register()
-from bench.engine import RunFolder
-from bench.run.merge import merge_run_rows, order_rows
-from bench.core.schema import ROW_KEY
-from bench.run.results import conform_results
+from glyphbench.engine import RunFolder
+from glyphbench.run.merge import merge_run_rows, order_rows
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.run.results import conform_results
 {peak}base = peak()
 start, cpu = time.perf_counter(), time.process_time()
 if sys.argv[2] == "stream":
     rows = merge_run_rows(sys.argv[1]).rows
 else:  # the in-memory merge merge_run did before issue 26 (same table, same order)
-    import bench.run.operations as runs
-    from bench.run.config import RunConfig
+    import glyphbench.run.operations as runs
+    from glyphbench.run.config import RunConfig
     folder = RunFolder(sys.argv[1])
     config = RunConfig.from_mapping(folder.manifest()["config"])
     labels = [model.label for model in config.models]
@@ -307,10 +302,8 @@ print(json.dumps(out))
 
 def child_merge(folder: Path, how: str = "stream") -> dict[str, Any]:
     """Merge ``folder`` in a fresh process (``how``: stream or memory): seconds, peak MiB."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", MERGE_CHILD, str(folder), how, str(Path(__file__).parent)],
-        env=env,
         capture_output=True,
         text=True,
     )
@@ -468,9 +461,9 @@ def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[st
     """The same through the run folder: ``run --read-later`` and ``read --follow`` at once."""
     import threading
 
-    from bench.engine import RunFolder
-    from bench.run.operations import run_benchmark
-    from bench.run.read_later import read_run
+    from glyphbench.engine import RunFolder
+    from glyphbench.run.operations import run_benchmark
+    from glyphbench.run.read_later import read_run
 
     out = base / "follow"
     config, prompts = run_config(out, jobs, gen_delay=delay, read_delay=delay, n_models=1)
@@ -513,9 +506,9 @@ def spawned_overlap(
     per image, ``read_delay`` when given; the processes' start-up included, as the run
     pays it too). Overlap: a fresh run of the same jobs with ``workers`` reader processes.
     """
-    from bench.run.operations import run_benchmark
-    from bench.run.read_later import read_run
-    from bench.run.read_workers import run_with_readers
+    from glyphbench.run.operations import run_benchmark
+    from glyphbench.run.read_later import read_run
+    from glyphbench.run.read_workers import run_with_readers
 
     read_delay = delay if read_delay is None else read_delay
     config, prompts = run_config(

@@ -15,17 +15,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.core.fonts import font_by_name
-from bench.readers import available_engines, get_reader
-from bench.scoring import ned
+from glyphbench.core.fonts import font_by_name
+from glyphbench.readers import available_engines, get_reader
+from glyphbench.scoring import ned
 
 SIGNS = (
     "OPEN", "FRESH BREAD", "SALE 50%", "Coffee & Tea", "EXIT", "Welcome Home",

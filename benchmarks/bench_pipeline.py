@@ -115,14 +115,14 @@ class NullOCR:
     version = "null"
 
     def read(self, images: Sequence[Any]) -> list[Any]:
-        from bench.readers.base import Reading
+        from glyphbench.readers.base import Reading
 
         return [Reading(text="") for _ in images]
 
 
 def register_null_reader() -> None:
     """Let run configs name the ``null`` reader (the stand-in above); idempotent."""
-    from bench.core.registry import PLUGINS
+    from glyphbench.core.registry import PLUGINS
 
     PLUGINS.register("readers", "null", summary="benchmark stand-in: reads nothing")(
         lambda spec, options: NullOCR()
@@ -152,14 +152,14 @@ def harness_spec(
 
     register_null_reader()
 
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.schema import PromptSet
 
     try:
-        from bench.run.config import RunConfig
-        from bench.run.operations import run_benchmark
+        from glyphbench.run.config import RunConfig
+        from glyphbench.run.operations import run_benchmark
     except ImportError:  # an engine before issue 34's split (bench_gpu_proxy.py --engine)
-        from bench.engine.config import RunConfig  # type: ignore[no-redef]
-        from bench.engine.operations import run_benchmark  # type: ignore[no-redef]
+        from glyphbench.engine.config import RunConfig  # type: ignore[no-redef]
+        from glyphbench.engine.operations import run_benchmark  # type: ignore[no-redef]
 
     frame = pd.DataFrame(
         {
@@ -196,11 +196,11 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     """
     import pandas as pd
 
-    from bench.engine import Batch, Group, RunFolder
-    from bench.run.config import RunConfig
-    from bench.run.image_jobs import build_jobs
-    from bench.run.shard import Runner
-    from prompts.schema import PromptSet
+    from glyphbench.engine import Batch, Group, RunFolder
+    from glyphbench.prompts.schema import PromptSet
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.image_jobs import build_jobs
+    from glyphbench.run.shard import Runner
 
     register_null_reader()
     frame = pd.DataFrame(
@@ -239,21 +239,21 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
 def png_formats() -> list[int]:
     """The PNG formats the imported engine writes: ``[1]`` for one before round six
     (``bench_gpu_proxy.py --engine``), which writes Pillow's defaults and takes no format."""
-    from bench.engine import folder
+    from glyphbench.engine import folder
 
     return sorted(getattr(folder, "PNG_FORMATS", {1: {}}))
 
 
 def new_run_png() -> int:
     """The PNG format the imported engine gives a new run (1 before round six)."""
-    from bench.engine import folder
+    from glyphbench.engine import folder
 
     return int(getattr(folder, "PNG_FORMAT", 1))
 
 
 def encode_png(image: Any, png: int) -> tuple[bytes, str]:
-    """:func:`bench.engine.folder.encode_png` in format ``png``, on any engine."""
-    from bench.engine import folder
+    """:func:`glyphbench.engine.folder.encode_png` in format ``png``, on any engine."""
+    from glyphbench.engine import folder
 
     if hasattr(folder, "PNG_FORMATS"):
         return folder.encode_png(image, png)
@@ -263,7 +263,7 @@ def encode_png(image: Any, png: int) -> tuple[bytes, str]:
 def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     """The least time a run's last batch can take to encode after generation ends.
 
-    ``encode_ms``: CPU of :func:`bench.engine.folder.encode_png` per image in the PNG
+    ``encode_ms``: CPU of :func:`glyphbench.engine.folder.encode_png` per image in the PNG
     format of a new run (``png_format``; least of 3 for each image of ``pool``, images
     like the model's, then their mean). The last
     batch's images are shared by the writer processes and the worker thread, at most
@@ -273,7 +273,7 @@ def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     import os
 
     try:
-        from bench.engine.image_writer import writer_processes
+        from glyphbench.engine.image_writer import writer_processes
     except ImportError:  # an engine before issue 30 (--engine): the worker thread alone
 
         def writer_processes() -> int:
@@ -318,8 +318,8 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
 
     Timed after a warm-up call (the first call allocates).
     """
-    from bench.models import ImageRequest, get_model
-    from bench.readers import available_engines, get_reader
+    from glyphbench.models import ImageRequest, get_model
+    from glyphbench.readers import available_engines, get_reader
 
     texts = ["OPEN", "Hello world", "Fresh coffee daily", "42% off!"]
     requests = [ImageRequest(prompt="", text=texts[i % 4], seed=i) for i in range(n)]
@@ -342,7 +342,7 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
 #: ``--arch`` -> (builder module, builder function, saved dtype, default build folder name);
 #: tiny-sd is built in a temporary folder by main().
 ARCHITECTURES: dict[str, tuple[str, str, str, str]] = {
-    "tiny-sd": ("bench.models.tiny", "build_tiny_sd", "float32", ""),
+    "tiny-sd": ("glyphbench.models.tiny", "build_tiny_sd", "float32", ""),
     "sdxl-full": (
         "benchmarks.fullsize",
         "build_sdxl_architecture",
@@ -389,11 +389,11 @@ def compare(
     ``size`` pixels (default: the pipeline's) in ``steps`` steps, ``batch`` at a time.
     The returned dict also holds the ``settings`` the harness resolved and each round.
     """
-    from bench.core.seeds import image_seed
-    from bench.models import get_model
+    from glyphbench.core.seeds import image_seed
+    from glyphbench.models import get_model
 
     if dtype is None:  # one dtype for both sides: the harness's own choice, made explicit
-        from bench.models.diffusers_adapter import DiffusersModel
+        from glyphbench.models.diffusers_adapter import DiffusersModel
 
         adapter = get_model(f"diffusers:{model}")
         dtype = "float32"
@@ -477,7 +477,7 @@ def main() -> None:
     if model is None and args.arch != "tiny-sd":
         model = build_full_size(args.arch, args.build_dir)
     if model is None:
-        from bench.models.tiny import build_tiny_sd
+        from glyphbench.models.tiny import build_tiny_sd
 
         model = build_tiny_sd(work / "tiny-sd")
     numbers = compare(
@@ -494,7 +494,7 @@ def main() -> None:
     options = numbers["options"]
     bare = numbers["bare_images_per_s"]
     if not args.skip_easyocr_harness:
-        from bench.readers import get_reader
+        from glyphbench.readers import get_reader
 
         engine = get_reader("easyocr")
         speed, _ = harness(model, args.images, args.batch_size, args.device, engine, work, options)

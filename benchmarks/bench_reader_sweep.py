@@ -1,7 +1,7 @@
 """Reader settings against a person: each reader spec's gap to the person on real images.
 
 Reads a part of the real-image set (``tests/data/real_t2i``, split by
-``bench.calibration.real_set.real_parts`` into ``tune`` and ``score``) with each reader
+``glyphbench.calibration.real_set.real_parts`` into ``tune`` and ``score``) with each reader
 spec and prints, per spec:
 
 * ``gap``: mean of 1 - NED between the reader's and the person's reading (all images
@@ -27,16 +27,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.calibration.real_set import REAL_PARTS, load_real_set, real_rows, shipped_real_set
-from bench.readers import get_reader
+from glyphbench.calibration.real_set import REAL_PARTS, load_real_set, real_rows, shipped_real_set
+from glyphbench.readers import get_reader
 
 #: The default sweep (docs/readers/rapidocr.md): the reader before issue 31, one setting
 #: changed at a time, and the default since (``rapidocr``, models=v6rec+v4). Specs with

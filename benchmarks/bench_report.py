@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -33,17 +32,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import checkout
 
-from bench.report.slices import slice_labels
-from bench.report.stats import SUMMARY_METRICS, summarize
-from bench.run.results import RESULT_COLUMNS
+from glyphbench.report.slices import slice_labels
+from glyphbench.report.stats import SUMMARY_METRICS, summarize
+from glyphbench.run.results import RESULT_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 30.0
 CHILD = """
 import json, os, resource, sys, time
-from bench.report import write_report
+from glyphbench.report import write_report
 load, start, cpu = os.getloadavg()[0], time.perf_counter(), time.process_time()
 index = write_report([sys.argv[1]], sys.argv[3], n_boot=int(sys.argv[2]))
 print(json.dumps({'wall': time.perf_counter() - start, 'cpu': time.process_time() - cpu,
@@ -162,12 +162,9 @@ def time_report(
 ) -> dict[str, Any]:
     """Wall and CPU seconds, peak memory (MiB), load average (at start and end) and stages
     of one report, in a fresh process importing glyphbench from ``code``."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
     out = out or folder / "report"
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(folder), str(n_boot), str(out)],
-        env=env,
-        cwd=code,  # "-c" puts the working folder first on sys.path
+        [sys.executable, "-c", checkout.prelude(code) + CHILD, str(folder), str(n_boot), str(out)],
         check=True,
         capture_output=True,
         text=True,

@@ -1,4 +1,4 @@
-"""Time ``bench.scoring.score_pairs`` against plain dynamic programming, same run, same pairs.
+"""Time ``glyphbench.scoring.score_pairs`` against plain dynamic programming, same run, same pairs.
 
     python benchmarks/bench_scoring.py [--pairs 100000] [--baseline-pairs N] [--seed 0]
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from dp_reference import dp_scores
 
-from bench.scoring import SCORE_COLUMNS, score_pairs
+from glyphbench.scoring import SCORE_COLUMNS, score_pairs
 
 T = TypeVar("T")
 

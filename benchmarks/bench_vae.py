@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from PIL import Image
 
-from vae_eval.codecs import get_codec
-from vae_eval.imageset import default_set
-from vae_eval.metrics import partial_accuracy, psnr, ssim, word_retention
+from glyphbench.vae_eval.codecs import get_codec
+from glyphbench.vae_eval.imageset import default_set
+from glyphbench.vae_eval.metrics import partial_accuracy, psnr, ssim, word_retention
 
 
 def timed(label: str, count: int, work: Callable[[], Any]) -> None:
@@ -80,7 +80,7 @@ import json, sys, time
 from pathlib import Path
 from PIL import Image
 sys.path.insert(0, {root!r})
-from bench.readers import get_reader
+from glyphbench.readers import get_reader
 from benchmarks.bench_vae import read_each
 images = [Image.open(p).convert("RGB") for p in sorted(Path({folder!r}).glob("*.png"))]
 print(json.dumps(read_each(get_reader("easyocr?gpu=0"), images)))
@@ -92,8 +92,8 @@ def ocr_timing(count: int) -> None:
     import json
     import subprocess
 
-    from bench.readers import get_reader
-    from vae_eval.runner import RunOptions, evaluate
+    from glyphbench.readers import get_reader
+    from glyphbench.vae_eval.runner import RunOptions, evaluate
 
     spec = f"taesd:{TAEF2}"
     results = {}

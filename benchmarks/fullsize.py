@@ -15,7 +15,7 @@ token id stays far below the encoders' 49,408-row embedding tables) but keep
 SDXL's 77-token limit.
 
 The folder carries the same marker file as the tiny pipelines
-(:data:`bench.tiny.pipelines.TINY_MARKER`) with ``"tiny_random": false`` and
+(:data:`glyphbench.tiny.pipelines.TINY_MARKER`) with ``"tiny_random": false`` and
 ``"random_weights": true``; the adapter's ``describe()`` then reports it as
 random and full size, and uses the SDXL family's real defaults (1024 px, 50
 steps) rather than the tiny ones.
@@ -41,7 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.tiny.pipelines import TINY_MARKER, _tokenizer, read_marker
+from glyphbench.tiny.pipelines import TINY_MARKER, _tokenizer, read_marker
 
 #: Checkpoint whose architecture is reproduced.
 ARCHITECTURE = "sdxl-base-1.0"

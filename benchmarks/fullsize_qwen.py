@@ -234,7 +234,7 @@ def save_light_parts(root: Path) -> None:
     """Tokenizer, scheduler and ``model_index.json`` (written by diffusers from meta parts)."""
     from diffusers import FlowMatchEulerDiscreteScheduler, QwenImagePipeline
 
-    from bench.tiny.parts import qwen_tokenizer
+    from glyphbench.tiny.parts import qwen_tokenizer
 
     scheduler: Any = FlowMatchEulerDiscreteScheduler(**scheduler_config())
     tokenizer = qwen_tokenizer()

@@ -175,13 +175,11 @@ class Check:
     def cli(self, *args: str, timeout_s: float | None = None) -> dict[str, Any]:
         """Run ``glyphbench ARGS`` as its own process (bounded by the time left)."""
         limit = max(10.0, self.left()) if timeout_s is None else timeout_s
-        env = dict(
-            os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-        )
+        env = dict(os.environ)
         if self.reduced:  # tiny models on a small CPU: one thread a process, no oversubscription
             env.setdefault("OMP_NUM_THREADS", "1")
         began = time.perf_counter()
-        bounded([sys.executable, "-m", "bench.cli", *args], f"glyphbench {args[0]}", limit, env)
+        bounded([sys.executable, "-m", "glyphbench", *args], f"glyphbench {args[0]}", limit, env)
         seconds = round(time.perf_counter() - began, 2)
         return {"command": ["glyphbench", *args], "seconds": seconds}
 
@@ -217,7 +215,7 @@ def outcome(out: Path, expected: int) -> dict[str, Any]:
     """Rows, failed rows and the readers' facts of a finished run; an error unless all good."""
     import pandas as pd
 
-    from bench.core.schema import failed_mask
+    from glyphbench.core.schema import failed_mask
 
     rows = pd.read_parquet(out / "results.parquet")
     failed = int(failed_mask(rows).sum())
@@ -259,7 +257,7 @@ def environment(check: Check) -> dict[str, Any]:
         for i in range(torch.cuda.device_count())
     ]
     facts["cpus"] = os.cpu_count()
-    from bench.engine.read_pool import reader_devices
+    from glyphbench.engine.read_pool import reader_devices
 
     facts["reader_devices"] = reader_devices()
     if check.device.startswith("cuda") and not facts["gpus"]:
@@ -283,7 +281,7 @@ class Builder:
             "import sys, time; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
             "began = time.perf_counter()\n"
             "from benchmarks.bench_pipeline import build_full_size\n"
-            "from bench.models.tiny import build_tiny_sd\n"
+            "from glyphbench.models.tiny import build_tiny_sd\n"
             "folder = Path(sys.argv[3]) if sys.argv[3] else None\n"
             "built = build_tiny_sd(folder) if sys.argv[2] == 'tiny' else "
             "build_full_size('sdxl-full', folder)\n"
@@ -409,9 +407,9 @@ def needs(check: Check, key: str, step: str) -> Any:
 
 
 def build_tiny(check: Check) -> dict[str, Any]:
-    from bench.models.families.qwen import build_tiny_qwen_image
-    from bench.models.tiny import build_tiny_sdxl
-    from bench.readers.tiny_vlm import build_tiny_qwen_vl
+    from glyphbench.models.families.qwen import build_tiny_qwen_image
+    from glyphbench.models.tiny import build_tiny_sdxl
+    from glyphbench.readers.tiny_vlm import build_tiny_qwen_vl
 
     built = {
         "tiny_sdxl": build_tiny_sdxl(check.work / "tiny-sdxl"),
@@ -477,7 +475,7 @@ TINY_STEPS = (
 
 
 def easyocr(check: Check) -> dict[str, Any]:
-    from bench.readers import available_engines
+    from glyphbench.readers import available_engines
 
     available = available_engines().get("easyocr")
     if available is not True:
@@ -495,8 +493,8 @@ def easyocr(check: Check) -> dict[str, Any]:
 
 def readers_per_gpu(check: Check) -> dict[str, Any]:
     """One reader process per GPU: each reports its own device, then they read images."""
-    from bench.engine.read_pool import ReadPool, reader_devices
-    from bench.models import ImageRequest, get_model
+    from glyphbench.engine.read_pool import ReadPool, reader_devices
+    from glyphbench.models import ImageRequest, get_model
 
     devices = reader_devices()
     if len(devices) < 2:

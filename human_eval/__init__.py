@@ -5,5 +5,5 @@ Modules: ``sampling`` (stratified sample, inclusion probabilities, gold items),
 balanced claims), ``service`` (the rating flow), ``app`` (Gradio), ``guard`` (what the
 app lets in), ``serve`` (its server), ``stats``
 (agreement and metric-human alignment), ``report`` (export and HTML), ``cli``.
-Nothing heavy is imported here: ``from human_eval.stats import agreement``.
+Nothing heavy is imported here: ``from glyphbench.human_eval.stats import agreement``.
 """

@@ -1,4 +1,4 @@
-"""The rating web app (Gradio Blocks) over :class:`human_eval.service.RatingService`.
+"""The rating web app (Gradio Blocks) over :class:`glyphbench.human_eval.service.RatingService`.
 
 Screens: instructions + consent -> one image at a time (prompt, one question per
 criterion, Back / Submit / Finish, progress "k / n") -> thank-you. Finish asks
@@ -25,8 +25,9 @@ logins (``rater_auth``) use Gradio's ``auth=``; the login then is the
 participant id, so logging in again resumes.
 
 What the app lets in (admin logins rate-limited, uploads refused, request bodies
-capped, inputs read raw) is :mod:`human_eval.guard`; starting the server
-(:func:`human_eval.serve.launch`) is :mod:`human_eval.serve`. Inputs are checked by
+capped, inputs read raw) is :mod:`glyphbench.human_eval.guard`; starting the server
+(:func:`glyphbench.human_eval.serve.launch`) is :mod:`glyphbench.human_eval.serve`. Inputs are
+checked by
 the service, so a refused request is logged as one line without the input and never
 as a traceback; an unexpected error logs its traceback without the exception's
 message; the admin export is written to one folder per app, removed at exit.
@@ -46,10 +47,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
-from human_eval.guard import LoginGuard, LoginRefused, client_address, plain_markdown, text_input
-from human_eval.service import RatingError, RatingService, View
-from human_eval.study import Study
+from glyphbench.core.errors import InputError
+from glyphbench.human_eval.guard import (
+    LoginGuard,
+    LoginRefused,
+    client_address,
+    plain_markdown,
+    text_input,
+)
+from glyphbench.human_eval.service import RatingError, RatingService, View
+from glyphbench.human_eval.study import Study
 
 LOG = logging.getLogger("glyphbench.rating_app")
 
@@ -470,7 +477,7 @@ def admin_snapshot(
     study: Study, service: RatingService, exports: ExportFolder | None = None
 ) -> list[Any]:
     """Summary text, progress tables and a freshly written export CSV (in ``exports``)."""
-    from human_eval.report import export_ratings
+    from glyphbench.human_eval.report import export_ratings
 
     store = service.store
     images = store.progress_per_image()

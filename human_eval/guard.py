@@ -11,7 +11,8 @@ raw inputs.
 * inputs are read raw and cut to :data:`MAX_TEXT` (:func:`text_input`); prompt text is
   shown as plain text in Markdown (:func:`plain_markdown`).
 
-The app (:mod:`human_eval.app`) and its server (:mod:`human_eval.serve`) use these.
+The app (:mod:`glyphbench.human_eval.app`) and its server (:mod:`glyphbench.human_eval.serve`) use
+these.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 LOG = logging.getLogger("glyphbench.rating_app")
 
@@ -129,7 +130,7 @@ class LoginGuard:
     >>> guard.attempt("10.0.0.1", "lead", "pw")
     Traceback (most recent call last):
     ...
-    human_eval.guard.LoginRefused: Too many failed logins; try again in 15 minute(s).
+    glyphbench.human_eval.guard.LoginRefused: Too many failed logins; try again in 15 minute(s).
     >>> guard.attempt("10.0.0.2", "lead", "pw")  # another address
     >>> now[0] += 901
     >>> guard.attempt("10.0.0.1", "lead", "pw")  # the lockout has ended

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
-from bench.scoring.table import METRICS
-from bench.templates import Cell, Table, render, table_from_frame
-from human_eval import stats
-from human_eval.study import ACCURACY_CRITERION, Study, open_store
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
+from glyphbench.human_eval import stats
+from glyphbench.human_eval.study import ACCURACY_CRITERION, Study, open_store
+from glyphbench.scoring.table import METRICS
+from glyphbench.templates import Cell, Table, render, table_from_frame
 
 #: Manifest columns joined onto exported ratings (the model is revealed only here), before
 #: the scores compared with people (:func:`ranking_metrics`).

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from bench.core.registry import Spec
+from glyphbench.core.registry import Spec
 
 #: Label used for a missing cell value (e.g. ``group`` of a simple prompt).
 MISSING_LABEL = "(none)"

@@ -1,7 +1,8 @@
 """Serving the rating app: checks of the address and port, the process's private folders,
-SIGTERM, and :func:`launch` (Gradio's server behind :class:`human_eval.guard.RequestLimits`).
+SIGTERM, and :func:`launch` (Gradio's server behind
+:class:`glyphbench.human_eval.guard.RequestLimits`).
 
-The page itself is :func:`human_eval.app.build_app`; Gradio and Starlette are imported
+The page itself is :func:`glyphbench.human_eval.app.build_app`; Gradio and Starlette are imported
 only when the server starts, so importing this module is cheap.
 """
 
@@ -15,11 +16,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
-from human_eval.app import ADMIN_ROUTE, HIDDEN_CSS, SHORTCUTS_JS, build_app, page_theme
-from human_eval.guard import LoginGuard, RequestLimits, read_auth_file
-from human_eval.service import RatingService
-from human_eval.study import Study
+from glyphbench.core.errors import InputError
+from glyphbench.human_eval.app import ADMIN_ROUTE, HIDDEN_CSS, SHORTCUTS_JS, build_app, page_theme
+from glyphbench.human_eval.guard import LoginGuard, RequestLimits, read_auth_file
+from glyphbench.human_eval.service import RatingService
+from glyphbench.human_eval.study import Study
 
 
 def exit_on_sigterm() -> None:
@@ -53,7 +54,7 @@ def check_bind(host: str, port: int | None) -> None:
     >>> check_bind("127.0.0.1", 99999)
     Traceback (most recent call last):
     ...
-    bench.core.errors.InputError: --port 99999 is not a port: use 1 to 65535
+    glyphbench.core.errors.InputError: --port 99999 is not a port: use 1 to 65535
     """
     import socket
 

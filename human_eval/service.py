@@ -1,6 +1,6 @@
 """What the rating app does, without any web framework: start, resume, submit, back, finish.
 
-The Gradio app (:mod:`human_eval.app`) is a thin skin over :class:`RatingService`;
+The Gradio app (:mod:`glyphbench.human_eval.app`) is a thin skin over :class:`RatingService`;
 every page action and every named API endpoint goes through these methods, so
 the checks live in one place:
 
@@ -18,7 +18,7 @@ No one can stall the study by claiming images they do not rate:
   study's ratings, at least one batch); a start beyond it is refused with a message.
   Browsers on the serving machine itself (a loopback address, :func:`is_local`) are
   not capped: a local pilot puts several raters on one machine (issue 33);
-* claims stop counting :data:`~human_eval.store.DEFAULT_CLAIM_TTL_S` after the
+* claims stop counting :data:`~glyphbench.human_eval.store.DEFAULT_CLAIM_TTL_S` after the
   participant's last action, and when nothing can be claimed the message says
   whether the images are done or merely claimed by others for now.
 
@@ -31,8 +31,8 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from human_eval.store import Item, NotAssigned, Participant, Store
-from human_eval.study import Study, open_store
+from glyphbench.human_eval.store import Item, NotAssigned, Participant, Store
+from glyphbench.human_eval.study import Study, open_store
 
 DONE_MESSAGE = "Every image already has enough ratings. Thank you!"
 

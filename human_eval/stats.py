@@ -35,7 +35,7 @@ AC1 stays close to percent agreement. Report all three.
 
 Confidence intervals: percentile bootstrap over images (resampling whole images
 with their ratings: an image is the cluster), seeded, computed for all resamples
-at once as matrix products of the resample counts of :mod:`bench.scoring.bootstrap`.
+at once as matrix products of the resample counts of :mod:`glyphbench.scoring.bootstrap`.
 """
 
 from __future__ import annotations
@@ -47,8 +47,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from bench.scoring.bootstrap import index_blocks, percentile_interval, resample_weights, seeded_rng
-from bench.scoring.table import METRICS, Mean
+from glyphbench.scoring.bootstrap import (
+    index_blocks,
+    percentile_interval,
+    resample_weights,
+    seeded_rng,
+)
+from glyphbench.scoring.table import METRICS, Mean
 
 RATING_COLUMNS = ("image_id", "rater_id", "criterion", "value")
 STATISTICS = (

@@ -28,7 +28,7 @@ after others completed their images is relieved of them
 participant's live unrated claims, for the caps the service applies.
 
 A file that is not a SQLite database (or cannot be opened) is an
-:class:`~bench.core.errors.InputError` naming it.
+:class:`~glyphbench.core.errors.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 #: An unrated claim stops counting this long after its participant's last action.
 DEFAULT_CLAIM_TTL_S = 20 * 60.0

@@ -8,7 +8,7 @@ Layout::
                         (never shown to raters), scores, cell, inclusion probability,
                         is_gold, gold_answer
       images/<id>.png   the study's own copies (re-encoded: no metadata can leak the model)
-      ratings.sqlite    created by the app (see human_eval.store)
+      ratings.sqlite    created by the app (see glyphbench.human_eval.store)
 
 Once created, nothing reads outside this folder: the runs it came from can move
 or disappear.
@@ -26,8 +26,8 @@ from typing import Any
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import (
     atomic_path,
     json_kind,
     locate_run,
@@ -36,9 +36,8 @@ from bench.core.io import (
     write_json,
     write_table,
 )
-from bench.core.progress import track
-from bench.scoring.table import METRICS
-from human_eval.sampling import (
+from glyphbench.core.progress import track
+from glyphbench.human_eval.sampling import (
     SamplingError,
     adapt_design,
     cell_labels,
@@ -46,7 +45,8 @@ from human_eval.sampling import (
     select_gold,
     stratified_sample,
 )
-from human_eval.store import DEFAULT_CLAIM_TTL_S, Store
+from glyphbench.human_eval.store import DEFAULT_CLAIM_TTL_S, Store
+from glyphbench.scoring.table import METRICS
 
 MANIFEST = "manifest.parquet"
 CONFIG = "study.json"
@@ -77,7 +77,7 @@ ACCURACY_CRITERION = "text_accuracy"
 
 def score_columns() -> list[str]:
     """Score columns carried into the manifest when the run has them: the metric table's
-    ``study`` places (:meth:`~bench.scoring.table.MetricTable.human_names`), in that order.
+    ``study`` places (:meth:`~glyphbench.scoring.table.MetricTable.human_names`), in that order.
 
     >>> score_columns()
     ['ned', 'algorithm1', 'anls', 'exact_match', 'cer', 'wer', 'word_f1']
@@ -196,7 +196,7 @@ def create_study(
 
     Controls are left out of the sample unless ``include_controls``; they supply
     the gold items instead (added on top of ``n``). ``n`` and ``min_per_cell`` left
-    out (None) adapt to the run (see :func:`human_eval.sampling.adapt_design`); the
+    out (None) adapt to the run (see :func:`glyphbench.human_eval.sampling.adapt_design`); the
     study.json key ``design_notes`` says how.
     """
     out = Path(out)

@@ -30,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from prompts.scripts import guess_lang, main_script
+from glyphbench.prompts.scripts import guess_lang, main_script
 
 #: Zipf frequency (wordfreq, English) below which a known word counts as rare.
 #: Zipf = log10(occurrences per billion words): 2.5 is about 3 per 10 million.
@@ -346,8 +346,8 @@ CHAR_BANDS = ((">=5", 5.0), ("4-5", 4.0), ("3-4", 3.0), ("<3", float("-inf")))
 
 def script(text: str) -> str:
     """The text's main script (``latin``, ``han``, ``kana``, ..., or ``none``), see
-    :func:`prompts.scripts.main_script`; the set of all its scripts is
-    :func:`prompts.scripts.text_scripts`.
+    :func:`glyphbench.prompts.scripts.main_script`; the set of all its scripts is
+    :func:`glyphbench.prompts.scripts.text_scripts`.
 
     >>> script("Grand Opening"), script("营业时间 9:00"), script("2024")
     ('latin', 'han', 'none')
@@ -566,7 +566,7 @@ def compute_attributes(frame: pd.DataFrame, stored: Stored | None = None) -> pd.
     :data:`LEXICON_ATTRIBUTES` from there (see :func:`stored_lexicon`), so word lists
     are loaded only when a text is not stored.
     ``lang`` is kept where the frame declares it and guessed from the text elsewhere
-    (:func:`prompts.scripts.guess_lang`: Latin -> ``en``, Han -> ``zh``, kana -> ``ja``,
+    (:func:`glyphbench.prompts.scripts.guess_lang`: Latin -> ``en``, Han -> ``zh``, kana -> ``ja``,
     Hangul -> ``ko``, kana and Hangul together -> ``mul``).
     Corpus frequencies (``laion_freq``, ``coco_freq``, ...) are not touched: they
     come from ``glyphbench prompts freq``. Missing texts (<NA>) get <NA> attributes.

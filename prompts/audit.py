@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from prompts.attributes import char_length, has_numbers, has_special_chars, word_count
+from glyphbench.prompts.attributes import char_length, has_numbers, has_special_chars, word_count
 
 FINDING_KINDS = (
     "stated_mismatch",
@@ -290,8 +290,8 @@ def _located(
 
 def audit_textinvision(folder: str | Path) -> list[Finding]:
     """All checks on the three TextInVision files."""
-    from prompts.attributes import compute_attributes
-    from prompts.textinvision import (
+    from glyphbench.prompts.attributes import compute_attributes
+    from glyphbench.prompts.textinvision import (
         PROMPTS_FILE,
         REAL_WORLD_FILE,
         TEXTS_FILE,
@@ -352,7 +352,7 @@ def audit_textinvision(folder: str | Path) -> list[Finding]:
 
 def audit_default(folder: str | Path | None = None) -> list[Finding]:
     """All checks on the default set's three CSV files (loading itself enforces the format)."""
-    from prompts.default import DEFAULT_DATA_DIR, read_default_tables
+    from glyphbench.prompts.default import DEFAULT_DATA_DIR, read_default_tables
 
     folder = Path(folder) if folder else DEFAULT_DATA_DIR
     templates, texts, real = read_default_tables(folder)
@@ -417,15 +417,15 @@ def audit(spec: str) -> list[Finding]:
 
 
 def _audit(spec: str) -> list[Finding]:
-    from prompts.sources import parse_source
+    from glyphbench.prompts.sources import parse_source
 
     parsed = parse_source(spec)
     if parsed.kind == "textinvision":
         return audit_textinvision(parsed.target)
     if parsed.kind == "default":
         return audit_default(parsed.target or None)
-    from prompts.pool import PromptPool
-    from prompts.sources import load_source
+    from glyphbench.prompts.pool import PromptPool
+    from glyphbench.prompts.sources import load_source
 
     loaded = load_source(spec)
     assert not isinstance(loaded, PromptPool)

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.core.io import jsonl_records, read_json
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import jsonl_records, read_json
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -306,7 +306,7 @@ def caption_frame(captions: CaptionSet, source: str) -> pd.DataFrame:
     """The found captions as a prompt table (prompt = caption, text = its spans)."""
     import pandas as pd
 
-    from prompts.pool import make_prompt_id
+    from glyphbench.prompts.pool import make_prompt_id
 
     return pd.DataFrame(
         {

@@ -9,7 +9,7 @@ files, for tests):
 * ``real_world.csv`` — ``prompt_id,group,subgroup,prompt,text``; the prompt holds
   ``"text"`` verbatim; group is one of :data:`REAL_WORLD_GROUPS`.
 
-Every template is paired with every text (lazily, see :mod:`prompts.pool`);
+Every template is paired with every text (lazily, see :mod:`glyphbench.prompts.pool`);
 real-world prompts are whole rows. All of these are English (``lang`` ``en``).
 
 The Chinese part (``lang`` ``zh``; optional in a folder of this format):
@@ -19,7 +19,7 @@ The Chinese part (``lang`` ``zh``; optional in a folder of this format):
 * ``zh_texts.csv`` — ``text_id,text,kind``, Chinese texts.
 
 ``lexicon.csv`` — ``text`` and the attributes that need word lists
-(:data:`prompts.attributes.LEXICON_ATTRIBUTES`) of every text of the files above,
+(:data:`glyphbench.prompts.attributes.LEXICON_ATTRIBUTES`) of every text of the files above,
 as derived with the ``prompts`` extra installed; written by
 ``prompts/data/build_default.py`` (:func:`write_lexicon`). A text found there is not
 derived again, so ``run --prompts default`` needs neither wordfreq nor cefrpy; a
@@ -38,11 +38,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import read_table, write_table
-from prompts.attributes import LEXICON_ATTRIBUTES, Stored, compute_attributes, stored_lexicon
-from prompts.pool import PromptPool, fill_placeholder, make_prompt_id, real_world_rows
-from prompts.schema import REAL_WORLD_GROUPS
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_table, write_table
+from glyphbench.prompts.attributes import (
+    LEXICON_ATTRIBUTES,
+    Stored,
+    compute_attributes,
+    stored_lexicon,
+)
+from glyphbench.prompts.pool import PromptPool, fill_placeholder, make_prompt_id, real_world_rows
+from glyphbench.prompts.schema import REAL_WORLD_GROUPS
 
 #: Bump when the shipped data changes meaningfully; the file digest is appended anyway.
 DATA_VERSION = "1"

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.core.errors import InputError
-from bench.core.io import jsonl_records
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import jsonl_records
 
 CAPTION_COLUMNS = ("caption", "text", "TEXT", "Caption", "alt_text", "captions")
 

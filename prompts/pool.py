@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from prompts.attributes import Stored, char_length, compute_attributes, word_count
-from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
+from glyphbench.prompts.attributes import Stored, char_length, compute_attributes, word_count
+from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
 #: The first double-quoted span of a template: TextInVision's text slot.
 FIRST_QUOTED = re.compile(r'".*?"')
@@ -53,7 +53,7 @@ def real_world_rows(
 
     ``key_column`` holds the source's own id; it becomes ``text_id`` and, hashed with
     ``kind``, the stable ``prompt_id``. ``stored``: lexicon attributes given, not derived
-    (:func:`prompts.attributes.compute_attributes`).
+    (:func:`glyphbench.prompts.attributes.compute_attributes`).
     """
     rows = frame.copy()
     rows["prompt_type"] = "real_world"

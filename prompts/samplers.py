@@ -1,7 +1,7 @@
-"""Samplers: the ``samplers`` plug-ins of :data:`bench.core.registry.PLUGINS`.
+"""Samplers: the ``samplers`` plug-ins of :data:`glyphbench.core.registry.PLUGINS`.
 
 A sampler draws ``n`` prompts from a source (a lazy pool or a materialised set),
-optionally stratified by columns, reproducibly from a seed. :func:`prompts.select`
+optionally stratified by columns, reproducibly from a seed. :func:`glyphbench.prompts.select`
 and a run's ``sampler:`` setting name one by spec; the default is ``stratified``.
 
 ``stratified[?floor=N]``
@@ -9,7 +9,7 @@ and a run's ``sampler:`` setting name one by spec; the default is ``stratified``
     the rest is shared in proportion to stratum size (largest remainder). The draw
     within a stratum is seeded by ``(seed, stratum key)``, so it does not depend on
     the other strata. On a pool it uses index arithmetic and never builds the full
-    cross product (see :mod:`prompts.stratify`).
+    cross product (see :mod:`glyphbench.prompts.stratify`).
 
 Importing this module is cheap: pandas and the selection code load when sampling.
 """
@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import Field
 
-from bench.core.registry import Options, Spec, register
+from glyphbench.core.registry import Options, Spec, register
 
 if TYPE_CHECKING:
-    from prompts.pool import PromptPool
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.pool import PromptPool
+    from glyphbench.prompts.schema import PromptSet
 
 #: The sampler a selection uses when none is named.
 DEFAULT_SAMPLER = "stratified"
@@ -56,9 +56,9 @@ class StratifiedSampler:
     def sample(
         self, source: PromptPool | PromptSet, n: int, stratify: Sequence[str], seed: int
     ) -> PromptSet:
-        from prompts.pool import PromptPool
-        from prompts.schema import PromptSet
-        from prompts.stratify import sample_frame, sample_pool
+        from glyphbench.prompts.pool import PromptPool
+        from glyphbench.prompts.schema import PromptSet
+        from glyphbench.prompts.stratify import sample_frame, sample_pool
 
         if isinstance(source, PromptPool):
             sampled = sample_pool(source, n, stratify, seed, self.floor)

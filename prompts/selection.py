@@ -8,7 +8,7 @@ Order of operations in :func:`select`: ``config`` -> ``where`` -> ``sample`` -> 
   the same final prompt collapse to one (the last, as in the reference).
   Real-world prompts are not part of a config selection.
 * ``where`` is a ``DataFrame.query`` expression over the schema columns.
-* ``sample`` draws N rows with a sampler plug-in (:mod:`prompts.samplers`; by
+* ``sample`` draws N rows with a sampler plug-in (:mod:`glyphbench.prompts.samplers`; by
   default ``stratified``), stratified by ``stratify`` columns: each stratum gets
   ``min(floor, its size)`` rows, the rest is shared in proportion to stratum
   size (largest remainder). The draw within a stratum is seeded by
@@ -29,17 +29,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import slug
-from bench.core.registry import PLUGINS
-from prompts.attributes import char_length, word_count
-from prompts.pool import PromptPool
-from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import slug
+from glyphbench.core.registry import PLUGINS
+from glyphbench.prompts.attributes import char_length, word_count
+from glyphbench.prompts.pool import PromptPool
+from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
-# Re-exported: the stratified drawing lived here before prompts.stratify.
-from prompts.stratify import allocate as allocate
-from prompts.stratify import sample_frame as sample_frame
-from prompts.stratify import sample_pool as sample_pool
+# Re-exported: the stratified drawing lived here before glyphbench.prompts.stratify.
+from glyphbench.prompts.stratify import allocate as allocate
+from glyphbench.prompts.stratify import sample_frame as sample_frame
+from glyphbench.prompts.stratify import sample_pool as sample_pool
 
 # ---------------------------------------------------------------- filter config
 
@@ -273,7 +273,7 @@ def select_ids(source: str | PromptPool | PromptSet, ids: Collection[str]) -> Pr
     >>> chosen.frame["prompt_id"].tolist()
     ['a/b', 'p3']
     """
-    from prompts.sources import load_source
+    from glyphbench.prompts.sources import load_source
 
     wanted = set(ids)
     # a changed id's slug ends in "-" and 8 hex digits: without such names, skip slugging
@@ -373,13 +373,13 @@ def select(
 ) -> PromptSet:
     """Select prompts from a source spec, a PromptSet or a pool (see the module docstring).
 
-    ``prompts.select("default", sample=40, stratify=["prompt_type", "group"], seed=0)``
+    ``glyphbench.prompts.select("default", sample=40, stratify=["prompt_type", "group"], seed=0)``
     draws 40 prompts, at least one per (type, group) stratum, without building
     the default set's full cross product. ``sampler`` names the sampler plug-in
     (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
-    from prompts.samplers import DEFAULT_SAMPLER, Sampler
-    from prompts.sources import load_source
+    from glyphbench.prompts.samplers import DEFAULT_SAMPLER, Sampler
+    from glyphbench.prompts.sources import load_source
 
     chosen: Sampler = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
 

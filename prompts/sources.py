@@ -1,4 +1,4 @@
-"""Prompt sources: the ``sources`` plug-ins of :data:`bench.core.registry.PLUGINS`.
+"""Prompt sources: the ``sources`` plug-ins of :data:`glyphbench.core.registry.PLUGINS`.
 
 ``default``                     glyphbench's own set (package data, lazy pool)
 ``default:DIR``                 a folder in the default set's three-file format
@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from prompts.captions import CaptionSet
-    from prompts.pool import PromptPool
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.captions import CaptionSet
+    from glyphbench.prompts.pool import PromptPool
+    from glyphbench.prompts.schema import PromptSet
 
 #: Table plug-in -> the file suffixes it reads (a bare path with one names that plug-in).
 TABLE_SUFFIXES = {
@@ -60,7 +60,7 @@ def _column(meaning: str) -> Any:
 class TableOptions(Options):
     """Column mapping of a user table (``csv``, ``jsonl``, ``parquet``, ``hf``).
 
-    Each field is a schema column (:data:`prompts.schema.PROMPT_COLUMNS`) and its
+    Each field is a schema column (:data:`glyphbench.prompts.schema.PROMPT_COLUMNS`) and its
     value the table's column to read it from; ``template`` builds the prompt from
     the text instead, and ``prompt_type`` may also be a constant type.
     """
@@ -135,7 +135,7 @@ class DefaultOptions(Options):
     summary="glyphbench's own prompt set (package data), or a folder in its format.",
 )
 def _default(spec: Spec, options: DefaultOptions) -> PromptPool:
-    from prompts.default import load_default_pool
+    from glyphbench.prompts.default import load_default_pool
 
     folder = spec.target or None  # "default:FOLDER" reads a folder in the default format
     return load_default_pool(Path(folder) if folder else None, source=spec.text, lang=options.lang)
@@ -149,7 +149,7 @@ def _default(spec: Spec, options: DefaultOptions) -> PromptPool:
     summary="The public TextInVision files, read as they are (lazy pool).",
 )
 def _textinvision(spec: Spec, options: NoOptions) -> PromptPool:
-    from prompts.textinvision import load_textinvision_pool
+    from glyphbench.prompts.textinvision import load_textinvision_pool
 
     return load_textinvision_pool(spec.target, source=spec.text)
 
@@ -207,7 +207,7 @@ class TextCapsOptions(Options):
     "image's OCR tokens (docs/prompts.md).",
 )
 def _textcaps(spec: Spec, options: TextCapsOptions) -> PromptSet:
-    from prompts.captions import read_textcaps
+    from glyphbench.prompts.captions import read_textcaps
 
     path = Path(spec.target)
     captions = read_textcaps(path, Path(options.ocr) if options.ocr else None)
@@ -223,7 +223,7 @@ def _textcaps(spec: Spec, options: TextCapsOptions) -> PromptSet:
     "shared name-like spans (docs/prompts.md).",
 )
 def _vizwiz(spec: Spec, options: NoOptions) -> PromptSet:
-    from prompts.captions import read_vizwiz
+    from glyphbench.prompts.captions import read_vizwiz
 
     path = Path(spec.target)
     return _caption_set(spec, path, read_vizwiz(path))
@@ -231,8 +231,8 @@ def _vizwiz(spec: Spec, options: NoOptions) -> PromptSet:
 
 def _caption_set(spec: Spec, path: Path, captions: CaptionSet) -> PromptSet:
     """A caption source's prompt set; the captions without text ride along in ``meta``."""
-    from prompts.captions import caption_frame
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.captions import caption_frame
+    from glyphbench.prompts.schema import PromptSet
 
     if not captions.found:
         raise InputError(
@@ -288,9 +288,9 @@ def load_prompt_set(spec: str) -> PromptSet:
 
     ``default`` is a few hundred thousand rows and ``textinvision:DIR`` about 1.4
     million (seconds to tens of seconds, see docs/prompts.md); use
-    :func:`prompts.select` to sample them without building every row.
+    :func:`glyphbench.prompts.select` to sample them without building every row.
     """
-    from prompts.pool import PromptPool
+    from glyphbench.prompts.pool import PromptPool
 
     source = load_source(spec)
     return source.to_prompt_set() if isinstance(source, PromptPool) else source
@@ -305,8 +305,8 @@ def _file_digest(path: Path) -> str:
 
 
 def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
-    from bench.core.io import read_table
-    from prompts.schema import PromptSet
+    from glyphbench.core.io import read_table
+    from glyphbench.prompts.schema import PromptSet
 
     path = Path(parsed.target)
     if not path.exists():
@@ -330,7 +330,7 @@ def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
 def _load_hf(parsed: Spec, options: TableOptions) -> PromptSet:
     import pandas as pd
 
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.schema import PromptSet
 
     repo, split = parsed.target, "train"
     head, sep, tail = parsed.target.rpartition(":")
@@ -368,11 +368,12 @@ def map_columns(
     """Rename a user table's columns to the schema, build prompts, compute attributes.
 
     A table glyphbench wrote (every schema column present, nothing mapped onto them)
-    keeps the word-list attributes it holds where :func:`prompts.attributes.stored_lexicon`
+    keeps the word-list attributes it holds where
+    :func:`glyphbench.prompts.attributes.stored_lexicon`
     accepts them, so reading it back needs no word list.
     """
-    from prompts.attributes import compute_attributes, stored_lexicon
-    from prompts.schema import PROMPT_COLUMNS
+    from glyphbench.prompts.attributes import compute_attributes, stored_lexicon
+    from glyphbench.prompts.schema import PROMPT_COLUMNS
 
     options = mapping.mapping()
     export = all(c in frame.columns for c in PROMPT_COLUMNS) and not options
@@ -417,7 +418,7 @@ def _columns(frame: pd.DataFrame) -> str:
 
 def _constant_type(frame: pd.DataFrame, options: dict[str, str], where: str) -> str | None:
     """``prompt_type=simple`` naming no column: one type for all rows (popped from ``options``)."""
-    from prompts.schema import PROMPT_TYPES
+    from glyphbench.prompts.schema import PROMPT_TYPES
 
     if "prompt_type" not in options or options["prompt_type"] in frame.columns:
         return None
@@ -435,8 +436,8 @@ def _set_stated_apart(frame: pd.DataFrame, options: dict[str, str]) -> pd.DataFr
     A glyphbench export (every schema column present) gets its computed columns
     recomputed as they were.
     """
-    from prompts.attributes import TEXT_ATTRIBUTES
-    from prompts.schema import PROMPT_COLUMNS
+    from glyphbench.prompts.attributes import TEXT_ATTRIBUTES
+    from glyphbench.prompts.schema import PROMPT_COLUMNS
 
     computed = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
     own = [c for c in frame.columns if c in computed and c not in options.values()]
@@ -466,7 +467,7 @@ def _type_columns(frame: pd.DataFrame, kind: str) -> None:
     """Ids for rows without one; real types for stated, frequency and category columns."""
     import pandas as pd
 
-    from prompts.pool import make_prompt_id
+    from glyphbench.prompts.pool import make_prompt_id
 
     if "prompt_id" not in frame.columns:
         frame["prompt_id"] = [

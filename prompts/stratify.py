@@ -1,6 +1,6 @@
 """Stratified drawing: ``n`` rows of a prompt set or a lazy pool, a floor per stratum.
 
-The work behind the ``stratified`` sampler (:mod:`prompts.samplers`); a pool is
+The work behind the ``stratified`` sampler (:mod:`glyphbench.prompts.samplers`); a pool is
 sampled by index arithmetic, never by building its full cross product.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.errors import InputError
-from prompts.pool import PromptPool
-from prompts.schema import PROMPT_COLUMNS, PromptSet, conform
+from glyphbench.core.errors import InputError
+from glyphbench.prompts.pool import PromptPool
+from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
 
 def allocate(sizes: Sequence[int], n: int, floor: int = 1) -> list[int]:

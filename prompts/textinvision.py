@@ -1,7 +1,7 @@
 """The ``textinvision:DIR`` source: the public TextInVision files, read as they are.
 
 * ``all_prompts.csv`` (prompts, type): templates; the first double-quoted span
-  is the slot (:func:`prompts.pool.fill_first_quoted`).
+  is the slot (:func:`glyphbench.prompts.pool.fill_first_quoted`).
 * ``all_texts.csv`` (words, oxford_category, char_length, ...): texts and their
   stated attributes.
 * ``real_world_prompts.json`` (prompt -> {group, text, char_length, word_count, id}).
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import read_table
-from prompts.attributes import char_length, compute_attributes, word_count
-from prompts.pool import PromptPool, fill_first_quoted, real_world_rows
-from prompts.schema import REAL_WORLD_GROUPS
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_table
+from glyphbench.prompts.attributes import char_length, compute_attributes, word_count
+from glyphbench.prompts.pool import PromptPool, fill_first_quoted, real_world_rows
+from glyphbench.prompts.schema import REAL_WORLD_GROUPS
 
 TEXTS_FILE = "all_texts.csv"
 PROMPTS_FILE = "all_prompts.csv"

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench.scoring.table import Derived, Mean, Metric, Ratio
+from glyphbench.scoring.table import Derived, Mean, Metric, Ratio
 
 
 @dataclass(frozen=True)

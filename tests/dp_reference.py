@@ -1,6 +1,6 @@
 """Plain dynamic-programming implementations used as test oracles and benchmark baseline.
 
-Written for clarity, not speed: no rapidfuzz, no shortcuts. ``bench.scoring``
+Written for clarity, not speed: no rapidfuzz, no shortcuts. ``glyphbench.scoring``
 must agree with these exactly.
 """
 

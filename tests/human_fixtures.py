@@ -1,7 +1,7 @@
 """A small synthetic run folder for the human-study tests.
 
-It has every column of ``bench.run.results.RESULT_COLUMNS`` and real PNG images
-drawn with PIL, written through the engine's :class:`~bench.engine.RunFolder` the
+It has every column of ``glyphbench.run.results.RESULT_COLUMNS`` and real PNG images
+drawn with PIL, written through the engine's :class:`~glyphbench.engine.RunFolder` the
 way the runner writes them, so the study code sees what a real run would give it: three
 models plus the three control models, prompts in a few categories, OCR text
 with some mistakes and the scores the scoring engine computes from them.
@@ -17,11 +17,11 @@ from typing import Any
 import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.core.fonts import bundled_fonts
-from bench.core.schema import ROW_KEY
-from bench.engine import RunFolder, slug
-from bench.run.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
-from bench.scoring import score_pairs
+from glyphbench.core.fonts import bundled_fonts
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.engine import RunFolder, slug
+from glyphbench.run.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
+from glyphbench.scoring import score_pairs
 
 MODELS = ("diffusers:tiny/alpha", "diffusers:tiny/beta", "diffusers:tiny/gamma")
 CONTROLS = ("control:render", "control:typo?rate=0.5", "control:blank")
@@ -146,8 +146,8 @@ def launch_app(study_dir: Path, auth_file: Path | None = None):  # -> (demo, url
     import os
 
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from human_eval.serve import launch
-    from human_eval.study import load_study
+    from glyphbench.human_eval.serve import launch
+    from glyphbench.human_eval.study import load_study
 
     port = free_port()
     if auth_file is not None:

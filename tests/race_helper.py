@@ -1,7 +1,7 @@
 """Two real processes racing on one run folder (used by tests/test_reliability_runs.py).
 
 :func:`race` starts two spawned processes; for every trial both wait at a barrier,
-then call :func:`bench.run.operations.run_benchmark` on the same output folder, and report
+then call :func:`glyphbench.run.operations.run_benchmark` on the same output folder, and report
 ``"ok"`` or the one-line refusal they got. Spawning once and racing many trials keeps
 the test fast (two interpreter start-ups, not forty).
 """
@@ -21,9 +21,9 @@ def _worker(index: int, trials: list[Trial], barrier: Any, outcomes: Any) -> Non
     from rich.console import Console
     from runner_helper import register
 
-    from bench.core.errors import InputError
-    from bench.run.config import RunConfig
-    from bench.run.operations import run_benchmark
+    from glyphbench.core.errors import InputError
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import run_benchmark
 
     register()
     for number, trial in enumerate(trials):

@@ -1,10 +1,10 @@
 """Build small, realistic run folders for report tests (and anyone else who needs one).
 
 A run folder is written the way the runner writes one, through the engine's
-:class:`~bench.engine.RunFolder` (images with their SHA-256, the rows as a part file
+:class:`~glyphbench.engine.RunFolder` (images with their SHA-256, the rows as a part file
 merged into the results table, the manifest)::
 
-    RUN/results.parquet        one row per image, columns bench.run.results.RESULT_COLUMNS
+    RUN/results.parquet        one row per image, columns glyphbench.run.results.RESULT_COLUMNS
     RUN/run.json               {"run_id": ..., "config": {...}, ...}
     RUN/images/<model>/<prompt_id>_s<seed>_i0.png
     RUN/parts/fixture/all/batch-00001.parquet
@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.core.schema import ROW_KEY
-from bench.engine import RunFolder, encode_png, slug
-from bench.run.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
-from bench.scoring import score_pairs
-from prompts.schema import PROMPT_COLUMNS
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.engine import RunFolder, encode_png, slug
+from glyphbench.prompts.schema import PROMPT_COLUMNS
+from glyphbench.run.results import RESULT_COLUMNS, RESULTS, conform_results, image_relpath
+from glyphbench.scoring import score_pairs
 
 WORDS = (
     "open",
@@ -141,7 +141,7 @@ def _draw(text: str, size: tuple[int, int], rng: random.Random):
     """A small PNG with ``text`` drawn on it; returns (image, box as 4 points)."""
     from PIL import Image, ImageDraw, ImageFont
 
-    from bench.core.fonts import font_by_name
+    from glyphbench.core.fonts import font_by_name
 
     height = size[1]
     image = Image.new("RGB", size, (rng.randint(200, 255), rng.randint(200, 255), 235))

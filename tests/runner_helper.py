@@ -32,11 +32,11 @@ from typing import Any
 
 import pandas as pd
 
-from bench.core.registry import PLUGINS, Options, Spec
-from bench.models.base import ImageRequest, ModelAdapter
-from bench.models.controls import RenderControl
-from bench.readers.base import Reader, Reading
-from prompts.schema import PromptSet
+from glyphbench.core.registry import PLUGINS, Options, Spec
+from glyphbench.models.base import ImageRequest, ModelAdapter
+from glyphbench.models.controls import RenderControl
+from glyphbench.prompts.schema import PromptSet
+from glyphbench.readers.base import Reader, Reading
 
 
 class PixelOCR(Reader):
@@ -188,7 +188,7 @@ class FlakyRender(RenderControl):
 
 
 class FakeOOM(RuntimeError):
-    """Looks like torch's CUDA OOM to bench.core.accelerator.is_oom."""
+    """Looks like torch's CUDA OOM to glyphbench.core.accelerator.is_oom."""
 
 
 class OOMRender(RenderControl):
@@ -263,7 +263,7 @@ def doubles_script(folder: Path) -> Path:
         "from runner_helper import register\n"
         "register()\n"
         "if __name__ == '__main__':\n"
-        "    from bench.cli import main\n"
+        "    from glyphbench.cli import main\n"
         "    sys.argv[0] = 'glyphbench'\n"
         "    main()\n"
     )
@@ -337,7 +337,7 @@ if __name__ in ("__main__", "__mp_main__"):
     # doubles exist there too.
     register()
 if __name__ == "__main__":
-    from bench.cli import main
+    from glyphbench.cli import main
 
     sys.argv[0] = "glyphbench"
     main()

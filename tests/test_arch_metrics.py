@@ -34,7 +34,7 @@ def test_figures_of_the_tree_follow_the_layers_contract() -> None:
     assert figures["room_cycles"] == []
     chain = figures["longest_chain_modules"]
     assert len(chain) == figures["longest_chain"] >= 2
-    assert chain[0].startswith("bench.cli")  # the top floor starts the longest chain
+    assert chain[0].startswith("glyphbench.cli")  # the top floor starts the longest chain
     assert 0 < figures["inside_functions"] < figures["cross_room_imports"]
 
 

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-import bench.engine.folder as folder_module
-from bench.engine import RunFolder
+import glyphbench.engine.folder as folder_module
+from glyphbench.engine import RunFolder
 
 
 def _count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -21,15 +21,15 @@ import pytest
 from PIL import Image
 from runner_helper import PixelOCR, register
 
-from bench.engine import Batch, Group, RunFolder
-from bench.models.base import COST_KEY, DRAWN_KEY, ImageNotMade
-from bench.readers.base import Reading
-from bench.run.config import RunConfig
-from bench.run.image_jobs import build_jobs
-from bench.run.operations import run_benchmark
-from bench.run.results import TIMING_COLUMNS, BatchRows
-from bench.run.shard import Runner
-from prompts.schema import PromptSet
+from glyphbench.engine import Batch, Group, RunFolder
+from glyphbench.models.base import COST_KEY, DRAWN_KEY, ImageNotMade
+from glyphbench.prompts.schema import PromptSet
+from glyphbench.readers.base import Reading
+from glyphbench.run.config import RunConfig
+from glyphbench.run.image_jobs import build_jobs
+from glyphbench.run.operations import run_benchmark
+from glyphbench.run.results import TIMING_COLUMNS, BatchRows
+from glyphbench.run.shard import Runner
 
 register()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-import bench.engine.folder as folder_module
+import glyphbench.engine.folder as folder_module
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import COMMAND_MODULES, app
+from glyphbench.cli.root import COMMAND_MODULES, app
 
 HEAVY = (
     "torch",
@@ -27,7 +27,7 @@ def test_help_imports_no_heavy_library():
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from bench.cli.root import app\n"
+        "from glyphbench.cli.root import app\n"
         "result = CliRunner().invoke(app, ['--help'])\n"
         "assert result.exit_code == 0, result.output\n"
         f"heavy = [m for m in {HEAVY!r} if m in sys.modules]\n"
@@ -43,7 +43,7 @@ def test_list_imports_no_heavy_library():
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from bench.cli.root import app\n"
+        "from glyphbench.cli.root import app\n"
         "result = CliRunner().invoke(app, ['list'])\n"
         "assert result.exit_code == 0, result.output\n"
         "assert 'easyocr' in result.output and 'stratified' in result.output\n"
@@ -128,7 +128,7 @@ def test_list_prints_a_shared_option_schema_once():
 
 
 def test_a_spec_string_names_its_model_with_name():
-    from bench.run.config import ModelEntry
+    from glyphbench.run.config import ModelEntry
 
     entry = ModelEntry.model_validate("images:some/folder?name=A")
     assert (entry.label, entry.spec) == ("A", "images:some/folder")
@@ -137,7 +137,7 @@ def test_a_spec_string_names_its_model_with_name():
 
 
 def test_dataset_card_states_a_licence_and_reads_counts_as_counts():
-    from bench.cli.export import dataset_card
+    from glyphbench.cli.export import dataset_card
 
     table = pd.DataFrame({"model": ["m"], "ned": [1.0], "lcs_len": [4]})
     card = dataset_card({"run_id": "r"}, table, dropped=0, license_id="cc-by-4.0")

@@ -21,9 +21,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.cli.score import CONTRACT
-from bench.scoring.table import METRICS
+from glyphbench.cli.root import app
+from glyphbench.cli.score import CONTRACT
+from glyphbench.scoring.table import METRICS
 
 DATA = Path(__file__).parent / "data" / "compat"
 
@@ -147,7 +147,7 @@ def test_reference_alias_writes_the_four_columns_and_their_means(tmp_path: Path,
 @pytest.mark.slow
 def test_unknown_compat_name_is_one_line_exit_2(tmp_path: Path) -> None:
     pairs = write_pairs([{"expected": "a", "read": "a"}], tmp_path / "pairs.csv")
-    command = [sys.executable, "-m", "bench.cli", "score", str(pairs), "--compat", "nope"]
+    command = [sys.executable, "-m", "glyphbench", "score", str(pairs), "--compat", "nope"]
     result = subprocess.run([*command, "--out", str(tmp_path / "o.csv")], capture_output=True)
     assert result.returncode == 2
     assert b"--compat must be one of" in result.stderr
@@ -159,7 +159,7 @@ def test_compat_help_names_every_compat_family_and_no_other() -> None:
     would load every scorer for ``glyphbench --help`` (seconds); this keeps the list true."""
     import re
 
-    from bench.cli.score import COMPAT_HELP
+    from glyphbench.cli.score import COMPAT_HELP
 
     names = COMPAT_HELP.split(":", 1)[1].split("See")[0]
     listed = set(re.findall(r"[a-z][a-z0-9-]*", names)) - {"alias", "or"}

@@ -16,7 +16,7 @@ from compat_data import load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.anytext import (
+from glyphbench.scoring.anytext import (
     MAX_LINE_CHARS,
     anytext_ned,
     anytext_sen_acc,
@@ -25,7 +25,7 @@ from bench.scoring.anytext import (
     known_characters,
     summary,
 )
-from bench.scoring.table import METRICS, Mean
+from glyphbench.scoring.table import METRICS, Mean
 
 EN_ROWS = load_rows("anytext")
 ZH_ROWS = load_rows("anytext-zh")

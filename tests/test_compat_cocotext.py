@@ -16,7 +16,7 @@ from compat_data import load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.cocotext import (
+from glyphbench.scoring.cocotext import (
     MIN_LENGTH,
     cocotext_decode,
     cocotext_distance1,
@@ -24,7 +24,7 @@ from bench.scoring.cocotext import (
     cocotext_ignored,
     summary,
 )
-from bench.scoring.table import METRICS, Mean
+from glyphbench.scoring.table import METRICS, Mean
 
 PER_PAIR = {
     "cocotext_exact": cocotext_exact,

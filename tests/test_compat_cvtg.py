@@ -10,7 +10,7 @@ from compat_data import assert_same, load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.cvtg import (
+from glyphbench.scoring.cvtg import (
     closest_read_word,
     cvtg_summary,
     cvtg_word_correct,
@@ -19,7 +19,7 @@ from bench.scoring.cvtg import (
     cvtg_word_total,
     cvtg_words,
 )
-from bench.scoring.table import METRICS, Ratio
+from glyphbench.scoring.table import METRICS, Ratio
 
 ROWS = load_rows("cvtg")
 FUNCTIONS = {

@@ -11,8 +11,8 @@ from compat_data import assert_same, load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.lex import lex_items, lex_pned, lex_recall, lex_summary, lex_tokens
-from bench.scoring.table import METRICS, Mean, Ratio
+from glyphbench.scoring.lex import lex_items, lex_pned, lex_recall, lex_summary, lex_tokens
+from glyphbench.scoring.table import METRICS, Mean, Ratio
 
 ROWS = load_rows("lex")
 
@@ -51,7 +51,7 @@ def test_table_aggregate_over_every_pair_matches_the_original() -> None:
     # set's values leave them out as the original's numbers do.
     import pandas as pd
 
-    from bench.scoring import score_pairs
+    from glyphbench.scoring import score_pairs
 
     want = load_summary("lex")
     reads = [r["read"] for r in ROWS]  # PaddleOCR's boxes, as the original got them

@@ -13,14 +13,14 @@ from compat_vlm import aggregate, per_image_columns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.longtext import (
+from glyphbench.scoring.longtext import (
     FAMILY_LANGUAGE,
     FAMILY_METRICS,
     longtext_counts,
     longtext_recall,
     longtext_summary,
 )
-from bench.scoring.table import METRICS
+from glyphbench.scoring.table import METRICS
 
 FAMILIES = ["longtext", "longtext-zh"]
 PAIR_COLUMNS = ["longtext_recall", "longtext_matched", "longtext_total"]

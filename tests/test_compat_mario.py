@@ -15,7 +15,7 @@ from compat_data import load_rows, load_summary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.mario import (
+from glyphbench.scoring.mario import (
     mario_acc,
     mario_counts,
     mario_f,
@@ -25,7 +25,7 @@ from bench.scoring.mario import (
     read_lines,
     summary,
 )
-from bench.scoring.table import METRICS, Derived, Mean
+from glyphbench.scoring.table import METRICS, Derived, Mean
 
 PER_PAIR = {
     "mario_precision": mario_precision,

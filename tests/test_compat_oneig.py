@@ -10,7 +10,7 @@ from compat_vlm import aggregate, per_image_columns
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring.oneig import (
+from glyphbench.scoring.oneig import (
     FAMILY_METRICS,
     MAX_EDIT_DISTANCE,
     oneig_counts,
@@ -21,7 +21,7 @@ from bench.scoring.oneig import (
     oneig_text_score,
     oneig_wac,
 )
-from bench.scoring.table import METRICS
+from glyphbench.scoring.table import METRICS
 
 FAMILIES = ["oneig", "oneig-zh"]
 PAIR_COLUMNS = ["oneig_ed", "oneig_cr", "oneig_wac", "oneig_wac_matched", "oneig_wac_total"]

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from compat_data import assert_same, load_rows
 
-from bench.scoring import score_pairs
-from bench.scoring.units import boxes
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.units import boxes
 
 ROWS = load_rows("released")
 LEX_SETS = [row for row in ROWS if row["family"] == "lex" and row["kind"] == "set"]

@@ -16,11 +16,11 @@ import pytest
 from compat_data import assert_same, load_rows, load_summary
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.scoring.glyphbench import anls
-from bench.scoring.pair import Pair
-from bench.scoring.stvqa import stvqa_anls, stvqa_nl
-from bench.scoring.table import METRICS
+from glyphbench.cli.root import app
+from glyphbench.scoring.glyphbench import anls
+from glyphbench.scoring.pair import Pair
+from glyphbench.scoring.stvqa import stvqa_anls, stvqa_nl
+from glyphbench.scoring.table import METRICS
 
 ROWS = load_rows("stvqa")
 

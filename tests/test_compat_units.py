@@ -22,10 +22,10 @@ import pytest
 from compat_data import assert_same, load_rows
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.cli.score import CONTRACT
-from bench.scoring import score_pairs
-from bench.scoring.table import METRICS
+from glyphbench.cli.root import app
+from glyphbench.cli.score import CONTRACT
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.table import METRICS
 
 ROWS = load_rows("units")
 VALUE_KEYS = {"family", "expected", "lines", "units", "note", "text_content"}
@@ -124,7 +124,7 @@ def test_the_cli_converts_by_default_and_not_with_read_as_units(
 def test_the_cli_rejects_an_unknown_read_as(tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("expected,ocr\na,a\n", encoding="utf-8")
-    command = [sys.executable, "-m", "bench.cli", "score", str(pairs), "--compat", "mario"]
+    command = [sys.executable, "-m", "glyphbench", "score", str(pairs), "--compat", "mario"]
     command += ["--out", str(tmp_path / "o.csv"), "--read-as", "words"]
     result = subprocess.run(command, capture_output=True)
     assert result.returncode == 2
@@ -134,7 +134,7 @@ def test_the_cli_rejects_an_unknown_read_as(tmp_path: Path) -> None:
 
 
 def test_suites_score_reader_pieces_in_the_benchmarks_units() -> None:
-    from bench.suites.scores import add_suite_scores
+    from glyphbench.suites.scores import add_suite_scores
 
     cases = [row for row in ROWS if row["family"] == "mario"]
     rows = pd.DataFrame(

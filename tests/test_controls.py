@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 from runner_helper import prompt_set
 
-from bench.core.errors import InputError
-from bench.models import ImageRequest, get_model
-from bench.models.controls import MARGIN, TYPO_ALPHABET, corrupt, render_text
+from glyphbench.core.errors import InputError
+from glyphbench.models import ImageRequest, get_model
+from glyphbench.models.controls import MARGIN, TYPO_ALPHABET, corrupt, render_text
 
 TEXTS = [
     "OPEN",
@@ -116,9 +116,9 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
     """The measurement's validation: blank < typo(0.5) < typo(0.1) < render, render near perfect."""
     pytest.importorskip("easyocr")
     pytest.importorskip("easyocr_en_models")
-    from bench.report.console import summarize
-    from bench.run.config import RunConfig
-    from bench.run.operations import run_benchmark
+    from glyphbench.report.console import summarize
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import run_benchmark
 
     models = ["control:render", "control:typo?rate=0.1", "control:typo?rate=0.5", "control:blank"]
     config = RunConfig.from_mapping(
@@ -159,8 +159,8 @@ def test_controls_order_through_real_easyocr(tmp_path: Path) -> None:
 def test_render_draws_chinese_with_a_cjk_font_and_latin_as_before() -> None:
     import numpy as np
 
-    from bench.core.fonts import cjk_fonts
-    from bench.models.controls import needs_cjk_font, render_text
+    from glyphbench.core.fonts import cjk_fonts
+    from glyphbench.models.controls import needs_cjk_font, render_text
 
     if not cjk_fonts():
         pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")

@@ -23,10 +23,10 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from PIL import Image
 
-import bench.engine.folder as folder_module
-from bench.core.errors import InputError
-from bench.core.io import HOST_TAG
-from bench.engine import (
+import glyphbench.engine.folder as folder_module
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import HOST_TAG
+from glyphbench.engine import (
     Batch,
     Group,
     Loop,
@@ -38,7 +38,7 @@ from bench.engine import (
     slug,
     take_shard,
 )
-from bench.readers import Reader, ReadError, Reading
+from glyphbench.readers import Reader, ReadError, Reading
 
 
 # ------------------------------------------------------------------------ folder names

@@ -1,6 +1,6 @@
 """Issue 14, case 5: malformed input is one line naming the file (and line or key), exit 2.
 
-Every case goes through the console entry point (:func:`bench.cli.main`) in this
+Every case goes through the console entry point (:func:`glyphbench.cli.main`) in this
 process, as a user's command would, and checks the whole of stderr.
 """
 
@@ -21,7 +21,7 @@ register()
 
 
 def glyphbench(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    from bench.cli import main
+    from glyphbench.cli import main
 
     capsys.readouterr()
     saved = sys.argv
@@ -47,7 +47,7 @@ def one_line(err: str) -> str:
 def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from human_fixtures import make_run
 
-    from human_eval.study import create_study
+    from glyphbench.human_eval.study import create_study
 
     root = tmp_path_factory.mktemp("contract")
     run = make_run(root / "run", per_cell=2, image_size=32)
@@ -246,8 +246,8 @@ def _study_json_missing_a_key(folder: Path) -> str:
 
 
 def _rating_off_the_scale(folder: Path) -> str:
-    from human_eval.service import RatingService
-    from human_eval.study import load_study
+    from glyphbench.human_eval.service import RatingService
+    from glyphbench.human_eval.study import load_study
 
     service = RatingService(load_study(folder))
     view = service.start(True)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from runner_helper import child_environment
 
-from bench.readers import available_engines
+from glyphbench.readers import available_engines
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from human_fixtures import launch_app, make_run
 
-from human_eval.study import create_study
+from glyphbench.human_eval.study import create_study
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -205,8 +205,8 @@ def test_twenty_concurrent_raters_store_every_answer_exactly_once(app: dict) -> 
 def test_serve_prints_the_raters_and_the_admin_address(tmp_path: Path, capfd) -> None:
     from human_fixtures import free_port
 
-    from human_eval.serve import launch
-    from human_eval.study import create_study, load_study
+    from glyphbench.human_eval.serve import launch
+    from glyphbench.human_eval.study import create_study, load_study
 
     run = make_run(tmp_path / "run", per_cell=1, image_size=64)
     create_study([run], tmp_path / "s", n=9, min_per_cell=1, progress=False)

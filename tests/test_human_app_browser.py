@@ -14,7 +14,7 @@ import pytest
 from browser import chromium_driver, needs_chromium
 from human_fixtures import launch_app, make_run
 
-from human_eval.study import create_study
+from glyphbench.human_eval.study import create_study
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240), needs_chromium]
 

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.report.console_fit import column_groups, fit_table
-from bench.templates import Cell, Table
-from human_eval.service import RatingService
-from human_eval.study import create_study, load_study
+from glyphbench.cli.root import app
+from glyphbench.human_eval.service import RatingService
+from glyphbench.human_eval.study import create_study, load_study
+from glyphbench.report.console_fit import column_groups, fit_table
+from glyphbench.templates import Cell, Table
 
 #: A model id as long as real ones: it must never be cut.
 LONG_MODEL = "diffusers:stabilityai/stable-diffusion-xl-base-1.0"

@@ -18,8 +18,8 @@ import httpx
 import pytest
 from human_fixtures import launch_app, make_run
 
-from human_eval.service import RatingError, RatingService
-from human_eval.study import create_study, load_study
+from glyphbench.human_eval.service import RatingError, RatingService
+from glyphbench.human_eval.study import create_study, load_study
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -98,7 +98,7 @@ def test_a_flood_of_starts_from_one_client_does_not_stall_the_study(app: dict) -
 def test_claims_lapse_after_inactivity_and_the_message_is_honest(
     run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import human_eval.store as store_module
+    import glyphbench.human_eval.store as store_module
 
     study = load_study(new_study(run, tmp_path / "study", raters_per_image=1))
     clock = [time.time()]

@@ -13,12 +13,12 @@ import pandas as pd
 import pytest
 from human_fixtures import make_run
 
-from bench.core.errors import InputError
-from human_eval.app import ExportFolder, admin_snapshot
-from human_eval.guard import read_auth_file
-from human_eval.report import anonymised_ratings, export_ratings, render_page
-from human_eval.service import ADDRESS_FULL, RatingService
-from human_eval.study import Study, create_study, load_study
+from glyphbench.core.errors import InputError
+from glyphbench.human_eval.app import ExportFolder, admin_snapshot
+from glyphbench.human_eval.guard import read_auth_file
+from glyphbench.human_eval.report import anonymised_ratings, export_ratings, render_page
+from glyphbench.human_eval.service import ADDRESS_FULL, RatingService
+from glyphbench.human_eval.study import Study, create_study, load_study
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,7 @@ def test_exports_write_times_not_epoch_seconds(run_dir: Path, tmp_path: Path) ->
 def test_the_report_page_says_rater_and_ranking_headers_in_words(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    from human_eval.report import StudyFacts, analyse
+    from glyphbench.human_eval.report import StudyFacts, analyse
 
     study = new_study(run_dir, tmp_path / "study")
     service = RatingService(study)
@@ -130,7 +130,7 @@ def glyphbench(args: list[str]) -> tuple[int, str]:
     from runner_helper import child_environment
 
     done = subprocess.run(
-        [sys.executable, "-m", "bench.cli", *args],
+        [sys.executable, "-m", "glyphbench", *args],
         capture_output=True,
         text=True,
         env=child_environment(),
@@ -166,7 +166,7 @@ def test_launch_names_the_port_when_it_is_taken_after_the_check(
     run_dir: Path, tmp_path: Path
 ) -> None:
     """The race: the port is free at the check and taken when Gradio binds it."""
-    from human_eval.serve import launch
+    from glyphbench.human_eval.serve import launch
 
     study = new_study(run_dir, tmp_path / "study")
     with socket.socket() as held:

@@ -7,8 +7,8 @@ import re
 
 import pandas as pd
 
-from human_eval import stats as human_stats
-from human_eval.report import Analysis, StudyFacts, kendall_sentence, render_page
+from glyphbench.human_eval import stats as human_stats
+from glyphbench.human_eval.report import Analysis, StudyFacts, kendall_sentence, render_page
 
 
 def _ratings() -> pd.DataFrame:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
 from tests.human_fixtures import make_run
 
 
@@ -28,7 +28,7 @@ def test_given_values_are_kept_and_a_refusal_says_what_to_pass(tmp_path: Path) -
     runner = CliRunner()
     args = ["human", "sample", str(run), "--out", str(tmp_path / "s")]
     refused = runner.invoke(app, [*args, "--min-per-cell", "5"])
-    assert isinstance(refused.exception, InputError)  # one line, exit 2 through bench.cli.main
+    assert isinstance(refused.exception, InputError)  # one line, exit 2 through glyphbench.cli.main
     message = str(refused.exception)
     assert message.startswith("cannot give every cell 5 images")  # no stray "[sample]: "
     assert "pass --min-per-cell 2" in message

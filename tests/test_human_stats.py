@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from human_eval import stats
+from glyphbench.human_eval import stats
 
 
 def long_ratings(
@@ -64,7 +64,7 @@ def test_per_image_agreement_averages_to_the_study_value() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    from human_eval import sampling, store
+    from glyphbench.human_eval import sampling, store
 
     for module in (stats, sampling, store):
         result = doctest.testmod(module)
@@ -266,8 +266,8 @@ def test_compared_scores_and_their_directions_come_from_the_metric_table() -> No
     and the directions of the metric table (records replaced here, then restored)."""
     from dataclasses import replace
 
-    from bench.scoring.table import METRICS, Ratio
-    from human_eval.report import ranking_metrics
+    from glyphbench.human_eval.report import ranking_metrics
+    from glyphbench.scoring.table import METRICS, Ratio
 
     labels, manifest = _alignment_data()
     ned, algorithm1 = METRICS.get("ned"), METRICS.get("algorithm1")
@@ -277,7 +277,7 @@ def test_compared_scores_and_their_directions_come_from_the_metric_table() -> No
         "algorithm1",
     ]
     assert stats.metric_alignment(labels, manifest, n_boot=0)["roc_auc"].iloc[0] == 1.0
-    place = "bench.scoring.glyphbench"
+    place = "glyphbench.scoring.glyphbench"
     try:
         # ned compared second and read as an error (lower is better); algorithm1 first
         METRICS.add(replace(ned, human=2, higher_is_better=False), replace=True)

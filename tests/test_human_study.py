@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from bench.core.errors import InputError
-from human_eval.sampling import SamplingError, allocate, gold_answer, stratified_sample
-from human_eval.service import RatingError, RatingService
-from human_eval.store import Store
-from human_eval.study import Study, create_study, load_study
+from glyphbench.core.errors import InputError
+from glyphbench.human_eval.sampling import SamplingError, allocate, gold_answer, stratified_sample
+from glyphbench.human_eval.service import RatingError, RatingService
+from glyphbench.human_eval.store import Store
+from glyphbench.human_eval.study import Study, create_study, load_study
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def test_the_manifest_copies_the_scores_the_metric_table_places(
     """Issue 23: the copied scores are the records' ``study`` places (replaced, restored)."""
     from dataclasses import replace
 
-    from bench.scoring.table import METRICS
+    from glyphbench.scoring.table import METRICS
 
     def scores(study: Study) -> list[str]:
         columns = list(study.manifest.columns)
@@ -159,7 +159,7 @@ def test_the_manifest_copies_the_scores_the_metric_table_places(
         "word_f1",
     ]
     cer, edit_distance = METRICS.get("cer"), METRICS.get("edit_distance")
-    place = "bench.scoring.glyphbench"
+    place = "glyphbench.scoring.glyphbench"
     try:
         METRICS.add(replace(cer, study=0), replace=True)
         METRICS.add(replace(edit_distance, study=8), replace=True)
@@ -288,7 +288,7 @@ def test_service_flow_without_a_browser(run_dir: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     runner = CliRunner()
     study_dir = tmp_path / "study"
@@ -406,7 +406,7 @@ def test_five_point_scale_and_controls_in_sample(run_dir: Path, tmp_path: Path) 
 
 def _pilot_ratings(run_dir: Path, out: Path, overlap: int) -> pd.DataFrame:
     """Two raters, 10 answers each, through the rating service; the study's analysis table."""
-    from human_eval.report import analyse
+    from glyphbench.human_eval.report import analyse
 
     study = new_study(
         run_dir, out, raters_per_image=3, overlap=overlap, batch_size=12, gold_per_batch=0

@@ -32,11 +32,11 @@ from runner_helper import (
     write_prompts_csv,
 )
 
-import bench.engine.folder as folder_module
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS, Spec
-from bench.engine import RunFolder
-from bench.engine.image_writer import (
+import glyphbench.engine.folder as folder_module
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.engine import RunFolder
+from glyphbench.engine.image_writer import (
     MODE_VARIABLE,
     PROCESS_MIN_PIXELS,
     PROCESSES_VARIABLE,
@@ -48,9 +48,9 @@ from bench.engine.image_writer import (
     writer_mode,
     writer_processes,
 )
-from bench.models.controls import RenderControl
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
+from glyphbench.models.controls import RenderControl
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
 from tests.polling import wait_until
 
 
@@ -311,7 +311,7 @@ def test_the_writer_process_dies_with_the_run(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import time
-        from bench.engine.image_writer import ImageWriter
+        from glyphbench.engine.image_writer import ImageWriter
         writer = ImageWriter({str(tmp_path)!r}).start()
         print(writer._process.pid, flush=True)
         time.sleep(120)
@@ -403,7 +403,7 @@ class SizedRender(RenderControl):
 
 def _is_image_writer(pid: int) -> bool:
     try:
-        return b"bench.engine.image_writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return b"glyphbench.engine.image_writer" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 
@@ -486,7 +486,7 @@ class _Doubles:
 
 def test_only_the_last_batch_of_the_last_group_with_jobs_is_final(tmp_path: Path) -> None:
     """The final batch is written half in the run's process: nothing is generated after it."""
-    from bench.engine import Batch, Group, Loop
+    from glyphbench.engine import Batch, Group, Loop
 
     seen: list[tuple[str, list[int], bool]] = []
 

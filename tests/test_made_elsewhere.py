@@ -13,13 +13,13 @@ from runner_helper import register, write_prompts_csv
 from test_error_contract import glyphbench, one_line
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.run.config import RunConfig
-from bench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
-from bench.run.operations import plan_run
-from bench.run.plan import plan_lines
-from prompts import select
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.prompts import select
+from glyphbench.run.config import RunConfig
+from glyphbench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
+from glyphbench.run.operations import plan_run
+from glyphbench.run.plan import plan_lines
 
 register()
 

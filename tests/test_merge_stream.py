@@ -21,10 +21,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from bench.core.schema import ROW_KEY
-from bench.engine import RunFolder
-from bench.run.merge import JobOrder, order_rows
-from bench.run.results import conform_results
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.engine import RunFolder
+from glyphbench.run.merge import JobOrder, order_rows
+from glyphbench.run.results import conform_results
 
 LABELS = ["model-b", "model-a", "control:blank"]
 PROMPT_IDS = [f"p{i:03d}" for i in (5, 1, 3, 0, 2, 4)]
@@ -161,8 +161,8 @@ def test_a_real_run_merges_to_the_same_table(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import bench_harness
 
-    from bench.run.merge import merge_run, merge_run_rows
-    from bench.run.operations import run_benchmark
+    from glyphbench.run.merge import merge_run, merge_run_rows
+    from glyphbench.run.operations import run_benchmark
 
     bench_harness.register()
     config, prompts = bench_harness.run_config(tmp_path / "run", 120, n_models=3)
@@ -183,10 +183,10 @@ def test_a_real_run_merges_to_the_same_table(tmp_path: Path) -> None:
 KILLED_MERGE = """
 import sys, time
 import pyarrow.parquet as pq
-from bench.engine import RunFolder
-from bench.run.merge import JobOrder, order_rows
-from bench.core.schema import ROW_KEY
-from bench.run.results import conform_results
+from glyphbench.engine import RunFolder
+from glyphbench.run.merge import JobOrder, order_rows
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.run.results import conform_results
 write = pq.ParquetWriter.write_table
 def slow(self, *args, **kwargs):
     write(self, *args, **kwargs)

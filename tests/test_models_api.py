@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from api_fake_server import FakeApi, image_png
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.models import get_model
-from bench.models.api.transport import RetryPolicy, parse_retry_after
-from bench.models.base import COST_KEY, ImageNotMade, ImageRequest, NotAttempted, RunContext
-from bench.models.spend import SpendBudget
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.models import get_model
+from glyphbench.models.api.transport import RetryPolicy, parse_retry_after
+from glyphbench.models.base import COST_KEY, ImageNotMade, ImageRequest, NotAttempted, RunContext
+from glyphbench.models.spend import SpendBudget
 
 pytest.importorskip("httpx")
 
@@ -325,7 +325,7 @@ def test_list_shows_the_providers_without_importing_their_clients() -> None:
     code = (
         "import sys\n"
         "from typer.testing import CliRunner\n"
-        "from bench.cli.root import app\n"
+        "from glyphbench.cli.root import app\n"
         "result = CliRunner().invoke(app, ['list', 'models'])\n"
         "assert result.exit_code == 0, result.output\n"
         "for text in ('api:openai/<model> options', 'api:bfl/<model> options', "

@@ -15,18 +15,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS, parse_options
-from bench.models import ImageRequest, get_model
-from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions, is_oom, split_target
-from bench.models.families import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS, parse_options
+from glyphbench.models import ImageRequest, get_model
+from glyphbench.models.diffusers_adapter import (
+    DiffusersModel,
+    DiffusersOptions,
+    is_oom,
+    split_target,
+)
+from glyphbench.models.families import (
     FAMILIES,
     UNKNOWN,
     detect_family,
     families_for_class,
     guess_family_from_id,
 )
-from bench.tiny.pipelines import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
+from glyphbench.tiny.pipelines import TINY_MARKER, build_tiny_if, build_tiny_sd, build_tiny_sdxl
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -328,8 +333,8 @@ def test_is_oom() -> None:
 def test_import_and_dry_run_describe_do_not_import_torch(tmp_path: Path) -> None:
     code = (
         "import sys, json\n"
-        "import bench.models.diffusers_adapter as d\n"
-        "from bench.models import get_model\n"
+        "import glyphbench.models.diffusers_adapter as d\n"
+        "from glyphbench.models import get_model\n"
         "get_model('diffusers:stabilityai/stable-diffusion-xl-base-1.0').describe()\n"
         "heavy = [m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules]\n"
         "print(json.dumps(heavy))\n"
@@ -350,8 +355,8 @@ def test_missing_variant_is_a_clear_error(tiny_sd: Path) -> None:
 def test_study_config_resolves_without_weights() -> None:
     code = (
         "import sys, json\n"
-        "from bench.run.config import RunConfig\n"
-        "from bench.models import get_model\n"
+        "from glyphbench.run.config import RunConfig\n"
+        "from glyphbench.models import get_model\n"
         "cfg = RunConfig.from_yaml('configs/study.yaml')\n"
         "infos = [get_model(e.to_spec()).describe() for e in cfg.models]\n"
         "heavy = [m for m in ('torch', 'diffusers', 'transformers') if m in sys.modules]\n"
@@ -380,7 +385,7 @@ def test_prompts_over_the_token_limit_are_counted_and_warned_once(
 ) -> None:
     model = get_model(f"diffusers:{tiny_sd}")
     long_prompt = "a sign that says hello " * 20  # far beyond the tiny tokenizer's 32 tokens
-    with caplog.at_level("WARNING", logger="bench.models.diffusers_adapter"):
+    with caplog.at_level("WARNING", logger="glyphbench.models.diffusers_adapter"):
         model.generate(
             [ImageRequest(long_prompt, "hello", seed=1), ImageRequest("a cat", "cat", seed=2)]
         )
@@ -393,8 +398,8 @@ def test_prompts_over_the_token_limit_are_counted_and_warned_once(
 
 
 def test_an_uncached_hub_id_offline_fails_at_once_with_the_reason() -> None:
-    """The pipeline loader asks the hub once (bench.core.hub) instead of retrying for ~25 s."""
-    from bench.core.hub import hub_reachable
+    """The pipeline loader asks the hub once (glyphbench.core.hub) instead of retrying for ~25 s."""
+    from glyphbench.core.hub import hub_reachable
 
     model = get_model("diffusers:nobody-here/no-such-model?device=cpu")
     with pytest.raises(InputError, match="cannot load diffusers pipeline") as failure:

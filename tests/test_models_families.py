@@ -28,20 +28,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.models import ImageRequest, get_model
-from bench.models.diffusers_adapter import DiffusersModel, DiffusersOptions
-from bench.models.diffusers_loading import QUANTIZE, quantization_plan
-from bench.models.families import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.models import ImageRequest, get_model
+from glyphbench.models.diffusers_adapter import DiffusersModel, DiffusersOptions
+from glyphbench.models.diffusers_loading import QUANTIZE, quantization_plan
+from glyphbench.models.families import (
     FAMILIES,
     GUIDANCE_KEYWORDS,
     UNKNOWN,
     detect_family,
     guess_family_from_id,
 )
-from bench.models.families.hidream import TINY_LLAMA_FOLDER
-from bench.run.config import RunConfig
+from glyphbench.models.families.hidream import TINY_LLAMA_FOLDER
+from glyphbench.run.config import RunConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -185,7 +185,7 @@ def test_list_models_shows_every_family() -> None:
     """``glyphbench list models`` names every family in the diffusers plug-in's summary."""
     code = (
         "from typer.testing import CliRunner\n"
-        "from bench.cli.root import app\n"
+        "from glyphbench.cli.root import app\n"
         "print(CliRunner().invoke(app, ['list', 'models']).stdout)\n"
     )
     out = subprocess.run(
@@ -413,7 +413,7 @@ def test_hidream_llama_comes_from_elsewhere(tiny_root: Path) -> None:
 def test_missing_family_package_is_reported_then_refused(
     tiny_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bench.models.diffusers_adapter as adapter
+    import glyphbench.models.diffusers_adapter as adapter
 
     model = get_model("diffusers:Kwai-Kolors/Kolors-diffusers")
     assert "unavailable" not in model.describe()  # sentencepiece is installed for the tests
@@ -432,7 +432,7 @@ def test_missing_family_package_is_reported_then_refused(
 
 
 def test_memory_advice_follows_the_sizes() -> None:
-    from bench.models.memory import fit_advice, weights_gb
+    from glyphbench.models.memory import fit_advice, weights_gb
 
     assert weights_gb(FAMILIES["flux2-dev"]) == 112.6  # 32.22B + 24.01B + 0.08B, 2 bytes each
     assert fit_advice(FAMILIES["flux2-dev"], 80) == "offload: model"  # the 64 GB transformer fits
@@ -443,7 +443,7 @@ def test_memory_advice_follows_the_sizes() -> None:
 
 
 def test_docs_memory_table_is_the_generated_one() -> None:
-    from bench.models.memory import memory_table_markdown
+    from glyphbench.models.memory import memory_table_markdown
 
     text = (REPO_ROOT / "docs" / "models.md").read_text(encoding="utf-8")
     start = text.index("<!-- memory-table")
@@ -460,7 +460,7 @@ def test_leaders_config_dry_run_resolves_offline(tmp_path: Path) -> None:
     script = f"""
 import json, sys
 from typer.testing import CliRunner
-from bench.cli.root import app
+from glyphbench.cli.root import app
 result = CliRunner().invoke(
     app,
     ["run", "--config", "configs/leaders-2026.yaml", "--dry-run", "--json",

@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.models import get_model
-from bench.tiny.pipelines import TINY_MARKER
 from benchmarks.fullsize import (
     MAX_TOKENS,
     PARAMETER_COUNTS,
@@ -29,6 +27,8 @@ from benchmarks.fullsize import (
     text_encoder_config,
     unet_config,
 )
+from glyphbench.models import get_model
+from glyphbench.tiny.pipelines import TINY_MARKER
 
 # Parameter counts of stabilityai/stable-diffusion-xl-base-1.0, written out here
 # independently of the module's own table.
@@ -151,8 +151,8 @@ def test_build_load_and_generate_full_size(tmp_path: Path) -> None:
 
 
 def _check_full_build(folder: Path) -> None:
-    from bench.models import ImageRequest
-    from bench.models.diffusers_adapter import DiffusersModel
+    from glyphbench.models import ImageRequest
+    from glyphbench.models.diffusers_adapter import DiffusersModel
 
     sizes = {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*.safetensors")}
     assert len(sizes) == 4

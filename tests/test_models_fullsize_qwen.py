@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.models import get_model
-from bench.tiny.pipelines import TINY_MARKER
 from benchmarks.fullsize import parameter_count
 from benchmarks.fullsize_qwen import (
     PARAMETER_COUNTS,
@@ -31,6 +29,8 @@ from benchmarks.fullsize_qwen import (
     transformer_config,
     vae_config,
 )
+from glyphbench.models import get_model
+from glyphbench.tiny.pipelines import TINY_MARKER
 
 # Published sizes, written out here independently of the module: the hub lists
 # Qwen/Qwen-Image's transformer folder at 40.9 GB (bfloat16, 2 bytes a parameter)
@@ -113,7 +113,7 @@ def test_finished_build_is_reused_and_bad_dtype_refused(tmp_path: Path) -> None:
 )
 @pytest.mark.timeout(3600)
 def test_build_load_and_generate_full_size(tmp_path: Path) -> None:
-    from bench.models import ImageRequest
+    from glyphbench.models import ImageRequest
 
     folder = build_qwen_image_architecture(tmp_path / "qwen", dtype="bfloat16")
     try:

@@ -11,12 +11,12 @@ import pytest
 from rich.console import Console
 from runner_helper import PixelOCR, prompt_set, register
 
-from bench.core.errors import InputError
-from bench.core.schema import failed_mask
-from bench.models import get_model
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
-from bench.scoring.frame import text_metrics
+from glyphbench.core.errors import InputError
+from glyphbench.core.schema import failed_mask
+from glyphbench.models import get_model
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
+from glyphbench.scoring.frame import text_metrics
 
 register()
 
@@ -45,7 +45,7 @@ def _image_folder(run_dir: Path) -> Path:
 @pytest.mark.slow
 def test_scoring_a_run_folder_reproduces_its_scores_row_for_row(tmp_path: Path) -> None:
     """Done-when of issue 15: control:render, then its images as images:, same prompts."""
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     reader = get_reader("tesseract")
     changes = {"ocr": "tesseract", "seeds": [0, 3], "images_per_prompt": 2}
@@ -154,8 +154,8 @@ def test_a_folder_without_a_prompt_selection_scores_the_prompts_its_files_name(
     from PIL import Image
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
-    from prompts import select
+    from glyphbench.cli.root import app
+    from glyphbench.prompts import select
 
     frame = select("default?lang=all", limit=10).frame
     folder = tmp_path / "made"

@@ -22,13 +22,13 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS, Options, Spec
-from bench.engine import RunFolder
-from bench.readers.base import Reader, Reading
-from bench.run.grid_path import check_groups
-from bench.suites.oneig import oneig_cells, oneig_image_path, split_grid, tile_grid
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS, Options, Spec
+from glyphbench.engine import RunFolder
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.run.grid_path import check_groups
+from glyphbench.suites.oneig import oneig_cells, oneig_image_path, split_grid, tile_grid
 
 FIXTURE = Path(__file__).parent / "data" / "suites" / "oneig"
 SEEN: list[tuple[str | None, bytes, tuple[int, int]]] = []
@@ -72,7 +72,7 @@ def _run(out: Path, *extra: str, option: str = "?image_path=oneig") -> Any:
 
 def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """``glyphbench ARGS`` as the console script runs it: exit 2 and its one-line error."""
-    from bench.cli import main
+    from glyphbench.cli import main
 
     capsys.readouterr()
     saved, sys.argv = sys.argv, ["glyphbench", *args]
@@ -166,7 +166,7 @@ def test_a_run_reads_each_prompts_grid_cells_and_keeps_the_pngs(tmp_path: Path) 
     # the run records the path: the protocol card and the report's card lines
     card = json.loads((out / "run.json").read_text())["protocol"]
     assert "WebP" in card["image_path"] and "JPEG" in card["image_path"]
-    from bench.report.suites import card_lines
+    from glyphbench.report.suites import card_lines
 
     assert ("Images read", card["image_path"]) in card_lines(card)
 

@@ -12,8 +12,8 @@ import pytest
 
 #: package -> a module of it that must import without pandas and pyarrow.
 LIGHT = {
-    "bench.engine": "bench.engine.jobs",
-    "bench.scoring": "bench.scoring.table",
+    "glyphbench.engine": "glyphbench.engine.jobs",
+    "glyphbench.scoring": "glyphbench.scoring.table",
 }
 
 
@@ -33,10 +33,10 @@ def test_a_light_module_of_the_package_loads_no_pandas(package):
 
 
 def test_help_loads_no_pandas():
-    """The run command's help lists the suites, whose modules import bench.core.io."""
+    """The run command's help lists the suites, whose modules import glyphbench.core.io."""
     statement = (
         "from typer.testing import CliRunner\n"
-        "from bench.cli.root import app\n"
+        "from glyphbench.cli.root import app\n"
         "assert CliRunner().invoke(app, ['--help']).exit_code == 0"
     )
     assert _loaded_after(statement) == []
@@ -53,11 +53,11 @@ def test_every_public_name_of_the_face_is_importable(package):
 
 
 def test_a_lazily_exported_name_is_the_object_of_its_home_module():
-    from bench.engine import RunFolder, read_batch
-    from bench.engine.folder import RunFolder as home_folder
-    from bench.engine.reading import read_batch as home_read_batch
-    from bench.scoring import normalize
-    from bench.scoring.normalize import normalize as home_normalize
+    from glyphbench.engine import RunFolder, read_batch
+    from glyphbench.engine.folder import RunFolder as home_folder
+    from glyphbench.engine.reading import read_batch as home_read_batch
+    from glyphbench.scoring import normalize
+    from glyphbench.scoring.normalize import normalize as home_normalize
 
     assert RunFolder is home_folder and read_batch is home_read_batch
     assert normalize is home_normalize  # a function, not the submodule of the same name

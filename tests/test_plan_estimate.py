@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import plan as planning
-from bench.run.plan import auto_device, plan_lines
+from glyphbench.run import plan as planning
+from glyphbench.run.plan import auto_device, plan_lines
 
 CONTROLS = {"label": "control:render", "spec": "control:render", "jobs": 10, "remaining": 10}
 SDXL = {
@@ -86,8 +86,8 @@ def test_auto_device_reads_torch_and_the_devices_without_importing_torch(
 def test_ocr_help_lists_every_registered_reader() -> None:
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
-    from bench.core.registry import PLUGINS
+    from glyphbench.cli.root import app
+    from glyphbench.core.registry import PLUGINS
 
     # the shipped readers (other test modules register toy readers in the same process
     # after the help was built; those are not the CLI's to list)

@@ -1,4 +1,4 @@
-"""The registry's KINDS table names plug-in packages by string: the one place bench.core
+"""The registry's KINDS table names plug-in packages by string: the one place glyphbench.core
 points up. What keeps that honest (docs/architecture.md, "Plug-in kinds"; issue 34)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import importlib.util
 
 from test_arch_metrics import ROOT, load
 
-from bench.core.registry import KINDS
+from glyphbench.core.registry import KINDS
 
 
 def _layers() -> list[str]:
@@ -38,4 +38,4 @@ def test_the_registry_imports_nothing_above_core_by_statement() -> None:
             continue
         for name in names:
             if name.split(".")[0] in project:
-                assert name.startswith("bench.core"), name
+                assert name.startswith("glyphbench.core"), name

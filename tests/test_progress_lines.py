@@ -16,8 +16,8 @@ import tomllib
 from rich.console import Console
 from runner_helper import PixelOCR, prompt_set, write_prompts_csv
 
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("bench", "prompts", "vae_eval", "human_eval")
@@ -49,7 +49,7 @@ def test_progress_lines_give_the_average_rate_and_the_time_left(
 ) -> None:
     """A fake clock: 4 items in 8 s is 0.5/s, so the 6 left take 12 s; items a task
     starts with (a resumed run's) count neither in the rate nor in the time left."""
-    from bench.core import progress as module
+    from glyphbench.core import progress as module
 
     clock = [100.0]
     monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
@@ -95,7 +95,7 @@ def _imported_modules(path: Path) -> set[str]:
 def test_one_progress_library_and_dependencies_declared_where_used() -> None:
     files = [p for package in PACKAGES for p in (REPO / package).rglob("*.py")]
     users = {name: [p for p in files if name in _imported_modules(p)] for name in ("tqdm", "scipy")}
-    assert users["tqdm"] == [], "progress is rich everywhere (bench.core.progress)"
+    assert users["tqdm"] == [], "progress is rich everywhere (glyphbench.core.progress)"
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     main = {dep.split(">")[0].split("=")[0].strip() for dep in project["dependencies"]}
     assert "rich" in main and "tqdm" not in main
@@ -107,8 +107,8 @@ def test_one_progress_library_and_dependencies_declared_where_used() -> None:
 def test_the_tokenizer_length_warning_is_silenced_only_where_prompts_are_cut(
     tmp_path: Path,
 ) -> None:
-    from bench.models.diffusers_adapter import quiet_token_length_warning
-    from bench.tiny.pipelines import _tokenizer
+    from glyphbench.models.diffusers_adapter import quiet_token_length_warning
+    from glyphbench.tiny.pipelines import _tokenizer
 
     records: list[logging.LogRecord] = []
 
@@ -139,7 +139,7 @@ def test_diffusers_loading_bar_is_off_while_loading_into_a_log() -> None:
     """Under pytest stderr is not a terminal: the loading bar is off, then back on."""
     from diffusers.utils import logging as diffusers_logging
 
-    from bench.models.diffusers_adapter import _quiet_loading_bars
+    from glyphbench.models.diffusers_adapter import _quiet_loading_bars
 
     assert diffusers_logging.is_progress_bar_enabled()
     with _quiet_loading_bars():

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prompts import attributes as A
-from prompts.pool import fill_first_quoted, fill_placeholder, make_prompt_id
+from glyphbench.prompts import attributes as A
+from glyphbench.prompts.pool import fill_first_quoted, fill_placeholder, make_prompt_id
 
 
 @pytest.mark.parametrize(
@@ -188,7 +188,7 @@ def test_docstring_examples(module: str) -> None:
     import importlib
 
     result = doctest.testmod(
-        importlib.import_module(f"prompts.{module}"), optionflags=doctest.ELLIPSIS
+        importlib.import_module(f"glyphbench.prompts.{module}"), optionflags=doctest.ELLIPSIS
     )
     assert result.failed == 0
     assert result.attempted > 0
@@ -203,7 +203,7 @@ def test_corpus_counts_match_a_naive_regex(texts: list[str], captions: list[str]
     """Token-set and automaton paths together equal a plain whole-word regex search."""
     import re
 
-    from prompts.freq import count_in_corpus
+    from glyphbench.prompts.freq import count_in_corpus
 
     expected = []
     for text in texts:

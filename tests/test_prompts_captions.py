@@ -14,15 +14,15 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from prompts.captions import (
+from glyphbench.cli.root import app
+from glyphbench.prompts.captions import (
     PRECANNED,
     read_textcaps,
     read_vizwiz,
     textcaps_spans,
     vizwiz_spans,
 )
-from prompts.sources import load_prompt_set
+from glyphbench.prompts.sources import load_prompt_set
 
 DATA = Path(__file__).parent / "data" / "captions"
 TEXTCAPS = DATA / "TextCaps_0.1_fixture.json"
@@ -108,7 +108,7 @@ def test_validate_lists_the_captions_whose_text_was_not_found(spec: str, left_ou
 
 
 def test_textcaps_without_ocr_tokens_is_one_line_naming_the_option(tmp_path: Path) -> None:
-    from bench.core.errors import InputError
+    from glyphbench.core.errors import InputError
 
     with pytest.raises(InputError, match=r"\?ocr=PATH"):
         load_prompt_set(f"textcaps:{TEXTCAPS}")
@@ -118,7 +118,7 @@ def test_textcaps_without_ocr_tokens_is_one_line_naming_the_option(tmp_path: Pat
 def test_a_run_on_caption_prompts_scores_as_any_other_source(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bench.cli import main
+    from glyphbench.cli import main
 
     out = tmp_path / "run"
     saved = sys.argv

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app, main
+from glyphbench.cli.root import app, main
 from tests.test_prompts_sources import write_default
 
 runner = CliRunner()

@@ -1,7 +1,7 @@
 """The shipped default prompt set: format, coverage floors, attributes, originality.
 
 Reads the three CSV files in ``prompts/data/default/`` directly (format checks)
-and through the public API (``prompts.default.load_default_pool``,
+and through the public API (``glyphbench.prompts.default.load_default_pool``,
 ``prompts.select``), and checks that the committed files are what the build
 script's deterministic parts produce.
 """
@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-import prompts
-from prompts import attributes as attr
-from prompts.default import DEFAULT_DATA_DIR, load_default_pool
-from prompts.schema import REAL_WORLD_GROUPS
+from glyphbench import prompts
+from glyphbench.prompts import attributes as attr
+from glyphbench.prompts.default import DEFAULT_DATA_DIR, load_default_pool
+from glyphbench.prompts.schema import REAL_WORLD_GROUPS
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_SCRIPT = REPO / "prompts" / "data" / "build_default.py"

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import prompts
-from bench.core.errors import InputError
-from prompts.default import load_default_pool
-from prompts.pool import PromptPool, make_prompt_id
-from prompts.selection import select
-from prompts.sources import load_source
-from prompts.stratify import allocate
+from glyphbench import prompts
+from glyphbench.core.errors import InputError
+from glyphbench.prompts.default import load_default_pool
+from glyphbench.prompts.pool import PromptPool, make_prompt_id
+from glyphbench.prompts.selection import select
+from glyphbench.prompts.sources import load_source
+from glyphbench.prompts.stratify import allocate
 
 TEMPLATES = """template_id,prompt_type,template
 s1,simple,"A sign that says ""{text}""."
@@ -251,7 +251,7 @@ def test_csv_jsonl_parquet_sources(tmp_path: Path) -> None:
 
 
 def test_export_round_trip(default_dir: Path, tmp_path: Path) -> None:
-    from bench.core.io import write_table
+    from glyphbench.core.io import write_table
 
     full = load_default_pool(default_dir).to_prompt_set()
     for suffix in ("parquet", "jsonl", "csv"):
@@ -328,7 +328,7 @@ def test_config_on_default_uses_computed_columns(default_dir: Path) -> None:
 
 
 def test_audit_user_table(tmp_path: Path) -> None:
-    from prompts.audit import audit
+    from glyphbench.prompts.audit import audit
 
     path = tmp_path / "u.csv"
     path.write_text(

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 from runner_helper import child_environment
 
-from prompts.attributes import LEXICON_ATTRIBUTES, TEXT_ATTRIBUTES, compute_attributes
-from prompts.default import DEFAULT_DATA_DIR, lexicon_table, read_lexicon
+from glyphbench.prompts.attributes import LEXICON_ATTRIBUTES, TEXT_ATTRIBUTES, compute_attributes
+from glyphbench.prompts.default import DEFAULT_DATA_DIR, lexicon_table, read_lexicon
 
 #: Runs glyphbench with the word-list packages unimportable; each attempt is printed.
 BLOCKED = """
@@ -32,7 +32,7 @@ class Blocker:
         return None
 
 sys.meta_path.insert(0, Blocker())
-from bench.cli import main
+from glyphbench.cli import main
 sys.argv = ["glyphbench", *sys.argv[1:]]
 main()
 """
@@ -84,7 +84,7 @@ def test_a_lexicon_cell_that_disagrees_with_its_text_is_derived_again() -> None:
             "hsk_level": [None] * 5,
         }
     )
-    from prompts.attributes import stored_lexicon
+    from glyphbench.prompts.attributes import stored_lexicon
 
     stored = stored_lexicon(table)
     assert list(stored) == ["house"]
@@ -133,7 +133,7 @@ def test_a_table_glyphbench_did_not_write_is_derived(tmp_path: Path) -> None:
     pd.DataFrame(
         {"prompt": ['A sign "house"'], "text": ["house"], "cefr": ["C2"], "rare": ["True"]}
     ).to_csv(path, index=False)
-    from prompts.sources import load_prompt_set
+    from glyphbench.prompts.sources import load_prompt_set
 
     frame = load_prompt_set(f"csv:{path}").frame
     assert frame["cefr"].tolist() == ["A1"] and frame["stated_cefr"].tolist() == ["C2"]

@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import prompts
-from prompts.audit import audit, summarize
-from prompts.pool import PromptPool
-from prompts.selection import select
-from prompts.sources import load_source
+from glyphbench import prompts
+from glyphbench.prompts.audit import audit, summarize
+from glyphbench.prompts.pool import PromptPool
+from glyphbench.prompts.selection import select
+from glyphbench.prompts.sources import load_source
 
 
 @pytest.fixture(scope="module")

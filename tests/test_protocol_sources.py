@@ -16,15 +16,15 @@ import pandas as pd
 import pytest
 from PIL import Image, ImageDraw
 
-from bench.core.errors import InputError
-from bench.core.seeds import image_seed
-from bench.models.families import FAMILIES, detect_family, guess_family_from_id
-from bench.run.config import RunConfig
-from bench.run.image_jobs import model_jobs
-from bench.suites.base import ReaderPin, resolve_suite
-from bench.suites.oneig import oneig_image_path, split_grid, tile_grid
-from bench.suites.protocol import pin_problems, protocol_card
-from bench.suites.scores import add_suite_scores, read_cells
+from glyphbench.core.errors import InputError
+from glyphbench.core.seeds import image_seed
+from glyphbench.models.families import FAMILIES, detect_family, guess_family_from_id
+from glyphbench.run.config import RunConfig
+from glyphbench.run.image_jobs import model_jobs
+from glyphbench.suites.base import ReaderPin, resolve_suite
+from glyphbench.suites.oneig import oneig_image_path, split_grid, tile_grid
+from glyphbench.suites.protocol import pin_problems, protocol_card
+from glyphbench.suites.scores import add_suite_scores, read_cells
 
 FIXTURES = Path(__file__).parent / "data" / "suites"
 CVTG_DRY_RUN = [
@@ -89,7 +89,7 @@ def test_oneig_scores_a_long_truth_against_the_256_token_answer() -> None:
 
 def test_vlm_presets_fix_the_benchmarks_token_limits_and_batching() -> None:
     pytest.importorskip("pydantic")
-    from bench.readers.vlm import VLMOptions
+    from glyphbench.readers.vlm import VLMOptions
 
     oneig = VLMOptions(preset="oneig")
     assert oneig.resolved()[1] == 128 and oneig.long_answer() == 256
@@ -104,8 +104,8 @@ def test_the_oneig_preset_keeps_both_answers_of_one_greedy_generation(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     pytest.importorskip("transformers")
-    from bench.readers import get_reader
-    from bench.readers.tiny_vlm import build_tiny_qwen_vl
+    from glyphbench.readers import get_reader
+    from glyphbench.readers.tiny_vlm import build_tiny_qwen_vl
 
     folder = build_tiny_qwen_vl(tmp_path_factory.mktemp("tiny-vlm"))
     sign = Image.new("RGB", (96, 64), "white")
@@ -177,7 +177,7 @@ def test_vlm_suites_record_the_transformers_pin_and_flag_another_release() -> No
 def test_without_readings_the_card_compares_the_installed_package(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from bench.suites import protocol
+    from glyphbench.suites import protocol
 
     pin = ReaderPin("transformers", "4.52.0", source="README.md:91")
     monkeypatch.setattr(protocol, "installed_version", lambda package: "4.57.1")
@@ -266,7 +266,7 @@ def test_seed_policy_is_validated_and_needs_a_suite_for_benchmark() -> None:
 def test_the_cli_flag_reaches_the_config_and_a_bad_value_is_one_line() -> None:
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     runner = CliRunner()
     bad = runner.invoke(app, ["run", "--models", "control:blank", "--seed-policy", "paper"])
@@ -360,7 +360,7 @@ def test_the_scheduler_swap_keeps_the_shipped_config_and_takes_the_shift() -> No
 
     from diffusers import FlowMatchEulerDiscreteScheduler
 
-    from bench.models.diffusers_loading import set_scheduler, set_scheduler_shift
+    from glyphbench.models.diffusers_loading import set_scheduler, set_scheduler_shift
 
     for name in ("full", "dev"):
         family = FAMILIES[f"hidream-i1-{name}"]
@@ -381,7 +381,7 @@ def test_z_image_turbo_steps_follow_the_installed_pipeline(
     import importlib.util
     from types import SimpleNamespace
 
-    from bench.models.families import zimage
+    from glyphbench.models.families import zimage
 
     folder = tmp_path / "diffusers" / "pipelines" / "z_image"
     folder.mkdir(parents=True)

@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.core.registry import PLUGINS
-from bench.readers.base import Reader, Reading
-from bench.readers.common import assemble
-from bench.run.reading_store import COLUMNS, ReadingStore, readings_table, results_with_reader
-from bench.scoring import score_pairs
-from bench.suites.scores import add_suite_scores, read_cells
+from glyphbench.core.registry import PLUGINS
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.readers.common import assemble
+from glyphbench.run.reading_store import COLUMNS, ReadingStore, readings_table, results_with_reader
+from glyphbench.scoring import score_pairs
+from glyphbench.suites.scores import add_suite_scores, read_cells
 
 BOX = [(0.0, 0.0), (9.0, 0.0), (9.0, 9.0), (0.0, 9.0)]
 
@@ -87,8 +87,8 @@ class SpacedReader(Reader):
 def test_a_run_keeps_raw_text_and_an_old_store_still_gives_its_readings(tmp_path: Path) -> None:
     from runner_helper import prompt_set
 
-    from bench.run.config import RunConfig
-    from bench.run.operations import run_benchmark
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import run_benchmark
 
     PLUGINS.register("readers", "spaced", summary="test double")(lambda _s, _o: SpacedReader())
     try:

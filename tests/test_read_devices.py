@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 from runner_helper import child_environment, write_prompts_csv
 
-from bench.engine.read_pool import READ_DEVICES_ENV, ReadPool, reader_devices
-from bench.run.results import TIMING_COLUMNS
+from glyphbench.engine.read_pool import READ_DEVICES_ENV, ReadPool, reader_devices
+from glyphbench.run.results import TIMING_COLUMNS
 
 HELPER = Path(__file__).with_name("runner_helper.py")
 

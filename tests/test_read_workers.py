@@ -27,11 +27,11 @@ from runner_helper import (
     write_prompts_csv,
 )
 
-from bench.core.errors import InputError
-from bench.engine.backlog import default_backlog
-from bench.run.config import RunConfig
-from bench.run.reading_store import readings_table
-from bench.run.results import TIMING_COLUMNS
+from glyphbench.core.errors import InputError
+from glyphbench.engine.backlog import default_backlog
+from glyphbench.run.config import RunConfig
+from glyphbench.run.reading_store import readings_table
+from glyphbench.run.results import TIMING_COLUMNS
 
 HELPER = Path(__file__).with_name("runner_helper.py")
 N_PROMPTS = 8
@@ -207,8 +207,8 @@ def test_the_config_keys_are_typed_and_not_part_of_the_run(tmp_path: Path) -> No
 def test_the_dry_run_says_who_reads(tmp_path: Path) -> None:
     from runner_helper import prompt_set
 
-    from bench.run.operations import plan_run
-    from bench.run.plan import plan_lines
+    from glyphbench.run.operations import plan_run
+    from glyphbench.run.plan import plan_lines
 
     config = RunConfig.from_mapping(
         {"models": ["control:blank"], "out": str(tmp_path), "batch_size": 2, "read_workers": 2}

@@ -18,18 +18,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.core.errors import InputError
-from bench.core.fonts import font_by_name
-from bench.core.registry import PLUGINS
-from bench.readers import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.fonts import font_by_name
+from glyphbench.core.registry import PLUGINS
+from glyphbench.readers import (
     ReadError,
     available_engines,
     get_reader,
     read_or_errors,
     reading_order,
 )
-from bench.readers.base import Reader, Reading
-from bench.scoring import ned
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.scoring import ned
 
 # ---------------------------------------------------------------- reading order
 
@@ -96,7 +96,7 @@ def test_reading_order_ignores_input_order(boxes: list[list[tuple[float, float]]
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, bench.readers; "
+        "import sys, glyphbench.readers; "
         "heavy = [m for m in ('torch', 'easyocr', 'onnxruntime', 'rapidocr_onnxruntime', 'cv2') "
         "if m in sys.modules]; print(heavy)"
     )
@@ -283,7 +283,7 @@ def test_reader_options_convert_strings() -> None:
 
 
 def test_tesseract_without_binary_is_a_clear_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import bench.readers.tesseract as tesseract_engine
+    import glyphbench.readers.tesseract as tesseract_engine
 
     monkeypatch.setattr(tesseract_engine.shutil, "which", lambda name: None)
     with pytest.raises(InputError, match="apt-get install tesseract-ocr"):
@@ -293,7 +293,7 @@ def test_tesseract_without_binary_is_a_clear_input_error(monkeypatch: pytest.Mon
 def test_available_engines_gives_the_reason_when_tesseract_is_missing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import bench.readers.tesseract as tesseract_engine
+    import glyphbench.readers.tesseract as tesseract_engine
 
     monkeypatch.setattr(tesseract_engine.shutil, "which", lambda name: None)
     assert (

@@ -13,7 +13,7 @@ import pytest
 from rapidfuzz.distance import Levenshtein
 from typer.testing import CliRunner
 
-from bench.calibration.calibrate import (
+from glyphbench.calibration.calibrate import (
     calibrate,
     classify_edits,
     control_images,
@@ -21,23 +21,23 @@ from bench.calibration.calibrate import (
     read_real_set,
     warning,
 )
-from bench.calibration.long_text import (
+from glyphbench.calibration.long_text import (
     LONG_TEXTS,
     long_text_images,
     long_text_rows,
     long_text_summary,
 )
-from bench.calibration.real_set import (
+from glyphbench.calibration.real_set import (
     load_real_set,
     real_parts,
     real_rows,
     real_summary,
     shipped_real_set,
 )
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.engine.reading import image_digest
-from bench.readers.base import Reader, Reading
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.engine.reading import image_digest
+from glyphbench.readers.base import Reader, Reading
 
 TEXTS = ["Digital Dreamscapes", "Fresh Bread", "Grand Opening Today", "Quiet Library", "Welcome"]
 
@@ -124,7 +124,7 @@ def test_edits_are_classified_one_by_one() -> None:
 
 @pytest.mark.slow
 def test_calibrate_command_writes_the_card_for_tesseract(tmp_path: Path) -> None:
-    from bench.readers.tesseract import missing_binary
+    from glyphbench.readers.tesseract import missing_binary
 
     if missing_binary():
         pytest.skip("tesseract binary not installed")
@@ -160,7 +160,7 @@ def test_calibrate_command_writes_the_card_for_tesseract(tmp_path: Path) -> None
 @pytest.mark.slow
 def test_calibrate_command_runs_the_tiny_vlm(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
-    from bench.readers.tiny_vlm import build_tiny_qwen_vl
+    from glyphbench.readers.tiny_vlm import build_tiny_qwen_vl
 
     folder = build_tiny_qwen_vl(tmp_path / "tiny-vlm")
     out = tmp_path / "card"
@@ -209,7 +209,7 @@ def test_long_text_counts_merged_words_as_lost() -> None:
 
 def test_rapidocr_reads_large_long_text_with_its_words() -> None:
     pytest.importorskip("rapidocr_onnxruntime")
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     images = long_text_images(LONG_TEXTS[:1], ["DejaVuSans"], [28])
     reading = get_reader("rapidocr").read([images[0].image])[0].text
@@ -297,7 +297,7 @@ def test_a_reader_that_reads_nothing_loses_every_model_difference_it_should_keep
 @pytest.mark.slow
 def test_the_real_part_with_rapidocr_on_four_images() -> None:
     pytest.importorskip("rapidocr_onnxruntime")
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     frame = load_real_set(str(shipped_real_set()), limit=4)
     assert len(frame) == 4 and frame["model"].nunique() == 4  # one image of each of 4 models
@@ -313,7 +313,7 @@ def test_the_real_part_with_rapidocr_on_four_images() -> None:
 @pytest.mark.slow
 def test_the_real_part_with_rapidocr_on_the_whole_set() -> None:
     pytest.importorskip("rapidocr_onnxruntime")
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     frame = _real()
     rows, _ = read_real_set(get_reader("rapidocr"), frame)
@@ -359,7 +359,7 @@ def test_calibrate_refuses_an_unknown_real_part() -> None:
 def test_the_default_reader_is_within_the_documented_gap_of_the_person_on_held_out_images() -> None:
     """Issue 31: the default reader, read for real on the images no setting was chosen on."""
     pytest.importorskip("rapidocr_onnxruntime")
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     frame = load_real_set(str(shipped_real_set()), part="score")
     rows, _ = read_real_set(get_reader("rapidocr"), frame)
@@ -386,7 +386,7 @@ def test_card_means_are_the_metric_tables_aggregates() -> None:
     metric table's aggregate (replaced here by a derived one, then restored)."""
     from dataclasses import replace
 
-    from bench.scoring.table import METRICS, Derived
+    from glyphbench.scoring.table import METRICS, Derived
 
     rows = pd.DataFrame(
         {
@@ -419,7 +419,7 @@ def test_card_means_are_the_metric_tables_aggregates() -> None:
             )
         )
     finally:
-        METRICS.add(ned, replace=True, place="bench.scoring.glyphbench")
+        METRICS.add(ned, replace=True, place="glyphbench.scoring.glyphbench")
     assert summary["overall"]["ned"] == pytest.approx(0.25)  # mean word recall 0.5, halved
     assert summary["by_size"][28]["ned"] == 0.0
     assert real["ned_vs_human"] == pytest.approx(0.15)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.calibration.calibrate_icdar import (
+from glyphbench.calibration.calibrate_icdar import (
     calibrate_on_photos,
     load_icdar2015,
     missed_words,
     parse_gt_line,
     words_found,
 )
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 FIXTURE = Path(__file__).parent / "data" / "icdar2015_mini"
 
@@ -44,7 +44,7 @@ def test_words_found_counts_cared_words_among_tokens() -> None:
 
 @pytest.mark.slow
 def test_rapidocr_reads_the_fixture_photos() -> None:
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     result = calibrate_on_photos(get_reader("rapidocr"), load_icdar2015(FIXTURE))
     assert result["images"] == 3 and result["words"] == 6
@@ -76,7 +76,7 @@ def test_photos_command_writes_the_per_image_table(tmp_path: Path) -> None:
     import pandas as pd
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     images = _multiword_fixture(tmp_path / "photos")
     out = tmp_path / "per_image.csv"

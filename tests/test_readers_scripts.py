@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.core.registry import missing_modules
-from bench.readers import get_reader
-from bench.readers.paddleocr import parse_v2, parse_v3
-from bench.readers.scripts import (
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import missing_modules
+from glyphbench.readers import get_reader
+from glyphbench.readers.paddleocr import parse_v2, parse_v3
+from glyphbench.readers.scripts import (
     check_reader_reads,
     main_script,
     needed_scripts,
@@ -75,8 +75,8 @@ def test_paddleocr_results_of_both_apis_become_detections() -> None:
 
 @pytest.mark.slow
 def test_rapidocr_reads_chinese_drawn_by_the_render_control() -> None:
-    from bench.models.controls import render_text
-    from bench.scoring import score_pairs
+    from glyphbench.models.controls import render_text
+    from glyphbench.scoring import score_pairs
 
     texts = ["欢迎光临", "营业时间 9:00-21:00", "春眠不觉晓"]
     reader = get_reader("rapidocr")
@@ -104,7 +104,7 @@ def test_chinese_demo_render_reads_and_blank_does_not(tmp_path: Path) -> None:
 
 
 def test_a_mixed_text_needs_every_script_it_is_written_in() -> None:
-    from prompts.scripts import guess_lang, text_scripts
+    from glyphbench.prompts.scripts import guess_lang, text_scripts
 
     assert text_scripts("科学 과학 ステップ SCIENCE") == {"han", "hangul", "kana", "latin"}
     assert guess_lang("科学 과학 ステップ SCIENCE") == "mul"  # not "ja"
@@ -119,7 +119,7 @@ def test_a_mixed_text_needs_every_script_it_is_written_in() -> None:
 
 
 def test_korean_is_flagged_for_a_reader_without_hangul_even_beside_han() -> None:
-    from prompts.attributes import compute_attributes
+    from glyphbench.prompts.attributes import compute_attributes
 
     for text in ["영업중", "서울 Seoul 首尔"]:
         frame = compute_attributes(pd.DataFrame({"text": [text]}))
@@ -128,7 +128,7 @@ def test_korean_is_flagged_for_a_reader_without_hangul_even_beside_han() -> None
 
 
 def test_a_japanese_sign_with_kana_is_refused_by_rapidocr_without_recommending_it() -> None:
-    from prompts.attributes import compute_attributes
+    from glyphbench.prompts.attributes import compute_attributes
 
     frame = compute_attributes(
         pd.DataFrame({"text": ["出口はこちら", "科学 과학 ステップ SCIENCE"]})

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.engine.reading import reader_identity
-from bench.models.controls import render_text
-from bench.readers import get_reader
-from bench.readers.segment import ink_gaps, insert_spaces, restore_spaces
+from glyphbench.engine.reading import reader_identity
+from glyphbench.models.controls import render_text
+from glyphbench.readers import get_reader
+from glyphbench.readers.segment import ink_gaps, insert_spaces, restore_spaces
 
 # Multi-word texts written for this test, each drawn with seeds (fonts, sizes) for
 # which RapidOCR without word segmentation merges words: found by reading the
@@ -43,7 +43,7 @@ def test_insert_spaces_puts_a_space_only_at_wide_gaps_between_latin_letters() ->
 def test_ink_gaps_measures_a_drawn_line_and_restore_spaces_uses_them() -> None:
     from PIL import Image, ImageDraw, ImageFont
 
-    from bench.models.controls import control_font_paths
+    from glyphbench.models.controls import control_font_paths
 
     font = ImageFont.truetype(str(control_font_paths()[0]), 40)
     image = Image.new("L", (400, 80), 255)
@@ -110,7 +110,7 @@ def test_longtext_render_control_read_by_rapidocr_scores_at_least_095(tmp_path: 
     import pandas as pd
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     data = LONGTEXT
     if not (data / "text_prompts.jsonl").is_file():

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.readers import get_reader
-from bench.readers.vlm import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.readers import get_reader
+from glyphbench.readers.vlm import (
     BENCHMARK_INSTRUCTION,
     DEFAULT_MODEL,
     PRESETS,
@@ -25,7 +25,7 @@ pytest.importorskip("transformers")
 
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from bench.readers.tiny_vlm import build_tiny_qwen_vl
+    from glyphbench.readers.tiny_vlm import build_tiny_qwen_vl
 
     return build_tiny_qwen_vl(tmp_path_factory.mktemp("tiny-vlm"))
 
@@ -113,7 +113,7 @@ def test_real_qwen25_vl_reads_a_rendered_sign() -> None:
     if not _weights_on_disk(DEFAULT_MODEL):
         print(f"skipped: {DEFAULT_MODEL} is not in the local Hugging Face cache")
         pytest.skip(f"{DEFAULT_MODEL} weights are not on disk")
-    from bench.models.controls import render_text
+    from glyphbench.models.controls import render_text
 
     reader = get_reader("vlm?preset=longtext")
     readings = reader.read([render_text("Grand Opening", seed=3), Image.new("RGB", (512, 512))])

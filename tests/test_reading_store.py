@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from runner_helper import prompt_set
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.readers.base import Reader, Reading
-from bench.run.config import RunConfig
-from bench.run.operations import rescore_run, run_benchmark
-from bench.run.reading_store import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import rescore_run, run_benchmark
+from glyphbench.run.reading_store import (
     ReadingStore,
     readings_table,
     results_with_reader,

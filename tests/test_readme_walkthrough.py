@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
+from glyphbench.cli.root import app
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 MODELS_DOC = README.parent / "docs" / "models.md"
@@ -48,8 +48,8 @@ def block_lines(path: Path, marker: str) -> list[str]:
 
 
 def rate_as_local_pilot(study: Path, raters: int = 4) -> None:
-    from human_eval.service import RatingService
-    from human_eval.study import load_study
+    from glyphbench.human_eval.service import RatingService
+    from glyphbench.human_eval.study import load_study
 
     service = RatingService(load_study(study))
     manifest = service.study.manifest.set_index("image_id")
@@ -109,7 +109,7 @@ def test_readme_images_made_elsewhere_runs_as_written(tmp_path: Path) -> None:
     each way (the prompts the files name; the selection file), none failed."""
     import pandas as pd
 
-    from bench.core.schema import failed_mask
+    from glyphbench.core.schema import failed_mask
 
     lines = block_lines(README, ELSEWHERE)
     assert lines == block_lines(MODELS_DOC, ELSEWHERE)  # the two docs show one path

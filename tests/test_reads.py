@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
-from bench.run.read_later import read_run
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
+from glyphbench.run.read_later import read_run
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()
@@ -65,7 +65,7 @@ def test_read_in_a_worker_process_with_a_real_reader(tmp_path: Path) -> None:
 
 def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
     """Readings made by `read` sit in RUN/readings/ like those made during a run (issue 13)."""
-    from bench.run.reading_store import readings_table
+    from glyphbench.run.reading_store import readings_table
 
     generate(tmp_path / "later", read_later=True)
     read_run(tmp_path / "later", workers=0, progress=False)
@@ -84,8 +84,8 @@ def test_a_first_look_reads_whole_only_the_part_files_with_unread_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 26: a resumed reader does not hold the table of a mostly read run."""
-    from bench.engine import RunFolder
-    from bench.run.read_later import _rows
+    from glyphbench.engine import RunFolder
+    from glyphbench.run.read_later import _rows
 
     generate(tmp_path / "run", read_later=True)  # 20 unread rows, one part file per batch
     folder = RunFolder(tmp_path / "run")

@@ -22,11 +22,11 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.registry import PLUGINS, Options, Spec, register
-from bench.models import ImageRequest, ModelAdapter
-from bench.readers import Reader, Reading
-from bench.scoring.table import METRICS, Metric, Ratio
+from glyphbench.cli.root import app
+from glyphbench.core.registry import PLUGINS, Options, Spec, register
+from glyphbench.models import ImageRequest, ModelAdapter
+from glyphbench.readers import Reader, Reading
+from glyphbench.scoring.table import METRICS, Metric, Ratio
 
 # --------------------------------------------------------------------------- toys
 
@@ -57,7 +57,7 @@ class SizeReader(Reader):
 
 @register("sources", "recipe-words", summary="Two prompts: 'image' and 'sign'.")
 def recipe_words(spec: Spec, options: Options) -> Any:
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.schema import PromptSet
 
     frame = pd.DataFrame(
         {
@@ -93,7 +93,7 @@ def _invoke(*args: str) -> str:
 @pytest.mark.slow
 def test_toy_model_reader_and_source_reach_the_report(tmp_path: Path) -> None:
     """The report names the toy model, its reader and its source; `list` names all three."""
-    from bench.report import write_report
+    from glyphbench.report import write_report
 
     out = tmp_path / "run"
     _invoke("run", "--models", "recipe-grey", "--prompts", "recipe-words", "--ocr", "recipe-size",
@@ -137,8 +137,8 @@ def test_a_suite_with_its_own_metric_family_reaches_results_report_list_and_scor
     tmp_path: Path,
 ) -> None:
     """Issue 23: a suite scored by a family of its own; nothing outside this test changes."""
-    from bench.report import write_report
-    from bench.suites.base import Protocol, Subset, Suite, register_suite
+    from glyphbench.report import write_report
+    from glyphbench.suites.base import Protocol, Subset, Suite, register_suite
 
     def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
         words = (folder / "words.txt").read_text("utf-8").split()
@@ -216,7 +216,7 @@ class DarkerCodec:
 @pytest.mark.slow
 def test_a_codec_reaches_vae_eval_results_report_and_list(tmp_path: Path) -> None:
     """Issue 23: a codec registered here runs through `glyphbench vae-eval` by name."""
-    from vae_eval.codecs import register_codec
+    from glyphbench.vae_eval.codecs import register_codec
 
     register_codec("recipe-darker", DarkerCodec, summary="Halves every pixel value.")
     try:

@@ -21,10 +21,10 @@ from PIL import Image
 from pydantic import Field
 from typer.testing import CliRunner
 
-import prompts
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.core.registry import (
+from glyphbench import prompts
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import (
     ENTRY_POINT_GROUP,
     PLUGINS,
     Options,
@@ -32,12 +32,12 @@ from bench.core.registry import (
     Spec,
     register,
 )
-from bench.models import ImageRequest, ModelAdapter, get_model
-from bench.models.controls import TypoOptions
-from bench.readers import Reader, Reading, available_engines, get_reader
-from bench.run.config import RunConfig
-from prompts.schema import PROMPT_COLUMNS, PromptSet
-from prompts.sources import TableOptions
+from glyphbench.models import ImageRequest, ModelAdapter, get_model
+from glyphbench.models.controls import TypoOptions
+from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet
+from glyphbench.prompts.sources import TableOptions
+from glyphbench.readers import Reader, Reading, available_engines, get_reader
+from glyphbench.run.config import RunConfig
 
 # --------------------------------------------------------------------------- toy plug-ins
 
@@ -148,8 +148,8 @@ def test_toys_run_end_to_end_through_the_cli(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Path) -> None:
     """Issue 11's test: each toy is one registered object, seen everywhere it should be."""
-    from bench.report import write_report
-    from bench.scoring.table import METRICS, Metric
+    from glyphbench.report import write_report
+    from glyphbench.scoring.table import METRICS, Metric
 
     toy_metric = Metric(
         "toy_read_chars",
@@ -181,8 +181,8 @@ def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Pa
 def test_a_metric_in_a_family_of_its_own_reaches_results_report_and_list(tmp_path: Path) -> None:
     """Issue 23: a new family's metric is one object; `run --metrics FAMILY` computes it,
     the report shows it and `list` names it, with no other file changed."""
-    from bench.report import write_report
-    from bench.scoring.table import METRICS, Metric
+    from glyphbench.report import write_report
+    from glyphbench.scoring.table import METRICS, Metric
 
     toy = Metric(
         "toy_lines_read",
@@ -275,7 +275,7 @@ def test_list_shows_every_kind_and_every_builtin() -> None:
 
 
 def test_list_metrics_reads_the_metric_table() -> None:
-    from bench.scoring.table import METRICS, Metric
+    from glyphbench.scoring.table import METRICS, Metric
 
     toy = Metric(
         "toy_chars",
@@ -379,7 +379,7 @@ def test_targets_choose_the_options_class() -> None:
 
 def test_entry_points_add_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "toy_entry_plugin.py").write_text(
-        "from bench.core.registry import PLUGINS\n"
+        "from glyphbench.core.registry import PLUGINS\n"
         "PLUGINS.register('codecs', 'toy-entry', summary='from an entry point')(\n"
         "    lambda spec, options: 'made')\n",
         encoding="utf-8",
@@ -435,7 +435,7 @@ def test_mistyped_spec_exits_2_with_one_line_and_writes_nothing(
 
 def test_toy_suite_is_one_registered_object_run_by_name(tmp_path: Path) -> None:
     """Issue 11: a suite is one record; `run --suite` reads its files and scores its family."""
-    from bench.suites.base import Protocol, Subset, Suite, register_suite
+    from glyphbench.suites.base import Protocol, Subset, Suite, register_suite
 
     def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
         words = (folder / "words.txt").read_text("utf-8").split()

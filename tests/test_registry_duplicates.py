@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.core.registry import PLUGINS, DuplicateName, NoOptions, Spec
-from bench.scoring.table import METRICS, Metric, register_metric
+from glyphbench.core.registry import PLUGINS, DuplicateName, NoOptions, Spec
+from glyphbench.scoring.table import METRICS, Metric, register_metric
 
 
 def _reader_a(spec: Spec, options: NoOptions) -> str:
@@ -66,7 +66,7 @@ def test_a_taken_metric_name_is_an_error_naming_both_modules() -> None:
 
 
 def test_a_taken_model_family_name_is_an_error_naming_both_modules() -> None:
-    from bench.models.families import FAMILIES, Family, detect_family, register_family
+    from glyphbench.models.families import FAMILIES, Family, detect_family, register_family
 
     built_in = FAMILIES["sdxl"]
     shadow = Family("sdxl", ("StableDiffusionXLPipeline",), 64, 64, 1, 0.0, "float32")
@@ -74,14 +74,14 @@ def test_a_taken_model_family_name_is_an_error_naming_both_modules() -> None:
         register_family(shadow)
     message = str(caught.value)
     assert "model family 'sdxl'" in message
-    assert "bench.models.families.classic" in message and __name__ in message
+    assert "glyphbench.models.families.classic" in message and __name__ in message
     assert FAMILIES["sdxl"] is built_in
     try:
         register_family(shadow, replace=True)
         assert FAMILIES["sdxl"] is shadow and detect_family("StableDiffusionXLPipeline") == "sdxl"
     finally:
         PLUGINS.add_record(
-            "families", "sdxl", built_in, module="bench.models.families.classic", replace=True
+            "families", "sdxl", built_in, module="glyphbench.models.families.classic", replace=True
         )
     assert FAMILIES["sdxl"] is built_in
     toy = Family("dup-toy-family", (), None, None, None, None, "float32")
@@ -95,7 +95,7 @@ def test_a_taken_model_family_name_is_an_error_naming_both_modules() -> None:
 def test_a_taken_api_provider_name_is_an_error_naming_both_modules() -> None:
     from dataclasses import replace
 
-    from bench.models.api.core import PROVIDERS, add_provider
+    from glyphbench.models.api.core import PROVIDERS, add_provider
 
     built_in = PROVIDERS["openai"]
     shadow = replace(built_in, summary="a shadow of the OpenAI provider")
@@ -103,7 +103,7 @@ def test_a_taken_api_provider_name_is_an_error_naming_both_modules() -> None:
         add_provider(shadow)
     message = str(caught.value)
     assert "api provider 'openai'" in message
-    assert "bench.models.api.openai_provider" in message and __name__ in message
+    assert "glyphbench.models.api.openai_provider" in message and __name__ in message
     assert PROVIDERS["openai"] is built_in
     try:
         add_provider(shadow, replace=True)
@@ -114,15 +114,15 @@ def test_a_taken_api_provider_name_is_an_error_naming_both_modules() -> None:
             "providers",
             "openai",
             built_in,
-            module="bench.models.api.openai_provider",
+            module="glyphbench.models.api.openai_provider",
             replace=True,
         )
     assert PROVIDERS["openai"] is built_in
 
 
 def test_a_taken_vlm_preset_name_is_an_error_naming_both_modules() -> None:
-    from bench.readers.vlm import PRESETS, VLMOptions
-    from bench.readers.vlm_presets import Preset, register_preset
+    from glyphbench.readers.vlm import PRESETS, VLMOptions
+    from glyphbench.readers.vlm_presets import Preset, register_preset
 
     built_in = PRESETS["oneig"]
     shadow = Preset("Read it.", 7, "keep", "a shadow of OneIG's preset")
@@ -130,14 +130,14 @@ def test_a_taken_vlm_preset_name_is_an_error_naming_both_modules() -> None:
         register_preset("oneig", shadow)
     message = str(caught.value)
     assert "vlm preset 'oneig'" in message
-    assert "bench.readers.vlm_presets" in message and __name__ in message
+    assert "glyphbench.readers.vlm_presets" in message and __name__ in message
     assert PRESETS["oneig"] is built_in
     try:
         register_preset("oneig", shadow, replace=True)
         assert VLMOptions(preset="oneig").resolved() == ("Read it.", 7, "keep")
     finally:
         PLUGINS.add_record(
-            "vlm-presets", "oneig", built_in, module="bench.readers.vlm_presets", replace=True
+            "vlm-presets", "oneig", built_in, module="glyphbench.readers.vlm_presets", replace=True
         )
     assert VLMOptions(preset="oneig").resolved()[1] == 128
 
@@ -148,7 +148,7 @@ def test_a_second_thread_waits_for_a_kind_being_loaded_and_sees_it_whole(
     """A thread that looks a kind up while another thread imports its package waits."""
     import threading
 
-    from bench.core.registry import PluginRegistry
+    from glyphbench.core.registry import PluginRegistry
 
     package = tmp_path / "toy_kind_pkg"
     package.mkdir()

@@ -22,12 +22,12 @@ from PIL import Image
 from pydantic import Field
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.models.api.core import PROVIDERS, ApiOptions, Provider, Session, add_provider
-from bench.models.base import ImageRequest
-from bench.models.families import (
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.models.api.core import PROVIDERS, ApiOptions, Provider, Session, add_provider
+from glyphbench.models.base import ImageRequest
+from glyphbench.models.families import (
     FAMILIES,
     Family,
     Quirk,
@@ -36,9 +36,9 @@ from bench.models.families import (
     guess_family_from_id,
     register_family,
 )
-from bench.models.memory import memory_table_markdown
-from bench.readers.vlm import VLMOptions
-from bench.readers.vlm_presets import PRESETS, Preset, register_preset
+from glyphbench.models.memory import memory_table_markdown
+from glyphbench.readers.vlm import VLMOptions
+from glyphbench.readers.vlm_presets import PRESETS, Preset, register_preset
 
 TOY_FAMILY = Family(
     "toy-glyph",
@@ -164,22 +164,22 @@ def test_a_toy_preset_is_a_vlm_reader_option() -> None:
 
 
 DROPPED = {
-    "bench.models.families": (
+    "glyphbench.models.families": (
         "toy_dropped.py",
-        "from bench.models.families import Family, register_family\n"
+        "from glyphbench.models.families import Family, register_family\n"
         "register_family(Family('toy-dropped', ('ToyDroppedPipeline',), 32, 32, 2, 1.0,\n"
         "                       'float32', id_patterns=('toy-dropped',)))\n",
     ),
-    "bench.models.api": (
+    "glyphbench.models.api": (
         "toydrop_provider.py",
-        "from bench.models.api.core import ApiOptions, Provider, add_provider\n"
+        "from glyphbench.models.api.core import ApiOptions, Provider, add_provider\n"
         "add_provider(Provider('toydrop', ApiOptions, ('TOYDROP_KEY',), print, print,\n"
         "                      'A dropped-in toy API.', 'https://toy.invalid',\n"
         "                      lambda model, options: True))\n",
     ),
-    "bench.readers.vlm_presets": (
+    "glyphbench.readers.vlm_presets": (
         "toy_dropped.py",
-        "from bench.readers.vlm_presets import Preset, register_preset\n"
+        "from glyphbench.readers.vlm_presets import Preset, register_preset\n"
         "register_preset('toy-dropped', Preset('Read.', 9, 'keep', 'a dropped-in preset'))\n",
     ),
 }
@@ -189,8 +189,8 @@ import importlib, json, sys
 from typer.testing import CliRunner
 for package, folder in json.loads(sys.argv[1]).items():
     importlib.import_module(package).__path__.append(folder)  # as if the file were in it
-from bench.cli.root import app
-from bench.models.families import detect_family, guess_family_from_id
+from glyphbench.cli.root import app
+from glyphbench.models.families import detect_family, guess_family_from_id
 listed = json.loads(CliRunner().invoke(app, ["list", "--json"]).output)
 diffusers, = [p for p in listed["models"] if p["name"] == "diffusers"]
 api, = [p for p in listed["models"] if p["name"] == "api"]

@@ -16,11 +16,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.core.errors import InputError
-from bench.engine.folder import RunFolder
-from bench.run.config import RunConfig
-from bench.run.operations import merge_run, run_benchmark
-from bench.run.results import RESULTS, read_results
+from glyphbench.core.errors import InputError
+from glyphbench.engine.folder import RunFolder
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import merge_run, run_benchmark
+from glyphbench.run.results import RESULTS, read_results
 from tests.runner_helper import prompt_set, register
 from tests.test_reliability_runs import run_cli
 

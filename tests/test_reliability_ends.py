@@ -28,7 +28,7 @@ register()
 def test_read_follow_says_when_its_run_died_part_way(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import bench.run.read_later as read_later
+    import glyphbench.run.read_later as read_later
 
     monkeypatch.setattr(read_later, "FOLLOW_WAIT_S", 0.2)
     run = tmp_path / "run"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.cli.export import export_run
-from bench.core.errors import InputError
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
+from glyphbench.cli.export import export_run
+from glyphbench.core.errors import InputError
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()
@@ -47,7 +47,7 @@ def test_export_refuses_images_that_do_not_match_their_sha256(tmp_path: Path) ->
 def glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run(
-        [sys.executable, "-m", "bench.cli", *args],
+        [sys.executable, "-m", "glyphbench", *args],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
 
@@ -57,7 +57,7 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sys.path.insert(0, str(REPO / "tests"))
     from human_fixtures import make_run
 
-    from human_eval.study import create_study
+    from glyphbench.human_eval.study import create_study
 
     root = tmp_path_factory.mktemp("serve")
     run = make_run(root / "run", image_size=32)
@@ -82,7 +82,7 @@ def test_human_sample_names_a_damaged_image_and_leaves_no_study(tmp_path: Path) 
     sys.path.insert(0, str(REPO / "tests"))
     from human_fixtures import make_run
 
-    from human_eval.study import create_study
+    from glyphbench.human_eval.study import create_study
 
     run = make_run(tmp_path / "run", image_size=32)
     rows = pd.read_parquet(run / "results.parquet")
@@ -141,7 +141,7 @@ def test_flags_typer_checks_are_one_line_too(args: list[str], said: str) -> None
 
 @pytest.mark.slow
 def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) -> None:
-    from prompts.selection import select
+    from glyphbench.prompts.selection import select
     from tests.runner_helper import write_prompts_csv
 
     csv = write_prompts_csv(tmp_path / "prompts.csv", 5)
@@ -156,7 +156,7 @@ def test_a_sample_larger_than_the_pool_is_refused_with_its_size(tmp_path: Path) 
 
 @pytest.mark.slow
 def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> None:
-    from bench.run.operations import merge_run
+    from glyphbench.run.operations import merge_run
 
     config = RunConfig.from_mapping(
         {"models": ["control:render?size=64", "control:blank?size=64"], "batch_size": 4,
@@ -175,7 +175,7 @@ def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> Non
 
 
 def test_report_tables_neutralise_spreadsheet_formulas(tmp_path: Path) -> None:
-    from bench.report.tables import write_table_set
+    from glyphbench.report.tables import write_table_set
 
     raw = pd.DataFrame({"model": ["=cmd|' /C calc'!A0", "@SUM(1)", "fine"], "ned": [-0.5, 1, 2]})
     write_table_set(tmp_path, "summary", raw)

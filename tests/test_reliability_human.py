@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from human_fixtures import make_run
 
-from human_eval.guard import LoginGuard, LoginRefused, plain_markdown
-from human_eval.report import export_ratings
-from human_eval.service import RatingService
-from human_eval.study import create_study, load_study
+from glyphbench.human_eval.guard import LoginGuard, LoginRefused, plain_markdown
+from glyphbench.human_eval.report import export_ratings
+from glyphbench.human_eval.service import RatingService
+from glyphbench.human_eval.study import create_study, load_study
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -87,8 +87,8 @@ def test_the_admin_export_is_removed_on_sigterm(run: Path, tmp_path: Path) -> No
     study = small_study(run, tmp_path / "study")
     script = (
         "import sys, time\n"
-        "from human_eval.app import ExportFolder\n"
-        "from human_eval.serve import exit_on_sigterm\n"
+        "from glyphbench.human_eval.app import ExportFolder\n"
+        "from glyphbench.human_eval.serve import exit_on_sigterm\n"
         "exports = ExportFolder(sys.argv[1])\n"
         "(exports.path / 'ratings.csv').write_text('answers')\n"
         "exit_on_sigterm()\n"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.core.errors import InputError
-from bench.core.io import MAX_CONFIG_BYTES, read_table
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_table
 from tests.runner_helper import register, write_prompts_csv
 from tests.test_reliability_runs import run_cli
 
@@ -93,7 +93,7 @@ def test_a_repeated_prompt_id_is_a_finding_and_run_writes_nothing(
 
 
 def _validate(csv: Path, capsys: pytest.CaptureFixture[str]) -> list[dict[str, object]]:
-    from bench.cli import main
+    from glyphbench.cli import main
 
     capsys.readouterr()
     saved = sys.argv
@@ -156,7 +156,7 @@ def test_a_fifo_in_an_images_folder_is_an_unreadable_row(
 
 
 def test_env_placeholders_are_percent_encoded_in_a_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.models.api.http_provider import fill
+    from glyphbench.models.api.http_provider import fill
 
     monkeypatch.setenv("GB_TEST_KEY", "a&b=c/d e")
     url = fill("https://x.test/v1?key={env:GB_TEST_KEY}&p={prompt}", {"prompt": "hi"}, url=True)

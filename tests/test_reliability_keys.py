@@ -23,7 +23,7 @@ import yaml
 from api_fake_server import FakeApi
 from runner_helper import write_prompts_csv
 
-from bench.models.api.transport import Redactor
+from glyphbench.models.api.transport import Redactor
 
 pytest.importorskip("httpx")
 
@@ -145,7 +145,7 @@ def test_hostile_echoes_leave_no_fragment_of_the_key_anywhere(
 
 
 def test_the_redactor_removes_every_encoding_and_redacts_before_cutting() -> None:
-    from bench.models.api.transport import one_line, remember_secrets
+    from glyphbench.models.api.transport import one_line, remember_secrets
 
     redactor = Redactor([KEY])
     for text in encodings(KEY):

@@ -19,9 +19,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from bench.core.registry import PLUGINS
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
+from glyphbench.core.registry import PLUGINS
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
 from tests.runner_helper import PixelOCR, prompt_set, register
 from tests.test_reliability_runs import run_cli
 

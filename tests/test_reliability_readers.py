@@ -14,13 +14,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.engine.lock import FolderBusy, FolderLock
-from bench.run.config import RunConfig
-from bench.run.operations import rescore_run, run_benchmark
-from bench.run.read_later import read_run
-from bench.run.reader_claim import RESCORE_LOCK
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.engine.lock import FolderBusy, FolderLock
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import rescore_run, run_benchmark
+from glyphbench.run.read_later import read_run
+from glyphbench.run.reader_claim import RESCORE_LOCK
 from tests.runner_helper import PixelOCR, prompt_set, register
 
 register()

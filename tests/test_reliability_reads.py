@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
-from bench.run.read_later import read_run
-from bench.run.reading_store import READINGS_DIR, readings_table
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
+from glyphbench.run.read_later import read_run
+from glyphbench.run.reading_store import READINGS_DIR, readings_table
 from tests.polling import wait_until
 from tests.runner_helper import (
     descendants,
@@ -133,7 +133,7 @@ def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals)
 
 @pytest.mark.slow
 def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
-    from bench.run.read_later import PART_SECONDS
+    from glyphbench.run.read_later import PART_SECONDS
 
     generate(tmp_path / "run")  # 12 images
     command = cli("read", str(tmp_path / "run"), "--read-workers", "0", "--batch-size", "1")

@@ -22,12 +22,12 @@ import pytest
 from race_helper import race
 from runner_helper import register, write_prompts_csv
 
-from bench.core.errors import InputError
-from bench.core.io import HOST_TAG, atomic_path, stale_temp_files, write_json
-from bench.core.schema import ROW_KEY
-from bench.engine import FolderBusy, RunFolder
-from bench.run.config import RunConfig
-from bench.run.operations import merge_run, run_benchmark
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import HOST_TAG, atomic_path, stale_temp_files, write_json
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.engine import FolderBusy, RunFolder
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import merge_run, run_benchmark
 from tests.polling import wait_until
 
 register()
@@ -248,7 +248,7 @@ def test_a_run_json_of_an_unknown_png_format_stops_the_resume_before_it_writes(
 
 def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     """``glyphbench ARGS`` in this process: exit code and what went to stderr."""
-    from bench.cli import main
+    from glyphbench.cli import main
 
     capsys.readouterr()
     saved = sys.argv
@@ -363,7 +363,7 @@ def test_many_threads_create_one_folder_tree_at_once(tmp_path: Path) -> None:
     """ensure_folder raced with itself: a folder made meanwhile is no "file in the way"."""
     import threading
 
-    from bench.core.io import ensure_folder
+    from glyphbench.core.io import ensure_folder
 
     problems: list[BaseException] = []
     for trial in range(30):

@@ -16,12 +16,12 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
-from bench.core.errors import InputError
-from bench.report.build import write_report
-from bench.report.staging import staged_folder
-from bench.run.config import RunConfig
-from bench.run.operations import run_benchmark
-from bench.run.read_later import read_run
+from glyphbench.core.errors import InputError
+from glyphbench.report.build import write_report
+from glyphbench.report.staging import staged_folder
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import run_benchmark
+from glyphbench.run.read_later import read_run
 from tests.runner_helper import prompt_set, register
 
 register()
@@ -134,7 +134,7 @@ def test_sigterm_mid_report_leaves_the_old_report_intact_and_no_mixed_folder(
         [
             sys.executable,
             "-m",
-            "bench.cli",
+            "glyphbench",
             "report",
             str(new),
             "--out",

@@ -1,4 +1,4 @@
-"""The one bootstrap kernel (bench.scoring.bootstrap).
+"""The one bootstrap kernel (glyphbench.scoring.bootstrap).
 
 Clusters, shared draws, aggregates, coverage.
 """
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.core.bootstrap import (
+from glyphbench.core.bootstrap import (
     Estimands,
     Grouping,
     cluster_codes,
@@ -20,8 +20,8 @@ from bench.core.bootstrap import (
     resampled_means,
     share_bootstrap,
 )
-from bench.report.stats import summarize
-from bench.scoring.table import METRICS, Derived, Metric, Ratio
+from glyphbench.report.stats import summarize
+from glyphbench.scoring.table import METRICS, Derived, Metric, Ratio
 
 
 def one_image_per_prompt(n_prompts: int = 60, seed: int = 0) -> pd.DataFrame:
@@ -199,7 +199,7 @@ def test_index_blocks_of_no_units_are_empty_resamples() -> None:
 
 def test_tally_per_resample_matches_one_bincount(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 26: many units are tallied resample by resample; the counts are the same."""
-    from bench.core import bootstrap
+    from glyphbench.core import bootstrap
 
     indices = np.random.default_rng(3).integers(0, 5000, size=(7, 5000))
     for by_unit in (False, True):
@@ -214,7 +214,7 @@ def test_tally_per_resample_matches_one_bincount(monkeypatch: pytest.MonkeyPatch
 
 def test_known_counts_from_the_shortfall_are_the_product() -> None:
     """Issue 26: known counts as full counts less the short units equal drawn.T @ known."""
-    from bench.core.bootstrap import _Shortfall
+    from glyphbench.core.bootstrap import _Shortfall
 
     rng = np.random.default_rng(4)
     known = np.full((400, 6), 2.0)
@@ -257,7 +257,7 @@ def test_grouped_bootstrap_with_many_units_and_failures_is_deterministic() -> No
 def test_pooling_one_row_clusters_equals_summing_them() -> None:
     """Issue 26: clusters of one row are pooled by a scatter; the sums are bincount's
     (including -0.0 summed to 0.0 and NaN kept)."""
-    from bench.core.bootstrap import _pool
+    from glyphbench.core.bootstrap import _pool
 
     rng = np.random.default_rng(6)
     columns = rng.normal(size=(500, 3))

@@ -11,9 +11,9 @@ from browser import chromium_driver, needs_chromium
 from report_fixtures import build_run
 from typer.testing import CliRunner
 
-from bench.core.errors import InputError
-from bench.report import load_runs, write_report
-from bench.report.stats import summarize
+from glyphbench.core.errors import InputError
+from glyphbench.report import load_runs, write_report
+from glyphbench.report.stats import summarize
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ def test_report_of_two_runs_compares_across_runs(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_cli_writes_the_report_and_prints_its_path(tmp_path: Path) -> None:
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     run = build_run(
         tmp_path / "tiny", n_prompts=6, models={"m": 0.1, "control:render": 0.0}, with_images=False

@@ -7,11 +7,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.core.io import write_checksum
-from bench.models.base import ImageRequest
-from bench.models.controls import TypoControl
-from bench.report import write_report
-from bench.report.controls import reader_faithfulness
+from glyphbench.core.io import write_checksum
+from glyphbench.models.base import ImageRequest
+from glyphbench.models.controls import TypoControl
+from glyphbench.report import write_report
+from glyphbench.report.controls import reader_faithfulness
 
 TEXTS = ["Digital bakery", "Open every day", "Fresh bread", "Harbour market", "Night train"]
 
@@ -39,8 +39,8 @@ def test_a_run_records_what_each_control_drew(tmp_path: Path) -> None:
     """Issue 23: the report reads the drawn text from the results; it never re-runs a control."""
     from runner_helper import PixelOCR, prompt_set, register
 
-    from bench.run.config import RunConfig
-    from bench.run.operations import run_benchmark
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import run_benchmark
 
     register()  # the pixelocr test reader
     models = ["control:render", "control:typo?rate=0.3", "control:blank"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.report import figures
+from glyphbench.report import figures
 
 GROUPS = ["Advertisements", "Posters", "Signs", "Logos", "Maps", "Scenes", "(none)"]
 
@@ -54,8 +54,8 @@ def test_slice_figures_say_n_and_draw_points_without_an_interval_hollow(tmp_path
 
 
 def test_the_heatmap_column_prefers_a_slicing_with_sizable_slices() -> None:
-    from bench.report.analyse import heat_column
-    from bench.report.slices import Slicing
+    from glyphbench.report.analyse import heat_column
+    from glyphbench.report.slices import Slicing
 
     frame = pd.DataFrame(
         {"model": ["m"] * 12, "group": ["A"] + [None] * 11, "cefr": ["A1"] * 6 + ["B1"] * 6}

@@ -8,14 +8,14 @@ from pathlib import Path
 import pandas as pd
 from PIL import Image
 
-from bench.report.gallery import (
+from glyphbench.report.gallery import (
     BOX_COLOUR,
     parse_boxes,
     select_examples,
     thumbnail_with_boxes,
     write_thumbnails,
 )
-from bench.report.tables import latex_escape, to_latex, to_markdown
+from glyphbench.report.tables import latex_escape, to_latex, to_markdown
 
 
 def _rows() -> pd.DataFrame:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bench.core.io import write_checksum
-from bench.report import display
-from bench.report.console import metric_header
+from glyphbench.core.io import write_checksum
+from glyphbench.report import display
+from glyphbench.report.console import metric_header
 
 
 def _summary() -> pd.DataFrame:
@@ -57,8 +57,8 @@ def test_ned_header_says_it_is_a_similarity_with_1_exact() -> None:
 def test_unknown_by_column_lists_every_valid_column_and_a_close_match() -> None:
     import pytest
 
-    from bench.core.errors import InputError
-    from bench.report.slices import Slicing
+    from glyphbench.core.errors import InputError
+    from glyphbench.report.slices import Slicing
 
     columns = {f"attribute_{i:02d}": ["x"] for i in range(60)}  # more than the old cut (40)
     frame = pd.DataFrame({"model": ["m"], "prompt_type": ["simple"], **columns})
@@ -77,7 +77,7 @@ def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> 
 
     from report_fixtures import build_run
 
-    from bench.report import write_report
+    from glyphbench.report import write_report
 
     run = build_run(tmp_path / "run", n_prompts=12, with_images=False)
     results = pd.read_parquet(run / "results.parquet")
@@ -102,8 +102,8 @@ def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> 
 def test_unknown_stratify_column_lists_every_valid_column() -> None:
     import pytest
 
-    from bench.core.errors import InputError
-    from prompts.stratify import sample_frame
+    from glyphbench.core.errors import InputError
+    from glyphbench.prompts.stratify import sample_frame
 
     frame = pd.DataFrame({f"attribute_{i:02d}": ["x", "y"] for i in range(50)})
     with pytest.raises(InputError) as info:
@@ -117,8 +117,8 @@ def test_a_pages_decimals_follow_the_metric_tables_digits() -> None:
     """The report reads each metric's decimals from its record, not from a list of its own."""
     from dataclasses import replace
 
-    from bench.report.tables import fmt_ci, fmt_number
-    from bench.scoring.table import METRICS, register_metric
+    from glyphbench.report.tables import fmt_ci, fmt_number
+    from glyphbench.scoring.table import METRICS, register_metric
 
     assert fmt_number(1.5, "algorithm1") == "1.50" and fmt_number(0.81234, "ned") == "0.812"
     original = METRICS.get("ned", "glyphbench")

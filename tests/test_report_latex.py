@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
-from bench.cli.demo import DEMO_CONTROLS, TINY_LABEL
-from bench.report.build import write_report
-from bench.report.tables import to_latex
+from glyphbench.cli.demo import DEMO_CONTROLS, TINY_LABEL
+from glyphbench.report.build import write_report
+from glyphbench.report.tables import to_latex
 
 PDFLATEX = shutil.which("pdflatex")
 needs_pdflatex = pytest.mark.skipif(

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
-from bench.report.load import load_runs
+from glyphbench.report.load import load_runs
 
 
 def with_reader(run: Path, reader: str) -> Path:
@@ -53,7 +53,7 @@ def test_runs_under_one_protocol_keep_the_run_name(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path) -> None:
-    from bench.report.build import write_report
+    from glyphbench.report.build import write_report
 
     models = {"m": 0.05, "n": 0.4}
     a = with_reader(
@@ -78,7 +78,7 @@ def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path)
 
 @pytest.mark.slow
 def test_a_controls_only_run_has_no_empty_ranking(tmp_path: Path) -> None:
-    from bench.report.build import write_report
+    from glyphbench.report.build import write_report
 
     run = build_run(tmp_path / "c", n_prompts=6, models={"control:render": 0.0}, with_images=False)
     page = write_report([run], tmp_path / "report", n_boot=50).read_text(encoding="utf-8")

@@ -11,8 +11,8 @@ import pytest
 from markupsafe import escape
 from report_fixtures import build_run
 
-from bench.report.build import write_report
-from bench.scoring.table import METRICS
+from glyphbench.report.build import write_report
+from glyphbench.scoring.table import METRICS
 
 
 @pytest.mark.slow
@@ -38,8 +38,8 @@ def test_glossary_per_image_csv_and_plain_tiles(tmp_path: Path) -> None:
 
 
 def test_vae_figure_says_when_a_codec_is_the_ceiling() -> None:
+    from glyphbench.vae_eval.report import wr_figure
     from tests.test_vae_report import _rows
-    from vae_eval.report import wr_figure
 
     sizes = {48: 100.0, 32: 90.0, 20: 70.0}
     identity = _rows("identity", sizes, ceiling=0.0)
@@ -56,8 +56,8 @@ def test_vae_figure_says_when_a_codec_is_the_ceiling() -> None:
 
 
 def test_per_image_csv_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
-    from bench.report.analyse import Settings
-    from bench.report.build import write_per_image
+    from glyphbench.report.analyse import Settings
+    from glyphbench.report.build import write_per_image
 
     frame = pd.DataFrame(
         {

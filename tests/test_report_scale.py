@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.report.stats import summarize_many
+from glyphbench.report.stats import summarize_many
 
 
 def table(models: dict[str, float], n_prompts: int = 80, seed: int = 0) -> pd.DataFrame:

@@ -36,8 +36,8 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "vae_report": _vae_report(root).as_uri(),
     }
     study = _rated_study(root)
-    from human_eval.report import write_report as write_human_report
-    from human_eval.study import load_study
+    from glyphbench.human_eval.report import write_report as write_human_report
+    from glyphbench.human_eval.study import load_study
 
     urls["human_report"] = write_human_report(
         load_study(study), root / "human", n_boot=200
@@ -51,15 +51,15 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 
 
 def _bench_report(root: Path) -> Path:
-    from bench.report import write_report
+    from glyphbench.report import write_report
 
     run = build_run(root / "run_bench", n_prompts=16)
     return write_report([run], root / "bench_report", n_boot=200)
 
 
 def _vae_report(root: Path) -> Path:
+    from glyphbench.vae_eval.report import write_report
     from tests.test_vae_report import _rows
-    from vae_eval.report import write_report
 
     rows = []
     for k in range(3):  # three images per size and codec, one failed row: a banner
@@ -79,8 +79,8 @@ def _vae_report(root: Path) -> Path:
 
 def _rated_study(root: Path) -> Path:
     """A five-point study rated by seven raters, with images left for the app to show."""
-    from human_eval.service import RatingService
-    from human_eval.study import create_study, load_study
+    from glyphbench.human_eval.service import RatingService
+    from glyphbench.human_eval.study import create_study, load_study
 
     run = make_run(root / "run_human", per_cell=3, image_size=160)
     study_dir = root / "study"

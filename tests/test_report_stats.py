@@ -11,25 +11,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_fixtures import build_run
 
-from bench.core.errors import InputError
-from bench.core.io import write_checksum
-from bench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
-from bench.report.load import load_runs
-from bench.report.slices import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import write_checksum
+from glyphbench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
+from glyphbench.report.load import load_runs
+from glyphbench.report.slices import (
     CHAR_LENGTH_BINS,
     FREQUENCY_BINS,
     WORD_COUNT_BINS,
     bin_numeric,
     slice_labels,
 )
-from bench.report.stats import (
+from glyphbench.report.stats import (
     compare_models,
     paired_difference,
     peer_views,
     rank_models,
     summarize,
 )
-from bench.scoring.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
+from glyphbench.scoring.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_summarize_matches_hand_computed_values() -> None:
 
 
 def test_summarize_overall_and_seeded(monkeypatch) -> None:
-    import bench.report.stats as stats_module
+    import glyphbench.report.stats as stats_module
 
     monkeypatch.setattr(stats_module, "MIN_UNITS", 2)  # intervals even for this tiny table
     table = small_table()
@@ -212,7 +212,7 @@ def test_slice_intervals_of_summarize_cover_the_true_means() -> None:
 
 
 def test_slicings_with_very_many_slices_fall_back_to_one_bootstrap_per_slice(monkeypatch) -> None:
-    import bench.report.stats as stats_module
+    import glyphbench.report.stats as stats_module
 
     monkeypatch.setattr(stats_module, "MIN_UNITS", 1)  # intervals even for one-row slices
     shared = summarize(small_table(), ["prompt_type"], n_boot=300)

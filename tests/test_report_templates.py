@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
-from bench.core.io import write_checksum
-from bench.report import write_report
-from bench.templates import Cell, Table, render, render_string
-from human_eval import stats as human_stats
-from human_eval.report import Analysis, StudyFacts, render_page
+from glyphbench.core.io import write_checksum
+from glyphbench.human_eval import stats as human_stats
+from glyphbench.human_eval.report import Analysis, StudyFacts, render_page
+from glyphbench.report import write_report
+from glyphbench.templates import Cell, Table, render, render_string
 
 HOSTILE = '<script>alert("x")</script>'
 ESCAPED = "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;"

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
-from bench.report.build import write_report
-from bench.report.verdict import verdicts
+from glyphbench.report.build import write_report
+from glyphbench.report.verdict import verdicts
 
 CONTROLS = {
     "control:render": 0.0,

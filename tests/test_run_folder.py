@@ -10,9 +10,9 @@ import pytest
 from human_fixtures import make_run
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.core.io import locate_run, write_json
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import locate_run, write_json
 
 
 @pytest.fixture(scope="module")

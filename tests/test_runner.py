@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runner_helper import PixelOCR, prompt_set, register
 
-from bench.core.errors import InputError
-from bench.core.schema import ROW_KEY
-from bench.core.seeds import image_seed
-from bench.run.config import ModelEntry, RunConfig
-from bench.run.image_jobs import Shard, build_jobs
-from bench.run.operations import merge_run, rescore_run, run_benchmark
-from bench.run.results import RESULT_COLUMNS, TIMING_COLUMNS
+from glyphbench.core.errors import InputError
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.core.seeds import image_seed
+from glyphbench.run.config import ModelEntry, RunConfig
+from glyphbench.run.image_jobs import Shard, build_jobs
+from glyphbench.run.operations import merge_run, rescore_run, run_benchmark
+from glyphbench.run.results import RESULT_COLUMNS, TIMING_COLUMNS
 
 register()
 
@@ -304,8 +304,8 @@ def test_dry_run_plan_on_study_config_loads_no_weights(tmp_path: Path) -> None:
 import json, sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from runner_helper import prompt_set
-from bench.run.config import RunConfig
-from bench.run.operations import plan_run
+from glyphbench.run.config import RunConfig
+from glyphbench.run.operations import plan_run
 cfg = RunConfig.from_yaml({str(study)!r}).with_overrides(out={str(out)!r})
 plan = plan_run(cfg, prompt_set=prompt_set(3))
 heavy = [m for m in ("torch", "diffusers") if m in sys.modules]
@@ -328,8 +328,8 @@ print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
 def test_dry_run_prices_hosted_models_against_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """The leaders config's own prices make it cost more than its cap: the plan says so,
     with each hosted model's caveats (issue 24)."""
-    from bench.run.operations import plan_run
-    from bench.run.plan import plan_lines
+    from glyphbench.run.operations import plan_run
+    from glyphbench.run.plan import plan_lines
 
     config = Path(__file__).resolve().parents[1] / "configs" / "leaders-2026.yaml"
     for name in ("OPENAI_API_KEY", "BFL_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
@@ -363,7 +363,7 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
     from runner_helper import write_prompts_csv
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     csv = write_prompts_csv(tmp_path / "p.csv", 3)
     cli = CliRunner()
@@ -409,7 +409,7 @@ def test_cli_run_then_merge_and_rescore_scores_only(tmp_path: Path) -> None:
     from runner_helper import write_prompts_csv
     from typer.testing import CliRunner
 
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     csv = write_prompts_csv(tmp_path / "p.csv", 2)
     out = tmp_path / "run"

@@ -16,7 +16,7 @@ import pytest
 def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("easyocr")
     pytest.importorskip("diffusers")
-    from bench.cli.demo import TINY_LABEL, run_demo
+    from glyphbench.cli.demo import TINY_LABEL, run_demo
 
     run = run_demo(tmp_path / "demo", sample=8, progress=False)  # one per stratum
     rows = pd.read_parquet(run / "results.parquet")

@@ -15,7 +15,7 @@ register()
 @pytest.fixture(scope="module")
 def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("diffusers")
-    from bench.tiny.pipelines import build_tiny_sd
+    from glyphbench.tiny.pipelines import build_tiny_sd
 
     return build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-sd")
 
@@ -24,9 +24,9 @@ def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_sd: Path) -> None:
     from PIL import Image
 
-    from bench.models import ImageRequest, get_model
-    from bench.run.config import RunConfig
-    from bench.run.operations import run_benchmark
+    from glyphbench.models import ImageRequest, get_model
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import run_benchmark
 
     config = RunConfig.from_mapping(
         {

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from runner_helper import GATE_VARIABLE, child_environment, write_prompts_csv
 
-from bench.run.results import TIMING_COLUMNS
+from glyphbench.run.results import TIMING_COLUMNS
 from tests.polling import wait_until
 
 HELPER = Path(__file__).with_name("runner_helper.py")

@@ -1,4 +1,4 @@
-"""bench.scoring's package face: its lazy-name table and its TYPE_CHECKING imports agree.
+"""glyphbench.scoring's package face: its lazy-name table and its TYPE_CHECKING imports agree.
 
 The face names each public name twice (issue 34): ``_HOMES`` (name -> module, what
 ``__getattr__`` imports on first use) and the TYPE_CHECKING imports (what mypy and a
@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import bench.scoring as scoring
+import glyphbench.scoring as scoring
 
 FACE = Path(scoring.__file__)
 
@@ -36,7 +36,7 @@ def _type_checking_imports() -> dict[str, str]:
 
 def test_the_lazy_table_and_the_type_checking_imports_name_the_same_homes() -> None:
     typed = _type_checking_imports()
-    assert typed.pop("pairs") == "bench.scoring"  # the old name of the frame module
+    assert typed.pop("pairs") == "glyphbench.scoring"  # the old name of the frame module
     assert typed == scoring._HOMES
 
 
@@ -45,4 +45,4 @@ def test_every_public_name_resolves_from_its_home() -> None:
     assert set(scoring.__all__) == set(scoring._HOMES) | eager
     for name in scoring.__all__:
         assert getattr(scoring, name) is not None
-    assert scoring.pairs.__name__ == "bench.scoring.frame"
+    assert scoring.pairs.__name__ == "glyphbench.scoring.frame"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_scoring_table import HISTORICAL_COLUMNS, assert_historical_contract
 
-from bench.scoring import (
+from glyphbench.scoring import (
     METRICS,
     SCORE_COLUMNS,
     Metric,

@@ -21,7 +21,7 @@ from dp_reference import dp_lcs, dp_levenshtein, dp_longest_common_substring
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.scoring import REFERENCE_COLUMNS, score_pairs
+from glyphbench.scoring import REFERENCE_COLUMNS, score_pairs
 
 
 def oracle_drop_common_once(a: str, b: str) -> tuple[str, str]:

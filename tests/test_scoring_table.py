@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.core.errors import InputError
-from bench.scoring import (
+from glyphbench.core.errors import InputError
+from glyphbench.scoring import (
     HIGHER_IS_BETTER,
     METRICS,
     REFERENCE_COLUMNS,
@@ -23,8 +23,8 @@ from bench.scoring import (
     register_metric,
     score_pairs,
 )
-from bench.scoring.docs import BEGIN, END, markdown
-from bench.scoring.table import Derived, MetricTable, Ratio
+from glyphbench.scoring.docs import BEGIN, END, markdown
+from glyphbench.scoring.table import Derived, MetricTable, Ratio
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,7 +81,7 @@ def test_docs_hold_exactly_the_generated_table():
     text = (REPO_ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
     start, end = text.index(BEGIN), text.index(END) + len(END) + 1
     assert text[start:end] == markdown(), (
-        "run: python -m bench.scoring.docs --write docs/metrics.md"
+        "run: python -m glyphbench.scoring.docs --write docs/metrics.md"
     )
 
 
@@ -271,7 +271,7 @@ def test_repeated_pairs_get_the_rows_of_their_first_occurrence():
 
 def test_human_study_places_order_the_copied_and_compared_scores() -> None:
     """Issue 23: a human study's scores are the records' ``study`` / ``human`` places."""
-    from bench.scoring.table import Metric
+    from glyphbench.scoring.table import Metric
 
     table = MetricTable()
 
@@ -294,7 +294,7 @@ def test_human_study_places_order_the_copied_and_compared_scores() -> None:
 
 
 def test_aggregate_column_reads_the_metric_under_another_column_name() -> None:
-    from bench.scoring.table import METRICS
+    from glyphbench.scoring.table import METRICS
 
     rows = pd.DataFrame({"ned": [0.0, 0.0], "ned_vs_human": [1.0, 0.5]})
     assert METRICS.aggregate_column(rows, "ned", "ned_vs_human") == 0.75

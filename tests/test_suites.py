@@ -15,17 +15,17 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.run.config import RunConfig
-from bench.scoring import score_pairs
-from bench.scoring.table import METRICS
-from bench.suites.base import resolve_suite
-from bench.suites.oneig import parse_text_content, split_grid, tile_grid
-from bench.suites.protocol import comparable_part, protocol_card
-from bench.suites.published import load_published, matches
-from bench.suites.scores import add_suite_scores, read_cells, suite_columns
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.run.config import RunConfig
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.table import METRICS
+from glyphbench.suites.base import resolve_suite
+from glyphbench.suites.oneig import parse_text_content, split_grid, tile_grid
+from glyphbench.suites.protocol import comparable_part, protocol_card
+from glyphbench.suites.published import load_published, matches
+from glyphbench.suites.scores import add_suite_scores, read_cells, suite_columns
 
 FIXTURES = Path(__file__).parent / "data" / "suites"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -334,7 +334,7 @@ def test_every_example_config_loads_with_the_benchmark_reader_or_says_why_not(pa
 def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: Path) -> None:
     import yaml
 
-    from bench.run.operations import plan_run
+    from glyphbench.run.operations import plan_run
 
     data = yaml.safe_load((CONFIGS[0].parent / "longtext.yaml").read_text(encoding="utf-8"))
     data.update(ocr="easyocr", out=str(tmp_path / "run"), limit=2)

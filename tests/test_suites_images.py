@@ -20,14 +20,14 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from bench.core.errors import InputError
-from bench.core.registry import Spec
-from bench.core.schema import failed_mask
-from bench.core.seeds import image_seed
-from bench.models.base import ImageRequest, RunContext
-from bench.models.images import ImagesModel, ImagesOptions, SuiteImages, match_layout
-from bench.scoring import score_pairs
-from bench.suites.base import limit_per_subset, resolve_suite
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Spec
+from glyphbench.core.schema import failed_mask
+from glyphbench.core.seeds import image_seed
+from glyphbench.models.base import ImageRequest, RunContext
+from glyphbench.models.images import ImagesModel, ImagesOptions, SuiteImages, match_layout
+from glyphbench.scoring import score_pairs
+from glyphbench.suites.base import limit_per_subset, resolve_suite
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "longtext-bench"
 KEY = ["prompt_id", "seed", "sample_index"]
@@ -35,7 +35,7 @@ KEY = ["prompt_id", "seed", "sample_index"]
 
 def glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "glyphbench", *args], capture_output=True, text=True, check=False
     )
 
 
@@ -145,7 +145,7 @@ def test_oneig_model_folder_of_grids_gives_each_cell_and_black_cells_are_missing
 ) -> None:
     from PIL import Image
 
-    from bench.suites.oneig import tile_grid
+    from glyphbench.suites.oneig import tile_grid
 
     cells = [Image.new("RGB", (16, 16), c) for c in ("red", "green", "blue")]
     tile_grid(cells).save(tmp_path / "000.webp", lossless=True)  # OneIG's padding: a black 4th
@@ -193,7 +193,7 @@ def test_cvtg_type_and_area_folders_without_case_and_the_lex_caption_folder(
 
 
 def test_limit_takes_the_first_n_of_every_subset() -> None:
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.schema import PromptSet
 
     frame = pd.DataFrame(
         {
@@ -213,8 +213,8 @@ def test_limit_takes_the_first_n_of_every_subset() -> None:
 def test_limit_on_the_real_longtext_files_runs_both_languages() -> None:
     if not (DATA / "text_prompts.jsonl").exists():
         pytest.skip(f"LongText-Bench prompt files not found at {DATA}")
-    from bench.run.config import RunConfig
-    from bench.run.operations import load_prompts
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import load_prompts
 
     config = RunConfig.from_mapping(
         {"models": ["control:blank"], "suite": {"spec": "longtext", "data": str(DATA)},
@@ -228,9 +228,9 @@ def test_limit_on_the_real_longtext_files_runs_both_languages() -> None:
 
 
 def test_the_run_summary_shows_the_benchmarks_headline_per_subset() -> None:
-    from bench.report.console import print_summary
-    from bench.report.suites import headline_points
-    from bench.scoring.table import METRICS
+    from glyphbench.report.console import print_summary
+    from glyphbench.report.suites import headline_points
+    from glyphbench.scoring.table import METRICS
 
     texts = ["Fresh Bread daily", "Quiet Hours"]
     reads = ["Fresh Bread", "Quiet Hours"]

@@ -20,7 +20,7 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "longtext-bench"
 
 def glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "glyphbench", *args], capture_output=True, text=True, check=False
     )
 
 

@@ -13,11 +13,11 @@ import re
 import pandas as pd
 import pytest
 
-from bench.report.suites import analyse_suites, published_display
-from bench.scoring import score_pairs
-from bench.scoring.table import METRICS
-from bench.suites.base import resolve_suite
-from bench.suites.published import COLUMNS, PUBLISHED, load_published, matches
+from glyphbench.report.suites import analyse_suites, published_display
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.table import METRICS
+from glyphbench.suites.base import resolve_suite
+from glyphbench.suites.published import COLUMNS, PUBLISHED, load_published, matches
 
 KEY = ["benchmark", "subset", "options", "model", "metric", "source"]
 #: Metrics on a 0-1 scale (the others: LeX's PNED, OneIG's edit distance).

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.report.suites import analyse_suites, paired_suite_difference, protocol_clashes
-from bench.scoring import score_pairs
-from bench.scoring.table import METRICS
+from glyphbench.report.suites import analyse_suites, paired_suite_difference, protocol_clashes
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.table import METRICS
 
 FIXTURES = Path(__file__).parent / "data" / "suites"
 SETTINGS = {"n_boot": 400, "seed": 0, "confidence": 0.95}
@@ -141,7 +141,7 @@ def test_protocol_clashes_name_the_runs_and_the_field() -> None:
 
 def glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "bench.cli", *args], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "glyphbench", *args], capture_output=True, text=True, check=False
     )
 
 
@@ -240,7 +240,7 @@ def test_export_push_offline_is_one_line_exit_2(tmp_path: Path) -> None:
         {"model": ["m"], "prompt_id": ["p"], "image_path": [None], "error": ["Generate: X"]}
     ).to_parquet(run / "results.parquet")
     result = subprocess.run(
-        [sys.executable, "-m", "bench.cli", "export", str(run), "--hf-dataset",
+        [sys.executable, "-m", "glyphbench", "export", str(run), "--hf-dataset",
          str(tmp_path / "out"), "--push", "someone/results"],
         capture_output=True, text=True, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
@@ -255,7 +255,7 @@ def test_rescoring_recomputes_the_suite_columns(
 ) -> None:
     import shutil
 
-    from bench.run.operations import rescore_run
+    from glyphbench.run.operations import rescore_run
 
     run = tmp_path / "copy"
     shutil.copytree(mario_runs[0], run)

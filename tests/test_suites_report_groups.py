@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.report.suites import analyse_suites, published_display
-from bench.scoring import score_pairs
-from bench.scoring.table import METRICS
-from bench.suites.base import resolve_suite
+from glyphbench.report.suites import analyse_suites, published_display
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.table import METRICS
+from glyphbench.suites.base import resolve_suite
 
 
 def _frame() -> pd.DataFrame:

@@ -18,11 +18,11 @@ from rich.console import Console
 from runner_helper import register, write_prompts_csv
 from typer.testing import CliRunner
 
-from bench.report.console import print_summary, suites_of, summarize, summary_columns
-from bench.report.suites import headline_points
-from bench.run.results import RESULTS, read_results
-from bench.scoring import score_pairs
-from bench.scoring.table import METRICS
+from glyphbench.report.console import print_summary, suites_of, summarize, summary_columns
+from glyphbench.report.suites import headline_points
+from glyphbench.run.results import RESULTS, read_results
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.table import METRICS
 
 register()
 
@@ -106,8 +106,8 @@ def test_run_and_merge_print_the_summary_of_the_whole_table(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``glyphbench run`` and ``merge`` read back the summary's columns only."""
-    import bench.run.operations as operations
-    from bench.cli.root import app
+    import glyphbench.run.operations as operations
+    from glyphbench.cli.root import app
 
     asked: list[object] = []
     merge = operations.merge_run

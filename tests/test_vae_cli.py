@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from vae_eval.runner import RESULTS_NAME
+from glyphbench.cli.root import app
+from glyphbench.vae_eval.runner import RESULTS_NAME
 
 
 def test_help_works_and_loads_no_heavy_modules() -> None:
     code = (
-        "import sys; from typer.testing import CliRunner; from bench.cli.root import app\n"
+        "import sys; from typer.testing import CliRunner; from glyphbench.cli.root import app\n"
         "for args in (['vae-eval', '--help'], ['vae-eval', 'download', '--help']):\n"
         "    r = CliRunner().invoke(app, args); assert r.exit_code == 0, r.output\n"
         "heavy = [m for m in ('torch', 'diffusers', 'easyocr', 'scipy') if m in sys.modules]\n"

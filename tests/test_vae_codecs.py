@@ -1,4 +1,5 @@
-"""vae_eval.codecs: reference codecs, spec parsing, a tiny AutoencoderKL via diffusers:<path>."""
+"""glyphbench.vae_eval.codecs: reference codecs, spec parsing, a tiny AutoencoderKL via
+diffusers:<path>."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import pytest
 from PIL import Image
 from vae_fixtures import TINY_BUILDS, tiny_autoencoder_kl
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from vae_eval.codecs import CodecFailure, DiffusersCodec, get_codec, split_target
-from vae_eval.metrics import psnr
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.vae_eval.codecs import CodecFailure, DiffusersCodec, get_codec, split_target
+from glyphbench.vae_eval.metrics import psnr
 
 
 def _image(width: int = 64, height: int = 64, seed: int = 0) -> Image.Image:

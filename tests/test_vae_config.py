@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from bench.core.errors import InputError
-from vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES
-from vae_eval.config import VaeConfig, check_entries, load_config, merge_settings
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES
+from glyphbench.vae_eval.config import VaeConfig, check_entries, load_config, merge_settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIELD = REPO / "configs" / "vaes-2026.yaml"
@@ -45,7 +45,7 @@ def test_the_field_config_names_every_vae_and_resolves_offline() -> None:
 def test_dry_run_cli_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "never"
     code = (
-        "import sys; from typer.testing import CliRunner; from bench.cli.root import app\n"
+        "import sys; from typer.testing import CliRunner; from glyphbench.cli.root import app\n"
         f"r = CliRunner().invoke(app, ['vae-eval', '--config', {str(FIELD)!r}, '--dry-run',"
         f" '--out', {str(out)!r}, '--limit', '3'])\n"
         "print(r.output); assert r.exit_code == 0, r.output\n"

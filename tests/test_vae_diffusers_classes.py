@@ -20,8 +20,8 @@ from vae_fixtures import TINY_BUILDS
 
 pytest.importorskip("diffusers")
 
-from vae_eval.codecs import get_codec
-from vae_eval.codecs.diffusers_vae import (
+from glyphbench.vae_eval.codecs import get_codec
+from glyphbench.vae_eval.codecs.diffusers_vae import (
     SUPPORTED_CLASSES,
     DiffusersCodec,
     is_text_to_image,
@@ -115,7 +115,7 @@ def _raw_roundtrip(model: Any, x: Any, name: str) -> Any:
 def test_tiny_build_round_trips_as_its_pipeline_would(name: str, saved: dict[str, Path]) -> None:
     import torch
 
-    from vae_eval.codecs.protocol import images_to_tensor
+    from glyphbench.vae_eval.codecs.protocol import images_to_tensor
 
     codec = get_codec(f"diffusers:{saved[name]}")
     assert isinstance(codec, DiffusersCodec) and codec.class_name == name

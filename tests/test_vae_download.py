@@ -1,4 +1,5 @@
-"""vae_eval.download against file:// URLs and a local HTTP server on 127.0.0.1 (no internet)."""
+"""glyphbench.vae_eval.download against file:// URLs and a local HTTP server on 127.0.0.1 (no
+internet)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
-from bench.cli.root import app
-from vae_eval.download import download
+from glyphbench.cli.root import app
+from glyphbench.vae_eval.download import download
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -1,4 +1,5 @@
-"""vae_eval.imageset: the rendered default set, folder/metadata sets, TextInVision metadata."""
+"""glyphbench.vae_eval.imageset: the rendered default set, folder/metadata sets, TextInVision
+metadata."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bench.core.errors import InputError
-from vae_eval.imageset import (
+from glyphbench.core.errors import InputError
+from glyphbench.vae_eval.imageset import (
     BACKGROUNDS,
     CHAR_CLASSES,
     FONT_SIZES,
@@ -175,7 +176,7 @@ def test_bad_metadata_is_one_line_input_error(tmp_path: Path, content: str, prob
 
 
 def test_bad_jsonl_metadata_names_its_line(tmp_path: Path) -> None:
-    """JSONL metadata goes through bench.core.io.jsonl_records: the bad line is named."""
+    """JSONL metadata goes through glyphbench.core.io.jsonl_records: the bad line is named."""
     path = tmp_path / "meta.jsonl"
     path.write_text('{"file": "a.png"}\n\n{"file": \n')
     with pytest.raises(InputError, match="malformed JSON") as caught:
@@ -207,7 +208,7 @@ def test_native_size_option() -> None:
 
 @pytest.mark.slow
 def test_text_boxes_hold_all_the_ink_and_survive_metadata(tmp_path: Path) -> None:
-    from vae_eval.imageset import folder_set
+    from glyphbench.vae_eval.imageset import folder_set
 
     items = [
         item for item in default_set(size=256).items if item.attributes["background"] == "plain"

@@ -1,4 +1,4 @@
-"""vae_eval.metrics: hand-computed values, properties, and SSIM against scikit-image."""
+"""glyphbench.vae_eval.metrics: hand-computed values, properties, and SSIM against scikit-image."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vae_eval.metrics import luma, partial_accuracy, psnr, ssim, word_assignment, word_retention
+from glyphbench.vae_eval.metrics import (
+    luma,
+    partial_accuracy,
+    psnr,
+    ssim,
+    word_assignment,
+    word_retention,
+)
 
 # --------------------------------------------------------------------------- word retention
 
@@ -43,8 +50,8 @@ def test_word_retention_empty_truth_is_undefined() -> None:
 def test_word_retention_is_100_times_word_recall(truth: list[str], ocr: list[str]) -> None:
     from collections import Counter
 
-    from bench.scoring.glyphbench import word_recall
-    from bench.scoring.pair import Pair
+    from glyphbench.scoring.glyphbench import word_recall
+    from glyphbench.scoring.pair import Pair
 
     pair = Pair(" ".join(truth), " ".join(ocr))
     wr = word_retention(" ".join(truth), " ".join(ocr))
@@ -193,7 +200,7 @@ def test_ssim_drops_as_noise_grows() -> None:
 
 
 def test_text_region_metrics_look_only_inside_the_boxes() -> None:
-    from vae_eval.metrics import image_scores
+    from glyphbench.vae_eval.metrics import image_scores
 
     rng = np.random.default_rng(3)
     original = rng.integers(0, 256, (40, 60, 3), dtype=np.uint8)

@@ -14,14 +14,20 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.readers.base import Reader, Reading
-from vae_eval.codecs import CodecFailure, TensorCodec, TensorOptions, get_codec, register_codec
-from vae_eval.codecs.protocol import name_codecs, tile_starts
-from vae_eval.imageset import ImageSet, default_set
-from vae_eval.metrics import psnr
-from vae_eval.runner import RunOptions, evaluate
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.vae_eval.codecs import (
+    CodecFailure,
+    TensorCodec,
+    TensorOptions,
+    get_codec,
+    register_codec,
+)
+from glyphbench.vae_eval.codecs.protocol import name_codecs, tile_starts
+from glyphbench.vae_eval.imageset import ImageSet, default_set
+from glyphbench.vae_eval.metrics import psnr
+from glyphbench.vae_eval.runner import RunOptions, evaluate
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "vae_eval.md"
 

@@ -1,4 +1,4 @@
-"""vae_eval.report on hand-made result tables (no OCR, no models)."""
+"""glyphbench.vae_eval.report on hand-made result tables (no OCR, no models)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vae_eval.analyse import (
+from glyphbench.vae_eval.analyse import (
     CEILING_LABEL,
     MIN_IMAGES_PER_SIZE,
     first_size_below,
@@ -21,7 +21,7 @@ from vae_eval.analyse import (
     too_thin,
     wr_pivot,
 )
-from vae_eval.report import page_context, reader_calibration, write_report
+from glyphbench.vae_eval.report import page_context, reader_calibration, write_report
 
 
 def _rows(
@@ -243,7 +243,7 @@ def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
     """Issue 23: a record's short label names its column, its aggregate computes the value."""
     from dataclasses import replace
 
-    from bench.scoring.table import METRICS, Derived
+    from glyphbench.scoring.table import METRICS, Derived
 
     table = pd.DataFrame(_rows("vae", {48: 100.0, 32: 50.0}))
     before = summary_table(table)
@@ -263,7 +263,7 @@ def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
     try:
         after = summary_table(table)
     finally:
-        METRICS.add(pa, replace=True, place="bench.scoring.vae")
+        METRICS.add(pa, replace=True, place="glyphbench.scoring.vae")
     assert "PA" not in after.columns and after.loc["vae", "Partial"] == 37.5
     assert summary_table(table).loc["vae", "PA"] == 75.0
 
@@ -274,8 +274,8 @@ def test_labels_decimals_and_captions_follow_the_metric_table(tmp_path: Path) ->
     short labels reach every table, caption, note and axis of the page (records replaced)."""
     from dataclasses import replace
 
-    from bench.scoring.table import METRICS
-    from vae_eval.report import axis_label, digits, not_applicable, summary_caption
+    from glyphbench.scoring.table import METRICS
+    from glyphbench.vae_eval.report import axis_label, digits, not_applicable, summary_caption
 
     rows = _per_size("taef2", MIN_IMAGES_PER_SIZE, {48: [100.0, 90.0], 20: [40.0, 60.0]})
     for row in rows:
@@ -295,7 +295,7 @@ def test_labels_decimals_and_captions_follow_the_metric_table(tmp_path: Path) ->
         summary = summary_table(table)
     finally:
         for record in (wr, ssim, psnr_text):
-            METRICS.add(record, replace=True, place="bench.scoring.vae")
+            METRICS.add(record, replace=True, place="glyphbench.scoring.vae")
     assert list(summary.columns[2:5]) == ["Kept", "Kept loss", "PA"]
     assert "Text PSNR" in summary.columns
     text = re.sub(r"<[^>]+>", " ", page)

@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from tests.test_vae_report import _rows
-from vae_eval.analyse import (
+from glyphbench.vae_eval.analyse import (
     MIN_SIZES,
     failure_banner,
     mean_bounds,
@@ -21,7 +20,8 @@ from vae_eval.analyse import (
     summary_table,
     threshold_warnings,
 )
-from vae_eval.report import wr_figure, write_report
+from glyphbench.vae_eval.report import wr_figure, write_report
+from tests.test_vae_report import _rows
 
 
 def _spread_rows(vae: str, sizes: list[int]) -> list[dict[str, object]]:
@@ -107,7 +107,7 @@ def unreachable_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The hub endpoint is a closed local port: connections are refused at once."""
     from huggingface_hub import constants
 
-    from bench.core import hub
+    from glyphbench.core import hub
 
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
     hub._connects.cache_clear()
@@ -121,7 +121,7 @@ def test_unreachable_hub_fails_fast_every_row_fails_and_exit_is_not_zero(
 ) -> None:
     import diffusers  # noqa: F401  (imported first: the timing is the load, not the import)
 
-    from bench.cli.root import app
+    from glyphbench.cli.root import app
 
     out = tmp_path / "out"
     args = ["vae-eval", "--vae", "diffusers:nobody/no-such-vae", "--ocr", "tesseract"]

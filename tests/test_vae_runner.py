@@ -19,11 +19,11 @@ import pytest
 from PIL import Image
 from vae_fixtures import tiny_autoencoder_kl
 
-from bench.core.errors import InputError
-from bench.engine import encode_png
-from bench.readers.base import Reader
-from vae_eval.imageset import ImageSet, default_set
-from vae_eval.runner import RESULTS_NAME, SHARD, RunOptions, evaluate, slug
+from glyphbench.core.errors import InputError
+from glyphbench.engine import encode_png
+from glyphbench.readers.base import Reader
+from glyphbench.vae_eval.imageset import ImageSet, default_set
+from glyphbench.vae_eval.runner import RESULTS_NAME, SHARD, RunOptions, evaluate, slug
 
 IMAGE_IDS = ("s14-lower-plain-0", "s20-upper-plain-0", "s32-digits-plain-0")
 CODECS = [
@@ -65,7 +65,7 @@ def broken_vaes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def ocr_engine() -> Reader:
-    from bench.readers import get_reader
+    from glyphbench.readers import get_reader
 
     return get_reader("easyocr?gpu=0")
 
@@ -290,7 +290,7 @@ class _Fixed(Reader):
         return "fixed 1"
 
     def read(self, images: Any) -> list[Any]:
-        from bench.readers.base import Reading
+        from glyphbench.readers.base import Reading
 
         return [Reading("TEN EXIT") for _ in images]
 
@@ -298,8 +298,8 @@ class _Fixed(Reader):
 def test_columns_and_scores_follow_the_vae_metric_family(tmp_path: Path) -> None:
     """Issue 23: a metric registered in the ``vae`` family is computed on the original and
     the reconstruction, with its loss, in the table's order; removed, it is gone."""
-    from bench.scoring.table import METRICS, Metric
-    from vae_eval.runner import metric_columns
+    from glyphbench.scoring.table import METRICS, Metric
+    from glyphbench.vae_eval.runner import metric_columns
 
     toy = Metric(
         "toy_chars",

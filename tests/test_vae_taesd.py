@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageFilter
 
-from bench.core.errors import InputError
-from vae_eval.codecs import get_codec
-from vae_eval.codecs.taesd import KNOWN_LAYOUTS, Layout, TaesdCodec, build, detect_layout
-from vae_eval.metrics import psnr
+from glyphbench.core.errors import InputError
+from glyphbench.vae_eval.codecs import get_codec
+from glyphbench.vae_eval.codecs.taesd import KNOWN_LAYOUTS, Layout, TaesdCodec, build, detect_layout
+from glyphbench.vae_eval.metrics import psnr
 
 pytest.importorskip("torch")
 
@@ -135,7 +135,7 @@ def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
 ) -> None:
     """The issue's order with real OCR: identity >= taef2 > resize x8 (word retention)."""
     pytest.importorskip("easyocr")
-    from vae_eval.runner import RunOptions, evaluate
+    from glyphbench.vae_eval.runner import RunOptions, evaluate
 
     specs = ["identity", f"taesd:{taef2_dir}", "resize?factor=8"]
     options = RunOptions(
@@ -149,8 +149,8 @@ def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
     assert taef2 > 40.0, wr.to_dict()  # most words survive the trained tiny VAE
     # issue 22: --limit 6 draws one image per font size (5), every size present, and
     # the report states no threshold on one image per size, and the ceiling once.
-    from vae_eval.analyse import CEILING_LABEL
-    from vae_eval.report import write_report
+    from glyphbench.vae_eval.analyse import CEILING_LABEL
+    from glyphbench.vae_eval.report import write_report
 
     per_size = table[table["vae"] == specs[1]].groupby("font_size").size()
     assert per_size.to_dict() == {10: 1, 14: 1, 20: 1, 32: 1, 48: 1}

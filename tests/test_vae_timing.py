@@ -1,4 +1,4 @@
-"""Reading and codec times that do not depend on what ran before (vae_eval.reading).
+"""Reading and codec times that do not depend on what ran before (glyphbench.vae_eval.reading).
 
 A reader and a codec that sleep stand in for OCR and a VAE, and record when they ran:
 by default the two take turns (no overlap, and neither time includes waiting for the
@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bench import engine
-from bench.readers.base import Reader, Reading
-from vae_eval.codecs import Codec, CodecFailure
-from vae_eval.imageset import ImageSet, default_set
-from vae_eval.reading import TIMING_METHOD, TimedReader
-from vae_eval.runner import RunOptions, evaluate
+from glyphbench import engine
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.vae_eval.codecs import Codec, CodecFailure
+from glyphbench.vae_eval.imageset import ImageSet, default_set
+from glyphbench.vae_eval.reading import TIMING_METHOD, TimedReader
+from glyphbench.vae_eval.runner import RunOptions, evaluate
 
 #: How long the fake reader and the fake codec take (different, so that one's time
 #: showing up in the other's column would be visible).

@@ -2,16 +2,18 @@
 
 Public API (heavy libraries load only when used)::
 
-    from vae_eval.codecs import get_codec                  # "identity", "jpeg?quality=30",
+    from glyphbench.vae_eval.codecs import get_codec       # "identity", "jpeg?quality=30",
                                                            # "resize?factor=8",
                                                            # "diffusers:<id>[:sub]",
                                                            # "taesd:<folder>",
                                                            # "python:module:Object"
-    from vae_eval.codecs import register_codec             # your own codec (the protocol)
-    from vae_eval.imageset import load_image_set, default_set, write_default_set
-    from vae_eval.metrics import word_retention, partial_accuracy, psnr, ssim, image_scores
-    from vae_eval.runner import RunOptions, evaluate       # -> vae_results.parquet (resumable)
-    from vae_eval.report import write_report           # analysis: vae_eval.analyse
+    from glyphbench.vae_eval.codecs import register_codec  # your own codec (the protocol)
+    from glyphbench.vae_eval.imageset import load_image_set, default_set, write_default_set
+    from glyphbench.vae_eval.metrics import (
+        word_retention, partial_accuracy, psnr, ssim, image_scores,
+    )
+    from glyphbench.vae_eval.runner import RunOptions, evaluate  # -> vae_results.parquet
+    from glyphbench.vae_eval.report import write_report  # analysis: glyphbench.vae_eval.analyse
 
 CLI: ``glyphbench vae-eval --vae SPEC ... --images SET --out DIR`` (or ``--config
 VAES.yaml [--dry-run]``) and

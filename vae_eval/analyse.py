@@ -1,6 +1,6 @@
 """Analysis of ``vae_results.parquet``: pure functions of the table, nothing rendered.
 
-What the VAE report (:mod:`vae_eval.report`, the rendering) shows, computed here:
+What the VAE report (:mod:`glyphbench.vae_eval.report`, the rendering) shows, computed here:
 
 * the summary per codec and the OCR ceiling (:func:`summary_table`), with bootstrap
   intervals over images (:func:`summary_bounds`, :func:`mean_bounds`);
@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.registry import Spec
-from bench.core.schema import failed_mask
-from bench.scoring.bootstrap import MIN_UNITS, mean_interval, seeded_rng
-from bench.scoring.table import METRICS, Mean
+from glyphbench.core.registry import Spec
+from glyphbench.core.schema import failed_mask
+from glyphbench.scoring.bootstrap import MIN_UNITS, mean_interval, seeded_rng
+from glyphbench.scoring.table import METRICS, Mean
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.scoring.table import Metric
+    from glyphbench.scoring.table import Metric
 
     #: Lower and upper interval bounds, each a frame shaped like the table it bounds.
     Bounds = tuple[pd.DataFrame, pd.DataFrame]
@@ -56,7 +56,8 @@ ABSOLUTE_FLOOR = 50.0
 MIN_SIZES = 3
 
 #: Fewest successful images at every font size for a threshold to be stated (else "evidence
-#: too thin"): the report's one minimum for an interval (:data:`bench.scoring.bootstrap.MIN_UNITS`).
+#: too thin"): the report's one minimum for an interval
+#: (:data:`glyphbench.scoring.bootstrap.MIN_UNITS`).
 MIN_IMAGES_PER_SIZE = MIN_UNITS
 
 #: Bootstrap of every interval on the page: resamples, seed, level (images resampled).
@@ -132,7 +133,7 @@ def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` over images (NaNs dropped).
 
     Each image is its own resampling unit; the one kernel
-    :func:`bench.scoring.bootstrap.mean_interval`
+    :func:`glyphbench.scoring.bootstrap.mean_interval`
     draws the resamples, seeded by :data:`SEED` and ``key`` (same input, same interval).
     Fewer than two finite values, or any infinite one (a pixel-identical PSNR), give NaN.
 

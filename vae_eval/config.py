@@ -27,10 +27,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bench.core.errors import InputError, validation_error
-from bench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
-from bench.core.registry import PLUGINS
-from vae_eval.codecs import check_codec_files
+from glyphbench.core.errors import InputError, validation_error
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
+from glyphbench.core.registry import PLUGINS
+from glyphbench.vae_eval.codecs import check_codec_files
 
 
 class VaeEntry(BaseModel):
@@ -83,7 +83,7 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
     not support.
     """
-    from vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
+    from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
     for entry in entries:
@@ -163,7 +163,7 @@ def merge_settings(
 
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
-    from vae_eval.imageset import load_image_set
+    from glyphbench.vae_eval.imageset import load_image_set
 
     entries = config.entries() if config is not None else []
     named = {entry.spec for entry in entries}

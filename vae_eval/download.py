@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.core.errors import InputError
-from bench.core.io import atomic_path
-from vae_eval.imageset import read_metadata
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import atomic_path
+from glyphbench.vae_eval.imageset import read_metadata
 
 USER_AGENT = "glyphbench-vae-eval/0.1 (+https://github.com/; research benchmark)"
 #: Leading bytes of the image formats Pillow reads that a server may send.

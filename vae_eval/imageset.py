@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.core.fonts import available_fonts
-from bench.core.io import atomic_open, atomic_path, jsonl_records, read_text
-from bench.core.registry import Spec
+from glyphbench.core.errors import InputError
+from glyphbench.core.fonts import available_fonts
+from glyphbench.core.io import atomic_open, atomic_path, jsonl_records, read_text
+from glyphbench.core.registry import Spec
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont

@@ -1,7 +1,7 @@
 """Text-survival and image-fidelity metrics for one (original, reconstruction) pair.
 
 The metrics themselves are the ``vae`` family of the metric table
-(:mod:`bench.scoring.vae`, one implementation for ``score_pairs``, the CLI and
+(:mod:`glyphbench.scoring.vae`, one implementation for ``score_pairs``, the CLI and
 this module); here they are plain functions of two texts or two images:
 
 * :func:`word_retention` (WR): 100 x word recall, the share of ground-truth words
@@ -15,7 +15,7 @@ this module); here they are plain functions of two texts or two images:
 * :func:`image_scores`: PSNR and SSIM on the whole image and on the text region (the
   drawn text boxes; NaN where the image set has none), the four image columns of a row.
 
-Texts are normalised in the default ("paper") mode of :func:`bench.scoring.normalize`;
+Texts are normalised in the default ("paper") mode of :func:`glyphbench.scoring.normalize`;
 WR and PA are percentages in [0, 100], or NaN when the ground truth has no words.
 """
 
@@ -25,17 +25,24 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bench.scoring import normalize
-from bench.scoring import vae as family
-from bench.scoring.pair import ImagePair, Pair, float_rgb
-from bench.scoring.table import METRICS
-from bench.scoring.vae import SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_WINDOW, RegionPair, word_assignment
+from glyphbench.scoring import normalize
+from glyphbench.scoring import vae as family
+from glyphbench.scoring.pair import ImagePair, Pair, float_rgb
+from glyphbench.scoring.table import METRICS
+from glyphbench.scoring.vae import (
+    SSIM_K1,
+    SSIM_K2,
+    SSIM_SIGMA,
+    SSIM_WINDOW,
+    RegionPair,
+    word_assignment,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from bench.core.images import ImageLike
+    from glyphbench.core.images import ImageLike
 
 __all__ = [
     "SSIM_K1",
@@ -63,7 +70,7 @@ def words(text: str) -> list[str]:
 
 
 def word_retention(truth: str, ocr: str) -> float:
-    """WR = N_correct / N_total x 100 (see :func:`bench.scoring.vae.wr`).
+    """WR = N_correct / N_total x 100 (see :func:`glyphbench.scoring.vae.wr`).
 
     >>> word_retention("the cat the hat", "The hat cat")
     75.0
@@ -72,7 +79,7 @@ def word_retention(truth: str, ocr: str) -> float:
 
 
 def partial_accuracy(truth: str, ocr: str) -> float:
-    """PA = (1 - sum_i d(W_i, W^_i) / sum_i L(W_i)) x 100 (see :func:`bench.scoring.vae.pa`).
+    """PA = (1 - sum_i d(W_i, W^_i) / sum_i L(W_i)) x 100 (see :func:`glyphbench.scoring.vae.pa`).
 
     >>> partial_accuracy("harbor exit", "harbour")
     50.0
@@ -81,7 +88,7 @@ def partial_accuracy(truth: str, ocr: str) -> float:
 
 
 def psnr(a: ImageLike, b: ImageLike) -> float:
-    """PSNR in dB of two PIL images or uint8 arrays (see :func:`bench.scoring.vae.psnr`).
+    """PSNR in dB of two PIL images or uint8 arrays (see :func:`glyphbench.scoring.vae.psnr`).
 
     >>> import numpy as np
     >>> round(psnr(np.full((1, 1, 3), 10, np.uint8), np.array([[[13, 14, 15]]], np.uint8)), 2)
@@ -91,7 +98,7 @@ def psnr(a: ImageLike, b: ImageLike) -> float:
 
 
 def ssim(a: ImageLike, b: ImageLike) -> float:
-    """Mean SSIM of the luma of two images (see :func:`bench.scoring.vae.ssim`).
+    """Mean SSIM of the luma of two images (see :func:`glyphbench.scoring.vae.ssim`).
 
     >>> import numpy as np
     >>> round(ssim(np.full((16, 16, 3), 100, np.uint8), np.full((16, 16, 3), 110, np.uint8)), 5)

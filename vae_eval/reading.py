@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bench import engine
+from glyphbench import engine
 
 if TYPE_CHECKING:
     from PIL import Image
 
-    from bench.readers.base import Reader, Reading
+    from glyphbench.readers.base import Reader, Reading
 
 #: What run.json and the report say about ``ocr_seconds`` and ``codec_seconds``.
 TIMING_METHOD = (

@@ -1,5 +1,5 @@
 """A small HTML report of ``vae_results.parquet``: the rendering (the figures come from
-:mod:`vae_eval.analyse`).
+:mod:`glyphbench.vae_eval.analyse`).
 
 ``OUT/report/index.html`` holds
 
@@ -11,10 +11,11 @@
   image and on the text region ("n/a" where the set has no text boxes), and the mean
   codec and OCR seconds per image;
 * the *text-survival threshold* per codec and the first size below the absolute floor
-  (:func:`vae_eval.analyse.survival_threshold`, :func:`vae_eval.analyse.first_size_below`),
+  (:func:`~glyphbench.vae_eval.analyse.survival_threshold`,
+  :func:`~glyphbench.vae_eval.analyse.first_size_below`),
   with the evidence behind them;
 * the reader's limits: font sizes, character classes and backgrounds whose OCR
-  ceiling is below :data:`vae_eval.analyse.READER_FLOOR` are marked "reader cannot read
+  ceiling is below :data:`glyphbench.vae_eval.analyse.READER_FLOOR` are marked "reader cannot read
   this" in every table, so the reader's limit is not read as codec loss;
 * mean WR tables codec x font size, codec x character class, codec x background
   and codec x font size x character class (ceiling in the first row), each for the
@@ -36,13 +37,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench import templates
-from bench.core.io import atomic_open, atomic_path
-from bench.core.schema import failed_mask
-from bench.report.tables import write_table_set
-from bench.scoring.table import METRICS
-from bench.templates import Cell, Table
-from vae_eval.analyse import (
+from glyphbench import templates
+from glyphbench.core.io import atomic_open, atomic_path
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.tables import write_table_set
+from glyphbench.scoring.table import METRICS
+from glyphbench.templates import Cell, Table
+from glyphbench.vae_eval.analyse import (
     ABSOLUTE_FLOOR,
     CEILING,
     CONFIDENCE,
@@ -74,8 +75,8 @@ from vae_eval.analyse import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.scoring.table import Metric
-    from vae_eval.analyse import Bounds
+    from glyphbench.scoring.table import Metric
+    from glyphbench.vae_eval.analyse import Bounds
 
 
 PAIRS_PER_CODEC = 6
@@ -99,7 +100,8 @@ def _label(key: object) -> str:
 TIME_DIGITS = {"codec s/img": 2, "OCR s/img": 2}
 
 #: Metrics whose NaN means "not measurable here" (the set has no text boxes) rather than
-#: "no successful row": those :func:`vae_eval.metrics.image_scores` measures on the boxes.
+#: "no successful row": those :func:`~glyphbench.vae_eval.metrics.image_scores` measures on
+#: the boxes.
 TEXT_REGION = ("psnr_text", "ssim_text")
 
 

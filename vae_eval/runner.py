@@ -1,6 +1,6 @@
 """Run images through codecs, OCR before and after, and score what survived.
 
-An evaluation is a run of the engine (:mod:`bench.engine`) whose producer is an
+An evaluation is a run of the engine (:mod:`glyphbench.engine`) whose producer is an
 encode/decode round trip: the first group reads the original images once (the OCR
 ceiling), then each codec is a group whose batches are round-tripped in the main
 thread while the worker reads and scores the previous batch.
@@ -13,13 +13,13 @@ Layout of the output folder ``OUT`` (the engine's layout; one shard)::
     OUT/images/<codec>/<id>.png    the reconstructions
     OUT/parts/shard-0-of-1/original/batch-NNNNN.parquet   OCR of the originals
     OUT/parts/shard-0-of-1/<codec>/batch-NNNNN.parquet    scored rows, one file per batch
-    OUT/report/                    see :mod:`vae_eval.report`
+    OUT/report/                    see :mod:`glyphbench.vae_eval.report`
 
 Resuming: every batch is written as its own part file (atomically) as soon as it is
 scored, so a crash loses at most the batches in flight. Every input (codec and reader
 specs, the image set, the reader itself) is checked before ``OUT`` is touched, and one
 process at a time evaluates into ``OUT`` (a second one is refused, see
-:meth:`bench.engine.RunFolder.hold_shard`). A rerun skips the (image,
+:meth:`glyphbench.engine.RunFolder.hold_shard`). A rerun skips the (image,
 codec) pairs already there (failed ones too, unless ``retry_errors``) and merges all
 parts into ``vae_results.parquet``, the newest row of each (vae, image_id) winning.
 
@@ -32,7 +32,7 @@ reading cache), so an unchanged reconstruction (``identity``) is not read twice;
 row carries the time of the reading it reuses (``ocr_cached``). Codec work and timed
 reading take turns unless ``overlap`` is set, and the reader is warmed up first, so
 ``codec_seconds`` and ``ocr_seconds`` do not depend on what ran before
-(:mod:`vae_eval.reading`). ``RunOptions.codecs`` takes spec strings and codec objects.
+(:mod:`glyphbench.vae_eval.reading`). ``RunOptions.codecs`` takes spec strings and codec objects.
 """
 
 from __future__ import annotations
@@ -42,21 +42,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench import engine
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.scoring.table import METRICS
-from vae_eval.codecs import check_codec_files
-from vae_eval.imageset import ImageItem, ImageSet
-from vae_eval.metrics import image_scores, text_scores
-from vae_eval.reading import TimedReader, Turn
+from glyphbench import engine
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.scoring.table import METRICS
+from glyphbench.vae_eval.codecs import check_codec_files
+from glyphbench.vae_eval.imageset import ImageItem, ImageSet
+from glyphbench.vae_eval.metrics import image_scores, text_scores
+from glyphbench.vae_eval.reading import TimedReader, Turn
 
 if TYPE_CHECKING:
     import pandas as pd
     from PIL import Image
 
-    from bench.readers.base import Reader, Reading
-    from vae_eval.codecs import Codec
+    from glyphbench.readers.base import Reader, Reading
+    from glyphbench.vae_eval.codecs import Codec
 
 RESULTS_NAME = "vae_results.parquet"
 #: Folder (images and part files) of the original images, and their progress stage.
@@ -134,7 +134,7 @@ def is_blank(image: Image.Image) -> bool:
 class RunOptions:
     """Everything that defines one evaluation."""
 
-    codecs: list[Any]  # spec strings, or codec objects (vae_eval.codecs protocol; issue 16)
+    codecs: list[Any]  # spec strings, or codec objects (the glyphbench.vae_eval.codecs protocol)
     images: str = "default"
     ocr: str = "easyocr"
     limit: int | None = None
@@ -249,7 +249,7 @@ class Evaluation:
 
     # ------------------------------------------------------------------ codecs
     def _codec_rows(self, batch: engine.Batch) -> list[dict[str, Any]]:
-        from vae_eval.codecs import CodecFailure
+        from glyphbench.vae_eval.codecs import CodecFailure
 
         items: list[ImageItem] = batch.jobs
         if batch.failure is not None:
@@ -291,7 +291,7 @@ class Evaluation:
         ]
 
     def _codec_error(self, item: ImageItem, original: Image.Image | None, recon: Any) -> str:
-        from vae_eval.codecs import CodecFailure
+        from glyphbench.vae_eval.codecs import CodecFailure
 
         if isinstance(recon, CodecFailure):
             return f"codec: {recon.message}"
@@ -361,7 +361,7 @@ def _opener(
     spec: str, preloaded: dict[str, Codec | Exception], turn: Turn | None = None
 ) -> Callable[[], CodecProducer]:
     def open_codec() -> CodecProducer:
-        from vae_eval.codecs import get_codec
+        from glyphbench.vae_eval.codecs import get_codec
 
         codec = preloaded.pop(spec, None) or get_codec(spec)
         if isinstance(codec, Exception):
@@ -372,7 +372,7 @@ def _opener(
 
 
 def _create(spec: str) -> Codec | Exception:
-    from vae_eval.codecs import get_codec
+    from glyphbench.vae_eval.codecs import get_codec
 
     try:
         return get_codec(spec)
@@ -394,8 +394,8 @@ def evaluate(
     (tests and notebooks pass objects they already have). ``progress(stage, done,
     total)`` is called after each batch with the images done in that stage.
     """
-    from vae_eval.codecs.protocol import name_codecs
-    from vae_eval.imageset import load_image_set
+    from glyphbench.vae_eval.codecs.protocol import name_codecs
+    from glyphbench.vae_eval.imageset import load_image_set
 
     specs, given = name_codecs(options.codecs)  # keep order, drop repeats; objects by name
     for spec in specs:  # a typo in --vae is a user error, not a failure row
@@ -451,7 +451,7 @@ def evaluate(
 
 def timing_method(options: RunOptions) -> str:
     """How ``ocr_seconds``/``codec_seconds`` were measured (run.json ``timing``; issue 16)."""
-    from vae_eval.reading import TIMING_METHOD, TIMING_METHOD_OVERLAP
+    from glyphbench.vae_eval.reading import TIMING_METHOD, TIMING_METHOD_OVERLAP
 
     return TIMING_METHOD_OVERLAP if options.overlap else TIMING_METHOD
 

@@ -27,8 +27,8 @@ Two further parts predict use on real images, where the short one-size renders d
   per-model means, and whether each difference between two models is kept, lost,
   reversed or invented.
 
-Those two parts are computed in :mod:`bench.calibration.long_text` and
-:mod:`bench.calibration.real_set`; this module draws and reads the images and renders
+Those two parts are computed in :mod:`glyphbench.calibration.long_text` and
+:mod:`glyphbench.calibration.real_set`; this module draws and reads the images and renders
 the card (Markdown, JSON, CSV).
 
 :func:`compare_readers` takes two readers' readings of one run (the run folder's
@@ -47,7 +47,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.calibration.long_text import (
+from glyphbench.calibration.long_text import (
     LONG_FONTS,
     LONG_SIZES,
     LONG_TEXTS,
@@ -56,24 +56,24 @@ from bench.calibration.long_text import (
     long_text_rows,
     long_text_summary,
 )
-from bench.calibration.real_set import real_rows, real_summary
-from bench.engine.reading import failure_cause, read_batch
-from bench.models.base import ImageRequest
-from bench.models.controls import BlankControl, RenderControl, TypoControl
-from bench.run.reading_store import results_with_reader
-from bench.scoring import score_pairs
+from glyphbench.calibration.real_set import real_rows, real_summary
+from glyphbench.engine.reading import failure_cause, read_batch
+from glyphbench.models.base import ImageRequest
+from glyphbench.models.controls import BlankControl, RenderControl, TypoControl
+from glyphbench.run.reading_store import results_with_reader
+from glyphbench.scoring import score_pairs
 
-# The typo-edit verdicts are pure text, shared with the report: they live in bench.scoring.
-from bench.scoring.edits import FAITHFULNESS_FLOOR as FAITHFULNESS_FLOOR
-from bench.scoring.edits import classify_edits, faithfulness, warning
-from bench.scoring.normalize import normalize
-from bench.scoring.table import METRICS
+# The typo-edit verdicts are pure text, shared with the report: they live in glyphbench.scoring.
+from glyphbench.scoring.edits import FAITHFULNESS_FLOOR as FAITHFULNESS_FLOOR
+from glyphbench.scoring.edits import classify_edits, faithfulness, warning
+from glyphbench.scoring.normalize import normalize
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
     from PIL import Image
 
-    from bench.readers.base import Reader
+    from glyphbench.readers.base import Reader
 
 #: Typo rates of the card's ``typo`` images.
 DEFAULT_RATES = (0.05, 0.1, 0.2)

@@ -50,11 +50,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.scoring.normalize import normalize, tokens
+from glyphbench.core.errors import InputError
+from glyphbench.scoring.normalize import normalize, tokens
 
 if TYPE_CHECKING:
-    from bench.readers.base import Reader
+    from glyphbench.readers.base import Reader
 
 DO_NOT_CARE = "###"
 #: How a transcription holding a space counts (see the module docstring).

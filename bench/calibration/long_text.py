@@ -4,7 +4,7 @@ three sizes, and how much of them a reader gives back.
 :func:`long_text_images` draws them; :func:`long_text_rows` scores a reader's readings
 (words returned per expected word: below 1 when a reader merges words, word recall,
 NED); :func:`long_text_summary` sums them up overall, per size and per font. The card
-(:mod:`bench.calibration.calibrate`) reads the images and renders the summary.
+(:mod:`glyphbench.calibration.calibrate`) reads the images and renders the summary.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bench.core.fonts import bundled_fonts
-from bench.models.controls import wrap
-from bench.scoring import Pair, score_pairs
-from bench.scoring.table import METRICS
+from glyphbench.core.fonts import bundled_fonts
+from glyphbench.models.controls import wrap
+from glyphbench.scoring import Pair, score_pairs
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd

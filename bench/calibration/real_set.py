@@ -7,7 +7,7 @@ transcribed by a person, and how a reader's readings of them compare.
 and the intended text; :func:`real_summary` gives NED and word recall against the
 person, the benchmark score's error, the rank correlation of per-model means and each
 model pair's verdict (kept, lost, reversed, invented: :func:`pair_verdict`). Reading
-the images is the card's (:func:`bench.calibration.calibrate.read_real_set`).
+the images is the card's (:func:`glyphbench.calibration.calibrate.read_real_set`).
 """
 
 from __future__ import annotations
@@ -19,11 +19,16 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.calibration.long_text import word_counts
-from bench.core.errors import InputError
-from bench.scoring import score_pairs
-from bench.scoring.bootstrap import mean_interval, percentile_interval, resampled_means, seeded_rng
-from bench.scoring.table import METRICS
+from glyphbench.calibration.long_text import word_counts
+from glyphbench.core.errors import InputError
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.bootstrap import (
+    mean_interval,
+    percentile_interval,
+    resampled_means,
+    seeded_rng,
+)
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,7 +86,7 @@ def load_real_set(
 ) -> pd.DataFrame:
     """Rows of a real-image manifest (a CSV, or a folder holding ``manifest.csv``).
 
-    Checks every row (an :class:`~bench.core.errors.InputError` names the file and line):
+    Checks every row (an :class:`~glyphbench.core.errors.InputError` names the file and line):
     the columns of :data:`MANIFEST_COLUMNS`, a non-empty ``file``, ``model``,
     ``licence`` and ``human_reading``, and an image file that exists (``file`` is
     relative to the manifest's folder). Adds ``path`` (the absolute image path) and

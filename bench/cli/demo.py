@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.run.config import RunConfig
-from bench.tiny.pipelines import build_tiny_sd
+from glyphbench.run.config import RunConfig
+from glyphbench.tiny.pipelines import build_tiny_sd
 
 #: The demo's models: (spec, label). The tiny pipeline's path is filled in at run time.
 DEMO_CONTROLS: tuple[tuple[str, str], ...] = (
@@ -31,7 +31,7 @@ TINY_LABEL = "tiny-random-sd (untrained)"
 
 
 def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
-    """The demo's run config as a mapping (see bench.run.config.RunConfig)."""
+    """The demo's run config as a mapping (see glyphbench.run.config.RunConfig)."""
     models: list[dict[str, Any]] = [{"spec": spec, "name": name} for spec, name in DEMO_CONTROLS]
     models.append(
         {"spec": f"diffusers:{tiny_path}", "name": TINY_LABEL, "options": {"device": "cpu"}}
@@ -54,8 +54,8 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     """Run the demo into ``out``; returns the run folder. Prints where everything is."""
     import yaml
 
-    from bench.report.console import print_summary, summary_console
-    from bench.run.operations import run_benchmark
+    from glyphbench.report.console import print_summary, summary_console
+    from glyphbench.run.operations import run_benchmark
 
     console = summary_console()
     out = Path(out)
@@ -68,7 +68,7 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     assert result.results is not None  # one process: merged at the end
     print_summary(result.results, console, title="glyphbench demo (controls are marked)")
     console.print(f"run folder: {result.out}  (run.json, images/, results.parquet)")
-    from bench.report import write_report
+    from glyphbench.report import write_report
 
     index = write_report([result.out], out / "report")
     console.print(f"report: {index}")

@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from bench.core.errors import InputError
-from bench.core.io import locate_run, read_table, write_json
-from bench.core.schema import failed_mask
-from bench.scoring.table import METRICS
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import locate_run, read_table, write_json
+from glyphbench.core.schema import failed_mask
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.scoring.table import Metric
+    from glyphbench.scoring.table import Metric
 
 METADATA = "metadata.parquet"
 
@@ -66,7 +66,7 @@ def export_command(
 def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
 
-    from bench.report.load import read_run_meta
+    from glyphbench.report.load import read_run_meta
 
     run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"
@@ -176,7 +176,7 @@ def dataset_card(
 def _card_table(protocol: dict[str, Any]) -> list[str]:
     if not protocol:
         return ["(this run has no protocol card: it was made before glyphbench recorded one)"]
-    from bench.report.suites import card_lines
+    from glyphbench.report.suites import card_lines
 
     rows = ["| field | value |", "| --- | --- |"]
     rows += [f"| {key} | {value.replace('|', '/')} |" for key, value in card_lines(protocol)]

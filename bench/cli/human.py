@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.templates import Table
+    from glyphbench.templates import Table
 
 human = typer.Typer(
     name="human",
@@ -66,7 +66,7 @@ def sample_command(
         glyphbench human sample runs/a runs/b --n 1000 --cells group,model \\
             --min-per-cell 10 --raters-per-image 3 --seed 0 --out study/
     """
-    from human_eval.study import create_study
+    from glyphbench.human_eval.study import create_study
 
     columns = [c.strip() for c in cells.split(",") if c.strip()]
     study = create_study(
@@ -121,8 +121,8 @@ def serve_command(
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
-    from human_eval.serve import check_bind, check_port, launch
-    from human_eval.study import load_study
+    from glyphbench.human_eval.serve import check_bind, check_port, launch
+    from glyphbench.human_eval.study import load_study
 
     check_bind(host, port)
     check_port(host, port)  # one line naming --port, not Gradio's words about launch()
@@ -148,14 +148,14 @@ def stats_command(
     """Print agreement, metric-human alignment, model ranking and rater quality."""
     from rich.console import Console
 
-    from human_eval.report import (
+    from glyphbench.human_eval.report import (
         agreement_table,
         alignment_table,
         analyse,
         kendall_sentence,
         save_tables,
     )
-    from human_eval.study import load_study
+    from glyphbench.human_eval.study import load_study
 
     loaded = load_study(study)
     analysis = analyse(loaded, n_boot=n_boot, seed=seed)
@@ -196,8 +196,8 @@ def export_command(
     ),
 ) -> None:
     """Write the ratings as long-format CSV and Parquet with anonymised rater ids."""
-    from human_eval.report import export_ratings
-    from human_eval.study import load_study
+    from glyphbench.human_eval.report import export_ratings
+    from glyphbench.human_eval.study import load_study
 
     loaded = load_study(study)
     prefix = out or loaded.folder / "export" / "ratings"
@@ -213,8 +213,8 @@ def report_command(
     n_boot: int = typer.Option(1000, help="Bootstrap resamples for the intervals."),
 ) -> None:
     """Write an HTML report: agreement tables, metric-vs-human plot, ranking, raters."""
-    from human_eval.report import write_report
-    from human_eval.study import load_study
+    from glyphbench.human_eval.report import write_report
+    from glyphbench.human_eval.study import load_study
 
     loaded = load_study(study)
     path = write_report(loaded, out or loaded.folder / "report", n_boot=n_boot)
@@ -228,9 +228,9 @@ def register(app: typer.Typer) -> None:
 def _print_fitted(
     console: Console, table: Table, title: str, *, keys: int = 1, drop: tuple[str, ...] = ()
 ) -> None:
-    """Print a page table (:class:`bench.templates.Table`) at the console's width."""
-    from bench.report.console_fit import fit_table
-    from bench.templates import Table
+    """Print a page table (:class:`glyphbench.templates.Table`) at the console's width."""
+    from glyphbench.report.console_fit import fit_table
+    from glyphbench.templates import Table
 
     kept = [k for k, column in enumerate(table.columns) if column not in drop]
     shown = Table([table.columns[k] for k in kept], [[row[k] for k in kept] for row in table.rows])

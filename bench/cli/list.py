@@ -1,6 +1,6 @@
 """``glyphbench list``: every plug-in (with its options) and every metric glyphbench knows.
 
-Reads :data:`bench.core.registry.PLUGINS` and :data:`bench.scoring.table.METRICS`, so a
+Reads :data:`glyphbench.core.registry.PLUGINS` and :data:`glyphbench.scoring.table.METRICS`, so a
 plug-in or metric added in one file shows up here with nothing else to edit.
 Importing the plug-in modules is cheap by contract: no torch, diffusers, easyocr,
 gradio or onnxruntime is imported (a test checks it).
@@ -14,9 +14,9 @@ from typing import Any
 
 import typer
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.scoring.table import METRICS
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.scoring.table import METRICS
 
 #: What ``glyphbench list`` can show: the plug-in kinds, then metrics.
 SECTIONS = ("models", "readers", "codecs", "sources", "samplers", "suites", "metrics")

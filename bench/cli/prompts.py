@@ -11,10 +11,10 @@ from pathlib import Path
 
 import typer
 
-from bench.core.io import write_table
-from bench.core.progress import LineProgress, Ticker
-from prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
-from prompts.sources import load_prompt_set, load_source
+from glyphbench.core.io import write_table
+from glyphbench.core.progress import LineProgress, Ticker
+from glyphbench.prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
+from glyphbench.prompts.sources import load_prompt_set, load_source
 
 prompts_app = typer.Typer(
     name="prompts",
@@ -43,7 +43,7 @@ def show_command(
     from rich.console import Console
     from rich.table import Table
 
-    from prompts.selection import select
+    from glyphbench.prompts.selection import select
 
     loaded = load_source(source)
     picked = select(loaded, sample=n if sample else None, seed=seed, limit=n)
@@ -72,7 +72,7 @@ def stats_command(
     ),
 ) -> None:
     """Counts by prompt type, group, CEFR level, length bins and flags."""
-    from prompts.stats import compute_stats, write_chart
+    from glyphbench.prompts.stats import compute_stats, write_chart
 
     stats = compute_stats(load_source(source))
     if chart is not None:
@@ -125,7 +125,7 @@ def select_command(
     limit: int = typer.Option(None, "--limit", help="Keep at most this many rows at the end."),
 ) -> None:
     """Select prompts (config -> where -> sample -> limit) and write them with every column."""
-    from prompts.selection import select
+    from glyphbench.prompts.selection import select
 
     picked = select(
         source,
@@ -154,7 +154,7 @@ def validate_command(
 ) -> None:
     """Audit a source: stated vs recomputed attributes, ambiguous slots, mojibake,
     invisible characters, stray spaces, duplicates, inconsistent category spellings."""
-    from prompts.audit import audit, summarize
+    from glyphbench.prompts.audit import audit, summarize
 
     findings = audit(source)
     for finding in findings:
@@ -191,8 +191,8 @@ def freq_command(
     """Count in how many captions of each corpus each text occurs (whole words, any case)."""
     import pandas as pd
 
-    from prompts.pool import PromptPool
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.pool import PromptPool
+    from glyphbench.prompts.schema import PromptSet
 
     corpora = [parse_corpus_option(c) for c in corpus]
     loaded = load_source(source)

@@ -8,13 +8,13 @@ from typing import Any
 
 import typer
 
-import prompts as prompt_sets
-from bench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
-from bench.core.errors import InputError
-from bench.core.io import locate_run, write_table
-from bench.readers import get_reader
-from bench.readers.scripts import LANG_SCRIPTS, reader_scripts
-from bench.run.reading_store import stored_readers
+from glyphbench import prompts as prompt_sets
+from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import locate_run, write_table
+from glyphbench.readers import get_reader
+from glyphbench.readers.scripts import LANG_SCRIPTS, reader_scripts
+from glyphbench.run.reading_store import stored_readers
 
 readers_app = typer.Typer(
     help="Reader calibration cards and the readings stored in a run.", no_args_is_help=True
@@ -66,8 +66,8 @@ def calibrate_command(
 
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
-    from bench.calibration.calibrate import calibrate
-    from bench.calibration.real_set import REAL_PARTS, load_real_set, shipped_real_set
+    from glyphbench.calibration.calibrate import calibrate
+    from glyphbench.calibration.real_set import REAL_PARTS, load_real_set, shipped_real_set
 
     if real_part is not None and real_part not in REAL_PARTS:
         raise typer.BadParameter(
@@ -200,7 +200,7 @@ def compare_command(
     metric: str = typer.Option("ned", "--metric", help="Metric whose model means are ranked."),
 ) -> None:
     """Per-image agreement of two readers on RUN and how often they rank models differently."""
-    from bench.calibration.calibrate import compare_readers
+    from glyphbench.calibration.calibrate import compare_readers
 
     run = locate_run(run, needs="run.json")
     typer.echo(json.dumps(compare_readers(run, first, second, metric), indent=2, default=str))

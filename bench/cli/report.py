@@ -8,8 +8,8 @@ from pathlib import Path
 
 import typer
 
-from bench.core.io import locate_run
-from bench.run.reading_store import write_reader_view
+from glyphbench.core.io import locate_run
+from glyphbench.run.reading_store import write_reader_view
 
 
 def report_command(
@@ -41,7 +41,7 @@ def report_command(
 
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
-    from bench.report.build import write_report
+    from glyphbench.report.build import write_report
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None

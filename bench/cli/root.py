@@ -15,8 +15,8 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from bench import __version__
-from bench.core.errors import user_error
+from glyphbench import __version__
+from glyphbench.core.errors import user_error
 
 app = typer.Typer(
     name="glyphbench",
@@ -29,15 +29,15 @@ app = typer.Typer(
 
 #: Modules that add commands; each defines ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = (
-    "bench.cli.score",
-    "bench.cli.export",
-    "bench.cli.run",
-    "bench.cli.list",
-    "bench.cli.readers",
-    "bench.cli.report",
-    "bench.cli.prompts",
-    "bench.cli.vae",
-    "bench.cli.human",
+    "glyphbench.cli.score",
+    "glyphbench.cli.export",
+    "glyphbench.cli.run",
+    "glyphbench.cli.list",
+    "glyphbench.cli.readers",
+    "glyphbench.cli.report",
+    "glyphbench.cli.prompts",
+    "glyphbench.cli.vae",
+    "glyphbench.cli.human",
 )
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     """Console-script entry point: user errors become one line on stderr and exit 2.
 
     User errors are :class:`InputError` and the errors of reading or writing files
-    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`bench.core.errors.user_error`), and
+    (OS, JSON, YAML, SQLite, Arrow, Unicode; see :func:`glyphbench.core.errors.user_error`), and
     the flags Typer itself checks (a non-integer ``--read-workers``, a missing
     argument): one line, not a box; anything else is a bug and keeps its traceback.
     """

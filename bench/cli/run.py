@@ -11,10 +11,10 @@ from typing import Any
 
 import typer
 
-from bench.core.errors import InputError
-from bench.core.io import MAX_CONFIG_BYTES, read_text
-from bench.core.registry import PLUGINS
-from bench.core.schema import failed_mask
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
+from glyphbench.core.registry import PLUGINS
+from glyphbench.core.schema import failed_mask
 
 
 def _quiet_library_warnings() -> None:
@@ -118,7 +118,9 @@ def run_command(
     stratify: list[str] = typer.Option(
         None, "--stratify", help="Columns to stratify the sample by."
     ),
-    where: str = typer.Option(None, "--where", help="Filter expression passed to prompts.select."),
+    where: str = typer.Option(
+        None, "--where", help="Filter expression passed to glyphbench.prompts.select."
+    ),
     seeds: list[str] = typer.Option(None, "--seeds", help="Seeds, e.g. 0,1,2."),
     seed_policy: str = typer.Option(
         None,
@@ -183,7 +185,7 @@ def run_command(
     from rich.console import Console
 
     # the run's modules stay out of --help's imports (pydantic models, the run kernel)
-    from bench.run.config import RunConfig
+    from glyphbench.run.config import RunConfig
 
     _quiet_library_warnings()
     overrides: dict[str, Any] = {
@@ -234,15 +236,15 @@ def run_command(
     if as_json and not dry_run:
         raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
-        from bench.run.operations import plan_run
-        from bench.run.plan import plan_lines
+        from glyphbench.run.operations import plan_run
+        from glyphbench.run.plan import plan_lines
 
         plan = plan_run(run_config, shard=shard)
         text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
         typer.echo(text)
         return
-    from bench.report.console import print_summary, summary_columns, summary_console
-    from bench.run.read_workers import run_with_readers
+    from glyphbench.report.console import print_summary, summary_columns, summary_console
+    from glyphbench.run.read_workers import run_with_readers
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
     columns = [*summary_columns(suites), "image_path", "ocr_text"]
@@ -279,10 +281,10 @@ def _grid_reader(run_config: Any, read_later: bool) -> Any:
     """The reader of a run read through OneIG's grid (``?image_path=oneig``), or None.
 
     Such a run makes its images first and then reads each prompt's grid cells
-    (:mod:`bench.run.grid_path`); its reader starts and reads a sample image here,
+    (:mod:`glyphbench.run.grid_path`); its reader starts and reads a sample image here,
     before anything is written.
     """
-    from bench.run.grid_path import image_path_of, refuse_split_reading
+    from glyphbench.run.grid_path import image_path_of, refuse_split_reading
 
     if image_path_of(run_config) is None:
         return None
@@ -290,7 +292,7 @@ def _grid_reader(run_config: Any, read_later: bool) -> Any:
         refuse_split_reading("--read-workers")
     if read_later:
         return None  # `glyphbench read RUN` reads the grid cells later
-    from bench.engine.reading import probe_reader, sample_image, start_reader
+    from glyphbench.engine.reading import probe_reader, sample_image, start_reader
 
     reader = start_reader(run_config.ocr)
     probe_reader(reader, sample_image(), run_config.ocr, "a sample image of text")
@@ -303,8 +305,8 @@ def _read_grid(
     """Read a finished generation's grid cells; the result with the merged table."""
     from dataclasses import replace
 
-    from bench.run.read_later import read_grid_run
-    from bench.run.results import RESULTS, read_results
+    from glyphbench.run.read_later import read_grid_run
+    from glyphbench.run.results import RESULTS, read_results
 
     read_grid_run(result.out, reader, run_config.ocr, progress=progress)
     return replace(result, results=read_results(result.out / RESULTS, columns))
@@ -313,7 +315,7 @@ def _read_grid(
 def _say_unread(rows: Any, out: Path) -> None:
     """One line when images wait to be read (a `--read-later` run, or one resumed without
     the reader processes an interrupted `--read-workers` run left work for)."""
-    from bench.run.read_later import unread
+    from glyphbench.run.read_later import unread
 
     count = int(unread(rows).sum()) if len(rows) else 0
     if count:
@@ -389,7 +391,7 @@ def fail_when_every_row_failed(rows: Any, what: str) -> None:
 
 
 def _every_row_failed(count: int, what: str, example: str) -> None:
-    from bench.cli.root import print_error
+    from glyphbench.cli.root import print_error
 
     detail = f"; e.g. {example}" if example else ""
     print_error(f"every row of {what} failed ({count} of {count}){detail}")
@@ -399,9 +401,9 @@ def _every_row_failed(count: int, what: str, example: str) -> None:
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
     """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
 
-    from bench.report.console import print_summary, suites_of, summary_columns, summary_console
-    from bench.run.operations import merge_run
-    from bench.run.results import RESULTS, read_results
+    from glyphbench.report.console import print_summary, suites_of, summary_columns, summary_console
+    from glyphbench.run.operations import merge_run
+    from glyphbench.run.results import RESULTS, read_results
 
     # Only the columns the summary reads (issue 26); a suite's headline ones once known.
     rows = merge_run(run_dir, read_columns=summary_columns())
@@ -428,8 +430,8 @@ def rescore_command(
     re-read the same way: each prompt's grid cells, made again from the stored images.
     """
 
-    from bench.report.console import print_summary, summary_console
-    from bench.run.operations import rescore_run
+    from glyphbench.report.console import print_summary, summary_console
+    from glyphbench.run.operations import rescore_run
 
     _quiet_library_warnings()
     with _interruptible():
@@ -463,7 +465,7 @@ def read_command(
 
     Example (4 machines): glyphbench read runs/x --shard 0/4 ... --shard 3/4
     """
-    from bench.run.read_later import read_run
+    from glyphbench.run.read_later import read_run
 
     _quiet_library_warnings()
     with _interruptible():
@@ -480,7 +482,7 @@ def read_command(
     merged = f"; merged {done['merged']} rows" if done["merged"] is not None else ""
     typer.echo(f"read {done['read']} images ({done['errors']} OCR errors){merged}")
     if done.get("unfinished"):  # issue 32: the run it followed died part-way
-        from bench.cli.root import print_error
+        from glyphbench.cli.root import print_error
 
         print_error(
             f"the run writing {run_dir} stopped before it finished (no shard recorded its "
@@ -488,7 +490,7 @@ def read_command(
         )
         raise typer.Exit(1)
     if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
-        from bench.cli.root import print_error
+        from glyphbench.cli.root import print_error
 
         print_error(f"every image read failed ({done['read']} of {done['read']})")
         raise typer.Exit(1)
@@ -500,7 +502,7 @@ def demo_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
     """The embedded default: controls and a tiny random pipeline, EasyOCR, offline on CPU."""
-    from bench.cli.demo import run_demo
+    from glyphbench.cli.demo import run_demo
 
     _quiet_library_warnings()
     with _interruptible():

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from bench.core.errors import InputError
-from bench.core.io import read_table, write_json, write_table
-from bench.core.schema import failed_mask
-from bench.scoring.table import METRICS
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_table, write_json, write_table
+from glyphbench.core.schema import failed_mask
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 class _Contract(Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
     """``--compat`` family -> (per-pair columns of OUT.csv, keys of the summary JSON), exactly.
 
-    Read from the metric table on first use (:meth:`bench.scoring.table.MetricTable.contract`:
+    Read from the metric table on first use (:meth:`glyphbench.scoring.table.MetricTable.contract`:
     the family's per-image text columns less its helper columns, and its summary
     metrics), so ``glyphbench --help`` loads no scorer. It lists the families that
-    reproduce another benchmark's scorer (:meth:`~bench.scoring.table.MetricTable.peer_families`);
+    reproduce another benchmark's scorer
+    (:meth:`~glyphbench.scoring.table.MetricTable.peer_families`);
     glyphbench's own families (``glyphbench``, ``vae``) follow the same rule.
     tests/test_cli_score_contract.py checks every entry against values from the
     benchmarks' own code.
@@ -100,7 +101,7 @@ def score_command(
 
         glyphbench score pairs.csv --out scores.csv --expected-col text --ocr-col ocr_text
     """
-    from bench.scoring import score_pairs
+    from glyphbench.scoring import score_pairs
 
     family = compat_family(compat)
     if read_as not in ("lines", "units"):
@@ -147,7 +148,7 @@ def headline(scored: pd.DataFrame, family: str) -> dict[str, float | None]:
     """The family's summary metrics aggregated over every row that did not fail.
 
     Each metric is aggregated as its record says (mean, pooled ratio, or derived);
-    the keys are the family's contract (:meth:`~bench.scoring.table.MetricTable.contract`:
+    the keys are the family's contract (:meth:`~glyphbench.scoring.table.MetricTable.contract`:
     its summary text metrics, else its per-pair columns). Values that are not finite
     are written as null.
 

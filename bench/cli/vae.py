@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from bench.cli.run import readers_help
-from bench.core.errors import InputError
-from bench.core.io import read_json
-from bench.core.progress import LineProgress
-from bench.core.registry import PLUGINS
-from bench.core.schema import failed_mask
-from vae_eval.codecs import check_codec_files
-from vae_eval.config import apply_config
-from vae_eval.download import download
+from glyphbench.cli.run import readers_help
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_json
+from glyphbench.core.progress import LineProgress
+from glyphbench.core.registry import PLUGINS
+from glyphbench.core.schema import failed_mask
+from glyphbench.vae_eval.codecs import check_codec_files
+from glyphbench.vae_eval.config import apply_config
+from glyphbench.vae_eval.download import download
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,8 +111,8 @@ def evaluate_command(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-    from vae_eval.report import write_report
-    from vae_eval.runner import RESULTS_NAME, RunOptions, evaluate
+    from glyphbench.vae_eval.report import write_report
+    from glyphbench.vae_eval.runner import RESULTS_NAME, RunOptions, evaluate
 
     options = RunOptions(
         codecs=list(vae),
@@ -148,7 +148,7 @@ def evaluate_command(
     finally:
         if tasks:
             bar.stop()
-    from bench.cli.run import fail_when_every_row_failed
+    from glyphbench.cli.run import fail_when_every_row_failed
 
     notes = read_json(out / "run.json").get("notes", [])
     report = write_report(table, out, notes=notes)
@@ -209,7 +209,7 @@ def print_summary(table: pd.DataFrame, console: Console) -> None:
     """The report's summary table in the console: the ceiling, then each codec."""
     from rich.table import Table
 
-    from vae_eval.analyse import codec_labels, summary_table
+    from glyphbench.vae_eval.analyse import codec_labels, summary_table
 
     if not len(table):
         return

@@ -1,7 +1,7 @@
 """Accelerator helpers any room may need without importing torch.
 
-The run loop halves a batch on out of memory (:mod:`bench.engine.loop`) and the diffusers
-adapter retries on it (:mod:`bench.models.diffusers_adapter`): both ask :func:`is_oom`.
+The run loop halves a batch on out of memory (:mod:`glyphbench.engine.loop`) and the diffusers
+adapter retries on it (:mod:`glyphbench.models.diffusers_adapter`): both ask :func:`is_oom`.
 """
 
 from __future__ import annotations

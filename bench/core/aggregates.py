@@ -1,7 +1,7 @@
 """How a metric's per-image values become one number: a mean, a pooled ratio or a derived value.
 
-A :class:`~bench.scoring.table.Metric` names one of these as its ``aggregate``; the
-bootstrap kernel (:mod:`bench.core.bootstrap`) resamples each kind. They live in core so
+A :class:`~glyphbench.scoring.table.Metric` names one of these as its ``aggregate``; the
+bootstrap kernel (:mod:`glyphbench.core.bootstrap`) resamples each kind. They live in core so
 that the kernel stands below the metric table (issue 34).
 """
 

@@ -22,11 +22,11 @@ Unpaired
     several slicings), all from one shared draw of the clusters.
     :func:`resampled_means`: the same for one group, resample-major.
 
-Paired (:mod:`bench.core.paired`)
-    :func:`~bench.core.paired.paired_differences`: rows are clusters (prompts) with one
+Paired (:mod:`glyphbench.core.paired`)
+    :func:`~glyphbench.core.paired.paired_differences`: rows are clusters (prompts) with one
     mean per system; each pair's differences are resampled together, prompt by prompt.
 
-    :func:`~bench.core.paired.holm_intervals`: Holm's step-down over a family of such
+    :func:`~glyphbench.core.paired.holm_intervals`: Holm's step-down over a family of such
     differences (the report's significance and ranks).
 
 Single intervals
@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.core.aggregates import Aggregate, Derived, Mean, Ratio
+from glyphbench.core.aggregates import Aggregate, Derived, Mean, Ratio
 
 #: Most index cells drawn at once; larger bootstraps are drawn in blocks of resamples.
 MAX_CELLS = 4_000_000
@@ -255,12 +255,13 @@ MEAN = Mean()
 
 
 class Estimands:
-    """What to estimate per group: each name's aggregate over rows (see bench.scoring.table).
+    """What to estimate per group: each name's aggregate over rows (see glyphbench.scoring.table).
 
-    * :class:`~bench.core.aggregates.Mean`: the mean of the name's own column (NaN rows skipped);
-    * :class:`~bench.core.aggregates.Ratio`: sum of ``numerator`` / sum of ``denominator``
+    * :class:`~glyphbench.core.aggregates.Mean`: the mean of the name's own column (NaN rows
+    skipped);
+    * :class:`~glyphbench.core.aggregates.Ratio`: sum of ``numerator`` / sum of ``denominator``
       over rows where both are known (a pooled ratio);
-    * :class:`~bench.core.aggregates.Derived`: a function of other names' aggregates,
+    * :class:`~glyphbench.core.aggregates.Derived`: a function of other names' aggregates,
       evaluated per resample (inputs not requested are computed along).
 
     ``columns`` lists the value columns the caller must supply, in order.

@@ -89,7 +89,7 @@ def user_error(exc: BaseException) -> InputError | None:
     unreadable file, a full disk, a read-only folder), of decoding text, and of the
     JSON, YAML, SQLite and Arrow/Parquet readers. Where the exception knows its file
     (``OSError.filename``, a YAML mark) the line names it; the readers in
-    :mod:`bench.core.io` and the run folder raise :class:`InputError` with the file already.
+    :mod:`glyphbench.core.io` and the run folder raise :class:`InputError` with the file already.
 
     >>> str(user_error(FileNotFoundError(2, "No such file or directory", "runs/x.csv")))
     'runs/x.csv: No such file or directory'

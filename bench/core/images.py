@@ -1,6 +1,6 @@
 """Images as the readers and the metrics take them: a PIL image or a uint8 array.
 
-Both the readers (:mod:`bench.readers`) and the image metrics (:mod:`bench.scoring`)
+Both the readers (:mod:`glyphbench.readers`) and the image metrics (:mod:`glyphbench.scoring`)
 need the same conversions; they live here, below both, so neither imports the other.
 """
 

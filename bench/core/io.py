@@ -6,7 +6,7 @@ a Ctrl-C nor a power cut leaves a half-written image or table behind. Files are
 created with the process umask (``0644`` under the usual ``022``), never the
 ``0600`` of :func:`tempfile.mkstemp`, so teammates on shared storage can read
 results. A failed write (disk full, read-only folder, a file where a folder should
-be) is an :class:`~bench.core.errors.InputError` naming the file.
+be) is an :class:`~glyphbench.core.errors.InputError` naming the file.
 
 Temporary files are named ``.<name>.<host>-<pid>-<random>.tmp`` so that
 :func:`remove_stale_temp_files` can tell a dead process's leftovers from a file
@@ -28,7 +28,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 if TYPE_CHECKING:
     # pandas loads inside the table readers and writers: the CLI's help texts read the
@@ -516,7 +516,7 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
     [(1, {'a': 1}), (3, {'b': 2})]
     >>> list(jsonl_records(["[1]"], "x.jsonl"))
     Traceback (most recent call last):
-    bench.core.errors.InputError: x.jsonl:1: expected a JSON object, got array
+    glyphbench.core.errors.InputError: x.jsonl:1: expected a JSON object, got array
     """
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -1,7 +1,7 @@
 """Paired comparisons on the bootstrap kernel: differences of systems, p-values, Holm.
 
 Two systems (models, readers, codecs) scored on the same clusters (prompts) are compared
-on their per-cluster differences, resampled with :func:`bench.core.bootstrap.resampled_means`
+on their per-cluster differences, resampled with :func:`glyphbench.core.bootstrap.resampled_means`
 so cluster difficulty cancels out; :func:`holm_intervals` decides a family of such
 differences with Holm's step-down (the report's significance and ranks).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bench.core.bootstrap import percentile_interval, resampled_means, tail
+from glyphbench.core.bootstrap import percentile_interval, resampled_means, tail
 
 
 @dataclass(frozen=True)

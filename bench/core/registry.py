@@ -10,7 +10,7 @@ A plug-in is chosen with a *spec string*::
 
 and its options are a typed :class:`Options` model (pydantic), validated when the
 config loads, before anything is written: a typo in an option name, a value of the
-wrong type or a missing target is an :class:`~bench.core.errors.InputError` that names
+wrong type or a missing target is an :class:`~glyphbench.core.errors.InputError` that names
 the spec and lists what is allowed. An empty value (``?size=``, or ``null`` in a
 YAML config) means "not set": the option keeps its default.
 
@@ -72,23 +72,23 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 T = TypeVar("T")
 O = TypeVar("O", bound="Options")  # noqa: E741 - the conventional name for an options type
 
 #: Plug-in kind -> the package whose modules register plug-ins of that kind.
 KINDS: dict[str, str] = {
-    "models": "bench.models",
-    "readers": "bench.readers",
-    "codecs": "vae_eval.codecs",
-    "sources": "prompts.sources",
-    "samplers": "prompts.samplers",
-    "suites": "bench.suites",
+    "models": "glyphbench.models",
+    "readers": "glyphbench.readers",
+    "codecs": "glyphbench.vae_eval.codecs",
+    "sources": "glyphbench.prompts.sources",
+    "samplers": "glyphbench.prompts.samplers",
+    "suites": "glyphbench.suites",
     # Records (PluginRegistry.add_record): chosen by name, never built from a spec.
-    "families": "bench.models.families",
-    "providers": "bench.models.api",
-    "vlm-presets": "bench.readers.vlm_presets",
+    "families": "glyphbench.models.families",
+    "providers": "glyphbench.models.api",
+    "vlm-presets": "glyphbench.readers.vlm_presets",
 }
 
 #: Entry-point group through which other packages add plug-ins (values are module names).
@@ -133,9 +133,9 @@ def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
     >>> list(_query_pairs("?", "jpeg??"))
     Traceback (most recent call last):
     ...
-    bench.core.errors.InputError: jpeg??: '?' is not an option (write key=value)
+    glyphbench.core.errors.InputError: jpeg??: '?' is not an option (write key=value)
     """
-    from bench.core.errors import InputError
+    from glyphbench.core.errors import InputError
 
     for part in query.split("&"):
         if part:
@@ -300,7 +300,7 @@ def place_of(factory: Callable[..., Any], module: str | None = None) -> str:
     """Where a plug-in is defined (what a duplicate-name error names).
 
     ``module.qualname`` of the factory; for a factory made inside a function (a
-    helper's closure, such as :func:`bench.suites.base.register_suite`'s), the module
+    helper's closure, such as :func:`glyphbench.suites.base.register_suite`'s), the module
     the helper was called from, given as ``module``.
     """
     qualname = getattr(factory, "__qualname__", type(factory).__qualname__)
@@ -317,7 +317,7 @@ def check_free(what: str, taken: str | None, new: str, *, replace: bool) -> None
 
     >>> check_free("reader 'x'", "a.make", "b.make", replace=False)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    bench.core.registry.DuplicateName: reader 'x' is already registered by a.make; b.make ...
+    glyphbench.core.registry.DuplicateName: reader 'x' is already registered by a.make; b.make ...
     """
     if taken is not None and _origin(taken) != _origin(new) and not replace:
         raise DuplicateName(
@@ -644,7 +644,7 @@ def parse_options(
     >>> parse_options(Q, {"qualty": "30"}, "jpeg")
     Traceback (most recent call last):
     ...
-    bench.core.errors.InputError: jpeg: unknown option 'qualty'; known: quality
+    glyphbench.core.errors.InputError: jpeg: unknown option 'qualty'; known: quality
     """
     try:
         return schema.model_validate(dict(raw))
@@ -706,8 +706,8 @@ def package_modules(package: str) -> list[str]:
 
     How plug-in kinds and metric families are found: every module is imported once.
 
-    >>> package_modules("bench.suites")[0], package_modules("no_such_package_here")
-    ('bench.suites', [])
+    >>> package_modules("glyphbench.suites")[0], package_modules("no_such_package_here")
+    ('glyphbench.suites', [])
     """
     spec = importlib.util.find_spec(package)
     if spec is None:

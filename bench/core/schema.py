@@ -1,9 +1,10 @@
 """The results table's basics: its fixed column groups, its row key, the failed-row test.
 
 The whole column list, which adds the prompt columns and the metric table's score
-columns, is :data:`bench.run.results.RESULT_COLUMNS` (those two come from rooms
+columns, is :data:`glyphbench.run.results.RESULT_COLUMNS` (those two come from rooms
 above this one). Every report, the human study and re-scoring read this table and
-nothing else. Columns, in order (prompt attributes: :data:`prompts.schema.PROMPT_COLUMNS`):
+nothing else. Columns, in order (prompt attributes:
+:data:`glyphbench.prompts.schema.PROMPT_COLUMNS`):
 
 identity    run_id, model, is_control, prompt_id, seed, sample_index, image_seed
 prompt      prompt, text, and every other prompt column (prompt_type, group, ..., prompt_word_count)
@@ -12,7 +13,8 @@ image       image_path (relative to the run folder), image_sha256, width, height
 ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences, ocr_raw (JSON strings;
             ocr_raw: each detection's text as the engine gave it, issue 31),
             ocr_engine, ocr_version, ocr_seconds
-scores      every column of :data:`bench.scoring.SCORE_COLUMNS` (metric table, glyphbench family)
+scores      every column of :data:`glyphbench.scoring.SCORE_COLUMNS` (metric table,
+            glyphbench family)
 status      error (empty string when the row succeeded, else "Stage: ExceptionType: message")
 """
 

@@ -1,24 +1,24 @@
 """The run engine: one way to make outputs, read them, score them and keep the rows.
 
-Both runs glyphbench makes stand on it: the benchmark (:mod:`bench.run.shard`: the
-producer is a text-to-image model) and the VAE evaluation (:mod:`vae_eval.runner`:
+Both runs glyphbench makes stand on it: the benchmark (:mod:`glyphbench.run.shard`: the
+producer is a text-to-image model) and the VAE evaluation (:mod:`glyphbench.vae_eval.runner`:
 the producer is an encode/decode round trip; the originals are read first, as the
 OCR ceiling). A run goes through four stages:
 
-1. **jobs** (:mod:`~bench.engine.jobs`): one job per output, grouped by model or
+1. **jobs** (:mod:`~glyphbench.engine.jobs`): one job per output, grouped by model or
    codec in run order; a process takes its :class:`Shard` (round-robin within each
    group) and skips the jobs whose rows are already done (resume);
-2. **produce** (:mod:`~bench.engine.loop`, main thread): per group, open the
+2. **produce** (:mod:`~glyphbench.engine.loop`, main thread): per group, open the
    producer (load the model), then produce batch after batch; load failures and
    exceptions become failed batches, CUDA out of memory halves the batch;
 3. **finish** (worker thread, fed by a bounded queue): the caller's function saves
-   the images, reads them with :func:`read_batch` (:mod:`~bench.engine.reading`:
+   the images, reads them with :func:`read_batch` (:mod:`~glyphbench.engine.reading`:
    per-image fallback, cache by pixels and reader) and scores them; the engine
    writes the rows as a part file;
 4. **merge** (:meth:`RunFolder.merge`): the part files become one table, the newest
    row of each key winning, in the caller's order.
 
-Run folder layout (:mod:`~bench.engine.folder`)::
+Run folder layout (:mod:`~glyphbench.engine.folder`)::
 
     run.json                              the manifest; a folder of another run is refused
     images/<group>/<name>.png             written atomically in the run's PNG format; SHA-256
@@ -40,7 +40,7 @@ merged, under the folder's manifest lock (:meth:`RunFolder.locked`).
 
 Reading is its own step (:func:`read_batch`; in the benchmark ``Runner.read_images``),
 so it can move to separate processes fed through the run folder
-(:class:`~bench.engine.read_pool.ReadPool`: worker processes reading image files, used
+(:class:`~glyphbench.engine.read_pool.ReadPool`: worker processes reading image files, used
 by ``glyphbench read RUN`` after ``run --read-later``; issue 18); the cache is keyed
 by reader identity, so two readers can read the same images.
 
@@ -67,11 +67,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bench.core.io import slug
-    from bench.engine.folder import RunFolder, encode_png, image_path
-    from bench.engine.jobs import Shard, remaining, take_shard
-    from bench.engine.lock import FolderBusy
-    from bench.engine.loop import (
+    from glyphbench.core.io import slug
+    from glyphbench.engine.folder import RunFolder, encode_png, image_path
+    from glyphbench.engine.jobs import Shard, remaining, take_shard
+    from glyphbench.engine.lock import FolderBusy
+    from glyphbench.engine.loop import (
         QUEUE_DEPTH,
         Batch,
         Group,
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
         error_text,
         progress_bars,
     )
-    from bench.engine.reading import (
+    from glyphbench.engine.reading import (
         ReadingCache,
         failure_cause,
         image_digest,
@@ -92,13 +92,13 @@ if TYPE_CHECKING:
     )
 
 #: Name -> the module it lives in. The package face imports nothing until a name is used,
-#: so ``import bench.engine.jobs`` (or the lock) does not pull in pandas and pyarrow
+#: so ``import glyphbench.engine.jobs`` (or the lock) does not pull in pandas and pyarrow
 #: through the folder and the loop (issue 34).
 _HOMES = {
-    "slug": "bench.core.io",
-    **dict.fromkeys(("RunFolder", "encode_png", "image_path"), "bench.engine.folder"),
-    **dict.fromkeys(("Shard", "remaining", "take_shard"), "bench.engine.jobs"),
-    "FolderBusy": "bench.engine.lock",
+    "slug": "glyphbench.core.io",
+    **dict.fromkeys(("RunFolder", "encode_png", "image_path"), "glyphbench.engine.folder"),
+    **dict.fromkeys(("Shard", "remaining", "take_shard"), "glyphbench.engine.jobs"),
+    "FolderBusy": "glyphbench.engine.lock",
     **dict.fromkeys(
         (
             "QUEUE_DEPTH",
@@ -111,7 +111,7 @@ _HOMES = {
             "error_text",
             "progress_bars",
         ),
-        "bench.engine.loop",
+        "glyphbench.engine.loop",
     ),
     **dict.fromkeys(
         (
@@ -122,7 +122,7 @@ _HOMES = {
             "reader_identity",
             "start_reader",
         ),
-        "bench.engine.reading",
+        "glyphbench.engine.reading",
     ),
 }
 

@@ -160,15 +160,15 @@ class GatedProducer:
 
 
 class SpawnedReaders(Protocol):
-    """A run's own reader processes, as :func:`bench.run.operations.run_benchmark` uses them.
+    """A run's own reader processes, as :func:`glyphbench.run.operations.run_benchmark` uses them.
 
-    Implemented by :class:`bench.run.read_workers.RunReaders`.
+    Implemented by :class:`glyphbench.run.read_workers.RunReaders`.
     """
 
     def reading(self, config: Any) -> AbstractContextManager[Backlog]:
         """Read while the block generates; on a normal exit, read what is left.
 
-        ``config`` is the run's :class:`bench.run.config.RunConfig`, handed through: the
+        ``config`` is the run's :class:`glyphbench.run.config.RunConfig`, handed through: the
         kernel does not import the benchmark run (issue 34).
         """
 

@@ -1,4 +1,4 @@
-"""The run folder: manifest, images, part files and the merged table (see :mod:`bench.engine`).
+"""The run folder: manifest, images, part files and the merged table (see :mod:`glyphbench.engine`).
 
 Everything a run writes goes through one :class:`RunFolder`, so the rules live in one
 place: writes are atomic and durable (a temporary file flushed, then renamed into
@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from bench.core.errors import InputError
-from bench.core.io import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import (
     HOST_TAG,
     READ_CHECKED,
     WRITE_CHECKED,
@@ -47,8 +47,8 @@ from bench.core.io import (
     write_json,
     write_table,
 )
-from bench.core.schema import failed_mask
-from bench.engine.lock import FolderLock
+from glyphbench.core.schema import failed_mask
+from glyphbench.engine.lock import FolderLock
 
 if TYPE_CHECKING:
     import numpy as np
@@ -255,7 +255,7 @@ class ImageSender(Protocol):
 
 
 class RunFolder:
-    """One run's folder on disk; see the layout in :mod:`bench.engine`.
+    """One run's folder on disk; see the layout in :mod:`glyphbench.engine`.
 
     ``say`` receives one-line notices (an unreadable part file set aside, a wait for
     another process); by default they go to stderr.
@@ -417,7 +417,7 @@ class RunFolder:
     ) -> list[str]:
         """:meth:`write_image` for each image; with ``writer``, in its process (issue 30).
 
-        ``writer``: a :class:`bench.engine.image_writer.ImageWriter`. The same files,
+        ``writer``: a :class:`glyphbench.engine.image_writer.ImageWriter`. The same files,
         bytes and durability: images the writer cannot rebuild exactly
         (``writer.shippable``) are written here; inside
         :meth:`batch_durability` the writer's files are flushed with the next part file.

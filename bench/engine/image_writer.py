@@ -5,13 +5,13 @@ thread holds the GIL for most of each step. PNG encoding (tens to hundreds of
 milliseconds for a 1024-pixel image) and SHA-256 in the run's worker thread held
 the same GIL and slowed generation down, though the machine had idle cores. So
 :class:`ImageWriter` hands each batch's pixels to one child process (spawned, as
-the reader processes of :mod:`bench.engine.read_pool`) which encodes them with
-:func:`bench.engine.folder.encode_png` (in the run's PNG format: the same bytes and
-SHA-256 as :meth:`RunFolder.write_image <bench.engine.folder.RunFolder.write_image>`)
+the reader processes of :mod:`glyphbench.engine.read_pool`) which encodes them with
+:func:`glyphbench.engine.folder.encode_png` (in the run's PNG format: the same bytes and
+SHA-256 as :meth:`RunFolder.write_image <glyphbench.engine.folder.RunFolder.write_image>`)
 and writes each file with the same atomic write; the worker thread waits for the
 digests with the GIL free, then reads, scores and writes the part file as before
 (meanwhile the processes encode the next batch, which the worker has already begun:
-:class:`bench.engine.loop.Loop`).
+:class:`glyphbench.engine.loop.Loop`).
 
 Hand-over without needless copies: a shared-memory block
 (:mod:`multiprocessing.shared_memory`) holds a batch's raw pixels (the one copy out
@@ -31,7 +31,7 @@ renamed into place (the temporary name carries the child's pid, so the next run
 that takes the shard deletes what a killed child left); a row is done only when its
 part file exists, and the part file is written after the child has answered and
 the images are flushed (:meth:`RunFolder.write_images
-<bench.engine.folder.RunFolder.write_images>`). The child dies with the run
+<glyphbench.engine.folder.RunFolder.write_images>`). The child dies with the run
 (``PR_SET_PDEATHSIG``, so it must be started by the run's main thread: Linux sends
 the signal when the *thread* that started it ends) and ignores Ctrl-C (the run
 finishes the batch being written). Batches in flight are at most two a writer (the
@@ -45,7 +45,7 @@ others are written in the worker thread, as before.
 Which runs use it: ``GLYPHBENCH_IMAGE_WRITER`` = ``auto`` (default: the process starts
 while a model loads when the model says it will make images of at least
 :data:`PROCESS_MIN_PIXELS` (:meth:`ModelAdapter.planned_size
-<bench.models.base.ModelAdapter.planned_size>`), else with the first batch holding
+<glyphbench.models.base.ModelAdapter.planned_size>`), else with the first batch holding
 such an image; then the worker thread waits for it to start, about a tenth of a
 second, while the engine's queue keeps generation going; smaller images, such as
 the 64-pixel controls of tests, cost less to encode than a process costs to start),
@@ -66,10 +66,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.core.io import write_bytes_atomic
-from bench.engine.folder import PNG_FORMAT, encode_png
-from bench.engine.read_pool import _die_with_parent, _portable
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import write_bytes_atomic
+from glyphbench.engine.folder import PNG_FORMAT, encode_png
+from glyphbench.engine.read_pool import _die_with_parent, _portable
 
 if TYPE_CHECKING:
     import subprocess
@@ -467,7 +467,7 @@ def _release(block: Any) -> None:
 #: The child's command: the caller's import path first, then :func:`main`.
 _BOOT = (
     "import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
-    "from bench.engine.image_writer import main; main(sys.argv[2:])"
+    "from glyphbench.engine.image_writer import main; main(sys.argv[2:])"
 )
 
 
@@ -505,7 +505,7 @@ def _warm_up() -> None:
 
     from PIL import Image, PngImagePlugin  # noqa: F401
 
-    import bench.engine.folder  # noqa: F401
+    import glyphbench.engine.folder  # noqa: F401
 
 
 #: The child's mappings of the run's blocks, newest last (their names already unlinked).

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 J = TypeVar("J")
 

@@ -28,8 +28,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import ClassVar
 
-from bench.core.errors import InputError
-from bench.core.io import ensure_folder, os_problem
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import ensure_folder, os_problem
 
 try:
     import fcntl

@@ -42,16 +42,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bench.core.accelerator import is_oom
-from bench.core.progress import LineProgress
-from bench.core.schema import failed_mask
+from glyphbench.core.accelerator import is_oom
+from glyphbench.core.progress import LineProgress
+from glyphbench.core.schema import failed_mask
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
     from rich.console import Console
 
-    from bench.engine.folder import RunFolder
+    from glyphbench.engine.folder import RunFolder
 
 #: Batches produced ahead of the worker (bounds the memory held by pending outputs).
 QUEUE_DEPTH = 2
@@ -349,7 +349,8 @@ class Loop:
 def progress_bars(
     groups: Sequence[Group], console: Console, *, enabled: bool = True
 ) -> Iterator[ProgressFn]:
-    """Progress bars, one per group with jobs (lines when not on a terminal: bench.core.progress).
+    """Progress bars, one per group with jobs (lines when not on a terminal:
+    glyphbench.core.progress).
 
     Yields the ``progress`` callback.
     """

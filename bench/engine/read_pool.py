@@ -14,7 +14,7 @@ On a machine with several GPUs each worker process is pinned to one of them, rou
 ``k``-th device modulo their number, before its reader imports torch, so a reader asking
 for ``cuda`` gets its own GPU.
 
->>> from bench.engine.read_pool import resolve_workers
+>>> from glyphbench.engine.read_pool import resolve_workers
 >>> resolve_workers(0), resolve_workers(3)
 (0, 3)
 """
@@ -28,12 +28,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from bench.readers.base import Reader, Reading
+    from glyphbench.readers.base import Reader, Reading
 
 #: Chunks in flight per worker: one being read, one waiting.
 IN_FLIGHT_PER_WORKER = 2
@@ -137,7 +137,7 @@ def resolve_workers(workers: int | None) -> int:
 def _start(spec: str) -> None:
     """Worker initialiser: create this process's reader once."""
     global _READER
-    from bench.engine.reading import start_reader
+    from glyphbench.engine.reading import start_reader
 
     _READER = start_reader(spec)
 
@@ -210,7 +210,7 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
     """Read image files (relative to ``root``) with this process's reader."""
     from PIL import Image
 
-    from bench.engine.reading import read_batch, reader_identity
+    from glyphbench.engine.reading import read_batch, reader_identity
 
     if _START_ERROR is not None:
         raise _START_ERROR

@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.readers import get_reader
-from bench.readers.common import ReadError, read_or_errors
+from glyphbench.core.errors import InputError
+from glyphbench.readers import get_reader
+from glyphbench.readers.common import ReadError, read_or_errors
 
 if TYPE_CHECKING:
     from PIL import Image
 
-    from bench.readers.base import Reader, Reading
+    from glyphbench.readers.base import Reader, Reading
 
 
 def start_reader(spec: str, flag: str = "--ocr") -> Reader:
@@ -34,7 +34,7 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
     Runs create their reader before writing anything, so a reader that cannot start
     (a missing binary, missing weights) leaves no folder behind.
     """
-    from bench.engine.loop import error_text
+    from glyphbench.engine.loop import error_text
 
     try:
         return get_reader(spec)
@@ -59,7 +59,7 @@ def probe_reader(reader: Reader, image: Image.Image, spec: str, where: str) -> R
 
 def refuse_failed_probe(outcome: Reading | Exception, spec: str, where: str) -> Reading:
     """A probe's reading; the one-line refusal (``--ocr``) when ``outcome`` is an exception."""
-    from bench.engine.loop import error_text
+    from glyphbench.engine.loop import error_text
 
     if isinstance(outcome, Exception):
         problem = error_text("OCR", failure_cause(outcome)).removeprefix("OCR: ")
@@ -165,7 +165,7 @@ def read_batch(
     ``cache`` (each distinct image once); failures are never cached. ``keys``
     replaces :func:`image_digest` as the images' cache keys (a run passes the
     SHA-256 of each image file); a cache with a ``flush()`` method (the run folder's
-    :class:`~bench.run.reading_store.ReadingStore`) is flushed after the batch.
+    :class:`~glyphbench.run.reading_store.ReadingStore`) is flushed after the batch.
     """
     if cache is None:
         return read_or_errors(reader, list(images))
@@ -195,5 +195,6 @@ def _cached(cache: ReadingCache, key: tuple[str, str]) -> Reading:
 
 
 def failure_cause(error: BaseException) -> BaseException:
-    """The exception behind a reader's :class:`~bench.readers.ReadError` (others as they are)."""
+    """The exception behind a reader's :class:`~glyphbench.readers.ReadError` (others as they
+    are)."""
     return error.cause if isinstance(error, ReadError) else error

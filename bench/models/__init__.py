@@ -1,22 +1,22 @@
-"""Model adapters: the ``models`` plug-ins of :data:`bench.core.registry.PLUGINS`.
+"""Model adapters: the ``models`` plug-ins of :data:`glyphbench.core.registry.PLUGINS`.
 
 Public API::
 
-    from bench.models import get_model, ImageRequest
+    from glyphbench.models import get_model, ImageRequest
     model = get_model("control:typo?rate=0.2")     # or "diffusers:<hub id or folder>"
     images = model.generate([ImageRequest(prompt, text, seed), ...])
     model.describe()                                 # recorded in run.json
 
 Every module of this package may register a model kind (``control`` in
-:mod:`bench.models.controls`, ``diffusers`` in :mod:`bench.models.diffusers_adapter`);
+:mod:`glyphbench.models.controls`, ``diffusers`` in :mod:`glyphbench.models.diffusers_adapter`);
 the registry imports them all when models are first looked up. Importing them is
 cheap: heavy libraries (torch, diffusers) load only inside the adapters.
 """
 
 from __future__ import annotations
 
-from bench.core.registry import PLUGINS, Spec
-from bench.models.base import ImageRequest, ModelAdapter
+from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.models.base import ImageRequest, ModelAdapter
 
 __all__ = [
     "ImageRequest",

@@ -1,6 +1,6 @@
 """The model adapter interface: one class that turns prompts and seeds into images.
 
-Adapters are ``models`` plug-ins of :data:`bench.core.registry.PLUGINS`, created from a
+Adapters are ``models`` plug-ins of :data:`glyphbench.core.registry.PLUGINS`, created from a
 spec string: ``diffusers:<hub id or local path>[@revision]`` or ``control:render``,
 ``control:typo?rate=0.2``, ``control:blank``. Heavy imports (torch, diffusers)
 happen inside the adapter, never at module import.
@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from PIL import Image
 
-    from bench.models.layout import SuiteLayout
-    from bench.models.spend import SpendBudget
+    from glyphbench.models.layout import SuiteLayout
+    from glyphbench.models.spend import SpendBudget
 
 #: ``image.info`` key where an adapter that pays per image puts what the image cost (USD).
 COST_KEY = "glyphbench.cost_usd"
@@ -29,7 +29,7 @@ DRAWN_KEY = "glyphbench.drawn_text"
 
 @dataclass(frozen=True)
 class ImageRequest:
-    """One image to make. ``seed`` is the image's own seed (see bench.core.seeds)."""
+    """One image to make. ``seed`` is the image's own seed (see glyphbench.core.seeds)."""
 
     prompt: str
     text: str  # the text the prompt asks for; control models draw it, real models ignore it

@@ -19,7 +19,7 @@ Option ``size`` (pixels, at least 32, default 512) sets the square image size;
 Only PIL is used, and only the DejaVu fonts bundled with matplotlib, so the
 images are the same on every machine. Text with Chinese or Japanese characters
 (which DejaVu lacks) is drawn with a CJK system font instead
-(:func:`bench.core.fonts.cjk_fonts`: Noto Sans/Serif CJK SC, WenQuanYi Micro Hei;
+(:func:`glyphbench.core.fonts.cjk_fonts`: Noto Sans/Serif CJK SC, WenQuanYi Micro Hei;
 Debian's ``fonts-noto-cjk`` and ``fonts-wqy-microhei``) and wraps between any two
 characters; Latin text is drawn exactly as before.
 """
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from bench.core.fonts import MISSING_CJK, bundled_fonts, cjk_fonts
-from bench.core.registry import Options, Spec, register
-from bench.models.base import ImageRequest, ModelAdapter
-from prompts.scripts import char_script
+from glyphbench.core.fonts import MISSING_CJK, bundled_fonts, cjk_fonts
+from glyphbench.core.registry import Options, Spec, register
+from glyphbench.models.base import ImageRequest, ModelAdapter
+from glyphbench.prompts.scripts import char_script
 
 if TYPE_CHECKING:
     from PIL import Image, ImageFont
@@ -325,7 +325,7 @@ class BlankControl(ControlModel):
 
 def drawn(image: Image.Image, text: str) -> Image.Image:
     """``image`` carrying the text a control drew (the results' ``drawn_text`` column)."""
-    from bench.models.base import DRAWN_KEY
+    from glyphbench.models.base import DRAWN_KEY
 
     image.info[DRAWN_KEY] = text
     return image

@@ -3,7 +3,7 @@
 One adapter serves every family: it loads the checkpoint with
 ``DiffusionPipeline.from_pretrained`` (``AutoPipelineForText2Image`` for the
 Kandinsky families, whose repos hold only the decoder), starts from the family's
-defaults (:mod:`bench.models.families`), applies the config's options, and at
+defaults (:mod:`glyphbench.models.families`), applies the config's options, and at
 generation time passes only the keyword arguments the pipeline's ``__call__``
 accepts (others are recorded in ``describe()["ignored_settings"]``).
 
@@ -22,7 +22,7 @@ revision             hub revision (same as ``@revision`` in the spec)
 device               auto | cpu | cuda | cuda:N (default auto: CUDA when available)
 enable_cpu_offload   true: ``enable_model_cpu_offload()`` instead of moving to the GPU
 safety_checker       false: remove SD's NSFW checker (which blacks images out); recorded
-family               force a family from :data:`bench.models.families.FAMILIES`
+family               force a family from :data:`glyphbench.models.families.FAMILIES`
 loader               diffusion | auto (AutoPipelineForText2Image)
 stage2, stage3       DeepFloyd IF later stages: a hub id / folder, or ``none``
 stageN_steps         DeepFloyd IF: steps / guidance of stage 2 or 3
@@ -61,12 +61,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
-from bench.core.errors import InputError
-from bench.core.hub import offline_kwargs, unreachable_note
-from bench.core.registry import Spec, missing_modules, parse_options, register
-from bench.models.base import ImageRequest, ModelAdapter
-from bench.models.diffusers_loading import (
+from glyphbench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
+from glyphbench.core.errors import InputError
+from glyphbench.core.hub import offline_kwargs, unreachable_note
+from glyphbench.core.registry import Spec, missing_modules, parse_options, register
+from glyphbench.models.base import ImageRequest, ModelAdapter
+from glyphbench.models.diffusers_loading import (
     build_quantization_config,
     compile_denoiser,
     load_extra_component,
@@ -75,9 +75,14 @@ from bench.models.diffusers_loading import (
     set_scheduler,
     set_scheduler_shift,
 )
-from bench.models.diffusers_options import DiffusersOptions, looks_local, split_list, split_target
-from bench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
-from bench.tiny.pipelines import read_marker
+from glyphbench.models.diffusers_options import (
+    DiffusersOptions,
+    looks_local,
+    split_list,
+    split_target,
+)
+from glyphbench.models.families import FAMILIES, UNKNOWN, Family, detect_family, family_defaults
+from glyphbench.tiny.pipelines import read_marker
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 :class:`DiffusersOptions` is the typed record the registry resolves a spec's query (or a
 config entry's ``options:``) into; the table of what each option does is the adapter's
-(:mod:`bench.models.diffusers_adapter`). :func:`split_target` and :func:`looks_local`
+(:mod:`glyphbench.models.diffusers_adapter`). :func:`split_target` and :func:`looks_local`
 read the spec's target: a hub id (with an optional ``@revision``) or a local folder.
 """
 
@@ -14,10 +14,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from bench.core.dtypes import dtype_name
-from bench.core.registry import Options, missing_modules
-from bench.models.diffusers_loading import QUANTIZE
-from bench.models.families import FAMILIES
+from glyphbench.core.dtypes import dtype_name
+from glyphbench.core.registry import Options, missing_modules
+from glyphbench.models.diffusers_loading import QUANTIZE
+from glyphbench.models.families import FAMILIES
 
 PositiveInt = Annotated[int, Field(gt=0)]
 
@@ -50,7 +50,9 @@ class DiffusersOptions(Options):
         default=None, description="enable_model_cpu_offload() instead of moving to the GPU"
     )
     safety_checker: bool | None = Field(default=None, description="false: remove SD's NSFW checker")
-    family: str | None = Field(default=None, description="force a family of bench.models.families")
+    family: str | None = Field(
+        default=None, description="force a family of glyphbench.models.families"
+    )
     loader: Literal["diffusion", "auto"] | None = Field(
         default=None, description="DiffusionPipeline or AutoPipelineForText2Image"
     )

@@ -7,12 +7,12 @@
 so ``images:runs/x/images/control_render`` re-scores the images of another run. A
 name without ``_s<seed>`` stands for the run's first seed, one without ``_i<index>``
 for sample index 0; a prompt id with characters unsafe in file names may also appear
-as the run folder writes it (:func:`bench.run.results.image_stem`). When two files name the
+as the run folder writes it (:func:`glyphbench.run.results.image_stem`). When two files name the
 same image, the more specific name wins (``p_s0_i0`` before ``p_s0``, ``p_i0``, ``p``;
 then ``.png``, ``.jpg``, ``.jpeg``, ``.webp``) and the other is listed as extra.
 
 In a suite run (``--suite``) the folder may instead be laid out as the benchmark's
-own evaluation code names its files (each suite's :class:`~bench.suites.base.ImageLayout`):
+own evaluation code names its files (each suite's :class:`~glyphbench.suites.base.ImageLayout`):
 LongText-Bench's ``{prompt_id}_{k}.png`` (k from 1), a OneIG-Bench model folder of
 ``<id>.webp`` 2x2 grids (each cell one image), CVTG-2K's ``CVTG/2/<index>.png``, ...
 Files of either naming are used; those of the layout are searched in subfolders too.
@@ -43,12 +43,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.io import slug
-from bench.core.registry import Options, Spec, register
-from bench.core.seeds import image_seed
-from bench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
-from bench.models.layout import ImageLayout, SuiteLayout
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import slug
+from glyphbench.core.registry import Options, Spec, register
+from glyphbench.core.seeds import image_seed
+from glyphbench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
+from glyphbench.models.layout import ImageLayout, SuiteLayout
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -2,7 +2,7 @@
 
 The records live beside the models because the ``images`` model reads them; each suite
 declares its :class:`ImageLayout`, and a suite run hands the ``images`` model a
-:class:`SuiteLayout` through :class:`~bench.models.base.RunContext` (the engine builds it),
+:class:`SuiteLayout` through :class:`~glyphbench.models.base.RunContext` (the engine builds it),
 so the models do not import the suites above them.
 """
 

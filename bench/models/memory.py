@@ -1,7 +1,7 @@
 """How much GPU memory a family's weights need, and how to fit it on a 24/48/80 GB GPU.
 
 Weights at bfloat16 take two bytes a parameter (parameter counts per component:
-:attr:`bench.models.families.Family.parameters`, sources in docs/models.md).
+:attr:`glyphbench.models.families.Family.parameters`, sources in docs/models.md).
 Activations, the CUDA context and the VAE decode at about one megapixel need a
 few more GB; :data:`HEADROOM_GB` keeps that margin. The advice is a first try,
 not a guarantee: 2K models (HunyuanImage) and large batches need more.
@@ -16,7 +16,7 @@ Options, cheapest first (each is a ``diffusers:`` option, recorded in run.json):
   transformer,text_encoder`` and model offload;
 * ``offload: sequential``: layer by layer, fits almost anything, very slow.
 
->>> from bench.models.families import FAMILIES
+>>> from glyphbench.models.families import FAMILIES
 >>> weights_gb(FAMILIES["qwen-image"])
 57.7
 >>> fit_advice(FAMILIES["qwen-image"], 80), fit_advice(FAMILIES["qwen-image"], 24)
@@ -25,7 +25,7 @@ Options, cheapest first (each is a ``diffusers:`` option, recorded in run.json):
 
 from __future__ import annotations
 
-from bench.models.families import Family
+from glyphbench.models.families import Family
 
 #: GB kept free for activations, the CUDA context and the VAE decode.
 HEADROOM_GB = 4.0
@@ -89,7 +89,7 @@ def fit_advice(family: Family, gpu_gb: float) -> str:
 
 def memory_table_markdown() -> str:
     """docs/models.md's memory table: one row per family (a test keeps the doc in step)."""
-    from bench.models.families import FAMILIES, UNKNOWN
+    from glyphbench.models.families import FAMILIES, UNKNOWN
 
     header = (
         "| family | parameters (B) | bf16 weights (GB) | 24 GB GPU | 48 GB GPU | 80 GB GPU |\n"

@@ -1,6 +1,7 @@
-"""Old home of the tiny random pipelines: they live in :mod:`bench.tiny.pipelines` (issue 34)."""
+"""Old home of the tiny random pipelines: they live in :mod:`glyphbench.tiny.pipelines` (issue
+34)."""
 
-from bench.tiny.pipelines import (
+from glyphbench.tiny.pipelines import (
     TINY_DEFAULTS,
     TINY_MARKER,
     build_tiny_if,

@@ -1,6 +1,6 @@
-"""Old home of the tiny pipeline parts: they live in :mod:`bench.tiny.parts` (issue 34)."""
+"""Old home of the tiny pipeline parts: they live in :mod:`glyphbench.tiny.parts` (issue 34)."""
 
-from bench.tiny.parts import (
+from glyphbench.tiny.parts import (
     CHATML_TEMPLATE,
     QWEN_SPECIALS,
     SEED,

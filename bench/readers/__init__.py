@@ -1,17 +1,17 @@
-"""OCR engines: the ``readers`` plug-ins of :data:`bench.core.registry.PLUGINS`.
+"""OCR engines: the ``readers`` plug-ins of :data:`glyphbench.core.registry.PLUGINS`.
 
 Public API::
 
-    from bench.readers import get_reader, available_engines, read_or_errors
+    from glyphbench.readers import get_reader, available_engines, read_or_errors
     engine = get_reader("easyocr?gpu=0")      # or "rapidocr", "tesseract?psm=11"
     results = engine.read([pil_image, ...])       # one Reading per image, in order
     outcomes = read_or_errors(engine, images)     # Reading or the exception, per image
     engine.name, engine.version                   # recorded in every results row
 
 Each engine is one module of this package that registers itself (with its typed
-options: :class:`~bench.readers.easyocr.EasyOCROptions`,
-:class:`~bench.readers.rapidocr.RapidOCROptions`,
-:class:`~bench.readers.tesseract.TesseractOptions`). Importing them is cheap:
+options: :class:`~glyphbench.readers.easyocr.EasyOCROptions`,
+:class:`~glyphbench.readers.rapidocr.RapidOCROptions`,
+:class:`~glyphbench.readers.tesseract.TesseractOptions`). Importing them is cheap:
 easyocr, torch and onnxruntime are imported only when an engine is created. Each
 engine keeps its loaded model in a per-process cache, so creating the same engine
 twice does not reload weights. See ``docs/readers.md``.
@@ -19,10 +19,10 @@ twice does not reload weights. See ``docs/readers.md``.
 
 from __future__ import annotations
 
-from bench.core.registry import PLUGINS, Spec
-from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError, read_or_errors
-from bench.readers.order import reading_order
+from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.readers.common import ReadError, read_or_errors
+from glyphbench.readers.order import reading_order
 
 DEFAULT_ENGINE = "easyocr"
 
@@ -41,7 +41,7 @@ __all__ = [
 def get_reader(spec: str | Spec = DEFAULT_ENGINE) -> Reader:
     """Create the engine named by ``spec`` (e.g. ``"easyocr?gpu=0&batch_size=4"``).
 
-    Unknown names and options raise :class:`bench.core.errors.InputError`.
+    Unknown names and options raise :class:`glyphbench.core.errors.InputError`.
     """
     reader: Reader = PLUGINS.create("readers", spec)
     return reader

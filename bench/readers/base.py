@@ -1,13 +1,13 @@
 """The OCR engine interface: one class that turns images into text.
 
-Engines are ``readers`` plug-ins of :data:`bench.core.registry.PLUGINS` (one module of
+Engines are ``readers`` plug-ins of :data:`glyphbench.core.registry.PLUGINS` (one module of
 this package each), created from a spec string (``easyocr``, ``rapidocr``,
 ``tesseract``, optionally with options such as ``easyocr?gpu=0``). Heavy imports
 happen inside the engine's constructor.
 
 Reading order (the order words are joined into ``Reading.text``): detected
 boxes are grouped into lines, lines are read top to bottom and the boxes of a
-line left to right; see :func:`bench.readers.order.reading_order`. ``Reading.raw``
+line left to right; see :func:`glyphbench.readers.order.reading_order`. ``Reading.raw``
 keeps each detection's text as the engine gave it, in the engine's own order.
 """
 

@@ -1,6 +1,6 @@
 """Helpers shared by the engines: input conversion, result assembly, errors.
 
-Kept free of heavy imports (numpy and PIL only) so ``import bench.readers`` stays light.
+Kept free of heavy imports (numpy and PIL only) so ``import glyphbench.readers`` stays light.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 # Re-exported: readers have long imported the image conversions from here.
-from bench.core.images import to_rgb_array as to_rgb_array
-from bench.core.images import to_rgb_image as to_rgb_image
-from bench.readers.base import Point, Reader, Reading
-from bench.readers.order import reading_order
+from glyphbench.core.images import to_rgb_array as to_rgb_array
+from glyphbench.core.images import to_rgb_image as to_rgb_image
+from glyphbench.readers.base import Point, Reader, Reading
+from glyphbench.readers.order import reading_order
 
 
 class ReadError(RuntimeError):
@@ -37,7 +37,7 @@ def read_or_errors(reader: Reader, images: Sequence[Any]) -> list[Reading | Exce
 
     One ``reader.read`` call when the batch reads; when it fails, the images are read
     one at a time so that only the failing ones fail. The run engine's reading step,
-    :func:`bench.engine.read_batch`, is this plus a cache of readings.
+    :func:`glyphbench.engine.read_batch`, is this plus a cache of readings.
     """
     images = list(images)
     if not images:

@@ -10,7 +10,7 @@ Batching: EasyOCR's ``readtext_batched`` stacks images, so it only takes images 
 one size. A batch is therefore split into groups of equal size (in input order),
 each group is read ``batch_size`` images at a time, and a lone image goes through
 ``readtext``. When a batched call fails, its images are re-read one by one so the
-failing image is identified (:class:`~bench.readers.common.ReadError`).
+failing image is identified (:class:`~glyphbench.readers.common.ReadError`).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.images import to_rgb_array
-from bench.core.registry import Options, Spec, missing_modules, register
-from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError, assemble
-from bench.readers.scripts import LATIN
+from glyphbench.core.errors import InputError
+from glyphbench.core.images import to_rgb_array
+from glyphbench.core.registry import Options, Spec, missing_modules, register
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.readers.common import ReadError, assemble
+from glyphbench.readers.scripts import LATIN
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -34,12 +34,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.images import to_rgb_array
-from bench.core.registry import Options, Spec, missing_modules, register
-from bench.readers.base import Point, Reader, Reading
-from bench.readers.common import ReadError, assemble
-from bench.readers.scripts import LATIN, LATIN_HAN
+from glyphbench.core.errors import InputError
+from glyphbench.core.images import to_rgb_array
+from glyphbench.core.registry import Options, Spec, missing_modules, register
+from glyphbench.readers.base import Point, Reader, Reading
+from glyphbench.readers.common import ReadError, assemble
+from glyphbench.readers.scripts import LATIN, LATIN_HAN
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -17,7 +17,7 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
                 ``min``: scale so the shorter side is at least ``det_side``
 ``spaces``      restore the spaces the v4 recogniser dropped, from gaps in the ink at
                 the character positions it reports (default ``1``; ``0``: the engine's
-                own text), see :mod:`bench.readers.segment`
+                own text), see :mod:`glyphbench.readers.segment`
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
@@ -38,7 +38,7 @@ Word segmentation: the v4 recogniser often reads an English line as one run
 (``FRESHBREWS,EVERY``). With ``spaces`` on (the default) the reader asks RapidOCR
 for each character's position (``return_word_box=True``) and inserts a space
 wherever the line's ink has a gap of at least ``space_gap`` times the text height
-between two characters (:func:`bench.readers.segment.restore_spaces`); the
+between two characters (:func:`glyphbench.readers.segment.restore_spaces`); the
 version string says so, so readings with and without it are stored apart. Lines
 read by the v5 or v6 recogniser keep its own spaces: they write them, and restoring
 more made PP-OCRv5's readings further from the person's on the tuning images.
@@ -62,12 +62,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from bench.core.images import to_rgb_image
-from bench.core.registry import Options, Spec, missing_modules, register
-from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError, assemble
-from bench.readers.scripts import LATIN_HAN
-from bench.readers.segment import MIN_GAP, restore_spaces
+from glyphbench.core.images import to_rgb_image
+from glyphbench.core.registry import Options, Spec, missing_modules, register
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.readers.common import ReadError, assemble
+from glyphbench.readers.scripts import LATIN_HAN
+from glyphbench.readers.segment import MIN_GAP, restore_spaces
 
 if TYPE_CHECKING:
     from PIL import Image

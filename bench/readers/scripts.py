@@ -6,10 +6,10 @@ Script names are lower-case words: ``latin``, ``han`` (Chinese characters, Japan
 kanji), ``kana``, ``hangul``, ``cyrillic``, ``greek``, ``arabic``, ``hebrew``,
 ``devanagari``, ``thai`` (:data:`SCRIPTS`), and ``other``. The script of each
 character, and the set of scripts a text is written in, come from
-:mod:`prompts.scripts` (pure functions of the text, shared with the prompt attributes).
+:mod:`glyphbench.prompts.scripts` (pure functions of the text, shared with the prompt attributes).
 
 A prompt row needs the scripts its text is written in, character by character
-(:func:`prompts.scripts.text_scripts`: every script with two letters or more, or
+(:func:`glyphbench.prompts.scripts.text_scripts`: every script with two letters or more, or
 with half the letters), not a guessed language: ``科学 과학 ステップ SCIENCE``
 needs ``han``, ``hangul``, ``kana`` and ``latin``. Digits, punctuation and symbols
 need no script. Where the source declared the row's language, a lone letter of a
@@ -33,9 +33,9 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from prompts.scripts import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.prompts.scripts import (
     GUESSED_LANG,
     MIN_SCRIPT_LETTERS,
     SCRIPT_PREFIXES,
@@ -149,7 +149,7 @@ def prompt_rows(frame: pd.DataFrame) -> list[tuple[Any, str]]:
     """(lang or None, text) of each prompt row.
 
     The ``lang`` of a prompt set is the source's, or guessed from the text where the
-    source declared none (:func:`prompts.attributes.compute_attributes`); either way
+    source declared none (:func:`glyphbench.prompts.attributes.compute_attributes`); either way
     it only keeps a lone letter of another script from counting (:func:`row_scripts`).
     """
     texts = [str(text) for text in frame["text"].astype("string").fillna("")]

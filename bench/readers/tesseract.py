@@ -2,7 +2,7 @@
 
 Needs the binary (Debian: ``apt-get install tesseract-ocr``); the engine is always
 registered, and creating it without the binary raises a one-line
-:class:`~bench.core.errors.InputError`. Spec options (:class:`TesseractOptions`):
+:class:`~glyphbench.core.errors.InputError`. Spec options (:class:`TesseractOptions`):
 
 ``psm``      page segmentation mode (default 11, "sparse text": find as much text
              as possible in no particular order, which suits generated images
@@ -14,7 +14,7 @@ registered, and creating it without the binary raises a one-line
 Each image is sent to ``tesseract stdin stdout --psm N -l LANG tsv`` as PNG; the
 word rows (level 5) become the pieces, their rectangles the boxes and their
 confidences (0..100) divided by 100 the confidences. Tesseract's own block/line
-order is discarded for :func:`~bench.readers.order.reading_order`.
+order is discarded for :func:`~glyphbench.readers.order.reading_order`.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.images import to_rgb_image
-from bench.core.registry import Options, Spec, register
-from bench.readers.base import Point, Reader, Reading
-from bench.readers.common import ReadError, assemble, rect_points
-from bench.readers.scripts import LATIN
+from glyphbench.core.errors import InputError
+from glyphbench.core.images import to_rgb_image
+from glyphbench.core.registry import Options, Spec, register
+from glyphbench.readers.base import Point, Reader, Reading
+from glyphbench.readers.common import ReadError, assemble, rect_points
+from glyphbench.readers.scripts import LATIN
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -74,7 +74,7 @@ def build_tiny_qwen_vl(folder: str | Path, seed: int = 0) -> Path:
     from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 
-    from bench.readers.vlm import MAX_PIXELS, MIN_PIXELS
+    from glyphbench.readers.vlm import MAX_PIXELS, MIN_PIXELS
 
     tokenizer = _tokenizer()
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}

@@ -23,7 +23,7 @@ any case, a final full stop or quotes around it allowed) becomes an empty
 ``Reading.text`` (what glyphbench's own metrics score, so a blank image scores as
 "nothing read"); ``Reading.pieces`` always holds the raw answer, which is what a
 benchmark's scorer must be given. Presets (:data:`PRESETS`, registered in
-:mod:`bench.readers.vlm_presets`) name the instruction, the token limit and that default.
+:mod:`glyphbench.readers.vlm_presets`) name the instruction, the token limit and that default.
 
 bf16 on a GPU, fp32 on the CPU (``dtype=auto``); ``device=auto`` picks CUDA when
 present. Weights are never downloaded unless ``download=1``: a hub id must be in
@@ -43,16 +43,16 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.images import to_rgb_image
-from bench.core.registry import OneOf, Options, Spec, missing_modules, register
-from bench.readers.base import Reader, Reading
-from bench.readers.common import ReadError
-from bench.readers.scripts import LATIN_HAN
-from bench.readers.vlm_presets import BENCHMARK_INSTRUCTION as BENCHMARK_INSTRUCTION
-from bench.readers.vlm_presets import PLAIN_INSTRUCTION as PLAIN_INSTRUCTION
-from bench.readers.vlm_presets import PRESETS as PRESETS
-from bench.readers.vlm_presets import Preset as Preset
+from glyphbench.core.errors import InputError
+from glyphbench.core.images import to_rgb_image
+from glyphbench.core.registry import OneOf, Options, Spec, missing_modules, register
+from glyphbench.readers.base import Reader, Reading
+from glyphbench.readers.common import ReadError
+from glyphbench.readers.scripts import LATIN_HAN
+from glyphbench.readers.vlm_presets import BENCHMARK_INSTRUCTION as BENCHMARK_INSTRUCTION
+from glyphbench.readers.vlm_presets import PLAIN_INSTRUCTION as PLAIN_INSTRUCTION
+from glyphbench.readers.vlm_presets import PRESETS as PRESETS
+from glyphbench.readers.vlm_presets import Preset as Preset
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -2,16 +2,16 @@
 
 Public API::
 
-    from bench.report import write_report, load_runs
-    from bench.report.analyse import analyse, Settings      # every table, no files
-    from bench.report.render import render                  # the folder from the tables
-    from bench.report.slices import Slicing                 # --by, resolved once
-    from bench.report.stats import summarize, paired_difference, compare_models, rank_models
+    from glyphbench.report import write_report, load_runs
+    from glyphbench.report.analyse import analyse, Settings      # every table, no files
+    from glyphbench.report.render import render                  # the folder from the tables
+    from glyphbench.report.slices import Slicing                 # --by, resolved once
+    from glyphbench.report.stats import summarize, paired_difference, compare_models, rank_models
 
 ``write_report`` is ``load_runs`` -> ``Slicing.resolve`` -> ``analyse`` -> ``render``
-(``glyphbench report`` calls it). :mod:`bench.report.analyse`,
-:mod:`bench.report.stats` and :mod:`bench.report.controls` are pure functions
-over the results table; intervals come from :mod:`bench.scoring.bootstrap`. See
+(``glyphbench report`` calls it). :mod:`glyphbench.report.analyse`,
+:mod:`glyphbench.report.stats` and :mod:`glyphbench.report.controls` are pure functions
+over the results table; intervals come from :mod:`glyphbench.scoring.bootstrap`. See
 ``docs/report.md``.
 """
 
@@ -20,20 +20,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from bench.report.build import write_report
-    from bench.report.load import load_runs
+    from glyphbench.report.build import write_report
+    from glyphbench.report.load import load_runs
 
 __all__ = ["load_runs", "write_report"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy so that importing bench.report (e.g. from the CLI) stays cheap.
+    # Lazy so that importing glyphbench.report (e.g. from the CLI) stays cheap.
     if name == "write_report":
-        from bench.report.build import write_report
+        from glyphbench.report.build import write_report
 
         return write_report
     if name == "load_runs":
-        from bench.report.load import load_runs
+        from glyphbench.report.load import load_runs
 
         return load_runs
     raise AttributeError(name)

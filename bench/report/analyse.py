@@ -1,11 +1,11 @@
 """Analysis: every table of the report, as a pure function of the results table.
 
-:func:`analyse` takes the loaded results (:func:`bench.report.load.load_runs`),
-the resolved slicing (:class:`bench.report.slices.Slicing`) and the bootstrap
+:func:`analyse` takes the loaded results (:func:`glyphbench.report.load.load_runs`),
+the resolved slicing (:class:`glyphbench.report.slices.Slicing`) and the bootstrap
 settings, and returns an :class:`Analysis`: a bundle of named DataFrames
 (summary, ranking, one table per slicing column, paired comparisons, peer
 views, control checks, length curves, the gallery's picks). Nothing here writes
-a file; :mod:`bench.report.render` turns the bundle into the report folder.
+a file; :mod:`glyphbench.report.render` turns the bundle into the report folder.
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.schema import failed_mask
-from bench.report import controls as ctl
-from bench.report import stats
-from bench.report.gallery import select_examples
-from bench.report.slices import MISSING_LABEL, Slicing
-from bench.report.suites import SuiteSection, analyse_suites, protocol_clashes
-from bench.report.verdict import verdicts
-from bench.run.read_later import unread
-from bench.scoring.bootstrap import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.schema import failed_mask
+from glyphbench.report import controls as ctl
+from glyphbench.report import stats
+from glyphbench.report.gallery import select_examples
+from glyphbench.report.slices import MISSING_LABEL, Slicing
+from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
+from glyphbench.report.verdict import verdicts
+from glyphbench.run.read_later import unread
+from glyphbench.scoring.bootstrap import (
     MIN_UNITS,
     Estimands,
     Grouping,
@@ -111,7 +111,7 @@ class Analysis:
     heat_column: str | None
     scores: dict[str, np.ndarray]  # per-image primary metric of each model
     gallery: pd.DataFrame
-    #: One section per benchmark suite in the results (issue 12, :mod:`bench.report.suites`).
+    #: One section per benchmark suite in the results (issue 12, :mod:`glyphbench.report.suites`).
     suites: list[SuiteSection] = field(default_factory=list)
     #: Runs combined although their protocol cards differ (their numbers are not comparable).
     protocol_warnings: list[str] = field(default_factory=list)
@@ -124,7 +124,7 @@ class Analysis:
     #: Rows not read yet (``run --read-later``) and failed rows per model (:func:`row_states`):
     #: stated above the summary; unread rows are left out of every table (issue 32).
     row_states: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: Each model placed against its run's controls (:func:`bench.report.verdict.verdicts`).
+    #: Each model placed against its run's controls (:func:`glyphbench.report.verdict.verdicts`).
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
@@ -245,7 +245,7 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
 
 def unread_mask(frame: pd.DataFrame) -> np.ndarray:
     """Rows whose image is made and not read yet (``run --read-later`` before ``read``):
-    the rows :func:`bench.run.read_later.unread` reads next."""
+    the rows :func:`glyphbench.run.read_later.unread` reads next."""
     if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
 
@@ -257,7 +257,7 @@ def read_rows(frame: pd.DataFrame, slicing: Slicing) -> tuple[pd.DataFrame, Slic
     counts read rows only).
 
     A table of which no row is read yet has nothing to report: an
-    :class:`~bench.core.errors.InputError` that says how to read it.
+    :class:`~glyphbench.core.errors.InputError` that says how to read it.
     """
     unread = unread_mask(frame)
     if not unread.any():
@@ -328,9 +328,9 @@ def protocol_groups(frame: pd.DataFrame, models: Sequence[str]) -> dict[str, str
 
     One protocol (a single run, or runs whose cards agree): every model maps to "".
     Otherwise models are grouped by the protocol fields in which the runs' cards differ
-    (:func:`bench.report.load.protocol_tags`, e.g. ``reader rapidocr``).
+    (:func:`glyphbench.report.load.protocol_tags`, e.g. ``reader rapidocr``).
     """
-    from bench.report.load import protocol_tags
+    from glyphbench.report.load import protocol_tags
 
     runs = frame.attrs.get("runs", {})
     if len(runs) < 2 or "run" not in frame.columns:
@@ -379,7 +379,7 @@ def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     >>> round(float(line["refusal_rate_lo"]), 3), round(float(line["refusal_rate_hi"]), 3)
     (0.046, 0.699)
     """
-    from bench.report.console import summarize
+    from glyphbench.report.console import summarize
 
     lines = summarize(frame, metrics=())
     if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):

@@ -1,7 +1,7 @@
 """``write_report``: results tables in, ``report/`` folder out.
 
-The report is two steps: :func:`bench.report.analyse.analyse` computes every
-table from the results (a pure function), :func:`bench.report.render.render`
+The report is two steps: :func:`glyphbench.report.analyse.analyse` computes every
+table from the results (a pure function), :func:`glyphbench.report.render.render`
 writes the tables, figures, gallery, ``index.html`` and ``report.json``.
 """
 
@@ -13,15 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.core.errors import InputError
-from bench.core.io import FORMULA_START, atomic_path
-from bench.core.progress import LineProgress
-from bench.report.analyse import Settings, Stopwatch, analyse
-from bench.report.load import REPORT_UNUSED_COLUMNS, load_runs
-from bench.report.render import render
-from bench.report.slices import Slicing
-from bench.report.staging import check_replaceable, staged_folder
-from bench.report.stats import requested_families, summary_metrics
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import FORMULA_START, atomic_path
+from glyphbench.core.progress import LineProgress
+from glyphbench.report.analyse import Settings, Stopwatch, analyse
+from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
+from glyphbench.report.render import render
+from glyphbench.report.slices import Slicing
+from glyphbench.report.staging import check_replaceable, staged_folder
+from glyphbench.report.stats import requested_families, summary_metrics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,7 +49,7 @@ def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None
     """``tables/per_image.csv``: each read row's keys, texts, metrics, error and image path.
 
     Rows not read yet are left out, as in every table; a text cell a spreadsheet would run
-    as a formula gets a leading ``'`` (the rule of :func:`bench.core.io.spreadsheet_safe`,
+    as a formula gets a leading ``'`` (the rule of :func:`glyphbench.core.io.spreadsheet_safe`,
     here on Arrow columns: a million rows in about a second, where pandas' writer took
     half a minute).
     """
@@ -59,7 +59,7 @@ def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from bench.report.analyse import PEER_METRICS, unread_mask
+    from glyphbench.report.analyse import PEER_METRICS, unread_mask
 
     metrics = [*settings.metrics, *(m for m in PEER_METRICS if m not in settings.metrics)]
     wanted = (*PER_IMAGE_KEYS, *metrics, "error", "image_path")
@@ -97,7 +97,7 @@ def write_report(
     """Build the full report for one or more run folders; return the path of ``index.html``.
 
     ``out`` defaults to ``RUN/report`` of the first run. ``by`` lists the slicing
-    columns (default :data:`bench.report.slices.DEFAULT_BY` where present); the
+    columns (default :data:`glyphbench.report.slices.DEFAULT_BY` where present); the
     gallery is sliced by the first of them. ``n_boot`` resamples per interval,
     all seeded by ``seed``.
     """

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bench.core.schema import failed_mask
-from bench.report.suites import headline_metrics, headline_points
-from bench.report.tables import metric_header  # the report's header, in the console too
-from bench.scoring.table import METRICS
-from bench.suites.base import resolve_suite
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.suites import headline_metrics, headline_points
+from glyphbench.report.tables import metric_header  # the report's header, in the console too
+from glyphbench.scoring.table import METRICS
+from glyphbench.suites.base import resolve_suite
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -33,7 +33,7 @@ def summary_columns(suites: Iterable[str] = ()) -> list[str]:
     """The results columns :func:`print_summary` reads, for results of ``suites`` (specs).
 
     :data:`SUMMARY_COLUMNS`, then what the metric table says each shown metric's
-    aggregate reads (:meth:`~bench.scoring.table.MetricTable.inputs`): the
+    aggregate reads (:meth:`~glyphbench.scoring.table.MetricTable.inputs`): the
     :data:`CONSOLE_METRICS`, and each suite's headline metrics in each of its subsets'
     families. ``glyphbench run`` and ``merge`` read only these back from a merged
     table (issue 26: a million rows of every column are over a GB).
@@ -66,7 +66,7 @@ def suites_of(rows: pd.DataFrame) -> list[str]:
 def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> pd.DataFrame:
     """One line per model: images, errors and each metric's aggregate over the rows without error.
 
-    A row failed when :func:`bench.core.schema.failed_mask` says so. Refusals (errors
+    A row failed when :func:`glyphbench.core.schema.failed_mask` says so. Refusals (errors
     starting ``Refused:``) are counted apart from the other errors, with their rate
     over the model's images; ``cost_usd`` is the model's total cost (NaN for models
     without prices). Aggregates (a mean, or pooled where the record says so), labels
@@ -110,7 +110,7 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     The table fits ``console``'s width and never cuts a number (:func:`_summary_parts`).
     The refusal and cost columns appear only when they say something. A suite run
     adds its benchmark's headline numbers, computed as the benchmark computes them
-    (:func:`bench.report.suites.headline_points`: LongText's text score per language,
+    (:func:`glyphbench.report.suites.headline_points`: LongText's text score per language,
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
     """
 
@@ -146,13 +146,13 @@ def _summary_parts(
     Otherwise each column gets at least its longest word, and its whole header where
     the header fits beside the model column (headers are read whole: one line wherever
     the width allows); columns that do not fit beside the model go to further parts
-    that repeat it (:func:`bench.report.console_fit.part_widths`, as ``human stats``).
+    that repeat it (:func:`glyphbench.report.console_fit.part_widths`, as ``human stats``).
     When not even the model and one column fit, each model's values are stacked.
     """
     from rich.table import Table
     from rich.text import Text
 
-    from bench.report.console_fit import (
+    from glyphbench.report.console_fit import (
         least_width,
         natural_width,
         part_widths,

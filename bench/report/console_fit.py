@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from bench.templates import Table
+    from glyphbench.templates import Table
 
 #: A piece of a line that is never broken: an interval in brackets, or a run of non-spaces.
 _WORD = re.compile(r"\[[^\]]*\]|\S+")

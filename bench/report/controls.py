@@ -23,11 +23,11 @@ from typing import Any
 
 import pandas as pd
 
-from bench.core.registry import Spec
-from bench.core.schema import failed_mask
-from bench.report.tables import too_few
-from bench.scoring.bootstrap import MIN_UNITS
-from bench.scoring.edits import classify_edits, faithfulness, warning
+from glyphbench.core.registry import Spec
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.tables import too_few
+from glyphbench.scoring.bootstrap import MIN_UNITS
+from glyphbench.scoring.edits import classify_edits, faithfulness, warning
 
 _RUN_TAG = re.compile(r"^(?P<name>.*?)(?: \[(?P<run>[^\]]+)\])?$")
 
@@ -88,11 +88,11 @@ def control_sanity(
 ) -> pd.DataFrame:
     """Check blank < typo (high rate) < typo (low rate) < render in every slice.
 
-    ``summary`` is :func:`bench.report.stats.summarize` output for the same ``by``.
+    ``summary`` is :func:`glyphbench.report.stats.summarize` output for the same ``by``.
     One row per (run tag, slice): ``chain`` (the models in order), ``min_n``
     (fewest rows any control has there: small slices are noisy), ``too_few``
     (``"n = K: too few"`` when some control has fewer than
-    :data:`~bench.scoring.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
+    :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
     no verdict: its order columns and ``passed`` are None), the mean of each
     control for each metric (``<metric>:<model>``, and all of them in chain order
     as the tuple ``<metric>_means``), one
@@ -213,9 +213,9 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     it (``drawn_text``; the report never makes the control again: it is a pure function
     of the results), so a run that includes it measures its own reader: each injected
     edit is ``written`` (read as drawn), ``corrected`` (read as the intended text) or
-    ``misread`` (:func:`bench.calibration.calibrate.classify_edits`). One row per reader:
+    ``misread`` (:func:`glyphbench.calibration.calibrate.classify_edits`). One row per reader:
     the counts, ``faithfulness`` = written / (written + corrected) and the report's
-    warning when it is below :data:`~bench.calibration.calibrate.FAITHFULNESS_FLOOR`.
+    warning when it is below :data:`~glyphbench.calibration.calibrate.FAITHFULNESS_FLOOR`.
     Rows without ``drawn_text`` (runs made before it was recorded) are not counted.
 
     >>> import pandas as pd

@@ -1,6 +1,6 @@
 """Display tables: the analysis' numbers as text for Markdown, LaTeX and the page.
 
-Each function turns one raw table of :class:`bench.report.analyse.Analysis` into
+Each function turns one raw table of :class:`glyphbench.report.analyse.Analysis` into
 a display DataFrame (``mean [lo, hi]`` cells, labels, arrows); :func:`html_table`
 turns a display table into cells for the page template.
 """
@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report.metric_info import metric_label
-from bench.report.tables import display_summary, fmt_ci, fmt_ci_n, fmt_number, metric_header
-from bench.templates import Cell, Table
+from glyphbench.report.metric_info import metric_label
+from glyphbench.report.tables import display_summary, fmt_ci, fmt_ci_n, fmt_number, metric_header
+from glyphbench.templates import Cell, Table
 
 
 def summary_display(
@@ -186,12 +186,12 @@ def best_marks(
     """CSS classes that bold the significantly best model in each metric's column.
 
     A model is bold only where the paired comparisons (Holm) find it significantly
-    better than every other model on that metric (:func:`bench.report.verdict.best_of`):
+    better than every other model on that metric (:func:`glyphbench.report.verdict.best_of`):
     never one model alone, never a tie, never a metric without comparisons. Pass
     :func:`best_rows` as ``html_table(marked=...)`` so that another row whose mean reads
     the same is not bold too.
     """
-    from bench.report.verdict import best_of
+    from glyphbench.report.verdict import best_of
 
     marks: dict[str, Callable[[Any], str]] = {}
     if comparisons is None:
@@ -210,7 +210,7 @@ def best_rows(
     comparisons: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
 ) -> Callable[[Mapping[str, Any]], bool]:
     """Which display rows :func:`best_marks` may bold: those of a significantly best model."""
-    from bench.report.verdict import best_of
+    from glyphbench.report.verdict import best_of
 
     names = {best_of(comparisons, models, metric) for metric in metrics} - {None}
 

@@ -1,7 +1,7 @@
 """Report figures (matplotlib, Agg backend), each saved as PNG and SVG.
 
 Every function takes already-computed numbers (summaries from
-:mod:`bench.report.stats`) and a path stem; it writes ``stem.png`` and
+:mod:`glyphbench.report.stats`) and a path stem; it writes ``stem.png`` and
 ``stem.svg`` and returns their file names. Colours follow the Okabe-Ito palette,
 which stays distinguishable with the common colour-vision deficiencies; markers
 differ per model too, so figures also read in greyscale.
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.io import atomic_path
-from bench.report.metric_info import metric_info, metric_label
-from bench.scoring.bootstrap import MIN_UNITS
+from glyphbench.core.io import atomic_path
+from glyphbench.report.metric_info import metric_info, metric_label
+from glyphbench.scoring.bootstrap import MIN_UNITS
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last: it is for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -75,7 +75,7 @@ def score_by_slice(
     """Mean ``metric`` per slice of ``column``, one dodged series per model, 95% CI bars.
 
     Each slice's label carries its number of prompts; a point resting on fewer than
-    :data:`~bench.scoring.bootstrap.MIN_UNITS` prompts has no interval and is drawn
+    :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts has no interval and is drawn
     hollow (issue 33: never a bare point under a caption promising intervals).
     """
     plt = _pyplot()
@@ -163,7 +163,7 @@ def score_vs_length(
     """``metric`` against text length: one line per model with a shaded 95% CI band.
 
     ``curves`` has columns model, length, n, ``metric``, ``metric_lo``, ``metric_hi``.
-    A length with fewer than :data:`~bench.scoring.bootstrap.MIN_UNITS` images is drawn
+    A length with fewer than :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` images is drawn
     hollow and its band left out.
     """
     plt = _pyplot()
@@ -214,7 +214,7 @@ def heatmap(
 ) -> list[str]:
     """Model x slice heatmap of ``metric`` with the value and the prompts in each cell.
 
-    Every slice with at least :data:`~bench.scoring.bootstrap.MIN_UNITS` prompts is a
+    Every slice with at least :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts is a
     column, the group of prompts without a value ("(none)", often the largest) included;
     slices with fewer prompts are left out and counted in the title (issue 33).
     """

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.io import atomic_path
-from bench.core.schema import failed_mask
-from bench.report.slices import slice_labels
+from glyphbench.core.io import atomic_path
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.slices import slice_labels
 
 THUMB_SIDE = 320
 BOX_COLOUR = (213, 94, 0)  # Okabe-Ito vermillion: visible on light and dark images
@@ -34,7 +34,7 @@ def select_examples(
     """The ``k`` best and ``k`` worst successful rows per (model, slice of ``column``).
 
     ``labels`` are the slice labels of ``column`` for every row of ``frame``
-    (see :class:`bench.report.slices.Slicing`; computed when not given).
+    (see :class:`glyphbench.report.slices.Slicing`; computed when not given).
     Rows are ranked by ``metric`` (higher is better), ties broken by fewer
     Algorithm 1 edits and then by prompt_id, so the choice is deterministic.
     Groups with fewer than ``2k`` rows fill "best" first; no row appears twice.

@@ -136,7 +136,7 @@ def abbreviations() -> dict[str, str]:
     >>> abbreviations()["NED similarity (1 = exact)"], abbreviations()["Exact match"]
     ('NED', 'EM')
     """
-    from bench.report.metric_info import metric_label
+    from glyphbench.report.metric_info import metric_label
 
     pairs = {metric_label(name): short for name, short in ABBREVIATIONS.items()}
     return dict(sorted(pairs.items(), key=lambda item: -len(item[0])))

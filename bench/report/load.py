@@ -10,10 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import read_parquet
-from bench.report.stats import SUMMARY_METRICS
-from bench.suites.protocol import COMPARED_FIELDS, comparable_part
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_parquet
+from glyphbench.report.stats import SUMMARY_METRICS
+from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part
 
 #: Columns a report cannot do without.
 REQUIRED_COLUMNS = ("model", "prompt_id", "text", *SUMMARY_METRICS)
@@ -54,7 +54,7 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
     ``{run: {"dir": ..., "meta": run.json}}``.
 
     Several runs must share at least one prompt, or comparing them is meaningless:
-    that is an :class:`~bench.core.errors.InputError`. Columns in ``skip`` are not read.
+    that is an :class:`~glyphbench.core.errors.InputError`. Columns in ``skip`` are not read.
     """
     if not run_dirs:
         raise InputError(None, "no run folders given")

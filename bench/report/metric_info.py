@@ -1,6 +1,6 @@
 """What the report needs to know about a metric: label, direction, aggregate and decimals.
 
-Everything is read from the metric table (:data:`bench.scoring.table.METRICS`)
+Everything is read from the metric table (:data:`glyphbench.scoring.table.METRICS`)
 through :func:`metric_info`; the report's own columns (:data:`REPORT_COLUMNS`) and any
 other numeric column a user slices by are shown under their own name, averaged.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.scoring.table import METRICS, Aggregate, Mean
+from glyphbench.scoring.table import METRICS, Aggregate, Mean
 
 #: Columns the report computes itself (not metrics of the table): label, higher is better.
 REPORT_COLUMNS: dict[str, tuple[str, bool]] = {"error_rate": ("Error rate", False)}

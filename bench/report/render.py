@@ -1,4 +1,4 @@
-"""Rendering: an :class:`~bench.report.analyse.Analysis` in, the report folder out.
+"""Rendering: an :class:`~glyphbench.report.analyse.Analysis` in, the report folder out.
 
 Layout of the output folder::
 
@@ -22,18 +22,18 @@ from typing import Any
 
 import pandas as pd
 
-from bench import templates
-from bench.core.io import atomic_open, write_json
-from bench.report import display
-from bench.report import figures as figs
-from bench.report.analyse import CONTROL_METRICS, PEER_METRICS, Analysis, Stopwatch
-from bench.report.gallery import write_thumbnails
-from bench.report.metric_info import metric_label
-from bench.report.slices import bins_note
-from bench.report.stats import PEER_VIEWS
-from bench.report.tables import display_summary, write_table_set
-from bench.scoring.bootstrap import MIN_UNITS
-from bench.scoring.table import METRICS
+from glyphbench import templates
+from glyphbench.core.io import atomic_open, write_json
+from glyphbench.report import display
+from glyphbench.report import figures as figs
+from glyphbench.report.analyse import CONTROL_METRICS, PEER_METRICS, Analysis, Stopwatch
+from glyphbench.report.gallery import write_thumbnails
+from glyphbench.report.metric_info import metric_label
+from glyphbench.report.slices import bins_note
+from glyphbench.report.stats import PEER_VIEWS
+from glyphbench.report.tables import display_summary, write_table_set
+from glyphbench.scoring.bootstrap import MIN_UNITS
+from glyphbench.scoring.table import METRICS
 
 
 @dataclass
@@ -165,7 +165,7 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         peers.append({"title": title, "table": display.html_table(shown)})
     headlines = None
     if analysis.suites:  # issue 21: each benchmark's own headline beside glyphbench's metrics
-        from bench.report.suites import headline_display
+        from glyphbench.report.suites import headline_display
 
         shown_headlines = headline_display(analysis.suites, analysis.ordered)
         headlines = display.html_table(
@@ -192,7 +192,7 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
 
 def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
     """The first screen: who is best and how sure, and each model against the controls."""
-    from bench.report.verdict import headline, verdict_rows
+    from glyphbench.report.verdict import headline, verdict_rows
 
     primary = analysis.settings.primary_metric
     lines = headline(analysis.ranking, analysis.verdicts, primary)
@@ -238,7 +238,7 @@ def _outcomes_block(analysis: Analysis, written: _Written) -> Any:
 
 def _suite_blocks(analysis: Analysis, written: _Written) -> list[dict[str, Any]]:
     """Each suite's headline table, published scores, paired comparisons and protocol cards."""
-    from bench.report import suites
+    from glyphbench.report import suites
 
     blocks = []
     for section in analysis.suites:
@@ -462,7 +462,7 @@ def glossary(metrics: list[str]) -> list[dict[str, str]]:
     >>> entry["term"], entry["abbreviation"], entry["direction"]
     ('NED similarity (1 = exact)', 'NED', 'higher is better')
     """
-    from bench.report.latex import ABBREVIATIONS
+    from glyphbench.report.latex import ABBREVIATIONS
 
     entries = []
     for name in dict.fromkeys(metrics):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from bench.core.errors import InputError
+from glyphbench.core.errors import InputError
 
 #: Slices used when ``by`` is not given (those present in the table).
 DEFAULT_BY = ("prompt_type", "group", "cefr", "char_length", "word_count", "laion_freq")

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from bench.core.errors import InputError
-from bench.core.io import HOST_TAG, _process_alive, ensure_folder, sync_folder
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import HOST_TAG, _process_alive, ensure_folder, sync_folder
 
 #: Suffix of a report being written and of an old report being replaced.
 TEMP_SUFFIX = ".report-tmp"
@@ -54,7 +54,7 @@ def check_replaceable(target: Path) -> None:
     >>> _ = (folder / "notes.txt").write_text("mine")
     >>> check_replaceable(folder)
     Traceback (most recent call last):
-    bench.core.errors.InputError: ...: not a report folder (no report.json or index.html) ...
+    glyphbench.core.errors.InputError: ...: not a report folder (no report.json or index.html) ...
     """
     if not target.exists():
         return

@@ -1,14 +1,14 @@
 """Statistics behind the report: slice summaries and peer views (the paired comparisons
-and ranks live in :mod:`bench.report.compare`; importable from here too, as
+and ranks live in :mod:`glyphbench.report.compare`; importable from here too, as
 docs/report.md names them).
 
 Every function is pure: it takes the results table (or a summary made from it)
 and returns numbers or a DataFrame; nothing here reads or writes files. The
-intervals come from the one bootstrap kernel, :mod:`bench.scoring.bootstrap`.
+intervals come from the one bootstrap kernel, :mod:`glyphbench.scoring.bootstrap`.
 
 Conventions
 -----------
-* Metric means exclude failed rows (:func:`bench.core.schema.failed_mask`); failures
+* Metric means exclude failed rows (:func:`glyphbench.core.schema.failed_mask`); failures
   are counted separately (``n_errors``, ``error_rate``).
 * Intervals are 95% percentile bootstrap intervals by default. The resampling
   unit is a *prompt*: all images of a prompt (seeds, samples) move together, and
@@ -17,7 +17,7 @@ Conventions
   the same report; summaries draw the table's prompts once for all models, so
   an interval does not change when other slices, or models on the same
   prompts, are added.
-* Direction and labels: :func:`bench.report.metric_info.metric_info`.
+* Direction and labels: :func:`glyphbench.report.metric_info.metric_info`.
 """
 
 from __future__ import annotations
@@ -30,17 +30,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.schema import failed_mask
-from bench.report.compare import (
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.compare import (
     compare_models,
     float_column,
     paired_difference,
     prompt_means,
     rank_models,
 )
-from bench.report.metric_info import metric_aggregate
-from bench.report.slices import slice_labels
-from bench.scoring.bootstrap import (
+from glyphbench.report.metric_info import metric_aggregate
+from glyphbench.report.slices import slice_labels
+from glyphbench.scoring.bootstrap import (
     MIN_UNITS,
     Estimands,
     Grouping,
@@ -50,8 +50,8 @@ from bench.scoring.bootstrap import (
     share_bootstrap,
     tail,
 )
-from bench.scoring.bootstrap import seeded_rng as slice_rng
-from bench.scoring.table import METRICS
+from glyphbench.scoring.bootstrap import seeded_rng as slice_rng
+from glyphbench.scoring.table import METRICS
 
 #: glyphbench's own summary metrics, in display order: read from the metric table (the
 #: ``summary`` ranks of the ``glyphbench`` family), never listed here.
@@ -299,7 +299,7 @@ def _joint_bootstrap(
     """Every model's resampled slice aggregates from one draw of the prompts.
 
     The groups of slicing ``k`` are the (model, slice) pairs, so one
-    :func:`~bench.scoring.bootstrap.grouped_bootstrap` call draws the table's prompts
+    :func:`~glyphbench.scoring.bootstrap.grouped_bootstrap` call draws the table's prompts
     once for all models. Failed rows take part with unknown values: a prompt
     then has the same units in every model that saw it, so one gather of the
     resample counts serves a slice of every model (see the kernel), and a
@@ -431,7 +431,7 @@ def summarize(
 
     One row per (model, slice of ``by``); ``by=()`` gives one row per model.
     Columns: ``model``, the ``by`` columns (slice labels, see
-    :func:`bench.report.slices.slice_labels`), ``n`` (rows that succeeded),
+    :func:`glyphbench.report.slices.slice_labels`), ``n`` (rows that succeeded),
     ``n_errors``, ``error_rate`` with ``error_rate_lo``/``_hi``, then for each
     metric ``m``: ``m``, ``m_lo``, ``m_hi``. A metric's aggregate (mean, pooled
     ratio or derived) is the metric table's. ``frame.attrs`` of the result
@@ -466,7 +466,7 @@ def summarize_many(
     prompts as it has, with replacement (seeded by ``(seed, "prompts")``), all
     images of a drawn prompt together; every model and every slice of every
     slicing is aggregated from that same draw (see
-    :func:`bench.scoring.bootstrap.grouped_bootstrap`), a model's failed rows and the
+    :func:`glyphbench.scoring.bootstrap.grouped_bootstrap`), a model's failed rows and the
     prompts it did not see adding nothing to its means. (Until issue 18 each
     model drew its own prompts, seeded by ``(seed, model)``; for models that saw
     every prompt the two have the same distribution, and one shared draw is

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.io import atomic_open, spreadsheet_safe
-from bench.report.metric_info import metric_info
-from bench.scoring.bootstrap import MIN_UNITS
+from glyphbench.core.io import atomic_open, spreadsheet_safe
+from glyphbench.report.metric_info import metric_info
+from glyphbench.scoring.bootstrap import MIN_UNITS
 
 
 def fmt_number(value: Any, metric: str = "") -> str:
@@ -202,7 +202,7 @@ def to_latex(
     marked: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> str:
     """Booktabs ``table`` floats that pdflatex compiles (``booktabs``, ``amssymb``) and that
-    fit a 7-inch text width (:mod:`bench.report.latex`: abbreviated metric headers defined
+    fit a 7-inch text width (:mod:`glyphbench.report.latex`: abbreviated metric headers defined
     in the caption, intervals under their means, wrapped text, wide tables in blocks,
     long ones in parts).
 
@@ -213,7 +213,7 @@ def to_latex(
     """
     if table.empty:
         return f"% {latex_escape(caption or label)}: no rows (nothing to compare)\n"
-    from bench.report.latex import fit_table
+    from glyphbench.report.latex import fit_table
 
     numeric = {str(c): i > 0 and _numeric_like(table[c]) for i, c in enumerate(table.columns)}
 

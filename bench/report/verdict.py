@@ -5,7 +5,7 @@ nothing, ``control:typo?rate=R`` draws the text with a share R of its characters
 wrong, ``control:render`` draws it exactly (the reader's ceiling). Each model is
 compared with each control of its run on the primary metric, paired on the
 prompts both saw (the differences of prompt means resampled prompt by prompt, as
-:func:`bench.report.compare.compare_models` does, at the report's confidence; no
+:func:`glyphbench.report.compare.compare_models` does, at the report's confidence; no
 multiplicity correction: the controls are landmarks, not contestants). The
 verdict places the model on that ladder:
 
@@ -28,10 +28,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.report import controls as ctl
-from bench.report.compare import prompt_means
-from bench.report.metric_info import metric_info
-from bench.scoring.bootstrap import MIN_UNITS, paired_differences, percentile_interval, seeded_rng
+from glyphbench.report import controls as ctl
+from glyphbench.report.compare import prompt_means
+from glyphbench.report.metric_info import metric_info
+from glyphbench.scoring.bootstrap import (
+    MIN_UNITS,
+    paired_differences,
+    percentile_interval,
+    seeded_rng,
+)
 
 VERDICT_COLUMNS = ["model", "verdict", "level", "controls", "n_prompts"]
 
@@ -127,7 +132,7 @@ class _Step:
         return self.known and self.hi < 0
 
     def text(self, metric: str) -> str:
-        from bench.report.tables import fmt_number
+        from glyphbench.report.tables import fmt_number
 
         if not self.known:
             return f"{self.label}: n = {self.n}, too few"
@@ -198,7 +203,7 @@ def headline(ranking: pd.DataFrame, lines: pd.DataFrame, metric: str) -> list[st
     ['One model (m): nothing to rank it against', 'against the controls it is no better \
 than a blank image.']
     """
-    from bench.report.metric_info import metric_label
+    from glyphbench.report.metric_info import metric_label
 
     said: list[str] = []
     models = ranking["model"].astype(str).tolist() if len(ranking) else []
@@ -249,7 +254,7 @@ def best_of(comparisons: pd.DataFrame, models: Sequence[str], metric: str) -> st
 
 def verdict_rows(lines: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict[str, Any]]:
     """The verdict table's records: model, its mean with interval, verdict, the differences."""
-    from bench.report.tables import fmt_ci_n, metric_header
+    from glyphbench.report.tables import fmt_ci_n, metric_header
 
     shown = summary.set_index("model")
     out = []

@@ -5,12 +5,12 @@ command-line flags; both become the same typed :class:`RunConfig`. Example::
 
     run_id: study-v1            # optional; default "run-" + a hash of the config
     out: runs/study-v1          # output folder (run.json, images/, results.parquet)
-    prompts: default            # prompt source spec, see prompts.load_prompt_set
+    prompts: default            # prompt source spec, see glyphbench.prompts.load_prompt_set
     sample: 40                  # optional stratified sample size
     stratify: [prompt_type, group]
     sampler: stratified         # optional sampler spec, e.g. stratified?floor=2
     limit: null                 # optional: first N prompts after sampling
-    where: null                 # optional filter passed to prompts.select
+    where: null                 # optional filter passed to glyphbench.prompts.select
     seeds: [0]
     seed_policy: benchmark      # suites only: benchmark (default) | glyphbench (docs/suites.md)
     images_per_prompt: 1
@@ -43,7 +43,7 @@ where the slug is the label with unsafe characters replaced by ``_``.
 
 Unknown keys are errors (``InputError`` naming the file and key), so a typo such
 as ``modles:`` never silently runs the defaults. Every spec (models, ``prompts``,
-``ocr``, ``sampler``) is checked against its plug-in in :data:`bench.core.registry.PLUGINS`
+``ocr``, ``sampler``) is checked against its plug-in in :data:`glyphbench.core.registry.PLUGINS`
 when the config loads (name, target and typed options; no weights, no files), so
 a mistyped reader or option fails before anything is written. Spec strings are
 kept exactly as given.
@@ -69,12 +69,12 @@ from pydantic import (
     model_validator,
 )
 
-from bench.core.errors import InputError, validation_error
-from bench.core.io import MAX_CONFIG_BYTES, read_text, slug, yaml_data
-from bench.core.registry import PLUGINS, Spec
-from bench.scoring.table import METRICS
-from bench.suites.protocol import expand_config
-from prompts.samplers import DEFAULT_SAMPLER
+from glyphbench.core.errors import InputError, validation_error
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug, yaml_data
+from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.prompts.samplers import DEFAULT_SAMPLER
+from glyphbench.scoring.table import METRICS
+from glyphbench.suites.protocol import expand_config
 
 
 def option_text(value: Any) -> str:
@@ -197,7 +197,7 @@ class SuiteEntry(_Strict):
 
     Given as a string (``suite: longtext:en``) or a mapping (``suite: {spec: longtext,
     data: ../shared/longtext-bench}``); the suite brings the prompts, the reader and
-    the protocol (see :mod:`bench.suites`).
+    the protocol (see :mod:`glyphbench.suites`).
     """
 
     spec: str
@@ -263,7 +263,7 @@ class ApiSettings(_Strict):
 
 
 #: The settings that choose prompts: with none of them given, an ``images:`` run
-#: scores the prompts its files name (:mod:`bench.run.made_elsewhere`).
+#: scores the prompts its files name (:mod:`glyphbench.run.made_elsewhere`).
 SELECTION_KEYS = ("prompts", "where", "sample", "limit", "suite")
 
 
@@ -275,13 +275,13 @@ class RunConfig(_Strict):
     sample: int | None = Field(default=None, ge=1)
     limit: int | None = Field(default=None, ge=1)
     stratify: list[str] | None = None
-    where: str | None = None  # a filter expression passed to prompts.select(where=...)
+    where: str | None = None  # a filter expression passed to glyphbench.prompts.select(where=...)
     prompt_seed: int = 0  # seed of the prompt sample (not of the images)
     sampler: SamplerSpec = DEFAULT_SAMPLER  # recorded only when it is not the default
     seeds: list[int] = Field(default_factory=lambda: [0])
     #: How each image's generator is seeded (suites): ``benchmark``, as the benchmark's
     #: script does (TextCrafter, LeX-Art: every image with the seed itself), or
-    #: ``glyphbench``, a seed derived per image (:mod:`bench.core.seeds`). A suite's default
+    #: ``glyphbench``, a seed derived per image (:mod:`glyphbench.core.seeds`). A suite's default
     #: is ``benchmark``; runs without a suite use glyphbench's (None).
     seed_policy: Literal["benchmark", "glyphbench"] | None = None
     images_per_prompt: int = Field(default=1, ge=1)
@@ -298,11 +298,11 @@ class RunConfig(_Strict):
     #: Metric families scored besides glyphbench's (and the suite's): names of the metric
     #: table (``glyphbench list metrics``), e.g. ``mario`` or a plug-in's own family.
     metrics: list[str] = Field(default_factory=list)
-    #: Reader processes the run starts itself (issue 26, :mod:`bench.run.read_workers`);
+    #: Reader processes the run starts itself (issue 26, :mod:`glyphbench.run.read_workers`);
     #: 0 reads in the run's worker thread. How, not what: not in the run's identity.
     read_workers: int = Field(default=0, ge=0)
     #: Images made and not yet read beyond which generation waits for the readers
-    #: (None: :func:`bench.run.read_workers.default_backlog`). Not in the identity.
+    #: (None: :func:`glyphbench.run.read_workers.default_backlog`). Not in the identity.
     read_backlog: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="before")

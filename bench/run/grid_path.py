@@ -3,7 +3,7 @@
 OneIG-Bench never shows its reader the images a model made: its generation script
 pastes a prompt's 4 images into a 2x2 grid saved as WebP (quality 80), and its
 scorer cuts that grid into cells saved as JPEG (quality 75) before the VLM reads
-them (:func:`bench.suites.oneig.oneig_cells`, with the source lines). With
+them (:func:`glyphbench.suites.oneig.oneig_cells`, with the source lines). With
 ``--suite "oneig-text?image_path=oneig"`` a run reads those cells instead of the
 stored PNGs, which stay as they were made:
 
@@ -14,7 +14,7 @@ stored PNGs, which stay as they were made:
 * every problem that makes the grid impossible (not 4 images per prompt, images of
   different sizes, images that are not square: OneIG's gallery swaps width and
   height, text2image.py:8, so their cells are not the images) is one
-  :class:`~bench.core.errors.InputError` before anything is read or written;
+  :class:`~glyphbench.core.errors.InputError` before anything is read or written;
 * readings are kept in the run's reading store under a key of their own
   (``oneig-grid:`` + the SHA-256 of the four files and the cell's position), never
   under a stored PNG's SHA-256, so a reading of a cell is never taken for a reading
@@ -35,21 +35,21 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.progress import LineProgress
-from bench.core.schema import failed_mask, generated_mask
-from bench.engine import RunFolder, read_batch
-from bench.run.reading_store import ReadingStore
-from bench.run.shard import reading_columns
-from bench.suites.oneig import oneig_cells
-from bench.suites.protocol import image_path, selection_of
+from glyphbench.core.errors import InputError
+from glyphbench.core.progress import LineProgress
+from glyphbench.core.schema import failed_mask, generated_mask
+from glyphbench.engine import RunFolder, read_batch
+from glyphbench.run.reading_store import ReadingStore
+from glyphbench.run.shard import reading_columns
+from glyphbench.suites.oneig import oneig_cells
+from glyphbench.suites.protocol import image_path, selection_of
 
 if TYPE_CHECKING:
     from PIL import Image
     from rich.console import Console
 
-    from bench.engine import ReadingCache
-    from bench.readers.base import Reader
+    from glyphbench.engine import ReadingCache
+    from glyphbench.readers.base import Reader
 
 #: The error a row gets when OneIG's scorer drops its cell (all black after the WebP grid).
 DROPPED = "OCR: DroppedCell: all black in OneIG's grid (utils.py:48-49 reads no such cell)"

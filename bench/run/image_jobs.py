@@ -2,7 +2,7 @@
 
 Order: models in config order; within a model, prompts in the prompt set's
 order, then seeds in config order, then sample indices 0..images_per_prompt-1.
-Shards are the engine's (:class:`bench.engine.Shard`): round-robin within each model.
+Shards are the engine's (:class:`glyphbench.engine.Shard`): round-robin within each model.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.seeds import image_seed
-from bench.engine import Shard, take_shard
-from bench.run.config import ModelEntry, RunConfig
-from bench.suites.protocol import image_seed_rule
+from glyphbench.core.errors import InputError
+from glyphbench.core.seeds import image_seed
+from glyphbench.engine import Shard, take_shard
+from glyphbench.run.config import ModelEntry, RunConfig
+from glyphbench.suites.protocol import image_seed_rule
 
 __all__ = ["Job", "Shard", "build_jobs", "model_jobs"]
 
@@ -35,7 +35,7 @@ class Job:
 
     @property
     def key(self) -> tuple[str, str, int, int]:
-        """The results row key (bench.core.schema.ROW_KEY order)."""
+        """The results row key (glyphbench.core.schema.ROW_KEY order)."""
         return (self.model, self.prompt_id, self.seed, self.sample_index)
 
     @property

@@ -14,24 +14,24 @@ Two rules, both applied before anything is written (issue 33):
   fewer are missing goes ahead; each missing image is a failed row (``Missing: ...``).
 
 :func:`check_files` matches the names only; decoding each file is the run's first step
-(:meth:`bench.models.images.ImagesModel.bind_run`), which names unreadable files.
+(:meth:`glyphbench.models.images.ImagesModel.bind_run`), which names unreadable files.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bench.core.errors import InputError
-from bench.core.registry import Spec
-from bench.models import get_model
-from bench.models.base import RunContext
-from bench.models.images import ImagesModel as Images
-from bench.run.config import ModelEntry, RunConfig
-from prompts.selection import select_ids
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Spec
+from glyphbench.models import get_model
+from glyphbench.models.base import RunContext
+from glyphbench.models.images import ImagesModel as Images
+from glyphbench.prompts.selection import select_ids
+from glyphbench.run.config import ModelEntry, RunConfig
 
 if TYPE_CHECKING:
-    from bench.models.images import ImagesModel, Matching
-    from prompts.schema import PromptSet
+    from glyphbench.models.images import ImagesModel, Matching
+    from glyphbench.prompts.schema import PromptSet
 
 
 def images_entries(config: RunConfig) -> list[ModelEntry]:
@@ -80,8 +80,8 @@ def check_files(config: RunConfig, prompt_set: PromptSet) -> dict[str, dict[str,
     Returns, per ``images:`` label, ``{"found": N, "missing": M}`` over every image the
     run expects (all shards).
     """
-    from bench.run.image_jobs import model_jobs
-    from bench.run.shard import suite_context
+    from glyphbench.run.image_jobs import model_jobs
+    from glyphbench.run.shard import suite_context
 
     counts: dict[str, dict[str, int]] = {}
     frame = prompt_set.frame

@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.io import read_table
-from bench.core.schema import ROW_KEY, failed_mask
-from bench.engine import RunFolder
-from bench.run.config import RunConfig
-from bench.run.provenance import now
-from bench.run.results import PROMPTS, RESULTS, conform_results, read_results
-from bench.suites.protocol import update_card
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_table
+from glyphbench.core.schema import ROW_KEY, failed_mask
+from glyphbench.engine import RunFolder
+from glyphbench.run.config import RunConfig
+from glyphbench.run.provenance import now
+from glyphbench.run.results import PROMPTS, RESULTS, conform_results, read_results
+from glyphbench.suites.protocol import update_card
 
 
 def merge_run(

@@ -4,8 +4,8 @@
   is already in the output folder) and merges when every shard is done;
 * :func:`plan_run` resolves a config without loading any weights (``--dry-run``).
 
-The merge (:func:`merge_run`, ``glyphbench merge``) lives in :mod:`bench.run.merge`
-and the rescore (:func:`rescore_run`) in :mod:`bench.run.rescore`; both are
+The merge (:func:`merge_run`, ``glyphbench merge``) lives in :mod:`glyphbench.run.merge`
+and the rescore (:func:`rescore_run`) in :mod:`glyphbench.run.rescore`; both are
 importable from here too, as docs/running.md's Python API names them.
 """
 
@@ -19,44 +19,44 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-import prompts
-from bench.core.errors import InputError
-from bench.core.io import atomic_open, read_table
-from bench.core.registry import Spec
-from bench.core.schema import ROW_KEY, failed_mask
-from bench.engine import RunFolder, Shard, start_reader
-from bench.engine.backlog import default_backlog
-from bench.models import get_model
-from bench.readers.scripts import check_reader_reads, reader_scripts
-from bench.run.config import RunConfig
-from bench.run.image_jobs import build_jobs, check_prompt_ids
-from bench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
-from bench.run.merge import merge_run
-from bench.run.plan import api_caveats, api_cost, auto_device
-from bench.run.provenance import Distributed, detect_distributed, environment, now
-from bench.run.reader_claim import (
+from glyphbench import prompts
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import atomic_open, read_table
+from glyphbench.core.registry import Spec
+from glyphbench.core.schema import ROW_KEY, failed_mask
+from glyphbench.engine import RunFolder, Shard, start_reader
+from glyphbench.engine.backlog import default_backlog
+from glyphbench.models import get_model
+from glyphbench.readers.scripts import check_reader_reads, reader_scripts
+from glyphbench.run.config import RunConfig
+from glyphbench.run.image_jobs import build_jobs, check_prompt_ids
+from glyphbench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
+from glyphbench.run.merge import merge_run
+from glyphbench.run.plan import api_caveats, api_cost, auto_device
+from glyphbench.run.provenance import Distributed, detect_distributed, environment, now
+from glyphbench.run.reader_claim import (
     claim_reader,
     probe_on_run,
     refuse_during_rescore,
     table_reader,
 )
-from bench.run.rescore import rescore_run
-from bench.run.results import (
+from glyphbench.run.rescore import rescore_run
+from glyphbench.run.results import (
     PROMPTS,
     RESULTS,
     done_keys,
 )
-from bench.run.shard import Runner
-from bench.suites.base import limit_per_subset
-from bench.suites.protocol import protocol_card, suite_prompts
+from glyphbench.run.shard import Runner
+from glyphbench.suites.base import limit_per_subset
+from glyphbench.suites.protocol import protocol_card, suite_prompts
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.engine.backlog import Backlog, SpawnedReaders
-    from bench.readers.base import Reader
-    from bench.run.shard import ShardOutcome
-    from prompts.schema import PromptSet
+    from glyphbench.engine.backlog import Backlog, SpawnedReaders
+    from glyphbench.prompts.schema import PromptSet
+    from glyphbench.readers.base import Reader
+    from glyphbench.run.shard import ShardOutcome
 
 
 #: The Python API docs/running.md names (merge and rescore live in their own modules).
@@ -81,7 +81,7 @@ class RunResult:
 
 
 def load_prompts(config: RunConfig) -> PromptSet:
-    """Select the config's prompts via :func:`prompts.select`."""
+    """Select the config's prompts via :func:`glyphbench.prompts.select`."""
     source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
     if files_choose_prompts(config):  # issue 33: images made elsewhere, no selection given
         return prompts_named_by_files(config, str(source))
@@ -155,7 +155,7 @@ def run_benchmark(
     :func:`merge_run`).
 
     ``readers``: start the run's own reader processes for a reader spec (issue 26,
-    :func:`bench.run.read_workers.run_with_readers` passes them for
+    :func:`glyphbench.run.read_workers.run_with_readers` passes them for
     ``config.read_workers``): generation writes as with ``read_later``, they read
     meanwhile, generation waits when too many images wait, and the merge comes after
     they have read every image.
@@ -468,7 +468,7 @@ def _named_by(prompt_set: PromptSet) -> dict[str, Any]:
 
 
 def _protocol_card(config: RunConfig, prompt_set: PromptSet) -> dict[str, Any]:
-    """The run's protocol card (issue 12, :mod:`bench.suites.protocol`)."""
+    """The run's protocol card (issue 12, :mod:`glyphbench.suites.protocol`)."""
     full = prompt_set.meta.get("benchmark_prompts")
     return protocol_card(
         config,

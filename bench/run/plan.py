@@ -1,6 +1,6 @@
 """``glyphbench run --dry-run``: a short plan of a run, with an estimate of its time.
 
-:func:`bench.run.operations.plan_run` resolves everything (``--dry-run --json`` prints it
+:func:`glyphbench.run.operations.plan_run` resolves everything (``--dry-run --json`` prints it
 whole); :func:`plan_lines` says what matters in a few lines: the models, the
 prompts, how many images are to be made and read, and an *estimate* of the time.
 
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.core.registry import Spec
+from glyphbench.core.registry import Spec
 
 #: Seconds per image to make one, on CPU, by model kind (drawing/reading + PNG + SHA-256).
 #: control: 5 ms drawing a 512-px image + 11 ms PNG and hash, measured 2026-11-23;
@@ -59,7 +59,7 @@ class Estimate:
 
 
 def estimate(plan: Mapping[str, Any]) -> Estimate:
-    """The estimate of a :func:`bench.run.operations.plan_run` plan (CPU figures; see above).
+    """The estimate of a :func:`glyphbench.run.operations.plan_run` plan (CPU figures; see above).
 
     >>> plan = {"device": "cpu", "ocr": "tesseract", "models": [
     ...     {"label": "control:render", "spec": "control:render", "remaining": 100},

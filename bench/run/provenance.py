@@ -17,8 +17,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
-from bench.engine import Shard
+from glyphbench.core.errors import InputError
+from glyphbench.engine import Shard
 
 #: Distributions whose versions are recorded (None when not installed).
 RECORDED_PACKAGES = (

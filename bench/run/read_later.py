@@ -3,7 +3,7 @@
 A run made with ``glyphbench run --read-later`` writes its images and rows but
 reads nothing, so generation never waits for OCR. ``read_run`` then reads the
 rows that have an image and no reading yet, in ``workers`` processes
-(:class:`bench.engine.read_pool.ReadPool`) fed with the image files, scores them
+(:class:`glyphbench.engine.read_pool.ReadPool`) fed with the image files, scores them
 and writes them as new part files; the newest row of each key wins the merge.
 ``shard="I/N"`` reads a stable share of the images (by a hash of the image
 path), so N machines (a job array) can read one generation together; the last
@@ -20,39 +20,39 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.progress import LineProgress
-from bench.core.schema import ROW_KEY, failed_mask, generated_mask
-from bench.engine import RunFolder, Shard
-from bench.engine.folder import open_part
-from bench.engine.read_pool import ReadPool, UnreadableImage, resolve_workers
-from bench.engine.reading import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.progress import LineProgress
+from glyphbench.core.schema import ROW_KEY, failed_mask, generated_mask
+from glyphbench.engine import RunFolder, Shard
+from glyphbench.engine.folder import open_part
+from glyphbench.engine.read_pool import ReadPool, UnreadableImage, resolve_workers
+from glyphbench.engine.reading import (
     probe_reader,
     refuse_failed_probe,
     run_image,
     sample_image,
     start_reader,
 )
-from bench.readers.base import Reading
-from bench.run.config import RunConfig
-from bench.run.grid_path import (
+from glyphbench.readers.base import Reading
+from glyphbench.run.config import RunConfig
+from glyphbench.run.grid_path import (
     check_groups,
     grid_of,
     grid_reread,
     image_path_of,
     refuse_split_reading,
 )
-from bench.run.merge import merge_run
-from bench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
-from bench.run.reading_store import ReadingStore
-from bench.run.results import conform_results, score_rows, write_rows
-from bench.run.shard import reading_columns
+from glyphbench.run.merge import merge_run
+from glyphbench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
+from glyphbench.run.reading_store import ReadingStore
+from glyphbench.run.results import conform_results, score_rows, write_rows
+from glyphbench.run.shard import reading_columns
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.readers.base import Reader
-    from bench.run.reading_store import ReadingStore
+    from glyphbench.readers.base import Reader
+    from glyphbench.run.reading_store import ReadingStore
 
 #: Rows per part file written by a reader (fewer, larger files than one per batch) ...
 PART_ROWS = 512
@@ -284,7 +284,7 @@ def read_grid_run(
     """Read the run's unread rows through OneIG's grid; score, write and merge them.
 
     What ``glyphbench run`` does after making the images of an ``image_path=oneig`` run
-    (:mod:`bench.run.grid_path`), and ``glyphbench read`` on such a run. Returns
+    (:mod:`glyphbench.run.grid_path`), and ``glyphbench read`` on such a run. Returns
     ``{"read", "errors", "merged"}`` as :func:`read_run` does.
     """
 

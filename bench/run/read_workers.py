@@ -2,13 +2,13 @@
 
 The run generates in its main thread and writes images and rows as ``run
 --read-later`` does; N reader processes read those images from their files, with
-the code of ``glyphbench read --follow`` (:func:`bench.run.read_later.read_passes`
-driving a :class:`bench.engine.read_pool.ReadPool`) in one thread of the run. The
+the code of ``glyphbench read --follow`` (:func:`glyphbench.run.read_later.read_passes`
+driving a :class:`glyphbench.engine.read_pool.ReadPool`) in one thread of the run. The
 rows they score go to ``parts/read-0-of-1/`` (the run holds that lock, so a
 ``glyphbench read`` on the same folder is refused while it runs), and the run merges
 once the readers have read every image.
 
-Back-pressure: a :class:`bench.engine.backlog.Backlog` counts the images made and not
+Back-pressure: a :class:`glyphbench.engine.backlog.Backlog` counts the images made and not
 yet read; generation waits before a batch that would take it over ``read_backlog``
 and goes on as the readers catch up.
 
@@ -29,16 +29,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.engine.backlog import Backlog, default_backlog
-from bench.engine.folder import RunFolder
-from bench.engine.loop import quit_now
-from bench.engine.read_pool import ReadPool
-from bench.engine.reading import refuse_failed_probe, sample_image
+from glyphbench.core.errors import InputError
+from glyphbench.engine.backlog import Backlog, default_backlog
+from glyphbench.engine.folder import RunFolder
+from glyphbench.engine.loop import quit_now
+from glyphbench.engine.read_pool import ReadPool
+from glyphbench.engine.reading import refuse_failed_probe, sample_image
 
 if TYPE_CHECKING:
-    from bench.run.config import RunConfig
-    from bench.run.operations import RunResult
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import RunResult
 
 #: The share the run's readers read and the lock they hold: all of it, as `read` does.
 READ_SHARD = "read-0-of-1"
@@ -163,7 +163,7 @@ class RunReaders:
             raise self._failure
 
     def _follow(self, folder: RunFolder, config: RunConfig) -> None:
-        from bench.run.read_later import read_passes
+        from glyphbench.run.read_later import read_passes
 
         assert self._pool is not None
         try:
@@ -210,11 +210,12 @@ class RunReaders:
 
 
 def run_with_readers(config: RunConfig, **kwargs: Any) -> RunResult:
-    """:func:`bench.run.operations.run_benchmark` with ``config.read_workers`` reader processes.
+    """:func:`glyphbench.run.operations.run_benchmark` with ``config.read_workers`` reader
+    processes.
 
     ``config.read_workers`` 0: the run reads in its own worker thread, as always.
     """
-    from bench.run.operations import run_benchmark
+    from glyphbench.run.operations import run_benchmark
 
     if config.read_workers > 0:
         kwargs["readers"] = lambda spec: RunReaders(config, spec).start()

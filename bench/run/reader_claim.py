@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.engine import RunFolder
-from bench.engine.lock import FolderLock
-from bench.engine.reading import probe_reader, run_image, sample_image
+from glyphbench.core.errors import InputError
+from glyphbench.engine import RunFolder
+from glyphbench.engine.lock import FolderLock
+from glyphbench.engine.reading import probe_reader, run_image, sample_image
 
 if TYPE_CHECKING:
-    from bench.readers.base import Reader
-    from bench.run.reading_store import ReadingStore
+    from glyphbench.readers.base import Reader
+    from glyphbench.run.reading_store import ReadingStore
 
 #: The lock a rescore holds (so two rescores, or a rescore and a run, never mix).
 RESCORE_LOCK = "rescore"

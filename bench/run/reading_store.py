@@ -1,9 +1,9 @@
 """Readings kept in the run folder: every reader reads each image once, across commands.
 
-:class:`ReadingStore` is a :class:`~bench.engine.reading.ReadingCache` persisted
+:class:`ReadingStore` is a :class:`~glyphbench.engine.reading.ReadingCache` persisted
 under ``<run>/readings/``. A reading is keyed by (image SHA-256, reader identity),
 the identity being the reader's name, version and options
-(:func:`~bench.engine.reading.reader_identity`); in a benchmark run the image key is
+(:func:`~glyphbench.engine.reading.reader_identity`); in a benchmark run the image key is
 the SHA-256 of the PNG file recorded in ``results.image_sha256``. Each batch of new
 readings is one Parquet part file, ``readings/<shard>-<counter>-<pid>.parquet``,
 written atomically, so shards and rescores never write the same file and a crash
@@ -11,7 +11,7 @@ loses at most the batch in flight. Columns: ``image_sha256``, ``reader`` (identi
 ``reader_name``, ``reader_version``, ``ocr_text``, ``ocr_pieces``, ``ocr_boxes``,
 ``ocr_confidences``, ``ocr_raw`` (the JSON encodings of ``results``), ``read_at``.
 ``ocr_raw`` (issue 31) holds each detection's text as the engine returned it, in its
-own order (:attr:`~bench.readers.base.Reading.raw`); part files written before it
+own order (:attr:`~glyphbench.readers.base.Reading.raw`); part files written before it
 existed lack the column and are read as they are, their readings without raw text.
 
 So ``glyphbench rescore RUN --ocr OTHER`` reads only the images OTHER has not read,
@@ -32,16 +32,16 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.core.errors import InputError
-from bench.core.io import atomic_open, read_table, slug
-from bench.core.schema import failed_mask, generated_mask
-from bench.engine.reading import ReadingCache
-from bench.readers.base import Reading
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import atomic_open, read_table, slug
+from glyphbench.core.schema import failed_mask, generated_mask
+from glyphbench.engine.reading import ReadingCache
+from glyphbench.readers.base import Reading
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.readers.base import Reader
+    from glyphbench.readers.base import Reader
 
 READINGS_DIR = "readings"
 
@@ -252,9 +252,9 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     ``error`` ``Reader: not read by ...``) and get NaN scores.
     """
 
-    from bench.engine.folder import RunFolder  # --help loads this module, not the run folder's
-    from bench.run.config import RunConfig
-    from bench.run.results import RESULTS, conform_results, score_rows
+    from glyphbench.engine.folder import RunFolder  # --help loads this module, not the run folder's
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.results import RESULTS, conform_results, score_rows
 
     identity = pick_reader(root, wanted)
     table = readings_table(root)

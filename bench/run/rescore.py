@@ -2,7 +2,7 @@
 
 :func:`rescore_run` re-reads the images still as generated (unless ``scores_only``),
 keeps the previous readings in the run's reading store, scores the rows again, writes
-them as a newer part file and merges (:func:`bench.run.merge.merge_run`).
+them as a newer part file and merges (:func:`glyphbench.run.merge.merge_run`).
 """
 
 from __future__ import annotations
@@ -16,25 +16,25 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bench.core.errors import InputError
-from bench.core.progress import LineProgress
-from bench.core.schema import failed_mask, generated_mask
-from bench.engine import RunFolder, read_batch, start_reader
-from bench.engine.lock import FolderLock
-from bench.readers.scripts import check_reader_reads
-from bench.run.config import RunConfig
-from bench.run.grid_path import grid_rereader
-from bench.run.merge import merge_run
-from bench.run.provenance import now
-from bench.run.reader_claim import READER_KEY, RESCORE_LOCK, probe_on_run
-from bench.run.reading_store import READINGS_DIR, ReadingStore, keep_results_readings
-from bench.run.results import PROMPTS, conform_results, score_rows, write_rows
-from bench.run.shard import reading_columns
+from glyphbench.core.errors import InputError
+from glyphbench.core.progress import LineProgress
+from glyphbench.core.schema import failed_mask, generated_mask
+from glyphbench.engine import RunFolder, read_batch, start_reader
+from glyphbench.engine.lock import FolderLock
+from glyphbench.readers.scripts import check_reader_reads
+from glyphbench.run.config import RunConfig
+from glyphbench.run.grid_path import grid_rereader
+from glyphbench.run.merge import merge_run
+from glyphbench.run.provenance import now
+from glyphbench.run.reader_claim import READER_KEY, RESCORE_LOCK, probe_on_run
+from glyphbench.run.reading_store import READINGS_DIR, ReadingStore, keep_results_readings
+from glyphbench.run.results import PROMPTS, conform_results, score_rows, write_rows
+from glyphbench.run.shard import reading_columns
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from bench.readers.base import Reader
+    from glyphbench.readers.base import Reader
 
 
 def rescore_run(

@@ -1,6 +1,6 @@
-"""The benchmark's results table on a run folder (:class:`bench.engine.RunFolder`).
+"""The benchmark's results table on a run folder (:class:`glyphbench.engine.RunFolder`).
 
-Layout of a benchmark run ``DIR`` (the engine's layout, see :mod:`bench.engine`)::
+Layout of a benchmark run ``DIR`` (the engine's layout, see :mod:`glyphbench.engine`)::
 
     run.json                 resolved config, versions, prompt hash, times, shards
     config.yaml | command.txt  the config exactly as given (YAML text or the command line)
@@ -10,7 +10,7 @@ Layout of a benchmark run ``DIR`` (the engine's layout, see :mod:`bench.engine`)
     parts/<shard>/shard.json                    that process's host, device, times, models
     results.parquet          the merged table (one row per image)
 
-Merging keeps, for each row key (:data:`bench.core.schema.ROW_KEY`), the row from the
+Merging keeps, for each row key (:data:`glyphbench.core.schema.ROW_KEY`), the row from the
 newest part file: a resumed run only re-does errored or missing rows, and a
 ``rescore`` writes its rows as a newer part, so "newest" is always the row the user
 last asked for. This module adds what is specific to the results table: column
@@ -27,18 +27,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from bench.core.io import read_parquet, read_table
-from bench.core.schema import IDENTITY_COLUMNS, IMAGE_COLUMNS, OCR_COLUMNS, ROW_KEY, failed_mask
-from bench.engine import RunFolder, image_path, slug
-from bench.scoring import score_pairs
-from bench.scoring.frame import SCORE_COLUMNS, score_columns, text_metrics
-from bench.suites.scores import add_suite_scores
-from prompts.schema import PROMPT_COLUMNS
+from glyphbench.core.io import read_parquet, read_table
+from glyphbench.core.schema import (
+    IDENTITY_COLUMNS,
+    IMAGE_COLUMNS,
+    OCR_COLUMNS,
+    ROW_KEY,
+    failed_mask,
+)
+from glyphbench.engine import RunFolder, image_path, slug
+from glyphbench.prompts.schema import PROMPT_COLUMNS
+from glyphbench.scoring import score_pairs
+from glyphbench.scoring.frame import SCORE_COLUMNS, score_columns, text_metrics
+from glyphbench.suites.scores import add_suite_scores
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from bench.run.config import RunConfig
+    from glyphbench.run.config import RunConfig
 
 RESULTS = "results.parquet"
 PROMPTS = "prompts.parquet"
@@ -46,7 +52,7 @@ PROMPTS = "prompts.parquet"
 #: The prompt columns a row carries (``prompt_id`` is already in the identity columns).
 PROMPT_PART = tuple(c for c in PROMPT_COLUMNS if c != "prompt_id")
 
-#: Every column of ``results.parquet``, in order (groups: :mod:`bench.core.schema`).
+#: Every column of ``results.parquet``, in order (groups: :mod:`glyphbench.core.schema`).
 RESULT_COLUMNS: tuple[str, ...] = (
     IDENTITY_COLUMNS + PROMPT_PART + IMAGE_COLUMNS + OCR_COLUMNS + tuple(SCORE_COLUMNS) + ("error",)
 )

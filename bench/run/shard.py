@@ -1,8 +1,8 @@
 """Run a benchmark shard on the engine: generate every image, read it, score it, write rows.
 
-:class:`Runner` is the benchmark's use of :mod:`bench.engine`:
+:class:`Runner` is the benchmark's use of :mod:`glyphbench.engine`:
 
-1. build the job list (:mod:`bench.run.image_jobs`), take this process's shard and skip the
+1. build the job list (:mod:`glyphbench.run.image_jobs`), take this process's shard and skip the
    jobs whose rows already succeeded (resume);
 2. one engine group per model: its producer loads the adapter (a load failure
    becomes ``Load:`` error rows for that model and the other models still run) and
@@ -10,20 +10,20 @@
    batch; another exception gives ``Generate:`` error rows);
 3. the engine's worker thread calls :meth:`Runner.finish_batch`: save the images
    (PNG encoding and SHA-256 in the run's image writer process once images are
-   large, :mod:`bench.engine.image_writer`, so they do not hold the generating
-   process's GIL; issue 30), read them (:func:`bench.engine.read_batch`; a failing
+   large, :mod:`glyphbench.engine.image_writer`, so they do not hold the generating
+   process's GIL; issue 30), read them (:func:`glyphbench.engine.read_batch`; a failing
    image gets an ``OCR:`` error and the others are still read), score them (the
-   batch's rows are built as Arrow columns, :class:`~bench.run.results.BatchRows`),
+   batch's rows are built as Arrow columns, :class:`~glyphbench.run.results.BatchRows`),
    and writes the part file.
 
-Hosted-API models (:mod:`bench.models.api`) may return, in place of one image, an
-:class:`~bench.models.base.ImageNotMade` (its row gets that error: ``Refused: ...``
-for a content-policy refusal) or a :class:`~bench.models.base.NotAttempted` (the
+Hosted-API models (:mod:`glyphbench.models.api`) may return, in place of one image, an
+:class:`~glyphbench.models.base.ImageNotMade` (its row gets that error: ``Refused: ...``
+for a content-policy refusal) or a :class:`~glyphbench.models.base.NotAttempted` (the
 run's spending cap was reached: no row, and a later run makes it). Their rows get
 a ``cost_usd`` column (what the image cost this run; NaN when no price is known).
 
 Errored rows are retried when the same command is run again. Merging the part
-files into ``results.parquet`` is :func:`bench.run.operations.merge_run`.
+files into ``results.parquet`` is :func:`glyphbench.run.operations.merge_run`.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from bench.core.schema import ROW_KEY
-from bench.engine import (
+from glyphbench.core.schema import ROW_KEY
+from glyphbench.engine import (
     Batch,
     Group,
     Loop,
@@ -52,16 +52,16 @@ from bench.engine import (
     read_batch,
     remaining,
 )
-from bench.engine.backlog import GatedProducer
-from bench.engine.image_writer import (
+from glyphbench.engine.backlog import GatedProducer
+from glyphbench.engine.image_writer import (
     WriterPool,
     wants_process,
     wants_process_for,
     writer_mode,
     writer_processes,
 )
-from bench.models import get_model
-from bench.models.base import (
+from glyphbench.models import get_model
+from glyphbench.models.base import (
     COST_KEY,
     DRAWN_KEY,
     ImageNotMade,
@@ -69,22 +69,22 @@ from bench.models.base import (
     NotAttempted,
     RunContext,
 )
-from bench.models.spend import SpendBudget
-from bench.readers import get_reader
-from bench.readers.base import Reading
-from bench.run.config import ModelEntry, RunConfig
-from bench.run.image_jobs import Job, build_jobs, model_jobs
-from bench.run.reading_store import ReadingStore, encoded_reading
-from bench.run.results import (
+from glyphbench.models.spend import SpendBudget
+from glyphbench.prompts.schema import PromptSet
+from glyphbench.readers import get_reader
+from glyphbench.readers.base import Reading
+from glyphbench.run.config import ModelEntry, RunConfig
+from glyphbench.run.image_jobs import Job, build_jobs, model_jobs
+from glyphbench.run.reading_store import ReadingStore, encoded_reading
+from glyphbench.run.results import (
     BatchRows,
     conform_results,
     done_keys,
     image_relpath,
     score_rows,
 )
-from bench.suites.base import resolve_suite
-from bench.suites.protocol import suite_spec
-from prompts.schema import PromptSet
+from glyphbench.suites.base import resolve_suite
+from glyphbench.suites.protocol import suite_spec
 
 #: The response cache of hosted-API models, inside the run folder (unless api.cache_dir).
 API_CACHE = "api-cache"
@@ -96,11 +96,11 @@ if TYPE_CHECKING:
     from PIL import Image
     from rich.console import Console
 
-    from bench.engine.backlog import Backlog
-    from bench.engine.image_writer import WriterPool
-    from bench.models.base import ImageRequest, ModelAdapter, RunContext
-    from bench.models.spend import SpendBudget
-    from bench.readers.base import Reader
+    from glyphbench.engine.backlog import Backlog
+    from glyphbench.engine.image_writer import WriterPool
+    from glyphbench.models.base import ImageRequest, ModelAdapter, RunContext
+    from glyphbench.models.spend import SpendBudget
+    from glyphbench.readers.base import Reader
 
 
 @dataclass
@@ -164,7 +164,8 @@ class ModelProducer:
 
 
 class Runner:
-    """Generates, reads and scores a run's shard (:func:`bench.run.operations.run_benchmark`)."""
+    """Generates, reads and scores a run's shard
+    (:func:`glyphbench.run.operations.run_benchmark`)."""
 
     def __init__(
         self,
@@ -204,7 +205,7 @@ class Runner:
         self._first_group: Group | None = None  # the first to make images (warm_rows)
         #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER, GLYPHBENCH_IMAGE_WRITERS;
         #: issue 30) and the processes doing it once started (by the generating thread:
-        #: see bench.engine.image_writer).
+        #: see glyphbench.engine.image_writer).
         self.writer_mode = writer_mode()
         self.writer_processes = writer_processes()  # both checked before anything is written
         self.image_writer: WriterPool | None = None

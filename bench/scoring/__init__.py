@@ -2,13 +2,13 @@
 
 Public API::
 
-    from bench.scoring import score_pairs, algorithm1, ned, anls, normalize
-    from bench.scoring import METRICS, Metric, Pair, register_metric   # the metric table
+    from glyphbench.scoring import score_pairs, algorithm1, ned, anls, normalize
+    from glyphbench.scoring import METRICS, Metric, Pair, register_metric   # the metric table
 
-Every metric is one record in :data:`METRICS` (:mod:`bench.scoring.table`) whose
+Every metric is one record in :data:`METRICS` (:mod:`glyphbench.scoring.table`) whose
 function takes a :class:`Pair`; families live in their own modules
-(:mod:`~bench.scoring.glyphbench`, :mod:`~bench.scoring.textinvision`,
-:mod:`~bench.scoring.vae`, ...). See ``docs/metrics.md`` for definitions and the
+(:mod:`~glyphbench.scoring.glyphbench`, :mod:`~glyphbench.scoring.textinvision`,
+:mod:`~glyphbench.scoring.vae`, ...). See ``docs/metrics.md`` for definitions and the
 reference-compatibility mode.
 """
 
@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 # Imported now, not on first use: ``normalize`` is also a submodule's name, and importing
 # that submodule would otherwise leave the module, not the function, on the package.
-from bench.scoring.normalize import COCO_TEXT_PUNCT, Normalization, normalize
+from glyphbench.scoring.normalize import COCO_TEXT_PUNCT, Normalization, normalize
 
 if TYPE_CHECKING:
-    from bench.scoring import frame as pairs  # noqa: F401 (the module, by its old name)
-    from bench.scoring.frame import HIGHER_IS_BETTER, SCORE_COLUMNS, score_one, score_pairs
-    from bench.scoring.pair import ImagePair, Pair
-    from bench.scoring.string_metrics import (
+    from glyphbench.scoring import frame as pairs  # noqa: F401 (the module, by its old name)
+    from glyphbench.scoring.frame import HIGHER_IS_BETTER, SCORE_COLUMNS, score_one, score_pairs
+    from glyphbench.scoring.pair import ImagePair, Pair
+    from glyphbench.scoring.string_metrics import (
         algorithm1,
         anls,
         cer,
@@ -35,16 +35,17 @@ if TYPE_CHECKING:
         wer,
         word_prf,
     )
-    from bench.scoring.table import METRICS, Metric, register_metric
-    from bench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
+    from glyphbench.scoring.table import METRICS, Metric, register_metric
+    from glyphbench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
 
 #: Name -> the module it lives in. The package face imports nothing until a name is used,
-#: so ``import bench.scoring.table`` does not pull in pandas through ``frame`` (issue 34).
+#: so ``import glyphbench.scoring.table`` does not pull in pandas through ``frame`` (issue 34).
 _HOMES = {
     **dict.fromkeys(
-        ("HIGHER_IS_BETTER", "SCORE_COLUMNS", "score_one", "score_pairs"), "bench.scoring.frame"
+        ("HIGHER_IS_BETTER", "SCORE_COLUMNS", "score_one", "score_pairs"),
+        "glyphbench.scoring.frame",
     ),
-    **dict.fromkeys(("ImagePair", "Pair"), "bench.scoring.pair"),
+    **dict.fromkeys(("ImagePair", "Pair"), "glyphbench.scoring.pair"),
     **dict.fromkeys(
         (
             "algorithm1",
@@ -58,17 +59,17 @@ _HOMES = {
             "wer",
             "word_prf",
         ),
-        "bench.scoring.string_metrics",
+        "glyphbench.scoring.string_metrics",
     ),
-    **dict.fromkeys(("METRICS", "Metric", "register_metric"), "bench.scoring.table"),
-    **dict.fromkeys(("REFERENCE_COLUMNS", "reference_scores"), "bench.scoring.textinvision"),
+    **dict.fromkeys(("METRICS", "Metric", "register_metric"), "glyphbench.scoring.table"),
+    **dict.fromkeys(("REFERENCE_COLUMNS", "reference_scores"), "glyphbench.scoring.textinvision"),
 }
 
 
 def __getattr__(name: str) -> Any:
     """The public names, imported from their module on first use."""
     if name == "pairs":
-        return importlib.import_module("bench.scoring.frame")
+        return importlib.import_module("glyphbench.scoring.frame")
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(_HOMES[name]), name)

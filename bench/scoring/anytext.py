@@ -46,9 +46,9 @@ from typing import Literal
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.primitives import exact_mean
-from bench.scoring.table import Mean, Metric, ReaderUnits, register_metric, register_units
-from bench.scoring.units import one_line
+from glyphbench.scoring.primitives import exact_mean
+from glyphbench.scoring.table import Mean, Metric, ReaderUnits, register_metric, register_units
+from glyphbench.scoring.units import one_line
 
 #: Which recogniser dictionary maps characters to ids: laion_word ("en") or wukong_word ("zh").
 Dictionary = Literal["en", "zh"]

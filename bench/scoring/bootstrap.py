@@ -1,12 +1,12 @@
-"""The bootstrap kernel's old home: it lives in :mod:`bench.core.bootstrap` (issue 34).
+"""The bootstrap kernel's old home: it lives in :mod:`glyphbench.core.bootstrap` (issue 34).
 
-The kernel (its paired comparisons in :mod:`bench.core.paired`) serves the report, the
+The kernel (its paired comparisons in :mod:`glyphbench.core.paired`) serves the report, the
 VAE evaluation, the human study and the reader calibration, none of which is a metric;
 it moved below the metric table. Its public names stay importable from here for code
 written against this path.
 """
 
-from bench.core.bootstrap import (
+from glyphbench.core.bootstrap import (
     MAX_CELLS,
     MEAN,
     MIN_UNITS,
@@ -27,7 +27,7 @@ from bench.core.bootstrap import (
     tail,
     tally,
 )
-from bench.core.paired import (
+from glyphbench.core.paired import (
     HolmIntervals,
     PairedResampling,
     bootstrap_p_values,

@@ -41,9 +41,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bench.scoring.primitives import edit_distance
-from bench.scoring.table import Metric, ReaderUnits, register_metric, register_units
-from bench.scoring.units import one_line
+from glyphbench.scoring.primitives import edit_distance
+from glyphbench.scoring.table import Metric, ReaderUnits, register_metric, register_units
+from glyphbench.scoring.units import one_line
 
 REFERENCE = "andreasveit/coco-text@24fb22355ceae49dff0ffb319d09559eb2cfdb89 coco_evaluation.py"
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import (
+from glyphbench.scoring.table import (
     Aggregate,
     Mean,
     Metric,
@@ -49,7 +49,7 @@ from bench.scoring.table import (
     register_metric,
     register_units,
 )
-from bench.scoring.units import boxes
+from glyphbench.scoring.units import boxes
 
 FAMILY = "cvtg"
 REFERENCE = (

@@ -1,7 +1,7 @@
 """Typo edits: how a reader reported the typos injected into a known text (pure text).
 
-The reader calibration card (:mod:`bench.calibration.calibrate`) and the report's reader
-faithfulness (:func:`bench.report.controls.reader_faithfulness`) both count a reader's
+The reader calibration card (:mod:`glyphbench.calibration.calibrate`) and the report's reader
+faithfulness (:func:`glyphbench.report.controls.reader_faithfulness`) both count a reader's
 verdicts on the typo controls with :func:`classify_edits` and :func:`faithfulness`,
 and warn with :func:`warning` below :data:`FAITHFULNESS_FLOOR`.
 """
@@ -12,7 +12,7 @@ from collections import Counter
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.normalize import normalize
+from glyphbench.scoring.normalize import normalize
 
 #: A report warns when its reader's typo faithfulness is below this.
 FAITHFULNESS_FLOOR = 0.9

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 import numpy as np
 import pandas as pd
 
-from bench.scoring.normalize import Normalization, tokens
-from bench.scoring.pair import PAPER, Pair
-from bench.scoring.table import METRICS, Metric
+from glyphbench.scoring.normalize import Normalization, tokens
+from glyphbench.scoring.pair import PAPER, Pair
+from glyphbench.scoring.table import METRICS, Metric
 
 if TYPE_CHECKING:
     #: Columns of :func:`score_pairs` in its default mode (the ``glyphbench`` family).
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``SCORE_COLUMNS`` and ``HIGHER_IS_BETTER``, read from the table on first use.
 
-    Computed lazily so that importing :mod:`bench.scoring` does not import every
+    Computed lazily so that importing :mod:`glyphbench.scoring` does not import every
     family module while the package itself is still being imported.
     """
     if name == "SCORE_COLUMNS":
@@ -85,7 +85,7 @@ class ScoreOptions(TypedDict, total=False):
     ``families`` (default ``("glyphbench",)``): the metric families to score; ``compat``
     (default None): one family by name or alias instead; ``keep_case``, ``strip_punct``,
     ``nfkc``, ``fold_width`` (default False): the options of
-    :func:`bench.scoring.normalize.normalize`; ``read_as`` (default ``"lines"``): what a
+    :func:`glyphbench.scoring.normalize.normalize`; ``read_as`` (default ``"lines"``): what a
     read cell holds (:data:`ReadAs`).
     """
 
@@ -106,19 +106,19 @@ def score_pairs(
     """Score each (expected, OCR) pair; one row per pair, one column per metric.
 
     The columns are the per-image text metrics of ``families`` in the metric table
-    (:data:`bench.scoring.table.METRICS`), each with its record's dtype; by default
+    (:data:`glyphbench.scoring.table.METRICS`), each with its record's dtype; by default
     the ``glyphbench`` family, i.e. :data:`SCORE_COLUMNS`. The normalisation options
-    are those of :func:`bench.scoring.normalize.normalize` (Han and kana are always
+    are those of :func:`glyphbench.scoring.normalize.normalize` (Han and kana are always
     scored per character). ``compat`` selects one
     family by name or alias instead: ``compat="reference"`` returns the four columns
-    of TextInVision's ``score.py`` (:data:`bench.scoring.REFERENCE_COLUMNS`), which
+    of TextInVision's ``score.py`` (:data:`glyphbench.scoring.REFERENCE_COLUMNS`), which
     ignore normalisation, as that script does.
 
     Missing values (None/NaN) are treated as empty strings.
 
     ``read_as="lines"`` (the default): each OCR cell is a glyphbench reader's output,
     lines in reading order; a family with a reader-units record
-    (:meth:`bench.scoring.table.MetricTable.units`, e.g. MARIO-Eval's one word per
+    (:meth:`glyphbench.scoring.table.MetricTable.units`, e.g. MARIO-Eval's one word per
     detection) scores the cell converted to its benchmark reader's units.
     ``read_as="units"``: the cells already are in those units (e.g. the OCR files a
     benchmark's own reader wrote) and every family scores them as they are.

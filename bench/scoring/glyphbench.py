@@ -1,11 +1,11 @@
 """The ``glyphbench`` family: the scores of every run, on the normalised texts.
 
-Each metric is a function of a :class:`~bench.scoring.pair.Pair` and one
-:class:`~bench.scoring.table.Metric` record. ``docs/metrics.md`` has the
+Each metric is a function of a :class:`~glyphbench.scoring.pair.Pair` and one
+:class:`~glyphbench.scoring.table.Metric` record. ``docs/metrics.md`` has the
 definitions with a worked example; ``tests/test_scoring_metrics.py`` checks every
 column against hand-computed values and plain dynamic programming.
 
-Han and kana are scored per character (:mod:`bench.scoring.normalize`): spaces
+Han and kana are scored per character (:mod:`glyphbench.scoring.normalize`): spaces
 beside them are dropped and each such character is one "word" of the word-level
 metrics, so every metric below also has a worked Chinese example.
 """
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
-from bench.scoring.normalize import join_tokens
-from bench.scoring.pair import Pair
-from bench.scoring.primitives import lom_len as longest_common_substring
-from bench.scoring.table import Metric, register_metric
+from glyphbench.scoring.normalize import join_tokens
+from glyphbench.scoring.pair import Pair
+from glyphbench.scoring.primitives import lom_len as longest_common_substring
+from glyphbench.scoring.table import Metric, register_metric
 
 #: ANLS counts a reading only when its normalised edit distance is below this.
 ANLS_THRESHOLD = 0.5

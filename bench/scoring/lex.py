@@ -39,7 +39,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import (
+from glyphbench.scoring.table import (
     Mean,
     Metric,
     Ratio,
@@ -48,7 +48,7 @@ from bench.scoring.table import (
     register_metric,
     register_units,
 )
-from bench.scoring.units import verbatim_boxes
+from glyphbench.scoring.units import verbatim_boxes
 
 FAMILY = "lex"
 REFERENCE = (

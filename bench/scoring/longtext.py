@@ -46,9 +46,9 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
-from bench.scoring.oneig import delete_unkept, remove_keywords
-from bench.scoring.table import Metric, Ratio, ReaderUnits, register_metric, register_units
-from bench.scoring.units import as_answer
+from glyphbench.scoring.oneig import delete_unkept, remove_keywords
+from glyphbench.scoring.table import Metric, Ratio, ReaderUnits, register_metric, register_units
+from glyphbench.scoring.units import as_answer
 
 REFERENCE = (
     "X-Omni-Team/X-Omni@2b8237bb3789638c290eeda3e83ed81bd3652c3b "

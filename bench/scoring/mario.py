@@ -26,7 +26,7 @@ Pair mapping: the expected cell holds the keywords joined by single spaces
 list back (a keyword never contains whitespace or an ASCII apostrophe); the read
 cell is the OCR result file's content, one detected word (box) per line. A glyphbench
 reader's lines get there through :data:`UNITS` (every word on its own line), which
-:func:`bench.scoring.score_pairs` applies first; the functions here take the file's content.
+:func:`glyphbench.scoring.score_pairs` applies first; the functions here take the file's content.
 
 >>> mario_precision("hello world", "hello\\nworld\\nfoo")  # 2 of 3 predictions
 0.6666666644444444
@@ -42,9 +42,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from bench.scoring.primitives import exact_mean
-from bench.scoring.table import Derived, Mean, Metric, ReaderUnits, register_metric, register_units
-from bench.scoring.units import words_per_line
+from glyphbench.scoring.primitives import exact_mean
+from glyphbench.scoring.table import (
+    Derived,
+    Mean,
+    Metric,
+    ReaderUnits,
+    register_metric,
+    register_units,
+)
+from glyphbench.scoring.units import words_per_line
 
 REFERENCE = "microsoft/unilm@159df56cdc3f59086b192ec0dc13043b05779ab7 textdiffuser/eval/ocr_eval.py"
 

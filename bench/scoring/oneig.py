@@ -67,7 +67,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.table import (
+from glyphbench.scoring.table import (
     Derived,
     Metric,
     Ratio,
@@ -75,7 +75,7 @@ from bench.scoring.table import (
     register_metric,
     register_units,
 )
-from bench.scoring.units import as_answer
+from glyphbench.scoring.units import as_answer
 
 REFERENCE = (
     "OneIG-Bench/OneIG-Benchmark@41b49831e79e6dde5323618c164da1c4cf0f699d "

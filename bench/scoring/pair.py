@@ -1,7 +1,7 @@
 """What a metric receives: one (expected, read) pair and the work metrics share.
 
 Every text metric is a function of a :class:`Pair`. The pair holds the two raw
-texts and the run's :class:`~bench.scoring.normalize.Normalization`; everything
+texts and the run's :class:`~glyphbench.scoring.normalize.Normalization`; everything
 derived from them (normalised texts, word lists, the edit distance, Algorithm 1's
 common-word removal, ...) is a :class:`lazy` attribute: computed the first time
 a metric asks, then kept, so twelve metrics normalise and split once and compute
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from rapidfuzz.distance import LCSseq, Levenshtein
 
-from bench.core.images import to_rgb_array
-from bench.scoring.normalize import Normalization, tokens
+from glyphbench.core.images import to_rgb_array
+from glyphbench.scoring.normalize import Normalization, tokens
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from bench.core.images import ImageLike
+    from glyphbench.core.images import ImageLike
 
 T = TypeVar("T")
 
@@ -115,7 +115,7 @@ class Pair:
     """The expected text and the text a reader returned, with lazily shared results.
 
     ``normalization=None`` means the texts are already normalised (used as given).
-    Missing values are the caller's business: :func:`bench.scoring.score_pairs`
+    Missing values are the caller's business: :func:`glyphbench.scoring.score_pairs`
     turns None/NaN into empty strings before building pairs.
     """
 
@@ -162,7 +162,7 @@ class Pair:
     def expected_words(self) -> list[str]:
         """Tokens of the normalised expected text: words, and each Han/kana character alone.
 
-        See :func:`bench.scoring.normalize.tokens`; for Latin text, ``str.split()``.
+        See :func:`glyphbench.scoring.normalize.tokens`; for Latin text, ``str.split()``.
         """
         return tokens(self.expected)
 
@@ -205,7 +205,7 @@ class ImagePair:
     """An original image and its reconstruction, as float64 RGB arrays on demand.
 
     Images are PIL images or uint8 arrays (anything
-    :func:`bench.readers.common.to_rgb_array` accepts).
+    :func:`glyphbench.readers.common.to_rgb_array` accepts).
     """
 
     def __init__(self, original: ImageLike, reconstruction: ImageLike) -> None:

@@ -3,25 +3,25 @@
 Two layers:
 
 * String primitives (:func:`edit_distance`, :func:`lcs_len`, :func:`lom_len`, from
-  :mod:`bench.scoring.primitives`) compare two strings exactly as given.
+  :mod:`glyphbench.scoring.primitives`) compare two strings exactly as given.
 * Pair metrics (:func:`algorithm1`, :func:`ned`, :func:`anls`, ...) take the
   expected text first and the OCR text second, normalise both with
-  :func:`bench.scoring.normalize.normalize` (paper mode unless told otherwise)
+  :func:`glyphbench.scoring.normalize.normalize` (paper mode unless told otherwise)
   and then compare. Pass ``norm=None`` when the strings are already normalised.
 
 Each pair metric here is its column's function in the metric table
-(:mod:`bench.scoring.glyphbench`) applied to one :class:`~bench.scoring.pair.Pair`,
-so a single call and :func:`bench.scoring.score_pairs` always agree.
+(:mod:`glyphbench.scoring.glyphbench`) applied to one :class:`~glyphbench.scoring.pair.Pair`,
+so a single call and :func:`glyphbench.scoring.score_pairs` always agree.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bench.scoring import glyphbench as family
-from bench.scoring.normalize import Normalization
-from bench.scoring.pair import PAPER, Pair, remove_common_words
-from bench.scoring.primitives import edit_distance, lcs_len, lom_len
+from glyphbench.scoring import glyphbench as family
+from glyphbench.scoring.normalize import Normalization
+from glyphbench.scoring.pair import PAPER, Pair, remove_common_words
+from glyphbench.scoring.primitives import edit_distance, lcs_len, lom_len
 
 __all__ = [
     "algorithm1",
@@ -39,7 +39,7 @@ __all__ = [
 
 
 def algorithm1(expected: str, ocr: str, *, norm: Normalization | None = PAPER) -> int:
-    """TextInVision's Algorithm 1 score (see :func:`bench.scoring.glyphbench.algorithm1`).
+    """TextInVision's Algorithm 1 score (see :func:`glyphbench.scoring.glyphbench.algorithm1`).
 
     >>> algorithm1("Hello", "the sign says HELLO there")
     0

@@ -29,9 +29,9 @@ method's answer (one string; a reader's lines become one line, see ``UNITS``).
 
 from __future__ import annotations
 
-from bench.scoring.primitives import edit_distance
-from bench.scoring.table import Mean, Metric, ReaderUnits, register_metric, register_units
-from bench.scoring.units import one_line
+from glyphbench.scoring.primitives import edit_distance
+from glyphbench.scoring.table import Mean, Metric, ReaderUnits, register_metric, register_units
+from glyphbench.scoring.units import one_line
 
 FAMILY = "stvqa"
 REFERENCE = (

@@ -5,20 +5,20 @@ function that scores one pair, how scores are aggregated over a set of images (a
 per-image mean, a pooled ratio of sums, or a function of other aggregates),
 whether higher is better, its label and unit, a one-line definition and the
 benchmark it reproduces. Result columns, report tables and labels, the CLI's
-metric list and ``docs/metrics.md`` (``python -m bench.scoring.docs``) are all
+metric list and ``docs/metrics.md`` (``python -m glyphbench.scoring.docs``) are all
 read from this table.
 
 Metrics come in *families*: ``glyphbench`` (the default scores of every run),
 ``vae`` (text survival and image fidelity of a VAE round trip) and one family
 per benchmark whose scorer glyphbench reproduces (``textinvision``, and the
-suites' scorers). A family is one module of :mod:`bench.scoring` that calls
+suites' scorers). A family is one module of :mod:`glyphbench.scoring` that calls
 :func:`register_metric`; every module of the package is imported on first use.
 ``score_pairs(..., compat=NAME)`` and ``glyphbench score --compat NAME`` select a
 family by its name or by the ``compat`` alias its records carry (TextInVision's
 ``score.py`` columns are ``compat="reference"``).
 
-Text metrics take a :class:`~bench.scoring.pair.Pair`; image metrics
-(``inputs="image"``, e.g. PSNR) take an :class:`~bench.scoring.pair.ImagePair`
+Text metrics take a :class:`~glyphbench.scoring.pair.Pair`; image metrics
+(``inputs="image"``, e.g. PSNR) take an :class:`~glyphbench.scoring.pair.ImagePair`
 and are computed by their own pipeline (``vae_eval``), never by ``score_pairs``.
 They are in the table so that their labels, directions and units have one home.
 
@@ -51,12 +51,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from bench.core.aggregates import Aggregate as Aggregate
-from bench.core.aggregates import Derived as Derived
-from bench.core.aggregates import Mean as Mean
-from bench.core.aggregates import Ratio as Ratio
-from bench.core.errors import InputError
-from bench.core.registry import check_free, package_modules
+from glyphbench.core.aggregates import Aggregate as Aggregate
+from glyphbench.core.aggregates import Derived as Derived
+from glyphbench.core.aggregates import Mean as Mean
+from glyphbench.core.aggregates import Ratio as Ratio
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import check_free, package_modules
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,8 +64,8 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- aggregates
 
 
-# Mean, Ratio and Derived live in bench.core.aggregates, where the bootstrap kernel
-# (bench.core.bootstrap) reads them too; they stay importable from here.
+# Mean, Ratio and Derived live in glyphbench.core.aggregates, where the bootstrap kernel
+# (glyphbench.core.bootstrap) reads them too; they stay importable from here.
 
 #: What a metric's function receives: a text :class:`Pair` or an :class:`ImagePair`.
 Inputs = Literal["text", "image"]
@@ -102,9 +102,9 @@ class ReaderUnits:
 class Metric:
     """One metric; ``function`` is None for set-level ones (a :class:`Ratio` or :class:`Derived`).
 
-    ``function`` takes a :class:`~bench.scoring.pair.Pair` (the expected and read
+    ``function`` takes a :class:`~glyphbench.scoring.pair.Pair` (the expected and read
     texts, raw and normalised, with shared intermediate results) and returns a
-    number; with ``inputs="image"`` it takes a :class:`~bench.scoring.pair.ImagePair`.
+    number; with ``inputs="image"`` it takes a :class:`~glyphbench.scoring.pair.ImagePair`.
     ``dtype`` is the type of the result column. ``summary`` is the metric's place in
     summary tables (1 first; ``True`` counts as 1, ties keep registration order;
     0 or ``False``: not shown by default). ``compat`` is another name selecting the
@@ -197,7 +197,7 @@ class MetricTable:
 
         ``place`` is the registering module (default: the caller's); the same module
         registering again is no conflict, and ``replace=True`` overrides on purpose
-        (:class:`~bench.core.registry.DuplicateName` otherwise, naming both modules).
+        (:class:`~glyphbench.core.registry.DuplicateName` otherwise, naming both modules).
         """
         key = (metric.family, metric.name)
         place = place or sys._getframe(1).f_globals.get("__name__", "?")
@@ -240,7 +240,7 @@ class MetricTable:
     def _load(self) -> None:
         if self._loaded or self._package is None:
             return
-        # A module may read the table while it is being imported (bench.scoring.frame
+        # A module may read the table while it is being imported (glyphbench.scoring.frame
         # derives SCORE_COLUMNS at import time): such a nested call imports every module
         # not imported yet, so it sees every family. Modules already being imported are
         # returned as they are by import_module, so nothing is imported twice.
@@ -503,7 +503,7 @@ def _check_same_meaning(first: Metric, second: Metric) -> None:
 
 
 #: The table every part of glyphbench reads.
-METRICS = MetricTable("bench.scoring")
+METRICS = MetricTable("glyphbench.scoring")
 
 
 def on_raw(function: Callable[[str, str], Any]) -> Callable[[Any], Any]:
@@ -511,7 +511,7 @@ def on_raw(function: Callable[[str, str], Any]) -> Callable[[Any], Any]:
 
     Peer benchmarks' scorers apply their own text rules, so they take the raw cells.
 
-    >>> from bench.scoring.pair import Pair
+    >>> from glyphbench.scoring.pair import Pair
     >>> on_raw(lambda expected, read: len(expected) - len(read))(Pair("abc", "a"))
     2
     """
@@ -527,7 +527,7 @@ def register_metric(metric: Metric, *, replace: bool = False) -> Metric:
     """Add ``metric`` to :data:`METRICS` (call at import time of a family module).
 
     A (family, name) another module registered already is a
-    :class:`~bench.core.registry.DuplicateName` error unless ``replace=True``.
+    :class:`~glyphbench.core.registry.DuplicateName` error unless ``replace=True``.
     """
     return METRICS.add(
         metric, replace=replace, place=sys._getframe(1).f_globals.get("__name__", "?")

@@ -2,7 +2,7 @@
 
 Selected with ``compat="reference"`` (or ``compat="textinvision"``). Use it only to
 compare with numbers published with that script. It differs from the paper's
-Algorithm 1 (:func:`bench.scoring.glyphbench.algorithm1`) in ways documented in
+Algorithm 1 (:func:`glyphbench.scoring.glyphbench.algorithm1`) in ways documented in
 ``docs/metrics.md``:
 
 * No normalisation. LCS, longest match and the "smart" Levenshtein lower-case
@@ -32,9 +32,9 @@ from typing import Any
 
 from rapidfuzz.distance import LCSseq
 
-from bench.scoring.pair import Pair
-from bench.scoring.primitives import edit_distance, lcs_len, lom_len
-from bench.scoring.table import Metric, register_metric
+from glyphbench.scoring.pair import Pair
+from glyphbench.scoring.primitives import edit_distance, lcs_len, lom_len
+from glyphbench.scoring.table import Metric, register_metric
 
 
 def remove_common_words_once(a: str, b: str) -> tuple[str, str]:

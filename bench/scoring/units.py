@@ -3,8 +3,8 @@
 A glyphbench read cell is the reader's output as lines in reading order, joined by
 ``"\\n"`` (a VLM's answer is one cell as it is). Each benchmark's scorer was written
 for its own reader's output, so the cell is converted first
-(:class:`bench.scoring.table.ReaderUnits`, one per family, applied by
-:func:`bench.scoring.score_pairs`). The conversions here are the building blocks;
+(:class:`glyphbench.scoring.table.ReaderUnits`, one per family, applied by
+:func:`glyphbench.scoring.score_pairs`). The conversions here are the building blocks;
 each family module registers one with the benchmark line that makes it so, and
 ``docs/scorers/<name>.md`` ("Reader units") explains it.
 

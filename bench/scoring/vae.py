@@ -2,7 +2,7 @@
 
 Text metrics compare a ground-truth text with the text read from the
 reconstruction, both normalised in the default ("paper") mode of
-:func:`bench.scoring.normalize`: case-folded, whitespace runs collapsed, ends
+:func:`glyphbench.scoring.normalize`: case-folded, whitespace runs collapsed, ends
 stripped; punctuation is kept, so the ``punct_symbols`` class really is measured.
 Words are the whitespace-separated tokens of the normalised text.
 
@@ -19,7 +19,7 @@ Both are percentages in [0, 100], or NaN when the ground truth has no words
 Image metrics compare two uint8 RGB images of the same size. They are in the
 metric table (``inputs="image"``) so that their labels, directions and units live
 in one place, but ``score_pairs`` never computes them: ``vae_eval`` does, from an
-:class:`~bench.scoring.pair.ImagePair`.
+:class:`~glyphbench.scoring.pair.ImagePair`.
 
 * :func:`psnr`: peak signal-to-noise ratio over all RGB values, in dB.
 * :func:`ssim`: structural similarity on the luma channel with an 11x11 Gaussian
@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 from rapidfuzz.distance import Levenshtein
 
-from bench.scoring.pair import ImagePair, Pair, lazy
-from bench.scoring.table import Metric, register_metric
+from glyphbench.scoring.pair import ImagePair, Pair, lazy
+from glyphbench.scoring.table import Metric, register_metric
 
 if TYPE_CHECKING:
     import numpy as np

@@ -19,9 +19,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
-from bench.models.layout import ImageLayout
-from bench.suites.base import (
+from glyphbench.core.errors import InputError
+from glyphbench.models.layout import ImageLayout
+from glyphbench.suites.base import (
     Protocol,
     ReaderPin,
     Subset,
@@ -45,7 +45,10 @@ def annotation_lines(annotations: list[dict[str, Any]]) -> list[str]:
     ...                   {"polygon": [[1, 1]], "valid": False, "text": "invalid"}])
     ['xxxxxxxxxxxxxxxxxxxx']
     """
-    from bench.scoring.anytext import MAX_LINE_CHARS, MAX_LINES  # loads rapidfuzz: not for --help
+    from glyphbench.scoring.anytext import (  # loads rapidfuzz: not for --help
+        MAX_LINE_CHARS,
+        MAX_LINES,
+    )
 
     kept = [a for a in annotations if len(a.get("polygon") or []) and a.get("valid") is not False]
     return [str(a.get("text", ""))[:MAX_LINE_CHARS] for a in kept[:MAX_LINES]]

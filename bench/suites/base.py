@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS, NoOptions, Options, Spec
-from bench.models.layout import ImageLayout, SuiteLayout
-from prompts.schema import PromptSet, content_hash
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS, NoOptions, Options, Spec
+from glyphbench.models.layout import ImageLayout, SuiteLayout
+from glyphbench.prompts.schema import PromptSet, content_hash
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -225,7 +225,7 @@ class SuiteSelection:
 def register_suite(suite: Suite, *, replace: bool = False) -> Suite:
     """Register ``suite`` as a ``suites`` plug-in (call at import time of its module).
 
-    A name another module registered already is a :class:`~bench.core.registry.DuplicateName`
+    A name another module registered already is a :class:`~glyphbench.core.registry.DuplicateName`
     error unless ``replace=True``.
     """
     module = sys._getframe(1).f_globals.get("__name__", "")
@@ -422,7 +422,7 @@ def limit_per_subset(prompt_set: PromptSet, limit: int | None) -> PromptSet:
 
 def _with_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     try:
-        from prompts.attributes import compute_attributes
+        from glyphbench.prompts.attributes import compute_attributes
 
         return compute_attributes(frame)
     except ImportError:  # the prompts extra is optional: attributes stay unknown

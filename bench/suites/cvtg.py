@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
-from bench.models.layout import ImageLayout
-from bench.suites.base import (
+from glyphbench.core.errors import InputError
+from glyphbench.models.layout import ImageLayout
+from glyphbench.suites.base import (
     Protocol,
     ReaderPin,
     Subset,

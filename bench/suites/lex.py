@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.registry import Options
-from bench.models.layout import ImageLayout
-from bench.suites.base import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Options
+from glyphbench.models.layout import ImageLayout
+from glyphbench.suites.base import (
     Protocol,
     ReaderPin,
     Subset,

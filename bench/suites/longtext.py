@@ -6,7 +6,7 @@ Files (``--data DIR``): ``text_prompts.jsonl`` (English) and ``text_prompts_zh.j
 ``length`` and ``text_length``. The expected cell is the ``text`` list joined by
 single spaces, as X-Omni's scorer joins it. Hub dataset: ``X-Omni/LongText-Bench``.
 
->>> from bench.suites.base import resolve_suite
+>>> from glyphbench.suites.base import resolve_suite
 >>> resolve_suite("longtext").families
 {'en': 'longtext', 'zh': 'longtext-zh'}
 """
@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.core.errors import InputError
-from bench.core.io import jsonl_records
-from bench.models.layout import ImageLayout
-from bench.suites.base import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import jsonl_records
+from glyphbench.models.layout import ImageLayout
+from glyphbench.suites.base import (
     Protocol,
     ReaderPin,
     Subset,

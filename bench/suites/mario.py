@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.suites.base import Protocol, Subset, Suite, find_file, register_suite
+from glyphbench.suites.base import Protocol, Subset, Suite, find_file, register_suite
 
 SUBSETS = (
     "LAIONEval4000",
@@ -27,7 +27,7 @@ SUBSETS = (
 
 def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:
     """One row per line of ``<Subset>/<Subset>.txt`` (blank lines keep their index)."""
-    from bench.scoring.mario import mario_keywords  # loads rapidfuzz: not for --help
+    from glyphbench.scoring.mario import mario_keywords  # loads rapidfuzz: not for --help
 
     name = subset.files[0]
     path = find_file(folder, [name, f"MARIOEval/{name}"], "mario")

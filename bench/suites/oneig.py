@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.registry import Options
-from bench.models.layout import ImageLayout
-from bench.suites.base import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Options
+from glyphbench.models.layout import ImageLayout
+from glyphbench.suites.base import (
     Protocol,
     ReaderPin,
     Subset,
@@ -44,7 +44,7 @@ from bench.suites.base import (
     find_file,
     register_suite,
 )
-from bench.suites.longtext import VLM_INSTRUCTION
+from glyphbench.suites.longtext import VLM_INSTRUCTION
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -179,7 +179,7 @@ def oneig_image_path(images: Sequence[Image.Image], columns: int = 2, rows: int 
     dropped all-black ones left out), through its own file formats: WebP grid, JPEG cells.
 
     A run reads through this path with ``--suite "oneig-text?image_path=oneig"``
-    (:mod:`bench.run.grid_path`); by default glyphbench reads each stored PNG directly.
+    (:mod:`glyphbench.run.grid_path`); by default glyphbench reads each stored PNG directly.
     """
     return [cell for cell in oneig_cells(images, columns, rows) if cell is not None]
 

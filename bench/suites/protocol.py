@@ -23,15 +23,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS
-from bench.scoring.table import METRICS
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from bench.suites.base import ReaderPin, SeedRule, SuiteSelection
-    from prompts.schema import PromptSet
+    from glyphbench.prompts.schema import PromptSet
+    from glyphbench.suites.base import ReaderPin, SeedRule, SuiteSelection
 
 
 class _Normalization(Protocol):
@@ -39,7 +39,7 @@ class _Normalization(Protocol):
 
 
 class RunConfig(Protocol):
-    """What a suite reads of a run config (:class:`bench.run.config.RunConfig`).
+    """What a suite reads of a run config (:class:`glyphbench.run.config.RunConfig`).
 
     The run config sits above the suites (it expands a suite's protocol when it
     loads), so the suites take it by shape rather than importing it.
@@ -87,7 +87,7 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
 
     Problems are ValueErrors (the config loader turns them into one-line errors).
     """
-    from bench.suites.base import resolve_suite
+    from glyphbench.suites.base import resolve_suite
 
     spec = suite_spec(data.get("suite"))
     if spec is None:
@@ -133,7 +133,7 @@ def image_path(selection: SuiteSelection | None) -> str | None:
 
     None (the default, ``image_path=as-generated``): each stored image is read as it is.
 
-    >>> from bench.suites.base import resolve_suite
+    >>> from glyphbench.suites.base import resolve_suite
     >>> image_path(resolve_suite("oneig-text:en?image_path=oneig")), image_path(None)
     ('oneig', None)
     """
@@ -144,7 +144,7 @@ def image_path(selection: SuiteSelection | None) -> str | None:
 def image_seed_rule(config: RunConfig) -> SeedRule | None:
     """How the run seeds each image's generator: the suite's rule under the benchmark policy.
 
-    None: glyphbench's per-image seeds (:func:`bench.core.seeds.image_seed`).
+    None: glyphbench's per-image seeds (:func:`glyphbench.core.seeds.image_seed`).
     """
     if getattr(config, "seed_policy", None) != "benchmark":
         return None
@@ -163,7 +163,7 @@ def _unavailable(reader: str) -> str | None:
 
 
 def selection_of(config: RunConfig) -> SuiteSelection | None:
-    from bench.suites.base import resolve_suite
+    from glyphbench.suites.base import resolve_suite
 
     spec = suite_spec(config.suite)
     return resolve_suite(spec) if spec else None
@@ -280,7 +280,7 @@ def pin_problems(pins: Sequence[ReaderPin], engines: Sequence[str], spec: str) -
     """Where the reader that read (``engines``, else the installed packages and ``spec``)
     is not the version or model the benchmark pins.
 
-    >>> from bench.suites.base import ReaderPin
+    >>> from glyphbench.suites.base import ReaderPin
     >>> pin = ReaderPin("paddleocr", "2.10", source="i1")
     >>> pin_problems([pin], ["paddleocr paddleocr 2.10.0; lang en"], "paddleocr")
     []

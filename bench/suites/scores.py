@@ -18,19 +18,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from bench.scoring.table import METRICS
+from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from bench.suites.base import ReadCell, SuiteSelection
+    from glyphbench.suites.base import ReadCell, SuiteSelection
 
 
 def suite_columns(selection: SuiteSelection) -> list[str]:
     """The per-image text columns of every family the selection scores with (in table order).
 
-    >>> from bench.suites.base import resolve_suite
+    >>> from glyphbench.suites.base import resolve_suite
     >>> suite_columns(resolve_suite("longtext"))
     ['longtext_recall', 'longtext_matched', 'longtext_total']
     """
@@ -120,8 +120,10 @@ def add_suite_scores(rows: pd.DataFrame, spec: str, scorable: np.ndarray) -> pd.
     import numpy as np
     import pandas as pd
 
-    from bench.scoring import score_pairs  # bench.scoring.frame loads pandas; --help loads this
-    from bench.suites.base import resolve_suite
+    from glyphbench.scoring import (
+        score_pairs,  # glyphbench.scoring.frame loads pandas; --help loads this
+    )
+    from glyphbench.suites.base import resolve_suite
 
     selection = resolve_suite(spec)
     columns = suite_columns(selection)

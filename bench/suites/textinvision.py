@@ -4,7 +4,7 @@ Files (``--data DIR``): the public TextInVision folder (``all_prompts.csv``,
 ``all_texts.csv``, ``real_world_prompts.json``, ``config.json``). The prompts are
 TextInVision's own selection: every template x text pair its filter file
 (``config.json``, or ``?config=PATH``) keeps, built as
-``glyphbench prompts --config`` builds it (:func:`prompts.select`). Scores: the four
+``glyphbench prompts --config`` builds it (:func:`glyphbench.prompts.select`). Scores: the four
 columns of TextInVision's ``score.py`` (family ``textinvision``, ``--compat
 reference``), next to glyphbench's own.
 """
@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import Field
 
-import prompts
-from bench.core.errors import InputError
-from bench.core.registry import Options
-from bench.suites.base import Protocol, Subset, Suite, register_suite
+from glyphbench import prompts
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Options
+from glyphbench.suites.base import Protocol, Subset, Suite, register_suite
 
 
 class TextInVisionOptions(Options):

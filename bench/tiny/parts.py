@@ -1,8 +1,8 @@
 # mypy: disable-error-code="no-untyped-call"
 """Parts for tiny random pipelines: tokenizers built locally and small text encoders.
 
-The tiny pipelines of :mod:`bench.tiny.pipelines` and of the family modules
-(:mod:`bench.models.families`) must build with no model hub: every tokenizer
+The tiny pipelines of :mod:`glyphbench.tiny.pipelines` and of the family modules
+(:mod:`glyphbench.models.families`) must build with no model hub: every tokenizer
 here is made from a few hundred vocabulary entries written out in code (the 256
 byte symbols of byte-level BPE, a handful of merges and the family's special
 tokens), and every text encoder is its real class with a two-layer config.

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bench.tiny.parts import clip_tokenizer_in
+from glyphbench.tiny.parts import clip_tokenizer_in
 
 #: File that marks a folder as a tiny random pipeline built here.
 TINY_MARKER = "glyphbench_tiny.json"
@@ -128,7 +128,7 @@ def build_tiny_pipeline(
 
 
 def _tokenizer(work: Path, max_length: int = _MAX_TOKENS) -> Any:
-    """A CLIP tokenizer from a small vocab: :func:`bench.tiny.parts.clip_tokenizer_in`."""
+    """A CLIP tokenizer from a small vocab: :func:`glyphbench.tiny.parts.clip_tokenizer_in`."""
     return clip_tokenizer_in(work, max_length)
 
 

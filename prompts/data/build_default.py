@@ -13,14 +13,14 @@ files, so re-running it after editing a source shows the change as a clean diff.
 Where each kind of text comes from:
 
 * ``word``: English words from cefrpy's lexicon, stratified over CEFR level
-  (A1..C1, as :func:`prompts.attributes.word_cefr` reports it) and wordfreq
+  (A1..C1, as :func:`glyphbench.prompts.attributes.word_cefr` reports it) and wordfreq
   Zipf band (2.5-3, 3-4, 4-5, >= 5), sampled with a fixed seed. Proper nouns
   (any ``NNP`` tag), abbreviations, roman numerals, unpronounceable tokens and
   a deny list of offensive words are dropped.
 * ``rare``: a hand-picked list of real but rare English words, kept only if
   wordfreq knows them with Zipf < 2.5 (so the attributes module calls them rare).
 * ``phrase`` / ``sentence``: hand-written in ``default/sources/phrases.txt``;
-  a line is a ``sentence`` when :func:`prompts.attributes.is_sentence` says so.
+  a line is a ``sentence`` when :func:`glyphbench.prompts.attributes.is_sentence` says so.
 * ``gibberish``: seeded pseudo-random letter strings in several shapes, each
   token unknown to wordfreq (Zipf 0) and to cefrpy.
 * ``numeric``: seeded fills of hand-written patterns (prices, dates, codes, ...).
@@ -51,7 +51,7 @@ OUT_DIR = HERE / "default"
 SOURCES = OUT_DIR / "sources"
 sys.path.insert(0, str(HERE.parents[1]))  # so `prompts` imports when run as a script
 
-from prompts import attributes as attr  # noqa: E402
+from glyphbench.prompts import attributes as attr  # noqa: E402
 
 SEED = 20240611
 LEVELS = ("A1", "A2", "B1", "B2", "C1")
@@ -1198,7 +1198,7 @@ def main() -> None:
     for _, _, kind in texts:
         kinds[kind] = kinds.get(kind, 0) + 1
     print(f"texts: {len(texts)} {kinds}; real-world prompts: {len(rows)}")
-    from prompts.default import write_lexicon
+    from glyphbench.prompts.default import write_lexicon
 
     print(f"lexicon attributes of every text: {write_lexicon(OUT_DIR)}")
 

@@ -1,6 +1,6 @@
 """Codecs under test: anything that encodes an image and decodes it back.
 
-``codecs`` plug-ins of :data:`bench.core.registry.PLUGINS`, one module per family (every
+``codecs`` plug-ins of :data:`glyphbench.core.registry.PLUGINS`, one module per family (every
 module of this package is imported when codecs are first looked up, so adding a
 codec is one file):
 
@@ -24,14 +24,14 @@ See ``docs/vae_eval.md`` for the protocol and a ten-line example codec.
 
 from __future__ import annotations
 
-from bench.core.registry import PLUGINS, Spec
-from vae_eval.codecs.diffusers_vae import (
+from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.vae_eval.codecs.diffusers_vae import (
     SUPPORTED_CLASSES,
     DiffusersCodec,
     DiffusersCodecOptions,
     split_target,
 )
-from vae_eval.codecs.protocol import (
+from glyphbench.vae_eval.codecs.protocol import (
     Codec,
     CodecFailure,
     TensorCodec,
@@ -39,14 +39,14 @@ from vae_eval.codecs.protocol import (
     adapt,
     register_codec,
 )
-from vae_eval.codecs.reference import (
+from glyphbench.vae_eval.codecs.reference import (
     IdentityCodec,
     JpegCodec,
     JpegOptions,
     ResizeCodec,
     ResizeOptions,
 )
-from vae_eval.codecs.taesd import TaesdCodec, TaesdOptions, find_pair
+from glyphbench.vae_eval.codecs.taesd import TaesdCodec, TaesdOptions, find_pair
 
 __all__ = [
     "SUPPORTED_CLASSES",
@@ -75,12 +75,12 @@ def check_codec_files(spec: str | Spec) -> None:
     """Check the files a codec spec names, loading nothing (before anything is written).
 
     ``taesd:<folder>``: the folder and its encoder/decoder pair must be there
-    (:func:`vae_eval.codecs.taesd.find_pair`); a missing or misspelt folder is an
-    :class:`~bench.core.errors.InputError` naming it, not failure rows after the run
+    (:func:`glyphbench.vae_eval.codecs.taesd.find_pair`); a missing or misspelt folder is an
+    :class:`~glyphbench.core.errors.InputError` naming it, not failure rows after the run
     has started (issue 33). Other codecs name no local files (a diffusers hub id is
     checked when it loads).
 
-    >>> from bench.core.errors import InputError
+    >>> from glyphbench.core.errors import InputError
     >>> check_codec_files("identity")
     >>> try:
     ...     check_codec_files("taesd:no/such/folder")

@@ -26,7 +26,7 @@ of that hub repo, ``diffusers:/models/sd-vae`` a local folder, and a Windows pat
 dtype defaults to fp32; with ``dtype=fp16``/``bf16`` a config with ``force_upcast:
 true`` (SD/SDXL VAEs, known to overflow in fp16) runs in fp32 anyway, and
 ``describe()`` says so. Padding, batching, tiling and NaN handling are the tensor
-protocol's (:class:`~vae_eval.codecs.protocol.TensorCodec`).
+protocol's (:class:`~glyphbench.vae_eval.codecs.protocol.TensorCodec`).
 
 :func:`pipeline_autoencoders` lists, from the installed diffusers itself, the
 autoencoder classes its text-to-image pipelines declare; the tests check that each
@@ -41,11 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bench.core.dtypes import dtype_name
-from bench.core.errors import InputError
-from bench.core.hub import offline_kwargs, unreachable_note
-from bench.core.registry import Spec, missing_modules, register
-from vae_eval.codecs.protocol import TensorCodec, TensorOptions
+from glyphbench.core.dtypes import dtype_name
+from glyphbench.core.errors import InputError
+from glyphbench.core.hub import offline_kwargs, unreachable_note
+from glyphbench.core.registry import Spec, missing_modules, register
+from glyphbench.vae_eval.codecs.protocol import TensorCodec, TensorOptions
 
 Normalisation = Literal["factor", "mean_std", "batch_norm", "none"]
 

@@ -6,7 +6,7 @@ Two levels; a codec implements one of them.
 same-size RGB reconstruction (or a failure) per input PIL image, in order; plus
 ``name`` (the ``vae`` column), ``describe()`` (what exactly ran, recorded per row) and
 ``native_resolution`` (a size hint or None). The reference codecs (identity, JPEG,
-resize; :mod:`vae_eval.codecs.reference`) work at this level.
+resize; :mod:`glyphbench.vae_eval.codecs.reference`) work at this level.
 
 **Tensors** (:class:`TensorCodec`): ``encode(x) -> latents`` and ``decode(latents) -> x``
 where ``x`` is a float tensor ``B x 3 x H x W`` in [-1, 1] on the codec's ``device``
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from bench.core.dtypes import dtype_name
-from bench.core.registry import Options, Spec, register
+from glyphbench.core.dtypes import dtype_name
+from glyphbench.core.registry import Options, Spec, register
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -355,7 +355,7 @@ def name_codecs(codecs: Sequence[Any]) -> tuple[list[str], dict[str, Codec]]:
     the protocol, named by its ``name`` attribute or else its class name); a spec string
     is its own name. Lets ``RunOptions(codecs=[...])`` take objects made in Python.
 
-    >>> from vae_eval.codecs.reference import IdentityCodec
+    >>> from glyphbench.vae_eval.codecs.reference import IdentityCodec
     >>> name_codecs(["jpeg?quality=30", IdentityCodec(), "jpeg?quality=30"])[0]
     ['jpeg?quality=30', 'identity']
     """

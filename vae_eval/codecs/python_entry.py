@@ -3,12 +3,12 @@
 ``Object`` is looked up in the imported ``module`` (dots allowed on both sides:
 ``python:mypkg.codecs:Factory.create``). A class or function is called with no
 arguments to make the codec object; an object is used as it is. The object then
-follows :mod:`vae_eval.codecs.protocol`: ``encode``/``decode`` on tensors in [-1, 1]
+follows :mod:`glyphbench.vae_eval.codecs.protocol`: ``encode``/``decode`` on tensors in [-1, 1]
 (it gets the tensor codec options ``dtype``, ``device``, ``batch_size``, ``tile``), or
-``roundtrip`` on PIL images, or it is a :class:`~vae_eval.codecs.protocol.Codec`.
+``roundtrip`` on PIL images, or it is a :class:`~glyphbench.vae_eval.codecs.protocol.Codec`.
 
 Objects made in a running Python process can skip the module path:
-:func:`~vae_eval.codecs.protocol.register_codec` gives them a name of their own.
+:func:`~glyphbench.vae_eval.codecs.protocol.register_codec` gives them a name of their own.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from bench.core.errors import InputError
-from bench.core.registry import Spec, register
-from vae_eval.codecs.protocol import Codec, TensorOptions, adapt
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Spec, register
+from glyphbench.vae_eval.codecs.protocol import Codec, TensorOptions, adapt
 
 
 def import_object(target: str) -> Any:

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from bench.core.registry import NoOptions, Options, Spec, register
-from vae_eval.codecs.protocol import Codec, CodecFailure
+from glyphbench.core.registry import NoOptions, Options, Spec, register
+from glyphbench.vae_eval.codecs.protocol import Codec, CodecFailure
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from bench.core.errors import InputError
-from bench.core.registry import Spec, missing_modules, register
-from vae_eval.codecs.protocol import TensorCodec, TensorOptions
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import Spec, missing_modules, register
+from glyphbench.vae_eval.codecs.protocol import TensorCodec, TensorOptions
 
 if TYPE_CHECKING:
     from torch import nn

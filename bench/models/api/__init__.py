@@ -4,11 +4,11 @@ The plug-in's options depend on the provider (the part of the target before
 ``/``): ``api:openai/gpt-image-1?quality=medium`` is checked against the OpenAI
 options, ``api:bfl/flux-pro-1.1?width=1024`` against BFL's. Providers are the
 ``*_provider`` modules of this package (each registers one
-:class:`~bench.models.api.core.Provider` record in the registry's ``providers`` kind,
+:class:`~glyphbench.models.api.core.Provider` record in the registry's ``providers`` kind,
 which imports this package's modules when a provider is first looked up); none imports
 its client library until a model loads. See docs/apis.md.
 
->>> from bench.core.registry import PLUGINS
+>>> from glyphbench.core.registry import PLUGINS
 >>> PLUGINS.resolve("models", "api:openai/gpt-image-1?quality=low").options.quality
 'low'
 >>> try:
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bench.core.registry import PLUGINS, Options, Plugin, Spec
-from bench.models.api.core import PROVIDERS, ApiModel, ApiOptions, split_target
+from glyphbench.core.registry import PLUGINS, Options, Plugin, Spec
+from glyphbench.models.api.core import PROVIDERS, ApiModel, ApiOptions, split_target
 
 __all__ = ["PROVIDERS", "ApiModel", "ApiOptions", "ApiPlugin"]
 

@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from bench.models.api.core import JsonOptions, Provider, Session, add_provider
-from bench.models.api.http_provider import download, read_json, send
-from bench.models.api.transport import ApiError, Refusal, one_line, status_error
+from glyphbench.models.api.core import JsonOptions, Provider, Session, add_provider
+from glyphbench.models.api.http_provider import download, read_json, send
+from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 DEFAULT_BASE_URL = "https://api.bfl.ai"
 MODERATED = frozenset({"Request Moderated", "Content Moderated"})

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.core.io import atomic_path, write_json
+from glyphbench.core.io import atomic_path, write_json
 
 IMAGE = "image"
 REFUSED = "refused"

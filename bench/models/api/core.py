@@ -10,20 +10,20 @@ how to build its client and make one request:
 * **concurrency**: a batch's requests run in at most ``concurrency`` threads;
 * **retries**: 408/409/425/429/5xx, timeouts and malformed answers are retried
   ``retries`` times with exponential backoff and jitter, or after what
-  ``Retry-After`` asks (:mod:`bench.models.api.transport`);
+  ``Retry-After`` asks (:mod:`glyphbench.models.api.transport`);
 * **cache**: each answer (image or refusal) is stored as soon as it arrives,
   keyed by (provider, model, prompt, seed, image options): a re-run never pays
-  twice (:mod:`bench.models.api.cache`);
+  twice (:mod:`glyphbench.models.api.cache`);
 * **spending cap**: each paid request first reserves its price from the run's
-  purse; past the cap the rest are :class:`~bench.models.base.NotAttempted`
+  purse; past the cap the rest are :class:`~glyphbench.models.base.NotAttempted`
   (no row; a re-run with a higher cap makes them);
 * **refusals** become ``Refused: <provider>: <reason>`` rows, never a zero score.
 
 Adding a provider: one module ``bench/models/api/<name>_provider.py`` that calls
 :func:`add_provider` with its options class and two functions. Providers are records
-of the one plug-in registry (:mod:`bench.core.registry`, kind ``providers``), which
+of the one plug-in registry (:mod:`glyphbench.core.registry`, kind ``providers``), which
 imports every module of this package when a provider is first looked up; a name
-another module registered already is a :class:`~bench.core.registry.DuplicateName`
+another module registered already is a :class:`~glyphbench.core.registry.DuplicateName`
 error naming both (``replace=True`` overrides on purpose).
 """
 
@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import Field, field_validator
 
-from bench.core.errors import InputError
-from bench.core.registry import PLUGINS, Options, Spec, missing_modules
-from bench.models.api.transport import (
+from glyphbench.core.errors import InputError
+from glyphbench.core.registry import PLUGINS, Options, Spec, missing_modules
+from glyphbench.models.api.transport import (
     ApiError,
     Redactor,
     Refusal,
@@ -56,7 +56,7 @@ from bench.models.api.transport import (
     one_line,
     remember_secrets,
 )
-from bench.models.base import (
+from glyphbench.models.base import (
     COST_KEY,
     ImageNotMade,
     ImageRequest,
@@ -68,8 +68,8 @@ from bench.models.base import (
 if TYPE_CHECKING:
     from PIL import Image
 
-    from bench.models.api.cache import ResponseCache
-    from bench.models.spend import InFlightLedger
+    from glyphbench.models.api.cache import ResponseCache
+    from glyphbench.models.spend import InFlightLedger
 
 NAN = float("nan")
 
@@ -163,8 +163,8 @@ class Provider:
 
     ``connect(options, key)`` returns the client (the official one where there is
     one); ``request(session, prompt, seed)`` returns the image file's bytes, raises
-    :class:`~bench.models.api.transport.Refusal` or
-    :class:`~bench.models.api.transport.ApiError`. ``seed_honoured(model, options)``
+    :class:`~glyphbench.models.api.transport.Refusal` or
+    :class:`~glyphbench.models.api.transport.ApiError`. ``seed_honoured(model, options)``
     says whether the image's seed reaches the provider.
     """
 
@@ -195,7 +195,7 @@ PROVIDERS = PLUGINS.records("providers", Provider)
 def add_provider(provider: Provider, *, replace: bool = False) -> Provider:
     """Register a provider (its module calls this at import time).
 
-    A taken name is a :class:`~bench.core.registry.DuplicateName` error naming both
+    A taken name is a :class:`~glyphbench.core.registry.DuplicateName` error naming both
     modules, unless ``replace=True``.
     """
     module = str(sys._getframe(1).f_globals.get("__name__", ""))
@@ -275,12 +275,12 @@ class ApiModel(ModelAdapter):
             client, self.model, self.options, self.options.policy(), self.sleep, self.counts
         )
         if self.context is not None and self.context.cache_dir is not None:
-            from bench.models.api.cache import ResponseCache
+            from glyphbench.models.api.cache import ResponseCache
 
             self._cache = ResponseCache(self.context.cache_dir)
             budget = self.context.budget
             if budget is not None:
-                from bench.models.spend import InFlightLedger
+                from glyphbench.models.spend import InFlightLedger
 
                 # Requests an earlier attempt of this run sent and never heard back from
                 # (killed mid-request) may have been billed: the cap counts them.
@@ -298,7 +298,7 @@ class ApiModel(ModelAdapter):
             return list(pool.map(self._one, requests))
 
     def _one(self, request: ImageRequest) -> Image.Image | ImageNotMade:
-        from bench.models.api.cache import cache_key
+        from glyphbench.models.api.cache import cache_key
 
         key = cache_key(
             self.provider.name,
@@ -392,7 +392,7 @@ class ApiModel(ModelAdapter):
     ) -> None:
         if self._cache is None:
             return
-        from bench.models.api.cache import CacheEntry
+        from glyphbench.models.api.cache import CacheEntry
 
         about = {
             "provider": self.provider.name,

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import Field
 
-from bench.models.api.core import JsonOptions, Provider, Session, add_provider
-from bench.models.api.transport import ApiError, Refusal, one_line, status_error
+from glyphbench.models.api.core import JsonOptions, Provider, Session, add_provider
+from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 #: finishReason values that mean the image was withheld by a safety filter.
 SAFETY_FINISH = frozenset(

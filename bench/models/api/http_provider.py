@@ -32,8 +32,14 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field, model_validator
 
-from bench.models.api.core import JsonOptions, Provider, Session, add_provider, env_placeholders
-from bench.models.api.transport import ApiError, Refusal, one_line, status_error
+from glyphbench.models.api.core import (
+    JsonOptions,
+    Provider,
+    Session,
+    add_provider,
+    env_placeholders,
+)
+from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 #: Header names that carry credentials: their values must come from ``{env:NAME}``.
 CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie", re.IGNORECASE)

@@ -8,10 +8,10 @@ every number.
 
 Adding a family is one :class:`Family` record in a module of this package, passed
 to :func:`register_family`: families are records of the one plug-in registry
-(:mod:`bench.core.registry`, kind ``families``), which imports every module of this
+(:mod:`glyphbench.core.registry`, kind ``families``), which imports every module of this
 package (``classic``, ``qwen``, ``flux2``, ...) when a family is first looked up. A
 name another module registered already is a
-:class:`~bench.core.registry.DuplicateName` error naming both modules
+:class:`~glyphbench.core.registry.DuplicateName` error naming both modules
 (``replace=True`` overrides on purpose). Families are tried in the order ``classic``
 first, then the other modules by name, each module's in the order it registers
 them. A record may carry a ``tiny`` builder (a tiny random pipeline for the tests)
@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.core.registry import PLUGINS, DuplicateName, Plugin
+from glyphbench.core.registry import PLUGINS, DuplicateName, Plugin
 
 UNKNOWN = "unknown"
 
@@ -221,7 +221,7 @@ _UNKNOWN_FAMILY = Family(
 def register_family(*families: Family, replace: bool = False) -> None:
     """Register ``families`` (call at import time of their module, in match order).
 
-    A taken name is a :class:`~bench.core.registry.DuplicateName` error naming both
+    A taken name is a :class:`~glyphbench.core.registry.DuplicateName` error naming both
     modules, unless ``replace=True``.
     """
     module = str(sys._getframe(1).f_globals.get("__name__", ""))

@@ -1,7 +1,7 @@
 """Families glyphbench knew before 2026: SD 1.x/2.x, SDXL, SD3/3.5, FLUX.1, PixArt, DeepFloyd IF.
 
 Sources of every number: docs/models.md (sources 1-12). The tiny random SD, SDXL
-and IF pipelines of :mod:`bench.tiny.pipelines` serve the ``sd1``, ``sdxl`` and
+and IF pipelines of :mod:`glyphbench.tiny.pipelines` serve the ``sd1``, ``sdxl`` and
 ``deepfloyd-if`` families' tests.
 
 ``match_order`` reproduces the id-pattern order these families always had:
@@ -11,8 +11,8 @@ SDXL, PixArt, and the broad Stable Diffusion 2.x/1.x patterns last.
 
 from __future__ import annotations
 
-from bench.models.families import Family, Stage, register_family
-from bench.tiny.pipelines import build_tiny_sd, build_tiny_sdxl
+from glyphbench.models.families import Family, Stage, register_family
+from glyphbench.tiny.pipelines import build_tiny_sd, build_tiny_sdxl
 
 _SD_SOURCES = "[1] size; [2] steps/guidance (pipeline defaults)"
 
@@ -220,6 +220,6 @@ register_family(
             "[12] pipeline defaults; stage II 50 steps / 4.0 (pipeline defaults); "
             "stage III 75 steps / 9.0 with noise_level=100 (IF docs example)"
         ),
-        tiny_note="the cascade has its own tiny pair (bench.tiny.pipelines.build_tiny_if)",
+        tiny_note="the cascade has its own tiny pair (glyphbench.tiny.pipelines.build_tiny_if)",
     ),
 )

@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, Quirk, register_family
-from bench.tiny.parts import fast_bpe_tokenizer, qwen_text_config, qwen_tokenizer
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.models.families import Family, Quirk, register_family
+from glyphbench.tiny.parts import fast_bpe_tokenizer, qwen_text_config, qwen_tokenizer
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px; the VAE scales by 2, the pipeline packs 2x2 latents.
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 4.0}

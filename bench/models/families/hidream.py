@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import ExtraComponent, Family, register_family
-from bench.tiny.parts import (
+from glyphbench.models.families import ExtraComponent, Family, register_family
+from glyphbench.tiny.parts import (
     clip_text_encoder,
     clip_tokenizer,
     kl_vae,
@@ -24,7 +24,7 @@ from bench.tiny.parts import (
     t5_encoder,
     t5_tokenizer,
 )
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, register_family
-from bench.tiny.parts import qwen25_vl_encoder, qwen_tokenizer
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.models.families import Family, register_family
+from glyphbench.tiny.parts import qwen25_vl_encoder, qwen_tokenizer
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
 

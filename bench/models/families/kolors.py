@@ -13,9 +13,9 @@ import io
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, register_family
-from bench.tiny.parts import kl_vae
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.models.families import Family, register_family
+from glyphbench.tiny.parts import kl_vae
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 5.0}
 

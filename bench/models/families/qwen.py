@@ -13,9 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, Quirk, register_family
-from bench.tiny.parts import qwen3_vl_encoder, qwen3_vl_processor, qwen25_vl_encoder, qwen_tokenizer
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.models.families import Family, Quirk, register_family
+from glyphbench.tiny.parts import (
+    qwen3_vl_encoder,
+    qwen3_vl_processor,
+    qwen25_vl_encoder,
+    qwen_tokenizer,
+)
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 #: Tiny pipelines: 32 px (Qwen-Image's VAE here scales by 4, its transformer patches by 2).
 #: Qwen-Image-2512's negative prompt (QwenLM/Qwen-Image README.md:100, the 2512 example).

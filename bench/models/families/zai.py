@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, register_family
-from bench.tiny.parts import byte_symbols, fast_bpe_tokenizer, kl_vae, t5_encoder
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.models.families import Family, register_family
+from glyphbench.tiny.parts import byte_symbols, fast_bpe_tokenizer, kl_vae, t5_encoder
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 TINY_SETTINGS = {"height": 32, "width": 32, "steps": 2, "guidance": 3.5}
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.models.families import Family, register_family
-from bench.tiny.parts import kl_vae, qwen3_encoder, qwen_tokenizer
-from bench.tiny.pipelines import build_tiny_pipeline
+from glyphbench.models.families import Family, register_family
+from glyphbench.tiny.parts import kl_vae, qwen3_encoder, qwen_tokenizer
+from glyphbench.tiny.pipelines import build_tiny_pipeline
 
 #: The first diffusers release whose ZImagePipeline ends its default sigmas at 1/N
 #: (``get_default_z_image_sigmas``): N steps are N useful DiT forwards. Before it

@@ -1,13 +1,13 @@
 """Presets of the ``vlm`` reader: an instruction, a token limit and what a refusal becomes.
 
 A preset is chosen with ``vlm:...?preset=NAME``. Presets are records of the one
-plug-in registry (:mod:`bench.core.registry`, kind ``vlm-presets``): this module
+plug-in registry (:mod:`glyphbench.core.registry`, kind ``vlm-presets``): this module
 registers the built-in ones (the benchmarks' exact settings, and glyphbench's own),
 and adding one is a module in this package that calls :func:`register_preset`; the
 registry imports every module here when a preset is first looked up, and the
 reader's ``preset`` option then accepts the name (``glyphbench list readers`` shows
 it). A name another module registered already is a
-:class:`~bench.core.registry.DuplicateName` error naming both (``replace=True``
+:class:`~glyphbench.core.registry.DuplicateName` error naming both (``replace=True``
 overrides on purpose).
 
 >>> PRESETS["longtext"].max_new_tokens, list(PRESETS)[:3]
@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Literal
 
-from bench.core.registry import PLUGINS
+from glyphbench.core.registry import PLUGINS
 
 #: The instruction of LongText-Bench and OneIG-Bench (the same text in both).
 BENCHMARK_INSTRUCTION = (

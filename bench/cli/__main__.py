@@ -1,5 +1,0 @@
-"""``python -m bench.cli``."""
-
-from bench.cli import main
-
-main()
