@@ -18,6 +18,15 @@ or key (JSON: the entry's id) it is about. Kinds:
                       earlier one (``run`` refuses a repeated prompt_id).
 ``category_spelling`` a category value spelled differently from a more frequent
                       spelling of the same value (case, spaces, plural "s"), e.g. "None" vs "none".
+``text_not_found``    (caption sources) a caption in which the source's rule finds no text;
+                      it is left out of the set.
+``ambiguous_span``    (caption sources) a caption in which the rule finds several different
+                      texts and cannot decide which one the caption means; left out, the
+                      candidates listed.
+
+A caption source (``textcaps:``, ``vizwiz:``) writes captions, not templates: its
+prompts have no quotes by design, so ``ambiguous_slot`` is checked only on captions
+that hold a double quote.
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -41,7 +51,10 @@ FINDING_KINDS = (
     "duplicate",
     "category_spelling",
     "text_not_found",
+    "ambiguous_span",
 )
+#: Sources whose prompts are captions as people wrote them (no quote slot by design).
+CAPTION_SOURCES = ("textcaps", "vizwiz")
 
 
 @dataclass(frozen=True)
@@ -227,10 +240,15 @@ def check_slots_in_templates(templates: Iterable[str], where: Located) -> Iterat
 
 
 def check_slots_in_prompts(
-    prompts: Iterable[str], texts: Iterable[str], where: Located
+    prompts: Iterable[str], texts: Iterable[str], where: Located, *, only_quoted: bool = False
 ) -> Iterator[Finding]:
-    """Prompts with more than one pair of quotes, or whose text is not verbatim between quotes."""
+    """Prompts with more than one pair of quotes, or whose text is not verbatim between quotes.
+
+    ``only_quoted``: prompts without a double quote pass (captions have no slot by design).
+    """
     for prompt, text, line, key in zip(prompts, texts, where.lines, where.keys, strict=True):
+        if only_quoted and '"' not in prompt:
+            continue
         problems = []
         n_quotes = prompt.count('"')
         if n_quotes != 2:
@@ -376,8 +394,14 @@ def audit_default(folder: str | Path | None = None) -> list[Finding]:
     return findings
 
 
-def audit_rows(frame: pd.DataFrame, file: str, first_line: int | None) -> list[Finding]:
-    """User-table checks (one row per prompt): slots, strings, duplicates, categories, stated_*."""
+def audit_rows(
+    frame: pd.DataFrame, file: str, first_line: int | None, *, captions: bool = False
+) -> list[Finding]:
+    """User-table checks (one row per prompt): slots, strings, duplicates, categories, stated_*.
+
+    ``captions``: the prompts are captions (no quote slot by design): the slot check
+    looks only at prompts holding a double quote.
+    """
     n = len(frame)
     lines = [first_line + i for i in range(n)] if first_line is not None else [None] * n
     keys = None if first_line is not None else [f"row {i}" for i in range(n)]
@@ -385,7 +409,7 @@ def audit_rows(frame: pd.DataFrame, file: str, first_line: int | None) -> list[F
     prompts = frame["prompt"].astype(str).tolist()
     texts = frame["text"].astype(str).tolist()
     findings: list[Finding] = []
-    findings += check_slots_in_prompts(prompts, texts, where)
+    findings += check_slots_in_prompts(prompts, texts, where, only_quoted=captions)
     findings += check_strings(texts, where, "text")
     findings += check_strings(prompts, where, "prompt")
     findings += check_duplicates(prompts, where, "prompt")
@@ -432,26 +456,37 @@ def _audit(spec: str) -> list[Finding]:
     frame = loaded.frame
     first_line = {"csv": 2, "jsonl": 1}.get(parsed.kind)
     file = parsed.target if parsed.kind != "hf" else spec
-    return audit_rows(frame, file, first_line) + captions_without_text(loaded.meta, file)
+    captions = parsed.kind in CAPTION_SOURCES
+    return audit_rows(frame, file, first_line, captions=captions) + captions_left_out(
+        loaded.meta, file
+    )
 
 
-def captions_without_text(meta: dict[str, object], file: str) -> list[Finding]:
-    """A caption source's captions whose text could not be found (left out of the set)."""
-    left_out = meta.get("captions_without_text")
+def captions_left_out(meta: dict[str, object], file: str) -> list[Finding]:
+    """A caption source's captions left out of the set: no text found, or several candidates."""
+    left_out = meta.get("captions_left_out")
     if not isinstance(left_out, list):
         return []
-    return [
-        Finding(
-            "text_not_found",
-            file,
-            int(item["position"].removeprefix("line "))
-            if item["position"].startswith("line ")
-            else None,
-            None if item["position"].startswith("line ") else item["position"],
-            f"caption {item['caption_id']}: no text to render found in {_clip(item['caption'])!r}",
-        )
-        for item in left_out
-    ]
+    return [_left_out_finding(item, file) for item in left_out]
+
+
+def _left_out_finding(item: dict[str, Any], file: str) -> Finding:
+    position = str(item["position"])
+    line = int(position.removeprefix("line ")) if position.startswith("line ") else None
+    key = None if line is not None else position
+    caption = f"caption {item['caption_id']} {_clip(item['caption'])!r}"
+    candidates = item["candidates"]
+    if not candidates:
+        return Finding("text_not_found", file, line, key, f"{caption}: no text to render found")
+    listed = ", ".join(repr(c) for c in candidates)
+    return Finding(
+        "ambiguous_span",
+        file,
+        line,
+        key,
+        f"{caption}: {len(candidates)} different texts ({listed}); left out, which one is "
+        "meant is not decided",
+    )
 
 
 def summarize(findings: Iterable[Finding]) -> dict[str, int]:

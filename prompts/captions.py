@@ -1,321 +1,355 @@
 """Real captions of text-bearing scenes as prompts: TextCaps and VizWiz-Captions.
 
 Both datasets caption real photos; a caption is a prompt a person might write. What
-a caption does not say is *which of its words are the text to render*. Each source
-has a documented rule (docs/prompts.md, "Real-world caption sets"):
+a caption does not say is *which of its words are the text to render*: the rules
+that decide are in :mod:`glyphbench.prompts.caption_text` (docs/prompts.md, "Real-world
+caption sets"). A caption gets a text when its rule finds exactly one candidate; with
+none it is *not found*, with several *ambiguous*; both are left out of the set and
+``glyphbench prompts validate`` lists them (``text_not_found``, ``ambiguous_span``).
 
-**TextCaps** (``textcaps:PATH``): a caption word is text when it equals one of the
-image's OCR tokens (both compared lower-cased, punctuation trimmed from their ends;
-``TextCaps_0.1_*.json`` carries no tokens, so they come from the TextVQA Rosetta OCR
-file given as ``?ocr=PATH``, or from the row itself in a hub export that has
-``ocr_tokens``). Contiguous matched words stay together as one span, as written in
-the caption (case and inner punctuation kept); function words (:data:`FUNCTION_WORDS`)
-are trimmed from a span's ends, so an OCR token ``a`` or ``the`` alone is no text.
-The text is the spans in caption order, joined by one space.
+**TextCaps** (``textcaps:PATH``): ``TextCaps_0.1_*.json`` (one record per caption
+under ``data``) carries no OCR tokens, so they come from the TextVQA Rosetta OCR file
+given as ``?ocr=PATH``, or from the rows themselves in a hub export (JSON lines, one
+row per image with ``reference_strs`` and ``ocr_tokens``).
 
-**VizWiz-Captions** (``vizwiz:PATH``): captions of photos taken by blind users;
-only captions flagged ``text_detected`` (the caption's own flag, else its image's)
-that are neither pre-canned nor rejected are candidates. VizWiz has no OCR tokens,
-so a caption's text is (1) its quoted spans (``"..."``, ``“...”``, ``'...'``), or
-else (2) its name-like runs (words capitalised inside the sentence, in capitals, or
-with digits) that another caption of the same image also contains; two such runs one
-``and``, ``&``, ``plus`` or ``'n'`` apart are one name ("Barnes and Noble"). The canned
-caption of an unrecognisable photo (:data:`PRECANNED`) is skipped even where a release
-has no ``is_precanned`` flag.
+**VizWiz-Captions** (``vizwiz:PATH``): captions of photos taken by blind users; only
+captions flagged ``text_detected`` (the caption's own flag, else its image's) that are
+neither pre-canned nor rejected are candidates. The canned caption of an
+unrecognisable photo (:data:`PRECANNED`) is skipped even where a release has no
+``is_precanned`` flag.
 
-A caption whose text cannot be found is left out of the set; ``glyphbench prompts
-validate`` lists each one (kind ``text_not_found``). Source ids are kept as
-``source_image_id`` and ``source_caption_id``.
-
->>> textcaps_spans("A bottle of Coca-Cola sits next to a sign for the CITY MARKET.",
-...                ["coca-cola", "city", "market", "a"])
-['Coca-Cola', 'CITY MARKET']
->>> vizwiz_spans('A box of cereal labeled "Honey Nut Cheerios".', [])
-['Honey Nut Cheerios']
->>> vizwiz_spans("A can of Diet Coke on a desk.", ["a red diet coke can"])
-['Diet Coke']
+Files are someone else's: each is checked against its published layout before use
+(:class:`TextCapsFile`, :class:`OcrFile`, :class:`VizWizFile`): a file larger than
+``max_mb`` (:data:`MAX_CAPTION_FILE_MB`) is refused before it is read, nesting the JSON
+reader cannot follow is refused, and a value of the wrong type (a caption that is an
+object, a flag that is a string, captions given as one string) is one line naming the
+file and key. Source ids are kept as ``source_image_id`` and ``source_caption_id``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator, Sequence
+import json
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import jsonl_records, read_json
+from glyphbench.core.io import json_kind, jsonl_records, read_text
+from glyphbench.prompts.caption_text import textcaps_spans, vizwiz_spans
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: English function words that are never text on their own at a span's ends.
-FUNCTION_WORDS = frozenset(
-    (  # noqa: SIM905 (a word list reads better as words)
-        "a an the of on in at to for from by with and or but is are was were be it its this "
-        "that these those there here as has have had which who what while into onto over under "
-        "up down out off some any one"
-    ).split()
-)
-
-#: Characters trimmed from a word's ends before comparing (ASCII punctuation and quotes).
-_END_PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»"  # noqa: RUF001
-_WORD = re.compile(r"\S+")
-#: One word that joins two names into one (``Barnes and Noble``, ``Sides plus Veggies``).
-_CONNECTOR = r"\s+(?:and|&|\+|plus|n|'n'|’n’)\s+"
 #: The caption VizWiz-Captions gives an unrecognisable photo; early releases
-#: (``VizWiz Captions 1.0`` of 2019-10-03) carry it without an ``is_precanned`` flag.
+#: (``VizWiz Captions 1.0``) carry it without an ``is_precanned`` flag.
 PRECANNED = "Quality issues are too severe to recognize visual content."
-_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?<![\w])'([^']+?)'(?![\w])")
+#: The largest caption or OCR file read, in MiB (``?max_mb=`` raises it). The VizWiz-Captions
+#: 1.0 val file holds 21,355 captions in 3.5 MB; TextCaps' train split (about 110,000
+#: captions, each record repeating its image's five references and their tokens) is some
+#: hundreds of MB. JSON takes several times its size in memory once read, so a file must
+#: be refused by its size before it is read.
+MAX_CAPTION_FILE_MB = 512
+
+
+# ---------------------------------------------------------------- schemas
+
+#: An id as the datasets write them: a string (TextCaps) or an integer (VizWiz).
+Id = StrictStr | StrictInt
+#: A yes/no flag: JSON true/false, or 0/1 as VizWiz-Captions 1.0 writes them; a string
+#: such as "false" is refused rather than read as true.
+Flag = StrictBool | Literal[0, 1]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class TextCapsRecord(_Record):
+    """One caption (``caption_str``) or one image with its captions (``reference_strs``)."""
+
+    image_id: Id
+    caption_id: Id | None = None
+    caption_str: StrictStr | None = None
+    reference_strs: list[StrictStr] | None = None
+    ocr_tokens: list[StrictStr] | None = None
+
+
+class TextCapsFile(_Record):
+    """``TextCaps_0.1_*.json``: the caption records under ``data``."""
+
+    data: list[TextCapsRecord]
+
+
+class OcrWord(_Record):
+    word: StrictStr
+
+
+class OcrRecord(_Record):
+    """One image's OCR: ``ocr_tokens``, else the words of ``ocr_info``."""
+
+    image_id: Id
+    ocr_tokens: list[StrictStr] | None = None
+    ocr_info: list[OcrWord] | None = None
+
+
+class OcrFile(_Record):
+    """``TextVQA_Rosetta_OCR_*.json``: the images' OCR records under ``data``."""
+
+    data: list[OcrRecord]
+
+
+class VizWizImage(_Record):
+    id: Id
+    text_detected: Flag | None = None
+
+
+class VizWizAnnotation(_Record):
+    image_id: Id
+    caption: StrictStr
+    id: Id | None = None
+    text_detected: Flag | None = None
+    is_precanned: Flag | None = None
+    is_rejected: Flag | None = None
+
+
+class VizWizFile(_Record):
+    """VizWiz-Captions ``annotations/*.json``: ``annotations`` and, optionally, ``images``."""
+
+    annotations: list[VizWizAnnotation]
+    images: list[VizWizImage] = []
+
+
+#: What each schema error means a value should have been.
+_EXPECTED = {
+    "bool_type": "true/false",
+    "literal_error": "0/1",
+    "string_type": "a string",
+    "int_type": "an integer",
+    "list_type": "an array",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "dict_type": "an object",
+}
+
+
+def _schema_error(exc: ValidationError, path: Path, line: int | None = None) -> InputError:
+    """The first schema problem as one line: ``file [data[3].caption_str]: expected ...``.
+
+    The members of a type union fail together (``text_detected``: neither true/false
+    nor 0/1): their key is the field's, and the line lists what each member expects.
+    """
+    errors = exc.errors()
+    first = errors[0]
+    loc = first["loc"]
+    together = [e for e in errors if e["loc"][:-1] == loc[:-1] and len(e["loc"]) == len(loc)]
+    if len(together) > 1 and isinstance(loc[-1], str) and first["type"] != "missing":
+        loc = loc[:-1]  # the last part names the union member ("bool"), not a key
+    key = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+    if first["type"] == "missing":
+        return InputError(path, "missing", line=line, key=key.lstrip("."))
+    wanted = dict.fromkeys(_EXPECTED.get(e["type"], e["msg"]) for e in together)
+    given = first.get("input")
+    shown = f" {_clip(repr(given))}" if isinstance(given, (str, int, float, bool)) else ""
+    problem = f"expected {' or '.join(wanted)}, got {json_kind(type(given))}{shown}"
+    return InputError(path, problem, line=line, key=key.lstrip(".") or None)
+
+
+def _clip(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _check_size(path: Path, max_mb: int) -> None:
+    if not path.is_file():
+        problem = "is a folder, expected a file" if path.is_dir() else "file not found"
+        raise InputError(path, problem)
+    size = path.stat().st_size
+    if size > max_mb << 20:
+        raise InputError(
+            path,
+            f"file too large ({size:,} bytes; at most {max_mb} MiB): give ?max_mb=N to read it",
+        )
+
+
+def _parse(text: str, path: Path, line: int | None = None) -> Any:
+    """JSON ``text``; malformed or too deeply nested JSON is one line naming ``path``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = exc.lineno if line is None else line
+        raise InputError(path, f"malformed JSON: {exc.msg}", line=at) from None
+    except RecursionError:
+        raise InputError(
+            path,
+            f"JSON nested too deeply (more than about {sys.getrecursionlimit()} levels)",
+            line=line,
+        ) from None
+
+
+_Schema = TypeVar("_Schema", bound=_Record)
+
+
+def load_caption_json(path: Path, schema: type[_Schema], max_mb: int) -> _Schema:
+    """A caption or OCR JSON file checked against ``schema`` (size first, then types)."""
+    _check_size(path, max_mb)
+    content = _parse(read_text(path), path)
+    if not isinstance(content, dict):
+        raise InputError(path, f"expected a JSON object, got {json_kind(type(content))}")
+    try:
+        return schema.model_validate(content)
+    except ValidationError as exc:
+        raise _schema_error(exc, path) from None
+
+
+# ---------------------------------------------------------------- captions
 
 
 @dataclass
 class Caption:
-    """One caption and the text found in it (empty: not found)."""
+    """One caption and its candidate texts (one: its text; none: not found; more: ambiguous)."""
 
     image_id: str
     caption_id: str
     caption: str
-    spans: list[str]
+    candidates: list[str]
     position: str  # where in the file: "data[12]" or "line 7"
+
+    @property
+    def text(self) -> str | None:
+        return self.candidates[0] if len(self.candidates) == 1 else None
 
 
 @dataclass
 class CaptionSet:
-    """The captions of one file, found and not found."""
+    """The captions of one file: with a text, without one, and with several candidates."""
 
     found: list[Caption] = field(default_factory=list)
     not_found: list[Caption] = field(default_factory=list)
+    ambiguous: list[Caption] = field(default_factory=list)
 
-
-def _core(token: str) -> tuple[int, int]:
-    """Start and end of a token without the punctuation at its ends."""
-    start, end = 0, len(token)
-    while start < end and token[start] in _END_PUNCT:
-        start += 1
-    while end > start and token[end - 1] in _END_PUNCT:
-        end -= 1
-    return start, end
-
-
-def _key(token: str) -> str:
-    start, end = _core(token)
-    return token[start:end].lower()
-
-
-def _trimmed_runs(caption: str, matched: Sequence[tuple[int, int, int]]) -> list[str]:
-    """Runs of consecutive matched words as caption substrings, function words trimmed off the ends.
-
-    ``matched`` holds (start, end, word number) of each matched word, in order.
-    """
-    runs: list[list[tuple[int, int, int]]] = []
-    for word in matched:
-        if runs and word[2] == runs[-1][-1][2] + 1:
-            runs[-1].append(word)
+    def add(self, caption: Caption) -> None:
+        if caption.text is not None:
+            self.found.append(caption)
+        elif caption.candidates:
+            self.ambiguous.append(caption)
         else:
-            runs.append([word])
-    spans: list[str] = []
-    for run in runs:
-        while run and caption[run[0][0] : run[0][1]].lower() in FUNCTION_WORDS:
-            run.pop(0)
-        while run and caption[run[-1][0] : run[-1][1]].lower() in FUNCTION_WORDS:
-            run.pop()
-        if run and caption[run[0][0] : run[-1][1]] not in spans:
-            spans.append(caption[run[0][0] : run[-1][1]])
-    return spans
+            self.not_found.append(caption)
 
 
-def _words(caption: str) -> Iterator[tuple[int, int, int]]:
-    """(core start, core end, word number) of each word with any non-punctuation character."""
-    for number, match in enumerate(_WORD.finditer(caption)):
-        start, end = _core(match.group())
-        if end > start:
-            yield match.start() + start, match.start() + end, number
-
-
-def textcaps_spans(caption: str, ocr_tokens: Iterable[str]) -> list[str]:
-    """The caption's words equal to an OCR token, contiguous ones kept together.
-
-    >>> textcaps_spans("the sign says STOP here", ["stop", "the"])
-    ['STOP']
-    >>> textcaps_spans("a shirt reading i love ny", ["I", "LOVE", "NY"])
-    ['i love ny']
-    """
-    vocabulary = {_key(token) for token in ocr_tokens} - {""}
-    matched = [word for word in _words(caption) if caption[word[0] : word[1]].lower() in vocabulary]
-    return _trimmed_runs(caption, matched)
-
-
-def _name_like(word: str, first: bool) -> bool:
-    letters = [c for c in word if c.isalpha()]
-    if any(c.isdigit() for c in word):
-        return True
-    if len(letters) >= 2 and all(c.isupper() for c in letters):
-        return True
-    return bool(letters) and word[0].isupper() and not first
-
-
-def vizwiz_spans(caption: str, other_captions: Iterable[str]) -> list[str]:
-    """Quoted spans, else name-like runs that another caption of the image also contains.
-
-    >>> vizwiz_spans("A shirt that says 'Go Team' on it", [])
-    ['Go Team']
-    >>> vizwiz_spans("A white box of Tylenol 500 mg.", ["tylenol 500 mg tablets"])
-    ['Tylenol 500']
-    """
-    quoted = [next(g for g in match.groups() if g) for match in _QUOTED.finditer(caption)]
-    quoted = [span.strip() for span in quoted if span.strip()]
-    if quoted:
-        return list(dict.fromkeys(quoted))
-    others = [" " + " ".join(_key(w) for w in other.split()) + " " for other in other_captions]
-    matched = [
-        word for word in _words(caption) if _name_like(caption[word[0] : word[1]], word[2] == 0)
-    ]
-    shared = [
-        span
-        for span in _trimmed_runs(caption, matched)
-        if any(f" {' '.join(_key(w) for w in span.split())} " in other for other in others)
-    ]
-    spans: list[str] = []
-    for span in shared:  # "Barnes and Noble": shared runs one connector apart are one name
-        joined = (
-            re.search(re.escape(spans[-1]) + _CONNECTOR + re.escape(span), caption)
-            if spans
-            else None
-        )
-        if joined:
-            spans[-1] = joined.group()
-        else:
-            spans.append(span)
-    return spans
-
-
-# ---------------------------------------------------------------- files
-
-
-def _read_json(path: Path) -> Any:
-    if not path.is_file():
-        raise InputError(path, "file not found")
-    return read_json(path)
-
-
-def _records(path: Path) -> list[tuple[str, dict[str, Any]]]:
+def _textcaps_records(path: Path, max_mb: int) -> list[tuple[str, TextCapsRecord]]:
     """(position, record) of a TextCaps file: ``{"data": [...]}`` JSON, or JSONL rows."""
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        if not path.is_file():
-            raise InputError(path, "file not found")
-        with path.open(encoding="utf-8") as handle:
-            return [(f"line {line}", record) for line, record in jsonl_records(handle, path)]
-    content = _read_json(path)
-    data = content.get("data")
-    if not isinstance(data, list):
-        raise InputError(path, 'not a TextCaps file: no "data" list (TextCaps_0.1_*.json)')
-    return [(f"data[{i}]", record) for i, record in enumerate(data)]
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        data = load_caption_json(path, TextCapsFile, max_mb).data
+        return [(f"data[{i}]", record) for i, record in enumerate(data)]
+    _check_size(path, max_mb)
+    records: list[tuple[str, TextCapsRecord]] = []
+    with path.open(encoding="utf-8") as handle:
+        for line, row in jsonl_records(handle, path):
+            try:
+                records.append((f"line {line}", TextCapsRecord.model_validate(row)))
+            except ValidationError as exc:
+                raise _schema_error(exc, path, line) from None
+    return records
 
 
-def load_ocr_tokens(path: Path) -> dict[str, list[str]]:
+def load_ocr_tokens(path: Path, max_mb: int = MAX_CAPTION_FILE_MB) -> dict[str, list[str]]:
     """image_id -> OCR tokens of a TextVQA OCR file (``{"data": [{image_id, ocr_tokens}]}``)."""
-    content = _read_json(path)
-    data = content.get("data")
-    if not isinstance(data, list):
-        raise InputError(path, 'not an OCR file: no "data" list (TextVQA_Rosetta_OCR_*.json)')
     tokens: dict[str, list[str]] = {}
-    for i, record in enumerate(data):
-        if not isinstance(record, dict) or "image_id" not in record:
-            raise InputError(path, "a record without image_id", key=f"data[{i}]")
-        words = record.get("ocr_tokens")
+    for record in load_caption_json(path, OcrFile, max_mb).data:
+        words = record.ocr_tokens
         if words is None:
-            words = [item.get("word", "") for item in record.get("ocr_info", [])]
-        tokens[str(record["image_id"])] = [str(word) for word in words]
+            words = [item.word for item in record.ocr_info or []]
+        tokens[str(record.image_id)] = words
     return tokens
 
 
-def read_textcaps(path: Path, ocr: Path | None) -> CaptionSet:
-    """Every caption of a TextCaps file with its text spans (see the module docstring)."""
-    records = _records(path)
-    tokens = load_ocr_tokens(ocr) if ocr is not None else {}
+def read_textcaps(path: Path, ocr: Path | None, max_mb: int = MAX_CAPTION_FILE_MB) -> CaptionSet:
+    """Every caption of a TextCaps file with its candidate texts."""
+    records = _textcaps_records(path, max_mb)
+    tokens = load_ocr_tokens(ocr, max_mb) if ocr is not None else {}
     result = CaptionSet()
     for position, record in records:
-        if not isinstance(record, dict) or "image_id" not in record:
-            raise InputError(path, "a record without image_id", key=position)
-        image_id = str(record["image_id"])
-        words = record.get("ocr_tokens", tokens.get(image_id))
+        image_id = str(record.image_id)
+        words = record.ocr_tokens if record.ocr_tokens is not None else tokens.get(image_id)
         if words is None:
             raise InputError(
                 path,
                 f"no OCR tokens for image {image_id!r}: give the TextVQA OCR file as ?ocr=PATH",
                 key=position,
             )
-        if "caption_str" in record:
-            captions = [(str(record.get("caption_id", position)), str(record["caption_str"]))]
-        else:  # a hub export: one row per image, its captions in reference_strs
-            references = record.get("reference_strs") or []
-            captions = [(f"{image_id}-{k}", str(c)) for k, c in enumerate(references)]
+        if record.caption_str is not None:
+            caption_id = position if record.caption_id is None else str(record.caption_id)
+            captions = [(caption_id, record.caption_str)]
+        elif record.reference_strs is not None:  # a hub export: one row per image
+            captions = [(f"{image_id}-{k}", c) for k, c in enumerate(record.reference_strs)]
+        else:
+            raise InputError(path, "neither caption_str nor reference_strs", key=position)
         for caption_id, caption in captions:
-            found = Caption(image_id, caption_id, caption, textcaps_spans(caption, words), position)
-            (result.found if found.spans else result.not_found).append(found)
+            spans = textcaps_spans(caption, words)
+            result.add(Caption(image_id, caption_id, caption, spans, position))
     return result
 
 
-def read_vizwiz(path: Path) -> CaptionSet:
-    """The usable text captions of a VizWiz-Captions annotation file with their spans."""
-    content = _read_json(path)
-    if not isinstance(content.get("annotations"), list):
-        raise InputError(path, 'not a VizWiz-Captions file: no "annotations" list')
-    images = {
-        str(image.get("id")): image
-        for image in content.get("images", [])
-        if isinstance(image, dict)
-    }
-    usable: list[tuple[int, dict[str, Any]]] = []
-    for i, note in enumerate(content["annotations"]):
-        if not isinstance(note, dict) or "caption" not in note or "image_id" not in note:
-            raise InputError(
-                path, "an annotation without caption or image_id", key=f"annotations[{i}]"
-            )
-        if note.get("is_precanned") or note.get("is_rejected"):
-            continue
-        if str(note["caption"]).strip() == PRECANNED:  # a release without the flag
-            continue
-        flag = note.get("text_detected")
-        if flag is None:
-            flag = images.get(str(note["image_id"]), {}).get("text_detected")
-        if flag:
-            usable.append((i, note))
+def _usable(note: VizWizAnnotation, images: dict[str, VizWizImage]) -> bool:
+    """A caption of text: flagged text_detected (its own flag, else its image's), not canned."""
+    if note.is_precanned or note.is_rejected or note.caption.strip() == PRECANNED:
+        return False  # the canned caption: also recognised by its text (1.0 has no flag)
+    flag = note.text_detected
+    if flag is None:
+        image = images.get(str(note.image_id))
+        flag = image.text_detected if image is not None else None
+    return bool(flag)
+
+
+def read_vizwiz(path: Path, max_mb: int = MAX_CAPTION_FILE_MB) -> CaptionSet:
+    """The usable text captions of a VizWiz-Captions annotation file with their candidates."""
+    content = load_caption_json(path, VizWizFile, max_mb)
+    images = {str(image.id): image for image in content.images}
+    usable = [(i, n) for i, n in enumerate(content.annotations) if _usable(n, images)]
     by_image: dict[str, list[str]] = {}
     for _, note in usable:
-        by_image.setdefault(str(note["image_id"]), []).append(str(note["caption"]))
+        by_image.setdefault(str(note.image_id), []).append(note.caption)
     result = CaptionSet()
     for i, note in usable:
-        image_id, caption = str(note["image_id"]), str(note["caption"])
+        image_id = str(note.image_id)
         others = list(by_image[image_id])
-        others.remove(caption)
-        found = Caption(
-            image_id,
-            str(note.get("id", i)),
-            caption,
-            vizwiz_spans(caption, others),
-            f"annotations[{i}]",
-        )
-        (result.found if found.spans else result.not_found).append(found)
+        others.remove(note.caption)
+        caption_id = str(i if note.id is None else note.id)
+        spans = vizwiz_spans(note.caption, others)
+        result.add(Caption(image_id, caption_id, note.caption, spans, f"annotations[{i}]"))
     return result
 
 
-def caption_frame(captions: CaptionSet, source: str) -> pd.DataFrame:
-    """The found captions as a prompt table (prompt = caption, text = its spans)."""
+def caption_frame(captions: Sequence[Caption], source: str) -> pd.DataFrame:
+    """Captions with a text as a prompt table (prompt = the caption, text = its one span)."""
     import pandas as pd
 
     from glyphbench.prompts.pool import make_prompt_id
 
     return pd.DataFrame(
         {
-            "prompt_id": [make_prompt_id(source, c.caption_id, c.caption) for c in captions.found],
-            "prompt": [c.caption for c in captions.found],
-            "text": [" ".join(c.spans) for c in captions.found],
+            "prompt_id": [make_prompt_id(source, c.caption_id, c.caption) for c in captions],
+            "prompt": [c.caption for c in captions],
+            "text": [c.text for c in captions],
             "prompt_type": "real_world",
             "group": source,
-            "source_image_id": [c.image_id for c in captions.found],
-            "source_caption_id": [c.caption_id for c in captions.found],
+            "source_image_id": [c.image_id for c in captions],
+            "source_caption_id": [c.caption_id for c in captions],
         }
     )
+
+
+def left_out(captions: CaptionSet) -> list[dict[str, object]]:
+    """The captions without one text, JSON-safe (a prompt set's ``meta`` may be written)."""
+    return [
+        {
+            "position": c.position,
+            "caption_id": c.caption_id,
+            "caption": c.caption,
+            "candidates": list(c.candidates),
+        }
+        for c in captions.not_found + captions.ambiguous
+    ]

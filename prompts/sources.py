@@ -8,6 +8,7 @@
 ``hf:REPO_ID[:SPLIT]``          a Hugging Face dataset (split ``train`` by default), same mapping
 ``textcaps:PATH[?ocr=OCR]``     TextCaps captions, the text found by the image's OCR tokens
 ``vizwiz:PATH``                 VizWiz-Captions captions flagged as showing text
+                                (both: ``?max_mb=`` the largest file read, 512 by default)
 ``PATH.csv`` etc.               a bare path with a table suffix is read as that format
 
 User tables need a text column; the prompt comes from a mapped column, or from
@@ -187,7 +188,24 @@ def _hf(spec: Spec, options: TableOptions) -> PromptSet:
     return _load_hf(spec, options)
 
 
-class TextCapsOptions(Options):
+def _max_mb() -> Any:
+    from glyphbench.prompts.captions import MAX_CAPTION_FILE_MB
+
+    return Field(
+        default=MAX_CAPTION_FILE_MB,
+        ge=1,
+        description="the largest caption or OCR file read, in MiB (a larger one is refused "
+        "before it is read)",
+    )
+
+
+class VizWizOptions(Options):
+    """Options of the ``vizwiz`` source."""
+
+    max_mb: int = _max_mb()
+
+
+class TextCapsOptions(VizWizOptions):
     """Options of the ``textcaps`` source."""
 
     ocr: str | None = Field(
@@ -202,46 +220,47 @@ class TextCapsOptions(Options):
     "textcaps",
     options=TextCapsOptions,
     target="required",
-    usage="textcaps:PATH[?ocr=OCR_JSON]",
-    summary="TextCaps captions as prompts; the text is the caption's words found by the "
-    "image's OCR tokens (docs/prompts.md).",
+    usage="textcaps:PATH[?ocr=OCR_JSON&max_mb=512]",
+    summary="TextCaps captions as prompts; the text is the one caption span the image's OCR "
+    "tokens find (docs/prompts.md).",
 )
 def _textcaps(spec: Spec, options: TextCapsOptions) -> PromptSet:
     from glyphbench.prompts.captions import read_textcaps
 
     path = Path(spec.target)
-    captions = read_textcaps(path, Path(options.ocr) if options.ocr else None)
-    return _caption_set(spec, path, captions)
+    ocr = Path(options.ocr) if options.ocr else None
+    return _caption_set(spec, path, read_textcaps(path, ocr, options.max_mb))
 
 
 @register(
     "sources",
     "vizwiz",
+    options=VizWizOptions,
     target="required",
-    usage="vizwiz:PATH",
-    summary="VizWiz-Captions captions flagged as showing text; the text is their quoted or "
-    "shared name-like spans (docs/prompts.md).",
+    usage="vizwiz:PATH[?max_mb=512]",
+    summary="VizWiz-Captions captions flagged as showing text; the text is the one quoted, "
+    "cued or named span the caption gives (docs/prompts.md).",
 )
-def _vizwiz(spec: Spec, options: NoOptions) -> PromptSet:
+def _vizwiz(spec: Spec, options: VizWizOptions) -> PromptSet:
     from glyphbench.prompts.captions import read_vizwiz
 
     path = Path(spec.target)
-    return _caption_set(spec, path, read_vizwiz(path))
+    return _caption_set(spec, path, read_vizwiz(path, options.max_mb))
 
 
 def _caption_set(spec: Spec, path: Path, captions: CaptionSet) -> PromptSet:
-    """A caption source's prompt set; the captions without text ride along in ``meta``."""
-    from glyphbench.prompts.captions import caption_frame
+    """A caption source's prompt set; the captions without one text ride along in ``meta``."""
+    from glyphbench.prompts.captions import caption_frame, left_out
     from glyphbench.prompts.schema import PromptSet
 
     if not captions.found:
         raise InputError(
             path,
-            f"no caption with text to render among {len(captions.not_found)} "
-            "(see glyphbench prompts validate)",
+            f"no caption with one text to render among {len(captions.not_found)} without one "
+            f"and {len(captions.ambiguous)} with several (see glyphbench prompts validate)",
         )
     frame = map_columns(
-        caption_frame(captions, spec.kind),
+        caption_frame(captions.found, spec.kind),
         TableOptions(),
         where=str(path),
         first_line=None,
@@ -252,14 +271,7 @@ def _caption_set(spec: Spec, path: Path, captions: CaptionSet) -> PromptSet:
         frame,
         source=spec.text,
         version=f"{spec.kind}-{_file_digest(path)}",
-        meta={
-            "path": str(path),
-            # JSON-safe: meta may be written beside a run
-            "captions_without_text": [
-                {"position": c.position, "caption_id": c.caption_id, "caption": c.caption}
-                for c in captions.not_found
-            ],
-        },
+        meta={"path": str(path), "captions_left_out": left_out(captions)},
     )
 
 

@@ -525,6 +525,8 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(path, f"malformed JSON: {exc.msg}", line=number) from None
+        except RecursionError:  # brackets nested past the parser's depth: no traceback
+            raise InputError(path, "JSON nested too deeply", line=number) from None
         if not isinstance(record, dict):
             raise InputError(
                 path, f"expected a JSON object, got {json_kind(type(record))}", line=number
