@@ -625,7 +625,7 @@ def yaml_loader() -> type:
             self.depth += 1
             try:
                 if self.depth > MAX_YAML_DEPTH:
-                    mark = self.peek_event().start_mark
+                    mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                     problem = f"nested more than {MAX_YAML_DEPTH} levels deep"
                     raise ComposerError(None, None, problem, mark)
                 return super().compose_node(parent, index)
