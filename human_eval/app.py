@@ -21,8 +21,11 @@ the server checks against the ``--auth-file`` (``user:password`` lines, compared
 in constant time); it shows progress per image and per participant and offers
 the export. Gradio's own ``auth=`` would put the whole app (raters included)
 behind one login, which is why the admin check is separate. Optional rater
-logins (``rater_auth``) use Gradio's ``auth=``; the login then is the
-participant id, so logging in again resumes.
+logins (``rater_auth``) use Gradio's ``auth=`` with a check limited like the
+admin's (:func:`glyphbench.human_eval.guard.rater_login`); the login then is the
+participant id, so logging in again resumes. A successful admin login leaves a
+device token in the browser (``gr.BrowserState``), which keeps that browser out of
+the locks strangers' guesses set (:class:`glyphbench.human_eval.guard.LoginGuard`).
 
 What the app lets in (admin logins rate-limited, uploads refused, request bodies
 capped, inputs read raw) is :mod:`glyphbench.human_eval.guard`; starting the server
@@ -38,6 +41,8 @@ Gradio is imported inside :func:`build_app`, so importing this module is cheap.
 from __future__ import annotations
 
 import atexit
+import hashlib
+import hmac
 import logging
 import shutil
 import tempfile
@@ -389,6 +394,9 @@ def admin_panel(
                     label="Password", type="password", elem_id="admin-password"
                 )
             admin_btn = gr.Button("Show progress and export", elem_id="admin-btn")
+            # The browser's device token (LoginGuard), kept in its localStorage.
+            storage_key, secret = device_storage(logins)
+            device = gr.BrowserState("", storage_key=storage_key, secret=secret)
             # Nothing but the login until a login succeeds: no empty tables, no file box,
             # and so a refused login is its message alone (no output to mark as failed).
             with gr.Column(visible=False, elem_id="admin-panel") as panel:
@@ -399,25 +407,36 @@ def admin_panel(
 
             exports = ExportFolder(study.folder)
 
-            def on_admin(user: Any, password: Any, request: gr.Request) -> list[Any]:
-                address = client_address(request) or "local"
+            def on_admin(
+                user: Any, password: Any, request: gr.Request, token: Any = None
+            ) -> list[Any]:
+                address = client_address(request)
                 try:
-                    logins.attempt(address, text_input(user), text_input(password))
+                    token = logins.attempt(
+                        address, text_input(user), text_input(password), text_input(token)
+                    )
                 except LoginRefused as exc:  # the panel stays hidden: only the message shows
                     raise gr.Error(str(exc), print_exception=False) from None
-                snapshot: list[Any] = guarded(
+                summary, images, people, path = guarded(
                     "admin", lambda: admin_snapshot(study, service, exports)
                 )
-                return snapshot
+                return [summary, images, people, token, path]
 
             on_admin.__annotations__["request"] = gr.Request
             admin_btn.click(
                 on_admin,
-                [admin_user, admin_password],
-                [summary, per_image, per_participant, export_file],
+                [admin_user, admin_password, device],
+                [summary, per_image, per_participant, device, export_file],
                 api_name="admin",
                 preprocess=False,
             ).success(lambda: gr.update(visible=True), None, panel, api_name=False)
+
+
+def device_storage(logins: LoginGuard) -> tuple[str, str]:
+    """Where the admin page keeps its device token: a localStorage key and an encryption
+    secret derived from the study's key, so they last across restarts and differ per study."""
+    derived = hmac.new(logins.device_key, b"admin-page-storage", hashlib.sha256).hexdigest()
+    return f"glyphbench-admin-{derived[:12]}", derived[12:44]
 
 
 def guarded(action: str, run: Callable[[], Any]) -> Any:

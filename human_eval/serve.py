@@ -13,12 +13,21 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from glyphbench.core.errors import InputError
 from glyphbench.human_eval.app import ADMIN_ROUTE, HIDDEN_CSS, SHORTCUTS_JS, build_app, page_theme
-from glyphbench.human_eval.guard import LoginGuard, RequestLimits, read_auth_file
+from glyphbench.human_eval.guard import (
+    LoginGuard,
+    RequestLimits,
+    ServedHosts,
+    device_key,
+    rater_login,
+    read_auth_file,
+)
 from glyphbench.human_eval.service import RatingService
 from glyphbench.human_eval.study import Study
 
@@ -112,8 +121,20 @@ def launch(
     quiet: bool = False,
     max_claims_per_address: int | None = None,
     guard: LoginGuard | None = None,
+    rater_guard: LoginGuard | None = None,
+    trusted_proxies: Sequence[str] = (),
+    allowed_hosts: Sequence[str] = (),
 ) -> Any:
-    """Build and launch the app: localhost by default, serving only the study's images."""
+    """Build and launch the app: localhost by default, serving only the study's images.
+
+    ``guard`` and ``rater_guard`` limit the admin's and the raters' logins (default: a
+    :class:`LoginGuard` of the auth file's users; the admin's device tokens keyed by the
+    study's ``.admin-key``). ``trusted_proxies``: the addresses (or networks) of proxies
+    whose X-Forwarded-For names the client; nobody else's is believed.
+    ``allowed_hosts``: names besides ``localhost`` and IP addresses that requests may
+    give as ``Host`` (:func:`served_names`).
+    """
+    check_proxies(trusted_proxies)
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     if "GRADIO_TEMP_DIR" not in os.environ:
         os.environ["GRADIO_TEMP_DIR"] = str(private_temp_dir(study))
@@ -121,11 +142,16 @@ def launch(
         exit_on_sigterm()
     admin_users = read_auth_file(auth_file) if auth_file else None
     rater_users = read_auth_file(rater_auth_file) if rater_auth_file else None
+    if admin_users and guard is None:
+        guard = LoginGuard(admin_users, device_key=device_key(study.folder))
+    if rater_users and rater_guard is None:
+        rater_guard = LoginGuard(rater_users, name="rater")
     service = RatingService(study, max_claims_per_address=max_claims_per_address)
     demo = build_app(study, admin_users=admin_users, service=service, guard=guard)
     demo.queue(default_concurrency_limit=16)
+    access = Access(served_names(host, allowed_hosts), tuple(trusted_proxies), rater_guard)
     try:
-        _launch(demo, study, host, port, rater_users)
+        _launch(demo, study, host, port, access)
     except OSError as exc:
         if "Cannot find empty port" in str(exc):  # Gradio's words name its own settings
             raise port_in_use(host, port) from None
@@ -142,34 +168,101 @@ def launch(
     return demo
 
 
-def _launch(
-    demo: Any,
-    study: Study,
-    host: str,
-    port: int | None,
-    rater_users: dict[str, str] | None,
-) -> None:
+@dataclass(frozen=True)
+class Access:
+    """Who may reach the server: the ``Host`` names it answers to, the proxies it
+    believes, and the rater logins' guard (None: no rater login)."""
+
+    names: tuple[str, ...]
+    trusted_proxies: tuple[str, ...]
+    rater_guard: LoginGuard | None
+
+
+def check_proxies(proxies: Sequence[str]) -> None:
+    """InputError (one line) for a ``--trusted-proxy`` that is no address or network.
+
+    >>> check_proxies(["127.0.0.1", "10.0.0.0/8", "::1"])
+    >>> check_proxies(["proxy.local"])
+    Traceback (most recent call last):
+    ...
+    glyphbench.core.errors.InputError: --trusted-proxy 'proxy.local' is not an IP address or \
+network (e.g. 127.0.0.1 or 10.0.0.0/8)
+    """
+    import ipaddress
+
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise InputError(
+                None,
+                f"--trusted-proxy {proxy!r} is not an IP address or network "
+                "(e.g. 127.0.0.1 or 10.0.0.0/8)",
+            ) from None
+
+
+def served_names(host: str, allowed: Sequence[str] = ()) -> tuple[str, ...]:
+    """The host names requests may give (IP addresses and ``localhost`` always pass):
+    ``allowed``, the bound host when it is a name, and the machine's own names when the
+    server listens on every interface.
+
+    >>> served_names("127.0.0.1", ["study.example.org"])
+    ('study.example.org',)
+    """
+    import ipaddress
+    import socket
+
+    names = [*allowed]
+    try:
+        bound = ipaddress.ip_address(host)
+    except ValueError:
+        names.append(host)
+    else:
+        if bound.is_unspecified:  # 0.0.0.0 or ::: reached by the machine's own names too
+            names += [socket.gethostname(), socket.getfqdn()]
+    return tuple(dict.fromkeys(name.lower() for name in names if name))
+
+
+def _launch(demo: Any, study: Study, host: str, port: int | None, access: Access) -> None:
     """Gradio's launch, quiet: its own lines (the local URL, the ``share=True`` hint) are
-    replaced by :func:`launch`'s, which name this app's addresses and options."""
+    replaced by :func:`launch`'s, which name this app's addresses and options.
+
+    uvicorn believes X-Forwarded-For from ``FORWARDED_ALLOW_IPS`` (Gradio passes it no
+    setting of its own; uvicorn's default, 127.0.0.1, would let any local process name
+    any address): set to the trusted proxies while the server is made, then put back.
+    """
     from starlette.middleware import Middleware
 
-    private = [study.folder / name for name in ("manifest.parquet", "study.json")]
+    private = [study.folder / name for name in ("manifest.parquet", "study.json", ".admin-key")]
     private += list(study.folder.glob("ratings.sqlite*"))
-    demo.launch(
-        server_name=host,
-        server_port=port,
-        auth=list(rater_users.items()) if rater_users else None,
-        allowed_paths=[str(study.images_dir)],
-        blocked_paths=[str(p) for p in private],
-        prevent_thread_lock=True,  # the URLs are printed first, then the thread blocks
-        quiet=True,
-        show_error=True,
-        max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
-        app_kwargs={"middleware": [Middleware(RequestLimits)]},
-        footer_links=[],
-        head=SHORTCUTS_JS,
-        css=HIDDEN_CSS,
-        theme=page_theme(),
-        ssr_mode=False,
-        mcp_server=False,
-    )
+    guard = access.rater_guard
+    middleware = [
+        Middleware(ServedHosts, allowed=access.names, trusted_proxies=access.trusted_proxies),
+        Middleware(RequestLimits),
+    ]
+    previous = os.environ.get("FORWARDED_ALLOW_IPS")
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(access.trusted_proxies)
+    try:
+        demo.launch(
+            server_name=host,
+            server_port=port,
+            auth=rater_login(guard) if guard is not None else None,
+            allowed_paths=[str(study.images_dir)],
+            blocked_paths=[str(p) for p in private],
+            prevent_thread_lock=True,  # the URLs are printed first, then the thread blocks
+            quiet=True,
+            show_error=True,
+            max_file_size=1,  # no uploads (RequestLimits refuses them before Gradio sees them)
+            app_kwargs={"middleware": middleware},
+            footer_links=[],
+            head=SHORTCUTS_JS,
+            css=HIDDEN_CSS,
+            theme=page_theme(),
+            ssr_mode=False,
+            mcp_server=False,
+        )
+    finally:
+        if previous is None:
+            os.environ.pop("FORWARDED_ALLOW_IPS", None)
+        else:
+            os.environ["FORWARDED_ALLOW_IPS"] = previous

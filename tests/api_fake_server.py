@@ -27,7 +27,9 @@ of the key: ``echo-json`` (JSON-escaped, ``\\/`` and ``\\u002b``), ``echo-unicod
 (every character ``\\uXXXX``), ``echo-url`` (URL-encoded), ``echo-base64`` (base64 of
 the request's key header value), ``echo-long`` (after 290 characters of text),
 ``echo-half`` (its first half only), ``echo-refuse`` (a refusal quoting it),
-``echo-malformed`` (HTTP 200, broken JSON holding it after 60 characters);
+``echo-malformed`` (HTTP 200, broken JSON holding it after 60 characters),
+``echo-split:N:SEP`` (in pieces of N characters joined by SEP: ``space``, ``dash``,
+``dot``, ``newline`` or ``comma``);
 ``redirect`` (HTTP 307 to ``redirect_to``, e.g. another server). ``delay`` slows
 every paid request. Every request is logged (``server.log``); nothing leaves 127.0.0.1.
 """
@@ -286,6 +288,12 @@ class Handler(BaseHTTPRequestHandler):
             "echo-half": key[: len(key) // 2],
             "echo-refuse": key,
         }
+        if action.startswith("echo-split:"):
+            _, size, name = action.split(":")
+            joiner = {"space": " ", "dash": "-", "dot": ".", "newline": "\n", "comma": ", "}[name]
+            echoes[action] = joiner.join(
+                key[i : i + int(size)] for i in range(0, len(key), int(size))
+            )
         text = echoes.get(action, key)
         kind = "content_policy" if action == "echo-refuse" else "invalid_api_key"
         body = '{"error": {"type": "' + kind + '", "message": "bad key ' + text + '."}}'

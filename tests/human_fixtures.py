@@ -141,8 +141,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def launch_app(study_dir: Path, auth_file: Path | None = None):  # -> (demo, url)
-    """Launch the rating app in this process on a free localhost port, without blocking."""
+def launch_app(study_dir: Path, auth_file: Path | None = None, **options: Any):  # -> (demo, url)
+    """Launch the rating app in this process on a free localhost port, without blocking.
+
+    Requests from 127.0.0.1 may name their client in X-Forwarded-For (a reverse proxy on
+    this host, ``--trusted-proxy 127.0.0.1``), so tests speak for raters at many addresses;
+    ``options`` go to :func:`glyphbench.human_eval.serve.launch`.
+    """
     import os
 
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
@@ -152,7 +157,10 @@ def launch_app(study_dir: Path, auth_file: Path | None = None):  # -> (demo, url
     port = free_port()
     if auth_file is not None:
         auth_file.chmod(0o600)  # the server refuses a password file others may read
-    demo = launch(load_study(study_dir), port=port, auth_file=auth_file, block=False, quiet=True)
+    options.setdefault("trusted_proxies", ("127.0.0.1",))
+    demo = launch(
+        load_study(study_dir), port=port, auth_file=auth_file, block=False, quiet=True, **options
+    )
     return demo, f"http://127.0.0.1:{port}/"
 
 

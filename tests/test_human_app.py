@@ -131,6 +131,7 @@ def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
         study / "manifest.parquet",
         study / "study.json",
         study / "ratings.sqlite",
+        study / ".admin-key",
         Path(app["run"]) / "results.parquet",
         Path("/etc/passwd"),
     ):
@@ -138,9 +139,10 @@ def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
     c = client(url)
     with pytest.raises(AppError, match="Wrong user or password"):
         c.predict("lead", "guess", api_name="/admin")
-    summary, per_image, _per_participant, export = c.predict(
+    summary, per_image, _per_participant, device, export = c.predict(
         "lead", "s3cret-pass", api_name="/admin"
     )
+    assert device  # the device token the page keeps in the browser (LoginGuard)
     assert "images have 3 ratings" in summary
     assert per_image["headers"][:2] == ["image_id", "is_gold"]
     assert export  # a CSV path served back for download

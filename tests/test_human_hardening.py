@@ -2,7 +2,8 @@
 
 One app is launched for the module (20 images, K=2, batches of 5 + 1 gold), as a
 hostile or clumsy client would meet it. Addresses are set with X-Forwarded-For, which
-the server trusts from 127.0.0.1 only (as behind a reverse proxy on the same host).
+this server believes from 127.0.0.1 (``--trusted-proxy 127.0.0.1``, as behind a reverse
+proxy on the same host; ``human_fixtures.launch_app``).
 """
 
 from __future__ import annotations

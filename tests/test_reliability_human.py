@@ -1,5 +1,6 @@
 """The rating app's second audit (issue 25): plain-text prompts, sticky finishing,
-per-address lockout, exports removed on SIGTERM, spreadsheet-safe CSVs."""
+per-address lockout (the lead's browser never locked out), exports removed on SIGTERM,
+spreadsheet-safe CSVs."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pandas as pd
 import pytest
 from human_fixtures import make_run
 
-from glyphbench.human_eval.guard import LoginGuard, LoginRefused, plain_markdown
+from glyphbench.human_eval.guard import LoginGuard, LoginPolicy, LoginRefused, plain_markdown
 from glyphbench.human_eval.report import export_ratings
 from glyphbench.human_eval.service import RatingService
 from glyphbench.human_eval.study import create_study, load_study
@@ -68,18 +69,26 @@ def test_rate_more_with_nothing_left_keeps_a_rater_finished(run: Path, tmp_path:
     assert service.store.progress_per_participant()["finished"].all()
 
 
-def test_admin_lockout_is_per_address_never_for_everyone() -> None:
-    guard = LoginGuard({"lead": "pw"}, per_address=5)
+def test_admin_lockout_is_per_address_never_for_the_leads_browser() -> None:
+    guard = LoginGuard({"lead": "pw"}, policy=LoginPolicy(account_free=10**6))
+    token = guard.attempt("10.9.9.9", "lead", "pw")  # the lead's browser, once
     for number in range(40):  # many addresses, a few wrong guesses each
         for _ in range(2):
             with pytest.raises(LoginRefused, match="Wrong"):
                 guard.attempt(f"10.0.{number}.1", "lead", "guess")
-    guard.attempt("10.9.9.9", "lead", "pw")  # the lead is never locked out by others
+    guard.attempt("10.9.9.8", "lead", "pw")  # no address is locked out by the others
     for _ in range(5):
         with pytest.raises(LoginRefused):
-            guard.attempt("10.0.0.1", "lead", "guess")
+            guard.attempt("10.9.9.9", "lead", "guess")
     with pytest.raises(LoginRefused, match="Too many"):
-        guard.attempt("10.0.0.1", "lead", "pw")
+        guard.attempt("10.9.9.9", "lead", "pw")
+    guard.attempt("10.9.9.9", "lead", "pw", token)  # the lead's browser is not locked out
+    default = LoginGuard({"lead": "pw"})  # the default also limits the account as a whole
+    for number in range(25):
+        with pytest.raises(LoginRefused):
+            default.attempt(f"10.1.{number}.1", "lead", "guess")
+    with pytest.raises(LoginRefused, match="Too many"):
+        default.attempt("10.2.0.1", "lead", "pw")
 
 
 @pytest.mark.slow

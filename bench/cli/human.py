@@ -116,15 +116,30 @@ def serve_command(
         min=1,
         help="Unrated images the raters of one client address may hold at once "
         "(default: study.json's, else a quarter of the study's ratings); browsers on this "
-        "machine are not capped (a local pilot). Behind a reverse proxy, forward "
-        "X-Forwarded-For so raters are told apart.",
+        "machine are not capped (a local pilot). Behind a reverse proxy, name it with "
+        "--trusted-proxy so raters are told apart.",
+    ),
+    trusted_proxy: list[str] = typer.Option(
+        [],
+        "--trusted-proxy",
+        help="Address or network of a reverse proxy whose X-Forwarded-For names the client "
+        "(repeatable; e.g. 127.0.0.1). Without it the header is ignored: the client is the "
+        "socket's peer, for logins and claims alike.",
+    ),
+    allowed_host: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        help="A host name raters' browsers use for this server (repeatable), e.g. the "
+        "proxy's public name; IP addresses and localhost always pass, other names are "
+        "refused (DNS rebinding).",
     ),
 ) -> None:
     """Run the rating app for STUDY (blocks until Ctrl-C)."""
-    from glyphbench.human_eval.serve import check_bind, check_port, launch
+    from glyphbench.human_eval.serve import check_bind, check_port, check_proxies, launch
     from glyphbench.human_eval.study import load_study
 
     check_bind(host, port)
+    check_proxies(trusted_proxy)
     check_port(host, port)  # one line naming --port, not Gradio's words about launch()
     launch(
         load_study(study),
@@ -133,6 +148,8 @@ def serve_command(
         auth_file=auth_file,
         rater_auth_file=rater_auth_file,
         max_claims_per_address=max_claims_per_address,
+        trusted_proxies=trusted_proxy,
+        allowed_hosts=allowed_host,
     )
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from glyphbench.core.io import write_table
 from glyphbench.core.progress import LineProgress, Ticker
+from glyphbench.core.terminal import printable
 from glyphbench.prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
 from glyphbench.prompts.sources import load_prompt_set, load_source
 
@@ -48,7 +50,9 @@ def show_command(
     loaded = load_source(source)
     picked = select(loaded, sample=n if sample else None, seed=seed, limit=n)
     console = Console()
-    console.print(f"[bold]{source}[/]: {len(loaded):,} prompts, version {loaded.version}")
+    console.print(
+        _plain(f"{source}: {len(loaded):,} prompts, version {loaded.version}", style="bold")
+    )
     table = Table(show_lines=False)
     for column in ("prompt_id", "prompt_type", "group", "text", "prompt"):
         table.add_column(column, overflow="fold")
@@ -56,11 +60,18 @@ def show_command(
         values = [getattr(row, c) for c in ("prompt_id", "prompt_type", "group", "text", "prompt")]
         table.add_row(
             *[
-                "" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else str(v)
+                _plain("" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v)
                 for v in values
             ]
         )
     console.print(table)
+
+
+def _plain(value: object, style: str = "") -> Any:
+    """``value`` as Rich text shown as it is: no markup, terminal controls escaped."""
+    from rich.text import Text
+
+    return Text(printable(str(value), newlines=True), style=style)
 
 
 @prompts_app.command("stats")
@@ -78,15 +89,18 @@ def stats_command(
     if chart is not None:
         write_chart(stats, chart)
     if as_json:
-        typer.echo(json.dumps(stats, ensure_ascii=False))
+        typer.echo(printable(json.dumps(stats, ensure_ascii=False)))
         return
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
     console.print(
-        f"[bold]{stats['source']}[/]: {stats['rows']:,} prompts, version {stats['version']}, "
-        f"{stats['unique_texts']:,} distinct texts"
+        _plain(
+            f"{stats['source']}: {stats['rows']:,} prompts, version {stats['version']}, "
+            f"{stats['unique_texts']:,} distinct texts",
+            style="bold",
+        )
     )
     for key in ("prompt_type", "group", "cefr", "char_length", "word_count", "flags"):
         table = Table(title=key, title_justify="left")
@@ -94,10 +108,10 @@ def stats_command(
         table.add_column("prompts", justify="right")
         table.add_column("share", justify="right")
         for value, count in stats[key].items():
-            table.add_row(str(value), f"{count:,}", f"{count / max(stats['rows'], 1):.1%}")
+            table.add_row(_plain(value), f"{count:,}", f"{count / max(stats['rows'], 1):.1%}")
         console.print(table)
     if chart is not None:
-        console.print(f"chart -> {chart}")
+        console.print(_plain(f"chart -> {chart}"))
 
 
 @prompts_app.command("select")
@@ -158,11 +172,12 @@ def validate_command(
 
     findings = audit(source)
     for finding in findings:
-        typer.echo(json.dumps(finding.to_dict(), ensure_ascii=False) if as_json else str(finding))
+        shown = json.dumps(finding.to_dict(), ensure_ascii=False) if as_json else str(finding)
+        typer.echo(printable(shown))
     if not as_json:
         counts = summarize(findings)
         typer.echo("")
-        typer.echo(f"{len(findings)} finding(s) in {source}:")
+        typer.echo(printable(f"{len(findings)} finding(s) in {source}:"))
         for kind, count in counts.items():
             typer.echo(f"  {kind:<18} {count}")
     if strict and findings:

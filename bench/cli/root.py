@@ -17,6 +17,7 @@ from rich.text import Text
 
 from glyphbench import __version__
 from glyphbench.core.errors import user_error
+from glyphbench.core.terminal import printable
 
 app = typer.Typer(
     name="glyphbench",
@@ -95,8 +96,9 @@ def main() -> None:
 
 
 def print_error(message: str) -> None:
-    """``error: message`` on stderr, the message printed as is (never read as markup)."""
-    line = Text.assemble(("error:", "bold red"), " ", message.replace("\n", " "))
+    """``error: message`` on stderr, on one line, never read as markup, with terminal
+    controls from the files it quotes escaped (:func:`~glyphbench.core.terminal.printable`)."""
+    line = Text.assemble(("error:", "bold red"), " ", printable(message.replace("\n", " ")))
     Console(stderr=True, highlight=False, soft_wrap=True).print(line)
 
 

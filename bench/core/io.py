@@ -16,6 +16,7 @@ another process is writing right now.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -566,20 +567,27 @@ def read_text(path: str | Path, *, limit: int | None = None) -> str:
 def yaml_data(text: str, source: str | Path | None) -> Any:
     """The data of YAML ``text`` (None when empty); a syntax error names ``source`` and line.
 
+    Every YAML file glyphbench reads comes through here (:func:`yaml_loader`): a key
+    given twice in one mapping and values nested more than :data:`MAX_YAML_DEPTH` deep
+    are refused, naming the line.
+
     >>> yaml_data("ocr: easyocr\\nlimit: 4\\n", "run.yaml")
     {'ocr': 'easyocr', 'limit': 4}
-    >>> try:
-    ...     yaml_data("vaes: [identity\\n", "vaes.yaml")
-    ... except InputError as exc:
-    ...     print(exc)
-    vaes.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>'
+    >>> for bad in ("vaes: [identity\\n", "limit: 3\\nocr: x\\nlimit: 5\\n"):
+    ...     try:
+    ...         yaml_data(bad, "run.yaml")
+    ...     except InputError as exc:
+    ...         print(exc)
+    run.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>'
+    run.yaml:3: invalid YAML: duplicate key 'limit' (also on line 1; YAML would keep only the last)
     """
     import yaml
 
     if len(text) > MAX_CONFIG_BYTES:
         raise InputError(source, f"{_too_large(len(text))}")
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml_loader()(text)  # refuses a control character: naming the file too
         node = loader.get_single_node()
         if node is None:
             return None
@@ -591,7 +599,66 @@ def yaml_data(text: str, source: str | Path | None) -> Any:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(source, f"invalid YAML: {problem}", line=line) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
+
+
+#: The deepest nesting of lists and mappings a YAML file may have (configs use 4 or 5
+#: levels; PyYAML's composer recurses once per level, and 2,000 levels overflowed
+#: Python's stack with a traceback instead of a one-line error).
+MAX_YAML_DEPTH = 100
+
+
+@functools.cache
+def yaml_loader() -> type:
+    """PyYAML's ``SafeLoader`` refusing duplicate keys and nesting over :data:`MAX_YAML_DEPTH`.
+
+    Both are YAML errors with the line of the offending key or value, so
+    :func:`yaml_data` and :func:`glyphbench.core.errors.user_error` name the file and line.
+    """
+    import yaml
+    from yaml.composer import ComposerError
+    from yaml.constructor import ConstructorError
+
+    class Loader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.depth += 1
+            try:
+                if self.depth > MAX_YAML_DEPTH:
+                    mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                    problem = f"nested more than {MAX_YAML_DEPTH} levels deep"
+                    raise ComposerError(None, None, problem, mark)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                _refuse_duplicate_keys(self, node, ConstructorError)
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
+
+
+def _refuse_duplicate_keys(loader: Any, node: Any, error: type[Exception]) -> None:
+    """A YAML error at the second of two equal keys of mapping ``node`` (merge keys aside)."""
+    first_line: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # ``<<: *base`` then a key of base: an override YAML means
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            earlier = first_line.get(key)
+        except TypeError:
+            continue  # an unhashable key: PyYAML's own error follows
+        if earlier is not None:
+            problem = (
+                f"duplicate key {key!r} (also on line {earlier}; YAML would keep only the last)"
+            )
+            raise error(None, None, problem, key_node.start_mark)
+        first_line[key] = key_node.start_mark.line + 1
 
 
 #: The largest config file read (1 MiB: configs are a few KB; issue 32).

@@ -15,12 +15,19 @@ cheap: heavy libraries (torch, diffusers) load only inside the adapters.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.models.base import ImageRequest, ModelAdapter
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ImageRequest",
     "ModelAdapter",
+    "check_prompts",
     "get_model",
 ]
 
@@ -33,3 +40,10 @@ def get_model(spec: str | Spec) -> ModelAdapter:
     """
     model: ModelAdapter = PLUGINS.create("models", spec)
     return model
+
+
+def check_prompts(specs: Iterable[str | Spec], frame: pd.DataFrame, source: str) -> None:
+    """Refuse prompts one of the models cannot make images of (the render controls: a text
+    over their limit), before a run writes anything (:meth:`ModelAdapter.check_prompts`)."""
+    for spec in specs:
+        get_model(spec).check_prompts(frame, source)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import pandas as pd
     from PIL import Image
 
     from glyphbench.models.layout import SuiteLayout
@@ -101,6 +102,10 @@ class ModelAdapter(ABC):
 
     #: True for adapters that pay per image (hosted APIs): rows get a ``cost_usd``.
     billable: bool = False
+
+    def check_prompts(self, frame: pd.DataFrame, source: str) -> None:  # noqa: B027 - optional hook
+        """Refuse, before a run writes anything, prompts this adapter cannot make images of
+        (an :class:`~glyphbench.core.errors.InputError` naming ``source`` and the prompt)."""
 
     def bind_run(self, context: RunContext) -> None:  # noqa: B027 - optional hook
         """Learn the run's folder, price, spending cap and cache (hosted APIs use them)."""

@@ -16,6 +16,11 @@ Every control is labelled ``is_control=True`` in results and reports.
 Option ``size`` (pixels, at least 32, default 512) sets the square image size;
 ``rate`` (0..1) is required by ``typo`` and refused by the others
 (:class:`ControlOptions`, :class:`TypoOptions`).
+A text of more than :data:`MAX_RENDER_CHARS` characters (4,000) is refused before a run
+writes anything (:meth:`ControlModel.check_prompts`): the default 512-pixel image holds
+about that many at the smallest font (6 px), and line breaking takes time in proportion
+to the text's length (about 1.5 s for 2,000 characters without a space on one core,
+``benchmarks/bench_render.py``).
 Only PIL is used, and only the DejaVu fonts bundled with matplotlib, so the
 images are the same on every machine. Text with Chinese or Japanese characters
 (which DejaVu lacks) is drawn with a CJK system font instead
@@ -35,12 +40,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from glyphbench.core.errors import InputError
 from glyphbench.core.fonts import MISSING_CJK, bundled_fonts, cjk_fonts
 from glyphbench.core.registry import Options, Spec, register
 from glyphbench.models.base import ImageRequest, ModelAdapter
 from glyphbench.prompts.scripts import char_script
 
 if TYPE_CHECKING:
+    import pandas as pd
     from PIL import Image, ImageFont
 
 #: Legible bundled fonts the render control chooses from (no light/math/display faces).
@@ -61,6 +68,9 @@ CONTROL_FONTS = (
 TYPO_ALPHABET = string.ascii_letters + string.digits
 
 DEFAULT_SIZE = 512
+#: The longest text the render and typo controls draw (LongText-Bench's longest is 482
+#: characters; 4,000 fill the default 512-pixel image at the smallest font size, 6 px).
+MAX_RENDER_CHARS = 4_000
 MARGIN = 0.08  # fraction of the side kept free on each edge
 MIN_FONT_FRACTION = 1 / 24  # smallest font size, as a fraction of the side (still legible)
 
@@ -128,11 +138,17 @@ def cjk_font_faces() -> tuple[tuple[Path, int], ...]:
 
 
 def _text_width(font: ImageFont.FreeTypeFont, text: str) -> float:
+    """The one measure of drawn text (its cost grows with ``len(text)``)."""
     return float(font.getlength(text))
 
 
 def wrap(text: str, font: ImageFont.FreeTypeFont, max_width: float) -> list[str]:
-    """Greedy word wrap to ``max_width`` pixels; a word too long for a line is split."""
+    """Greedy word wrap to ``max_width`` pixels; a word too long for a line is split.
+
+    Each line is measured a bounded number of times, so the work grows with the text's
+    length times log of a line's (a word too long for a line is cut by
+    :func:`_longest_start`), not with its square.
+    """
     lines: list[str] = []
     for paragraph in text.splitlines() or [""]:
         current = ""
@@ -143,15 +159,40 @@ def wrap(text: str, font: ImageFont.FreeTypeFont, max_width: float) -> list[str]
                 continue
             if current:
                 lines.append(current)
-            while _text_width(font, word) > max_width and len(word) > 1:
-                cut = len(word) - 1
-                while cut > 1 and _text_width(font, word[:cut]) > max_width:
-                    cut -= 1
+            while len(word) > 1 and (cut := _longest_start(word, font, max_width)) is not None:
                 lines.append(word[:cut])
                 word = word[cut:]
             current = word
         lines.append(current)
     return lines
+
+
+def _longest_start(word: str, font: ImageFont.FreeTypeFont, max_width: float) -> int | None:
+    """Characters of ``word`` that go on a line of their own (the longest start that fits,
+    at least one, never all), or None when the whole word fits.
+
+    Starts of 2, 4, 8, ... characters are measured until one is too wide, then the
+    length is found by bisection between the last two: about 2 log2(n) measures of at
+    most twice a line, where trying every length from the word's end took n measures of
+    the whole word (quadratic: minutes for 2,000 characters without a space). A longer
+    start is never narrower than a shorter one, so the result is the same.
+    """
+    fits, probe = 1, 2  # word[:fits] goes on the line (one character always does)
+    while True:
+        probe = min(probe, len(word))
+        if _text_width(font, word[:probe]) > max_width:
+            break
+        if probe == len(word):
+            return None
+        fits, probe = probe, 2 * probe
+    too_wide = probe
+    while too_wide - fits > 1:
+        middle = (fits + too_wide) // 2
+        if _text_width(font, word[:middle]) <= max_width:
+            fits = middle
+        else:
+            too_wide = middle
+    return fits
 
 
 def _block_size(
@@ -198,6 +239,20 @@ def _fit(
     return 6, wrap(text, _font(path, 6, index), box)
 
 
+def too_long(length: int) -> str:
+    """Why a text of ``length`` characters is not drawn, and what to do.
+
+    >>> too_long(5000)
+    "its text has 5,000 characters; the render controls draw at most 4,000: shorten it or \
+leave it out (where: 'text.str.len() <= 4000')"
+    """
+    return (
+        f"its text has {length:,} characters; the render controls draw at most "
+        f"{MAX_RENDER_CHARS:,}: shorten it or leave it out "
+        f"(where: 'text.str.len() <= {MAX_RENDER_CHARS}')"
+    )
+
+
 def _contrasting_colours(rng: random.Random) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """(background, ink): a light and a dark colour, in either role."""
     light = tuple(rng.randint(215, 255) for _ in range(3))
@@ -216,6 +271,8 @@ def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
     """
     from PIL import Image, ImageDraw
 
+    if len(text) > MAX_RENDER_CHARS:
+        raise InputError(None, too_long(len(text)))
     rng = random.Random(seed)
     path = rng.choice(control_font_paths())
     index = 0
@@ -271,6 +328,17 @@ class ControlModel(ModelAdapter):
     def __init__(self, size: int = DEFAULT_SIZE, *, spec: str = "") -> None:
         self.spec = spec or f"control:{self.kind}"
         self.size = size
+
+    def check_prompts(self, frame: pd.DataFrame, source: str) -> None:
+        """Refuse a prompt whose text is longer than :data:`MAX_RENDER_CHARS` (blank draws
+        nothing, so any text goes)."""
+        if self.kind == "blank" or "text" not in frame:
+            return
+        lengths = frame["text"].fillna("").astype(str).str.len()
+        if lengths.max() > MAX_RENDER_CHARS:
+            row = int(lengths.to_numpy().argmax())
+            prompt_id = frame["prompt_id"].iloc[row] if "prompt_id" in frame else row
+            raise InputError(source, f"prompt {prompt_id!r}: {too_long(int(lengths.iloc[row]))}")
 
     def describe(self) -> dict[str, Any]:
         return {

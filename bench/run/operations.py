@@ -26,7 +26,7 @@ from glyphbench.core.registry import Spec
 from glyphbench.core.schema import ROW_KEY, failed_mask
 from glyphbench.engine import RunFolder, Shard, start_reader
 from glyphbench.engine.backlog import default_backlog
-from glyphbench.models import get_model
+from glyphbench.models import check_prompts, get_model
 from glyphbench.readers.scripts import check_reader_reads, reader_scripts
 from glyphbench.run.config import RunConfig
 from glyphbench.run.image_jobs import build_jobs, check_prompt_ids
@@ -182,6 +182,7 @@ def run_benchmark(
     check_prompt_ids(prompt_set.frame, config.prompts)  # issue 32: before anything is written
     check_reader_reads(config.ocr, prompt_set.frame)  # issue 13: refuse before writing
     check_files(config, prompt_set)  # issue 33: images: files named nothing, or mostly missing
+    check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts)
     reader_spec = config.ocr
     try:
         _check_same_run(folder, config, prompt_set)
@@ -490,6 +491,7 @@ def plan_run(
     models = []
     for entry in config.models:
         adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
+        adapter.check_prompts(prompt_set.frame, config.prompts)  # as the run would refuse
         todo = [j for j in jobs[entry.label] if j.key not in done]
         model: dict[str, Any] = {
             "label": entry.label,

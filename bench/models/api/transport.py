@@ -196,12 +196,19 @@ class Redactor:
     JSON-escaped (``\\/``, ``\\u002b``), URL-encoded, HTML-escaped, in hex or inside
     base64 (of the secret or of a header value holding it, such as ``Bearer KEY``),
     in any letter case. The whole word holding such a fragment becomes ``***``.
+    However a message splits a secret (groups of 7 characters between spaces, one
+    character a line, dashes or dots between the pieces), its letters and digits in a
+    row still spell :data:`FRAGMENT` of the secret's: every word they span becomes
+    ``***``. Keys of the well-known formats (:data:`KEY_PATTERNS`) are redacted too,
+    whether or not this process was given them.
 
     >>> r = Redactor(["sk-ab/cd+ef-0123456789"])
     >>> r.redact('{"error": "bad key sk-ab\\\\/cd\\\\u002bef-0123456789."}')
     '{"error": "bad key ***"}'
     >>> r.redact("key=sk-ab%2Fcd%2Bef-01 and U2stYWIvY2QrZWYtMDEyMzQ1Njc4OQ==")
     '*** and ***'
+    >>> r.redact("your key: sk-ab/cd +ef-012 3456789. Try again")
+    'your key: *** Try again'
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
@@ -215,15 +222,44 @@ class Redactor:
             for core in (*_base64_cores(raw), raw.hex()):
                 self.encoded |= _fragments(core.lower(), FRAGMENT + FRAGMENT // 3)
         used = "".join(self.secrets)
-        delimiters = "".join(c for c in _DELIMITERS if c not in used)
-        self.token = re.compile(f"(?:{_ESCAPES}|[^\\s{re.escape(delimiters)}])+")
+        self.delimiters = "".join(c for c in _DELIMITERS if c not in used)
+        self.token = re.compile(f"(?:{_ESCAPES}|[^\\s{re.escape(self.delimiters)}])+")
+        # Letters and digits only, in lower case: what a secret still spells when a
+        # message puts spaces, dashes or line breaks between its pieces.
+        self.spelled: set[str] = set()
+        for secret in self.secrets:
+            for form in (secret, *_base64_cores(secret.encode()), secret.encode().hex()):
+                letters = _letters(form)
+                if len(letters) >= FRAGMENT:
+                    self.spelled |= _fragments(letters, FRAGMENT)
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
             text = text.replace(secret, "***")
+        text = _KEY_FORMATS.sub("***", text)
         if not self.secrets:
             return text
-        return self.token.sub(self._word, text)
+        return self.token.sub(self._word, self._spanning(text))
+
+    def _spanning(self, text: str) -> str:
+        """``text`` with every run of words that together spell a fragment made ``***``."""
+        if not self.spelled:
+            return text
+        spelled: list[str] = []  # the letters and digits, escapes decoded, in lower case
+        origin: list[tuple[int, int]] = []  # where in ``text`` each one was written
+        for unit in _UNIT.finditer(text):
+            for char in _letters(_unescape(unit[0]) if len(unit[0]) > 1 else unit[0]):
+                spelled.append(char)
+                origin.append(unit.span())
+        letters = "".join(spelled)
+        spans = [
+            (origin[i][0], origin[i + FRAGMENT - 1][1])
+            for i in range(len(letters) - FRAGMENT + 1)
+            if letters[i : i + FRAGMENT] in self.spelled
+        ]
+        for start, end in reversed(_whole_words(text, spans, self.delimiters)):
+            text = text[:start] + "***" + text[end:]
+        return text
 
     def _word(self, match: re.Match[str]) -> str:
         word = match[0]
@@ -240,6 +276,51 @@ class Redactor:
                 break
             word = decoded
         return match[0]
+
+
+#: One written unit of a message for :meth:`Redactor._spanning`: an escape or a character.
+_UNIT = re.compile(f"{_ESCAPES}|.", re.DOTALL)
+
+#: Keys of well-known formats, redacted wherever they appear: OpenAI and Anthropic
+#: (``sk-``), Google (``AIza``), Hugging Face (``hf_``), Replicate (``r8_``), xAI, Groq,
+#: GitHub, AWS access key ids, and any ``Bearer`` token.
+KEY_PATTERNS = (
+    r"\bsk-[A-Za-z0-9_-]{20,}",
+    r"\bAIza[0-9A-Za-z_-]{35}",
+    r"\bhf_[A-Za-z0-9]{30,}",
+    r"\br8_[A-Za-z0-9]{30,}",
+    r"\bxai-[A-Za-z0-9]{20,}",
+    r"\bgsk_[A-Za-z0-9]{20,}",
+    r"\bgh[pousr]_[A-Za-z0-9]{30,}",
+    r"\bAKIA[0-9A-Z]{16}\b",
+    r"(?<=[Bb]earer )[A-Za-z0-9._~+/-]{16,}=*",
+)
+_KEY_FORMATS = re.compile("|".join(KEY_PATTERNS))
+
+
+def _letters(text: str) -> str:
+    """The ASCII letters and digits of ``text``, in lower case."""
+    return "".join(c for c in text.lower() if c.isascii() and c.isalnum())
+
+
+def _whole_words(text: str, spans: list[tuple[int, int]], delimiters: str) -> list[tuple[int, int]]:
+    """``spans`` of ``text`` widened to whole words (white space or a delimiter ends one),
+    merged."""
+
+    def inside(char: str) -> bool:
+        return not char.isspace() and char not in delimiters
+
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        while start > 0 and inside(text[start - 1]):
+            start -= 1
+        while end < len(text) and inside(text[end]):
+            end += 1
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _fragments(text: str, size: int) -> set[str]:
