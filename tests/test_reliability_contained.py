@@ -238,9 +238,7 @@ def test_an_images_manifest_or_folder_naming_a_file_outside_writes_nothing(
     assert not out.exists()
 
 
-def test_a_reader_view_is_never_written_through_a_link_outside(
-    tmp_path: Path, made: Path
-) -> None:
+def test_a_reader_view_is_never_written_through_a_link_outside(tmp_path: Path, made: Path) -> None:
     from glyphbench.run.reading_store import write_reader_view
 
     run = tmp_path / "run"
