@@ -267,7 +267,7 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
         tables.append(table.append_column("_file", pa.array([number] * table.num_rows)))
     try:
         look = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-    except (pa.ArrowException, ValueError, TypeError):
+    except (pa.ArrowException, ValueError, TypeError, KeyError):  # KeyError: pandas metadata
         return folder.read_parts(ROW_KEY, conform=conform_results, files=files)
     for column in LOOK_COLUMNS:
         if column not in look.columns:
