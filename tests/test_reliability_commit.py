@@ -117,6 +117,31 @@ def test_a_rescore_killed_near_its_end_leaves_old_or_new_never_mixed(
     print(f"{how.name}: {kills} kills, tables left: {seen}")  # old (pixelocr) or new (flipocr)
 
 
+@pytest.mark.slow
+def test_a_merge_stopped_by_sigterm_never_leaves_a_table_without_its_checksum(
+    made: Path, tmp_path: Path
+) -> None:
+    """8 SIGTERMs of `glyphbench merge` at random moments of its run (seeded)."""
+    command = [sys.executable, str(HELPER), "merge"]
+    run = tmp_path / "calibration"
+    shutil.copytree(made, run)
+    started = time.monotonic()
+    subprocess.run([*command, str(run)], env=child_environment(), check=True,
+                   capture_output=True, timeout=120)  # fmt: skip
+    lifetime = time.monotonic() - started
+    rng = random.Random(8)
+    for trial in range(8):
+        run = tmp_path / f"trial-{trial}"
+        shutil.copytree(made, run)
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        process = subprocess.Popen([*command, str(run)], env=child_environment(), **quiet)
+        time.sleep(rng.uniform(0.5, 1.1) * lifetime)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+        assert consistent(run) == "pixelocr"
+        shutil.rmtree(run)
+
+
 class Killed(BaseException):
     """Stands for a kill at one step of a commit (nothing after it runs)."""
 
@@ -220,6 +245,7 @@ def test_a_partial_rescore_names_both_readers_in_the_card_and_the_report(
     """One image the new reader cannot read keeps its old reading: the card and the
     report say the table holds two readers, with their rows."""
     from glyphbench.report.analyse import incomplete_runs
+    from glyphbench.report.suites import card_lines
 
     run = tmp_path / "run"
     shutil.copytree(made, run)
@@ -232,6 +258,8 @@ def test_a_partial_rescore_names_both_readers_in_the_card_and_the_report(
     assert meta["protocol"]["reader"] == "flipocr?fail=" + hard
     [line] = incomplete_runs({"r": {"meta": meta}})
     assert "2 readers" in line and "pixelocr pixelocr 1 (1 row)" in line
+    shown = dict(card_lines(meta["protocol"]))  # the report's and the export's card
+    assert shown["Readers in the table (rows)"].endswith("pixelocr pixelocr 1: 1")
 
 
 def test_report_and_merge_name_a_missing_checksum(

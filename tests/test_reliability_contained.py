@@ -249,3 +249,40 @@ def test_a_reader_view_is_never_written_through_a_link_outside(tmp_path: Path, m
     with pytest.raises(InputError, match="leads outside"):
         write_reader_view(run, "pixelocr")
     assert list(outside.iterdir()) == []
+
+
+def test_a_run_resumed_in_a_folder_whose_images_link_outside_writes_nothing_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sent run folder whose ``images/<model>`` links elsewhere: resuming it there
+    would write the images through the link."""
+    run = tmp_path / "run"
+    generate(run)
+    model_folder = next((run / "images").iterdir())
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.rmtree(model_folder)
+    model_folder.symlink_to(outside, target_is_directory=True)
+    shutil.rmtree(run / "parts")  # every image to make again
+    (run / RESULTS).unlink()
+    config = RunConfig.from_mapping(
+        {"models": ["control:render?size=64"], "batch_size": 4, "seeds": [0],
+         "ocr": "pixelocr", "out": str(run)}
+    )  # fmt: skip
+    with pytest.raises(InputError, match=r"folder 'images/control_render_size=64' leads outside"):
+        run_benchmark(config, prompt_set=prompt_set(4), progress=False)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_real_image_manifest_naming_a_file_outside_is_refused(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from glyphbench.calibration.real_set import MANIFEST_COLUMNS, load_real_set
+
+    Image.new("RGB", (8, 8)).save(tmp_path / "planted.png")
+    sent = tmp_path / "sent"
+    sent.mkdir()
+    row = {column: "x" for column in MANIFEST_COLUMNS} | {"file": ESCAPE}
+    pd.DataFrame([row]).to_csv(sent / "manifest.csv", index=False)
+    with pytest.raises(InputError, match=r"manifest.csv \[line 2\]: file '../planted.png' leads"):
+        load_real_set(sent / "manifest.csv")

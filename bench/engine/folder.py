@@ -48,6 +48,7 @@ from glyphbench.core.io import (
     write_json,
     write_table,
 )
+from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
 from glyphbench.engine.lock import FolderLock
 
@@ -269,6 +270,21 @@ class RunFolder:
         self._holding: set[str] = set()  # shards whose lock this object holds
         self._unsynced: list[Path] | None = None  # images to flush (batch_durability)
         self._sync_thread = 0
+        self._inside: Contained | None = None  # checks the folders it writes into
+        self._checked: set[str] = set()  # ... each once
+
+    def folder_inside(self, relpath: str) -> None:
+        """Refuse to write ``relpath`` when its folder leads outside the run folder.
+
+        A folder someone sent may hold links (``images/<model>`` to elsewhere): a run
+        resumed there would write through them. Each folder is resolved once.
+        """
+        folder = os.path.dirname(relpath)
+        if folder and folder not in self._checked:
+            if self._inside is None:
+                self._inside = Contained(self.root, source=self.root, column="folder")
+            self._inside(folder)
+            self._checked.add(folder)
 
     # -------------------------------------------------------------------- locks
     @contextmanager
@@ -400,6 +416,7 @@ class RunFolder:
         flushed with the batch, before the next part file (issue 26).
         """
         data, sha256 = encode_png(image, self.png_format)
+        self.folder_inside(relpath)
         path = self.root / relpath
         if self._unsynced is None or threading.get_ident() != self._sync_thread:
             write_bytes_atomic(path, data)
@@ -445,6 +462,8 @@ class RunFolder:
             pairs = list(zip(images, relpaths, strict=True))
             return lambda: [self.write_image(image, relpath) for image, relpath in pairs]
         shipped = [i for i, image in enumerate(images) if writer.shippable(image)]
+        for i in shipped:  # the writer process writes them: their folders checked here
+            self.folder_inside(relpaths[i])
         if share:  # this thread takes one share, each writer process one
             share_of = writer.processes
             shipped = shipped[: -(-len(shipped) * share_of // (share_of + 1))]
@@ -506,6 +525,7 @@ class RunFolder:
         if commit is None:
             with Commit(self.root) as own:
                 return self.write_table(frame, relpath, own)
+        self.folder_inside(relpath)
         staged = commit.path(relpath)
         write_table(frame, staged)
         commit.path(checksum_path(relpath).as_posix())
@@ -562,6 +582,7 @@ class RunFolder:
         sha = hashlib.sha256(data).hexdigest()[:PART_SHA_DIGITS]
         name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}-{sha}.parquet"
         path = folder / name
+        self.folder_inside(path.relative_to(self.root).as_posix())
         if commit is not None:
             path = commit.path(path.relative_to(self.root).as_posix())
         write_bytes_atomic(path, data)
