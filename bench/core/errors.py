@@ -56,9 +56,7 @@ class InputError(Exception):
         return f"{where}: {self.problem}" if where else self.problem
 
 
-def _input_error(
-    source: str | None, problem: str, line: int | None, key: str | None
-) -> InputError:
+def _input_error(source: str | None, problem: str, line: int | None, key: str | None) -> InputError:
     return InputError(source, problem, line=line, key=key)
 
 
