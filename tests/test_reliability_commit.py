@@ -192,7 +192,7 @@ def test_a_commit_interrupted_at_any_step_reads_as_old_or_new(
         files("old", folder)
         stop = StopAt(step)
         with monkeypatch.context() as patch:
-            for name in ("replace", "fsync"):
+            for name in ("replace", "fsync", "link"):
                 patch.setattr(durable.os, name, stop.wrap(getattr(os, name)))
             try:
                 with Commit(folder) as commit:

@@ -2,18 +2,19 @@
 
 :class:`Commit` replaces a set of files of one folder together: a run's results table, its
 checksum, run.json and a rescore's part file. The new files are written into a hidden
-staging folder beside them (``.commit.<host>-<pid>-<random>.tmp``) and flushed; then one
-atomic rename puts the commit record ``.commit.json`` (naming the staging folder and
-its files) in place: that rename is the commit. The staged files are then renamed over
+staging folder beside them (``.commit.<host>-<pid>-<random>.tmp``) and flushed; then the
+commit record ``.commit.json`` (naming the staging folder and its files) is put in place
+in one step, a hard link made only where no record is (so one commit never replaces
+another's): that step is the commit. The staged files are then renamed over
 the old ones, and the record and the staging folder are removed.
 
-A process killed before the record's rename leaves the old files, whole, and a
+A process killed before the record is in place leaves the old files, whole, and a
 staging folder no record names (deleted by the next commit once its process is gone).
 One killed after it leaves a record: :func:`settle` (called before a table or run.json
 is read, :mod:`glyphbench.core.io`, and by the next commit) finishes the renames. So
 every glyphbench command sees the old files together or the new ones together, never a
-mix, and never a table without its checksum. Readers only finish renames; the record
-and the staging folder are removed by the next commit, under the folder's lock.
+mix, and never a table without its checksum. Readers only finish renames; a commit
+removes its own record and staging folder, and those a killed process left.
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ class Commit:
             tmp = self.stage / COMMIT_RECORD
             tmp.write_text(json.dumps({"stage": self.stage.name, "files": names}), "utf-8")
             sync_file(tmp)
-            os.replace(tmp, self.root / COMMIT_RECORD)  # the commit
+            self._put_record(tmp)  # the commit
         except BaseException as exc:  # not committed: the old files stand
             shutil.rmtree(self.stage, ignore_errors=True)
             if isinstance(exc, OSError):
@@ -157,6 +158,20 @@ class Commit:
             raise
         sync_folder(self.root)
         settle(self.root, tidy=True)  # interrupted here (a signal): the next reader finishes it
+
+    def _put_record(self, tmp: Path) -> None:
+        """Put the record in place without replacing another commit's (a hard link is
+        made only where no file is): one in the way is finished first."""
+        record = self.root / COMMIT_RECORD
+        while True:
+            try:
+                os.link(tmp, record)
+                return
+            except FileExistsError:
+                settle(self.root, tidy=True)
+            except OSError:  # a file system without hard links: the rename alone
+                os.replace(tmp, record)
+                return
 
 
 def _install_order(path: Path) -> tuple[bool, str, str]:

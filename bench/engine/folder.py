@@ -750,8 +750,9 @@ class RunFolder:
            conformed, shown to ``observe`` and appended to one Parquet writer.
 
         Memory grows with what ``pick`` keeps (the key columns, or integer ranks of
-        them), not with the table. The file is written atomically under the manifest
-        lock: a crash leaves the old table or none, never a torn one. Part files whose
+        them), not with the table. The file and its checksum replace the old ones by
+        one commit under the manifest lock (:class:`Commit`): a crash leaves the old
+        pair or the new, never a torn table. Part files whose
         column types do not combine (or a ``pick`` that raises ``ValueError``) fall
         back to :meth:`merge`'s in-memory way.
 
