@@ -260,6 +260,7 @@ def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
             raise InputError(folder, f"not a run folder: no {' or '.join(RUN_MARKERS)} in it")
         found = inside[0]
         print(f"{folder}: using the run folder inside it, {found}", file=sys.stderr)
+    settle(found)  # a commit a killed process left (its first table, say): finished first
     if not (found / needs).exists():
         raise InputError(found, f"no {needs} in this run folder (has the run finished?)")
     return found
