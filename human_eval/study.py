@@ -36,6 +36,7 @@ from glyphbench.core.io import (
     write_json,
     write_table,
 )
+from glyphbench.core.paths import Contained
 from glyphbench.core.progress import track
 from glyphbench.human_eval.sampling import (
     SamplingError,
@@ -161,6 +162,8 @@ def usable_rows(frame: pd.DataFrame) -> pd.DataFrame:
     ok = frame["image_path"].notna() & (frame["image_path"].astype(str) != "")
     if "error" in frame.columns:
         ok &= frame["error"].fillna("").astype(str) == ""
+    for folder, rows in frame[ok].groupby("run_folder", sort=False):  # each stays in its run
+        Contained(folder, source=Path(folder) / "results.parquet").cells(rows["image_path"])
     exists = [
         bool(k) and (Path(folder) / str(path)).is_file()
         for k, folder, path in zip(ok, frame["run_folder"], frame["image_path"], strict=True)
@@ -372,6 +375,8 @@ def load_study(folder: str | Path) -> Study:
     missing = [c for c in MANIFEST_REQUIRED if c not in manifest.columns]
     if missing:
         raise InputError(folder / MANIFEST, f"missing columns {missing}")
+    # the app shows and serves these files: each stays inside the study folder
+    Contained(folder, source=folder / MANIFEST, column="file").cells(manifest["file"])
     study = Study(folder=folder.resolve(), config=config, manifest=manifest)
     if study.database.exists():
         check_ratings(study)

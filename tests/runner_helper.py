@@ -16,7 +16,8 @@ Run as a script it registers them and then behaves exactly like ``glyphbench``::
   call, in torch with ``torch=1``; with ``started``, each call first creates
   ``DIR/<pid>`` so a test can wait for a read to be under way),
   ``watchocr?delay=S&watch=DIR&log=FILE`` (slowocr logging, per call, the images under
-  DIR not yet read), ``ocr_blind``
+  DIR not yet read), ``flipocr?fail=READINGS`` (a second reader: pixelocr's text
+  reversed, failing on the images pixelocr reads as one of READINGS), ``ocr_blind``
   (created fine, every read fails) and ``ocr_dead`` (cannot be created).
 """
 
@@ -121,6 +122,30 @@ class BlindOCR(PixelOCR):
         raise RuntimeError("Could not initialize: no such language")
 
 
+class FlipOCROptions(Options):
+    fail: str = ""  # comma-separated pixelocr readings of the images to fail on
+
+
+class FlipOCR(PixelOCR):
+    """A second reader: pixelocr's text reversed, under its own name; it fails on the
+    images whose pixelocr reading ``fail`` lists (a rescore that cannot re-read them)."""
+
+    name = "flipocr"
+
+    def __init__(self, options: FlipOCROptions) -> None:
+        self.fail = set(filter(None, options.fail.split(",")))
+
+    @property
+    def version(self) -> str:
+        return "flipocr 1"
+
+    def read(self, images: Sequence[Any]) -> list[Reading]:
+        readings = super().read(images)
+        if any(reading.text in self.fail for reading in readings):
+            raise RuntimeError("flipocr cannot read this one")
+        return [Reading(r.text[::-1], [r.text[::-1]], r.boxes, r.confidences) for r in readings]
+
+
 def _dead_ocr(spec: Spec, options: Options) -> Reader:
     raise RuntimeError("engine binary missing")
 
@@ -218,6 +243,7 @@ def register() -> None:
     PLUGINS.register("readers", "slowocr", options=SlowOCROptions)(lambda _, o: SlowOCR(o))
     PLUGINS.register("readers", "watchocr", options=WatchOCROptions)(lambda _, o: WatchOCR(o))
     PLUGINS.register("readers", "ocr_blind")(lambda spec, _: BlindOCR())
+    PLUGINS.register("readers", "flipocr", options=FlipOCROptions)(lambda _, o: FlipOCR(o))
     PLUGINS.register("readers", "ocr_dead")(_dead_ocr)
     for name, factory, options in (
         ("slow", SlowRender, SlowOptions),

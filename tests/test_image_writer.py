@@ -33,7 +33,7 @@ from runner_helper import (
 )
 
 import glyphbench.engine.folder as folder_module
-from glyphbench.core.errors import InputError
+from glyphbench.core.errors import InputError, ProcessEnded
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.engine import RunFolder
 from glyphbench.engine.image_writer import (
@@ -289,7 +289,7 @@ def test_a_writer_that_died_is_an_error_naming_it(tmp_path: Path) -> None:
         assert writer._process is not None
         writer._process.kill()
         writer._process.wait()
-        with pytest.raises(RuntimeError, match="image writer process ended unexpectedly"):
+        with pytest.raises(ProcessEnded, match="image writer process ended unexpectedly"):
             writer.write([Image.new("RGB", (4, 4))], ["a.png"], durable=True)
     finally:
         writer.close()

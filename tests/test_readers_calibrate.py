@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -258,7 +259,10 @@ def test_the_shipped_real_set_is_well_formed() -> None:
 def test_a_bad_manifest_names_its_line(tmp_path: Path) -> None:
     manifest = Path(str(shipped_real_set()))
     frame = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(3)
-    frame["file"] = [str(manifest.parent / file) for file in frame["file"]]  # absolute paths
+    for file in frame["file"]:  # a manifest's files lie in its folder (docs/reliability.md)
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(manifest.parent / file, tmp_path / file)
+    frame["file"] = [str(tmp_path / file) for file in frame["file"]]  # absolute paths inside
     frame.to_csv(tmp_path / "manifest.csv", index=False)
     assert len(load_real_set(tmp_path)) == 3
     bad = frame.copy()

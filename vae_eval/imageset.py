@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from glyphbench.core.errors import InputError
 from glyphbench.core.fonts import available_fonts
 from glyphbench.core.io import atomic_open, atomic_path, jsonl_records, read_text
+from glyphbench.core.paths import Contained
 from glyphbench.core.registry import Spec
 
 if TYPE_CHECKING:
@@ -666,10 +667,15 @@ def _load_file(path: Path) -> Callable[[], Image.Image]:
 
 
 def _items_from_files(
-    folder: Path, files: Iterable[str], metadata: dict[str, dict[str, Any]]
+    folder: Path,
+    files: Iterable[str],
+    metadata: dict[str, dict[str, Any]],
+    source: Path | None = None,
 ) -> tuple[list[ImageItem], list[str]]:
     items, missing = [], []
+    contained = Contained(folder, source=source or folder, column="file")
     for name in files:
+        contained(name)  # a listed (or linked) file stays inside the image folder
         path = folder / name
         if not path.is_file():
             missing.append(name)
@@ -712,7 +718,7 @@ def folder_set(folder: Path, metadata_path: Path | None = None) -> ImageSet:
         metadata = {}
         files = sorted(p.name for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
         notes.append("no metadata file; the original image's OCR is the reference.")
-    items, missing = _items_from_files(folder, files, metadata)
+    items, missing = _items_from_files(folder, files, metadata, metadata_path)
     if missing:
         notes.append(
             f"{len(missing)} of {len(files)} listed images are not in {folder} "

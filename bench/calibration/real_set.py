@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from glyphbench.calibration.long_text import word_counts
 from glyphbench.core.errors import InputError
+from glyphbench.core.paths import Contained
 from glyphbench.scoring import score_pairs
 from glyphbench.scoring.bootstrap import (
     mean_interval,
@@ -106,11 +107,12 @@ def load_real_set(
     if missing:
         raise InputError(manifest, f"missing column(s) {', '.join(missing)}", line=1)
     paths = []
+    contained = Contained(manifest.parent, source=manifest, column="file")
     for number, row in enumerate(frame.itertuples(index=False), start=2):
         for column in ("file", "model", "licence", "human_reading"):
             if not str(getattr(row, column)).strip():
                 raise InputError(manifest, f"empty {column!r}", line=number)
-        image = manifest.parent / str(row.file)
+        image = contained(str(row.file), f"line {number}")  # stays in the manifest's folder
         if not image.is_file():
             raise InputError(manifest, f"image {row.file!r} not found", line=number)
         paths.append(str(image.resolve()))

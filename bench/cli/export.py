@@ -17,6 +17,7 @@ without a token, it is a one-line error (exit 2) and the folder stays.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,6 +25,7 @@ import typer
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, read_table, write_json
+from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
 from glyphbench.scoring.table import METRICS
 
@@ -75,11 +77,15 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     rows = read_table(results)  # checksums checked (issue 32)
     meta = read_run_meta(run_dir)
     has_image = rows["image_path"].notna() & ~failed_mask(rows)
+    named = rows.loc[has_image, "image_path"]
+    # every path the table names stays inside the run, and its copy inside ``out``
+    sources = Contained(run_dir, source=results).cells(named)
+    targets = Contained(out, source=results).cells(named)
     kept = rows[has_image].reset_index(drop=True)
-    missing = [p for p in kept["image_path"].astype(str) if not (run_dir / p).is_file()]
+    missing = [str(name) for name, path in zip(named, sources, strict=True) if not path.is_file()]
     if missing:
         raise InputError(run_dir / missing[0], "image listed in results.parquet is missing")
-    damaged = damaged_images(run_dir, kept)
+    damaged = damaged_images(sources, kept)
     if damaged:
         raise InputError(
             run_dir / damaged[0],
@@ -87,10 +93,9 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
             f"{len(damaged)} of {len(kept)} images differ); nothing was exported",
         )
     out.mkdir(parents=True, exist_ok=True)
-    for relative in kept["image_path"].astype(str):
-        target = out / relative
+    for source, target in zip(sources, targets, strict=True):
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(run_dir / relative, target)
+        shutil.copy2(source, target)
     table = kept.assign(file_name=kept["image_path"].astype(str))
     table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
     table.to_parquet(out / METADATA, index=False)
@@ -102,14 +107,15 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     return out
 
 
-def damaged_images(run_dir: Path, rows: pd.DataFrame) -> list[str]:
-    """Image paths of ``rows`` whose file's SHA-256 is not the row's ``image_sha256``."""
+def damaged_images(files: Sequence[Path], rows: pd.DataFrame) -> list[str]:
+    """Image paths of ``rows`` whose file (``files``) lacks the row's ``image_sha256``."""
     import hashlib
 
     damaged = []
     expected_sha = rows["image_sha256"] if "image_sha256" in rows else [None] * len(rows)
-    for relative, expected in zip(rows["image_path"].astype(str), expected_sha, strict=True):
-        digest = hashlib.sha256((run_dir / relative).read_bytes()).hexdigest()
+    paths = zip(files, rows["image_path"].astype(str), expected_sha, strict=True)
+    for path, relative, expected in paths:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
         if isinstance(expected, str) and expected and digest != expected:
             damaged.append(relative)
     return damaged

@@ -6,8 +6,9 @@ every other exception is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -36,6 +37,15 @@ class InputError(Exception):
         self.key = key
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled whole, so one raised in a reader process is the same one line here.
+
+        >>> import pickle
+        >>> str(pickle.loads(pickle.dumps(InputError("--ocr", "cannot start", key="x"))))
+        '--ocr [x]: cannot start'
+        """
+        return _input_error, (self.source, self.problem, self.line, self.key)
+
     def __str__(self) -> str:
         where = self.source or ""
         if self.line is not None:
@@ -44,6 +54,42 @@ class InputError(Exception):
             where += f" [{self.key}]"
         where = where.strip()
         return f"{where}: {self.problem}" if where else self.problem
+
+
+def _input_error(source: str | None, problem: str, line: int | None, key: str | None) -> InputError:
+    return InputError(source, problem, line=line, key=key)
+
+
+class ProcessEnded(ChildProcessError):
+    """A process glyphbench started (the image writer, a reader) ended unexpectedly, e.g.
+    killed: not a bug of the command, so it is one line (an ``OSError``,
+    :func:`user_error`), saying what was kept and how to go on.
+
+    >>> str(user_error(ProcessEnded("the image writer process ended (killed by signal 9)")))
+    'the image writer process ended (killed by signal 9)'
+    """
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(errno.ECHILD, problem)
+
+
+def ended_how(code: int | None) -> str:
+    """How a child process ended, in words, from its exit code (negative: a signal).
+
+    >>> ended_how(-9), ended_how(1), ended_how(None)
+    ('killed by signal 9, SIGKILL', 'exit code 1', 'exit code unknown')
+    """
+    if code is None:
+        return "exit code unknown"
+    if code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            return f"killed by signal {-code}"
+        return f"killed by signal {-code}, {name}"
+    return f"exit code {code}"
 
 
 def validation_error(exc: ValidationError, source: str | Path | None) -> InputError:

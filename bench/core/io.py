@@ -15,32 +15,29 @@ another process is writing right now.
 
 from __future__ import annotations
 
-import errno
 import functools
 import hashlib
 import json
 import os
 import re
 import secrets
-import socket
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from glyphbench.core.durable import HOST_TAG as HOST_TAG
+from glyphbench.core.durable import STALE_TEMP_SECONDS as STALE_TEMP_SECONDS
+from glyphbench.core.durable import settle, stale, sync_file
+from glyphbench.core.durable import sync_folder as sync_folder
 from glyphbench.core.errors import InputError
 
 if TYPE_CHECKING:
     # pandas loads inside the table readers and writers: the CLI's help texts read the
     # suites, which import this module, and `glyphbench --help` stays free of pandas.
     import pandas as pd
-
-#: Temporary files of other hosts (or of an older glyphbench) are removed after this long.
-STALE_TEMP_SECONDS = 3600.0
-
-#: This host in temporary file names (a short hash: host names may hold dots).
-HOST_TAG = hashlib.sha256(socket.gethostname().encode("utf-8")).hexdigest()[:6]
 
 _TEMP_NAME = re.compile(
     r"^\.(?P<name>.+)\.(?:(?P<host>[0-9a-f]{6})-(?P<pid>\d+)-[0-9a-f]{6}|[a-z0-9_]{8})\.tmp$"
@@ -81,28 +78,6 @@ def ensure_folder(folder: str | Path) -> Path:
             raise InputError(new, f"cannot create folder: {os_problem(exc)}") from None
         sync_folder(new.parent)
     return folder
-
-
-def sync_folder(folder: str | Path) -> None:
-    """Flush a folder's entries (a rename, a new file) to disk; best effort.
-
-    Some file systems (network mounts, Windows) cannot open or sync a folder; their
-    own guarantees then apply.
-    """
-    with suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _sync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _new_temp(path: Path) -> Path:
@@ -184,7 +159,7 @@ def atomic_path(path: str | Path, *, durable: bool = True) -> Iterator[Path]:
     try:
         yield tmp
         if durable:
-            _sync_file(tmp)
+            sync_file(tmp)
         os.replace(tmp, path)
         if durable:
             sync_folder(path.parent)
@@ -210,21 +185,17 @@ def stale_temp_files(root: str | Path, *, now: float | None = None) -> list[Path
     old. A file of a live process on this host is kept (it is being written).
     """
     now = time.time() if now is None else now
-    stale = []
+    found = []
     for folder, _, files in os.walk(root):
         for name in files:
             match = _TEMP_NAME.match(name) if name.startswith(".") else None
             if match is None:
                 continue
             path = Path(folder) / name
-            if match["host"] == HOST_TAG:
-                if not _process_alive(int(match["pid"])):
-                    stale.append(path)
-                continue
-            with suppress(OSError):
-                if now - path.stat().st_mtime > STALE_TEMP_SECONDS:
-                    stale.append(path)
-    return sorted(stale)
+            # no process tag (an older glyphbench's): judged by age, as another host's
+            if stale(match["host"] or "", int(match["pid"] or 0), path, now):
+                found.append(path)
+    return sorted(found)
 
 
 def remove_stale_temp_files(root: str | Path) -> int:
@@ -235,18 +206,6 @@ def remove_stale_temp_files(root: str | Path) -> int:
             path.unlink()
             removed += 1
     return removed
-
-
-def _process_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError as exc:  # EPERM: alive, someone else's
-        return exc.errno == errno.EPERM
-    return True
 
 
 def json_safe(data: Any) -> Any:
@@ -284,8 +243,6 @@ def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
     several runs, or none, is an :class:`InputError` that names what to pass.
     ``needs`` is the file the command reads (checked in the folder found).
     """
-    import sys
-
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(folder, "run folder not found")
@@ -304,6 +261,7 @@ def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
             raise InputError(folder, f"not a run folder: no {' or '.join(RUN_MARKERS)} in it")
         found = inside[0]
         print(f"{folder}: using the run folder inside it, {found}", file=sys.stderr)
+    settle(found)  # a commit a killed process left (its first table, say): finished first
     if not (found / needs).exists():
         raise InputError(found, f"no {needs} in this run folder (has the run finished?)")
     return found
@@ -340,14 +298,20 @@ def write_checksum(path: str | Path) -> None:
 
 
 def verify_checksum(path: str | Path) -> None:
-    """Refuse a table whose bytes differ from its ``NAME.sha256`` (when it has one).
+    """Refuse a table whose bytes differ from its ``NAME.sha256``.
 
     A flipped bit anywhere (a page, its header, the footer Parquet's own page checksums
-    do not cover) is an :class:`InputError` naming the file, never different data.
+    do not cover) is an :class:`InputError` naming the file, never different data. A
+    table of a run folder (run.json beside it) without its ``NAME.sha256`` is read, and
+    named once on stderr as unverified (:func:`unverified_note`).
     """
     path = Path(path)
     sidecar = checksum_path(path)
     if not sidecar.is_file():
+        in_run = path.is_file() and (path.parent / "run.json").is_file()
+        if in_run and path not in _SAID_UNVERIFIED:
+            _SAID_UNVERIFIED.add(path)
+            print(f"warning: {unverified_note(path)}", file=sys.stderr, flush=True)
         return
     try:
         recorded = sidecar.read_text(encoding="utf-8").split()[0].lower()
@@ -357,6 +321,25 @@ def verify_checksum(path: str | Path) -> None:
         raise InputError(
             path, f"damaged: its SHA-256 differs from {sidecar.name}{_rebuild_hint(path)}"
         )
+
+
+#: Tables already named as unverified by this process (said once each).
+_SAID_UNVERIFIED: set[Path] = set()
+
+
+def unverified_note(path: str | Path) -> str:
+    """The line naming a run's table that has no checksum beside it.
+
+    >>> print(unverified_note("runs/a/results.parquet"))  # doctest: +NORMALIZE_WHITESPACE
+    runs/a/results.parquet: no results.parquet.sha256 beside it: unverified, a damaged
+    byte could read as different data (rebuild it from the run's part files: glyphbench
+    merge runs/a)
+    """
+    path = Path(path)
+    return (
+        f"{path}: no {checksum_path(path).name} beside it: unverified, a damaged byte could "
+        f"read as different data{_rebuild_hint(path)}"
+    )
 
 
 def _rebuild_hint(path: Path) -> str:
@@ -374,6 +357,7 @@ READ_CHECKED: dict[str, Any] = {"page_checksum_verification": True}
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors."""
     path = Path(path)
+    settle(path.parent)  # a commit a killed process left: finished before reading
     if path.is_file() and path.stat().st_size == 0:
         raise InputError(path, f"file is empty{_rebuild_hint(path)}")
     verify_checksum(path)
@@ -382,9 +366,11 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
 
     try:
         return pd.read_parquet(path, columns=columns, **READ_CHECKED)
-    except (OSError, ValueError, pa.ArrowException) as exc:
-        problem = f"cannot read: {exc}".splitlines()[0]
-        raise InputError(path, f"{problem}{_rebuild_hint(path)}") from None
+    except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        problem = f"cannot read: {exc}"
+        if isinstance(exc, KeyError | TypeError):  # damaged pandas metadata ('index_columns')
+            problem = f"cannot read: damaged table metadata ({type(exc).__name__}: {exc})"
+        raise InputError(path, f"{problem.splitlines()[0]}{_rebuild_hint(path)}") from None
 
 
 def write_table(frame: pd.DataFrame, path: str | Path) -> None:
@@ -738,6 +724,7 @@ def read_json(path: str | Path, *, expect: type = dict) -> Any:
     malformed JSON: Expecting property name enclosed in double quotes 1
     """
     path = Path(path)
+    settle(path.parent)  # run.json of a commit a killed process left: finished first
     text = read_text(path)
     try:
         data = json.loads(text)

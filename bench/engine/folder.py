@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
+from glyphbench.core.durable import Commit
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import (
     HOST_TAG,
@@ -47,6 +48,7 @@ from glyphbench.core.io import (
     write_json,
     write_table,
 )
+from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
 from glyphbench.engine.lock import FolderLock
 
@@ -268,6 +270,21 @@ class RunFolder:
         self._holding: set[str] = set()  # shards whose lock this object holds
         self._unsynced: list[Path] | None = None  # images to flush (batch_durability)
         self._sync_thread = 0
+        self._inside: Contained | None = None  # checks the folders it writes into
+        self._checked: set[str] = set()  # ... each once
+
+    def folder_inside(self, relpath: str) -> None:
+        """Refuse to write ``relpath`` when its folder leads outside the run folder.
+
+        A folder someone sent may hold links (``images/<model>`` to elsewhere): a run
+        resumed there would write through them. Each folder is resolved once.
+        """
+        folder = os.path.dirname(relpath)
+        if folder and folder not in self._checked:
+            if self._inside is None:
+                self._inside = Contained(self.root, source=self.root, column="folder")
+            self._inside(folder)
+            self._checked.add(folder)
 
     # -------------------------------------------------------------------- locks
     @contextmanager
@@ -399,6 +416,7 @@ class RunFolder:
         flushed with the batch, before the next part file (issue 26).
         """
         data, sha256 = encode_png(image, self.png_format)
+        self.folder_inside(relpath)
         path = self.root / relpath
         if self._unsynced is None or threading.get_ident() != self._sync_thread:
             write_bytes_atomic(path, data)
@@ -444,6 +462,8 @@ class RunFolder:
             pairs = list(zip(images, relpaths, strict=True))
             return lambda: [self.write_image(image, relpath) for image, relpath in pairs]
         shipped = [i for i, image in enumerate(images) if writer.shippable(image)]
+        for i in shipped:  # the writer process writes them: their folders checked here
+            self.folder_inside(relpaths[i])
         if share:  # this thread takes one share, each writer process one
             share_of = writer.processes
             shipped = shipped[: -(-len(shipped) * share_of // (share_of + 1))]
@@ -495,13 +515,22 @@ class RunFolder:
         sync_files(self.root, self._unsynced)
         self._unsynced.clear()
 
-    def write_table(self, frame: pd.DataFrame, relpath: str) -> Path:
-        """Write a table of the run (page checksums, and its SHA-256 in ``NAME.sha256``)."""
-        path = self.root / relpath
-        checksum_path(path).unlink(missing_ok=True)  # a crash never pairs a table and an old sum
-        write_table(frame, path)
-        write_checksum(path)
-        return path
+    def write_table(self, frame: pd.DataFrame, relpath: str, commit: Commit | None = None) -> Path:
+        """Write a table of the run (page checksums, and its SHA-256 in ``NAME.sha256``).
+
+        The table and its checksum replace the old pair together (a :class:`Commit`):
+        never a table without its sum, nor one beside an old sum. ``commit``: staged in
+        that commit (which its caller applies, e.g. with run.json).
+        """
+        if commit is None:
+            with Commit(self.root) as own:
+                return self.write_table(frame, relpath, own)
+        self.folder_inside(relpath)
+        staged = commit.path(relpath)
+        write_table(frame, staged)
+        commit.path(checksum_path(relpath).as_posix())
+        write_checksum(staged)  # beside the staged table: its staged sum
+        return self.root / relpath
 
     # ------------------------------------------------------------------ shards
     def shard_json(self, shard: str) -> Path:
@@ -517,12 +546,20 @@ class RunFolder:
     def part_dir(self, shard: str, group: str) -> Path:
         return self.parts / shard / group
 
-    def write_part(self, rows: pd.DataFrame | pa.Table, shard: str, group: str) -> Path:
+    def write_part(
+        self,
+        rows: pd.DataFrame | pa.Table,
+        shard: str,
+        group: str,
+        commit: Commit | None = None,
+    ) -> Path:
         """Write one batch's rows as the next ``batch-NNNNN.parquet`` of (shard, group).
 
         ``rows`` may be an Arrow table (written as ``DataFrame.to_parquet`` writes the
         frame it came from). The folder is listed once; later numbers come from a
         counter, so a long run does not list thousands of part files for every batch.
+        ``commit``: staged there (a rescore's rows appear with the table they make);
+        the staged file is returned.
         """
         folder = self.part_dir(shard, group)
         if folder not in self._last_part:
@@ -545,6 +582,9 @@ class RunFolder:
         sha = hashlib.sha256(data).hexdigest()[:PART_SHA_DIGITS]
         name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}-{sha}.parquet"
         path = folder / name
+        self.folder_inside(path.relative_to(self.root).as_posix())
+        if commit is not None:
+            path = commit.path(path.relative_to(self.root).as_posix())
         write_bytes_atomic(path, data)
         return path
 
@@ -600,7 +640,7 @@ class RunFolder:
             return conform(pd.DataFrame()) if conform else pd.DataFrame()
         try:
             rows = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-        except (pa.ArrowException, ValueError, TypeError):
+        except (pa.ArrowException, ValueError, TypeError, KeyError):
             return None
         return conform(rows) if conform else rows
 
@@ -623,7 +663,7 @@ class RunFolder:
                 return part.read(use_threads=False)
             present = set(part.schema_arrow.names)
             return part.read(columns=[c for c in columns if c in present], use_threads=False)
-        except (OSError, ValueError, pa.ArrowException) as exc:
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
             self._unreadable(path, exc)
             return None
 
@@ -693,6 +733,8 @@ class RunFolder:
         groups: Collection[str] | None = None,
         observe: Callable[[pd.DataFrame], None] | None = None,
         chunk_rows: int = 10_000,
+        commit: Commit | None = None,
+        staged: Sequence[Path] = (),
     ) -> int:
         """:meth:`merge` without the table in memory; returns the number of rows written.
 
@@ -708,10 +750,14 @@ class RunFolder:
            conformed, shown to ``observe`` and appended to one Parquet writer.
 
         Memory grows with what ``pick`` keeps (the key columns, or integer ranks of
-        them), not with the table. The file is written atomically under the manifest
-        lock: a crash leaves the old table or none, never a torn one. Part files whose
+        them), not with the table. The file and its checksum replace the old ones by
+        one commit under the manifest lock (:class:`Commit`): a crash leaves the old
+        pair or the new, never a torn table. Part files whose
         column types do not combine (or a ``pick`` that raises ``ValueError``) fall
         back to :meth:`merge`'s in-memory way.
+
+        ``commit``: the table and its checksum are staged there (applied by the caller,
+        with run.json); ``staged``: part files staged in that commit, merged as the newest.
         """
         import pyarrow as pa
 
@@ -720,13 +766,13 @@ class RunFolder:
         schemas: list[pa.Schema] = []
 
         def key_columns() -> Iterator[tuple[int, pa.Table]]:
-            for path in self.part_files(groups):
+            for path in [*self.part_files(groups), *staged]:
                 try:  # one opening of the file for its schema and its key columns
                     part = open_part(path)
                     schema = part.schema_arrow
                     wanted = [c for c in columns if c in schema.names]
                     table = part.read(columns=wanted, use_threads=False)
-                except (OSError, ValueError, pa.ArrowException) as exc:
+                except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
                     self._unreadable(path, exc)
                     continue
                 if not table.num_rows:
@@ -736,42 +782,50 @@ class RunFolder:
                 readable.append(path)
                 yield len(readable) - 1, table
 
+        if commit is None:
+            with self.locked(), Commit(self.root) as own:
+                return self.merge_stream(
+                    name, key, order, conform=conform, pick=pick, by=by, groups=groups,
+                    observe=observe, chunk_rows=chunk_rows, commit=own, staged=staged,
+                )  # fmt: skip
         with self.locked():
             try:
                 parts, rows = (pick or frame_pick(key, order))(key_columns())
                 if readable:
                     schema = pa.unify_schemas(schemas, promote_options="permissive")
                     return self._write_merged(
-                        name, readable, schema, parts, rows, conform, observe, chunk_rows
-                    )
+                        commit.path(name), readable, schema, (parts, rows), conform, observe,
+                        chunk_rows,
+                    )  # fmt: skip
             except (pa.ArrowException, ValueError, TypeError):
                 pass  # types that do not combine: the in-memory merge below
-            table = order(self.read_parts(key, groups=groups, conform=conform))
+            files = [*self.part_files(groups), *staged]
+            table = order(self.read_parts(key, conform=conform, files=files))
             if observe is not None:
                 observe(table)
-            self.write_table(table, name)
+            self.write_table(table, name, commit)
             return len(table)
 
     def _write_merged(
         self,
-        name: str,
+        target: Path,
         files: Sequence[Path],
         schema: pa.Schema,
-        parts: Any,
-        rows: Any,
+        picked: tuple[Any, Any],
         conform: Finish,
         observe: Callable[[pd.DataFrame], None] | None,
         chunk_rows: int,
     ) -> int:
-        """Pass 2 of :meth:`merge_stream`: the rows ``(parts[i], rows[i])`` in order."""
+        """Pass 2 of :meth:`merge_stream`: the rows ``(parts[i], rows[i])`` in order, to the
+        staged ``target`` and its checksum."""
         import numpy as np
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        parts, rows = picked
         empty = schema.empty_table()
         written = 0
-        checksum_path(self.root / name).unlink(missing_ok=True)  # never an old sum beside it
-        with atomic_path(self.root / name) as tmp:
+        with atomic_path(target, durable=False) as tmp:  # the commit flushes it
             writer: pq.ParquetWriter | None = None
             try:
                 for start in range(0, max(len(parts), 1), chunk_rows):
@@ -804,7 +858,7 @@ class RunFolder:
             finally:
                 if writer is not None:
                     writer.close()
-        write_checksum(self.root / name)
+        write_checksum(target)
         return written
 
     def clear(self, files: Collection[str]) -> None:

@@ -66,7 +66,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glyphbench.core.errors import InputError
+from glyphbench.core.errors import InputError, ProcessEnded, ended_how
 from glyphbench.core.io import write_bytes_atomic
 from glyphbench.engine.folder import PNG_FORMAT, encode_png
 from glyphbench.engine.read_pool import _die_with_parent, _portable
@@ -356,10 +356,14 @@ class ImageWriter:
             raise InputError(source, problem, line=line, key=key)
         raise payload
 
-    def _ended(self) -> RuntimeError:
+    def _ended(self) -> ProcessEnded:
+        """One line (not a traceback): the writer was killed (or died) under the run."""
         process = self._process
         code = process.poll() if process is not None else None
-        return RuntimeError(f"the image writer process ended unexpectedly (exit code {code})")
+        return ProcessEnded(
+            f"the image writer process ended unexpectedly ({ended_how(code)}); the rows "
+            "written so far are kept: run the same command again to resume"
+        )
 
 
 #: The environment variable that sets how many writer processes a run starts.

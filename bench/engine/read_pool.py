@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glyphbench.core.errors import InputError
+from glyphbench.core.errors import InputError, ProcessEnded, ended_how
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -315,7 +315,7 @@ class ReadPool:
         if self._executor is None:
             return [(os.getpid(), os.environ.get("CUDA_VISIBLE_DEVICES"))]
         futures = [self._executor.submit(worker_ready) for _ in range(self.workers)]
-        return [future.result() for future in futures]
+        return [self._result(future) for future in futures]
 
     def probe(self, path: str) -> Reading | Exception:
         """Read the one image file ``path`` in a worker (or here): its reading or failure.
@@ -324,7 +324,7 @@ class ReadPool:
         """
         if self._executor is None:
             return read_files(self.root, [path])[2][0]
-        outcomes: Outcomes = self._executor.submit(read_files, self.root, [path]).result()
+        outcomes: Outcomes = self._result(self._executor.submit(read_files, self.root, [path]))
         return outcomes[2][0]
 
     def read(self, chunks: Iterable[Sequence[str]]) -> Iterator[tuple[Sequence[str], Outcomes]]:
@@ -342,7 +342,22 @@ class ReadPool:
             pending.append((paths, self._executor.submit(read_files, self.root, list(paths))))
             if len(pending) >= limit:
                 done, future = pending.popleft()
-                yield done, future.result()
+                yield done, self._result(future)
         while pending:
             done, future = pending.popleft()
-            yield done, future.result()
+            yield done, self._result(future)
+
+    def _result(self, future: Future[Any]) -> Any:
+        """A worker's answer; a worker that died (killed, out of memory) is one line."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            processes = getattr(self._executor, "_processes", None) or {}
+            codes = [p.exitcode for p in processes.values() if p.exitcode not in (None, 0)]
+            raise ProcessEnded(
+                f"a reader process of {self.spec!r} ended unexpectedly "
+                f"({ended_how(codes[0] if codes else None)}); the readings made so far are "
+                "kept: run the same command again to read the rest"
+            ) from None

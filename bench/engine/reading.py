@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_parquet
+from glyphbench.core.paths import Contained
 from glyphbench.readers import get_reader
 from glyphbench.readers.common import ReadError, read_or_errors
 
@@ -90,19 +92,21 @@ def run_image(root: Path) -> tuple[str, Image.Image] | None:
     from PIL import Image
 
     paths: list[str] = []
+    table = root / "results.parquet"
     try:
-        import pandas as pd
-
-        rows = pd.read_parquet(root / "results.parquet", columns=["image_path", "error"])
+        rows = read_parquet(table, columns=["image_path", "error"])  # checksums checked
         good = rows[rows["image_path"].notna() & (rows["error"].fillna("") == "")]
         paths = good["image_path"].astype(str).head(20).tolist()
-    except Exception:  # no table yet, or an unreadable one: the images on disk
+    except (InputError, OSError, ValueError, KeyError):  # no table yet, or an unreadable one
         pass
-    paths += [str(p.relative_to(root)) for p in sorted(root.glob("images/*/*.png"))[:20]]
-    for path in paths:
+    contained = Contained(root, source=table)  # a path the table names stays in the run
+    found = [contained(path, n + 1) for n, path in enumerate(paths)]
+    on_disk = [p.resolve() for p in sorted(root.glob("images/*/*.png"))[:20]]
+    found += [path for path in on_disk if path.is_relative_to(contained.root)]
+    for path in found:
         try:
-            with Image.open(root / path) as image:
-                return path, image.convert("RGB")
+            with Image.open(path) as image:
+                return str(path.relative_to(contained.root)), image.convert("RGB")
         except Exception:  # a damaged image is not the reader's fault: try another
             continue
     return None

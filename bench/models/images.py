@@ -21,6 +21,9 @@ expected file names, with an example.
 
 ``images:MANIFEST.csv`` lists them instead: columns ``prompt_id`` and ``path``
 (relative to the CSV's folder, or absolute), optionally ``seed`` and ``sample_index``;
+every file named (and every file of a folder, links resolved) must lie inside the
+manifest's folder (or the image folder): one that leads outside is refused in one line
+before anything is written (:mod:`glyphbench.core.paths`);
 repeated rows of one prompt and seed without ``sample_index`` get indices 0, 1, ...
 
 The prompts come from any source (``--prompts``), as for any model. Nothing is
@@ -45,6 +48,7 @@ from pydantic import Field
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import slug
+from glyphbench.core.paths import Contained
 from glyphbench.core.registry import Options, Spec, register
 from glyphbench.core.seeds import image_seed
 from glyphbench.models.base import ImageNotMade, ImageRequest, ModelAdapter, RunContext
@@ -211,8 +215,10 @@ def match_manifest(manifest: Path, expected: Sequence[ImageKey]) -> Matching:
     first_seed = expected[0][1] if expected else 0
     listed: dict[ImageKey, Path] = {}
     extra: list[str] = []
+    contained = Contained(manifest.parent, source=manifest, column="path")
     for line, row in _manifest_rows(manifest):
         key = _manifest_key(row, first_seed, listed, manifest, line)
+        contained(row["path"], f"line {line}")  # a listed file stays in the manifest's folder
         path = Path(row["path"])
         path = path if path.is_absolute() else manifest.parent / path
         if key in listed:
@@ -512,6 +518,9 @@ class ImagesModel(ModelAdapter):
             matching = combine(self.source, matching, layout)
         if expected and not matching.files:
             raise InputError(self.spec, nothing_found(self.source, expected, suite))
+        contained = Contained(self.source, source=self.source, column="file")
+        for key, path in matching.files.items():  # a linked file stays in the folder too
+            contained(str(path), _key_text(key))
         return matching
 
     def named_ids(self) -> set[str]:

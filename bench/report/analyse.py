@@ -304,7 +304,8 @@ def row_states(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def incomplete_runs(runs: dict[str, Any]) -> list[str]:
-    """One line per run whose run.json has fewer rows than it expects (issue 25).
+    """One line per run whose run.json has fewer rows than it expects (issue 25), and one
+    per run whose table holds the readings of more than one reader.
 
     >>> incomplete_runs({"r": {"meta": {"rows": 8, "expected_rows": 12}}})[0][:38]
     'r: incomplete run: 8 of 12 rows made; '
@@ -319,6 +320,13 @@ def incomplete_runs(runs: dict[str, Any]) -> list[str]:
             lines.append(
                 f"{name}: incomplete run: {rows} of {expected} rows made; its numbers will "
                 "change when it finishes (run the same command again)"
+            )
+        readers = (meta.get("protocol") or {}).get("reader_rows") or {}
+        if len(readers) > 1:  # a rescore whose reader failed on some rows kept their reading
+            each = ", ".join(f"{r} ({n} row{'s' if n != 1 else ''})" for r, n in readers.items())
+            lines.append(
+                f"{name}: the results table holds readings of {len(readers)} readers: {each} "
+                "(rows a rescore could not re-read keep their previous reading)"
             )
     return lines
 

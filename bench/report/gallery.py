@@ -16,8 +16,10 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.core.io import atomic_path
+from glyphbench.core.paths import inside
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.slices import slice_labels
+from glyphbench.run.reading_store import images_folder
 
 THUMB_SIDE = 320
 BOX_COLOUR = (213, 94, 0)  # Okabe-Ito vermillion: visible on light and dark images
@@ -169,7 +171,9 @@ def write_thumbnails(
         image_rel, plain = None, False
         rel = str(row.get("image_path") or "")
         if rel and written < max_images:
-            source = Path(str(row.get("run_dir") or ".")) / rel
+            run_dir = Path(str(row.get("run_dir") or "."))
+            # the image stays inside its run (a reader view's: inside the run it views)
+            source = inside(images_folder(run_dir), rel, source=run_dir / "results.parquet")
             name = hashlib.sha1(f"{row.get('run_dir')}|{rel}".encode()).hexdigest()[:16] + ".jpg"
             target = out_dir / "gallery" / name
             if thumbnail_with_boxes(source, parse_boxes(row.get("ocr_boxes")), target):

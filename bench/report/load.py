@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.core.durable import settle
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_parquet
 from glyphbench.report.stats import SUMMARY_METRICS
@@ -31,6 +32,7 @@ REPORT_UNUSED_COLUMNS = (
 def read_run_meta(run_dir: Path) -> dict[str, Any]:
     """``run.json`` as a dict; an empty dict when absent. Malformed JSON is a user error."""
     path = run_dir / "run.json"
+    settle(run_dir)  # a commit a killed process left: finished before reading (core.durable)
     if not path.exists():
         return {}
     try:

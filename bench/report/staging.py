@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from glyphbench.core.durable import process_alive
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import HOST_TAG, _process_alive, ensure_folder, sync_folder
+from glyphbench.core.io import HOST_TAG, ensure_folder, sync_folder
 
 #: Suffix of a report being written and of an old report being replaced.
 TEMP_SUFFIX = ".report-tmp"
@@ -131,7 +132,7 @@ def remove_stale(target: Path) -> None:
             match = _STAGED.match(entry.name)
             if match is None or match["name"] != target.name or match["host"] != HOST_TAG:
                 continue
-            if _process_alive(int(match["pid"])):
+            if process_alive(int(match["pid"])):
                 continue
             if match["kind"] == ASIDE_SUFFIX and not target.exists():
                 os.rename(entry, target)  # the old report, back in its place

@@ -661,6 +661,9 @@ def card_lines(card: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [
         ("Reader", text(card.get("reader"))),
         ("Reader engines (versions)", text(card.get("reader_engines"))),
+        # a partly rescored table: each reader with the rows it read
+        *([("Readers in the table (rows)", text(card["reader_rows"]))]
+          if card.get("reader_rows") else []),
         ("Benchmark's reader", text(suite.get("benchmark_reader"))),
         ("Instruction", text(card.get("instruction"))),
         ("Resolution (benchmark / images)",

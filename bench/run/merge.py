@@ -1,26 +1,32 @@
 """Merge a run's part files into ``results.parquet``, in job-list order (``glyphbench merge``).
 
 * :func:`merge_run` / :func:`merge_run_rows` merge under the folder's manifest lock
-  and complete run.json (rows, errors, shards, protocol card);
+  and complete run.json (rows, errors, shards, protocol card); the table, its checksum
+  and run.json are replaced together (:func:`merge_commit`, a
+  :class:`~glyphbench.core.durable.Commit`);
 * :func:`order_rows` and :class:`JobOrder` give the rows the job list's order (the
   latter from integer ranks, for the streamed merge of issue 26).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.durable import Commit
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import read_table
+from glyphbench.core.io import checksum_path, read_table, write_json
+from glyphbench.core.paths import Contained
 from glyphbench.core.schema import ROW_KEY, failed_mask
 from glyphbench.engine import RunFolder
+from glyphbench.engine.folder import MANIFEST
 from glyphbench.run.config import RunConfig
 from glyphbench.run.provenance import now
+from glyphbench.run.reader_claim import table_reader
 from glyphbench.run.results import PROMPTS, RESULTS, conform_results, read_results
 from glyphbench.suites.protocol import update_card
 
@@ -33,7 +39,8 @@ def merge_run(
 ) -> pd.DataFrame:
     """Merge the part files into ``results.parquet`` (in job list order); update run.json.
 
-    Under the folder's manifest lock, so shards finishing together merge in turn.
+    Under the folder's manifest lock, so shards finishing together merge in turn; the
+    table, its checksum and run.json are replaced together (:func:`merge_commit`).
     Returns the merged table, read back from ``results.parquet``: only the columns
     ``read_columns`` (those it has) when given, e.g. what the console summary reads
     (issue 26: the whole table of a million rows is over a GB). :func:`merge_run_rows`
@@ -41,7 +48,7 @@ def merge_run(
     """
     folder = folder or RunFolder(root)
     with folder.locked():
-        _merge_locked(folder)
+        merge_run_rows(folder.root, folder=folder)
         return read_results(folder.root / RESULTS, read_columns)
 
 
@@ -52,42 +59,89 @@ def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> Merg
     (:meth:`RunFolder.merge_stream`): its memory grows with the row keys only.
     """
     folder = folder or RunFolder(root)
-    with folder.locked():
-        return _merge_locked(folder)
+    with folder.locked(), Commit(folder.root) as commit:
+        return merge_commit(folder, commit)
 
 
 class MergeTally:
-    """What a streamed merge saw: rows, failed rows, reader engines and image sizes."""
+    """What a streamed merge saw: rows, failed rows, reader engines and image sizes.
 
-    def __init__(self) -> None:
+    Each row's ``image_path`` is checked to stay inside the run folder (``contained``):
+    a table naming a file outside it is never written.
+    """
+
+    def __init__(self, contained: Contained | None = None) -> None:
         self.rows = 0
         self.errors = 0
         #: the distinct (ocr_engine, ocr_version) and (width, height) pairs, as rows.
         self.seen: list[pd.DataFrame] = []
+        #: rows read by each reader ("engine version"), over the whole table.
+        self.readers: dict[str, int] = {}
+        self.contained = contained
 
     def __call__(self, chunk: pd.DataFrame) -> None:
+        if self.contained is not None and "image_path" in chunk.columns:
+            named = chunk["image_path"].dropna()
+            self.contained.cells(named.set_axis(row_labels(chunk.loc[named.index])))
         self.rows += len(chunk)
-        self.errors += int(failed_mask(chunk).sum())
+        failed = failed_mask(chunk)
+        self.errors += int(failed.sum())
         for pair in (["ocr_engine", "ocr_version"], ["width", "height"]):
             if set(pair) <= set(chunk.columns):
                 self.seen.append(chunk[pair].dropna().drop_duplicates())
+        if {"ocr_engine", "ocr_version"} <= set(chunk.columns):
+            read = chunk.loc[~failed & chunk["ocr_engine"].notna()]
+            names = read["ocr_engine"].astype(str) + " " + read["ocr_version"].astype(str)
+            for name, count in names.value_counts().items():
+                self.readers[str(name)] = self.readers.get(str(name), 0) + int(count)
 
     def observed(self) -> pd.DataFrame:
         """A small frame with the observed pairs (what the protocol card reads)."""
         return pd.concat(self.seen, ignore_index=True) if self.seen else pd.DataFrame()
 
 
-def _merge_locked(folder: RunFolder) -> MergeTally:
+def row_labels(rows: pd.DataFrame) -> list[str]:
+    """Rows named by their key, as a one-line error names them.
+
+    >>> row_labels(pd.DataFrame({"model": ["m"], "prompt_id": ["p1"], "seed": [0],
+    ...                          "sample_index": [2]}))
+    ['model m prompt p1 seed 0 sample 2']
+    """
+    keys = zip(*(rows[column].astype(str) for column in ROW_KEY), strict=True)
+    return [f"model {m} prompt {p} seed {s} sample {k}" for m, p, s, k in keys]
+
+
+def merge_commit(
+    folder: RunFolder,
+    commit: Commit,
+    *,
+    update: Callable[[dict[str, Any]], None] | None = None,
+    staged: Sequence[Path] = (),
+) -> MergeTally:
+    """Merge into ``commit``: results.parquet, its checksum and run.json, staged together.
+
+    The caller holds the manifest lock and applies the commit, so a kill at any moment
+    leaves the old three files or the new three (:class:`glyphbench.core.durable.Commit`).
+    ``update`` changes run.json before the protocol card is made from it (a rescore's
+    reader); ``staged``: part files staged in the same commit, merged as the newest.
+    """
     meta = folder.manifest(required=True)
     if not isinstance(meta.get("config"), dict):
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
+    if update is not None:
+        update(meta)
     results = folder.root / RESULTS
-    tally = MergeTally()
-    if not folder.part_files() and results.is_file():
+    if not folder.part_files() and not staged and results.is_file():
         # Part files removed (e.g. to save space): the merged table is all there is; keep it.
+        tally = MergeTally(Contained(folder.root, source=results, files=False))
         tally(conform_results(read_table(results)))
         return tally
+    if results.is_file() and not checksum_path(results).is_file():
+        folder.say(
+            f"merge: {results} had no {checksum_path(results).name} beside it (unverified); "
+            "rebuilt from the part files, with its checksum"
+        )
     prompt_ids: list[str] = []
     if (folder.root / PROMPTS).is_file():
         prompts = read_table(folder.root / PROMPTS)
@@ -95,6 +149,7 @@ def _merge_locked(folder: RunFolder) -> MergeTally:
             raise InputError(folder.root / PROMPTS, "missing column 'prompt_id'")
         prompt_ids = prompts["prompt_id"].astype(str).tolist()
     labels = [e.label for e in config.models]
+    tally = MergeTally(Contained(folder.root, source=folder.parts, files=False))
     folder.merge_stream(
         RESULTS,
         ROW_KEY,
@@ -102,7 +157,22 @@ def _merge_locked(folder: RunFolder) -> MergeTally:
         conform=conform_results,
         pick=JobOrder(labels, prompt_ids),
         observe=tally,
+        commit=commit,
+        staged=staged,
     )
+    _complete_meta(folder, meta, config, tally, prompt_ids)
+    write_json(commit.path(MANIFEST), meta)
+    return tally
+
+
+def _complete_meta(
+    folder: RunFolder,
+    meta: dict[str, Any],
+    config: RunConfig,
+    tally: MergeTally,
+    prompt_ids: Sequence[str],
+) -> None:
+    """run.json after a merge: rows, errors, shards, and the card of the table's reader."""
     shards = folder.shards()
     models: dict[str, Any] = {}
     model_errors: dict[str, str] = {}
@@ -110,22 +180,24 @@ def _merge_locked(folder: RunFolder) -> MergeTally:
         models.update(info.get("models", {}))
         model_errors.update(info.get("model_errors", {}))
     expected = len(config.models) * len(prompt_ids) * len(config.seeds) * config.images_per_prompt
-    errors = tally.errors
     finished = [str(info["finished_at"]) for info in shards.values() if info.get("finished_at")]
     meta.update(
         models=models,
         model_errors=model_errors,
         shards=shards,
         rows=tally.rows,
-        errors=errors,
+        errors=tally.errors,
         expected_rows=expected,
-        complete=bool(tally.rows == expected and errors == 0),
+        complete=bool(tally.rows == expected and tally.errors == 0),
         finished_at=max(finished) if finished else None,
         merged_at=now(),
     )
-    meta["protocol"] = update_card(meta.get("protocol") or {}, config, tally.observed())
-    folder.write_manifest(meta)
-    return tally
+    reader = table_reader(meta) or config.ocr  # the card names the reader the table holds
+    card_config = config if reader == config.ocr else config.model_copy(update={"ocr": reader})
+    card = update_card(meta.get("protocol") or {}, card_config, tally.observed())
+    if len(tally.readers) > 1:  # a partial rescore: rows kept their previous reading
+        card["reader_rows"] = dict(sorted(tally.readers.items(), key=lambda kv: -kv[1]))
+    meta["protocol"] = card
 
 
 def order_rows(

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from glyphbench.core.errors import InputError
+from glyphbench.core.paths import Contained
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import ROW_KEY, failed_mask, generated_mask
 from glyphbench.engine import RunFolder, Shard
@@ -42,10 +43,10 @@ from glyphbench.run.grid_path import (
     image_path_of,
     refuse_split_reading,
 )
-from glyphbench.run.merge import merge_run
+from glyphbench.run.merge import merge_run, row_labels
 from glyphbench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
 from glyphbench.run.reading_store import ReadingStore
-from glyphbench.run.results import conform_results, score_rows, write_rows
+from glyphbench.run.results import RESULTS, conform_results, score_rows, write_rows
 from glyphbench.run.shard import reading_columns
 
 if TYPE_CHECKING:
@@ -122,7 +123,6 @@ def read_run(
         claim_reader(folder, spec, "`read`", write=False)  # refused before the pool starts
         with ReadPool(spec, folder.root, n_workers) as pool:
             _probe(pool, spec, folder.root)  # issue 32: one image read before writing
-            claim_reader(folder, spec, "`read`")
             totals = read_passes(
                 folder,
                 pool,
@@ -134,6 +134,7 @@ def read_run(
                 generating=lambda: follow and _generating(folder),
                 progress=progress,
                 console=console,
+                claim=lambda: claim_reader(folder, spec, "`read`"),
             )
     merged = None
     if not folder.busy_shards():
@@ -180,6 +181,7 @@ def read_passes(
     found: Callable[[int], None] | None = None,
     read: Callable[[int], None] | None = None,
     idle: Callable[[float], object] = time.sleep,
+    claim: Callable[[], None] | None = None,
 ) -> dict[str, int]:
     """Read the unread images of the folder, pass after pass while ``generating()``.
 
@@ -188,9 +190,12 @@ def read_passes(
     files not seen yet; a pass that starts once ``generating()`` is false is the last.
     ``found(n)``: called after each pass's look with the ``n`` unread images it found
     (the first call: the first pass); ``read(n)``: after each chunk of ``n`` images
-    read; ``idle(s)``: waits between empty passes.
-    Scored rows are written as part files of ``name`` (a killed reader loses at most
-    :data:`PART_SECONDS` of readings).
+    read; ``idle(s)``: waits between empty passes; ``claim()``: called once, before the
+    first row is written (``read`` records the table's reader then).
+    Every image path read is checked to stay inside the run folder first (a part file
+    names it, and anyone sending the folder may write one): one that leads outside is
+    refused in one line before anything is written. Scored rows are written as part
+    files of ``name`` (a killed reader loses at most :data:`PART_SECONDS` of readings).
     """
     part = part or Shard()
     totals = {"read": 0, "errors": 0}
@@ -201,6 +206,12 @@ def read_passes(
         todo = rows[unread(rows, again=again) & in_shard(rows["image_path"], part)]
         if found is not None:
             found(len(todo))
+        if len(todo):
+            named = todo["image_path"].set_axis(row_labels(todo))
+            Contained(folder.root, source=folder.parts).cells(named)
+            if claim is not None:
+                claim()
+                claim = None
         again = False  # a second pass reads only what is new
         outcome = _read_rows(folder, pool, todo, step, config, name, progress, console, read)
         totals = {key: totals[key] + outcome[key] for key in totals}
@@ -256,7 +267,7 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
         tables.append(table.append_column("_file", pa.array([number] * table.num_rows)))
     try:
         look = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-    except (pa.ArrowException, ValueError, TypeError):
+    except (pa.ArrowException, ValueError, TypeError, KeyError):  # KeyError: pandas metadata
         return folder.read_parts(ROW_KEY, conform=conform_results, files=files)
     for column in LOOK_COLUMNS:
         if column not in look.columns:
@@ -299,6 +310,7 @@ def read_grid_run(
         if not todo.any():
             return {"read": 0, "errors": 0, "merged": len(rows)}
         grid = grid_of(config)
+        Contained(folder.root, source=folder.root / RESULTS).cells(rows.loc[todo, "image_path"])
         check_groups(folder, rows, grid)  # before anything is written
         claim_reader(folder, spec, "`read`")
         store = ReadingStore(folder.root, name)

@@ -5,11 +5,14 @@ under ``<run>/readings/``. A reading is keyed by (image SHA-256, reader identity
 the identity being the reader's name, version and options
 (:func:`~glyphbench.engine.reading.reader_identity`); in a benchmark run the image key is
 the SHA-256 of the PNG file recorded in ``results.image_sha256``. Each batch of new
-readings is one Parquet part file, ``readings/<shard>-<counter>-<pid>.parquet``,
+readings is one Parquet part file, ``readings/<shard>-<counter>-<pid>-<ns>-<sha>.parquet``
+(``<sha>``: 16 hex digits of the file's SHA-256; written with page checksums),
 written atomically, so shards and rescores never write the same file and a crash
-loses at most the batch in flight. Columns: ``image_sha256``, ``reader`` (identity),
-``reader_name``, ``reader_version``, ``ocr_text``, ``ocr_pieces``, ``ocr_boxes``,
-``ocr_confidences``, ``ocr_raw`` (the JSON encodings of ``results``), ``read_at``.
+loses at most the batch in flight. A file whose bytes do not match its name, or that
+is damaged in any other way, is set aside (``*.unreadable``) and never used.
+Columns: ``image_sha256``, ``reader`` (identity), ``reader_name``, ``reader_version``,
+``ocr_text``, ``ocr_pieces``, ``ocr_boxes``, ``ocr_confidences``, ``ocr_raw`` (the JSON
+encodings of ``results``), ``read_at``.
 ``ocr_raw`` (issue 31) holds each detection's text as the engine returned it, in its
 own order (:attr:`~glyphbench.readers.base.Reading.raw`); part files written before it
 existed lack the column and are read as they are, their readings without raw text.
@@ -24,16 +27,25 @@ joins one reader's readings into the results (re-scored), which is what
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
-import shutil
+import re
 import time
 from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import atomic_open, read_table, slug
+from glyphbench.core.io import (
+    READ_CHECKED,
+    WRITE_CHECKED,
+    read_table,
+    slug,
+    write_bytes_atomic,
+)
+from glyphbench.core.paths import inside
 from glyphbench.core.schema import failed_mask, generated_mask
 from glyphbench.engine.reading import ReadingCache
 from glyphbench.readers.base import Reading
@@ -61,6 +73,9 @@ COLUMNS = (
 OPTIONAL_COLUMNS = ("ocr_raw",)
 
 _COUNTER = count(1)
+#: Hex digits of a readings file's SHA-256 at the end of its name (as a part file's).
+SHA_DIGITS = 16
+_NAMED_SHA = re.compile(rf"-([0-9a-f]{{{SHA_DIGITS}}})\.parquet$")
 
 
 class ReadingStore(ReadingCache):
@@ -107,11 +122,14 @@ class ReadingStore(ReadingCache):
             return
         import pandas as pd
 
-        self.folder.mkdir(parents=True, exist_ok=True)
-        name = f"{self.shard}-{next(_COUNTER):05d}-{os.getpid()}-{time.time_ns()}.parquet"
         frame = pd.DataFrame(self._pending, columns=list(COLUMNS))
-        with atomic_open(self.folder / name, "wb") as handle:
-            frame.to_parquet(handle, index=False)
+        buffer = io.BytesIO()
+        frame.to_parquet(buffer, index=False, **WRITE_CHECKED)
+        data = buffer.getvalue()
+        # its SHA-256 in its name: a flipped bit anywhere is found on reading (set aside)
+        sha = hashlib.sha256(data).hexdigest()[:SHA_DIGITS]
+        name = f"{self.shard}-{next(_COUNTER):05d}-{os.getpid()}-{time.time_ns()}-{sha}.parquet"
+        write_bytes_atomic(self.folder / name, data)
         self._pending = []
 
 
@@ -190,21 +208,29 @@ def readings_table(root: str | Path) -> pd.DataFrame:
 def _read_readings(path: Path) -> pd.DataFrame | None:
     """One readings file; a damaged one is set aside (``*.unreadable``) and None returned.
 
-    Its images are then read again by whoever needs them, as a damaged part file's
-    rows are made again (issue 25).
+    Damaged means anything: bytes that differ from the SHA-256 in its name, a page
+    checksum, pandas metadata, a missing column, a cell that is not a reading. Its images
+    are then read again by whoever needs them, as a damaged part file's rows are made
+    again (issue 25). A file written before names carried the SHA-256 is read with its
+    page checksums (if any).
     """
     import sys
 
     import pandas as pd
-    import pyarrow as pa
 
     try:
-        frame = pd.read_parquet(path)
+        data = path.read_bytes()
+        named = _NAMED_SHA.search(path.name)
+        if named and hashlib.sha256(data).hexdigest()[:SHA_DIGITS] != named[1]:
+            raise ValueError("SHA-256 differs from the one in its name: the file is damaged")
+        frame = pd.read_parquet(io.BytesIO(data), **READ_CHECKED)
         missing = [c for c in COLUMNS if c not in frame.columns and c not in OPTIONAL_COLUMNS]
         if missing:
             raise ValueError(f"no column {missing[0]!r}")
+        for record in frame.to_dict("records"):  # every cell a reading, or none is used
+            _check_record(record)
         return frame
-    except (OSError, ValueError, pa.ArrowException) as exc:
+    except Exception as exc:  # any damage: set aside, never used, never a traceback
         problem = " ".join(str(exc).split())[:160]
         aside = path.with_name(path.name + ".unreadable")
         try:
@@ -217,6 +243,14 @@ def _read_readings(path: Path) -> pd.DataFrame | None:
             file=sys.stderr,
         )
         return None
+
+
+def _check_record(record: dict[str, Any]) -> None:
+    """Raise when a stored row is not a reading (a damaged file read as a table)."""
+    for column in ("image_sha256", "reader", "reader_name", "reader_version", "ocr_text"):
+        if not isinstance(record[column], str):
+            raise TypeError(f"{column} is not text")
+    _reading(record)
 
 
 def stored_readers(root: str | Path) -> pd.DataFrame:
@@ -287,19 +321,38 @@ def write_reader_view(root: str | Path, wanted: str) -> Path:
     reader's numbers with the run's own pictures.
     """
 
+    from glyphbench.engine.folder import RunFolder
+
     root = Path(root)
     identity = pick_reader(root, wanted)
-    view = root / "readers" / slug(identity.split("|", 1)[0] + "-" + _short(identity))
+    name = slug(identity.split("|", 1)[0] + "-" + _short(identity))
+    # the view stays inside the run (a linked readers/ folder is refused), and its files
+    # are replaced, never written through a link
+    view = inside(root, f"{VIEWS}/{name}/results.parquet", source=root, column="folder").parent
     view.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(root / "run.json", view / "run.json")
-    results_with_reader(root, identity).to_parquet(view / "results.parquet", index=False)
+    write_bytes_atomic(view / "run.json", (root / "run.json").read_bytes())
+    RunFolder(view).write_table(results_with_reader(root, identity), "results.parquet")
     link = view / "images"
     if not link.exists() and (root / "images").is_dir():
         link.symlink_to(Path("..") / ".." / "images", target_is_directory=True)
     return view
 
 
-def _short(identity: str) -> str:
-    import hashlib
+#: Where :func:`write_reader_view` puts the views of a run (``RUN/readers/<reader>/``).
+VIEWS = "readers"
 
+
+def images_folder(run_dir: str | Path) -> Path:
+    """The folder the image paths of ``run_dir``'s table lie in: the run folder itself,
+    or, for a reader view (:func:`write_reader_view`), the run it views (its ``images``
+    is a link to the run's).
+    """
+    run_dir = Path(run_dir)
+    run = run_dir.parent.parent
+    link = run_dir / "images"
+    linked = run_dir.parent.name == VIEWS and link.is_symlink()
+    return run if linked and link.resolve() == (run / "images").resolve() else run_dir
+
+
+def _short(identity: str) -> str:
     return hashlib.sha256(identity.encode()).hexdigest()[:8]

@@ -1,8 +1,10 @@
 """Re-read and re-score a run's existing images; nothing is regenerated (``glyphbench rescore``).
 
 :func:`rescore_run` re-reads the images still as generated (unless ``scores_only``),
-keeps the previous readings in the run's reading store, scores the rows again, writes
-them as a newer part file and merges (:func:`glyphbench.run.merge.merge_run`).
+keeps the previous readings in the run's reading store, scores the rows again, and
+commits them as a newer part file together with the table they make, its checksum and
+run.json (:func:`glyphbench.run.merge.merge_commit`): a kill at any moment leaves the
+old reader's table and run.json, or the new reader's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from glyphbench.core.durable import Commit
 from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_table
+from glyphbench.core.paths import Contained
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import failed_mask, generated_mask
 from glyphbench.engine import RunFolder, read_batch, start_reader
@@ -24,11 +29,11 @@ from glyphbench.engine.lock import FolderLock
 from glyphbench.readers.scripts import check_reader_reads
 from glyphbench.run.config import RunConfig
 from glyphbench.run.grid_path import grid_rereader
-from glyphbench.run.merge import merge_run
+from glyphbench.run.merge import merge_commit, merge_run
 from glyphbench.run.provenance import now
 from glyphbench.run.reader_claim import READER_KEY, RESCORE_LOCK, probe_on_run
 from glyphbench.run.reading_store import READINGS_DIR, ReadingStore, keep_results_readings
-from glyphbench.run.results import PROMPTS, conform_results, score_rows, write_rows
+from glyphbench.run.results import PROMPTS, RESULTS, conform_results, read_results, score_rows
 from glyphbench.run.shard import reading_columns
 
 if TYPE_CHECKING:
@@ -64,7 +69,7 @@ def rescore_run(
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     engine_spec = ocr or config.ocr
     if ocr and (folder.root / PROMPTS).is_file():  # issue 13: a reader that can read them
-        check_reader_reads(ocr, pd.read_parquet(folder.root / PROMPTS))
+        check_reader_reads(ocr, read_table(folder.root / PROMPTS))
     if not scores_only and engine is None:  # before anything is written
         engine = start_reader(engine_spec)
     store = None
@@ -76,6 +81,8 @@ def rescore_run(
         if busy:
             raise FolderLock(folder.root, busy[0]).busy("writing")
         rows = merge_run(folder.root, folder=folder).copy()
+        images = rows.loc[generated_mask(rows), "image_path"]  # each stays inside the run
+        Contained(folder.root, source=folder.root / RESULTS).cells(images)
         if engine is not None and not scores_only:
             reread = grid_rereader(folder, rows, config) or _reread  # issue 31: OneIG's grid
             kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
@@ -97,10 +104,9 @@ def rescore_run(
                 )
         rescored = conform_results(score_rows(rows, config))
         stamp = now().replace(":", "").replace("+0000", "Z")
-        write_rows(folder, rescored, f"rescore-{stamp}", "all")
-        with folder.locked():
-            merged = merge_run(folder.root, folder=folder)
-            meta = folder.manifest()
+
+        def record(meta: dict[str, Any]) -> None:
+            """run.json's part of the rescore, committed with the table it describes."""
             if not scores_only:
                 meta[READER_KEY] = engine_spec  # the table's reader from now on
             meta.setdefault("rescores", []).append(
@@ -112,7 +118,13 @@ def rescore_run(
                     "rows": len(rescored),
                 }
             )
-            folder.write_manifest(meta)
+
+        # The new rows, the table they make, its checksum and run.json: one commit, so a
+        # kill at any moment leaves the old reader's four or the new reader's four.
+        with folder.locked(), Commit(folder.root) as commit:
+            part = folder.write_part(rescored, f"rescore-{stamp}", "all", commit)
+            merge_commit(folder, commit, update=record, staged=[part])
+        merged = read_results(folder.root / RESULTS)
     return merged
 
 
