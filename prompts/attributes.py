@@ -30,12 +30,8 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.prompts.freq import RARE_ZIPF, zipf
 from glyphbench.prompts.scripts import guess_lang, main_script
-
-#: Zipf frequency (wordfreq, English) below which a known word counts as rare.
-#: Zipf = log10(occurrences per billion words): 2.5 is about 3 per 10 million.
-#: Every word of the Oxford 3000/5000 lists except a handful lies above 3.0.
-RARE_ZIPF = 2.5
 
 #: Tokens shorter than this many letters are skipped by the rare/gibberish rules.
 MIN_WORD_LETTERS = 2
@@ -161,20 +157,6 @@ def is_sentence(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- word frequency
-
-
-@lru_cache(maxsize=200_000)
-def zipf(word: str) -> float:
-    """wordfreq's English Zipf frequency of ``word`` (case-folded); 0.0 when unknown.
-
-    >>> zipf("the") > 7
-    True
-    >>> zipf("qezt")
-    0.0
-    """
-    from wordfreq import zipf_frequency
-
-    return float(zipf_frequency(word, "en"))
 
 
 @lru_cache(maxsize=200_000)

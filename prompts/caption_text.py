@@ -28,7 +28,7 @@ signals, strongest first; the first kind that gives any candidate decides:
    words ("University of Waterloo", "Diary of a Wimpy Kid"), kept when another caption
    of the same image holds the same words (in any case) or when the run holds a coined
    word (in capitals, or capitalised and rare in wordfreq, Zipf below
-   :data:`glyphbench.prompts.attributes.RARE_ZIPF`: "Robitussin", "NASCAR"). One
+   :data:`glyphbench.prompts.freq.RARE_ZIPF`: "Robitussin", "NASCAR"). One
    everyday word alone ("Body", "Tea": Zipf from :data:`EVERYDAY_ZIPF`) is no name.
 
 A *name word* is decided over all captions of the image: it is written with a capital
@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from glyphbench.prompts.attributes import RARE_ZIPF, zipf
+from glyphbench.prompts.freq import RARE_ZIPF, zipf
 
 
 def _wordset(words: str) -> frozenset[str]:

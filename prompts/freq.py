@@ -26,11 +26,32 @@ import gzip
 import io
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import jsonl_records
+
+#: Zipf frequency (wordfreq, English) below which a known word counts as rare.
+#: Zipf = log10(occurrences per billion words): 2.5 is about 3 per 10 million.
+#: Every word of the Oxford 3000/5000 lists except a handful lies above 3.0.
+RARE_ZIPF = 2.5
+
+
+@lru_cache(maxsize=200_000)
+def zipf(word: str) -> float:
+    """wordfreq's English Zipf frequency of ``word`` (case-folded); 0.0 when unknown.
+
+    >>> zipf("the") > 7
+    True
+    >>> zipf("qezt")
+    0.0
+    """
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en"))
+
 
 CAPTION_COLUMNS = ("caption", "text", "TEXT", "Caption", "alt_text", "captions")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.models.base import ImageRequest, ModelAdapter
 
@@ -46,4 +47,10 @@ def check_prompts(specs: Iterable[str | Spec], frame: pd.DataFrame, source: str)
     """Refuse prompts one of the models cannot make images of (the render controls: a text
     over their limit), before a run writes anything (:meth:`ModelAdapter.check_prompts`)."""
     for spec in specs:
-        get_model(spec).check_prompts(frame, source)
+        try:
+            adapter = get_model(spec)
+        except InputError:
+            raise  # an unknown kind or a bad option: refused before anything is written
+        except Exception:  # an adapter that cannot even be made fails in the run, as its
+            continue  # own failed rows (the run's model-load errors), not here
+        adapter.check_prompts(frame, source)
