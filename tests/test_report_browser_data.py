@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
+from glyphbench.core.io import write_checksum
 from glyphbench.report import write_report
 from glyphbench.report.image_browser import APP_FILES, browser_slices
 from glyphbench.report.slices import slice_labels
@@ -69,7 +70,9 @@ def test_index_and_files_hold_every_row_in_report_order(built: tuple[Path, pd.Da
     summary = pd.read_csv(report / "tables" / "summary.csv")
     assert list(dict.fromkeys(names)) == summary["model"].tolist()  # the report's order
     ids = np.array(prompts["id"])[array(data, "prompt")]
-    keys = list(zip(names, ids, rows["seed"], rows["sample"], strict=True))
+    seeds = np.array(data["keys"]["seed"])[array(data, "key:seed")].astype(int)
+    samples = np.array(data["keys"]["sample_index"])[array(data, "key:sample_index")].astype(int)
+    keys = list(zip(names, ids, seeds, samples, strict=True))
     assert keys == sorted(keys, key=lambda k: (data["models"].index(k[0]), *k[1:]))
     shown = pd.DataFrame(keys, columns=["model", "prompt_id", "seed", "sample_index"])
     merged = shown.merge(frame, on=["model", "prompt_id", "seed", "sample_index"], how="left")
@@ -139,3 +142,23 @@ def test_a_menu_lists_only_labels_rows_have_and_skips_one_label_attributes() -> 
     assert menus["has_numbers"].labels == ["yes", "no", "(none)"]
     assert menus["outcome"].codes.tolist() == [0, 0, 0, 1]
     assert "lang" not in menus  # one label: nothing to filter
+
+
+def test_rows_not_read_yet_are_left_out_as_in_every_table(tmp_path: Path) -> None:
+    run = build_run(tmp_path / "run", n_prompts=10, models={"m": 0.1, "n": 0.2}, n_errors=0)
+    results = pd.read_parquet(run / "results.parquet")
+    unread = (results["model"] == "n") & results["prompt_id"].isin(["p0001", "p0002"])
+    results.loc[unread, ["ocr_text", *[c for c in ("ned", "exact_match") if c in results]]] = None
+    results.to_parquet(run / "results.parquet", index=False)
+    write_checksum(run / "results.parquet")  # the table as `run --read-later` leaves it
+    index = write_report([run], n_boot=10)
+    data = read_index(index.parent)
+    per_image = pd.read_csv(index.parent / "tables" / "per_image.csv")
+    assert data["n"] == len(per_image) == len(results) - 2
+    ids = np.array(read_files(index.parent, "prompts")["id"])[array(data, "prompt")]
+    names = np.array(data["models"])[array(data, "model")]
+    shown = set(zip(names, ids, strict=True))
+    assert ("n", "p0001") not in shown and ("m", "p0001") in shown and ("n", "p0003") in shown
+    menus = {s["column"]: s["labels"] for s in data["slices"]}
+    codes = array(data, "slice:prompt_type")  # the report's labels, cut to the read rows
+    assert len(codes) == data["n"] and sorted(set(codes)) == list(range(len(menus["prompt_type"])))

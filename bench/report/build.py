@@ -91,14 +91,18 @@ def _write_browser(
     from glyphbench.report.image_browser import write_browser
     from glyphbench.report.render import _run_names
 
-    read = ~unread_mask(frame)
+    unread = unread_mask(frame)
+    labels = slicing.labels
+    if unread.any():  # else no copy: the browser takes the columns it needs, in its order
+        frame = frame.loc[~unread]
+        labels = {column: label[~unread] for column, label in labels.items()}
     primary = analysis.settings.primary_metric
     return write_browser(
-        frame.loc[read],
+        frame,
         staged,
         models=analysis.ordered,
         metrics=[primary, *(m for m in analysis.settings.metrics if m != primary)],
-        report_slices={c: labels[read] for c, labels in slicing.labels.items()},
+        report_slices=labels,
         report_dir=out_dir,
         title=", ".join(_run_names(analysis.runs)),
     )

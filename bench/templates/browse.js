@@ -35,6 +35,8 @@
   var modelCodes = decode(DATA.arrays.model);
   var promptCodes = decode(DATA.arrays.prompt);
   var runCodes = decode(DATA.arrays.run);
+  var seedCodes = decode(DATA.arrays["key:seed"]);
+  var sampleCodes = decode(DATA.arrays["key:sample_index"]);
   // Facets: menus whose counts follow the other filters (model first, then the slices).
   var facets = [{ column: "model", labels: DATA.models, codes: modelCodes }].concat(
     DATA.slices.map(function (s) {
@@ -109,8 +111,8 @@
       text: prompts.text[pat],
       reading: part.ocr[at],
       error: part.error[at],
-      seed: part.seed[at],
-      sample: part.sample[at],
+      seed: DATA.keys.seed[seedCodes[p]],
+      sample: DATA.keys.sample_index[sampleCodes[p]],
       run: run.name,
       image: image && run.base !== null ? run.base + image : "",
       imagePath: image,
@@ -174,6 +176,14 @@
     $("search").value = state.q;
     $("sort").value = state.sort;
     $("size").value = String(state.size);
+    var hidden = $("more-attributes");
+    var chosen = hidden && Array.prototype.some.call(hidden.querySelectorAll("select"), function (select) {
+      return select.value !== "";
+    });
+    if (chosen && hidden.hidden) {  // a filter the address sets is never out of sight
+      hidden.hidden = false;
+      $("more").setAttribute("aria-expanded", "true");
+    }
   }
 
   function cssEscape(text) {
@@ -385,7 +395,8 @@
   var manySeeds = DATA.slices.some(function (s) { return s.column === "seed"; });
 
   function variant(r) {  // seed and sample, where the run has several
-    return (manySeeds && r.seed !== null ? " · seed " + r.seed : "") + (r.sample ? " · sample " + r.sample : "");
+    return (manySeeds && r.seed !== "" ? " · seed " + r.seed : "") +
+      (r.sample !== "" && r.sample !== "0" ? " · sample " + r.sample : "");
   }
 
   function tableRow(r, index) {
@@ -542,7 +553,8 @@
       chips.appendChild(element("li", "", f.column + ": " + f.labels[f.codes[position]]));
     });
     attributes.appendChild(chips);
-    var where = [DATA.runs.length > 1 ? "run " + r.run : "", "seed " + r.seed, "sample " + r.sample, r.imagePath];
+    var where = [DATA.runs.length > 1 ? "run " + r.run : "", r.seed !== "" ? "seed " + r.seed : "",
+      r.sample !== "" ? "sample " + r.sample : "", r.imagePath];
     definition(list, "Image", where.filter(Boolean).join(" · "));
     body.appendChild(list);
     var side = element("section", "side");
@@ -619,6 +631,13 @@
       state.page = Math.floor(first / state.size);
       render();
     });
+    if ($("more")) {
+      $("more").addEventListener("click", function () {
+        var open = $("more").getAttribute("aria-expanded") !== "true";
+        $("more").setAttribute("aria-expanded", String(open));
+        $("more-attributes").hidden = !open;
+      });
+    }
     $("reset").addEventListener("click", function () {
       state.facets = {};
       state.min = state.max = state.q = state.sort = "";

@@ -1,0 +1,134 @@
+"""Benchmark: how fast the report's image browser (browse.html) opens, filters and sorts.
+
+Target: the page shows its first rows in under 2 s for a 10,000-row run, opened from the
+static report folder as a file:// page in headless Chromium (Debian's chromium and
+chromium-driver, as the browser tests use).
+
+    python benchmarks/bench_browser.py                  # 10,000 rows, 5 opens
+    python benchmarks/bench_browser.py --rows 100000    # 10^5 rows (100,000 small PNGs)
+
+The run is ``tests/report_fixtures.build_wide_run`` (the browser test's): 5 models, every
+prompt attribute varied, readings with typos at each model's rate, real scores, one small
+real PNG per row. The report is built once (``write_report``; its "image browser" stage
+and the data's size are printed); the page is then opened ``--repeat`` times, each a fresh
+navigation, the first with a cold profile. The open time is the page's own
+``performance.now()`` when its first rows are shown (from the start of the navigation:
+HTML, index.js, decoding, filtering and the first page's row and prompt files), and
+again when the images on screen have been decoded. Also timed: choosing one model (a
+filter over every row) and sorting every row by NED, from the click to the page shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from browser import chromium_driver
+from report_fixtures import WIDE_MODELS, build_wide_run
+
+TARGET_MS = 2000.0
+
+#: Milliseconds from the navigation until every image on screen is decoded.
+IMAGES_SHOWN = """
+const done = arguments[0];
+const shown = Array.from(document.querySelectorAll('#images tbody img')).filter(
+  i => i.getBoundingClientRect().top < innerHeight);
+shown.forEach(i => { i.loading = 'eager'; });
+Promise.all(shown.map(i => i.decode().catch(() => null)))
+  .then(() => done([performance.now(), shown.length]));
+"""
+
+#: Milliseconds from a change to the page it shows (the page counts its renders).
+TIMED_CHANGE = """
+const [id, value, done] = arguments;
+const status = document.getElementById('status');
+const before = status.dataset.renders;
+const start = performance.now();
+const select = document.getElementById(id);
+select.value = value;
+select.dispatchEvent(new Event('change'));
+(function wait() {
+  if (status.dataset.renders !== before) done(performance.now() - start);
+  else setTimeout(wait, 1);
+})();
+"""
+
+
+def open_once(driver: Any, page: Path) -> tuple[float, float, int]:
+    """(ms to the first rows, ms to the images on screen, images on screen) of one open."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get("about:blank")
+    driver.get(page.as_uri())
+    WebDriverWait(driver, 120).until(
+        lambda d: d.execute_script("return document.body.dataset.state") == "ready"
+    )
+    rows = float(driver.execute_script("return window.glyphbenchBrowse.openMs"))
+    images, count = driver.execute_async_script(IMAGES_SHOWN)
+    return rows, float(images), int(count)
+
+
+def data_size(report: Path) -> str:
+    folder = report / "browse"
+    files = list(folder.rglob("*.js"))
+    index = (folder / "index.js").stat().st_size
+    total = sum(f.stat().st_size for f in files)
+    return (
+        f"index.js {index / 2**20:.2f} MiB (loaded at open); {len(files) - 2} data files, "
+        f"{total / 2**20:.1f} MiB in all"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--n-boot", type=int, default=200, help="the report's resamples")
+    parser.add_argument("--width", type=int, default=1366)
+    parser.add_argument("--height", type=int, default=768)
+    args = parser.parse_args()
+    from glyphbench.report import write_report
+
+    n_prompts = -(-args.rows // len(WIDE_MODELS))
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        run = build_wide_run(Path(tmp) / "run", n_prompts=n_prompts)
+        built = time.perf_counter() - start
+        start = time.perf_counter()
+        index = write_report([run], n_boot=args.n_boot)
+        report_seconds = time.perf_counter() - start
+        stages = json.loads((index.parent / "report.json").read_text())["stage_seconds"]
+        rows = len(WIDE_MODELS) * n_prompts
+        print(
+            f"rows={rows:,}: run built in {built:.1f} s; write_report {report_seconds:.1f} s, "
+            f"of which the image browser {stages['image browser']:.2f} s; {data_size(index.parent)}"
+        )
+        page = index.parent / "browse.html"
+        with chromium_driver(Path(tmp) / "profile", args.width, args.height) as driver:
+            driver.set_script_timeout(120)
+            opens = [open_once(driver, page) for _ in range(args.repeat)]
+            model = driver.execute_async_script(TIMED_CHANGE, "model", "2")
+            ordered = driver.execute_async_script(TIMED_CHANGE, "sort", "ned:worst")
+    first_rows = [round(o[0]) for o in opens]
+    with_images = [round(o[1]) for o in opens]
+    median = statistics.median(first_rows)
+    print(
+        f"browse.html, {rows:,} rows, file://, {args.width}x{args.height}: first rows shown in "
+        f"median {median:.0f} ms over {args.repeat} opens {first_rows} (first: cold profile); "
+        f"with the {opens[0][2]} images on screen decoded {with_images} ms "
+        f"(target < {TARGET_MS:.0f} ms, ratio {median / TARGET_MS:.2f}, "
+        f"{'met' if median < TARGET_MS else 'NOT met'})"
+    )
+    print(f"  one model chosen: {model:.0f} ms; every row sorted by NED: {ordered:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
