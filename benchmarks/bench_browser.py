@@ -6,6 +6,7 @@ chromium-driver, as the browser tests use).
 
     python benchmarks/bench_browser.py                  # 10,000 rows, 5 opens
     python benchmarks/bench_browser.py --rows 100000    # 10^5 rows (100,000 small PNGs)
+    python benchmarks/bench_browser.py --thumbnails 40  # the cost the browser does not pay
 
 The run is ``tests/report_fixtures.build_wide_run`` (the browser test's): 5 models, every
 prompt attribute varied, readings with typos at each model's rate, real scores, one small
@@ -16,6 +17,11 @@ navigation, the first with a cold profile. The open time is the page's own
 HTML, index.js, decoding, filtering and the first page's row and prompt files), and
 again when the images on screen have been decoded. Also timed: choosing one model (a
 filter over every row) and sorting every row by NED, from the click to the page shown.
+
+``--thumbnails N`` times instead what the browser avoids: making a 160 px JPEG thumbnail
+(Pillow, as the gallery makes its own) from each of N 1024 x 1024 PNGs shaped like a
+model's image (a smooth photo-like background with text), and the time that gives for
+10^5 images on one core.
 """
 
 from __future__ import annotations
@@ -87,6 +93,36 @@ def data_size(report: Path) -> str:
     )
 
 
+def thumbnail_cost(count: int) -> None:
+    """Seconds per 160 px JPEG thumbnail of a 1024 px PNG, and what 10^5 would take."""
+    import io
+
+    import numpy as np
+    from PIL import Image, ImageDraw, ImageFilter
+
+    rng = np.random.default_rng(0)
+    noise = Image.fromarray((rng.random((64, 64, 3)) * 255).astype("uint8"))
+    image = noise.resize((1024, 1024), Image.Resampling.BICUBIC).filter(ImageFilter.GaussianBlur(2))
+    ImageDraw.Draw(image).text((100, 500), "GRAND OPENING TODAY", fill="black")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "image.png"
+        image.save(source)
+        start, cpu = time.perf_counter(), time.process_time()
+        for _ in range(count):
+            with Image.open(source) as opened:
+                small = opened.convert("RGB")
+            small.thumbnail((160, 160))
+            small.save(io.BytesIO(), format="JPEG", quality=85)
+        wall = (time.perf_counter() - start) / count
+        cpu_each = (time.process_time() - cpu) / count
+        size = source.stat().st_size
+    print(
+        f"thumbnail of a 1024 px PNG ({size / 2**20:.1f} MiB): "
+        f"{wall * 1000:.1f} ms wall, {cpu_each * 1000:.1f} ms CPU each over {count}; "
+        f"10^5 images: {cpu_each * 1e5 / 60:.0f} min of CPU"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
@@ -94,7 +130,11 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=200, help="the report's resamples")
     parser.add_argument("--width", type=int, default=1366)
     parser.add_argument("--height", type=int, default=768)
+    parser.add_argument("--thumbnails", type=int, help="time N thumbnails instead (see above)")
     args = parser.parse_args()
+    if args.thumbnails:
+        thumbnail_cost(args.thumbnails)
+        return
     from glyphbench.report import write_report
 
     n_prompts = -(-args.rows // len(WIDE_MODELS))

@@ -26,6 +26,7 @@ from glyphbench.report.slices import slice_labels
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), needs_chromium]
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+HOSTILE = 'A sign <img src=x onerror="window.injected = 1"> that says "open"'
 N_PROMPTS = 2000  # x 5 models: 10,000 rows
 
 
@@ -33,8 +34,10 @@ N_PROMPTS = 2000  # x 5 models: 10,000 rows
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
     """(browse.html, the results table) of a 10,000-row run's report in RUN/report."""
     run = build_wide_run(tmp_path_factory.mktemp("wide") / "run", n_prompts=N_PROMPTS)
-    index = write_report([run], n_boot=20, by=["prompt_type", "char_length"])
     frame = pd.read_parquet(run / "results.parquet")
+    frame.loc[frame["prompt_id"] == "p0000", "prompt"] = HOSTILE  # shown as text, never run
+    frame.to_parquet(run / "results.parquet", index=False)
+    index = write_report([run], n_boot=20, by=["prompt_type", "char_length"])
     assert len(frame) == 10_000
     return index.parent / "browse.html", frame
 
@@ -130,6 +133,8 @@ def test_every_row_is_reachable_page_by_page(page: Any, report: tuple[Path, pd.D
     assert page.execute_script("return document.getElementById('status').dataset.matches") == (
         str(len(frame))
     )
+    prompt = page.find_element(By.CSS_SELECTOR, "#images tbody tr .ptext").text
+    assert prompt == HOSTILE and page.execute_script("return window.injected") is None
     assert choose(page, "size", "200") == len(frame)
     seen = shown_keys(page)
     pages = int(page.find_element(By.ID, "pages").text.removeprefix("of ").replace(",", ""))

@@ -78,24 +78,30 @@ class Coded:
     codes: np.ndarray
 
 
-def model_names(frame: pd.DataFrame, models: Sequence[str]) -> list[str]:
-    """The models of ``frame`` in report order: as ``models``, then any others by name.
+def model_codes(frame: pd.DataFrame, models: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Each row's model code and the models in report order: as ``models``, then any
+    others by name.
 
-    >>> model_names(pd.DataFrame({"model": ["c", "b", "a"]}), ["b", "z", "a"])
-    ['b', 'a', 'c']
+    >>> codes, names = model_codes(pd.DataFrame({"model": ["c", "b", "a", "b"]}), ["b", "z", "a"])
+    >>> codes.tolist(), names
+    ([2, 0, 1, 0], ['b', 'a', 'c'])
     """
-    present = set(frame["model"].astype(str).unique())
-    return [m for m in models if m in present] + sorted(present - set(models))
+    codes, uniques = pd.factorize(frame["model"])
+    present = [str(m) for m in uniques]
+    names = [m for m in models if m in set(present)] + sorted(set(present) - set(models))
+    position = {m: i for i, m in enumerate(names)}
+    return np.array([position[m] for m in present], dtype=np.int64)[codes], names
 
 
-def browser_order(model_codes: np.ndarray, frame: pd.DataFrame) -> np.ndarray:
-    """Row positions in report order: by model code, then prompt_id, seed and sample_index.
+def browser_order(
+    model_codes: np.ndarray, prompt_codes: np.ndarray, frame: pd.DataFrame
+) -> np.ndarray:
+    """Row positions in report order: by model code, prompt code, seed and sample_index.
 
-    >>> frame = pd.DataFrame({"prompt_id": ["p2", "p2", "p1", "p1"]})
-    >>> browser_order(np.array([1, 0, 0, 2]), frame).tolist()
+    >>> browser_order(np.array([1, 0, 0, 2]), np.array([1, 1, 0, 0]), pd.DataFrame()).tolist()
     [2, 1, 0, 3]
     """
-    keys = [model_codes, pd.factorize(frame["prompt_id"], sort=True)[0]]
+    keys = [model_codes, prompt_codes]
     for column in ("seed", "sample_index"):
         if column in frame.columns:
             keys.append(pd.to_numeric(frame[column], errors="coerce").fillna(-1).to_numpy())
@@ -162,18 +168,22 @@ def write_browser(
     staging folder): image paths are relative to it. The frame itself is never reordered
     or copied: each column the page needs is taken in report order on its own.
     """
-    names = model_names(frame, models)
-    model_codes = pd.Categorical(frame["model"].astype(str), names).codes
-    order = browser_order(model_codes, frame)
+    models_of_rows, names = model_codes(frame, models)
+    prompt_codes, prompt_ids = pd.factorize(frame["prompt_id"], sort=True)  # codes in id order
+    order = browser_order(models_of_rows, prompt_codes, frame)
     data_dir = out_dir / DATA
-    prompt_codes, n_prompts = _write_prompts(frame, data_dir / "prompts")
+    _write_prompts(frame, prompt_codes, data_dir / "prompts")
     runs, run_codes = _runs(frame, report_dir or out_dir)
     _write_rows(frame, order, data_dir / "rows")
     slices = [
         Coded(s.column, s.labels, s.codes[order]) for s in browser_slices(frame, report_slices)
     ]
     keys = [_key(frame, c) for c in ("seed", "sample_index")]
-    arrays = {"model": model_codes[order], "prompt": prompt_codes[order], "run": run_codes[order]}
+    arrays = {
+        "model": models_of_rows[order],
+        "prompt": prompt_codes[order],
+        "run": run_codes[order],
+    }
     arrays.update({f"key:{k.column}": k.codes[order] for k in keys})
     arrays.update({f"slice:{s.column}": s.codes for s in slices})
     metrics = [m for m in metrics if m in frame.columns]
@@ -184,7 +194,7 @@ def write_browser(
         "n": len(frame),
         "rows_per_file": ROWS_PER_FILE,
         "prompts_per_file": PROMPTS_PER_FILE,
-        "n_prompts": n_prompts,
+        "n_prompts": len(prompt_ids),
         "models": names,
         "runs": runs,
         "keys": {k.column: k.labels for k in keys},
@@ -195,7 +205,7 @@ def write_browser(
     _write_script(data_dir / "index.js", "window.GLYPHBENCH_BROWSE = ", index, ";\n")
     for name in APP_FILES:
         shutil.copyfile(templates.FOLDER / name, data_dir / name)
-    counts = np.bincount(model_codes[model_codes >= 0], minlength=len(names))
+    counts = np.bincount(models_of_rows, minlength=len(names))
     page = out_dir / PAGE
     with atomic_open(page, "w", encoding="utf-8") as handle:
         handle.write(
@@ -276,10 +286,9 @@ def _runs(frame: pd.DataFrame, report_dir: Path) -> tuple[list[dict[str, Any]], 
     return runs, codes
 
 
-def _write_prompts(frame: pd.DataFrame, folder: Path) -> tuple[np.ndarray, int]:
-    """Write the prompt files (one entry per prompt_id, in id order, with its first row's
-    prompt and expected text); return each row's prompt code and the number of prompts."""
-    codes, ids = pd.factorize(frame["prompt_id"], sort=True)
+def _write_prompts(frame: pd.DataFrame, codes: np.ndarray, folder: Path) -> None:
+    """Write the prompt files: per prompt code (prompt_id order), its id and its first row's
+    prompt and expected text."""
     first = np.unique(codes, return_index=True)[1]
     columns = {
         "id": _strings(frame, "prompt_id", first),
@@ -287,7 +296,6 @@ def _write_prompts(frame: pd.DataFrame, folder: Path) -> tuple[np.ndarray, int]:
         "text": _strings(frame, "text", first),
     }
     _write_files(folder, "prompts", columns, PROMPTS_PER_FILE)
-    return codes, len(ids)
 
 
 def _write_rows(frame: pd.DataFrame, order: np.ndarray, folder: Path) -> None:
