@@ -8,7 +8,7 @@ chromium-driver, as the browser tests use).
     python benchmarks/bench_browser.py --rows 100000    # 10^5 rows (100,000 small PNGs)
     python benchmarks/bench_browser.py --thumbnails 40  # the cost the browser does not pay
 
-The run is ``tests/report_fixtures.build_wide_run`` (the browser test's): 5 models, every
+The run is ``build_wide_run`` of ``tests/report_fixtures.py`` (the browser test's): 5 models, every
 prompt attribute varied, readings with typos at each model's rate, real scores, one small
 real PNG per row. The report is built once (``write_report``; its "image browser" stage
 and the data's size are printed); the page is then opened ``--repeat`` times, each a fresh
