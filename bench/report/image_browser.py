@@ -93,6 +93,30 @@ def model_codes(frame: pd.DataFrame, models: Sequence[str]) -> tuple[np.ndarray,
     return np.array([position[m] for m in present], dtype=np.int64)[codes], names
 
 
+def prompt_keys(frame: pd.DataFrame) -> tuple[np.ndarray, int]:
+    """Each row's prompt code, in prompt_id order, and the number of prompts.
+
+    A prompt is its id, prompt and expected text: runs that give one id to different
+    prompts (two prompt sets) keep them apart. One factorize of the id serves the usual
+    case, where every row of an id has the same texts.
+
+    >>> frame = pd.DataFrame({"prompt_id": ["b", "a", "b", "a"], "prompt": "x",
+    ...                       "text": ["one", "two", "one", "three"]})
+    >>> codes, n = prompt_keys(frame)
+    >>> codes.tolist(), n
+    ([2, 1, 2, 0], 3)
+    """
+    codes, ids = pd.factorize(frame["prompt_id"], sort=True)
+    first = np.unique(codes, return_index=True)[1]
+    columns = [c for c in ("prompt", "text") if c in frame.columns]
+    every = np.arange(len(frame))
+    same = all(_strings(frame, c, first[codes]).equals(_strings(frame, c, every)) for c in columns)
+    if same:
+        return codes, len(ids)
+    keys = frame.groupby(["prompt_id", *columns], sort=True, dropna=False).ngroup().to_numpy()
+    return keys, int(keys.max()) + 1
+
+
 def browser_order(
     model_codes: np.ndarray, prompt_codes: np.ndarray, frame: pd.DataFrame
 ) -> np.ndarray:
@@ -169,7 +193,7 @@ def write_browser(
     or copied: each column the page needs is taken in report order on its own.
     """
     models_of_rows, names = model_codes(frame, models)
-    prompt_codes, prompt_ids = pd.factorize(frame["prompt_id"], sort=True)  # codes in id order
+    prompt_codes, n_prompts = prompt_keys(frame)
     order = browser_order(models_of_rows, prompt_codes, frame)
     data_dir = out_dir / DATA
     _write_prompts(frame, prompt_codes, data_dir / "prompts")
@@ -194,7 +218,7 @@ def write_browser(
         "n": len(frame),
         "rows_per_file": ROWS_PER_FILE,
         "prompts_per_file": PROMPTS_PER_FILE,
-        "n_prompts": len(prompt_ids),
+        "n_prompts": n_prompts,
         "models": names,
         "runs": runs,
         "keys": {k.column: k.labels for k in keys},
