@@ -142,6 +142,9 @@ def test_a_menu_lists_only_labels_rows_have_and_skips_one_label_attributes() -> 
     assert menus["has_numbers"].labels == ["yes", "no", "(none)"]
     assert menus["outcome"].codes.tolist() == [0, 0, 0, 1]
     assert "lang" not in menus  # one label: nothing to filter
+    many = pd.DataFrame({"model": "m", "prompt_id": [f"p{i}" for i in range(61)], "error": ""})
+    by_prompt = {"prompt_id": slice_labels(many, "prompt_id")}  # `--by prompt_id`
+    assert [m.column for m in browser_slices(many, by_prompt)] == []  # 61 labels: no menu
 
 
 def test_rows_not_read_yet_are_left_out_as_in_every_table(tmp_path: Path) -> None:

@@ -134,8 +134,9 @@ def browser_order(
 
 def browser_slices(frame: pd.DataFrame, report_slices: Mapping[str, pd.Series]) -> list[Coded]:
     """The filter menus: the report's own slicings (their labels as given, for ``frame``'s
-    rows), then every other prompt attribute, the run and the seed with 2 to
-    :data:`MAX_LABELS` labels, then the outcome (scored or failed)."""
+    rows), then every other prompt attribute, the run and the seed with 2 or more labels,
+    then the outcome (scored or failed). A menu of more than :data:`MAX_LABELS` labels
+    (``--by prompt_id``) is left out: the search finds prompts."""
     menus = [_menu(column, labels) for column, labels in report_slices.items()]
     extra = [c for c in PROMPT_COLUMNS if c not in NOT_SLICES]
     extra += ["run", "seed"]
@@ -148,7 +149,11 @@ def browser_slices(frame: pd.DataFrame, report_slices: Mapping[str, pd.Series]) 
     failed = failed_mask(frame)
     outcome = pd.Series(pd.Categorical.from_codes(failed.astype(np.int8), ["scored", "failed"]))
     menus.append(_menu(OUTCOME, outcome))
-    return [m for m in menus if 2 <= len(m.labels) <= MAX_LABELS or m.column in report_slices]
+    return [
+        m
+        for m in menus
+        if len(m.labels) <= MAX_LABELS and (len(m.labels) > 1 or m.column in report_slices)
+    ]
 
 
 def _menu(column: str, labels: pd.Series) -> Coded:
