@@ -7,6 +7,7 @@ chromium-driver, as the browser tests use).
     python benchmarks/bench_browser.py                  # 10,000 rows, 5 opens
     python benchmarks/bench_browser.py --rows 100000    # 10^5 rows (100,000 small PNGs)
     python benchmarks/bench_browser.py --thumbnails 40  # the cost the browser does not pay
+    python benchmarks/bench_browser.py --build 1000000  # its data files alone, 10^6 rows
 
 The run is ``build_wide_run`` of ``tests/report_fixtures.py`` (the browser test's): 5 models, every
 prompt attribute varied, readings with typos at each model's rate, real scores, one small
@@ -17,6 +18,10 @@ navigation, the first with a cold profile. The open time is the page's own
 HTML, index.js, decoding, filtering and the first page's row and prompt files), and
 again when the images on screen have been decoded. Also timed: choosing one model (a
 filter over every row) and sorting every row by NED, from the click to the page shown.
+
+``--build N`` times only the writing of the browser's files (``write_browser``, CPU and
+wall) for benchmarks/bench_report.py's synthetic table of N rows, read back from Parquet
+as the report reads it (``load_runs``), with the report's default slicings.
 
 ``--thumbnails N`` times instead what the browser avoids: making a 160 px JPEG thumbnail
 (Pillow, as the gallery makes its own) from each of N 1024 x 1024 PNGs shaped like a
@@ -123,6 +128,37 @@ def thumbnail_cost(count: int) -> None:
     )
 
 
+def build_cost(rows: int) -> None:
+    """Wall and CPU seconds of ``write_browser`` alone on bench_report's table of ``rows``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_report
+
+    from glyphbench.report.image_browser import write_browser
+    from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
+    from glyphbench.report.slices import Slicing
+    from glyphbench.report.stats import SUMMARY_METRICS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_report.build_run(Path(tmp) / "run", rows)
+        frame = load_runs([Path(tmp) / "run"], skip=REPORT_UNUSED_COLUMNS)
+        slicing = Slicing.resolve(frame, None)
+        out = Path(tmp) / "report"
+        start, cpu = time.perf_counter(), time.process_time()
+        write_browser(
+            frame,
+            out,
+            models=list(bench_report.MODELS),
+            metrics=["ned", *(m for m in SUMMARY_METRICS if m != "ned")],
+            report_slices=slicing.labels,
+        )
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+        files = sum(1 for _ in (out / "browse").rglob("*.js"))
+    print(
+        f"write_browser, {len(frame):,} rows of bench_report's table: {wall:.1f} s wall, "
+        f"{cpu:.1f} s CPU, {files:,} files"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
@@ -131,7 +167,11 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1366)
     parser.add_argument("--height", type=int, default=768)
     parser.add_argument("--thumbnails", type=int, help="time N thumbnails instead (see above)")
+    parser.add_argument("--build", type=int, help="time the data files alone for N rows")
     args = parser.parse_args()
+    if args.build:
+        build_cost(args.build)
+        return
     if args.thumbnails:
         thumbnail_cost(args.thumbnails)
         return

@@ -33,3 +33,12 @@ def test_thumbnail_cost_is_measured_not_assumed() -> None:
     command = [sys.executable, SCRIPT, "--thumbnails", "2"]
     done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
     assert re.search(r"ms CPU each over 2; 10\^5 images: \d+ min of CPU", done.stdout)
+
+
+def test_build_cost_times_the_data_files_alone() -> None:
+    command = [sys.executable, SCRIPT, "--build", "2400"]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+    line = (
+        r"write_browser, 2,400 rows of bench_report's table: [\d.]+ s wall, [\d.]+ s CPU, \d+ files"
+    )
+    assert re.search(line, done.stdout), done.stdout
