@@ -56,7 +56,7 @@ PAGE = "browse.html"
 #: The folder of the app and its data files, beside the page.
 DATA = "browse"
 #: Images per row file; a page of sorted rows loads at most one file per row shown.
-ROWS_PER_FILE = 512
+ROWS_PER_FILE = 1024
 #: Prompts per prompt file.
 PROMPTS_PER_FILE = 1024
 #: The app, copied from the templates folder.
