@@ -20,11 +20,11 @@ Files (all relative to the report folder)::
 
 Images are not copied or re-encoded: each row points at its image in the run folder,
 by a path relative to the report folder (``../images/...`` for the default
-``RUN/report``). Making a 160 px JPEG from a 1024 px PNG costs about 25 ms, most of it
-decoding the PNG (measured with Pillow on this project's 2-core machine), so thumbnails of
-10^5 images would add some 20 minutes to a report; the browser instead loads only the
-images of the rows on screen (``loading="lazy"``). A report folder copied without its run
-shows each missing image's path instead.
+``RUN/report``). Making a 160 px JPEG from a 1024 px PNG costs about 28 ms of CPU, most of
+it decoding the PNG (``python benchmarks/bench_browser.py --thumbnails 40``), so thumbnails
+of 10^5 images would add some 46 CPU-minutes to a report; the browser instead loads only
+the images of the rows on screen (``loading="lazy"``). A report folder copied without its
+run shows each missing image's path instead.
 
 The rows are those of ``tables/per_image.csv``: every read row, failed ones included
 (with their error), in report order (models as in the summary, then prompt, seed, sample).
@@ -55,7 +55,9 @@ from glyphbench.report.slices import slice_labels
 PAGE = "browse.html"
 #: The folder of the app and its data files, beside the page.
 DATA = "browse"
-#: Images per row file; a page of sorted rows loads at most one file per row shown.
+#: Images per row file. A page of sorted rows loads at most one file per row shown (50
+#: files, some 3.5 MB at 70 bytes a row); half as many rows a file made twice as many files,
+#: and a million rows' data took 3.6-4.4 s of CPU instead of 2.5 (bench_browser.py --build).
 ROWS_PER_FILE = 1024
 #: Prompts per prompt file.
 PROMPTS_PER_FILE = 1024
