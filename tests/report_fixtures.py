@@ -260,3 +260,89 @@ def build_run(
     }
     folder.write_manifest(meta)
     return run_dir
+
+
+#: Models of :func:`build_wide_run`: name -> per-character typo rate of what it "draws".
+WIDE_MODELS: dict[str, float] = {
+    "alpha": 0.02,
+    "beta": 0.1,
+    "gamma": 0.3,
+    "delta": 0.6,
+    "control:render": 0.0,
+}
+
+
+def build_wide_run(
+    run_dir: str | Path,
+    *,
+    n_prompts: int = 2000,
+    models: dict[str, float] | None = None,
+    failed_every: int = 97,
+    image_size: tuple[int, int] = (48, 20),
+    seed: int = 0,
+) -> Path:
+    """A run of ``len(models) * n_prompts`` rows, made in seconds for tests of scale.
+
+    Prompts come from :func:`make_prompts` (every attribute varied); each model's reading
+    is the text with typos at its rate, scored by the real scoring engine; every
+    ``failed_every``-th row of the last model failed (no image, NaN scores). Each image is
+    a real small PNG (a flat colour per model with a dark bar as long as the reading),
+    written straight to ``images/`` without the run engine's checksums, so 10,000 rows
+    take a few seconds.
+    """
+    from PIL import Image, ImageDraw
+
+    run_dir = Path(run_dir)
+    models = dict(WIDE_MODELS if models is None else models)
+    rng = random.Random(seed)
+    prompts = make_prompts(n_prompts, seed=seed)
+    frames = []
+    for number, (model, rate) in enumerate(models.items()):
+        frame = prompts.copy()
+        frame["model"] = model
+        frame["is_control"] = model.startswith("control:")
+        frame["ocr_text"] = [_garble(str(t), rate, rng) for t in frame["text"]]
+        frame["error"] = ""
+        if number == len(models) - 1 and failed_every:
+            failed = np.arange(len(frame)) % failed_every == 0
+            frame.loc[failed, "error"] = "Generate: RuntimeError: CUDA out of memory"
+            frame.loc[failed, "ocr_text"] = ""
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    frame["run_id"], frame["seed"], frame["sample_index"] = run_dir.name, 0, 0
+    frame["image_seed"] = np.arange(len(frame))
+    frame["width"], frame["height"] = image_size
+    failed = (frame["error"] != "").to_numpy()
+    paths = []
+    for model, prompt_id, reading, bad in zip(
+        frame["model"], frame["prompt_id"], frame["ocr_text"], failed, strict=True
+    ):
+        if bad:
+            paths.append("")
+            continue
+        rel = image_relpath(slug(model), str(prompt_id), 0, 0)
+        colour = _WIDE_COLOURS[list(models).index(model) % len(_WIDE_COLOURS)]
+        image = Image.new("RGB", image_size, colour)
+        bar = min(image_size[0] - 2, 2 + 2 * len(reading))
+        ImageDraw.Draw(image).rectangle((1, 7, bar, 12), fill=(20, 20, 60))
+        (run_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        image.save(run_dir / rel)
+        paths.append(rel)
+    frame["image_path"] = paths
+    scores = score_pairs(frame["text"], frame["ocr_text"]).astype("float64")
+    scores.loc[failed, :] = np.nan
+    for column in scores.columns:
+        frame[column] = scores[column].to_numpy()
+    conform_results(frame).to_parquet(run_dir / RESULTS, index=False)
+    meta = {"run_id": run_dir.name, "config": {"models": list(models), "seeds": [0]}}
+    (run_dir / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    return run_dir
+
+
+_WIDE_COLOURS = (
+    (236, 226, 250),
+    (226, 244, 236),
+    (252, 236, 222),
+    (224, 236, 252),
+    (246, 246, 232),
+)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import FORMULA_START, atomic_path
 from glyphbench.core.progress import LineProgress
-from glyphbench.report.analyse import Settings, Stopwatch, analyse
+from glyphbench.report.analyse import Analysis, Settings, Stopwatch, analyse
 from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from glyphbench.report.render import render
 from glyphbench.report.slices import Slicing
@@ -32,6 +32,7 @@ STAGES = (
     "comparisons",
     "controls",
     "curves and gallery picks",
+    "image browser",
     "tables",
     "figures",
     "gallery",
@@ -80,6 +81,31 @@ def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:
         pacsv.write_csv(table, tmp)
+
+
+def _write_browser(
+    frame: pd.DataFrame, slicing: Slicing, analysis: Analysis, staged: Path, out_dir: Path
+) -> Path:
+    """The image browser of the read rows (those of ``per_image.csv``), beside the page."""
+    from glyphbench.report.analyse import unread_mask
+    from glyphbench.report.image_browser import write_browser
+    from glyphbench.report.render import _run_names
+
+    unread = unread_mask(frame)
+    labels = slicing.labels
+    if unread.any():  # else no copy: the browser takes the columns it needs, in its order
+        frame = frame.loc[~unread]
+        labels = {column: label[~unread] for column, label in labels.items()}
+    primary = analysis.settings.primary_metric
+    return write_browser(
+        frame,
+        staged,
+        models=analysis.ordered,
+        metrics=[primary, *(m for m in analysis.settings.metrics if m != primary)],
+        report_slices=labels,
+        report_dir=out_dir,
+        title=", ".join(_run_names(analysis.runs)),
+    )
 
 
 def write_report(
@@ -140,11 +166,14 @@ def write_report(
             )
         with staged_folder(out_dir) as staged:  # issue 32: the old report stays whole until then
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
+            browse = _write_browser(frame, slicing, analysis, staged, out_dir)
+            watch.lap("image browser")
             index = render(
                 analysis,
                 staged,
                 max_gallery_images=max_gallery_images,
                 stopwatch=watch,
                 started=started,
+                browse_page=browse.name,
             )
         return out_dir / index.name

@@ -7,6 +7,8 @@ Layout of the output folder::
     tables/*.csv|md|tex     every table: raw numbers (CSV) and display text (MD, LaTeX)
     figures/*.png|svg       every figure
     gallery/*.jpg           thumbnails with OCR boxes drawn on
+    browse.html, browse/    the image browser (glyphbench.report.image_browser; written by
+                            write_report, which passes ``browse_page`` to link it)
 
 Nothing here computes a statistic: every number comes from the analysis.
 """
@@ -60,8 +62,13 @@ def render(
     max_gallery_images: int = 400,
     stopwatch: Stopwatch | None = None,
     started: float | None = None,
+    browse_page: str | None = None,
 ) -> Path:
-    """Write the report folder for ``analysis``; return the path of ``index.html``."""
+    """Write the report folder for ``analysis``; return the path of ``index.html``.
+
+    ``browse_page``: the image browser's page in the folder, which the page links to
+    (:mod:`glyphbench.report.image_browser`, written by ``write_report``).
+    """
     watch = stopwatch or Stopwatch()
     out_dir.mkdir(parents=True, exist_ok=True)
     written = _Written(out_dir / "tables")
@@ -73,7 +80,8 @@ def render(
     watch.lap("gallery")
     index = out_dir / "index.html"
     with atomic_open(index, "w", encoding="utf-8") as handle:
-        handle.write(templates.render("report.html.j2", **_context(analysis, page, written)))
+        context = _context(analysis, page, written)
+        handle.write(templates.render("report.html.j2", browse_page=browse_page, **context))
     watch.lap("html")
     write_json(
         out_dir / "report.json",
