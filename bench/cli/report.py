@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,6 +35,12 @@ def report_command(
         help="Report the readings of this stored reader (name or identity) instead of the "
         "primary one; see `glyphbench readers list RUN`.",
     ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print the answer (headline, intervals, ranks, verdicts) as JSON on stdout, "
+        "as REPORT/answer.json holds it (docs/report.md).",
+    ),
 ) -> None:
     """Write RUN/report/index.html plus tables (CSV, Markdown, LaTeX) and figures (PNG, SVG).
 
@@ -41,7 +48,8 @@ def report_command(
 
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
-    from glyphbench.report.build import write_report
+    from glyphbench.report.build import ANSWER, write_report
+    from glyphbench.report.console import print_answer, summary_console
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
@@ -52,6 +60,11 @@ def report_command(
     target = out or runs[0] / "report"
     with _stopped_by_sigterm(target):
         index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
+    answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
+    if as_json:
+        typer.echo(json.dumps({**answer, "report": str(index)}, indent=2, ensure_ascii=False))
+        return
+    print_answer(answer, summary_console())
     typer.echo(str(index))
 
 

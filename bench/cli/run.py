@@ -156,7 +156,10 @@ def run_command(
         help="Print a short plan (models, prompts, images, estimated time); load no weights.",
     ),
     as_json: bool = typer.Option(
-        False, "--json", help="With --dry-run: print the full resolved plan as JSON."
+        False,
+        "--json",
+        help="Print the answer (headline, intervals, ranks, verdicts; docs/report.md) as JSON "
+        "on stdout instead of the summary table; with --dry-run: the full resolved plan.",
     ),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     read_later: bool = typer.Option(
@@ -181,6 +184,14 @@ def run_command(
       glyphbench run --models control:render,control:blank --sample 40 --out runs/x
 
     A benchmark: glyphbench run --suite longtext --data DIR --models ... --out runs/y
+
+    The run ends with the report's answer: each model's scores with 95% intervals, its rank
+    and its place against the run's controls (--json: the same for scripts).
+
+    Exit codes (docs/running.md): 0 every model made rows; 1 every row failed; 2 a user
+    error, nothing written; 3 a model failed on every row, after the others finished (with
+    --dry-run: a model cannot run here, e.g. weights neither local, cached nor on a
+    reachable hub); 130 Ctrl-C, 143 SIGTERM (run the same command again to resume).
     """
     from rich.console import Console
 
@@ -233,21 +244,16 @@ def run_command(
             "reads nothing while the run generates; --read-workers "
             f"{run_config.read_workers} reads meanwhile: give one of them",
         )
-    if as_json and not dry_run:
-        raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
-        from glyphbench.run.operations import plan_run
-        from glyphbench.run.plan import plan_lines
-
-        plan = plan_run(run_config, shard=shard)
-        text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
-        typer.echo(text)
+        _dry_run(run_config, shard, as_json)
         return
-    from glyphbench.report.console import print_summary, summary_columns, summary_console
+    from glyphbench.report.answer import answer_columns
+    from glyphbench.report.console import summary_columns
     from glyphbench.run.read_workers import run_with_readers
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
-    columns = [*summary_columns(suites), "image_path", "ocr_text"]
+    columns = [*summary_columns(suites), *answer_columns(run_config.metrics)]
+    columns += ["image_path", "ocr_text"]
     grid_reader = _grid_reader(run_config, read_later)  # issue 31: started before writing
     with _interruptible():
         result = run_with_readers(
@@ -264,17 +270,49 @@ def run_command(
         if grid_reader is not None and result.results is not None:
             result = _read_grid(result, grid_reader, run_config, columns, not no_progress)
     if result.results is not None:
-        print_summary(result.results, summary_console())
-        typer.echo(f"results: {result.out / 'results.parquet'}")
+        _print_answer(result.results, result.out, run_config, as_json)
         _say_unread(result.results, result.out)
         fail_when_every_row_failed(result.results, "the run")
+        fail_when_a_model_failed(result.results)
     else:
         typer.echo(
             f"shard done ({result.outcome.rows_written} rows); "
-            f"other shards still running -> {result.out}"
+            f"other shards still running -> {result.out}",
+            err=as_json,
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
             _every_row_failed(result.outcome.errors, "this shard", "")
+        if result.outcome.model_errors:
+            _models_failed(dict(result.outcome.model_errors), "in this shard")
+
+
+def _dry_run(run_config: Any, shard: str | None, as_json: bool) -> None:
+    """Print the plan; exit 3 naming each model that cannot run here (its weights)."""
+    from glyphbench.run.operations import plan_run
+    from glyphbench.run.plan import plan_lines, unrunnable
+
+    plan = plan_run(run_config, shard=shard)
+    text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
+    typer.echo(text)
+    problems = unrunnable(plan)
+    if problems:
+        _models_failed(problems, "would fail: it cannot run here")
+
+
+def _print_answer(rows: Any, out: Path, run_config: Any, as_json: bool) -> None:
+    """The run's answer (the report's numbers) as a table, or as JSON with ``--json``."""
+    from glyphbench.report.answer import answer_of_rows, answer_settings
+    from glyphbench.report.console import print_summary, summary_console
+
+    settings = answer_settings(rows, run_config.metrics)
+    answer = answer_of_rows(rows, settings) if settings is not None else None
+    results = out / "results.parquet"
+    if as_json:
+        document = answer if answer is not None else {"models": []}
+        typer.echo(json.dumps({**document, "results": str(results)}, indent=2, default=str))
+        return
+    print_summary(rows, summary_console(), answer=answer)
+    typer.echo(f"results: {results}")
 
 
 def _grid_reader(run_config: Any, read_later: bool) -> Any:
@@ -388,6 +426,42 @@ def fail_when_every_row_failed(rows: Any, what: str) -> None:
     if len(rows) and failed.all():
         errors = rows.loc[failed, "error"].astype(str)
         _every_row_failed(len(rows), what, errors.iloc[0])
+
+
+def fail_when_a_model_failed(rows: Any) -> None:
+    """Exit 3 naming each model every row of which failed, when others made rows; name the
+    models with some failed rows on stderr (exit 0: the same command retries them)."""
+    import numpy as np
+
+    failed = np.asarray(failed_mask(rows), dtype=bool)
+    models = rows["model"].astype(str).to_numpy()
+    wholesale: dict[str, str] = {}
+    for model, index in rows.groupby(models, sort=False).indices.items():
+        errors = rows["error"].iloc[index[failed[index]]].astype(str)
+        if not len(errors):
+            continue
+        example = errors.value_counts().index[0]
+        if len(errors) == len(index):
+            count = len(index)
+            wholesale[str(model)] = f"every row failed ({count} of {count}); e.g. {example}"
+        else:
+            typer.echo(
+                f"warning: {model}: {len(errors)} of {len(index)} rows failed (e.g. {example}); "
+                "the same command retries them",
+                err=True,
+            )
+    if wholesale:
+        _models_failed(wholesale, "failed")
+
+
+def _models_failed(problems: dict[str, str], what: str) -> None:
+    """One error line per model, then exit :data:`~glyphbench.cli.exit_codes.MODEL_FAILED`."""
+    from glyphbench.cli.exit_codes import MODEL_FAILED
+    from glyphbench.cli.root import print_error
+
+    for model, why in problems.items():
+        print_error(f"model {model} {what}: {why}")
+    raise typer.Exit(MODEL_FAILED)
 
 
 def _every_row_failed(count: int, what: str, example: str) -> None:

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import FORMULA_START, atomic_path
+from glyphbench.core.io import FORMULA_START, atomic_path, write_json
 from glyphbench.core.progress import LineProgress
 from glyphbench.report.analyse import Settings, Stopwatch, analyse
+from glyphbench.report.answer import answer_of_analysis
 from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from glyphbench.report.render import render
 from glyphbench.report.slices import Slicing
@@ -38,6 +39,9 @@ STAGES = (
     "html",
 )
 
+
+#: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
+ANSWER = "answer.json"
 
 #: One row per read image beside results.parquet, for a spreadsheet (issue 33).
 PER_IMAGE = "per_image.csv"
@@ -140,6 +144,7 @@ def write_report(
             )
         with staged_folder(out_dir) as staged:  # issue 32: the old report stays whole until then
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
+            write_json(staged / ANSWER, answer_of_analysis(frame, analysis))
             index = render(
                 analysis,
                 staged,

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from glyphbench.core.schema import failed_mask
+from glyphbench.report.console_fit import cell_lines
 from glyphbench.report.suites import headline_metrics, headline_points
-from glyphbench.report.tables import metric_header  # the report's header, in the console too
+from glyphbench.report.tables import (  # the report's header and numbers, in the console too
+    fmt_number,
+    metric_header,
+    too_few,
+)
+from glyphbench.scoring.bootstrap import MIN_UNITS
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.base import resolve_suite
 
@@ -104,7 +110,12 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
     return pd.DataFrame(lines, columns=[*columns, "refused", "refusal_rate", "cost_usd"])
 
 
-def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
+def print_summary(
+    rows: pd.DataFrame,
+    console: Console,
+    title: str = "Summary",
+    answer: Mapping[str, Any] | None = None,
+) -> None:
     """Print :func:`summarize` as a rich table; controls are marked as such.
 
     The table fits ``console``'s width and never cuts a number (:func:`_summary_parts`).
@@ -112,6 +123,10 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     adds its benchmark's headline numbers, computed as the benchmark computes them
     (:func:`glyphbench.report.suites.headline_points`: LongText's text score per language,
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
+
+    With ``answer`` (:mod:`glyphbench.report.answer`, the run's numbers as the report
+    computes them) the headline sentences come first, each metric shows its interval
+    under its value and every model its rank and its place against the controls.
     """
 
     lines = summarize(rows)
@@ -120,11 +135,17 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     costs = bool(lines["cost_usd"].notna().any())
     headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *headlines]
     headers += ["refused (rate)"] * refusals + ["cost USD"] * costs
+    answered = {str(m["model"]): m for m in (answer or {}).get("models", [])}
+    headers += ANSWER_HEADERS if answer is not None else []
     rendered = []
     for line in lines.to_dict("records"):
         label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
         cells = [label, str(line["images"]), str(line["errors"])]
-        cells += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
+        mine_answer = answered.get(str(line["model"]))
+        if answer is not None and mine_answer is not None:
+            cells += [cell_lines(*pair) for pair in metric_cells(mine_answer, CONSOLE_METRICS)]
+        else:
+            cells += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
         mine = by_model.get(str(line["model"]), {})
         cells += [_fmt(mine.get(header, float("nan"))) for header in headlines]
         if refusals:
@@ -132,9 +153,95 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
         if costs:
             cost = float(line["cost_usd"])
             cells.append("-" if cost != cost else f"{cost:.2f}")
+        if answer is not None:
+            cells += _standing(mine_answer)
         rendered.append(cells)
+    if answer is not None:
+        _print_headline(answer, console)
     for part in _summary_parts(headers, rendered, console.width, title):
         console.print(part)
+    if answer is not None:
+        _print_notes(answer, console, failed=False)  # the run names them on stderr
+
+
+#: The columns the answer adds to a summary: the rank and the place against the controls.
+ANSWER_HEADERS = ["rank", "against the controls"]
+
+
+def print_answer(answer: Mapping[str, Any], console: Console, title: str = "Summary") -> None:
+    """Print an answer document (``answer.json``, :mod:`glyphbench.report.answer`) alone:
+    the headline, then per model its images, failed rows, each console metric with its
+    interval, its rank and its place against the controls, fitted to ``console``."""
+    headers = ["model", "images", "failed", *map(metric_header, CONSOLE_METRICS)]
+    headers += ANSWER_HEADERS
+    rendered = []
+    for model in answer.get("models", []):
+        label = f"{model['model']} [dim](control)[/]" if model["control"] else str(model["model"])
+        cells = [label, str(model["images"]), str(model["failed"])]
+        cells += [cell_lines(*pair) for pair in metric_cells(model, CONSOLE_METRICS)]
+        rendered.append(cells + _standing(model))
+    _print_headline(answer, console)
+    for part in _summary_parts(headers, rendered, console.width, title):
+        console.print(part)
+    _print_notes(answer, console)
+
+
+def metric_cells(model: Mapping[str, Any], metrics: Sequence[str]) -> list[tuple[str, str]]:
+    """``(value, "[lo, hi]")`` of each of ``metrics`` for one model line of an answer.
+
+    The interval is ``n = K: too few`` when the model has fewer prompts than an interval
+    needs, and empty when the value is unknown.
+    """
+    cells = []
+    for metric in metrics:
+        value = model["metrics"].get(metric, {})
+        number = value.get("value")
+        if number is None:
+            cells.append(("–", ""))
+            continue
+        if model["n_prompts"] < MIN_UNITS:
+            cells.append((fmt_number(number, metric), f"({too_few(model['n_prompts'])})"))
+        elif value.get("lo") is None or value.get("hi") is None:
+            cells.append((fmt_number(number, metric), ""))
+        else:
+            low, high = fmt_number(value["lo"], metric), fmt_number(value["hi"], metric)
+            cells.append((fmt_number(number, metric), f"[{low}, {high}]"))
+    return cells
+
+
+def _standing(model: Mapping[str, Any] | None) -> list[str]:
+    """The rank (``1 =`` when shared) and the verdict cells of one model of an answer."""
+    if model is None or model["control"]:
+        return ["control" if model is not None else "–", "–"]
+    if not model["n_prompts"]:
+        return ["–", "every row failed" if model["failed"] else "no scored row"]
+    if model["rank"] is None:
+        return ["–", "no scored row" if not model["n_prompts"] else "–"]
+    rank = f"{model['rank']} =" if model["tied_with"] else str(model["rank"])
+    return [rank, str(model["verdict"] or "–")]
+
+
+def _print_headline(answer: Mapping[str, Any], console: Console) -> None:
+    from rich.markup import escape
+
+    for sentence in answer.get("headline", []):
+        console.print(escape(sentence))
+
+
+def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = True) -> None:
+    """How the intervals were made (and with ``failed`` the controls every row of which
+    failed: the headline names the other models)."""
+    from rich.markup import escape
+
+    console.print(
+        f"[dim]{answer['confidence']:.0%} intervals: bootstrap over prompts, "
+        f"{answer['n_boot']} resamples, seed {answer['seed']}; rank: paired bootstrap, "
+        "Holm ('=' shared).[/]"
+    )
+    controls = {m["model"] for m in answer.get("models", []) if m["control"]}
+    for name in answer.get("failed_models", []) if failed else []:
+        if name in controls:
+            console.print(escape(f"{name}: every row failed (see the errors column)"))
 
 
 def _summary_parts(

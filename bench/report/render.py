@@ -195,7 +195,7 @@ def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
     from glyphbench.report.verdict import headline, verdict_rows
 
     primary = analysis.settings.primary_metric
-    lines = headline(analysis.ranking, analysis.verdicts, primary)
+    lines = headline(analysis.ranking, analysis.verdicts, primary, controls=analysis.controls)
     table = None
     if len(analysis.verdicts):
         rows = pd.DataFrame(verdict_rows(analysis.verdicts, analysis.summary, primary))

@@ -281,6 +281,11 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
             note += f", ${float(model['cost_usd']):,.2f}"
         if model.get("caveats"):
             note += "; " + "; ".join(model["caveats"])
+        weights = model.get("weights") or {}
+        if weights.get("problem"):
+            note += f"; CANNOT RUN: {weights['problem']}"
+        elif weights.get("source"):
+            note += f"; weights: {weights['source']}"
         lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
     lines.extend(cost_lines(plan))
     readers = ""
@@ -293,6 +298,21 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     lines.append(f"reader:   {plan.get('ocr')}{readers}")
     lines.extend(_estimate_lines(estimate(plan), str(plan.get("device", "auto"))))
     return lines
+
+
+def unrunnable(plan: Mapping[str, Any]) -> dict[str, str]:
+    """The plan's models that cannot run here, each with the reason (their weights
+    are in no local folder or cache and the hub does not answer, a package is missing).
+
+    >>> unrunnable({"models": [{"label": "a", "weights": {"problem": "not cached"}},
+    ...                        {"label": "b", "weights": {"source": "hub cache"}}, {"label": "c"}]})
+    {'a': 'not cached'}
+    """
+    return {
+        str(model.get("label")): str(model["weights"]["problem"])
+        for model in plan.get("models", [])
+        if (model.get("weights") or {}).get("problem")
+    }
 
 
 def _named(prompts: Mapping[str, Any]) -> str:
