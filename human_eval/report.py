@@ -256,16 +256,30 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
 def alignment_table(alignment: pd.DataFrame) -> Table:
     """Metric, model, counts and each statistic with its bootstrap interval."""
 
-    plain = [c for c in ("metric", "model", "n_images", "n_ties") if c in alignment.columns]
+    counts = ("metric", "model", "n_images", "n_accepted", "n_rejected", "n_ties")
+    plain = [c for c in counts if c in alignment.columns]
     shown = [s for s in ALIGNMENT_HEADERS if s in alignment.columns]
-    headers = {"n_images": "images", "n_ties": "ties (no label)"}
+    headers = {
+        "n_images": "images",
+        "n_accepted": "accepted",
+        "n_rejected": "rejected",
+        "n_ties": "ties (no label)",
+    }
     columns = [headers.get(c, c) for c in plain] + [ALIGNMENT_HEADERS[s][0] for s in shown]
+    columns += ["note"] * ("note" in alignment.columns)
     rows = []
     for row in alignment.to_dict("records"):
         cells = [Cell(_fmt(row[c]), cls="num" if c.startswith("n_") else "") for c in plain]
+        note = str(row.get("note") or "")
         for stat in shown:
+            if note.startswith("too few"):  # a number from 2 images of a class says nothing
+                needed = f"{stats.MIN_PER_CLASS} of each class needed"
+                cells.append(Cell("too few", ci=needed, cls="na"))
+                continue
             bounds = (row.get(f"{stat}_lo", math.nan), row.get(f"{stat}_hi", math.nan))
             cells.append(_estimate(row[stat], *bounds, ALIGNMENT_HEADERS[stat][1]))
+        if "note" in alignment.columns:
+            cells.append(Cell(note or "none"))
         rows.append(cells)
     return Table(columns, rows, id="alignment")
 

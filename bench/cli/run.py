@@ -253,7 +253,7 @@ def run_command(
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
     columns = [*summary_columns(suites), *answer_columns(run_config.metrics)]
-    columns += ["image_path", "ocr_text"]
+    columns = list(dict.fromkeys([*columns, "image_path", "ocr_text"]))
     grid_reader = _grid_reader(run_config, read_later)  # issue 31: started before writing
     with _interruptible():
         result = run_with_readers(

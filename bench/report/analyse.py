@@ -34,6 +34,7 @@ from glyphbench.scoring.bootstrap import (
     grouped_bootstrap,
     percentile_interval,
     seeded_rng,
+    wilson_interval,
 )
 
 #: The headline metric: figures, ranking and comparisons use it first.
@@ -414,18 +415,9 @@ def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):
         return pd.DataFrame()
     lines = lines.set_index("model").reindex([m for m in order if m in set(lines["model"])])
-    low, high = _wilson(lines["refused"].to_numpy(float), lines["images"].to_numpy(float))
+    low, high = wilson_interval(lines["refused"].to_numpy(float), lines["images"].to_numpy(float))
     lines["refusal_rate_lo"], lines["refusal_rate_hi"] = low, high
     return lines.reset_index()
-
-
-def _wilson(hits: np.ndarray, n: np.ndarray, z: float = 1.959964) -> tuple[np.ndarray, np.ndarray]:
-    """95% Wilson score interval of hits / n (well behaved at 0 and at n)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = hits / n
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 # --------------------------------------------------------------------------- pieces
