@@ -35,6 +35,13 @@ def report_command(
         help="Report the readings of this stored reader (name or identity) instead of the "
         "primary one; see `glyphbench readers list RUN`.",
     ),
+    tex_width: str = typer.Option(
+        None,
+        "--tex-width",
+        help="Text width the LaTeX tables fit: a template (neurips, iclr: 5.5in; icml 6.75in, "
+        "acl 6.3in, cvpr 6.875in; icml-column, acl-column, cvpr-column: one column of those; "
+        "full: 7in) or a length (6in, 14cm, 400pt). Default neurips (5.5in).",
+    ),
     as_json: bool = typer.Option(
         False,
         "--json",
@@ -59,7 +66,9 @@ def report_command(
         runs = views
     target = out or runs[0] / "report"
     with _stopped_by_sigterm(target):
-        index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
+        index = write_report(
+            runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True, tex_width=tex_width
+        )
     answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
     if as_json:
         typer.echo(json.dumps({**answer, "report": str(index)}, indent=2, ensure_ascii=False))

@@ -59,6 +59,8 @@ class Settings:
     gallery_k: int = 2
     primary_metric: str = PRIMARY_METRIC
     metrics: tuple[str, ...] = stats.SUMMARY_METRICS
+    #: Text width the LaTeX tables fit, in TeX points (None: 5.5 in; ``--tex-width``).
+    tex_width_pt: float | None = None
 
     def bootstrap(self) -> dict[str, Any]:
         """Keyword arguments of the statistics functions."""

@@ -215,9 +215,10 @@ def _standing(model: Mapping[str, Any] | None) -> list[str]:
         return ["control" if model is not None else "–", "–"]
     if not model["n_prompts"]:
         return ["–", "every row failed" if model["failed"] else "no scored row"]
-    if model["rank"] is None:
-        return ["–", "no scored row" if not model["n_prompts"] else "–"]
-    rank = f"{model['rank']} =" if model["tied_with"] else str(model["rank"])
+    if model["rank"] is None:  # alone in its run: nothing to rank it against
+        rank = "–"
+    else:
+        rank = f"{model['rank']} =" if model["tied_with"] else str(model["rank"])
     return [rank, str(model["verdict"] or "–")]
 
 

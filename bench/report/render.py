@@ -42,13 +42,21 @@ class _Written:
 
     tables_dir: Path
     files: dict[str, list[str]] = field(default_factory=dict)
+    #: The width the LaTeX tables fit (None: 5.5 in).
+    tex_width_pt: float | None = None
 
     def table(
         self, name: str, raw: pd.DataFrame, shown: pd.DataFrame, caption: str = "", **bold: Any
     ) -> pd.DataFrame:
         """Write the table set; ``bold``: ``marks``/``marked`` of the best cells (LaTeX)."""
         self.files[name] = write_table_set(
-            self.tables_dir, name, raw, shown, caption=caption, **bold
+            self.tables_dir,
+            name,
+            raw,
+            shown,
+            caption=caption,
+            tex_width_pt=self.tex_width_pt,
+            **bold,
         )
         return shown
 
@@ -64,7 +72,7 @@ def render(
     """Write the report folder for ``analysis``; return the path of ``index.html``."""
     watch = stopwatch or Stopwatch()
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = _Written(out_dir / "tables")
+    written = _Written(out_dir / "tables", tex_width_pt=analysis.settings.tex_width_pt)
     page: dict[str, Any] = _tables(analysis, written)
     watch.lap("tables")
     page["figures"] = _figures(analysis, out_dir / "figures", page["attributes"])
