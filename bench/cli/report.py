@@ -23,9 +23,8 @@ def report_command(
     by: str = typer.Option(
         None,
         "--by",
-        help="Comma-separated columns to slice by, e.g. prompt_type,group,cefr "
-        "(numeric ones are binned; default: "
-        "prompt_type,group,cefr,char_length,word_count,laion_freq).",
+        help="Comma-separated columns to slice by, e.g. prompt_type,cefr (numeric ones are "
+        "binned; default: prompt_type, group, cefr, char_length, word_count, laion_freq).",
     ),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per interval."),
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap draw."),

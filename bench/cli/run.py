@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from glyphbench.cli.prompts import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
@@ -102,9 +103,7 @@ def run_command(
     models: list[str] = typer.Option(
         None, "--models", "-m", help="Model specs, comma-separated or repeated."
     ),
-    prompts: str = typer.Option(
-        None, "--prompts", help="Prompt source spec, e.g. default or csv:PATH."
-    ),
+    prompts: str = typer.Option(None, "--prompts", help=SOURCE_HELP),
     suite: str = typer.Option(None, "--suite", help=_suite_help()),
     data: Path = typer.Option(
         None, "--data", help="The suite benchmark's files (default: its hub dataset, if any)."

@@ -53,6 +53,7 @@ def evaluate_command(
         None,
         "--limit",
         min=1,
+        metavar="N",
         help="Evaluate at most N images ('default': N // 5 at each of the 5 font sizes).",
     ),
     ocr: str = typer.Option(
@@ -60,13 +61,13 @@ def evaluate_command(
     ),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
     batch_size: int = typer.Option(
-        4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."
+        4, "--batch-size", min=1, metavar="N", help="Images per codec/OCR batch and part file."
     ),
     retry_errors: bool = typer.Option(
         False, "--retry-errors", help="Recompute batches that hold error rows."
     ),
-    save_images: bool = typer.Option(
-        True, "--save-images/--no-save-images", help="Keep originals and reconstructions as PNG."
+    no_save_images: bool = typer.Option(
+        False, "--no-save-images", help="Keep no PNG of the originals and reconstructions."
     ),
     config: Path = typer.Option(
         None,
@@ -120,7 +121,7 @@ def evaluate_command(
         ocr=ocr,
         limit=limit,
         batch_size=batch_size,
-        save_images=save_images,
+        save_images=not no_save_images,
         retry_errors=retry_errors,
     )
     console = Console(stderr=True)
