@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from glyphbench.core.words import plural
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -88,10 +90,11 @@ def sample_command(
     regular = manifest[~manifest["is_gold"]]
     for note in study.config.get("design_notes", []):
         typer.echo(f"adapted to the run: {note}")
+    batches = round(len(regular) * raters_per_image / batch_size)
     typer.echo(
-        f"sampled {len(regular)} images in {regular['cell'].nunique()} cells"
+        f"sampled {plural(len(regular), 'image')} in {plural(regular['cell'].nunique(), 'cell')}"
         f" + {int(manifest['is_gold'].sum())} gold into {out}; K={raters_per_image};"
-        f" about {len(regular) * raters_per_image / batch_size:.0f} batches of {batch_size} to fill"
+        f" about {plural(batches, 'batch', 'batches')} of {batch_size} to fill"
     )
 
 

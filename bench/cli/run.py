@@ -16,6 +16,7 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.words import plural
 
 
 def _quiet_library_warnings() -> None:
@@ -275,7 +276,7 @@ def run_command(
         fail_when_a_model_failed(result.results)
     else:
         typer.echo(
-            f"shard done ({result.outcome.rows_written} rows); "
+            f"shard done ({plural(result.outcome.rows_written, 'row')}); "
             f"other shards still running -> {result.out}",
             err=as_json,
         )
@@ -357,7 +358,7 @@ def _say_unread(rows: Any, out: Path) -> None:
     count = int(unread(rows).sum()) if len(rows) else 0
     if count:
         typer.echo(
-            f"{count} images not read yet: `glyphbench read {out}`, or the same run with "
+            f"{plural(count, 'image')} not read yet: `glyphbench read {out}`, or the same run with "
             "--read-workers N",
             err=True,
         )
@@ -483,7 +484,7 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
     if suites_of(rows):
         rows = read_results(run_dir / RESULTS, summary_columns(suites_of(rows)))
     print_summary(rows, summary_console())
-    typer.echo(f"merged {len(rows)} rows -> {run_dir / 'results.parquet'}")
+    typer.echo(f"merged {plural(len(rows), 'row')} -> {run_dir / 'results.parquet'}")
 
 
 def rescore_command(
@@ -516,7 +517,7 @@ def rescore_command(
             progress=not no_progress,
         )
     print_summary(rows, summary_console(), title="Summary after rescore")
-    typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
+    typer.echo(f"rescored {plural(len(rows), 'row')} -> {run_dir / 'results.parquet'}")
     fail_when_every_row_failed(rows, "the rescore")
 
 
@@ -552,8 +553,9 @@ def read_command(
             batch_size=batch_size,
             progress=not no_progress,
         )
-    merged = f"; merged {done['merged']} rows" if done["merged"] is not None else ""
-    typer.echo(f"read {done['read']} images ({done['errors']} OCR errors){merged}")
+    merged = f"; merged {plural(done['merged'], 'row')}" if done["merged"] is not None else ""
+    errors = plural(done["errors"], "OCR error")
+    typer.echo(f"read {plural(done['read'], 'image')} ({errors}){merged}")
     if done.get("unfinished"):  # issue 32: the run it followed died part-way
         from glyphbench.cli.root import print_error
 

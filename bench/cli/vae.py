@@ -18,6 +18,7 @@ from glyphbench.core.io import read_json
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.words import plural
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.config import apply_config
 from glyphbench.vae_eval.download import download
@@ -155,7 +156,9 @@ def evaluate_command(
     report = write_report(table, out, notes=notes)
     print_summary(table, Console())
     failed = int(failed_mask(table).sum()) if len(table) else 0
-    typer.echo(f"{len(table)} rows ({failed} failed) -> {out / RESULTS_NAME}; report {report}")
+    typer.echo(
+        f"{plural(len(table), 'row')} ({failed} failed) -> {out / RESULTS_NAME}; report {report}"
+    )
     fail_when_every_row_failed(table, "the evaluation")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glyphbench.core.registry import Spec
+from glyphbench.core.words import plural
 
 #: Seconds per image to make one, on CPU, by model kind (drawing/reading + PNG + SHA-256).
 #: control: 5 ms drawing a 512-px image + 11 ms PNG and hash, measured 2026-11-23;
@@ -264,8 +265,8 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
         "dry run: nothing loaded or written (the full plan: --dry-run --json)",
         f"run:      {plan.get('run_id')} -> {plan.get('out')}",
         f"prompts:  {prompts.get('count')} from {prompts.get('source')}{_named(prompts)}",
-        f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
-        f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
+        f"images:   {jobs} = {prompts.get('count')} prompts x {plural(len(seeds), 'seed')} x "
+        f"{plan.get('images_per_prompt')} per prompt x {plural(len(models), 'model')}{shard}; "
         f"{remaining} to make, {jobs - remaining - no_file} already done"
         + (f", {no_file} without an image file" if no_file else ""),
     ]
@@ -327,10 +328,6 @@ def _named(prompts: Mapping[str, Any]) -> str:
         f": those the files of {', '.join(prompts['named_by'])} name "
         "(no --prompts, --where, --sample or --limit given)"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _about(seconds: float) -> str:
