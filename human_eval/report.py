@@ -158,6 +158,9 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from glyphbench.report.figures import font_params, quiet_missing_glyphs
+
+    plt.rcParams.update(font_params())
     compared = ranking_metrics()
     if not compared:
         return ""
@@ -180,7 +183,8 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight")
+    with quiet_missing_glyphs():
+        fig.savefig(buffer, format="png", bbox_inches="tight")
     plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode()
 

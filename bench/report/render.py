@@ -373,7 +373,8 @@ def _figures(
     if column:
         summary = analysis.slices[column]  # "(none)" stays: often the largest group
         names = figs.heatmap(summary, column, primary, models, folder / f"heatmap_{column}")
-        items.append(_figure(f"Model x {column}", names))
+        if names:
+            items.append(_figure(f"Model x {column}", names))
     names = figs.distributions(analysis.scores, primary, folder / "distributions")
     items.append(_figure("Score distributions", names))
     return items
