@@ -225,6 +225,19 @@ def _estimate(value: object, lo: object, hi: object, reason: str) -> Cell:
     return Cell(f"{value:.3f}", ci=ci, cls="num")
 
 
+def readable(name: str) -> str:
+    """A metric's label from the metric table, or a criterion's name in words: what the
+    page shows for the names the CSV files keep.
+
+    >>> readable("ned"), readable("text_accuracy")
+    ('NED similarity (1 = exact)', 'text accuracy')
+    """
+    from glyphbench.report.metric_info import metric_label
+
+    label = metric_label(name)
+    return label if label != name else name.replace("_", " ")
+
+
 def _agreement_reason(stat: str, row: dict[str, object]) -> str:
     if not row["n_images"]:
         return "no image has two ratings"
@@ -242,7 +255,7 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
     columns += [*AGREEMENT_HEADERS.values(), "note"]
     rows = []
     for row in agreement.to_dict("records"):
-        cells = [Cell(str(row["criterion"]))]
+        cells = [Cell(readable(str(row["criterion"])))]
         cells += [Cell(str(row["n_images"]), cls="num"), Cell(str(row["n_ratings"]), cls="num")]
         cells.append(Cell(_fmt(row["prevalence"]), cls="num"))
         for stat in AGREEMENT_HEADERS:
@@ -273,7 +286,13 @@ def alignment_table(alignment: pd.DataFrame) -> Table:
     columns += ["note"] * ("note" in alignment.columns)
     rows = []
     for row in alignment.to_dict("records"):
-        cells = [Cell(_fmt(row[c]), cls="num" if c.startswith("n_") else "") for c in plain]
+        cells = [
+            Cell(
+                readable(str(row[c])) if c == "metric" else _fmt(row[c]),
+                cls="num" * c.startswith("n_"),
+            )
+            for c in plain
+        ]
         note = str(row.get("note") or "")
         for stat in shown:
             if note.startswith("too few"):  # a number from 2 images of a class says nothing
@@ -293,17 +312,19 @@ def kendall_sentence(kendall: dict[str, dict[str, float]]) -> str:
 
     >>> kendall_sentence({"ned": {"tau": 0.8, "p": 0.05}, "algorithm1": {"tau": math.nan,
     ...                   "p": math.nan}})
-    'ned 0.800 (p = 0.050); algorithm1 n/a (needs two or more models with different ranks)'
+    'NED similarity (1 = exact) 0.800 (p = 0.050); Algorithm 1 distance n/a (needs two or \
+more models with different ranks)'
     """
     parts = []
     for metric, figures in kendall.items():
         tau, p = figures.get("tau", math.nan), figures.get("p", math.nan)
+        name = readable(metric)
         if math.isnan(tau):
-            parts.append(f"{metric} n/a (needs two or more models with different ranks)")
+            parts.append(f"{name} n/a (needs two or more models with different ranks)")
         elif math.isnan(p):
-            parts.append(f"{metric} {tau:.3f} (p n/a: too few models)")
+            parts.append(f"{name} {tau:.3f} (p n/a: too few models)")
         else:
-            parts.append(f"{metric} {tau:.3f} (p = {p:.3f})")
+            parts.append(f"{name} {tau:.3f} (p = {p:.3f})")
     return "; ".join(parts) if parts else "n/a (the manifest has no automatic score)"
 
 
@@ -330,7 +351,7 @@ class StudyFacts:
             n_raters=int(ratings["rater_id"].nunique()),
             n_ratings=len(ratings),
             raters_per_image=int(study.config["raters_per_image"]),
-            criteria=", ".join(study.criterion_names),
+            criteria=", ".join(map(readable, study.criterion_names)),
             accuracy_question=next(
                 (c["question"] for c in study.criteria if c["name"] == ACCURACY_CRITERION), ""
             ),
