@@ -183,8 +183,8 @@ prompt it was made from. For each image answer:
 
 Take your time; there are no trick questions, except that a few images are
 checks with a known answer. Some images show no text, or nothing at all (a framed
-empty picture): that is intended; answer what you see. You can go **Back** to change your previous answer.
-You will get a **resume code**: keep it to close the page and continue later.
+empty picture): that is intended; answer what you see. You can go **Back** to change
+your previous answer. You will get a **resume code**: keep it to close the page and continue later.
 
 **Keyboard:** {keys}, **Enter** submits, **B** goes back.
 

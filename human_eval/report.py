@@ -158,9 +158,9 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from glyphbench.report.figures import font_params, quiet_missing_glyphs
+    from glyphbench.report.figures import font_family, quiet_missing_glyphs
 
-    plt.rcParams.update(font_params())
+    plt.rcParams["font.family"] = font_family()
     compared = ranking_metrics()
     if not compared:
         return ""

@@ -560,7 +560,7 @@ def _alignment_row(
         )
         if why == FLAT and stat == "roc_auc":
             lo, hi = auc_bound_interval(
-                float(out[stat]), *map(len, (accepted, rejected)), resampling.level
+                float(out[stat]), len(accepted), len(rejected), resampling.level
             )
             why = "AUC: Wilson bound (Birnbaum-Klose), the resamples being flat"
         if why:

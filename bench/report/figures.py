@@ -43,9 +43,9 @@ def _pyplot() -> Any:
             "axes.grid": True,
             "grid.alpha": 0.3,
             "svg.fonttype": "none",
-            **font_params(),
         }
     )
+    plt.rcParams["font.family"] = font_family()
     return plt
 
 
@@ -69,21 +69,21 @@ def cjk_family() -> str | None:
     return None
 
 
-def font_params() -> dict[str, Any]:
-    """matplotlib settings for a figure's text: DejaVu Sans, then a CJK face glyph by glyph
-    (matplotlib's font fallback) where one is installed.
+def font_family() -> list[str]:
+    """matplotlib's ``font.family`` for a figure's text: DejaVu Sans, then a CJK face glyph
+    by glyph (matplotlib's font fallback) where one is installed.
 
     Without one, Chinese labels draw as empty boxes: :func:`quiet_missing_glyphs` keeps
     matplotlib from warning about each of them.
     """
     family = cjk_family()
-    return {"font.family": [LATIN_FAMILY, *([family] if family else [])]}
+    return [LATIN_FAMILY, *([family] if family else [])]
 
 
 @contextlib.contextmanager
 def quiet_missing_glyphs() -> Iterator[None]:
     """No "Glyph ... missing from font(s)" warning while saving (a CJK label on a machine
-    without a CJK font: :func:`font_params`)."""
+    without a CJK font: :func:`font_family`)."""
     import warnings
 
     with warnings.catch_warnings():
