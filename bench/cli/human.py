@@ -175,8 +175,15 @@ def stats_command(
         if note:
             console.print(f"note: {note}", markup=False)
     _print_fitted(
-        console, alignment_table(analysis.alignment), "Automatic scores vs people", keys=2
+        console,
+        alignment_table(analysis.alignment),
+        "Automatic scores vs people",
+        keys=2,
+        drop=("note",),  # as the agreement's: a line each below
     )
+    for row in analysis.alignment.to_dict("records"):
+        if row.get("note"):
+            console.print(f"note: {row['metric']}, {row['model']}: {row['note']}", markup=False)
     console.print(
         f"model ranking, people vs each metric: Kendall tau {kendall_sentence(analysis.kendall)}",
         markup=False,

@@ -132,9 +132,9 @@ def fit_lines(text: str, width: int) -> str:
     is broken after a ``|``.
 
     >>> print(fit_lines("  name  a description of several words", 20))
-      name  a
-          description of
-          several words
+      name a description
+          of several
+          words
     >>> print(fit_lines("  s[:AAAA|BBBB|CCCC]", 12))
       s[:AAAA|
           BBBB|

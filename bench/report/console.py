@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.console_fit import cell_lines
+from glyphbench.report.latex import ABBREVIATIONS
+from glyphbench.report.metric_info import metric_info
 from glyphbench.report.suites import headline_metrics, headline_points
 from glyphbench.report.tables import (  # the report's header and numbers, in the console too
     fmt_number,
@@ -110,6 +112,16 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
     return pd.DataFrame(lines, columns=[*columns, "refused", "refusal_rate", "cost_usd"])
 
 
+def short_header(metric: str) -> str:
+    """A metric's short header with its direction: the LaTeX tables' abbreviation.
+
+    >>> short_header("ned"), short_header("algorithm1")
+    ('NED ↑', 'Alg1 ↓')
+    """
+    info = metric_info(metric)
+    return f"{ABBREVIATIONS.get(metric, info.label)} {'↑' if info.higher_is_better else '↓'}"
+
+
 def print_summary(
     rows: pd.DataFrame,
     console: Console,
@@ -125,65 +137,96 @@ def print_summary(
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
 
     With ``answer`` (:mod:`glyphbench.report.answer`, the run's numbers as the report
-    computes them) the headline sentences come first, each metric shows its interval
-    under its value and every model its rank and its place against the controls.
+    computes them) the table is the answer's (:func:`print_answer`: the headline first,
+    intervals under the values, rank and place against the controls), with the suite,
+    refusal and cost columns after it.
     """
 
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
     costs = bool(lines["cost_usd"].notna().any())
-    headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *headlines]
-    headers += ["refused (rate)"] * refusals + ["cost USD"] * costs
+    extra = [*headlines, *["refused (rate)"] * refusals, *["cost USD"] * costs]
     answered = {str(m["model"]): m for m in (answer or {}).get("models", [])}
-    headers += ANSWER_HEADERS if answer is not None else []
     rendered = []
     for line in lines.to_dict("records"):
-        label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
-        cells = [label, str(line["images"]), str(line["errors"])]
-        mine_answer = answered.get(str(line["model"]))
-        if answer is not None and mine_answer is not None:
-            cells += [cell_lines(*pair) for pair in metric_cells(mine_answer, CONSOLE_METRICS)]
-        else:
-            cells += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
         mine = by_model.get(str(line["model"]), {})
-        cells += [_fmt(mine.get(header, float("nan"))) for header in headlines]
+        cells = [_fmt(mine.get(header, float("nan"))) for header in headlines]
         if refusals:
             cells.append(f"{line['refused']} ({float(line['refusal_rate']):.0%})")
         if costs:
             cost = float(line["cost_usd"])
             cells.append("-" if cost != cost else f"{cost:.2f}")
-        if answer is not None:
-            cells += _standing(mine_answer)
-        rendered.append(cells)
-    if answer is not None:
-        _print_headline(answer, console)
-    for part in _summary_parts(headers, rendered, console.width, title):
-        console.print(part)
-    if answer is not None:
-        _print_notes(answer, console, failed=False)  # the run names them on stderr
+        model = answered.get(str(line["model"]))
+        if answer is not None and model is not None:
+            rendered.append([*_answer_row(model), *cells])
+            continue
+        label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
+        head = [label, str(line["images"]), str(line["errors"])]
+        head += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
+        rendered.append([*head, *cells])
+    if answer is None:
+        headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *extra]
+        for part in _summary_parts(headers, rendered, console.width, title):
+            console.print(part)
+        return
+    _print_answer_table(answer, [*ANSWER_HEADERS, *extra], rendered, console, title)
+    _print_notes(answer, console, failed=False)  # the run names them on stderr
 
 
-#: The columns the answer adds to a summary: the rank and the place against the controls.
-ANSWER_HEADERS = ["rank", "against the controls"]
+#: The answer's metrics in the console, the ranked one first (short headers, a legend).
+ANSWER_METRICS = ("ned", "exact_match", "algorithm1")
+
+#: The answer table's columns: the answer first (a console of 80 columns shows these in
+#: its first part), then the other metrics and the counts.
+ANSWER_HEADERS = [
+    "model",
+    short_header(ANSWER_METRICS[0]),
+    "rank",
+    "against the controls",
+    *map(short_header, ANSWER_METRICS[1:]),
+    "images",
+    "failed",
+]
+
+#: Columns of the answer table set left-aligned (text, not numbers).
+ANSWER_TEXT_COLUMNS = (0, 2, 3)
 
 
 def print_answer(answer: Mapping[str, Any], console: Console, title: str = "Summary") -> None:
-    """Print an answer document (``answer.json``, :mod:`glyphbench.report.answer`) alone:
-    the headline, then per model its images, failed rows, each console metric with its
-    interval, its rank and its place against the controls, fitted to ``console``."""
-    headers = ["model", "images", "failed", *map(metric_header, CONSOLE_METRICS)]
-    headers += ANSWER_HEADERS
-    rendered = []
-    for model in answer.get("models", []):
-        label = f"{model['model']} [dim](control)[/]" if model["control"] else str(model["model"])
-        cells = [label, str(model["images"]), str(model["failed"])]
-        cells += [cell_lines(*pair) for pair in metric_cells(model, CONSOLE_METRICS)]
-        rendered.append(cells + _standing(model))
-    _print_headline(answer, console)
-    for part in _summary_parts(headers, rendered, console.width, title):
-        console.print(part)
+    """Print an answer document (``answer.json``, :mod:`glyphbench.report.answer`): the
+    headline, then per model NED with its interval, its rank, its place against the
+    controls, exact match and Algorithm 1 with theirs, its images and failed rows, fitted
+    to ``console``; a legend of the short headers and how the intervals were made."""
+    rendered = [_answer_row(model) for model in answer.get("models", [])]
+    _print_answer_table(answer, ANSWER_HEADERS, rendered, console, title)
     _print_notes(answer, console)
+
+
+def _answer_row(model: Mapping[str, Any]) -> list[str]:
+    """One model's cells of :data:`ANSWER_HEADERS`."""
+    values = [cell_lines(*pair) for pair in metric_cells(model, ANSWER_METRICS)]
+    return [
+        str(model["model"]),
+        values[0],
+        *_standing(model),
+        *values[1:],
+        str(model["images"]),
+        str(model["failed"]),
+    ]
+
+
+def _print_answer_table(
+    answer: Mapping[str, Any],
+    headers: list[str],
+    rendered: list[list[str]],
+    console: Console,
+    title: str,
+) -> None:
+    _print_headline(answer, console)
+    parts = _summary_parts(headers, rendered, console.width, title, left=ANSWER_TEXT_COLUMNS)
+    for part in parts:
+        console.print(part)
 
 
 def metric_cells(model: Mapping[str, Any], metrics: Sequence[str]) -> list[tuple[str, str]]:
@@ -230,12 +273,13 @@ def _print_headline(answer: Mapping[str, Any], console: Console) -> None:
 
 
 def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = True) -> None:
-    """How the intervals were made (and with ``failed`` the controls every row of which
-    failed: the headline names the other models)."""
+    """The short headers' metrics, how the intervals were made (and with ``failed`` the
+    controls every row of which failed: the headline names the other models)."""
     from rich.markup import escape
 
+    legend = "; ".join(f"{short_header(m)[:-2]}: {metric_info(m).label}" for m in ANSWER_METRICS)
     console.print(
-        f"[dim]{answer['confidence']:.0%} intervals: bootstrap over prompts, "
+        f"[dim]{legend}. {answer['confidence']:.0%} intervals: bootstrap over prompts, "
         f"{answer['n_boot']} resamples, seed {answer['seed']}; rank: paired bootstrap, "
         "Holm ('=' shared).[/]"
     )
@@ -246,7 +290,11 @@ def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = 
 
 
 def _summary_parts(
-    headers: list[str], rendered: list[list[str]], width: int, title: str
+    headers: list[str],
+    rendered: list[list[str]],
+    width: int,
+    title: str,
+    left: Collection[int] = (0,),
 ) -> list[RenderableType]:
     """The summary as rich tables no wider than ``width`` that cut no number (issue 33).
 
@@ -291,7 +339,7 @@ def _summary_parts(
         for position, index in enumerate(shown):
             table.add_column(
                 headers[index],
-                justify="left" if index == 0 else "right",
+                justify="left" if index in left else "right",
                 width=None if widths is None else widths[position],
                 overflow="ellipsis" if widths is None else "fold",
             )

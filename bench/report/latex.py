@@ -67,7 +67,7 @@ def tex_width_pt(value: str | float | None) -> float:
     (``5.5in``, ``14cm``, ``397pt``); None: the default (5.5 in).
 
     >>> round(tex_width_pt("neurips"), 2), round(tex_width_pt("acl"), 2)
-    (397.49, 455.24)
+    (397.48, 455.24)
     >>> round(tex_width_pt("3.25in"), 2), tex_width_pt(None) == tex_width_pt("iclr")
     (234.88, True)
     """
