@@ -42,10 +42,19 @@ def readme_vae() -> tuple[list[str], dict[str, float]]:
     return shlex.split(command.group(1)), figures
 
 
-def test_the_readme_names_its_command_and_figures() -> None:
+def test_the_readme_names_its_command_and_figures_and_the_demo_prints_it() -> None:
+    from glyphbench.cli.demo import VAE_COMMAND
+
     words, figures = readme_vae()
     assert words[0] == "vae-eval" and "--out" in words
     assert set(figures) == set(CODEC_NAMES)
+    printed = shlex.split(VAE_COMMAND)[1:]
+
+    def without_out(command: list[str]) -> list[str]:
+        at = command.index("--out")
+        return command[:at] + command[at + 2 :]
+
+    assert without_out(printed) == without_out(words)
 
 
 @pytest.mark.slow
@@ -66,7 +75,7 @@ def test_the_readme_vae_command_gives_the_readme_figures(
         assert not exc.code, exc.code
     from glyphbench.vae_eval.analyse import summary_table
 
-    summary = summary_table(pd.read_parquet(out / "vae_results.parquet")).set_index("vae")
+    summary = summary_table(pd.read_parquet(out / "vae_results.parquet"))  # indexed by codec
     measured = {
         name: round(float(summary.loc[spec, "WR"]), 1) for name, spec in CODEC_NAMES.items()
     }
