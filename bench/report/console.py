@@ -183,10 +183,9 @@ ANSWER_HEADERS = [
     "model",
     short_header(ANSWER_METRICS[0]),
     "rank",
-    "against the controls",
+    "vs controls",
     *map(short_header, ANSWER_METRICS[1:]),
     "images",
-    "failed",
 ]
 
 #: Columns of the answer table set left-aligned (text, not numbers).
@@ -196,7 +195,7 @@ ANSWER_TEXT_COLUMNS = (0, 2, 3)
 def print_answer(answer: Mapping[str, Any], console: Console, title: str = "Summary") -> None:
     """Print an answer document (``answer.json``, :mod:`glyphbench.report.answer`): the
     headline, then per model NED with its interval, its rank, its place against the
-    controls, exact match and Algorithm 1 with theirs, its images and failed rows, fitted
+    controls, exact match and Algorithm 1 with theirs, its images (and failed rows), fitted
     to ``console``; a legend of the short headers and how the intervals were made."""
     rendered = [_answer_row(model) for model in answer.get("models", [])]
     _print_answer_table(answer, ANSWER_HEADERS, rendered, console, title)
@@ -204,15 +203,15 @@ def print_answer(answer: Mapping[str, Any], console: Console, title: str = "Summ
 
 
 def _answer_row(model: Mapping[str, Any]) -> list[str]:
-    """One model's cells of :data:`ANSWER_HEADERS`."""
+    """One model's cells of :data:`ANSWER_HEADERS` (its failed rows under its images)."""
     values = [cell_lines(*pair) for pair in metric_cells(model, ANSWER_METRICS)]
+    failed = f"({model['failed']} failed)" if model["failed"] else ""
     return [
         str(model["model"]),
         values[0],
         *_standing(model),
         *values[1:],
-        str(model["images"]),
-        str(model["failed"]),
+        cell_lines(str(model["images"]), failed),
     ]
 
 
