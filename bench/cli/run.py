@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, MODEL_FAILED, TERMINATED
 from glyphbench.cli.prompts import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
@@ -185,13 +186,16 @@ def run_command(
 
     A benchmark: glyphbench run --suite longtext --data DIR --models ... --out runs/y
 
-    The run ends with the report's answer: each model's scores with 95% intervals, its rank
-    and its place against the run's controls (--json: the same for scripts).
+    The run ends with the report's answer: scores with 95% intervals,
+    rank, place against the controls (--json: the same for scripts).
 
-    Exit codes (docs/running.md): 0 every model made rows; 1 every row failed; 2 a user
-    error, nothing written; 3 a model failed on every row, after the others finished (with
-    --dry-run: a model cannot run here, e.g. weights neither local, cached nor on a
-    reachable hub); 130 Ctrl-C, 143 SIGTERM (run the same command again to resume).
+    Exit codes (docs/running.md):
+      0    every model made rows
+      1    every row failed
+      2    a user error; nothing written
+      3    a model failed on every row, after the others finished;
+           with --dry-run: a model cannot run here (its weights)
+      130  Ctrl-C; 143 SIGTERM: the same command resumes
     """
     from rich.console import Console
 
@@ -411,10 +415,10 @@ def _interruptible() -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         typer.echo("interrupted: run the same command again to resume", err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(INTERRUPTED) from None
     except Terminated:
         typer.echo("terminated: run the same command again to resume", err=True)
-        raise typer.Exit(143) from None
+        raise typer.Exit(TERMINATED) from None
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -456,7 +460,6 @@ def fail_when_a_model_failed(rows: Any) -> None:
 
 def _models_failed(problems: dict[str, str], what: str) -> None:
     """One error line per model, then exit :data:`~glyphbench.cli.exit_codes.MODEL_FAILED`."""
-    from glyphbench.cli.exit_codes import MODEL_FAILED
     from glyphbench.cli.root import print_error
 
     for model, why in problems.items():
@@ -469,7 +472,7 @@ def _every_row_failed(count: int, what: str, example: str) -> None:
 
     detail = f"; e.g. {example}" if example else ""
     print_error(f"every row of {what} failed ({count} of {count}){detail}")
-    raise typer.Exit(1)
+    raise typer.Exit(EVERY_ROW_FAILED)
 
 
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
@@ -563,12 +566,12 @@ def read_command(
             f"the run writing {run_dir} stopped before it finished (no shard recorded its "
             "end): its images so far are read; run the same `glyphbench run` again to finish"
         )
-        raise typer.Exit(1)
+        raise typer.Exit(EVERY_ROW_FAILED)
     if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
         from glyphbench.cli.root import print_error
 
         print_error(f"every image read failed ({done['read']} of {done['read']})")
-        raise typer.Exit(1)
+        raise typer.Exit(EVERY_ROW_FAILED)
 
 
 def demo_command(
