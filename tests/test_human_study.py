@@ -336,7 +336,10 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert overall.roc_auc > 0.5  # two of three raters follow the exact-match truth
     ranking = pd.read_csv(study_dir / "analysis" / "ranking.csv")
     assert set(ranking["metric"]) == {"ned", "algorithm1"} and len(ranking) == 6  # 3 models each
-    assert "Kendall tau ned " in result.output and "nan" not in result.output.lower()
+    assert (
+        "Kendall tau NED similarity (1 = exact) " in result.output
+        and "nan" not in result.output.lower()
+    )
     assert "Automatic scores vs people" in result.output  # the page's table, not a raw frame
 
     result = runner.invoke(app, ["human", "export", str(study_dir)])
