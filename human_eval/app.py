@@ -72,8 +72,9 @@ HIDDEN_CSS = """.gb-hidden { display: none !important; }
 #item-image, #item-image .image-container, #item-image .image-frame {
   height: auto !important; max-height: none !important; }
 #item-image img { width: auto !important; height: auto !important; max-width: 100% !important;
-                  max-height: none !important; min-width: min(384px, 80vw);
-                  object-fit: contain; cursor: zoom-in; }
+                  max-height: calc(100vh - 90px) !important; min-width: min(384px, 80vw);
+                  object-fit: contain; cursor: zoom-in;
+                  border: 1px solid #8a93a3; background: #fff; box-sizing: content-box; }
 #gb-zoom { display: none; position: fixed; inset: 0; z-index: 2000; overflow: auto;
            background: rgba(0, 0, 0, 0.85); cursor: zoom-out; }
 #gb-zoom img { display: block; margin: auto; max-width: none; }
@@ -83,9 +84,12 @@ HIDDEN_CSS = """.gb-hidden { display: none !important; }
                   box-shadow: 0 4px 18px rgba(0, 0, 0, 0.25); }
 """
 
-# The image is shown at its own size (never smaller, unless wider than its column; a small
-# image is enlarged to 384 px), left of the questions, so Submit stays in view on a 1366x768
-# laptop; a click shows it at its own size or larger, filling the window (ZOOM_JS)
+# The image is shown at its own size (never smaller, unless wider than its column or taller
+# than the window less the progress row: a 1024-px image at 1366x768 is shown whole, above
+# the fold; a small image is enlarged to 384 px), left of the questions, so Submit stays in
+# view on a 1366x768 laptop; a click shows it at its own size or larger, filling the window
+# (ZOOM_JS). A thin frame marks its edges, so a blank image (a blank control) reads as an
+# empty picture, not as one that failed to load; the instructions say such images occur
 # (tests/test_human_app_browser.py::test_rating_page_fits_a_laptop_screen,
 # ::test_images_are_shown_at_their_own_size_and_zoom_on_click).
 
@@ -183,8 +187,9 @@ prompt it was made from. For each image answer:
 {questions}
 
 Take your time; there are no trick questions, except that a few images are
-checks with a known answer. You can go **Back** to change your previous answer.
-You will get a **resume code**: keep it to close the page and continue later.
+checks with a known answer. Some images show no text, or nothing at all (a framed
+empty picture): that is intended; answer what you see. You can go **Back** to change
+your previous answer. You will get a **resume code**: keep it to close the page and continue later.
 
 **Keyboard:** {keys}, **Enter** submits, **B** goes back.
 
@@ -236,13 +241,7 @@ def build_app(
                 )
                 resume_btn = gr.Button("Resume", elem_id="resume-btn")
         with gr.Column(visible=False, elem_id="rating-screen") as rate_col:
-            with gr.Row():
-                progress = gr.Markdown(elem_id="progress")
-                code_box = gr.Textbox(
-                    label="Your resume code (keep it to continue later)",
-                    interactive=False,
-                    elem_id="code",
-                )
+            progress = gr.Markdown(elem_id="progress")  # one line above the image
             with gr.Row(equal_height=False):  # the image beside the questions and buttons
                 with gr.Column(scale=2, min_width=320):
                     image = gr.Image(
@@ -265,6 +264,11 @@ def build_app(
                         submit_btn = gr.Button("Submit", variant="primary", elem_id="submit-btn")
                         finish_btn = gr.Button("Finish", variant="stop", elem_id="finish-btn")
                     gr.Markdown(f"<small>Keyboard: {keys}, Enter submits, B goes back.</small>")
+                    code_box = gr.Textbox(  # beside the image: the row above it stays one line
+                        label="Your resume code (keep it to continue later)",
+                        interactive=False,
+                        elem_id="code",
+                    )
             with gr.Column(visible=False, elem_id="finish-confirm") as confirm_col:
                 gr.Markdown(FINISH_QUESTION)
                 with gr.Row():

@@ -158,6 +158,9 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from glyphbench.report.figures import font_family, quiet_missing_glyphs
+
+    plt.rcParams["font.family"] = font_family()
     compared = ranking_metrics()
     if not compared:
         return ""
@@ -180,7 +183,8 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight")
+    with quiet_missing_glyphs():
+        fig.savefig(buffer, format="png", bbox_inches="tight")
     plt.close(fig)
     return base64.b64encode(buffer.getvalue()).decode()
 
@@ -221,6 +225,19 @@ def _estimate(value: object, lo: object, hi: object, reason: str) -> Cell:
     return Cell(f"{value:.3f}", ci=ci, cls="num")
 
 
+def readable(name: str) -> str:
+    """A metric's label from the metric table, or a criterion's name in words: what the
+    page shows for the names the CSV files keep.
+
+    >>> readable("ned"), readable("text_accuracy")
+    ('NED similarity (1 = exact)', 'text accuracy')
+    """
+    from glyphbench.report.metric_info import metric_label
+
+    label = metric_label(name)
+    return label if label != name else name.replace("_", " ")
+
+
 def _agreement_reason(stat: str, row: dict[str, object]) -> str:
     if not row["n_images"]:
         return "no image has two ratings"
@@ -238,7 +255,7 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
     columns += [*AGREEMENT_HEADERS.values(), "note"]
     rows = []
     for row in agreement.to_dict("records"):
-        cells = [Cell(str(row["criterion"]))]
+        cells = [Cell(readable(str(row["criterion"])))]
         cells += [Cell(str(row["n_images"]), cls="num"), Cell(str(row["n_ratings"]), cls="num")]
         cells.append(Cell(_fmt(row["prevalence"]), cls="num"))
         for stat in AGREEMENT_HEADERS:
@@ -256,16 +273,36 @@ def agreement_table(agreement: pd.DataFrame) -> Table:
 def alignment_table(alignment: pd.DataFrame) -> Table:
     """Metric, model, counts and each statistic with its bootstrap interval."""
 
-    plain = [c for c in ("metric", "model", "n_images", "n_ties") if c in alignment.columns]
+    counts = ("metric", "model", "n_images", "n_accepted", "n_rejected", "n_ties")
+    plain = [c for c in counts if c in alignment.columns]
     shown = [s for s in ALIGNMENT_HEADERS if s in alignment.columns]
-    headers = {"n_images": "images", "n_ties": "ties (no label)"}
+    headers = {
+        "n_images": "images",
+        "n_accepted": "accepted",
+        "n_rejected": "rejected",
+        "n_ties": "ties (no label)",
+    }
     columns = [headers.get(c, c) for c in plain] + [ALIGNMENT_HEADERS[s][0] for s in shown]
+    columns += ["note"] * ("note" in alignment.columns)
     rows = []
     for row in alignment.to_dict("records"):
-        cells = [Cell(_fmt(row[c]), cls="num" if c.startswith("n_") else "") for c in plain]
+        cells = [
+            Cell(
+                readable(str(row[c])) if c == "metric" else _fmt(row[c]),
+                cls="num" * c.startswith("n_"),
+            )
+            for c in plain
+        ]
+        note = str(row.get("note") or "")
         for stat in shown:
+            if note.startswith("too few"):  # a number from 2 images of a class says nothing
+                needed = f"{stats.MIN_PER_CLASS} of each class needed"
+                cells.append(Cell("too few", ci=needed, cls="na"))
+                continue
             bounds = (row.get(f"{stat}_lo", math.nan), row.get(f"{stat}_hi", math.nan))
             cells.append(_estimate(row[stat], *bounds, ALIGNMENT_HEADERS[stat][1]))
+        if "note" in alignment.columns:
+            cells.append(Cell(note or "none"))
         rows.append(cells)
     return Table(columns, rows, id="alignment")
 
@@ -275,17 +312,19 @@ def kendall_sentence(kendall: dict[str, dict[str, float]]) -> str:
 
     >>> kendall_sentence({"ned": {"tau": 0.8, "p": 0.05}, "algorithm1": {"tau": math.nan,
     ...                   "p": math.nan}})
-    'ned 0.800 (p = 0.050); algorithm1 n/a (needs two or more models with different ranks)'
+    'NED similarity (1 = exact) 0.800 (p = 0.050); Algorithm 1 distance n/a (needs two or \
+more models with different ranks)'
     """
     parts = []
     for metric, figures in kendall.items():
         tau, p = figures.get("tau", math.nan), figures.get("p", math.nan)
+        name = readable(metric)
         if math.isnan(tau):
-            parts.append(f"{metric} n/a (needs two or more models with different ranks)")
+            parts.append(f"{name} n/a (needs two or more models with different ranks)")
         elif math.isnan(p):
-            parts.append(f"{metric} {tau:.3f} (p n/a: too few models)")
+            parts.append(f"{name} {tau:.3f} (p n/a: too few models)")
         else:
-            parts.append(f"{metric} {tau:.3f} (p = {p:.3f})")
+            parts.append(f"{name} {tau:.3f} (p = {p:.3f})")
     return "; ".join(parts) if parts else "n/a (the manifest has no automatic score)"
 
 
@@ -312,7 +351,7 @@ class StudyFacts:
             n_raters=int(ratings["rater_id"].nunique()),
             n_ratings=len(ratings),
             raters_per_image=int(study.config["raters_per_image"]),
-            criteria=", ".join(study.criterion_names),
+            criteria=", ".join(map(readable, study.criterion_names)),
             accuracy_question=next(
                 (c["question"] for c in study.criteria if c["name"] == ACCURACY_CRITERION), ""
             ),

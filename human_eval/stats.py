@@ -48,10 +48,12 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.scoring.bootstrap import (
-    index_blocks,
+    MAX_CELLS,
+    MIN_UNITS,
     percentile_interval,
     resample_weights,
     seeded_rng,
+    wilson_interval,
 )
 from glyphbench.scoring.table import METRICS, Mean
 
@@ -361,18 +363,105 @@ def _criterion_row(
     if not balanced:
         notes.append("Fleiss' kappa needs the same number of raters per image: not computed")
         point["fleiss_kappa"] = math.nan
+    withheld: dict[str, list[str]] = {}
     for stat in STATISTICS:
-        values = boot[stat]
-        finite = values[np.isfinite(values)]
-        if (stat == "fleiss_kappa" and not balanced) or finite.size == 0:
+        if stat == "fleiss_kappa" and not balanced:
             lo = hi = math.nan
         else:
-            lo, hi = (float(x) for x in percentile_interval(finite, resampling.level))
+            lo, hi, why = honest_interval(
+                point[stat], boot[stat], resampling.level, bounds=STATISTIC_BOUNDS[stat]
+            )
+            if why:
+                withheld.setdefault(why, []).append(stat.replace("_", " "))
         row.update({stat: point[stat], f"{stat}_lo": lo, f"{stat}_hi": hi})
+    notes += [f"{', '.join(names)}: {why}" for why, names in withheld.items()]
     if len(set(part["value"])) == 1:
         notes.append("every rating is the same answer: chance-corrected statistics undefined")
     row["note"] = "; ".join(notes)
     return row
+
+
+# -- intervals on thin evidence ---------------------------------------------------------
+
+#: The range of each statistic: an interval may end at its estimate only at such a bound.
+STATISTIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "percent_agreement": (0.0, 1.0),
+    "pairwise_agreement": (0.0, 1.0),
+    "krippendorff_alpha": (-math.inf, 1.0),
+    "fleiss_kappa": (-math.inf, 1.0),
+    "gwet_ac1": (-math.inf, 1.0),
+    "roc_auc": (0.0, 1.0),
+    "point_biserial": (-1.0, 1.0),
+    "spearman": (-1.0, 1.0),
+}
+
+#: The note of an interval the resamples cannot give (the cell then shows no interval).
+FLAT = "no interval: the resamples do not spread beyond the estimate"
+
+
+def honest_interval(
+    point: float,
+    resamples: np.ndarray,
+    level: float,
+    *,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> tuple[float, float, str]:
+    """The percentile interval of ``resamples``, or NaN and why when it would say too much.
+
+    Withheld (NaN, NaN, reason) when more than half the tail share ``(1 - level) / 2`` of
+    the resamples are undefined (a resample that lost a class: dropping them would keep only
+    the resamples that look like the data), or when the interval has no width or ends at
+    the estimate inside the statistic's range ``bounds``: the resamples then cannot go
+    beyond the data's extreme, which says the evidence is too thin, not that the value is
+    known exactly. An end at a bound the statistic cannot pass (an AUC of 1.0) is kept.
+
+    >>> honest_interval(0.5, np.linspace(0.3, 0.7, 101), 0.95)[:2]
+    (0.31, 0.69)
+    >>> honest_interval(1.0, np.ones(100), 0.95, bounds=(0.0, 1.0))[2]
+    'no interval: the resamples do not spread beyond the estimate'
+    >>> honest_interval(0.8, np.r_[np.full(90, 0.8), np.full(10, 0.5)], 0.95)[2]
+    'no interval: the resamples do not spread beyond the estimate'
+    >>> honest_interval(1.0, np.r_[np.ones(90), np.full(10, 0.8)], 0.95, bounds=(0, 1))[:2]
+    (0.8, 1.0)
+    >>> honest_interval(0.6, np.r_[np.full(10, np.nan), np.linspace(0.4, 0.8, 90)], 0.95)[2]
+    'no interval: undefined in 10% of the resamples (a class lost)'
+    """
+    values = np.asarray(resamples, dtype=float)
+    if not math.isfinite(point) or not values.size:
+        return math.nan, math.nan, ""
+    finite = values[np.isfinite(values)]
+    undefined = 1.0 - finite.size / values.size
+    if undefined > (1.0 - level) / 4:
+        return (
+            math.nan,
+            math.nan,
+            f"no interval: undefined in {undefined:.0%} of the resamples (a class lost)",
+        )
+    lo, hi = (float(x) for x in percentile_interval(finite, level))
+    at_low = math.isclose(lo, point, abs_tol=1e-12) and point > bounds[0]
+    at_high = math.isclose(hi, point, abs_tol=1e-12) and point < bounds[1]
+    if math.isclose(lo, hi, abs_tol=1e-12) or at_low or at_high:
+        return math.nan, math.nan, FLAT
+    return lo, hi, ""
+
+
+def auc_bound_interval(
+    auc: float, n_accepted: int, n_rejected: int, level: float
+) -> tuple[float, float]:
+    """A conservative interval for an AUC whose bootstrap is flat (every resample separates
+    the classes as the data do): the Wilson score interval of a proportion ``auc`` on
+    ``min(n_accepted, n_rejected)`` trials. Birnbaum and Klose (1957, Ann. Math. Statist.
+    28, 933-945) bound the variance of the Mann-Whitney estimate by A (1 - A) / min(m, n)
+    whatever the two distributions, the variance of such a proportion; the interval never
+    has zero width.
+
+    >>> [round(float(x), 3) for x in auc_bound_interval(1.0, 5, 7, 0.95)]
+    [0.566, 1.0]
+    """
+    low, high = wilson_interval(
+        auc * min(n_accepted, n_rejected), min(n_accepted, n_rejected), level
+    )
+    return float(low), float(high)
 
 
 # -- metric-human alignment ---------------------------------------------------------------
@@ -417,50 +506,98 @@ def human_labels(ratings: pd.DataFrame, criterion: str, positive: int = 1) -> pd
 ALIGNMENT_STATISTICS = ("roc_auc", "point_biserial", "spearman")
 
 
+#: Fewest images of each class (people's majority said yes; said no) before an AUC or a
+#: correlation with people is shown: the report's floor for any interval
+#: (:data:`glyphbench.scoring.bootstrap.MIN_UNITS`, and why 5 is given there). Below it the
+#: estimate is kept in the tables but shown as "too few", with no interval.
+MIN_PER_CLASS = MIN_UNITS
+
+
 def _alignment_row(
     scores: np.ndarray, share: np.ndarray, label: pd.Series, resampling: Resampling | None = None
-) -> dict[str, float | int]:
+) -> dict[str, float | int | str]:
     """Point estimates and (with ``resampling``) percentile bootstrap bounds over images.
 
     AUC and point-biserial use the images with a label (ties left out); Spearman
-    uses every image. Each resample redraws that many images with replacement.
+    uses every image. The resamples are stratified, as pROC's ``ci.auc`` does by default
+    (``boot.stratified = TRUE``): each redraws the accepted, the rejected and the tied
+    images apart, so none loses a class. With fewer than :data:`MIN_PER_CLASS` images of
+    a class there is no interval and ``note`` says "too few"; an interval the resamples
+    cannot give is withheld (:func:`honest_interval`), except an AUC's flat one, which
+    becomes :func:`auc_bound_interval`.
     """
     known = label.notna().to_numpy()
-    y = label[known].astype(int).to_numpy().astype(float)
-    out: dict[str, float | int] = {"n_images": len(scores), "n_ties": int((~known).sum())}
+    values = label.to_numpy(dtype=float, na_value=np.nan)
+    accepted, rejected = np.flatnonzero(values == 1), np.flatnonzero(values == 0)
+    out: dict[str, float | int | str] = {
+        "n_images": len(scores),
+        "n_ties": int((~known).sum()),
+        "n_accepted": len(accepted),
+        "n_rejected": len(rejected),
+        "note": "",
+    }
     point = _alignment_statistics(
-        scores[known][None, :], y[None, :], scores[None, :], share[None, :]
+        scores[known][None, :], values[known][None, :], scores[None, :], share[None, :]
     )
-    for stat, values in point.items():
-        out[stat] = float(values[0])
+    for stat, estimate in point.items():
+        out[stat] = float(estimate[0])
+    thin = min(len(accepted), len(rejected)) < MIN_PER_CLASS
+    if thin:
+        out["note"] = (
+            f"too few: {len(accepted)} accepted, {len(rejected)} rejected "
+            f"({MIN_PER_CLASS} of each needed)"
+        )
     if resampling is None:
         return out
-
-    rng = seeded_rng(resampling.seed, ("alignment", len(scores), int(known.sum())))
-    bounds: dict[str, list[np.ndarray]] = {stat: [] for stat in ALIGNMENT_STATISTICS}
-    labelled = np.flatnonzero(known)
-    blocks = zip(
-        index_blocks(rng, len(labelled), resampling.n_boot),
-        index_blocks(rng, len(scores), resampling.n_boot),
-        strict=True,
-    )
-    for (_, picks), (_, every) in blocks:
-        rows = labelled[picks] if len(labelled) else np.zeros((len(every), 0), dtype=int)
-        drawn = _alignment_statistics(
-            scores[rows], label.to_numpy()[rows].astype(float), scores[every], share[every]
+    if thin:
+        out.update({f"{stat}_{end}": math.nan for stat in point for end in ("lo", "hi")})
+        return out
+    boot = _stratified_alignment(scores, share, values, (accepted, rejected), resampling)
+    notes = []
+    for stat, resamples in boot.items():
+        lo, hi, why = honest_interval(
+            float(out[stat]), resamples, resampling.level, bounds=STATISTIC_BOUNDS[stat]
         )
-        for stat, values in drawn.items():
-            bounds[stat].append(values)
-    for stat, parts in bounds.items():
-        boot = np.concatenate(parts)
-        finite = boot[np.isfinite(boot)]
-        lo, hi = (
-            (float(x) for x in percentile_interval(finite, resampling.level))
-            if finite.size and math.isfinite(float(out[stat]))
-            else (math.nan, math.nan)
-        )
+        if why == FLAT and stat == "roc_auc":
+            lo, hi = auc_bound_interval(
+                float(out[stat]), len(accepted), len(rejected), resampling.level
+            )
+            why = "AUC: Wilson bound (Birnbaum-Klose), the resamples being flat"
+        if why:
+            notes.append(why if stat == "roc_auc" else f"{stat.replace('_', '-')}: {why}")
         out[f"{stat}_lo"], out[f"{stat}_hi"] = lo, hi
+    out["note"] = "; ".join(notes)
     return out
+
+
+def _stratified_alignment(
+    scores: np.ndarray,
+    share: np.ndarray,
+    values: np.ndarray,
+    classes: tuple[np.ndarray, np.ndarray],
+    resampling: Resampling,
+) -> dict[str, np.ndarray]:
+    """Each alignment statistic over ``resampling.n_boot`` stratified resamples (the accepted,
+    the rejected and the tied images each redrawn within themselves)."""
+    tied = np.flatnonzero(np.isnan(values))
+    strata = [stratum for stratum in (*classes, tied) if len(stratum)]
+    n_labelled = sum(map(len, classes))
+    rng = seeded_rng(resampling.seed, ("alignment", len(scores), n_labelled))
+    block = max(1, MAX_CELLS // max(len(scores), 1))
+    parts: dict[str, list[np.ndarray]] = {stat: [] for stat in ALIGNMENT_STATISTICS}
+    for first in range(0, resampling.n_boot, block):
+        size = min(block, resampling.n_boot - first)
+        rows = np.hstack(
+            [
+                stratum[rng.integers(0, len(stratum), size=(size, len(stratum)))]
+                for stratum in strata
+            ]
+        )
+        labelled = rows[:, :n_labelled]  # the accepted and the rejected come first
+        drawn = _alignment_statistics(scores[labelled], values[labelled], scores[rows], share[rows])
+        for stat, estimate in drawn.items():
+            parts[stat].append(estimate)
+    return {stat: np.concatenate(chunks) for stat, chunks in parts.items()}
 
 
 def _alignment_statistics(

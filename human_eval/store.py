@@ -19,7 +19,9 @@ participants can never claim from the same stale counts.
 Balancing: :meth:`Store.claim_batch` gives a participant the non-gold images
 with the lowest *load* (completed ratings + live claims by others) that are
 still below K, ties broken at random, never an image the participant already
-had. A claim is live while its participant is active: an unrated claim stops
+had; with ``overlap`` (a pilot), images some raters who are rating hold come first
+(:data:`PILOT_IDLE_S`: an abandoned session's claims do not make a pilot image).
+A claim is live while its participant is active: an unrated claim stops
 counting ``claim_ttl`` seconds after the participant's last action (default
 :data:`DEFAULT_CLAIM_TTL_S`), so a participant who walks away does not starve an
 image; Finish releases unrated claims at once, and a participant who comes back
@@ -94,6 +96,28 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 #: the claim lifetime (parameter: the oldest activity time that still counts).
 LIVE_ASSIGNMENTS = """
     SELECT a.participant_id, a.image_id, a.done_at
+    FROM assignments a JOIN participants p ON p.participant_id = a.participant_id
+    WHERE a.done_at IS NOT NULL
+       OR MAX(a.claimed_at, COALESCE(p.last_active_at, a.claimed_at)) > ?
+"""
+
+
+#: An unrated claim counts towards a pilot's overlap (``overlap``) while its holder is
+#: rating: they have rated an image, or acted within this many seconds. A convention, well
+#: above the time one image takes in the app (a click per criterion), and far below
+#: ``claim_ttl``: a session opened and left holds its claims against K, but never takes
+#: the pilot's overlap away from the raters who are rating.
+PILOT_IDLE_S = 120.0
+
+#: :data:`LIVE_ASSIGNMENTS` with ``rating``: 1 for a rating, and for an unrated claim
+#: whose holder is rating (parameters: the claim lifetime's oldest activity time, then
+#: :data:`PILOT_IDLE_S`'s).
+LIVE_WITH_RATING = """
+    SELECT a.participant_id, a.image_id, a.done_at,
+           (a.done_at IS NOT NULL OR COALESCE(p.last_active_at, a.claimed_at) > ?
+            OR EXISTS (SELECT 1 FROM assignments d
+                       WHERE d.participant_id = a.participant_id AND d.done_at IS NOT NULL))
+           AS rating
     FROM assignments a JOIN participants p ON p.participant_id = a.participant_id
     WHERE a.done_at IS NOT NULL
        OR MAX(a.claimed_at, COALESCE(p.last_active_at, a.claimed_at)) > ?
@@ -251,20 +275,22 @@ class Store:
             rows = db.execute(
                 f"""
                 SELECT i.image_id,
-                       COUNT(a.image_id) AS load
+                       COUNT(a.image_id) AS load,
+                       COALESCE(SUM(a.rating), 0) AS rated
                 FROM images i
-                LEFT JOIN ({LIVE_ASSIGNMENTS}) a ON a.image_id = i.image_id
+                LEFT JOIN ({LIVE_WITH_RATING}) a ON a.image_id = i.image_id
                 WHERE i.is_gold = 0
                   AND i.image_id NOT IN (SELECT image_id FROM assignments WHERE participant_id = ?)
                 GROUP BY i.image_id
                 HAVING load < ?
                 """,
-                (live_after, participant_id, self.k),
+                (now - PILOT_IDLE_S, live_after, participant_id, self.k),
             ).fetchall()
             # Lowest load first (random tie-break so parallel participants spread out),
             # except that images on their way to ``overlap`` raters come before new ones.
             keyed = sorted(
-                (self._priority(load), rng.random(), image_id) for image_id, load in rows
+                (self._priority(load, rated), rng.random(), image_id)
+                for image_id, load, rated in rows
             )
             chosen = [image_id for _, _, image_id in keyed[:n]]
             if chosen and n_gold > 0:
@@ -295,20 +321,26 @@ class Store:
             )
         return chosen
 
-    def _priority(self, load: int) -> tuple[int, int]:
+    def _priority(self, load: int, rated: int | None = None) -> tuple[int, int]:
         """Sort key of an image with ``load`` ratings and live claims: smaller first.
 
         Overlap first (a pilot): an image that some but fewer than ``overlap`` raters
-        hold comes first, the fullest of them first, so the first images reach
-        ``overlap`` raters before new ones are opened and agreement can be measured
-        early. Without ``overlap`` (0 or 1) this is plain lowest-load-first.
+        who are rating hold (``rated``: its ratings and the claims of raters who are
+        rating, :data:`PILOT_IDLE_S`; default ``load``) comes first, the fullest of them
+        first, so the first images reach ``overlap`` raters before new ones are opened
+        and agreement can be measured early. A session opened and left counts in
+        ``load`` only: its images are no pilot's. Without ``overlap`` (0 or 1) this is
+        plain lowest-load-first.
 
         >>> store = Store.__new__(Store); store.overlap = 2
         >>> sorted([0, 1, 2], key=store._priority)
         [1, 0, 2]
+        >>> store._priority(1, rated=0)  # held by a left session only: not a pilot's image
+        (1, 1)
         """
-        if 0 < load < self.overlap:
-            return (0, -load)
+        rated = load if rated is None else rated
+        if 0 < rated < self.overlap:
+            return (0, -rated)
         return (1, load)
 
     def open_claims(self, participant_ids: Iterable[str]) -> int:

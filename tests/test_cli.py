@@ -101,7 +101,7 @@ def test_score_reference_compat(tmp_path):
 @pytest.mark.parametrize(
     ("content", "args", "message"),
     [
-        (b"expected,other\na,b\n", [], "missing column 'ocr'"),
+        (b"expected,other\na,b\n", [], "no column 'ocr' or 'ocr_text'"),
         (b"expected,ocr\ncaf\xe9,cafe\n", [], "not UTF-8"),
         (None, [], "file not found"),
         (b"expected,ocr\na,b\n", ["--compat", "paper"], "--compat"),

@@ -218,6 +218,38 @@ def test_images_are_shown_at_their_own_size_and_zoom_on_click(
         assert "0 / 3" in driver.find_element(By.ID, "progress").text  # nothing was answered
 
 
+@pytest.fixture
+def served_huge(tmp_path: Path) -> Iterator[str]:
+    """1024-px images (SDXL's, FLUX's and most current generators' size)."""
+    with serving(tmp_path, 1024) as url:
+        yield url
+
+
+def test_a_1024_px_image_is_shown_whole_above_the_fold_and_framed(
+    served_huge: str, tmp_path: Path
+) -> None:
+    """At 1366x768 a 1024-px image ran 19% below the fold; now it is scaled to the window
+    (zoom shows its own pixels) with Submit in view, and framed, so a blank image reads as
+    an empty picture rather than one that failed to load."""
+    with chromium_driver(tmp_path / "huge", width=1366, height=768) as driver:
+        image = _start(driver, served_huge)
+        driver.execute_script("window.scrollTo(0, 0);")
+        assert image.get_property("naturalWidth") == 1024
+        box = driver.execute_script(
+            "const r = arguments[0].getBoundingClientRect();"
+            "return [r.top, r.bottom, window.innerHeight];",
+            image,
+        )
+        assert box[0] >= 0 and box[1] <= box[2], f"image at {box[:2]} in a {box[2]}-px window"
+        assert _in_view(driver, "submit-btn") and _in_view(driver, "finish-btn")
+        frame = driver.execute_script(
+            "const s = getComputedStyle(arguments[0]);"
+            "return [s.borderTopWidth, s.borderTopStyle, s.borderTopColor];",
+            image,
+        )
+        assert frame[0] == "1px" and frame[1] == "solid" and frame[2] != "rgb(255, 255, 255)"
+
+
 def _platform_fonts(driver: Any, selector: str) -> dict[str, int]:
     """The fonts Chromium really drew the matching elements' text with (DevTools), by glyphs."""
     driver.execute_cdp_cmd("DOM.enable", {})

@@ -61,8 +61,10 @@ def test_no_blank_or_nan_cell_and_missing_values_say_why() -> None:
 def test_ranking_sentence_is_complete() -> None:
     page = _page({"ned": {"tau": math.nan, "p": math.nan}})
     assert "(p = )" not in page and "p = n" not in page
-    assert "ned n/a (needs two or more models" in page
-    assert kendall_sentence({"ned": {"tau": 0.5, "p": 0.2}}) == "ned 0.500 (p = 0.200)"
+    assert "NED similarity (1 = exact) n/a (needs two or more models" in page
+    assert kendall_sentence({"ned": {"tau": 0.5, "p": 0.2}}) == (
+        "NED similarity (1 = exact) 0.500 (p = 0.200)"
+    )
     assert kendall_sentence({}).startswith("n/a")
 
 
@@ -74,3 +76,14 @@ def test_agreement_and_alignment_cells_carry_intervals() -> None:
     assert agreement.group(0).count('class="ci"') >= 3  # percent, pairwise, alpha, AC1
     assert "nominal" in agreement.group(0)  # alpha names its level
     assert alignment.group(0).count('class="ci"') >= 1
+
+
+def test_the_page_names_criteria_and_metrics_in_words() -> None:
+    """The page shows "text accuracy" and the metric's label where the CSV files keep
+    ``text_accuracy`` and ``ned``."""
+    page = _page({"ned": {"tau": 0.5, "p": 0.2}})
+    tables = re.findall(r"<table.*?</table>", page, flags=re.S)
+    shown = re.sub(r"<[^>]+>", " ", " ".join(tables))
+    assert "text accuracy" in shown and "text_accuracy" not in shown
+    assert "NED similarity (1 = exact)" in " ".join(_cells(page))
+    assert not re.search(r"\bned\b", shown)

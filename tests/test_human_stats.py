@@ -417,3 +417,73 @@ def test_a_constant_score_has_no_auc_rather_than_one_half() -> None:
     manifest = pd.DataFrame({"image_id": list("abcd"), "model": "m", "ned": 0.7})
     row = stats.metric_alignment(labels, manifest, metrics=["ned"], n_boot=50).iloc[0]
     assert math.isnan(row["roc_auc"]) and math.isnan(row["roc_auc_lo"])
+
+
+def _alignment_of(shares: list[float], ned: list[float], n_boot: int = 400) -> pd.DataFrame:
+    """The overall alignment row (model "(all)") of one model's images."""
+    manifest = pd.DataFrame(
+        {"image_id": [f"i{k}" for k in range(len(ned))], "model": "m", "ned": ned}
+    )
+    labels = pd.DataFrame(
+        {
+            "image_id": manifest["image_id"],
+            "human_share": shares,
+            "raters": 3,
+            "human_label": pd.array([1 if s > 0.5 else 0 for s in shares], dtype="Int64"),
+        }
+    )
+    table = stats.metric_alignment(labels, manifest, metrics=["ned"], n_boot=n_boot)
+    return table[table["model"] == "(all)"].reset_index(drop=True)
+
+
+def test_two_accepted_images_of_twelve_give_too_few_not_an_auc_of_one() -> None:
+    """12 images, people accepted 2, the score ranks them first: no AUC 1.000 [1.000, 1.000]
+    but "too few", in the data and on the page."""
+    from glyphbench.human_eval.report import alignment_table
+
+    shares = [1.0, 1.0] + [0.0] * 10
+    ned = [0.95, 0.9] + [0.1 * k for k in range(10)]
+    table = _alignment_of(shares, ned)
+    row = table.iloc[0]
+    assert row["n_accepted"] == 2 and row["n_rejected"] == 10
+    assert row["note"] == "too few: 2 accepted, 10 rejected (5 of each needed)"
+    for stat in stats.ALIGNMENT_STATISTICS:
+        assert math.isnan(row[f"{stat}_lo"]) and math.isnan(row[f"{stat}_hi"]), stat
+    shown = [cell.text for cell in alignment_table(table).rows[0]]
+    assert shown.count("too few") == 3 and "1.000" not in shown
+
+
+def test_no_zero_width_interval_and_no_interval_ending_inside_at_its_estimate() -> None:
+    """Enough of each class and a score that separates them: the stratified resamples all
+    separate them too, so the AUC's interval is the Wilson bound, never [1.000, 1.000];
+    the correlations' flat intervals are withheld with a note."""
+    shares = [1.0] * 5 + [0.0] * 7
+    ned = [0.9, 0.92, 0.95, 0.97, 0.99, 0.1, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5]
+    row = _alignment_of(shares, ned).iloc[0]
+    assert row["roc_auc"] == 1.0
+    assert row["roc_auc_lo"] == pytest.approx(0.566, abs=1e-3) and row["roc_auc_hi"] == 1.0
+    assert "Wilson bound" in row["note"]
+    # the resamples that lose a class are gone, and so are intervals of no width
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        shares = list(rng.choice([0.0, 1.0], size=14, p=[0.6, 0.4]))
+        if min(shares.count(1.0), shares.count(0.0)) < stats.MIN_PER_CLASS:
+            continue
+        scores = list(rng.random(14) + np.array(shares) * 0.4)
+        row = _alignment_of(shares, scores, n_boot=200).iloc[0]
+        for stat in stats.ALIGNMENT_STATISTICS:
+            lo, hi, value = row[f"{stat}_lo"], row[f"{stat}_hi"], row[stat]
+            if math.isnan(lo):
+                assert stats.FLAT in row["note"] or "undefined" in row["note"], stat
+                continue
+            assert hi > lo, (stat, row)
+            low, high = stats.STATISTIC_BOUNDS[stat]
+            assert (lo < value or value == low) and (value < hi or value == high), (stat, row)
+
+
+def test_agreement_intervals_of_no_width_are_withheld_with_a_note() -> None:
+    # six images every rater answers alike: percent agreement 1.0 in every resample
+    ratings = long_ratings({f"i{k}": [1, 1, 1] if k % 2 else [0, 0, 0] for k in range(6)})
+    row = stats.agreement(ratings, n_boot=200).iloc[0]
+    assert row["percent_agreement"] == 1.0
+    assert math.isnan(row["percent_agreement_lo"]) and stats.FLAT in row["note"]

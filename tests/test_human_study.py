@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -335,7 +336,10 @@ def test_cli_end_to_end(run_dir: Path, tmp_path: Path) -> None:
     assert overall.roc_auc > 0.5  # two of three raters follow the exact-match truth
     ranking = pd.read_csv(study_dir / "analysis" / "ranking.csv")
     assert set(ranking["metric"]) == {"ned", "algorithm1"} and len(ranking) == 6  # 3 models each
-    assert "Kendall tau ned " in result.output and "nan" not in result.output.lower()
+    assert (
+        "Kendall tau NED similarity (1 = exact) " in result.output
+        and "nan" not in result.output.lower()
+    )
     assert "Automatic scores vs people" in result.output  # the page's table, not a raw frame
 
     result = runner.invoke(app, ["human", "export", str(study_dir)])
@@ -431,6 +435,41 @@ def test_overlap_first_gives_a_two_rater_pilot_an_agreement(run_dir: Path, tmp_p
     # Breadth first (the default) the same pilot shares no image: nothing to agree on.
     breadth = _pilot_ratings(run_dir, tmp_path / "breadth", overlap=0)
     assert (breadth["n_images"] == 0).all()
+
+
+@pytest.mark.slow
+def test_an_abandoned_session_does_not_take_the_pilot_overlap_from_two_raters(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """A session opened and left (its claims live for claim_ttl) and then two raters who
+    rate: the two share their images (before, the first rater was given the abandoned
+    session's images and the second fresh ones: 0 shared)."""
+    from glyphbench.human_eval.report import analyse
+    from glyphbench.human_eval.store import PILOT_IDLE_S
+
+    out = tmp_path / "pilot"
+    study = new_study(run_dir, out, raters_per_image=3, overlap=2, batch_size=12, gold_per_batch=0)
+    service = RatingService(study)
+    left = service.start(True)  # claims a batch, then nothing more
+    with sqlite3.connect(service.store.path) as db:  # the session went quiet a while ago
+        past = time.time() - 2 * PILOT_IDLE_S
+        db.execute("UPDATE participants SET last_active_at = ?", (past,))
+        db.execute("UPDATE assignments SET claimed_at = ?", (past,))
+    assert service.store.open_claims([service._participant(left.code).participant_id]) == 12
+    rated: list[set[str]] = []
+    for _ in range(2):
+        view = service.start(True)
+        images = set()
+        for k in range(10):
+            images.add(view.image_id)
+            answer = "Yes" if k % 3 else "No"
+            view = service.submit(
+                view.code, view.image_id, {"prompt_following": answer, "text_accuracy": answer}
+            )
+        rated.append(images)
+    assert len(rated[0] & rated[1]) >= 8, rated
+    agreement = analyse(load_study(out), n_boot=50, seed=0).agreement
+    assert (agreement["n_images"] >= 8).all()
 
 
 def test_overlap_cannot_exceed_raters_per_image(run_dir: Path, tmp_path: Path) -> None:

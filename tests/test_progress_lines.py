@@ -145,3 +145,41 @@ def test_diffusers_loading_bar_is_off_while_loading_into_a_log() -> None:
     with _quiet_loading_bars():
         assert not diffusers_logging.is_progress_bar_enabled()
     assert diffusers_logging.is_progress_bar_enabled()
+
+
+def test_a_model_after_a_slow_one_is_timed_from_its_own_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fake clock: a slow model takes 20 min, the next one starts loading while its last
+    batch is read, then makes 4 images in 4 s. Before, the fast one's time was counted
+    from the run's start ("ETA 0:25:25" for a model done in seconds); now from its own
+    first batch, and the run has a line of its own whose time left says what it knows."""
+    from types import SimpleNamespace
+
+    from glyphbench.core import progress as module
+    from glyphbench.engine.loop import RUN_TASK, progress_bars
+
+    clock = [0.0]
+    monkeypatch.setattr(module.time, "monotonic", lambda: clock[0])
+    console = Console(file=io.StringIO(), width=200)
+    groups = [SimpleNamespace(name=n, jobs=[0, 1, 2, 3]) for n in ("slow", "fast")]
+    with progress_bars(groups, console) as progress:  # type: ignore[arg-type]
+        progress("slow", 0, 4)  # loaded
+        for done in (1, 2, 3):
+            clock[0] += 300.0
+            progress("slow", done, 4)
+        progress("fast", 0, 4)  # loaded while the slow model's last batch is read
+        clock[0] += 300.0
+        progress("slow", 4, 4)
+        for done in (1, 2, 3, 4):
+            clock[0] += 1.0
+            progress("fast", done, 4)
+    lines = console.file.getvalue().splitlines()
+    fast = [line for line in lines if line.startswith("fast:")]
+    assert fast[1] == "fast: 2/4 (50%), 0:00:02 elapsed, 1/s, ETA 0:00:02", fast
+    whole = [line for line in lines if line.startswith(RUN_TASK)]
+    # 3 slow images in 15 min: 1 left, 5 min, and the fast model not timed yet
+    assert (
+        whole[2] == f"{RUN_TASK}: 3/8 (38%), 0:15:00 elapsed, ETA 0:05:00 + 1 model not timed yet"
+    )
+    assert whole[-1].endswith("8/8 (100%), 0:20:04 elapsed, ETA 0:00:00"), whole

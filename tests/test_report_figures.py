@@ -66,3 +66,24 @@ def test_the_heatmap_column_prefers_a_slicing_with_sizable_slices() -> None:
         {"model": ["m", "m"], "cefr": ["A1", "B1"], "n": [6, 6], "n_prompts": [6, 6]}
     )
     assert heat_column(slicing, {"group": table, "cefr": cefr}) == "cefr"
+
+
+def test_chinese_labels_draw_with_a_cjk_face_and_no_missing_glyph_warning(
+    tmp_path: Path,
+) -> None:
+    """A model named in Chinese: before, matplotlib warned "Glyph 27169 missing from font(s)
+    DejaVu Sans" and drew boxes; now the CJK face installed draws it (a machine without one
+    draws boxes, without the warning)."""
+    import warnings
+
+    import numpy as np
+    import pytest
+
+    if figures.cjk_family() is None:
+        pytest.skip("no CJK font installed (apt-get install fonts-noto-cjk)")
+    values = {"模型 b": np.array([0.2, 0.5, 0.9]), "model a": np.array([0.4, 0.6, 0.7])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph would raise here
+        names = figures.distributions(values, "ned", tmp_path / "d")
+    svg = (tmp_path / names[1]).read_text(encoding="utf-8")
+    assert "模型 b" in svg and figures.cjk_family() in svg  # the fallback face is named

@@ -15,6 +15,7 @@ from report_fixtures import build_run
 
 from glyphbench.cli.demo import DEMO_CONTROLS, TINY_LABEL
 from glyphbench.report.build import write_report
+from glyphbench.report.latex import DEFAULT_TEX_WIDTH, TEX_WIDTHS
 from glyphbench.report.tables import to_latex
 
 PDFLATEX = shutil.which("pdflatex")
@@ -23,19 +24,25 @@ needs_pdflatex = pytest.mark.skipif(
     reason="pdflatex not installed (apt-get install -y --no-install-recommends "
     "texlive-latex-base texlive-latex-recommended)",
 )
-#: A paper page: 7-inch text width (two-column papers' full width), 9-inch text height.
-PAGE = (
-    "\\setlength{\\textwidth}{7in}\\setlength{\\oddsidemargin}{-0.25in}"
-    "\\setlength{\\textheight}{9in}\\setlength{\\topmargin}{-0.5in}\n"
-)
 
 
-def compile_tables(tables: list[Path], where: Path) -> subprocess.CompletedProcess[str]:
+def page(width_in: float) -> str:
+    """A paper page of ``width_in`` inches of text (9-inch text height) on letter paper."""
+    return (
+        f"\\setlength{{\\textwidth}}{{{width_in:.4f}in}}"
+        f"\\setlength{{\\oddsidemargin}}{{{(8.5 - width_in) / 2 - 1:.4f}in}}"
+        "\\setlength{\\textheight}{9in}\\setlength{\\topmargin}{-0.5in}\n"
+    )
+
+
+def compile_tables(
+    tables: list[Path], where: Path, width_in: float = 5.5
+) -> subprocess.CompletedProcess[str]:
     body = "\n".join(rf"\input{{{t.resolve()}}}\clearpage" for t in tables)
     document = where / "paper.tex"
     document.write_text(
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
-        f"{PAGE}\\begin{{document}}\n{body}\n\\end{{document}}\n",
+        f"{page(width_in)}\\begin{{document}}\n{body}\n\\end{{document}}\n",
         encoding="utf-8",
     )
     return subprocess.run(
@@ -82,9 +89,13 @@ def too_wide(log: Path) -> list[str]:
 
 @pytest.mark.slow
 @needs_pdflatex
-def test_every_table_of_a_demo_like_report_fits_seven_inches(tmp_path: Path) -> None:
-    """Done-when of issue 33: the demo's models (four controls, the untrained model) and
-    every default slicing; summary, slices, controls and ranking all fit a 7-inch width."""
+@pytest.mark.parametrize("preset", [None, "acl", "full", "icml-column", "acl-column"])
+def test_every_table_of_a_demo_like_report_fits_the_templates(
+    tmp_path: Path, preset: str | None
+) -> None:
+    """The demo's models (four controls, the untrained model) and every default slicing:
+    summary, slices, controls and ranking all fit the template's text width without an
+    overfull box (default: 5.5 in, NeurIPS and ICLR)."""
     models = {
         name: rate
         for name, rate in zip(
@@ -94,16 +105,29 @@ def test_every_table_of_a_demo_like_report_fits_seven_inches(tmp_path: Path) -> 
     models[TINY_LABEL] = 1.0
     models["a much longer model name [reader rapidocr, run-2026-11-27]"] = 0.05
     run = build_run(tmp_path / "run", n_prompts=40, models=models, with_images=False)
-    write_report([run], tmp_path / "report", n_boot=50)
+    write_report([run], tmp_path / "report", n_boot=50, tex_width=preset)
     tables = sorted((tmp_path / "report" / "tables").glob("*.tex"))
     assert {"summary.tex", "ranking.tex", "controls.tex", "by_group.tex"} <= {
         t.name for t in tables
     }
-    done = compile_tables(tables, tmp_path)
+    width_in = TEX_WIDTHS[preset or DEFAULT_TEX_WIDTH]
+    done = compile_tables(tables, tmp_path, width_in)
     assert done.returncode == 0, done.stdout[-3000:]
     assert too_wide(tmp_path / "paper.log") == []
     summary = (tmp_path / "report" / "tables" / "summary.tex").read_text(encoding="utf-8")
     assert "NED: NED similarity (1 = exact)" in summary  # the abbreviation, defined
+
+
+def test_a_width_is_a_template_or_a_length() -> None:
+    from glyphbench.core.errors import InputError
+    from glyphbench.report.latex import tex_width_pt
+
+    assert tex_width_pt("ACL") == pytest.approx(16.0 / 2.54 * 72.27)
+    assert tex_width_pt("14cm") == pytest.approx(14 / 2.54 * 72.27)
+    with pytest.raises(InputError, match="neurips, iclr"):
+        tex_width_pt("nips")
+    with pytest.raises(InputError, match="between 2 and 12 inches"):
+        tex_width_pt("40in")
 
 
 def test_a_long_table_is_split_and_a_wide_one_set_in_blocks() -> None:

@@ -392,8 +392,6 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
         "estimate: about 7 s on cpu (device auto): making under 1 s + reading 7 s"
     )
     assert not out.exists()
-    alone = cli.invoke(app, [*args, "--out", str(out), "--json"])
-    assert isinstance(alone.exception, InputError) and "--dry-run" in str(alone.exception)
 
     missing = cli.invoke(app, ["run", "--prompts", f"csv:{csv}"])
     assert isinstance(missing.exception, InputError) and "--models" in str(missing.exception)

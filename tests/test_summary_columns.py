@@ -18,8 +18,16 @@ from rich.console import Console
 from runner_helper import register, write_prompts_csv
 from typer.testing import CliRunner
 
-from glyphbench.report.console import print_summary, suites_of, summarize, summary_columns
+from glyphbench.report.answer import answer_columns
+from glyphbench.report.console import (
+    CONSOLE_METRICS,
+    print_summary,
+    suites_of,
+    summarize,
+    summary_columns,
+)
 from glyphbench.report.suites import headline_points
+from glyphbench.report.tables import fmt_number
 from glyphbench.run.results import RESULTS, read_results
 from glyphbench.scoring import score_pairs
 from glyphbench.scoring.table import METRICS
@@ -125,11 +133,16 @@ def test_run_and_merge_print_the_summary_of_the_whole_table(
     assert ran.exit_code == 0, ran.output
     merged = cli.invoke(app, ["merge", str(out)])
     assert merged.exit_code == 0, merged.output
-    assert asked == [[*summary_columns(), "image_path", "ocr_text"], summary_columns()]
+    # the summary's columns and the answer's (prompts and the report's summary metrics)
+    run_columns = [*summary_columns(), *answer_columns(), "image_path", "ocr_text"]
+    assert asked == [list(dict.fromkeys(run_columns)), summary_columns()]
     whole = pd.read_parquet(out / RESULTS)
     line = _printed(whole).strip().splitlines()[-2]  # the model's line, from the whole table
     cells = [cell.strip() for cell in line.split("│") if cell.strip()][1:]
-    assert len(cells) == 5 and all(cell in merged.output and cell in ran.output for cell in cells)
+    assert len(cells) == 5 and all(cell in merged.output for cell in cells)
+    # the run's answer shows the same numbers to the report's decimals
+    answered = [fmt_number(float(c), m) for c, m in zip(cells[2:], CONSOLE_METRICS, strict=True)]
+    assert all(cell in ran.output for cell in [*cells[:2], *answered])
     assert "merged 3 rows" in merged.output
 
 

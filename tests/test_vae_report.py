@@ -163,7 +163,7 @@ def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:
     without = _rows("jpeg", {48: 90.0})  # a folder set without boxes: the columns are NaN
     without[0].update(psnr_text=math.nan, ssim_text=math.nan)
     page = write_report(pd.DataFrame(without), tmp_path / "b").read_text(encoding="utf-8")
-    jpeg_row = re.search(r"<th>jpeg</th>.*?</tr>", page, re.S)
+    jpeg_row = re.search(r"<th scope=\"row\">jpeg</th>.*?</tr>", page, re.S)
     assert jpeg_row is not None and jpeg_row.group(0).count('<td class="na">n/a</td>') == 2
 
 

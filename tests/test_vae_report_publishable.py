@@ -53,7 +53,7 @@ def test_page_shows_intervals_definitions_and_sizes_in_numeric_order(tmp_path: P
     assert "<dt>WR</dt>" in page and "<dt>PA</dt>" in page and "Word retention" in page
     header = re.search(r"Mean WR by codec x font size</h2>.*?</thead>", page, re.S)
     assert header is not None
-    sizes = [int(s) for s in re.findall(r"<th>(\d+)</th>", header.group(0))]
+    sizes = [int(s) for s in re.findall(r"<th scope=\"col\">(\d+)</th>", header.group(0))]
     assert sizes == [9, 10, 48, 100]
     assert "images (n)</th><td>3</td>" in page.replace("\n", "")  # a bin's sample size
     assert "NaN" not in page and "nan" not in page

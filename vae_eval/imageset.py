@@ -5,7 +5,7 @@ Three sources, chosen by the ``--images`` spec:
 ``default`` (options ``size``, ``seed``)
     A synthetic set rendered here, deterministically, with known text. The full set
     crosses 5 font sizes x 6 character classes x 3 backgrounds x 2 replicates = 180
-    images; fonts rotate over :data:`FONT_CHOICES` (those installed). Ground truth is
+    images; fonts rotate over :data:`FONT_CHOICES` (matplotlib's). Ground truth is
     exactly the drawn text, and every image carries its attributes so results slice
     by font size and character class. ``size`` is the square image side in pixels
     (default 512; ``size=native`` takes the largest native resolution of the codecs).
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.fonts import available_fonts
+from glyphbench.core.fonts import bundled_fonts
 from glyphbench.core.io import atomic_open, atomic_path, jsonl_records, read_text
 from glyphbench.core.paths import Contained
 from glyphbench.core.registry import Spec
@@ -57,14 +57,12 @@ FONT_SIZES = (48, 32, 20, 14, 10)
 BACKGROUNDS = ("plain", "texture", "photo")
 #: Images per (font size, character class, background) cell in the full default set.
 REPLICATES = 2
-#: Preferred fonts by file stem; those not installed are skipped (DejaVu ships with matplotlib).
-FONT_CHOICES = (
-    "DejaVuSans",
-    "DejaVuSerif",
-    "DejaVuSansMono",
-    "LiberationSans-Regular",
-    "LiberationSerif-Regular",
-)
+#: The default set's fonts by file stem: those matplotlib ships, so the images are the same
+#: on every machine. Fonts the system may or may not have (Liberation Sans and Serif were
+#: used where installed) made the set depend on the machine: installing them changed 20 of
+#: the README command's 25 images' fonts and its figures (taef2 WR 56.0 -> 54.0, the
+#: ceiling 72.0 -> 71.3 with EasyOCR; resize x8 PSNR 24.2 -> 24.3 dB).
+FONT_CHOICES = ("DejaVuSans", "DejaVuSerif", "DejaVuSansMono")
 #: Words drawn per default-set image (wrapped to the image width) and the most lines kept.
 WORDS_PER_IMAGE = 6
 MAX_LINES = 6
@@ -243,8 +241,9 @@ class ImageSet:
 
 
 def available_default_fonts() -> list[Path]:
-    """The installed fonts among :data:`FONT_CHOICES`, in that order."""
-    by_stem = {p.stem: p for p in available_fonts()}
+    """The fonts of :data:`FONT_CHOICES` (matplotlib's bundled files, never the system's
+    copies: the same bytes everywhere), in that order."""
+    by_stem = {p.stem: p for p in bundled_fonts()}
     return [by_stem[name] for name in FONT_CHOICES if name in by_stem]
 
 

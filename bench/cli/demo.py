@@ -29,6 +29,13 @@ DEMO_CONTROLS: tuple[tuple[str, str], ...] = (
 )
 TINY_LABEL = "tiny-random-sd (untrained)"
 
+#: What to try next, printed at the end (docs/vae_eval.md): the README's VAE command, whose
+#: figures the README gives (tests/test_readme_vae_figures.py runs it).
+VAE_COMMAND = (
+    "glyphbench vae-eval --vae identity --vae taesd:../shared/taef2 "
+    "--vae 'resize?factor=8' --limit 25 --ocr rapidocr --out vae_out"
+)
+
 
 def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
     """The demo's run config as a mapping (see glyphbench.run.config.RunConfig)."""
@@ -73,8 +80,5 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     index = write_report([result.out], out / "report")
     console.print(f"report: {index}")
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s")
-    console.print(  # issue 16: what to try next (docs/vae_eval.md)
-        "VAE text survival on a real trained VAE (taef2): glyphbench vae-eval --vae identity "
-        "--vae taesd:../shared/taef2 --vae 'resize?factor=8' --limit 25 --out vae_out"
-    )
+    console.print(f"VAE text survival on a real trained VAE (taef2): {VAE_COMMAND}")
     return result.out

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from glyphbench.core.words import plural
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -88,10 +90,11 @@ def sample_command(
     regular = manifest[~manifest["is_gold"]]
     for note in study.config.get("design_notes", []):
         typer.echo(f"adapted to the run: {note}")
+    batches = round(len(regular) * raters_per_image / batch_size)
     typer.echo(
-        f"sampled {len(regular)} images in {regular['cell'].nunique()} cells"
+        f"sampled {plural(len(regular), 'image')} in {plural(regular['cell'].nunique(), 'cell')}"
         f" + {int(manifest['is_gold'].sum())} gold into {out}; K={raters_per_image};"
-        f" about {len(regular) * raters_per_image / batch_size:.0f} batches of {batch_size} to fill"
+        f" about {plural(batches, 'batch', 'batches')} of {batch_size} to fill"
     )
 
 
@@ -189,8 +192,15 @@ def stats_command(
         if note:
             console.print(f"note: {note}", markup=False)
     _print_fitted(
-        console, alignment_table(analysis.alignment), "Automatic scores vs people", keys=2
+        console,
+        alignment_table(analysis.alignment),
+        "Automatic scores vs people",
+        keys=2,
+        drop=("note",),  # as the agreement's: a line each below
     )
+    for row in analysis.alignment.to_dict("records"):
+        if row.get("note"):
+            console.print(f"note: {row['metric']}, {row['model']}: {row['note']}", markup=False)
     console.print(
         f"model ranking, people vs each metric: Kendall tau {kendall_sentence(analysis.kendall)}",
         markup=False,

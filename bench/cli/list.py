@@ -9,6 +9,8 @@ gradio or onnxruntime is imported (a test checks it).
 from __future__ import annotations
 
 import json
+import shutil
+import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,10 +39,12 @@ def list_command(
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
+    width = shutil.get_terminal_size((80, 24)).columns  # COLUMNS, the terminal, else 80
     blocks = [
-        _metrics_text(data[s]) if s == "metrics" else _plugins_text(s, data[s]) for s in sections
+        _metrics_text(data[s]) if s == "metrics" else _plugins_text(s, data[s], width)
+        for s in sections
     ]
-    typer.echo("\n\n".join(blocks))
+    typer.echo("\n\n".join(fit_lines(block, width) for block in blocks))
 
 
 def _sections(what: str | None) -> Sequence[str]:
@@ -70,7 +74,7 @@ def _records(section: str) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- text
 
 
-def _plugins_text(kind: str, plugins: list[dict[str, Any]]) -> str:
+def _plugins_text(kind: str, plugins: list[dict[str, Any]], width: int = 80) -> str:
     lines = [kind]
     if not plugins:
         lines.append("  (none registered)")
@@ -86,7 +90,7 @@ def _plugins_text(kind: str, plugins: list[dict[str, Any]]) -> str:
         if "targets" in plugin:
             for target, options in plugin["targets"].items():
                 lines.append(f"      {plugin['name']}:{target} options:")
-                lines.extend(_option_lines(options))
+                lines.extend(_option_lines(options, width))
         elif plugin["options"]:
             same = shown.get(json.dumps(plugin["options"], sort_keys=True, default=str))
             if same:  # csv:, jsonl:, parquet:, hf: share one schema: print it once
@@ -94,11 +98,13 @@ def _plugins_text(kind: str, plugins: list[dict[str, Any]]) -> str:
                 continue
             shown[json.dumps(plugin["options"], sort_keys=True, default=str)] = plugin["name"]
             lines.append("      options:")
-            lines.extend(_option_lines(plugin["options"]))
+            lines.extend(_option_lines(plugin["options"], width))
     return "\n".join(lines)
 
 
-def _option_lines(options: list[dict[str, Any]]) -> list[str]:
+def _option_lines(options: list[dict[str, Any]], width: int = 80) -> list[str]:
+    """One aligned line per option; where those run past ``width``, each option's name,
+    type and default on a line and its description under it."""
     if not options:
         return ["        (none)"]
     rows = [
@@ -110,7 +116,64 @@ def _option_lines(options: list[dict[str, Any]]) -> list[str]:
         )
         for option in options
     ]
-    return [f"        {line}" for line in _aligned(rows)]
+    aligned = [f"        {line}" for line in _aligned(rows)]
+    if max(map(len, aligned)) <= width:
+        return aligned
+    lines = []
+    for name, kind, default, description in rows:
+        lines.append(f"        {name}  {kind}  {default}")
+        lines.append(f"            {description}")
+    return lines
+
+
+def fit_lines(text: str, width: int) -> str:
+    """``text`` with every line longer than ``width`` wrapped at spaces, its continuation
+    indented four more than the line; a word longer than that (a suite's list of subsets)
+    is broken after a ``|``.
+
+    >>> print(fit_lines("  name  a description of several words", 20))
+      name a description
+          of several
+          words
+    >>> print(fit_lines("  s[:AAAA|BBBB|CCCC]", 12))
+      s[:AAAA|
+          BBBB|
+          CCCC]
+    """
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip()))
+        words = []
+        for word in line.split():
+            words += _bar_pieces(word, width - len(indent) - 4)
+        out.extend(
+            textwrap.wrap(
+                " ".join(words),
+                width,
+                initial_indent=indent,
+                subsequent_indent=indent + "    ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return "\n".join(out).replace(BAR_BREAK + " ", "").replace(BAR_BREAK, "")
+
+
+#: Marks where :func:`fit_lines` split a word after a ``|`` (removed once wrapped).
+BAR_BREAK = "\x00"
+
+
+def _bar_pieces(word: str, room: int) -> list[str]:
+    """``word``, or its pieces ending at a ``|`` when it is longer than ``room``, each piece
+    but the last marked with :data:`BAR_BREAK` (joined again where they share a line)."""
+    if len(word) <= room or "|" not in word:
+        return [word]
+    pieces = [part + "|" for part in word.split("|")]
+    pieces[-1] = pieces[-1][:-1]
+    return [piece + BAR_BREAK for piece in pieces[:-1]] + [pieces[-1]]
 
 
 def _default_text(option: dict[str, Any]) -> str:

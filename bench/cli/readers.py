@@ -10,6 +10,7 @@ import typer
 
 from glyphbench import prompts as prompt_sets
 from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
+from glyphbench.cli.prompts import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, write_table
 from glyphbench.readers import get_reader
@@ -27,7 +28,7 @@ def calibrate_command(
     out: Path = typer.Option(
         ..., "--out", "-o", help="Folder for card.md, card.json, readings.csv."
     ),
-    prompts: str = typer.Option("default", "--prompts", help="Prompt source spec."),
+    prompts: str = typer.Option("default", "--prompts", help=SOURCE_HELP),
     where: str = typer.Option(None, "--where", help="Filter, e.g. \"kind == 'word'\"."),
     per_lang: int = typer.Option(
         12, "--per-lang", help="Prompts per language the reader reads (stratified by kind)."

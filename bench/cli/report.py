@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,9 +23,8 @@ def report_command(
     by: str = typer.Option(
         None,
         "--by",
-        help="Comma-separated columns to slice by, e.g. prompt_type,group,cefr "
-        "(numeric ones are binned; default: "
-        "prompt_type,group,cefr,char_length,word_count,laion_freq).",
+        help="Comma-separated columns to slice by, e.g. prompt_type,cefr (numeric ones are "
+        "binned; default: prompt_type, group, cefr, char_length, word_count, laion_freq).",
     ),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per interval."),
     seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap draw."),
@@ -34,6 +34,19 @@ def report_command(
         help="Report the readings of this stored reader (name or identity) instead of the "
         "primary one; see `glyphbench readers list RUN`.",
     ),
+    tex_width: str = typer.Option(
+        None,
+        "--tex-width",
+        help="Text width the LaTeX tables fit: a template (neurips, iclr: 5.5in; icml 6.75in, "
+        "acl 6.3in, cvpr 6.875in; icml-column, acl-column, cvpr-column: one column of those; "
+        "full: 7in) or a length (6in, 14cm, 400pt). Default neurips (5.5in).",
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Print the answer (headline, intervals, ranks, verdicts) as JSON on stdout, "
+        "as REPORT/answer.json holds it (docs/report.md).",
+    ),
 ) -> None:
     """Write RUN/report/index.html plus tables (CSV, Markdown, LaTeX) and figures (PNG, SVG).
 
@@ -41,7 +54,8 @@ def report_command(
 
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
-    from glyphbench.report.build import write_report
+    from glyphbench.report.build import ANSWER, write_report
+    from glyphbench.report.console import print_answer, summary_console
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
@@ -51,7 +65,14 @@ def report_command(
         runs = views
     target = out or runs[0] / "report"
     with _stopped_by_sigterm(target):
-        index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
+        index = write_report(
+            runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True, tex_width=tex_width
+        )
+    answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
+    if as_json:
+        typer.echo(json.dumps({**answer, "report": str(index)}, indent=2, ensure_ascii=False))
+        return
+    print_answer(answer, summary_console())
     typer.echo(str(index))
 
 

@@ -11,10 +11,13 @@ from typing import Any
 
 import typer
 
+from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, MODEL_FAILED, TERMINATED
+from glyphbench.cli.prompts import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.words import plural
 
 
 def _quiet_library_warnings() -> None:
@@ -102,9 +105,7 @@ def run_command(
     models: list[str] = typer.Option(
         None, "--models", "-m", help="Model specs, comma-separated or repeated."
     ),
-    prompts: str = typer.Option(
-        None, "--prompts", help="Prompt source spec, e.g. default or csv:PATH."
-    ),
+    prompts: str = typer.Option(None, "--prompts", help=SOURCE_HELP),
     suite: str = typer.Option(None, "--suite", help=_suite_help()),
     data: Path = typer.Option(
         None, "--data", help="The suite benchmark's files (default: its hub dataset, if any)."
@@ -156,7 +157,10 @@ def run_command(
         help="Print a short plan (models, prompts, images, estimated time); load no weights.",
     ),
     as_json: bool = typer.Option(
-        False, "--json", help="With --dry-run: print the full resolved plan as JSON."
+        False,
+        "--json",
+        help="Print the answer (headline, intervals, ranks, verdicts; docs/report.md) as JSON "
+        "on stdout instead of the summary table; with --dry-run: the full resolved plan.",
     ),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
     read_later: bool = typer.Option(
@@ -181,6 +185,17 @@ def run_command(
       glyphbench run --models control:render,control:blank --sample 40 --out runs/x
 
     A benchmark: glyphbench run --suite longtext --data DIR --models ... --out runs/y
+
+    The run ends with the report's answer: scores with 95% intervals,
+    rank, place against the controls (--json: the same for scripts).
+
+    Exit codes (docs/running.md):
+      0    every model made rows
+      1    every row failed
+      2    a user error; nothing written
+      3    a model failed on every row, after the others finished;
+           with --dry-run: a model cannot run here (its weights)
+      130  Ctrl-C; 143 SIGTERM: the same command resumes
     """
     from rich.console import Console
 
@@ -233,21 +248,16 @@ def run_command(
             "reads nothing while the run generates; --read-workers "
             f"{run_config.read_workers} reads meanwhile: give one of them",
         )
-    if as_json and not dry_run:
-        raise InputError("--json", "goes with --dry-run (the plan as JSON)")
     if dry_run:
-        from glyphbench.run.operations import plan_run
-        from glyphbench.run.plan import plan_lines
-
-        plan = plan_run(run_config, shard=shard)
-        text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
-        typer.echo(text)
+        _dry_run(run_config, shard, as_json)
         return
-    from glyphbench.report.console import print_summary, summary_columns, summary_console
+    from glyphbench.report.answer import answer_columns
+    from glyphbench.report.console import summary_columns
     from glyphbench.run.read_workers import run_with_readers
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
-    columns = [*summary_columns(suites), "image_path", "ocr_text"]
+    columns = [*summary_columns(suites), *answer_columns(run_config.metrics)]
+    columns = list(dict.fromkeys([*columns, "image_path", "ocr_text"]))
     grid_reader = _grid_reader(run_config, read_later)  # issue 31: started before writing
     with _interruptible():
         result = run_with_readers(
@@ -264,17 +274,49 @@ def run_command(
         if grid_reader is not None and result.results is not None:
             result = _read_grid(result, grid_reader, run_config, columns, not no_progress)
     if result.results is not None:
-        print_summary(result.results, summary_console())
-        typer.echo(f"results: {result.out / 'results.parquet'}")
+        _print_answer(result.results, result.out, run_config, as_json)
         _say_unread(result.results, result.out)
         fail_when_every_row_failed(result.results, "the run")
+        fail_when_a_model_failed(result.results)
     else:
         typer.echo(
-            f"shard done ({result.outcome.rows_written} rows); "
-            f"other shards still running -> {result.out}"
+            f"shard done ({plural(result.outcome.rows_written, 'row')}); "
+            f"other shards still running -> {result.out}",
+            err=as_json,
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
             _every_row_failed(result.outcome.errors, "this shard", "")
+        if result.outcome.model_errors:
+            _models_failed(dict(result.outcome.model_errors), "in this shard")
+
+
+def _dry_run(run_config: Any, shard: str | None, as_json: bool) -> None:
+    """Print the plan; exit 3 naming each model that cannot run here (its weights)."""
+    from glyphbench.run.operations import plan_run
+    from glyphbench.run.plan import plan_lines, unrunnable
+
+    plan = plan_run(run_config, shard=shard)
+    text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
+    typer.echo(text)
+    problems = unrunnable(plan)
+    if problems:
+        _models_failed(problems, "would fail: it cannot run here")
+
+
+def _print_answer(rows: Any, out: Path, run_config: Any, as_json: bool) -> None:
+    """The run's answer (the report's numbers) as a table, or as JSON with ``--json``."""
+    from glyphbench.report.answer import answer_of_rows, answer_settings
+    from glyphbench.report.console import print_summary, summary_console
+
+    settings = answer_settings(rows, run_config.metrics)
+    answer = answer_of_rows(rows, settings) if settings is not None else None
+    results = out / "results.parquet"
+    if as_json:
+        document = answer if answer is not None else {"models": []}
+        typer.echo(json.dumps({**document, "results": str(results)}, indent=2, default=str))
+        return
+    print_summary(rows, summary_console(), answer=answer)
+    typer.echo(f"results: {results}")
 
 
 def _grid_reader(run_config: Any, read_later: bool) -> Any:
@@ -320,7 +362,7 @@ def _say_unread(rows: Any, out: Path) -> None:
     count = int(unread(rows).sum()) if len(rows) else 0
     if count:
         typer.echo(
-            f"{count} images not read yet: `glyphbench read {out}`, or the same run with "
+            f"{plural(count, 'image')} not read yet: `glyphbench read {out}`, or the same run with "
             "--read-workers N",
             err=True,
         )
@@ -373,10 +415,10 @@ def _interruptible() -> Iterator[None]:
         yield
     except KeyboardInterrupt:
         typer.echo("interrupted: run the same command again to resume", err=True)
-        raise typer.Exit(130) from None
+        raise typer.Exit(INTERRUPTED) from None
     except Terminated:
         typer.echo("terminated: run the same command again to resume", err=True)
-        raise typer.Exit(143) from None
+        raise typer.Exit(TERMINATED) from None
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -390,12 +432,47 @@ def fail_when_every_row_failed(rows: Any, what: str) -> None:
         _every_row_failed(len(rows), what, errors.iloc[0])
 
 
+def fail_when_a_model_failed(rows: Any) -> None:
+    """Exit 3 naming each model every row of which failed, when others made rows; name the
+    models with some failed rows on stderr (exit 0: the same command retries them)."""
+    import numpy as np
+
+    failed = np.asarray(failed_mask(rows), dtype=bool)
+    models = rows["model"].astype(str).to_numpy()
+    wholesale: dict[str, str] = {}
+    for model, index in rows.groupby(models, sort=False).indices.items():
+        errors = rows["error"].iloc[index[failed[index]]].astype(str)
+        if not len(errors):
+            continue
+        example = errors.value_counts().index[0]
+        if len(errors) == len(index):
+            count = len(index)
+            wholesale[str(model)] = f"every row failed ({count} of {count}); e.g. {example}"
+        else:
+            typer.echo(
+                f"warning: {model}: {len(errors)} of {len(index)} rows failed (e.g. {example}); "
+                "the same command retries them",
+                err=True,
+            )
+    if wholesale:
+        _models_failed(wholesale, "failed")
+
+
+def _models_failed(problems: dict[str, str], what: str) -> None:
+    """One error line per model, then exit :data:`~glyphbench.cli.exit_codes.MODEL_FAILED`."""
+    from glyphbench.cli.root import print_error
+
+    for model, why in problems.items():
+        print_error(f"model {model} {what}: {why}")
+    raise typer.Exit(MODEL_FAILED)
+
+
 def _every_row_failed(count: int, what: str, example: str) -> None:
     from glyphbench.cli.root import print_error
 
     detail = f"; e.g. {example}" if example else ""
     print_error(f"every row of {what} failed ({count} of {count}){detail}")
-    raise typer.Exit(1)
+    raise typer.Exit(EVERY_ROW_FAILED)
 
 
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
@@ -410,7 +487,7 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
     if suites_of(rows):
         rows = read_results(run_dir / RESULTS, summary_columns(suites_of(rows)))
     print_summary(rows, summary_console())
-    typer.echo(f"merged {len(rows)} rows -> {run_dir / 'results.parquet'}")
+    typer.echo(f"merged {plural(len(rows), 'row')} -> {run_dir / 'results.parquet'}")
 
 
 def rescore_command(
@@ -443,7 +520,7 @@ def rescore_command(
             progress=not no_progress,
         )
     print_summary(rows, summary_console(), title="Summary after rescore")
-    typer.echo(f"rescored {len(rows)} rows -> {run_dir / 'results.parquet'}")
+    typer.echo(f"rescored {plural(len(rows), 'row')} -> {run_dir / 'results.parquet'}")
     fail_when_every_row_failed(rows, "the rescore")
 
 
@@ -479,8 +556,9 @@ def read_command(
             batch_size=batch_size,
             progress=not no_progress,
         )
-    merged = f"; merged {done['merged']} rows" if done["merged"] is not None else ""
-    typer.echo(f"read {done['read']} images ({done['errors']} OCR errors){merged}")
+    merged = f"; merged {plural(done['merged'], 'row')}" if done["merged"] is not None else ""
+    errors = plural(done["errors"], "OCR error")
+    typer.echo(f"read {plural(done['read'], 'image')} ({errors}){merged}")
     if done.get("unfinished"):  # issue 32: the run it followed died part-way
         from glyphbench.cli.root import print_error
 
@@ -488,12 +566,12 @@ def read_command(
             f"the run writing {run_dir} stopped before it finished (no shard recorded its "
             "end): its images so far are read; run the same `glyphbench run` again to finish"
         )
-        raise typer.Exit(1)
+        raise typer.Exit(EVERY_ROW_FAILED)
     if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
         from glyphbench.cli.root import print_error
 
         print_error(f"every image read failed ({done['read']} of {done['read']})")
-        raise typer.Exit(1)
+        raise typer.Exit(EVERY_ROW_FAILED)
 
 
 def demo_command(

@@ -20,6 +20,7 @@ import typer
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_table, write_json, write_table
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.words import plural
 from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
@@ -67,10 +68,18 @@ COMPAT_HELP = (
 def score_command(
     pairs: Annotated[Path, typer.Argument(help="CSV with one (expected, OCR) pair per row.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the scored CSV.")],
-    expected_col: Annotated[str, typer.Option(help="Column holding the expected text.")] = (
-        "expected"
-    ),
-    ocr_col: Annotated[str, typer.Option(help="Column holding the OCR text.")] = "ocr",
+    expected_col: Annotated[
+        str | None,
+        typer.Option(
+            help="Column holding the expected text (default: expected, else glyphbench's text)."
+        ),
+    ] = None,
+    ocr_col: Annotated[
+        str | None,
+        typer.Option(
+            help="Column holding the OCR text (default: ocr, else glyphbench's ocr_text)."
+        ),
+    ] = None,
     compat: Annotated[str | None, typer.Option(help=COMPAT_HELP)] = None,
     keep_case: Annotated[bool, typer.Option(help="Do not case-fold before comparing.")] = False,
     strip_punct: Annotated[
@@ -95,11 +104,12 @@ def score_command(
 ) -> None:
     """Append every score to a CSV of pairs; input columns are kept as they are.
 
-    Empty cells are empty strings. With ``--compat NAME`` the OCR column is a
-    glyphbench reader's lines, turned into the benchmark reader's units before
-    scoring (``--read-as units``: already in them). Example:
+    Empty cells are empty strings. The columns default to ``expected`` and ``ocr``, or to
+    glyphbench's own ``text`` and ``ocr_text`` (a report's tables/per_image.csv). With
+    ``--compat NAME`` the OCR column is a glyphbench reader's lines, turned into the
+    benchmark reader's units before scoring (``--read-as units``: already in them). Example:
 
-        glyphbench score pairs.csv --out scores.csv --expected-col text --ocr-col ocr_text
+        glyphbench score pairs.csv --out scores.csv --expected-col truth --ocr-col read
     """
     from glyphbench.scoring import score_pairs
 
@@ -107,10 +117,8 @@ def score_command(
     if read_as not in ("lines", "units"):
         raise InputError(None, f"--read-as must be 'lines' or 'units'; got {read_as!r}")
     frame = read_table(pairs, text_columns=True)
-    for column in (expected_col, ocr_col):
-        if column not in frame.columns:
-            available = ", ".join(map(str, frame.columns)) or "none"
-            raise InputError(pairs, f"missing column {column!r} (columns: {available})", line=1)
+    expected_col = _column(frame, pairs, expected_col, ("expected", "text"), "--expected-col")
+    ocr_col = _column(frame, pairs, ocr_col, ("ocr", "ocr_text"), "--ocr-col")
     scores = score_pairs(
         frame[expected_col],
         frame[ocr_col],
@@ -126,7 +134,22 @@ def score_command(
     write_table(frame.join(scores[list(METRICS.contract(family)[0])]), out)
     if summary is not None:
         write_json(summary, headline(scored, family))
-    typer.echo(f"scored {len(frame)} pairs -> {out}")
+    typer.echo(f"scored {plural(len(frame), 'pair')} -> {out}")
+
+
+def _column(
+    frame: pd.DataFrame, pairs: Path, given: str | None, defaults: tuple[str, ...], flag: str
+) -> str:
+    """The column ``flag`` names, or the first of ``defaults`` the table has; else one line
+    naming the columns there are and the flag that picks one."""
+    found = [given] if given is not None else [c for c in defaults if c in frame.columns][:1]
+    if found and found[0] in frame.columns:
+        return found[0]
+    available = ", ".join(map(str, frame.columns)) or "none"
+    wanted = repr(given) if given is not None else " or ".join(map(repr, defaults))
+    raise InputError(
+        pairs, f"no column {wanted} (columns: {available}); name yours with {flag}", line=1
+    )
 
 
 def compat_family(compat: str | None) -> str:

@@ -18,6 +18,7 @@ from glyphbench.core.io import read_json
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.words import plural
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.config import apply_config
 from glyphbench.vae_eval.download import download
@@ -53,6 +54,7 @@ def evaluate_command(
         None,
         "--limit",
         min=1,
+        metavar="N",
         help="Evaluate at most N images ('default': N // 5 at each of the 5 font sizes).",
     ),
     ocr: str = typer.Option(
@@ -60,13 +62,13 @@ def evaluate_command(
     ),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
     batch_size: int = typer.Option(
-        4, "--batch-size", min=1, help="Images per codec/OCR batch and part file."
+        4, "--batch-size", min=1, metavar="N", help="Images per codec/OCR batch and part file."
     ),
     retry_errors: bool = typer.Option(
         False, "--retry-errors", help="Recompute batches that hold error rows."
     ),
-    save_images: bool = typer.Option(
-        True, "--save-images/--no-save-images", help="Keep originals and reconstructions as PNG."
+    no_save_images: bool = typer.Option(
+        False, "--no-save-images", help="Keep no PNG of the originals and reconstructions."
     ),
     config: Path = typer.Option(
         None,
@@ -120,7 +122,7 @@ def evaluate_command(
         ocr=ocr,
         limit=limit,
         batch_size=batch_size,
-        save_images=save_images,
+        save_images=not no_save_images,
         retry_errors=retry_errors,
     )
     console = Console(stderr=True)
@@ -154,7 +156,9 @@ def evaluate_command(
     report = write_report(table, out, notes=notes)
     print_summary(table, Console())
     failed = int(failed_mask(table).sum()) if len(table) else 0
-    typer.echo(f"{len(table)} rows ({failed} failed) -> {out / RESULTS_NAME}; report {report}")
+    typer.echo(
+        f"{plural(len(table), 'row')} ({failed} failed) -> {out / RESULTS_NAME}; report {report}"
+    )
     fail_when_every_row_failed(table, "the evaluation")
 
 

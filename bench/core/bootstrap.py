@@ -145,6 +145,25 @@ def percentile_interval(
     return bounds[0], bounds[1]
 
 
+def wilson_interval(hits: Any, n: Any, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval of the proportion ``hits / n`` (arrays or numbers): well
+    behaved at 0 and at ``n``, where a percentile bootstrap has no width.
+
+    >>> low, high = wilson_interval(1, 4)
+    >>> round(float(low), 3), round(float(high), 3)
+    (0.046, 0.699)
+    """
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - tail(confidence) / 2)
+    hits, n = np.asarray(hits, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = hits / n
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
 # --------------------------------------------------------------------------- the draw
 
 

@@ -19,7 +19,8 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from rich.console import Console
-from rich.progress import Progress, TaskID
+from rich.progress import Progress, Task, TaskID, TimeRemainingColumn
+from rich.text import Text
 
 T = TypeVar("T")
 
@@ -62,9 +63,22 @@ class LineProgress(Progress):
         self._start: dict[TaskID, tuple[float, float]] = {}  # task -> (completed, time) at start
 
     def add_task(self, description: str, *args: Any, **fields: Any) -> TaskID:
+        """A task; with ``start=False`` its clock (elapsed, rate, time left) starts only at
+        :meth:`start_task`: a model's task starts when that model does, not with the run."""
         task_id = super().add_task(description, *args, **fields)
-        self._start[task_id] = (float(fields.get("completed", 0) or 0), time.monotonic())
+        if fields.get("start", True):
+            self._start[task_id] = (float(fields.get("completed", 0) or 0), time.monotonic())
         return task_id
+
+    def start_task(self, task_id: TaskID, at: float | None = None) -> None:
+        """Start the task's clock now, or at ``at`` (a ``time.monotonic()`` before now)."""
+        super().start_task(task_id)
+        with self._lock:
+            task = self._tasks[task_id]
+            if at is not None:
+                task.start_time = at
+            done = task.completed
+        self._start[task_id] = (float(done), time.monotonic() if at is None else at)
 
     def update(self, task_id: TaskID, **changes: Any) -> None:
         super().update(task_id, **changes)
@@ -81,6 +95,7 @@ class LineProgress(Progress):
             task = self._tasks[task_id]
             done, total, visible = task.completed, task.total, task.visible
             description, elapsed = task.description, task.elapsed or 0.0
+            fields = dict(task.fields)
         fraction = done / total if total else 0.0
         last_fraction, last_time = self._said.get(task_id, (0.0, time.monotonic()))
         now = time.monotonic()
@@ -96,12 +111,26 @@ class LineProgress(Progress):
             return
         self._said[task_id] = (fraction if total else 0.0, now)
         count = f"{done:.0f}/{total:.0f} ({100 * fraction:.0f}%)" if total else f"{done:.0f}"
-        spent = str(timedelta(seconds=int(elapsed)))
         first, started = self._start.get(task_id, (0.0, now - elapsed))
+        spent = str(timedelta(seconds=int(now - started)))  # since the task's own start
         pace = rate_eta(done - first, now - started, (total - done) if total else None)
-        self.console.print(
-            f"{description}: {count}, {spent} elapsed{pace}", highlight=False, markup=False
+        if "eta" in fields:  # a task whose time left its owner works out (a whole run's)
+            pace = f", ETA {fields['eta']}"
+        self.console.print(  # one line, however wide: a log is read by lines
+            f"{description}: {count}, {spent} elapsed{pace}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
+
+
+class EtaColumn(TimeRemainingColumn):
+    """rich's time-remaining column, or a task's own ``eta`` field where it has one."""
+
+    def render(self, task: Task) -> Text:
+        if "eta" in task.fields:
+            return Text(str(task.fields["eta"]), style="progress.remaining")
+        return super().render(task)
 
 
 def rate_eta(done: float, seconds: float, left: float | None) -> str:

@@ -38,13 +38,15 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from glyphbench.core.accelerator import is_oom
-from glyphbench.core.progress import LineProgress
+from glyphbench.core.progress import EtaColumn, LineProgress
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.words import plural
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +58,8 @@ if TYPE_CHECKING:
 #: Batches produced ahead of the worker (bounds the memory held by pending outputs).
 QUEUE_DEPTH = 2
 
-#: ``progress(group name, jobs done, jobs in the group)``, called after each batch.
+#: ``progress(group name, jobs done, jobs in the group)``, called when the group starts
+#: (its model loaded: jobs done 0) and after each batch.
 ProgressFn = Callable[[str, int, int], None]
 
 
@@ -222,6 +225,8 @@ class Loop:
             return
         stats.start = time.perf_counter()
         stats.load_s = stats.start - started
+        if self.progress is not None:  # the group's clock starts now, not with the run
+            self.progress(group.name, self._done.get(group.name, 0), len(group.jobs))
         try:
             self._produce_all(group, producer, stats, work, final=final)
         finally:
@@ -350,17 +355,14 @@ def progress_bars(
     groups: Sequence[Group], console: Console, *, enabled: bool = True
 ) -> Iterator[ProgressFn]:
     """Progress bars, one per group with jobs (lines when not on a terminal:
-    glyphbench.core.progress).
+    glyphbench.core.progress), and one for the whole run when several groups have jobs.
 
-    Yields the ``progress`` callback.
+    A group's clock (elapsed, rate, time left) starts when its model has loaded, so a
+    model's time left is its own; the run's time left adds each started model's
+    (:func:`run_eta`) and says how many models are not timed yet. Yields the
+    ``progress`` callback.
     """
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     bars = LineProgress(
         TextColumn("{task.description}"),
@@ -368,22 +370,102 @@ def progress_bars(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TextColumn("ETA"),
-        TimeRemainingColumn(),
+        EtaColumn(),
         console=console,
         disable=not enabled,
     )
+    with_jobs = [group for group in groups if group.jobs]
+    whole = None
+    if len(with_jobs) > 1:
+        total = sum(len(group.jobs) for group in with_jobs)
+        whole = bars.add_task(RUN_TASK, total=total, eta="?")
     tasks = {
         group.name: bars.add_task(
-            group.name, total=len(group.jobs) or None, visible=bool(group.jobs)
+            group.name, total=len(group.jobs) or None, visible=bool(group.jobs), start=False
         )
         for group in groups
     }
+    clocks: dict[str, GroupClock] = {group.name: GroupClock(len(group.jobs)) for group in with_jobs}
+    started: set[str] = set()
 
     def advance(name: str, done: int, total: int) -> None:
+        clock = clocks.get(name)
+        if clock is not None:
+            _tick(clock, clocks, done)
+            if clock.started is not None and (name not in started or clock.moved):
+                started.add(name)
+                bars.start_task(tasks[name], at=clock.started)
         bars.update(tasks[name], completed=done)
+        if whole is not None:
+            completed = sum(c.done for c in clocks.values())
+            bars.update(whole, completed=completed, eta=run_eta(clocks.values()))
 
     with bars:
         yield advance
+
+
+#: The description of the whole run's progress line.
+RUN_TASK = "run (all models)"
+
+
+@dataclass
+class GroupClock:
+    """One group's jobs, how many are done and when it started (None: not yet)."""
+
+    total: int
+    done: int = 0
+    started: float | None = None
+    #: When its last batch was done (``time.monotonic()``).
+    last: float | None = None
+    #: Whether the last tick moved ``started`` (its first batch waited for another's).
+    moved: bool = False
+
+
+def _tick(clock: GroupClock, clocks: dict[str, GroupClock], done: int) -> None:
+    """Record a group's start (done 0, its model loaded) or a batch done.
+
+    Rows are finished one batch after another: a model that starts while the worker
+    still reads the previous model's last batches makes its first rows only after
+    those. Its clock then starts when the other's last batch was done, so its rate and
+    time left are its own (a fast model after a slow one is not timed from the slow
+    one's backlog).
+    """
+    now = time.monotonic()
+    clock.moved = False
+    if clock.started is None:
+        clock.started = now
+    if done > clock.done and clock.done == 0:  # the group's first batch
+        others = [c.last for c in clocks.values() if c is not clock and c.last is not None]
+        backlog = max(others, default=clock.started)
+        if backlog > clock.started:
+            clock.started, clock.moved = backlog, True
+    if done > clock.done:
+        clock.last = now
+    clock.done = done
+
+
+def run_eta(clocks: Iterable[GroupClock], now: float | None = None) -> str:
+    """The run's time left: each started group's jobs left at its own rate, summed; the
+    groups not timed yet (not started, or started with nothing done) said as such.
+
+    >>> run_eta([GroupClock(10, 10, 0.0), GroupClock(10, 5, 0.0), GroupClock(4)], now=10.0)
+    '0:00:10 + 1 model not timed yet'
+    >>> run_eta([GroupClock(10, 5, 0.0)], now=10.0), run_eta([GroupClock(3)], now=1.0)
+    ('0:00:10', '? (1 model not timed yet)')
+    """
+    now = time.monotonic() if now is None else now
+    seconds, untimed = 0.0, 0
+    for clock in clocks:
+        if clock.done >= clock.total:
+            continue
+        if clock.started is None or clock.done == 0 or now <= clock.started:
+            untimed += 1
+            continue
+        seconds += (clock.total - clock.done) * (now - clock.started) / clock.done
+    if untimed and not seconds:
+        return f"? ({plural(untimed, 'model')} not timed yet)"
+    text = str(timedelta(seconds=round(seconds)))
+    return text + (f" + {plural(untimed, 'model')} not timed yet" if untimed else "")
 
 
 #: What the first Ctrl-C prints (the batch being written completes, so its part file is whole).

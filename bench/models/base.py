@@ -118,6 +118,14 @@ class ModelAdapter(ABC):
         """Facts recorded in run.json: resolved settings, revision, dtype, ..."""
         return {"spec": self.spec, "is_control": self.is_control}
 
+    def weights_check(self) -> dict[str, str | None]:
+        """Where the weights would come from and why they cannot, found without loading them
+        (``run --dry-run``): ``{"source": ..., "problem": None or one line}``.
+
+        Adapters without weights (controls, files, hosted APIs) have nothing to check.
+        """
+        return {"source": None, "problem": None}
+
     def planned_size(self) -> tuple[int, int] | None:
         """(width, height) of the images it will make, when known before loading (the run
         then starts its image writer processes while the model loads); None: unknown."""

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from glyphbench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
 from glyphbench.core.errors import InputError
-from glyphbench.core.hub import offline_kwargs, unreachable_note
+from glyphbench.core.hub import endpoint, hub_reachable, offline_kwargs, unreachable_note
 from glyphbench.core.registry import Spec, missing_modules, parse_options, register
 from glyphbench.models.base import ImageRequest, ModelAdapter
 from glyphbench.models.diffusers_loading import (
@@ -99,6 +99,23 @@ def _dtype_keyword() -> str:
     return (
         "dtype" if hasattr(deprecation_utils, "_TORCH_DTYPE_DEPRECATION_MESSAGE") else "torch_dtype"
     )
+
+
+def _cached_pipeline(repo: str, revision: str | None) -> bool:
+    """Whether the hub cache holds ``repo``'s ``model_index.json`` and every component folder."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(repo, "model_index.json", revision=revision)
+    if not (isinstance(cached, str) and Path(cached).is_file()):
+        return False
+    index = json.loads(Path(cached).read_text(encoding="utf-8"))
+    snapshot = Path(cached).parent
+    components = [
+        name
+        for name, value in index.items()
+        if not name.startswith("_") and isinstance(value, list) and value and value[0]
+    ]
+    return all((snapshot / name).is_dir() for name in components)
 
 
 def _short_hash(path: Path) -> str:
@@ -298,6 +315,31 @@ class DiffusersModel(ModelAdapter):
             note_key = "tiny_note" if info["tiny_random"] else "random_note"
             info[note_key] = self.tiny.get("note", "tiny random pipeline")
         return info
+
+    def weights_check(self) -> dict[str, str | None]:
+        """The local folder, the hub cache, or the hub when it answers (never downloads).
+
+        A hub model counts as cached when its ``model_index.json`` and a folder for each of
+        its components are in the local cache (a cascade's later stages likewise); else the
+        hub must answer (:func:`glyphbench.core.hub.hub_reachable`), or the model cannot load:
+        the problem names the repositories missing and the cache looked in.
+        """
+        missing = self._missing_requirement()
+        if self.is_local:
+            return {"source": f"local folder {self.location}", "problem": missing}
+        repos = [self.location, *(repo for _, repo in self._stage_repos())]
+        uncached = [repo for repo in repos if not _cached_pipeline(repo, self.requested_revision)]
+        if not uncached:
+            return {"source": "hub cache", "problem": missing}
+        if hub_reachable():
+            return {"source": f"hub {endpoint()} (downloaded when loaded)", "problem": missing}
+        from huggingface_hub import constants
+
+        problem = (
+            f"{', '.join(uncached)} not in the local cache ({constants.HF_HUB_CACHE}) and the "
+            f"hub {endpoint()} is unreachable"
+        )
+        return {"source": None, "problem": "; ".join(p for p in (problem, missing) if p)}
 
     def _loading_info(self) -> dict[str, Any]:
         """How the weights are (to be) loaded: offload, quantisation, compile, extras."""

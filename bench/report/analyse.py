@@ -34,6 +34,7 @@ from glyphbench.scoring.bootstrap import (
     grouped_bootstrap,
     percentile_interval,
     seeded_rng,
+    wilson_interval,
 )
 
 #: The headline metric: figures, ranking and comparisons use it first.
@@ -58,6 +59,8 @@ class Settings:
     gallery_k: int = 2
     primary_metric: str = PRIMARY_METRIC
     metrics: tuple[str, ...] = stats.SUMMARY_METRICS
+    #: Text width the LaTeX tables fit, in TeX points (None: 5.5 in; ``--tex-width``).
+    tex_width_pt: float | None = None
 
     def bootstrap(self) -> dict[str, Any]:
         """Keyword arguments of the statistics functions."""
@@ -173,20 +176,14 @@ def analyse(
         labels=slicing.labels,
         **settings.bootstrap(),
     )
-    models, controls = model_order(summaries[0], settings.primary_metric)
+    ranked = rank_and_place(frame, summaries[0], settings)
+    models, controls, overall = ranked.models, ranked.controls, ranked.summary
     ordered = models + controls
-    overall = in_order(summaries[0], ordered)
     slices = {
         column: in_order(summary[summary["model"].isin(ordered)], ordered, column)
         for column, summary in zip(slicing.columns, summaries[1:], strict=True)
     }
     watch.lap("summaries")
-    protocols = protocol_groups(frame, models)
-    comparisons = stats.compare_models(
-        frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
-    )
-    comparisons = within_protocols(comparisons, protocols)
-    ranking = rank_per_protocol(overall, comparisons, protocols, settings.primary_metric)
     peers = {
         name: in_order(view, ordered)
         for name, view in stats.peer_views(
@@ -195,7 +192,6 @@ def analyse(
     }
     watch.lap("comparisons")
     checks = control_checks(frame, overall, slices) if controls else []
-    placed = verdicts(frame, models, controls, settings.primary_metric, **settings.bootstrap())
     watch.lap("controls")
     analysis = Analysis(
         settings=settings,
@@ -206,10 +202,10 @@ def analyse(
         models=models,
         controls=controls,
         summary=overall,
-        ranking=ranking,
+        ranking=ranked.ranking,
         slices=slices,
-        comparisons=comparisons,
-        verdicts=placed,
+        comparisons=ranked.comparisons,
+        verdicts=ranked.verdicts,
         peers=peers,
         control_checks=checks,
         verdict=control_verdict(checks, present=bool(controls)),
@@ -225,6 +221,42 @@ def analyse(
     )
     watch.lap("curves and gallery picks")
     return replace(_with_suites(analysis, frame, settings), row_states=states)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The report's answer: the overall summary in table order, the ranking, the verdicts."""
+
+    models: list[str]  # best first by the primary metric
+    controls: list[str]  # in chain order
+    summary: pd.DataFrame
+    comparisons: pd.DataFrame
+    ranking: pd.DataFrame
+    verdicts: pd.DataFrame
+
+
+def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Settings) -> Ranked:
+    """Who is best and how sure (paired comparisons, Holm ranks per protocol) and where each
+    model stands against its run's controls, from the read rows and their overall summary.
+
+    The report's first screen and the answer ``glyphbench run`` prints (one computation,
+    so the terminal and the page show the same numbers for the same seed).
+    """
+    models, controls = model_order(overall, settings.primary_metric)
+    protocols = protocol_groups(frame, models)
+    comparisons = stats.compare_models(
+        frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
+    )
+    comparisons = within_protocols(comparisons, protocols)
+    overall = in_order(overall, models + controls)
+    return Ranked(
+        models=models,
+        controls=controls,
+        summary=overall,
+        comparisons=comparisons,
+        ranking=rank_per_protocol(overall, comparisons, protocols, settings.primary_metric),
+        verdicts=verdicts(frame, models, controls, settings.primary_metric, **settings.bootstrap()),
+    )
 
 
 def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) -> Analysis:
@@ -393,18 +425,9 @@ def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):
         return pd.DataFrame()
     lines = lines.set_index("model").reindex([m for m in order if m in set(lines["model"])])
-    low, high = _wilson(lines["refused"].to_numpy(float), lines["images"].to_numpy(float))
+    low, high = wilson_interval(lines["refused"].to_numpy(float), lines["images"].to_numpy(float))
     lines["refusal_rate_lo"], lines["refusal_rate_hi"] = low, high
     return lines.reset_index()
-
-
-def _wilson(hits: np.ndarray, n: np.ndarray, z: float = 1.959964) -> tuple[np.ndarray, np.ndarray]:
-    """95% Wilson score interval of hits / n (well behaved at 0 and at n)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = hits / n
-        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 # --------------------------------------------------------------------------- pieces

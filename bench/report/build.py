@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import FORMULA_START, atomic_path
+from glyphbench.core.io import FORMULA_START, atomic_path, write_json
 from glyphbench.core.progress import LineProgress
 from glyphbench.report.analyse import Analysis, Settings, Stopwatch, analyse
+from glyphbench.report.answer import answer_of_analysis
+from glyphbench.report.latex import tex_width_pt
 from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from glyphbench.report.render import render
 from glyphbench.report.slices import Slicing
@@ -39,6 +41,9 @@ STAGES = (
     "html",
 )
 
+
+#: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
+ANSWER = "answer.json"
 
 #: One row per read image beside results.parquet, for a spreadsheet (issue 33).
 PER_IMAGE = "per_image.csv"
@@ -119,19 +124,22 @@ def write_report(
     gallery_k: int = 2,
     max_gallery_images: int = 400,
     progress: bool = False,
+    tex_width: str | float | None = None,
 ) -> Path:
     """Build the full report for one or more run folders; return the path of ``index.html``.
 
     ``out`` defaults to ``RUN/report`` of the first run. ``by`` lists the slicing
     columns (default :data:`glyphbench.report.slices.DEFAULT_BY` where present); the
     gallery is sliced by the first of them. ``n_boot`` resamples per interval,
-    all seeded by ``seed``.
+    all seeded by ``seed``. ``tex_width``: the text width the LaTeX tables fit, a
+    template's name or a length (:func:`glyphbench.report.latex.tex_width_pt`; default 5.5 in).
     """
     started = time.perf_counter()
     dirs = [Path(d) for d in run_dirs]
     if n_boot < 1:
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
     out_dir = Path(out) if out is not None else dirs[0] / "report"
+    width_pt = tex_width_pt(tex_width)  # a bad width is one line before any work
     check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
@@ -146,6 +154,7 @@ def write_report(
         metrics=summary_metrics(
             list(frame.columns), requested_families(frame.attrs.get("runs", {}))
         ),
+        tex_width_pt=width_pt,
     )
 
     with LineProgress(disable=not progress) as bar:
@@ -168,6 +177,7 @@ def write_report(
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
             browse = _write_browser(frame, slicing, analysis, staged, out_dir)
             watch.lap("image browser")
+            write_json(staged / ANSWER, answer_of_analysis(frame, analysis))
             index = render(
                 analysis,
                 staged,

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from glyphbench.core.schema import failed_mask
+from glyphbench.report.console_fit import cell_lines
+from glyphbench.report.latex import ABBREVIATIONS
+from glyphbench.report.metric_info import metric_info
 from glyphbench.report.suites import headline_metrics, headline_points
-from glyphbench.report.tables import metric_header  # the report's header, in the console too
+from glyphbench.report.tables import (  # the report's header and numbers, in the console too
+    fmt_number,
+    metric_header,
+    too_few,
+)
+from glyphbench.scoring.bootstrap import MIN_UNITS
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.base import resolve_suite
 
@@ -104,7 +112,22 @@ def summarize(rows: pd.DataFrame, metrics: Sequence[str] = CONSOLE_METRICS) -> p
     return pd.DataFrame(lines, columns=[*columns, "refused", "refusal_rate", "cost_usd"])
 
 
-def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") -> None:
+def short_header(metric: str) -> str:
+    """A metric's short header with its direction: the LaTeX tables' abbreviation.
+
+    >>> short_header("ned"), short_header("algorithm1")
+    ('NED ↑', 'Alg1 ↓')
+    """
+    info = metric_info(metric)
+    return f"{ABBREVIATIONS.get(metric, info.label)} {'↑' if info.higher_is_better else '↓'}"
+
+
+def print_summary(
+    rows: pd.DataFrame,
+    console: Console,
+    title: str = "Summary",
+    answer: Mapping[str, Any] | None = None,
+) -> None:
     """Print :func:`summarize` as a rich table; controls are marked as such.
 
     The table fits ``console``'s width and never cuts a number (:func:`_summary_parts`).
@@ -112,33 +135,165 @@ def print_summary(rows: pd.DataFrame, console: Console, title: str = "Summary") 
     adds its benchmark's headline numbers, computed as the benchmark computes them
     (:func:`glyphbench.report.suites.headline_points`: LongText's text score per language,
     CVTG-2K's pooled word accuracy and NED, ...), beside glyphbench's metrics.
+
+    With ``answer`` (:mod:`glyphbench.report.answer`, the run's numbers as the report
+    computes them) the table is the answer's (:func:`print_answer`: the headline first,
+    intervals under the values, rank and place against the controls), with the suite,
+    refusal and cost columns after it.
     """
 
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
     costs = bool(lines["cost_usd"].notna().any())
-    headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *headlines]
-    headers += ["refused (rate)"] * refusals + ["cost USD"] * costs
+    extra = [*headlines, *["refused (rate)"] * refusals, *["cost USD"] * costs]
+    answered = {str(m["model"]): m for m in (answer or {}).get("models", [])}
     rendered = []
     for line in lines.to_dict("records"):
-        label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
-        cells = [label, str(line["images"]), str(line["errors"])]
-        cells += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
         mine = by_model.get(str(line["model"]), {})
-        cells += [_fmt(mine.get(header, float("nan"))) for header in headlines]
+        cells = [_fmt(mine.get(header, float("nan"))) for header in headlines]
         if refusals:
             cells.append(f"{line['refused']} ({float(line['refusal_rate']):.0%})")
         if costs:
             cost = float(line["cost_usd"])
             cells.append("-" if cost != cost else f"{cost:.2f}")
-        rendered.append(cells)
-    for part in _summary_parts(headers, rendered, console.width, title):
+        model = answered.get(str(line["model"]))
+        if answer is not None and model is not None:
+            rendered.append([*_answer_row(model), *cells])
+            continue
+        label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
+        head = [label, str(line["images"]), str(line["errors"])]
+        head += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
+        rendered.append([*head, *cells])
+    if answer is None:
+        headers = ["model", "images", "errors", *map(metric_header, CONSOLE_METRICS), *extra]
+        for part in _summary_parts(headers, rendered, console.width, title):
+            console.print(part)
+        return
+    _print_answer_table(answer, [*ANSWER_HEADERS, *extra], rendered, console, title)
+    _print_notes(answer, console, failed=False)  # the run names them on stderr
+
+
+#: The answer's metrics in the console, the ranked one first (short headers, a legend).
+ANSWER_METRICS = ("ned", "exact_match", "algorithm1")
+
+#: The answer table's columns: the answer first (a console of 80 columns shows these in
+#: its first part), then the other metrics and the counts.
+ANSWER_HEADERS = [
+    "model",
+    short_header(ANSWER_METRICS[0]),
+    "rank",
+    "vs controls",
+    *map(short_header, ANSWER_METRICS[1:]),
+    "images",
+]
+
+#: Columns of the answer table set left-aligned (text, not numbers).
+ANSWER_TEXT_COLUMNS = (0, 2, 3)
+
+
+def print_answer(answer: Mapping[str, Any], console: Console, title: str = "Summary") -> None:
+    """Print an answer document (``answer.json``, :mod:`glyphbench.report.answer`): the
+    headline, then per model NED with its interval, its rank, its place against the
+    controls, exact match and Algorithm 1 with theirs, its images (and failed rows), fitted
+    to ``console``; a legend of the short headers and how the intervals were made."""
+    rendered = [_answer_row(model) for model in answer.get("models", [])]
+    _print_answer_table(answer, ANSWER_HEADERS, rendered, console, title)
+    _print_notes(answer, console)
+
+
+def _answer_row(model: Mapping[str, Any]) -> list[str]:
+    """One model's cells of :data:`ANSWER_HEADERS` (its failed rows under its images)."""
+    values = [cell_lines(*pair) for pair in metric_cells(model, ANSWER_METRICS)]
+    failed = f"({model['failed']} failed)" if model["failed"] else ""
+    return [
+        str(model["model"]),
+        values[0],
+        *_standing(model),
+        *values[1:],
+        cell_lines(str(model["images"]), failed),
+    ]
+
+
+def _print_answer_table(
+    answer: Mapping[str, Any],
+    headers: list[str],
+    rendered: list[list[str]],
+    console: Console,
+    title: str,
+) -> None:
+    _print_headline(answer, console)
+    parts = _summary_parts(headers, rendered, console.width, title, left=ANSWER_TEXT_COLUMNS)
+    for part in parts:
         console.print(part)
 
 
+def metric_cells(model: Mapping[str, Any], metrics: Sequence[str]) -> list[tuple[str, str]]:
+    """``(value, "[lo, hi]")`` of each of ``metrics`` for one model line of an answer.
+
+    The interval is ``n = K: too few`` when the model has fewer prompts than an interval
+    needs, and empty when the value is unknown.
+    """
+    cells = []
+    for metric in metrics:
+        value = model["metrics"].get(metric, {})
+        number = value.get("value")
+        if number is None:
+            cells.append(("–", ""))
+            continue
+        if model["n_prompts"] < MIN_UNITS:
+            cells.append((fmt_number(number, metric), f"({too_few(model['n_prompts'])})"))
+        elif value.get("lo") is None or value.get("hi") is None:
+            cells.append((fmt_number(number, metric), ""))
+        else:
+            low, high = fmt_number(value["lo"], metric), fmt_number(value["hi"], metric)
+            cells.append((fmt_number(number, metric), f"[{low}, {high}]"))
+    return cells
+
+
+def _standing(model: Mapping[str, Any] | None) -> list[str]:
+    """The rank (``1 =`` when shared) and the verdict cells of one model of an answer."""
+    if model is None or model["control"]:
+        return ["control" if model is not None else "–", "–"]
+    if not model["n_prompts"]:
+        return ["–", "every row failed" if model["failed"] else "no scored row"]
+    if model["rank"] is None:  # alone in its run: nothing to rank it against
+        rank = "–"
+    else:
+        rank = f"{model['rank']} =" if model["tied_with"] else str(model["rank"])
+    return [rank, str(model["verdict"] or "–")]
+
+
+def _print_headline(answer: Mapping[str, Any], console: Console) -> None:
+    from rich.markup import escape
+
+    for sentence in answer.get("headline", []):
+        console.print(escape(sentence))
+
+
+def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = True) -> None:
+    """The short headers' metrics, how the intervals were made (and with ``failed`` the
+    controls every row of which failed: the headline names the other models)."""
+    from rich.markup import escape
+
+    legend = "; ".join(f"{short_header(m)[:-2]}: {metric_info(m).label}" for m in ANSWER_METRICS)
+    console.print(
+        f"[dim]{legend}. {answer['confidence']:.0%} intervals: bootstrap over prompts, "
+        f"{answer['n_boot']} resamples, seed {answer['seed']}; rank: paired bootstrap, "
+        "Holm ('=' shared).[/]"
+    )
+    controls = {m["model"] for m in answer.get("models", []) if m["control"]}
+    for name in answer.get("failed_models", []) if failed else []:
+        if name in controls:
+            console.print(escape(f"{name}: every row failed (see the errors column)"))
+
+
 def _summary_parts(
-    headers: list[str], rendered: list[list[str]], width: int, title: str
+    headers: list[str],
+    rendered: list[list[str]],
+    width: int,
+    title: str,
+    left: Collection[int] = (0,),
 ) -> list[RenderableType]:
     """The summary as rich tables no wider than ``width`` that cut no number (issue 33).
 
@@ -183,7 +338,7 @@ def _summary_parts(
         for position, index in enumerate(shown):
             table.add_column(
                 headers[index],
-                justify="left" if index == 0 else "right",
+                justify="left" if index in left else "right",
                 width=None if widths is None else widths[position],
                 overflow="ellipsis" if widths is None else "fold",
             )

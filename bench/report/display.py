@@ -93,11 +93,27 @@ def _holm_text(level: float, lo: float, hi: float) -> str:
     return f"[{fmt_number(lo, 'ned')}, {fmt_number(hi, 'ned')}] at {100 * level:.1f}%"
 
 
+#: The page's headers of the peer views' columns (their CSV files keep the peers' names).
+PEER_HEADERS = {
+    "sentence_acc": "Sentence accuracy",
+    "ned": "NED",
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+}
+
+
 def peer_display(view: pd.DataFrame, mapping: Mapping[str, str]) -> pd.DataFrame:
-    """A peer view with the peer benchmark's column names."""
+    """A peer view with the peer benchmark's measures, named in words (:data:`PEER_HEADERS`).
+
+    >>> view = pd.DataFrame({"model": ["m"], "n": [4], "sentence_acc": [0.5],
+    ...                      "sentence_acc_lo": [0.25], "sentence_acc_hi": [0.75]})
+    >>> list(peer_display(view, {"exact_match": "sentence_acc"}).columns)
+    ['Model', 'n', 'Sentence accuracy']
+    """
     out = pd.DataFrame({"Model": view["model"], "n": view["n"]})
     for metric, column in mapping.items():
-        out[column] = _intervals(view, column, metric)
+        out[PEER_HEADERS.get(column, column)] = _intervals(view, column, metric)
     return out
 
 

@@ -9,7 +9,9 @@ differ per model too, so figures also read in greyscale.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import functools
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,50 @@ def _pyplot() -> Any:
             "svg.fonttype": "none",
         }
     )
+    plt.rcParams["font.family"] = font_family()
     return plt
+
+
+#: The face every figure's text is set in; glyphs it lacks come from a CJK face.
+LATIN_FAMILY = "DejaVu Sans"
+
+
+@functools.cache
+def cjk_family() -> str | None:
+    """The CJK face matplotlib can fall back to for Chinese labels (model names, slices),
+    registered with its font manager; None when none is installed
+    (:data:`glyphbench.core.fonts.CJK_FACES`: fonts-noto-cjk, fonts-wqy-microhei)."""
+    from matplotlib import font_manager
+
+    from glyphbench.core.fonts import CJK_FACES, cjk_fonts
+
+    faces = dict(reversed(CJK_FACES))  # file name -> its first listed face
+    for path, _ in cjk_fonts():
+        font_manager.fontManager.addfont(str(path))
+        return faces[path.name]
+    return None
+
+
+def font_family() -> list[str]:
+    """matplotlib's ``font.family`` for a figure's text: DejaVu Sans, then a CJK face glyph
+    by glyph (matplotlib's font fallback) where one is installed.
+
+    Without one, Chinese labels draw as empty boxes: :func:`quiet_missing_glyphs` keeps
+    matplotlib from warning about each of them.
+    """
+    family = cjk_family()
+    return [LATIN_FAMILY, *([family] if family else [])]
+
+
+@contextlib.contextmanager
+def quiet_missing_glyphs() -> Iterator[None]:
+    """No "Glyph ... missing from font(s)" warning while saving (a CJK label on a machine
+    without a CJK font: :func:`font_family`)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+        yield
 
 
 def style_for(models: Sequence[str]) -> dict[str, tuple[str, str]]:
@@ -56,7 +101,7 @@ def _save(fig: Any, stem: Path) -> list[str]:
     names = []
     for fmt in ("png", "svg"):
         target = stem.with_suffix(f".{fmt}")
-        with atomic_path(target) as tmp:
+        with atomic_path(target) as tmp, quiet_missing_glyphs():
             fig.savefig(tmp, format=fmt, bbox_inches="tight")
         names.append(target.name)
     plt.close(fig)
@@ -216,12 +261,15 @@ def heatmap(
 
     Every slice with at least :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts is a
     column, the group of prompts without a value ("(none)", often the largest) included;
-    slices with fewer prompts are left out and counted in the title (issue 33).
+    slices with fewer prompts are left out and counted in the title (issue 33). Nothing
+    is drawn (no file names) when no slice or no model is left: an empty grid says nothing.
     """
     plt = _pyplot()
     counts = _slice_counts(summary, column)
     present = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
     slices = [s for s in present if counts.get(s, 0) >= MIN_UNITS]
+    if not slices or not models:
+        return []
     dropped = len(present) - len(slices)
     table = summary.assign(_slice=summary[column].astype(str)).pivot_table(
         index="model", columns="_slice", values=metric, aggfunc="first", observed=True

@@ -1,4 +1,5 @@
-r"""LaTeX tables that fit a paper's page (issue 33): a 7-inch text width by default.
+r"""LaTeX tables that fit a paper's page: a 5.5-inch text width (NeurIPS, ICLR) by default,
+or a template's (:data:`TEX_WIDTHS`, ``report --tex-width``).
 
 A display table (``mean [lo, hi]`` cells, long headers, model names) set as it is
 runs off the page. :func:`fit_table` lays it out to fit ``width_pt``:
@@ -15,7 +16,7 @@ runs off the page. :func:`fit_table` lays it out to fit ``width_pt``:
 
 Widths are estimated from Computer Modern's character widths at ``\small``, with a
 margin; ``tests/test_report_latex.py`` compiles every table of a report with pdflatex
-at a 7-inch text width and fails on any overfull box. Only ``booktabs`` and
+at the templates' widths and fails on any overfull box. Only ``booktabs`` and
 ``amssymb`` are needed (no ``array``, ``makecell`` or ``tabularx``).
 """
 
@@ -28,9 +29,69 @@ from typing import Any
 
 import pandas as pd
 
-#: 7 inches in TeX points: a two-column paper's full width (``table*``), a one-column
-#: paper's text width is about 6.5 in. A LaTeX point is 1/72.27 in.
-TEXT_WIDTH_PT = 7 * 72.27
+#: TeX points per inch (a LaTeX point is 1/72.27 in).
+PT_PER_IN = 72.27
+
+#: Text widths of common paper templates, in inches, read from each template's style file:
+#: ``report --tex-width NAME`` (a ``-column`` name: one column of a two-column paper, the
+#: width of a ``table`` float there; the plain name: ``table*`` across both).
+#:
+#: * neurips: ``neurips_2024.sty``, geometry ``textwidth=5.5in``;
+#: * iclr: ICLR/Master-Template ``iclr2026_conference.sty``, ``\textwidth 5.5 true in``;
+#: * icml: ``icml2024.sty``, ``\textwidth 6.75in``, ``\columnsep 0.25in``;
+#: * acl: ``acl.sty`` (acl-org/acl-style-files), A4 with ``margin=2.5cm``: 16.0 cm,
+#:   ``\columnsep 0.6cm``;
+#: * cvpr: cvpr-org/author-kit ``cvpr.sty``, ``\textwidth 6.875in``, ``\columnsep 0.3125in``;
+#: * full: 7 in, a letter page with 0.75 in margins.
+TEX_WIDTHS: dict[str, float] = {
+    "neurips": 5.5,
+    "iclr": 5.5,
+    "icml": 6.75,
+    "icml-column": (6.75 - 0.25) / 2,
+    "acl": 16.0 / 2.54,
+    "acl-column": (16.0 - 0.6) / 2 / 2.54,
+    "cvpr": 6.875,
+    "cvpr-column": (6.875 - 0.3125) / 2,
+    "full": 7.0,
+}
+#: The default: the narrowest full text width of the templates above (NeurIPS, ICLR).
+DEFAULT_TEX_WIDTH = "neurips"
+TEXT_WIDTH_PT = TEX_WIDTHS[DEFAULT_TEX_WIDTH] * PT_PER_IN
+
+#: Units ``--tex-width`` takes, in TeX points.
+_UNITS = {"in": PT_PER_IN, "cm": PT_PER_IN / 2.54, "mm": PT_PER_IN / 25.4, "pt": 1.0}
+
+
+def tex_width_pt(value: str | float | None) -> float:
+    """A text width in TeX points from a preset name (:data:`TEX_WIDTHS`) or a length
+    (``5.5in``, ``14cm``, ``397pt``); None: the default (5.5 in).
+
+    >>> round(tex_width_pt("neurips"), 2), round(tex_width_pt("acl"), 2)
+    (397.48, 455.24)
+    >>> round(tex_width_pt("3.25in"), 2), tex_width_pt(None) == tex_width_pt("iclr")
+    (234.88, True)
+    """
+    from glyphbench.core.errors import InputError
+
+    if value is None:
+        return TEXT_WIDTH_PT
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip().lower()
+    if text in TEX_WIDTHS:
+        return TEX_WIDTHS[text] * PT_PER_IN
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(in|cm|mm|pt)", text)
+    if match is None:
+        names = ", ".join(TEX_WIDTHS)
+        raise InputError(
+            "--tex-width", f"{value!r} is neither a template ({names}) nor a length like 5.5in"
+        )
+    width = float(match.group(1)) * _UNITS[match.group(2)]
+    if not 2 * PT_PER_IN <= width <= 12 * PT_PER_IN:
+        raise InputError("--tex-width", f"{value!r} is not between 2 and 12 inches")
+    return width
+
+
 #: Lines of text (``\small``, about 11pt each) of one table float, every block together,
 #: before the rest continues in the next: a 9-inch page less caption and rules.
 MAX_LINES = 44

@@ -16,6 +16,8 @@ Nothing here computes a statistic: every number comes from the analysis.
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -44,13 +46,21 @@ class _Written:
 
     tables_dir: Path
     files: dict[str, list[str]] = field(default_factory=dict)
+    #: The width the LaTeX tables fit (None: 5.5 in).
+    tex_width_pt: float | None = None
 
     def table(
         self, name: str, raw: pd.DataFrame, shown: pd.DataFrame, caption: str = "", **bold: Any
     ) -> pd.DataFrame:
         """Write the table set; ``bold``: ``marks``/``marked`` of the best cells (LaTeX)."""
         self.files[name] = write_table_set(
-            self.tables_dir, name, raw, shown, caption=caption, **bold
+            self.tables_dir,
+            name,
+            raw,
+            shown,
+            caption=caption,
+            tex_width_pt=self.tex_width_pt,
+            **bold,
         )
         return shown
 
@@ -71,7 +81,7 @@ def render(
     """
     watch = stopwatch or Stopwatch()
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = _Written(out_dir / "tables")
+    written = _Written(out_dir / "tables", tex_width_pt=analysis.settings.tex_width_pt)
     page: dict[str, Any] = _tables(analysis, written)
     watch.lap("tables")
     page["figures"] = _figures(analysis, out_dir / "figures", page["attributes"])
@@ -87,7 +97,7 @@ def render(
         out_dir / "report.json",
         {
             **_settings(analysis),
-            "runs": analysis.runs,
+            "runs": shareable_runs(analysis.runs, out_dir),
             "n_rows": analysis.n_rows,
             "n_errors": analysis.n_errors,
             "n_unread": analysis.n_unread,
@@ -203,7 +213,7 @@ def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
     from glyphbench.report.verdict import headline, verdict_rows
 
     primary = analysis.settings.primary_metric
-    lines = headline(analysis.ranking, analysis.verdicts, primary)
+    lines = headline(analysis.ranking, analysis.verdicts, primary, controls=analysis.controls)
     table = None
     if len(analysis.verdicts):
         rows = pd.DataFrame(verdict_rows(analysis.verdicts, analysis.summary, primary))
@@ -373,7 +383,8 @@ def _figures(
     if column:
         summary = analysis.slices[column]  # "(none)" stays: often the largest group
         names = figs.heatmap(summary, column, primary, models, folder / f"heatmap_{column}")
-        items.append(_figure(f"Model x {column}", names))
+        if names:
+            items.append(_figure(f"Model x {column}", names))
     names = figs.distributions(analysis.scores, primary, folder / "distributions")
     items.append(_figure("Score distributions", names))
     return items
@@ -402,28 +413,57 @@ def _gallery(analysis: Analysis, out_dir: Path, max_images: int) -> list[dict[st
 # --------------------------------------------------------------------------- page
 
 
-def _run_names(runs: dict[str, Any]) -> list[str]:
-    """A run by the name a person gave it: its folder's name, unless that is a bare
-    ``run``/``results`` (the demo's), then its run id.
+#: An absolute path in a text: a slash, then folders, then a last part.
+_ABSOLUTE = re.compile(r"(?<![\w.~/])/(?:[^\s/\"'?&:]+/)+([^\s/\"'?&:]+)")
 
-    >>> _run_names({"run-d60bf33c56": {"dir": "/x/runs/easyocr"}, "r2": {"dir": "/y/run"}})
-    ['easyocr', 'r2']
+
+def shareable(value: Any, run_dir: str, report_dir: Path) -> Any:
+    """``value`` (run.json, a path) with no absolute path of this machine: paths in the run
+    folder become relative to the report folder, any other one ``…/`` and its last part.
+
+    A report is sent to others and published; the machine's folders (a home, a scratch
+    disk) say nothing to them, and the run folder is found from the report.
+
+    >>> shareable({"out": "/home/a/runs/x", "spec": "diffusers:/home/a/m/tiny?device=cpu",
+    ...            "argv": ["/home/a/.venv/bin/glyphbench", "run"]}, "/home/a/runs/x",
+    ...           Path("/home/a/runs/x/report"))
+    {'out': '..', 'spec': 'diffusers:…/tiny?device=cpu', 'argv': ['…/glyphbench', 'run']}
     """
-    names = []
-    for run_id, info in runs.items():
-        folder = Path(str(info.get("dir", ""))).name
-        names.append(folder if folder and folder not in ("run", "results") else run_id)
-    return names
+    if isinstance(value, dict):
+        return {key: shareable(item, run_dir, report_dir) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [shareable(item, run_dir, report_dir) for item in value]
+    if not isinstance(value, str) or "/" not in value:
+        return value
+    root = str(Path(run_dir))
+
+    def relative(match: re.Match[str]) -> str:
+        path = match.group(0)
+        if path == root or path.startswith(root + "/"):
+            return os.path.relpath(path, report_dir.resolve())
+        return "…/" + match.group(1)
+
+    return _ABSOLUTE.sub(relative, value)
+
+
+def shareable_runs(runs: dict[str, Any], report_dir: Path) -> dict[str, Any]:
+    """Each run's folder and run.json as :func:`shareable` makes them (``report.json``,
+    the page): named once, by the run's name (its run id), located relative to the report."""
+    return {
+        name: {
+            "dir": os.path.relpath(str(info["dir"]), report_dir.resolve()),
+            "meta": shareable(info.get("meta") or {}, str(info["dir"]), report_dir),
+        }
+        for name, info in runs.items()
+    }
 
 
 def _context(analysis: Analysis, page: dict[str, Any], written: _Written) -> dict[str, Any]:
-    runs = analysis.runs
+    runs = shareable_runs(analysis.runs, written.tables_dir.parent)
     verdict = analysis.verdict
     return {
         **page,
-        "title": "glyphbench report: " + ", ".join(_run_names(runs))
-        if runs
-        else "glyphbench report",
+        "title": "glyphbench report: " + ", ".join(runs) if runs else "glyphbench report",
         "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "runs": [
             {

@@ -200,9 +200,11 @@ def to_latex(
     *,
     marks: Mapping[str, Callable[[Any], str]] | None = None,
     marked: Callable[[Mapping[str, Any]], bool] | None = None,
+    width_pt: float | None = None,
 ) -> str:
     """Booktabs ``table`` floats that pdflatex compiles (``booktabs``, ``amssymb``) and that
-    fit a 7-inch text width (:mod:`glyphbench.report.latex`: abbreviated metric headers defined
+    fit ``width_pt`` (default 5.5 in, :func:`glyphbench.report.latex.tex_width_pt`;
+    :mod:`glyphbench.report.latex`: abbreviated metric headers defined
     in the caption, intervals under their means, wrapped text, wide tables in blocks,
     long ones in parts).
 
@@ -213,7 +215,7 @@ def to_latex(
     """
     if table.empty:
         return f"% {latex_escape(caption or label)}: no rows (nothing to compare)\n"
-    from glyphbench.report.latex import fit_table
+    from glyphbench.report.latex import fit_table, tex_width_pt
 
     numeric = {str(c): i > 0 and _numeric_like(table[c]) for i, c in enumerate(table.columns)}
 
@@ -223,7 +225,14 @@ def to_latex(
         return marks[column](record[column]) == "best"
 
     return fit_table(
-        table, caption, label, escape=latex_escape, text_of=_text, numeric=numeric, bold=bold
+        table,
+        caption,
+        label,
+        escape=latex_escape,
+        text_of=_text,
+        numeric=numeric,
+        bold=bold,
+        width_pt=tex_width_pt(width_pt),
     )
 
 
@@ -253,11 +262,13 @@ def write_table_set(
     *,
     marks: Mapping[str, Callable[[Any], str]] | None = None,
     marked: Callable[[Mapping[str, Any]], bool] | None = None,
+    tex_width_pt: float | None = None,
 ) -> list[str]:
     """Write ``name.csv`` (raw numbers), ``name.md`` / ``name.tex`` (display); return file names.
 
-    The ``.tex`` table always has a caption (the table's name when none is given);
-    ``marks``/``marked`` bold the best cells as on the page.
+    The ``.tex`` table always has a caption (the table's name when none is given) and
+    fits ``tex_width_pt`` (default 5.5 in); ``marks``/``marked`` bold the best cells as on
+    the page.
     """
     folder.mkdir(parents=True, exist_ok=True)
     display = raw if display is None else display
@@ -268,5 +279,8 @@ def write_table_set(
         handle.write(to_markdown(display))
     with atomic_open(folder / f"{name}.tex", "w", encoding="utf-8") as handle:
         title = caption or name.replace("_", " ").capitalize()
-        handle.write(to_latex(display, title, f"tab:{name}", marks=marks, marked=marked))
+        latex = to_latex(
+            display, title, f"tab:{name}", marks=marks, marked=marked, width_pt=tex_width_pt
+        )
+        handle.write(latex)
     return [f"{name}.csv", f"{name}.md", f"{name}.tex"]

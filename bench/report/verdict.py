@@ -193,8 +193,19 @@ def _chain_of(model: str, chains: Mapping[str, list[str]], run_of: Mapping[str, 
     return []
 
 
-def headline(ranking: pd.DataFrame, lines: pd.DataFrame, metric: str) -> list[str]:
+def headline(
+    ranking: pd.DataFrame,
+    lines: pd.DataFrame,
+    metric: str,
+    *,
+    controls: Sequence[str] = (),
+    failed: Sequence[str] = (),
+) -> list[str]:
     """The first screen's sentences: who is best and how sure, then each model's verdict.
+
+    Runs of control models alone rank nothing: one sentence says so (``controls``: the
+    control models present), never a rank 1 shared by nobody. ``failed``: models every
+    row of which failed (not ranked), named last.
 
     >>> lines = pd.DataFrame([["m", "no better than a blank image", "blank", "", 8]],
     ...                      columns=VERDICT_COLUMNS)
@@ -202,6 +213,10 @@ def headline(ranking: pd.DataFrame, lines: pd.DataFrame, metric: str) -> list[st
     >>> said.split("; ")
     ['One model (m): nothing to rank it against', 'against the controls it is no better \
 than a blank image.']
+    >>> empty = pd.DataFrame(columns=["model", "rank"])
+    >>> headline(empty, lines.iloc[:0], "ned", controls=["control:blank"])[0][:40]
+    'Only control models: nothing to rank or '
+
     """
     from glyphbench.report.metric_info import metric_label
 
@@ -211,6 +226,8 @@ than a blank image.']
     for protocol, group in groups:
         where = f" ({protocol})" if protocol else ""
         names = group["model"].astype(str).tolist()
+        if not names:
+            continue
         if len(names) == 1:
             placed = lines.loc[lines["model"] == names[0], "verdict"]
             against = f"; against the controls it is {placed.iloc[0]}" if len(placed) else ""
@@ -228,8 +245,18 @@ than a blank image.']
                 f"No model is significantly best{where} on {metric_label(metric)}: "
                 f"{shared} share rank 1."
             )
-    if not models and len(lines):
-        said.append("No model besides the controls: nothing to rank.")
+    if not models and not failed:
+        said.append(
+            "Only control models: nothing to rank or place against them (the controls "
+            "measure the reader; see the control checks)."
+            if len(controls) or len(lines)
+            else "No model has a scored row: nothing to rank."
+        )
+    elif not models:
+        said.append("No model besides the controls made a scored row: nothing to rank.")
+    if failed:
+        names = ", ".join(failed)
+        said.append(f"Every row of {names} failed: not ranked or placed (see the errors).")
     return said
 
 

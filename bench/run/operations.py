@@ -509,6 +509,9 @@ def plan_run(
         caveats = api_caveats(model["describe"])
         if caveats:
             model["caveats"] = caveats
+        weights = adapter.weights_check()
+        if weights["source"] is not None or weights["problem"] is not None:
+            model["weights"] = weights
         files_found = getattr(adapter, "files_found", None)
         if files_found is not None:  # images made elsewhere: look at what is there
             found = files_found([(j.prompt_id, j.seed, j.sample_index) for j in todo])

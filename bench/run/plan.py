@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glyphbench.core.registry import Spec
+from glyphbench.core.words import plural
 
 #: Seconds per image to make one, on CPU, by model kind (drawing/reading + PNG + SHA-256).
 #: control: 5 ms drawing a 512-px image + 11 ms PNG and hash, measured 2026-11-23;
@@ -264,8 +265,8 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
         "dry run: nothing loaded or written (the full plan: --dry-run --json)",
         f"run:      {plan.get('run_id')} -> {plan.get('out')}",
         f"prompts:  {prompts.get('count')} from {prompts.get('source')}{_named(prompts)}",
-        f"images:   {jobs} = {prompts.get('count')} prompts x {_count(len(seeds), 'seed')} x "
-        f"{plan.get('images_per_prompt')} per prompt x {_count(len(models), 'model')}{shard}; "
+        f"images:   {jobs} = {prompts.get('count')} prompts x {plural(len(seeds), 'seed')} x "
+        f"{plan.get('images_per_prompt')} per prompt x {plural(len(models), 'model')}{shard}; "
         f"{remaining} to make, {jobs - remaining - no_file} already done"
         + (f", {no_file} without an image file" if no_file else ""),
     ]
@@ -281,6 +282,11 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
             note += f", ${float(model['cost_usd']):,.2f}"
         if model.get("caveats"):
             note += "; " + "; ".join(model["caveats"])
+        weights = model.get("weights") or {}
+        if weights.get("problem"):
+            note += f"; CANNOT RUN: {weights['problem']}"
+        elif weights.get("source"):
+            note += f"; weights: {weights['source']}"
         lines.append(f"  {model.get('label')!s:<{width}}  {model.get('remaining')} to make{note}")
     lines.extend(cost_lines(plan))
     readers = ""
@@ -295,6 +301,21 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def unrunnable(plan: Mapping[str, Any]) -> dict[str, str]:
+    """The plan's models that cannot run here, each with the reason (their weights
+    are in no local folder or cache and the hub does not answer, a package is missing).
+
+    >>> unrunnable({"models": [{"label": "a", "weights": {"problem": "not cached"}},
+    ...                        {"label": "b", "weights": {"source": "hub cache"}}, {"label": "c"}]})
+    {'a': 'not cached'}
+    """
+    return {
+        str(model.get("label")): str(model["weights"]["problem"])
+        for model in plan.get("models", [])
+        if (model.get("weights") or {}).get("problem")
+    }
+
+
 def _named(prompts: Mapping[str, Any]) -> str:
     """What chose the prompts, when the files of ``images:`` models did (issue 33).
 
@@ -307,10 +328,6 @@ def _named(prompts: Mapping[str, Any]) -> str:
         f": those the files of {', '.join(prompts['named_by'])} name "
         "(no --prompts, --where, --sample or --limit given)"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _about(seconds: float) -> str:

@@ -26,6 +26,7 @@ from glyphbench.core.bootstrap import (
     single_threaded_blas,
     tail,
     tally,
+    wilson_interval,
 )
 from glyphbench.core.paired import (
     HolmIntervals,
@@ -60,4 +61,5 @@ __all__ = [
     "single_threaded_blas",
     "tail",
     "tally",
+    "wilson_interval",
 ]

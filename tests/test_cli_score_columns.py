@@ -1,0 +1,36 @@
+"""``glyphbench score`` reads glyphbench's own columns, names the flag that picks others,
+and counts in words that agree ("1 pair")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from typer.testing import CliRunner
+
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+
+
+def test_score_reads_glyphbenchs_text_and_ocr_text_columns(tmp_path: Path) -> None:
+    pairs = tmp_path / "per_image.csv"  # the columns of a report's tables/per_image.csv
+    pd.DataFrame({"model": ["m"], "text": ["OPEN"], "ocr_text": ["0PEN"]}).to_csv(pairs)
+    out = tmp_path / "scored.csv"
+    result = CliRunner().invoke(app, ["score", str(pairs), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "scored 1 pair ->" in result.output
+    assert pd.read_csv(out)["ned"].iloc[0] == 0.75
+
+
+def test_a_table_without_known_columns_names_the_flag(tmp_path: Path) -> None:
+    pairs = tmp_path / "mine.csv"
+    pd.DataFrame({"truth": ["a"], "read": ["a"]}).to_csv(pairs, index=False)
+    result = CliRunner().invoke(app, ["score", str(pairs), "--out", str(tmp_path / "o.csv")])
+    assert isinstance(result.exception, InputError)  # main() prints it on one line, exit 2
+    message = str(result.exception)
+    assert "--expected-col" in message and "truth, read" in message
+    named = ["--expected-col", "truth", "--ocr-col", "read"]
+    result = CliRunner().invoke(
+        app, ["score", str(pairs), "--out", str(tmp_path / "o.csv"), *named]
+    )
+    assert result.exit_code == 0, result.output
