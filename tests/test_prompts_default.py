@@ -21,6 +21,7 @@ import pytest
 
 from glyphbench import prompts
 from glyphbench.prompts import attributes as attr
+from glyphbench.prompts import freq
 from glyphbench.prompts.default import DEFAULT_DATA_DIR, load_default_pool
 from glyphbench.prompts.schema import REAL_WORLD_GROUPS
 
@@ -173,7 +174,7 @@ def test_words_spread_over_frequency_bands(by_kind: dict[str, list[str]]) -> Non
     words = by_kind["word"]
     bands = Counter(
         "<3" if z < 3 else "3-4" if z < 4 else "4-5" if z < 5 else ">=5"
-        for z in (attr.zipf(w) for w in words)
+        for z in (freq.zipf(w) for w in words)
     )
     for band in ("<3", "3-4", "4-5", ">=5"):
         assert bands[band] >= 0.1 * len(words), bands
@@ -185,7 +186,7 @@ def test_words_are_plain_common_words(by_kind: dict[str, list[str]]) -> None:
     deny_words = {"ass", "damn", "piss", "crap", "hell"}
     for w in by_kind["word"]:
         assert w.isascii() and w.isalpha() and w.islower(), w
-        assert attr.zipf(w) >= attr.RARE_ZIPF, w  # common, so not flagged rare
+        assert freq.zipf(w) >= freq.RARE_ZIPF, w  # common, so not flagged rare
         assert not attr.is_gibberish(w) and not attr.is_rare(w), w
         assert not any(tag.startswith("NNP") for tag in analyzer.get_all_pos_for_word_as_str(w)), w
         assert w not in deny_words and not any(bad in w for bad in deny_stems), w
@@ -193,7 +194,7 @@ def test_words_are_plain_common_words(by_kind: dict[str, list[str]]) -> None:
 
 def test_rare_words_are_rare_and_real(by_kind: dict[str, list[str]]) -> None:
     for w in by_kind["rare"]:
-        assert 0.0 < attr.zipf(w) < attr.RARE_ZIPF, w  # known to wordfreq, yet rare
+        assert 0.0 < freq.zipf(w) < freq.RARE_ZIPF, w  # known to wordfreq, yet rare
         assert attr.is_rare(w) and not attr.is_gibberish(w), w
 
 
@@ -213,7 +214,7 @@ def test_gibberish_is_gibberish(by_kind: dict[str, list[str]]) -> None:
     flagged = sum(attr.is_gibberish(g) for g in gibberish)
     assert flagged >= 0.9 * len(gibberish)
     for g in gibberish:
-        assert all(attr.zipf(token) == 0.0 for token in attr.word_tokens(g)), g
+        assert all(freq.zipf(token) == 0.0 for token in attr.word_tokens(g)), g
     shapes = Counter(
         "multi"
         if " " in g

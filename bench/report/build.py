@@ -94,7 +94,6 @@ def _write_browser(
     """The image browser of the read rows (those of ``per_image.csv``), beside the page."""
     from glyphbench.report.analyse import unread_mask
     from glyphbench.report.image_browser import write_browser
-    from glyphbench.report.render import _run_names
 
     unread = unread_mask(frame)
     labels = slicing.labels
@@ -109,7 +108,7 @@ def _write_browser(
         metrics=[primary, *(m for m in analysis.settings.metrics if m != primary)],
         report_slices=labels,
         report_dir=out_dir,
-        title=", ".join(_run_names(analysis.runs)),
+        title=", ".join(analysis.runs),  # each run by its one name, its run id
     )
 
 

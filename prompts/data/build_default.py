@@ -41,17 +41,16 @@ from __future__ import annotations
 import csv
 import random
 import re
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypedDict
 
+from glyphbench.prompts import attributes as attr
+from glyphbench.prompts import freq
+
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "default"
 SOURCES = OUT_DIR / "sources"
-sys.path.insert(0, str(HERE.parents[1]))  # so `prompts` imports when run as a script
-
-from glyphbench.prompts import attributes as attr  # noqa: E402
 
 SEED = 20240611
 LEVELS = ("A1", "A2", "B1", "B2", "C1")
@@ -661,7 +660,7 @@ def word_candidates(excluded: set[str]) -> dict[tuple[str, str], list[str]]:
             or set(tags) <= {"CD", "FW", "SYM", "LS", "UH"}
         ):
             continue
-        z = attr.zipf(word)
+        z = freq.zipf(word)
         if len(word) == 3 and z < 4.0:  # rarer three-letter tokens are mostly abbreviations
             continue
         level = attr.word_cefr(word)
@@ -709,7 +708,7 @@ def rare_words(excluded: set[str]) -> list[str]:
         w
         for w in dict.fromkeys(RARE_CANDIDATES)
         if w not in excluded
-        and 0.0 < attr.zipf(w) < attr.RARE_ZIPF
+        and 0.0 < freq.zipf(w) < freq.RARE_ZIPF
         and attr.word_class(w) == "rare"
     ]
 
@@ -799,7 +798,7 @@ def gibberish_strings(count: int, rng: random.Random) -> list[str]:
         if (
             text.lower() not in seen
             and 4 <= len(text) <= 24
-            and all(attr.zipf(t) == 0.0 and not attr._in_cefr_lexicon(t) for t in tokens)
+            and all(freq.zipf(t) == 0.0 and not attr._in_cefr_lexicon(t) for t in tokens)
             and attr.is_gibberish(text)
         ):
             out.append(text)
