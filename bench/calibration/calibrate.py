@@ -56,6 +56,8 @@ from glyphbench.calibration.long_text import (
     long_text_rows,
     long_text_summary,
 )
+from glyphbench.calibration.reader_error import SECTION as READER_ERROR
+from glyphbench.calibration.reader_error import from_real_rows
 from glyphbench.calibration.real_set import real_rows, real_summary
 from glyphbench.engine.reading import failure_cause, read_batch
 from glyphbench.models.base import ImageRequest
@@ -170,6 +172,13 @@ class Card:
             out["long_text"] = long_text_summary(self.long_rows)
         if self.real_rows is not None:
             out["real_images"] = real_summary(self.real_rows)
+            out["real_images"][READER_ERROR] = from_real_rows(
+                self.real_rows,
+                self.reader,
+                self.version,
+                part=self.settings.get("real_part"),
+                manifest=str(self.settings.get("real") or ""),
+            ).to_json()
         out["part_seconds_per_image"] = {k: round(v, 4) for k, v in self.part_seconds.items()}
         return out
 

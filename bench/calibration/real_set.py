@@ -138,7 +138,7 @@ def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
     """
     import numpy as np
 
-    columns = ["file", "model", "part", "intended_text", "human_reading"]
+    columns = ["file", "model", "source_repo", "part", "intended_text", "human_reading"]
     rows = frame[[c for c in columns if c in frame.columns]].copy()
     rows["reading"] = list(readings)
     human, read = rows["human_reading"].tolist(), rows["reading"].tolist()
