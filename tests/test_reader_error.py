@@ -9,6 +9,7 @@ intervals"). With a fixed seed every figure is the same on every machine.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -184,7 +185,7 @@ def test_a_reader_without_error_leaves_the_plain_interval() -> None:
 def test_the_level_falls_from_two_sided_to_one_sided_as_the_bounds_move_apart() -> None:
     levels = [imbens_manski_level(width, 1.0, 0.95) for width in (0.0, 0.5, 1.0, 2.0, 4.0)]
     assert levels[0] == pytest.approx(0.975) and levels[-1] == pytest.approx(0.95, abs=1e-4)
-    assert all(a > b for a, b in zip(levels, levels[1:], strict=False))
+    assert all(a > b for a, b in itertools.pairwise(levels))
     assert math.isnan(bounded_interval(np.array([1.0]), np.array([1.0]))[0])
 
 

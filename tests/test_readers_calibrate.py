@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -27,11 +28,15 @@ from glyphbench.calibration.long_text import (
     long_text_rows,
     long_text_summary,
 )
+from glyphbench.calibration.reader_error import load_reader_error
 from glyphbench.calibration.real_set import (
+    RESERVED_REPOSITORIES,
+    TUNE_REPOSITORIES,
     load_real_set,
-    real_parts,
     real_rows,
     real_summary,
+    repository_part,
+    score_error_table,
     shipped_real_set,
 )
 from glyphbench.cli.root import app
@@ -154,7 +159,15 @@ def test_calibrate_command_writes_the_card_for_tesseract(tmp_path: Path) -> None
     assert "Reader calibration card: `tesseract`" in text and "| en |" in text
     assert "| zh |" not in text  # tesseract?lang=eng reads no Chinese: no Chinese prompts
     assert "## Real text-to-image outputs" in text and "## Long text" not in text
-    assert len(pd.read_csv(out / "real_images.csv")) == 2
+    real = pd.read_csv(out / "real_images.csv")
+    assert len(real) == 2
+    card = load_reader_error(out)  # the errors a report widens its intervals by
+    assert (card.reader, card.part) == ("tesseract", "all")
+    scored = real[real["score_reader"].notna()]
+    assert card.n == len(scored) and card.clusters is not None
+    assert card.errors.tolist() == pytest.approx(
+        (scored["score_reader"] - scored["score_human"]).tolist(), abs=1e-6
+    )
 
 
 @pytest.mark.slow
@@ -331,27 +344,60 @@ HELD_OUT_GAP = 0.048
 HELD_OUT_TOLERANCE = 0.005
 
 
-def test_the_real_set_splits_into_tune_and_score_parts_within_each_model() -> None:
+def test_the_real_set_splits_by_repository_on_its_name_alone() -> None:
     frame = _real()
-    counts = frame.groupby(["model", "part"]).size().unstack(fill_value=0)
-    assert list(counts.columns) == ["score", "tune"] and counts.to_numpy().sum() == len(frame)
-    assert (counts["score"] - counts["tune"]).between(0, 1).all()  # dealt alternately
-    assert (counts[counts.sum(axis=1) >= 2] > 0).all().all()  # on both sides where possible
-    # by file name, not by manifest order: the reversed manifest gets the same parts
-    reversed_parts = real_parts(frame["file"].tolist()[::-1], frame["model"].tolist()[::-1])
-    assert reversed_parts[::-1] == frame["part"].tolist()
-    score = load_real_set(str(shipped_real_set()), part="score")
-    assert set(score["file"]) == set(frame.loc[frame["part"] == "score", "file"])
-    with pytest.raises(ValueError, match="part must be one of tune, score"):
-        load_real_set(str(shipped_real_set()), part="train")
-    readers_md = (Path(__file__).resolve().parents[1] / "docs" / "readers.md").read_text()
-    assert f"{len(score)} scored" in readers_md and f"{len(frame) - len(score)} tuned" in readers_md
+    parts = frame.groupby("source_repo")["part"].nunique()
+    assert (parts == 1).all()  # a repository's images never sit on both sides
+    for repository, part in frame.groupby("source_repo")["part"].first().items():
+        assert part == repository_part(str(repository))
+        if repository in TUNE_REPOSITORIES:
+            assert part == "tune"
+    # the rule reads the name only: the first byte of its SHA-256 (lower case) below 128
+    names = [f"owner{i}/gallery" for i in range(400)]
+    held = [n for n in names if repository_part(n) == "held-out"]
+    assert all(hashlib.sha256(n.encode()).digest()[0] < 128 for n in held)
+    assert 150 < len(held) < 250  # about half
+    assert repository_part("Someone/Gallery") == repository_part("someone/gallery")
+    assert not set(frame["source_repo"]) & RESERVED_REPOSITORIES
+    held_out = load_real_set(str(shipped_real_set()), part="held-out")
+    assert set(held_out["file"]) == set(frame.loc[frame["part"] == "held-out", "file"])
+    with pytest.raises(ValueError, match="part must be one of tune, held-out"):
+        load_real_set(str(shipped_real_set()), part="score")
+
+
+def test_a_reserved_repository_is_refused(tmp_path: Path) -> None:
+    manifest = Path(str(shipped_real_set()))
+    frame = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(2)
+    frame["file"] = [str(manifest.parent / f) for f in frame["file"]]
+    frame.loc[1, "source_repo"] = "comfyanonymous/ComfyUI_examples"
+    frame.to_csv(tmp_path / "manifest.csv", index=False)
+    with pytest.raises(InputError, match="kept for a check outside the project") as error:
+        load_real_set(tmp_path)
+    assert error.value.line == 3
+
+
+def test_model_families_and_breakdowns_of_the_score_error() -> None:
+    frame = _real()
+    assert set(frame.loc[frame["model"].str.startswith("FLUX"), "family"]) == {"FLUX"}
+    rows = real_rows(frame, frame["human_reading"].tolist())
+    rows.loc[rows["model"] == "TextDiffuser", "score_reader"] = 0.0  # misread on purpose
+    rows["score_error"] = (rows["score_reader"] - rows["score_human"]).abs()
+    table = {r["family"]: r for r in score_error_table(rows, "family")}
+    scored = rows[rows["score_reader"].notna()]
+    assert table["all"]["images"] == len(scored)
+    textdiffuser = scored[scored["family"] == "TextDiffuser"]
+    assert table["TextDiffuser"]["images"] == len(textdiffuser) == 15
+    assert table["TextDiffuser"]["score_mae"] == pytest.approx(textdiffuser["score_error"].mean())
+    lo, hi = table["TextDiffuser"]["interval"]
+    assert lo <= table["TextDiffuser"]["score_mae"] <= hi
+    assert table["GlyphControl"]["score_mae"] == 0.0
+    assert math.isnan(table["GlyphControl"]["interval_by_repository"][0])  # one repository
 
 
 def test_calibrate_refuses_an_unknown_real_part() -> None:
     args = ["readers", "calibrate", "--reader", "rapidocr", "--out", "never-written"]
     result = CliRunner().invoke(app, [*args, "--real-part", "train"])
-    assert result.exit_code == 2 and "must be one of tune, score" in result.output
+    assert result.exit_code == 2 and "must be one of tune, held-out" in result.output
     assert not Path("never-written").exists()
 
 
@@ -361,7 +407,7 @@ def test_the_default_reader_is_within_the_documented_gap_of_the_person_on_held_o
     pytest.importorskip("rapidocr_onnxruntime")
     from glyphbench.readers import get_reader
 
-    frame = load_real_set(str(shipped_real_set()), part="score")
+    frame = load_real_set(str(shipped_real_set()), part="held-out")
     rows, _ = read_real_set(get_reader("rapidocr"), frame)
     score_error = float(rows["score_error"].mean())
     gap = float((1 - rows["ned_vs_human"]).mean())

@@ -446,6 +446,27 @@ def _real_markdown(summary: dict[str, Any]) -> list[str]:
             f"{pair['reader']['difference']:+.3f} {_span(pair['reader']['interval'])} | "
             f"{pair['verdict']} |"
         )
+    for by, records in summary.get("score_error_by", {}).items():
+        lines += ["", *score_error_markdown(by, records)]
+    return lines
+
+
+def score_error_markdown(by: str, records: list[dict[str, Any]]) -> list[str]:
+    """The benchmark-score error per value of ``by`` (:func:`~glyphbench.calibration.
+    real_set.score_error_table`) as a Markdown table."""
+    lines = [
+        f"Benchmark NED error by {by} (mean |reader - person| on images with intended text; "
+        "95% intervals over images, and over repositories where there are 5 or more):",
+        "",
+        f"| {by} | images | repositories | mean abs error [95% CI] | by repository | bias |",
+        "| --- | ---: | ---: | --- | --- | ---: |",
+    ]
+    for record in records:
+        lines.append(
+            f"| {record[by]} | {record['images']} | {record['repositories']} | "
+            f"{_num(record['score_mae'])} {_span(record['interval'])} | "
+            f"{_span(record['interval_by_repository'])} | {_num(record['score_bias'])} |"
+        )
     return lines
 
 

@@ -154,8 +154,11 @@ def load_reader_error(path: str | Path) -> ReaderError:
     if target.is_dir():
         target = target / "card.json"
     if not target.is_file():
-        raise InputError(target, "no such reader card (make one with `glyphbench readers "
-                         "calibrate --reader NAME --out DIR`)")
+        raise InputError(
+            target,
+            "no such reader card (make one with `glyphbench readers "
+            "calibrate --reader NAME --out DIR`)",
+        )
     try:
         data = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -240,7 +243,10 @@ def widened(
     ``resamples``: the benchmark's own bootstrap resamples of the score (prompts
     drawn); ``bounds``: :meth:`ReaderError.bound_resamples` (as many rows). A score's
     true value lies in ``[S - over, S + under]``; a difference's in ``[D - (over +
-    under), D + (over + under)]`` (see the module docstring).
+    under), D + (over + under)]`` (see the module docstring). The interval is
+    :func:`bounded_interval` joined with the plain percentile interval, so it never
+    leaves out what the plain one holds (on a side where the reader never erred, the
+    bounded interval alone is one-sided there, a little narrower than the plain one).
 
     >>> boot = np.full(1000, 0.8)
     >>> widened(boot, np.column_stack([np.full(1000, 0.01), np.full(1000, 0.05)]))
@@ -254,10 +260,11 @@ def widened(
     if difference:
         over = under = over + under
     low, high = bounded_interval(values - over, values + under, confidence)
-    return (round(low, 12), round(high, 12))
+    plain_low, plain_high = percentile_interval(values, confidence)
+    return (round(min(low, float(plain_low)), 12), round(max(high, float(plain_high)), 12))
 
 
-#: How a comparison stands once the reader's error is counted (:meth:`ReaderBounds.verdict`).
+#: How a comparison stands once the reader's error is counted (:func:`verdict`).
 BEYOND = "significant, and beyond the reader's error"
 WITHIN = "significant, but within the reader's error"
 NOT_SIGNIFICANT = "not significant"
@@ -278,9 +285,7 @@ class ReaderBounds:
     models: frozenset[str]
 
     @classmethod
-    def draw(
-        cls, card: ReaderError, models: Any, *, n_boot: int, seed: int
-    ) -> ReaderBounds:
+    def draw(cls, card: ReaderError, models: Any, *, n_boot: int, seed: int) -> ReaderBounds:
         """The bounds resampled ``n_boot`` times, seeded by ``(seed, "reader-error", reader)``."""
         from glyphbench.core.bootstrap import seeded_rng
 

@@ -53,7 +53,7 @@ def calibrate_command(
         None,
         "--real-part",
         help="Read only this part of the real set: tune (settings may be chosen on it) or "
-        "score (held out); see docs/readers.md.",
+        "held-out (split by repository); see docs/readers.md.",
     ),
 ) -> None:
     """Read render, typo and blank control images with READER; write its calibration card.

@@ -34,6 +34,12 @@ def report_command(
         help="Report the readings of this stored reader (name or identity) instead of the "
         "primary one; see `glyphbench readers list RUN`.",
     ),
+    reader_card: Path = typer.Option(
+        None,
+        "--reader-card",
+        help="A reader's calibration card (folder or card.json of `glyphbench readers "
+        "calibrate`): every interval also carries the reader's error against people.",
+    ),
 ) -> None:
     """Write RUN/report/index.html plus tables (CSV, Markdown, LaTeX) and figures (PNG, SVG).
 
@@ -42,6 +48,7 @@ def report_command(
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
     from glyphbench.report.build import write_report
+    from glyphbench.report.console import print_reader_error
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
@@ -51,7 +58,10 @@ def report_command(
         runs = views
     target = out or runs[0] / "report"
     with _stopped_by_sigterm(target):
-        index = write_report(runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True)
+        index = write_report(
+            runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True, reader_card=reader_card
+        )
+    print_reader_error(index.parent / "report.json")
     typer.echo(str(index))
 
 

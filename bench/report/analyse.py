@@ -18,11 +18,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.calibration.reader_error import ReaderError
 from glyphbench.core.errors import InputError
 from glyphbench.core.schema import failed_mask
 from glyphbench.report import controls as ctl
 from glyphbench.report import stats
 from glyphbench.report.gallery import select_examples
+from glyphbench.report.reader_aware import (
+    NOT_MEASURED_NOTE,
+    ReaderAware,
+    reader_bounds,
+    reader_scores,
+)
 from glyphbench.report.slices import MISSING_LABEL, Slicing
 from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
 from glyphbench.report.verdict import verdicts
@@ -58,6 +65,8 @@ class Settings:
     gallery_k: int = 2
     primary_metric: str = PRIMARY_METRIC
     metrics: tuple[str, ...] = stats.SUMMARY_METRICS
+    #: The reader's calibration card: widens intervals by its error (:mod:`.reader_aware`).
+    reader_card: ReaderError | None = None
 
     def bootstrap(self) -> dict[str, Any]:
         """Keyword arguments of the statistics functions."""
@@ -126,6 +135,8 @@ class Analysis:
     row_states: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Each model placed against its run's controls (:func:`glyphbench.report.verdict.verdicts`).
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: The reader's error: which card, and each score's reader-aware interval.
+    reader_aware: ReaderAware = field(default_factory=lambda: ReaderAware(NOT_MEASURED_NOTE))
 
     @property
     def n_unread(self) -> int:
@@ -182,8 +193,15 @@ def analyse(
     }
     watch.lap("summaries")
     protocols = protocol_groups(frame, models)
+    bounds, aware = reader_bounds(
+        frame, settings.reader_card, n_boot=settings.n_boot, seed=settings.seed
+    )
     comparisons = stats.compare_models(
-        frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
+        frame,
+        models,
+        (settings.primary_metric, SECOND_METRIC),
+        **settings.bootstrap(),
+        reader=bounds,
     )
     comparisons = within_protocols(comparisons, protocols)
     ranking = rank_per_protocol(overall, comparisons, protocols, settings.primary_metric)
@@ -195,7 +213,13 @@ def analyse(
     }
     watch.lap("comparisons")
     checks = control_checks(frame, overall, slices) if controls else []
-    placed = verdicts(frame, models, controls, settings.primary_metric, **settings.bootstrap())
+    placed = verdicts(
+        frame, models, controls, settings.primary_metric, **settings.bootstrap(), reader=bounds
+    )
+    aware = replace(
+        aware,
+        scores=reader_scores(frame, overall, ordered, bounds, **settings.bootstrap()),
+    )
     watch.lap("controls")
     analysis = Analysis(
         settings=settings,
@@ -210,6 +234,7 @@ def analyse(
         slices=slices,
         comparisons=comparisons,
         verdicts=placed,
+        reader_aware=aware,
         peers=peers,
         control_checks=checks,
         verdict=control_verdict(checks, present=bool(controls)),

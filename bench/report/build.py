@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from glyphbench.calibration.reader_error import load_reader_error
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import FORMULA_START, atomic_path
 from glyphbench.core.progress import LineProgress
@@ -93,13 +94,15 @@ def write_report(
     gallery_k: int = 2,
     max_gallery_images: int = 400,
     progress: bool = False,
+    reader_card: str | Path | None = None,
 ) -> Path:
     """Build the full report for one or more run folders; return the path of ``index.html``.
 
     ``out`` defaults to ``RUN/report`` of the first run. ``by`` lists the slicing
     columns (default :data:`glyphbench.report.slices.DEFAULT_BY` where present); the
     gallery is sliced by the first of them. ``n_boot`` resamples per interval,
-    all seeded by ``seed``.
+    all seeded by ``seed``. ``reader_card`` (a calibration card's folder or ``card.json``)
+    adds reader-aware intervals (:mod:`glyphbench.report.reader_aware`).
     """
     started = time.perf_counter()
     dirs = [Path(d) for d in run_dirs]
@@ -107,6 +110,7 @@ def write_report(
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
+    card = None if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
     if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
@@ -120,6 +124,7 @@ def write_report(
         metrics=summary_metrics(
             list(frame.columns), requested_families(frame.attrs.get("runs", {}))
         ),
+        reader_card=card,
     )
 
     with LineProgress(disable=not progress) as bar:
