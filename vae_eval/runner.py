@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from glyphbench import engine
 from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.imageset import ImageItem, ImageSet
@@ -136,7 +137,7 @@ class RunOptions:
 
     codecs: list[Any]  # spec strings, or codec objects (the glyphbench.vae_eval.codecs protocol)
     images: str = "default"
-    ocr: str = "easyocr"
+    ocr: str = DEFAULT_READER
     limit: int | None = None
     batch_size: int = 4
     save_images: bool = True

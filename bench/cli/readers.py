@@ -12,7 +12,7 @@ from glyphbench import prompts as prompt_sets
 from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, write_table
-from glyphbench.readers import get_reader
+from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.readers.scripts import LANG_SCRIPTS, reader_scripts
 from glyphbench.run.reading_store import stored_readers
 
@@ -23,7 +23,11 @@ readers_app = typer.Typer(
 
 @readers_app.command("calibrate")
 def calibrate_command(
-    reader: str = typer.Option(..., "--reader", help="Reader spec, e.g. rapidocr or vlm:FOLDER."),
+    reader: str = typer.Option(
+        DEFAULT_READER,
+        "--reader",
+        help="Reader spec, e.g. rapidocr or vlm:FOLDER (default: the default reader).",
+    ),
     out: Path = typer.Option(
         ..., "--out", "-o", help="Folder for card.md, card.json, readings.csv."
     ),
