@@ -117,3 +117,23 @@ def test_report_prints_the_reader_error_and_refuses_a_card_without_one(
     (tmp_path / "empty" / "card.json").write_text(json.dumps({"reader": "fixture"}))
     refused = CliRunner().invoke(app, [*args, "--reader-card", str(tmp_path / "empty")])
     assert refused.exit_code != 0 and "no reader error" in str(refused.exception)
+
+
+@pytest.mark.slow
+def test_the_shipped_card_widens_only_rows_read_by_its_very_reader(
+    run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from glyphbench.calibration import reader_error
+
+    shipped = _card(tmp_path / "shipped", np.where(np.arange(60) % 3 == 0, -0.3, 0.0))
+    monkeypatch.setattr(reader_error, "SHIPPED_CARD", shipped / "card.json")
+    write_report([run], tmp_path / "same", n_boot=100, by=[])
+    same = json.loads((tmp_path / "same" / "report.json").read_text("utf-8"))["reader_error"]
+    assert same["measured"] and same["source"].startswith("fixture card: n = 60 images")
+    data = json.loads((shipped / "card.json").read_text("utf-8"))
+    data["real_images"]["reader_error"]["version"] = "fixture-2"
+    (shipped / "card.json").write_text(json.dumps(data))
+    write_report([run], tmp_path / "other", n_boot=100, by=[])
+    other = json.loads((tmp_path / "other" / "report.json").read_text("utf-8"))["reader_error"]
+    assert not other["measured"]
+    assert "glyphbench's card is for fixture version 'fixture-2'" in other["source"]

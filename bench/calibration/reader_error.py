@@ -53,6 +53,11 @@ CARD_METRIC = "ned"
 #: The card section this module reads (``card.json`` -> ``real_images`` -> this key).
 SECTION = "reader_error"
 
+#: The default reader's card on the held-out part of the shipped real-image set (its
+#: ``reader_error`` section): a report uses it when no card is given and the run was read
+#: by exactly that reader (docs/readers.md, "The default reader").
+SHIPPED_CARD = Path(__file__).with_name("default_reader_card.json")
+
 
 @dataclass(frozen=True)
 class ReaderError:
@@ -71,6 +76,9 @@ class ReaderError:
     manifest: str = ""
     source: str = ""
     metric: str = CARD_METRIC
+    #: Shipped with glyphbench (:data:`SHIPPED_CARD`), not given by the user: it then
+    #: applies only to rows read by the very reader version it was made with.
+    shipped: bool = False
 
     @property
     def n(self) -> int:
@@ -171,6 +179,14 @@ def load_reader_error(path: str | Path) -> ReaderError:
             "(`glyphbench readers calibrate` without --no-real)",
         )
     return ReaderError.from_json(section, source=str(path))
+
+
+def shipped_reader_error() -> ReaderError | None:
+    """The card shipped for the default reader (:data:`SHIPPED_CARD`), if present."""
+    if not SHIPPED_CARD.is_file():
+        return None
+    card = load_reader_error(SHIPPED_CARD)
+    return ReaderError(**{**card.__dict__, "source": "shipped", "shipped": True})
 
 
 # --------------------------------------------------------------------------- intervals

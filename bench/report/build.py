@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from glyphbench.calibration.reader_error import load_reader_error
+from glyphbench.calibration.reader_error import load_reader_error, shipped_reader_error
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import FORMULA_START, atomic_path
 from glyphbench.core.progress import LineProgress
@@ -102,7 +102,8 @@ def write_report(
     columns (default :data:`glyphbench.report.slices.DEFAULT_BY` where present); the
     gallery is sliced by the first of them. ``n_boot`` resamples per interval,
     all seeded by ``seed``. ``reader_card`` (a calibration card's folder or ``card.json``)
-    adds reader-aware intervals (:mod:`glyphbench.report.reader_aware`).
+    adds reader-aware intervals (:mod:`glyphbench.report.reader_aware`); without it, the
+    card glyphbench ships for the default reader does, for rows read by exactly that reader.
     """
     started = time.perf_counter()
     dirs = [Path(d) for d in run_dirs]
@@ -110,7 +111,7 @@ def write_report(
         raise InputError(None, f"--n-boot must be at least 1, got {n_boot}")
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
-    card = None if reader_card is None else load_reader_error(reader_card)
+    card = shipped_reader_error() if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
     if progress and slicing.skipped:  # say why a default slice is missing (issue 15)

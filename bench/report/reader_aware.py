@@ -77,6 +77,14 @@ def reader_bounds(
         names = ", ".join(used) or "the reader"
         return None, ReaderAware(f"{NOT_MEASURED_NOTE}: no calibration card for {names}")
     mine = readers[readers["ocr_engine"] == card.reader]
+    if card.shipped:  # glyphbench's own card: only for the very reader it measured
+        mine = mine[mine["ocr_version"] == card.version]
+    if mine.empty and card.shipped:
+        note = (
+            f"{NOT_MEASURED_NOTE}: glyphbench's card is for {card.reader} version "
+            f"'{card.version}'; make one for this reader with `glyphbench readers calibrate`"
+        )
+        return None, ReaderAware(note)
     if mine.empty:
         note = f"{NOT_MEASURED_NOTE}: the card is for {card.reader}; rows read by {', '.join(used)}"
         return None, ReaderAware(note)
