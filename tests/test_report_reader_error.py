@@ -48,7 +48,7 @@ def test_a_card_widens_every_interval_and_says_which_differences_survive(
     report = json.loads((tmp_path / "report" / "report.json").read_text("utf-8"))
     section = report["reader_error"]
     assert section["measured"] and section["source"].startswith("fixture card: n = 60 images")
-    assert "held-out part of m" in section["source"]
+    assert "held-out part of m" in section["source"] and section["caveats"] == []
     scores = pd.read_csv(tmp_path / "report" / "tables" / "reader_error.csv").set_index("model")
     known = scores.dropna(subset=["reader_lo"])
     assert len(known) == len(MODELS)
@@ -129,7 +129,8 @@ def test_the_shipped_card_widens_only_rows_read_by_its_very_reader(
     monkeypatch.setattr(reader_error, "SHIPPED_CARD", shipped / "card.json")
     write_report([run], tmp_path / "same", n_boot=100, by=[])
     same = json.loads((tmp_path / "same" / "report.json").read_text("utf-8"))["reader_error"]
-    assert same["measured"] and same["source"].startswith("fixture card: n = 60 images")
+    assert same["measured"], same
+    assert same["source"].startswith("fixture card: n = 60 images")
     data = json.loads((shipped / "card.json").read_text("utf-8"))
     data["real_images"]["reader_error"]["version"] = "fixture-2"
     (shipped / "card.json").write_text(json.dumps(data))

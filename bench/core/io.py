@@ -23,7 +23,7 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -370,8 +370,14 @@ WRITE_CHECKED: dict[str, Any] = {"write_page_checksum": True}
 READ_CHECKED: dict[str, Any] = {"page_checksum_verification": True}
 
 
-def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors."""
+def read_parquet(
+    path: str | Path, columns: list[str] | None = None, dictionary: Sequence[str] = ()
+) -> pd.DataFrame:
+    """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors.
+
+    ``dictionary`` columns are read dictionary-encoded (pandas categories): a long string
+    repeated on every row then costs one copy, not one per row.
+    """
     path = Path(path)
     if path.is_file() and path.stat().st_size == 0:
         raise InputError(path, f"file is empty{_rebuild_hint(path)}")
@@ -379,7 +385,10 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
     import pandas as pd
     import pyarrow as pa
 
+    encoded = [c for c in dictionary if columns is None or c in columns]
     try:
+        if encoded:
+            return pd.read_parquet(path, columns=columns, read_dictionary=encoded, **READ_CHECKED)
         return pd.read_parquet(path, columns=columns, **READ_CHECKED)
     except (OSError, ValueError, pa.ArrowException) as exc:
         problem = f"cannot read: {exc}".splitlines()[0]
