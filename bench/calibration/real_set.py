@@ -100,17 +100,48 @@ def repository_part(repository: str) -> str:
     return "held-out" if first < 128 else "tune"
 
 
+#: Model lines named by their maker, by the start of a model's name (lower case; first match
+#: wins): variants, sizes and fine-tunes of one line are one family.
+FAMILY_PREFIXES = (
+    ("flux", "FLUX"),
+    ("gpt-image", "GPT-image"),
+    ("gpt-4o", "GPT-image"),
+    ("gemini", "Gemini/Imagen"),
+    ("nano banana", "Gemini/Imagen"),
+    ("imagen", "Gemini/Imagen"),
+    ("hidream", "HiDream"),
+    ("infinity", "Infinity"),
+    ("kandinsky", "Kandinsky"),
+    ("krea", "Krea"),
+    ("z-image", "Z-Image"),
+    ("stable diffusion 3", "Stable Diffusion 3"),
+    ("sd3", "Stable Diffusion 3"),
+    ("lumina", "Lumina"),
+    ("chroma", "Chroma"),
+    ("lex-", "LeX"),
+    ("textdiffuser", "TextDiffuser"),
+    ("anytext", "AnyText"),
+    ("glyph-byt5", "Glyph-ByT5"),
+)
+
+
 def model_family(model: str) -> str:
-    """A model's family: its name without a version suffix or a bracketed variant.
+    """A model's family: its maker's model line (:data:`FAMILY_PREFIXES`), else its name
+    without a version suffix or a bracketed variant.
 
-    A suffix is a version after a space, ``.`` or ``-`` (``FLUX.1 [schnell]`` and ``FLUX.2``
-    are ``FLUX``, ``TextDiffuser-2`` is ``TextDiffuser``, ``Imagen 4`` is ``Imagen``); a name
-    whose digits belong to it stays whole (``Glyph-ByT5``, ``HiDream-I1``). A manifest's
-    ``family`` column, where given, overrides it.
+    A suffix is a version after a space, ``.`` or ``-`` (``Imagen 4``, ``Kandinsky 5.0``);
+    a name whose digits belong to it stays whole (``Glyph-ByT5``). A manifest's ``family``
+    column, where given, overrides it. A glyphbench convention (no source prescribes one).
 
-    >>> [model_family(m) for m in ["FLUX.1 [schnell]", "TextDiffuser-2", "Glyph-ByT5", "SD 3.5"]]
-    ['FLUX', 'TextDiffuser', 'Glyph-ByT5', 'SD']
+    >>> [model_family(m) for m in ["FLUX.1 [schnell]", "TextDiffuser-2", "AnyText2", "SD 3.5"]]
+    ['FLUX', 'TextDiffuser', 'AnyText', 'SD']
+    >>> model_family("Nano Banana Pro (Gemini 3 Pro Image)"), model_family("Sana 1600M")
+    ('Gemini/Imagen', 'Sana 1600M')
     """
+    lowered = model.strip().lower()
+    for prefix, family in FAMILY_PREFIXES:
+        if lowered.startswith(prefix):
+            return family
     name = re.split(r"\s[\[(]", model.strip(), maxsplit=1)[0]
     return re.sub(r"[\s.\-]v?\d+(?:\.\d+)*$", "", name) or name
 
