@@ -294,10 +294,15 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
 
     Each model's images are resampled on their own (the models drew different
     prompts, so nothing pairs them); ``verdict`` is :func:`pair_verdict` of the two
-    95% intervals.
+    95% intervals. Only models with at least :data:`~glyphbench.core.bootstrap.MIN_UNITS`
+    such images take part (below it an interval is the range of the data).
     """
+    from glyphbench.core.bootstrap import MIN_UNITS
+
     out = []
-    groups = {str(k): part for k, part in scored.groupby("model", sort=True)}
+    groups = {
+        str(k): part for k, part in scored.groupby("model", sort=True) if len(part) >= MIN_UNITS
+    }
     for a, b in combinations(sorted(groups), 2):
         rng = seeded_rng(seed, ("real-pair", a, b))
         human = _difference(
