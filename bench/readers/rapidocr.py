@@ -90,6 +90,8 @@ V5_MODEL_NAMES = {
     "v6rec": "ch_PP-OCRv4_det+PP-OCRv6_small_rec+ch_ppocr_mobile_v2.0_cls",
     "v6rec+v4": "ch_PP-OCRv4_det+PP-OCRv6_small_rec (ch_PP-OCRv4_rec where it scores a line "
     "below text_score)+ch_ppocr_mobile_v2.0_cls",
+    "v4+v6rec": "ch_PP-OCRv4_det+ch_PP-OCRv4_rec (PP-OCRv6_small_rec where it scores a line "
+    "below text_score)+ch_ppocr_mobile_v2.0_cls",
     "v6tinyrec": "ch_PP-OCRv4_det+PP-OCRv6_tiny_rec+ch_ppocr_mobile_v2.0_cls",
     "v6tinyrec+v4": "ch_PP-OCRv4_det+PP-OCRv6_tiny_rec (ch_PP-OCRv4_rec where it scores a "
     "line below text_score)+ch_ppocr_mobile_v2.0_cls",
@@ -239,6 +241,7 @@ class RapidOCROptions(Options):
         "v4+v5rec",
         "v6rec",
         "v6rec+v4",
+        "v4+v6rec",
         "v6tinyrec",
         "v6tinyrec+v4",
         "v6rec+v6tinyrec",
