@@ -219,7 +219,8 @@ def test_rapidocr_reads_large_long_text_with_its_words() -> None:
 
 # --------------------------------------------------------------------------- real images
 
-LICENCES = {"MIT", "Apache-2.0", "CC-BY-4.0", "CC0-1.0", "BSD-3-Clause"}
+#: MIT-DeepFloyd: deep-floyd/IF's MIT text with one added condition (real_t2i/SOURCES.md).
+LICENCES = {"MIT", "MIT-DeepFloyd", "Apache-2.0", "CC-BY-4.0", "CC0-1.0", "BSD-3-Clause"}
 
 
 def _real() -> pd.DataFrame:
@@ -235,6 +236,7 @@ def test_the_shipped_real_set_is_well_formed() -> None:
     assert len(frame) >= 40 and frame["model"].nunique() >= 4
     assert frame["file"].is_unique and set(frame["licence"]) <= LICENCES
     assert frame["commit"].str.fullmatch("[0-9a-f]{40}").all()
+    assert set(frame["setting"]) == {"design", "scene"}
     folder = Path(str(shipped_real_set())).parent
     sources = (folder / "SOURCES.md").read_text(encoding="utf-8")
     assert all(repo in sources for repo in frame["source_repo"].unique())
@@ -244,7 +246,7 @@ def test_the_shipped_real_set_is_well_formed() -> None:
             image.load()
             assert max(image.size) <= 1024 and image.mode == "RGB"
         total += Path(path).stat().st_size
-    assert total <= 8 * 2**20
+    assert total <= 40 * 2**20  # about 110 KiB an image at 1024 px, JPEG quality 90
     # where the prompt quotes text, the intended text is that text
     known = frame[frame["intended_text"] != ""]
     assert len(known) >= 20 and known["model"].nunique() >= 4
@@ -278,8 +280,9 @@ def test_a_reader_that_reads_like_the_person_scores_perfectly() -> None:
     summary = real_summary(rows)
     assert summary["score_mae"] == 0.0 and summary["words_per_word"] == 1.0
     assert summary["spearman"] == pytest.approx(1.0)
-    verdicts = summary["pair_verdicts"]
-    assert len(summary["pairs"]) == 6 and verdicts["kept"] + verdicts["none"] == 6
+    verdicts, pairs = summary["pair_verdicts"], len(summary["pairs"])
+    models = frame.loc[frame["intended_text"] != "", "model"].nunique()
+    assert pairs == models * (models - 1) // 2 and verdicts["kept"] + verdicts["none"] == pairs
     assert verdicts["invented"] == verdicts["lost"] == verdicts["reversed"] == 0
 
 
@@ -327,6 +330,9 @@ def test_the_real_part_with_rapidocr_on_the_whole_set() -> None:
 #: docs/readers.md reports them (issue 31): benchmark-score error and mean 1 - NED to the person.
 HELD_OUT_SCORE_ERROR = 0.031
 HELD_OUT_GAP = 0.048
+#: Manifest rows those figures were measured on: the first 51 (TextDiffuser to Qwen-Image),
+#: the set before the makers' repositories were added; docs/readers.md scopes them so.
+DOCUMENTED_ROWS = 51
 #: Room for onnxruntime builds that round differently (no reading may change by more).
 HELD_OUT_TOLERANCE = 0.005
 
@@ -361,7 +367,11 @@ def test_the_default_reader_is_within_the_documented_gap_of_the_person_on_held_o
     pytest.importorskip("rapidocr_onnxruntime")
     from glyphbench.readers import get_reader
 
-    frame = load_real_set(str(shipped_real_set()), part="score")
+    manifest = str(shipped_real_set())
+    measured = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(DOCUMENTED_ROWS)
+    frame = load_real_set(manifest, part="score")
+    frame = frame[frame["file"].isin(set(measured["file"]))].reset_index(drop=True)
+    assert len(frame) == 28  # the held-out images of those rows; adding images moves none
     rows, _ = read_real_set(get_reader("rapidocr"), frame)
     score_error = float(rows["score_error"].mean())
     gap = float((1 - rows["ned_vs_human"]).mean())
