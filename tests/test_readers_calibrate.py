@@ -244,7 +244,7 @@ def test_the_shipped_real_set_is_well_formed() -> None:
             image.load()
             assert max(image.size) <= 1024 and image.mode == "RGB"
         total += Path(path).stat().st_size
-    assert total <= 8 * 2**20
+    assert total <= 32 * 2**20  # about 100 KiB an image at 1024 px, JPEG quality 90
     # where the prompt quotes text, the intended text is that text
     known = frame[frame["intended_text"] != ""]
     assert len(known) >= 20 and known["model"].nunique() >= 4
