@@ -304,12 +304,18 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
         str(k): part for k, part in scored.groupby("model", sort=True) if len(part) >= MIN_UNITS
     }
     for a, b in combinations(sorted(groups), 2):
-        rng = seeded_rng(seed, ("real-pair", a, b))
+        # the same resamples for person and reader, so a reader that reads like the
+        # person gets the person's interval, not a second draw that may cross zero
+        key = ("real-pair", a, b)
         human = _difference(
-            groups[a]["score_human"].to_numpy(), groups[b]["score_human"].to_numpy(), rng
+            groups[a]["score_human"].to_numpy(),
+            groups[b]["score_human"].to_numpy(),
+            seeded_rng(seed, key),
         )
         reader = _difference(
-            groups[a]["score_reader"].to_numpy(), groups[b]["score_reader"].to_numpy(), rng
+            groups[a]["score_reader"].to_numpy(),
+            groups[b]["score_reader"].to_numpy(),
+            seeded_rng(seed, key),
         )
         out.append(
             {
