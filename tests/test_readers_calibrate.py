@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from rapidfuzz.distance import Levenshtein
@@ -351,8 +352,8 @@ def test_the_real_part_with_the_default_reader_on_the_whole_set(default_rows: pd
 #: The default reader's benchmark-score error (mean |NED(intended, reader) - NED(intended,
 #: person)|) on the held-out part of the shipped real set, and its n, as docs/readers.md and
 #: the README report them.
-HELD_OUT_SCORE_ERROR = 0.0
-HELD_OUT_N = 0
+HELD_OUT_SCORE_ERROR = 0.045
+HELD_OUT_N = 69
 #: Room for onnxruntime builds that round differently (no reading may change by more).
 HELD_OUT_TOLERANCE = 0.005
 
@@ -366,6 +367,14 @@ def test_the_default_reader_on_held_out_repositories_is_as_documented(
     figure = next(r for r in held_out if r["part"] == "held-out")
     assert figure["images"] == HELD_OUT_N
     assert abs(figure["score_mae"] - HELD_OUT_SCORE_ERROR) <= HELD_OUT_TOLERANCE, figure
+    # the card glyphbench ships for the default reader is that very measurement
+    from glyphbench.calibration.reader_error import shipped_reader_error
+
+    shipped = shipped_reader_error()
+    assert shipped is not None and (shipped.part, shipped.n) == ("held-out", HELD_OUT_N)
+    held = default_rows[(default_rows["part"] == "held-out") & default_rows["score_reader"].notna()]
+    measured = (held["score_reader"] - held["score_human"]).to_numpy()
+    assert np.allclose(np.sort(shipped.errors), np.sort(measured), atol=HELD_OUT_TOLERANCE)
     root = Path(__file__).resolve().parents[1]
     for doc in (root / "docs" / "readers.md", root / "README.md"):
         text = doc.read_text(encoding="utf-8")
@@ -376,8 +385,10 @@ def test_the_default_reader_on_held_out_repositories_is_as_documented(
 def test_reader_aware_intervals_hold_the_person_read_scores_of_held_out_families(
     default_rows: pd.DataFrame, tmp_path: Path
 ) -> None:
-    """The card of the tune part widens the scores of the held-out part's model families:
-    the score a person's reading gives lies inside each widened interval."""
+    """The card of the tune part, used on the held-out repositories: its bounds hold the
+    reader's over- and under-reading there (the assumption of the widening: each held-out
+    mean below the tune card's one-sided 95% limit), and the score a person's reading gives
+    each held-out model family lies inside the family's widened interval."""
     from glyphbench.calibration.reader_error import ReaderBounds, from_real_rows
     from glyphbench.core.bootstrap import MIN_UNITS, percentile_interval
     from glyphbench.report.reader_aware import score_resamples
@@ -387,6 +398,16 @@ def test_reader_aware_intervals_hold_the_person_read_scores_of_held_out_families
     card = from_real_rows(tune, "default", "v", part="tune", manifest="real_t2i")
     card_file.write_text(json.dumps({"real_images": {"reader_error": card.to_json()}}))
     card = load_reader_error(card_file)
+    draws = card.bound_resamples(4000, np.random.default_rng(0))
+    held_out = from_real_rows(
+        default_rows[default_rows["part"] == "held-out"],
+        "default",
+        "v",
+        part="held-out",
+        manifest="real_t2i",
+    )
+    assert held_out.over <= float(np.quantile(draws[:, 0], 0.95))
+    assert held_out.under <= float(np.quantile(draws[:, 1], 0.95))
     held = default_rows[(default_rows["part"] == "held-out") & default_rows["score_reader"].notna()]
     counts = held["family"].value_counts()
     families = sorted(counts[counts >= MIN_UNITS].index)
@@ -402,19 +423,12 @@ def test_reader_aware_intervals_hold_the_person_read_scores_of_held_out_families
     frame = frame[frame["model"].isin(families)].reset_index(drop=True)
     boots = score_resamples(frame, "ned", n_boot=2000, seed=0)
     bounds = ReaderBounds.draw(card, families, n_boot=2000, seed=0)
-    missed_plain = 0
     for family in families:
         person = float(held.loc[held["family"] == family, "score_human"].mean())
         lo, hi = bounds.score(family, boots[family], 0.95)
         assert lo <= person <= hi, (family, person, lo, hi)
         plain = percentile_interval(boots[family])
-        missed_plain += not float(plain[0]) <= person <= float(plain[1])
-    assert missed_plain == HELD_OUT_PLAIN_MISSES
-
-
-#: Of the held-out families with five or more prompt-known images, how many plain intervals
-#: (prompt sampling only) miss the person-read mean (docs/metrics.md, "On the real set").
-HELD_OUT_PLAIN_MISSES = 0
+        assert lo <= float(plain[0]) and float(plain[1]) <= hi  # widened, never narrowed
 
 
 def test_the_real_set_splits_by_repository_on_its_name_alone() -> None:

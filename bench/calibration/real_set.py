@@ -351,9 +351,12 @@ def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[s
         groups += [(str(k), part) for k, part in scored.groupby(by, sort=True)]
     out = []
     for value, part in groups:
-        rng = seeded_rng(seed, ("score-error", by, value))
+        # "all" is one figure whatever the breakdown: the same draw in every table
+        rng = seeded_rng(seed, ("score-error",) if value == "all" else ("score-error", by, value))
         errors = part["score_error"].to_numpy(dtype="float64")
-        repositories = part["source_repo"] if "source_repo" in part.columns else part["file"]
+        repositories = (  # without repositories, each image is its own
+            part["source_repo"] if "source_repo" in part.columns else part.index.to_series()
+        )
         clustered = [math.nan, math.nan]
         if repositories.nunique() >= MIN_UNITS:
             clustered = list(
@@ -424,7 +427,7 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
         "scored_images": len(scored),
         "scored_models": len(means),
         "score_mae": float(scored["score_error"].mean()) if len(scored) else math.nan,
-        "score_mae_interval": _interval(scored["score_error"].to_numpy(), rng),
+        "score_mae_interval": score_error_table(rows, "all", seed)[0]["interval"],
         "score_bias": float((scored["score_reader"] - scored["score_human"]).mean())
         if len(scored)
         else math.nan,

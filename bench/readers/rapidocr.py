@@ -103,6 +103,9 @@ V5_MODEL_NAMES = {
 DET_THRESH = 0.3
 BOX_THRESH = 0.5
 UNCLIP_RATIO = 1.6
+#: glyphbench's default box expansion: 2.0, chosen on the tune part of the real-image set
+#: (docs/readers.md, "The default reader"); the wheel's is :data:`UNCLIP_RATIO`.
+DEFAULT_UNCLIP_RATIO = 2.0
 
 
 def _labels(keys: str) -> list[str]:
@@ -226,7 +229,7 @@ class RapidOCROptions(Options):
         default=BOX_THRESH, gt=0, lt=1, description="drop boxes of lower mean probability"
     )
     unclip_ratio: float = Field(
-        default=UNCLIP_RATIO, gt=0, description="expansion of each detected box"
+        default=DEFAULT_UNCLIP_RATIO, gt=0, description="expansion of each detected box"
     )
     upscale: int = Field(
         default=0,
@@ -306,7 +309,7 @@ class RapidOCRReader(Reader):
         return (
             f"{package}; models {models}; onnxruntime {onnxruntime.__version__}; "
             f"det {self.det_limit} {self.det_side}, thresh {self.det_thresh:g}, "
-            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}"
+            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}; text score {self.text_score:g}"
             + (f"; upscale to {self.upscale} px" if self.upscale else "")
             + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if spaced else "")
             + (" (v4 lines)" if spaced and self.models != "v4" else "")
