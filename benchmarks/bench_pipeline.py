@@ -342,7 +342,7 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
 #: ``--arch`` -> (builder module, builder function, saved dtype, default build folder name);
 #: tiny-sd is built in a temporary folder by main().
 ARCHITECTURES: dict[str, tuple[str, str, str, str]] = {
-    "tiny-sd": ("glyphbench.models.tiny", "build_tiny_sd", "float32", ""),
+    "tiny-sd": ("glyphbench.tiny.pipelines", "build_tiny_sd", "float32", ""),
     "sdxl-full": (
         "benchmarks.fullsize",
         "build_sdxl_architecture",
@@ -477,7 +477,7 @@ def main() -> None:
     if model is None and args.arch != "tiny-sd":
         model = build_full_size(args.arch, args.build_dir)
     if model is None:
-        from glyphbench.models.tiny import build_tiny_sd
+        from glyphbench.tiny.pipelines import build_tiny_sd
 
         model = build_tiny_sd(work / "tiny-sd")
     numbers = compare(

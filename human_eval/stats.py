@@ -35,7 +35,7 @@ AC1 stays close to percent agreement. Report all three.
 
 Confidence intervals: percentile bootstrap over images (resampling whole images
 with their ratings: an image is the cluster), seeded, computed for all resamples
-at once as matrix products of the resample counts of :mod:`glyphbench.scoring.bootstrap`.
+at once as matrix products of the resample counts of :mod:`glyphbench.core.bootstrap`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
     MAX_CELLS,
     MIN_UNITS,
     percentile_interval,
@@ -508,7 +508,7 @@ ALIGNMENT_STATISTICS = ("roc_auc", "point_biserial", "spearman")
 
 #: Fewest images of each class (people's majority said yes; said no) before an AUC or a
 #: correlation with people is shown: the report's floor for any interval
-#: (:data:`glyphbench.scoring.bootstrap.MIN_UNITS`, and why 5 is given there). Below it the
+#: (:data:`glyphbench.core.bootstrap.MIN_UNITS`, and why 5 is given there). Below it the
 #: estimate is kept in the tables but shown as "too few", with no interval.
 MIN_PER_CLASS = MIN_UNITS
 

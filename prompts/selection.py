@@ -36,11 +36,6 @@ from glyphbench.prompts.attributes import char_length, word_count
 from glyphbench.prompts.pool import PromptPool
 from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 
-# Re-exported: the stratified drawing lived here before glyphbench.prompts.stratify.
-from glyphbench.prompts.stratify import allocate as allocate
-from glyphbench.prompts.stratify import sample_frame as sample_frame
-from glyphbench.prompts.stratify import sample_pool as sample_pool
-
 # ---------------------------------------------------------------- filter config
 
 #: Prompt filter key -> (column, comparison). ``template_*`` columns are the

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench.calibration.long_text import word_counts
-from glyphbench.core.errors import InputError
-from glyphbench.core.paths import Contained
-from glyphbench.scoring import score_pairs
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
     mean_interval,
     percentile_interval,
     resampled_means,
     seeded_rng,
 )
+from glyphbench.core.errors import InputError
+from glyphbench.core.paths import Contained
+from glyphbench.scoring import score_pairs
 from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:

@@ -28,10 +28,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from glyphbench.core.durable import HOST_TAG as HOST_TAG
-from glyphbench.core.durable import STALE_TEMP_SECONDS as STALE_TEMP_SECONDS
-from glyphbench.core.durable import settle, stale, sync_file
-from glyphbench.core.durable import sync_folder as sync_folder
+from glyphbench.core.durable import HOST_TAG, settle, stale, sync_file, sync_folder
 from glyphbench.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -181,8 +178,9 @@ def stale_temp_files(root: str | Path, *, now: float | None = None) -> list[Path
     """Temporary files under ``root`` that no live process will ever rename into place.
 
     A file of this host whose process is gone is stale at once; one of another host,
-    or without a process tag (older glyphbench), once it is :data:`STALE_TEMP_SECONDS`
-    old. A file of a live process on this host is kept (it is being written).
+    or without a process tag (older glyphbench), once it is
+    :data:`~glyphbench.core.durable.STALE_TEMP_SECONDS` old. A file of a live process on
+    this host is kept (it is being written).
     """
     now = time.time() if now is None else now
     found = []

@@ -18,16 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from glyphbench.core.errors import InputError
-from glyphbench.core.schema import failed_mask
-from glyphbench.report import controls as ctl
-from glyphbench.report import stats
-from glyphbench.report.gallery import select_examples
-from glyphbench.report.slices import MISSING_LABEL, Slicing
-from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
-from glyphbench.report.verdict import verdicts
-from glyphbench.run.read_later import unread
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
     MIN_UNITS,
     Estimands,
     Grouping,
@@ -36,6 +27,15 @@ from glyphbench.scoring.bootstrap import (
     seeded_rng,
     wilson_interval,
 )
+from glyphbench.core.errors import InputError
+from glyphbench.core.schema import failed_mask
+from glyphbench.report import compare, stats
+from glyphbench.report import controls as ctl
+from glyphbench.report.gallery import select_examples
+from glyphbench.report.slices import MISSING_LABEL, Slicing
+from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
+from glyphbench.report.verdict import verdicts
+from glyphbench.run.read_later import unread
 
 #: The headline metric: figures, ranking and comparisons use it first.
 PRIMARY_METRIC = "ned"
@@ -244,7 +244,7 @@ def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Setting
     """
     models, controls = model_order(overall, settings.primary_metric)
     protocols = protocol_groups(frame, models)
-    comparisons = stats.compare_models(
+    comparisons = compare.compare_models(
         frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
     )
     comparisons = within_protocols(comparisons, protocols)
@@ -400,7 +400,7 @@ def rank_per_protocol(
     tables = []
     for group in groups:
         members = [m for m, g in protocols.items() if g == group]
-        ranked = stats.rank_models(overall[overall["model"].isin(members)], comparisons, metric)
+        ranked = compare.rank_models(overall[overall["model"].isin(members)], comparisons, metric)
         tables.append(ranked.assign(protocol=group) if len(groups) > 1 else ranked)
     return pd.concat(tables, ignore_index=True)
 

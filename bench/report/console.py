@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.console_fit import cell_lines
 from glyphbench.report.latex import ABBREVIATIONS
@@ -17,7 +18,6 @@ from glyphbench.report.tables import (  # the report's header and numbers, in th
     metric_header,
     too_few,
 )
-from glyphbench.scoring.bootstrap import MIN_UNITS
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.base import resolve_suite
 

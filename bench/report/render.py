@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from glyphbench import templates
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.io import atomic_open, write_json
 from glyphbench.report import display
 from glyphbench.report import figures as figs
@@ -36,7 +37,6 @@ from glyphbench.report.metric_info import metric_label
 from glyphbench.report.slices import bins_note
 from glyphbench.report.stats import PEER_VIEWS
 from glyphbench.report.tables import display_summary, write_table_set
-from glyphbench.scoring.bootstrap import MIN_UNITS
 from glyphbench.scoring.table import METRICS
 
 

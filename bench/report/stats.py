@@ -30,6 +30,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.bootstrap import (
+    MIN_UNITS,
+    Estimands,
+    Grouping,
+    cluster_codes,
+    grouped_bootstrap,
+    percentile_interval,
+    share_bootstrap,
+    tail,
+)
+from glyphbench.core.bootstrap import seeded_rng as slice_rng
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.compare import (
     compare_models,
@@ -40,17 +51,6 @@ from glyphbench.report.compare import (
 )
 from glyphbench.report.metric_info import metric_aggregate
 from glyphbench.report.slices import slice_labels
-from glyphbench.scoring.bootstrap import (
-    MIN_UNITS,
-    Estimands,
-    Grouping,
-    cluster_codes,
-    grouped_bootstrap,
-    percentile_interval,
-    share_bootstrap,
-    tail,
-)
-from glyphbench.scoring.bootstrap import seeded_rng as slice_rng
 from glyphbench.scoring.table import METRICS
 
 #: glyphbench's own summary metrics, in display order: read from the metric table (the

@@ -5,7 +5,7 @@ model and subset (and over all subsets when the benchmark pools them): the suite
 family's summary metrics aggregated exactly as the metric table says (pooled
 ratios where the benchmark pools, derived scores from the aggregates) with
 percentile bootstrap intervals over prompts (all images of a prompt move
-together; :mod:`glyphbench.scoring.bootstrap`). Then paired differences between models on
+together; :mod:`glyphbench.core.bootstrap`). Then paired differences between models on
 shared prompts (the same prompt resample for both models, so the difference of two
 pooled or derived aggregates gets its own interval), the published scores of
 ``bench/suites/published.csv`` with whether each lies inside glyphbench's interval,
@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from glyphbench.core.schema import failed_mask
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
     Estimands,
     cluster_codes,
     percentile_interval,
@@ -33,6 +32,7 @@ from glyphbench.scoring.bootstrap import (
     resampled_means,
     seeded_rng,
 )
+from glyphbench.core.schema import failed_mask
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.base import resolve_suite
 from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part

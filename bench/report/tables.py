@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.io import atomic_open, spreadsheet_safe
 from glyphbench.report.metric_info import metric_info
-from glyphbench.scoring.bootstrap import MIN_UNITS
 
 
 def fmt_number(value: Any, metric: str = "") -> str:

@@ -28,15 +28,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS, percentile_interval, seeded_rng
+from glyphbench.core.paired import paired_differences
 from glyphbench.report import controls as ctl
 from glyphbench.report.compare import prompt_means
 from glyphbench.report.metric_info import metric_info
-from glyphbench.scoring.bootstrap import (
-    MIN_UNITS,
-    paired_differences,
-    percentile_interval,
-    seeded_rng,
-)
 
 VERDICT_COLUMNS = ["model", "verdict", "level", "controls", "n_prompts"]
 
