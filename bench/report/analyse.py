@@ -28,14 +28,13 @@ from glyphbench.core.bootstrap import (
     wilson_interval,
 )
 from glyphbench.core.errors import InputError
-from glyphbench.core.schema import failed_mask
+from glyphbench.core.schema import failed_mask, unread_mask
 from glyphbench.report import compare, stats
 from glyphbench.report import controls as ctl
 from glyphbench.report.gallery import select_examples
 from glyphbench.report.slices import MISSING_LABEL, Slicing
 from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
 from glyphbench.report.verdict import verdicts
-from glyphbench.run.read_later import unread
 
 #: The headline metric: figures, ranking and comparisons use it first.
 PRIMARY_METRIC = "ned"
@@ -273,15 +272,6 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
         faithfulness=ctl.reader_faithfulness(frame) if analysis.controls else pd.DataFrame(),
         outcomes=outcomes(frame, analysis.ordered),
     )
-
-
-def unread_mask(frame: pd.DataFrame) -> np.ndarray:
-    """Rows whose image is made and not read yet (``run --read-later`` before ``read``):
-    the rows :func:`glyphbench.run.read_later.unread` reads next."""
-    if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
-        return np.zeros(len(frame), dtype=bool)
-
-    return np.asarray(unread(frame), dtype=bool)
 
 
 def read_rows(frame: pd.DataFrame, slicing: Slicing) -> tuple[pd.DataFrame, Slicing]:

@@ -29,13 +29,13 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.core.schema import unread_mask
 from glyphbench.report.analyse import (
     PEER_METRICS,
     Analysis,
     Ranked,
     Settings,
     rank_and_place,
-    unread_mask,
 )
 from glyphbench.report.metric_info import metric_info
 from glyphbench.report.stats import summary_metrics
