@@ -118,5 +118,6 @@ def unread_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
 
     if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    made = frame["image_path"].notna().to_numpy(dtype=bool)
-    return made & ~failed_mask(frame) & frame["ocr_text"].isna().to_numpy(dtype=bool)
+    made: npt.NDArray[np.bool_] = frame["image_path"].notna().to_numpy(dtype=bool)
+    unread: npt.NDArray[np.bool_] = frame["ocr_text"].isna().to_numpy(dtype=bool)
+    return made & ~failed_mask(frame) & unread

@@ -25,7 +25,7 @@ from glyphbench.core.paths import Contained
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import ROW_KEY, generated_mask, unread_mask
 from glyphbench.engine import RunFolder, Shard
-from glyphbench.engine.folder import open_part
+from glyphbench.engine.parts import open_part
 from glyphbench.engine.read_pool import ReadPool, UnreadableImage, resolve_workers
 from glyphbench.engine.reading import (
     probe_reader,
