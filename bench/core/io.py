@@ -229,8 +229,53 @@ def write_json(path: str | Path, data: Any) -> None:
         handle.write("\n")
 
 
+#: A run folder's manifest: the resolved config, hashes and protocol card of its run.
+RUN_JSON = "run.json"
 #: Files that make a folder a run folder (the run's manifest, its merged results).
-RUN_MARKERS = ("run.json", "results.parquet")
+RUN_MARKERS = (RUN_JSON, "results.parquet")
+#: The fix :func:`read_run_json` names for a folder without a run's manifest.
+RUN_JSON_MISSING = "pass the folder `glyphbench run --out` wrote"
+#: The fix :func:`read_run_json` names for a run.json it cannot use.
+RUN_JSON_DAMAGED = (
+    "run.json is damaged: restore it from a copy of the run folder, or run again into a new"
+    " --out folder"
+)
+
+
+def read_run_json(run_dir: str | Path, *, required: bool = False) -> dict[str, Any]:
+    """The run.json of ``run_dir``: the one way to read a run's manifest.
+
+    A commit a killed process left (which may install run.json) is finished first
+    (:func:`glyphbench.core.durable.settle`). No run.json: ``{}``, or when ``required``
+    (also for an empty object) an :class:`InputError`. Damaged (not JSON, not a JSON
+    object, not UTF-8, a folder): an :class:`InputError`. Each is one line naming the file,
+    the line where JSON breaks, and the fix.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     empty = read_run_json(folder)
+    ...     _ = (Path(folder) / RUN_JSON).write_text('["not", "an object"]')
+    ...     try:
+    ...         read_run_json(folder)
+    ...     except InputError as exc:
+    ...         print(empty, exc.problem)
+    {} expected a JSON object, got array; run.json is damaged: restore it from a copy of ...
+    """
+    path = Path(run_dir) / RUN_JSON
+    settle(path.parent)
+    if not os.path.lexists(path):
+        if required:
+            raise InputError(path, f"not a glyphbench run folder (no run.json); {RUN_JSON_MISSING}")
+        return {}
+    try:
+        data: dict[str, Any] = read_json(path)
+    except InputError as exc:
+        raise InputError(path, f"{exc.problem}; {RUN_JSON_DAMAGED}", line=exc.line) from None
+    if required and not data:
+        raise InputError(
+            path, f"not a glyphbench run folder (run.json is an empty object); {RUN_JSON_MISSING}"
+        )
+    return data
 
 
 def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:

@@ -32,8 +32,10 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 from glyphbench.core.durable import Commit, sync_folder
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import (
+    RUN_JSON,
     checksum_path,
     read_json,
+    read_run_json,
     remove_stale_temp_files,
     write_bytes_atomic,
     write_checksum,
@@ -61,7 +63,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from PIL import Image
 
-MANIFEST = "run.json"
+MANIFEST = RUN_JSON
 #: The lock taken to compare, create or update run.json and to merge.
 MANIFEST_LOCK = "manifest"
 
@@ -220,11 +222,9 @@ class RunFolder:
         write_json(path, dict(data))
 
     def manifest(self, *, required: bool = False) -> dict[str, Any]:
-        """``run.json`` ({} for a new folder; an :class:`InputError` when ``required``)."""
-        data = self.read_json(self.manifest_path)
-        if required and not data:
-            raise InputError(self.manifest_path, "not a glyphbench run folder (run.json missing)")
-        return data
+        """``run.json`` ({} for a new folder; an :class:`InputError` when ``required``):
+        :func:`glyphbench.core.io.read_run_json`."""
+        return read_run_json(self.root, required=required)
 
     @functools.cached_property
     def png_format(self) -> int:
