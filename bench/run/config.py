@@ -73,6 +73,7 @@ from glyphbench.core.errors import InputError, validation_error
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug, yaml_data
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.prompts.samplers import DEFAULT_SAMPLER
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.protocol import expand_config
 
@@ -286,9 +287,8 @@ class RunConfig(_Strict):
     seed_policy: Literal["benchmark", "glyphbench"] | None = None
     images_per_prompt: int = Field(default=1, ge=1)
     batch_size: int = Field(default=4, ge=1)
-    # rapidocr: closest to a person on real text-to-image outputs (docs/readers.md,
-    # "Which reader is closest to a person"); a suite brings its benchmark's reader.
-    ocr: ReaderSpec = "rapidocr"
+    # the default reader (glyphbench.readers.DEFAULT_READER); a suite brings its benchmark's
+    ocr: ReaderSpec = DEFAULT_READER
     device: str = "auto"
     normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
     out: str = "runs/latest"
