@@ -19,6 +19,8 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
 from glyphbench.human_eval import stats
 from glyphbench.human_eval.study import ACCURACY_CRITERION, Study, open_store
+from glyphbench.report.figures import font_family, quiet_missing_glyphs
+from glyphbench.report.metric_info import metric_label
 from glyphbench.scoring.table import METRICS
 from glyphbench.templates import Cell, Table, render, table_from_frame
 
@@ -158,8 +160,6 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from glyphbench.report.figures import font_family, quiet_missing_glyphs
-
     plt.rcParams["font.family"] = font_family()
     compared = ranking_metrics()
     if not compared:
@@ -232,7 +232,6 @@ def readable(name: str) -> str:
     >>> readable("ned"), readable("text_accuracy")
     ('NED similarity (1 = exact)', 'text accuracy')
     """
-    from glyphbench.report.metric_info import metric_label
 
     label = metric_label(name)
     return label if label != name else name.replace("_", " ")

@@ -32,6 +32,8 @@ from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
 from glyphbench.core.registry import PLUGINS
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
+from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
+from glyphbench.vae_eval.imageset import load_image_set
 
 
 class VaeEntry(BaseModel):
@@ -84,7 +86,6 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
     not support.
     """
-    from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
     for entry in entries:
@@ -164,7 +165,6 @@ def merge_settings(
 
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
-    from glyphbench.vae_eval.imageset import load_image_set
 
     entries = config.entries() if config is not None else []
     named = {entry.spec for entry in entries}

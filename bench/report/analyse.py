@@ -32,7 +32,9 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.schema import failed_mask, unread_mask
 from glyphbench.report import compare, stats
 from glyphbench.report import controls as ctl
+from glyphbench.report.console import summarize
 from glyphbench.report.gallery import select_examples
+from glyphbench.report.load import protocol_tags
 from glyphbench.report.reader_aware import (
     NOT_MEASURED_NOTE,
     ReaderAware,
@@ -392,7 +394,6 @@ def protocol_groups(frame: pd.DataFrame, models: Sequence[str]) -> dict[str, str
     Otherwise models are grouped by the protocol fields in which the runs' cards differ
     (:func:`glyphbench.report.load.protocol_tags`, e.g. ``reader rapidocr``).
     """
-    from glyphbench.report.load import protocol_tags
 
     runs = frame.attrs.get("runs", {})
     if len(runs) < 2 or "run" not in frame.columns:
@@ -441,7 +442,6 @@ def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     >>> round(float(line["refusal_rate_lo"]), 3), round(float(line["refusal_rate_hi"]), 3)
     (0.046, 0.699)
     """
-    from glyphbench.report.console import summarize
 
     lines = summarize(frame, metrics=())
     if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.core.bootstrap import MIN_UNITS
+from glyphbench.core.fonts import CJK_FACES, cjk_fonts
 from glyphbench.core.io import atomic_path
 from glyphbench.report.metric_info import metric_info, metric_label
 
@@ -59,8 +60,6 @@ def cjk_family() -> str | None:
     registered with its font manager; None when none is installed
     (:data:`glyphbench.core.fonts.CJK_FACES`: fonts-noto-cjk, fonts-wqy-microhei)."""
     from matplotlib import font_manager
-
-    from glyphbench.core.fonts import CJK_FACES, cjk_fonts
 
     faces = dict(reversed(CJK_FACES))  # file name -> its first listed face
     for path, _ in cjk_fonts():

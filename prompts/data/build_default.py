@@ -47,6 +47,7 @@ from typing import TypedDict
 
 from glyphbench.prompts import attributes as attr
 from glyphbench.prompts import freq
+from glyphbench.prompts.default import write_lexicon
 
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "default"
@@ -1197,7 +1198,6 @@ def main() -> None:
     for _, _, kind in texts:
         kinds[kind] = kinds.get(kind, 0) + 1
     print(f"texts: {len(texts)} {kinds}; real-world prompts: {len(rows)}")
-    from glyphbench.prompts.default import write_lexicon
 
     print(f"lexicon attributes of every text: {write_lexicon(OUT_DIR)}")
 
