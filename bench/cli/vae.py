@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from glyphbench.cli.run import readers_help
+from glyphbench.cli.common import fail_when_every_row_failed, readers_help
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_run_json
 from glyphbench.core.progress import LineProgress
@@ -153,8 +153,6 @@ def evaluate_command(
     finally:
         if tasks:
             bar.stop()
-    from glyphbench.cli.run import fail_when_every_row_failed
-
     notes = read_run_json(out, required=True).get("notes", [])
     report = write_report(table, out, notes=notes)
     print_summary(table, Console())
