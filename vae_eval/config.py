@@ -28,8 +28,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glyphbench.core.errors import InputError, validation_error
-from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
+from glyphbench.core.yaml_input import yaml_data
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
