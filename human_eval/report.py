@@ -18,6 +18,7 @@ import pandas as pd
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
 from glyphbench.human_eval import stats
+from glyphbench.human_eval.raters import rater_quality
 from glyphbench.human_eval.study import ACCURACY_CRITERION, Study, open_store
 from glyphbench.report.figures import font_family, quiet_missing_glyphs
 from glyphbench.report.metric_info import metric_label
@@ -143,7 +144,7 @@ def analyse(
             blocks.append(table.assign(metric=metric))
             kendall[metric] = {"tau": tau, "p": p}
     ranking = pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame()
-    raters = stats.rater_quality(ratings, manifest)
+    raters = rater_quality(ratings, manifest)
     notes = []
     if positive != 1:
         notes.append("five-point scale: an answer of 4 or 5 counts as 'yes' for alignment")
