@@ -35,6 +35,8 @@ from glyphbench.engine.folder import RunFolder
 from glyphbench.engine.loop import quit_now
 from glyphbench.engine.read_pool import ReadPool
 from glyphbench.engine.reading import refuse_failed_probe, sample_image
+from glyphbench.run.operations import run_benchmark
+from glyphbench.run.read_later import read_passes
 
 if TYPE_CHECKING:
     from glyphbench.run.config import RunConfig
@@ -163,7 +165,6 @@ class RunReaders:
             raise self._failure
 
     def _follow(self, folder: RunFolder, config: RunConfig) -> None:
-        from glyphbench.run.read_later import read_passes
 
         assert self._pool is not None
         try:
@@ -215,7 +216,6 @@ def run_with_readers(config: RunConfig, **kwargs: Any) -> RunResult:
 
     ``config.read_workers`` 0: the run reads in its own worker thread, as always.
     """
-    from glyphbench.run.operations import run_benchmark
 
     if config.read_workers > 0:
         kwargs["readers"] = lambda spec: RunReaders(config, spec).start()
