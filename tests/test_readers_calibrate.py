@@ -410,8 +410,9 @@ def test_reader_aware_intervals_hold_the_person_read_scores_of_held_out_families
         part="held-out",
         manifest="real_t2i",
     )
-    assert held_out.over <= float(np.quantile(draws[:, 0], 0.95))
-    assert held_out.under <= float(np.quantile(draws[:, 1], 0.95))
+    rounding = 1e-12  # a held-out mean may equal a draw's quantile to the last bit
+    assert held_out.over <= float(np.quantile(draws[:, 0], 0.95)) + rounding
+    assert held_out.under <= float(np.quantile(draws[:, 1], 0.95)) + rounding
     held = default_rows[(default_rows["part"] == "held-out") & default_rows["score_reader"].notna()]
     counts = held["family"].value_counts()
     families = sorted(counts[counts >= MIN_UNITS].index)

@@ -282,8 +282,10 @@ def widened(
     if difference:
         over = under = over + under
     low, high = bounded_interval(values - over, values + under, confidence)
-    plain_low, plain_high = percentile_interval(values, confidence)
-    return (round(min(low, float(plain_low)), 12), round(max(high, float(plain_high)), 12))
+    plain_low_high = percentile_interval(values, confidence)
+    plain_low, plain_high = float(plain_low_high[0]), float(plain_low_high[1])
+    # rounded to drop float dust, then never inside the plain interval (rounding may move it up)
+    return (min(round(low, 12), plain_low), max(round(high, 12), plain_high))
 
 
 #: How a comparison stands once the reader's error is counted (:func:`verdict`).

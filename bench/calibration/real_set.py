@@ -190,18 +190,19 @@ def load_real_set(
 
 def _image_paths(frame: pd.DataFrame, manifest: Path) -> list[str]:
     """Each row's absolute image path, after checking the row (see :func:`load_real_set`)."""
+    for number, repository in enumerate(frame["source_repo"].astype(str), start=2):
+        if repository.strip() in RESERVED_REPOSITORIES:  # said first: the rows must go
+            raise InputError(
+                manifest,
+                f"{repository} is kept for a check outside the project; remove its rows",
+                line=number,
+            )
     paths = []
     contained = Contained(manifest.parent, source=manifest, column="file")
     for number, row in enumerate(frame.itertuples(index=False), start=2):
         for column in ("file", "model", "source_repo", "licence", "human_reading"):
             if not str(getattr(row, column)).strip():
                 raise InputError(manifest, f"empty {column!r}", line=number)
-        if str(row.source_repo).strip() in RESERVED_REPOSITORIES:
-            raise InputError(
-                manifest,
-                f"{row.source_repo} is kept for a check outside the project; remove its rows",
-                line=number,
-            )
         image = contained(str(row.file), f"line {number}")  # stays in the manifest's folder
         if not image.is_file():
             raise InputError(manifest, f"image {row.file!r} not found", line=number)
