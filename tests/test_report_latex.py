@@ -3,16 +3,19 @@ fit a 7-inch text width without an overfull box (issue 33)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from report_fixtures import build_run
 
+from glyphbench.calibration.reader_error import ReaderError
 from glyphbench.cli.demo import DEMO_CONTROLS, TINY_LABEL
 from glyphbench.report.build import write_report
 from glyphbench.report.latex import DEFAULT_TEX_WIDTH, TEX_WIDTHS
@@ -65,9 +68,12 @@ def test_every_report_table_compiles(tmp_path: Path) -> None:
         models={"model_a → 100%": 0.05, "模型 b": 0.3, "control:render": 0.0},
         with_images=False,
     )
-    write_report([run], tmp_path / "report", by=["prompt_type"], n_boot=50)
+    card = tmp_path / "card.json"  # a reader's card: the reader-aware tables compile too
+    errors = ReaderError("fixture", "fixture-1", np.array([-0.2, 0.0, 0.0, -0.1, 0.05]))
+    card.write_text(json.dumps({"reader_error": errors.to_json()}), encoding="utf-8")
+    write_report([run], tmp_path / "report", by=["prompt_type"], n_boot=50, reader_card=card)
     tables = sorted((tmp_path / "report" / "tables").glob("*.tex"))
-    assert len(tables) >= 3
+    assert {"reader_error.tex", "reader_comparisons.tex"} <= {t.name for t in tables}
     done = compile_tables(tables, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
     summary = (tmp_path / "report" / "tables" / "summary.tex").read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """The demo end to end on eight prompts (one per stratum).
 
-Default set, controls, tiny pipeline, EasyOCR, report.
+Default set, controls, tiny pipeline, the default reader, report.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import pytest
 
 @pytest.mark.slow
 def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("easyocr")
+    pytest.importorskip("rapidocr_onnxruntime")
     pytest.importorskip("diffusers")
     from glyphbench.cli.demo import TINY_LABEL, run_demo
+    from glyphbench.readers import DEFAULT_READER
 
     run = run_demo(tmp_path / "demo", sample=8, progress=False)  # one per stratum
     rows = pd.read_parquet(run / "results.parquet")
@@ -24,6 +25,7 @@ def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert (rows["error"] == "").all()
     assert rows.loc[rows["model"] == TINY_LABEL, "is_control"].eq(False).all()
     assert rows.loc[rows["model"] != TINY_LABEL, "is_control"].all()
+    assert rows["ocr_engine"].eq(DEFAULT_READER).all()  # the one default reader
     meta = json.loads((run / "run.json").read_text())
     assert meta["prompts"]["source"] == "default?lang=en"
     assert meta["models"][TINY_LABEL]["tiny_random"] is True

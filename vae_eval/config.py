@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from glyphbench.core.errors import InputError, validation_error
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
 from glyphbench.core.registry import PLUGINS
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
 
 
@@ -53,7 +54,7 @@ class VaeConfig(BaseModel):
 
     vaes: list[VaeEntry | str] = Field(min_length=1)
     images: str = "default"
-    ocr: str = "easyocr"
+    ocr: str = DEFAULT_READER
     limit: int | None = Field(default=None, ge=1)
     batch_size: int = Field(default=4, ge=1)
     out: str | None = None

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from glyphbench import engine
 from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.imageset import ImageItem, ImageSet
@@ -136,7 +137,7 @@ class RunOptions:
 
     codecs: list[Any]  # spec strings, or codec objects (the glyphbench.vae_eval.codecs protocol)
     images: str = "default"
-    ocr: str = "easyocr"
+    ocr: str = DEFAULT_READER
     limit: int | None = None
     batch_size: int = 4
     save_images: bool = True
@@ -392,7 +393,8 @@ def evaluate(
 
     ``image_set`` and ``ocr_engine`` override ``options.images`` / ``options.ocr``
     (tests and notebooks pass objects they already have). ``progress(stage, done,
-    total)`` is called after each batch with the images done in that stage.
+    total)`` is called as each stage starts and after each batch, with the images done in
+    that stage (:data:`glyphbench.engine.loop.ProgressFn`).
     """
     from glyphbench.vae_eval.codecs.protocol import name_codecs
     from glyphbench.vae_eval.imageset import load_image_set

@@ -56,6 +56,8 @@ from glyphbench.calibration.long_text import (
     long_text_rows,
     long_text_summary,
 )
+from glyphbench.calibration.reader_error import SECTION as READER_ERROR
+from glyphbench.calibration.reader_error import from_real_rows
 from glyphbench.calibration.real_set import real_rows, real_summary
 from glyphbench.engine.reading import failure_cause, read_batch
 from glyphbench.models.base import ImageRequest
@@ -170,6 +172,13 @@ class Card:
             out["long_text"] = long_text_summary(self.long_rows)
         if self.real_rows is not None:
             out["real_images"] = real_summary(self.real_rows)
+            out["real_images"][READER_ERROR] = from_real_rows(
+                self.real_rows,
+                self.reader,
+                self.version,
+                part=self.settings.get("real_part"),
+                manifest=str(self.settings.get("real") or ""),
+            ).to_json()
         out["part_seconds_per_image"] = {k: round(v, 4) for k, v in self.part_seconds.items()}
         return out
 
@@ -436,6 +445,27 @@ def _real_markdown(summary: dict[str, Any]) -> list[str]:
             f"{pair['human']['difference']:+.3f} {_span(pair['human']['interval'])} | "
             f"{pair['reader']['difference']:+.3f} {_span(pair['reader']['interval'])} | "
             f"{pair['verdict']} |"
+        )
+    for by, records in summary.get("score_error_by", {}).items():
+        lines += ["", *score_error_markdown(by, records)]
+    return lines
+
+
+def score_error_markdown(by: str, records: list[dict[str, Any]]) -> list[str]:
+    """The benchmark-score error per value of ``by`` (:func:`~glyphbench.calibration.
+    real_set.score_error_table`) as a Markdown table."""
+    lines = [
+        f"Benchmark NED error by {by} (mean |reader - person| on images with intended text; "
+        "95% intervals over images, and over repositories where there are 5 or more):",
+        "",
+        f"| {by} | images | repositories | mean abs error [95% CI] | by repository | bias |",
+        "| --- | ---: | ---: | --- | --- | ---: |",
+    ]
+    for record in records:
+        lines.append(
+            f"| {record[by]} | {record['images']} | {record['repositories']} | "
+            f"{_num(record['score_mae'])} {_span(record['interval'])} | "
+            f"{_span(record['interval_by_repository'])} | {_num(record['score_bias'])} |"
         )
     return lines
 

@@ -2,9 +2,9 @@
 transcribed by a person, and how a reader's readings of them compare.
 
 :func:`load_real_set` checks and loads a set's manifest (the shipped one:
-:func:`shipped_real_set`, ``tests/data/real_t2i``; its ``tune``/``score`` parts:
-:func:`real_parts`); :func:`real_rows` scores a reader's readings against the person's
-and the intended text; :func:`real_summary` gives NED and word recall against the
+:func:`shipped_real_set`, ``tests/data/real_t2i``; its ``tune``/``held-out`` parts, by
+repository: :func:`repository_part`); :func:`real_rows` scores a reader's readings against
+the person's and the intended text; :func:`real_summary` gives NED and word recall against the
 person, the benchmark score's error, the rank correlation of per-model means and each
 model pair's verdict (kept, lost, reversed, invented: :func:`pair_verdict`). Reading
 the images is the card's (:func:`glyphbench.calibration.calibrate.read_real_set`).
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
@@ -57,29 +58,93 @@ def shipped_real_set() -> Path | None:
     return path if path.is_file() else None
 
 
-#: Parts of a real-image set (:func:`real_parts`): images a reader may be tuned on, images
-#: only scored.
-REAL_PARTS = ("tune", "score")
+#: Parts of a real-image set (:func:`repository_part`): images a reader's settings may be
+#: chosen on, and images held out from every choice (only reported).
+REAL_PARTS = ("tune", "held-out")
+
+#: The repositories whose images chose the default reader before the set was split by
+#: repository: they are ``tune`` whatever their hash says.
+TUNE_REPOSITORIES = frozenset(
+    {
+        "microsoft/unilm",
+        "AIGText/GlyphControl-release",
+        "tyxsspa/AnyText",
+        "tyxsspa/AnyText2",
+        "AIGText/Glyph-ByT5",
+        "QwenLM/Qwen-Image",
+        "black-forest-labs/flux",
+        "black-forest-labs/flux2",
+    }
+)
+
+#: Repositories kept for a check of the readers outside the project: never in the set.
+RESERVED_REPOSITORIES = frozenset({"liranmarkin/crewai-hack", "comfyanonymous/ComfyUI_examples"})
 
 
-def real_parts(files: Sequence[str], models: Sequence[str]) -> list[str]:
-    """The part of each image: ``tune`` (a reader's settings may be chosen on it) or ``score``.
+def repository_part(repository: str) -> str:
+    """The part of every image of ``repository`` (its ``owner/name``): ``tune`` or ``held-out``.
 
-    Within each model, images are ordered by the SHA-256 of their file's base name and
-    dealt alternately, the first to ``score``: each model with two images or more is on
-    both sides, a model with one image is scored only, and adding an image to the set
-    moves no other model's images. A glyphbench convention (no source prescribes one).
+    The repositories of :data:`TUNE_REPOSITORIES` are ``tune``. Any other goes by its name
+    alone: ``held-out`` when the first byte of the SHA-256 of its lower-cased ``owner/name``
+    is below 128, else ``tune``; so about half of the new repositories are held out, the
+    part is fixed before any reader reads the images, and images of one repository (one
+    model's gallery, one evaluation's outputs) never sit on both sides. A glyphbench
+    convention (no source prescribes one).
 
-    >>> real_parts(["a/x.jpg", "a/y.jpg", "a/z.jpg"], ["m", "m", "n"])
-    ['score', 'tune', 'score']
+    >>> [repository_part(r) for r in ["microsoft/unilm", "someone/gallery", "example/gallery"]]
+    ['tune', 'held-out', 'tune']
     """
-    keys = [hashlib.sha256(Path(name).name.encode("utf-8")).hexdigest() for name in files]
-    parts = [""] * len(keys)
-    for model in dict.fromkeys(models):
-        members = sorted((keys[i], i) for i, m in enumerate(models) if m == model)
-        for turn, (_, i) in enumerate(members):
-            parts[i] = REAL_PARTS[(turn + 1) % 2]
-    return parts
+    name = repository.strip()
+    if name in TUNE_REPOSITORIES:
+        return "tune"
+    first = hashlib.sha256(name.lower().encode("utf-8")).digest()[0]
+    return "held-out" if first < 128 else "tune"
+
+
+#: Model lines named by their maker, by the start of a model's name (lower case; first match
+#: wins): variants, sizes and fine-tunes of one line are one family.
+FAMILY_PREFIXES = (
+    ("flux", "FLUX"),
+    ("gpt-image", "GPT-image"),
+    ("gpt-4o", "GPT-image"),
+    ("gemini", "Gemini/Imagen"),
+    ("nano banana", "Gemini/Imagen"),
+    ("imagen", "Gemini/Imagen"),
+    ("hidream", "HiDream"),
+    ("infinity", "Infinity"),
+    ("kandinsky", "Kandinsky"),
+    ("krea", "Krea"),
+    ("z-image", "Z-Image"),
+    ("stable diffusion 3", "Stable Diffusion 3"),
+    ("sd3", "Stable Diffusion 3"),
+    ("lumina", "Lumina"),
+    ("chroma", "Chroma"),
+    ("lex-", "LeX"),
+    ("textdiffuser", "TextDiffuser"),
+    ("anytext", "AnyText"),
+    ("glyph-byt5", "Glyph-ByT5"),
+)
+
+
+def model_family(model: str) -> str:
+    """A model's family: its maker's model line (:data:`FAMILY_PREFIXES`), else its name
+    without a version suffix or a bracketed variant.
+
+    A suffix is a version after a space, ``.`` or ``-`` (``Imagen 4``, ``Kandinsky 5.0``);
+    a name whose digits belong to it stays whole (``Glyph-ByT5``). A manifest's ``family``
+    column, where given, overrides it. A glyphbench convention (no source prescribes one).
+
+    >>> [model_family(m) for m in ["FLUX.1 [schnell]", "TextDiffuser-2", "AnyText2", "SD 3.5"]]
+    ['FLUX', 'TextDiffuser', 'AnyText', 'SD']
+    >>> model_family("Nano Banana Pro (Gemini 3 Pro Image)"), model_family("Sana 1600M")
+    ('Gemini/Imagen', 'Sana 1600M')
+    """
+    lowered = model.strip().lower()
+    for prefix, family in FAMILY_PREFIXES:
+        if lowered.startswith(prefix):
+            return family
+    name = re.split(r"\s[\[(]", model.strip(), maxsplit=1)[0]
+    return re.sub(r"[\s.\-]v?\d+(?:\.\d+)*$", "", name) or name
 
 
 def load_real_set(
@@ -89,9 +154,11 @@ def load_real_set(
 
     Checks every row (an :class:`~glyphbench.core.errors.InputError` names the file and line):
     the columns of :data:`MANIFEST_COLUMNS`, a non-empty ``file``, ``model``,
-    ``licence`` and ``human_reading``, and an image file that exists (``file`` is
-    relative to the manifest's folder). Adds ``path`` (the absolute image path) and
-    ``part`` (:func:`real_parts`); ``part`` (``tune`` or ``score``) keeps that part only.
+    ``source_repo``, ``licence`` and ``human_reading``, no repository of
+    :data:`RESERVED_REPOSITORIES`, and an image file that exists (``file`` is relative to
+    the manifest's folder). Adds ``path`` (the absolute image path), ``part``
+    (:func:`repository_part` of ``source_repo``) and ``family`` (:func:`model_family`,
+    unless the manifest has one); ``part`` (``tune`` or ``held-out``) keeps that part only.
     ``limit`` keeps the first rows of each model in turn (round-robin over models
     in manifest order), so a small subset still holds several models.
     """
@@ -106,18 +173,9 @@ def load_real_set(
     missing = [column for column in MANIFEST_COLUMNS if column not in frame.columns]
     if missing:
         raise InputError(manifest, f"missing column(s) {', '.join(missing)}", line=1)
-    paths = []
-    contained = Contained(manifest.parent, source=manifest, column="file")
-    for number, row in enumerate(frame.itertuples(index=False), start=2):
-        for column in ("file", "model", "licence", "human_reading"):
-            if not str(getattr(row, column)).strip():
-                raise InputError(manifest, f"empty {column!r}", line=number)
-        image = contained(str(row.file), f"line {number}")  # stays in the manifest's folder
-        if not image.is_file():
-            raise InputError(manifest, f"image {row.file!r} not found", line=number)
-        paths.append(str(image.resolve()))
-    frame["path"] = paths
-    frame["part"] = real_parts(frame["file"].tolist(), frame["model"].tolist())
+    frame["path"] = _image_paths(frame, manifest)
+    frame["part"] = frame["source_repo"].map(repository_part)
+    frame["family"] = _families(frame)
     if part is not None:
         if part not in REAL_PARTS:
             raise ValueError(f"part must be one of {', '.join(REAL_PARTS)}, not {part!r}")
@@ -127,6 +185,36 @@ def load_real_set(
         frame = frame.assign(_turn=order).sort_values(["_turn"], kind="stable").head(limit)
         frame = frame.drop(columns="_turn").sort_index()
     return frame.reset_index(drop=True)
+
+
+def _image_paths(frame: pd.DataFrame, manifest: Path) -> list[str]:
+    """Each row's absolute image path, after checking the row (see :func:`load_real_set`)."""
+    paths = []
+    contained = Contained(manifest.parent, source=manifest, column="file")
+    for number, row in enumerate(frame.itertuples(index=False), start=2):
+        for column in ("file", "model", "source_repo", "licence", "human_reading"):
+            if not str(getattr(row, column)).strip():
+                raise InputError(manifest, f"empty {column!r}", line=number)
+        if str(row.source_repo).strip() in RESERVED_REPOSITORIES:
+            raise InputError(
+                manifest,
+                f"{row.source_repo} is kept for a check outside the project; remove its rows",
+                line=number,
+            )
+        image = contained(str(row.file), f"line {number}")  # stays in the manifest's folder
+        if not image.is_file():
+            raise InputError(manifest, f"image {row.file!r} not found", line=number)
+        paths.append(str(image.resolve()))
+    return paths
+
+
+def _families(frame: pd.DataFrame) -> list[str]:
+    """Each row's model family: the manifest's ``family`` where given, else :func:`model_family`."""
+    given = frame["family"].tolist() if "family" in frame.columns else [""] * len(frame)
+    return [
+        str(family).strip() or model_family(str(model))
+        for family, model in zip(given, frame["model"], strict=True)
+    ]
 
 
 def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
@@ -140,7 +228,8 @@ def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
     """
     import numpy as np
 
-    columns = ["file", "model", "part", "intended_text", "human_reading"]
+    columns = ["file", "model", "family", "setting", "source_repo", "part"]
+    columns += ["intended_text", "human_reading"]
     rows = frame[[c for c in columns if c in frame.columns]].copy()
     rows["reading"] = list(readings)
     human, read = rows["human_reading"].tolist(), rows["reading"].tolist()
@@ -207,17 +296,28 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
 
     Each model's images are resampled on their own (the models drew different
     prompts, so nothing pairs them); ``verdict`` is :func:`pair_verdict` of the two
-    95% intervals.
+    95% intervals. Only models with at least :data:`~glyphbench.core.bootstrap.MIN_UNITS`
+    such images take part (below it an interval is the range of the data).
     """
+    from glyphbench.core.bootstrap import MIN_UNITS
+
     out = []
-    groups = {str(k): part for k, part in scored.groupby("model", sort=True)}
+    groups = {
+        str(k): part for k, part in scored.groupby("model", sort=True) if len(part) >= MIN_UNITS
+    }
     for a, b in combinations(sorted(groups), 2):
-        rng = seeded_rng(seed, ("real-pair", a, b))
+        # the same resamples for person and reader, so a reader that reads like the
+        # person gets the person's interval, not a second draw that may cross zero
+        key = ("real-pair", a, b)
         human = _difference(
-            groups[a]["score_human"].to_numpy(), groups[b]["score_human"].to_numpy(), rng
+            groups[a]["score_human"].to_numpy(),
+            groups[b]["score_human"].to_numpy(),
+            seeded_rng(seed, key),
         )
         reader = _difference(
-            groups[a]["score_reader"].to_numpy(), groups[b]["score_reader"].to_numpy(), rng
+            groups[a]["score_reader"].to_numpy(),
+            groups[b]["score_reader"].to_numpy(),
+            seeded_rng(seed, key),
         )
         out.append(
             {
@@ -226,6 +326,55 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
                 "human": {"difference": human[0], "interval": human[1]},
                 "reader": {"difference": reader[0], "interval": reader[1]},
                 "verdict": pair_verdict(human[1], reader[1]),
+            }
+        )
+    return out
+
+
+#: Columns a card's score error is broken down by, where the rows have them.
+BREAKDOWNS = ("part", "family", "setting")
+
+
+def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[str, Any]]:
+    """Mean |NED(reader) - NED(person)| per value of ``by``, on images with intended text.
+
+    One record per value (sorted; ``all`` first): ``images`` (n), ``repositories``,
+    ``score_mae`` with its 95% bootstrap ``interval`` over images, and
+    ``interval_by_repository``, the same with each repository's images resampled
+    together (NaN below :data:`~glyphbench.core.bootstrap.MIN_UNITS` repositories:
+    images of one gallery share a model and a style, so they are not independent), and
+    ``score_bias`` (mean reader minus person).
+    """
+    from glyphbench.core.bootstrap import MIN_UNITS
+
+    scored = rows[rows["score_reader"].notna()]
+    groups = [("all", scored)]
+    if by in scored.columns:
+        groups += [(str(k), part) for k, part in scored.groupby(by, sort=True)]
+    out = []
+    for value, part in groups:
+        # "all" is one figure whatever the breakdown: the same draw in every table
+        rng = seeded_rng(seed, ("score-error",) if value == "all" else ("score-error", by, value))
+        errors = part["score_error"].to_numpy(dtype="float64")
+        repositories = (  # without repositories, each image is its own
+            part["source_repo"] if "source_repo" in part.columns else part.index.to_series()
+        )
+        clustered = [math.nan, math.nan]
+        if repositories.nunique() >= MIN_UNITS:
+            clustered = list(
+                mean_interval(errors, n_boot=REAL_BOOTSTRAP, rng=rng, clusters=repositories)
+            )
+        out.append(
+            {
+                by: value,
+                "images": len(part),
+                "repositories": int(repositories.nunique()),
+                "score_mae": float(errors.mean()) if len(part) else math.nan,
+                "interval": _interval(errors, rng) if len(part) else [math.nan, math.nan],
+                "interval_by_repository": clustered,
+                "score_bias": float((part["score_reader"] - part["score_human"]).mean())
+                if len(part)
+                else math.nan,
             }
         )
     return out
@@ -280,7 +429,7 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
         "scored_images": len(scored),
         "scored_models": len(means),
         "score_mae": float(scored["score_error"].mean()) if len(scored) else math.nan,
-        "score_mae_interval": _interval(scored["score_error"].to_numpy(), rng),
+        "score_mae_interval": score_error_table(rows, "all", seed)[0]["interval"],
         "score_bias": float((scored["score_reader"] - scored["score_human"]).mean())
         if len(scored)
         else math.nan,
@@ -291,4 +440,7 @@ def real_summary(rows: pd.DataFrame, seed: int = 0) -> dict[str, Any]:
         "spearman": spearman,
         "pairs": pairs,
         "pair_verdicts": {v: sum(p["verdict"] == v for p in pairs) for v in VERDICTS},
+        "score_error_by": {
+            by: score_error_table(rows, by, seed) for by in BREAKDOWNS if by in rows.columns
+        },
     }

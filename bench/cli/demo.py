@@ -1,14 +1,14 @@
 """``glyphbench demo`` / ``make demo``: the whole harness, offline, on CPU, in minutes.
 
-It samples prompts from the embedded ``default`` set (stratified by prompt type
-and group), runs the three control models (render, typo at two rates, blank)
+It samples English prompts from the embedded ``default`` set (stratified by prompt
+type and group), runs the three control models (render, typo at two rates, blank)
 and one tiny random diffusers pipeline built locally (labelled as untrained: it
-draws noise, it exists to exercise the machinery), reads every image with
-EasyOCR, scores it, and writes the report.
-Re-running resumes: finished images are kept.
+draws noise, it exists to exercise the machinery), reads every image with the
+default reader (:data:`glyphbench.readers.DEFAULT_READER`), scores it, and writes the
+report. Re-running resumes: finished images are kept.
 
-Controls draw 256-pixel images here (512 in a real run) because EasyOCR on a
-small CPU is the demo's bottleneck; the tiny pipeline draws 64-pixel images.
+Controls draw 256-pixel images here (512 in a real run) because reading on a small
+CPU is the demo's bottleneck; the tiny pipeline draws 64-pixel images.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.run.config import RunConfig
 from glyphbench.tiny.pipelines import build_tiny_sd
 
@@ -46,13 +47,13 @@ def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
     return {
         "run_id": "demo",
         "out": str(out / "run"),
-        "prompts": "default",
+        "prompts": "default?lang=en",
         "sample": sample,
         "stratify": ["prompt_type", "group"],
         "seeds": [0],
         "images_per_prompt": 1,
         "batch_size": 8,
-        "ocr": "easyocr",
+        "ocr": DEFAULT_READER,
         "models": models,
     }
 

@@ -13,7 +13,7 @@ from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photo
 from glyphbench.cli.prompts import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, write_table
-from glyphbench.readers import get_reader
+from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.readers.scripts import LANG_SCRIPTS, reader_scripts
 from glyphbench.run.reading_store import stored_readers
 
@@ -24,7 +24,11 @@ readers_app = typer.Typer(
 
 @readers_app.command("calibrate")
 def calibrate_command(
-    reader: str = typer.Option(..., "--reader", help="Reader spec, e.g. rapidocr or vlm:FOLDER."),
+    reader: str = typer.Option(
+        DEFAULT_READER,
+        "--reader",
+        help="Reader spec, e.g. rapidocr or vlm:FOLDER (default: the default reader).",
+    ),
     out: Path = typer.Option(
         ..., "--out", "-o", help="Folder for card.md, card.json, readings.csv."
     ),
@@ -54,7 +58,7 @@ def calibrate_command(
         None,
         "--real-part",
         help="Read only this part of the real set: tune (settings may be chosen on it) or "
-        "score (held out); see docs/readers.md.",
+        "held-out (split by repository); see docs/readers.md.",
     ),
 ) -> None:
     """Read render, typo and blank control images with READER; write its calibration card.

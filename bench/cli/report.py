@@ -47,6 +47,12 @@ def report_command(
         help="Print the answer (headline, intervals, ranks, verdicts) as JSON on stdout, "
         "as REPORT/answer.json holds it (docs/report.md).",
     ),
+    reader_card: Path = typer.Option(
+        None,
+        "--reader-card",
+        help="A reader's calibration card (folder or card.json of `glyphbench readers "
+        "calibrate`): every interval also carries the reader's error against people.",
+    ),
 ) -> None:
     """Write RUN/report/index.html plus tables (CSV, Markdown, LaTeX) and figures (PNG, SVG).
 
@@ -55,7 +61,7 @@ def report_command(
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
     from glyphbench.report.build import ANSWER, write_report
-    from glyphbench.report.console import print_answer, summary_console
+    from glyphbench.report.console import print_answer, print_reader_error, summary_console
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
@@ -66,13 +72,21 @@ def report_command(
     target = out or runs[0] / "report"
     with _stopped_by_sigterm(target):
         index = write_report(
-            runs, out, by=columns, n_boot=n_boot, seed=seed, progress=True, tex_width=tex_width
+            runs,
+            out,
+            by=columns,
+            n_boot=n_boot,
+            seed=seed,
+            progress=True,
+            tex_width=tex_width,
+            reader_card=reader_card,
         )
     answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
     if as_json:
         typer.echo(json.dumps({**answer, "report": str(index)}, indent=2, ensure_ascii=False))
         return
     print_answer(answer, summary_console())
+    print_reader_error(index.parent / "report.json")
     typer.echo(str(index))
 
 

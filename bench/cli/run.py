@@ -580,7 +580,8 @@ def demo_command(
     sample: int = typer.Option(40, "--sample", help="Prompts sampled from the default set."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
-    """The embedded default: controls and a tiny random pipeline, EasyOCR, offline on CPU."""
+    """The embedded default: controls and a tiny random pipeline, read by the default reader,
+    offline on CPU."""
     from glyphbench.cli.demo import run_demo
 
     _quiet_library_warnings()

@@ -19,6 +19,7 @@ from glyphbench.core.progress import LineProgress
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
 from glyphbench.core.words import plural
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.config import apply_config
 from glyphbench.vae_eval.download import download
@@ -58,7 +59,9 @@ def evaluate_command(
         help="Evaluate at most N images ('default': N // 5 at each of the 5 font sizes).",
     ),
     ocr: str = typer.Option(
-        "easyocr", "--ocr", help=readers_help("Reader (OCR engine) spec, default easyocr")
+        DEFAULT_READER,
+        "--ocr",
+        help=readers_help(f"Reader (OCR engine) spec, default {DEFAULT_READER}"),
     ),
     out: Path = typer.Option(None, "--out", "-o", help="Output folder (resumable)."),
     batch_size: int = typer.Option(

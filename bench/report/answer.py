@@ -29,6 +29,7 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.calibration.reader_error import shipped_reader_error
 from glyphbench.report.analyse import (
     PEER_METRICS,
     Analysis,
@@ -63,7 +64,10 @@ def answer_settings(frame: pd.DataFrame, families: Sequence[str] = ()) -> Settin
     when no row is read yet (``run --read-later``: nothing to answer)."""
     if not len(frame) or bool(unread_mask(frame).all()):
         return None
-    return Settings(metrics=summary_metrics(list(frame.columns), families))
+    return Settings(
+        metrics=summary_metrics(list(frame.columns), families),
+        reader_card=shipped_reader_error(),  # as the report: the shipped card, its reader only
+    )
 
 
 def answer_of_rows(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
@@ -93,6 +97,7 @@ def answer_of_analysis(frame: pd.DataFrame, analysis: Analysis) -> dict[str, Any
         comparisons=analysis.comparisons,
         ranking=analysis.ranking,
         verdicts=analysis.verdicts,
+        reader_aware=analysis.reader_aware,
     )
     settings = analysis.settings
     shown = tuple(m for m in settings.metrics if m not in PEER_METRICS)
@@ -145,6 +150,11 @@ def answer_document(frame: pd.DataFrame, ranked: Ranked, settings: Settings) -> 
         "headline": headline(
             ranked.ranking, ranked.verdicts, primary, controls=ranked.controls, failed=lost
         ),
+        "reader_error": {
+            "source": ranked.reader_aware.source,
+            "measured": ranked.reader_aware.measured,
+            "caveats": list(ranked.reader_aware.caveats),
+        },
         "n_unread": int(unread.sum()),
         "failed_models": failed,
         "models": models,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from glyphbench.calibration.reader_error import load_reader_error, shipped_reader_error
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import FORMULA_START, atomic_path, write_json
 from glyphbench.core.progress import LineProgress
@@ -124,6 +125,7 @@ def write_report(
     max_gallery_images: int = 400,
     progress: bool = False,
     tex_width: str | float | None = None,
+    reader_card: str | Path | None = None,
 ) -> Path:
     """Build the full report for one or more run folders; return the path of ``index.html``.
 
@@ -132,6 +134,9 @@ def write_report(
     gallery is sliced by the first of them. ``n_boot`` resamples per interval,
     all seeded by ``seed``. ``tex_width``: the text width the LaTeX tables fit, a
     template's name or a length (:func:`glyphbench.report.latex.tex_width_pt`; default 5.5 in).
+    ``reader_card`` (a calibration card's folder or ``card.json``) adds reader-aware
+    intervals (:mod:`glyphbench.report.reader_aware`); without it, the card glyphbench
+    ships for the default reader does, for rows read by exactly that reader.
     """
     started = time.perf_counter()
     dirs = [Path(d) for d in run_dirs]
@@ -140,6 +145,7 @@ def write_report(
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     width_pt = tex_width_pt(tex_width)  # a bad width is one line before any work
     check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
+    card = shipped_reader_error() if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
     if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
@@ -154,6 +160,7 @@ def write_report(
             list(frame.columns), requested_families(frame.attrs.get("runs", {}))
         ),
         tex_width_pt=width_pt,
+        reader_card=card,
     )
 
     with LineProgress(disable=not progress) as bar:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.calibration.reader_error import ReaderBounds, verdict
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.metric_info import metric_info
 from glyphbench.scoring.bootstrap import (
@@ -142,6 +143,7 @@ def compare_models(
     n_boot: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    reader: ReaderBounds | None = None,
 ) -> pd.DataFrame:
     """Paired differences for every pair of ``models`` and metric, Holm-corrected per metric.
 
@@ -159,10 +161,16 @@ def compare_models(
     ``holm_hi`` at that level); ``significant`` and ``better`` are Holm's verdict,
     which is what :func:`rank_models` ranks by. With two models the Holm level is
     ``confidence`` itself. Pairs with fewer shared prompts get no interval.
+
+    ``reader`` (a calibration card's bounds) adds, on the card's metric, the pair's
+    reader-aware interval at its Holm level (``reader_lo``, ``reader_hi``: the same
+    resamples, widened by the reader's error) and ``reader_verdict``
+    (:func:`glyphbench.calibration.reader_error.verdict`).
     """
     pairs = list(combinations(models, 2))
-    if not pairs:
-        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    extra = list(READER_COLUMNS) if reader is not None else []
+    if not pairs:  # one model: no pair, the same columns
+        return pd.DataFrame(columns=[*COMPARISON_COLUMNS, *extra])
     index = {m: i for i, m in enumerate(models)}
     rows: list[dict[str, Any]] = []
     for metric in metrics:
@@ -190,8 +198,24 @@ def compare_models(
                 holm_lo=float(holm.lo[j]),
                 holm_hi=float(holm.hi[j]),
             )
+            if reader is not None:
+                row.update(_reader_columns(reader, row, paired.resamples[:, j], metric))
             rows.append(row)
-    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    return pd.DataFrame(rows, columns=[*COMPARISON_COLUMNS, *extra])
+
+
+#: Columns :func:`compare_models` adds with a reader's bounds.
+READER_COLUMNS = ("reader_lo", "reader_hi", "reader_verdict")
+
+
+def _reader_columns(
+    reader: ReaderBounds, row: Mapping[str, Any], resamples: np.ndarray, metric: str
+) -> dict[str, Any]:
+    """A pair's reader-aware interval at its Holm level, and its verdict."""
+    if metric != reader.card.metric:
+        return dict.fromkeys(READER_COLUMNS[:2], math.nan) | {"reader_verdict": ""}
+    lo, hi = reader.difference(row["model_a"], row["model_b"], resamples, row["holm_confidence"])
+    return {"reader_lo": lo, "reader_hi": hi, "reader_verdict": verdict(row["significant"], lo, hi)}
 
 
 def _comparison_row(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -359,3 +360,36 @@ def summary_console() -> Console:
 
 def _fmt(value: float) -> str:
     return "-" if value != value else f"{value:.3f}"
+
+
+def reader_error_lines(section: dict[str, Any]) -> list[str]:
+    """The report's reader error in a few console lines (``report.json``'s ``reader_error``).
+
+    >>> section = {"headline": "Counted (c): 1 of 2 beyond.", "caveats": [], "scores": [
+    ...            {"model": "m", "value": 0.8123, "lo": 0.8, "hi": 0.82, "reader_lo": 0.77,
+    ...             "reader_hi": 0.86}], "comparisons": []}
+    >>> print("\\n".join(reader_error_lines(section)))
+    Counted (c): 1 of 2 beyond.
+      m  0.812 [0.800, 0.820]  with the reader's error [0.770, 0.860]
+    """
+    lines = [str(section.get("headline", ""))]
+    lines += [f"  note: {caveat}" for caveat in section.get("caveats", [])]
+    for score in section.get("scores", []):
+        lines.append(
+            f"  {score['model']}  {_fmt(score['value'])} [{_fmt(score['lo'])}, "
+            f"{_fmt(score['hi'])}]  with the reader's error "
+            f"[{_fmt(score['reader_lo'])}, {_fmt(score['reader_hi'])}]"
+        )
+    for pair in section.get("comparisons", []):
+        if pair["reader_verdict"] != "not significant":
+            lines.append(f"  {pair['model_a']} vs {pair['model_b']}: {pair['reader_verdict']}")
+    return lines
+
+
+def print_reader_error(report_json: Path) -> None:
+    """Print :func:`reader_error_lines` of a written report (nothing when it has none)."""
+    import json
+
+    section = json.loads(report_json.read_text(encoding="utf-8")).get("reader_error")
+    if section:
+        print("\n".join(reader_error_lines(section)))

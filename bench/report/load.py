@@ -25,8 +25,10 @@ REPORT_UNUSED_COLUMNS = (
     "ocr_confidences",
     "ocr_raw",
     "image_sha256",
-    "ocr_version",
 )
+#: Columns read dictionary-encoded: the reader's version, one long string per reader
+#: repeated on every row (the reader-aware intervals match it against a card's).
+DICTIONARY_COLUMNS = ("ocr_version",)
 
 
 def read_run_meta(run_dir: Path) -> dict[str, Any]:
@@ -100,7 +102,8 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
     except (OSError, ValueError) as exc:
         read_parquet(results)  # an empty or damaged table: its own line (glyphbench merge)
         raise InputError(results, f"cannot read: {exc}".splitlines()[0]) from None
-    frame = read_parquet(results, columns=[n for n in names if n not in skip])
+    columns = [n for n in names if n not in skip]
+    frame = read_parquet(results, columns=columns, dictionary=DICTIONARY_COLUMNS)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(results, f"missing columns {missing}")

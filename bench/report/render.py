@@ -33,6 +33,7 @@ from glyphbench.report import figures as figs
 from glyphbench.report.analyse import CONTROL_METRICS, PEER_METRICS, Analysis, Stopwatch
 from glyphbench.report.gallery import write_thumbnails
 from glyphbench.report.metric_info import metric_label
+from glyphbench.report.reader_aware import report_section
 from glyphbench.report.slices import bins_note
 from glyphbench.report.stats import PEER_VIEWS
 from glyphbench.report.tables import display_summary, write_table_set
@@ -110,6 +111,7 @@ def render(
             "suites": _suite_json(analysis),
             "protocol_warnings": analysis.protocol_warnings,
             "run_warnings": analysis.run_warnings,
+            "reader_error": report_section(analysis.reader_aware, analysis.comparisons),
             "seconds": round(time.perf_counter() - (started or time.perf_counter()), 3),
             "stage_seconds": watch.seconds,
         },
@@ -204,16 +206,44 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         "peers": peers,
         "attributes": attributes,
         "outcomes": _outcomes_block(analysis, written),
+        "reader_error": _reader_block(analysis, written),
         **_control_blocks(analysis, written),
     }
 
 
+def _reader_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
+    """The reader's error: which card widened the intervals (or why none), and the tables."""
+    from glyphbench.report import reader_aware
+
+    aware = analysis.reader_aware
+    block: dict[str, Any] = {"source": aware.source, "caveats": aware.caveats, "scores": None}
+    if aware.measured and len(aware.scores):
+        metric = str(aware.scores["metric"].iloc[0])
+        scores = reader_aware.score_display(aware.scores)
+        caption = f"Scores with the reader's error ({aware.source}); 95% intervals."
+        block["scores"] = display.html_table(
+            written.table("reader_error", aware.scores, scores, caption=caption)
+        )
+        pairs = reader_aware.comparison_display(analysis.comparisons, metric)
+        block["comparisons"] = display.html_table(
+            written.table(
+                "reader_comparisons",
+                analysis.comparisons,
+                pairs,
+                caption="Paired differences with the reader's error, at each pair's Holm level.",
+            )
+        )
+    return block
+
+
 def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
     """The first screen: who is best and how sure, and each model against the controls."""
+    from glyphbench.report.reader_aware import headline as reader_headline
     from glyphbench.report.verdict import headline, verdict_rows
 
     primary = analysis.settings.primary_metric
     lines = headline(analysis.ranking, analysis.verdicts, primary, controls=analysis.controls)
+    lines.append(reader_headline(analysis.reader_aware, analysis.comparisons))
     table = None
     if len(analysis.verdicts):
         rows = pd.DataFrame(verdict_rows(analysis.verdicts, analysis.summary, primary))

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.calibration.reader_error import NOT_MEASURED, ReaderBounds
 from glyphbench.report import controls as ctl
 from glyphbench.report.compare import prompt_means
 from glyphbench.report.metric_info import metric_info
@@ -65,12 +66,16 @@ def verdicts(
     n_boot: int,
     seed: int,
     confidence: float = 0.95,
+    reader: ReaderBounds | None = None,
 ) -> pd.DataFrame:
     """One line per model: its verdict against the controls of its run (see the module).
 
     ``level`` is ``blank``, ``between``, ``level``, ``ceiling``, ``above`` or ``unknown``
     (no control in its run, or too few shared prompts); ``controls`` the per-control
-    differences as text (``blank +0.42 [0.35, 0.50]``).
+    differences as text (``blank +0.42 [0.35, 0.50]``). With ``reader`` (a card's bounds,
+    on its metric) two more columns: ``reader_verdict``, the same placing from the
+    differences' reader-aware intervals, and ``reader_controls``, those intervals as text
+    (``reader error not measured`` for a model the card's reader did not read).
     """
     if not models or not controls:
         return pd.DataFrame([], columns=VERDICT_COLUMNS)
@@ -96,20 +101,41 @@ def verdicts(
         total = np.where(paired.shared, paired.differences, 0.0).sum(axis=0)
         diff = total / np.maximum(shared, 1)
     sign = 1.0 if metric_info(metric).higher_is_better else -1.0
+    aware = reader is not None and reader.card.metric == metric
     lines, j = [], 0
     for model in models:
         if not ladders[model]:
-            lines.append([model, "no control in its run to compare with", "unknown", "", 0])
+            line = [model, "no control in its run to compare with", "unknown", "", 0]
+            lines.append(line + ["", ""] * aware)
             continue
-        steps = []
+        steps, widened = [], []
         for control in ladders[model]:
             low, high = sorted((sign * float(lo[j]), sign * float(hi[j])))
             steps.append(_Step(control, float(sign * diff[j]), low, high, int(shared[j])))
+            if aware:
+                assert reader is not None
+                bounds = reader.difference(model, control, paired.resamples[:, j], confidence)
+                low, high = sorted((sign * bounds[0], sign * bounds[1]))
+                widened.append(_Step(control, steps[-1].diff, low, high, steps[-1].n))
             j += 1
         text, level = place(steps)
         against = "; ".join(step.text(metric) for step in steps)
-        lines.append([model, text, level, against, min(step.n for step in steps)])
-    return pd.DataFrame(lines, columns=VERDICT_COLUMNS)
+        line = [model, text, level, against, min(step.n for step in steps)]
+        if aware:
+            line += _reader_placing(widened, metric)
+        lines.append(line)
+    return pd.DataFrame(lines, columns=[*VERDICT_COLUMNS, *READER_VERDICT_COLUMNS[: 2 * aware]])
+
+
+#: Columns :func:`verdicts` adds with a reader's bounds.
+READER_VERDICT_COLUMNS = ("reader_verdict", "reader_controls")
+
+
+def _reader_placing(steps: Sequence[_Step], metric: str) -> list[str]:
+    """The placing and the differences' text from reader-aware intervals."""
+    if any(math.isnan(step.lo) for step in steps if step.n >= MIN_UNITS):
+        return [NOT_MEASURED, ""]
+    return [place(steps)[0], "; ".join(step.text(metric) for step in steps)]
 
 
 class _Step:
@@ -294,12 +320,13 @@ def verdict_rows(lines: pd.DataFrame, summary: pd.DataFrame, metric: str) -> lis
             if row is not None
             else "–"
         )
-        out.append(
-            {
-                "Model": line["model"],
-                metric_header(metric): score,
-                "Against the controls": line["verdict"],
-                "Difference from each control [95% CI, paired]": line["controls"],
-            }
-        )
+        record = {
+            "Model": line["model"],
+            metric_header(metric): score,
+            "Against the controls": line["verdict"],
+            "Difference from each control [95% CI, paired]": line["controls"],
+        }
+        if "reader_verdict" in line:  # a reader's card widened the differences
+            record["With the reader's error"] = line["reader_verdict"] or "–"
+        out.append(record)
     return out

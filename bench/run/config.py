@@ -74,6 +74,7 @@ from glyphbench.core.errors import InputError, validation_error
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug, yaml_data
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.prompts.samplers import DEFAULT_SAMPLER
+from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.protocol import expand_config
 
@@ -263,12 +264,6 @@ class ApiSettings(_Strict):
         return None
 
 
-#: The run's default reader spec. rapidocr: closest to a person on real text-to-image
-#: outputs (docs/readers.md, "Which reader is closest to a person"); a suite brings its
-#: benchmark's reader.
-DEFAULT_READER = "rapidocr"
-
-
 class PromptSettings(_Strict):
     """Which prompts a run uses (the ``prompts`` stage)."""
 
@@ -307,7 +302,9 @@ class GenerateSettings(_Strict):
 class ReadSettings(_Strict):
     """Who reads the images and where (the ``read`` stage)."""
 
-    reader: ReaderSpec = DEFAULT_READER  # a reader spec, e.g. easyocr?gpu=0
+    #: A reader spec, e.g. ``easyocr?gpu=0``; default: the one default reader
+    #: (:data:`glyphbench.readers.DEFAULT_READER`); a suite brings its benchmark's reader.
+    reader: ReaderSpec = DEFAULT_READER
     #: Reader processes the run starts itself (:mod:`glyphbench.run.read_workers`);
     #: 0 reads in the run's worker thread. How, not what: not in the run's identity.
     workers: int = Field(default=0, ge=0)
@@ -618,7 +615,7 @@ class RunConfig(_Strict):
         """The flat keys the config file, mapping or flags gave (the others are defaults)."""
         if self._given is not None:
             return set(self._given)
-        given = {key for key in ("models", "api", "suite") if key in self.model_fields_set}
+        given: set[str] = {k for k in ("models", "api", "suite") if k in self.model_fields_set}
         for key, path in FLAT_KEYS.items():
             section = getattr(self, path[0]) if path[0] in self.model_fields_set else None
             if len(path) == 2 and section is not None and path[1] in section.model_fields_set:

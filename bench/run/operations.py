@@ -251,8 +251,10 @@ def run_benchmark(
                 console=console,
                 read_now=not read_later and spawned is None,
             )
-            read_meanwhile = spawned is not None
-            outcome = _run_shard_reading(runner, spawned, info) if read_meanwhile else runner.run()
+            if spawned is not None:  # the run's reader processes read while it generates
+                outcome = _run_shard_reading(runner, spawned, info)
+            else:
+                outcome = runner.run()
             _finish_shard(folder, dist, info, outcome)
             results = _merge_when_done(folder, dist, read_columns)
     return RunResult(folder.root, outcome, results)

@@ -160,13 +160,17 @@ def pool_chunks(
     """Read ``todo``'s image files in reader processes, ``step`` at a time; keep each
     reading in ``store`` (written with the rows that use it)."""
     paths = todo["image_path"].astype(str)
-    batches = (paths.iloc[start : start + step] for start in range(0, len(paths), max(1, step)))
-    for batch, (identity, full, outcomes) in pool.read(batches):
+    size = max(1, step)
+    starts = range(0, len(paths), size)
+    batches = (paths.iloc[start : start + size] for start in starts)
+    # the pool gives the batches back in order: each start names its rows
+    for start, (_, (identity, full, outcomes)) in zip(starts, pool.read(batches), strict=True):
         store.remember(full, *identity)
-        for digest, outcome in zip(todo.loc[batch.index, "image_sha256"], outcomes, strict=True):
+        rows = todo.iloc[start : start + size]
+        for digest, outcome in zip(rows["image_sha256"], outcomes, strict=True):
             if isinstance(outcome, Reading) and isinstance(digest, str) and digest:
                 store.put((digest, full), outcome)
-        yield Chunk(list(batch.index), outcomes, identity)
+        yield Chunk(list(rows.index), outcomes, identity)
 
 
 def read_chunks(
