@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.glyphbench-installed
 
-.PHONY: install test quick lint demo bench gpu-check clean
+.PHONY: install test quick lint demo bench gpu-check npm-tools clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,21 @@ lint: $(STAMP)
 	for room in $(MOUNTED); do cp -rs $(CURDIR)/$$room $(LINT_TREE)/glyphbench/$$room; done
 	set -o pipefail; $(BIN)/mypy | sed -E 's#^$(LINT_TREE)/glyphbench/($(subst $(space),|,$(MOUNTED)))/#\1/#; s#^$(LINT_TREE)/glyphbench/#bench/#'
 	PYTHONPATH=$(LINT_TREE) $(BIN)/lint-imports
+
+# The page checkers the report tests run (tests/test_report_a11y_tools.py): axe-core and
+# html-validate at the exact versions of .ci/npm/package-lock.json, installed into build/npm
+# (never the repository's root). Optional: without them those tests skip, saying why;
+# .ci/run installs them where npm is found.
+NPM_DIR := build/npm
+NPM_STAMP := $(NPM_DIR)/node_modules/.package-lock.json
+
+$(NPM_STAMP): .ci/npm/package.json .ci/npm/package-lock.json
+	mkdir -p $(NPM_DIR)
+	cp .ci/npm/package.json .ci/npm/package-lock.json $(NPM_DIR)/
+	npm ci --prefix $(NPM_DIR) --no-audit --no-fund
+
+## axe-core and html-validate for the report tests (needs npm and the npm registry, once).
+npm-tools: $(NPM_STAMP)
 
 # Tests run in two worker processes (pytest-xdist), one per core of the project's machine.
 JOBS ?= 2

@@ -236,12 +236,22 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
     return 1000 * best / batch
 
 
+def _png_home() -> Any:
+    """The imported engine's module that encodes PNGs: ``glyphbench.engine.png``, or the
+    run folder's module in an engine that has no such module (``bench_gpu_proxy.py --engine``)."""
+    import importlib
+    import importlib.util
+
+    home = "glyphbench.engine.png"
+    return importlib.import_module(
+        home if importlib.util.find_spec(home) else "glyphbench.engine.folder"
+    )
+
+
 def png_formats() -> list[int]:
     """The PNG formats the imported engine writes: ``[1]`` for one before round six
     (``bench_gpu_proxy.py --engine``), which writes Pillow's defaults and takes no format."""
-    from glyphbench.engine import folder
-
-    return sorted(getattr(folder, "PNG_FORMATS", {1: {}}))
+    return sorted(getattr(_png_home(), "PNG_FORMATS", {1: {}}))
 
 
 def new_run_png() -> int:
@@ -252,18 +262,17 @@ def new_run_png() -> int:
 
 
 def encode_png(image: Any, png: int) -> tuple[bytes, str]:
-    """:func:`glyphbench.engine.folder.encode_png` in format ``png``, on any engine."""
-    from glyphbench.engine import folder
-
-    if hasattr(folder, "PNG_FORMATS"):
-        return folder.encode_png(image, png)
-    return folder.encode_png(image)  # an engine before round six: format 1 alone
+    """:func:`glyphbench.engine.png.encode_png` in format ``png``, on any engine."""
+    home = _png_home()
+    formats = (png,) if hasattr(home, "PNG_FORMATS") else ()  # an engine before: format 1 alone
+    encoded: tuple[bytes, str] = home.encode_png(image, *formats)
+    return encoded
 
 
 def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
     """The least time a run's last batch can take to encode after generation ends.
 
-    ``encode_ms``: CPU of :func:`glyphbench.engine.folder.encode_png` per image in the PNG
+    ``encode_ms``: CPU of :func:`glyphbench.engine.png.encode_png` per image in the PNG
     format of a new run (``png_format``; least of 3 for each image of ``pool``, images
     like the model's, then their mean). The last
     batch's images are shared by the writer processes and the worker thread, at most
@@ -342,7 +351,7 @@ def ocr_throughput(engines: list[str], n: int = 16) -> dict[str, float | str]:
 #: ``--arch`` -> (builder module, builder function, saved dtype, default build folder name);
 #: tiny-sd is built in a temporary folder by main().
 ARCHITECTURES: dict[str, tuple[str, str, str, str]] = {
-    "tiny-sd": ("glyphbench.models.tiny", "build_tiny_sd", "float32", ""),
+    "tiny-sd": ("glyphbench.tiny.pipelines", "build_tiny_sd", "float32", ""),
     "sdxl-full": (
         "benchmarks.fullsize",
         "build_sdxl_architecture",
@@ -477,7 +486,7 @@ def main() -> None:
     if model is None and args.arch != "tiny-sd":
         model = build_full_size(args.arch, args.build_dir)
     if model is None:
-        from glyphbench.models.tiny import build_tiny_sd
+        from glyphbench.tiny.pipelines import build_tiny_sd
 
         model = build_tiny_sd(work / "tiny-sd")
     numbers = compare(

@@ -281,7 +281,7 @@ class Builder:
             "import sys, time; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
             "began = time.perf_counter()\n"
             "from benchmarks.bench_pipeline import build_full_size\n"
-            "from glyphbench.models.tiny import build_tiny_sd\n"
+            "from glyphbench.tiny.pipelines import build_tiny_sd\n"
             "folder = Path(sys.argv[3]) if sys.argv[3] else None\n"
             "built = build_tiny_sd(folder) if sys.argv[2] == 'tiny' else "
             "build_full_size('sdxl-full', folder)\n"
@@ -408,8 +408,8 @@ def needs(check: Check, key: str, step: str) -> Any:
 
 def build_tiny(check: Check) -> dict[str, Any]:
     from glyphbench.models.families.qwen import build_tiny_qwen_image
-    from glyphbench.models.tiny import build_tiny_sdxl
     from glyphbench.readers.tiny_vlm import build_tiny_qwen_vl
+    from glyphbench.tiny.pipelines import build_tiny_sdxl
 
     built = {
         "tiny_sdxl": build_tiny_sdxl(check.work / "tiny-sdxl"),

@@ -60,6 +60,7 @@ from glyphbench.human_eval.guard import (
     plain_markdown,
     text_input,
 )
+from glyphbench.human_eval.report import export_ratings
 from glyphbench.human_eval.service import RatingError, RatingService, View
 from glyphbench.human_eval.study import Study
 
@@ -500,7 +501,6 @@ def admin_snapshot(
     study: Study, service: RatingService, exports: ExportFolder | None = None
 ) -> list[Any]:
     """Summary text, progress tables and a freshly written export CSV (in ``exports``)."""
-    from glyphbench.human_eval.report import export_ratings
 
     store = service.store
     images = store.progress_per_image()

@@ -18,7 +18,10 @@ import pandas as pd
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import atomic_open, spreadsheet_safe, write_json, write_table
 from glyphbench.human_eval import stats
+from glyphbench.human_eval.raters import rater_quality
 from glyphbench.human_eval.study import ACCURACY_CRITERION, Study, open_store
+from glyphbench.report.figures import font_family, quiet_missing_glyphs
+from glyphbench.report.metric_info import metric_label
 from glyphbench.scoring.table import METRICS
 from glyphbench.templates import Cell, Table, render, table_from_frame
 
@@ -141,7 +144,7 @@ def analyse(
             blocks.append(table.assign(metric=metric))
             kendall[metric] = {"tau": tau, "p": p}
     ranking = pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame()
-    raters = stats.rater_quality(ratings, manifest)
+    raters = rater_quality(ratings, manifest)
     notes = []
     if positive != 1:
         notes.append("five-point scale: an answer of 4 or 5 counts as 'yes' for alignment")
@@ -157,8 +160,6 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
-
-    from glyphbench.report.figures import font_family, quiet_missing_glyphs
 
     plt.rcParams["font.family"] = font_family()
     compared = ranking_metrics()
@@ -232,7 +233,6 @@ def readable(name: str) -> str:
     >>> readable("ned"), readable("text_accuracy")
     ('NED similarity (1 = exact)', 'text accuracy')
     """
-    from glyphbench.report.metric_info import metric_label
 
     label = metric_label(name)
     return label if label != name else name.replace("_", " ")

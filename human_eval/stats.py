@@ -35,7 +35,7 @@ AC1 stays close to percent agreement. Report all three.
 
 Confidence intervals: percentile bootstrap over images (resampling whole images
 with their ratings: an image is the cluster), seeded, computed for all resamples
-at once as matrix products of the resample counts of :mod:`glyphbench.scoring.bootstrap`.
+at once as matrix products of the resample counts of :mod:`glyphbench.core.bootstrap`.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
     MAX_CELLS,
     MIN_UNITS,
     percentile_interval,
@@ -508,7 +508,7 @@ ALIGNMENT_STATISTICS = ("roc_auc", "point_biserial", "spearman")
 
 #: Fewest images of each class (people's majority said yes; said no) before an AUC or a
 #: correlation with people is shown: the report's floor for any interval
-#: (:data:`glyphbench.scoring.bootstrap.MIN_UNITS`, and why 5 is given there). Below it the
+#: (:data:`glyphbench.core.bootstrap.MIN_UNITS`, and why 5 is given there). Below it the
 #: estimate is kept in the tables but shown as "too few", with no interval.
 MIN_PER_CLASS = MIN_UNITS
 
@@ -745,72 +745,3 @@ def model_ranking(
         float(tau),
         float(p),
     )
-
-
-# -- rater quality ---------------------------------------------------------------------------
-
-#: Outlier rule: gold accuracy below this (with at least MIN_GOLD gold answers) ...
-GOLD_ACCURACY_FLOOR = 0.6
-MIN_GOLD = 3
-#: ... or a median time per item below this fraction of the median rater's.
-SPEED_FRACTION = 1 / 3
-
-
-def rater_quality(ratings: pd.DataFrame, manifest: pd.DataFrame) -> pd.DataFrame:
-    """Per rater: items, gold answers and accuracy, median seconds per item, outlier flag.
-
-    ``ratings`` also needs ``seconds`` (per item; may be NaN). A rater is
-    flagged when their accuracy on gold answers is below 0.6 (given at least
-    3 gold answers), or their median seconds per item is below a third of the
-    median over raters (clicking through without looking). ``reason`` says which.
-    """
-    import json
-
-    gold = manifest[manifest["is_gold"].astype(bool)]
-    expected = {
-        (image_id, criterion): int(value)
-        for image_id, answer in zip(gold["image_id"], gold["gold_answer"], strict=False)
-        if answer
-        for criterion, value in json.loads(answer).items()
-    }
-    rows = []
-    for rater, part in ratings.groupby("rater_id", sort=True):
-        keys = list(zip(part["image_id"], part["criterion"], strict=False))
-        checked = [
-            (int(v) == expected[k])
-            for k, v in zip(keys, part["value"], strict=False)
-            if k in expected
-        ]
-        seconds = (
-            part.drop_duplicates("image_id")["seconds"]
-            if "seconds" in part
-            else pd.Series([], dtype=float)
-        )
-        rows.append(
-            {
-                "rater_id": rater,
-                "n_items": int(part["image_id"].nunique()),
-                "n_gold_answers": len(checked),
-                "gold_accuracy": float(np.mean(checked)) if checked else math.nan,
-                "median_seconds": float(seconds.median()) if seconds.notna().any() else math.nan,
-            }
-        )
-    table = pd.DataFrame(
-        rows, columns=["rater_id", "n_items", "n_gold_answers", "gold_accuracy", "median_seconds"]
-    )
-    typical = table["median_seconds"].median()
-    reasons = []
-    for _, row in table.iterrows():
-        why = []
-        if row["n_gold_answers"] >= MIN_GOLD and row["gold_accuracy"] < GOLD_ACCURACY_FLOOR:
-            why.append(f"gold accuracy {row['gold_accuracy']:.2f} < {GOLD_ACCURACY_FLOOR}")
-        if (
-            pd.notna(typical)
-            and pd.notna(row["median_seconds"])
-            and row["median_seconds"] < SPEED_FRACTION * typical
-        ):
-            why.append(f"median {row['median_seconds']:.1f}s < 1/3 of typical {typical:.1f}s")
-        reasons.append("; ".join(why))
-    table["outlier"] = [bool(r) for r in reasons]
-    table["reason"] = reasons
-    return table

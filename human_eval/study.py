@@ -16,7 +16,6 @@ or disappear.
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from glyphbench.core.io import (
     json_kind,
     locate_run,
     read_json,
+    read_run_json,
     read_table,
     write_json,
     write_table,
@@ -141,13 +141,7 @@ def load_runs(runs: Sequence[str | Path]) -> pd.DataFrame:
         missing = [c for c in REQUIRED_RESULT_COLUMNS if c not in frame.columns]
         if missing:
             raise InputError(results, f"missing columns {missing}")
-        run_json = folder / "run.json"
-        run_id = folder.name
-        if run_json.exists():
-            try:
-                run_id = str(json.loads(run_json.read_text(encoding="utf-8")).get("run_id", run_id))
-            except (json.JSONDecodeError, AttributeError):
-                raise InputError(run_json, "not valid JSON") from None
+        run_id = str(read_run_json(folder).get("run_id", folder.name))
         if "run_id" not in frame.columns:
             frame["run_id"] = run_id
         frame["run_folder"] = str(folder.resolve())

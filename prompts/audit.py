@@ -40,7 +40,24 @@ from typing import Any
 
 import pandas as pd
 
-from glyphbench.prompts.attributes import char_length, has_numbers, has_special_chars, word_count
+from glyphbench.prompts.attributes import (
+    char_length,
+    compute_attributes,
+    has_numbers,
+    has_special_chars,
+    word_count,
+)
+from glyphbench.prompts.default import DEFAULT_DATA_DIR, read_default_tables
+from glyphbench.prompts.pool import PromptPool
+from glyphbench.prompts.sources import load_source, parse_source
+from glyphbench.prompts.textinvision import (
+    PROMPTS_FILE,
+    REAL_WORLD_FILE,
+    TEXTS_FILE,
+    read_real_world,
+    read_templates,
+    read_texts,
+)
 
 FINDING_KINDS = (
     "stated_mismatch",
@@ -308,15 +325,6 @@ def _located(
 
 def audit_textinvision(folder: str | Path) -> list[Finding]:
     """All checks on the three TextInVision files."""
-    from glyphbench.prompts.attributes import compute_attributes
-    from glyphbench.prompts.textinvision import (
-        PROMPTS_FILE,
-        REAL_WORLD_FILE,
-        TEXTS_FILE,
-        read_real_world,
-        read_templates,
-        read_texts,
-    )
 
     folder = Path(folder)
     findings: list[Finding] = []
@@ -370,7 +378,6 @@ def audit_textinvision(folder: str | Path) -> list[Finding]:
 
 def audit_default(folder: str | Path | None = None) -> list[Finding]:
     """All checks on the default set's three CSV files (loading itself enforces the format)."""
-    from glyphbench.prompts.default import DEFAULT_DATA_DIR, read_default_tables
 
     folder = Path(folder) if folder else DEFAULT_DATA_DIR
     templates, texts, real = read_default_tables(folder)
@@ -441,15 +448,12 @@ def audit(spec: str) -> list[Finding]:
 
 
 def _audit(spec: str) -> list[Finding]:
-    from glyphbench.prompts.sources import parse_source
 
     parsed = parse_source(spec)
     if parsed.kind == "textinvision":
         return audit_textinvision(parsed.target)
     if parsed.kind == "default":
         return audit_default(parsed.target or None)
-    from glyphbench.prompts.pool import PromptPool
-    from glyphbench.prompts.sources import load_source
 
     loaded = load_source(spec)
     assert not isinstance(loaded, PromptPool)

@@ -327,6 +327,7 @@ def caption_frame(captions: Sequence[Caption], source: str) -> pd.DataFrame:
     """Captions with a text as a prompt table (prompt = the caption, text = its one span)."""
     import pandas as pd
 
+    # --help loads this module; the pool (pandas) loads with a table
     from glyphbench.prompts.pool import make_prompt_id
 
     return pd.DataFrame(

@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import Field
 
 from glyphbench.core.registry import Options, Spec, register
+from glyphbench.prompts.pool import PromptPool
+from glyphbench.prompts.schema import PromptSet
+from glyphbench.prompts.stratify import sample_frame, sample_pool
 
 if TYPE_CHECKING:
     from glyphbench.prompts.pool import PromptPool
@@ -56,9 +59,6 @@ class StratifiedSampler:
     def sample(
         self, source: PromptPool | PromptSet, n: int, stratify: Sequence[str], seed: int
     ) -> PromptSet:
-        from glyphbench.prompts.pool import PromptPool
-        from glyphbench.prompts.schema import PromptSet
-        from glyphbench.prompts.stratify import sample_frame, sample_pool
 
         if isinstance(source, PromptPool):
             sampled = sample_pool(source, n, stratify, seed, self.floor)

@@ -34,12 +34,9 @@ from glyphbench.core.io import slug
 from glyphbench.core.registry import PLUGINS
 from glyphbench.prompts.attributes import char_length, word_count
 from glyphbench.prompts.pool import PromptPool
+from glyphbench.prompts.samplers import DEFAULT_SAMPLER, Sampler
 from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet, conform
-
-# Re-exported: the stratified drawing lived here before glyphbench.prompts.stratify.
-from glyphbench.prompts.stratify import allocate as allocate
-from glyphbench.prompts.stratify import sample_frame as sample_frame
-from glyphbench.prompts.stratify import sample_pool as sample_pool
+from glyphbench.prompts.sources import load_source
 
 # ---------------------------------------------------------------- filter config
 
@@ -273,7 +270,6 @@ def select_ids(source: str | PromptPool | PromptSet, ids: Collection[str]) -> Pr
     >>> chosen.frame["prompt_id"].tolist()
     ['a/b', 'p3']
     """
-    from glyphbench.prompts.sources import load_source
 
     wanted = set(ids)
     # a changed id's slug ends in "-" and 8 hex digits: without such names, skip slugging
@@ -378,8 +374,6 @@ def select(
     the default set's full cross product. ``sampler`` names the sampler plug-in
     (e.g. ``"stratified?floor=2"``); without it ``stratified`` runs with ``floor``.
     """
-    from glyphbench.prompts.samplers import DEFAULT_SAMPLER, Sampler
-    from glyphbench.prompts.sources import load_source
 
     chosen: Sampler = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
 

@@ -35,7 +35,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_table
 from glyphbench.core.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
+from glyphbench.prompts.captions import (
+    MAX_CAPTION_FILE_MB,
+    caption_frame,
+    left_out,
+    read_textcaps,
+    read_vizwiz,
+)
+from glyphbench.prompts.schema import PROMPT_COLUMNS, PROMPT_TYPES, PromptSet
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -136,6 +145,7 @@ class DefaultOptions(Options):
     summary="glyphbench's own prompt set (package data), or a folder in its format.",
 )
 def _default(spec: Spec, options: DefaultOptions) -> PromptPool:
+    # --help loads this module; the set loads when used
     from glyphbench.prompts.default import load_default_pool
 
     folder = spec.target or None  # "default:FOLDER" reads a folder in the default format
@@ -150,6 +160,7 @@ def _default(spec: Spec, options: DefaultOptions) -> PromptPool:
     summary="The public TextInVision files, read as they are (lazy pool).",
 )
 def _textinvision(spec: Spec, options: NoOptions) -> PromptPool:
+    # --help loads this module; the set loads when used
     from glyphbench.prompts.textinvision import load_textinvision_pool
 
     return load_textinvision_pool(spec.target, source=spec.text)
@@ -189,7 +200,6 @@ def _hf(spec: Spec, options: TableOptions) -> PromptSet:
 
 
 def _max_mb() -> Any:
-    from glyphbench.prompts.captions import MAX_CAPTION_FILE_MB
 
     return Field(
         default=MAX_CAPTION_FILE_MB,
@@ -225,7 +235,6 @@ class TextCapsOptions(VizWizOptions):
     "tokens find (docs/prompts.md).",
 )
 def _textcaps(spec: Spec, options: TextCapsOptions) -> PromptSet:
-    from glyphbench.prompts.captions import read_textcaps
 
     path = Path(spec.target)
     ocr = Path(options.ocr) if options.ocr else None
@@ -242,7 +251,6 @@ def _textcaps(spec: Spec, options: TextCapsOptions) -> PromptSet:
     "cued or named span the caption gives (docs/prompts.md).",
 )
 def _vizwiz(spec: Spec, options: VizWizOptions) -> PromptSet:
-    from glyphbench.prompts.captions import read_vizwiz
 
     path = Path(spec.target)
     return _caption_set(spec, path, read_vizwiz(path, options.max_mb))
@@ -250,8 +258,6 @@ def _vizwiz(spec: Spec, options: VizWizOptions) -> PromptSet:
 
 def _caption_set(spec: Spec, path: Path, captions: CaptionSet) -> PromptSet:
     """A caption source's prompt set; the captions without one text ride along in ``meta``."""
-    from glyphbench.prompts.captions import caption_frame, left_out
-    from glyphbench.prompts.schema import PromptSet
 
     if not captions.found:
         raise InputError(
@@ -302,6 +308,7 @@ def load_prompt_set(spec: str) -> PromptSet:
     million (seconds to tens of seconds, see docs/prompts.md); use
     :func:`glyphbench.prompts.select` to sample them without building every row.
     """
+    # --help loads this module; the pool (pandas) loads with a set
     from glyphbench.prompts.pool import PromptPool
 
     source = load_source(spec)
@@ -317,8 +324,6 @@ def _file_digest(path: Path) -> str:
 
 
 def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
-    from glyphbench.core.io import read_table
-    from glyphbench.prompts.schema import PromptSet
 
     path = Path(parsed.target)
     if not path.exists():
@@ -341,8 +346,6 @@ def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
 
 def _load_hf(parsed: Spec, options: TableOptions) -> PromptSet:
     import pandas as pd
-
-    from glyphbench.prompts.schema import PromptSet
 
     repo, split = parsed.target, "train"
     head, sep, tail = parsed.target.rpartition(":")
@@ -384,8 +387,8 @@ def map_columns(
     :func:`glyphbench.prompts.attributes.stored_lexicon`
     accepts them, so reading it back needs no word list.
     """
+    # --help loads this module; attributes (pandas) load with a set
     from glyphbench.prompts.attributes import compute_attributes, stored_lexicon
-    from glyphbench.prompts.schema import PROMPT_COLUMNS
 
     options = mapping.mapping()
     export = all(c in frame.columns for c in PROMPT_COLUMNS) and not options
@@ -430,7 +433,6 @@ def _columns(frame: pd.DataFrame) -> str:
 
 def _constant_type(frame: pd.DataFrame, options: dict[str, str], where: str) -> str | None:
     """``prompt_type=simple`` naming no column: one type for all rows (popped from ``options``)."""
-    from glyphbench.prompts.schema import PROMPT_TYPES
 
     if "prompt_type" not in options or options["prompt_type"] in frame.columns:
         return None
@@ -448,8 +450,8 @@ def _set_stated_apart(frame: pd.DataFrame, options: dict[str, str]) -> pd.DataFr
     A glyphbench export (every schema column present) gets its computed columns
     recomputed as they were.
     """
+    # --help loads this module; attributes (pandas) load with a set
     from glyphbench.prompts.attributes import TEXT_ATTRIBUTES
-    from glyphbench.prompts.schema import PROMPT_COLUMNS
 
     computed = (*TEXT_ATTRIBUTES, "prompt_char_length", "prompt_word_count")
     own = [c for c in frame.columns if c in computed and c not in options.values()]
@@ -479,6 +481,7 @@ def _type_columns(frame: pd.DataFrame, kind: str) -> None:
     """Ids for rows without one; real types for stated, frequency and category columns."""
     import pandas as pd
 
+    # --help loads this module; the pool (pandas) loads with a set
     from glyphbench.prompts.pool import make_prompt_id
 
     if "prompt_id" not in frame.columns:

@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from glyphbench.core.io import atomic_path
+from glyphbench.prompts.attributes import CEFR_LEVELS
 from glyphbench.prompts.pool import PromptPool
-from glyphbench.prompts.schema import PromptSet, conform
+from glyphbench.prompts.schema import PROMPT_TYPES, PromptSet, conform
 
 #: (low, high) inclusive bins for char_length and word_count.
 CHAR_BINS = ((1, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, None))
@@ -75,8 +76,6 @@ def _ordered(counts: dict[str, int], order: list[str]) -> dict[str, int]:
 
 
 def _in_display_order(stats: dict[str, Any]) -> dict[str, Any]:
-    from glyphbench.prompts.attributes import CEFR_LEVELS
-    from glyphbench.prompts.schema import PROMPT_TYPES
 
     stats["prompt_type"] = _ordered(stats["prompt_type"], list(PROMPT_TYPES))
     stats["group"] = _ordered(stats["group"], [])

@@ -179,3 +179,31 @@ def rate_by_truth(service: Any, raters: int = 9) -> list[Any]:
             view = service.submit(view.code, view.image_id, answers)
         views.append(view)
     return views
+
+
+def rated_study(root: Path) -> Path:
+    """``root/study``: a five-point study of a run in ``root/run``, rated by seven raters
+    (each a whole batch, by the reader's exact match, some by rote), with images left for
+    the rating app to show."""
+    from glyphbench.human_eval.service import RatingService
+    from glyphbench.human_eval.study import create_study, load_study
+
+    run = make_run(root / "run", per_cell=3, image_size=160)
+    study_dir = root / "study"
+    create_study(
+        [run], study_dir, n=18, min_per_cell=1, raters_per_image=3, seed=2, batch_size=6,
+        gold_per_batch=1, n_gold=4, scale="likert5", progress=False,
+    )  # fmt: skip
+    study = load_study(study_dir)
+    service = RatingService(study)
+    truth = dict(zip(study.manifest["image_id"], study.manifest["exact_match"], strict=False))
+    labels = list(study.scale)
+    for rater in range(7):
+        view = service.start(True)
+        while view.screen == "item":
+            good = bool(truth[view.image_id]) != (rater % 4 == 0)
+            answer = labels[-1 - rater % 2] if good else labels[rater % 2]
+            answers = {"prompt_following": labels[-1], "text_accuracy": answer}
+            view = service.submit(view.code, view.image_id, answers)
+        service.finish(view.code)
+    return study_dir

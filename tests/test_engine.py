@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import glyphbench.engine.folder as folder_module
+from glyphbench.core.durable import HOST_TAG
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import HOST_TAG
 from glyphbench.engine import (
     Batch,
     Group,

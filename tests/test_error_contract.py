@@ -92,6 +92,33 @@ def test_corrupt_run_json(
         assert code == 2 and str(tmp_path / "run.json") in line and problem in line
 
 
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", "\xff"])
+def test_damaged_run_json_is_the_same_line_in_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    """report, export and human sample read run.json through one reader: one line, one fix."""
+    from human_fixtures import make_run
+
+    from glyphbench.core.io import RUN_JSON_DAMAGED
+
+    run = make_run(tmp_path / "run", per_cell=1, image_size=32)
+    (run / "run.json").write_text(content, encoding="latin-1")
+    commands = (
+        ["report", run, "--out", tmp_path / "r"],
+        ["export", run, "--hf-dataset", tmp_path / "e"],
+        ["human", "sample", run, "--out", tmp_path / "s"],
+    )
+    lines = []
+    for command in commands:
+        code, err = glyphbench(command, capsys)
+        assert code == 2
+        lines.append(one_line(err))
+    assert lines[0] == lines[1] == lines[2]
+    assert lines[0].startswith(f"error: {run / 'run.json'}")
+    assert lines[0].endswith(f"; {RUN_JSON_DAMAGED}")
+    assert not [name for name in "res" if (tmp_path / name).exists()]
+
+
 def test_jsonl_line_that_is_not_an_object(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

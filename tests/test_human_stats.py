@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glyphbench.human_eval import stats
+from glyphbench.human_eval.raters import rater_quality
 
 
 def long_ratings(
@@ -341,7 +342,7 @@ def test_rater_quality_flags_bad_gold_and_speeders() -> None:
                     "seconds": seconds,
                 }
             )
-    table = stats.rater_quality(pd.DataFrame(rows), manifest).set_index("rater_id")
+    table = rater_quality(pd.DataFrame(rows), manifest).set_index("rater_id")
     assert table.loc["good", "gold_accuracy"] == 1.0 and not table.loc["good", "outlier"]
     assert table.loc["bad", "gold_accuracy"] == 0.0 and table.loc["bad", "outlier"]
     assert table.loc["fast", "outlier"] and "median" in table.loc["fast", "reason"]

@@ -15,13 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from glyphbench.core.accelerator import is_oom
 from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS, parse_options
 from glyphbench.models import ImageRequest, get_model
 from glyphbench.models.diffusers_adapter import (
     DiffusersModel,
     DiffusersOptions,
-    is_oom,
     split_target,
 )
 from glyphbench.models.families import (

@@ -121,8 +121,8 @@ def test_a_taken_api_provider_name_is_an_error_naming_both_modules() -> None:
 
 
 def test_a_taken_vlm_preset_name_is_an_error_naming_both_modules() -> None:
-    from glyphbench.readers.vlm import PRESETS, VLMOptions
-    from glyphbench.readers.vlm_presets import Preset, register_preset
+    from glyphbench.readers.vlm import VLMOptions
+    from glyphbench.readers.vlm_presets import PRESETS, Preset, register_preset
 
     built_in = PRESETS["oneig"]
     shadow = Preset("Read it.", 7, "keep", "a shadow of OneIG's preset")

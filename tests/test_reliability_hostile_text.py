@@ -39,7 +39,7 @@ def test_a_config_nested_thousands_deep_is_one_line(
 
 def test_block_nesting_is_refused_the_same_way(tmp_path: Path) -> None:
     from glyphbench.core.errors import InputError
-    from glyphbench.core.io import yaml_data
+    from glyphbench.core.yaml_input import yaml_data
 
     text = "".join(f"{'  ' * level}k{level}:\n" for level in range(300)) + "  " * 300 + "x: 1\n"
     with pytest.raises(InputError, match=r"deep.yaml:\d+: invalid YAML: nested more than 100"):
@@ -72,7 +72,7 @@ def test_duplicate_keys_are_refused_in_every_yaml_the_project_reads(tmp_path: Pa
 
 
 def test_merge_keys_and_shared_anchors_are_not_duplicates() -> None:
-    from glyphbench.core.io import yaml_data
+    from glyphbench.core.yaml_input import yaml_data
 
     text = "base: &b {size: 64, rate: 0.1}\nmine:\n  <<: *b\n  size: 128\nsame: *b\n"
     data = yaml_data(text, "ok.yaml")

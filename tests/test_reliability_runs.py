@@ -22,8 +22,9 @@ import pytest
 from race_helper import race
 from runner_helper import register, write_prompts_csv
 
+from glyphbench.core.durable import HOST_TAG
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import HOST_TAG, atomic_path, stale_temp_files, write_json
+from glyphbench.core.io import atomic_path, stale_temp_files, write_json
 from glyphbench.core.schema import ROW_KEY
 from glyphbench.engine import FolderBusy, RunFolder
 from glyphbench.run.config import RunConfig

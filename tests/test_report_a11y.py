@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 from test_human_report_publishable import _page as human_page
-from test_vae_report import _rows
+from vae_report_fixtures import vae_rows
 
 from glyphbench.vae_eval.report import write_report
 
@@ -73,7 +73,8 @@ def text_colours(page: str) -> dict[str, tuple[str, tuple[str, ...]]]:
 
 
 def _vae_page(tmp_path: Path) -> str:
-    rows = _rows("taesd:taef2", {48: 100.0, 14: 20.0}) + _rows("identity", {48: 100.0, 14: 90.0})
+    rows = vae_rows("taesd:taef2", {48: 100.0, 14: 20.0})
+    rows += vae_rows("identity", {48: 100.0, 14: 90.0})
     return write_report(pd.DataFrame(rows), tmp_path).read_text(encoding="utf-8")
 
 

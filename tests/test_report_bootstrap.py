@@ -1,4 +1,4 @@
-"""The one bootstrap kernel (glyphbench.scoring.bootstrap).
+"""The one bootstrap kernel (glyphbench.core.bootstrap).
 
 Clusters, shared draws, aggregates, coverage.
 """

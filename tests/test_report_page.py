@@ -38,14 +38,15 @@ def test_glossary_per_image_csv_and_plain_tiles(tmp_path: Path) -> None:
 
 
 def test_vae_figure_says_when_a_codec_is_the_ceiling() -> None:
+    from vae_report_fixtures import vae_rows
+
     from glyphbench.vae_eval.report import wr_figure
-    from tests.test_vae_report import _rows
 
     sizes = {48: 100.0, 32: 90.0, 20: 70.0}
-    identity = _rows("identity", sizes, ceiling=0.0)
+    identity = vae_rows("identity", sizes, ceiling=0.0)
     for row in identity:  # identity reads exactly what the original reads
         row["wr_original"] = row["wr"]
-    lossy = _rows("taef2", {s: v - 20 for s, v in sizes.items()})
+    lossy = vae_rows("taef2", {s: v - 20 for s, v in sizes.items()})
     for row, ref in zip(lossy, identity, strict=True):
         row["wr_original"] = ref["wr"]
     figure = wr_figure(pd.DataFrame(identity + lossy))

@@ -16,16 +16,18 @@ import pandas as pd
 import pytest
 from report_fixtures import build_run
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.io import write_checksum
+from glyphbench.core.paired import holm_intervals
 from glyphbench.report.analyse import Settings, analyse
 from glyphbench.report.build import write_report
+from glyphbench.report.compare import compare_models, rank_models
 from glyphbench.report.display import control_display
 from glyphbench.report.load import load_runs
 from glyphbench.report.metric_info import metric_label
 from glyphbench.report.slices import Slicing
-from glyphbench.report.stats import compare_models, rank_models, summarize
+from glyphbench.report.stats import summarize
 from glyphbench.report.tables import display_summary
-from glyphbench.scoring.bootstrap import MIN_UNITS, holm_intervals
 
 
 def _paired_close_models(run: Path, n_prompts: int, gap: float) -> None:

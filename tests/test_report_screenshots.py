@@ -8,17 +8,16 @@ text, and (reports) interval cells (``.ci``). Full-page screenshots are saved un
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import pytest
 from browser import chromium_driver, needs_chromium
-from human_fixtures import launch_app, make_run
+from human_fixtures import launch_app, rated_study
 from report_fixtures import build_run
+from vae_report_fixtures import vae_results
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420), needs_chromium]
 
@@ -35,7 +34,7 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
         "bench_report": _bench_report(root).as_uri(),
         "vae_report": _vae_report(root).as_uri(),
     }
-    study = _rated_study(root)
+    study = rated_study(root / "rated")
     from glyphbench.human_eval.report import write_report as write_human_report
     from glyphbench.human_eval.study import load_study
 
@@ -59,48 +58,8 @@ def _bench_report(root: Path) -> Path:
 
 def _vae_report(root: Path) -> Path:
     from glyphbench.vae_eval.report import write_report
-    from tests.test_vae_report import _rows
 
-    rows = []
-    for k in range(3):  # three images per size and codec, one failed row: a banner
-        for vae, loss in (("identity", 0.0), ("taef2", 12.0), ("jpeg?quality=10", 30.0)):
-            sizes = {
-                48: 100.0 - loss / 2,
-                32: 96.0 - loss,
-                20: 90.0 - 2 * loss,
-                14: 80.0 - 2 * loss,
-            }
-            for row in _rows(vae, {size: wr - 5 * k for size, wr in sizes.items()}):
-                row.update(image_id=f"{row['image_id']}-{k}", psnr_text=25.0, ssim_text=0.8)
-                rows.append(row)
-    rows[-1].update(error="codec: blank (constant) reconstruction", wr=math.nan, pa=math.nan)
-    return write_report(pd.DataFrame(rows), root / "vae")
-
-
-def _rated_study(root: Path) -> Path:
-    """A five-point study rated by seven raters, with images left for the app to show."""
-    from glyphbench.human_eval.service import RatingService
-    from glyphbench.human_eval.study import create_study, load_study
-
-    run = make_run(root / "run_human", per_cell=3, image_size=160)
-    study_dir = root / "study"
-    create_study(
-        [run], study_dir, n=18, min_per_cell=1, raters_per_image=3, seed=2, batch_size=6,
-        gold_per_batch=1, n_gold=4, scale="likert5", progress=False,
-    )  # fmt: skip
-    study = load_study(study_dir)
-    service = RatingService(study)
-    truth = dict(zip(study.manifest["image_id"], study.manifest["exact_match"], strict=False))
-    labels = list(study.scale)
-    for rater in range(7):
-        view = service.start(True)
-        while view.screen == "item":
-            good = bool(truth[view.image_id]) != (rater % 4 == 0)
-            answer = labels[-1 - rater % 2] if good else labels[rater % 2]
-            answers = {"prompt_following": labels[-1], "text_accuracy": answer}
-            view = service.submit(view.code, view.image_id, answers)
-        service.finish(view.code)
-    return study_dir
+    return write_report(vae_results(), root / "vae")
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from report_fixtures import build_run
 
+from glyphbench.core.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import write_checksum
+from glyphbench.report.compare import compare_models, paired_difference, rank_models
 from glyphbench.report.controls import control_chain, control_sanity, ocr_ceiling, parse_control
 from glyphbench.report.load import load_runs
 from glyphbench.report.slices import (
@@ -22,14 +24,7 @@ from glyphbench.report.slices import (
     bin_numeric,
     slice_labels,
 )
-from glyphbench.report.stats import (
-    compare_models,
-    paired_difference,
-    peer_views,
-    rank_models,
-    summarize,
-)
-from glyphbench.scoring.bootstrap import MIN_UNITS, bootstrap_ci, mean_interval, resampled_means
+from glyphbench.report.stats import peer_views, summarize
 
 
 @pytest.fixture(scope="module")

@@ -31,5 +31,11 @@ def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert meta["models"][TINY_LABEL]["tiny_random"] is True
     out = capsys.readouterr().out
     assert str(run) in out
-    if (tmp_path / "demo" / "report" / "index.html").exists():
-        assert "report:" in out
+    assert (tmp_path / "demo" / "report" / "index.html").exists() and "report:" in out
+    # the demo ends with the report's answer: each model's NED with its interval (or why none)
+    from glyphbench.report.console import metric_cells
+
+    answer = json.loads((tmp_path / "demo" / "report" / "answer.json").read_text())
+    tiny = next(m for m in answer["models"] if m["model"] == TINY_LABEL)
+    ((value, interval),) = metric_cells(tiny, ["ned"])
+    assert value in out and interval and interval in out

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from vae_report_fixtures import vae_rows
 
 from glyphbench.vae_eval.analyse import (
     CEILING_LABEL,
@@ -24,56 +25,24 @@ from glyphbench.vae_eval.analyse import (
 from glyphbench.vae_eval.report import page_context, reader_calibration, write_report
 
 
-def _rows(
-    vae: str, wr_by_size: dict[int, float], ceiling: float = 100.0
-) -> list[dict[str, object]]:
-    return [
-        {
-            "vae": vae,
-            "image_id": f"img{size}",
-            "image_index": index,
-            "font_size": size,
-            "char_class": "lower" if index % 2 else "upper",
-            "truth": "a b",
-            "truth_source": "metadata",
-            "ocr_original": "a b",
-            "ocr_reconstruction": "a",
-            "wr_original": ceiling,
-            "pa_original": ceiling,
-            "wr": wr,
-            "pa": wr,
-            "wr_loss": ceiling - wr,
-            "pa_loss": ceiling - wr,
-            "psnr": 30.0,
-            "ssim": 0.9,
-            "original_path": "",
-            "reconstruction_path": "",
-            "ocr_engine": "easyocr",
-            "ocr_version": "test",
-            "error": "",
-        }
-        for index, (size, wr) in enumerate(wr_by_size.items())
-    ]
-
-
 def test_survival_threshold_worked_example() -> None:
     # The docstring's example: 48 and 32 pass, 20 fails, so 10 passing again does not count.
     table = pd.DataFrame(
-        _rows("vae", {48: 100.0, 32: 95.0, 20: 60.0, 10: 90.0})
-        + _rows("good", {48: 100.0, 32: 100.0, 20: 100.0, 10: 95.0})
-        + _rows("bad", {48: 50.0, 32: 0.0, 20: 0.0, 10: 0.0})
+        vae_rows("vae", {48: 100.0, 32: 95.0, 20: 60.0, 10: 90.0})
+        + vae_rows("good", {48: 100.0, 32: 100.0, 20: 100.0, 10: 95.0})
+        + vae_rows("bad", {48: 50.0, 32: 0.0, 20: 0.0, 10: 0.0})
     )
     assert survival_threshold(table) == {"vae": 32.0, "good": 10.0, "bad": None}
 
 
 def test_survival_threshold_is_relative_to_the_ceiling() -> None:
     # WR 50 where the OCR itself only reaches 50 is full survival
-    table = pd.DataFrame(_rows("vae", {48: 50.0, 20: 50.0}, ceiling=50.0))
+    table = pd.DataFrame(vae_rows("vae", {48: 50.0, 20: 50.0}, ceiling=50.0))
     assert survival_threshold(table) == {"vae": 20.0}
 
 
 def test_summary_skips_failed_rows_and_counts_them() -> None:
-    rows = _rows("vae", {48: 100.0, 32: 50.0})
+    rows = vae_rows("vae", {48: 100.0, 32: 50.0})
     rows[1].update(error="codec: blank (constant) reconstruction", wr=math.nan, pa=math.nan)
     summary = summary_table(pd.DataFrame(rows))
     assert summary.loc["vae", "failed"] == 1
@@ -84,7 +53,7 @@ def test_summary_skips_failed_rows_and_counts_them() -> None:
 def test_pivot_has_ceiling_row_and_sizes_in_numeric_order() -> None:
     # issue 15: font sizes run smallest first, as numbers (9 before 10 before 100)
     table = pd.DataFrame(
-        _rows("a", {10: 20.0, 100: 95.0, 9: 5.0, 48: 90.0}) + _rows("b", {10: 0.0, 48: 40.0})
+        vae_rows("a", {10: 20.0, 100: 95.0, 9: 5.0, 48: 90.0}) + vae_rows("b", {10: 0.0, 48: 40.0})
     )
     pivot = wr_pivot(table, ["font_size"])
     assert list(pivot.index) == ["OCR ceiling (original)", "a", "b"]
@@ -93,7 +62,7 @@ def test_pivot_has_ceiling_row_and_sizes_in_numeric_order() -> None:
 
 
 def test_write_report_files(tmp_path: Path) -> None:
-    rows = _rows("jpeg?quality=5", {48: 100.0, 14: 20.0})
+    rows = vae_rows("jpeg?quality=5", {48: 100.0, 14: 20.0})
     rows[0]["truth_source"] = "ocr_original"
     page = write_report(pd.DataFrame(rows), tmp_path, notes=["a note & more"])
     text = page.read_text(encoding="utf-8")
@@ -105,7 +74,7 @@ def test_write_report_files(tmp_path: Path) -> None:
 
 def test_page_shows_a_hostile_codec_name_and_note_as_text(tmp_path: Path) -> None:
     hostile = '<script>alert("x")</script>'
-    rows = _rows(hostile, {48: 100.0, 14: 20.0})
+    rows = vae_rows(hostile, {48: 100.0, 14: 20.0})
     rows[0]["ocr_reconstruction"] = hostile
     page = write_report(pd.DataFrame(rows), tmp_path, notes=[hostile]).read_text()
     assert "<script" not in page  # the page has no scripts: any would be injected
@@ -120,7 +89,7 @@ def _class_rows() -> list[dict[str, object]]:
     for index, (char_class, ceiling, wr) in enumerate(
         [("lower", 100.0, 80.0), ("accented", 0.0, 0.0)]
     ):
-        row = _rows("taef2", {48: wr}, ceiling=ceiling)[0]
+        row = vae_rows("taef2", {48: wr}, ceiling=ceiling)[0]
         row.update(image_id=f"i{index}", image_index=index, char_class=char_class)
         rows.append(row)
     return rows
@@ -153,14 +122,14 @@ def test_reader_name_version_and_calibration(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:
-    with_boxes = _rows("taef2", {48: 90.0, 20: 50.0})
+    with_boxes = vae_rows("taef2", {48: 90.0, 20: 50.0})
     for row in with_boxes:
         row.update(psnr_text=21.5, ssim_text=0.8125)
     summary = summary_table(pd.DataFrame(with_boxes))
     assert summary.loc["taef2", "PSNR text"] == pytest.approx(21.5)
     page = write_report(pd.DataFrame(with_boxes), tmp_path / "a").read_text(encoding="utf-8")
     assert "PSNR text" in page and "21.5" in page and "0.812" in page
-    without = _rows("jpeg", {48: 90.0})  # a folder set without boxes: the columns are NaN
+    without = vae_rows("jpeg", {48: 90.0})  # a folder set without boxes: the columns are NaN
     without[0].update(psnr_text=math.nan, ssim_text=math.nan)
     page = write_report(pd.DataFrame(without), tmp_path / "b").read_text(encoding="utf-8")
     jpeg_row = re.search(r"<th scope=\"row\">jpeg</th>.*?</tr>", page, re.S)
@@ -169,8 +138,8 @@ def test_text_region_figures_are_shown_or_na(tmp_path: Path) -> None:
 
 def test_first_size_below_the_floor() -> None:
     table = pd.DataFrame(
-        _rows("taef2", {48: 79.2, 32: 77.8, 20: 70.8, 14: 59.7, 10: 8.3})
-        + _rows("identity", {48: 80.0, 10: 60.0})
+        vae_rows("taef2", {48: 79.2, 32: 77.8, 20: 70.8, 14: 59.7, 10: 8.3})
+        + vae_rows("identity", {48: 80.0, 10: 60.0})
     )
     assert first_size_below(table) == {"taef2": 10.0, "identity": None}
 
@@ -184,7 +153,7 @@ def _per_size(vae: str, per_size: int, wr: dict[int, list[float]]) -> list[dict[
     rows: list[dict[str, object]] = []
     for size, values in wr.items():
         for k in range(per_size):
-            (row,) = _rows(vae, {size: values[k % len(values)]})
+            (row,) = vae_rows(vae, {size: values[k % len(values)]})
             row.update(image_id=f"s{size}-{k}", image_index=len(rows))
             rows.append(row)
     return rows
@@ -245,7 +214,7 @@ def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
 
     from glyphbench.scoring.table import METRICS, Derived
 
-    table = pd.DataFrame(_rows("vae", {48: 100.0, 32: 50.0}))
+    table = pd.DataFrame(vae_rows("vae", {48: 100.0, 32: 50.0}))
     before = summary_table(table)
     assert list(before.columns[2:-2]) == [
         "WR",

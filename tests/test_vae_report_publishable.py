@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
+from vae_report_fixtures import vae_rows
 
 from glyphbench.vae_eval.analyse import (
     MIN_SIZES,
@@ -21,14 +22,13 @@ from glyphbench.vae_eval.analyse import (
     threshold_warnings,
 )
 from glyphbench.vae_eval.report import wr_figure, write_report
-from tests.test_vae_report import _rows
 
 
 def _spread_rows(vae: str, sizes: list[int]) -> list[dict[str, object]]:
     """Three images per size with different WR, so every mean has a non-trivial interval."""
     rows: list[dict[str, object]] = []
     for k in range(3):
-        for row in _rows(vae, {size: 30.0 * k + size % 7 for size in sizes}):
+        for row in vae_rows(vae, {size: 30.0 * k + size % 7 for size in sizes}):
             row.update(image_id=f"{row['image_id']}-{k}", image_index=len(rows))
             rows.append(row)
     return rows
@@ -61,7 +61,7 @@ def test_page_shows_intervals_definitions_and_sizes_in_numeric_order(tmp_path: P
 
 def test_legend_does_not_cover_the_data() -> None:
     table = pd.DataFrame(
-        _rows("a", {10: 0.0, 20: 50.0, 48: 100.0}) + _rows("b", {10: 100.0, 20: 5.0, 48: 0.0})
+        vae_rows("a", {10: 0.0, 20: 50.0, 48: 100.0}) + vae_rows("b", {10: 100.0, 20: 5.0, 48: 0.0})
     )
     figure = wr_figure(table)
     figure.canvas.draw()
@@ -73,12 +73,12 @@ def test_legend_does_not_cover_the_data() -> None:
 
 @pytest.mark.slow
 def test_threshold_on_too_few_sizes_is_warned(tmp_path: Path) -> None:
-    few = pd.DataFrame(_rows("taef2", {48: 100.0, 32: 90.0}))
+    few = pd.DataFrame(vae_rows("taef2", {48: 100.0, 32: 90.0}))
     assert MIN_SIZES == 3
     assert threshold_warnings(few) and "2 font sizes (32, 48 px)" in threshold_warnings(few)[0]
     page = write_report(few, tmp_path / "few").read_text(encoding="utf-8")
     assert "threshold-warning" in page
-    enough = pd.DataFrame(_rows("taef2", {48: 100.0, 32: 90.0, 20: 80.0}))
+    enough = pd.DataFrame(vae_rows("taef2", {48: 100.0, 32: 90.0, 20: 80.0}))
     assert threshold_warnings(enough) == []
     page = write_report(enough, tmp_path / "enough").read_text(encoding="utf-8")
     assert "threshold-warning" not in page
@@ -86,7 +86,7 @@ def test_threshold_on_too_few_sizes_is_warned(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_failed_rows_get_a_banner_with_the_first_error(tmp_path: Path) -> None:
-    rows = _rows("taef2", {48: 100.0, 32: 90.0, 20: 80.0})
+    rows = vae_rows("taef2", {48: 100.0, 32: 90.0, 20: 80.0})
     rows[1].update(error="codec: out of memory", wr=math.nan, pa=math.nan)
     banner = failure_banner(pd.DataFrame(rows))
     assert banner == {"failed": 1, "rows": 3, "every": False, "first": "codec: out of memory"}
@@ -98,7 +98,7 @@ def test_failed_rows_get_a_banner_with_the_first_error(tmp_path: Path) -> None:
     page = write_report(pd.DataFrame(rows), tmp_path / "all").read_text(encoding="utf-8")
     assert "Every row failed (3 of 3)" in page
     assert "Mean WR by" not in page  # no empty tables under the banner
-    ok = write_report(pd.DataFrame(_rows("taef2", {48: 100.0})), tmp_path / "ok")
+    ok = write_report(pd.DataFrame(vae_rows("taef2", {48: 100.0})), tmp_path / "ok")
     assert 'id="failures"' not in ok.read_text(encoding="utf-8")
 
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glyphbench.core.bootstrap import MIN_UNITS, mean_interval, seeded_rng
 from glyphbench.core.registry import Spec
 from glyphbench.core.schema import failed_mask
-from glyphbench.scoring.bootstrap import MIN_UNITS, mean_interval, seeded_rng
 from glyphbench.scoring.table import METRICS, Mean
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ MIN_SIZES = 3
 
 #: Fewest successful images at every font size for a threshold to be stated (else "evidence
 #: too thin"): the report's one minimum for an interval
-#: (:data:`glyphbench.scoring.bootstrap.MIN_UNITS`).
+#: (:data:`glyphbench.core.bootstrap.MIN_UNITS`).
 MIN_IMAGES_PER_SIZE = MIN_UNITS
 
 #: Bootstrap of every interval on the page: resamples, seed, level (images resampled).
@@ -133,7 +133,7 @@ def mean_bounds(values: Any, key: tuple[object, ...]) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values`` over images (NaNs dropped).
 
     Each image is its own resampling unit; the one kernel
-    :func:`glyphbench.scoring.bootstrap.mean_interval`
+    :func:`glyphbench.core.bootstrap.mean_interval`
     draws the resamples, seeded by :data:`SEED` and ``key`` (same input, same interval).
     Fewer than two finite values, or any infinite one (a pixel-identical PSNR), give NaN.
 

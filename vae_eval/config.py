@@ -28,10 +28,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glyphbench.core.errors import InputError, validation_error
-from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, yaml_data
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
+from glyphbench.core.yaml_input import yaml_data
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
+from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
+from glyphbench.vae_eval.imageset import load_image_set
 
 
 class VaeEntry(BaseModel):
@@ -84,7 +87,6 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
     not support.
     """
-    from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
 
     records = []
     for entry in entries:
@@ -164,7 +166,6 @@ def merge_settings(
 
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
-    from glyphbench.vae_eval.imageset import load_image_set
 
     entries = config.entries() if config is not None else []
     named = {entry.spec for entry in entries}

@@ -31,14 +31,13 @@ Rows whose reference is the original's OCR (no ground truth) are flagged in a no
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench import templates
-from glyphbench.core.io import atomic_open, atomic_path
+from glyphbench.core.io import atomic_open, atomic_path, read_run_json
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.tables import write_table_set
 from glyphbench.scoring.table import METRICS
@@ -479,7 +478,7 @@ def page_context(
         "reader_calibration": None,
         "reader_limits": [],
         "reader_floor": f"{READER_FLOOR:g}%",
-        "timing": _run_facts(out).get("timing", ""),
+        "timing": read_run_json(out).get("timing", ""),
         "notes": _notes(table, notes),
         "summary": None,
         "thresholds": None,
@@ -534,15 +533,6 @@ def _reader(table: pd.DataFrame) -> dict[str, str]:
         "name": ", ".join(pairs["ocr_engine"].unique()),
         "version": "; ".join(pairs["ocr_version"].unique()),
     }
-
-
-def _run_facts(out: Path) -> dict[str, Any]:
-    """run.json of the evaluation in ``out`` ({} when absent or unreadable)."""
-    try:
-        facts = json.loads((out / "run.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return facts if isinstance(facts, dict) else {}
 
 
 def write_report(table: pd.DataFrame, out: Path, *, notes: list[str] | None = None) -> Path:

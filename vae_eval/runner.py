@@ -47,10 +47,11 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
-from glyphbench.vae_eval.codecs import check_codec_files
-from glyphbench.vae_eval.imageset import ImageItem, ImageSet
+from glyphbench.vae_eval.codecs import CodecFailure, check_codec_files, get_codec
+from glyphbench.vae_eval.codecs.protocol import name_codecs
+from glyphbench.vae_eval.imageset import ImageItem, ImageSet, load_image_set
 from glyphbench.vae_eval.metrics import image_scores, text_scores
-from glyphbench.vae_eval.reading import TimedReader, Turn
+from glyphbench.vae_eval.reading import TIMING_METHOD, TIMING_METHOD_OVERLAP, TimedReader, Turn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -250,7 +251,6 @@ class Evaluation:
 
     # ------------------------------------------------------------------ codecs
     def _codec_rows(self, batch: engine.Batch) -> list[dict[str, Any]]:
-        from glyphbench.vae_eval.codecs import CodecFailure
 
         items: list[ImageItem] = batch.jobs
         if batch.failure is not None:
@@ -292,7 +292,6 @@ class Evaluation:
         ]
 
     def _codec_error(self, item: ImageItem, original: Image.Image | None, recon: Any) -> str:
-        from glyphbench.vae_eval.codecs import CodecFailure
 
         if isinstance(recon, CodecFailure):
             return f"codec: {recon.message}"
@@ -362,7 +361,6 @@ def _opener(
     spec: str, preloaded: dict[str, Codec | Exception], turn: Turn | None = None
 ) -> Callable[[], CodecProducer]:
     def open_codec() -> CodecProducer:
-        from glyphbench.vae_eval.codecs import get_codec
 
         codec = preloaded.pop(spec, None) or get_codec(spec)
         if isinstance(codec, Exception):
@@ -373,7 +371,6 @@ def _opener(
 
 
 def _create(spec: str) -> Codec | Exception:
-    from glyphbench.vae_eval.codecs import get_codec
 
     try:
         return get_codec(spec)
@@ -396,8 +393,6 @@ def evaluate(
     total)`` is called as each stage starts and after each batch, with the images done in
     that stage (:data:`glyphbench.engine.loop.ProgressFn`).
     """
-    from glyphbench.vae_eval.codecs.protocol import name_codecs
-    from glyphbench.vae_eval.imageset import load_image_set
 
     specs, given = name_codecs(options.codecs)  # keep order, drop repeats; objects by name
     for spec in specs:  # a typo in --vae is a user error, not a failure row
@@ -453,7 +448,6 @@ def evaluate(
 
 def timing_method(options: RunOptions) -> str:
     """How ``ocr_seconds``/``codec_seconds`` were measured (run.json ``timing``; issue 16)."""
-    from glyphbench.vae_eval.reading import TIMING_METHOD, TIMING_METHOD_OVERLAP
 
     return TIMING_METHOD_OVERLAP if options.overlap else TIMING_METHOD
 

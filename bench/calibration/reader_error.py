@@ -44,7 +44,13 @@ from typing import Any
 
 import numpy as np
 
-from glyphbench.core.bootstrap import cluster_codes, percentile_interval, resampled_means, tail
+from glyphbench.core.bootstrap import (
+    cluster_codes,
+    percentile_interval,
+    resampled_means,
+    seeded_rng,
+    tail,
+)
 from glyphbench.core.errors import InputError
 
 #: The metric whose reader error the card measures (NED against the intended text).
@@ -303,7 +309,6 @@ class ReaderBounds:
     @classmethod
     def draw(cls, card: ReaderError, models: Any, *, n_boot: int, seed: int) -> ReaderBounds:
         """The bounds resampled ``n_boot`` times, seeded by ``(seed, "reader-error", reader)``."""
-        from glyphbench.core.bootstrap import seeded_rng
 
         rng = seeded_rng(seed, ("reader-error", card.reader))
         return cls(card, card.bound_resamples(n_boot, rng), frozenset(map(str, models)))

@@ -21,15 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench.calibration.long_text import word_counts
-from glyphbench.core.errors import InputError
-from glyphbench.core.paths import Contained
-from glyphbench.scoring import score_pairs
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
+    MIN_UNITS,
     mean_interval,
     percentile_interval,
     resampled_means,
     seeded_rng,
 )
+from glyphbench.core.errors import InputError
+from glyphbench.core.paths import Contained
+from glyphbench.scoring import score_pairs
 from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
@@ -299,7 +300,6 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
     95% intervals. Only models with at least :data:`~glyphbench.core.bootstrap.MIN_UNITS`
     such images take part (below it an interval is the range of the data).
     """
-    from glyphbench.core.bootstrap import MIN_UNITS
 
     out = []
     groups = {
@@ -345,7 +345,6 @@ def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[s
     images of one gallery share a model and a style, so they are not independent), and
     ``score_bias`` (mean reader minus person).
     """
-    from glyphbench.core.bootstrap import MIN_UNITS
 
     scored = rows[rows["score_reader"].notna()]
     groups = [("all", scored)]

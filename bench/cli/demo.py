@@ -13,6 +13,7 @@ CPU is the demo's bottleneck; the tiny pipeline draws 64-pixel images.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,8 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     """Run the demo into ``out``; returns the run folder. Prints where everything is."""
     import yaml
 
-    from glyphbench.report.console import print_summary, summary_console
+    from glyphbench.report.build import ANSWER
+    from glyphbench.report.console import print_answer, summary_console
     from glyphbench.run.operations import run_benchmark
 
     console = summary_console()
@@ -74,11 +76,13 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     text = "# glyphbench demo config\n" + yaml.safe_dump(mapping, sort_keys=False)
     result = run_benchmark(config, config_text=text, progress=progress)
     assert result.results is not None  # one process: merged at the end
-    print_summary(result.results, console, title="glyphbench demo (controls are marked)")
-    console.print(f"run folder: {result.out}  (run.json, images/, results.parquet)")
     from glyphbench.report import write_report
 
     index = write_report([result.out], out / "report")
+    # the report's answer (scores with intervals, ranks, verdicts), as `glyphbench report` prints it
+    answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
+    print_answer(answer, console, title="glyphbench demo (controls are marked)")
+    console.print(f"run folder: {result.out}  (run.json, images/, results.parquet)")
     console.print(f"report: {index}")
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s")
     console.print(f"VAE text survival on a real trained VAE (taef2): {VAE_COMMAND}")

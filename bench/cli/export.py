@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import locate_run, read_table, write_json
+from glyphbench.core.io import locate_run, read_run_json, read_table, write_json
 from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
 from glyphbench.scoring.table import METRICS
@@ -67,15 +67,12 @@ def export_command(
 
 def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
-
-    from glyphbench.report.load import read_run_meta
-
     run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"
     if out.exists() and any(out.iterdir()):
         raise InputError(out, "the export folder exists and is not empty; choose another")
     rows = read_table(results)  # checksums checked (issue 32)
-    meta = read_run_meta(run_dir)
+    meta = read_run_json(run_dir)
     has_image = rows["image_path"].notna() & ~failed_mask(rows)
     named = rows.loc[has_image, "image_path"]
     # every path the table names stays inside the run, and its copy inside ``out``

@@ -12,36 +12,18 @@ from typing import Any
 
 import typer
 
+from glyphbench.cli.common import SOURCE_HELP, source_kinds
 from glyphbench.core.io import write_table
 from glyphbench.core.progress import LineProgress, Ticker
-from glyphbench.core.registry import PLUGINS
 from glyphbench.core.terminal import printable
 from glyphbench.prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
 from glyphbench.prompts.sources import load_prompt_set, load_source
-
-
-def source_kinds() -> str:
-    """Every registered prompt source as its usage without options, comma-separated
-    (``glyphbench list sources`` has the options): help texts never list old ones.
-
-    >>> "textinvision:DIR" in source_kinds() and "default[:DIR]" in source_kinds()
-    True
-    """
-    return ", ".join(
-        str(plugin.usage or plugin.name).split("[?")[0] for plugin in PLUGINS.entries("sources")
-    )
-
 
 prompts_app = typer.Typer(
     name="prompts",
     help="Prompt sets: show, stats, select, validate, freq, export. SOURCE is one of "
     f"{source_kinds()} (options: glyphbench list sources).",
     no_args_is_help=True,
-)
-
-SOURCE_HELP = (
-    f"Prompt source: {source_kinds()}; ?schema_col=their_col maps a table's columns "
-    "(glyphbench list sources)."
 )
 
 

@@ -10,7 +10,7 @@ import typer
 
 from glyphbench import prompts as prompt_sets
 from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
-from glyphbench.cli.prompts import SOURCE_HELP
+from glyphbench.cli.common import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, write_table
 from glyphbench.readers import DEFAULT_READER, get_reader

@@ -12,12 +12,10 @@ import sys
 from typing import cast
 
 import typer
-from rich.console import Console
-from rich.text import Text
 
 from glyphbench import __version__
+from glyphbench.cli.common import print_error
 from glyphbench.core.errors import user_error
-from glyphbench.core.terminal import printable
 
 app = typer.Typer(
     name="glyphbench",
@@ -93,13 +91,6 @@ def main() -> None:
         sys.exit(2)
     if isinstance(code, int) and code:
         sys.exit(code)
-
-
-def print_error(message: str) -> None:
-    """``error: message`` on stderr, on one line, never read as markup, with terminal
-    controls from the files it quotes escaped (:func:`~glyphbench.core.terminal.printable`)."""
-    line = Text.assemble(("error:", "bold red"), " ", printable(message.replace("\n", " ")))
-    Console(stderr=True, highlight=False, soft_wrap=True).print(line)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,14 @@ from typing import Any
 
 import typer
 
+from glyphbench.cli.common import (
+    SOURCE_HELP,
+    every_row_failed,
+    fail_when_every_row_failed,
+    print_error,
+    readers_help,
+)
 from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, MODEL_FAILED, TERMINATED
-from glyphbench.cli.prompts import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
@@ -90,12 +96,6 @@ def _suite_help() -> str:
         "benchmark's prompts, reader and protocol (docs/suites.md); `glyphbench list suites` "
         "lists the options, e.g. oneig-text?image_path=oneig (read OneIG's WebP grid cells)."
     )
-
-
-def readers_help(lead: str) -> str:
-    """``lead`` and every registered reader (``glyphbench list readers``), not a typed list."""
-    names = ", ".join(plugin.name for plugin in PLUGINS.entries("readers"))
-    return f"{lead}: {names} (options: glyphbench list readers)."
 
 
 def run_command(
@@ -286,7 +286,7 @@ def run_command(
             err=as_json,
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
-            _every_row_failed(result.outcome.errors, "this shard", "")
+            every_row_failed(result.outcome.errors, "this shard", "")
         if result.outcome.model_errors:
             _models_failed(dict(result.outcome.model_errors), "in this shard")
 
@@ -425,14 +425,6 @@ def _interruptible() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
-def fail_when_every_row_failed(rows: Any, what: str) -> None:
-    """Exit 1 with the count when ``rows`` is not empty and every row failed."""
-    failed = failed_mask(rows)
-    if len(rows) and failed.all():
-        errors = rows.loc[failed, "error"].astype(str)
-        _every_row_failed(len(rows), what, errors.iloc[0])
-
-
 def fail_when_a_model_failed(rows: Any) -> None:
     """Exit 3 naming each model every row of which failed, when others made rows; name the
     models with some failed rows on stderr (exit 0: the same command retries them)."""
@@ -461,19 +453,9 @@ def fail_when_a_model_failed(rows: Any) -> None:
 
 def _models_failed(problems: dict[str, str], what: str) -> None:
     """One error line per model, then exit :data:`~glyphbench.cli.exit_codes.MODEL_FAILED`."""
-    from glyphbench.cli.root import print_error
-
     for model, why in problems.items():
         print_error(f"model {model} {what}: {why}")
     raise typer.Exit(MODEL_FAILED)
-
-
-def _every_row_failed(count: int, what: str, example: str) -> None:
-    from glyphbench.cli.root import print_error
-
-    detail = f"; e.g. {example}" if example else ""
-    print_error(f"every row of {what} failed ({count} of {count}){detail}")
-    raise typer.Exit(EVERY_ROW_FAILED)
 
 
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
@@ -561,16 +543,12 @@ def read_command(
     errors = plural(done["errors"], "OCR error")
     typer.echo(f"read {plural(done['read'], 'image')} ({errors}){merged}")
     if done.get("unfinished"):  # issue 32: the run it followed died part-way
-        from glyphbench.cli.root import print_error
-
         print_error(
             f"the run writing {run_dir} stopped before it finished (no shard recorded its "
             "end): its images so far are read; run the same `glyphbench run` again to finish"
         )
         raise typer.Exit(EVERY_ROW_FAILED)
     if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
-        from glyphbench.cli.root import print_error
-
         print_error(f"every image read failed ({done['read']} of {done['read']})")
         raise typer.Exit(EVERY_ROW_FAILED)
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from glyphbench.cli.run import readers_help
+from glyphbench.cli.common import fail_when_every_row_failed, readers_help
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import read_json
+from glyphbench.core.io import read_run_json
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
@@ -153,9 +153,7 @@ def evaluate_command(
     finally:
         if tasks:
             bar.stop()
-    from glyphbench.cli.run import fail_when_every_row_failed
-
-    notes = read_json(out / "run.json").get("notes", [])
+    notes = read_run_json(out, required=True).get("notes", [])
     report = write_report(table, out, notes=notes)
     print_summary(table, Console())
     failed = int(failed_mask(table).sum()) if len(table) else 0

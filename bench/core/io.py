@@ -15,7 +15,6 @@ another process is writing right now.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -28,10 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from glyphbench.core.durable import HOST_TAG as HOST_TAG
-from glyphbench.core.durable import STALE_TEMP_SECONDS as STALE_TEMP_SECONDS
-from glyphbench.core.durable import settle, stale, sync_file
-from glyphbench.core.durable import sync_folder as sync_folder
+from glyphbench.core.durable import HOST_TAG, settle, stale, sync_file, sync_folder
 from glyphbench.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -181,8 +177,9 @@ def stale_temp_files(root: str | Path, *, now: float | None = None) -> list[Path
     """Temporary files under ``root`` that no live process will ever rename into place.
 
     A file of this host whose process is gone is stale at once; one of another host,
-    or without a process tag (older glyphbench), once it is :data:`STALE_TEMP_SECONDS`
-    old. A file of a live process on this host is kept (it is being written).
+    or without a process tag (older glyphbench), once it is
+    :data:`~glyphbench.core.durable.STALE_TEMP_SECONDS` old. A file of a live process on
+    this host is kept (it is being written).
     """
     now = time.time() if now is None else now
     found = []
@@ -231,8 +228,53 @@ def write_json(path: str | Path, data: Any) -> None:
         handle.write("\n")
 
 
+#: A run folder's manifest: the resolved config, hashes and protocol card of its run.
+RUN_JSON = "run.json"
 #: Files that make a folder a run folder (the run's manifest, its merged results).
-RUN_MARKERS = ("run.json", "results.parquet")
+RUN_MARKERS = (RUN_JSON, "results.parquet")
+#: The fix :func:`read_run_json` names for a folder without a run's manifest.
+RUN_JSON_MISSING = "pass the folder `glyphbench run --out` wrote"
+#: The fix :func:`read_run_json` names for a run.json it cannot use.
+RUN_JSON_DAMAGED = (
+    "run.json is damaged: restore it from a copy of the run folder, or run again into a new"
+    " --out folder"
+)
+
+
+def read_run_json(run_dir: str | Path, *, required: bool = False) -> dict[str, Any]:
+    """The run.json of ``run_dir``: the one way to read a run's manifest.
+
+    A commit a killed process left (which may install run.json) is finished first
+    (:func:`glyphbench.core.durable.settle`). No run.json: ``{}``, or when ``required``
+    (also for an empty object) an :class:`InputError`. Damaged (not JSON, not a JSON
+    object, not UTF-8, a folder): an :class:`InputError`. Each is one line naming the file,
+    the line where JSON breaks, and the fix.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     empty = read_run_json(folder)
+    ...     _ = (Path(folder) / RUN_JSON).write_text('["not", "an object"]')
+    ...     try:
+    ...         read_run_json(folder)
+    ...     except InputError as exc:
+    ...         print(empty, exc.problem)
+    {} expected a JSON object, got array; run.json is damaged: restore it from a copy of ...
+    """
+    path = Path(run_dir) / RUN_JSON
+    settle(path.parent)
+    if not os.path.lexists(path):
+        if required:
+            raise InputError(path, f"not a glyphbench run folder (no run.json); {RUN_JSON_MISSING}")
+        return {}
+    try:
+        data: dict[str, Any] = read_json(path)
+    except InputError as exc:
+        raise InputError(path, f"{exc.problem}; {RUN_JSON_DAMAGED}", line=exc.line) from None
+    if required and not data:
+        raise InputError(
+            path, f"not a glyphbench run folder (run.json is an empty object); {RUN_JSON_MISSING}"
+        )
+    return data
 
 
 def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
@@ -538,6 +580,15 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
         yield number, record
 
 
+#: The largest config file read (1 MiB: configs are a few KB; issue 32).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def config_too_large(size: int) -> str:
+    """The refusal of a config file of ``size`` bytes (over :data:`MAX_CONFIG_BYTES`)."""
+    return f"config file too large ({size:,} bytes; at most {MAX_CONFIG_BYTES:,})"
+
+
 def read_text(path: str | Path, *, limit: int | None = None) -> str:
     """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError.
 
@@ -550,173 +601,13 @@ def read_text(path: str | Path, *, limit: int | None = None) -> str:
     if not path.exists():
         raise InputError(path, "file not found")
     if limit is not None and path.is_file() and path.stat().st_size > limit:
-        raise InputError(path, _too_large(path.stat().st_size))
+        raise InputError(path, config_too_large(path.stat().st_size))
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None
     except OSError as exc:
         raise InputError(path, f"cannot read: {os_problem(exc)}") from None
-
-
-def yaml_data(text: str, source: str | Path | None) -> Any:
-    """The data of YAML ``text`` (None when empty); a syntax error names ``source`` and line.
-
-    Every YAML file glyphbench reads comes through here (:func:`yaml_loader`): a key
-    given twice in one mapping and values nested more than :data:`MAX_YAML_DEPTH` deep
-    are refused, naming the line.
-
-    >>> yaml_data("ocr: easyocr\\nlimit: 4\\n", "run.yaml")
-    {'ocr': 'easyocr', 'limit': 4}
-    >>> for bad in ("vaes: [identity\\n", "limit: 3\\nocr: x\\nlimit: 5\\n"):
-    ...     try:
-    ...         yaml_data(bad, "run.yaml")
-    ...     except InputError as exc:
-    ...         print(exc)
-    run.yaml:2: invalid YAML: expected ',' or ']', but got '<stream end>'
-    run.yaml:3: invalid YAML: duplicate key 'limit' (also on line 1; YAML would keep only the last)
-    """
-    import yaml
-
-    if len(text) > MAX_CONFIG_BYTES:
-        raise InputError(source, f"{_too_large(len(text))}")
-    loader = None
-    try:
-        loader = yaml_loader()(text)  # refuses a control character: naming the file too
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _check_aliases(node, source)
-        return loader.construct_document(node)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(source, f"invalid YAML: {problem}", line=line) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-
-
-#: The deepest nesting of lists and mappings a YAML file may have (configs use 4 or 5
-#: levels; PyYAML's composer recurses once per level, and 2,000 levels overflowed
-#: Python's stack with a traceback instead of a one-line error).
-MAX_YAML_DEPTH = 100
-
-
-@functools.cache
-def yaml_loader() -> type:
-    """PyYAML's ``SafeLoader`` refusing duplicate keys and nesting over :data:`MAX_YAML_DEPTH`.
-
-    Both are YAML errors with the line of the offending key or value, so
-    :func:`yaml_data` and :func:`glyphbench.core.errors.user_error` name the file and line.
-    """
-    import yaml
-    from yaml.composer import ComposerError
-    from yaml.constructor import ConstructorError
-
-    class Loader(yaml.SafeLoader):
-        depth = 0
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            self.depth += 1
-            try:
-                if self.depth > MAX_YAML_DEPTH:
-                    mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                    problem = f"nested more than {MAX_YAML_DEPTH} levels deep"
-                    raise ComposerError(None, None, problem, mark)
-                return super().compose_node(parent, index)
-            finally:
-                self.depth -= 1
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            if isinstance(node, yaml.MappingNode):
-                _refuse_duplicate_keys(self, node, ConstructorError)
-            return super().construct_mapping(node, deep=deep)
-
-    return Loader
-
-
-def _refuse_duplicate_keys(loader: Any, node: Any, error: type[Exception]) -> None:
-    """A YAML error at the second of two equal keys of mapping ``node`` (merge keys aside)."""
-    first_line: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue  # ``<<: *base`` then a key of base: an override YAML means
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            earlier = first_line.get(key)
-        except TypeError:
-            continue  # an unhashable key: PyYAML's own error follows
-        if earlier is not None:
-            problem = (
-                f"duplicate key {key!r} (also on line {earlier}; YAML would keep only the last)"
-            )
-            raise error(None, None, problem, key_node.start_mark)
-        first_line[key] = key_node.start_mark.line + 1
-
-
-#: The largest config file read (1 MiB: configs are a few KB; issue 32).
-MAX_CONFIG_BYTES = 1 << 20
-#: Values YAML aliases (``*name``) may add to a document once expanded (issue 32: an
-#: alias bomb, anchors of anchors, grows ~9x per level and took GBs at depth 6).
-MAX_ALIAS_VALUES = 10_000
-
-
-def _too_large(size: int) -> str:
-    return f"config file too large ({size:,} bytes; at most {MAX_CONFIG_BYTES:,})"
-
-
-def _check_aliases(root: Any, source: str | Path | None) -> None:
-    """Refuse a YAML document whose aliases expand to more than :data:`MAX_ALIAS_VALUES`.
-
-    Counts the values of the document as written (each node once) and as expanded
-    (each alias counting its whole anchored value again), without expanding anything.
-
-    >>> yaml_data("a: &x [1, 2]\\nb: *x\\n", "ok.yaml")
-    {'a': [1, 2], 'b': [1, 2]}
-    >>> bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\\n" + "".join(
-    ...     f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]\\n" for p, n in zip("abcd", "bcde"))
-    >>> try:
-    ...     yaml_data(bomb, "bomb.yaml")
-    ... except InputError as exc:
-    ...     print(str(exc)[:86], "...")
-    bomb.yaml: YAML aliases expand to more than 10,000 values (anchors of anchors?); write ...
-    """
-    import yaml
-
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    nodes = 0
-
-    def size(node: Any) -> int:
-        nonlocal nodes
-        known = sizes.get(id(node))
-        if known is not None:
-            return known
-        if id(node) in open_nodes:
-            raise InputError(source, "a YAML alias refers to a value that holds it (a cycle)")
-        open_nodes.add(id(node))
-        nodes += 1
-        total = 1
-        if isinstance(node, yaml.SequenceNode):
-            total += sum(size(child) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            total += sum(size(key) + size(value) for key, value in node.value)
-        open_nodes.discard(id(node))
-        sizes[id(node)] = total
-        return total
-
-    try:
-        expanded = size(root)
-    except RecursionError:
-        raise InputError(source, "YAML nested too deeply") from None
-    if expanded - nodes > MAX_ALIAS_VALUES:
-        raise InputError(
-            source,
-            f"YAML aliases expand to more than {MAX_ALIAS_VALUES:,} values (anchors of "
-            "anchors?); write the values out",
-        )
 
 
 def read_json(path: str | Path, *, expect: type = dict) -> Any:

@@ -135,7 +135,6 @@ def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
     ...
     glyphbench.core.errors.InputError: jpeg??: '?' is not an option (write key=value)
     """
-    from glyphbench.core.errors import InputError
 
     for part in query.split("&"):
         if part:

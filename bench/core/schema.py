@@ -99,3 +99,25 @@ def generated_mask(rows: pd.DataFrame) -> pd.Series:
     """
     stage = rows["error"].fillna("").astype(str).str.startswith(("Load:", "Generate:"))
     return rows["image_path"].notna() & ~stage
+
+
+def unread_mask(frame: pd.DataFrame) -> npt.NDArray[np.bool_]:
+    """Rows whose image is made and not read yet (``run --read-later`` before ``read``).
+
+    ``glyphbench read`` reads these next; the report leaves them out of every table. A
+    table without an ``image_path`` or ``ocr_text`` column has none.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"image_path": ["a.png", "b.png", None, "d.png"],
+    ...                      "ocr_text": [None, "hi", None, None],
+    ...                      "error": ["", "", "Generate: y", "Read: z"]})
+    >>> unread_mask(rows).tolist()
+    [True, False, False, False]
+    """
+    import numpy as np
+
+    if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    made: npt.NDArray[np.bool_] = frame["image_path"].notna().to_numpy(dtype=bool)
+    unread: npt.NDArray[np.bool_] = frame["ocr_text"].isna().to_numpy(dtype=bool)
+    return made & ~failed_mask(frame) & unread

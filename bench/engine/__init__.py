@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from glyphbench.core.io import slug
-    from glyphbench.engine.folder import RunFolder, encode_png, image_path
+    from glyphbench.engine.folder import RunFolder, image_path
     from glyphbench.engine.jobs import Shard, remaining, take_shard
     from glyphbench.engine.lock import FolderBusy
     from glyphbench.engine.loop import (
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
         error_text,
         progress_bars,
     )
+    from glyphbench.engine.png import encode_png
     from glyphbench.engine.reading import (
         ReadingCache,
         failure_cause,
@@ -96,7 +97,8 @@ if TYPE_CHECKING:
 #: through the folder and the loop (issue 34).
 _HOMES = {
     "slug": "glyphbench.core.io",
-    **dict.fromkeys(("RunFolder", "encode_png", "image_path"), "glyphbench.engine.folder"),
+    **dict.fromkeys(("RunFolder", "image_path"), "glyphbench.engine.folder"),
+    "encode_png": "glyphbench.engine.png",
     **dict.fromkeys(("Shard", "remaining", "take_shard"), "glyphbench.engine.jobs"),
     "FolderBusy": "glyphbench.engine.lock",
     **dict.fromkeys(

@@ -2,9 +2,10 @@
 
 Everything a run writes goes through one :class:`RunFolder`, so the rules live in one
 place: writes are atomic and durable (a temporary file flushed, then renamed into
-place), images are PNG with their SHA-256 returned, part files are numbered per
-(shard, group) and carry the writing process in their name, and merging keeps the
-newest row of each key.
+place), images are PNG with their SHA-256 returned (encoded by :mod:`glyphbench.engine.png`),
+part files are numbered per (shard, group) and carry the writing process in their name
+(:mod:`glyphbench.engine.parts`), and merging keeps the newest row of each key
+(:mod:`glyphbench.engine.merge` without the table in memory).
 
 Concurrency: a process writing a shard holds that shard's lock for its whole work
 (:meth:`RunFolder.hold_shard`; a second process on the same shard is refused), and
@@ -20,29 +21,22 @@ lock, so its rows count as not done and are produced again.
 from __future__ import annotations
 
 import functools
-import hashlib
-import io
 import os
-import re
 import sys
 import threading
-import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from glyphbench.core.durable import Commit
+from glyphbench.core.durable import Commit, sync_folder
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import (
-    HOST_TAG,
-    READ_CHECKED,
-    WRITE_CHECKED,
-    atomic_path,
+    RUN_JSON,
     checksum_path,
     read_json,
+    read_run_json,
     remove_stale_temp_files,
-    sync_folder,
     write_bytes_atomic,
     write_checksum,
     write_json,
@@ -50,74 +44,28 @@ from glyphbench.core.io import (
 )
 from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
+from glyphbench.engine import merge as merging
 from glyphbench.engine.lock import FolderLock
+from glyphbench.engine.parts import (
+    PARTS,
+    Finish,
+    last_part_number,
+    list_parts,
+    open_part,
+    part_bytes,
+    set_aside,
+    unreadable_errors,
+)
+from glyphbench.engine.png import PNG_FORMAT, PNG_FORMATS, encode_png
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.parquet as pq
     from PIL import Image
 
-MANIFEST = "run.json"
-PARTS = "parts"
-#: Suffix given to a part file that could not be read (it is kept for inspection).
-UNREADABLE = ".unreadable"
+MANIFEST = RUN_JSON
 #: The lock taken to compare, create or update run.json and to merge.
 MANIFEST_LOCK = "manifest"
-
-_PART_NUMBER = re.compile(r"^batch-(\d+)")
-#: Hex digits of a part file's SHA-256 in its name (``batch-N-<host>-<pid>-<sha>.parquet``).
-PART_SHA_DIGITS = 16
-_PART_SHA = re.compile(rf"^batch-\d+-.+-([0-9a-f]{{{PART_SHA_DIGITS}}})\.parquet$")
-#: How part files are written: page checksums (issue 32) and snappy (``DataFrame.to_parquet``'s
-#: default), without dictionary pages or column statistics. A part file holds one batch
-#: (a few rows), is read whole by the merge and by its key columns on resume, never
-#: filtered on statistics; both cost CPU on writing and a larger footer on every opening
-#: (issue 30: 2.0 -> 1.2 ms to write a batch of 8 rows of 58 columns, 1.7 -> 1.4 ms to
-#: open and read it back). The rows read back are the same (values, types, metadata).
-PART_OPTIONS: dict[str, Any] = {
-    **WRITE_CHECKED,
-    "compression": "snappy",
-    "use_dictionary": False,
-    "write_statistics": False,
-}
-
-
-def open_part(path: Path) -> pq.ParquetFile:
-    """A part file opened for reading, its SHA-256 (in its name) and page checksums checked.
-
-    Read it with ``use_threads=False``: a part file holds one batch (a few rows), and
-    handing its columns to Arrow's thread pool cost more CPU than decoding them (issue 30:
-    1.4 -> 1.0 ms to open and read a batch of 8 rows of 58 columns).
-
-    A part file whose bytes do not match its name raises ``ValueError`` (read as
-    unreadable: set aside, its rows made again); one written before names carried the
-    SHA-256 is read with its page checksums only.
-
-    >>> import tempfile
-    >>> folder = RunFolder(tempfile.mkdtemp())
-    >>> import pandas as pd
-    >>> path = folder.write_part(pd.DataFrame({"a": [1, 2]}), "s", "g")
-    >>> open_part(path).read().num_rows
-    2
-    >>> _ = path.write_bytes(path.read_bytes()[:-9] + b"x" + path.read_bytes()[-8:])
-    >>> open_part(path)
-    Traceback (most recent call last):
-    ValueError: SHA-256 differs from the one in its name: the file is damaged
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    data = path.read_bytes()
-    match = _PART_SHA.match(path.name)
-    if match and hashlib.sha256(data).hexdigest()[:PART_SHA_DIGITS] != match[1]:
-        raise ValueError("SHA-256 differs from the one in its name: the file is damaged")
-    return pq.ParquetFile(pa.BufferReader(data), **READ_CHECKED)
-
-
-#: A function that turns the merged rows into the final table (order, filter, columns).
-Finish = Callable[["pd.DataFrame"], "pd.DataFrame"]
 
 
 def image_path(group: str, stem: str) -> str:
@@ -127,75 +75,6 @@ def image_path(group: str, stem: str) -> str:
     'images/control_blank/p-001_s0_i0.png'
     """
     return f"images/{group}/{stem}.png"
-
-
-#: The PNG formats a run's images are written in, by number: Pillow's ``save`` options
-#: (issue 30). A run records its format in run.json (key ``png``) and keeps it when
-#: resumed, so one run's images never mix formats; run.json without the key is format 1.
-#:
-#: * 1: Pillow's defaults (zlib level 6, default strategy), every run before format 2.
-#: * 2: zlib's run-length strategy (``Z_RLE``, same level; Pillow's filter choice is the
-#:   same). On the 51 real text-to-image outputs of ``tests/data/real_t2i`` it costs 0.26
-#:   of format 1's CPU for files 4.7% larger (docs/performance.md, "PNG format 2").
-PNG_FORMATS: dict[int, dict[str, int]] = {1: {}, 2: {"compress_type": zlib.Z_RLE}}
-#: The format of a new run's images.
-PNG_FORMAT = 2
-
-
-def encode_png(image: Image.Image, png: int = PNG_FORMAT) -> tuple[bytes, str]:
-    """The PNG bytes of ``image`` in format ``png`` (:data:`PNG_FORMATS`) and their SHA-256
-    (what :meth:`RunFolder.write_image` stores).
-
-    >>> from PIL import Image
-    >>> image = Image.linear_gradient("L").resize((64, 64))
-    >>> new, old = encode_png(image)[0], encode_png(image, 1)[0]
-    >>> new != old and Image.open(io.BytesIO(new)).tobytes() == image.tobytes()
-    True
-    """
-    if png not in PNG_FORMATS:
-        raise ValueError(
-            f"unknown PNG format {png!r}; this glyphbench writes {sorted(PNG_FORMATS)}"
-        )
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", **PNG_FORMATS[png])
-    data = buffer.getvalue()
-    return data, hashlib.sha256(data).hexdigest()
-
-
-#: Pass 1 of :meth:`RunFolder.merge_stream`: from (part number, key columns) of each
-#: part file, oldest first, the winning rows in final order (part numbers, row numbers).
-Pick = Callable[[Iterator[tuple[int, "pa.Table"]]], tuple["np.ndarray", "np.ndarray"]]
-
-
-def frame_pick(key: Sequence[str], order: Finish) -> Pick:
-    """The plain :data:`Pick`: every file's key columns in one frame (columns ``__part``
-    and ``__row`` say where each row lies), the newest row of each ``key``, ``order``."""
-
-    def pick(tables: Iterator[tuple[int, pa.Table]]) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
-        import pyarrow as pa
-
-        located = [
-            table.append_column(
-                "__part", pa.array(np.full(table.num_rows, n, np.int32))
-            ).append_column("__row", pa.array(np.arange(table.num_rows, dtype=np.int32)))
-            for n, table in tables
-        ]
-        if not located:
-            return np.zeros(0, np.int32), np.zeros(0, np.int32)
-        keys = pa.concat_tables(located, promote_options="permissive").to_pandas()
-        del located
-        winners = order(keys.drop_duplicates(subset=list(key), keep="last"))
-        return winners["__part"].to_numpy(np.int32), winners["__row"].to_numpy(np.int32)
-
-    return pick
-
-
-def _rows_of(rows: np.ndarray) -> np.ndarray:
-    """``0, 1, ... len(rows) - 1``: the row numbers of a part file read whole, in order."""
-    import numpy as np
-
-    return np.arange(len(rows), dtype=rows.dtype)
 
 
 def sync_files(root: Path, paths: Sequence[Path]) -> None:
@@ -343,11 +222,9 @@ class RunFolder:
         write_json(path, dict(data))
 
     def manifest(self, *, required: bool = False) -> dict[str, Any]:
-        """``run.json`` ({} for a new folder; an :class:`InputError` when ``required``)."""
-        data = self.read_json(self.manifest_path)
-        if required and not data:
-            raise InputError(self.manifest_path, "not a glyphbench run folder (run.json missing)")
-        return data
+        """``run.json`` ({} for a new folder; an :class:`InputError` when ``required``):
+        :func:`glyphbench.core.io.read_run_json`."""
+        return read_run_json(self.root, required=required)
 
     @functools.cached_property
     def png_format(self) -> int:
@@ -563,25 +440,11 @@ class RunFolder:
         """
         folder = self.part_dir(shard, group)
         if folder not in self._last_part:
-            names = [p.name for p in folder.glob("batch-*")]
-            numbers = [int(m[1]) for m in map(_PART_NUMBER.match, names) if m]
-            self._last_part[folder] = max(numbers, default=0)
+            self._last_part[folder] = last_part_number(folder)
         self._last_part[folder] += 1
         self.sync_images()  # the images a part file lists are on disk before it
-        import pandas as pd
-        import pyarrow.parquet as pq
-
-        buffer = io.BytesIO()
-        if isinstance(rows, pd.DataFrame):
-            rows.to_parquet(buffer, index=False, **PART_OPTIONS)
-        else:  # as DataFrame.to_parquet writes (the frame's schema and pandas metadata)
-            pq.write_table(rows, buffer, **PART_OPTIONS)
-        data = buffer.getvalue()
-        # The process in the name: two writers can never replace each other's part; the
-        # file's SHA-256 too: a flipped bit anywhere in it is found on reading (issue 32).
-        sha = hashlib.sha256(data).hexdigest()[:PART_SHA_DIGITS]
-        name = f"batch-{self._last_part[folder]:05d}-{HOST_TAG}-{os.getpid()}-{sha}.parquet"
-        path = folder / name
+        data, tail = part_bytes(rows)
+        path = folder / f"batch-{self._last_part[folder]:05d}-{tail}"
         self.folder_inside(path.relative_to(self.root).as_posix())
         if commit is not None:
             path = commit.path(path.relative_to(self.root).as_posix())
@@ -594,12 +457,7 @@ class RunFolder:
 
     def part_files(self, groups: Collection[str] | None = None) -> list[Path]:
         """Part files (of ``groups`` only, when given), oldest first: modification time, path."""
-        files = [
-            path
-            for path in self.parts.glob("*/*/batch-*.parquet")
-            if groups is None or path.parent.name in groups
-        ]
-        return sorted(files, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+        return list_parts(self.parts, groups)
 
     def read_parts(
         self,
@@ -653,8 +511,6 @@ class RunFolder:
 
         With ``columns`` (None: all): those of them the file has, as an Arrow table.
         """
-        import pyarrow as pa
-
         try:
             part = open_part(path)
             if columns is False:
@@ -663,23 +519,13 @@ class RunFolder:
                 return part.read(use_threads=False)
             present = set(part.schema_arrow.names)
             return part.read(columns=[c for c in columns if c in present], use_threads=False)
-        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
-            self._unreadable(path, exc)
+        except unreadable_errors() as exc:
+            self.report_unreadable(path, exc)
             return None
 
-    def _unreadable(self, path: Path, exc: Exception) -> None:
+    def report_unreadable(self, path: Path, exc: Exception) -> None:
         """Report an unreadable part file; set it aside when this process holds a lock."""
-        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        reason = f"{type(exc).__name__}: {problem}"[:200]
-        if self._holding:
-            aside = path.with_name(path.name + UNREADABLE)
-            os.replace(path, aside)
-            self.say(
-                f"warning: {path}: unreadable part file ({reason}); "
-                f"set aside as {aside.name}, its rows will be made again"
-            )
-        else:
-            self.say(f"warning: {path}: unreadable part file ({reason}); its rows are skipped")
+        set_aside(path, exc, self.say, holding=bool(self._holding))
 
     def done_keys(
         self,
@@ -728,7 +574,7 @@ class RunFolder:
         order: Finish,
         *,
         conform: Finish,
-        pick: Pick | None = None,
+        pick: merging.Pick | None = None,
         by: Sequence[str] = (),
         groups: Collection[str] | None = None,
         observe: Callable[[pd.DataFrame], None] | None = None,
@@ -736,130 +582,12 @@ class RunFolder:
         commit: Commit | None = None,
         staged: Sequence[Path] = (),
     ) -> int:
-        """:meth:`merge` without the table in memory; returns the number of rows written.
-
-        Writes the same table as ``merge(name, key, order, conform=conform)`` when
-        ``order`` only filters and sorts rows by their ``key`` and ``by`` columns (issue 26):
-
-        1. ``pick`` is given the ``key`` and ``by`` columns of each readable part file
-           (oldest first, numbered from 0) and returns the winning rows, in the final
-           order, as part numbers and row numbers; by default (:func:`frame_pick`) the
-           columns are put in one frame, the newest row of each key kept and ``order``
-           applied;
-        2. the winning rows are read back ``chunk_rows`` at a time in that order,
-           conformed, shown to ``observe`` and appended to one Parquet writer.
-
-        Memory grows with what ``pick`` keeps (the key columns, or integer ranks of
-        them), not with the table. The file and its checksum replace the old ones by
-        one commit under the manifest lock (:class:`Commit`): a crash leaves the old
-        pair or the new, never a torn table. Part files whose
-        column types do not combine (or a ``pick`` that raises ``ValueError``) fall
-        back to :meth:`merge`'s in-memory way.
-
-        ``commit``: the table and its checksum are staged there (applied by the caller,
-        with run.json); ``staged``: part files staged in that commit, merged as the newest.
-        """
-        import pyarrow as pa
-
-        columns = [*key, *(c for c in by if c not in key)]
-        readable: list[Path] = []
-        schemas: list[pa.Schema] = []
-
-        def key_columns() -> Iterator[tuple[int, pa.Table]]:
-            for path in [*self.part_files(groups), *staged]:
-                try:  # one opening of the file for its schema and its key columns
-                    part = open_part(path)
-                    schema = part.schema_arrow
-                    wanted = [c for c in columns if c in schema.names]
-                    table = part.read(columns=wanted, use_threads=False)
-                except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
-                    self._unreadable(path, exc)
-                    continue
-                if not table.num_rows:
-                    continue
-                if schema not in schemas:  # thousands of files share a few schemas
-                    schemas.append(schema)
-                readable.append(path)
-                yield len(readable) - 1, table
-
-        if commit is None:
-            with self.locked(), Commit(self.root) as own:
-                return self.merge_stream(
-                    name, key, order, conform=conform, pick=pick, by=by, groups=groups,
-                    observe=observe, chunk_rows=chunk_rows, commit=own, staged=staged,
-                )  # fmt: skip
-        with self.locked():
-            try:
-                parts, rows = (pick or frame_pick(key, order))(key_columns())
-                if readable:
-                    schema = pa.unify_schemas(schemas, promote_options="permissive")
-                    return self._write_merged(
-                        commit.path(name), readable, schema, (parts, rows), conform, observe,
-                        chunk_rows,
-                    )  # fmt: skip
-            except (pa.ArrowException, ValueError, TypeError):
-                pass  # types that do not combine: the in-memory merge below
-            files = [*self.part_files(groups), *staged]
-            table = order(self.read_parts(key, conform=conform, files=files))
-            if observe is not None:
-                observe(table)
-            self.write_table(table, name, commit)
-            return len(table)
-
-    def _write_merged(
-        self,
-        target: Path,
-        files: Sequence[Path],
-        schema: pa.Schema,
-        picked: tuple[Any, Any],
-        conform: Finish,
-        observe: Callable[[pd.DataFrame], None] | None,
-        chunk_rows: int,
-    ) -> int:
-        """Pass 2 of :meth:`merge_stream`: the rows ``(parts[i], rows[i])`` in order, to the
-        staged ``target`` and its checksum."""
-        import numpy as np
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        parts, rows = picked
-        empty = schema.empty_table()
-        written = 0
-        with atomic_path(target, durable=False) as tmp:  # the commit flushes it
-            writer: pq.ParquetWriter | None = None
-            try:
-                for start in range(0, max(len(parts), 1), chunk_rows):
-                    chunk_parts = parts[start : start + chunk_rows]
-                    chunk_rows_ = rows[start : start + chunk_rows]
-                    pieces = [empty]
-                    placed = []
-                    for number in dict.fromkeys(chunk_parts.tolist()):
-                        where = np.flatnonzero(chunk_parts == number)
-                        table = open_part(files[number]).read(use_threads=False)
-                        wanted = chunk_rows_[where]
-                        if len(wanted) != table.num_rows or (wanted != _rows_of(wanted)).any():
-                            table = table.take(pa.array(wanted))  # else: every row, in order
-                        pieces.append(table)
-                        placed.append(where)
-                    together = pa.concat_tables(pieces, promote_options="permissive")
-                    if placed:
-                        back = np.argsort(np.concatenate(placed), kind="stable")
-                        together = together.take(pa.array(back))
-                    frame = conform(together.to_pandas()).reset_index(drop=True)
-                    if observe is not None:
-                        observe(frame)
-                    out = pa.Table.from_pandas(
-                        frame, preserve_index=False, schema=writer.schema if writer else None
-                    )
-                    if writer is None:
-                        writer = pq.ParquetWriter(tmp, out.schema, **WRITE_CHECKED)
-                    writer.write_table(out)
-                    written += len(frame)
-            finally:
-                if writer is not None:
-                    writer.close()
-        write_checksum(target)
-        return written
+        """:meth:`merge` without the table in memory (:func:`glyphbench.engine.merge.merge_stream`,
+        which says when the two tables are the same); returns the number of rows written."""
+        return merging.merge_stream(
+            self, name, key, order, conform=conform, pick=pick, by=by, groups=groups,
+            observe=observe, chunk_rows=chunk_rows, commit=commit, staged=staged,
+        )  # fmt: skip
 
     def clear(self, files: Collection[str]) -> None:
         """Delete the part files, run.json and ``files`` (a failed attempt's files).

@@ -6,7 +6,7 @@ milliseconds for a 1024-pixel image) and SHA-256 in the run's worker thread held
 the same GIL and slowed generation down, though the machine had idle cores. So
 :class:`ImageWriter` hands each batch's pixels to one child process (spawned, as
 the reader processes of :mod:`glyphbench.engine.read_pool`) which encodes them with
-:func:`glyphbench.engine.folder.encode_png` (in the run's PNG format: the same bytes and
+:func:`glyphbench.engine.png.encode_png` (in the run's PNG format: the same bytes and
 SHA-256 as :meth:`RunFolder.write_image <glyphbench.engine.folder.RunFolder.write_image>`)
 and writes each file with the same atomic write; the worker thread waits for the
 digests with the GIL free, then reads, scores and writes the part file as before
@@ -68,7 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from glyphbench.core.errors import InputError, ProcessEnded, ended_how
 from glyphbench.core.io import write_bytes_atomic
-from glyphbench.engine.folder import PNG_FORMAT, encode_png
+from glyphbench.engine.png import PNG_FORMAT, encode_png
 from glyphbench.engine.read_pool import _die_with_parent, _portable
 
 if TYPE_CHECKING:

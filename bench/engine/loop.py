@@ -257,7 +257,7 @@ class Loop:
                         f"adapter returned {len(outputs)} images for {len(jobs)} requests"
                     )
             except Exception as exc:
-                if _is_oom(exc) and size > 1:
+                if is_oom(exc) and size > 1:
                     size = max(1, size // 2)
                     stats.oom_halvings += 1
                     self.say(f"{group.name}: out of memory, batch size -> {size}")
@@ -479,11 +479,6 @@ def quit_now(code: int = 130) -> None:
         sys.stderr.flush()
         sys.stdout.flush()
     os._exit(code)
-
-
-def _is_oom(exc: BaseException) -> bool:
-
-    return is_oom(exc)
 
 
 def _free_accelerator_memory() -> None:

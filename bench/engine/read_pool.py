@@ -137,6 +137,7 @@ def resolve_workers(workers: int | None) -> int:
 def _start(spec: str) -> None:
     """Worker initialiser: create this process's reader once."""
     global _READER
+    # the image writer's child imports this module: readers stay out of it
     from glyphbench.engine.reading import start_reader
 
     _READER = start_reader(spec)
@@ -210,6 +211,7 @@ def read_files(root: str, paths: Sequence[str]) -> Outcomes:
     """Read image files (relative to ``root``) with this process's reader."""
     from PIL import Image
 
+    # the image writer's child imports this module: readers stay out of it
     from glyphbench.engine.reading import read_batch, reader_identity
 
     if _START_ERROR is not None:

@@ -36,6 +36,7 @@ def start_reader(spec: str, flag: str = "--ocr") -> Reader:
     Runs create their reader before writing anything, so a reader that cannot start
     (a missing binary, missing weights) leaves no folder behind.
     """
+    # --help loads this module; the run loop loads with a run
     from glyphbench.engine.loop import error_text
 
     try:
@@ -61,6 +62,7 @@ def probe_reader(reader: Reader, image: Image.Image, spec: str, where: str) -> R
 
 def refuse_failed_probe(outcome: Reading | Exception, spec: str, where: str) -> Reading:
     """A probe's reading; the one-line refusal (``--ocr``) when ``outcome`` is an exception."""
+    # --help loads this module; the run loop loads with a run
     from glyphbench.engine.loop import error_text
 
     if isinstance(outcome, Exception):

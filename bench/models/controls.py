@@ -43,7 +43,7 @@ from pydantic import Field
 from glyphbench.core.errors import InputError
 from glyphbench.core.fonts import MISSING_CJK, bundled_fonts, cjk_fonts
 from glyphbench.core.registry import Options, Spec, register
-from glyphbench.models.base import ImageRequest, ModelAdapter
+from glyphbench.models.base import DRAWN_KEY, ImageRequest, ModelAdapter
 from glyphbench.prompts.scripts import char_script
 
 if TYPE_CHECKING:
@@ -393,7 +393,6 @@ class BlankControl(ControlModel):
 
 def drawn(image: Image.Image, text: str) -> Image.Image:
     """``image`` carrying the text a control drew (the results' ``drawn_text`` column)."""
-    from glyphbench.models.base import DRAWN_KEY
 
     image.info[DRAWN_KEY] = text
     return image

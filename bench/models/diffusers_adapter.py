@@ -61,7 +61,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glyphbench.core.accelerator import is_oom as is_oom  # its old home; the loop asks core
 from glyphbench.core.errors import InputError
 from glyphbench.core.hub import endpoint, hub_reachable, offline_kwargs, unreachable_note
 from glyphbench.core.registry import Spec, missing_modules, parse_options, register

@@ -25,7 +25,7 @@ Options, cheapest first (each is a ``diffusers:`` option, recorded in run.json):
 
 from __future__ import annotations
 
-from glyphbench.models.families import Family
+from glyphbench.models.families import FAMILIES, UNKNOWN, Family
 
 #: GB kept free for activations, the CUDA context and the VAE decode.
 HEADROOM_GB = 4.0
@@ -89,7 +89,6 @@ def fit_advice(family: Family, gpu_gb: float) -> str:
 
 def memory_table_markdown() -> str:
     """docs/models.md's memory table: one row per family (a test keeps the doc in step)."""
-    from glyphbench.models.families import FAMILIES, UNKNOWN
 
     header = (
         "| family | parameters (B) | bf16 weights (GB) | 24 GB GPU | 48 GB GPU | 80 GB GPU |\n"

@@ -18,6 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from glyphbench.readers.vlm import MAX_PIXELS, MIN_PIXELS
+
 #: Qwen's special tokens, in the order the tiny tokenizer numbers them after the bytes.
 SPECIAL_TOKENS = (
     "<|endoftext|>",
@@ -73,8 +75,6 @@ def build_tiny_qwen_vl(folder: str | Path, seed: int = 0) -> Path:
     import transformers
     from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
-
-    from glyphbench.readers.vlm import MAX_PIXELS, MIN_PIXELS
 
     tokenizer = _tokenizer()
     ids = {token: tokenizer.convert_tokens_to_ids(token) for token in SPECIAL_TOKENS}

@@ -6,12 +6,13 @@ Public API::
     from glyphbench.report.analyse import analyse, Settings      # every table, no files
     from glyphbench.report.render import render                  # the folder from the tables
     from glyphbench.report.slices import Slicing                 # --by, resolved once
-    from glyphbench.report.stats import summarize, paired_difference, compare_models, rank_models
+    from glyphbench.report.stats import summarize
+    from glyphbench.report.compare import paired_difference, compare_models, rank_models
 
 ``write_report`` is ``load_runs`` -> ``Slicing.resolve`` -> ``analyse`` -> ``render``
 (``glyphbench report`` calls it). :mod:`glyphbench.report.analyse`,
 :mod:`glyphbench.report.stats` and :mod:`glyphbench.report.controls` are pure functions
-over the results table; intervals come from :mod:`glyphbench.scoring.bootstrap`. See
+over the results table; intervals come from :mod:`glyphbench.core.bootstrap`. See
 ``docs/report.md``.
 """
 

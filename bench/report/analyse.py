@@ -19,11 +19,22 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.calibration.reader_error import ReaderBounds, ReaderError
+from glyphbench.core.bootstrap import (
+    MIN_UNITS,
+    Estimands,
+    Grouping,
+    grouped_bootstrap,
+    percentile_interval,
+    seeded_rng,
+    wilson_interval,
+)
 from glyphbench.core.errors import InputError
-from glyphbench.core.schema import failed_mask
+from glyphbench.core.schema import failed_mask, unread_mask
+from glyphbench.report import compare, stats
 from glyphbench.report import controls as ctl
-from glyphbench.report import stats
+from glyphbench.report.console import summarize
 from glyphbench.report.gallery import select_examples
+from glyphbench.report.load import protocol_tags
 from glyphbench.report.reader_aware import (
     NOT_MEASURED_NOTE,
     ReaderAware,
@@ -33,16 +44,6 @@ from glyphbench.report.reader_aware import (
 from glyphbench.report.slices import MISSING_LABEL, Slicing
 from glyphbench.report.suites import SuiteSection, analyse_suites, protocol_clashes
 from glyphbench.report.verdict import verdicts
-from glyphbench.run.read_later import unread
-from glyphbench.scoring.bootstrap import (
-    MIN_UNITS,
-    Estimands,
-    Grouping,
-    grouped_bootstrap,
-    percentile_interval,
-    seeded_rng,
-    wilson_interval,
-)
 
 #: The headline metric: figures, ranking and comparisons use it first.
 PRIMARY_METRIC = "ned"
@@ -267,7 +268,7 @@ def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Setting
     bounds, aware = reader_bounds(
         frame, settings.reader_card, n_boot=settings.n_boot, seed=settings.seed
     )
-    comparisons = stats.compare_models(
+    comparisons = compare.compare_models(
         frame,
         models,
         (settings.primary_metric, SECOND_METRIC),
@@ -305,15 +306,6 @@ def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) ->
         faithfulness=ctl.reader_faithfulness(frame) if analysis.controls else pd.DataFrame(),
         outcomes=outcomes(frame, analysis.ordered),
     )
-
-
-def unread_mask(frame: pd.DataFrame) -> np.ndarray:
-    """Rows whose image is made and not read yet (``run --read-later`` before ``read``):
-    the rows :func:`glyphbench.run.read_later.unread` reads next."""
-    if "image_path" not in frame.columns or "ocr_text" not in frame.columns:
-        return np.zeros(len(frame), dtype=bool)
-
-    return np.asarray(unread(frame), dtype=bool)
 
 
 def read_rows(frame: pd.DataFrame, slicing: Slicing) -> tuple[pd.DataFrame, Slicing]:
@@ -402,7 +394,6 @@ def protocol_groups(frame: pd.DataFrame, models: Sequence[str]) -> dict[str, str
     Otherwise models are grouped by the protocol fields in which the runs' cards differ
     (:func:`glyphbench.report.load.protocol_tags`, e.g. ``reader rapidocr``).
     """
-    from glyphbench.report.load import protocol_tags
 
     runs = frame.attrs.get("runs", {})
     if len(runs) < 2 or "run" not in frame.columns:
@@ -432,7 +423,7 @@ def rank_per_protocol(
     tables = []
     for group in groups:
         members = [m for m, g in protocols.items() if g == group]
-        ranked = stats.rank_models(overall[overall["model"].isin(members)], comparisons, metric)
+        ranked = compare.rank_models(overall[overall["model"].isin(members)], comparisons, metric)
         tables.append(ranked.assign(protocol=group) if len(groups) > 1 else ranked)
     return pd.concat(tables, ignore_index=True)
 
@@ -451,7 +442,6 @@ def outcomes(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     >>> round(float(line["refusal_rate_lo"]), 3), round(float(line["refusal_rate_hi"]), 3)
     (0.046, 0.699)
     """
-    from glyphbench.report.console import summarize
 
     lines = summarize(frame, metrics=())
     if not (lines["refused"].sum() or lines["cost_usd"].notna().any()):

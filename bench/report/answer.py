@@ -30,16 +30,18 @@ from typing import Any
 import pandas as pd
 
 from glyphbench.calibration.reader_error import shipped_reader_error
+from glyphbench.core.schema import unread_mask
+from glyphbench.report import console
 from glyphbench.report.analyse import (
     PEER_METRICS,
     Analysis,
     Ranked,
     Settings,
     rank_and_place,
-    unread_mask,
 )
 from glyphbench.report.metric_info import metric_info
-from glyphbench.report.stats import summary_metrics
+from glyphbench.report.stats import summarize, summary_metrics
+from glyphbench.report.verdict import headline
 from glyphbench.scoring.table import METRICS
 
 #: The document's schema name; a new number when a key changes meaning or goes away.
@@ -77,7 +79,6 @@ def answer_of_rows(frame: pd.DataFrame, settings: Settings) -> dict[str, Any]:
     Needs ``model``, ``prompt_id``, ``error`` and the metrics' columns (``is_control``,
     ``image_path`` and ``ocr_text`` when present: unread rows are left out, as in the report).
     """
-    from glyphbench.report.stats import summarize
 
     unread = unread_mask(frame)
     read = frame.loc[~unread].reset_index(drop=True)
@@ -106,11 +107,9 @@ def answer_of_analysis(frame: pd.DataFrame, analysis: Analysis) -> dict[str, Any
 
 def answer_document(frame: pd.DataFrame, ranked: Ranked, settings: Settings) -> dict[str, Any]:
     """The JSON-ready answer (see the module docstring) of ``ranked`` over ``frame``'s rows."""
-    from glyphbench.report.console import summarize
-    from glyphbench.report.verdict import headline
 
     primary = settings.primary_metric
-    counts = summarize(frame, metrics=()).set_index("model")
+    counts = console.summarize(frame, metrics=()).set_index("model")
     unread = pd.Series(unread_mask(frame), index=frame.index)
     read_counts = (~unread).groupby(frame["model"].astype(str)).sum()
     summary = ranked.summary.set_index("model")

@@ -17,8 +17,10 @@ from glyphbench.calibration.reader_error import load_reader_error, shipped_reade
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import FORMULA_START, atomic_path, write_json
 from glyphbench.core.progress import LineProgress
-from glyphbench.report.analyse import Analysis, Settings, Stopwatch, analyse
+from glyphbench.core.schema import unread_mask
+from glyphbench.report.analyse import PEER_METRICS, Analysis, Settings, Stopwatch, analyse
 from glyphbench.report.answer import answer_of_analysis
+from glyphbench.report.image_browser import write_browser
 from glyphbench.report.latex import tex_width_pt
 from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from glyphbench.report.render import render
@@ -66,8 +68,6 @@ def write_per_image(frame: pd.DataFrame, path: Path, settings: Settings) -> None
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from glyphbench.report.analyse import PEER_METRICS, unread_mask
-
     metrics = [*settings.metrics, *(m for m in PEER_METRICS if m not in settings.metrics)]
     wanted = (*PER_IMAGE_KEYS, *metrics, "error", "image_path")
     columns = [c for c in wanted if c in frame.columns]
@@ -93,8 +93,6 @@ def _write_browser(
     frame: pd.DataFrame, slicing: Slicing, analysis: Analysis, staged: Path, out_dir: Path
 ) -> Path:
     """The image browser of the read rows (those of ``per_image.csv``), beside the page."""
-    from glyphbench.report.analyse import unread_mask
-    from glyphbench.report.image_browser import write_browser
 
     unread = unread_mask(frame)
     labels = slicing.labels

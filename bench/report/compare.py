@@ -6,7 +6,7 @@ statistics (pure functions of the results table; nothing read or written).
 * :func:`rank_models`: ranks from those verdicts (longest chain of significant wins).
 
 The resampling unit is a prompt (each model's scores averaged per prompt first); the
-intervals come from the one bootstrap kernel, :mod:`glyphbench.scoring.bootstrap`.
+intervals come from the one bootstrap kernel, :mod:`glyphbench.core.bootstrap`.
 :mod:`glyphbench.report.stats` re-exports these names.
 """
 
@@ -21,16 +21,11 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.calibration.reader_error import ReaderBounds, verdict
+from glyphbench.core.bootstrap import MIN_UNITS, mean_interval, percentile_interval
+from glyphbench.core.bootstrap import seeded_rng as slice_rng
+from glyphbench.core.paired import holm_intervals, paired_differences
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.metric_info import metric_info
-from glyphbench.scoring.bootstrap import (
-    MIN_UNITS,
-    holm_intervals,
-    mean_interval,
-    paired_differences,
-    percentile_interval,
-)
-from glyphbench.scoring.bootstrap import seeded_rng as slice_rng
 
 
 def float_column(series: pd.Series) -> np.ndarray:
@@ -70,7 +65,7 @@ def paired_difference(
     the differences of those prompt means are resampled together, prompt by
     prompt, so prompt difficulty cancels out. ``better`` names the model whose
     advantage is significant (interval excludes 0), in the metric's direction.
-    With fewer than :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` shared prompts there is
+    With fewer than :data:`~glyphbench.core.bootstrap.MIN_UNITS` shared prompts there is
     no interval and nothing is significant. One pair alone: no multiplicity
     correction (:func:`compare_models` corrects over every pair of a report).
 
@@ -151,12 +146,12 @@ def compare_models(
     the same kind of interval (``lo``, ``hi``: the pair's own interval at
     ``confidence``), computed in one pass: prompt means are tabulated once per
     metric, and the prompts seen by any of ``models`` are resampled once for all
-    pairs (:func:`glyphbench.scoring.bootstrap.paired_differences`). A pair skips the
+    pairs (:func:`glyphbench.core.paired.paired_differences`). A pair skips the
     resampled prompts it does not share (a failed row, a prompt one run lacks).
 
     Significance is corrected for the number of pairs: for each metric, the pairs
-    with at least :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` shared prompts are one family
-    and :func:`glyphbench.scoring.bootstrap.holm_intervals` decides them (``p_value``, the
+    with at least :data:`~glyphbench.core.bootstrap.MIN_UNITS` shared prompts are one family
+    and :func:`glyphbench.core.paired.holm_intervals` decides them (``p_value``, the
     level ``holm_confidence`` each was tested at and the interval ``holm_lo`` /
     ``holm_hi`` at that level); ``significant`` and ``better`` are Holm's verdict,
     which is what :func:`rank_models` ranks by. With two models the Holm level is

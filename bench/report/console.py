@@ -8,8 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.schema import failed_mask
-from glyphbench.report.console_fit import cell_lines
+from glyphbench.report.console_fit import (
+    cell_lines,
+    least_width,
+    natural_width,
+    part_widths,
+    stacked,
+    table_width,
+)
 from glyphbench.report.latex import ABBREVIATIONS
 from glyphbench.report.metric_info import metric_info
 from glyphbench.report.suites import headline_metrics, headline_points
@@ -18,7 +26,6 @@ from glyphbench.report.tables import (  # the report's header and numbers, in th
     metric_header,
     too_few,
 )
-from glyphbench.scoring.bootstrap import MIN_UNITS
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.base import resolve_suite
 
@@ -307,14 +314,6 @@ def _summary_parts(
     """
     from rich.table import Table
     from rich.text import Text
-
-    from glyphbench.report.console_fit import (
-        least_width,
-        natural_width,
-        part_widths,
-        stacked,
-        table_width,
-    )
 
     plain = [[Text.from_markup(cell).plain for cell in row] for row in rendered]
     cells = [list(column) for column in zip(*plain, strict=True)] or [[] for _ in headers]

@@ -23,10 +23,10 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.registry import Spec
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.tables import too_few
-from glyphbench.scoring.bootstrap import MIN_UNITS
 from glyphbench.scoring.edits import classify_edits, faithfulness, warning
 
 _RUN_TAG = re.compile(r"^(?P<name>.*?)(?: \[(?P<run>[^\]]+)\])?$")
@@ -92,7 +92,7 @@ def control_sanity(
     One row per (run tag, slice): ``chain`` (the models in order), ``min_n``
     (fewest rows any control has there: small slices are noisy), ``too_few``
     (``"n = K: too few"`` when some control has fewer than
-    :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
+    :data:`~glyphbench.core.bootstrap.MIN_UNITS` prompts there, else ""; such a slice gets
     no verdict: its order columns and ``passed`` are None), the mean of each
     control for each metric (``<metric>:<model>``, and all of them in chain order
     as the tuple ``<metric>_means``), one
@@ -215,7 +215,7 @@ def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
     edit is ``written`` (read as drawn), ``corrected`` (read as the intended text) or
     ``misread`` (:func:`glyphbench.calibration.calibrate.classify_edits`). One row per reader:
     the counts, ``faithfulness`` = written / (written + corrected) and the report's
-    warning when it is below :data:`~glyphbench.calibration.calibrate.FAITHFULNESS_FLOOR`.
+    warning when it is below :data:`~glyphbench.scoring.edits.FAITHFULNESS_FLOOR`.
     Rows without ``drawn_text`` (runs made before it was recorded) are not counted.
 
     >>> import pandas as pd

@@ -17,6 +17,7 @@ import pandas as pd
 
 from glyphbench.report.metric_info import metric_label
 from glyphbench.report.tables import display_summary, fmt_ci, fmt_ci_n, fmt_number, metric_header
+from glyphbench.report.verdict import best_of
 from glyphbench.templates import Cell, Table
 
 
@@ -207,7 +208,6 @@ def best_marks(
     :func:`best_rows` as ``html_table(marked=...)`` so that another row whose mean reads
     the same is not bold too.
     """
-    from glyphbench.report.verdict import best_of
 
     marks: dict[str, Callable[[Any], str]] = {}
     if comparisons is None:
@@ -226,7 +226,6 @@ def best_rows(
     comparisons: pd.DataFrame, metrics: Sequence[str], models: Sequence[str]
 ) -> Callable[[Mapping[str, Any]], bool]:
     """Which display rows :func:`best_marks` may bold: those of a significantly best model."""
-    from glyphbench.report.verdict import best_of
 
     names = {best_of(comparisons, models, metric) for metric in metrics} - {None}
 

@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS
+from glyphbench.core.fonts import CJK_FACES, cjk_fonts
 from glyphbench.core.io import atomic_path
 from glyphbench.report.metric_info import metric_info, metric_label
-from glyphbench.scoring.bootstrap import MIN_UNITS
 
 #: Okabe & Ito (2008) colour-blind-safe palette (black last: it is for text).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -59,8 +60,6 @@ def cjk_family() -> str | None:
     registered with its font manager; None when none is installed
     (:data:`glyphbench.core.fonts.CJK_FACES`: fonts-noto-cjk, fonts-wqy-microhei)."""
     from matplotlib import font_manager
-
-    from glyphbench.core.fonts import CJK_FACES, cjk_fonts
 
     faces = dict(reversed(CJK_FACES))  # file name -> its first listed face
     for path, _ in cjk_fonts():
@@ -120,7 +119,7 @@ def score_by_slice(
     """Mean ``metric`` per slice of ``column``, one dodged series per model, 95% CI bars.
 
     Each slice's label carries its number of prompts; a point resting on fewer than
-    :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts has no interval and is drawn
+    :data:`~glyphbench.core.bootstrap.MIN_UNITS` prompts has no interval and is drawn
     hollow (issue 33: never a bare point under a caption promising intervals).
     """
     plt = _pyplot()
@@ -208,7 +207,7 @@ def score_vs_length(
     """``metric`` against text length: one line per model with a shaded 95% CI band.
 
     ``curves`` has columns model, length, n, ``metric``, ``metric_lo``, ``metric_hi``.
-    A length with fewer than :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` images is drawn
+    A length with fewer than :data:`~glyphbench.core.bootstrap.MIN_UNITS` images is drawn
     hollow and its band left out.
     """
     plt = _pyplot()
@@ -259,7 +258,7 @@ def heatmap(
 ) -> list[str]:
     """Model x slice heatmap of ``metric`` with the value and the prompts in each cell.
 
-    Every slice with at least :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts is a
+    Every slice with at least :data:`~glyphbench.core.bootstrap.MIN_UNITS` prompts is a
     column, the group of prompts without a value ("(none)", often the largest) included;
     slices with fewer prompts are left out and counted in the title (issue 33). Nothing
     is drawn (no file names) when no slice or no model is left: an empty grid says nothing.

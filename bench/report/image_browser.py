@@ -48,6 +48,7 @@ from glyphbench import templates
 from glyphbench.core.io import atomic_open
 from glyphbench.core.schema import failed_mask
 from glyphbench.prompts.schema import PROMPT_COLUMNS
+from glyphbench.report.latex import ABBREVIATIONS
 from glyphbench.report.metric_info import metric_info
 from glyphbench.report.slices import slice_labels
 
@@ -269,7 +270,6 @@ def _menu_entry(number: int, menu: Coded, main: bool) -> dict[str, Any]:
 def _metric_entry(name: str, values: np.ndarray) -> dict[str, Any]:
     """A score column's name, label, short header, direction and decimals (none where every
     image's value is a whole number, as an edit count is)."""
-    from glyphbench.report.latex import ABBREVIATIONS
 
     info = metric_info(name)
     known = values[~np.isnan(values)]

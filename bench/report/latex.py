@@ -29,6 +29,9 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.core.errors import InputError
+from glyphbench.report.metric_info import metric_label
+
 #: TeX points per inch (a LaTeX point is 1/72.27 in).
 PT_PER_IN = 72.27
 
@@ -71,7 +74,6 @@ def tex_width_pt(value: str | float | None) -> float:
     >>> round(tex_width_pt("3.25in"), 2), tex_width_pt(None) == tex_width_pt("iclr")
     (234.88, True)
     """
-    from glyphbench.core.errors import InputError
 
     if value is None:
         return TEXT_WIDTH_PT
@@ -197,7 +199,6 @@ def abbreviations() -> dict[str, str]:
     >>> abbreviations()["NED similarity (1 = exact)"], abbreviations()["Exact match"]
     ('NED', 'EM')
     """
-    from glyphbench.report.metric_info import metric_label
 
     pairs = {metric_label(name): short for name, short in ABBREVIATIONS.items()}
     return dict(sorted(pairs.items(), key=lambda item: -len(item[0])))

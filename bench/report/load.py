@@ -10,9 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from glyphbench.core.durable import settle
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import read_parquet
+from glyphbench.core.io import read_parquet, read_run_json
 from glyphbench.report.stats import SUMMARY_METRICS
 from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part
 
@@ -29,21 +28,6 @@ REPORT_UNUSED_COLUMNS = (
 #: Columns read dictionary-encoded: the reader's version, one long string per reader
 #: repeated on every row (the reader-aware intervals match it against a card's).
 DICTIONARY_COLUMNS = ("ocr_version",)
-
-
-def read_run_meta(run_dir: Path) -> dict[str, Any]:
-    """``run.json`` as a dict; an empty dict when absent. Malformed JSON is a user error."""
-    path = run_dir / "run.json"
-    settle(run_dir)  # a commit a killed process left: finished before reading (core.durable)
-    if not path.exists():
-        return {}
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
-    if not isinstance(meta, dict):
-        raise InputError(path, "expected a JSON object")
-    return meta
 
 
 def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> pd.DataFrame:
@@ -94,7 +78,7 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
         raise InputError(
             run_dir, "no results.parquet in this folder (has the run finished scoring?)"
         )
-    meta = read_run_meta(run_dir)
+    meta = read_run_json(run_dir)
     import pyarrow.parquet as pq
 
     try:

@@ -19,17 +19,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from glyphbench.calibration.reader_error import ReaderBounds, ReaderError
-from glyphbench.core.schema import failed_mask
-from glyphbench.report.compare import float_column
-from glyphbench.report.metric_info import metric_aggregate
-from glyphbench.scoring.bootstrap import (
+from glyphbench.calibration.reader_error import BEYOND, WITHIN, ReaderBounds, ReaderError
+from glyphbench.core.bootstrap import (
     MIN_UNITS,
     Estimands,
     Grouping,
     grouped_bootstrap,
     seeded_rng,
 )
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.compare import float_column
+from glyphbench.report.metric_info import metric_aggregate
+from glyphbench.report.tables import fmt_ci, fmt_number, metric_header
 
 #: Said where no card measures the reader that read the rows.
 NOT_MEASURED_NOTE = "reader error not measured"
@@ -139,7 +140,7 @@ def reader_scores(
 ) -> pd.DataFrame:
     """Per model: the card's metric with the summary's interval and the reader-aware one.
 
-    Models with fewer than :data:`~glyphbench.scoring.bootstrap.MIN_UNITS` prompts get no
+    Models with fewer than :data:`~glyphbench.core.bootstrap.MIN_UNITS` prompts get no
     interval (as in the summary); models the card does not cover get NaN.
     """
     if bounds is None or bounds.card.metric not in summary.columns:
@@ -163,7 +164,6 @@ def reader_scores(
 
 
 def _interval(lo: float, hi: float, metric: str) -> str:
-    from glyphbench.report.tables import fmt_number
 
     if math.isnan(lo) or math.isnan(hi):
         return "–"
@@ -172,7 +172,6 @@ def _interval(lo: float, hi: float, metric: str) -> str:
 
 def score_display(scores: pd.DataFrame) -> pd.DataFrame:
     """Model, score with the summary's interval, and the reader-aware interval."""
-    from glyphbench.report.tables import fmt_ci, metric_header
 
     metric = str(scores["metric"].iloc[0]) if len(scores) else "ned"
     return pd.DataFrame(
@@ -192,7 +191,6 @@ def score_display(scores: pd.DataFrame) -> pd.DataFrame:
 
 def comparison_display(comparisons: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Each pair on the card's metric: difference, Holm interval, reader-aware one, verdict."""
-    from glyphbench.report.tables import fmt_number
 
     rows = comparisons[comparisons["metric"] == metric]
     return pd.DataFrame(
@@ -222,7 +220,6 @@ def headline(aware: ReaderAware, comparisons: pd.DataFrame) -> str:
     """
     if not aware.measured or "reader_verdict" not in comparisons.columns:
         return aware.source[:1].upper() + aware.source[1:] + "."
-    from glyphbench.calibration.reader_error import BEYOND, WITHIN
 
     said = comparisons["reader_verdict"]
     beyond, within = int((said == BEYOND).sum()), int((said == WITHIN).sum())

@@ -27,17 +27,21 @@ from typing import Any
 import pandas as pd
 
 from glyphbench import templates
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.io import atomic_open, write_json
-from glyphbench.report import display
+from glyphbench.report import display, reader_aware, suites
 from glyphbench.report import figures as figs
 from glyphbench.report.analyse import CONTROL_METRICS, PEER_METRICS, Analysis, Stopwatch
 from glyphbench.report.gallery import write_thumbnails
+from glyphbench.report.latex import ABBREVIATIONS
 from glyphbench.report.metric_info import metric_label
+from glyphbench.report.reader_aware import headline as reader_headline
 from glyphbench.report.reader_aware import report_section
 from glyphbench.report.slices import bins_note
 from glyphbench.report.stats import PEER_VIEWS
+from glyphbench.report.suites import headline_display
 from glyphbench.report.tables import display_summary, write_table_set
-from glyphbench.scoring.bootstrap import MIN_UNITS
+from glyphbench.report.verdict import headline, verdict_rows
 from glyphbench.scoring.table import METRICS
 
 
@@ -185,8 +189,6 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         peers.append({"title": title, "table": display.html_table(shown)})
     headlines = None
     if analysis.suites:  # issue 21: each benchmark's own headline beside glyphbench's metrics
-        from glyphbench.report.suites import headline_display
-
         shown_headlines = headline_display(analysis.suites, analysis.ordered)
         headlines = display.html_table(
             written.table(
@@ -213,7 +215,6 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
 
 def _reader_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
     """The reader's error: which card widened the intervals (or why none), and the tables."""
-    from glyphbench.report import reader_aware
 
     aware = analysis.reader_aware
     block: dict[str, Any] = {"source": aware.source, "caveats": aware.caveats, "scores": None}
@@ -238,8 +239,6 @@ def _reader_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
 
 def _answer_block(analysis: Analysis, written: _Written) -> dict[str, Any]:
     """The first screen: who is best and how sure, and each model against the controls."""
-    from glyphbench.report.reader_aware import headline as reader_headline
-    from glyphbench.report.verdict import headline, verdict_rows
 
     primary = analysis.settings.primary_metric
     lines = headline(analysis.ranking, analysis.verdicts, primary, controls=analysis.controls)
@@ -286,7 +285,6 @@ def _outcomes_block(analysis: Analysis, written: _Written) -> Any:
 
 def _suite_blocks(analysis: Analysis, written: _Written) -> list[dict[str, Any]]:
     """Each suite's headline table, published scores, paired comparisons and protocol cards."""
-    from glyphbench.report import suites
 
     blocks = []
     for section in analysis.suites:
@@ -540,7 +538,6 @@ def glossary(metrics: list[str]) -> list[dict[str, str]]:
     >>> entry["term"], entry["abbreviation"], entry["direction"]
     ('NED similarity (1 = exact)', 'NED', 'higher is better')
     """
-    from glyphbench.report.latex import ABBREVIATIONS
 
     entries = []
     for name in dict.fromkeys(metrics):

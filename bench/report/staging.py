@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from glyphbench.core.durable import process_alive
+from glyphbench.core.durable import HOST_TAG, process_alive, sync_folder
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import HOST_TAG, ensure_folder, sync_folder
+from glyphbench.core.io import ensure_folder
 
 #: Suffix of a report being written and of an old report being replaced.
 TEMP_SUFFIX = ".report-tmp"

@@ -4,7 +4,7 @@ docs/report.md names them).
 
 Every function is pure: it takes the results table (or a summary made from it)
 and returns numbers or a DataFrame; nothing here reads or writes files. The
-intervals come from the one bootstrap kernel, :mod:`glyphbench.scoring.bootstrap`.
+intervals come from the one bootstrap kernel, :mod:`glyphbench.core.bootstrap`.
 
 Conventions
 -----------
@@ -30,6 +30,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.bootstrap import (
+    MIN_UNITS,
+    Estimands,
+    Grouping,
+    cluster_codes,
+    grouped_bootstrap,
+    percentile_interval,
+    share_bootstrap,
+    tail,
+)
+from glyphbench.core.bootstrap import seeded_rng as slice_rng
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.compare import (
     compare_models,
@@ -40,17 +51,6 @@ from glyphbench.report.compare import (
 )
 from glyphbench.report.metric_info import metric_aggregate
 from glyphbench.report.slices import slice_labels
-from glyphbench.scoring.bootstrap import (
-    MIN_UNITS,
-    Estimands,
-    Grouping,
-    cluster_codes,
-    grouped_bootstrap,
-    percentile_interval,
-    share_bootstrap,
-    tail,
-)
-from glyphbench.scoring.bootstrap import seeded_rng as slice_rng
 from glyphbench.scoring.table import METRICS
 
 #: glyphbench's own summary metrics, in display order: read from the metric table (the
@@ -299,7 +299,7 @@ def _joint_bootstrap(
     """Every model's resampled slice aggregates from one draw of the prompts.
 
     The groups of slicing ``k`` are the (model, slice) pairs, so one
-    :func:`~glyphbench.scoring.bootstrap.grouped_bootstrap` call draws the table's prompts
+    :func:`~glyphbench.core.bootstrap.grouped_bootstrap` call draws the table's prompts
     once for all models. Failed rows take part with unknown values: a prompt
     then has the same units in every model that saw it, so one gather of the
     resample counts serves a slice of every model (see the kernel), and a
@@ -466,7 +466,7 @@ def summarize_many(
     prompts as it has, with replacement (seeded by ``(seed, "prompts")``), all
     images of a drawn prompt together; every model and every slice of every
     slicing is aggregated from that same draw (see
-    :func:`glyphbench.scoring.bootstrap.grouped_bootstrap`), a model's failed rows and the
+    :func:`glyphbench.core.bootstrap.grouped_bootstrap`), a model's failed rows and the
     prompts it did not see adding nothing to its means. (Until issue 18 each
     model drew its own prompts, seeded by ``(seed, model)``; for models that saw
     every prompt the two have the same distribution, and one shared draw is

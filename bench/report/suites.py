@@ -5,7 +5,7 @@ model and subset (and over all subsets when the benchmark pools them): the suite
 family's summary metrics aggregated exactly as the metric table says (pooled
 ratios where the benchmark pools, derived scores from the aggregates) with
 percentile bootstrap intervals over prompts (all images of a prompt move
-together; :mod:`glyphbench.scoring.bootstrap`). Then paired differences between models on
+together; :mod:`glyphbench.core.bootstrap`). Then paired differences between models on
 shared prompts (the same prompt resample for both models, so the difference of two
 pooled or derived aggregates gets its own interval), the published scores of
 ``bench/suites/published.csv`` with whether each lies inside glyphbench's interval,
@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from glyphbench.core.schema import failed_mask
-from glyphbench.scoring.bootstrap import (
+from glyphbench.core.bootstrap import (
     Estimands,
     cluster_codes,
     percentile_interval,
@@ -33,6 +32,9 @@ from glyphbench.scoring.bootstrap import (
     resampled_means,
     seeded_rng,
 )
+from glyphbench.core.schema import failed_mask
+from glyphbench.report.metric_info import higher_is_better, metric_label
+from glyphbench.report.tables import fmt_ci, metric_header
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.base import resolve_suite
 from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part
@@ -298,7 +300,6 @@ def paired_suite_difference(
     (prompt weights), so pooled ratios and derived scores get a paired interval.
     ``key`` is (suite, subset, family).
     """
-    from glyphbench.report.metric_info import higher_is_better
 
     ok = rows[~failed_mask(rows)]
     prompts = {m: ok.loc[ok["model"].astype(str) == m, "prompt_id"].astype(str) for m in
@@ -496,7 +497,6 @@ def reported_subsets(subsets: Sequence[str]) -> list[str]:
 
 def headline_columns(suite_title: str, subset: str, metric: str) -> str:
     """A headline column's header: ``LongText-Bench en: LongText text score ↑``."""
-    from glyphbench.report.tables import metric_header
 
     where = suite_title if subset == ALL else f"{suite_title} {subset}"
     return f"{where}: {metric_header(metric)}"
@@ -541,7 +541,6 @@ def headline_points(frame: pd.DataFrame) -> tuple[list[str], dict[str, dict[str,
 
 def headline_display(sections: Sequence[SuiteSection], models: Sequence[str]) -> pd.DataFrame:
     """One row per model: each suite's headline numbers with their intervals (report Summary)."""
-    from glyphbench.report.tables import fmt_ci
 
     cells: dict[str, dict[str, str]] = {}
     headers: list[str] = []
@@ -569,7 +568,6 @@ def headline_display(sections: Sequence[SuiteSection], models: Sequence[str]) ->
 
 def scores_display(section: SuiteSection) -> pd.DataFrame:
     """Model, subset, prompts, images and each metric as ``value [lo, hi]``."""
-    from glyphbench.report.tables import fmt_ci, metric_header
 
     table = section.scores
     out = pd.DataFrame(
@@ -591,8 +589,6 @@ def scores_display(section: SuiteSection) -> pd.DataFrame:
 
 def published_display(section: SuiteSection) -> pd.DataFrame:
     """glyphbench's value with its interval beside the published one, and the verdict."""
-    from glyphbench.report.metric_info import metric_label
-    from glyphbench.report.tables import fmt_ci
 
     table = section.published
     return pd.DataFrame(
@@ -617,8 +613,6 @@ def published_display(section: SuiteSection) -> pd.DataFrame:
 
 def comparisons_display(section: SuiteSection) -> pd.DataFrame:
     """Paired differences per subset and metric, with the significantly better model."""
-    from glyphbench.report.metric_info import metric_label
-    from glyphbench.report.tables import fmt_ci
 
     table = section.comparisons
     return pd.DataFrame(

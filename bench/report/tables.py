@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.io import atomic_open, spreadsheet_safe
+from glyphbench.report.latex import fit_table, tex_width_pt
 from glyphbench.report.metric_info import metric_info
-from glyphbench.scoring.bootstrap import MIN_UNITS
 
 
 def fmt_number(value: Any, metric: str = "") -> str:
@@ -215,7 +216,6 @@ def to_latex(
     """
     if table.empty:
         return f"% {latex_escape(caption or label)}: no rows (nothing to compare)\n"
-    from glyphbench.report.latex import fit_table, tex_width_pt
 
     numeric = {str(c): i > 0 and _numeric_like(table[c]) for i, c in enumerate(table.columns)}
 

@@ -29,15 +29,12 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.calibration.reader_error import NOT_MEASURED, ReaderBounds
+from glyphbench.core.bootstrap import MIN_UNITS, percentile_interval, seeded_rng
+from glyphbench.core.paired import paired_differences
 from glyphbench.report import controls as ctl
 from glyphbench.report.compare import prompt_means
-from glyphbench.report.metric_info import metric_info
-from glyphbench.scoring.bootstrap import (
-    MIN_UNITS,
-    paired_differences,
-    percentile_interval,
-    seeded_rng,
-)
+from glyphbench.report.metric_info import metric_info, metric_label
+from glyphbench.report.tables import fmt_ci_n, fmt_number, metric_header
 
 VERDICT_COLUMNS = ["model", "verdict", "level", "controls", "n_prompts"]
 
@@ -158,7 +155,6 @@ class _Step:
         return self.known and self.hi < 0
 
     def text(self, metric: str) -> str:
-        from glyphbench.report.tables import fmt_number
 
         if not self.known:
             return f"{self.label}: n = {self.n}, too few"
@@ -244,7 +240,6 @@ than a blank image.']
     'Only control models: nothing to rank or '
 
     """
-    from glyphbench.report.metric_info import metric_label
 
     said: list[str] = []
     models = ranking["model"].astype(str).tolist() if len(ranking) else []
@@ -307,7 +302,6 @@ def best_of(comparisons: pd.DataFrame, models: Sequence[str], metric: str) -> st
 
 def verdict_rows(lines: pd.DataFrame, summary: pd.DataFrame, metric: str) -> list[dict[str, Any]]:
     """The verdict table's records: model, its mean with interval, verdict, the differences."""
-    from glyphbench.report.tables import fmt_ci_n, metric_header
 
     shown = summary.set_index("model")
     out = []

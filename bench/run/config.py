@@ -71,8 +71,9 @@ from pydantic import (
 )
 
 from glyphbench.core.errors import InputError, validation_error
-from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug, yaml_data
+from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug
 from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.core.yaml_input import yaml_data
 from glyphbench.prompts.samplers import DEFAULT_SAMPLER
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS

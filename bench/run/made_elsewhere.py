@@ -28,6 +28,8 @@ from glyphbench.models.base import RunContext
 from glyphbench.models.images import ImagesModel as Images
 from glyphbench.prompts.selection import select_ids
 from glyphbench.run.config import GenerateSettings, ModelEntry, RunConfig, SuiteEntry
+from glyphbench.run.image_jobs import model_jobs
+from glyphbench.run.shard import suite_context
 
 if TYPE_CHECKING:
     from glyphbench.models.images import ImagesModel, Matching
@@ -82,8 +84,6 @@ def check_files(config: RunConfig, prompt_set: PromptSet) -> dict[str, dict[str,
     Returns, per ``images:`` label, ``{"found": N, "missing": M}`` over every image the
     run expects (all shards).
     """
-    from glyphbench.run.image_jobs import model_jobs
-    from glyphbench.run.shard import suite_context
 
     counts: dict[str, dict[str, int]] = {}
     frame = prompt_set.frame

@@ -22,9 +22,9 @@ import pandas as pd
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.paths import Contained
-from glyphbench.core.schema import ROW_KEY, failed_mask, generated_mask
+from glyphbench.core.schema import ROW_KEY, generated_mask, unread_mask
 from glyphbench.engine import RunFolder, Shard
-from glyphbench.engine.folder import open_part
+from glyphbench.engine.parts import open_part
 from glyphbench.engine.read_pool import ReadPool, UnreadableImage, resolve_workers
 from glyphbench.engine.reading import (
     probe_reader,
@@ -63,7 +63,7 @@ def unread(rows: pd.DataFrame, *, again: bool = False) -> pd.Series:
     """Rows with an image still to read: no reading yet (or every one made, ``again``)."""
     if again:
         return generated_mask(rows)
-    return rows["image_path"].notna() & ~failed_mask(rows) & rows["ocr_text"].isna()
+    return pd.Series(unread_mask(rows), index=rows.index)
 
 
 def in_shard(paths: pd.Series, shard: Shard) -> pd.Series:

@@ -35,6 +35,8 @@ from glyphbench.engine.folder import RunFolder
 from glyphbench.engine.loop import quit_now
 from glyphbench.engine.read_pool import ReadPool
 from glyphbench.engine.reading import refuse_failed_probe, sample_image
+from glyphbench.run.operations import run_benchmark
+from glyphbench.run.read_later import read_passes
 
 if TYPE_CHECKING:
     from glyphbench.run.config import ReadSettings, RunConfig
@@ -165,7 +167,6 @@ class RunReaders:
             raise self._failure
 
     def _follow(self, folder: RunFolder, scoring: Scoring) -> None:
-        from glyphbench.run.read_later import read_passes
 
         assert self._pool is not None
         try:
@@ -217,7 +218,6 @@ def run_with_readers(config: RunConfig, **kwargs: Any) -> RunResult:
 
     ``config.read.workers`` 0: the run reads in its own worker thread, as always.
     """
-    from glyphbench.run.operations import run_benchmark
 
     read, root, step = config.read, config.output.folder, config.generate.batch_size
     if read.workers > 0:

@@ -287,7 +287,11 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     """
 
     from glyphbench.engine.folder import RunFolder  # --help loads this module, not the run folder's
+
+    # --help loads this module; config and scoring load with a view
     from glyphbench.run.config import RunConfig
+
+    # --help loads this module; config and scoring load with a view
     from glyphbench.run.results import RESULTS, conform_results, score_rows
 
     identity = pick_reader(root, wanted)
@@ -321,6 +325,7 @@ def write_reader_view(root: str | Path, wanted: str) -> Path:
     reader's numbers with the run's own pictures.
     """
 
+    # --help loads this module, not the run folder's
     from glyphbench.engine.folder import RunFolder
 
     root = Path(root)

@@ -205,7 +205,7 @@ class ImagePair:
     """An original image and its reconstruction, as float64 RGB arrays on demand.
 
     Images are PIL images or uint8 arrays (anything
-    :func:`glyphbench.readers.common.to_rgb_array` accepts).
+    :func:`glyphbench.core.images.to_rgb_array` accepts).
     """
 
     def __init__(self, original: ImageLike, reconstruction: ImageLike) -> None:

@@ -422,6 +422,7 @@ def limit_per_subset(prompt_set: PromptSet, limit: int | None) -> PromptSet:
 
 def _with_attributes(frame: pd.DataFrame) -> pd.DataFrame:
     try:
+        # --help loads this module; attributes (pandas) load with a table
         from glyphbench.prompts.attributes import compute_attributes
 
         return compute_attributes(frame)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS
 from glyphbench.scoring.table import METRICS
+from glyphbench.suites.base import resolve_suite
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -105,7 +106,6 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
 
     Problems are ValueErrors (the config loader turns them into one-line errors).
     """
-    from glyphbench.suites.base import resolve_suite
 
     spec = suite_spec(data.get("suite"))
     if spec is None:
@@ -198,7 +198,6 @@ def _unavailable(reader: str) -> str | None:
 
 def selection_of(suite: Any) -> SuiteSelection | None:
     """The suite selection of a config's ``suite`` entry (None: no suite)."""
-    from glyphbench.suites.base import resolve_suite
 
     spec = suite_spec(suite)
     return resolve_suite(spec) if spec else None

@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING
 
 from glyphbench.scoring.table import METRICS
+from glyphbench.suites.base import resolve_suite
 
 if TYPE_CHECKING:
     import numpy as np
@@ -123,7 +124,6 @@ def add_suite_scores(rows: pd.DataFrame, spec: str, scorable: np.ndarray) -> pd.
     from glyphbench.scoring import (
         score_pairs,  # glyphbench.scoring.frame loads pandas; --help loads this
     )
-    from glyphbench.suites.base import resolve_suite
 
     selection = resolve_suite(spec)
     columns = suite_columns(selection)

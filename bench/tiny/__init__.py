@@ -11,6 +11,5 @@ model family included, runs offline in seconds (``glyphbench demo``, the test su
   assemble their pipelines from.
 
 This room imports nothing of the project (it sits on the bottom floor beside
-``glyphbench.core``); diffusers, transformers and torch load inside the builders. The old
-paths ``glyphbench.models.tiny`` and ``glyphbench.models.tinyparts`` still import (issue 34).
+``glyphbench.core``); diffusers, transformers and torch load inside the builders.
 """

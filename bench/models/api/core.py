@@ -47,6 +47,7 @@ from pydantic import Field, field_validator
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS, Options, Spec, missing_modules
+from glyphbench.models.api.cache import CacheEntry, ResponseCache, cache_key
 from glyphbench.models.api.transport import (
     ApiError,
     Redactor,
@@ -64,6 +65,7 @@ from glyphbench.models.base import (
     NotAttempted,
     RunContext,
 )
+from glyphbench.models.spend import InFlightLedger
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -275,13 +277,9 @@ class ApiModel(ModelAdapter):
             client, self.model, self.options, self.options.policy(), self.sleep, self.counts
         )
         if self.context is not None and self.context.cache_dir is not None:
-            from glyphbench.models.api.cache import ResponseCache
-
             self._cache = ResponseCache(self.context.cache_dir)
             budget = self.context.budget
             if budget is not None:
-                from glyphbench.models.spend import InFlightLedger
-
                 # Requests an earlier attempt of this run sent and never heard back from
                 # (killed mid-request) may have been billed: the cap counts them.
                 self._ledger = InFlightLedger(self.context.cache_dir, f"{self.payer()}|{self.spec}")
@@ -298,7 +296,6 @@ class ApiModel(ModelAdapter):
             return list(pool.map(self._one, requests))
 
     def _one(self, request: ImageRequest) -> Image.Image | ImageNotMade:
-        from glyphbench.models.api.cache import cache_key
 
         key = cache_key(
             self.provider.name,
@@ -392,7 +389,6 @@ class ApiModel(ModelAdapter):
     ) -> None:
         if self._cache is None:
             return
-        from glyphbench.models.api.cache import CacheEntry
 
         about = {
             "provider": self.provider.name,

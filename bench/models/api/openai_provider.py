@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import Field
 
 from glyphbench.models.api.core import ApiOptions, Provider, Session, add_provider
+from glyphbench.models.api.http_provider import download
 from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation"})
@@ -91,8 +92,6 @@ def _image_bytes(answer: Any, timeout: float) -> bytes:
         except ValueError:
             raise ApiError("b64_json is not base64", retryable=True) from None
     if getattr(item, "url", None):
-        from glyphbench.models.api.http_provider import download
-
         return download(item.url, timeout)
     raise ApiError("no image in the answer (neither b64_json nor url)", retryable=True)
 

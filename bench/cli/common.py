@@ -1,0 +1,64 @@
+"""What the command modules share: help texts that list the plug-ins, the one error line,
+and the exit for rows that all failed. A command module imports these from here, never from
+another command module."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+# imported for its registrations: SOURCE_HELP lists the prompt sources it registers
+import glyphbench.prompts.sources  # noqa: F401
+from glyphbench.cli.exit_codes import EVERY_ROW_FAILED
+from glyphbench.core.registry import PLUGINS
+from glyphbench.core.schema import failed_mask
+from glyphbench.core.terminal import printable
+
+
+def source_kinds() -> str:
+    """Every registered prompt source as its usage without options, comma-separated
+    (``glyphbench list sources`` has the options): help texts never list old ones.
+
+    >>> "textinvision:DIR" in source_kinds() and "default[:DIR]" in source_kinds()
+    True
+    """
+    return ", ".join(
+        str(plugin.usage or plugin.name).split("[?")[0] for plugin in PLUGINS.entries("sources")
+    )
+
+
+SOURCE_HELP = (
+    f"Prompt source: {source_kinds()}; ?schema_col=their_col maps a table's columns "
+    "(glyphbench list sources)."
+)
+
+
+def readers_help(lead: str) -> str:
+    """``lead`` and every registered reader (``glyphbench list readers``), not a typed list."""
+    names = ", ".join(plugin.name for plugin in PLUGINS.entries("readers"))
+    return f"{lead}: {names} (options: glyphbench list readers)."
+
+
+def print_error(message: str) -> None:
+    """``error: message`` on stderr, on one line, never read as markup, with terminal
+    controls from the files it quotes escaped (:func:`~glyphbench.core.terminal.printable`)."""
+    line = Text.assemble(("error:", "bold red"), " ", printable(message.replace("\n", " ")))
+    Console(stderr=True, highlight=False, soft_wrap=True).print(line)
+
+
+def fail_when_every_row_failed(rows: Any, what: str) -> None:
+    """Exit 1 with the count when ``rows`` is not empty and every row failed."""
+    failed = failed_mask(rows)
+    if len(rows) and failed.all():
+        errors = rows.loc[failed, "error"].astype(str)
+        every_row_failed(len(rows), what, errors.iloc[0])
+
+
+def every_row_failed(count: int, what: str, example: str) -> None:
+    """``error: every row of WHAT failed`` and exit 1 (:data:`EVERY_ROW_FAILED`)."""
+    detail = f"; e.g. {example}" if example else ""
+    print_error(f"every row of {what} failed ({count} of {count}){detail}")
+    raise typer.Exit(EVERY_ROW_FAILED)
