@@ -12,10 +12,17 @@ and the rooms and their order from the ``layers`` contract in ``pyproject.toml``
   strongly connected group of modules counts once;
 * **inside functions**: of the imports from one room of the project into another,
   the share made inside a function body, and how many of those repeat an import of
-  the same module the file already makes elsewhere.
+  the same module the file already makes elsewhere;
+* **config takers** (``--config-takers``): the function parameters that take the run's
+  whole ``RunConfig`` (annotated with it, or a ``config``/``run_config`` typed ``Any``
+  or unannotated in a module that names ``RunConfig``);
+* **the reader option's walk** (``--reader-walk``): the functions the value of
+  ``glyphbench run/read/rescore --ocr`` passes through (:func:`reader_walk`), and how
+  often the walk returns to a file it had left.
 
     python benchmarks/arch_metrics.py            # a table
     python benchmarks/arch_metrics.py --json     # the same as JSON
+    python benchmarks/arch_metrics.py --root OTHER_CHECKOUT   # measure another tree
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import ast
 import json
 import sys
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -282,11 +289,398 @@ def measure(root: Path = ROOT) -> dict[str, object]:
     }
 
 
+# ------------------------------------------------------------------ config takers
+CONFIG_NAMES = ("config", "run_config")
+
+
+def _annotation_text(node: ast.expr | None) -> str:
+    return "" if node is None else ast.unparse(node)
+
+
+def config_takers(root: Path, mounts: dict[str, str]) -> list[str]:
+    """``file:line function(param)`` for each parameter taking the whole ``RunConfig``."""
+    found = []
+    for folder in sorted(set(mounts.values())):
+        for path in sorted((root / folder).rglob("*.py")):
+            text = path.read_text("utf-8")
+            if "RunConfig" not in text:
+                continue
+            for node in ast.walk(ast.parse(text)):
+                if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                for param in params:
+                    annotation = _annotation_text(param.annotation)
+                    loose = param.arg in CONFIG_NAMES and annotation in ("", "Any")
+                    if "RunConfig" in annotation or loose:
+                        relative = path.relative_to(root).as_posix()
+                        found.append(f"{relative}:{node.lineno} {node.name}({param.arg})")
+    return found
+
+
+# ------------------------------------------------------------- the reader option's walk
+#: Attributes that hold the reader option (or the reader made from it) on a carrier.
+READER_ATTRS = frozenset(
+    {"ocr", "read", "reader", "reader_spec", "engine", "ocr_engine", "_ocr", "_reader", "spec"}
+)
+
+
+@dataclass
+class Function:
+    module: str
+    path: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    cls: str | None
+
+    @property
+    def params(self) -> list[str]:
+        args = self.node.args
+        return [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+
+
+@dataclass
+class Project:
+    """Every function of the packages, by module, and each module's imported names."""
+
+    functions: dict[str, Function] = field(default_factory=dict)  # "mod:Class.name" -> it
+    imported: dict[str, dict[str, str]] = field(default_factory=dict)  # mod -> local -> dotted
+    methods: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    classes: dict[str, str] = field(default_factory=dict)  # "mod.Class" -> "mod"
+
+
+def _imported_names(tree: ast.AST, module: str, is_package: bool) -> dict[str, str]:
+    """Each name a module imports (anywhere in it) -> the dotted name it stands for."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = _absolute(node, module, is_package)
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.split(".")[0]] = alias.name
+    return names
+
+
+def read_project(root: Path, mounts: dict[str, str]) -> Project:
+    project = Project()
+    for folder in sorted(set(mounts.values())):
+        for path in sorted((root / folder).rglob("*.py")):
+            module = module_name(path, root, mounts)
+            tree = ast.parse(path.read_text("utf-8"))
+            project.imported[module] = _imported_names(tree, module, path.name == "__init__.py")
+            relative = path.relative_to(root).as_posix()
+            for node in tree.body:
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    project.functions[f"{module}:{node.name}"] = Function(
+                        module, relative, node, None
+                    )
+                elif isinstance(node, ast.ClassDef):
+                    project.classes[f"{module}.{node.name}"] = module
+                    for item in node.body:
+                        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                            key = f"{module}:{node.name}.{item.name}"
+                            project.functions[key] = Function(module, relative, item, node.name)
+                            project.methods[item.name].append(key)
+    return project
+
+
+def _defined(project: Project, dotted: str | None) -> str | None:
+    """The function (or class's ``__init__``) a dotted name stands for, through re-exports."""
+    for _ in range(5):  # a name imported from a module that imports it from another
+        if not dotted:
+            return None
+        where, _, name = dotted.rpartition(".")
+        for key in (f"{where}:{name}", f"{where}:{name}.__init__"):
+            if key in project.functions:
+                return key
+        dotted = project.imported.get(where, {}).get(name)
+    return None
+
+
+#: Methods of dicts, lists, futures and pydantic models: never resolved by name alone to a
+#: project method of the same name.
+LIBRARY_METHODS = frozenset(
+    {"update", "append", "extend", "add", "setdefault", "insert", "get", "items", "keys"}
+    | {"values", "copy", "pop", "model_dump", "model_copy", "model_validate"}
+    | {"submit", "result", "shutdown", "cancel"}
+)
+
+
+def _local_classes(project: Project, caller: Function) -> dict[str, str]:
+    """Names of ``caller`` assigned an instance of a project class: name -> that class's
+    qualified prefix (``module:Class``)."""
+    classes: dict[str, str] = {}
+    for node in ast.walk(caller.node):
+        targets, value = _assignment(node)
+        if not isinstance(value, ast.Call):
+            continue
+        made = _callee(project, caller, value, {})
+        if made is None or not made.endswith(".__init__"):
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                classes[target.id] = made.removesuffix(".__init__")
+    return classes
+
+
+def _callee(
+    project: Project, caller: Function, call: ast.Call, classes: dict[str, str] | None = None
+) -> str | None:
+    """The project function a call runs: by import, by class (``self``, or a name assigned
+    an instance: ``classes``), or by a method name defined once in the packages."""
+    func = call.func
+    module = caller.module
+    if isinstance(func, ast.Name):
+        for key in (f"{module}:{func.id}", f"{module}:{func.id}.__init__"):
+            if key in project.functions:
+                return key
+        return _defined(project, project.imported.get(module, {}).get(func.id))
+    if not isinstance(func, ast.Attribute):
+        return None
+    if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls") and caller.cls:
+        key = f"{module}:{caller.cls}.{func.attr}"
+        if key in project.functions:
+            return key
+    if isinstance(func.value, ast.Name):
+        dotted = project.imported.get(module, {}).get(func.value.id)
+        if dotted and f"{dotted}:{func.attr}" in project.functions:
+            return f"{dotted}:{func.attr}"
+        owner = (classes or {}).get(func.value.id)
+        if owner and f"{owner}.{func.attr}" in project.functions:
+            return f"{owner}.{func.attr}"
+    methods = project.methods.get(func.attr, [])
+    unique = len(methods) == 1 and func.attr not in LIBRARY_METHODS
+    return methods[0] if unique else None
+
+
+class _Taint:
+    """Which expressions of one function carry the reader option (flow-insensitive).
+
+    ``returns(call)``: whether a call's result carries it: for a project function, whether
+    the function returns a carrier (None: not known yet); else whether an argument does.
+    """
+
+    def __init__(
+        self, carriers: set[str], attrs: set[str], returns: Callable[[ast.Call], bool | None]
+    ) -> None:
+        self.carriers = set(carriers)
+        self.attrs = attrs  # ``self.<attr>`` that carry it, shared by a class's methods
+        self.returns = returns
+
+    def __call__(self, node: ast.AST | None) -> bool:
+        if node is None:
+            return False
+        if isinstance(node, ast.Name):
+            return node.id in self.carriers
+        if isinstance(node, ast.Attribute):
+            on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
+            if on_self and node.attr in self.attrs:
+                return True
+            return node.attr in READER_ATTRS and self(node.value)
+        if isinstance(node, ast.Call):
+            known = self.returns(node)
+            if known is not None:
+                return known
+            values = [*node.args, *(k.value for k in node.keywords)]
+            method_of = node.func.value if isinstance(node.func, ast.Attribute) else None
+            return any(self(value) for value in values) or self(method_of)
+        return self._container(node)
+
+    def _container(self, node: ast.AST) -> bool:
+        """Subscripts, comprehensions, collections and the other compound expressions."""
+        if isinstance(node, ast.Subscript):
+            return self(node.value)
+        if isinstance(node, ast.DictComp | ast.ListComp | ast.SetComp | ast.GeneratorExp):
+            return any(self(generator.iter) for generator in node.generators)
+        if isinstance(node, ast.Starred):
+            return self(node.value)
+        if isinstance(node, ast.Tuple | ast.List):
+            return any(self(value) for value in node.elts)
+        if isinstance(node, ast.BoolOp):
+            return any(self(value) for value in node.values)
+        if isinstance(node, ast.IfExp):
+            return self(node.body) or self(node.orelse)
+        if isinstance(node, ast.Dict):
+            return any(self(value) for value in node.values)
+        if isinstance(node, ast.Lambda):
+            return self(node.body)
+        return False
+
+    def spread(self, body: ast.AST) -> None:
+        """Names assigned from a carrying expression carry it too (until nothing changes)."""
+        changed = True
+        while changed:
+            changed = False
+            for node in ast.walk(body):
+                targets, value = _assignment(node)
+                if not self(value):
+                    continue
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name) and name.id not in self.carriers:
+                            self.carriers.add(name.id)
+                            changed = True
+                        is_self = isinstance(name, ast.Attribute) and (
+                            isinstance(name.value, ast.Name) and name.value.id == "self"
+                        )
+                        if is_self and name.attr not in self.attrs:  # type: ignore[union-attr]
+                            self.attrs.add(name.attr)  # type: ignore[union-attr]
+                            changed = True
+
+
+def _assignment(node: ast.AST) -> tuple[list[ast.expr], ast.AST | None]:
+    """What a statement assigns to, and from what (``x.update(y)`` puts y into x)."""
+    if isinstance(node, ast.Assign):
+        return node.targets, node.value
+    if isinstance(node, ast.AnnAssign | ast.AugAssign | ast.NamedExpr):
+        return [node.target], node.value
+    if isinstance(node, ast.For | ast.comprehension):
+        return [node.target], node.iter
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [node.optional_vars], node.context_expr
+    if isinstance(node, ast.Call) and _mutates(node):
+        assert isinstance(node.func, ast.Attribute)
+        return [node.func.value], ast.Tuple(elts=list(node.args), ctx=ast.Load())
+    return [], None
+
+
+#: Methods that put their argument into the object they are called on.
+MUTATORS = frozenset({"update", "append", "extend", "add", "setdefault", "insert"})
+
+
+def _mutates(node: ast.AST) -> bool:
+    """``name.update(...)`` and the like: the argument goes into ``name``."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in MUTATORS
+        and isinstance(node.func.value, ast.Name)
+    )
+
+
+def _bound(function: Function, call: ast.Call, taint: _Taint, method: bool) -> set[str]:
+    """The callee's parameters that receive the option at this call."""
+    params = function.params
+    if method and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    bound = set()
+    for position, arg in enumerate(call.args):
+        if taint(arg):
+            if isinstance(arg, ast.Starred) and function.node.args.vararg:
+                bound.add(function.node.args.vararg.arg)
+            elif position < len(params):
+                bound.add(params[position])
+    for keyword in call.keywords:
+        if not taint(keyword.value):
+            continue
+        if keyword.arg is None or keyword.arg not in params:
+            extra = function.node.args.kwarg
+            if extra is not None:
+                bound.add(extra.arg)
+        else:
+            bound.add(keyword.arg)
+    if isinstance(call.func, ast.Attribute) and taint(call.func.value):
+        bound.add("self")  # a method of an object carrying the option
+    return bound
+
+
+def _calls(node: ast.AST) -> Iterator[ast.Call]:
+    """The calls of a function body in source order."""
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    yield from sorted(calls, key=lambda c: (c.lineno, c.col_offset))
+
+
+def reader_walk(root: Path, mounts: dict[str, str], entry_file: str) -> list[str]:
+    """The functions the reader option passes through, in the order a reader of the code
+    meets them: depth first from each command of ``entry_file`` that takes ``ocr``.
+
+    A function is a stop the first time the option reaches it: through a parameter
+    bound to a carrying argument, or as a method of a carrying object. A name carries
+    the option when it is assigned one that does, a call's result carries it when one
+    of its arguments does, and an attribute named like a reader (:data:`READER_ATTRS`)
+    of a carrier carries it. Calls are resolved by import, by class, or by a method name
+    defined once in the packages; calls into other packages end the walk. Returns
+    ``path:function`` per stop.
+    """
+    project = read_project(root, mounts)
+    class_attrs: dict[str, set[str]] = defaultdict(set)
+    seen: set[str] = set()
+    returned: dict[str, bool] = {}  # function -> whether it returns a carrier
+    stops: list[str] = []
+
+    def visit(key: str, carriers: set[str]) -> bool:
+        seen.add(key)
+        function = project.functions[key]
+        stops.append(f"{function.path}:{key.split(':', 1)[1]}")
+
+        classes = _local_classes(project, function)
+
+        def returns(call: ast.Call) -> bool | None:
+            callee = _callee(project, function, call, classes)
+            if callee is None or callee.endswith(".__init__"):
+                return None  # an object made from a carrier carries it
+            return returned.get(callee, False)
+
+        taint = _Taint(carriers, class_attrs[f"{function.module}.{function.cls}"], returns)
+        visited = True
+        while visited:  # a callee found to return a carrier makes new carriers here
+            visited = False
+            taint.spread(function.node)
+            for call in _calls(function.node):
+                callee = _callee(project, function, call, classes)
+                if callee is None or callee in seen:
+                    continue
+                target = project.functions[callee]
+                bound = _bound(target, call, taint, method=target.cls is not None)
+                if bound:
+                    returned[callee] = visit(callee, bound)
+                    visited = True
+        outputs = [n.value for n in ast.walk(function.node) if isinstance(n, ast.Return)]
+        return any(taint(value) for value in outputs)
+
+    for key, function in sorted(project.functions.items(), key=lambda item: item[1].node.lineno):
+        if function.path == entry_file and "ocr" in function.params and key not in seen:
+            returned[key] = visit(key, {"ocr"})
+    return stops
+
+
+def walk_figures(stops: list[str]) -> dict[str, int]:
+    """Stops, files, and returns to a file already left (a stop in an earlier file).
+
+    >>> walk_figures(["a.py:f", "b.py:g", "a.py:h", "a.py:i", "c.py:j"])
+    {'stops': 5, 'files': 3, 'returns': 1}
+    """
+    files = [stop.split(":", 1)[0] for stop in stops]
+    returns = sum(
+        1 for i, file in enumerate(files) if i and file != files[i - 1] and file in files[:i]
+    )
+    return {"stops": len(stops), "files": len(set(files)), "returns": returns}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure")
+    parser.add_argument(
+        "--config-takers", action="store_true", help="list the parameters taking RunConfig"
+    )
+    parser.add_argument("--reader-walk", action="store_true", help="list the reader option's stops")
     args = parser.parse_args(argv)
-    figures = measure()
+    root = args.root.resolve()
+    mounts = package_dirs(root / "pyproject.toml", ["glyphbench"])
+    if args.config_takers:
+        print("\n".join(config_takers(root, mounts)))
+        return 0
+    if args.reader_walk:
+        print("\n".join(reader_walk(root, mounts, "bench/cli/run.py")))
+        return 0
+    figures = measure(root)
+    takers = config_takers(root, mounts)
+    figures["config_takers"] = len(takers)
+    figures["config_taker_files"] = len({taker.split(":", 1)[0] for taker in takers})
+    walk = walk_figures(reader_walk(root, mounts, "bench/cli/run.py"))
+    figures.update({f"reader_walk_{key}": value for key, value in walk.items()})
     if args.json:
         print(json.dumps(figures, indent=1))
         return 0

@@ -518,7 +518,7 @@ def spawned_overlap(
     run_benchmark(config, prompt_set=prompts, progress=False, read_later=True)
     generate_s = time.perf_counter() - start
     start = time.perf_counter()
-    done = read_run(config.out, workers=workers, progress=False)
+    done = read_run(config.output.out, workers=workers, progress=False)
     read_s = time.perf_counter() - start
     both, _ = run_config(base / "spawned", jobs, gen_delay=delay, read_delay=read_delay, n_models=1)
     both = both.with_overrides(read_workers=workers)

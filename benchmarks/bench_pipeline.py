@@ -178,7 +178,7 @@ def harness_spec(
         }
     )
     result = run_benchmark(
-        config, prompt_set=PromptSet(frame, source="bench"), ocr=ocr, progress=False
+        config, prompt_set=PromptSet(frame, source="bench"), reader=ocr, progress=False
     )
     timing = result.outcome.timings["bench"]
     shutil.rmtree(out, ignore_errors=True)
@@ -219,8 +219,8 @@ def harness_cost_per_image(batch: int, work: Path, repeats: int = 10) -> float:
         }
     )
     prompts = PromptSet(frame, source="bench")
-    folder = RunFolder(config.out)
-    runner = Runner(config, prompts, folder=folder, ocr=NullOCR(), progress=False)  # type: ignore[arg-type]
+    folder = RunFolder(config.output.out)
+    runner = Runner(config, prompts, folder=folder, reader=NullOCR(), progress=False)  # type: ignore[arg-type]
     entry = config.models[0]
     jobs = build_jobs(config, prompts.frame)[entry.label]
     producer = runner.open_model(entry)

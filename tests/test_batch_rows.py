@@ -58,7 +58,7 @@ def _runner(tmp_path: Path, *, read_now: bool = True) -> Runner:
         config,
         _prompts(),
         folder=RunFolder(tmp_path),
-        ocr=PixelOCR(),
+        reader=PixelOCR(),
         progress=False,
         read_now=read_now,
     )
@@ -236,10 +236,10 @@ def test_untyped_prompt_columns_and_suites_use_the_frame(tmp_path: Path) -> None
     prompts = _prompts()
     prompts.frame["note"] = pd.Series(["a", None, 3, "b", None, "c"], dtype=object)
     config = RunConfig.from_mapping({"models": [MODEL], "ocr": "pixelocr", "out": str(tmp_path)})
-    assert not BatchRows(prompts.frame, config).enabled
-    assert BatchRows(_prompts().frame, config).enabled
+    assert not BatchRows(prompts.frame, config.score, config.suite).enabled
+    assert BatchRows(_prompts().frame, config.score, config.suite).enabled
     with_metrics = config.with_overrides(metrics=["vae"])
-    assert not BatchRows(_prompts().frame, with_metrics).enabled
+    assert not BatchRows(_prompts().frame, with_metrics.score, with_metrics.suite).enabled
 
 
 @pytest.mark.slow
@@ -263,7 +263,7 @@ def test_a_run_writes_the_same_table_either_way(
             }
         )
         for _ in range(2):  # the second run retries the failed batch
-            run_benchmark(config, prompt_set=prompt_set(7), ocr=PixelOCR(), progress=False)
+            run_benchmark(config, prompt_set=prompt_set(7), reader=PixelOCR(), progress=False)
         return pd.read_parquet(out / "results.parquet")
 
     columns = run(tmp_path / "columns")

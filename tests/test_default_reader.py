@@ -10,7 +10,7 @@ from pathlib import Path
 from glyphbench.cli.readers import calibrate_command
 from glyphbench.cli.vae import evaluate_command
 from glyphbench.readers import DEFAULT_READER, get_reader
-from glyphbench.run.config import RunConfig
+from glyphbench.run.config import ReadSettings, RunConfig
 from glyphbench.vae_eval.config import VaeConfig
 from glyphbench.vae_eval.runner import RunOptions
 
@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_every_command_reads_with_the_one_default_reader(tmp_path: Path) -> None:
     from glyphbench.cli.demo import demo_config
 
-    assert RunConfig.model_fields["ocr"].default == DEFAULT_READER
+    assert ReadSettings.model_fields["reader"].default == DEFAULT_READER
+    assert RunConfig.model_validate({"models": ["control:blank"]}).read.reader == DEFAULT_READER
     assert VaeConfig.model_fields["ocr"].default == DEFAULT_READER
     assert RunOptions(codecs=["identity"]).ocr == DEFAULT_READER
     assert demo_config(tmp_path, tmp_path)["ocr"] == DEFAULT_READER

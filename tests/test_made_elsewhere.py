@@ -38,13 +38,15 @@ def _in_process(*args: str) -> Result:
 def test_only_a_config_without_a_selection_lets_the_files_choose(tmp_path: Path) -> None:
     folder = _folder(tmp_path / "made", ["p00.png"])
     bare = RunConfig.from_mapping({"models": [f"images:{folder}"]})
-    assert files_choose_prompts(bare)
+    assert files_choose_prompts(bare.models, bare.selection_given)
     for given in ({"prompts": "default"}, {"limit": 5}, {"where": "lang == 'en'"}):
         chosen = RunConfig.from_mapping({"models": [f"images:{folder}"], **given})
-        assert not files_choose_prompts(chosen), given
-    assert not files_choose_prompts(bare.with_overrides(sample=3))
-    assert files_choose_prompts(bare.with_overrides(batch_size=2))  # not a selection
-    assert not files_choose_prompts(RunConfig.from_mapping({"models": ["control:blank"]}))
+        assert not files_choose_prompts(chosen.models, chosen.selection_given), given
+    sampled, batched = bare.with_overrides(sample=3), bare.with_overrides(batch_size=2)
+    assert not files_choose_prompts(sampled.models, sampled.selection_given)
+    assert files_choose_prompts(batched.models, batched.selection_given)  # not a selection
+    drawn = RunConfig.from_mapping({"models": ["control:blank"]})
+    assert not files_choose_prompts(drawn.models, drawn.selection_given)
 
 
 def test_the_files_name_the_prompts_in_the_sources_order(tmp_path: Path) -> None:
@@ -52,13 +54,13 @@ def test_the_files_name_the_prompts_in_the_sources_order(tmp_path: Path) -> None
     names = ["p05_s0_i0.png", "p01.png", "p03_s0.png", "p03_i1.png", "notes.png"]
     folder = _folder(tmp_path / "made", names)
     config = RunConfig.from_mapping({"models": [f"images:{folder}"], "ocr": "pixelocr"})
-    chosen = prompts_named_by_files(config, f"csv:{prompts}")
+    chosen = prompts_named_by_files(config.models, f"csv:{prompts}")
     assert chosen.frame["prompt_id"].tolist() == ["p01", "p03", "p05"]
     assert chosen.meta["selection"] == {"named_by": ["images:made"]}
     nothing = _folder(tmp_path / "junk", ["notes.png", "zzz.png"])
     config = RunConfig.from_mapping({"models": [f"images:{nothing}"], "ocr": "pixelocr"})
     with pytest.raises(InputError, match=r"no file in .*junk names a prompt") as caught:
-        prompts_named_by_files(config, f"csv:{prompts}")
+        prompts_named_by_files(config.models, f"csv:{prompts}")
     assert "2 files not used: notes.png, zzz.png" in str(caught.value)
 
 
@@ -91,7 +93,7 @@ def test_check_files_counts_seeds_the_files_lack(tmp_path: Path) -> None:
     config = RunConfig.from_mapping(
         {"models": [f"images:{folder}"], "ocr": "pixelocr", "seeds": [0, 1]}
     )
-    chosen = prompts_named_by_files(config, f"csv:{prompts}")
+    chosen = prompts_named_by_files(config.models, f"csv:{prompts}")
     with pytest.raises(InputError, match="4 of 6 expected images") as caught:
         check_files(config.with_overrides(seeds=[0, 1, 2]), chosen)
     assert "give the --seeds and --images-per-prompt the files were made with" in str(caught.value)
@@ -122,7 +124,7 @@ def test_the_plan_says_which_prompts_the_files_chose(tmp_path: Path) -> None:
     config = RunConfig.from_mapping(
         {"models": [f"images:{folder}"], "ocr": "pixelocr", "out": str(tmp_path / "run")}
     )
-    chosen = prompts_named_by_files(config, f"csv:{prompts}")
+    chosen = prompts_named_by_files(config.models, f"csv:{prompts}")
     text = "\n".join(plan_lines(plan_run(config, prompt_set=chosen)))
     assert "prompts:  2 from csv:" in text
     assert "those the files of images:made name (no --prompts, --where" in text

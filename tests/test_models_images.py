@@ -30,7 +30,7 @@ def _run(tmp_path: Path, model: str, name: str, n: int = 4, reader: object = Non
     result = run_benchmark(
         RunConfig.from_mapping(data),
         prompt_set=prompt_set(n),
-        ocr=reader if reader is not None else PixelOCR(),  # type: ignore[arg-type]
+        reader=reader if reader is not None else PixelOCR(),  # type: ignore[arg-type]
         progress=False,
         console=console,
     )

@@ -31,7 +31,7 @@ def test_a_run_prints_progress_lines_to_a_console_that_is_not_a_terminal(
     config = RunConfig.from_mapping(
         {"models": ["control:render?size=64"], "batch_size": 2, "out": str(tmp_path / "run")}
     )
-    run_benchmark(config, prompt_set=prompt_set(10), ocr=PixelOCR(), console=console)
+    run_benchmark(config, prompt_set=prompt_set(10), reader=PixelOCR(), console=console)
     lines = [x for x in console.file.getvalue().splitlines() if x.startswith("control:render")]
     # one line per 10% at least (batches of 2 of 10 images: every 20%), then the last
     assert [x.split(",")[0] for x in lines] == [

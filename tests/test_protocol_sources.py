@@ -215,10 +215,10 @@ def test_the_card_lists_the_pins_with_their_sources() -> None:
 )
 def test_each_suite_seeds_as_its_benchmark(suite: str, seeds: list[int], rule: str) -> None:
     config = _config(suite)
-    assert config.seed_policy == "benchmark" and config.seeds == seeds
+    assert config.generate.seed_policy == "benchmark" and config.generate.seeds == seeds
     assert resolve_suite(suite).suite.protocol.seed_rule == rule
     frame = pd.DataFrame({"prompt_id": ["p-1", "p-2"]})
-    jobs = model_jobs(config.models[0], frame, config)
+    jobs = model_jobs(config.models[0], frame, config.generate, config.suite)
     expected = [
         job.seed
         if rule == "fixed" and job.sample_index == 0
@@ -232,7 +232,7 @@ def test_each_suite_seeds_as_its_benchmark(suite: str, seeds: list[int], rule: s
 def test_glyphbench_policy_derives_each_seed_and_the_card_says_so() -> None:
     config = _config("cvtg:2", seed_policy="glyphbench")
     frame = pd.DataFrame({"prompt_id": ["p-1"]})
-    (job,) = model_jobs(config.models[0], frame, config)
+    (job,) = model_jobs(config.models[0], frame, config.generate, config.suite)
     assert job.image_seed == image_seed(0, "p-1", 0) != 0
     card = protocol_card(config)
     assert card["seed_policy"]["policy"] == "glyphbench"
@@ -253,14 +253,14 @@ def test_seed_policy_is_validated_and_needs_a_suite_for_benchmark() -> None:
     with pytest.raises(InputError, match="needs a suite"):
         RunConfig.from_mapping({"models": ["control:blank"], "seed_policy": "benchmark"})
     plain = RunConfig.from_mapping({"models": ["control:blank"], "seed_policy": "glyphbench"})
-    assert plain.seed_policy == "glyphbench"
+    assert plain.generate.seed_policy == "glyphbench"
     unset = RunConfig.from_mapping({"models": ["control:blank"]})
     assert "seed_policy" not in unset.model_dump()  # older configs keep their hash
     yaml_config = RunConfig.from_yaml_text(
         "models: [control:blank]\nsuite: cvtg:2\nocr: tesseract\nseed_policy: glyphbench\n",
         Path("run.yaml"),
     )
-    assert yaml_config.seed_policy == "glyphbench"
+    assert yaml_config.generate.seed_policy == "glyphbench"
 
 
 def test_the_cli_flag_reaches_the_config_and_a_bad_value_is_one_line() -> None:

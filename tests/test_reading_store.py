@@ -78,11 +78,13 @@ def test_second_reader_reads_each_image_once_and_a_repeat_reads_nothing(
     # + 1: the run tries its reader on a sample image before writing anything (issue 32)
     assert read_counts == {"count-a": distinct + 1}
     read_counts["count-a"] -= 1
-    rescored = rescore_run(out, ocr="count-b", progress=False)  # its probe's reading is kept
+    rescored = rescore_run(
+        out, reader_spec="count-b", progress=False
+    )  # its probe's reading is kept
     assert read_counts == {"count-a": distinct, "count-b": distinct}
     assert (rescored["ocr_text"] == "COUNT-B").all()
-    rescore_run(out, ocr="count-b", progress=False)  # everything already read
-    back = rescore_run(out, ocr="count-a", progress=False)  # and the first reader's too
+    rescore_run(out, reader_spec="count-b", progress=False)  # everything already read
+    back = rescore_run(out, reader_spec="count-a", progress=False)  # and the first reader's too
     assert read_counts == {"count-a": distinct, "count-b": distinct}
     assert (back["ocr_text"] == "COUNT-A").all()
 
@@ -123,7 +125,7 @@ def test_rescore_keeps_the_previous_readings_and_says_so(
     out, results = _run(tmp_path)
     shutil.rmtree(out / "readings")  # a run made before the store: readings only in results
     said = io.StringIO()
-    rescore_run(out, ocr="count-b", progress=False, console=Console(file=said, width=300))
+    rescore_run(out, reader_spec="count-b", progress=False, console=Console(file=said, width=300))
     readers = stored_readers(out).set_index("reader_name")["images"].to_dict()
     distinct = results["image_sha256"].nunique()
     assert readers == {"count-a": distinct, "count-b": distinct}

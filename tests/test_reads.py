@@ -27,7 +27,7 @@ def generate(out: Path, ocr: str = "pixelocr", *, read_later: bool) -> pd.DataFr
     )
     ocr_engine = None if read_later else PixelOCR()
     result = run_benchmark(
-        config, prompt_set=prompt_set(5), ocr=ocr_engine, progress=False, read_later=read_later
+        config, prompt_set=prompt_set(5), reader=ocr_engine, progress=False, read_later=read_later
     )
     assert result.results is not None
     return result.results

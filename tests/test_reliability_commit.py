@@ -256,7 +256,7 @@ def test_a_partial_rescore_names_both_readers_in_the_card_and_the_report(
     shutil.copytree(made, run)
     table = read_results(run / RESULTS)
     hard = str(table["ocr_text"].iloc[-1])  # not the first: the probe reads that one
-    rescore_run(run, ocr=f"flipocr?fail={hard}", progress=False)
+    rescore_run(run, reader_spec=f"flipocr?fail={hard}", progress=False)
     meta = read_json(run / "run.json")
     rows = meta["protocol"]["reader_rows"]
     assert rows == {"flipocr flipocr 1": len(table) - 1, "pixelocr pixelocr 1": 1}

@@ -28,7 +28,7 @@ def generate(out: Path) -> pd.DataFrame:
         {"models": ["control:render?size=64"], "batch_size": 4, "seeds": [0],
          "ocr": "pixelocr", "out": str(out)}
     )  # fmt: skip
-    result = run_benchmark(config, prompt_set=prompt_set(6), ocr=PixelOCR(), progress=False)
+    result = run_benchmark(config, prompt_set=prompt_set(6), reader=PixelOCR(), progress=False)
     assert result.results is not None
     return result.results
 
@@ -115,7 +115,7 @@ def test_a_fifo_in_an_images_manifest_is_an_unreadable_row(tmp_path: Path) -> No
     )  # fmt: skip
     console = Console(file=io.StringIO(), width=400)
     result = run_benchmark(
-        config, prompt_set=prompt_set(2), ocr=PixelOCR(), progress=False, console=console
+        config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False, console=console
     )
     assert result.results is not None
     errors = dict(zip(result.results["prompt_id"], result.results["error"], strict=True))
@@ -162,7 +162,7 @@ def test_a_report_on_an_incomplete_run_says_so_at_the_top(tmp_path: Path) -> Non
         {"models": ["control:render?size=64", "control:blank?size=64"], "batch_size": 4,
          "seeds": [0], "ocr": "pixelocr", "out": str(tmp_path / "run")}
     )  # fmt: skip
-    run_benchmark(config, prompt_set=prompt_set(6), ocr=PixelOCR(), progress=False)
+    run_benchmark(config, prompt_set=prompt_set(6), reader=PixelOCR(), progress=False)
     for part in (tmp_path / "run" / "parts").glob("*/control_blank*/*.parquet"):
         part.unlink()  # as if the run had stopped half-way: 6 of 12 rows
     merge_run(tmp_path / "run")

@@ -58,10 +58,12 @@ def test_read_is_refused_while_a_rescore_holds_the_folder(tmp_path: Path) -> Non
 
 def test_read_shards_with_two_readers_are_refused(tmp_path: Path) -> None:
     generate(tmp_path / "run", ["control:render?size=64"], read_later=True)
-    first = read_run(tmp_path / "run", ocr="otherocr", workers=0, shard="0/2", progress=False)
+    first = read_run(
+        tmp_path / "run", reader_spec="otherocr", workers=0, shard="0/2", progress=False
+    )
     assert first["read"] > 0
     with pytest.raises(InputError, match="would mix two readers in one table") as refused:
-        read_run(tmp_path / "run", ocr="pixelocr", workers=0, shard="1/2", progress=False)
+        read_run(tmp_path / "run", reader_spec="pixelocr", workers=0, shard="1/2", progress=False)
     assert "glyphbench rescore" in str(refused.value)
     # The table's reader (not the config's) is the default of a later `read`.
     second = read_run(tmp_path / "run", workers=0, shard="1/2", progress=False)
@@ -75,7 +77,7 @@ def test_a_run_resumed_after_a_rescore_reads_with_the_rescore_reader(tmp_path: P
     config = generate(tmp_path / "run", [flaky], read_later=False)
     rows = pd.read_parquet(tmp_path / "run" / "results.parquet")
     assert (rows["error"] != "").any()  # a batch failed: the next run retries it
-    rescore_run(tmp_path / "run", ocr="otherocr", progress=False)
+    rescore_run(tmp_path / "run", reader_spec="otherocr", progress=False)
     run_benchmark(config, prompt_set=prompt_set(4), progress=False)
     rows = pd.read_parquet(tmp_path / "run" / "results.parquet")
     assert (rows["error"] == "").all()

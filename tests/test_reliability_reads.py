@@ -133,7 +133,7 @@ def test_read_workers_die_with_their_parent(tmp_path: Path, how: signal.Signals)
 
 @pytest.mark.slow
 def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
-    from glyphbench.run.read_later import PART_SECONDS
+    from glyphbench.run.stages import PART_SECONDS
 
     generate(tmp_path / "run")  # 12 images
     command = cli("read", str(tmp_path / "run"), "--read-workers", "0", "--batch-size", "1")

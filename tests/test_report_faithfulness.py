@@ -45,7 +45,7 @@ def test_a_run_records_what_each_control_drew(tmp_path: Path) -> None:
     register()  # the pixelocr test reader
     models = ["control:render", "control:typo?rate=0.3", "control:blank"]
     config = RunConfig.from_mapping({"models": models, "ocr": "pixelocr", "out": str(tmp_path)})
-    result = run_benchmark(config, prompt_set=prompt_set(4), ocr=PixelOCR(), progress=False)
+    result = run_benchmark(config, prompt_set=prompt_set(4), reader=PixelOCR(), progress=False)
     rows = pd.read_parquet(result.out / "results.parquet").set_index("model")
     render, typo = rows.loc["control:render"], rows.loc["control:typo?rate=0.3"]
     assert (render["drawn_text"] == render["text"]).all()

@@ -42,7 +42,7 @@ def config(tmp_path: Path, **changes) -> RunConfig:
 
 
 def run(cfg: RunConfig, n: int = 6, **kwargs):
-    return run_benchmark(cfg, prompt_set=prompt_set(n), ocr=PixelOCR(), progress=False, **kwargs)
+    return run_benchmark(cfg, prompt_set=prompt_set(n), reader=PixelOCR(), progress=False, **kwargs)
 
 
 def comparable(rows: pd.DataFrame) -> pd.DataFrame:
@@ -116,7 +116,7 @@ def test_run_id_follows_config_not_output_folder(tmp_path: Path) -> None:
 
 def test_overrides_revalidate(tmp_path: Path) -> None:
     cfg = config(tmp_path).with_overrides(batch_size=2, seeds=[5], limit=None)
-    assert (cfg.batch_size, cfg.seeds) == (2, [5])
+    assert (cfg.generate.batch_size, cfg.generate.seeds) == (2, [5])
     with pytest.raises(InputError):
         config(tmp_path).with_overrides(batch_size=-1)
 
@@ -270,7 +270,7 @@ def test_rescore_reocr_and_scores_only(tmp_path: Path) -> None:
                 r.text = "OPEN"
             return results
 
-    rescored = rescore_run(first.out, engine=Upper(), progress=False)
+    rescored = rescore_run(first.out, reader=Upper(), progress=False)
     assert (rescored["ocr_engine"] == "upper").all() and (rescored["ocr_text"] == "OPEN").all()
     assert rescored.loc[rescored["text"] == "OPEN", "exact_match"].eq(1.0).all()
     assert rescored["image_sha256"].tolist() == first.results["image_sha256"].tolist()
@@ -280,7 +280,7 @@ def test_rescore_reocr_and_scores_only(tmp_path: Path) -> None:
     meta = json.loads((first.out / "run.json").read_text())
     assert [r["scores_only"] for r in meta["rescores"]] == [False, True]
     with pytest.raises(InputError, match="scores-only"):
-        rescore_run(first.out, scores_only=True, ocr="easyocr", progress=False)
+        rescore_run(first.out, scores_only=True, reader_spec="easyocr", progress=False)
 
 
 def test_rescore_flags_a_changed_image(tmp_path: Path) -> None:
@@ -288,7 +288,7 @@ def test_rescore_flags_a_changed_image(tmp_path: Path) -> None:
     assert first.results is not None
     victim = first.out / first.results.loc[0, "image_path"]
     victim.write_bytes(victim.read_bytes() + b"x")
-    rows = rescore_run(first.out, engine=PixelOCR(), progress=False)
+    rows = rescore_run(first.out, reader=PixelOCR(), progress=False)
     assert rows.loc[0, "error"].startswith("Rescore: ValueError: image changed")
     assert (rows.loc[1:, "error"] == "").all()
 
@@ -319,7 +319,7 @@ print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
     assert answer["heavy"] == []
     assert plan["prompts"]["count"] == 3 and not out.exists()
     assert [m["label"] for m in plan["models"]] == [e.label for e in cfg.models]
-    jobs = 3 * len(cfg.seeds) * cfg.images_per_prompt
+    jobs = 3 * len(cfg.generate.seeds) * cfg.generate.images_per_prompt
     assert all(m["jobs"] == jobs for m in plan["models"])
     diffusers = [m for m in plan["models"] if m["spec"].startswith("diffusers:")]
     assert diffusers and all(m["describe"].get("loaded") is False for m in diffusers)

@@ -38,7 +38,7 @@ def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_
             "out": str(tmp_path / "run"),
         }
     )
-    result = run_benchmark(config, prompt_set=prompt_set(3), ocr=PixelOCR(), progress=False)
+    result = run_benchmark(config, prompt_set=prompt_set(3), reader=PixelOCR(), progress=False)
     rows = result.results
     assert rows is not None and len(rows) == 3
     assert (rows["error"] == "").all(), rows["error"].tolist()

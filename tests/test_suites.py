@@ -181,12 +181,16 @@ def test_the_benchmark_reader_is_the_default_and_its_absence_fails_at_load() -> 
     except InputError as exc:
         assert "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext" in exc.problem
     else:
-        assert longtext.ocr == "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext"
+        assert longtext.read.reader == "vlm:Qwen/Qwen2.5-VL-7B-Instruct?preset=longtext"
     config = RunConfig.from_mapping(
         {"models": ["control:blank"], "suite": "lex:easy", "ocr": "tesseract"}
     )
     # Unset seeds and images per prompt come from the benchmark's protocol.
-    assert (config.seeds, config.images_per_prompt, config.ocr) == ([0], 1, "tesseract")
+    assert (config.generate.seeds, config.generate.images_per_prompt, config.read.reader) == (
+        [0],
+        1,
+        "tesseract",
+    )
     assert config.suite is not None and config.suite.spec == "lex:easy"
 
 
@@ -325,10 +329,10 @@ def test_every_example_config_loads_with_the_benchmark_reader_or_says_why_not(pa
             assert selection.suite.protocol.reader in exc.problem and "--ocr" in exc.problem
             config = RunConfig.from_mapping({**data, "ocr": "easyocr"}, path)
         else:
-            assert config.ocr == selection.suite.protocol.reader
+            assert config.read.reader == selection.suite.protocol.reader
     else:
         config = RunConfig.from_yaml(path)
-    assert config.images_per_prompt == selection.suite.protocol.images_per_prompt
+    assert config.generate.images_per_prompt == selection.suite.protocol.images_per_prompt
 
 
 def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: Path) -> None:

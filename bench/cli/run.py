@@ -242,11 +242,11 @@ def run_command(
         run_config = run_config.with_overrides(api=api)
 
     console = Console(stderr=True)
-    if read_later and run_config.read_workers:
+    if read_later and run_config.read.workers:
         raise InputError(
             "--read-later",
             "reads nothing while the run generates; --read-workers "
-            f"{run_config.read_workers} reads meanwhile: give one of them",
+            f"{run_config.read.workers} reads meanwhile: give one of them",
         )
     if dry_run:
         _dry_run(run_config, shard, as_json)
@@ -256,9 +256,9 @@ def run_command(
     from glyphbench.run.read_workers import run_with_readers
 
     suites = [run_config.suite.spec] if run_config.suite is not None else []
-    columns = [*summary_columns(suites), *answer_columns(run_config.metrics)]
+    columns = [*summary_columns(suites), *answer_columns(run_config.score.metrics)]
     columns = list(dict.fromkeys([*columns, "image_path", "ocr_text"]))
-    grid_reader = _grid_reader(run_config, read_later)  # issue 31: started before writing
+    grid_reader = _grid_reader(run_config.read, run_config.suite, read_later)  # before writing
     with _interruptible():
         result = run_with_readers(
             run_config,
@@ -272,9 +272,10 @@ def run_command(
             read_columns=columns,
         )
         if grid_reader is not None and result.results is not None:
-            result = _read_grid(result, grid_reader, run_config, columns, not no_progress)
+            reader_spec = run_config.read.reader
+            result = _read_grid(result, grid_reader, reader_spec, columns, not no_progress)
     if result.results is not None:
-        _print_answer(result.results, result.out, run_config, as_json)
+        _print_answer(result.results, result.out, run_config.score.metrics, as_json)
         _say_unread(result.results, result.out)
         fail_when_every_row_failed(result.results, "the run")
         fail_when_a_model_failed(result.results)
@@ -303,12 +304,12 @@ def _dry_run(run_config: Any, shard: str | None, as_json: bool) -> None:
         _models_failed(problems, "would fail: it cannot run here")
 
 
-def _print_answer(rows: Any, out: Path, run_config: Any, as_json: bool) -> None:
+def _print_answer(rows: Any, out: Path, metrics: list[str], as_json: bool) -> None:
     """The run's answer (the report's numbers) as a table, or as JSON with ``--json``."""
     from glyphbench.report.answer import answer_of_rows, answer_settings
     from glyphbench.report.console import print_summary, summary_console
 
-    settings = answer_settings(rows, run_config.metrics)
+    settings = answer_settings(rows, metrics)
     answer = answer_of_rows(rows, settings) if settings is not None else None
     results = out / "results.parquet"
     if as_json:
@@ -319,7 +320,7 @@ def _print_answer(rows: Any, out: Path, run_config: Any, as_json: bool) -> None:
     typer.echo(f"results: {results}")
 
 
-def _grid_reader(run_config: Any, read_later: bool) -> Any:
+def _grid_reader(read: Any, suite: Any, read_later: bool) -> Any:
     """The reader of a run read through OneIG's grid (``?image_path=oneig``), or None.
 
     Such a run makes its images first and then reads each prompt's grid cells
@@ -328,21 +329,21 @@ def _grid_reader(run_config: Any, read_later: bool) -> Any:
     """
     from glyphbench.run.grid_path import image_path_of, refuse_split_reading
 
-    if image_path_of(run_config) is None:
+    if image_path_of(suite) is None:
         return None
-    if run_config.read_workers:
+    if read.workers:
         refuse_split_reading("--read-workers")
     if read_later:
         return None  # `glyphbench read RUN` reads the grid cells later
     from glyphbench.engine.reading import probe_reader, sample_image, start_reader
 
-    reader = start_reader(run_config.ocr)
-    probe_reader(reader, sample_image(), run_config.ocr, "a sample image of text")
+    reader = start_reader(read.reader)
+    probe_reader(reader, sample_image(), read.reader, "a sample image of text")
     return reader
 
 
 def _read_grid(
-    result: Any, reader: Any, run_config: Any, columns: list[str], progress: bool
+    result: Any, reader: Any, reader_spec: str, columns: list[str], progress: bool
 ) -> Any:
     """Read a finished generation's grid cells; the result with the merged table."""
     from dataclasses import replace
@@ -350,7 +351,7 @@ def _read_grid(
     from glyphbench.run.read_later import read_grid_run
     from glyphbench.run.results import RESULTS, read_results
 
-    read_grid_run(result.out, reader, run_config.ocr, progress=progress)
+    read_grid_run(result.out, reader, reader_spec, progress=progress)
     return replace(result, results=read_results(result.out / RESULTS, columns))
 
 
@@ -496,7 +497,7 @@ def rescore_command(
     with _interruptible():
         rows = rescore_run(
             run_dir,
-            ocr=ocr,
+            reader_spec=ocr,
             scores_only=scores_only,
             batch_size=batch_size,
             progress=not no_progress,
@@ -530,7 +531,7 @@ def read_command(
     with _interruptible():
         done = read_run(
             run_dir,
-            ocr=ocr,
+            reader_spec=ocr,
             workers=read_workers,
             shard=shard,
             again=again,
@@ -557,7 +558,8 @@ def demo_command(
     sample: int = typer.Option(40, "--sample", help="Prompts sampled from the default set."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
-    """The embedded default: controls and a tiny random pipeline, EasyOCR, offline on CPU."""
+    """The embedded default: controls and a tiny random pipeline, read by the default reader,
+    offline on CPU."""
     from glyphbench.cli.demo import run_demo
 
     _quiet_library_warnings()

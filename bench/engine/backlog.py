@@ -165,11 +165,11 @@ class SpawnedReaders(Protocol):
     Implemented by :class:`glyphbench.run.read_workers.RunReaders`.
     """
 
-    def reading(self, config: Any) -> AbstractContextManager[Backlog]:
+    def reading(self, scoring: Any) -> AbstractContextManager[Backlog]:
         """Read while the block generates; on a normal exit, read what is left.
 
-        ``config`` is the run's :class:`glyphbench.run.config.RunConfig`, handed through: the
-        kernel does not import the benchmark run (issue 34).
+        ``scoring`` is the run's score stage (:class:`glyphbench.run.stages.Scoring`),
+        handed through: the kernel does not import the benchmark run.
         """
 
     def facts(self) -> dict[str, Any]:

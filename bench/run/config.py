@@ -62,6 +62,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
@@ -264,22 +265,21 @@ class ApiSettings(_Strict):
         return None
 
 
-#: The settings that choose prompts: with none of them given, an ``images:`` run
-#: scores the prompts its files name (:mod:`glyphbench.run.made_elsewhere`).
-SELECTION_KEYS = ("prompts", "where", "sample", "limit", "suite")
+class PromptSettings(_Strict):
+    """Which prompts a run uses (the ``prompts`` stage)."""
 
-
-class RunConfig(_Strict):
-    """Everything that determines a run's output."""
-
-    models: list[ModelEntry]
-    prompts: SourceSpec = "default"
+    source: SourceSpec = "default"  # a prompt source spec (glyphbench.prompts.load_prompt_set)
     sample: int | None = Field(default=None, ge=1)
     limit: int | None = Field(default=None, ge=1)
     stratify: list[str] | None = None
     where: str | None = None  # a filter expression passed to glyphbench.prompts.select(where=...)
-    prompt_seed: int = 0  # seed of the prompt sample (not of the images)
+    seed: int = 0  # seed of the prompt sample (not of the images)
     sampler: SamplerSpec = DEFAULT_SAMPLER  # recorded only when it is not the default
+
+
+class GenerateSettings(_Strict):
+    """How each model makes its images (the ``generate`` stage)."""
+
     seeds: list[int] = Field(default_factory=lambda: [0])
     #: How each image's generator is seeded (suites): ``benchmark``, as the benchmark's
     #: script does (TextCrafter, LeX-Art: every image with the seed itself), or
@@ -288,31 +288,207 @@ class RunConfig(_Strict):
     seed_policy: Literal["benchmark", "glyphbench"] | None = None
     images_per_prompt: int = Field(default=1, ge=1)
     batch_size: int = Field(default=4, ge=1)
-    # the default reader (glyphbench.readers.DEFAULT_READER); a suite brings its benchmark's
-    ocr: ReaderSpec = DEFAULT_READER
     device: str = "auto"
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_unique(cls, seeds: list[int]) -> list[int]:
+        if not seeds:
+            raise ValueError("at least one seed is needed")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds repeat: {seeds}")
+        return seeds
+
+
+class ReadSettings(_Strict):
+    """Who reads the images and where (the ``read`` stage)."""
+
+    #: A reader spec, e.g. ``easyocr?gpu=0``; default: the one default reader
+    #: (:data:`glyphbench.readers.DEFAULT_READER`); a suite brings its benchmark's reader.
+    reader: ReaderSpec = DEFAULT_READER
+    #: Reader processes the run starts itself (:mod:`glyphbench.run.read_workers`);
+    #: 0 reads in the run's worker thread. How, not what: not in the run's identity.
+    workers: int = Field(default=0, ge=0)
+    #: Images made and not yet read beyond which generation waits for the readers
+    #: (None: :func:`glyphbench.engine.backlog.default_backlog`). Not in the identity.
+    backlog: int | None = Field(default=None, ge=1)
+
+
+class ScoreSettings(_Strict):
+    """How readings are scored (the ``score`` stage)."""
+
     normalization: NormalizationConfig = Field(default_factory=NormalizationConfig)
-    out: str = "runs/latest"
-    run_id: str = ""
-    api: ApiSettings = Field(default_factory=ApiSettings)
-    suite: SuiteEntry | None = None
     #: Metric families scored besides glyphbench's (and the suite's): names of the metric
     #: table (``glyphbench list metrics``), e.g. ``mario`` or a plug-in's own family.
     metrics: list[str] = Field(default_factory=list)
-    #: Reader processes the run starts itself (issue 26, :mod:`glyphbench.run.read_workers`);
-    #: 0 reads in the run's worker thread. How, not what: not in the run's identity.
-    read_workers: int = Field(default=0, ge=0)
-    #: Images made and not yet read beyond which generation waits for the readers
-    #: (None: :func:`glyphbench.run.read_workers.default_backlog`). Not in the identity.
-    read_backlog: int | None = Field(default=None, ge=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _metric_families_known(cls, families: list[str]) -> list[str]:
+        known = METRICS.families()
+        unknown = [name for name in families if name not in known]
+        if unknown:
+            raise ValueError(
+                f"unknown metric family {unknown[0]!r}; known: {', '.join(sorted(known))}"
+            )
+        return list(dict.fromkeys(families))
+
+
+class OutputSettings(_Strict):
+    """Where the run writes, and its name."""
+
+    out: str = "runs/latest"  # the run folder (run.json, images/, results.parquet)
+    run_id: str = ""  # default: "run-" + a hash of the config
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_safe(cls, value: str) -> str:
+        if value and slug(value) != value:
+            raise ValueError(f"run_id {value!r} may only use letters, digits and . _ = + -")
+        return value
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.out)
+
+
+#: Each flat key (the published form: run.json's ``config``, YAML files, the CLI's
+#: flags) and where it lives in the sections, in the order run.json writes them.
+FLAT_KEYS: dict[str, tuple[str, ...]] = {
+    "models": ("models",),
+    "prompts": ("prompts", "source"),
+    "sample": ("prompts", "sample"),
+    "limit": ("prompts", "limit"),
+    "stratify": ("prompts", "stratify"),
+    "where": ("prompts", "where"),
+    "prompt_seed": ("prompts", "seed"),
+    "sampler": ("prompts", "sampler"),
+    "seeds": ("generate", "seeds"),
+    "seed_policy": ("generate", "seed_policy"),
+    "images_per_prompt": ("generate", "images_per_prompt"),
+    "batch_size": ("generate", "batch_size"),
+    "ocr": ("read", "reader"),
+    "device": ("generate", "device"),
+    "normalization": ("score", "normalization"),
+    "out": ("output", "out"),
+    "run_id": ("output", "run_id"),
+    "api": ("api",),
+    "suite": ("suite",),
+    "metrics": ("score", "metrics"),
+    "read_workers": ("read", "workers"),
+    "read_backlog": ("read", "backlog"),
+}
+#: The sections that hold several flat keys (the others are a key of their own).
+SECTIONS = ("prompts", "generate", "read", "score", "output")
+#: Flat keys run.json leaves out at their default, so configs from before they existed
+#: keep their bytes and their hash (their defaults, as the JSON dump writes them).
+OMITTED_AT_DEFAULT: dict[str, Any] = {
+    "sampler": DEFAULT_SAMPLER,
+    "api": None,  # ApiSettings() (filled in below)
+    "suite": None,
+    "seed_policy": None,
+    "metrics": [],
+    "read_workers": 0,
+    "read_backlog": None,
+}
+
+
+def _is_section(key: str, value: Any) -> bool:
+    """Whether ``key: value`` is a section; ``prompts: SPEC`` (a string) is the flat key."""
+    return key in SECTIONS and (isinstance(value, dict) or key != "prompts")
+
+
+def sectioned(data: dict[str, Any]) -> dict[str, Any]:
+    """A config mapping in sections, from flat keys, sections or both (not the same setting
+    twice: a flat key and its section key both given is an error naming both).
+
+    >>> sectioned({"models": ["control:blank"], "ocr": "easyocr", "read": {"workers": 2}})
+    {'models': ['control:blank'], 'read': {'workers': 2, 'reader': 'easyocr'}}
+    """
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if _is_section(key, value):
+            out[key] = dict(value) if isinstance(value, dict) else value
+    for key, value in data.items():
+        if _is_section(key, value):
+            continue
+        path = FLAT_KEYS.get(key)
+        if path is None or len(path) == 1:
+            out[key] = value  # a key of its own (models, api, suite) or unknown (refused)
+            continue
+        section = out.setdefault(path[0], {})
+        if not isinstance(section, dict):
+            continue  # the section itself is not a mapping: its own error
+        if path[1] in section:
+            raise ValueError(
+                f"{key!r} and {'.'.join(path)!r} are the same setting; give one of them"
+            )
+        section[path[1]] = value
+    return out
+
+
+def flat_form(data: dict[str, Any]) -> dict[str, Any]:
+    """The flat mapping of a sectioned dump, in run.json's order, without the keys left out
+    at their defaults (:data:`OMITTED_AT_DEFAULT`): the published form."""
+    flat: dict[str, Any] = {}
+    for key, path in FLAT_KEYS.items():
+        value: Any = data
+        for part in path:
+            value = value[part]
+        flat[key] = value
+    for key, default in OMITTED_AT_DEFAULT.items():
+        if flat.get(key) == (ApiSettings().model_dump() if key == "api" else default):
+            del flat[key]
+    return flat
+
+
+def _as_given(location: str | None, data: dict[str, Any]) -> str | None:
+    """A problem's key as the user wrote it: ``ocr`` for ``read.reader`` given flat.
+
+    >>> _as_given("read.reader", {"ocr": 7}), _as_given("read.reader", {"read": {}})
+    ('ocr', 'read.reader')
+    """
+    where = location or ""
+    for key, path in FLAT_KEYS.items():
+        dotted = ".".join(path)
+        flat = len(path) == 2 and key in data and not _is_section(key, data[key])
+        if flat and (where == dotted or where.startswith(dotted + ".")):
+            return key + where[len(dotted) :]
+    return location
+
+
+#: The settings that choose prompts: with none of them given, an ``images:`` run
+#: scores the prompts its files name (:mod:`glyphbench.run.made_elsewhere`).
+SELECTION_KEYS = ("prompts", "where", "sample", "limit", "suite")
+
+
+class RunConfig(_Strict):
+    """Everything that determines a run's output, in one section per stage.
+
+    Its dump (run.json's ``config``, the identity) is the flat form; YAML and mappings
+    may give flat keys, sections, or both (:func:`sectioned`).
+    """
+
+    models: list[ModelEntry]
+    prompts: PromptSettings = Field(default_factory=PromptSettings)
+    generate: GenerateSettings = Field(default_factory=GenerateSettings)
+    read: ReadSettings = Field(default_factory=ReadSettings)
+    score: ScoreSettings = Field(default_factory=ScoreSettings)
+    output: OutputSettings = Field(default_factory=OutputSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    suite: SuiteEntry | None = None
+    #: The flat keys given, when flags replaced some (:meth:`with_overrides`).
+    _given: frozenset[str] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
-    def _suite_protocol(cls, data: Any) -> Any:
-        """A suite fills the unset reader, seeds and images per prompt from its protocol."""
-        if isinstance(data, dict) and data.get("suite") is not None:
-            return expand_config(data)
-        return data
+    def _sections(cls, data: Any) -> Any:
+        """Flat keys into their sections; a suite fills the unset reader, seeds and images
+        per prompt from its protocol."""
+        if not isinstance(data, dict):
+            return data
+        data = sectioned(data)
+        return expand_config(data) if data.get("suite") is not None else data
 
     @field_validator("models")
     @classmethod
@@ -346,20 +522,9 @@ class RunConfig(_Strict):
             )
         return self
 
-    @field_validator("metrics")
-    @classmethod
-    def _metric_families_known(cls, families: list[str]) -> list[str]:
-        known = METRICS.families()
-        unknown = [name for name in families if name not in known]
-        if unknown:
-            raise ValueError(
-                f"unknown metric family {unknown[0]!r}; known: {', '.join(sorted(known))}"
-            )
-        return list(dict.fromkeys(families))
-
     @model_validator(mode="after")
     def _seed_policy_needs_suite(self) -> RunConfig:
-        if self.seed_policy == "benchmark" and self.suite is None:
+        if self.generate.seed_policy == "benchmark" and self.suite is None:
             raise ValueError(
                 "seed_policy benchmark seeds images as a benchmark does: it needs a suite "
                 "(--suite NAME), or use seed_policy glyphbench"
@@ -368,53 +533,23 @@ class RunConfig(_Strict):
 
     @model_validator(mode="after")
     def _backlog_needs_readers(self) -> RunConfig:
-        if self.read_backlog is not None and not self.read_workers:
+        if self.read.backlog is not None and not self.read.workers:
             raise ValueError(
                 "read_backlog bounds the images waiting for the run's reader processes: "
                 "it needs read_workers of 1 or more"
             )
         return self
 
-    @field_validator("seeds")
-    @classmethod
-    def _seeds_unique(cls, seeds: list[int]) -> list[int]:
-        if not seeds:
-            raise ValueError("at least one seed is needed")
-        if len(set(seeds)) != len(seeds):
-            raise ValueError(f"seeds repeat: {seeds}")
-        return seeds
-
-    @field_validator("run_id")
-    @classmethod
-    def _run_id_safe(cls, value: str) -> str:
-        if value and slug(value) != value:
-            raise ValueError(f"run_id {value!r} may only use letters, digits and . _ = + -")
-        return value
-
     @model_serializer(mode="wrap")
-    def _omit_default_sampler(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Configs from before samplers (and suites) were plug-ins keep their bytes and hash.
-        data: dict[str, Any] = handler(self)
-        if data.get("sampler") == DEFAULT_SAMPLER:
-            del data["sampler"]
-        if data.get("api") == ApiSettings().model_dump():
-            del data["api"]  # runs without hosted APIs keep their run.json as it was
-        if data.get("suite") is None:
-            data.pop("suite", None)
-        if data.get("seed_policy") is None:
-            data.pop("seed_policy", None)  # runs from before the option keep their hash
-        if not data.get("metrics"):
-            data.pop("metrics", None)  # likewise for runs scored with the default families
-        if not data.get("read_workers"):
-            data.pop("read_workers", None)  # runs read in their own thread keep their run.json
-        if data.get("read_backlog") is None:
-            data.pop("read_backlog", None)
-        return data
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The published form: configs from before sections (and before each optional key)
+        # keep their bytes and their hash.
+        return flat_form(handler(self))
 
     # ----------------------------------------------------------------- identity
     def identity(self) -> dict[str, Any]:
         """The settings that decide which images and rows a run holds (not where it writes)."""
-        data = self.model_dump(mode="json")
+        data = self.model_dump(mode="json")  # the flat form
         data.pop("out", None)
         data.pop("run_id", None)
         data.pop("device", None)  # the same images on any device, up to numerics
@@ -429,11 +564,7 @@ class RunConfig(_Strict):
 
     @property
     def resolved_run_id(self) -> str:
-        return self.run_id or f"run-{self.config_hash()[:10]}"
-
-    @property
-    def out_dir(self) -> Path:
-        return Path(self.out)
+        return self.output.run_id or f"run-{self.config_hash()[:10]}"
 
     # ----------------------------------------------------------------- loading
     @classmethod
@@ -444,7 +575,9 @@ class RunConfig(_Strict):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise validation_error(exc, source) from None
+            error = validation_error(exc, source)
+            error.key = _as_given(error.key, data)
+            raise InputError(source, error.problem, key=error.key) from None
 
     @classmethod
     def from_yaml_text(cls, text: str, source: str | Path | None = None) -> RunConfig:
@@ -461,14 +594,34 @@ class RunConfig(_Strict):
         return cls.from_yaml_text(read_text(path, limit=MAX_CONFIG_BYTES), path)
 
     def with_overrides(self, **changes: Any) -> RunConfig:
-        """A copy with some settings replaced (``None`` values are ignored), re-validated."""
+        """A copy with some settings (flat keys, as the flags name them) replaced (``None``
+        values are ignored), re-validated."""
         data = self.model_dump(mode="python")
         given = {k: v for k, v in changes.items() if v is not None}
         data.update(given)
         result = RunConfig.from_mapping(data, "command-line flags")
         # what the user set stays what they set (selection_given reads it), not every key
-        object.__setattr__(result, "__pydantic_fields_set__", self.model_fields_set | set(given))
+        result._given = frozenset(self.given_keys() | set(given))
         return result
+
+    def with_reader(self, reader_spec: str) -> RunConfig:
+        """This config read by ``reader_spec`` (the same config when it already is)."""
+        if reader_spec == self.read.reader:
+            return self
+        return self.model_copy(
+            update={"read": self.read.model_copy(update={"reader": reader_spec})}
+        )
+
+    def given_keys(self) -> set[str]:
+        """The flat keys the config file, mapping or flags gave (the others are defaults)."""
+        if self._given is not None:
+            return set(self._given)
+        given: set[str] = {k for k in ("models", "api", "suite") if k in self.model_fields_set}
+        for key, path in FLAT_KEYS.items():
+            section = getattr(self, path[0]) if path[0] in self.model_fields_set else None
+            if len(path) == 2 and section is not None and path[1] in section.model_fields_set:
+                given.add(key)
+        return given
 
     @property
     def selection_given(self) -> list[str]:
@@ -480,4 +633,5 @@ class RunConfig(_Strict):
         >>> config.selection_given, config.with_overrides(where="lang == 'en'").selection_given
         (['limit'], ['where', 'limit'])
         """
-        return [key for key in SELECTION_KEYS if key in self.model_fields_set]
+        given = self.given_keys()
+        return [key for key in SELECTION_KEYS if key in given]

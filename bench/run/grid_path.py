@@ -28,19 +28,17 @@ stored PNGs, which stay as they were made:
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import failed_mask, generated_mask
-from glyphbench.engine import RunFolder, read_batch
+from glyphbench.engine import RunFolder
 from glyphbench.run.reading_store import ReadingStore
-from glyphbench.run.shard import reading_columns
+from glyphbench.run.stages import Chunk, read_chunks, read_timed, reading_columns
 from glyphbench.suites.oneig import oneig_cells
 from glyphbench.suites.protocol import image_path, selection_of
 
@@ -50,36 +48,37 @@ if TYPE_CHECKING:
 
     from glyphbench.engine import ReadingCache
     from glyphbench.readers.base import Reader
+    from glyphbench.run.config import SuiteEntry
 
 #: The error a row gets when OneIG's scorer drops its cell (all black after the WebP grid).
 DROPPED = "OCR: DroppedCell: all black in OneIG's grid (utils.py:48-49 reads no such cell)"
 _GROUP = ["model", "prompt_id", "seed"]
 
 
-def image_path_of(config: Any) -> str | None:
+def image_path_of(suite: SuiteEntry | None) -> str | None:
     """The run's benchmark image path (``oneig``), or None: each PNG read as generated."""
 
-    return image_path(selection_of(config))
+    return image_path(selection_of(suite))
 
 
-def grid_of(config: Any) -> tuple[int, int]:
+def grid_of(suite: SuiteEntry | None) -> tuple[int, int]:
     """(columns, rows) of the run's suite grid (OneIG: 2x2)."""
 
-    selection = selection_of(config)
+    selection = selection_of(suite)
     grid = selection.suite.protocol.grid if selection is not None else None
     return grid or (2, 2)
 
 
-def grid_rereader(folder: RunFolder, rows: pd.DataFrame, config: Any) -> Any:
+def grid_rereader(folder: RunFolder, rows: pd.DataFrame, suite: SuiteEntry | None) -> Any:
     """The rescore's reading step for a run read through a benchmark's grid, or None.
 
     Refuses (one line) rows that cannot make the grid, before the rescore writes.
     """
     from functools import partial
 
-    if image_path_of(config) is None:
+    if image_path_of(suite) is None:
         return None
-    grid = grid_of(config)
+    grid = grid_of(suite)
     check_groups(folder, rows, grid)
     return partial(grid_reread, grid=grid, checked=True)
 
@@ -138,6 +137,37 @@ def _check_file(path: Path, digest: Any) -> None:
         )
 
 
+def grid_chunks(
+    folder: RunFolder,
+    rows: pd.DataFrame,
+    reader: Reader,
+    store: ReadingCache,
+    wanted: pd.Series,
+    grid: tuple[int, int],
+) -> Iterator[Chunk]:
+    """The grid path as a source of the read stage: per prompt, its wanted rows' cells read
+    in one call of ``reader`` (as OneIG reads a grid); a cell OneIG drops gives its row
+    the :data:`DROPPED` error here, unread."""
+    identity = (reader.name, reader.version)
+    for chunk in _grids(folder, rows, wanted, grid):
+        readable = [(index, key, cell) for index, key, cell in chunk if cell is not None]
+        for index, _, cell in chunk:
+            if cell is None:
+                for column, value in reading_columns(None, identity, float("nan")).items():
+                    rows.at[index, column] = value
+                rows.at[index, "error"] = DROPPED
+        outcomes, seconds = read_timed(
+            reader, [c for _, _, c in readable], store, [k for _, k, _ in readable]
+        )
+        yield Chunk(
+            [index for index, _, _ in readable],
+            outcomes,
+            identity,
+            seconds,
+            covers=[index for index, _, _ in chunk],
+        )
+
+
 def grid_reread(
     folder: RunFolder,
     rows: pd.DataFrame,
@@ -148,63 +178,30 @@ def grid_reread(
     cache: ReadingCache | None = None,
     *,
     grid: tuple[int, int] = (2, 2),
-    todo: pd.Series | None = None,
-    done: Callable[[list[Any]], None] | None = None,
     checked: bool = False,
 ) -> tuple[int, int, int]:
-    """Read ``rows`` (in place) through OneIG's grid; the rescore's reading step.
+    """The rescore's reading step through OneIG's grid: every generated row of ``rows``
+    read again (in place); a row read before that fails now keeps its earlier reading.
 
-    Each prompt's cells are one reader call (as OneIG reads a grid), so ``step``
-    (``--batch-size``) does not apply; it is taken for the rescore's signature.
-
-    ``todo`` (a mask of ``rows``; default: every generated row) picks the rows to
-    read; their prompts' other samples are loaded to make the grid. A row read before
-    that fails now keeps its previous reading, as a rescore does. ``done(indices)`` is
-    called after each grid with the rows it read; ``checked``: :func:`check_groups`
-    has passed on ``rows`` already. Returns (cells read, failures, failed
-    rows that kept their previous reading).
+    Each prompt's cells are one reader call, so ``step`` (``--batch-size``) does not
+    apply; it is taken for the rescore's signature. ``checked``: :func:`check_groups`
+    has passed on ``rows`` already. Returns (cells read, failures, failed rows that
+    kept their earlier reading).
     """
-    from rich.console import Console
-
     if not checked:
         check_groups(folder, rows, grid)
-    wanted = generated_mask(rows) if todo is None else (todo & generated_mask(rows))
-    was_read = ~failed_mask(rows) & rows["ocr_text"].notna()
-    if cache is None:
-        cache = ReadingStore(folder.root, "rescore")
-    identity = (reader.name, reader.version)
-    tried = failed = kept = 0
-    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
-        task = bar.add_task("read OneIG grid cells", total=int(wanted.sum()))
-        for chunk in _grids(folder, rows, wanted, grid):  # one grid's cells: one batch
-            readable = [(index, key, cell) for index, key, cell in chunk if cell is not None]
-            for index, _, cell in chunk:
-                if cell is None:
-                    _set(rows, index, reading_columns(None, identity, float("nan")))
-                    rows.at[index, "error"] = DROPPED
-            if readable:
-                started = time.perf_counter()
-                outcomes = read_batch(
-                    reader, [c for _, _, c in readable], cache, [k for _, k, _ in readable]
-                )
-                seconds = (time.perf_counter() - started) / len(readable)
-                for (index, _, _), outcome in zip(readable, outcomes, strict=True):
-                    tried += 1
-                    if isinstance(outcome, Exception):
-                        failed += 1
-                        if was_read[index] and todo is None:
-                            kept += 1
-                            continue
-                    _set(rows, index, reading_columns(outcome, identity, seconds))
-            if done is not None:
-                done([index for index, _, _ in chunk])
-            bar.advance(task, len(chunk))
-    return tried, failed, kept
-
-
-def _set(rows: pd.DataFrame, index: Any, values: dict[str, Any]) -> None:
-    for column, value in values.items():
-        rows.at[index, column] = value
+    wanted = generated_mask(rows)
+    store = cache if cache is not None else ReadingStore(folder.root, "rescore")
+    totals = read_chunks(
+        rows,
+        grid_chunks(folder, rows, reader, store, wanted, grid),
+        label="read OneIG grid cells",
+        total=int(wanted.sum()),
+        keep=~failed_mask(rows) & rows["ocr_text"].notna(),
+        progress=progress,
+        console=console,
+    )
+    return totals["read"], totals["errors"], totals["kept"]
 
 
 def _grids(folder: RunFolder, rows: pd.DataFrame, wanted: pd.Series, grid: tuple[int, int]) -> Any:

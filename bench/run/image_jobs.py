@@ -14,7 +14,7 @@ import pandas as pd
 from glyphbench.core.errors import InputError
 from glyphbench.core.seeds import image_seed
 from glyphbench.engine import Shard, take_shard
-from glyphbench.run.config import ModelEntry, RunConfig
+from glyphbench.run.config import GenerateSettings, ModelEntry, RunConfig, SuiteEntry
 from glyphbench.suites.protocol import image_seed_rule
 
 __all__ = ["Job", "Shard", "build_jobs", "model_jobs"]
@@ -58,17 +58,24 @@ def check_prompt_ids(frame: pd.DataFrame, source: str) -> list[str]:
     return ids
 
 
-def model_jobs(entry: ModelEntry, frame: pd.DataFrame, config: RunConfig) -> list[Job]:
-    """Every job of one model, in the documented order."""
-    ids = check_prompt_ids(frame, config.prompts)
+def model_jobs(
+    entry: ModelEntry,
+    frame: pd.DataFrame,
+    generate: GenerateSettings,
+    suite: SuiteEntry | None = None,
+    source: str = "the prompts",
+) -> list[Job]:
+    """Every job of one model, in the documented order (``source`` names the prompts in
+    an error)."""
+    ids = check_prompt_ids(frame, source)
 
-    fixed = image_seed_rule(config) == "fixed"
+    fixed = image_seed_rule(generate.seed_policy, suite) == "fixed"
     label = entry.label  # parses the spec: once, not per job
     return [
         Job(label, prompt_id, seed, sample, row, fixed)
         for row, prompt_id in enumerate(ids)
-        for seed in config.seeds
-        for sample in range(config.images_per_prompt)
+        for seed in generate.seeds
+        for sample in range(generate.images_per_prompt)
     ]
 
 
@@ -76,5 +83,8 @@ def build_jobs(
     config: RunConfig, frame: pd.DataFrame, shard: Shard | None = None
 ) -> dict[str, list[Job]]:
     """Model label -> this shard's jobs for that model (all jobs without ``shard``)."""
-    jobs = {entry.label: model_jobs(entry, frame, config) for entry in config.models}
+    jobs = {
+        entry.label: model_jobs(entry, frame, config.generate, config.suite, config.prompts.source)
+        for entry in config.models
+    }
     return take_shard(jobs, shard or Shard())

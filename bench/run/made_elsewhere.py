@@ -27,7 +27,7 @@ from glyphbench.models import get_model
 from glyphbench.models.base import RunContext
 from glyphbench.models.images import ImagesModel as Images
 from glyphbench.prompts.selection import select_ids
-from glyphbench.run.config import ModelEntry, RunConfig
+from glyphbench.run.config import GenerateSettings, ModelEntry, RunConfig, SuiteEntry
 from glyphbench.run.image_jobs import model_jobs
 from glyphbench.run.shard import suite_context
 
@@ -36,18 +36,20 @@ if TYPE_CHECKING:
     from glyphbench.prompts.schema import PromptSet
 
 
-def images_entries(config: RunConfig) -> list[ModelEntry]:
-    """The config's ``images:`` models."""
-    return [entry for entry in config.models if Spec.parse(entry.spec).kind == "images"]
+def images_entries(models: list[ModelEntry]) -> list[ModelEntry]:
+    """The ``images:`` models among ``models``."""
+    return [entry for entry in models if Spec.parse(entry.spec).kind == "images"]
 
 
-def files_choose_prompts(config: RunConfig) -> bool:
-    """True when the prompts are those the files name: an ``images:`` model, no selection.
+def files_choose_prompts(models: list[ModelEntry], selection_given: list[str]) -> bool:
+    """True when the prompts are those the files name: an ``images:`` model, no selection
+    (``selection_given``: :attr:`RunConfig.selection_given`).
 
-    >>> files_choose_prompts(RunConfig.from_mapping({"models": ["control:blank"]}))
+    >>> config = RunConfig.from_mapping({"models": ["control:blank"]})
+    >>> files_choose_prompts(config.models, config.selection_given)
     False
     """
-    return bool(images_entries(config)) and not config.selection_given
+    return bool(images_entries(models)) and not selection_given
 
 
 def _adapter(entry: ModelEntry) -> ImagesModel:
@@ -56,10 +58,10 @@ def _adapter(entry: ModelEntry) -> ImagesModel:
     return adapter
 
 
-def prompts_named_by_files(config: RunConfig, source: str) -> PromptSet:
+def prompts_named_by_files(models: list[ModelEntry], source: str) -> PromptSet:
     """The prompts of ``source`` whose ids the ``images:`` models' files name."""
 
-    adapters = {entry.label: _adapter(entry) for entry in images_entries(config)}
+    adapters = {entry.label: _adapter(entry) for entry in images_entries(models)}
     names: set[str] = set()
     for adapter in adapters.values():
         names |= adapter.named_ids()
@@ -85,45 +87,48 @@ def check_files(config: RunConfig, prompt_set: PromptSet) -> dict[str, dict[str,
 
     counts: dict[str, dict[str, int]] = {}
     frame = prompt_set.frame
-    for entry in images_entries(config):
-        expected = tuple(
-            (job.prompt_id, job.seed, job.sample_index) for job in model_jobs(entry, frame, config)
-        )
+    for entry in images_entries(config.models):
+        jobs = model_jobs(entry, frame, config.generate, config.suite, config.prompts.source)
         context = RunContext(
-            root=config.out_dir,
+            root=config.output.folder,
             run_id=config.resolved_run_id,
-            expected=expected,
-            **suite_context(config, frame),
+            expected=tuple((job.prompt_id, job.seed, job.sample_index) for job in jobs),
+            **suite_context(config.suite, frame),
         )
         adapter = _adapter(entry)
         matching = adapter.match(context)  # no file at all: InputError naming the files
         found, missing = len(matching.files), len(matching.missing)
         if missing > found:
-            raise InputError(entry.spec, mostly_missing(config, prompt_set, matching))
+            todo = _what_to_do(config.selection_given, config.suite, config.generate)
+            raise InputError(entry.spec, f"{_mostly_missing(prompt_set, matching)}; {todo}")
         counts[entry.label] = {"found": found, "missing": missing}
     return counts
 
 
-def mostly_missing(config: RunConfig, prompt_set: PromptSet, matching: Matching) -> str:
-    """The problem of a run whose expected images mostly have no file, with what to do."""
+def _mostly_missing(prompt_set: PromptSet, matching: Matching) -> str:
+    """The problem of a run whose expected images mostly have no file."""
     found, missing = len(matching.files), len(matching.missing)
-    total = found + missing
-    head = (
-        f"{missing} of {total} expected images have no file ({found} found) for "
+    return (
+        f"{missing} of {found + missing} expected images have no file ({found} found) for "
         f"{len(prompt_set)} prompts from {prompt_set.source}"
     )
-    given = [f"--{key}" for key in config.selection_given if key != "suite"]
-    if config.suite is not None:
-        todo = "select the subset and prompts the files were made for (--suite NAME:SUBSET)"
-    elif given:
-        todo = (
+
+
+def _what_to_do(
+    selection_given: list[str], suite: SuiteEntry | None, generate: GenerateSettings
+) -> str:
+    """What to do about images mostly missing: choose other prompts, seeds or indices."""
+    given = [f"--{key}" for key in selection_given if key != "suite"]
+    if suite is not None:
+        return "select the subset and prompts the files were made for (--suite NAME:SUBSET)"
+    if given:
+        return (
             f"leave out {'/'.join(given)} to score the prompts the files name, or give the "
             "prompt file the images were made from (--prompts csv:FILE)"
         )
-    else:  # the prompts are those the files name: the seeds or indices are missing
-        todo = (
-            f"the run expects seeds {','.join(map(str, config.seeds))} x "
-            f"{config.images_per_prompt} "
-            "per prompt: give the --seeds and --images-per-prompt the files were made with"
-        )
-    return f"{head}; {todo}"
+    # the prompts are those the files name: the seeds or indices are missing
+    return (
+        f"the run expects seeds {','.join(map(str, generate.seeds))} x "
+        f"{generate.images_per_prompt} "
+        "per prompt: give the --seeds and --images-per-prompt the files were made with"
+    )

@@ -28,7 +28,7 @@ from glyphbench.run.config import RunConfig
 from glyphbench.run.provenance import now
 from glyphbench.run.reader_claim import table_reader
 from glyphbench.run.results import PROMPTS, RESULTS, conform_results, read_results
-from glyphbench.suites.protocol import update_card
+from glyphbench.suites.protocol import protocol_card
 
 
 def merge_run(
@@ -160,26 +160,37 @@ def merge_commit(
         commit=commit,
         staged=staged,
     )
-    _complete_meta(folder, meta, config, tally, prompt_ids)
+    generate = config.generate
+    expected = len(labels) * len(prompt_ids) * len(generate.seeds) * generate.images_per_prompt
+    _complete_meta(folder, meta, tally, expected)
+    # the card names the reader the table holds
+    reader = table_reader(meta) or config.read.reader
+    card = protocol_card(
+        config.with_reader(reader), **_recorded_counts(meta), rows=tally.observed()
+    )
+    if len(tally.readers) > 1:  # a partial rescore: rows kept their previous reading
+        card["reader_rows"] = dict(sorted(tally.readers.items(), key=lambda kv: -kv[1]))
+    meta["protocol"] = card
     write_json(commit.path(MANIFEST), meta)
     return tally
 
 
+def _recorded_counts(meta: dict[str, Any]) -> dict[str, Any]:
+    """The prompt counts run.json's protocol card recorded when the run started."""
+    prompts = dict((meta.get("protocol") or {}).get("prompts") or {})
+    return {"prompt_count": prompts.get("selected"), "benchmark_prompts": prompts.get("benchmark")}
+
+
 def _complete_meta(
-    folder: RunFolder,
-    meta: dict[str, Any],
-    config: RunConfig,
-    tally: MergeTally,
-    prompt_ids: Sequence[str],
+    folder: RunFolder, meta: dict[str, Any], tally: MergeTally, expected: int
 ) -> None:
-    """run.json after a merge: rows, errors, shards, and the card of the table's reader."""
+    """run.json after a merge: rows, errors, shards and whether every row is there."""
     shards = folder.shards()
     models: dict[str, Any] = {}
     model_errors: dict[str, str] = {}
     for info in shards.values():
         models.update(info.get("models", {}))
         model_errors.update(info.get("model_errors", {}))
-    expected = len(config.models) * len(prompt_ids) * len(config.seeds) * config.images_per_prompt
     finished = [str(info["finished_at"]) for info in shards.values() if info.get("finished_at")]
     meta.update(
         models=models,
@@ -192,12 +203,6 @@ def _complete_meta(
         finished_at=max(finished) if finished else None,
         merged_at=now(),
     )
-    reader = table_reader(meta) or config.ocr  # the card names the reader the table holds
-    card_config = config if reader == config.ocr else config.model_copy(update={"ocr": reader})
-    card = update_card(meta.get("protocol") or {}, card_config, tally.observed())
-    if len(tally.readers) > 1:  # a partial rescore: rows kept their previous reading
-        card["reader_rows"] = dict(sorted(tally.readers.items(), key=lambda kv: -kv[1]))
-    meta["protocol"] = card
 
 
 def order_rows(

@@ -28,7 +28,7 @@ from glyphbench.engine import RunFolder, Shard, start_reader
 from glyphbench.engine.backlog import default_backlog
 from glyphbench.models import check_prompts, get_model
 from glyphbench.readers.scripts import check_reader_reads, reader_scripts
-from glyphbench.run.config import RunConfig
+from glyphbench.run.config import ReadSettings, RunConfig, SuiteEntry
 from glyphbench.run.image_jobs import build_jobs, check_prompt_ids
 from glyphbench.run.made_elsewhere import check_files, files_choose_prompts, prompts_named_by_files
 from glyphbench.run.merge import merge_run
@@ -53,7 +53,7 @@ from glyphbench.suites.protocol import protocol_card, suite_prompts
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from glyphbench.engine.backlog import Backlog, SpawnedReaders
+    from glyphbench.engine.backlog import SpawnedReaders
     from glyphbench.prompts.schema import PromptSet
     from glyphbench.readers.base import Reader
     from glyphbench.run.shard import ShardOutcome
@@ -82,27 +82,30 @@ class RunResult:
 
 def load_prompts(config: RunConfig) -> PromptSet:
     """Select the config's prompts via :func:`glyphbench.prompts.select`."""
-    source: str | PromptSet = prompt_source(config.prompts, config.ocr, config.where)
-    if files_choose_prompts(config):  # issue 33: images made elsewhere, no selection given
-        return prompts_named_by_files(config, str(source))
-    if config.suite is not None:  # issue 12: a suite reads its benchmark's own files
-        chosen = prompts.select(
-            suite_prompts(config),
-            where=config.where,
-            sample=config.sample,
-            stratify=config.stratify,
-            seed=config.prompt_seed,
-            sampler=config.sampler,
+    source: str | PromptSet = prompt_source(
+        config.prompts.source, config.read.reader, config.prompts.where
+    )
+    if files_choose_prompts(config.models, config.selection_given):  # images made elsewhere
+        return prompts_named_by_files(config.models, str(source))
+    chosen = config.prompts
+    if config.suite is not None:  # a suite reads its benchmark's own files
+        picked = prompts.select(
+            suite_prompts(config.suite),
+            where=chosen.where,
+            sample=chosen.sample,
+            stratify=chosen.stratify,
+            seed=chosen.seed,
+            sampler=chosen.sampler,
         )
-        return limit_per_subset(chosen, config.limit)  # issue 21: --limit takes from every subset
+        return limit_per_subset(picked, chosen.limit)  # --limit takes from every subset
     return prompts.select(
         source,
-        where=config.where,
-        sample=config.sample,
-        stratify=config.stratify,
-        seed=config.prompt_seed,
-        limit=config.limit,
-        sampler=config.sampler,
+        where=chosen.where,
+        sample=chosen.sample,
+        stratify=chosen.stratify,
+        seed=chosen.seed,
+        limit=chosen.limit,
+        sampler=chosen.sampler,
     )
 
 
@@ -140,7 +143,7 @@ def run_benchmark(
     config_name: str = "config.yaml",
     prompt_set: PromptSet | None = None,
     shard: str | None = None,
-    ocr: Reader | None = None,
+    reader: Reader | None = None,
     progress: bool = True,
     console: Console | None = None,
     read_later: bool = False,
@@ -156,7 +159,7 @@ def run_benchmark(
 
     ``readers``: start the run's own reader processes for a reader spec (issue 26,
     :func:`glyphbench.run.read_workers.run_with_readers` passes them for
-    ``config.read_workers``): generation writes as with ``read_later``, they read
+    ``config.read.workers``): generation writes as with ``read_later``, they read
     meanwhile, generation waits when too many images wait, and the merge comes after
     they have read every image.
 
@@ -172,26 +175,34 @@ def run_benchmark(
     from rich.console import Console
 
     console = console or Console(stderr=True)
-    folder = RunFolder(config.out, say=lambda message: console.print(message, highlight=False))
+    folder = RunFolder(
+        config.output.out, say=lambda message: console.print(message, highlight=False)
+    )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
-        raise InputError(config.prompts, "the prompt selection is empty")
-    check_prompt_ids(prompt_set.frame, config.prompts)  # issue 32: before anything is written
-    check_reader_reads(config.ocr, prompt_set.frame)  # issue 13: refuse before writing
+        raise InputError(config.prompts.source, "the prompt selection is empty")
+    check_prompt_ids(
+        prompt_set.frame, config.prompts.source
+    )  # issue 32: before anything is written
+    check_reader_reads(config.read.reader, prompt_set.frame)  # issue 13: refuse before writing
     check_files(config, prompt_set)  # issue 33: images: files named nothing, or mostly missing
-    check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts)
-    reader_spec = config.ocr
+    check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
+    reader_spec = config.read.reader
+    identity = {
+        "config_hash": config.config_hash(),
+        "prompts.content_hash": prompt_set.content_hash,
+    }
     try:
-        _check_same_run(folder, config, prompt_set)
+        _check_same_run(folder, identity)
         # A rescore may have re-read the table with another reader: rows made now use it.
-        reader_spec = table_reader(folder.manifest()) or config.ocr
+        reader_spec = table_reader(folder.manifest()) or config.read.reader
     except DifferentRun:
         if not _failed_attempt(folder):
             raise
-    if reader_spec != config.ocr:
+    if reader_spec != config.read.reader:
         check_reader_reads(reader_spec, prompt_set.frame)
     if readers is not None and (read_later or dist.shard.count > 1):
         what = "--read-later" if read_later else "--shard or several processes"
@@ -204,10 +215,10 @@ def run_benchmark(
     with contextlib.ExitStack() as stack:
         if spawned is not None:
             stack.callback(spawned.close)
-        elif ocr is None and not read_later and not folder.manifest().get("complete"):
-            ocr = _start_run_reader(config, reader_spec)
-            probe_on_run(ocr, reader_spec, folder.root, sample=True)  # issue 32
-            if reader_spec != config.ocr:
+        elif reader is None and not read_later and not folder.manifest().get("complete"):
+            reader = _start_run_reader(reader_spec, config.read.reader, config.suite)
+            probe_on_run(reader, reader_spec, folder.root, sample=True)
+            if reader_spec != config.read.reader:
                 console.print(
                     f"reading with {reader_spec} (this folder's results were re-read with it)",
                     highlight=False,
@@ -216,59 +227,60 @@ def run_benchmark(
         with folder.hold_shard(dist.shard.name):
             refuse_during_rescore(folder)
             with folder.locked():
-                _claim_folder(folder, config, prompt_set, config_text, config_name)
+                _claim_folder(
+                    folder,
+                    identity,
+                    lambda: _run_record(
+                        config, prompt_set, config_text, config_name, folder.png_format
+                    ),
+                    prompt_set,
+                    config_text,
+                    config_name,
+                )
                 if not read_later:
                     claim_reader(folder, reader_spec, "this run")
                 info = _start_shard(folder, dist)
-            if spawned is None:
-                outcome = _run_shard(
-                    folder,
-                    config,
-                    prompt_set,
-                    dist,
-                    ocr,
-                    progress,
-                    console,
-                    read_now=not read_later,
-                )
+            runner = Runner(
+                config,
+                prompt_set,
+                folder=folder,
+                shard=dist.shard,
+                reader=reader,
+                device=dist.device,
+                progress=progress,
+                console=console,
+                read_now=not read_later and spawned is None,
+            )
+            if spawned is not None:  # the run's reader processes read while it generates
+                outcome = _run_shard_reading(runner, spawned, info)
             else:
-                outcome = _run_shard_reading(
-                    folder, config, prompt_set, dist, progress, console, spawned, info
-                )
+                outcome = runner.run()
             _finish_shard(folder, dist, info, outcome)
             results = _merge_when_done(folder, dist, read_columns)
     return RunResult(folder.root, outcome, results)
 
 
 def _run_shard_reading(
-    folder: RunFolder,
-    config: RunConfig,
-    prompt_set: PromptSet,
-    dist: Distributed,
-    progress: bool,
-    console: Console,
-    spawned: SpawnedReaders,
-    info: dict[str, Any],
+    runner: Runner, spawned: SpawnedReaders, info: dict[str, Any]
 ) -> ShardOutcome:
     """Generate while the run's reader processes read; they have read every image at the end."""
-    with spawned.reading(config) as backlog:
-        outcome = _run_shard(
-            folder, config, prompt_set, dist, None, progress, console, backlog=backlog
-        )
+    with spawned.reading(runner.scoring) as backlog:
+        runner.backlog = backlog  # generation waits while too many images wait to be read
+        outcome = runner.run()
     spawned.close()  # free the reader processes before the merge
     info["readers"] = {**spawned.facts(), **backlog.facts()}
     return outcome
 
 
-def _start_run_reader(config: RunConfig, spec: str | None = None) -> Reader:
+def _start_run_reader(reader_spec: str, configured: str, suite: SuiteEntry | None) -> Reader:
     """The run's reader; when a suite's own reader cannot start, say how to run without it."""
     try:
-        return start_reader(spec or config.ocr)
+        return start_reader(reader_spec)
     except InputError as error:
-        if config.suite is None:
+        if suite is None:
             raise
         error.problem += (
-            f"; {config.ocr!r} is the reader suite {config.suite.spec!r} prescribes: pass "
+            f"; {configured!r} is the reader suite {suite.spec!r} prescribes: pass "
             "--ocr easyocr (or another installed reader) to run offline, and the report "
             "marks the numbers as read under a different protocol"
         )
@@ -291,11 +303,17 @@ def _failed_attempt(folder: RunFolder) -> bool:
 
 
 def _claim_folder(
-    folder: RunFolder, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
+    folder: RunFolder,
+    identity: dict[str, str],
+    record: Callable[[], dict[str, Any]],
+    prompt_set: PromptSet,
+    text: str | None,
+    name: str,
 ) -> None:
-    """Compare with run.json (under the manifest lock), start a failed attempt over, create it."""
+    """Compare with run.json (under the manifest lock), start a failed attempt over, create it
+    (``record``: run.json's first content)."""
     try:
-        _check_same_run(folder, config, prompt_set)
+        _check_same_run(folder, identity)
     except DifferentRun:
         if not _failed_attempt(folder):
             raise
@@ -303,7 +321,7 @@ def _claim_folder(
         stale = [PROMPTS, RESULTS, *([previous["file"]] if previous.get("file") else [])]
         folder.clear(stale)
         folder.say(f"{folder.root}: its earlier run made no usable row; starting over")
-    _write_run_start(folder, config, prompt_set, text, name)
+    _write_run_start(folder, record, prompt_set, text, name)
 
 
 def _start_shard(folder: RunFolder, dist: Distributed) -> dict[str, Any]:
@@ -318,34 +336,6 @@ def _start_shard(folder: RunFolder, dist: Distributed) -> dict[str, Any]:
     }
     folder.write_json(shard_json, {**info, "finished": False})
     return info
-
-
-def _run_shard(
-    folder: RunFolder,
-    config: RunConfig,
-    prompt_set: PromptSet,
-    dist: Distributed,
-    ocr: Reader | None,
-    progress: bool,
-    console: Console,
-    *,
-    read_now: bool = True,
-    backlog: Backlog | None = None,
-) -> ShardOutcome:
-    """Run the shard's jobs; with ``backlog``, reading is the run's reader processes' job."""
-    runner = Runner(
-        config,
-        prompt_set,
-        folder=folder,
-        shard=dist.shard,
-        ocr=ocr,
-        device=dist.device,
-        progress=progress,
-        console=console,
-        read_now=read_now and backlog is None,
-        backlog=backlog,
-    )
-    return runner.run()
 
 
 def _finish_shard(
@@ -397,15 +387,15 @@ def _merge_when_done(
     return merge_run(folder.root, folder=folder, read_columns=columns) if all(finished) else None
 
 
-def _plan_readers(config: RunConfig) -> dict[str, int]:
-    """The run's own reader processes and backlog (issue 26), when it starts any."""
-    if not config.read_workers:
+def _plan_readers(read: ReadSettings, batch_size: int) -> dict[str, int]:
+    """The run's own reader processes and backlog, when it starts any."""
+    if not read.workers:
         return {}
-    backlog = config.read_backlog or default_backlog(config.read_workers, config.batch_size)
-    return {"read_workers": config.read_workers, "read_backlog": backlog}
+    backlog = read.backlog or default_backlog(read.workers, batch_size)
+    return {"read_workers": read.workers, "read_backlog": backlog}
 
 
-def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet) -> None:
+def _check_same_run(folder: RunFolder, identity: dict[str, str]) -> None:
     """Refuse to mix two different runs in one folder (resuming the same one is fine)."""
     problems = {
         "config_hash": "this folder holds a different run (its config differs); "
@@ -414,13 +404,17 @@ def _check_same_run(folder: RunFolder, config: RunConfig, prompt_set: PromptSet)
         "use another --out",
     }
     folder.check_same_run(
-        {"config_hash": config.config_hash(), "prompts.content_hash": prompt_set.content_hash},
+        identity,
         lambda key, _: DifferentRun(folder.manifest_path, problems[key]),
     )
 
 
 def _write_run_start(
-    folder: RunFolder, config: RunConfig, prompt_set: PromptSet, text: str | None, name: str
+    folder: RunFolder,
+    record: Callable[[], dict[str, Any]],
+    prompt_set: PromptSet,
+    text: str | None,
+    name: str,
 ) -> None:
     """Write the config as given, the prompts and run.json (caller holds the manifest lock)."""
     if folder.manifest_path.is_file():
@@ -430,35 +424,40 @@ def _write_run_start(
             handle.write(text)
     if not (folder.root / PROMPTS).is_file():
         folder.write_table(prompt_set.frame, PROMPTS)
-    folder.create_manifest(
-        {
-            "run_id": config.resolved_run_id,
-            "config_hash": config.config_hash(),
-            "config_verbatim": {"file": name if text is not None else None, "text": text},
-            "config": config.model_dump(mode="json"),
-            "models_requested": {
-                e.label: {
-                    "spec": e.spec,
-                    "resolved_spec": e.to_spec().text,
-                    "is_control": e.is_control,
-                }
-                for e in config.models
-            },
-            "prompts": {
-                "source": prompt_set.source,
-                "version": prompt_set.version,
-                "content_hash": prompt_set.content_hash,
-                "count": len(prompt_set),
-                "file": PROMPTS,
-                **_named_by(prompt_set),
-            },
-            "started_at": now(),
-            "finished_at": None,
-            "png": folder.png_format,
-            **environment(),
-            "protocol": _protocol_card(config, prompt_set),
+    folder.create_manifest(record())
+
+
+def _run_record(
+    config: RunConfig, prompt_set: PromptSet, text: str | None, name: str, png: Any
+) -> dict[str, Any]:
+    """What run.json records when the run starts: the config, models, prompts, versions."""
+    return {
+        "run_id": config.resolved_run_id,
+        "config_hash": config.config_hash(),
+        "config_verbatim": {"file": name if text is not None else None, "text": text},
+        "config": config.model_dump(mode="json"),
+        "models_requested": {
+            e.label: {
+                "spec": e.spec,
+                "resolved_spec": e.to_spec().text,
+                "is_control": e.is_control,
+            }
+            for e in config.models
         },
-    )
+        "prompts": {
+            "source": prompt_set.source,
+            "version": prompt_set.version,
+            "content_hash": prompt_set.content_hash,
+            "count": len(prompt_set),
+            "file": PROMPTS,
+            **_named_by(prompt_set),
+        },
+        "started_at": now(),
+        "finished_at": None,
+        "png": png,
+        **environment(),
+        "protocol": protocol_card(config, **_card_counts(prompt_set)),
+    }
 
 
 def _named_by(prompt_set: PromptSet) -> dict[str, Any]:
@@ -468,14 +467,13 @@ def _named_by(prompt_set: PromptSet) -> dict[str, Any]:
     return {"named_by": named_by} if named_by else {}
 
 
-def _protocol_card(config: RunConfig, prompt_set: PromptSet) -> dict[str, Any]:
-    """The run's protocol card (issue 12, :mod:`glyphbench.suites.protocol`)."""
+def _card_counts(prompt_set: PromptSet) -> dict[str, int | None]:
+    """The prompt counts of the protocol card (:mod:`glyphbench.suites.protocol`)."""
     full = prompt_set.meta.get("benchmark_prompts")
-    return protocol_card(
-        config,
-        prompt_count=len(prompt_set),
-        benchmark_prompts=int(full) if isinstance(full, int) else None,
-    )
+    return {
+        "prompt_count": len(prompt_set),
+        "benchmark_prompts": int(full) if isinstance(full, int) else None,
+    }
 
 
 def plan_run(
@@ -484,14 +482,14 @@ def plan_run(
     """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
-    folder = RunFolder(config.out)
+    folder = RunFolder(config.output.out)
     jobs = build_jobs(config, prompt_set.frame, dist_shard)
     done = done_keys(folder)
     check_files(config, prompt_set)  # the run would refuse these: so does its plan
     models = []
     for entry in config.models:
         adapter = get_model(entry.to_spec())  # adapters load weights lazily: this reads no weights
-        adapter.check_prompts(prompt_set.frame, config.prompts)  # as the run would refuse
+        adapter.check_prompts(prompt_set.frame, config.prompts.source)  # as the run would refuse
         todo = [j for j in jobs[entry.label] if j.key not in done]
         model: dict[str, Any] = {
             "label": entry.label,
@@ -528,14 +526,14 @@ def plan_run(
             "version": prompt_set.version,
             **_named_by(prompt_set),
         },
-        "seeds": config.seeds,
-        "images_per_prompt": config.images_per_prompt,
-        "batch_size": config.batch_size,
-        "device": config.device,
-        **({"auto_device": auto_device()} if config.device == "auto" else {}),
-        "ocr": config.ocr,
-        **_plan_readers(config),
-        "protocol": _protocol_card(config, prompt_set),
+        "seeds": config.generate.seeds,
+        "images_per_prompt": config.generate.images_per_prompt,
+        "batch_size": config.generate.batch_size,
+        "device": config.generate.device,
+        **({"auto_device": auto_device()} if config.generate.device == "auto" else {}),
+        "ocr": config.read.reader,
+        **_plan_readers(config.read, config.generate.batch_size),
+        "protocol": protocol_card(config, **_card_counts(prompt_set)),
         "models": models,
         "api": {"max_usd": config.api.max_usd, **api_cost(models)},
         "outputs": {

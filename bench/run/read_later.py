@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,6 @@ import pandas as pd
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.paths import Contained
-from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import ROW_KEY, generated_mask, unread_mask
 from glyphbench.engine import RunFolder, Shard
 from glyphbench.engine.parts import open_part
@@ -34,32 +33,25 @@ from glyphbench.engine.reading import (
     sample_image,
     start_reader,
 )
-from glyphbench.readers.base import Reading
 from glyphbench.run.config import RunConfig
 from glyphbench.run.grid_path import (
     check_groups,
+    grid_chunks,
     grid_of,
-    grid_reread,
     image_path_of,
     refuse_split_reading,
 )
 from glyphbench.run.merge import merge_run, row_labels
 from glyphbench.run.reader_claim import claim_reader, refuse_during_rescore, table_reader
 from glyphbench.run.reading_store import ReadingStore
-from glyphbench.run.results import RESULTS, conform_results, score_rows, write_rows
-from glyphbench.run.shard import reading_columns
+from glyphbench.run.results import RESULTS, conform_results
+from glyphbench.run.stages import PartWriter, Scoring, read_chunks, read_into_parts
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from glyphbench.readers.base import Reader
-    from glyphbench.run.reading_store import ReadingStore
 
-#: Rows per part file written by a reader (fewer, larger files than one per batch) ...
-PART_ROWS = 512
-#: ... or fewer, when this many seconds have passed since the last: a killed reader loses
-#: at most this long's readings (issue 25).
-PART_SECONDS = 5.0
 #: Seconds between looks for new rows while following a running generation.
 FOLLOW_POLL_S = 0.1
 #: Seconds ``read --follow`` waits for the generation to start writing (run.json and its
@@ -82,7 +74,7 @@ def in_shard(paths: pd.Series, shard: Shard) -> pd.Series:
 def read_run(
     root: str | Path,
     *,
-    ocr: str | None = None,
+    reader_spec: str | None = None,
     workers: int | None = None,
     shard: str | None = None,
     again: bool = False,
@@ -107,34 +99,34 @@ def read_run(
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     part = Shard.parse(shard) if shard else Shard()
-    spec = ocr or table_reader(meta) or config.ocr  # one reader per results table
-    if image_path_of(config) is not None:  # issue 31: OneIG's grid, read in this process
+    # one reader per results table
+    reader_spec = reader_spec or table_reader(meta) or config.read.reader
+    if image_path_of(config.suite) is not None:  # OneIG's grid, read in this process
         if shard or follow:
             refuse_split_reading("--shard" if shard else "--follow")
         done = read_grid_run(
-            folder.root, _grid_reader(spec), spec,
-            batch_size=batch_size, progress=progress, console=console,
-        )  # fmt: skip
+            folder.root, _grid_reader(reader_spec), reader_spec, progress=progress, console=console
+        )
         return {**done, "unfinished": False}
     n_workers = resolve_workers(workers)
     name = f"read-{part.index}-of-{part.count}"  # the shard lock: one reader per share
     with folder.hold_shard(name):
         refuse_during_rescore(folder)
-        claim_reader(folder, spec, "`read`", write=False)  # refused before the pool starts
-        with ReadPool(spec, folder.root, n_workers) as pool:
-            _probe(pool, spec, folder.root)  # issue 32: one image read before writing
+        claim_reader(folder, reader_spec, "`read`", write=False)  # refused before the pool starts
+        with ReadPool(reader_spec, folder.root, n_workers) as pool:
+            _probe(pool, reader_spec, folder.root)  # issue 32: one image read before writing
             totals = read_passes(
                 folder,
                 pool,
-                config,
+                Scoring(config.score, config.suite),
                 name,
                 part=part,
                 again=again,
-                step=batch_size or config.batch_size,
+                step=batch_size or config.generate.batch_size,
                 generating=lambda: follow and _generating(folder),
                 progress=progress,
                 console=console,
-                claim=lambda: claim_reader(folder, spec, "`read`"),
+                claim=lambda: claim_reader(folder, reader_spec, "`read`"),
             )
     merged = None
     if not folder.busy_shards():
@@ -144,18 +136,18 @@ def read_run(
     return {**totals, "merged": None if merged is None else len(merged), "unfinished": unfinished}
 
 
-def _grid_reader(spec: str) -> Any:
+def _grid_reader(reader_spec: str) -> Any:
     """The reader of a grid-path read, started and tried on a sample image (as a run's).
 
     Not on a stored image: the reader of a grid-path run reads no stored PNG.
     """
 
-    reader = start_reader(spec)
-    probe_reader(reader, sample_image(), spec, "a sample image of text")
+    reader = start_reader(reader_spec)
+    probe_reader(reader, sample_image(), reader_spec, "a sample image of text")
     return reader
 
 
-def _probe(pool: ReadPool, spec: str, root: Path) -> None:
+def _probe(pool: ReadPool, reader_spec: str, root: Path) -> None:
     """Refuse a reader that fails on one of the run's images (its own error, exit 2)."""
 
     found = run_image(root)
@@ -163,13 +155,13 @@ def _probe(pool: ReadPool, spec: str, root: Path) -> None:
         return
     outcome = pool.probe(found[0])
     if not isinstance(outcome, UnreadableImage):  # a damaged file is not the reader's fault
-        refuse_failed_probe(outcome, spec, found[0])
+        refuse_failed_probe(outcome, reader_spec, found[0])
 
 
 def read_passes(
     folder: RunFolder,
     pool: ReadPool,
-    config: Any,
+    scoring: Scoring,
     name: str,
     *,
     generating: Callable[[], bool],
@@ -195,7 +187,8 @@ def read_passes(
     Every image path read is checked to stay inside the run folder first (a part file
     names it, and anyone sending the folder may write one): one that leads outside is
     refused in one line before anything is written. Scored rows are written as part
-    files of ``name`` (a killed reader loses at most :data:`PART_SECONDS` of readings).
+    files of ``name`` (a killed reader loses at most
+    :data:`glyphbench.run.stages.PART_SECONDS` of readings).
     """
     part = part or Shard()
     totals = {"read": 0, "errors": 0}
@@ -213,7 +206,17 @@ def read_passes(
                 claim()
                 claim = None
         again = False  # a second pass reads only what is new
-        outcome = _read_rows(folder, pool, todo, step, config, name, progress, console, read)
+        outcome = read_into_parts(
+            folder,
+            todo,
+            pool,
+            name=name,
+            scoring=scoring,
+            step=step,
+            progress=progress,
+            console=console,
+            advanced=read,
+        )
         totals = {key: totals[key] + outcome[key] for key in totals}
         if not still:  # this pass started after the generation ended: all read
             return totals
@@ -286,13 +289,15 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
 def read_grid_run(
     root: str | Path,
     reader: Reader,
-    spec: str,
+    reader_spec: str,
     *,
-    batch_size: int | None = None,
     progress: bool = True,
     console: Console | None = None,
 ) -> dict[str, Any]:
     """Read the run's unread rows through OneIG's grid; score, write and merge them.
+
+    The read stage fed by the merged table's unread rows, a prompt's grid at a time, in
+    this process; the score stage writes part files as ``read``'s do.
 
     What ``glyphbench run`` does after making the images of an ``image_path=oneig`` run
     (:mod:`glyphbench.run.grid_path`), and ``glyphbench read`` on such a run. Returns
@@ -309,42 +314,26 @@ def read_grid_run(
         todo = unread(rows) if len(rows) else pd.Series(dtype=bool)
         if not todo.any():
             return {"read": 0, "errors": 0, "merged": len(rows)}
-        grid = grid_of(config)
+        grid = grid_of(config.suite)
         Contained(folder.root, source=folder.root / RESULTS).cells(rows.loc[todo, "image_path"])
         check_groups(folder, rows, grid)  # before anything is written
-        claim_reader(folder, spec, "`read`")
+        claim_reader(folder, reader_spec, "`read`")
         store = ReadingStore(folder.root, name)
-        pending: list[Any] = []
-        written = time.monotonic()
-
-        def write(indices: list[Any], last: bool = False) -> None:
-            """Rows as durable as ``read``'s: every PART_ROWS rows or PART_SECONDS."""
-            nonlocal written
-            pending.extend(indices)
-            due = len(pending) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS
-            if pending and (due or last):
-                store.flush()  # readings first, as _read_rows does
-                scored = score_rows(rows.loc[pending].reset_index(drop=True), config)
-                write_rows(folder, scored, name, "all")
-                pending.clear()
-                written = time.monotonic()
-
-        tried, failed, _ = grid_reread(
-            folder,
+        writer = PartWriter(folder, name, Scoring(config.score, config.suite), store)
+        wanted = todo & generated_mask(rows)
+        totals = read_chunks(
             rows,
-            reader,
-            batch_size or config.batch_size,
-            progress,
-            console,
-            store,
-            grid=grid,
-            todo=todo,
-            done=write,
-            checked=True,
+            grid_chunks(folder, rows, reader, store, wanted, grid),
+            label="read OneIG grid cells",
+            total=int(wanted.sum()),
+            done=lambda labels: writer.add(rows.loc[labels]),
+            progress=progress,
+            console=console,
         )
-        write([], last=True)
+        writer.close()
     merged = merge_run(folder.root, folder=folder) if not folder.busy_shards() else None
-    return {"read": tried, "errors": failed, "merged": None if merged is None else len(merged)}
+    read, errors = totals["read"], totals["errors"]
+    return {"read": read, "errors": errors, "merged": None if merged is None else len(merged)}
 
 
 def wait_for_generation(folder: RunFolder, wait_s: float) -> None:
@@ -383,83 +372,3 @@ def _generated(folder: RunFolder) -> bool:
 def _generating(folder: RunFolder) -> bool:
     """True while a process that is not a reader holds a shard of the folder."""
     return any(not name.startswith("read-") for name in folder.busy_shards())
-
-
-def _read_rows(
-    folder: RunFolder,
-    pool: ReadPool,
-    todo: pd.DataFrame,
-    step: int,
-    config: Any,
-    name: str,
-    progress: bool,
-    console: Console | None,
-    read_hook: Callable[[int], None] | None = None,
-) -> dict[str, int]:
-    """Read ``todo``'s images in the pool; write scored rows every :data:`PART_ROWS` rows."""
-    from rich.console import Console
-
-    read = errors = 0
-    done: list[pd.DataFrame] = []
-    if todo.empty:
-        return {"read": 0, "errors": 0}
-    store = ReadingStore(folder.root, name)  # issue 13: every reading kept in RUN/readings/
-    written = time.monotonic()
-    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
-        task = bar.add_task(f"read ({max(pool.workers, 1)} process(es))", total=len(todo))
-        for paths, (identity, full, outcomes) in pool.read(_chunks(todo, step)):
-            rows = _with_readings(todo.loc[paths.index], outcomes, identity)
-            _keep(store, rows["image_sha256"], outcomes, identity, full)
-            errors += int((rows["error"] != "").sum())
-            read += len(rows)
-            done.append(rows)
-            if sum(map(len, done)) >= PART_ROWS or time.monotonic() - written >= PART_SECONDS:
-                # readings first: a kill between the two leaves readings a resume reuses,
-                # never rows whose readings were not kept
-                store.flush()
-                _write(folder, pd.concat(done), config, name, score_rows)
-                done, written = [], time.monotonic()
-            bar.advance(task, len(rows))
-            if read_hook is not None:
-                read_hook(len(rows))
-        store.flush()
-        if done:
-            _write(folder, pd.concat(done), config, name, score_rows)
-    return {"read": read, "errors": errors}
-
-
-def _keep(
-    store: ReadingStore,
-    digests: pd.Series,
-    outcomes: list[Any],
-    identity: tuple[str, str],
-    full: str,
-) -> None:
-    """Put each successful reading into the run's reading store (flushed per part file)."""
-    store.remember(full, *identity)
-    for digest, outcome in zip(digests, outcomes, strict=True):
-        if isinstance(outcome, Reading) and isinstance(digest, str) and digest:
-            store.put((digest, full), outcome)
-
-
-def _chunks(todo: pd.DataFrame, step: int) -> Iterator[pd.Series]:
-    """The image paths of ``todo`` in chunks of ``step`` (their index: the rows)."""
-    paths = todo["image_path"].astype(str)
-    for start in range(0, len(paths), max(1, step)):
-        yield paths.iloc[start : start + step]
-
-
-def _with_readings(
-    rows: pd.DataFrame, outcomes: list[Any], identity: tuple[str, str]
-) -> pd.DataFrame:
-    """``rows`` with the reading columns of their outcomes (seconds are not measured here)."""
-
-    filled = [reading_columns(outcome, identity, float("nan")) for outcome in outcomes]
-    out = rows.copy()
-    for column, values in pd.DataFrame(filled, index=rows.index).items():
-        out[column] = values
-    return out
-
-
-def _write(folder: RunFolder, rows: pd.DataFrame, config: Any, name: str, score: Any) -> None:
-    folder.write_part(conform_results(score(rows.reset_index(drop=True), config)), name, "all")

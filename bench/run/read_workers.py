@@ -39,8 +39,9 @@ from glyphbench.run.operations import run_benchmark
 from glyphbench.run.read_later import read_passes
 
 if TYPE_CHECKING:
-    from glyphbench.run.config import RunConfig
+    from glyphbench.run.config import ReadSettings, RunConfig
     from glyphbench.run.operations import RunResult
+    from glyphbench.run.stages import Scoring
 
 #: The share the run's readers read and the lock they hold: all of it, as `read` does.
 READ_SHARD = "read-0-of-1"
@@ -61,12 +62,12 @@ class RunReaders:
     normal exit of the block reads what is left; :meth:`close` ends the processes.
     """
 
-    def __init__(self, config: RunConfig, spec: str) -> None:
-        self.root = Path(config.out)
-        self.spec = spec
-        self.workers = config.read_workers
-        bound = config.read_backlog or default_backlog(config.read_workers, config.batch_size)
-        self.backlog = Backlog(bound)
+    def __init__(self, read: ReadSettings, root: Path, batch_size: int, reader_spec: str) -> None:
+        self.root = root
+        self.reader_spec = reader_spec
+        self.workers = read.workers
+        self.step = batch_size  # images a reader process is sent at a time
+        self.backlog = Backlog(read.backlog or default_backlog(read.workers, batch_size))
         self.read = 0
         self.errors = 0
         self._pool: ReadPool | None = None
@@ -77,7 +78,7 @@ class RunReaders:
         self._found: int | None = None  # unread images found after the first look
 
     def start(self) -> RunReaders:
-        pool = ReadPool(self.spec, self.root, self.workers)
+        pool = ReadPool(self.reader_spec, self.root, self.workers)
         pool.__enter__()
         self._pool = pool
         try:
@@ -86,7 +87,8 @@ class RunReaders:
             self.close()
             cause = str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"
             raise InputError(
-                None, f"the reader {self.spec!r} could not start in a reader process: {cause}"
+                None,
+                f"the reader {self.reader_spec!r} could not start in a reader process: {cause}",
             ) from None
         try:
             self._probe(pool)
@@ -103,7 +105,7 @@ class RunReaders:
         with tempfile.TemporaryDirectory(prefix="glyphbench-probe-") as folder:
             path = Path(folder) / "sample.png"
             sample_image().save(path)
-            refuse_failed_probe(pool.probe(str(path)), self.spec, "a sample image of text")
+            refuse_failed_probe(pool.probe(str(path)), self.reader_spec, "a sample image of text")
 
     def close(self) -> None:
         if self._pool is not None:
@@ -117,7 +119,7 @@ class RunReaders:
         self.close()
 
     @contextlib.contextmanager
-    def reading(self, config: RunConfig) -> Iterator[Backlog]:
+    def reading(self, scoring: Scoring) -> Iterator[Backlog]:
         """Read the folder's images while the block generates (gated by the backlog it yields).
 
         The readers' first look (the unread images a resumed run left) is counted in the
@@ -129,7 +131,7 @@ class RunReaders:
         folder = RunFolder(self.root)  # the readers' own: its part counters and locks
         with folder.hold_shard(READ_SHARD):
             thread = threading.Thread(
-                target=self._follow, args=(folder, config), name="glyphbench-readers", daemon=True
+                target=self._follow, args=(folder, scoring), name="glyphbench-readers", daemon=True
             )
             thread.start()
             while not self._scanned.wait(0.1):
@@ -164,17 +166,17 @@ class RunReaders:
         if self._failure is not None:
             raise self._failure
 
-    def _follow(self, folder: RunFolder, config: RunConfig) -> None:
+    def _follow(self, folder: RunFolder, scoring: Scoring) -> None:
 
         assert self._pool is not None
         try:
             totals = read_passes(
                 folder,
                 self._pool,
-                config,
+                scoring,
                 READ_SHARD,
                 generating=lambda: not self._ended.is_set(),
-                step=config.batch_size,
+                step=self.step,
                 progress=False,  # the run shows its own progress bars
                 found=self._look,
                 read=self._read,
@@ -211,12 +213,13 @@ class RunReaders:
 
 
 def run_with_readers(config: RunConfig, **kwargs: Any) -> RunResult:
-    """:func:`glyphbench.run.operations.run_benchmark` with ``config.read_workers`` reader
+    """:func:`glyphbench.run.operations.run_benchmark` with ``config.read.workers`` reader
     processes.
 
-    ``config.read_workers`` 0: the run reads in its own worker thread, as always.
+    ``config.read.workers`` 0: the run reads in its own worker thread, as always.
     """
 
-    if config.read_workers > 0:
-        kwargs["readers"] = lambda spec: RunReaders(config, spec).start()
+    read, root, step = config.read, config.output.folder, config.generate.batch_size
+    if read.workers > 0:
+        kwargs["readers"] = lambda spec: RunReaders(read, root, step, spec).start()
     return run_benchmark(config, **kwargs)

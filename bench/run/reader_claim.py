@@ -37,24 +37,24 @@ def table_reader(meta: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def claim_reader(folder: RunFolder, spec: str, what: str, *, write: bool = True) -> None:
-    """Record ``spec`` as the table's reader (first reader), or refuse a different one.
+def claim_reader(folder: RunFolder, reader_spec: str, what: str, *, write: bool = True) -> None:
+    """Record ``reader_spec`` as the table's reader (first reader), or refuse a different one.
 
     ``write=False``: only refuse (nothing is recorded yet).
     """
     with folder.locked():
         meta = folder.manifest()
         current = table_reader(meta)
-        if current is not None and current != spec:
+        if current is not None and current != reader_spec:
             raise InputError(
                 folder.manifest_path,
-                f"the results are read with {current!r}; {what} with {spec!r} would mix two "
+                f"the results are read with {current!r}; {what} with {reader_spec!r} would mix two "
                 f"readers in one table: re-read every image with `glyphbench rescore "
-                f"{folder.root} --ocr {spec}`",
+                f"{folder.root} --ocr {reader_spec}`",
                 key=READER_KEY,
             )
         if current is None and meta and write:
-            folder.write_manifest({**meta, READER_KEY: spec})
+            folder.write_manifest({**meta, READER_KEY: reader_spec})
 
 
 def refuse_during_rescore(folder: RunFolder) -> None:
@@ -64,8 +64,8 @@ def refuse_during_rescore(folder: RunFolder) -> None:
 
 
 def probe_on_run(
-    engine: Reader,
-    spec: str,
+    reader: Reader,
+    reader_spec: str,
     root: Path,
     *,
     sample: bool = False,
@@ -81,11 +81,11 @@ def probe_on_run(
     if found is not None:
         key = (hashlib.sha256((root / found[0]).read_bytes()).hexdigest(), "")
         if store is not None:
-            key = (key[0], store.identity(engine))
+            key = (key[0], store.identity(reader))
             if store.get(key) is not None:
                 return
-        reading = probe_reader(engine, found[1], spec, found[0])
+        reading = probe_reader(reader, found[1], reader_spec, found[0])
         if store is not None:
             store.put(key, reading)
     elif sample:
-        probe_reader(engine, sample_image(), spec, "a sample image of text")
+        probe_reader(reader, sample_image(), reader_spec, "a sample image of text")

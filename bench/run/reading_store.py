@@ -314,7 +314,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     generated = generated_mask(results)
     results.loc[generated & ~found, "error"] = f"Reader: not read by {name}"
     results.loc[generated & found, "error"] = ""
-    return conform_results(score_rows(results, config))
+    return conform_results(score_rows(results, config.score, config.suite))
 
 
 def write_reader_view(root: str | Path, wanted: str) -> Path:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +21,8 @@ from glyphbench.core.durable import Commit
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_table
 from glyphbench.core.paths import Contained
-from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import failed_mask, generated_mask
-from glyphbench.engine import RunFolder, read_batch, start_reader
+from glyphbench.engine import RunFolder, start_reader
 from glyphbench.engine.lock import FolderLock
 from glyphbench.readers.scripts import check_reader_reads
 from glyphbench.run.config import RunConfig
@@ -33,8 +31,8 @@ from glyphbench.run.merge import merge_commit, merge_run
 from glyphbench.run.provenance import now
 from glyphbench.run.reader_claim import READER_KEY, RESCORE_LOCK, probe_on_run
 from glyphbench.run.reading_store import READINGS_DIR, ReadingStore, keep_results_readings
-from glyphbench.run.results import PROMPTS, RESULTS, conform_results, read_results, score_rows
-from glyphbench.run.shard import reading_columns
+from glyphbench.run.results import PROMPTS, RESULTS, read_results
+from glyphbench.run.stages import Chunk, Scoring, read_chunks, read_timed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -45,10 +43,10 @@ if TYPE_CHECKING:
 def rescore_run(
     root: str | Path,
     *,
-    ocr: str | None = None,
+    reader_spec: str | None = None,
     scores_only: bool = False,
     batch_size: int | None = None,
-    engine: Reader | None = None,
+    reader: Reader | None = None,
     progress: bool = True,
     console: Console | None = None,
 ) -> pd.DataFrame:
@@ -60,22 +58,22 @@ def rescore_run(
     are written as a newer part file (so a later merge keeps them)
     and merged into ``results.parquet``; run.json records what was re-run.
     """
-    if scores_only and (ocr or engine):
+    if scores_only and (reader_spec or reader):
         raise InputError(None, "--scores-only keeps the OCR text; do not combine it with --ocr")
     folder = RunFolder(root)
     meta = folder.manifest(required=True)
     if not isinstance(meta.get("config"), dict):
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
-    engine_spec = ocr or config.ocr
-    if ocr and (folder.root / PROMPTS).is_file():  # issue 13: a reader that can read them
-        check_reader_reads(ocr, read_table(folder.root / PROMPTS))
-    if not scores_only and engine is None:  # before anything is written
-        engine = start_reader(engine_spec)
+    if reader_spec and (folder.root / PROMPTS).is_file():  # a reader that can read them
+        check_reader_reads(reader_spec, read_table(folder.root / PROMPTS))
+    reader_spec = reader_spec or config.read.reader
+    if not scores_only and reader is None:  # before anything is written
+        reader = start_reader(reader_spec)
     store = None
-    if engine is not None and not scores_only:
+    if reader is not None and not scores_only:
         store = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
-        probe_on_run(engine, engine_spec, folder.root, store=store)  # issue 32: before writing
+        probe_on_run(reader, reader_spec, folder.root, store=store)  # issue 32: before writing
     with folder.hold_shard(RESCORE_LOCK):
         busy = folder.busy_shards()
         if busy:
@@ -83,37 +81,37 @@ def rescore_run(
         rows = merge_run(folder.root, folder=folder).copy()
         images = rows.loc[generated_mask(rows), "image_path"]  # each stays inside the run
         Contained(folder.root, source=folder.root / RESULTS).cells(images)
-        if engine is not None and not scores_only:
-            reread = grid_rereader(folder, rows, config) or _reread  # issue 31: OneIG's grid
+        if reader is not None and not scores_only:
+            reread = grid_rereader(folder, rows, config.suite) or _reread  # issue 31: OneIG's grid
             kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
-            step = batch_size or config.batch_size
-            tried, failed, kept_old = reread(folder, rows, engine, step, progress, console, store)
+            step = batch_size or config.generate.batch_size
+            tried, failed, kept_old = reread(folder, rows, reader, step, progress, console, store)
             if tried and failed == tried:  # nothing read: keep the table as it is
                 raise InputError(
                     "--ocr",
-                    f"the OCR engine {engine_spec!r} failed on every image ({failed} of "
+                    f"the reader {reader_spec!r} failed on every image ({failed} of "
                     f"{tried}); the results table and its reader were left unchanged",
                 )
-            _say(console, _rescore_note(folder.root, engine, kept))
+            _say(console, _rescore_note(folder.root, reader, kept))
             if kept_old:
                 _say(
                     console,
-                    f"rescore: {engine.name} failed on {kept_old} rows that were read before; "
+                    f"rescore: {reader.name} failed on {kept_old} rows that were read before; "
                     f"those {kept_old} rows kept their previous reading (their ocr_engine "
                     "column names it)",
                 )
-        rescored = conform_results(score_rows(rows, config))
+        rescored = Scoring(config.score, config.suite).rows(rows)
         stamp = now().replace(":", "").replace("+0000", "Z")
 
         def record(meta: dict[str, Any]) -> None:
             """run.json's part of the rescore, committed with the table it describes."""
             if not scores_only:
-                meta[READER_KEY] = engine_spec  # the table's reader from now on
+                meta[READER_KEY] = reader_spec  # the table's reader from now on
             meta.setdefault("rescores", []).append(
                 {
                     "at": now(),
-                    "ocr": None if scores_only else (engine.name if engine else engine_spec),
-                    "ocr_version": None if scores_only or engine is None else engine.version,
+                    "ocr": None if scores_only else (reader.name if reader else reader_spec),
+                    "ocr_version": None if scores_only or reader is None else reader.version,
                     "scores_only": scores_only,
                     "rows": len(rescored),
                 }
@@ -128,10 +126,10 @@ def rescore_run(
     return merged
 
 
-def _rescore_note(root: Path, engine: Reader, kept: Sequence[str]) -> str:
+def _rescore_note(root: Path, reader: Reader, kept: Sequence[str]) -> str:
     """What a re-read did to the readings: new ones added to the store, old ones kept."""
-    new = f"{engine.name} {engine.version}"
-    old = [reader for reader in kept if reader != new]
+    new = f"{reader.name} {reader.version}"
+    old = [name for name in kept if name != new]
     previous = (
         f"the previous readings ({', '.join(old)}) are kept there; "
         f"report them with `glyphbench report {root} --reader {old[0].split(' ')[0]}`"
@@ -159,41 +157,43 @@ def _reread(
     console: Console | None,
     cache: ReadingStore | None = None,
 ) -> tuple[int, int, int]:
-    """Read the images of ``rows`` again (in place) through the engine's reading step.
+    """Read the images of ``rows`` again (in place), ``step`` at a time, in this process.
 
-    A row read before that the new reader fails on keeps its previous reading (issue
-    32: a rescore never turns a good row into a failed one). Returns (images read,
-    failures, failed rows that kept their previous reading).
+    A row read before that the new reader fails on keeps its previous reading (a
+    rescore never turns a good row into a failed one). Returns (images read, failures,
+    failed rows that kept their previous reading).
     """
-    from rich.console import Console
-
+    store = cache if cache is not None else ReadingStore(folder.root, "rescore")
     indices = list(rows.index[generated_mask(rows)])
-    was_read = ~failed_mask(rows) & rows["ocr_text"].notna()
+    totals = read_chunks(
+        rows,
+        _file_chunks(folder, rows, indices, reader, store, step),
+        label="rescore OCR",
+        total=len(indices),
+        keep=~failed_mask(rows) & rows["ocr_text"].notna(),
+        progress=progress,
+        console=console,
+    )
+    return totals["read"], totals["errors"], totals["kept"]
+
+
+def _file_chunks(
+    folder: RunFolder,
+    rows: pd.DataFrame,
+    indices: list[Any],
+    reader: Reader,
+    store: ReadingStore,
+    step: int,
+) -> Iterator[Chunk]:
+    """The stored images of ``indices``, ``step`` at a time, read in this process (an image
+    missing or changed since it was generated gets a ``Rescore:`` error, unread)."""
     identity = (reader.name, reader.version)
-    tried = failed = kept = 0
-    if cache is None:
-        cache = ReadingStore(folder.root, "rescore")  # issue 13: each image once per reader
-    with LineProgress(console=console or Console(stderr=True), disable=not progress) as bar:
-        task = bar.add_task("rescore OCR", total=len(indices))
-        for start in range(0, len(indices), step):
-            chunk = indices[start : start + step]
-            images, ok = _load_unchanged(folder, rows, chunk)
-            if ok:
-                started = time.perf_counter()
-                keys = [str(rows.at[index, "image_sha256"]) for index in ok]
-                outcomes = read_batch(reader, images, cache, keys)
-                seconds = (time.perf_counter() - started) / len(ok)
-                for index, outcome in zip(ok, outcomes, strict=True):
-                    tried += 1
-                    if isinstance(outcome, Exception):
-                        failed += 1
-                        if was_read[index]:
-                            kept += 1
-                            continue
-                    for column, value in reading_columns(outcome, identity, seconds).items():
-                        rows.at[index, column] = value
-            bar.advance(task, len(chunk))
-    return tried, failed, kept
+    for start in range(0, len(indices), step):
+        chunk = indices[start : start + step]
+        images, ok = _load_unchanged(folder, rows, chunk)
+        keys = [str(rows.at[index, "image_sha256"]) for index in ok]
+        outcomes, seconds = read_timed(reader, images, store, keys)
+        yield Chunk(ok, outcomes, identity, seconds, covers=chunk)
 
 
 def _load_unchanged(

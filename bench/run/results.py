@@ -44,7 +44,7 @@ from glyphbench.suites.scores import add_suite_scores
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from glyphbench.run.config import RunConfig
+    from glyphbench.run.config import NormalizationConfig, ScoreSettings, SuiteEntry
 
 RESULTS = "results.parquet"
 PROMPTS = "prompts.parquet"
@@ -173,7 +173,7 @@ def write_rows(folder: RunFolder, rows: pd.DataFrame, shard: str, group: str) ->
 
 
 def _add_family(
-    rows: pd.DataFrame, family: str, has_ocr: pd.Series, config: RunConfig
+    rows: pd.DataFrame, family: str, has_ocr: pd.Series, norm: NormalizationConfig
 ) -> pd.DataFrame:
     """``rows`` with the per-image metrics of ``family`` (NaN where there is no reading)."""
 
@@ -186,17 +186,24 @@ def _add_family(
             rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
             rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
             families=[family],
-            keep_case=config.normalization.keep_case,
-            strip_punct=config.normalization.strip_punct,
-            nfkc=config.normalization.nfkc,
-            fold_width=config.normalization.fold_width,
+            keep_case=norm.keep_case,
+            strip_punct=norm.strip_punct,
+            nfkc=norm.nfkc,
+            fold_width=norm.fold_width,
         )
         scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
     return pd.concat([rows, scores], axis=1)
 
 
-def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
-    """Add every score column; rows without OCR text (errors) get NaN scores."""
+def score_rows(
+    rows: pd.DataFrame, score: ScoreSettings, suite: SuiteEntry | None = None
+) -> pd.DataFrame:
+    """Add every score column; rows without OCR text (errors) get NaN scores.
+
+    ``score``: the run's score section (normalisation, metric families besides
+    glyphbench's); ``suite``: the run's suite, whose own scorer adds its columns.
+    """
+    norm = score.normalization
 
     columns = [metric.name for metric in text_metrics()]  # read now: plug-ins may add metrics
     rows = rows.drop(columns=[c for c in columns if c in rows.columns])
@@ -206,17 +213,17 @@ def score_rows(rows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
         scored = score_pairs(
             rows.loc[has_ocr, "text"].fillna("").astype(str).tolist(),
             rows.loc[has_ocr, "ocr_text"].fillna("").astype(str).tolist(),
-            keep_case=config.normalization.keep_case,
-            strip_punct=config.normalization.strip_punct,
-            nfkc=config.normalization.nfkc,
-            fold_width=config.normalization.fold_width,
+            keep_case=norm.keep_case,
+            strip_punct=norm.strip_punct,
+            nfkc=norm.nfkc,
+            fold_width=norm.fold_width,
         )
         scores.loc[has_ocr.to_numpy(), columns] = scored[columns].astype(float).to_numpy()
     rows = pd.concat([rows, scores], axis=1)
-    for family in config.metrics:  # families asked for besides glyphbench's (--metrics)
-        rows = _add_family(rows, family, has_ocr, config)
-    if config.suite is not None:  # issue 12: the suite's own scorer, beside glyphbench's
-        rows = add_suite_scores(rows, config.suite.spec, has_ocr.to_numpy())
+    for family in score.metrics:  # families asked for besides glyphbench's (--metrics)
+        rows = _add_family(rows, family, has_ocr, norm)
+    if suite is not None:  # the suite's own scorer, beside glyphbench's
+        rows = add_suite_scores(rows, suite.spec, has_ocr.to_numpy())
     return rows
 
 
@@ -238,12 +245,14 @@ class BatchRows:
     frame throughout.
     """
 
-    def __init__(self, frame: pd.DataFrame, config: RunConfig) -> None:
-        self.config = config
+    def __init__(
+        self, frame: pd.DataFrame, score: ScoreSettings, suite: SuiteEntry | None = None
+    ) -> None:
+        self.normalization = score.normalization
         part = [c for c in frame.columns if c != "prompt_id"]
         typed = all(_typed(frame[column].dtype) for column in part)
         #: False: every batch through the frame.
-        self.enabled = typed and not config.metrics and config.suite is None
+        self.enabled = typed and not score.metrics and suite is None
         self.frame = frame
         self._prompts: pa.Table | None = None  # the prompt columns with a value, as Arrow
         self._texts: list[str] | None = None
@@ -356,7 +365,7 @@ class BatchRows:
         scores = {name: np.full(len(rows), np.nan) for name in columns}
         if scored_rows:
             texts = self._expected_texts()
-            norm = self.config.normalization
+            norm = self.normalization
             scored = score_columns(
                 [texts[rows[i]] for i in scored_rows],
                 [str(read[i]) for i in scored_rows],

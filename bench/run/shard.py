@@ -29,7 +29,6 @@ files into ``results.parquet`` is :func:`glyphbench.run.operations.merge_run`.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -47,9 +46,7 @@ from glyphbench.engine import (
     RunFolder,
     Shard,
     error_text,
-    failure_cause,
     progress_bars,
-    read_batch,
     remaining,
 )
 from glyphbench.engine.backlog import GatedProducer
@@ -73,16 +70,11 @@ from glyphbench.models.spend import SpendBudget
 from glyphbench.prompts.schema import PromptSet
 from glyphbench.readers import get_reader
 from glyphbench.readers.base import Reading
-from glyphbench.run.config import ModelEntry, RunConfig
+from glyphbench.run.config import ModelEntry, RunConfig, SuiteEntry
 from glyphbench.run.image_jobs import Job, build_jobs, model_jobs
-from glyphbench.run.reading_store import ReadingStore, encoded_reading
-from glyphbench.run.results import (
-    BatchRows,
-    conform_results,
-    done_keys,
-    image_relpath,
-    score_rows,
-)
+from glyphbench.run.reading_store import ReadingStore
+from glyphbench.run.results import BatchRows, conform_results, done_keys, image_relpath
+from glyphbench.run.stages import Scoring, read_timed, reading_columns
 from glyphbench.suites.base import resolve_suite
 from glyphbench.suites.protocol import suite_spec
 
@@ -174,7 +166,7 @@ class Runner:
         *,
         folder: RunFolder,
         shard: Shard | None = None,
-        ocr: Reader | None = None,
+        reader: Reader | None = None,
         device: str | None = None,
         progress: bool = True,
         console: Console | None = None,
@@ -192,9 +184,11 @@ class Runner:
         self.console = console or Console(stderr=True)
         self.run_id = config.resolved_run_id
         self.outcome = ShardOutcome(self.shard)
-        self.cache: ReadingCache = ReadingStore(folder.root, self.shard.name)  # issue 13
-        self._ocr = ocr
-        self._ocr_identity: tuple[str, str] | None = None
+        self.cache: ReadingCache = ReadingStore(folder.root, self.shard.name)
+        #: The score stage of every batch's rows.
+        self.scoring = Scoring(config.score, config.suite)
+        self._reader = reader
+        self._reader_identity: tuple[str, str] | None = None
         self._entries = {entry.label: entry for entry in config.models}
         self.budget: SpendBudget | None = None
         #: False: images and rows only; ``glyphbench read RUN`` reads them later (issue 18).
@@ -212,24 +206,26 @@ class Runner:
 
     # ------------------------------------------------------------------ setup
     @property
-    def ocr(self) -> Reader:
-        if self._ocr is None:
-            self._ocr = get_reader(self.config.ocr)
-        return self._ocr
+    def reader(self) -> Reader:
+        if self._reader is None:
+            self._reader = get_reader(self.config.read.reader)
+        return self._reader
 
     @property
-    def ocr_identity(self) -> tuple[str, str]:
-        """(name, version) of the OCR engine, asked once (version may query package metadata)."""
-        if self._ocr_identity is None:
-            self._ocr_identity = (self.ocr.name, self.ocr.version)
-        return self._ocr_identity
+    def reader_identity(self) -> tuple[str, str]:
+        """(name, version) of the reader, asked once (version may query package metadata)."""
+        if self._reader_identity is None:
+            self._reader_identity = (self.reader.name, self.reader.version)
+        return self._reader_identity
 
     def adapter_spec(self, entry: ModelEntry) -> Any:
         """The entry's spec, with this process's device added for non-control models."""
         spec = entry.to_spec()
         if entry.is_control or "device" in spec.options:
             return spec
-        device = self.device or (self.config.device if self.config.device != "auto" else None)
+        device = self.device or (
+            self.config.generate.device if self.config.generate.device != "auto" else None
+        )
         if device is None:
             return spec
         options = {**spec.options, "device": device}
@@ -268,9 +264,9 @@ class Runner:
             cache_dir=cache_dir,
             expected=tuple(
                 (job.prompt_id, job.seed, job.sample_index)
-                for job in model_jobs(entry, self.frame, self.config)
+                for job in model_jobs(entry, self.frame, self.config.generate, self.config.suite)
             ),
-            **suite_context(self.config, self.frame),
+            **suite_context(self.config.suite, self.frame),
         )
 
     def _open_budget(self) -> None:
@@ -294,7 +290,7 @@ class Runner:
         self._open_budget()
         self.outcome.skipped = sum(len(all_jobs[k]) - len(todo[k]) for k in todo)
         if any(todo.values()) and self.read_now:
-            _ = self.ocr_identity  # load the OCR engine before any model: a bad --ocr fails fast
+            _ = self.reader_identity  # the reader before any model: a bad --ocr fails fast
         if any(todo.values()) and self.writer_mode == "process":
             self._start_writer()  # its start overlaps the models' loading
         groups = [
@@ -310,7 +306,7 @@ class Runner:
                     self.finish_batch,
                     begin=self.begin_batch,
                     warm=self.warm_rows,
-                    batch_size=self.config.batch_size,
+                    batch_size=self.config.generate.batch_size,
                     progress=progress,
                     say=lambda message: self.console.print(message, highlight=False),
                 )
@@ -372,7 +368,7 @@ class Runner:
         from pandas.io import parquet  # noqa: F401 - the reading store's (to_parquet)
 
         if self._batch_rows is None:
-            self._batch_rows = BatchRows(self.frame, self.config)
+            self._batch_rows = BatchRows(self.frame, self.scoring.score, self.scoring.suite)
         self._batch_rows.warm()
         if self._first_group is not None:
             # A speed-up only: a stand-in batch that cannot be built teaches nothing, and
@@ -389,7 +385,7 @@ class Runner:
         from PIL import Image
 
         assert self._batch_rows is not None
-        jobs = group.jobs[: self.config.batch_size]
+        jobs = group.jobs[: self.config.generate.batch_size]
         stand_in = Image.new("RGB", (8, 8))
         batch = Batch(group, jobs, outputs=[stand_in] * len(jobs), size=len(jobs), seconds=0.0)
         files: list[tuple[str, str] | None] = [("images/stand-in.png", "0" * 64)] * len(jobs)
@@ -485,18 +481,14 @@ class Runner:
 
         ``keys`` (the images' file SHA-256) key the run folder's reading store.
         """
-        if not images:
-            return [], float("nan")
-        started = time.perf_counter()
-        readings = read_batch(self.ocr, images, self.cache, keys)
-        return list(readings), (time.perf_counter() - started) / len(images)
+        return read_timed(self.reader, images, self.cache, keys)
 
     def rows(
         self,
         batch: Batch,
         files: Sequence[tuple[str, str] | None],
         readings: Sequence[Reading | Exception | None],
-        ocr_seconds: float,
+        read_seconds: float,
     ) -> pa.Table | pd.DataFrame:
         """The typed, scored results rows of one batch (no rows for an empty batch).
 
@@ -508,9 +500,9 @@ class Runner:
         """
         if not batch.jobs:
             return conform_results(pd.DataFrame())
-        records = self.records(batch, files, readings, ocr_seconds)
+        records = self.records(batch, files, readings, read_seconds)
         if self._batch_rows is None:
-            self._batch_rows = BatchRows(self.frame, self.config)
+            self._batch_rows = BatchRows(self.frame, self.scoring.score, self.scoring.suite)
         return self._batch_rows.table(
             records, [job.row for job in batch.jobs], lambda: self.rows_frame(batch, records)
         )
@@ -520,7 +512,7 @@ class Runner:
         batch: Batch,
         files: Sequence[tuple[str, str] | None],
         readings: Sequence[Reading | Exception | None],
-        ocr_seconds: float,
+        read_seconds: float,
     ) -> list[dict[str, Any]]:
         """One dict per job of the batch: its columns other than the prompt's and scores."""
         entry = self._entries[batch.group.name]
@@ -552,8 +544,8 @@ class Runner:
                 "gen_seconds": batch.seconds / n if batch.size else float("nan"),
                 **reading_columns(
                     readings[i] if image is not None else None,
-                    self.ocr_identity if image is not None and self.read_now else None,
-                    ocr_seconds,
+                    self.reader_identity if image is not None and self.read_now else None,
+                    read_seconds,
                 ),
             }
             record["error"] = record["error"] or stage_error or _output_error(output)
@@ -570,13 +562,13 @@ class Runner:
         rows = pd.DataFrame.from_records(records)
         prompt_rows = self.frame.iloc[[job.row for job in batch.jobs]].reset_index(drop=True)
         rows = pd.concat([rows, prompt_rows.drop(columns=["prompt_id"])], axis=1)
-        return conform_results(score_rows(rows, self.config))
+        return self.scoring.rows(rows)
 
 
-def suite_context(config: RunConfig, frame: pd.DataFrame) -> dict[str, Any]:
+def suite_context(suite: SuiteEntry | None, frame: pd.DataFrame) -> dict[str, Any]:
     """A suite run's spec and each prompt's (subset, benchmark id), for ``RunContext``."""
 
-    spec = suite_spec(config.suite)
+    spec = suite_spec(suite)
     if spec is None or not {"suite_subset", "benchmark_id"} <= set(frame.columns):
         return {}
     pairs = zip(frame["suite_subset"].astype(str), frame["benchmark_id"].astype(str), strict=True)
@@ -585,32 +577,6 @@ def suite_context(config: RunConfig, frame: pd.DataFrame) -> dict[str, Any]:
         "suite_layout": resolve_suite(spec).layout(),
         "benchmark_ids": dict(zip(frame["prompt_id"].astype(str), pairs, strict=True)),
     }
-
-
-def reading_columns(
-    outcome: Reading | Exception | None, identity: tuple[str, str] | None, seconds: float
-) -> dict[str, Any]:
-    """The ``ocr_*`` columns and ``error`` of one row from its reading step outcome.
-
-    ``outcome`` None: nothing was read (``identity`` None as well when no reader ran).
-    """
-    reading = None if outcome is None or isinstance(outcome, Exception) else outcome
-    return {
-        **ocr_fields(reading),
-        "ocr_engine": identity[0] if identity else None,
-        "ocr_version": identity[1] if identity else None,
-        "ocr_seconds": seconds if reading is not None else float("nan"),
-        "error": error_text("OCR", failure_cause(outcome))
-        if isinstance(outcome, Exception)
-        else "",
-    }
-
-
-def ocr_fields(result: Reading | None) -> dict[str, Any]:
-    """The ``ocr_*`` text columns of one row (lists as JSON strings)."""
-    if result is None:
-        return dict.fromkeys(("ocr_text", "ocr_pieces", "ocr_boxes", "ocr_confidences", "ocr_raw"))
-    return encoded_reading(result)
 
 
 def _output_error(output: object) -> str:

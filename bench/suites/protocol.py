@@ -1,6 +1,6 @@
 """A run's suite: its config defaults, its prompts and its protocol card.
 
-* :func:`expand_config` fills a run config's unset ``ocr``, ``seeds``,
+* :func:`expand_config` fills a run config's unset reader, ``seeds``,
   ``images_per_prompt`` and ``seed_policy`` (``benchmark``) from the suite's
   protocol. The suite's reader is the benchmark's; when it is not available here
   (not registered, or a package it needs is missing) the config fails to load
@@ -39,6 +39,25 @@ class _Normalization(Protocol):
     def model_dump(self) -> dict[str, Any]: ...
 
 
+class _Read(Protocol):
+    @property
+    def reader(self) -> str: ...
+
+
+class _Generate(Protocol):
+    @property
+    def seeds(self) -> Sequence[int]: ...
+    @property
+    def images_per_prompt(self) -> int: ...
+    @property
+    def seed_policy(self) -> str | None: ...
+
+
+class _Score(Protocol):
+    @property
+    def normalization(self) -> _Normalization: ...
+
+
 class RunConfig(Protocol):
     """What a suite reads of a run config (:class:`glyphbench.run.config.RunConfig`).
 
@@ -49,13 +68,11 @@ class RunConfig(Protocol):
     @property
     def suite(self) -> Any: ...
     @property
-    def ocr(self) -> str: ...
+    def read(self) -> _Read: ...
     @property
-    def seeds(self) -> Sequence[int]: ...
+    def generate(self) -> _Generate: ...
     @property
-    def images_per_prompt(self) -> int: ...
-    @property
-    def normalization(self) -> _Normalization: ...
+    def score(self) -> _Score: ...
 
 
 #: Card fields that must be equal for two runs' numbers to be compared.
@@ -84,7 +101,8 @@ def suite_spec(entry: Any) -> str | None:
 
 
 def expand_config(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` (a run config mapping) with the suite's protocol filling what is unset.
+    """``data`` (a run config mapping in sections) with the suite's protocol filling what
+    is unset: ``read.reader``, ``generate.seeds``, ``.images_per_prompt``, ``.seed_policy``.
 
     Problems are ValueErrors (the config loader turns them into one-line errors).
     """
@@ -96,36 +114,52 @@ def expand_config(data: dict[str, Any]) -> dict[str, Any]:
         selection = resolve_suite(spec)
     except InputError as exc:
         raise ValueError(exc.problem) from None
-    if data.get("prompts") not in (None, "", "default"):
+    prompts, read, generate = (_section(data, name) for name in ("prompts", "read", "generate"))
+    if prompts.get("source") not in (None, "", "default"):
         raise ValueError(
             f"suite {selection.suite.name} brings its own prompts; drop prompts/--prompts"
         )
     protocol = selection.suite.protocol
-    out = dict(data)
-    if not out.get("ocr"):
-        problem = _unavailable(protocol.reader)
-        if problem:
-            raise ValueError(
-                f"suite {selection.suite.name} reads with the benchmark's reader "
-                f"{protocol.reader!r}, which is not available here ({problem}); "
-                "pass --ocr SPEC to read with another reader (the protocol card records it)"
-            )
-        out["ocr"] = protocol.reader
-    if out.get("seeds") is None:
-        out["seeds"] = list(protocol.seeds)
-    if out.get("images_per_prompt") is None:
-        out["images_per_prompt"] = protocol.images_per_prompt
-    if out.get("seed_policy") is None:
-        out["seed_policy"] = "benchmark"
+    if not read.get("reader"):
+        read["reader"] = _suite_reader(selection)
+    if generate.get("seeds") is None:
+        generate["seeds"] = list(protocol.seeds)
+    if generate.get("images_per_prompt") is None:
+        generate["images_per_prompt"] = protocol.images_per_prompt
+    if generate.get("seed_policy") is None:
+        generate["seed_policy"] = "benchmark"
     if image_path(selection) is not None and protocol.grid is not None:
         cells = protocol.grid[0] * protocol.grid[1]
-        if out["images_per_prompt"] != cells:
+        if generate["images_per_prompt"] != cells:
             raise ValueError(
                 f"suite {selection.spec}: image_path={image_path(selection)} reads a prompt's "
                 f"images as one {protocol.grid[0]}x{protocol.grid[1]} grid of {cells}; "
-                f"images_per_prompt is {out['images_per_prompt']}"
+                f"images_per_prompt is {generate['images_per_prompt']}"
             )
+    out = dict(data)
+    for name, section in (("read", read), ("generate", generate)):
+        if isinstance(data.get(name, {}), dict):
+            out[name] = section
     return out
+
+
+def _suite_reader(selection: SuiteSelection) -> str:
+    """The benchmark's reader, when it can run here (else a ValueError saying what to do)."""
+    reader = selection.suite.protocol.reader
+    problem = _unavailable(reader)
+    if problem:
+        raise ValueError(
+            f"suite {selection.suite.name} reads with the benchmark's reader "
+            f"{reader!r}, which is not available here ({problem}); "
+            "pass --ocr SPEC to read with another reader (the protocol card records it)"
+        )
+    return reader
+
+
+def _section(data: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A copy of section ``name`` of a config mapping ({} when absent or not a mapping)."""
+    section = data.get(name)
+    return dict(section) if isinstance(section, Mapping) else {}
 
 
 def image_path(selection: SuiteSelection | None) -> str | None:
@@ -141,14 +175,14 @@ def image_path(selection: SuiteSelection | None) -> str | None:
     return str(value) if value not in (None, "as-generated") else None
 
 
-def image_seed_rule(config: RunConfig) -> SeedRule | None:
+def image_seed_rule(seed_policy: str | None, suite: Any) -> SeedRule | None:
     """How the run seeds each image's generator: the suite's rule under the benchmark policy.
 
     None: glyphbench's per-image seeds (:func:`glyphbench.core.seeds.image_seed`).
     """
-    if getattr(config, "seed_policy", None) != "benchmark":
+    if seed_policy != "benchmark":
         return None
-    selection = selection_of(config)
+    selection = selection_of(suite)
     return selection.suite.protocol.seed_rule if selection is not None else None
 
 
@@ -162,18 +196,19 @@ def _unavailable(reader: str) -> str | None:
     return resolved.plugin.unavailable()
 
 
-def selection_of(config: RunConfig) -> SuiteSelection | None:
+def selection_of(suite: Any) -> SuiteSelection | None:
+    """The suite selection of a config's ``suite`` entry (None: no suite)."""
 
-    spec = suite_spec(config.suite)
+    spec = suite_spec(suite)
     return resolve_suite(spec) if spec else None
 
 
-def suite_prompts(config: RunConfig) -> PromptSet:
-    """Every prompt of the config's suite selection (before where/sample/limit)."""
-    selection = selection_of(config)
+def suite_prompts(suite: Any) -> PromptSet:
+    """Every prompt of a config's suite entry (before where/sample/limit)."""
+    selection = selection_of(suite)
     if selection is None:
         raise ValueError("the config names no suite")
-    prompt_set = selection.load_prompts(getattr(config.suite, "data", None))
+    prompt_set = selection.load_prompts(getattr(suite, "data", None))
     prompt_set.meta["benchmark_prompts"] = len(prompt_set)
     return prompt_set
 
@@ -189,21 +224,21 @@ def protocol_card(
     rows: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The run's protocol card (see the module docstring); ``rows`` add what was observed."""
-    selection = selection_of(config)
+    selection = selection_of(config.suite)
     card: dict[str, Any] = {
-        "suite": _suite_part(selection, config),
-        "reader": config.ocr,
+        "suite": _suite_part(selection, config.suite),
+        "reader": config.read.reader,
         "reader_engines": _engines(rows),
-        "instruction": _instruction(selection, config.ocr),
+        "instruction": _instruction(selection, config.read.reader),
         "resolution": {
             "benchmark": _size(selection.suite.protocol.resolution) if selection else None,
             "images": _sizes(rows),
         },
-        "seeds": list(config.seeds),
-        "seed_policy": _seed_policy(selection, config),
-        "images_per_prompt": config.images_per_prompt,
+        "seeds": list(config.generate.seeds),
+        "seed_policy": _seed_policy(selection, config.generate.seed_policy),
+        "images_per_prompt": config.generate.images_per_prompt,
         "prompts": {"selected": prompt_count, "benchmark": benchmark_prompts},
-        "normalisation": _normalisation(selection, config),
+        "normalisation": _normalisation(selection, config.score.normalization),
         "scorer": _scorer(selection),
         "reader_pins": _pins(selection),
     }
@@ -211,17 +246,6 @@ def protocol_card(
         card["image_path"] = _image_path_note(selection)
     card["deviations"] = deviations(card, selection)
     return card
-
-
-def update_card(card: Mapping[str, Any], config: RunConfig, rows: pd.DataFrame) -> dict[str, Any]:
-    """``card`` with what ``rows`` show (reader engines and versions, image sizes)."""
-    prompts = dict(card.get("prompts") or {})
-    return protocol_card(
-        config,
-        prompt_count=prompts.get("selected"),
-        benchmark_prompts=prompts.get("benchmark"),
-        rows=rows,
-    )
 
 
 def comparable_part(card: Mapping[str, Any]) -> dict[str, Any]:
@@ -358,8 +382,7 @@ def _pins(selection: SuiteSelection | None) -> list[dict[str, Any]]:
     ]
 
 
-def _seed_policy(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any] | None:
-    policy = getattr(config, "seed_policy", None)
+def _seed_policy(selection: SuiteSelection | None, policy: str | None) -> dict[str, Any] | None:
     if selection is None:
         return None
     protocol = selection.suite.protocol
@@ -381,7 +404,7 @@ def _seed_deviations(policy: Mapping[str, Any] | None, rule: SeedRule, protocol:
     return []
 
 
-def _suite_part(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any] | None:
+def _suite_part(selection: SuiteSelection | None, entry: Any) -> dict[str, Any] | None:
     if selection is None:
         return None
     suite = selection.suite
@@ -390,7 +413,7 @@ def _suite_part(selection: SuiteSelection | None, config: RunConfig) -> dict[str
         "title": suite.title,
         "spec": selection.spec,
         "subsets": [s.name for s in selection.subsets],
-        "data": getattr(config.suite, "data", None),
+        "data": getattr(entry, "data", None),
         "paper": suite.paper,
         "headline": suite.headline,
         "benchmark_reader": suite.protocol.reader,
@@ -416,8 +439,10 @@ def _instruction(selection: SuiteSelection | None, reader: str) -> str | None:
     return None
 
 
-def _normalisation(selection: SuiteSelection | None, config: RunConfig) -> dict[str, Any]:
-    glyphbench = config.normalization.model_dump()
+def _normalisation(
+    selection: SuiteSelection | None, normalization: _Normalization
+) -> dict[str, Any]:
+    glyphbench = normalization.model_dump()
     benchmark = selection.suite.protocol.normalisation if selection else None
     return {"glyphbench": glyphbench, "benchmark": benchmark}
 
