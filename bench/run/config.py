@@ -424,7 +424,17 @@ def sectioned(data: dict[str, Any]) -> dict[str, Any]:
                 f"{key!r} and {'.'.join(path)!r} are the same setting; give one of them"
             )
         section[path[1]] = value
-    return out
+    return _in_given_order(out, data)
+
+
+def _in_given_order(out: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """``out``'s keys in the order ``data`` first names each (a section by any of its keys)."""
+    first: dict[str, int] = {}
+    for key, value in data.items():
+        path = FLAT_KEYS.get(key)
+        target = key if _is_section(key, value) or path is None else path[0]
+        first.setdefault(target, len(first))
+    return dict(sorted(out.items(), key=lambda item: first.get(item[0], len(first))))
 
 
 def flat_form(data: dict[str, Any]) -> dict[str, Any]:
