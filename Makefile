@@ -32,7 +32,7 @@ lint: $(STAMP)
 	set -o pipefail; $(BIN)/mypy | sed -E 's#^$(LINT_TREE)/glyphbench/($(subst $(space),|,$(MOUNTED)))/#\1/#; s#^$(LINT_TREE)/glyphbench/#bench/#'
 	PYTHONPATH=$(LINT_TREE) $(BIN)/lint-imports
 
-# The page checkers the report tests run (tests/test_report_a11y_tools.py): axe-core and
+# The page checkers the report tests run (tests/bench/report/test_report_a11y_tools.py): axe-core and
 # html-validate at the exact versions of .ci/npm/package-lock.json, installed into build/npm
 # (never the repository's root). Optional: without them those tests skip, saying why;
 # .ci/run installs them where npm is found.

@@ -9,9 +9,9 @@ chromium-driver, as the browser tests use).
     python benchmarks/bench_browser.py --thumbnails 40  # the cost the browser does not pay
     python benchmarks/bench_browser.py --build 1000000  # its data files alone, 10^6 rows
 
-The run is ``build_wide_run`` of ``tests/report_fixtures.py`` (the browser test's): 5 models, every
-prompt attribute varied, readings with typos at each model's rate, real scores, one small
-real PNG per row. The report is built once (``write_report``; its "image browser" stage
+The run is ``build_wide_run`` of ``tests/helpers/report_fixtures.py`` (the browser test's): 5
+models, every prompt attribute varied, readings with typos at each model's rate, real scores, one
+small real PNG per row. The report is built once (``write_report``; its "image browser" stage
 and the data's size are printed); the page is then opened ``--repeat`` times, each a fresh
 navigation, the first with a cold profile. The open time is the page's own
 ``performance.now()`` when its first rows are shown (from the start of the navigation:

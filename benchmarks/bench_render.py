@@ -6,7 +6,7 @@ Texts are seeded random strings of three kinds: Latin letters without a space (o
 word to cut over many lines), Chinese characters (which break anywhere) and Latin
 words of 1 to 9 letters. Each is drawn ``--repeats`` times with ``render_text`` (image
 seeds 0, 1, ...); the median wall-clock and CPU seconds are printed, with the characters
-measured per character of text (the work, which tests/test_render_linear.py keeps
+measured per character of text (the work, which tests/bench/models/test_render_linear.py keeps
 flat). Target: a 2,000-character text in under 5 s; texts over
 ``MAX_RENDER_CHARS`` are refused up front, so the longest length is that limit.
 """

@@ -200,7 +200,7 @@ def meta_components() -> dict[str, Any]:
     """Every weighted component on the meta device: full configs, no memory (for tests).
 
     Parameter counts: vae 83,653,863; text_encoder 123,060,480; text_encoder_2
-    694,659,840; unet 2,567,463,684 (checked in tests/test_models_fullsize.py).
+    694,659,840; unet 2,567,463,684 (checked in tests/bench/models/test_models_fullsize.py).
     """
     from accelerate import init_empty_weights
 

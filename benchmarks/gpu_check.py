@@ -41,7 +41,7 @@ measured. A global time budget (``--budget-s``, default 450 s: the whole check u
 the step may need, and bounds each CLI step's subprocess by the time left.
 
 ``--reduced``: tiny pipelines and sizes on the CPU (``--device cpu``), the CUDA-only
-steps skipped with their reason; the test suite runs it (tests/test_gpu_check.py).
+steps skipped with their reason; the test suite runs it (tests/benchmarks/test_gpu_check.py).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ HIDDEN_CSS = """.gb-hidden { display: none !important; }
 # view on a 1366x768 laptop; a click shows it at its own size or larger, filling the window
 # (ZOOM_JS). A thin frame marks its edges, so a blank image (a blank control) reads as an
 # empty picture, not as one that failed to load; the instructions say such images occur
-# (tests/test_human_app_browser.py::test_rating_page_fits_a_laptop_screen,
+# (tests/human_eval/test_human_app_browser.py::test_rating_page_fits_a_laptop_screen,
 # ::test_images_are_shown_at_their_own_size_and_zoom_on_click).
 
 #: The page's fonts: the machine's own, one family for every weight. Gradio's default theme

@@ -2,7 +2,7 @@
 
 tests/conftest.py loads a Hypothesis profile without a deadline: a property test that
 checks results must not fail because one example ran slowly (a CI host under load ran an
-example of tests/test_scoring_metrics.py in 264 ms, over Hypothesis' default 200 ms).
+example of tests/bench/scoring/test_scoring_metrics.py in 264 ms, over Hypothesis' default 200 ms).
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 import tomllib
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO_ROOT
+
+REPO = REPO_ROOT
 #: Folder -> the import name pyproject mounts it under.
 MOUNTS = {
     "bench": "glyphbench",

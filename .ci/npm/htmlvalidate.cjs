@@ -1,4 +1,4 @@
-// html-validate's rules for the report pages (tests/test_report_a11y_tools.py passes this file
+// html-validate's rules for the report pages (tests/bench/report/test_report_a11y_tools.py passes this file
 // with --config; `root` stops it from reading any other configuration).
 //
 // "html-validate:recommended" is the whole set the project holds its pages to: the HTML

@@ -32,7 +32,7 @@ DEMO_CONTROLS: tuple[tuple[str, str], ...] = (
 TINY_LABEL = "tiny-random-sd (untrained)"
 
 #: What to try next, printed at the end (docs/vae_eval.md): the README's VAE command, whose
-#: figures the README gives (tests/test_readme_vae_figures.py runs it).
+#: figures the README gives (tests/docs/test_readme_vae_figures.py runs it).
 VAE_COMMAND = (
     "glyphbench vae-eval --vae identity --vae taesd:../shared/taef2 "
     "--vae 'resize?factor=8' --limit 25 --ocr rapidocr --out vae_out"

@@ -2,7 +2,7 @@
 so that a job scheduler can tell a run that made its rows from one that did not.
 
 docs/running.md ("Exit codes") has the table, and ``glyphbench run --help`` lists them;
-``tests/test_run_answer.py`` checks 3 on a real run and a real dry run.
+``tests/bench/cli/test_run_answer.py`` checks 3 on a real run and a real dry run.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class _Contract(Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
     reproduce another benchmark's scorer
     (:meth:`~glyphbench.scoring.table.MetricTable.peer_families`);
     glyphbench's own families (``glyphbench``, ``vae``) follow the same rule.
-    tests/test_cli_score_contract.py checks every entry against values from the
+    tests/bench/cli/test_cli_score_contract.py checks every entry against values from the
     benchmarks' own code.
     """
 
@@ -56,8 +56,8 @@ class _Contract(Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
 CONTRACT = _Contract()
 
 #: Typed here, not read from the metric table: that would load every scorer for
-#: ``glyphbench --help``. tests/test_cli_score_contract.py checks it names every ``compat``
-#: name of the table (``glyphbench``, the default, aside) and no other.
+#: ``glyphbench --help``. tests/bench/cli/test_cli_score_contract.py checks it names every
+#: ``compat`` name of the table (``glyphbench``, the default, aside) and no other.
 COMPAT_HELP = (
     "Score as a benchmark's own code does: anytext, anytext-zh, mario, cocotext, oneig, "
     "oneig-zh, longtext, longtext-zh, lex, cvtg, stvqa, reference (alias textinvision); or 'vae' "

@@ -15,7 +15,7 @@ runs off the page. :func:`fit_table` lays it out to fit ``width_pt``:
   block's, wrapped cells counted line by line) go to the next table (``continued``).
 
 Widths are estimated from Computer Modern's character widths at ``\small``, with a
-margin; ``tests/test_report_latex.py`` compiles every table of a report with pdflatex
+margin; ``tests/bench/report/test_report_latex.py`` compiles every table of a report with pdflatex
 at the templates' widths and fails on any overfull box. Only ``booktabs`` and
 ``amssymb`` are needed (no ``array``, ``makecell`` or ``tabularx``).
 """

@@ -2,7 +2,7 @@
 
 Each metric is a function of a :class:`~glyphbench.scoring.pair.Pair` and one
 :class:`~glyphbench.scoring.table.Metric` record. ``docs/metrics.md`` has the
-definitions with a worked example; ``tests/test_scoring_metrics.py`` checks every
+definitions with a worked example; ``tests/bench/scoring/test_scoring_metrics.py`` checks every
 column against hand-computed values and plain dynamic programming.
 
 Han and kana are scored per character (:mod:`glyphbench.scoring.normalize`): spaces

@@ -1,6 +1,6 @@
 """String primitives: compare two strings (or word lists) exactly as given, no normalisation.
 
-The metrics of every family are built from these; ``tests/test_scoring_metrics.py``
+The metrics of every family are built from these; ``tests/bench/scoring/test_scoring_metrics.py``
 checks them against plain dynamic programming.
 """
 

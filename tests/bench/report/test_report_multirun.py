@@ -1,0 +1,86 @@
+"""Reports over several runs say what differs between them in each row's label."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from glyphbench.report.load import load_runs
+from tests.helpers.report_fixtures import build_run
+
+
+def with_reader(run: Path, reader: str) -> Path:
+    meta_path = run / "run.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta["protocol"] = {"reader": reader, "seeds": [0], "images_per_prompt": 1}
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    return run
+
+
+def test_one_model_read_by_two_readers_is_labelled_by_reader(tmp_path: Path) -> None:
+    models = {"m": 0.1, "control:render": 0.0}
+    a = with_reader(
+        build_run(tmp_path / "a", n_prompts=4, models=models, with_images=False), "easyocr"
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=4, models=models, with_images=False), "rapidocr"
+    )
+    c = with_reader(
+        build_run(tmp_path / "c", n_prompts=4, models=models, with_images=False), "rapidocr"
+    )
+    frame = load_runs([a, b, c])
+    labels = set(frame["model"])
+    assert "m [reader easyocr]" in labels
+    # Two runs with the same reader: the run's name tells them apart.
+    assert {"m [reader rapidocr, b]", "m [reader rapidocr, c]"} <= labels
+    assert "control:render [reader easyocr]" in labels
+
+
+def test_runs_under_one_protocol_keep_the_run_name(tmp_path: Path) -> None:
+    models = {"m": 0.1}
+    a = with_reader(
+        build_run(tmp_path / "a", n_prompts=4, models=models, with_images=False), "easyocr"
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=4, models=models, with_images=False), "easyocr"
+    )
+    assert set(load_runs([a, b])["model"]) == {"m [a]", "m [b]"}
+    assert isinstance(load_runs([a])["model"], pd.Series)
+
+
+@pytest.mark.slow
+def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path) -> None:
+    from glyphbench.report.build import write_report
+
+    models = {"m": 0.05, "n": 0.4}
+    a = with_reader(
+        build_run(tmp_path / "a", n_prompts=8, models=models, with_images=False), "easyocr"
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=8, models=models, with_images=False), "rapidocr"
+    )
+    page = write_report([a, b], tmp_path / "report", n_boot=50).read_text(encoding="utf-8")
+    ranking = pd.read_csv(tmp_path / "report" / "tables" / "ranking.csv")
+    assert sorted(ranking["protocol"].unique()) == ["reader easyocr", "reader rapidocr"]
+    for protocol, group in ranking.groupby("protocol"):
+        assert all(str(model).endswith(f"[{protocol}]") for model in group["model"])
+    comparisons = pd.read_csv(tmp_path / "report" / "tables" / "comparisons.csv")
+    tag = comparisons["model_a"].str.extract(r"\[(.*)\]")[0]
+    assert (tag == comparisons["model_b"].str.extract(r"\[(.*)\]")[0]).all()  # never across
+    assert page.count("Protocols differ") == 1
+    assert page.index("Protocols differ") < page.index('<section id="summary">')
+    assert "reader: easyocr in run a, rapidocr in run b" in page and "'easyocr'" not in page
+    assert "<title>glyphbench report: a, b</title>" in page
+
+
+@pytest.mark.slow
+def test_a_controls_only_run_has_no_empty_ranking(tmp_path: Path) -> None:
+    from glyphbench.report.build import write_report
+
+    run = build_run(tmp_path / "c", n_prompts=6, models={"control:render": 0.0}, with_images=False)
+    page = write_report([run], tmp_path / "report", n_boot=50).read_text(encoding="utf-8")
+    assert "Only control models in these runs" in page
+    assert "Only one model" not in page and 'id="comparisons"' not in page

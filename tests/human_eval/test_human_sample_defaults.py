@@ -1,0 +1,42 @@
+"""`glyphbench human sample` on a small run (issue 15): defaults adapt, errors say what to pass."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
+from tests.helpers.human_fixtures import make_run
+
+
+def test_defaults_adapt_to_a_small_run(tmp_path: Path) -> None:
+    # like the demo's run: one image per (group, model) cell, far fewer than 1000 images
+    run = make_run(tmp_path / "run", per_cell=1)
+    result = CliRunner().invoke(app, ["human", "sample", str(run), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert "adapted to the run: --min-per-cell 1 (default 10)" in result.output
+    assert "adapted to the run: --n 9 (default 1000)" in result.output
+    config = json.loads((tmp_path / "s" / "study.json").read_text())
+    assert config["n"] == 9 and config["min_per_cell"] == 1 and len(config["design_notes"]) == 2
+
+
+def test_given_values_are_kept_and_a_refusal_says_what_to_pass(tmp_path: Path) -> None:
+    run = make_run(tmp_path / "run", per_cell=2)
+    runner = CliRunner()
+    args = ["human", "sample", str(run), "--out", str(tmp_path / "s")]
+    refused = runner.invoke(app, [*args, "--min-per-cell", "5"])
+    assert isinstance(refused.exception, InputError)  # one line, exit 2 through glyphbench.cli.main
+    message = str(refused.exception)
+    assert message.startswith("cannot give every cell 5 images")  # no stray "[sample]: "
+    assert "pass --min-per-cell 2" in message
+    too_many = runner.invoke(app, [*args, "--n", "500"])
+    assert str(too_many.exception).endswith("pass --n 18 or less")
+    unknown = runner.invoke(app, [*args, "--cells", "colour"])
+    assert str(unknown.exception).startswith("--cells: unknown column 'colour'")
+    assert "prompt_type" in str(unknown.exception)  # the full list of columns
+    given = runner.invoke(app, [*args, "--n", "9", "--min-per-cell", "1"])
+    assert given.exit_code == 0, given.output
+    assert "adapted to the run" not in given.output

@@ -1,0 +1,253 @@
+"""``glyphbench prompts ...`` end to end, in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from glyphbench.cli.root import app
+from tests.helpers.prompt_sources import write_default
+from tests.helpers.prompts_cli import run_main
+
+runner = CliRunner()
+
+
+@pytest.mark.slow
+def test_select_with_config_writes_105(textinvision_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sel.parquet"
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "select",
+            f"textinvision:{textinvision_dir}",
+            "--config",
+            str(textinvision_dir / "config.json"),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(out)
+    assert len(frame) == 105
+    assert "selected 105 prompts" in result.output
+
+
+@pytest.mark.slow
+def test_validate_json_and_strict(textinvision_dir: Path) -> None:
+    result = runner.invoke(
+        app, ["prompts", "validate", f"textinvision:{textinvision_dir}", "--json", "--strict"]
+    )
+    assert result.exit_code == 1
+    records = [json.loads(line) for line in result.output.splitlines() if line.strip()]
+    kinds = {r["kind"] for r in records}
+    assert {
+        "ambiguous_slot",
+        "mojibake",
+        "invisible_char",
+        "whitespace",
+        "duplicate",
+        "category_spelling",
+        "stated_mismatch",
+    } <= kinds
+    assert all(set(r) == {"kind", "file", "line", "key", "detail"} for r in records)
+    plain = runner.invoke(app, ["prompts", "validate", f"textinvision:{textinvision_dir}"])
+    assert plain.exit_code == 0
+    counts = [line.split() for line in plain.output.splitlines() if line.startswith("  ")]
+    assert counts[0] == [
+        "stated_mismatch",
+        str(sum(r["kind"] == "stated_mismatch" for r in records)),
+    ]
+
+
+@pytest.mark.slow
+def test_stats_json_and_chart(tmp_path: Path) -> None:
+    folder = write_default(tmp_path / "d")
+    chart = tmp_path / "chart.png"
+    result = runner.invoke(
+        app, ["prompts", "stats", f"default:{folder}", "--json", "--chart", str(chart)]
+    )
+    assert result.exit_code == 0, result.output
+    stats = json.loads(result.output)
+    assert stats["rows"] == 27
+    assert stats["prompt_type"] == {"complex": 8, "real_world": 3, "simple": 16}
+    assert list(stats["prompt_type"]) == ["simple", "complex", "real_world"]  # display order
+    bins = list(stats["char_length"])
+    assert bins == sorted(bins, key=lambda b: int(b.split("-")[0].rstrip("+")))
+    assert stats["group"] == {"(none)": 24, "Advertisements": 1, "Posters": 2}
+    # 8 texts x 3 templates + 3 real-world texts, each counted once per row
+    assert sum(stats["cefr"].values()) == 27
+    assert stats["flags"]["has_numbers"] == 3  # "50% OFF" with each of 3 templates
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the pool shortcut agrees with counting the materialised rows
+    export = tmp_path / "all.parquet"
+    assert (
+        runner.invoke(
+            app, ["prompts", "export", f"default:{folder}", "--out", str(export)]
+        ).exit_code
+        == 0
+    )
+    direct = json.loads(runner.invoke(app, ["prompts", "stats", str(export), "--json"]).output)
+    for key in ("prompt_type", "group", "cefr", "char_length", "word_count", "flags"):
+        assert direct[key] == stats[key], key
+    table = runner.invoke(app, ["prompts", "stats", f"default:{folder}"])
+    assert table.exit_code == 0 and "prompt_type" in table.output
+
+
+def test_export_and_show(tmp_path: Path) -> None:
+    folder = write_default(tmp_path / "d")
+    for suffix in ("parquet", "jsonl", "csv"):
+        out = tmp_path / f"all.{suffix}"
+        result = runner.invoke(app, ["prompts", "export", f"default:{folder}", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(tmp_path / "all.parquet")
+    assert len(frame) == 27
+    assert {"prompt_id", "cefr", "rare", "kind", "prompt_word_count"} <= set(frame.columns)
+    shown = runner.invoke(app, ["prompts", "show", f"default:{folder}", "-n", "3"])
+    assert shown.exit_code == 0 and "27 prompts" in " ".join(shown.output.split())  # any width
+
+
+def test_select_sample_where_cli(tmp_path: Path) -> None:
+    folder = write_default(tmp_path / "d")
+    out = tmp_path / "s.csv"
+    args = [
+        "prompts",
+        "select",
+        f"default:{folder}",
+        "--sample",
+        "5",
+        "--stratify",
+        "prompt_type,group",
+        "--seed",
+        "2",
+        "--out",
+        str(out),
+    ]
+    assert runner.invoke(app, args).exit_code == 0
+    first = pd.read_csv(out)["prompt_id"].tolist()
+    assert runner.invoke(app, args).exit_code == 0
+    assert pd.read_csv(out)["prompt_id"].tolist() == first and len(first) == 5
+    where = runner.invoke(
+        app,
+        [
+            "prompts",
+            "select",
+            f"default:{folder}",
+            "--where",
+            "has_numbers and prompt_type == 'simple'",
+            "--out",
+            str(out),
+        ],
+    )
+    assert where.exit_code == 0
+    assert pd.read_csv(out)["text"].tolist() == ["50% OFF", "50% OFF"]
+
+
+def test_freq_counts_corpus(tmp_path: Path) -> None:
+    folder = write_default(tmp_path / "d")
+    corpus = tmp_path / "captions.txt"
+    corpus.write_text(
+        "A house with a garden\nthe HOUSE\nhousekeeping tips\n50% off everything today\n",
+        encoding="utf-8",
+    )
+    jsonl = tmp_path / "c.jsonl"
+    jsonl.write_text('{"caption": "garden party"}\n{"caption": "a garden"}\n', encoding="utf-8")
+    out = tmp_path / "freq.parquet"
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "freq",
+            f"default:{folder}",
+            "--corpus",
+            f"laion={corpus}",
+            "--corpus",
+            f"mine={jsonl}",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(out)
+    by_text = frame.drop_duplicates("text").set_index("text")
+    assert by_text.loc["house", "laion_freq"] == 2  # "housekeeping" is not a whole-word match
+    assert by_text.loc["garden", "laion_freq"] == 1
+    assert by_text.loc["50% OFF", "laion_freq"] == 1
+    assert by_text.loc["kerfuffle", "laion_freq"] == 0
+    assert by_text.loc["garden", "mine_freq"] == 2
+    texts_only = tmp_path / "t.csv"
+    result = runner.invoke(
+        app,
+        [
+            "prompts",
+            "freq",
+            f"default:{folder}",
+            "--corpus",
+            f"laion={corpus}",
+            "--out",
+            str(texts_only),
+            "--texts-only",
+        ],
+    )
+    assert result.exit_code == 0
+    assert dict(pd.read_csv(texts_only).values.tolist())["house"] == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["prompts", "stats", "csv:/nonexistent/file.csv"], "file not found"),
+        (
+            [
+                "prompts",
+                "select",
+                "default:{dir}",
+                "--config",
+                "{dir}/bad.json",
+                "--out",
+                "{dir}/o.csv",
+            ],
+            ":3: malformed JSON",
+        ),
+        (
+            ["prompts", "select", "csv:{dir}/t.csv?text=nope", "--out", "{dir}/o.csv"],
+            "missing column 'nope'",
+        ),
+        (
+            [
+                "prompts",
+                "select",
+                "default:{dir}",
+                "--where",
+                "no_such_column > 1",
+                "--out",
+                "{dir}/o.csv",
+            ],
+            "--where",
+        ),
+        (
+            ["prompts", "freq", "default:{dir}", "--corpus", "laion", "--out", "{dir}/o.csv"],
+            "NAME=PATH",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    needle: str,
+) -> None:
+    folder = write_default(tmp_path / "d")
+    (folder / "bad.json").write_text(
+        '{\n "texts": {\n  "char_length_min": {"value": 3} "x"\n}}\n', encoding="utf-8"
+    )
+    pd.DataFrame({"a": ["x"]}).to_csv(folder / "t.csv", index=False)
+    code, _, err = run_main(monkeypatch, capsys, *[a.format(dir=folder) for a in args])
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
