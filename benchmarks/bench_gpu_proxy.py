@@ -1,4 +1,4 @@
-"""Harness/bare on a CPU stand-in that behaves like a GPU pipeline (issue 30).
+"""Harness/bare on a CPU stand-in that behaves like a GPU pipeline.
 
 On a GPU, a diffusers loop is bound by Python launching kernels: the generating
 thread holds the GIL for most of every denoising step, so whatever else holds the
@@ -25,7 +25,7 @@ runner, :func:`glyphbench.run.operations.run_benchmark`, with the null reader of
 batch and images; the best of each is kept and harness/bare printed.
 
 Calibration (defaults): the per-step cost is set so that the bare loop matches the
-H200 figures of the full-size random SDXL (docs/performance.md, issue 30):
+H200 figures of the full-size random SDXL (docs/performance.md):
 1024 px, 20 steps, batch 4, 16 images: 1.130 images/s (177.0 ms a step);
 512 px, 4 steps, batch 8, 48 images: 13.34 images/s (149.9 ms a step). The GIL
 share of a step (``--gil``, default :data:`DEFAULT_GIL`) is the one with which the
@@ -88,7 +88,7 @@ from glyphbench.models.base import ImageRequest, ModelAdapter
 #: Environment variable: the root of a glyphbench checkout whose engine the harness
 #: passes run instead of this one's (``--engine``: the run re-executes itself with it).
 ENGINE_VARIABLE = "GLYPHBENCH_PROXY_ENGINE"
-#: The commit of glyphbench whose engine made the H200 figures of issue 30 (its table;
+#: The commit of glyphbench whose engine made the H200 figures (its table;
 #: ../shared/design/gpu-check.md): ``--engine`` on a checkout of it checks the calibration.
 H200_ENGINE = "665db58"
 #: The share of each step that holds the GIL by default: with it, the engine measured on
@@ -127,7 +127,7 @@ class Setting:
         return 1000 * self.batch / target / self.steps
 
 
-#: size -> setting; the 512 and 1024 figures are the H200 table of issue 30.
+#: size -> setting; the 512 and 1024 figures are the H200 table (../shared/design/gpu-check.md).
 SETTINGS: dict[int, Setting] = {
     512: Setting(steps=4, batch=8, images=48, rounds=3, gpu_bare_img_s=13.34),
     1024: Setting(steps=20, batch=4, images=16, rounds=2, gpu_bare_img_s=1.130),
@@ -286,9 +286,9 @@ class ProxyModel(ModelAdapter):
 def register() -> None:
     """Register the ``gpuproxy`` model in this process (idempotent)."""
     if "gpuproxy" not in PLUGINS.names("models"):
-        PLUGINS.register(
-            "models", "gpuproxy", options=ProxyOptions, summary="benchmark stand-in (issue 30)"
-        )(ProxyModel)
+        PLUGINS.register("models", "gpuproxy", options=ProxyOptions, summary="benchmark stand-in")(
+            ProxyModel
+        )
 
 
 # --------------------------------------------------------------------------- measuring
@@ -304,7 +304,7 @@ def _without_images(
 def _without_part_file(self: Any, *args: Any, **kwargs: Any) -> None:
     """``RunFolder.write_part`` writing no part file: it only flushes the batch's images, as
     before a part file (so the images cost what they cost in a run)."""
-    sync = getattr(self, "sync_images", None)  # engines before issue 26 had none
+    sync = getattr(self, "sync_images", None)  # older engines had none
     if sync is not None:
         sync()
 
@@ -368,7 +368,7 @@ def measure(
     """One row: best bare and harness images/s over alternating rounds, and their ratio.
 
     ``compare_thread``: each round also runs the harness with every image written in
-    the worker thread (``GLYPHBENCH_IMAGE_WRITER=thread``, the engine before issue 30):
+    the worker thread (``GLYPHBENCH_IMAGE_WRITER=thread``, the engine the H200 ran):
     ``thread_ratio``, measured in the same rounds. ``ablate``: each round also runs the
     harness with each of these taken out (:func:`ablated`): ``ablated[what]``, its
     ratio and generation ratio over the same bare loop.
@@ -535,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--compare-thread",
         action="store_true",
         help="Also run the harness with its images written in the worker thread (the "
-        "engine before issue 30) in the same rounds: thread_ratio.",
+        "engine the H200 ran) in the same rounds: thread_ratio.",
     )
     parser.add_argument(
         "--ablate",
@@ -551,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         type=int,
         choices=png_formats(),
         help=f"PNG format of the harness's runs (default {new_run_png()}, a new run's; 1: "
-        "Pillow's defaults, every run before round six).",
+        "Pillow's defaults, every run before PNG format 2).",
     )
     parser.add_argument(
         "--engine",

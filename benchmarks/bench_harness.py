@@ -1,4 +1,4 @@
-"""Benchmark: the harness's own cost per image, its memory, resume and merge (issue 18).
+"""Benchmark: the harness's own cost per image, its memory, resume and merge.
 
 A generator that returns a prepared image and a reader that returns a prepared
 reading (both registered as plug-ins in this process) go through the real run
@@ -11,12 +11,12 @@ harness's own. Printed figures, each against its target:
 * plan/resume of a run folder of ``--resume-rows`` finished rows (the done keys:
   what ``glyphbench run`` reads before it starts), and the merge of that folder;
 * peak memory of the streamed merge (``glyphbench merge``) at 1%, 10% and 100% of
-  ``--resume-rows`` (10k, 100k, 1M rows): flat? (issue 26) Beside it, the in-memory
+  ``--resume-rows`` (10k, 100k, 1M rows): flat? Beside it, the in-memory
   merge it replaced, at the two smaller sizes;
 * overlap of generation and reading: a generator sleeping G per image and a reader
   sleeping R per image take about max(G, R) per image, not G + R;
-* the same with the reader processes the run starts itself (``run --read-workers 1``,
-  issue 26): G (generation alone, ``--read-later``) and R (``glyphbench read`` of
+* the same with the reader processes the run starts itself (``run --read-workers 1``):
+  G (generation alone, ``--read-later``) and R (``glyphbench read`` of
   those images alone, its process start-up included) measured, then the run that
   does both, against max(G, R).
 
@@ -47,14 +47,14 @@ from glyphbench.prompts.schema import PromptSet
 from glyphbench.readers.base import Reader, Reading
 from glyphbench.run.config import RunConfig
 
-#: Targets (issue 18): the harness nearly free, memory flat, resume and merge quick.
+#: Targets: the harness nearly free, memory flat, resume and merge quick.
 TARGET_OVERHEAD_MS = 5.0
-#: Issue 26: the harness's CPU time per image (prepared image and reading, 100k jobs).
+#: the harness's CPU time per image (prepared image and reading, 100k jobs).
 TARGET_CPU_MS = 2.0
 TARGET_MEMORY_GROWTH_MIB = 100.0
 TARGET_RESUME_S = 30.0
 TARGET_MERGE_S = 60.0
-#: Issue 26: the merge's peak memory grows less than this from 10k to 1M rows.
+#: the merge's peak memory grows less than this from 10k to 1M rows.
 TARGET_MERGE_GROWTH_MIB = 200.0
 MODELS = 5
 SEEDS = 4
@@ -162,7 +162,7 @@ def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
     """Run the engine on ``jobs`` jobs in this process: wall and CPU seconds, images.
 
     As ``glyphbench run`` does: the merge reads back the summary's columns and the
-    summary is computed from them (issue 26).
+    summary is computed from them.
     """
     from glyphbench.report.console import summarize, summary_columns
     from glyphbench.run.operations import run_benchmark
@@ -181,7 +181,7 @@ def timed_run(out: Path, jobs: int, **kwargs: Any) -> dict[str, Any]:
 
 #: The child processes' peak memory (MiB): VmHWM, the peak of this process's own memory;
 #: ru_maxrss carries the launching process's peak over the exec on Linux, so a
-#: child started by a big benchmark process reported that process's size (issue 26).
+#: child started by a big benchmark process reported that process's size.
 PEAK = """
 def peak():
     try:
@@ -283,7 +283,7 @@ from glyphbench.run.results import conform_results
 start, cpu = time.perf_counter(), time.process_time()
 if sys.argv[2] == "stream":
     rows = merge_run_rows(sys.argv[1]).rows
-else:  # the in-memory merge merge_run did before issue 26 (same table, same order)
+else:  # the in-memory merge merge_run did before the streamed merge (same table, same order)
     import glyphbench.run.operations as runs
     from glyphbench.run.config import RunConfig
     folder = RunFolder(sys.argv[1])
@@ -492,7 +492,7 @@ def follow_overlap(base: Path, delay: float, jobs: int, workers: int) -> dict[st
     return {"delay_s": delay, "jobs": done["read"], "s_per_image": per_image, "workers": workers}
 
 
-#: Issue 26: ``run --read-workers 1`` takes about max(G, R): at most this many times it.
+#: ``run --read-workers 1`` takes about max(G, R): at most this many times it.
 TARGET_SPAWNED_RATIO = 1.25
 
 

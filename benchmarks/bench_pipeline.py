@@ -157,7 +157,7 @@ def harness_spec(
     try:
         from glyphbench.run.config import RunConfig
         from glyphbench.run.operations import run_benchmark
-    except ImportError:  # an engine before issue 34's split (bench_gpu_proxy.py --engine)
+    except ImportError:  # an engine before the engine/run split (bench_gpu_proxy.py --engine)
         from glyphbench.engine.config import RunConfig  # type: ignore[no-redef]
         from glyphbench.engine.operations import run_benchmark  # type: ignore[no-redef]
 
@@ -249,13 +249,13 @@ def _png_home() -> Any:
 
 
 def png_formats() -> list[int]:
-    """The PNG formats the imported engine writes: ``[1]`` for one before round six
+    """The PNG formats the imported engine writes: ``[1]`` for one before PNG format 2
     (``bench_gpu_proxy.py --engine``), which writes Pillow's defaults and takes no format."""
     return sorted(getattr(_png_home(), "PNG_FORMATS", {1: {}}))
 
 
 def new_run_png() -> int:
-    """The PNG format the imported engine gives a new run (1 before round six)."""
+    """The PNG format the imported engine gives a new run (1 before PNG format 2)."""
     from glyphbench.engine import folder
 
     return int(getattr(folder, "PNG_FORMAT", 1))
@@ -283,7 +283,7 @@ def tail_floor(pool: Sequence[Any], images: int, batch: int) -> dict[str, Any]:
 
     try:
         from glyphbench.engine.image_writer import writer_processes
-    except ImportError:  # an engine before issue 30 (--engine): the worker thread alone
+    except ImportError:  # an engine before the writer processes (--engine): the worker thread alone
 
         def writer_processes() -> int:
             return 0

@@ -1,7 +1,7 @@
-"""Benchmark: build the full report for a 1,000,000-row results table (issue 18).
+"""Benchmark: build the full report for a 1,000,000-row results table.
 
 Target: under 30 seconds on the project's 2-core machine with 1,000 resamples
-over prompt clusters, with margin under load (issue 26). The machine is shared,
+over prompt clusters, with margin under load. The machine is shared,
 so each line prints CPU seconds and the load average beside the wall time. Each
 report is built in a fresh child process, so the printed peak memory (the
 child's peak resident set) is the report's own.

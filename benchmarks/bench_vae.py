@@ -14,7 +14,7 @@ Times, on this machine:
 OCR dominates a real run (seconds per image on CPU); see benchmarks/bench_ocr.py.
 
 ``--ocr-timing N`` measures instead whether reading time depends on what ran before
-(issue 16: "OCR 3x slower right after a VAE"): the same N images round-tripped by
+("OCR 3x slower right after a VAE"): the same N images round-tripped by
 taef2 and read with EasyOCR (a) the old way, reading while the codec works on the
 next batch (``overlap=True``), (b) the new way, codec and reader taking turns
 (``overlap=False``), (c) re-read in the same process right after, and (d) re-read

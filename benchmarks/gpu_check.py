@@ -1,5 +1,5 @@
 # mypy: disable-error-code="no-untyped-call"
-"""One command for a lent GPU machine: harness/bare figures and every GPU-only path (issue 30).
+"""One command for a lent GPU machine: harness/bare figures and every GPU-only path.
 
     python benchmarks/gpu_check.py --json gpu_check.json            # on a CUDA machine
     python benchmarks/gpu_check.py --reduced --json reduced.json    # tiny, on the CPU
@@ -21,7 +21,7 @@ when complete; the tiny random pipelines and the tiny Qwen2.5-VL reader of
 * ``build_fullsize``: the full-size random SDXL pipeline, built in a process of its own
   from the start while the steps above run (this step waits for it);
 * ``bench_1024`` / ``bench_512``: harness (null reader) against a bare diffusers loop,
-  ``benchmarks/bench_pipeline.py``'s :func:`compare`, at the two settings of issue 30
+  ``benchmarks/bench_pipeline.py``'s :func:`compare`, at the two settings of the H200 table
   (1024 px, 20 steps, batch 4, 16 images, 2 rounds; 512 px, 4 steps, batch 8, 48 images,
   3 rounds), with the GPU to themselves;
 * ``cli_read_workers``: the real CLI on the full-size build, ``run ... --prompts default

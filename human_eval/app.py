@@ -96,7 +96,7 @@ HIDDEN_CSS = """.gb-hidden { display: none !important; }
 
 #: The page's fonts: the machine's own, one family for every weight. Gradio's default theme
 #: loads web fonts in some weights only, so bold text (buttons, **Prompt:**) fell back to
-#: another family offline and the page mixed two fonts (issue 33).
+#: another family offline and the page mixed two fonts.
 SANS = ("system-ui", "-apple-system", "Segoe UI", "Helvetica Neue", "Arial", "sans-serif")
 
 MONO = ("ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace")

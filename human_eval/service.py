@@ -17,7 +17,7 @@ No one can stall the study by claiming images they do not rate:
   address (``max_claims_per_address`` in study.json; default a quarter of the
   study's ratings, at least one batch); a start beyond it is refused with a message.
   Browsers on the serving machine itself (a loopback address, :func:`is_local`) are
-  not capped: a local pilot puts several raters on one machine (issue 33);
+  not capped: a local pilot puts several raters on one machine;
 * claims stop counting :data:`~glyphbench.human_eval.store.DEFAULT_CLAIM_TTL_S` after the
   participant's last action, and when nothing can be claimed the message says
   whether the images are done or merely claimed by others for now.

@@ -177,7 +177,7 @@ class Store:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.executescript(SCHEMA)
                 columns = {row[1] for row in db.execute("PRAGMA table_info(participants)")}
-                if "last_active_at" not in columns:  # a study created before issue 14
+                if "last_active_at" not in columns:  # a study created by an older glyphbench
                     db.execute("ALTER TABLE participants ADD COLUMN last_active_at REAL")
         except sqlite3.DatabaseError as exc:
             raise InputError(self.path, f"not a usable ratings database (SQLite: {exc})") from None

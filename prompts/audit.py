@@ -420,7 +420,7 @@ def audit_rows(
     findings += check_strings(texts, where, "text")
     findings += check_strings(prompts, where, "prompt")
     findings += check_duplicates(prompts, where, "prompt")
-    if "prompt_id" in frame.columns:  # `run` refuses repeated ids (issue 32): report them
+    if "prompt_id" in frame.columns:  # `run` refuses repeated ids: report them
         findings += check_duplicates(frame["prompt_id"].astype(str).tolist(), where, "prompt_id")
     for column in ("prompt_type", "group", "subgroup"):
         if column in frame.columns:

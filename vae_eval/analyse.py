@@ -196,7 +196,7 @@ def summary_table(table: pd.DataFrame) -> pd.DataFrame:
 
     The ceiling (WR and PA of the reader on the *original* images) does not depend
     on the codec, so it is computed once, over the distinct images any codec read
-    successfully, and shown once (issue 22: it used to be repeated per codec, each
+    successfully, and shown once (it used to be repeated per codec, each
     time with its own interval). Each codec's ``WR loss`` stays paired: ceiling
     minus codec on that codec's own successful images. Metrics, their short labels
     and their aggregates come from the metric table (family ``vae``); a PSNR mean is
@@ -274,7 +274,7 @@ def first_size_below(table: pd.DataFrame, floor: float = ABSOLUTE_FLOOR) -> dict
 
     None when no size falls below (or the table has no ``font_size``). Unlike
     :func:`survival_threshold` this is absolute (not relative to the OCR ceiling): the
-    figure issue 16 quotes ("first font size below 50% WR").
+    figure the VAE table quotes ("first font size below 50% WR").
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"vae": ["t"] * 3, "font_size": [48, 20, 10], "wr": [80.0, 60.0, 8.0],

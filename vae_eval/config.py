@@ -91,7 +91,7 @@ def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
     records = []
     for entry in entries:
         resolved = PLUGINS.resolve("codecs", entry.spec, where=where)
-        check_codec_files(resolved.spec)  # a taesd: folder that is not there (issue 33)
+        check_codec_files(resolved.spec)  # a taesd: folder that is not there
         if entry.autoencoder and entry.autoencoder not in SUPPORTED_CLASSES:
             raise InputError(
                 where,

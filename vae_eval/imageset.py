@@ -418,7 +418,7 @@ def text_boxes(cell: DefaultCell, size: int, font_path: Path, seed: int) -> list
 
 
 def stratified_limit(cells: Sequence[DefaultCell], limit: int | None) -> list[DefaultCell]:
-    """Keep an equal number of cells per font size, every size present (issue 22).
+    """Keep an equal number of cells per font size, every size present.
 
     With ``S`` font sizes among ``cells``, ``limit`` keeps ``limit // S`` cells of
     every size (capped by the size with the fewest cells), so each size's statistics

@@ -1,6 +1,6 @@
 """Reading for the VAE evaluation, timed so that the time does not depend on what ran before.
 
-Three things made the old ``ocr_seconds`` column mislead (issue 16):
+Three things made the old ``ocr_seconds`` column mislead:
 
 * **contention**: the engine round-trips the next batch in the main thread while the
   worker reads the previous one. On a CPU both are torch programs using every core,

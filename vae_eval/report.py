@@ -269,7 +269,7 @@ def wr_figure(table: pd.DataFrame) -> Any:
     figure, axes = plt.subplots(figsize=(8.5, 4.5))
     ceiling = wr_by(ok.drop_duplicates("image_id"), "font_size", CEILING)
     # A wide grey band, under the codecs: a codec equal to it (identity) stays visible on
-    # top and says so in the legend, instead of hiding the ceiling exactly (issue 33).
+    # top and says so in the legend, instead of hiding the ceiling exactly.
     axes.plot(
         ceiling.index,
         ceiling.values,
@@ -381,7 +381,7 @@ def _thresholds_table(
                 Cell(vae),
                 size(threshold, "none", thin),
                 size(below.get(vae), "none (all sizes ≥ floor)", thin),
-                Cell(shown, cls="evidence"),  # wraps at its "; " (issue 33: not one long line)
+                Cell(shown, cls="evidence"),  # wraps at its "; " (not one long line)
             ]
         )
     return Table(columns, rows, row_headers=True)

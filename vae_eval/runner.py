@@ -80,7 +80,7 @@ BASE_COLUMNS = (
 def metric_columns() -> tuple[str, ...]:
     """The ``vae`` family's columns, from the metric table: each text metric on the original
     images (the OCR ceiling), on the reconstruction and their difference (``_loss``), then
-    the image metrics (``psnr_text``/``ssim_text``, issue 16: inside the drawn text boxes,
+    the image metrics (``psnr_text``/``ssim_text``: inside the drawn text boxes,
     NaN when the set has none).
 
     >>> metric_columns()  # doctest: +NORMALIZE_WHITESPACE
@@ -108,7 +108,7 @@ def tail_columns() -> tuple[str, ...]:
         "reconstruction_path",
         "codec_seconds",
         "ocr_seconds",
-        "ocr_cached",  # issue 16: the reading was reused (same pixels); its time is the original's
+        "ocr_cached",  # the reading was reused (same pixels); its time is the original's
         "ocr_engine",
         "ocr_version",
         "error",
@@ -165,7 +165,7 @@ class CodecProducer:
     def __init__(self, codec: Codec, turn: Turn | None = None) -> None:
         self.codec: Codec | None = codec
         self.description = codec.describe()
-        self.turn = turn or Turn(overlap=True)  # issue 16: codec and OCR take turns
+        self.turn = turn or Turn(overlap=True)  # codec and OCR take turns
 
     def prepare(self, items: list[ImageItem]) -> list[Image.Image]:
         images = [item.load() for item in items]
@@ -195,7 +195,7 @@ class Evaluation:
         self.reader_identity = (reader.name, reader.version)
         self.options = options
         self.cache = engine.ReadingCache()
-        self.timed = TimedReader(reader, self.cache, overlap=options.overlap)  # issue 16
+        self.timed = TimedReader(reader, self.cache, overlap=options.overlap)  #
         self.order = {item.image_id: index for index, item in enumerate(image_set.items)}
         done = folder.read_parts(("image_id",), groups=[ORIGINAL])
         self.originals: dict[str, dict[str, Any]] = {
@@ -398,7 +398,7 @@ def evaluate(
     for spec in specs:  # a typo in --vae is a user error, not a failure row
         if spec not in given:
             PLUGINS.resolve("codecs", spec, where="--vae")
-            check_codec_files(spec)  # e.g. a misspelt taesd: folder (issue 33)
+            check_codec_files(spec)  # e.g. a misspelt taesd: folder
     if ocr_engine is None:
         PLUGINS.resolve("readers", options.ocr, where="--ocr")
     if out.exists() and not out.is_dir():
@@ -447,7 +447,7 @@ def evaluate(
 
 
 def timing_method(options: RunOptions) -> str:
-    """How ``ocr_seconds``/``codec_seconds`` were measured (run.json ``timing``; issue 16)."""
+    """How ``ocr_seconds``/``codec_seconds`` were measured (run.json ``timing``)."""
 
     return TIMING_METHOD_OVERLAP if options.overlap else TIMING_METHOD
 

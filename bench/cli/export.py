@@ -71,7 +71,7 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     results = run_dir / "results.parquet"
     if out.exists() and any(out.iterdir()):
         raise InputError(out, "the export folder exists and is not empty; choose another")
-    rows = read_table(results)  # checksums checked (issue 32)
+    rows = read_table(results)  # checksums checked
     meta = read_run_json(run_dir)
     has_image = rows["image_path"].notna() & ~failed_mask(rows)
     named = rows.loc[has_image, "image_path"]

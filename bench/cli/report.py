@@ -65,7 +65,7 @@ def report_command(
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
-    if reader:  # issue 13: the runs seen through another stored reader
+    if reader:  # the runs seen through another stored reader
         views = [write_reader_view(run, reader) for run in runs]
         out = out or views[0] / "report"
         runs = views
@@ -96,7 +96,7 @@ class _Terminated(BaseException):
 
 @contextmanager
 def _stopped_by_sigterm(target: Path) -> Iterator[None]:
-    """SIGTERM ends the report with one line and exit 143; the old report stays (issue 32)."""
+    """SIGTERM ends the report with one line and exit 143; the old report stays."""
     import signal
 
     def stop(signum: int, frame: object) -> None:

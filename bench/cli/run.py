@@ -268,7 +268,7 @@ def run_command(
             progress=not no_progress,
             console=console,
             read_later=read_later or grid_reader is not None,
-            # the summary's columns and _say_unread's, not the whole table (issue 26)
+            # the summary's columns and _say_unread's, not the whole table
             read_columns=columns,
         )
         if grid_reader is not None and result.results is not None:
@@ -387,7 +387,7 @@ def _naming_flags(flags: dict[str, Any]) -> Iterator[None]:
 
 
 class Terminated(BaseException):
-    """SIGTERM, raised in the main thread so the command ends as after Ctrl-C (issue 32).
+    """SIGTERM, raised in the main thread so the command ends as after Ctrl-C.
 
     A BaseException: no ``except Exception`` (a reader's per-image fallback) swallows it.
     """
@@ -465,7 +465,7 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
     from glyphbench.run.operations import merge_run
     from glyphbench.run.results import RESULTS, read_results
 
-    # Only the columns the summary reads (issue 26); a suite's headline ones once known.
+    # Only the columns the summary reads; a suite's headline ones once known.
     rows = merge_run(run_dir, read_columns=summary_columns())
     if suites_of(rows):
         rows = read_results(run_dir / RESULTS, summary_columns(suites_of(rows)))
@@ -542,13 +542,13 @@ def read_command(
     merged = f"; merged {plural(done['merged'], 'row')}" if done["merged"] is not None else ""
     errors = plural(done["errors"], "OCR error")
     typer.echo(f"read {plural(done['read'], 'image')} ({errors}){merged}")
-    if done.get("unfinished"):  # issue 32: the run it followed died part-way
+    if done.get("unfinished"):  # the run it followed died part-way
         print_error(
             f"the run writing {run_dir} stopped before it finished (no shard recorded its "
             "end): its images so far are read; run the same `glyphbench run` again to finish"
         )
         raise typer.Exit(EVERY_ROW_FAILED)
-    if done["read"] and done["errors"] == done["read"]:  # issue 32: not a success
+    if done["read"] and done["errors"] == done["read"]:  # not a success
         print_error(f"every image read failed ({done['read']} of {done['read']})")
         raise typer.Exit(EVERY_ROW_FAILED)
 

@@ -1,6 +1,6 @@
 """``glyphbench score``: score a CSV of (expected, OCR) pairs with a family of the metric table.
 
-With ``--compat NAME`` the output follows the pair-level contract of issue 12
+With ``--compat NAME`` the output follows the pair-level contract of the suites (docs/suites.md)
 (:data:`CONTRACT`): OUT.csv gains exactly the benchmark's per-pair columns and the
 summary JSON holds exactly its set-level keys, computed as the benchmark does
 (pooled where it pools). Helper columns some families keep in a run's results for

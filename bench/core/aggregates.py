@@ -2,7 +2,7 @@
 
 A :class:`~glyphbench.scoring.table.Metric` names one of these as its ``aggregate``; the
 bootstrap kernel (:mod:`glyphbench.core.bootstrap`) resamples each kind. They live in core so
-that the kernel stands below the metric table (issue 34).
+that the kernel stands below the metric table.
 """
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, durable: bool = True) -
 
     The same guarantees (a temporary file, flushed when ``durable``, renamed into place,
     the folder flushed; an OS error is an :class:`InputError` naming ``path``) for about
-    half the system calls: the run writes every image this way (issue 26).
+    half the system calls: the run writes every image this way.
     """
     target = os.fspath(path)
     try:  # the folder is made (and flushed) only when the file cannot be made in it
@@ -391,7 +391,7 @@ def _rebuild_hint(path: Path) -> str:
     return f" (rebuild it from the run's part files: glyphbench merge {path.parent})"
 
 
-#: Parquet written with a CRC per page (issue 32) and read with them checked.
+#: Parquet written with a CRC per page and read with them checked.
 WRITE_CHECKED: dict[str, Any] = {"write_page_checksum": True}
 READ_CHECKED: dict[str, Any] = {"page_checksum_verification": True}
 
@@ -532,7 +532,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:  # the line holding the byte (issue 32: file and line)
+    except UnicodeDecodeError as exc:  # the line holding the byte (file and line)
         line = data.count(b"\n", 0, exc.start) + 1
         start = data.rfind(b"\n", 0, exc.start) + 1
         raise InputError(
@@ -569,7 +569,7 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
             raise InputError(
                 path, f"expected a JSON object, got {json_kind(type(record))}", line=number
             )
-        if "\\u" in line:  # an escape may spell a lone surrogate, which is no text (issue 32)
+        if "\\u" in line:  # an escape may spell a lone surrogate, which is no text
             try:
                 json.dumps(record, ensure_ascii=False).encode("utf-8")
             except UnicodeEncodeError as exc:
@@ -580,7 +580,7 @@ def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int,
         yield number, record
 
 
-#: The largest config file read (1 MiB: configs are a few KB; issue 32).
+#: The largest config file read (1 MiB: configs are a few KB).
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -682,7 +682,7 @@ def slug(
     clean = re.sub(unsafe, "_", name).strip("_")[:limit] or "model"
     if digest and clean != name:
         clean += "-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:digest]
-    if len(clean) > MAX_SLUG:  # a file name has at most 255 bytes: hash the tail (issue 25)
+    if len(clean) > MAX_SLUG:  # a file name has at most 255 bytes: hash the tail
         tail = hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
         clean = f"{clean[: MAX_SLUG - len(tail) - 1]}-{tail}"
     return clean

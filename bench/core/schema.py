@@ -11,7 +11,7 @@ prompt      prompt, text, and every other prompt column (prompt_type, group, ...
 image       image_path (relative to the run folder), image_sha256, width, height,
             batch_size, gen_seconds
 ocr         ocr_text, ocr_pieces, ocr_boxes, ocr_confidences, ocr_raw (JSON strings;
-            ocr_raw: each detection's text as the engine gave it, issue 31),
+            ocr_raw: each detection's text as the engine gave it),
             ocr_engine, ocr_version, ocr_seconds
 scores      every column of :data:`glyphbench.scoring.SCORE_COLUMNS` (metric table,
             glyphbench family)
@@ -58,7 +58,7 @@ def failed_mask(frame: pd.DataFrame | pa.Table) -> npt.NDArray[np.bool_]:
 
     Every table glyphbench writes (benchmark results, VAE results) has an ``error``
     column; a table without one has no failed rows. ``frame`` may be an Arrow table
-    (a batch's rows as the run builds them, issue 26).
+    (a batch's rows as the run builds them).
 
     >>> import pandas as pd
     >>> failed_mask(pd.DataFrame({"error": ["", None, "OCR: boom", "  "]})).tolist()

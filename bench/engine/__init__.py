@@ -41,7 +41,7 @@ merged, under the folder's manifest lock (:meth:`RunFolder.locked`).
 Reading is its own step (:func:`read_batch`; in the benchmark ``Runner.read_images``),
 so it can move to separate processes fed through the run folder
 (:class:`~glyphbench.engine.read_pool.ReadPool`: worker processes reading image files, used
-by ``glyphbench read RUN`` after ``run --read-later``; issue 18); the cache is keyed
+by ``glyphbench read RUN`` after ``run --read-later``); the cache is keyed
 by reader identity, so two readers can read the same images.
 
 Public API::
@@ -94,7 +94,7 @@ if TYPE_CHECKING:
 
 #: Name -> the module it lives in. The package face imports nothing until a name is used,
 #: so ``import glyphbench.engine.jobs`` (or the lock) does not pull in pandas and pyarrow
-#: through the folder and the loop (issue 34).
+#: through the folder and the loop.
 _HOMES = {
     "slug": "glyphbench.core.io",
     **dict.fromkeys(("RunFolder", "image_path"), "glyphbench.engine.folder"),

@@ -1,4 +1,4 @@
-"""Back-pressure between generation and the run's reader processes (issue 26).
+"""Back-pressure between generation and the run's reader processes.
 
 ``glyphbench run --read-workers N`` generates in the main thread while N reader
 processes read the images from their files. :class:`Backlog` counts the images

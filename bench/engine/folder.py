@@ -120,7 +120,7 @@ def _say_on_stderr(message: str) -> None:
 
 
 class ImageSender(Protocol):
-    """What :meth:`RunFolder.write_images` needs of the image writer process (issue 30)."""
+    """What :meth:`RunFolder.write_images` needs of the image writer process."""
 
     @property
     def processes(self) -> int:
@@ -290,7 +290,7 @@ class RunFolder:
         """Save ``image`` as PNG at ``relpath`` atomically; return the file's SHA-256.
 
         Inside :meth:`batch_durability` the file is renamed into place unflushed and
-        flushed with the batch, before the next part file (issue 26).
+        flushed with the batch, before the next part file.
         """
         data, sha256 = encode_png(image, self.png_format)
         self.folder_inside(relpath)
@@ -310,7 +310,7 @@ class RunFolder:
         *,
         share: bool = False,
     ) -> list[str]:
-        """:meth:`write_image` for each image; with ``writer``, in its process (issue 30).
+        """:meth:`write_image` for each image; with ``writer``, in its process.
 
         ``writer``: a :class:`glyphbench.engine.image_writer.ImageWriter`. The same files,
         bytes and durability: images the writer cannot rebuild exactly
@@ -332,7 +332,7 @@ class RunFolder:
     ) -> Callable[[], list[str]]:
         """:meth:`write_images` in two halves: the writer's images handed over now; the
         returned call writes the rest here and gives every image's SHA-256 (meanwhile
-        the caller may finish an earlier batch while the writer encodes: issue 30).
+        the caller may finish an earlier batch while the writer encodes).
         Calls of the returned functions must come in the order the batches were sent.
         """
         if writer is None:
@@ -366,7 +366,7 @@ class RunFolder:
 
     @contextmanager
     def batch_durability(self) -> Iterator[None]:
-        """Flush images once per part file instead of once per image (issue 26).
+        """Flush images once per part file instead of once per image.
 
         Inside the block, :meth:`write_image` renames each image into place (atomic:
         a killed process leaves the old file or the new one) without flushing it, and
@@ -488,7 +488,7 @@ class RunFolder:
 
     def _read_together(self, files: Sequence[Path], conform: Finish | None) -> pd.DataFrame | None:
         """The files' rows as one Arrow table made a frame once (thousands of part files
-        cost seconds, not minutes; issue 18); None when their column types clash."""
+        cost seconds, not minutes); None when their column types clash."""
         import pandas as pd
         import pyarrow as pa
 
@@ -538,7 +538,7 @@ class RunFolder:
         import pyarrow as pa
 
         # Only the key and error columns, gathered as Arrow tables and converted once:
-        # a resume scan of a million rows in thousands of part files (issue 18).
+        # a resume scan of a million rows in thousands of part files.
         read = (self._read_part(path, [*key, "error"]) for path in self.part_files(groups))
         tables = [table for table in read if table is not None and table.num_rows]
         if not tables:

@@ -1,4 +1,4 @@
-"""A run's PNG images encoded, hashed and written in a process of their own (issue 30).
+"""A run's PNG images encoded, hashed and written in a process of their own.
 
 On a GPU a diffusers loop is bound by Python launching kernels: the generating
 thread holds the GIL for most of each step. PNG encoding (tens to hundreds of

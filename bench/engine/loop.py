@@ -10,7 +10,7 @@ queue keeps production at most :data:`QUEUE_DEPTH` batches ahead of the worker.
 With a ``begin`` hook (``begin(batch)`` starts the batch and returns the call that
 finishes it) the worker begins the next waiting batch before finishing the current
 one, so two stages of two batches overlap (the image writer process encodes one
-while the worker scores the other: issue 30).
+while the worker scores the other).
 
 Failures stay local:
 
@@ -151,7 +151,7 @@ class Loop:
         self.finish = finish
         self.begin = begin or (lambda batch: lambda: finish(batch))
         #: Run by the worker before the first batch comes (while the first model loads):
-        #: one-time work that would otherwise take the GIL from generation (issue 30).
+        #: one-time work that would otherwise take the GIL from generation.
         self.warm = warm
         #: Batches begun and not finished: two with a ``begin`` hook (overlap), else one.
         self.ahead = 2 if begin is not None else 1
@@ -272,7 +272,7 @@ class Loop:
 
     # ------------------------------------------------------------------ worker
     def _work(self, work: queue.Queue[Batch | None]) -> None:
-        # Images are flushed once per part file, not one by one (issue 26).
+        # Images are flushed once per part file, not one by one.
         try:
             if self.warm is not None:
                 self._warm()
@@ -293,7 +293,7 @@ class Loop:
 
         ``begin`` hands a batch's images to the image writer process; while the writer
         encodes the next batch, this thread reads, scores and writes the part file of
-        the one before (issue 30): a worker that has fallen behind catches up instead
+        the one before: a worker that has fallen behind catches up instead
         of adding the two times. At most two batches are begun and not finished (one
         without a ``begin`` hook: finishing then is all there is, and the memory bound
         stays what it was).

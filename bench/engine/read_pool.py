@@ -1,4 +1,4 @@
-"""Reading in worker processes, fed through the run folder (issue 18).
+"""Reading in worker processes, fed through the run folder.
 
 Each worker process creates its own reader from the spec (so a reader never
 crosses a process boundary) and reads image *files* of the run folder: images
@@ -322,7 +322,7 @@ class ReadPool:
     def probe(self, path: str) -> Reading | Exception:
         """Read the one image file ``path`` in a worker (or here): its reading or failure.
 
-        What ``glyphbench read`` tries before writing anything (issue 32).
+        What ``glyphbench read`` tries before writing anything.
         """
         if self._executor is None:
             return read_files(self.root, [path])[2][0]

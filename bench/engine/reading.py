@@ -54,7 +54,7 @@ def probe_reader(reader: Reader, image: Image.Image, spec: str, where: str) -> R
     """Read ``image`` (one real image, named ``where``) with ``reader``; refuse one that fails.
 
     A reader that starts but cannot read (Tesseract without its language data, a
-    broken model) would turn every row into a failed one (issue 32): commands try it
+    broken model) would turn every row into a failed one: commands try it
     on one image before anything is written and stop with one line naming ``--ocr``.
     """
     return refuse_failed_probe(read_or_errors(reader, [image])[0], spec, where)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 #: ``image.info`` key where an adapter that pays per image puts what the image cost (USD).
 COST_KEY = "glyphbench.cost_usd"
 #: ``Image.info`` key of the text a control model drew (the results' ``drawn_text``), so a
-#: report reads what was drawn instead of making the control again (issue 23).
+#: report reads what was drawn instead of making the control again.
 DRAWN_KEY = "glyphbench.drawn_text"
 
 

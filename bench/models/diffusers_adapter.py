@@ -505,7 +505,7 @@ class DiffusersModel(ModelAdapter):
 
     def _configure_pipeline(self, pipe: Any) -> None:
         """The family's scheduler and its shift, guider scale and torch.compile, as configured."""
-        if self.family.scheduler:  # issue 21: the card's script swaps the scheduler (HiDream)
+        if self.family.scheduler:  # the card's script swaps the scheduler (HiDream)
             set_scheduler(pipe, self.family.scheduler, self.family.scheduler_config)
         shift = self.settings.get("shift")
         if shift is not None:

@@ -169,7 +169,7 @@ class Matching:
 
 def shown_name(name: str) -> str:
     """A file name as text that can always be printed and stored: bytes that are not
-    UTF-8 (kept by Python as lone surrogates) become ``\\xNN`` (issue 32).
+    UTF-8 (kept by Python as lone surrogates) become ``\\xNN``.
 
     >>> shown_name("caf" + chr(0xDCE9) + ".png"), shown_name("café.png")
     ('caf\\\\xe9.png', 'café.png')
@@ -453,7 +453,7 @@ def _check_readable(matching: Matching) -> None:
             problems[path] = None
             try:
                 kind = _not_regular(path)
-                if kind:  # opening a FIFO would wait for a writer forever (issue 25)
+                if kind:  # opening a FIFO would wait for a writer forever
                     problems[path] = f"not a regular file ({kind})"
                 else:
                     with Image.open(path) as image:

@@ -72,7 +72,7 @@ class SpendBudget:
 
 
 class InFlightLedger:
-    """A durable note of every paid request sent and every answer received (issue 25).
+    """A durable note of every paid request sent and every answer received.
 
     A run killed while requests are in flight cannot know whether the provider billed
     them. Each request is written down (``sent``, its price, flushed to disk) *before*

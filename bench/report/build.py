@@ -48,7 +48,7 @@ STAGES = (
 #: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
 ANSWER = "answer.json"
 
-#: One row per read image beside results.parquet, for a spreadsheet (issue 33).
+#: One row per read image beside results.parquet, for a spreadsheet.
 PER_IMAGE = "per_image.csv"
 #: Its columns, in this order, where the results have them (then the summary metrics).
 PER_IMAGE_KEYS = ("run", "model", "prompt_id", "seed", "sample_index", "text", "ocr_text")
@@ -146,7 +146,7 @@ def write_report(
     card = shipped_reader_error() if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
-    if progress and slicing.skipped:  # say why a default slice is missing (issue 15)
+    if progress and slicing.skipped:  # say why a default slice is missing
         left_out = "; ".join(f"{c} ({why})" for c, why in slicing.skipped.items())
         print(f"default slices left out: {left_out}", file=sys.stderr, flush=True)
     settings = Settings(
@@ -170,14 +170,14 @@ def write_report(
 
         watch = Stopwatch(advance)
         analysis = analyse(frame, slicing, settings, watch)
-        if progress and analysis.n_unread:  # issue 32: said in the console too
+        if progress and analysis.n_unread:  # said in the console too
             print(
                 f"warning: {analysis.n_unread} rows not read yet are left out "
                 "(n counts read rows only; read them with `glyphbench read RUN`)",
                 file=sys.stderr,
                 flush=True,
             )
-        with staged_folder(out_dir) as staged:  # issue 32: the old report stays whole until then
+        with staged_folder(out_dir) as staged:  # the old report stays whole until then
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
             browse = _write_browser(frame, slicing, analysis, staged, out_dir)
             watch.lap("image browser")

@@ -52,7 +52,7 @@ def summary_columns(suites: Iterable[str] = ()) -> list[str]:
     aggregate reads (:meth:`~glyphbench.scoring.table.MetricTable.inputs`): the
     :data:`CONSOLE_METRICS`, and each suite's headline metrics in each of its subsets'
     families. ``glyphbench run`` and ``merge`` read only these back from a merged
-    table (issue 26: a million rows of every column are over a GB).
+    table (a million rows of every column are over a GB).
 
     >>> summary_columns()[-4:]
     ['suite_subset', 'algorithm1', 'exact_match', 'ned']
@@ -303,7 +303,7 @@ def _summary_parts(
     title: str,
     left: Collection[int] = (0,),
 ) -> list[RenderableType]:
-    """The summary as rich tables no wider than ``width`` that cut no number (issue 33).
+    """The summary as rich tables no wider than ``width`` that cut no number.
 
     A table that fits at its natural width is laid out by rich as it always was.
     Otherwise each column gets at least its longest word, and its whole header where

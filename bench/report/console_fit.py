@@ -5,7 +5,7 @@ Rich shrinks a table that is wider than the console by cutting cells (``imag…`
 word (a number, an interval's bound, a name), so a cell may wrap at a space but is never
 cut; when the columns do not fit side by side they are split into several tables that
 repeat the row's key columns, and when even the keys and one column do not fit, each row
-is printed as ``header: value`` lines (issue 33: ``glyphbench human stats`` at 80 columns).
+is printed as ``header: value`` lines (``glyphbench human stats`` at 80 columns).
 """
 
 from __future__ import annotations

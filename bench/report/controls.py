@@ -207,7 +207,7 @@ def ocr_ceiling(
 
 
 def reader_faithfulness(frame: pd.DataFrame) -> pd.DataFrame:
-    """How each reader reported the typos the ``control:typo`` images carry (issue 13's card).
+    """How each reader reported the typos the ``control:typo`` images carry ('s card).
 
     The typo control draws a known corruption of the expected text and the run records
     it (``drawn_text``; the report never makes the control again: it is a pure function

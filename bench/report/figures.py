@@ -120,7 +120,7 @@ def score_by_slice(
 
     Each slice's label carries its number of prompts; a point resting on fewer than
     :data:`~glyphbench.core.bootstrap.MIN_UNITS` prompts has no interval and is drawn
-    hollow (issue 33: never a bare point under a caption promising intervals).
+    hollow (never a bare point under a caption promising intervals).
     """
     plt = _pyplot()
     slices = [str(c) for c in summary[column].cat.categories if (summary[column] == c).any()]
@@ -260,7 +260,7 @@ def heatmap(
 
     Every slice with at least :data:`~glyphbench.core.bootstrap.MIN_UNITS` prompts is a
     column, the group of prompts without a value ("(none)", often the largest) included;
-    slices with fewer prompts are left out and counted in the title (issue 33). Nothing
+    slices with fewer prompts are left out and counted in the title. Nothing
     is drawn (no file names) when no slice or no model is left: an empty grid says nothing.
     """
     plt = _pyplot()

@@ -162,7 +162,7 @@ def write_thumbnails(
     Keys: model, slice, kind, prompt, text, ocr_text, ned, exact_match, algorithm1,
     image (path relative to ``out_dir``, or None when the image is missing), plain (the
     image is one flat colour: ``control:blank``'s, which the page frames and names so it
-    does not look like a broken image, issue 33).
+    does not look like a broken image).
     At most ``max_images`` thumbnails are written (the rest show text only).
     """
     items: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part
 #: Columns a report cannot do without.
 REQUIRED_COLUMNS = ("model", "prompt_id", "text", *SUMMARY_METRICS)
 #: Columns no part of the report reads: ``write_report`` does not load them (the
-#: reading's JSON lists are the widest columns of a real run; issue 18).
+#: reading's JSON lists are the widest columns of a real run).
 REPORT_UNUSED_COLUMNS = (
     "ocr_pieces",
     "ocr_confidences",

@@ -188,7 +188,7 @@ def _tables(analysis: Analysis, written: _Written) -> dict[str, Any]:
         shown = written.table(f"peer_{name}", view, display.peer_display(view, mapping), title)
         peers.append({"title": title, "table": display.html_table(shown)})
     headlines = None
-    if analysis.suites:  # issue 21: each benchmark's own headline beside glyphbench's metrics
+    if analysis.suites:  # each benchmark's own headline beside glyphbench's metrics
         shown_headlines = headline_display(analysis.suites, analysis.ordered)
         headlines = display.html_table(
             written.table(

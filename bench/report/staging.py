@@ -1,4 +1,4 @@
-"""A report folder is all or nothing: written beside its place, then renamed into it (issue 32).
+"""A report folder is all or nothing: written beside its place, then renamed into it.
 
 :func:`staged_folder` yields an empty temporary folder in the target's parent
 (``.NAME.HOST-PID-TOKEN.report-tmp``); when the block succeeds the finished

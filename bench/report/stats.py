@@ -467,7 +467,7 @@ def summarize_many(
     images of a drawn prompt together; every model and every slice of every
     slicing is aggregated from that same draw (see
     :func:`glyphbench.core.bootstrap.grouped_bootstrap`), a model's failed rows and the
-    prompts it did not see adding nothing to its means. (Until issue 18 each
+    prompts it did not see adding nothing to its means. (An earlier version made each
     model drew its own prompts, seeded by ``(seed, model)``; for models that saw
     every prompt the two have the same distribution, and one shared draw is
     about 10x cheaper at a million rows.) A slice's size then varies across

@@ -1,4 +1,4 @@
-"""The report's first answer: where each model stands against its run's controls (issue 33).
+"""The report's first answer: where each model stands against its run's controls.
 
 The control models bracket what a reader can tell apart: ``control:blank`` draws
 nothing, ``control:typo?rate=R`` draws the text with a share R of its characters

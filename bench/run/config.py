@@ -196,7 +196,7 @@ class ModelEntry(_Strict):
 
 
 class SuiteEntry(_Strict):
-    """A benchmark suite to run (issue 12): ``NAME[:SUBSET][?option=value]`` and its data folder.
+    """A benchmark suite to run: ``NAME[:SUBSET][?option=value]`` and its data folder.
 
     Given as a string (``suite: longtext:en``) or a mapping (``suite: {spec: longtext,
     data: ../shared/longtext-bench}``); the suite brings the prompts, the reader and
@@ -635,7 +635,7 @@ class RunConfig(_Strict):
 
     @property
     def selection_given(self) -> list[str]:
-        """The prompt-choosing settings the config file or the flags gave (issue 33).
+        """The prompt-choosing settings the config file or the flags gave.
 
         >>> RunConfig.from_mapping({"models": ["control:blank"]}).selection_given
         []

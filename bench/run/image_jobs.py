@@ -49,7 +49,7 @@ def check_prompt_ids(frame: pd.DataFrame, source: str) -> list[str]:
     """The prompt ids as text; repeated ones are an :class:`InputError` naming ``source``.
 
     ``run`` checks this before writing anything; ``prompts validate`` reports the same
-    repeats as ``duplicate`` findings (issue 32).
+    repeats as ``duplicate`` findings.
     """
     ids: list[str] = frame["prompt_id"].astype(str).tolist()
     if len(set(ids)) != len(ids):

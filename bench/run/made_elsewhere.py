@@ -1,6 +1,6 @@
 """Runs of ``images:`` models (images made elsewhere): which prompts, and enough files?
 
-Two rules, both applied before anything is written (issue 33):
+Two rules, both applied before anything is written:
 
 * **No prompt selection given** (none of ``prompts``, ``where``, ``sample``, ``limit``,
   ``suite`` in the config file or the flags: :attr:`RunConfig.selection_given`): the

@@ -5,7 +5,7 @@
   and run.json are replaced together (:func:`merge_commit`, a
   :class:`~glyphbench.core.durable.Commit`);
 * :func:`order_rows` and :class:`JobOrder` give the rows the job list's order (the
-  latter from integer ranks, for the streamed merge of issue 26).
+  latter from integer ranks, for the streamed merge).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def merge_run(
     table, its checksum and run.json are replaced together (:func:`merge_commit`).
     Returns the merged table, read back from ``results.parquet``: only the columns
     ``read_columns`` (those it has) when given, e.g. what the console summary reads
-    (issue 26: the whole table of a million rows is over a GB). :func:`merge_run_rows`
+    (the whole table of a million rows is over a GB). :func:`merge_run_rows`
     merges without reading anything back.
     """
     folder = folder or RunFolder(root)
@@ -53,7 +53,7 @@ def merge_run(
 
 
 def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> MergeTally:
-    """:func:`merge_run` without reading the table back: what the merge counted (issue 26).
+    """:func:`merge_run` without reading the table back: what the merge counted.
 
     The merge streams the part files into ``results.parquet`` chunk by chunk
     (:meth:`RunFolder.merge_stream`): its memory grows with the row keys only.
@@ -258,7 +258,7 @@ class _Ranks:
 
 
 class JobOrder:
-    """The lean pick of :meth:`RunFolder.merge_stream` for results (issue 26).
+    """The lean pick of :meth:`RunFolder.merge_stream` for results.
 
     The same rows in the same order as :func:`order_rows` after keeping the newest row
     of each key, from integer ranks of the key columns (about 40 bytes a row, where a

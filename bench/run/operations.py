@@ -153,11 +153,11 @@ def run_benchmark(
     """Run (or resume) this process's shard of ``config``; merge when all shards are done.
 
     ``read_later``: write the images and rows but read nothing (``glyphbench read RUN``
-    reads them afterwards, in worker processes or on other machines; issue 18).
+    reads them afterwards, in worker processes or on other machines).
     ``read_columns``: the result holds only these columns of the merged table (see
     :func:`merge_run`).
 
-    ``readers``: start the run's own reader processes for a reader spec (issue 26,
+    ``readers``: start the run's own reader processes for a reader spec (,
     :func:`glyphbench.run.read_workers.run_with_readers` passes them for
     ``config.read.workers``): generation writes as with ``read_later``, they read
     meanwhile, generation waits when too many images wait, and the merge comes after
@@ -184,11 +184,9 @@ def run_benchmark(
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     if len(prompt_set) == 0:
         raise InputError(config.prompts.source, "the prompt selection is empty")
-    check_prompt_ids(
-        prompt_set.frame, config.prompts.source
-    )  # issue 32: before anything is written
-    check_reader_reads(config.read.reader, prompt_set.frame)  # issue 13: refuse before writing
-    check_files(config, prompt_set)  # issue 33: images: files named nothing, or mostly missing
+    check_prompt_ids(prompt_set.frame, config.prompts.source)  # before anything is written
+    check_reader_reads(config.read.reader, prompt_set.frame)  # refuse before writing
+    check_files(config, prompt_set)  # images: files named nothing, or mostly missing
     check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
     reader_spec = config.read.reader
     identity = {

@@ -317,7 +317,7 @@ def unrunnable(plan: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _named(prompts: Mapping[str, Any]) -> str:
-    """What chose the prompts, when the files of ``images:`` models did (issue 33).
+    """What chose the prompts, when the files of ``images:`` models did.
 
     >>> _named({"named_by": ["images:mine"]})
     ': those the files of images:mine name (no --prompts, --where, --sample or --limit given)'

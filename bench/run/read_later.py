@@ -1,4 +1,4 @@
-"""``glyphbench read RUN``: read the images of a generation, in worker processes (issue 18).
+"""``glyphbench read RUN``: read the images of a generation, in worker processes.
 
 A run made with ``glyphbench run --read-later`` writes its images and rows but
 reads nothing, so generation never waits for OCR. ``read_run`` then reads the
@@ -114,7 +114,7 @@ def read_run(
         refuse_during_rescore(folder)
         claim_reader(folder, reader_spec, "`read`", write=False)  # refused before the pool starts
         with ReadPool(reader_spec, folder.root, n_workers) as pool:
-            _probe(pool, reader_spec, folder.root)  # issue 32: one image read before writing
+            _probe(pool, reader_spec, folder.root)  # one image read before writing
             totals = read_passes(
                 folder,
                 pool,
@@ -131,7 +131,7 @@ def read_run(
     merged = None
     if not folder.busy_shards():
         merged = merge_run(folder.root, folder=folder)
-    # issue 32: a followed run that ended without recording its end died part-way
+    # a followed run that ended without recording its end died part-way
     unfinished = follow and not _generating(folder) and not _generated(folder)
     return {**totals, "merged": None if merged is None else len(merged), "unfinished": unfinished}
 
@@ -261,7 +261,7 @@ def _unread_rows(folder: RunFolder, files: list[Path]) -> pd.DataFrame:
     tables, whole = [], []
     for number, path in enumerate(files):
         try:
-            part = open_part(path)  # its checksums checked (issue 32)
+            part = open_part(path)  # its checksums checked
             names = [c for c in LOOK_COLUMNS if c in part.schema_arrow.names]
             table = part.read(columns=names)
         except (OSError, ValueError, pa.ArrowException):

@@ -1,4 +1,4 @@
-"""``glyphbench run --read-workers N``: the run starts its own reader processes (issue 26).
+"""``glyphbench run --read-workers N``: the run starts its own reader processes.
 
 The run generates in its main thread and writes images and rows as ``run
 --read-later`` does; N reader processes read those images from their files, with
@@ -98,7 +98,7 @@ class RunReaders:
         return self
 
     def _probe(self, pool: ReadPool) -> None:
-        """Refuse a reader that starts but cannot read (issue 32): one sample image, read in
+        """Refuse a reader that starts but cannot read: one sample image, read in
         a reader process from a temporary file outside the run folder."""
         import tempfile
 

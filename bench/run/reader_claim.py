@@ -2,10 +2,10 @@
 and ``rescore`` share.
 
 * :func:`table_reader` / :func:`claim_reader`: run.json records the reader of the
-  results table (issue 25); another reader is refused;
+  results table; another reader is refused;
 * :func:`refuse_during_rescore`: a rescore holds the folder (:data:`RESCORE_LOCK`);
 * :func:`probe_on_run`: a reader that cannot read one of the run's images is refused
-  before anything is written (issue 32).
+  before anything is written.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 #: The lock a rescore holds (so two rescores, or a rescore and a run, never mix).
 RESCORE_LOCK = "rescore"
-#: run.json's record of the reader the results table is read with (issue 25): part of the
+#: run.json's record of the reader the results table is read with: part of the
 #: table's identity; ``run`` and ``read`` use it and refuse another, a rescore changes it.
 READER_KEY = "reader"
 

@@ -13,7 +13,7 @@ is damaged in any other way, is set aside (``*.unreadable``) and never used.
 Columns: ``image_sha256``, ``reader`` (identity), ``reader_name``, ``reader_version``,
 ``ocr_text``, ``ocr_pieces``, ``ocr_boxes``, ``ocr_confidences``, ``ocr_raw`` (the JSON
 encodings of ``results``), ``read_at``.
-``ocr_raw`` (issue 31) holds each detection's text as the engine returned it, in its
+``ocr_raw`` holds each detection's text as the engine returned it, in its
 own order (:attr:`~glyphbench.readers.base.Reading.raw`); part files written before it
 existed lack the column and are read as they are, their readings without raw text.
 
@@ -211,7 +211,7 @@ def _read_readings(path: Path) -> pd.DataFrame | None:
     Damaged means anything: bytes that differ from the SHA-256 in its name, a page
     checksum, pandas metadata, a missing column, a cell that is not a reading. Its images
     are then read again by whoever needs them, as a damaged part file's rows are made
-    again (issue 25). A file written before names carried the SHA-256 is read with its
+    again. A file written before names carried the SHA-256 is read with its
     page checksums (if any).
     """
     import sys
@@ -297,7 +297,7 @@ def results_with_reader(root: str | Path, wanted: str) -> pd.DataFrame:
     identity = pick_reader(root, wanted)
     table = readings_table(root)
     mine = table[table["reader"] == identity].set_index("image_sha256")
-    results = read_table(Path(root) / RESULTS)  # checksums checked (issue 32)
+    results = read_table(Path(root) / RESULTS)  # checksums checked
     folder = RunFolder(root)
     config = RunConfig.from_mapping(folder.manifest(required=True)["config"], folder.manifest_path)
     name, version = str(mine["reader_name"].iloc[0]), str(mine["reader_version"].iloc[0])

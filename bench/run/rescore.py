@@ -72,8 +72,8 @@ def rescore_run(
         reader = start_reader(reader_spec)
     store = None
     if reader is not None and not scores_only:
-        store = ReadingStore(folder.root, "rescore")  # issue 13: read each image once per reader
-        probe_on_run(reader, reader_spec, folder.root, store=store)  # issue 32: before writing
+        store = ReadingStore(folder.root, "rescore")  # read each image once per reader
+        probe_on_run(reader, reader_spec, folder.root, store=store)  # before writing
     with folder.hold_shard(RESCORE_LOCK):
         busy = folder.busy_shards()
         if busy:
@@ -82,7 +82,7 @@ def rescore_run(
         images = rows.loc[generated_mask(rows), "image_path"]  # each stays inside the run
         Contained(folder.root, source=folder.root / RESULTS).cells(images)
         if reader is not None and not scores_only:
-            reread = grid_rereader(folder, rows, config.suite) or _reread  # issue 31: OneIG's grid
+            reread = grid_rereader(folder, rows, config.suite) or _reread  # OneIG's grid
             kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
             step = batch_size or config.generate.batch_size
             tried, failed, kept_old = reread(folder, rows, reader, step, progress, console, store)

@@ -102,9 +102,9 @@ def column_dtype(column: str) -> str:
 def conform_results(frame: pd.DataFrame) -> pd.DataFrame:
     """Every results column present and typed, in schema order; extra columns follow."""
     # Built as one dict of typed columns: setting ~70 columns one by one on a frame
-    # was most of the harness's per-batch cost (issue 18).
+    # was most of the harness's per-batch cost.
     # Columns already of their type are kept as they are, and missing ones are made
-    # typed at once: conforming a conformed batch costs a third of what it did (issue 26).
+    # typed at once: conforming a conformed batch costs a third of what it did.
     source = frame.reset_index(drop=True)
     columns: dict[str, Any] = {}
     for column in RESULT_COLUMNS:
@@ -131,7 +131,7 @@ def read_results(path: str | Path, columns: Sequence[str] | None = None) -> pd.D
     """A results table: every column, conformed (``columns`` None), or only ``columns``.
 
     With ``columns``, only those the file has are read, as stored: a summary of a
-    million rows reads a few columns, not the whole table (issue 26).
+    million rows reads a few columns, not the whole table.
     """
 
     if columns is None:
@@ -228,7 +228,7 @@ def score_rows(
 
 
 class BatchRows:
-    """A batch's results rows as an Arrow table, built without a frame (issue 26).
+    """A batch's results rows as an Arrow table, built without a frame.
 
     :meth:`table` returns what ``pa.Table.from_pandas(frame_rows(), preserve_index=False)``
     returns, where ``frame_rows()`` builds the conformed, scored frame of the same rows

@@ -11,7 +11,7 @@
 3. the engine's worker thread calls :meth:`Runner.finish_batch`: save the images
    (PNG encoding and SHA-256 in the run's image writer process once images are
    large, :mod:`glyphbench.engine.image_writer`, so they do not hold the generating
-   process's GIL; issue 30), read them (:func:`glyphbench.engine.read_batch`; a failing
+   process's GIL), read them (:func:`glyphbench.engine.read_batch`; a failing
    image gets an ``OCR:`` error and the others are still read), score them (the
    batch's rows are built as Arrow columns, :class:`~glyphbench.run.results.BatchRows`),
    and writes the part file.
@@ -191,14 +191,14 @@ class Runner:
         self._reader_identity: tuple[str, str] | None = None
         self._entries = {entry.label: entry for entry in config.models}
         self.budget: SpendBudget | None = None
-        #: False: images and rows only; ``glyphbench read RUN`` reads them later (issue 18).
+        #: False: images and rows only; ``glyphbench read RUN`` reads them later.
         self.read_now = read_now
         #: ``run --read-workers N``: generation waits while too many images wait to be read.
         self.backlog = backlog
         self._batch_rows: BatchRows | None = None  # made on the first batch
         self._first_group: Group | None = None  # the first to make images (warm_rows)
         #: Where images are encoded (GLYPHBENCH_IMAGE_WRITER, GLYPHBENCH_IMAGE_WRITERS;
-        #: issue 30) and the processes doing it once started (by the generating thread:
+        # ) and the processes doing it once started (by the generating thread:
         #: see glyphbench.engine.image_writer).
         self.writer_mode = writer_mode()
         self.writer_processes = writer_processes()  # both checked before anything is written
@@ -238,7 +238,7 @@ class Runner:
         adapter.bind_run(self.run_context(entry))
         planned = adapter.planned_size()
         if self.image_writer is None and wants_process_for(self.writer_mode, planned):
-            self._start_writer()  # it starts while the model loads (issue 30)
+            self._start_writer()  # it starts while the model loads
         load = getattr(adapter, "load", None)
         if callable(load):
             load()
@@ -339,7 +339,7 @@ class Runner:
         return self.outcome
 
     def _made(self, outputs: Sequence[Any]) -> None:
-        """A batch was generated: start the image writer process when it is due (issue 30).
+        """A batch was generated: start the image writer process when it is due.
 
         Runs in the generating thread, which lives as long as the run: the writer
         process is killed when the thread that started it ends (``PR_SET_PDEATHSIG``).
@@ -363,7 +363,7 @@ class Runner:
     def warm_rows(self) -> None:
         """Make what every batch's rows use once (the prompt columns as Arrow, the expected
         texts) while the first model loads, so the first batch takes no more of the GIL
-        from generation than the others (issue 30)."""
+        from generation than the others."""
         import pyarrow.parquet  # noqa: F401 - the part files' writer, imported once here
         from pandas.io import parquet  # noqa: F401 - the reading store's (to_parquet)
 
@@ -406,7 +406,7 @@ class Runner:
 
         The engine's worker begins the next batch before finishing this one when the
         next is already waiting, so the writer process encodes one batch while the
-        worker reads and scores the other (issue 30).
+        worker reads and scores the other.
         """
         reserved = len(batch.outputs or [])  # room a gated producer took in the backlog
         batch = self._drop_not_attempted(batch)
@@ -467,7 +467,7 @@ class Runner:
         one share here, the rest in the writer processes (see :meth:`begin_batch`)."""
         # A writer still starting is waited for (a tenth of a second, GIL free): the
         # engine's queue keeps generation going meanwhile, where encoding here would
-        # take the GIL from it for a whole batch (issue 30).
+        # take the GIL from it for a whole batch.
         paths = [
             image_relpath(model_slug, job.prompt_id, job.seed, job.sample_index) for job in jobs
         ]
@@ -494,7 +494,7 @@ class Runner:
 
         An Arrow table with the columns, types and pandas metadata that
         ``conform_results(score_rows(...))`` of the same rows gives (the part file is the
-        same file), built column by column without a frame per batch (issue 26): see
+        same file), built column by column without a frame per batch: see
         :class:`BatchRows`. Runs that score with more than glyphbench's metrics (suites,
         ``--metrics``) build the frame.
         """
@@ -552,7 +552,7 @@ class Runner:
             if getattr(batch.producer, "billable", False):
                 record["cost_usd"] = _output_cost(output)
             drawn_text = _output_drawn(output)
-            if drawn_text is not None:  # a control: what it drew, for the report (issue 23)
+            if drawn_text is not None:  # a control: what it drew, for the report
                 record["drawn_text"] = drawn_text
             records.append(record)
         return records

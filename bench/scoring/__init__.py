@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from glyphbench.scoring.textinvision import REFERENCE_COLUMNS, reference_scores
 
 #: Name -> the module it lives in. The package face imports nothing until a name is used,
-#: so ``import glyphbench.scoring.table`` does not pull in pandas through ``frame`` (issue 34).
+#: so ``import glyphbench.scoring.table`` does not pull in pandas through ``frame``.
 _HOMES = {
     **dict.fromkeys(
         ("HIGHER_IS_BETTER", "SCORE_COLUMNS", "score_one", "score_pairs"),

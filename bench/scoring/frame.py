@@ -140,7 +140,7 @@ def score_columns(
     """:func:`score_pairs` as metric name -> column (a numpy array), without the frame.
 
     For callers scoring a few pairs at a time, where building the frame costs more
-    than the scores (the run scores each batch of images, issue 26).
+    than the scores (the run scores each batch of images).
 
     >>> score_columns(["Hello"], ["HELL0"])["ned"].tolist()
     [0.8]
@@ -263,7 +263,7 @@ def _row_function(metrics: Sequence[Metric]) -> Callable[[Pair], tuple[Any, ...]
 @functools.lru_cache(maxsize=64)
 def _row_of(functions: tuple[Callable[[Any], Any], ...]) -> Callable[[Pair], tuple[Any, ...]]:
     """:func:`_row_function`, generated once per set of functions (a run scores every
-    batch with the same ones: the harness paid ``exec`` per batch, issue 30)."""
+    batch with the same ones: the harness paid ``exec`` per batch)."""
     names = [f"metric_{index}" for index in range(len(functions))]
     calls = "".join(f"{name}(pair), " for name in names)
     namespace: dict[str, Any] = dict(zip(names, functions, strict=True))

@@ -382,7 +382,7 @@ class MetricTable:
 
         A mean reads the metric's own column, a :class:`Ratio` its numerator and
         denominator, a :class:`Derived` metric the columns of its inputs: what a reader
-        of the results needs to load to aggregate them (issue 26).
+        of the results needs to load to aggregate them.
 
         >>> METRICS.inputs(["ned", "exact_match"])
         ['ned', 'exact_match']

@@ -83,7 +83,7 @@ LEX = register_suite(
             reader_note="PaddleOCR PP-OCRv3 (evaluation/README.md l. 14-15: 'paddle-ocr-v3'); "
             "each line lower-cased and split on single spaces",
             # LeX splits each PaddleOCR box on U+0020 and counts the empty tokens an end or
-            # double space leaves (issue 31): the boxes as the engine gave them.
+            # double space leaves: the boxes as the engine gave them.
             read_cell="boxes",
             resolution=(1024, 1024),
             file_naming="{simple_caption|enhanced_caption}/42/{prompt_idx}.png",

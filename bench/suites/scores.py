@@ -46,7 +46,7 @@ def read_cells(rows: pd.DataFrame, how: ReadCell, long_words: int | None = None)
     """Each row's read cell: ``ocr_text`` (``"text"``) or its pieces joined by newlines.
 
     ``"boxes"``: the raw detection texts (``ocr_raw``) joined by newlines, spaces kept, in
-    the engine's order; a row whose reading kept no raw text (made before issue 31, or a
+    the engine's order; a row whose reading kept no raw text (made by an older glyphbench, or a
     reader that returns none) falls back to its pieces.
 
     With ``long_words`` (OneIG's rule, :attr:`Protocol.long_answer_words`), a VLM

@@ -56,7 +56,7 @@ class Table:
     @property
     def numeric(self) -> list[bool]:
         """Per column: its cells are numbers (or dashes), so its header is right-aligned
-        over them (issue 33: a number must sit under its own header).
+        over them (a number must sit under its own header).
 
         >>> rows = [[Cell("x"), Cell("1", cls="num")], [Cell("y"), Cell("–", cls="na")]]
         >>> Table(["a", "b"], rows).numeric

@@ -1,4 +1,4 @@
-"""benchmarks/bench_gpu_proxy.py at a tiny size: its stand-in and its JSON (issue 30).
+"""benchmarks/bench_gpu_proxy.py at a tiny size: its stand-in and its JSON.
 
 No timing is asserted (the machine is shared): the stand-in's images, content and
 cost, and the rows the benchmark writes, are checked for being what they say.

@@ -1,4 +1,4 @@
-"""benchmarks/bench_harness.py at a small size: it completes and prints every figure (issue 18).
+"""benchmarks/bench_harness.py at a small size: it completes and prints every figure.
 
 No timing is asserted (the machine is shared); the figures are checked for being
 measured (positive, the right counts), not for meeting their targets.

@@ -1,5 +1,5 @@
 """benchmarks/bench_report.py run small: it times the report, prints it against the target
-with CPU time and load, and ``--against`` compares two trees' report folders (issue 26).
+with CPU time and load, and ``--against`` compares two trees' report folders.
 
 No timing is asserted (the machine is shared): the printed lines are checked for
 being there and measured, and the folder comparison for telling a change apart.

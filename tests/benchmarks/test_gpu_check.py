@@ -1,4 +1,4 @@
-"""Issue 30 item 3: benchmarks/gpu_check.py, run here in its reduced (CPU) mode.
+"""Benchmarks/gpu_check.py, run here in its reduced (CPU) mode.
 
 The full check needs a CUDA GPU (docs/performance.md says where its figures are); the
 reduced mode runs the same steps with tiny pipelines on the CPU and skips the CUDA-only

@@ -1,4 +1,4 @@
-"""Every repository path and module that README.md and docs/ name in backticks exists (issue 23).
+"""Every repository path and module that README.md and docs/ name in backticks exists.
 
 A file moved or renamed without its docs fails here, naming the document and the reference.
 Paths are relative to the repository root (``bench/engine/folder.py``, ``configs/...``);

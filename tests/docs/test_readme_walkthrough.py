@@ -5,7 +5,7 @@ The commands are read from README.md itself, so the README cannot drift from the
 serving machine (address 127.0.0.1, as browsers of a local pilot) who answer through the
 same rating service the app calls, as people would: text correct where the reader found
 it exact, one rater careless.
-The images-made-elsewhere path (issue 33) runs its shell lines (`mkdir`, `cp`) in a shell,
+The images-made-elsewhere path runs its shell lines (`mkdir`, `cp`) in a shell,
 and docs/models.md must show the same lines.
 """
 
@@ -106,7 +106,7 @@ def test_readme_human_walkthrough_runs_command_by_command(tmp_path: Path) -> Non
 
 @pytest.mark.slow
 def test_readme_images_made_elsewhere_runs_as_written(tmp_path: Path) -> None:
-    """Issue 33: select -> make elsewhere -> name -> score, on 10 images: 10 scored rows
+    """Select -> make elsewhere -> name -> score, on 10 images: 10 scored rows
     each way (the prompts the files name; the selection file), none failed."""
     import pandas as pd
 

@@ -233,7 +233,7 @@ def build_run(
                     ocr_pieces=json.dumps([read] if read else []),
                     ocr_boxes=json.dumps([box] if read else []),
                     ocr_confidences=json.dumps([round(rng.uniform(0.6, 1.0), 3)] if read else []),
-                    ocr_raw=json.dumps([read] if read else []),  # the engine's raw text (issue 31)
+                    ocr_raw=json.dumps([read] if read else []),  # the engine's raw text
                     ocr_seconds=round(rng.uniform(0.01, 0.2), 3),
                 )
                 rows.append(row)

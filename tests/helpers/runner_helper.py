@@ -281,11 +281,11 @@ def prompt_set(n: int = 6) -> PromptSet:
 def doubles_script(folder: Path) -> Path:
     """A ``glyphbench`` script with these doubles registered (spawned workers import it
     too, so the doubles exist in reader processes)."""
-    here = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # the checkout: tests.helpers and benchmarks
     script = folder / "glyphbench_with_doubles.py"
     script.write_text(
         "import sys\n"
-        f"sys.path[:0] = [{str(here)!r}, {str(here.parent)!r}]\n"
+        f"sys.path[:0] = [{str(root)!r}]\n"
         "from tests.helpers.runner_helper import register\n"
         "register()\n"
         "if __name__ == '__main__':\n"
@@ -307,9 +307,10 @@ def child_environment() -> dict[str, str]:
     The checkout under test first on the path (an installed glyphbench may be another
     checkout), one thread for torch, no accelerate world size.
     """
-    here = Path(__file__).resolve().parents[1]
-    path = os.pathsep.join([str(here), str(here.parent)])
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=path)
+    # the checkout alone: tests/ itself on the path would make tests/benchmarks shadow the
+    # repository's benchmarks/ (test helpers import as tests.helpers.*)
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(root))
     env.pop("WORLD_SIZE", None)
     return env
 

@@ -1,6 +1,6 @@
-"""The rating app in headless Chromium (issue 15): Finish asks first, the admin page has its
+"""The rating app in headless Chromium: Finish asks first, the admin page has its
 own route behind its password, a refusal is said in place and cleared; images at their own
-size with zoom on click, one font (issue 33)."""
+size with zoom on click, one font."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def test_rating_page_fits_a_laptop_screen(served: str, tmp_path: Path, size: tup
 def test_images_are_shown_at_their_own_size_and_zoom_on_click(
     served_large: str, tmp_path: Path
 ) -> None:
-    """Legibility is judged on the image's own pixels (issue 33 item 8): at 1366x768 a 512-px
+    """Legibility is judged on the image's own pixels: at 1366x768 a 512-px
     image is shown at 512 px with Submit still in view; a click shows it larger, filling
     the window; a click or Escape closes it."""
     from selenium.webdriver.common.by import By

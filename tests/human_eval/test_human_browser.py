@@ -96,7 +96,7 @@ def test_rate_through_the_real_page(browser, tmp_path: Path) -> None:
         screenshot = tmp_path / "rating_page.png"
         browser.save_screenshot(str(screenshot))
         print(f"screenshot: {screenshot}")
-        browser.find_element(By.ID, "finish-btn").click()  # asks first (issue 15)
+        browser.find_element(By.ID, "finish-btn").click()  # asks first
         wait.until(ec.element_to_be_clickable((By.ID, "finish-confirm-btn"))).click()
         wait.until(lambda d: "Thank you" in d.find_element(By.ID, "done-message").text)
         browser.save_screenshot(str(tmp_path / "done_page.png"))

@@ -1,4 +1,4 @@
-"""What `glyphbench human ...` prints (issue 33): tables that fit the terminal with every
+"""What `glyphbench human ...` prints: tables that fit the terminal with every
 number and name whole, one-line messages, help that fits 80 columns."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A local pilot as the README runs it, and what the study's lead sees (issues 32 and 33):
+"""A local pilot as the README runs it, and what the study's lead sees:
 several raters on one machine, the admin's totals, exports with times, readable report
 tables, a password file others may read refused, a port in use named as ``--port``."""
 

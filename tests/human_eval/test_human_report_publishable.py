@@ -1,4 +1,4 @@
-"""The human-study report as a reader sees it (issue 15): no blanks, full sentences, intervals."""
+"""The human-study report as a reader sees it: no blanks, full sentences, intervals."""
 
 from __future__ import annotations
 

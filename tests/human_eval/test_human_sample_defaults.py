@@ -1,4 +1,4 @@
-"""`glyphbench human sample` on a small run (issue 15): defaults adapt, errors say what to pass."""
+"""`glyphbench human sample` on a small run: defaults adapt, errors say what to pass."""
 
 from __future__ import annotations
 

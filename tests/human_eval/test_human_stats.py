@@ -263,7 +263,7 @@ def _alignment_data() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_compared_scores_and_their_directions_come_from_the_metric_table() -> None:
-    """Issue 23: the alignment, the ranking and the report's list read the ``human`` places
+    """The alignment, the ranking and the report's list read the ``human`` places
     and the directions of the metric table (records replaced here, then restored)."""
     from dataclasses import replace
 
@@ -351,7 +351,7 @@ def test_rater_quality_flags_bad_gold_and_speeders() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_ordinal_alpha_matches_library_on_five_point_answers(seed: int) -> None:
-    # issue 15: the five-point scale is ordered, so its alpha is ordinal (nominal for yes/no)
+    # the five-point scale is ordered, so its alpha is ordinal (nominal for yes/no)
     import krippendorff
 
     ratings = random_design(seed=seed, images=40, raters=6, per_image=None, q=5)
@@ -378,7 +378,7 @@ def test_ordinal_alpha_equals_nominal_with_two_categories() -> None:
 
 
 def test_ratings_are_counted_also_on_images_rated_once() -> None:
-    # issue 15: `human stats` printed "ratings 0" for 14 ratings, each on its own image
+    # `human stats` printed "ratings 0" for 14 ratings, each on its own image
     ratings = long_ratings({f"i{k}": [1, None] for k in range(14)})
     row = stats.agreement(ratings, n_boot=20).iloc[0]
     assert row.n_ratings == 14 and row.n_ratings_used == 0 and row.n_images == 0

@@ -141,7 +141,7 @@ def test_create_study_is_self_contained(run_dir: Path, tmp_path: Path) -> None:
 def test_the_manifest_copies_the_scores_the_metric_table_places(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    """Issue 23: the copied scores are the records' ``study`` places (replaced, restored)."""
+    """The copied scores are the records' ``study`` places (replaced, restored)."""
     from dataclasses import replace
 
     from glyphbench.scoring.table import METRICS

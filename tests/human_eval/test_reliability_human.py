@@ -1,4 +1,4 @@
-"""The rating app's second audit (issue 25): plain-text prompts, sticky finishing,
+"""The rating app's second audit: plain-text prompts, sticky finishing,
 per-address lockout (the lead's browser never locked out), exports removed on SIGTERM,
 spreadsheet-safe CSVs."""
 

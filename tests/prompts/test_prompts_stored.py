@@ -1,4 +1,4 @@
-"""Issue 30: prompt attributes are read where they are stored, not re-derived on load.
+"""Prompt attributes are read where they are stored, not re-derived on load.
 
 `run --prompts default` and a table written by `prompts select` load with glyphbench's
 main dependencies alone: the word-list attributes (cefr, rare, gibberish, char_band,

@@ -35,7 +35,7 @@ def test_the_field_config_names_every_vae_and_resolves_offline() -> None:
     declared = {entry.autoencoder for entry in entries if entry.autoencoder}
     assert declared <= set(SUPPORTED_CLASSES)
     assert {"AutoencoderKLFlux2", "AutoencoderKLQwenImage", "AutoencoderDC"} <= declared
-    if not TAEF2.is_dir():  # its taesd: folder is checked (issue 33): only where it is
+    if not TAEF2.is_dir():  # its taesd: folder is checked: only where it is
         entries = [entry for entry in entries if not entry.spec.startswith("taesd:")]
     records = check_entries(entries, "--vae")  # offline: nothing is downloaded or loaded
     assert [r["plugin"] for r in records].count("diffusers") >= 12

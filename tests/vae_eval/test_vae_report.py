@@ -51,7 +51,7 @@ def test_summary_skips_failed_rows_and_counts_them() -> None:
 
 
 def test_pivot_has_ceiling_row_and_sizes_in_numeric_order() -> None:
-    # issue 15: font sizes run smallest first, as numbers (9 before 10 before 100)
+    # font sizes run smallest first, as numbers (9 before 10 before 100)
     table = pd.DataFrame(
         vae_rows("a", {10: 20.0, 100: 95.0, 9: 5.0, 48: 90.0}) + vae_rows("b", {10: 0.0, 48: 40.0})
     )
@@ -209,7 +209,7 @@ def test_threshold_is_stated_with_n_and_interval_or_too_thin(tmp_path: Path) -> 
 
 
 def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
-    """Issue 23: a record's short label names its column, its aggregate computes the value."""
+    """A record's short label names its column, its aggregate computes the value."""
     from dataclasses import replace
 
     from glyphbench.scoring.table import METRICS, Derived
@@ -239,7 +239,7 @@ def test_summary_columns_and_aggregates_come_from_the_metric_table() -> None:
 
 @pytest.mark.slow
 def test_labels_decimals_and_captions_follow_the_metric_table(tmp_path: Path) -> None:
-    """Issue 23: WR's label, short label and decimals, SSIM's decimals and the text-region
+    """WR's label, short label and decimals, SSIM's decimals and the text-region
     short labels reach every table, caption, note and axis of the page (records replaced)."""
     from dataclasses import replace
 

@@ -1,4 +1,4 @@
-"""The VAE report as a reader sees it (issue 15): intervals, order, warnings, failures, offline."""
+"""The VAE report as a reader sees it: intervals, order, warnings, failures, offline."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def test_unreachable_hub_fails_fast_every_row_fails_and_exit_is_not_zero(
 
 
 def test_codecs_get_short_labels_tables_and_an_svg(tmp_path: Path) -> None:
-    """issue 24: a codec was labelled by the absolute path of its weights, and the report
+    """A codec was labelled by the absolute path of its weights, and the report
     wrote no CSV, LaTeX or SVG."""
     spec = "taesd:/very/long/absolute/path/to/shared/taef2"
     table = pd.DataFrame(_spread_rows(spec, [10, 20, 48]))

@@ -297,7 +297,7 @@ class _Fixed(Reader):
 
 
 def test_columns_and_scores_follow_the_vae_metric_family(tmp_path: Path) -> None:
-    """Issue 23: a metric registered in the ``vae`` family is computed on the original and
+    """A metric registered in the ``vae`` family is computed on the original and
     the reconstruction, with its loss, in the table's order; removed, it is gone."""
     from glyphbench.scoring.table import METRICS, Metric
     from glyphbench.vae_eval.runner import metric_columns

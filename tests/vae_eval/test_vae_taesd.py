@@ -148,7 +148,7 @@ def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
     identity, taef2, resize8 = (float(wr[spec]) for spec in specs)
     assert identity >= taef2 > resize8, wr.to_dict()
     assert taef2 > 40.0, wr.to_dict()  # most words survive the trained tiny VAE
-    # issue 22: --limit 6 draws one image per font size (5), every size present, and
+    # --limit 6 draws one image per font size (5), every size present, and
     # the report states no threshold on one image per size, and the ceiling once.
     from glyphbench.vae_eval.analyse import CEILING_LABEL
     from glyphbench.vae_eval.report import write_report

@@ -77,7 +77,7 @@ def check_codec_files(spec: str | Spec) -> None:
     ``taesd:<folder>``: the folder and its encoder/decoder pair must be there
     (:func:`glyphbench.vae_eval.codecs.taesd.find_pair`); a missing or misspelt folder is an
     :class:`~glyphbench.core.errors.InputError` naming it, not failure rows after the run
-    has started (issue 33). Other codecs name no local files (a diffusers hub id is
+    has started. Other codecs name no local files (a diffusers hub id is
     checked when it loads).
 
     >>> from glyphbench.core.errors import InputError

@@ -104,7 +104,7 @@ def fill(template: Any, values: dict[str, Any], *, url: bool = False) -> Any:
     """``template`` with placeholders replaced; ``"{seed}"`` alone keeps the value's type.
 
     ``url``: the template is a URL, so ``{env:NAME}`` and ``{prompt}`` are percent-encoded
-    (issue 32: a key holding ``&`` or ``/`` must not change the URL's shape).
+    (a key holding ``&`` or ``/`` must not change the URL's shape).
 
     >>> fill({"p": "say {prompt}", "s": "{seed}", "n": [1, "{model}"]},
     ...      {"prompt": "hi", "seed": 7, "model": "m"})

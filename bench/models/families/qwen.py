@@ -201,7 +201,7 @@ register_family(
         match_order=5,
         parameters={"transformer": 7.12, "text_encoder": 8.77, "vae": 0.34},
         sources="[14] diffusers Qwen-Image 2.1 docs (Qwen's recommended 40 steps, no CFG); "
-        "2048 px: [14] the card, per issue 21 (not readable offline; see docs/models.md)",
+        "2048 px: [14] the card (not readable offline; see docs/models.md)",
         tiny=build_tiny_qwen_image_21,
     ),
 )

@@ -506,7 +506,7 @@ def test_calibrate_refuses_a_missing_manifest_before_reading(tmp_path: Path) -> 
 
 
 def test_card_means_are_the_metric_tables_aggregates() -> None:
-    """Issue 23: the long-text and real-image figures average NED and word recall with the
+    """The long-text and real-image figures average NED and word recall with the
     metric table's aggregate (replaced here by a derived one, then restored)."""
     from dataclasses import replace
 

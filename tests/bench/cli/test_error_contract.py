@@ -1,4 +1,4 @@
-"""Issue 14, case 5: malformed input is one line naming the file (and line or key), exit 2.
+"""Case 5: malformed input is one line naming the file (and line or key), exit 2.
 
 Every case goes through the console entry point (:func:`glyphbench.cli.main`) in this
 process, as a user's command would, and checks the whole of stderr.
@@ -187,7 +187,7 @@ def test_vae_eval_malformed_codec_spec(
 def test_vae_eval_missing_taesd_folder_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], dry_run: list[str]
 ) -> None:
-    """Issue 33, item 9: a misspelt taesd: folder is refused before anything is written."""
+    """A misspelt taesd: folder is refused before anything is written."""
     args = ["vae-eval", "--vae", "identity", "--vae", f"taesd:{tmp_path / 'taef3'}"]
     code, err = glyphbench([*args, "--limit", "2", "--out", tmp_path / "o", *dry_run], capsys)
     assert code == 2
@@ -200,7 +200,7 @@ def test_vae_eval_missing_taesd_folder_writes_nothing(
 def test_images_folder_naming_nothing_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 33, item 9: the files found are named as not used; exit 2; no run folder."""
+    """The files found are named as not used; exit 2; no run folder."""
     from PIL import Image
 
     prompts = write_prompts_csv(tmp_path / "p.csv", 4)

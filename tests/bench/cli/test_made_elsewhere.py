@@ -1,4 +1,4 @@
-"""Issue 33, items 1 and 9: ``images:`` runs score what is there, and refuse before writing
+"""Items 1 and 9: ``images:`` runs score what is there, and refuse before writing
 a folder that names nothing, a manifest that names nothing, or a selection whose images
 are mostly missing."""
 

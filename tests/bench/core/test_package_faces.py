@@ -1,5 +1,5 @@
 """Package faces stay light: importing a package (or a light module in it) loads no pandas,
-yet every public name of the face is importable (issue 34)."""
+yet every public name of the face is importable."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The registry's KINDS table names plug-in packages by string: the one place glyphbench.core
-points up. What keeps that honest (docs/architecture.md, "Plug-in kinds"; issue 34)."""
+points up. What keeps that honest (docs/architecture.md, "Plug-in kinds")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 23, item 4: adding a suite with its own metric family, or a codec, is one object.
+"""Adding a suite with its own metric family, or a codec, is one object.
 
 Each test registers a toy of its kind here (no other file changes) and follows it
 through the command line: ``run`` / ``vae-eval`` results, the report and ``list``.
@@ -142,7 +142,7 @@ def _family() -> list[Metric]:
 def test_a_suite_with_its_own_metric_family_reaches_results_report_list_and_score(
     tmp_path: Path,
 ) -> None:
-    """Issue 23: a suite scored by a family of its own; nothing outside this test changes."""
+    """A suite scored by a family of its own; nothing outside this test changes."""
     from glyphbench.report import write_report
     from glyphbench.suites.base import Protocol, Subset, Suite, register_suite
 
@@ -221,7 +221,7 @@ class DarkerCodec:
 
 @pytest.mark.slow
 def test_a_codec_reaches_vae_eval_results_report_and_list(tmp_path: Path) -> None:
-    """Issue 23: a codec registered here runs through `glyphbench vae-eval` by name."""
+    """A codec registered here runs through `glyphbench vae-eval` by name."""
     from glyphbench.vae_eval.codecs import register_codec
 
     register_codec("recipe-darker", DarkerCodec, summary="Halves every pixel value.")

@@ -179,7 +179,7 @@ def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Pa
 
 @pytest.mark.slow
 def test_a_metric_in_a_family_of_its_own_reaches_results_report_and_list(tmp_path: Path) -> None:
-    """Issue 23: a new family's metric is one object; `run --metrics FAMILY` computes it,
+    """A new family's metric is one object; `run --metrics FAMILY` computes it,
     the report shows it and `list` names it, with no other file changed."""
     from glyphbench.report import write_report
     from glyphbench.scoring.table import METRICS, Metric
@@ -434,7 +434,7 @@ def test_mistyped_spec_exits_2_with_one_line_and_writes_nothing(
 
 
 def test_toy_suite_is_one_registered_object_run_by_name(tmp_path: Path) -> None:
-    """Issue 11: a suite is one record; `run --suite` reads its files and scores its family."""
+    """A suite is one record; `run --suite` reads its files and scores its family."""
     from glyphbench.suites.base import Protocol, Subset, Suite, register_suite
 
     def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]]:

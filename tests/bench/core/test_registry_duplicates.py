@@ -1,4 +1,4 @@
-"""Registering a name that is taken fails, naming both places (issue 23); replace=True overrides."""
+"""Registering a name that is taken fails, naming both places; replace=True overrides."""
 
 from __future__ import annotations
 

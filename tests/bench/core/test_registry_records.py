@@ -1,4 +1,4 @@
-"""Model families, API providers and VLM presets are records of the one registry (issue 23).
+"""Model families, API providers and VLM presets are records of the one registry.
 
 Each toy below is one record registered with one call, the way a module of its
 package registers it (docs/plugins.md): nothing else is edited, and the existing

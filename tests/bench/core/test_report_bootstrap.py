@@ -198,7 +198,7 @@ def test_index_blocks_of_no_units_are_empty_resamples() -> None:
 
 
 def test_tally_per_resample_matches_one_bincount(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 26: many units are tallied resample by resample; the counts are the same."""
+    """Many units are tallied resample by resample; the counts are the same."""
     from glyphbench.core import bootstrap
 
     indices = np.random.default_rng(3).integers(0, 5000, size=(7, 5000))
@@ -213,7 +213,7 @@ def test_tally_per_resample_matches_one_bincount(monkeypatch: pytest.MonkeyPatch
 
 
 def test_known_counts_from_the_shortfall_are_the_product() -> None:
-    """Issue 26: known counts as full counts less the short units equal drawn.T @ known."""
+    """Known counts as full counts less the short units equal drawn.T @ known."""
     from glyphbench.core.bootstrap import _Shortfall
 
     rng = np.random.default_rng(4)
@@ -255,7 +255,7 @@ def test_grouped_bootstrap_with_many_units_and_failures_is_deterministic() -> No
 
 
 def test_pooling_one_row_clusters_equals_summing_them() -> None:
-    """Issue 26: clusters of one row are pooled by a scatter; the sums are bincount's
+    """Clusters of one row are pooled by a scatter; the sums are bincount's
     (including -0.0 summed to 0.0 and NaN kept)."""
     from glyphbench.core.bootstrap import _pool
 

@@ -1,4 +1,4 @@
-"""Images are flushed once per batch, before the part file that lists them (issue 26)."""
+"""Images are flushed once per batch, before the part file that lists them."""
 
 from __future__ import annotations
 

@@ -133,7 +133,7 @@ def test_parts_are_numbered_and_the_newest_row_of_a_key_wins(tmp_path: Path) -> 
     second = folder.write_part(_rows(["b", "c"], "new"), "shard-0-of-1", "m")
     other = folder.write_part(_rows(["z"], "other"), "shard-0-of-1", "n")
     # numbered per (shard, group); the writing process (host, pid) and the file's
-    # SHA-256 (16 hex digits, issue 32) in the name
+    # SHA-256 (16 hex digits) in the name
     writer = f"{HOST_TAG}-{os.getpid()}"
     names = [path.name.rsplit("-", 1) for path in (first, second, other)]
     assert [name for name, _ in names] == [
@@ -357,7 +357,7 @@ def test_a_worker_failure_stops_the_run(tmp_path: Path) -> None:
 
 def test_a_waiting_batch_is_begun_before_the_current_one_is_finished(tmp_path: Path) -> None:
     """With ``begin``, the worker hands the next waiting batch over before finishing the
-    current one (issue 30: the writer encodes it meanwhile); never more than two begun,
+    current one (the writer encodes it meanwhile); never more than two begun,
     part files in batch order, the same rows as ``finish`` alone."""
     events: list[tuple[str, int]] = []
     begun = 0

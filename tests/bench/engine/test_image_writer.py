@@ -1,4 +1,4 @@
-"""The image writer process (issue 30): the same files as the worker thread, as safe.
+"""The image writer process: the same files as the worker thread, as safe.
 
 PNG encoding and SHA-256 moved out of the generating process; what must not change:
 the bytes on disk and their digests, the flush before the part file, errors reaching

@@ -1,4 +1,4 @@
-"""Issue 30 item 4: one reader process per GPU, and one generator process per GPU.
+"""One reader process per GPU, and one generator process per GPU.
 
 No GPU here: the GPUs are named through ``GLYPHBENCH_READ_DEVICES`` (or
 ``CUDA_VISIBLE_DEVICES``), and each reader process reports the

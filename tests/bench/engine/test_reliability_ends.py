@@ -1,4 +1,4 @@
-"""How `read` ends (issue 32, case 8): an unfinished run is said, SIGTERM leaves no warning.
+"""How `read` ends (case 8): an unfinished run is said, SIGTERM leaves no warning.
 
 `read --follow` whose run died part-way says so and exits 1 instead of reporting a
 plain merge; a `read` ended by SIGTERM shuts its worker pool down like Ctrl-C (exit

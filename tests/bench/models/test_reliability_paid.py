@@ -1,4 +1,4 @@
-"""Paid work is never lost to a path (issue 25): a long `api:http` label (a URL in
+"""Paid work is never lost to a path: a long `api:http` label (a URL in
 its options) and a 300-character prompt id make bounded file names, so the run
 that was paid for writes its rows (docs/reliability.md)."""
 

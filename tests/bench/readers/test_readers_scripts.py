@@ -100,7 +100,7 @@ def test_chinese_demo_render_reads_and_blank_does_not(tmp_path: Path) -> None:
     assert ned["control:blank"] <= 0.05
 
 
-# Issue 22, point 3: script sets per character, not one language guess.
+# point 3: script sets per character, not one language guess.
 
 
 def test_a_mixed_text_needs_every_script_it_is_written_in() -> None:

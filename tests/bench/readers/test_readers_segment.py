@@ -1,4 +1,4 @@
-"""Word segmentation: RapidOCR's dropped spaces come back from gaps in the ink (issue 22).
+"""Word segmentation: RapidOCR's dropped spaces come back from gaps in the ink.
 
 The images are drawn here by the render control (bundled DejaVu fonts) and read by
 the real RapidOCR; nothing is mocked.

@@ -52,7 +52,7 @@ def test_report_writes_page_tables_figures_and_gallery(
     ):
         for suffix in ("csv", "md", "tex"):
             assert (out / "tables" / f"{name}.{suffix}").stat().st_size > 0, (name, suffix)
-    # The heatmap's column: group unless its groups are too small (issue 33), here cefr's.
+    # The heatmap's column: group unless its groups are too small, here cefr's.
     heatmaps = [p.stem for p in (out / "figures").glob("heatmap_*.png")]
     assert len(heatmaps) == 1
     for stem in ("by_prompt_type", "by_group", "score_vs_length", *heatmaps, "distributions"):

@@ -1,4 +1,4 @@
-"""Reader faithfulness measured on a run's own typo controls (issues 13 and 15)."""
+"""Reader faithfulness measured on a run's own typo controls."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def typo_rows(read_as: str) -> pd.DataFrame:
 
 
 def test_a_run_records_what_each_control_drew(tmp_path: Path) -> None:
-    """Issue 23: the report reads the drawn text from the results; it never re-runs a control."""
+    """The report reads the drawn text from the results; it never re-runs a control."""
     from glyphbench.run.config import RunConfig
     from glyphbench.run.operations import run_benchmark
     from tests.helpers.runner_helper import PixelOCR, prompt_set, register
@@ -87,7 +87,7 @@ def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
     typo = rows["model"].str.startswith("control:typo")
     rows.loc[typo, "ocr_text"] = rows.loc[typo, "text"]  # a reader that "fixes" every typo
     rows.to_parquet(run / "results.parquet")
-    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit
     write_report([run], tmp_path / "report", n_boot=50)
     html = (tmp_path / "report" / "index.html").read_text("utf-8")
     assert "Reader corrects typos" in html and "Reader faithfulness" in html
@@ -97,7 +97,7 @@ def test_the_report_warns_when_the_reader_corrects(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_refusals_and_cost_have_their_own_table(tmp_path: Path) -> None:
-    """Issue 17: a refusal is reported as a rate with its interval, never as a zero score."""
+    """A refusal is reported as a rate with its interval, never as a zero score."""
     from tests.helpers.report_fixtures import build_run
 
     run = build_run(tmp_path / "run", n_prompts=12)
@@ -107,7 +107,7 @@ def test_refusals_and_cost_have_their_own_table(tmp_path: Path) -> None:
     rows.loc[refused, "error"] = "Refused: openai: moderation_blocked"
     rows.loc[hosted, "cost_usd"] = 0.04
     rows.to_parquet(run / "results.parquet")
-    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit
     write_report([run], tmp_path / "report", n_boot=50)
     table = pd.read_csv(tmp_path / "report" / "tables" / "outcomes.csv").set_index("model")
     assert table.loc["toy-good", "refused"] == 3

@@ -1,4 +1,4 @@
-"""Issue 33 item 4: figures show n and intervals, mark bins of fewer than 5 prompts and
+"""Figures show n and intervals, mark bins of fewer than 5 prompts and
 keep the largest group (the heatmap once dropped "(none)", 34 of 40 prompts)."""
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def test_select_examples_picks_best_and_worst_without_failed_rows() -> None:
 
 
 def test_ties_are_labelled_ties_never_best_or_worst() -> None:
-    """Issue 15: NED-0 images were labelled best, a perfect one worst."""
+    """NED-0 images were labelled best, a perfect one worst."""
     rows = pd.DataFrame(
         {
             "model": ["blank"] * 3 + ["render"] * 3 + ["mixed"] * 4,

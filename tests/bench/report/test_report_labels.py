@@ -41,7 +41,7 @@ def test_control_rows_are_never_bold_even_when_they_equal_the_best_model() -> No
 
 
 def test_bold_only_for_a_model_significantly_better_than_every_other() -> None:
-    """Issue 33: one model alone, or a best no comparison separates, is never bold."""
+    """One model alone, or a best no comparison separates, is never bold."""
     summary = _summary()
     assert display.best_marks(summary, ["ned"], ["model-a", "model-b"], _won(None)) == {}
     assert display.best_marks(summary, ["ned"], ["model-a"], _won(None).iloc[:0]) == {}
@@ -82,7 +82,7 @@ def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> 
     results = pd.read_parquet(run / "results.parquet")
     results["laion_freq"] = None
     results.drop(columns=["cefr"]).to_parquet(run / "results.parquet")
-    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit
     index = write_report([run], n_boot=20, seed=0, progress=True)
     meta = json.loads((index.parent / "report.json").read_text())
     assert "laion_freq" not in meta["by"] and "cefr" not in meta["by"]

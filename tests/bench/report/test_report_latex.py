@@ -1,5 +1,5 @@
 """The report's .tex tables compile with pdflatex (Debian's texlive; CI installs it), and
-fit a 7-inch text width without an overfull box (issue 33)."""
+fit a 7-inch text width without an overfull box."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One rule for ranks and comparisons (issue 22, point 4).
+"""One rule for ranks and comparisons (point 4).
 
 Ranks come from the Holm-corrected paired comparisons, so a pair the comparison
 table calls significantly different never shares a rank; slices below
@@ -44,7 +44,7 @@ def _paired_close_models(run: Path, n_prompts: int, gap: float) -> None:
     shift = np.where(rows["model"] == "a", gap, 0.0)
     rows["ned"] = np.where(rows["error"] == "", np.clip(base + shift + noise, 0, 1), np.nan)
     rows.to_parquet(path)
-    write_checksum(path)  # the table's sidecar follows the edit (issue 32)
+    write_checksum(path)  # the table's sidecar follows the edit
 
 
 @pytest.mark.slow
@@ -171,7 +171,7 @@ def test_the_page_shows_no_broken_badge_for_a_one_row_slice(tmp_path: Path) -> N
         .to_numpy()
     )
     rows.to_parquet(run / "results.parquet")
-    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit
     index = write_report([run], tmp_path / "report", by=["odd"], n_boot=200)
     html = index.read_text(encoding="utf-8")
     assert "broken in" not in html and "n = 1: too few" in html

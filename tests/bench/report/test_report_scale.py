@@ -1,4 +1,4 @@
-"""Issue 18: the summary's one shared prompt draw (order-free, model-additive, failure-safe)."""
+"""The summary's one shared prompt draw (order-free, model-additive, failure-safe)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The three reports and the rating app in headless Chromium at 1366 and 1920 px (issue 15).
+"""The three reports and the rating app in headless Chromium at 1366 and 1920 px.
 
 Each page is loaded at both widths and must show no horizontal overflow
 (``document.documentElement.scrollWidth <= innerWidth``), no "NaN" anywhere in its

@@ -445,7 +445,7 @@ def test_load_runs_combines_runs_and_rejects_disjoint_ones(tmp_path) -> None:
     results = pd.read_parquet(other / "results.parquet")
     results["prompt_id"] = "q" + results["prompt_id"].astype(str)
     results.to_parquet(other / "results.parquet")
-    write_checksum(other / "results.parquet")  # the table's sidecar follows the edit (issue 32)
+    write_checksum(other / "results.parquet")  # the table's sidecar follows the edit
     with pytest.raises(InputError, match="share no prompts"):
         load_runs([a, other])
     with pytest.raises(InputError, match=r"no results\.parquet"):

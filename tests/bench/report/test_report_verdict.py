@@ -1,4 +1,4 @@
-"""Issue 33 item 3: the report's first screen says which model is best and how sure,
+"""The report's first screen says which model is best and how sure,
 placing every model against the controls of its run."""
 
 from __future__ import annotations

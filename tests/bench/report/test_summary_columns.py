@@ -1,4 +1,4 @@
-"""The console summary of ``run`` and ``merge`` reads only its columns (issue 26).
+"""The console summary of ``run`` and ``merge`` reads only its columns.
 
 A merged table of a million rows is over a GB with every column; the summary needs
 a few: the model lines', and the inputs of each shown metric's aggregate as the
@@ -160,7 +160,7 @@ def _numbers(printed: str) -> set[str]:
 def test_the_summary_fits_the_console_and_cuts_no_number_nor_header(
     results: Path, width: int
 ) -> None:
-    """Issue 33: at 80 columns (and narrower or wider) no line is wider than the console,
+    """At 80 columns (and narrower or wider) no line is wider than the console,
     every number of the table is printed whole, and every header on one line where it fits
     beside the model; columns that do not fit go to parts that repeat the model."""
     rows = pd.read_parquet(results)

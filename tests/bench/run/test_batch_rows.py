@@ -1,4 +1,4 @@
-"""A batch's rows built as Arrow columns are the rows the frame path builds (issue 26).
+"""A batch's rows built as Arrow columns are the rows the frame path builds.
 
 ``Runner.rows`` builds each batch's table column by column (:class:`BatchRows`);
 ``Runner.rows_frame`` is the frame path it replaced (records -> DataFrame, prompt

@@ -1,4 +1,4 @@
-"""The streamed merge writes the same results table as the in-memory merge (issue 26).
+"""The streamed merge writes the same results table as the in-memory merge.
 
 The in-memory merge (:meth:`RunFolder.merge`: every part file concatenated, the newest
 row of each key kept, then sorted) is the reference; :meth:`RunFolder.merge_stream`

@@ -1,4 +1,4 @@
-"""Issue 33, item 10: the dry-run's estimate names generation it cannot count (with the
+"""The dry-run's estimate names generation it cannot count (with the
 command that measures it), warns when ``device auto`` puts a diffusers model on the CPU,
 and ``--ocr`` help lists every registered reader."""
 

@@ -1,4 +1,4 @@
-"""Issue 15: progress lines when output is not a terminal, one progress library, declared
+"""Progress lines when output is not a terminal, one progress library, declared
 dependencies, and the tokenizer's length warning silenced where truncation is intended."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_a_run_prints_progress_lines_to_a_console_that_is_not_a_terminal(
     assert [x.split(",")[0] for x in lines] == [
         f"control:render?size=64: {n}/10 ({10 * n}%)" for n in (2, 4, 6, 8, 10)
     ]
-    # rate and time left, as tqdm shows them (issue 33; "?" until half a second has passed);
+    # rate and time left, as tqdm shows them ("?" until half a second has passed);
     # the last line has nothing left
     pace = r"elapsed, ([\d.]+/(s|min)|\?/s), ETA (\d+:\d\d:\d\d|\?)$"
     assert all(re.search(pace, x) for x in lines), lines

@@ -1,4 +1,4 @@
-"""Readers keep raw text (issue 31): each box as the engine gave it, in the engine's order.
+"""Readers keep raw text: each box as the engine gave it, in the engine's order.
 
 glyphbench's own metrics keep reading the stripped, reordered ``Reading.text``; a benchmark
 adapter that needs what the benchmark's reader would have given (LeX-Bench's PaddleOCR boxes,

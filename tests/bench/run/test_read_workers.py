@@ -181,7 +181,7 @@ def test_read_workers_are_checked_before_anything_is_written(tmp_path: Path, csv
     )
     assert dead.returncode == 2 and "could not start in a reader process" in dead.stderr
     assert "engine binary missing" in dead.stderr and not out.exists()
-    # issue 32: a reader that starts but cannot read is tried on a sample image first
+    # a reader that starts but cannot read is tried on a sample image first
     blind = subprocess.run(
         command(out, csv, "--read-workers", "1", ocr="ocr_blind"),
         env=child_environment(),

@@ -75,7 +75,7 @@ def test_second_reader_reads_each_image_once_and_a_repeat_reads_nothing(
 ) -> None:
     out, results = _run(tmp_path)
     distinct = results["image_sha256"].nunique()
-    # + 1: the run tries its reader on a sample image before writing anything (issue 32)
+    # + 1: the run tries its reader on a sample image before writing anything
     assert read_counts == {"count-a": distinct + 1}
     read_counts["count-a"] -= 1
     rescored = rescore_run(
@@ -116,7 +116,7 @@ def test_store_survives_a_new_process_and_keys_by_reader_identity(tmp_path: Path
 def test_rescore_keeps_the_previous_readings_and_says_so(
     tmp_path: Path, counting_readers: None
 ) -> None:
-    """Issue 15: rescore used to replace the run's readings without a word."""
+    """Rescore used to replace the run's readings without a word."""
     import io
     import shutil
 

@@ -64,7 +64,7 @@ def test_read_in_a_worker_process_with_a_real_reader(tmp_path: Path) -> None:
 
 
 def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
-    """Readings made by `read` sit in RUN/readings/ like those made during a run (issue 13)."""
+    """Readings made by `read` sit in RUN/readings/ like those made during a run."""
     from glyphbench.run.reading_store import readings_table
 
     generate(tmp_path / "later", read_later=True)
@@ -83,7 +83,7 @@ def test_read_keeps_its_readings_in_the_run_store(tmp_path: Path) -> None:
 def test_a_first_look_reads_whole_only_the_part_files_with_unread_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 26: a resumed reader does not hold the table of a mostly read run."""
+    """A resumed reader does not hold the table of a mostly read run."""
     from glyphbench.engine import RunFolder
     from glyphbench.run.read_later import _rows
 

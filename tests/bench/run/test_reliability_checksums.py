@@ -1,4 +1,4 @@
-"""Checksummed tables (issue 32, case 7): a flipped bit is an error naming the file.
+"""Checksummed tables (case 7): a flipped bit is an error naming the file.
 
 results.parquet and every part file are written with Parquet page checksums and a
 SHA-256 of the whole file (results: ``results.parquet.sha256`` beside it; a part

@@ -1,4 +1,4 @@
-"""Damaged files elsewhere (issue 25): export checks every image against its SHA-256,
+"""Damaged files elsewhere: export checks every image against its SHA-256,
 `human sample` names a damaged image and leaves no partial study, a FIFO in an
 `images:` manifest is `Unreadable:`, and `human serve` refuses impossible ports and
 hosts in one line (docs/reliability.md)."""

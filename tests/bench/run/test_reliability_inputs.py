@@ -1,4 +1,4 @@
-"""Bounded, checked inputs (issue 32, cases 2, 3, 6 and the smaller points of 8).
+"""Bounded, checked inputs (cases 2, 3, 6 and the smaller points of 8).
 
 Config files are bounded (size; YAML aliases), every check `run` makes on a prompt
 file is also a finding of `prompts validate`, nothing is written before the checks

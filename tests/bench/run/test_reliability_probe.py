@@ -1,4 +1,4 @@
-"""No command replaces a good row with a failed one (issue 32, case 1).
+"""No command replaces a good row with a failed one (case 1).
 
 A reader is tried on one real image before anything is written: one that fails at
 start or on that image is refused in one line (exit 2) and the folder is left as it

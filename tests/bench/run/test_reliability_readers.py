@@ -1,4 +1,4 @@
-"""One reader per results table (issue 25): `read`, `rescore` and `run` never mix readers.
+"""One reader per results table: `read`, `rescore` and `run` never mix readers.
 
 The reader is part of a results table's identity (run.json's ``reader``): `read`
 refuses while a rescore holds the folder, a `read --shard` with another reader than

@@ -1,4 +1,4 @@
-"""Separate reading survives damage and races (issue 25): `glyphbench read RUN`.
+"""Separate reading survives damage and races: `glyphbench read RUN`.
 
 One truncated PNG among many is one failed row naming the file; a damaged readings
 file is set aside and its images read again; `read --follow` started with

@@ -210,7 +210,7 @@ def test_a_failed_first_attempt_does_not_poison_the_folder(
     csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
     out = tmp_path / "run"
     args = ["run", "--ocr", "pixelocr", "--prompts", f"csv:{csv}", "--out", str(out)]
-    # a model that cannot load (a reader that cannot read is refused before writing: issue 32)
+    # a model that cannot load (a reader that cannot read is refused before writing)
     code, err = run_cli([*args, "-m", "broken:", "--no-progress"], capsys)
     assert code == 1 and "every row of the run failed (2 of 2)" in err
     code, err = run_cli([*args, "-m", "control:render?size=32", "--no-progress"], capsys)

@@ -328,7 +328,7 @@ print(json.dumps({{"plan": plan, "heavy": heavy}}, default=str))
 
 def test_dry_run_prices_hosted_models_against_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """The leaders config's own prices make it cost more than its cap: the plan says so,
-    with each hosted model's caveats (issue 24)."""
+    with each hosted model's caveats."""
     from glyphbench.run.operations import plan_run
     from glyphbench.run.plan import plan_lines
 
@@ -382,7 +382,7 @@ def test_cli_run_flags_dry_run_and_errors(tmp_path: Path) -> None:
     assert planned.exit_code == 0, planned.output
     plan = json.loads(planned.stdout)
     assert [m["jobs"] for m in plan["models"]] == [6, 6] and not out.exists()
-    # Without --json: a short plan with an estimate (issue 15), not hundreds of JSON lines.
+    # Without --json: a short plan with an estimate, not hundreds of JSON lines.
     short = cli.invoke(app, [*args, "--out", str(out), "--dry-run", "--ocr", "tesseract"])
     assert short.exit_code == 0, short.output
     lines = short.stdout.strip().splitlines()

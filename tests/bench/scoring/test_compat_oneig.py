@@ -120,7 +120,7 @@ def test_per_image_values_are_consistent(expected, read):
 
 
 def test_characters_of_the_truth_count_as_the_file_types_them():
-    # Issue 21: OneIG filters its CSV cell as it is. A line break or a no-break space in it is
+    # OneIG filters its CSV cell as it is. A line break or a no-break space in it is
     # whitespace; only an escape typed as text ("\\n", "\\xa0") leaves its letters behind.
     assert oneig_ed("Deep\nLearning", "Deep Learning") == 0.0
     assert oneig_ed("Hello\u00a0World", "Hello World") == 0.0

@@ -1,4 +1,4 @@
-"""Reader units (issue 21): a glyphbench reader's lines scored as each benchmark's reader's units.
+"""Reader units: a glyphbench reader's lines scored as each benchmark's reader's units.
 
 Every row of ``tests/data/compat/units.jsonl`` holds a reader's ``lines``, the ``units``
 the benchmark's own reader returns for that image, and the values the benchmark's own

@@ -1,6 +1,6 @@
 """glyphbench.scoring's package face: its lazy-name table and its TYPE_CHECKING imports agree.
 
-The face names each public name twice (issue 34): ``_HOMES`` (name -> module, what
+The face names each public name twice: ``_HOMES`` (name -> module, what
 ``__getattr__`` imports on first use) and the TYPE_CHECKING imports (what mypy and a
 reader see). A name added to one and not the other would be importable but untyped, or
 typed but missing at run time.

@@ -220,7 +220,7 @@ def test_repeated_pairs_get_the_rows_of_their_first_occurrence():
 
 
 def test_human_study_places_order_the_copied_and_compared_scores() -> None:
-    """Issue 23: a human study's scores are the records' ``study`` / ``human`` places."""
+    """A human study's scores are the records' ``study`` / ``human`` places."""
     from glyphbench.scoring.table import Metric
 
     table = MetricTable()

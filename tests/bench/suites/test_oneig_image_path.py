@@ -1,4 +1,4 @@
-"""OneIG's image path as a run option (issue 31): ``--suite "oneig-text?image_path=oneig"``.
+"""OneIG's image path as a run option: ``--suite "oneig-text?image_path=oneig"``.
 
 The reader reads the cells OneIG's scorer reads (the prompt's 4 images in a 2x2 WebP
 grid at quality 80, cut, each cell a JPEG at quality 75), not the stored PNGs, which

@@ -1,4 +1,4 @@
-"""Issue 21, point 2: protocol defaults as the benchmarks' and model cards' sources state them.
+"""Point 2: protocol defaults as the benchmarks' and model cards' sources state them.
 
 Each test pins one fact read from a source (cited in docs/suites.md and docs/models.md):
 OneIG's token limit rule, the readers and versions the benchmarks pin, each benchmark's

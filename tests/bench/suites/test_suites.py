@@ -345,7 +345,7 @@ def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: 
     data["suite"]["data"] = str(longtext_dir)
     data["models"] = data["models"][:2]  # the controls: no weights to resolve
     plan = plan_run(RunConfig.from_mapping(data))
-    # --limit takes from every subset (issue 21): 2 English and 2 Chinese prompts.
+    # --limit takes from every subset: 2 English and 2 Chinese prompts.
     assert plan["prompts"]["count"] == 4 and plan["prompts"]["source"] == "suite:longtext"
     assert plan["protocol"]["prompts"] == {"selected": 4, "benchmark": 320}
     assert [m["jobs"] for m in plan["models"]] == [16, 16]

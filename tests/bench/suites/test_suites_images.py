@@ -1,4 +1,4 @@
-"""Issue 21, points 4 and 5: images in a benchmark's own layout, headlines, ``--limit`` per subset.
+"""Points 4 and 5: images in a benchmark's own layout, headlines, ``--limit`` per subset.
 
 End to end on the real LongText-Bench files (``../shared/longtext-bench``; skipped
 with the reason where absent): ``control:render`` draws the images, they are

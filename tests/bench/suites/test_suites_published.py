@@ -1,4 +1,4 @@
-"""Issue 21, point 3: published numbers, one row per source, shown in the report per source.
+"""Point 3: published numbers, one row per source, shown in the report per source.
 
 ``bench/suites/published.csv`` holds numbers copied from the benchmarks' and the
 models' repositories (each row cites repository@commit, file and table column).

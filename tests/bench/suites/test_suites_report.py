@@ -195,7 +195,7 @@ def test_report_of_two_runs_warns_that_their_protocols_differ(
     suite = report["suites"]["mario"]
     assert suite["headline"] == "mario_f"
     scores = {(s["model"], s["subset"]): s for s in suite["scores"]}
-    # labels say what differs between the runs' protocols: here the reader (issue 24)
+    # labels say what differs between the runs' protocols: here the reader
     render = scores[("control:render [reader tesseract]", "all")]
     blank = scores[("control:blank [reader tesseract]", "all")]
     assert (

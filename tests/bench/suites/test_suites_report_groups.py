@@ -1,4 +1,4 @@
-"""CVTG-2K's per-region-count rows as report groups (issue 31, item 5).
+"""CVTG-2K's per-region-count rows as report groups.
 
 The papers' CVTG-2K tables print word accuracy per region count (Ovis-Image's "WA 2 regions"
 ...), each pooled over the CVTG and CVTG-Style files of that count; the report groups a run's

@@ -45,7 +45,7 @@ def test_benchmark_report_shows_a_hostile_model_name_as_text(tmp_path: Path) -> 
     results["model"] = results["model"].replace({"m": HOSTILE})
     results.loc[0, "ocr_text"] = HOSTILE
     results.to_parquet(run / "results.parquet", index=False)
-    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit (issue 32)
+    write_checksum(run / "results.parquet")  # the table's sidecar follows the edit
     index = write_report([run], tmp_path / "report", by=["prompt_type"], n_boot=50)
     page = index.read_text(encoding="utf-8")
     assert_shown_as_text(page)
