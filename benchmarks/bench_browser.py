@@ -40,10 +40,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.helpers
 
-from browser import chromium_driver
-from report_fixtures import WIDE_MODELS, build_wide_run
+from tests.helpers.browser import chromium_driver
+from tests.helpers.report_fixtures import WIDE_MODELS, build_wide_run
 
 TARGET_MS = 2000.0
 

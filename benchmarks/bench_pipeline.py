@@ -177,8 +177,12 @@ def harness_spec(
             "out": str(out),
         }
     )
+    # the reader object's keyword: ``reader``; engines before the typed stages (--engine,
+    # the one the H200 ran) call it ``ocr``
+    known = inspect.signature(run_benchmark).parameters
+    given = {"reader" if "reader" in known else "ocr": ocr}
     result = run_benchmark(
-        config, prompt_set=PromptSet(frame, source="bench"), reader=ocr, progress=False
+        config, prompt_set=PromptSet(frame, source="bench"), progress=False, **given
     )
     timing = result.outcome.timings["bench"]
     shutil.rmtree(out, ignore_errors=True)

@@ -22,11 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from dp_reference import dp_scores
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.helpers
 
 from glyphbench.scoring import SCORE_COLUMNS, score_pairs
+from tests.helpers.dp_reference import dp_scores
 
 T = TypeVar("T")
 
