@@ -5,25 +5,15 @@ Here rather than in one of them: a test module never imports another.
 
 from __future__ import annotations
 
-import sys
-
 import pytest
+
+from tests.helpers.cli_runs import invoke_cli
 
 
 def glyphbench(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    from glyphbench.cli import main
-
-    capsys.readouterr()
-    saved = sys.argv
-    sys.argv = ["glyphbench", *map(str, args)]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    finally:
-        sys.argv = saved
-    return code, capsys.readouterr().err
+    """``glyphbench ARGS`` in this process: exit code and stderr."""
+    code, _out, err = invoke_cli(args, capsys)
+    return code, err
 
 
 def one_line(err: str) -> str:

@@ -10,13 +10,14 @@ import sys
 import pytest
 
 
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """``glyphbench ARGS`` in this process: exit code and what went to stderr."""
+def invoke_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``glyphbench ARGS`` in this process, as the console script runs it (``main``, so its
+    exit codes and one-line errors): exit code, stdout and stderr."""
     from glyphbench.cli import main
 
     capsys.readouterr()
     saved = sys.argv
-    sys.argv = ["glyphbench", *args]
+    sys.argv = ["glyphbench", *map(str, args)]
     try:
         main()
         code = 0
@@ -24,4 +25,11 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         sys.argv = saved
-    return code, capsys.readouterr().err
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``glyphbench ARGS`` in this process: exit code and what went to stderr."""
+    code, _out, err = invoke_cli(args, capsys)
+    return code, err

@@ -10,7 +10,6 @@ answers (exit 3). Real reading (RapidOCR) where the numbers matter.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +17,7 @@ import pytest
 
 from glyphbench.cli.exit_codes import MODEL_FAILED
 from glyphbench.report.build import ANSWER, write_report
+from tests.helpers.cli_runs import invoke_cli
 from tests.helpers.report_fixtures import build_run
 
 #: A hub id no test machine caches (the hub is made unreachable below).
@@ -27,20 +27,7 @@ CONTROLS = "control:render?size=128,control:typo?rate=0.3&size=128,control:blank
 
 def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``glyphbench ARGS`` in this process: exit code, stdout and stderr."""
-    from glyphbench.cli import main
-
-    capsys.readouterr()
-    saved = sys.argv
-    sys.argv = ["glyphbench", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    finally:
-        sys.argv = saved
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return invoke_cli(args, capsys)
 
 
 @pytest.fixture
