@@ -194,7 +194,7 @@ def test_ablate_runs_the_harness_without_images_and_without_part_files_in_the_sa
 def test_ablate_is_refused_on_an_engine_without_the_method_it_replaces(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """An engine from before issue 30 has no RunFolder.send_images: exit 2, nothing run."""
+    """An engine without writer processes (no RunFolder.send_images): exit 2, nothing run."""
     monkeypatch.delattr(folder_module.RunFolder, "send_images")
     assert bench_gpu_proxy.unablatable(["images", "part-files"]) == ["images"]
     with pytest.raises(SystemExit) as refused:
@@ -251,7 +251,7 @@ def test_engine_runs_the_harness_passes_on_the_engine_measured_on_the_h200(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     """--engine: the stand-in and this script, the harness of another checkout (665db58,
-    before issue 30: Pillow's default PNG, every image encoded in the worker thread)."""
+    before the writer processes: Pillow's default PNG, every image encoded in the worker thread)."""
     engine = _export(bench_gpu_proxy.H200_ENGINE, tmp_path / "old")
     options = ["--sizes", "512", "--contents", "photo", "--images", "2", "--rounds", "1"]
     out = tmp_path / "old.json"

@@ -55,5 +55,5 @@ def assert_historical_contract() -> None:
     ]
     assert METRICS.compat_family("reference") == "textinvision"
     assert METRICS.columns(["vae"], inputs="text") == ["wr", "pa"]
-    # Issue 16 added PSNR and SSIM inside the rendered text boxes.
+    # A later version added PSNR and SSIM inside the rendered text boxes.
     assert METRICS.columns(["vae"]) == ["wr", "pa", "psnr", "ssim", "psnr_text", "ssim_text"]

@@ -1,4 +1,4 @@
-"""Issue 14 for the rating app: stalling, brute force, uploads, logs, exports, races.
+"""Stalling, brute force, uploads, logs, exports, races.
 
 One app is launched for the module (20 images, K=2, batches of 5 + 1 gold), as a
 hostile or clumsy client would meet it. Addresses are set with X-Forwarded-For, which

@@ -20,7 +20,7 @@ FIELD = REPO / "configs" / "vaes-2026.yaml"
 #: The config's taesd: entry, relative to the repository root (the tests' working folder).
 TAEF2 = REPO.parent / "shared" / "taef2"
 
-#: The models issue 16 asks the field's table to cover, by a word of their label.
+#: The models the field's VAE table covers, by a word of their label.
 EXPECTED = ("SD 1.5", "SDXL", "SD3.5", "FLUX.1", "FLUX.2", "Qwen-Image", "Sana", "HunyuanImage")
 
 

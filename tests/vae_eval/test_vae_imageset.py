@@ -84,7 +84,7 @@ def test_stratified_limit_spreads_over_size_and_class() -> None:
 
 @pytest.mark.parametrize("limit", [5, 20, 22, 30, 64, 179])
 def test_limit_draws_an_equal_number_per_font_size_with_every_size(limit: int) -> None:
-    """issue 22: `--limit 20` drew 6/6/6/2 images at 48/32/20/14 px and none at 10 px."""
+    """`--limit 20` drew 6/6/6/2 images at 48/32/20/14 px and none at 10 px."""
     picked = stratified_limit(default_cells(), limit)
     per_size = Counter(c.font_size for c in picked)
     assert set(per_size) == set(FONT_SIZES)

@@ -144,7 +144,7 @@ def test_first_size_below_the_floor() -> None:
     assert first_size_below(table) == {"taef2": 10.0, "identity": None}
 
 
-# --------------------------------------------------------------------------- issue 22
+# ---------------------------------------------------------------------------
 
 
 def _per_size(vae: str, per_size: int, wr: dict[int, list[float]]) -> list[dict[str, object]]:

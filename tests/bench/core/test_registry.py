@@ -147,7 +147,7 @@ def test_toys_run_end_to_end_through_the_cli(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_toy_metric_reader_and_source_reach_results_report_and_list(tmp_path: Path) -> None:
-    """Issue 11's test: each toy is one registered object, seen everywhere it should be."""
+    """Each toy is one registered object, seen everywhere it should be."""
     from glyphbench.report import write_report
     from glyphbench.scoring.table import METRICS, Metric
 

@@ -44,7 +44,7 @@ from glyphbench.models.families.hidream import TINY_LLAMA_FOLDER
 from glyphbench.run.config import RunConfig
 from tests.helpers.paths import REPO_ROOT
 
-#: The families issue 17 asks for: family -> (pipeline class, a hub id of it).
+#: The families the study asks for: family -> (pipeline class, a hub id of it).
 ISSUE_FAMILIES = {
     "qwen-image": ("QwenImagePipeline", "Qwen/Qwen-Image"),
     "qwen-image-2.1": ("QwenImage21Pipeline", "Qwen/Qwen-Image-2.1"),
@@ -486,7 +486,7 @@ print(json.dumps({{"code": result.exit_code, "out": result.stdout, "heavy": heav
     real = [m["describe"] for m in plan["models"] if m["spec"].startswith("diffusers:")]
     families = {info["family"] for info in real}
     assert UNKNOWN not in families
-    # Every family issue 17 names is in the study (one checkpoint each at least).
+    # Every family the study names is in the study (one checkpoint each at least).
     wanted = set(ISSUE_FAMILIES) - {
         "hidream-i1-dev",
         "hidream-i1-fast",

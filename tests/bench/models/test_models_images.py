@@ -44,7 +44,7 @@ def _image_folder(run_dir: Path) -> Path:
 
 @pytest.mark.slow
 def test_scoring_a_run_folder_reproduces_its_scores_row_for_row(tmp_path: Path) -> None:
-    """Done-when of issue 15: control:render, then its images as images:, same prompts."""
+    """control:render, then its images as images:, same prompts."""
     from glyphbench.readers import get_reader
 
     reader = get_reader("tesseract")
@@ -148,7 +148,7 @@ def test_bad_sources_are_one_line_errors(tmp_path: Path) -> None:
 def test_a_folder_without_a_prompt_selection_scores_the_prompts_its_files_name(
     tmp_path: Path,
 ) -> None:
-    """Issue 33 (was issue 24): 10 files named by prompts of the 507k-prompt default set.
+    """10 files named by prompts of the 507k-prompt default set.
     Without --prompts the plan and the run take the 10 prompts the files name; with
     --prompts default (507,768 images without a file) the run is refused before writing."""
     from PIL import Image

@@ -87,7 +87,7 @@ def test_rapidocr_reads_chinese_drawn_by_the_render_control() -> None:
 
 @pytest.mark.slow
 def test_chinese_demo_render_reads_and_blank_does_not(tmp_path: Path) -> None:
-    """Issue 13's Chinese demo, as a user types it; scored per character."""
+    """Chinese demo, as a user types it; scored per character."""
     out = tmp_path / "zh"
     args = ["run", "--prompts", "default", "--where", "lang == 'zh'"]
     args += ["--models", "control:render,control:blank", "--ocr", "rapidocr", "--limit", "20"]

@@ -109,7 +109,7 @@ LONGTEXT = SHARED / "longtext-bench"
 
 @pytest.mark.slow
 def test_longtext_render_control_read_by_rapidocr_scores_at_least_095(tmp_path: Path) -> None:
-    """Issue 22's target: LongText EN text score of control:render with --ocr rapidocr."""
+    """The target: LongText EN text score of control:render with --ocr rapidocr."""
     import pandas as pd
     from typer.testing import CliRunner
 

@@ -1,4 +1,4 @@
-"""Issue 32 items 4 and 5: a report on unread rows says so and counts only read rows; a
+"""A report on unread rows says so and counts only read rows; a
 report is written beside its folder and renamed into place, so the old one stays whole."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 labels: a control row is never bold as best; the NED column says its direction."""
+"""A control row is never bold as best; the NED column says its direction."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_control_rows_are_never_bold_even_when_they_equal_the_best_model() -> No
         return ["best" in row[column].cls for row in table.rows]
 
     assert bold(display.best_rows(_won("model-a"), ["ned"], models)) == [True, False, False]
-    assert bold(None) == [True, False, True]  # what the report showed before issue 15
+    assert bold(None) == [True, False, True]  # what the report showed before the change
 
 
 def test_bold_only_for_a_model_significantly_better_than_every_other() -> None:

@@ -1,4 +1,4 @@
-"""Issue 33 items 5 and 11 in headless Chromium at 1366 px: every number of the benchmark
+"""In headless Chromium at 1366 px: every number of the benchmark
 and VAE reports sits under its own header, and no table is wider than its box (the VAE
 threshold's evidence cell was one 1,763 px line)."""
 

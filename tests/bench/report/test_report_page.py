@@ -1,4 +1,4 @@
-"""Issue 33 items 5 and 11: the page defines its metrics, frames blank images, and a
+"""The page defines its metrics, frames blank images, and a
 per-image CSV sits beside the Parquet; the VAE figure shows the ceiling under identity."""
 
 from __future__ import annotations

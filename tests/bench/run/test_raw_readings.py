@@ -99,7 +99,7 @@ def test_a_run_keeps_raw_text_and_an_old_store_still_gives_its_readings(tmp_path
         assert result.results is not None
         assert set(result.results["ocr_raw"]) == {'["HOUSE ", " WARMING"]'}
         assert set(result.results["ocr_text"]) == {"HOUSE WARMING"}  # glyphbench's own text
-        for part in (tmp_path / "readings").glob("*.parquet"):  # as written before issue 31
+        for part in (tmp_path / "readings").glob("*.parquet"):  # as written before the change
             old = part.with_name(part.name.rsplit("-", 1)[0] + ".parquet")  # no SHA-256 then
             pd.read_parquet(part).drop(columns=["ocr_raw"]).to_parquet(old, index=False)
             part.unlink()

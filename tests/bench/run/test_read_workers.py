@@ -1,4 +1,4 @@
-"""Issue 26: `glyphbench run --read-workers N` starts its own reader processes.
+"""`glyphbench run --read-workers N` starts its own reader processes.
 
 Every run goes through the real CLI (tests/helpers/runner_helper.py as the script, so the
 reader processes, which import it as ``__mp_main__``, have the test doubles too):

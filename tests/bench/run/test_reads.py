@@ -1,4 +1,4 @@
-"""Issue 18: `run --read-later` then `glyphbench read RUN` (in-process, sharded, worker process)."""
+"""`run --read-later` then `glyphbench read RUN` (in-process, sharded, worker process)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14 for the run engine: races, torn files, poisoned folders, permissions, leftovers.
+"""Races, torn files, poisoned folders, permissions, leftovers.
 
 Each test pins one failure found by injecting faults (see docs/reliability.md): two
 processes on one ``--out``, an unreadable part file, a failed first attempt, the file

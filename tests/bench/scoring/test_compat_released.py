@@ -67,7 +67,7 @@ def test_released_outputs_give_the_papers_row(summary: dict[str, Any]) -> None:
 
 
 def test_stripping_the_boxes_would_miss_the_papers_pned() -> None:
-    # The rule before issue 31 stripped end spaces and collapsed runs: PNED 1.69, not 1.71.
+    # The rule before the change stripped end spaces and collapsed runs: PNED 1.69, not 1.71.
     summary = next(row for row in LEX_SETS if row["caption"] == "simple")
     mine = [row for row in LEX_IMAGES if row["caption"] == "simple"]
     stripped = lines_path(mine, convert=boxes)

@@ -1,4 +1,4 @@
-"""Issue 12's "done when" for LongText-Bench, end to end and offline.
+"""The "done when" of LongText-Bench, end to end and offline.
 
 ``glyphbench run --suite longtext:en --data ../shared/longtext-bench --models
 control:render,control:blank --limit 8 --out DIR`` with ``--ocr easyocr`` (the
