@@ -46,7 +46,6 @@ class EchoOptions(Options):
     shout: bool = Field(default=False, description="read everything in capitals")
 
 
-@register("readers", "toy-echo", options=EchoOptions, summary="Reads the image's size as text.")
 class EchoReader(Reader):
     name = "toy-echo"
 
@@ -66,13 +65,6 @@ class WordsOptions(Options):
     count: int = Field(default=3, ge=1, description="how many prompts to make")
 
 
-@register(
-    "sources",
-    "toy-words",
-    options=WordsOptions,
-    target="optional",
-    summary="Prompts asking for the words of the target (comma-separated).",
-)
 def toy_words(spec: Spec, options: WordsOptions) -> PromptSet:
     words = (spec.target or "alpha,beta,gamma,delta").split(",")[: options.count]
     frame = pd.DataFrame(
@@ -91,7 +83,6 @@ class SolidOptions(Options):
     device: str | None = Field(default=None, description="where to run (the runner may set it)")
 
 
-@register("models", "toy-solid", options=SolidOptions, summary="A grey square for every prompt.")
 class SolidModel(ModelAdapter):
     def __init__(self, spec: Spec, options: SolidOptions) -> None:
         self.spec = spec.text
@@ -105,8 +96,22 @@ TOYS = {"readers": "toy-echo", "sources": "toy-words", "models": "toy-solid"}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _forget_toys_afterwards() -> Iterator[None]:
-    """Later test modules see the built-in plug-ins only."""
+def _toys_while_this_module_runs() -> Iterator[None]:
+    """The toys exist only while this module's tests run: registered at import, they would
+    reach every test collected in the same worker (``--help`` texts, ``list``)."""
+    register("readers", "toy-echo", options=EchoOptions, summary="Reads the image's size as text.")(
+        EchoReader
+    )
+    register(
+        "sources",
+        "toy-words",
+        options=WordsOptions,
+        target="optional",
+        summary="Prompts asking for the words of the target (comma-separated).",
+    )(toy_words)
+    register(
+        "models", "toy-solid", options=SolidOptions, summary="A grey square for every prompt."
+    )(SolidModel)
     yield
     for kind, name in TOYS.items():
         PLUGINS.unregister(kind, name)
