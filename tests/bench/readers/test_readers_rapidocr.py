@@ -1,0 +1,94 @@
+"""RapidOCR's options that act after detection: debris, a second box expansion, spaces on
+every recogniser's lines. Each is off by default, so the default reader reads as before."""
+
+from __future__ import annotations
+
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from glyphbench.core.fonts import font_by_name
+from glyphbench.readers import get_reader
+from glyphbench.readers.common import drop_debris
+from glyphbench.readers.rapidocr import surer
+
+Line = tuple[list[tuple[float, float]], str, float]
+
+
+def _box(height: float, left: float = 0.0) -> list[tuple[float, float]]:
+    return [(left, 0.0), (left + 50.0, 0.0), (left + 50.0, height), (left, height)]
+
+
+def test_debris_drops_only_short_pieces_far_below_the_median_height() -> None:
+    found: list[Line] = [
+        (_box(40), "GRAND", 0.9),
+        (_box(42), "SALE", 0.9),
+        (_box(39), "of", 0.95),  # a short word at the text's size stays
+        (_box(12), "W", 0.6),  # a speck
+        (_box(11), "米", 0.9),  # a lone Han glyph beside an English title
+        (_box(10), "tiny print", 0.7),  # small but long: a line of fine print stays
+    ]
+    kept = [text for _, text, _ in drop_debris(found, 0.5)]
+    assert kept == ["GRAND", "SALE", "of", "tiny print"]
+    assert drop_debris(found, 0.0) == found
+    assert drop_debris([], 0.5) == []
+
+
+def test_debris_counts_letters_and_digits_not_punctuation() -> None:
+    found: list[Line] = [
+        (_box(40), "OPEN", 0.9),
+        (_box(41), "NOW", 0.9),
+        (_box(39), "DAILY", 0.9),
+        (_box(10), "5.", 0.9),  # two characters, one letter or digit
+        (_box(10), "...!", 0.9),  # no letter or digit at all
+        (_box(10), "2026", 0.9),  # four digits
+    ]
+    assert [text for _, text, _ in drop_debris(found, 0.5)] == ["OPEN", "NOW", "DAILY", "2026"]
+
+
+def test_surer_keeps_the_reading_with_more_confident_characters() -> None:
+    cut: list[Line] = [(_box(40), "RAND SAL", 0.97)]  # box too tight: ends cut
+    whole: list[Line] = [(_box(40), "GRAND SALE", 0.95)]
+    assert surer(cut, whole) == whole and surer(whole, cut) == whole
+    assert surer(whole, list(whole)) is not whole  # a copy, first on a tie
+    assert surer(whole, list(whole)) == whole
+    assert surer([], whole) == whole and surer(whole, []) == whole
+
+
+@pytest.fixture(scope="module")
+def sale_sign() -> Image.Image:
+    """A big title and a small two-letter mark in a corner, as a poster's ornament."""
+    image = Image.new("RGB", (640, 240), "white")
+    draw = ImageDraw.Draw(image)
+    font = str(font_by_name("DejaVuSans"))
+    draw.text((40, 60), "GRAND SALE", font=ImageFont.truetype(font, 64), fill="black")
+    draw.text((560, 200), "ok", font=ImageFont.truetype(font, 16), fill="black")
+    return image
+
+
+def test_rapidocr_debris_drops_the_small_mark_and_keeps_the_title(sale_sign: Image.Image) -> None:
+    (plain,) = get_reader("rapidocr").read([sale_sign])
+    (cleaned,) = get_reader("rapidocr?debris=0.5").read([sale_sign])
+    assert plain.text == "GRAND SALE ok"
+    assert cleaned.text == "GRAND SALE" and len(cleaned.boxes) == len(cleaned.confidences) == 1
+
+
+def test_rapidocr_unclip_also_keeps_one_of_its_two_readings(sale_sign: Image.Image) -> None:
+    (both,) = get_reader("rapidocr?unclip_also=1.6").read([sale_sign])
+    (wide,) = get_reader("rapidocr").read([sale_sign])
+    (narrow,) = get_reader("rapidocr?unclip_ratio=1.6").read([sale_sign])
+    assert both.text in {wide.text, narrow.text}
+
+
+def test_the_new_options_are_off_by_default_and_each_changes_the_version() -> None:
+    default = get_reader("rapidocr").version
+    assert "debris" not in default and " or " not in default and "(v4 lines)" in default
+    versions = {
+        get_reader(spec).version
+        for spec in (
+            "rapidocr",
+            "rapidocr?debris=0.5",
+            "rapidocr?unclip_also=1.6",
+            "rapidocr?space_lines=all",
+        )
+    }
+    assert len(versions) == 4  # stored readings of each setting are kept apart
