@@ -11,8 +11,24 @@ from typing import Any
 # Re-exported: readers have long imported the image conversions from here.
 from glyphbench.core.images import to_rgb_array as to_rgb_array
 from glyphbench.core.images import to_rgb_image as to_rgb_image
+from glyphbench.prompts.scripts import script_counts
 from glyphbench.readers.base import Point, Reader, Reading
 from glyphbench.readers.order import reading_order
+
+#: Greek and Cyrillic letters a recogniser trained on Chinese and English returns for Latin ones
+#: of the same shape (``VECTR\u039b``: a crossbar-less A read as Lambda); see :func:`fold_latin`.
+#: Written as escapes so that no reader of this file mistakes one for the other.
+LATIN_LOOKALIKES = str.maketrans(
+    "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7"
+    "\u039b\u03b1\u03b9\u03bf\u03bd\u03c1\u03c5"  # Greek
+    "\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0423\u0425\u0405\u0406"
+    "\u0408\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455",  # Cyrillic
+    "ABEZHIKMNOPTYXAaiovpuABEKMHOPCTYXSIJaeopcyxijs",
+)
+#: CJK punctuation with a Latin twin that NFKC leaves alone (full stop, comma, corner quotes).
+CJK_PUNCTUATION = str.maketrans(
+    {"\u3002": ".", "\u3001": ",", "\u300c": '"', "\u300d": '"', "\u300e": '"', "\u300f": '"'}
+)
 
 
 class ReadError(RuntimeError):
@@ -88,6 +104,37 @@ def drop_debris(
         for detection, height in zip(detections, heights, strict=True)
         if height >= floor or sum(ch.isalnum() for ch in detection[1]) > 2
     ]
+
+
+def fold_latin(pieces: Sequence[str]) -> list[str]:
+    """The pieces of one image's reading as a person reads them, where the reading is Latin
+    writing with no Han, kana or Hangul: fullwidth and compatibility forms as their plain
+    characters (NFKC: U+FF1A -> ``:``, ``℃`` -> ``°C``), CJK full stops, commas and corner
+    quotes as Latin ones, and, where Latin letters outnumber Greek and Cyrillic ones, those
+    as the Latin letters they look like (:data:`LATIN_LOOKALIKES`).
+
+    PP-OCR's recognisers read from one dictionary of Chinese and Latin characters, so a colon
+    in an English line may come back as the fullwidth one and a stylised A as a Lambda; a
+    person reads the image's own script. The whole reading decides, so that a piece of
+    punctuation and digits is folded with the words around it. A reading with CJK letters,
+    or without Latin ones, is returned unchanged. A glyphbench rule, no source prescribes it.
+
+    >>> fold_latin(["Released", "\\uff1a2025", "92℃", "VECTR\\u039b"])
+    ['Released', ':2025', '92°C', 'VECTRA']
+    >>> chinese = ["价格\\uff1a25元", "\\uff1a25"]
+    >>> fold_latin(chinese) == chinese, fold_latin(["ΛΦΩ"]), fold_latin(["Done\\u3002"])
+    (True, ['ΛΦΩ'], ['Done.'])
+    """
+    import unicodedata
+
+    folded = [unicodedata.normalize("NFKC", piece) for piece in pieces]
+    counts = script_counts(" ".join(folded))
+    if counts["latin"] == 0 or counts["han"] + counts["kana"] + counts["hangul"]:
+        return list(pieces)
+    folded = [piece.translate(CJK_PUNCTUATION) for piece in folded]
+    if counts["latin"] > counts["greek"] + counts["cyrillic"]:
+        folded = [piece.translate(LATIN_LOOKALIKES) for piece in folded]
+    return folded
 
 
 def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> Reading:

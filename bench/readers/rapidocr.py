@@ -21,6 +21,9 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
 ``space_gap``   smallest word gap, as a fraction of the text height (default 0.3)
 ``space_lines`` whose lines get those spaces: ``v4`` (default), the v4 recogniser's;
                 ``all``: every recogniser's
+``latin_fold``  in lines of Latin writing, fullwidth and compatibility forms (U+FF1A, ``℃``)
+                and Greek or Cyrillic look-alike letters (``Λ``) as the Latin characters
+                a person reads (default 0), see :func:`glyphbench.readers.common.fold_latin`
 ``debris``      drop pieces of at most two letters or digits whose box is less than this
                 fraction of the image's median box height (default 0: keep all), see
                 :func:`glyphbench.readers.common.drop_debris`
@@ -75,7 +78,7 @@ from pydantic import Field
 from glyphbench.core.images import to_rgb_image
 from glyphbench.core.registry import Options, Spec, missing_modules, register
 from glyphbench.readers.base import Reader, Reading
-from glyphbench.readers.common import ReadError, assemble, drop_debris
+from glyphbench.readers.common import ReadError, assemble, drop_debris, fold_latin
 from glyphbench.readers.scripts import LATIN_HAN
 from glyphbench.readers.segment import MIN_GAP, restore_spaces
 
@@ -234,6 +237,11 @@ class RapidOCROptions(Options):
         description="whose lines get spaces from ink gaps: v4, the v4 recogniser's; all: every "
         "recogniser's",
     )
+    latin_fold: bool = Field(
+        default=False,
+        description="in Latin lines, write fullwidth forms and Greek or Cyrillic look-alikes "
+        "as the Latin characters they stand for (0: as recognised)",
+    )
     debris: float = Field(
         default=0.0,
         ge=0,
@@ -306,6 +314,7 @@ class RapidOCRReader(Reader):
         self.space_gap = options.space_gap
         self.space_lines = options.space_lines
         self.debris = options.debris
+        self.latin_fold = options.latin_fold
         self.det_thresh = options.det_thresh
         self.box_thresh = options.box_thresh
         self.unclip_ratio = options.unclip_ratio
@@ -344,6 +353,7 @@ class RapidOCRReader(Reader):
             + (f"; spaces from ink gaps >= {self.space_gap:g} x text height" if spaced else "")
             + (" (v4 lines)" if spaced and self.models != "v4" and self.space_lines == "v4" else "")
             + (f"; debris below {self.debris:g} x median height dropped" if self.debris else "")
+            + ("; Latin lines folded" if self.latin_fold else "")
         )
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
@@ -382,6 +392,9 @@ class RapidOCRReader(Reader):
                 ((np.asarray(box, dtype=np.float64) / factor).tolist(), text, score)
                 for box, text, score in out
             ]
+        if self.latin_fold:
+            texts = fold_latin([text for _, text, _ in out])
+            out = [(box, text, score) for (box, _, score), text in zip(out, texts, strict=True)]
         return drop_debris(out, self.debris)
 
     def _lines(self, rgb: Image.Image, gray: Any, unclip: float) -> list[tuple[Any, str, float]]:

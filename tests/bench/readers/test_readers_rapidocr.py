@@ -8,7 +8,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from glyphbench.core.fonts import font_by_name
 from glyphbench.readers import get_reader
-from glyphbench.readers.common import drop_debris
+from glyphbench.readers.common import drop_debris, fold_latin
 from glyphbench.readers.rapidocr import surer
 
 Line = tuple[list[tuple[float, float]], str, float]
@@ -92,3 +92,50 @@ def test_the_new_options_are_off_by_default_and_each_changes_the_version() -> No
         )
     }
     assert len(versions) == 4  # stored readings of each setting are kept apart
+
+
+FULLWIDTH_COLON, LAMBDA, CYRILLIC_O = "\uff1a", "\u039b", "\u041e"
+
+
+@pytest.mark.parametrize(
+    ("read", "person"),
+    [
+        (f"WATER {FULLWIDTH_COLON} 92℃", "WATER : 92°C"),  # the recogniser's Chinese forms
+        (f"VECTR{LAMBDA}", "VECTRA"),  # a crossbar-less A
+        (f"{CYRILLIC_O}PEN", "OPEN"),
+        ("\uff33\uff21\uff2c\uff25\uff15\uff10", "SALE50"),  # fullwidth letters and digits
+        ("Thank you\u3002", "Thank you."),
+    ],
+)
+def test_fold_latin_writes_latin_lines_as_a_person_reads_them(read: str, person: str) -> None:
+    assert fold_latin([read]) == [person]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"价格{FULLWIDTH_COLON}25元",  # Chinese keeps its own punctuation
+        f"OPEN 营业中{FULLWIDTH_COLON}",  # any Han letter: the line is left as read
+        "\u0391\u0398\u0397\u039d\u0391",  # Greek written in Greek stays Greek
+        "\u041c\u041e\u0421\u041a\u0412\u0410",  # and Russian in Cyrillic
+    ],
+)
+def test_fold_latin_leaves_other_writing_alone(text: str) -> None:
+    assert fold_latin([text, f"{FULLWIDTH_COLON}25"]) == [text, f"{FULLWIDTH_COLON}25"]
+
+
+def test_fold_latin_decides_on_the_whole_reading() -> None:
+    digits = f"{FULLWIDTH_COLON}25"
+    assert fold_latin(["PRICE", digits]) == ["PRICE", ":25"]  # the digits of an English line
+    assert fold_latin(["价格", digits]) == ["价格", digits]  # and of a Chinese one
+    assert fold_latin([digits]) == [digits]  # no letters: nothing to decide by
+
+
+def test_rapidocr_latin_fold_is_applied_to_every_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader = get_reader("rapidocr?latin_fold=1")
+    lines: list[Line] = [(_box(40), f"VECTR{LAMBDA}", 0.9), (_box(40, 80), FULLWIDTH_COLON, 0.9)]
+    monkeypatch.setattr(type(reader), "_lines", lambda self, rgb, gray, unclip: list(lines))
+    (reading,) = reader.read([Image.new("RGB", (64, 64), "white")])
+    assert reading.pieces == ["VECTRA", ":"]
+    (unfolded,) = get_reader("rapidocr").read([Image.new("RGB", (64, 64), "white")])
+    assert unfolded.pieces == ["VECTR" + LAMBDA, FULLWIDTH_COLON]
