@@ -343,7 +343,7 @@ def main() -> None:
         if args.show:
             for row in rows.itertuples(index=False):
                 print(f"    {1 - row.ned_vs_human:.3f} {Path(row.file).name}: {row.reading!r}")
-    if results["specs"]:
+    if results["specs"] and args.part == "tune":  # the rule chooses on the tune part only
         chosen = choose(results["specs"])
         results["chosen"] = chosen
         print(f"chosen by the rule (lowest balanced error): {chosen}")

@@ -230,7 +230,7 @@ def real_rows(frame: pd.DataFrame, readings: Sequence[str]) -> pd.DataFrame:
     """
     import numpy as np
 
-    columns = ["file", "model", "family", "setting", "source_repo", "part"]
+    columns = ["file", "model", "family", "setting", "collection", "source_repo", "part"]
     columns += ["intended_text", "human_reading"]
     rows = frame[[c for c in columns if c in frame.columns]].copy()
     rows["reading"] = list(readings)
@@ -332,8 +332,9 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
     return out
 
 
-#: Columns a card's score error is broken down by, where the rows have them.
-BREAKDOWNS = ("part", "family", "setting")
+#: Columns a card's score error is broken down by, where the rows have them (``collection``:
+#: when the manifest's row was added, see ``tests/data/real_t2i/SOURCES.md``).
+BREAKDOWNS = ("part", "family", "setting", "collection")
 
 
 def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
-"""RapidOCR's options that act after detection: debris, a second box expansion, spaces on
-every recogniser's lines. Each is off by default, so the default reader reads as before."""
+"""RapidOCR's options that act after detection: debris, Latin folding, a second box expansion,
+spaces on every recogniser's lines."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def sale_sign() -> Image.Image:
 
 
 def test_rapidocr_debris_drops_the_small_mark_and_keeps_the_title(sale_sign: Image.Image) -> None:
-    (plain,) = get_reader("rapidocr").read([sale_sign])
+    (plain,) = get_reader("rapidocr?debris=0").read([sale_sign])
     (cleaned,) = get_reader("rapidocr?debris=0.5").read([sale_sign])
     assert plain.text == "GRAND SALE ok"
     assert cleaned.text == "GRAND SALE" and len(cleaned.boxes) == len(cleaned.confidences) == 1
@@ -79,19 +79,23 @@ def test_rapidocr_unclip_also_keeps_one_of_its_two_readings(sale_sign: Image.Ima
     assert both.text in {wide.text, narrow.text}
 
 
-def test_the_new_options_are_off_by_default_and_each_changes_the_version() -> None:
+def test_each_option_changes_the_version_and_the_default_names_its_own() -> None:
     default = get_reader("rapidocr").version
-    assert "debris" not in default and " or " not in default and "(v4 lines)" in default
+    assert "unclip 1.8;" in default and "debris below 0.3" in default and "Latin lines" in default
     versions = {
         get_reader(spec).version
         for spec in (
             "rapidocr",
-            "rapidocr?debris=0.5",
+            "rapidocr?debris=0",
+            "rapidocr?latin_fold=0",
             "rapidocr?unclip_also=1.6",
             "rapidocr?space_lines=all",
         )
     }
-    assert len(versions) == 4  # stored readings of each setting are kept apart
+    assert len(versions) == 5  # stored readings of each setting are kept apart
+    # with the later options off, a spec reads as it did before they existed
+    earlier = get_reader("rapidocr?debris=0&latin_fold=0&unclip_ratio=2.0").version
+    assert "debris" not in earlier and "Latin" not in earlier and earlier.endswith("(v4 lines)")
 
 
 FULLWIDTH_COLON, LAMBDA, CYRILLIC_O = "\uff1a", "\u039b", "\u041e"
@@ -137,5 +141,5 @@ def test_rapidocr_latin_fold_is_applied_to_every_piece(monkeypatch: pytest.Monke
     monkeypatch.setattr(type(reader), "_lines", lambda self, rgb, gray, unclip: list(lines))
     (reading,) = reader.read([Image.new("RGB", (64, 64), "white")])
     assert reading.pieces == ["VECTRA", ":"]
-    (unfolded,) = get_reader("rapidocr").read([Image.new("RGB", (64, 64), "white")])
+    (unfolded,) = get_reader("rapidocr?latin_fold=0").read([Image.new("RGB", (64, 64), "white")])
     assert unfolded.pieces == ["VECTR" + LAMBDA, FULLWIDTH_COLON]
