@@ -155,7 +155,6 @@ _SPECS = (
 DEFAULT_SPECS = tuple(pinned(spec) for spec in _SPECS)
 
 
-
 def _key(name: str, version: str) -> str:
     """A cache file's name: the reader's name and version, which spell its settings."""
     return hashlib.sha256(f"{name}\n{version}".encode()).hexdigest()[:16]
