@@ -53,6 +53,16 @@ from glyphbench.calibration.real_set import (
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.scoring import score_pairs
 
+#: The grid of the options that act on detection and after it, on the recognisers of the
+#: default: box expansion x debris x Latin folding (12 specs, each read once per image).
+GRID_SPECS = tuple(
+    f"rapidocr?models=v6rec+v4&text_score=0.5&debris={debris}&latin_fold={fold}"
+    f"&unclip_ratio={unclip}"
+    for unclip in ("1.6", "1.8", "2.0")
+    for debris in ("0", "0.3")
+    for fold in ("0", "1")
+)
+
 #: The prefix of an ensemble spec.
 VOTE = "vote:"
 
@@ -302,8 +312,20 @@ def _line(spec: str, values: dict[str, Any], seconds: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("specs", nargs="*", help="reader specs (default: the built-in sweep)")
+    parser.add_argument(
+        "--grid", action="store_true", help="read the 12 specs of GRID_SPECS instead of the sweep"
+    )
+    parser.add_argument(
+        "--choose",
+        action="store_true",
+        help="print the spec the rule chooses even off the tune part (only on images you may "
+        "choose on)",
+    )
     parser.add_argument("--part", choices=[*REAL_PARTS, "all"], default="tune")
     parser.add_argument("--real", default=None, help="manifest (default: the shipped set)")
+    parser.add_argument(
+        "--collections", default=None, help="only these collections, e.g. 1,2,3 (default: all)"
+    )
     parser.add_argument("--by", default=None, help="also per value of: family, setting, part")
     parser.add_argument("--cache", type=Path, default=Path(".gl/reader_sweep"))
     parser.add_argument("--json", type=Path, default=None, help="write every figure here")
@@ -313,7 +335,10 @@ def main() -> None:
     manifest = args.real or shipped_real_set()
     if manifest is None:
         parser.error("no real-image set: pass --real MANIFEST")
-    frame = load_real_set(manifest, part=None if args.part == "all" else args.part)
+    collections = args.collections.split(",") if args.collections else None
+    frame = load_real_set(
+        manifest, part=None if args.part == "all" else args.part, collections=collections
+    )
     print(
         f"part {args.part}: {len(frame)} images, {frame['model'].nunique()} models, "
         f"{frame['source_repo'].nunique()} repositories"
@@ -323,7 +348,7 @@ def main() -> None:
         f"{'recall':>7} {'s/img':>6} {'balanced':>8}"
     )
     results: dict[str, Any] = {"part": args.part, "specs": {}}
-    for spec in args.specs or DEFAULT_SPECS:
+    for spec in args.specs or (GRID_SPECS if args.grid else DEFAULT_SPECS):
         try:
             texts, seconds, fresh = spec_readings(spec, frame, args.cache)
         except (ImportError, ValueError, OSError) as error:  # a missing package or binary
@@ -342,7 +367,7 @@ def main() -> None:
         if args.show:
             for row in rows.itertuples(index=False):
                 print(f"    {1 - row.ned_vs_human:.3f} {Path(row.file).name}: {row.reading!r}")
-    if results["specs"] and args.part == "tune":  # the rule chooses on the tune part only
+    if results["specs"] and (args.part == "tune" or args.choose):  # not on held-out images
         chosen = choose(results["specs"])
         results["chosen"] = chosen
         print(f"chosen by the rule (lowest balanced error): {chosen}")

@@ -149,7 +149,10 @@ def model_family(model: str) -> str:
 
 
 def load_real_set(
-    path: str | Path, limit: int | None = None, part: str | None = None
+    path: str | Path,
+    limit: int | None = None,
+    part: str | None = None,
+    collections: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Rows of a real-image manifest (a CSV, or a folder holding ``manifest.csv``).
 
@@ -159,7 +162,9 @@ def load_real_set(
     :data:`RESERVED_REPOSITORIES`, and an image file that exists (``file`` is relative to
     the manifest's folder). Adds ``path`` (the absolute image path), ``part``
     (:func:`repository_part` of ``source_repo``) and ``family`` (:func:`model_family`,
-    unless the manifest has one); ``part`` (``tune`` or ``held-out``) keeps that part only.
+    unless the manifest has one); ``part`` (``tune`` or ``held-out``) keeps that part only,
+    and ``collections`` the rows of those values of the manifest's ``collection`` column
+    (when the row was added, ``tests/data/real_t2i/SOURCES.md``) only.
     ``limit`` keeps the first rows of each model in turn (round-robin over models
     in manifest order), so a small subset still holds several models.
     """
@@ -181,6 +186,10 @@ def load_real_set(
         if part not in REAL_PARTS:
             raise ValueError(f"part must be one of {', '.join(REAL_PARTS)}, not {part!r}")
         frame = frame[frame["part"] == part]
+    if collections is not None:
+        if "collection" not in frame.columns:
+            raise InputError(manifest, "no 'collection' column to select collections by", line=1)
+        frame = frame[frame["collection"].isin([str(c) for c in collections])]
     if limit is not None and limit < len(frame):
         order = frame.groupby("model", sort=False).cumcount()
         frame = frame.assign(_turn=order).sort_values(["_turn"], kind="stable").head(limit)

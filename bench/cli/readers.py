@@ -60,6 +60,12 @@ def calibrate_command(
         help="Read only this part of the real set: tune (settings may be chosen on it) or "
         "held-out (split by repository); see docs/readers.md.",
     ),
+    real_collection: str = typer.Option(
+        None,
+        "--real-collection",
+        help="Read only these collections of the real set (its manifest's collection column, "
+        "comma-separated, e.g. 4).",
+    ),
 ) -> None:
     """Read render, typo and blank control images with READER; write its calibration card.
 
@@ -81,7 +87,10 @@ def calibrate_command(
     frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
     typo_rates = [float(rate) for rate in rates.split(",") if rate.strip()]
     manifest = None if no_real else (real or shipped_real_set())
-    real_set = None if manifest is None else load_real_set(manifest, real_limit, real_part)
+    collections = None if real_collection is None else real_collection.replace(" ", "").split(",")
+    real_set = (
+        None if manifest is None else load_real_set(manifest, real_limit, real_part, collections)
+    )
     engine = get_reader(reader)
     settings = {
         "prompts": prompts,
@@ -95,6 +104,7 @@ def calibrate_command(
         "real": None if manifest is None else _shown(manifest),
         "real_limit": real_limit,
         "real_part": real_part,
+        "real_collection": real_collection,
     }
     card = calibrate(
         engine,

@@ -458,6 +458,25 @@ def test_the_real_set_splits_by_repository_on_its_name_alone() -> None:
         load_real_set(str(shipped_real_set()), part="score")
 
 
+def test_collections_select_rows_by_when_they_were_added(tmp_path: Path) -> None:
+    frame = _real()
+    later = load_real_set(str(shipped_real_set()), collections=["3"])
+    assert set(later["file"]) == set(frame.loc[frame["collection"] == "3", "file"])
+    assert len(later) > 0 and set(later["part"]) == {"held-out"}  # collected held-out only
+    both = load_real_set(str(shipped_real_set()), part="tune", collections=["1", "2"])
+    assert set(both["collection"]) <= {"1", "2"} and set(both["part"]) == {"tune"}
+    # a manifest without the column cannot be cut by it: said, not silently ignored
+    manifest = Path(str(shipped_real_set()))
+    plain = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(2)
+    for file in plain["file"]:  # a manifest's images lie in its folder
+        (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(manifest.parent / file, tmp_path / file)
+    plain.drop(columns="collection").to_csv(tmp_path / "manifest.csv", index=False)
+    assert len(load_real_set(tmp_path)) == 2
+    with pytest.raises(InputError, match="no 'collection' column"):
+        load_real_set(tmp_path, collections=["1"])
+
+
 def test_a_reserved_repository_is_refused(tmp_path: Path) -> None:
     manifest = Path(str(shipped_real_set()))
     frame = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(2)
