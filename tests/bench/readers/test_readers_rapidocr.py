@@ -81,7 +81,7 @@ def test_rapidocr_unclip_also_keeps_one_of_its_two_readings(sale_sign: Image.Ima
 
 def test_each_option_changes_the_version_and_the_default_names_its_own() -> None:
     default = get_reader("rapidocr").version
-    assert "unclip 1.8;" in default and "debris below 0.3" in default and "Latin lines" in default
+    assert "unclip 1.6;" in default and "debris below 0.3" in default and "Latin lines" in default
     versions = {
         get_reader(spec).version
         for spec in (
