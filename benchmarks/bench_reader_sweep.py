@@ -50,6 +50,7 @@ from glyphbench.calibration.real_set import (
     score_error_table,
     shipped_real_set,
 )
+from glyphbench.core.registry import PLUGINS
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.scoring import score_pairs
 
@@ -257,12 +258,13 @@ def reads_per_image(spec: str) -> int:
 
     >>> reads_per_image("rapidocr"), reads_per_image("rapidocr?unclip_also=1.6")
     (1, 2)
-    >>> reads_per_image("vote:a|b|c")
+    >>> reads_per_image("vote:rapidocr|easyocr|rapidocr?unclip_also=0")
     3
     """
     if spec.startswith(VOTE):
         return sum(reads_per_image(member) for member in spec[len(VOTE) :].split("|"))
-    return 2 if "unclip_also=" in spec and "unclip_also=0&" not in f"{spec}&" else 1
+    options = PLUGINS.resolve("readers", spec).options  # typed: no engine is loaded
+    return 2 if getattr(options, "unclip_also", 0) else 1
 
 
 def balanced_error(values: dict[str, Any]) -> float:
@@ -285,11 +287,11 @@ def choose(results: dict[str, dict[str, Any]]) -> str:
     with the lowest :func:`balanced_error`, unless it reads each image more than once and
     is not :data:`COSTLIER_MARGIN` better than the best spec that reads once.
 
-    >>> choose({"a": {"balanced": 0.040}, "vote:b|c": {"balanced": 0.037},
-    ...         "d": {"balanced": 0.045}})
-    'a'
-    >>> choose({"a": {"balanced": 0.040}, "vote:b|c": {"balanced": 0.030}})
-    'vote:b|c'
+    >>> choose({"rapidocr": {"balanced": 0.040}, "vote:rapidocr|easyocr": {"balanced": 0.037},
+    ...         "easyocr": {"balanced": 0.045}})
+    'rapidocr'
+    >>> choose({"rapidocr": {"balanced": 0.040}, "vote:rapidocr|easyocr": {"balanced": 0.030}})
+    'vote:rapidocr|easyocr'
     """
     ranked = sorted(results, key=lambda spec: (results[spec]["balanced"], spec))
     once = [spec for spec in ranked if reads_per_image(spec) == 1]

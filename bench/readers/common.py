@@ -5,6 +5,7 @@ Kept free of heavy imports (numpy and PIL only) so ``import glyphbench.readers``
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -125,8 +126,6 @@ def fold_latin(pieces: Sequence[str]) -> list[str]:
     >>> fold_latin(chinese) == chinese, fold_latin(["ΛΦΩ"]), fold_latin(["Done\\u3002"])
     (True, ['ΛΦΩ'], ['Done.'])
     """
-    import unicodedata
-
     folded = [unicodedata.normalize("NFKC", piece) for piece in pieces]
     counts = script_counts(" ".join(folded))
     if counts["latin"] == 0 or counts["han"] + counts["kana"] + counts["hangul"]:
