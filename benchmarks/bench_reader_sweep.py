@@ -64,6 +64,17 @@ GRID_SPECS = tuple(
     for fold in ("0", "1")
 )
 
+#: The grid of the third choice: the default chosen in the second, read in its line order and
+#: block by block (``order``; :func:`glyphbench.readers.order.block_order`).
+ORDER_GRID_SPECS = tuple(
+    f"rapidocr?models=v6rec+v4&text_score=0.5&debris=0.3&latin_fold=1&order={order}"
+    "&unclip_ratio=1.6"
+    for order in ("lines", "blocks")
+)
+
+#: The grids ``--grid`` reads, by name.
+GRIDS = {"box": GRID_SPECS, "order": ORDER_GRID_SPECS}
+
 #: The prefix of an ensemble spec.
 VOTE = "vote:"
 
@@ -91,7 +102,7 @@ def _changed(base: str, *options: str) -> str:
 
 #: Options added after the first sweep whose defaults are now on: a spec that does not set
 #: them is read with them off, as it was first read (:func:`pinned`).
-LATER_OPTIONS = ("debris=0", "latin_fold=0")
+LATER_OPTIONS = ("debris=0", "latin_fold=0", "order=lines")
 
 
 def pinned(spec: str) -> str:
@@ -99,9 +110,9 @@ def pinned(spec: str) -> str:
     of them (each member of an ensemble on its own); the default reader stays as it is.
 
     >>> pinned("rapidocr?models=v4&unclip_ratio=1.6")
-    'rapidocr?models=v4&debris=0&latin_fold=0&unclip_ratio=1.6'
+    'rapidocr?models=v4&debris=0&latin_fold=0&order=lines&unclip_ratio=1.6'
     >>> pinned("rapidocr?debris=0.3&unclip_ratio=1.8"), pinned("rapidocr"), pinned("easyocr")
-    ('rapidocr?debris=0.3&latin_fold=0&unclip_ratio=1.8', 'rapidocr', 'easyocr')
+    ('rapidocr?debris=0.3&latin_fold=0&order=lines&unclip_ratio=1.8', 'rapidocr', 'easyocr')
     """
     if spec.startswith(VOTE):
         return VOTE + "|".join(pinned(member) for member in spec[len(VOTE) :].split("|"))
@@ -315,7 +326,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("specs", nargs="*", help="reader specs (default: the built-in sweep)")
     parser.add_argument(
-        "--grid", action="store_true", help="read the 12 specs of GRID_SPECS instead of the sweep"
+        "--grid",
+        nargs="?",
+        const="box",
+        choices=sorted(GRIDS),
+        help="read a grid instead of the sweep: box (GRID_SPECS, the default of --grid), order "
+        "(ORDER_GRID_SPECS)",
     )
     parser.add_argument(
         "--choose",
@@ -350,7 +366,7 @@ def main() -> None:
         f"{'recall':>7} {'s/img':>6} {'balanced':>8}"
     )
     results: dict[str, Any] = {"part": args.part, "specs": {}}
-    for spec in args.specs or (GRID_SPECS if args.grid else DEFAULT_SPECS):
+    for spec in args.specs or (GRIDS[args.grid] if args.grid else DEFAULT_SPECS):
         try:
             texts, seconds, fresh = spec_readings(spec, frame, args.cache)
         except (ImportError, ValueError, OSError) as error:  # a missing package or binary

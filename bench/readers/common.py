@@ -14,7 +14,7 @@ from glyphbench.core.images import to_rgb_array as to_rgb_array
 from glyphbench.core.images import to_rgb_image as to_rgb_image
 from glyphbench.prompts.scripts import script_counts
 from glyphbench.readers.base import Point, Reader, Reading
-from glyphbench.readers.order import reading_order
+from glyphbench.readers.order import block_order, reading_order
 
 #: Greek and Cyrillic letters a recogniser trained on Chinese and English returns for Latin ones
 #: of the same shape (``VECTR\u039b``: a crossbar-less A read as Lambda); see :func:`fold_latin`.
@@ -136,11 +136,14 @@ def fold_latin(pieces: Sequence[str]) -> list[str]:
     return folded
 
 
-def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]]) -> Reading:
+def assemble(
+    detections: Iterable[tuple[Sequence[Sequence[float]], str, float]], order: str = "lines"
+) -> Reading:
     """Build an :class:`Reading` from ``(points, text, confidence)`` detections.
 
     Pieces whose text is blank are dropped (they carry nothing to score and would
-    leave double spaces); the rest are stripped and put in :func:`reading_order`.
+    leave double spaces); the rest are stripped and put in :func:`reading_order`
+    (``order="lines"``) or :func:`block_order` (``order="blocks"``).
     ``raw`` keeps every detection's text as it came, in the order it came.
 
     >>> r = assemble([([(50, 0), (90, 0), (90, 10), (50, 10)], "world", 0.9),
@@ -158,8 +161,8 @@ def assemble(detections: Iterable[tuple[Sequence[Sequence[float]], str, float]])
             continue
         box = [(float(p[0]), float(p[1])) for p in points]
         kept.append((box, piece, float(confidence)))
-    order = reading_order([box for box, _, _ in kept])
-    ordered = [kept[i] for i in order]
+    arrange = block_order if order == "blocks" else reading_order
+    ordered = [kept[i] for i in arrange([box for box, _, _ in kept])]
     return Reading(
         text=" ".join(piece for _, piece, _ in ordered),
         pieces=[piece for _, piece, _ in ordered],

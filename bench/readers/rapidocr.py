@@ -29,6 +29,10 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
 ``debris``      drop pieces of at most two letters or digits whose box is less than this
                 fraction of the image's median box height (default 0.3; 0: keep all), see
                 :func:`glyphbench.readers.common.drop_debris`
+``order``       reading order: ``lines`` (default), top to bottom across the page
+                (:func:`glyphbench.readers.order.reading_order`); ``blocks``: cards,
+                panels and columns one after another
+                (:func:`glyphbench.readers.order.block_order`)
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
 ``unclip_ratio`` how far each detected box is expanded (default 1.6, the wheel's)
@@ -255,6 +259,11 @@ class RapidOCROptions(Options):
         description="drop pieces of at most 2 letters or digits smaller than this fraction of "
         "the median box height (0: keep all)",
     )
+    order: Literal["lines", "blocks"] = Field(
+        default="lines",
+        description="reading order: lines, top to bottom across the page; blocks, cards, "
+        "panels and columns one after another",
+    )
     det_thresh: float = Field(
         default=DET_THRESH, gt=0, lt=1, description="detector probability-map pixel threshold"
     )
@@ -321,6 +330,7 @@ class RapidOCRReader(Reader):
         self.space_lines = options.space_lines
         self.debris = options.debris
         self.latin_fold = options.latin_fold
+        self.order = options.order
         self.det_thresh = options.det_thresh
         self.box_thresh = options.box_thresh
         self.unclip_ratio = options.unclip_ratio
@@ -360,6 +370,7 @@ class RapidOCRReader(Reader):
             + (" (v4 lines)" if spaced and self.models != "v4" and self.space_lines == "v4" else "")
             + (f"; debris below {self.debris:g} x median height dropped" if self.debris else "")
             + ("; Latin lines folded" if self.latin_fold else "")
+            + ("; read block by block" if self.order == "blocks" else "")
         )
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
@@ -371,7 +382,7 @@ class RapidOCRReader(Reader):
                 detections = self._read_one(rgb)
             except Exception as error:
                 raise ReadError(self.name, index, error) from error
-            results.append(assemble(detections))
+            results.append(assemble(detections, self.order))
         return results
 
     def _read_one(self, rgb: Image.Image) -> list[tuple[Any, str, float]]:
