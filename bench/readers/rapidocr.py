@@ -1,6 +1,7 @@
 """RapidOCR: PaddleOCR's PP-OCR models run by onnxruntime on CPU.
 
-By default (``models=v6rec+v4``, ``unclip_ratio=1.6``, ``debris=0.3``, ``latin_fold=1``) the
+By default (``models=v6rec+v4``, ``unclip_ratio=1.6``, ``debris=0.3``, ``latin_fold=1``,
+``order=blocks``) the
 PP-OCRv4 detector and mobile v2 angle classifier that ship inside the ``rapidocr-onnxruntime``
 wheel find the text lines;
 each line is read by PaddleOCR's PP-OCRv6 small recogniser (``PP-OCRv6_small_rec``,
@@ -29,10 +30,10 @@ and ``han``. Spec options (:class:`RapidOCROptions`):
 ``debris``      drop pieces of at most two letters or digits whose box is less than this
                 fraction of the image's median box height (default 0.3; 0: keep all), see
                 :func:`glyphbench.readers.common.drop_debris`
-``order``       reading order: ``lines`` (default), top to bottom across the page
-                (:func:`glyphbench.readers.order.reading_order`); ``blocks``: cards,
-                panels and columns one after another
-                (:func:`glyphbench.readers.order.block_order`)
+``order``       reading order: ``blocks`` (default): cards, panels and columns one
+                after another (:func:`glyphbench.readers.order.block_order`); ``lines``:
+                top to bottom across the page
+                (:func:`glyphbench.readers.order.reading_order`)
 ``det_thresh``  detector pixel threshold of its probability map (default 0.3)
 ``box_thresh``  drop detected boxes whose mean probability is below this (default 0.5)
 ``unclip_ratio`` how far each detected box is expanded (default 1.6, the wheel's)
@@ -260,7 +261,7 @@ class RapidOCROptions(Options):
         "the median box height (0: keep all)",
     )
     order: Literal["lines", "blocks"] = Field(
-        default="lines",
+        default="blocks",
         description="reading order: lines, top to bottom across the page; blocks, cards, "
         "panels and columns one after another",
     )

@@ -64,9 +64,9 @@ def test_a_tilted_page_is_read_in_line_order() -> None:
     def tilted(left: float, top: float) -> Box:  # a stamp's line, 20 degrees off level
         return [(left, top), (left + 94, top + 34), (left + 87, top + 53), (left - 7, top + 19)]
 
-    boxes = lines(0, 0, 3) + [tilted(300, 0)]
+    boxes = [*lines(0, 0, 3), tilted(300, 0)]
     assert block_order(boxes) == reading_order(boxes)
-    assert block_order(lines(0, 0, 3) + [box(300, 0)]) == [0, 1, 2, 3]
+    assert block_order([*lines(0, 0, 3), box(300, 0)]) == [0, 1, 2, 3]
 
 
 def test_a_table_is_read_row_by_row() -> None:

@@ -90,14 +90,15 @@ def test_each_option_changes_the_version_and_the_default_names_its_own() -> None
             "rapidocr?latin_fold=0",
             "rapidocr?unclip_also=1.6",
             "rapidocr?space_lines=all",
-            "rapidocr?order=blocks",
+            "rapidocr?order=lines",
         )
     }
     assert len(versions) == 6  # stored readings of each setting are kept apart
     # with the later options off, a spec reads as it did before they existed
-    earlier = get_reader("rapidocr?debris=0&latin_fold=0&unclip_ratio=2.0").version
+    earlier = get_reader("rapidocr?debris=0&latin_fold=0&order=lines&unclip_ratio=2.0").version
     assert "debris" not in earlier and "Latin" not in earlier and earlier.endswith("(v4 lines)")
     assert "block" not in get_reader("rapidocr?order=lines").version
+    assert default.endswith("; read block by block")
 
 
 FULLWIDTH_COLON, LAMBDA, CYRILLIC_O = "\uff1a", "\u039b", "\u041e"
