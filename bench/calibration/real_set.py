@@ -119,6 +119,8 @@ FAMILY_PREFIXES = (
     ("stable diffusion 3", "Stable Diffusion 3"),
     ("sd3", "Stable Diffusion 3"),
     ("lumina", "Lumina"),
+    ("sana", "Sana"),
+    ("stable diffusion xl", "SDXL"),
     ("chroma", "Chroma"),
     ("lex-", "LeX"),
     ("textdiffuser", "TextDiffuser"),
@@ -138,7 +140,7 @@ def model_family(model: str) -> str:
     >>> [model_family(m) for m in ["FLUX.1 [schnell]", "TextDiffuser-2", "AnyText2", "SD 3.5"]]
     ['FLUX', 'TextDiffuser', 'AnyText', 'SD']
     >>> model_family("Nano Banana Pro (Gemini 3 Pro Image)"), model_family("Sana 1600M")
-    ('Gemini/Imagen', 'Sana 1600M')
+    ('Gemini/Imagen', 'Sana')
     """
     lowered = model.strip().lower()
     for prefix, family in FAMILY_PREFIXES:

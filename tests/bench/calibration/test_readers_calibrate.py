@@ -263,7 +263,7 @@ def test_the_shipped_real_set_is_well_formed() -> None:
             image.load()
             assert max(image.size) <= 1024 and image.mode == "RGB"
         total += Path(path).stat().st_size
-    assert total <= 40 * 2**20  # about 110 KiB an image at 1024 px, JPEG quality 90
+    assert total <= 48 * 2**20  # about 130 KiB an image at 1024 px, JPEG quality 90
     # where the prompt quotes text, the intended text is that text
     known = frame[frame["intended_text"] != ""]
     assert len(known) >= 20 and known["model"].nunique() >= 4
@@ -357,9 +357,9 @@ def test_the_real_part_with_the_default_reader_on_the_whole_set(default_rows: pd
 #: The default reader's benchmark-score error (mean |NED(intended, reader) - NED(intended,
 #: person)|) on the held-out images of the real set's collection 4, the images no reader
 #: setting was chosen with, and its n, as docs/readers.md and the README report them.
-REPORT_COLLECTION = "4"
-HELD_OUT_SCORE_ERROR = 0.043
-HELD_OUT_N = 15
+REPORT_COLLECTION = "5"
+HELD_OUT_SCORE_ERROR = 0.087
+HELD_OUT_N = 26
 #: Room for onnxruntime builds that round differently (no reading may change by more).
 HELD_OUT_TOLERANCE = 0.005
 
