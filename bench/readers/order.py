@@ -244,25 +244,34 @@ def _read_region(
     height: float,
     order: list[int],
 ) -> None:
-    """Append ``members`` to ``order`` in :func:`block_order`'s order."""
-    if len(members) > 1:
-        tops = [b[1] for b in bounds]
-        lefts = [b[0] for b in bounds]
-        rows = [(bounds[i][1], bounds[i][3], i) for i in members]
-        across = _gaps(rows, BLOCK_GAP * height)
-        parts = _split(members, [cut for _, cut in across], tops) if across else []
-        if not parts:
-            down = _gaps([(bounds[i][0], bounds[i][2], i) for i in members], COLUMN_GAP * height)
-            columns = _split(members, [cut for _, cut in down], lefts) if down else []
-            if columns and not _table_rows(columns, bounds, height / 2.0):
-                parts = columns
-        if not parts:
-            any_gap = _gaps(rows, 0.0)
-            if any_gap:
-                parts = _split(members, [max(any_gap)[1]], tops)
+    """Append ``members`` to ``order`` in :func:`block_order`'s order.
+
+    Regions wait on a stack, not in nested calls: a page of many lines is cut one gap at
+    a time, and nesting that deep would exceed Python's recursion limit.
+    """
+    pending = [members]
+    while pending:
+        region = pending.pop()
+        parts = _cut(region, bounds, height) if len(region) > 1 else []
         if len(parts) > 1:
-            for part in parts:
-                _read_region(part, boxes, bounds, height, order)
-            return
-    local = reading_order([boxes[i] for i in members])
-    order.extend(members[i] for i in local)
+            pending.extend(reversed(parts))  # the first part is read first
+            continue
+        local = reading_order([boxes[i] for i in region])
+        order.extend(region[i] for i in local)
+
+
+def _cut(members: list[int], bounds: list[Box], height: float) -> list[list[int]]:
+    """The parts :func:`block_order` cuts a region of two or more boxes into (none: uncut)."""
+    tops = [b[1] for b in bounds]
+    lefts = [b[0] for b in bounds]
+    rows = [(bounds[i][1], bounds[i][3], i) for i in members]
+    across = _gaps(rows, BLOCK_GAP * height)
+    if across:
+        return _split(members, [cut for _, cut in across], tops)
+    down = _gaps([(bounds[i][0], bounds[i][2], i) for i in members], COLUMN_GAP * height)
+    if down:
+        columns = _split(members, [cut for _, cut in down], lefts)
+        if not _table_rows(columns, bounds, height / 2.0):
+            return columns
+    any_gap = _gaps(rows, 0.0)
+    return _split(members, [max(any_gap)[1]], tops) if any_gap else []

@@ -129,3 +129,9 @@ def test_block_order_ignores_input_order(boxes: list[Box], rnd) -> None:
     shuffled = boxes[:]
     rnd.shuffle(shuffled)
     assert [boxes[i] for i in block_order(boxes)] == [shuffled[i] for i in block_order(shuffled)]
+
+
+def test_a_page_of_many_lines_is_read_without_deep_recursion() -> None:
+    # each cut parts one line from the rest: 1500 lines would nest 1500 calls
+    boxes = [box(0, n * 28) for n in range(1500)]
+    assert block_order(boxes) == list(range(1500))
