@@ -7,7 +7,9 @@ happen inside the engine's constructor.
 
 Reading order (the order words are joined into ``Reading.text``): detected
 boxes are grouped into lines, lines are read top to bottom and the boxes of a
-line left to right; see :func:`glyphbench.readers.order.reading_order`. ``Reading.raw``
+line left to right (:func:`glyphbench.readers.order.reading_order`), or, where a reader
+reads block by block (``rapidocr``'s default ``order=blocks``), cards, panels and columns
+one after another (:func:`glyphbench.readers.order.block_order`). ``Reading.raw``
 keeps each detection's text as the engine gave it, in the engine's own order.
 """
 

@@ -1,10 +1,11 @@
 """Reading order: the order in which detected text boxes are joined into text.
 
-Every engine returns its boxes in this order, so ``Reading.text`` means the same
+Every engine returns its boxes in one of two orders, so ``Reading.text`` means the same
 thing whichever engine produced it (an engine's own order — EasyOCR's detection
-order, Tesseract's block/paragraph order — is discarded).
+order, Tesseract's block/paragraph order — is discarded): :func:`reading_order`, lines
+across the page, and :func:`block_order`, block by block (``rapidocr``'s default).
 
-The rule, in full:
+The line order's rule, in full:
 
 1. Each box is reduced to its vertical centre ``cy`` (mean of the smallest and
    largest y of its points), its height (largest y minus smallest y) and its left
