@@ -14,7 +14,7 @@ from glyphbench.core.images import to_rgb_array as to_rgb_array
 from glyphbench.core.images import to_rgb_image as to_rgb_image
 from glyphbench.prompts.scripts import script_counts
 from glyphbench.readers.base import Point, Reader, Reading
-from glyphbench.readers.order import block_order, reading_order
+from glyphbench.readers.order import Order, block_order, reading_order
 
 #: Greek and Cyrillic letters a recogniser trained on Chinese and English returns for Latin ones
 #: of the same shape (``VECTR\u039b``: a crossbar-less A read as Lambda); see :func:`fold_latin`.
@@ -137,7 +137,7 @@ def fold_latin(pieces: Sequence[str]) -> list[str]:
 
 
 def assemble(
-    detections: Iterable[tuple[Sequence[Sequence[float]], str, float]], order: str = "lines"
+    detections: Iterable[tuple[Sequence[Sequence[float]], str, float]], order: Order = "lines"
 ) -> Reading:
     """Build an :class:`Reading` from ``(points, text, confidence)`` detections.
 

@@ -26,6 +26,7 @@ import itertools
 import math
 import statistics
 from collections.abc import Sequence
+from typing import Literal
 
 Point = tuple[float, float]
 
@@ -95,9 +96,9 @@ def reading_order(boxes: Sequence[Sequence[Sequence[float]]]) -> list[int]:
     return order
 
 
-#: Reading orders a reader may join its boxes in: ``lines`` (:func:`reading_order`) and
+#: The orders a reader may join its boxes in: ``lines`` (:func:`reading_order`) and
 #: ``blocks`` (:func:`block_order`).
-ORDERS = ("lines", "blocks")
+Order = Literal["lines", "blocks"]
 
 #: :func:`block_order`'s gaps, as multiples of the image's median box height: a horizontal
 #: gap at least :data:`BLOCK_GAP` high parts blocks (cards, panels, sections), and a vertical
@@ -152,12 +153,13 @@ def _gaps(spans: list[tuple[float, float, int]], least: float) -> list[tuple[flo
     return gaps
 
 
-def _split(members: list[int], where: list[float], coordinate: list[float]) -> list[list[int]]:
-    """``members`` parted at the cuts ``where`` by their ``coordinate`` (a box's start)."""
+def _split(members: list[int], where: list[float], bounds: list[Box], axis: int) -> list[list[int]]:
+    """``members`` parted at the cuts ``where`` by their boxes' start on ``axis`` (0: left
+    edge, 1: top edge)."""
     cuts = sorted(where)
     parts: list[list[int]] = [[] for _ in range(len(cuts) + 1)]
     for i in members:
-        parts[sum(coordinate[i] > cut for cut in cuts)].append(i)
+        parts[sum(bounds[i][axis] > cut for cut in cuts)].append(i)
     return [part for part in parts if part]
 
 
@@ -263,16 +265,14 @@ def _read_region(
 
 def _cut(members: list[int], bounds: list[Box], height: float) -> list[list[int]]:
     """The parts :func:`block_order` cuts a region of two or more boxes into (none: uncut)."""
-    tops = [b[1] for b in bounds]
-    lefts = [b[0] for b in bounds]
     rows = [(bounds[i][1], bounds[i][3], i) for i in members]
     across = _gaps(rows, BLOCK_GAP * height)
     if across:
-        return _split(members, [cut for _, cut in across], tops)
+        return _split(members, [cut for _, cut in across], bounds, axis=1)
     down = _gaps([(bounds[i][0], bounds[i][2], i) for i in members], COLUMN_GAP * height)
     if down:
-        columns = _split(members, [cut for _, cut in down], lefts)
+        columns = _split(members, [cut for _, cut in down], bounds, axis=0)
         if not _table_rows(columns, bounds, height / 2.0):
             return columns
     any_gap = _gaps(rows, 0.0)
-    return _split(members, [max(any_gap)[1]], tops) if any_gap else []
+    return _split(members, [max(any_gap)[1]], bounds, axis=1) if any_gap else []

@@ -86,6 +86,7 @@ from glyphbench.core.images import to_rgb_image
 from glyphbench.core.registry import Options, Spec, missing_modules, register
 from glyphbench.readers.base import Reader, Reading
 from glyphbench.readers.common import ReadError, assemble, drop_debris, fold_latin
+from glyphbench.readers.order import Order
 from glyphbench.readers.scripts import LATIN_HAN
 from glyphbench.readers.segment import MIN_GAP, restore_spaces
 
@@ -260,7 +261,7 @@ class RapidOCROptions(Options):
         description="drop pieces of at most 2 letters or digits smaller than this fraction of "
         "the median box height (0: keep all)",
     )
-    order: Literal["lines", "blocks"] = Field(
+    order: Order = Field(
         default="blocks",
         description="reading order: lines, top to bottom across the page; blocks, cards, "
         "panels and columns one after another",
