@@ -85,7 +85,7 @@ from pydantic import Field
 from glyphbench.core.images import to_rgb_image
 from glyphbench.core.registry import Options, Spec, missing_modules, register
 from glyphbench.readers.base import Reader, Reading
-from glyphbench.readers.common import ReadError, assemble, drop_debris, fold_latin
+from glyphbench.readers.common import ReadError, assemble, drop_debris, fold_latin, glyph_count
 from glyphbench.readers.order import Order
 from glyphbench.readers.scripts import LATIN_HAN
 from glyphbench.readers.segment import MIN_GAP, restore_spaces
@@ -482,7 +482,7 @@ def surer(
     """
 
     def weight(lines: Sequence[tuple[Any, str, float]]) -> float:
-        return sum(sum(ch.isalnum() for ch in text) * score for _, text, score in lines)
+        return sum(glyph_count(text) * score for _, text, score in lines)
 
     return list(second) if weight(second) > weight(first) else list(first)
 
