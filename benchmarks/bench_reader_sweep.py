@@ -26,9 +26,10 @@ members' cached readings.
     .venv/bin/python benchmarks/bench_reader_sweep.py                 # default sweep, tune part
     .venv/bin/python benchmarks/bench_reader_sweep.py --part held-out --by family rapidocr
 
-Readings are cached per reader name and version (which spell every setting) and image
-SHA-256 in ``--cache`` (default ``.gl/reader_sweep``, git-ignored), so a re-run reads only
-what is new.
+Readings are cached per reader name and version (which spell every setting), the
+fingerprint of glyphbench's reader code and image SHA-256 in ``--cache`` (default
+``.gl/reader_sweep``, git-ignored), so a re-run reads only what is new and a change to the
+reader code reads everything again.
 ``--json FILE`` writes every figure.
 """
 
@@ -186,19 +187,41 @@ _SPECS = (
 DEFAULT_SPECS = tuple(pinned(spec) for spec in _SPECS)
 
 
-def _key(name: str, version: str) -> str:
-    """A cache file's name: the reader's name and version, which spell its settings."""
-    return hashlib.sha256(f"{name}\n{version}".encode()).hexdigest()[:16]
+def reader_code() -> str:
+    """A fingerprint of glyphbench's reader code (every ``.py`` file of
+    ``glyphbench.readers``): a reader's version spells its options, not the constants and
+    rules of glyphbench's own steps after the engine (the block order's gaps, the debris
+    rule), so readings cached before such a change must not be used after it."""
+    import glyphbench.readers
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(glyphbench.readers.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
-def _stored(cache: Path, name: str, version: str) -> dict[str, str]:
-    """The readings cached for this reader version: its file, and those of specs that spelled
-    the same settings otherwise (files keyed by spec before; read, never written again)."""
+#: Fields of a cache file that are not readings.
+_RECORD_FIELDS = ("name", "spec", "version", "code")
+
+
+def _key(name: str, version: str, code: str) -> str:
+    """A cache file's name: the reader's name and version, which spell its settings, and the
+    fingerprint of the reader code (:func:`reader_code`)."""
+    return hashlib.sha256(f"{name}\n{version}\n{code}".encode()).hexdigest()[:16]
+
+
+def _stored(cache: Path, name: str, version: str, code: str) -> dict[str, str]:
+    """The readings cached for this reader version and code."""
     stored: dict[str, str] = {}
     for path in sorted(cache.glob("*.json")) if cache.is_dir() else []:
         record = json.loads(path.read_text("utf-8"))
-        if record.get("version") == version and record.get("name", name) == name:
-            stored |= {k: v for k, v in record.items() if k not in ("name", "spec", "version")}
+        same = (record.get("version"), record.get("code"), record.get("name")) == (
+            version,
+            code,
+            name,
+        )
+        if same:
+            stored |= {k: v for k, v in record.items() if k not in _RECORD_FIELDS}
     return stored
 
 
@@ -207,8 +230,9 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
     from PIL import Image
 
     reader = get_reader(spec)
-    stored = _stored(cache, reader.name, reader.version)
-    path = cache / f"{_key(reader.name, reader.version)}.json"
+    code = reader_code()
+    stored = _stored(cache, reader.name, reader.version, code)
+    path = cache / f"{_key(reader.name, reader.version, code)}.json"
     texts, seconds, fresh = [], 0.0, 0
     for image_path in frame["path"]:
         digest = hashlib.sha256(Path(image_path).read_bytes()).hexdigest()
@@ -219,7 +243,8 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
                 seconds += time.perf_counter() - start
             fresh += 1
             cache.mkdir(parents=True, exist_ok=True)  # kept after every image: a long
-            path.write_text(json.dumps({"name": reader.name, "version": reader.version} | stored))
+            record = {"name": reader.name, "version": reader.version, "code": code}
+            path.write_text(json.dumps(record | stored))
         texts.append(stored[digest])
     return texts, seconds / max(fresh, 1), fresh
 
