@@ -133,6 +133,7 @@ def test_dry_run_finds_a_hub_model_in_the_cache(
     assert code == 3 and "CANNOT RUN: someone/tiny not in the local cache" in stdout
 
 
+@pytest.mark.slow
 def test_run_and_report_print_the_same_answer_with_intervals_and_verdicts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], tiny_sd: Path
 ) -> None:

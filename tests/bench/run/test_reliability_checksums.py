@@ -164,6 +164,7 @@ def without_index_columns(path: Path) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow
 def test_three_hundred_bit_flips_of_a_readings_file_never_read_as_different_text(
     tmp_path: Path, good_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
