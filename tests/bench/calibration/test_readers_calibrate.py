@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import shutil
 from collections import Counter
 from collections.abc import Sequence
@@ -432,6 +433,35 @@ def test_the_default_reader_on_held_out_repositories_is_as_documented(
     for doc in (root / "docs" / "readers.md", root / "README.md"):
         text = doc.read_text(encoding="utf-8")
         assert f"{HELD_OUT_SCORE_ERROR:.3f}" in text and f"n = {HELD_OUT_N}" in text, doc
+
+
+#: A row of docs/readers.md's table of the default reader's error by collection.
+COLLECTION_ROW = re.compile(
+    r"^\| (?P<collection>\d+|all) \| (?P<images>\d+) \| (?P<repositories>\d+) \| "
+    r"(?P<mae>[\d.]+) \[[\d.]+, [\d.]+\] \| (?P<bias>-?[\d.]+) \|",
+    re.MULTILINE,
+)
+
+
+@pytest.mark.slow
+def test_the_documented_error_of_each_held_out_collection_is_measured(
+    default_rows: pd.DataFrame,
+) -> None:
+    """docs/readers.md's collection-by-collection table is the default reader's card of the
+    held-out part, row for row."""
+    held_out = default_rows[default_rows["part"] == "held-out"]
+    measured = {str(r["collection"]): r for r in score_error_table(held_out, "collection")}
+    text = (REPO_ROOT / "docs" / "readers.md").read_text(encoding="utf-8")
+    documented = {m["collection"]: m for m in COLLECTION_ROW.finditer(text)}
+    assert set(documented) == set(measured), (sorted(documented), sorted(measured))
+    for collection, row in measured.items():
+        doc = documented[collection]
+        assert (int(doc["images"]), int(doc["repositories"])) == (
+            row["images"],
+            row["repositories"],
+        ), collection
+        assert abs(float(doc["mae"]) - row["score_mae"]) <= HELD_OUT_TOLERANCE, collection
+        assert abs(float(doc["bias"]) - row["score_bias"]) <= HELD_OUT_TOLERANCE, collection
 
 
 @pytest.mark.slow
