@@ -131,9 +131,10 @@ FAMILY_PREFIXES = (
 
 def model_family(model: str) -> str:
     """A model's family: its maker's model line (:data:`FAMILY_PREFIXES`), else its name
-    without a version suffix or a bracketed variant.
+    without a size, a version suffix or a bracketed variant.
 
-    A suffix is a version after a space, ``.`` or ``-`` (``Imagen 4``, ``Kandinsky 5.0``);
+    A size is a parameter count after a space or ``-`` (``Janus-Pro-7B``, ``Ovis-Image 7B``);
+    a suffix is a version after a space, ``.`` or ``-`` (``Imagen 4``, ``Kandinsky 5.0``);
     a name whose digits belong to it stays whole (``Glyph-ByT5``). A manifest's ``family``
     column, where given, overrides it. A glyphbench convention (no source prescribes one).
 
@@ -141,12 +142,15 @@ def model_family(model: str) -> str:
     ['FLUX', 'TextDiffuser', 'AnyText', 'SD']
     >>> model_family("Nano Banana Pro (Gemini 3 Pro Image)"), model_family("Sana 1600M")
     ('Gemini/Imagen', 'Sana')
+    >>> model_family("Janus-Pro-7B"), model_family("Janus-Pro"), model_family("Ovis-Image 7B")
+    ('Janus-Pro', 'Janus-Pro', 'Ovis-Image')
     """
     lowered = model.strip().lower()
     for prefix, family in FAMILY_PREFIXES:
         if lowered.startswith(prefix):
             return family
     name = re.split(r"\s[\[(]", model.strip(), maxsplit=1)[0]
+    name = re.sub(r"[\s\-]\d+(?:\.\d+)?[BM]$", "", name) or name  # a size is no model line
     return re.sub(r"[\s.\-]v?\d+(?:\.\d+)*$", "", name) or name
 
 
@@ -348,10 +352,16 @@ def model_pairs(scored: pd.DataFrame, seed: int = 0) -> list[dict[str, Any]]:
 BREAKDOWNS = ("part", "family", "setting", "collection")
 
 
+def _natural_key(value: str) -> tuple[int, int, str]:
+    """Sorts numbers by value and before words: ``9`` before ``11``, both before ``tune``."""
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)
+
+
 def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[str, Any]]:
     """Mean |NED(reader) - NED(person)| per value of ``by``, on images with intended text.
 
-    One record per value (sorted; ``all`` first): ``images`` (n), ``repositories``,
+    One record per value (sorted, numbers as numbers: collection 11 after 9; ``all``
+    first): ``images`` (n), ``repositories``,
     ``score_mae`` with its 95% bootstrap ``interval`` over images, and
     ``interval_by_repository``, the same with each repository's images resampled
     together (NaN below :data:`~glyphbench.core.bootstrap.MIN_UNITS` repositories:
@@ -362,7 +372,8 @@ def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[s
     scored = rows[rows["score_reader"].notna()]
     groups = [("all", scored)]
     if by in scored.columns:
-        groups += [(str(k), part) for k, part in scored.groupby(by, sort=True)]
+        values = [(str(k), part) for k, part in scored.groupby(by, sort=False)]
+        groups += sorted(values, key=lambda pair: _natural_key(pair[0]))
     out = []
     for value, part in groups:
         # "all" is one figure whatever the breakdown: the same draw in every table

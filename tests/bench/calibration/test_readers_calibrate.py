@@ -258,13 +258,15 @@ def test_the_shipped_real_set_is_well_formed() -> None:
     folder = Path(str(shipped_real_set())).parent
     sources = (folder / "SOURCES.md").read_text(encoding="utf-8")
     assert all(repo in sources for repo in frame["source_repo"].unique())
-    total = 0
+    sizes = []
     for path in frame["path"]:
         with Image.open(path) as image:
             image.load()
             assert max(image.size) <= 1024 and image.mode == "RGB"
-        total += Path(path).stat().st_size
-    assert total <= 48 * 2**20  # about 130 KiB an image at 1024 px, JPEG quality 90
+        sizes.append(Path(path).stat().st_size)
+    # JPEG quality 90 at 1024 px: about 130 KiB an image on average, none over 1 MiB; a budget
+    # per image, so that the set may grow while an image saved another way still fails here
+    assert sum(sizes) <= len(sizes) * 130 * 2**10 and max(sizes) <= 2**20
     # where the prompt quotes text, the intended text is that text
     known = frame[frame["intended_text"] != ""]
     assert len(known) >= 20 and known["model"].nunique() >= 4
@@ -396,12 +398,12 @@ def test_the_real_part_with_the_default_reader_on_the_whole_set(default_rows: pd
 
 
 #: The default reader's benchmark-score error (mean |NED(intended, reader) - NED(intended,
-#: person)|) on the held-out images of the real set's collections 6 to 9, the images
-#: collected after its setting was chosen, and its n, as docs/readers.md and the README
-#: report them.
-REPORT_COLLECTIONS = ("6", "7", "8", "9")
-HELD_OUT_SCORE_ERROR = 0.040
-HELD_OUT_N = 41
+#: person)|) on the held-out images of the real set's collections 6 to 11 (10 added none),
+#: the images collected after its setting was chosen, and its n, as docs/readers.md and the
+#: README report them.
+REPORT_COLLECTIONS = ("6", "7", "8", "9", "11")
+HELD_OUT_SCORE_ERROR = 0.036
+HELD_OUT_N = 45
 #: The collections of the card glyphbench ships for the default reader (the three collected
 #: last, 5 to 7: bench/calibration/default_reader_card.json) and its n.
 CARD_COLLECTIONS = ("5", "6", "7")
@@ -645,3 +647,19 @@ def test_card_means_are_the_metric_tables_aggregates() -> None:
     assert summary["by_size"][28]["ned"] == 0.0
     assert real["ned_vs_human"] == pytest.approx(0.15)
     assert long_text_summary(rows)["overall"]["ned"] == pytest.approx(0.9)
+
+
+def test_the_error_table_lists_collections_in_number_order() -> None:
+    """Collection 11 comes after 9, not between 1 and 2, as a reader of the card expects."""
+    rows = pd.DataFrame(
+        {
+            "collection": ["11", "2", "1", "9", "tune"],
+            "source_repo": ["a/a", "b/b", "c/c", "d/d", "e/e"],
+            "score_reader": [0.5, 0.6, 0.7, 0.8, 0.9],
+            "score_human": [0.5, 0.5, 0.5, 0.5, 0.5],
+        }
+    )
+    rows["score_error"] = (rows["score_reader"] - rows["score_human"]).abs()
+    table = score_error_table(rows, "collection")
+    assert [r["collection"] for r in table] == ["all", "1", "2", "9", "11", "tune"]
+    assert [r["score_bias"] for r in table[1:4]] == pytest.approx([0.2, 0.1, 0.3])
