@@ -151,6 +151,7 @@ def test_cli_runs_beside_a_users_files(crowded: Path) -> None:
     assert not (crowded / "run" / "results.parquet").exists()
 
 
+@pytest.mark.slow  # 5 s; the CLI beside a user's files stays in make quick
 def test_python_api_runs_beside_a_users_files(crowded: Path) -> None:
     script = textwrap.dedent(
         """

@@ -336,6 +336,7 @@ def test_a_bad_manifest_names_its_line(tmp_path: Path) -> None:
         load_real_set(tmp_path / "manifest.csv")
 
 
+@pytest.mark.slow  # scores the whole real set (5 s, growing with it): make test runs it
 def test_a_reader_that_reads_like_the_person_scores_perfectly() -> None:
     frame = _real()
     rows = real_rows(frame, frame["human_reading"].tolist())

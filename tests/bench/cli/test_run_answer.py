@@ -51,6 +51,7 @@ def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_sd(tmp_path_factory.mktemp("models") / "tiny-sd")
 
 
+@pytest.mark.slow  # 6 s of two tiny pipelines: make test runs it
 def test_a_model_failing_on_every_row_exits_3_after_the_others_finished(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], offline_hub: Path
 ) -> None:

@@ -91,7 +91,10 @@ def test_a_killed_reader_process_is_one_line(tmp_path: Path) -> None:
     one_line(read, "a reader process of", "ended unexpectedly", "readings made so far are kept")
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize(
+    "workers",
+    ["0", pytest.param("2", marks=pytest.mark.slow)],  # 6 s: make test runs it
+)
 def test_read_with_a_reader_that_cannot_start_is_one_line(tmp_path: Path, workers: str) -> None:
     csv = write_prompts_csv(tmp_path / "prompts.csv", 3)
     subprocess.run(
