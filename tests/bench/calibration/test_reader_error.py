@@ -95,6 +95,7 @@ def _model_coverage(error_of: object, calibration_error_of: object) -> tuple[flo
     return plain / TRIALS, aware / TRIALS
 
 
+@pytest.mark.slow  # TRIALS seeded trials (about 4 s): make test runs it
 def test_a_reader_that_always_reads_less_gets_an_interval_that_covers_at_its_rate() -> None:
     """The bound is reached (the model's images are read exactly as the calibration images):
     the widened interval covers the person's mean about 95% of the time, the plain one almost
@@ -104,6 +105,7 @@ def test_a_reader_that_always_reads_less_gets_an_interval_that_covers_at_its_rat
     assert plain < 0.2, plain
 
 
+@pytest.mark.slow  # TRIALS seeded trials (about 4 s): make test runs it
 def test_a_reader_that_errs_both_ways_is_covered_at_least_at_its_rate() -> None:
     """Mixed errors partly cancel on a model's images: the bound is not reached and the
     interval is conservative (it covers more often than stated, never less)."""
@@ -147,6 +149,7 @@ def _half_and_half(rng: np.random.Generator, truth: np.ndarray) -> np.ndarray:
     return np.where(half, _over_reads(rng, truth), _under_reads(rng, truth))
 
 
+@pytest.mark.slow  # TRIALS seeded trials (about 4 s): make test runs it
 def test_a_model_dependent_reader_invents_a_difference_that_the_widened_interval_holds() -> None:
     """A reader that over-reads model A's style and under-reads model B's, each as much as it
     does on half the calibration images (so the bound is reached): the plain interval calls
@@ -166,6 +169,7 @@ def test_a_model_dependent_reader_invents_a_difference_that_the_widened_interval
     assert CONFIDENCE - SHORTFALL - MARGIN <= aware <= CONFIDENCE + MARGIN, aware
 
 
+@pytest.mark.slow  # TRIALS seeded trials (about 4 s): make test runs it
 def test_a_reader_that_errs_alike_on_both_models_keeps_their_difference() -> None:
     """The same error on both models cancels in the difference: the plain interval is right
     (about 95%), and the widened one is conservative (it assumes biases may differ)."""
