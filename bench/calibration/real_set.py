@@ -166,9 +166,10 @@ def load_real_set(
     the columns of :data:`MANIFEST_COLUMNS`, a non-empty ``file``, ``model``,
     ``source_repo``, ``licence`` and ``human_reading``, no repository of
     :data:`RESERVED_REPOSITORIES`, and an image file that exists (``file`` is relative to
-    the manifest's folder). Adds ``path`` (the absolute image path), ``part``
-    (:func:`repository_part` of ``source_repo``) and ``family`` (:func:`model_family`,
-    unless the manifest has one); ``part`` (``tune`` or ``held-out``) keeps that part only,
+    the manifest's folder) and that no earlier row lists under another name. Adds ``path``
+    (the absolute image path), ``part`` (:func:`repository_part` of ``source_repo``) and
+    ``family`` (:func:`model_family`, unless the manifest has one); ``part`` (``tune`` or
+    ``held-out``) keeps that part only,
     and ``collections`` the rows of those values of the manifest's ``collection`` column
     (when the row was added, ``tests/data/real_t2i/SOURCES.md``) only.
     ``limit`` keeps the first rows of each model in turn (round-robin over models
@@ -214,6 +215,7 @@ def _image_paths(frame: pd.DataFrame, manifest: Path) -> list[str]:
             )
     paths = []
     contained = Contained(manifest.parent, source=manifest, column="file")
+    first_line: dict[str, int] = {}  # an image's SHA-256 -> the line that lists it first
     for number, row in enumerate(frame.itertuples(index=False), start=2):
         for column in ("file", "model", "source_repo", "licence", "human_reading"):
             if not str(getattr(row, column)).strip():
@@ -221,6 +223,16 @@ def _image_paths(frame: pd.DataFrame, manifest: Path) -> list[str]:
         image = contained(str(row.file), f"line {number}")  # stays in the manifest's folder
         if not image.is_file():
             raise InputError(manifest, f"image {row.file!r} not found", line=number)
+        # one picture listed twice would count its error twice in every mean and choice
+        digest = hashlib.sha256(image.read_bytes()).hexdigest()
+        if digest in first_line:
+            raise InputError(
+                manifest,
+                f"image {row.file!r} is byte for byte the image of line "
+                f"{first_line[digest]}; list each picture once",
+                line=number,
+            )
+        first_line[digest] = number
         paths.append(str(image.resolve()))
     return paths
 

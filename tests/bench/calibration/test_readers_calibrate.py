@@ -247,6 +247,57 @@ def _real() -> pd.DataFrame:
     return load_real_set(manifest)
 
 
+def _thumbnail(image: Any) -> np.ndarray:
+    """A 16 x 16 grey thumbnail less its mean: the same picture re-encoded or rescaled keeps it."""
+    from PIL import Image
+
+    grey = np.asarray(image.convert("L").resize((16, 16), Image.BILINEAR), dtype=float)
+    return (grey - grey.mean()).ravel()
+
+
+def _thumbnail_distances(thumbnails: np.ndarray) -> np.ndarray:
+    """Mean absolute difference (grey levels) of every two thumbnails; inf on the diagonal.
+    Two outputs of one prompt at different settings of one model (flux2.swift's bf16 and
+    8-bit runs) lie about 3 apart; one picture saved twice, well under 1."""
+    distances = np.abs(thumbnails[:, None, :] - thumbnails[None, :, :]).mean(axis=-1)
+    np.fill_diagonal(distances, np.inf)
+    return distances
+
+
+def test_one_picture_saved_again_is_near_its_thumbnail() -> None:
+    """The check of the set's well-formedness finds a picture saved again smaller and at lower
+    JPEG quality, and tells apart two outputs of one prompt at two settings of one model."""
+    import io
+
+    from PIL import Image
+
+    frame = _real()
+    paths = frame.set_index("file")["path"]
+    with Image.open(paths["images/yonaskolb-flux2swift_01.jpg"]) as image:
+        buffer = io.BytesIO()
+        image.resize((image.width * 3 // 4, image.height * 3 // 4)).save(buffer, "JPEG", quality=60)
+        original = _thumbnail(image)
+    with Image.open(buffer) as copy:
+        saved_again = _thumbnail(copy)
+    with Image.open(paths["images/yonaskolb-flux2swift_02.jpg"]) as image:
+        other_setting = _thumbnail(image)
+    distances = _thumbnail_distances(np.stack([original, saved_again, other_setting]))
+    assert distances[0, 1] < 1.0 <= distances[0, 2]
+
+
+def test_a_manifest_listing_one_image_twice_names_both_lines(tmp_path: Path) -> None:
+    manifest = Path(str(shipped_real_set()))
+    frame = pd.read_csv(manifest, dtype=str, keep_default_na=False).head(3)
+    (tmp_path / "images").mkdir()
+    for file in frame["file"]:
+        shutil.copyfile(manifest.parent / file, tmp_path / file)
+    shutil.copyfile(manifest.parent / frame["file"][0], tmp_path / "images" / "copy.jpg")
+    frame.loc[2, "file"] = "images/copy.jpg"  # the first row's picture under another name
+    frame.to_csv(tmp_path / "manifest.csv", index=False)
+    with pytest.raises(InputError, match=r"manifest.csv:4: image 'images/copy.jpg' is .* line 2"):
+        load_real_set(tmp_path)
+
+
 def test_the_shipped_real_set_is_well_formed() -> None:
     from PIL import Image
 
@@ -258,12 +309,17 @@ def test_the_shipped_real_set_is_well_formed() -> None:
     folder = Path(str(shipped_real_set())).parent
     sources = (folder / "SOURCES.md").read_text(encoding="utf-8")
     assert all(repo in sources for repo in frame["source_repo"].unique())
-    sizes = []
+    sizes, thumbnails = [], []
     for path in frame["path"]:
         with Image.open(path) as image:
             image.load()
             assert max(image.size) <= 1024 and image.mode == "RGB"
+            thumbnails.append(_thumbnail(image))
         sizes.append(Path(path).stat().st_size)
+    # no picture twice, not even re-encoded or rescaled (the loader refuses the same bytes)
+    nearest = _thumbnail_distances(np.stack(thumbnails))
+    twins = np.argwhere(np.triu(nearest < 1.0))
+    assert not [(frame["file"][i], frame["file"][j]) for i, j in twins]
     # JPEG quality 90 at 1024 px: about 130 KiB an image on average, none over 1 MiB; a budget
     # per image, so that the set may grow while an image saved another way still fails here
     assert sum(sizes) <= len(sizes) * 130 * 2**10 and max(sizes) <= 2**20
