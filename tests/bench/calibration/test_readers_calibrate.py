@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import shutil
 from collections import Counter
@@ -434,14 +435,81 @@ def test_the_real_part_with_rapidocr_on_four_images() -> None:
     assert ((scored["score_reader"] - scored["score_human"]).abs() == scored["score_error"]).all()
 
 
+#: The default reader's readings of the shipped set, a reading cache of the reader sweep
+#: (benchmarks/bench_reader_sweep.py says how it is written anew).
+STORED_READINGS = REPO_ROOT / "tests" / "data" / "real_t2i" / "readings"
+#: How many images the stored readings are checked on in every run (those of the smallest
+#: SHA-256, a sample no one picks); GLYPHBENCH_READ_ALL=1 reads the whole set.
+READ_NOW = 40
+
+
 @pytest.fixture(scope="module")
-def default_rows() -> pd.DataFrame:
-    """The whole shipped real set, read once by the default reader."""
+def default_rows(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
+    """The whole shipped real set as the default reader reads it: its stored readings where
+    they were read by this reader, reader code and engine versions, else read now (slow)."""
     pytest.importorskip("rapidocr_onnxruntime")
+    from benchmarks.bench_reader_sweep import cached_readings
+    from glyphbench.readers import DEFAULT_READER
+
+    cache = tmp_path_factory.mktemp("readings")  # read into a copy: the tests write nothing
+    for stored in STORED_READINGS.glob("*.json"):
+        shutil.copyfile(stored, cache / stored.name)
+    frame = _real()
+    texts, _, _ = cached_readings(DEFAULT_READER, frame, cache)
+    return real_rows(frame, texts)
+
+
+def _file_sha256(path: str) -> str:
+    """The key of an image in a reading cache: the SHA-256 of its file."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _stored_record() -> dict[str, str]:
+    files = sorted(STORED_READINGS.glob("*.json"))
+    assert len(files) == 1, f"{STORED_READINGS}: one reading cache expected, found {files}"
+    return dict(json.loads(files[0].read_text(encoding="utf-8")))
+
+
+def test_the_stored_readings_are_of_the_default_reader_and_every_image() -> None:
+    """The stored readings name the default reader as it is now (version and code) and read
+    each image of the set, no other; a change to either asks for them to be written anew."""
+    from benchmarks.bench_reader_sweep import reader_code
     from glyphbench.readers import DEFAULT_READER, get_reader
 
-    rows, _ = read_real_set(get_reader(DEFAULT_READER), _real())
-    return rows
+    stored, reader = _stored_record(), get_reader(DEFAULT_READER)
+    anew = "write them anew (benchmarks/bench_reader_sweep.py's docstring says how)"
+    assert (stored["name"], stored["version"]) == (reader.name, reader.version), anew
+    assert stored["code"] == reader_code(), anew
+    digests = {_file_sha256(path) for path in _real()["path"]}
+    readings = {k for k in stored if k not in ("name", "version", "code", "engines")}
+    assert readings == digests, anew
+
+
+@pytest.mark.slow
+def test_the_default_reader_reads_now_what_is_stored() -> None:
+    """Forty images of the set (all with GLYPHBENCH_READ_ALL=1), read now the way
+    `readers calibrate` reads, give the stored readings exactly. Stored under other engine
+    versions, they are not used (the whole-set tests read every image) and not checked."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    from benchmarks.bench_reader_sweep import reading_record
+    from glyphbench.readers import DEFAULT_READER, get_reader
+
+    reader, stored = get_reader(DEFAULT_READER), _stored_record()
+    here = reading_record(reader)["engines"]
+    if stored["engines"] != here:
+        pytest.skip(f"readings stored under {stored['engines']}; here {here}: not used")
+    frame = _real().assign(digest=lambda f: f["path"].map(_file_sha256))
+    if os.environ.get("GLYPHBENCH_READ_ALL") != "1":
+        frame = frame.sort_values("digest").head(READ_NOW)
+    rows, _ = read_real_set(reader, frame.reset_index(drop=True))
+    differ = [
+        (file, stored[digest], reading)
+        for file, digest, reading in zip(
+            frame["file"], frame["digest"], rows["reading"], strict=True
+        )
+        if stored[digest] != reading
+    ]
+    assert not differ, differ
 
 
 @pytest.mark.slow
