@@ -8,8 +8,8 @@ test builds the real 7 GB float16 pipeline, loads it and draws one image.
 from __future__ import annotations
 
 import json
+import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -130,16 +130,19 @@ def test_describe_reports_random_full_size_not_tiny(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_finished_build_is_reused_and_bad_dtype_refused(tmp_path: Path) -> None:
     folder = _fake_build(tmp_path / "sdxl", dtype="float16", seed=3)
-    started = time.perf_counter()
     assert build_sdxl_architecture(folder, dtype="float16", seed=3) == folder
-    assert time.perf_counter() - started < 5  # nothing was built ...
-    assert not (folder / "unet").exists()  # ... and no weights were written
+    assert not (folder / "unet").exists()  # nothing was built: no weights were written
     with pytest.raises(ValueError, match="dtype"):
         build_sdxl_architecture(tmp_path / "other", dtype="int8")
     assert not (tmp_path / "other").exists()
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    os.environ.get("GLYPHBENCH_BIG_BUILD") != "1",
+    reason="builds, loads and draws with a 7 GB pipeline, about 5 minutes on 2 cores (set "
+    "GLYPHBENCH_BIG_BUILD=1; make gpu-check builds and runs it on a GPU machine)",
+)
 @pytest.mark.timeout(1200)
 def test_build_load_and_generate_full_size(tmp_path: Path) -> None:
     """Build the real float16 pipeline (~7 GB), load it through the adapter, draw one image."""
@@ -177,14 +180,11 @@ def _check_full_build(folder: Path) -> None:
     assert parameter_count(pipe.unet) == SDXL_BASE_PARAMETERS["unet"]
     assert parameter_count(pipe.text_encoder_2) == SDXL_BASE_PARAMETERS["text_encoder_2"]
     assert str(pipe.unet.dtype) == "torch.float16"
-    started = time.perf_counter()
     images = model.generate([ImageRequest(prompt="a sign that says OPEN", text="OPEN", seed=1)])
-    elapsed = time.perf_counter() - started
     assert images[0].size == (128, 128)
-    assert elapsed < 600, f"one 1-step 128 px image took {elapsed:.0f} s"
     loaded = model.describe()
     assert loaded["loaded"] is True and loaded["dtype"] == "float16"
-    # Reusing the finished folder is immediate.
-    started = time.perf_counter()
+    # The finished folder is reused: no weight file is written again.
+    written = {path: path.stat().st_mtime_ns for path in folder.rglob("*.safetensors")}
     assert build_sdxl_architecture(folder, dtype="float16", seed=0) == folder
-    assert time.perf_counter() - started < 5
+    assert {path: path.stat().st_mtime_ns for path in written} == written

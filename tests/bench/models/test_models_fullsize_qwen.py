@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -99,9 +98,8 @@ def test_light_parts_describe_as_qwen_image_full_size(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_finished_build_is_reused_and_bad_dtype_refused(tmp_path: Path) -> None:
     folder = _fake_build(tmp_path / "qwen")
-    started = time.perf_counter()
     assert build_qwen_image_architecture(folder) == folder
-    assert time.perf_counter() - started < 5 and not (folder / "transformer").exists()
+    assert not (folder / "transformer").exists()  # nothing was built: no weights were written
     with pytest.raises(ValueError, match="dtype"):
         build_qwen_image_architecture(tmp_path / "other", dtype="int8")
 
