@@ -56,6 +56,10 @@ from glyphbench.core.errors import InputError
 #: The metric whose reader error the card measures (NED against the intended text).
 CARD_METRIC = "ned"
 
+#: The range of the card's metric: a person's NED lies in it, so a score's interval is cut
+#: to it and a difference's to its width either side of zero (nothing true is cut off).
+METRIC_RANGE = (0.0, 1.0)
+
 #: The card section this module reads (``card.json`` -> ``real_images`` -> this key).
 SECTION = "reader_error"
 
@@ -276,6 +280,15 @@ def widened(
     >>> widened(boot - 0.8, np.column_stack([np.full(1000, 0.01), np.full(1000, 0.05)]),
     ...         difference=True)
     (-0.06, 0.06)
+
+    A score at the top of the metric's range keeps its upper end there (a person's NED is
+    at most 1), and a difference stays within the range's width either side of zero:
+
+    >>> widened(np.full(1000, 0.99), np.column_stack([np.full(1000, 0.01), np.full(1000, 0.05)]))
+    (0.98, 1.0)
+    >>> widened(np.full(1000, -0.98), np.column_stack([np.full(1000, 0.03), np.full(1000, 0.05)]),
+    ...         difference=True)
+    (-1.0, -0.9)
     """
     values = np.asarray(resamples, dtype="float64")
     over, under = bounds[: values.size, 0], bounds[: values.size, 1]
@@ -285,7 +298,11 @@ def widened(
     plain_low_high = percentile_interval(values, confidence)
     plain_low, plain_high = float(plain_low_high[0]), float(plain_low_high[1])
     # rounded to drop float dust, then never inside the plain interval (rounding may move it up)
-    return (min(round(low, 12), plain_low), max(round(high, 12), plain_high))
+    low, high = min(round(low, 12), plain_low), max(round(high, 12), plain_high)
+    floor, ceiling = METRIC_RANGE
+    if difference:  # a difference of two scores in the range lies within its width of zero
+        floor, ceiling = floor - ceiling, ceiling - floor
+    return (max(low, floor), min(high, ceiling))
 
 
 #: How a comparison stands once the reader's error is counted (:func:`verdict`).

@@ -61,7 +61,7 @@ def report_command(
         glyphbench report runs/2026-11-22 --by prompt_type,cefr,char_length
     """
     from glyphbench.report.build import ANSWER, write_report
-    from glyphbench.report.console import print_answer, print_reader_error, summary_console
+    from glyphbench.report.console import print_answer, summary_console
 
     runs = [locate_run(run) for run in runs]
     columns = [c.strip() for c in by.split(",") if c.strip()] if by else None
@@ -86,7 +86,6 @@ def report_command(
         typer.echo(json.dumps({**answer, "report": str(index)}, indent=2, ensure_ascii=False))
         return
     print_answer(answer, summary_console())
-    print_reader_error(index.parent / "report.json")
     typer.echo(str(index))
 
 

@@ -204,10 +204,6 @@ def analyse(
     }
     watch.lap("comparisons")
     checks = control_checks(frame, overall, slices) if controls else []
-    aware = replace(
-        ranked.reader_aware,
-        scores=reader_scores(frame, overall, ordered, ranked.bounds, **settings.bootstrap()),
-    )
     watch.lap("controls")
     analysis = Analysis(
         settings=settings,
@@ -222,7 +218,7 @@ def analyse(
         slices=slices,
         comparisons=ranked.comparisons,
         verdicts=ranked.verdicts,
-        reader_aware=aware,
+        reader_aware=ranked.reader_aware,
         peers=peers,
         control_checks=checks,
         verdict=control_verdict(checks, present=bool(controls)),
@@ -280,6 +276,7 @@ def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Setting
     placed = verdicts(
         frame, models, controls, settings.primary_metric, **settings.bootstrap(), reader=bounds
     )
+    scores = reader_scores(frame, overall, models + controls, bounds, **settings.bootstrap())
     return Ranked(
         models=models,
         controls=controls,
@@ -287,7 +284,7 @@ def rank_and_place(frame: pd.DataFrame, overall: pd.DataFrame, settings: Setting
         comparisons=comparisons,
         ranking=rank_per_protocol(overall, comparisons, protocols, settings.primary_metric),
         verdicts=placed,
-        reader_aware=aware,
+        reader_aware=replace(aware, scores=scores),
         bounds=bounds,
     )
 

@@ -12,7 +12,9 @@ The JSON document (``"schema": "glyphbench.answer/1"``; docs/report.md, "The ans
 the terminal") holds::
 
     schema, primary_metric, metrics, labels, higher_is_better, confidence, n_boot, seed,
-    interval, headline (sentences), n_unread, failed_models (every row failed), models:
+    interval, headline (sentences), reader_error: {source, measured, caveats, headline,
+    scores: [{model, value, lo, hi, reader_lo, reader_hi}], comparisons: [{model_a,
+    model_b, verdict}]}, n_unread, failed_models (every row failed), models:
     [{model, control, images, failed, refused, read, n_prompts, rank, tied_with,
       metrics: {name: {value, lo, hi}}, verdict, level, against_controls}]
 
@@ -29,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from glyphbench.calibration.reader_error import shipped_reader_error
+from glyphbench.calibration.reader_error import BEYOND, WITHIN, shipped_reader_error
 from glyphbench.core.schema import unread_mask
 from glyphbench.report import console
 from glyphbench.report.analyse import (
@@ -40,6 +42,7 @@ from glyphbench.report.analyse import (
     rank_and_place,
 )
 from glyphbench.report.metric_info import metric_info
+from glyphbench.report.reader_aware import headline as reader_headline
 from glyphbench.report.stats import summarize, summary_metrics
 from glyphbench.report.verdict import headline
 from glyphbench.scoring.table import METRICS
@@ -149,11 +152,7 @@ def answer_document(frame: pd.DataFrame, ranked: Ranked, settings: Settings) -> 
         "headline": headline(
             ranked.ranking, ranked.verdicts, primary, controls=ranked.controls, failed=lost
         ),
-        "reader_error": {
-            "source": ranked.reader_aware.source,
-            "measured": ranked.reader_aware.measured,
-            "caveats": list(ranked.reader_aware.caveats),
-        },
+        "reader_error": _reader_error(ranked),
         "n_unread": int(unread.sum()),
         "failed_models": failed,
         "models": models,
@@ -168,6 +167,33 @@ def _failed_everywhere(frame: pd.DataFrame, ranked: Ranked) -> list[str]:
 
 def _int(value: Any) -> int:
     return 0 if value is None or value != value else int(value)
+
+
+def _reader_error(ranked: Ranked) -> dict[str, Any]:
+    """Which card widened the intervals (or why none did), each score's reader-aware interval
+    and each significant comparison's verdict with the reader's error counted."""
+    aware = ranked.reader_aware
+    scores = [
+        {"model": str(row["model"]), **{key: _number(row[key]) for key in SCORE_NUMBERS}}
+        for row in aware.scores.to_dict("records")
+    ]
+    said = ranked.comparisons.get("reader_verdict", pd.Series(dtype=str))
+    pairs = ranked.comparisons.loc[said.isin([BEYOND, WITHIN])] if len(said) else said
+    return {
+        "source": aware.source,
+        "measured": aware.measured,
+        "caveats": list(aware.caveats),
+        "headline": reader_headline(aware, ranked.comparisons),
+        "scores": scores,
+        "comparisons": [
+            {"model_a": row["model_a"], "model_b": row["model_b"], "verdict": row["reader_verdict"]}
+            for row in (pairs.to_dict("records") if len(pairs) else [])
+        ],
+    }
+
+
+#: The numbers of a reader-aware score line (``reader_error.scores``).
+SCORE_NUMBERS = ("value", "lo", "hi", "reader_lo", "reader_hi")
 
 
 def _number(value: Any) -> float | None:

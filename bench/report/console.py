@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -294,6 +293,9 @@ def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = 
     for name in answer.get("failed_models", []) if failed else []:
         if name in controls:
             console.print(escape(f"{name}: every row failed (see the errors column)"))
+    reader = answer.get("reader_error")
+    if reader and reader.get("headline"):  # the reader's doubt beside the table's intervals
+        console.print(escape("\n".join(reader_error_lines(reader))), soft_wrap=True)
 
 
 def _summary_parts(
@@ -357,22 +359,28 @@ def summary_console() -> Console:
     return Console() if sys.stdout.isatty() else Console(width=120)
 
 
-def _fmt(value: float) -> str:
-    return "-" if value != value else f"{value:.3f}"
+def _fmt(value: float | None) -> str:
+    return "-" if value is None or value != value else f"{value:.3f}"
 
 
-def reader_error_lines(section: dict[str, Any]) -> list[str]:
-    """The report's reader error in a few console lines (``report.json``'s ``reader_error``).
+def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
+    """The answer's reader error in a few console lines (``answer.json``'s ``reader_error``):
+    its headline, then, where a card widened the intervals, each score with both intervals
+    and each significant comparison's verdict with the reader's error counted.
 
-    >>> section = {"headline": "Counted (c): 1 of 2 beyond.", "caveats": [], "scores": [
-    ...            {"model": "m", "value": 0.8123, "lo": 0.8, "hi": 0.82, "reader_lo": 0.77,
-    ...             "reader_hi": 0.86}], "comparisons": []}
+    >>> section = {"measured": True, "headline": "Counted (c): 1 of 2 beyond.", "caveats": [],
+    ...            "scores": [{"model": "m", "value": 0.8123, "lo": 0.8, "hi": 0.82,
+    ...                        "reader_lo": 0.77, "reader_hi": 0.86}],
+    ...            "comparisons": [{"model_a": "m", "model_b": "n", "verdict": "beyond it"}]}
     >>> print("\\n".join(reader_error_lines(section)))
     Counted (c): 1 of 2 beyond.
       m  0.812 [0.800, 0.820]  with the reader's error [0.770, 0.860]
+      m vs n: beyond it
     """
     lines = [str(section.get("headline", ""))]
     lines += [f"  note: {caveat}" for caveat in section.get("caveats", [])]
+    if not section.get("measured"):
+        return lines
     for score in section.get("scores", []):
         lines.append(
             f"  {score['model']}  {_fmt(score['value'])} [{_fmt(score['lo'])}, "
@@ -380,15 +388,5 @@ def reader_error_lines(section: dict[str, Any]) -> list[str]:
             f"[{_fmt(score['reader_lo'])}, {_fmt(score['reader_hi'])}]"
         )
     for pair in section.get("comparisons", []):
-        if pair["reader_verdict"] != "not significant":
-            lines.append(f"  {pair['model_a']} vs {pair['model_b']}: {pair['reader_verdict']}")
+        lines.append(f"  {pair['model_a']} vs {pair['model_b']}: {pair['verdict']}")
     return lines
-
-
-def print_reader_error(report_json: Path) -> None:
-    """Print :func:`reader_error_lines` of a written report (nothing when it has none)."""
-    import json
-
-    section = json.loads(report_json.read_text(encoding="utf-8")).get("reader_error")
-    if section:
-        print("\n".join(reader_error_lines(section)))

@@ -186,6 +186,20 @@ def test_a_reader_without_error_leaves_the_plain_interval() -> None:
     assert widened(boot, _bounds(card, rng), CONFIDENCE) == pytest.approx((lo, hi), abs=1e-12)
 
 
+def test_an_interval_never_leaves_the_range_a_persons_ned_can_take() -> None:
+    """A perfect render read by an under-reading reader: a person's NED is at most 1."""
+    rng = np.random.default_rng(3)
+    card = _card(np.where(np.arange(40) % 2 == 0, -0.2, 0.05))  # under 0.1, over 0.025
+    bounds = ReaderBounds.draw(card, ["render", "blank"], n_boot=1000, seed=0)
+    top, bottom = np.ones(1000), np.zeros(1000)
+    lo, hi = bounds.score("render", top, CONFIDENCE)
+    assert hi == 1.0 and 0.9 < lo < 1.0  # still widened downwards by the over-read
+    lo, hi = bounds.score("blank", bottom, CONFIDENCE)
+    assert lo == 0.0 and 0.0 < hi < 0.2
+    lo, hi = bounds.difference("blank", "render", bottom - top + rng.normal(0, 0.01, 1000), 0.95)
+    assert lo == -1.0 and -1.0 < hi < -0.8
+
+
 def test_the_level_falls_from_two_sided_to_one_sided_as_the_bounds_move_apart() -> None:
     levels = [imbens_manski_level(width, 1.0, 0.95) for width in (0.0, 0.5, 1.0, 2.0, 4.0)]
     assert levels[0] == pytest.approx(0.975) and levels[-1] == pytest.approx(0.95, abs=1e-4)

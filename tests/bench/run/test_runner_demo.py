@@ -39,3 +39,13 @@ def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str
     tiny = next(m for m in answer["models"] if m["model"] == TINY_LABEL)
     ((value, interval),) = metric_cells(tiny, ["ned"])
     assert value in out and interval and interval in out
+    # read by the default reader, whose card ships: each score's interval with its doubt too,
+    # inside the range a person's NED can take
+    reader = answer["reader_error"]
+    assert reader["measured"] and reader["source"].startswith("rapidocr card: n = ")
+    assert {s["model"] for s in reader["scores"]} == {m["model"] for m in answer["models"]}
+    for score in reader["scores"]:
+        if score["reader_lo"] is not None:
+            assert 0.0 <= score["reader_lo"] <= score["lo"] <= score["hi"] <= score["reader_hi"]
+            assert score["reader_hi"] <= 1.0
+    assert reader["headline"] in out and "with the reader's error [" in out
