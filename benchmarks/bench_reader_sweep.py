@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ from glyphbench.calibration.real_set import (
     score_error_table,
     shipped_real_set,
 )
+from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.scoring import score_pairs
@@ -460,4 +462,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except InputError as error:  # a wrong manifest, part or collection: one line, exit 2
+        print(f"error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

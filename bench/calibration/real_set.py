@@ -189,19 +189,40 @@ def load_real_set(
     frame["path"] = _image_paths(frame, manifest)
     frame["part"] = frame["source_repo"].map(repository_part)
     frame["family"] = _families(frame)
+    if collections is not None:  # checked on the whole manifest: a typo is not an empty part
+        wanted = _known_collections(frame, manifest, collections)
+        frame = frame[frame["collection"].isin(wanted)]
     if part is not None:
         if part not in REAL_PARTS:
             raise ValueError(f"part must be one of {', '.join(REAL_PARTS)}, not {part!r}")
         frame = frame[frame["part"] == part]
-    if collections is not None:
-        if "collection" not in frame.columns:
-            raise InputError(manifest, "no 'collection' column to select collections by", line=1)
-        frame = frame[frame["collection"].isin([str(c) for c in collections])]
+    if (part is not None or collections is not None) and frame.empty:
+        asked = " and ".join(
+            f"{name} {', '.join(map(str, value)) if name == 'collection' else value}"
+            for name, value in (("part", part), ("collection", collections))
+            if value is not None
+        )
+        raise InputError(manifest, f"no image is in {asked}: nothing to measure")
     if limit is not None and limit < len(frame):
         order = frame.groupby("model", sort=False).cumcount()
         frame = frame.assign(_turn=order).sort_values(["_turn"], kind="stable").head(limit)
         frame = frame.drop(columns="_turn").sort_index()
     return frame.reset_index(drop=True)
+
+
+def _known_collections(frame: pd.DataFrame, manifest: Path, asked: Sequence[str]) -> list[str]:
+    """``asked`` as the manifest's ``collection`` values; an unknown one is an error that
+    lists the known ones (a typo must not measure an empty set)."""
+    if "collection" not in frame.columns:
+        raise InputError(manifest, "no 'collection' column to select collections by", line=1)
+    known = sorted(set(frame["collection"].astype(str)), key=_natural_key)
+    unknown = [str(c) for c in asked if str(c) not in known]
+    if unknown:
+        raise InputError(
+            manifest,
+            f"no collection {', '.join(unknown)} in it; its collections: {', '.join(known)}",
+        )
+    return [str(c) for c in asked]
 
 
 def _image_paths(frame: pd.DataFrame, manifest: Path) -> list[str]:

@@ -8,6 +8,8 @@ import math
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -680,6 +682,25 @@ def test_collections_select_rows_by_when_they_were_added(tmp_path: Path) -> None
     assert len(load_real_set(tmp_path)) == 2
     with pytest.raises(InputError, match="no 'collection' column"):
         load_real_set(tmp_path, collections=["1"])
+
+
+def test_a_collection_or_selection_with_no_image_is_an_error_not_an_empty_card(
+    tmp_path: Path,
+) -> None:
+    """A mistyped collection would measure nothing and write a card of n = 0: refused with
+    the collections there are; a part and collection that share no image likewise."""
+    with pytest.raises(InputError, match=r"no collection 99 in it; its collections: 1, 2, 3,"):
+        load_real_set(str(shipped_real_set()), collections=["6", "99"])
+    with pytest.raises(InputError, match="no image is in part tune and collection 6"):
+        load_real_set(str(shipped_real_set()), part="tune", collections=["6"])
+    result = subprocess.run(
+        [sys.executable, "-m", "glyphbench", "readers", "calibrate", "--real-collection", "12",
+         "--no-long", "--out", str(tmp_path / "c")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2 and "no collection 12 in it" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "c").exists()  # nothing written
 
 
 def test_a_reserved_repository_is_refused(tmp_path: Path) -> None:
