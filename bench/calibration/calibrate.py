@@ -47,6 +47,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glyphbench.calibration.error_page import PAGE_NAME, error_page
 from glyphbench.calibration.long_text import (
     LONG_FONTS,
     LONG_SIZES,
@@ -154,6 +155,7 @@ class Card:
     settings: dict[str, Any] = field(default_factory=dict)
     long_rows: pd.DataFrame | None = None  # long-text part (:func:`long_text_rows`)
     real_rows: pd.DataFrame | None = None  # real-image part (:func:`real_rows`)
+    real_paths: list[str] | None = None  # the real images, one per row of ``real_rows``
     part_seconds: dict[str, float] = field(default_factory=dict)  # seconds/image per part
 
     def summary(self) -> dict[str, Any]:
@@ -233,7 +235,9 @@ class Card:
         return "\n".join(lines) + "\n"
 
     def write(self, out: str | Path) -> Path:
-        """Write ``card.md``, ``card.json`` and ``readings.csv`` into ``out``; returns card.md."""
+        """Write ``card.md``, ``card.json`` and ``readings.csv`` into ``out`` (with the real-image
+        part ``real_images.csv`` and its page, :mod:`~glyphbench.calibration.error_page`);
+        returns card.md."""
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "card.json").write_text(
@@ -245,6 +249,9 @@ class Card:
             self.long_rows.to_csv(folder / "long_text.csv", index=False)
         if self.real_rows is not None:
             self.real_rows.to_csv(folder / "real_images.csv", index=False)
+        if self.real_rows is not None and self.real_paths is not None:
+            page = error_page(self.real_rows, self.real_paths, self.reader, self.version)
+            (folder / PAGE_NAME).write_text(page, encoding="utf-8")
         path = folder / "card.md"
         path.write_text(self.markdown(), encoding="utf-8")
         return path
@@ -320,6 +327,7 @@ def calibrate(
         card.long_rows, card.part_seconds["long_text"] = long_text_rows(long_images, texts), seconds
     if real is not None:
         card.real_rows, card.part_seconds["real_images"] = read_real_set(reader, real, batch_size)
+        card.real_paths = real["path"].astype(str).tolist()
     return card
 
 

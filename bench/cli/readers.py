@@ -78,6 +78,7 @@ def calibrate_command(
         glyphbench readers calibrate --reader rapidocr --out cards/rapidocr
     """
     from glyphbench.calibration.calibrate import calibrate
+    from glyphbench.calibration.error_page import PAGE_NAME
     from glyphbench.calibration.real_set import REAL_PARTS, load_real_set, shipped_real_set
 
     if real_part is not None and real_part not in REAL_PARTS:
@@ -119,6 +120,8 @@ def calibrate_command(
     path = card.write(out)
     typer.echo(card.markdown())
     typer.echo(str(path))
+    if (path.parent / PAGE_NAME).exists():
+        typer.echo(f"{path.parent / PAGE_NAME}  (each real image beside both readings)")
 
 
 def _shown(path: Path) -> str:

@@ -37,7 +37,7 @@ AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 HTML_VALIDATE_CONFIG = REPO / ".ci" / "npm" / "htmlvalidate.cjs"
 #: axe-core's tags for the WCAG success criteria at levels A and AA, versions 2.0 to 2.2.
 WCAG_TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa")
-REPORTS = ("bench", "vae", "human")
+REPORTS = ("bench", "vae", "human", "reader card")
 
 needs_html_validate = pytest.mark.skipif(
     not HTML_VALIDATE.exists() or shutil.which("node") is None,
@@ -63,7 +63,25 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "bench": write_bench_report([run], root / "bench", n_boot=200).parent,
         "vae": write_vae_report(vae_results(), root / "vae").parent,
         "human": write_human_report(study, root / "human", n_boot=200).parent,
+        "reader card": _reader_card_page(root / "card"),
     }
+
+
+def _reader_card_page(folder: Path) -> Path:
+    """A reader card's real-image page (glyphbench.calibration.error_page) on 6 real images."""
+    from glyphbench.calibration.error_page import PAGE_NAME, error_page
+    from glyphbench.calibration.real_set import load_real_set, real_rows, shipped_real_set
+
+    manifest = shipped_real_set()
+    if manifest is None:
+        pytest.skip("tests/data/real_t2i is not here")
+    frame = load_real_set(manifest, limit=6)
+    readings = frame["human_reading"].tolist()
+    readings[0], readings[1] = "", readings[1][::-1]  # nothing read; a misreading
+    page = error_page(real_rows(frame, readings), frame["path"].tolist(), "fixture", "1")
+    folder.mkdir(parents=True)
+    (folder / PAGE_NAME).write_text(page, encoding="utf-8")
+    return folder
 
 
 def pages(folder: Path) -> list[Path]:
