@@ -239,6 +239,9 @@ class Card:
         part ``real_images.csv`` and its page, :mod:`~glyphbench.calibration.error_page`);
         returns card.md."""
         folder = Path(out)
+        page = None  # made first: an image that cannot be opened stops the card before a file
+        if self.real_rows is not None and self.real_paths is not None:
+            page = error_page(self.real_rows, self.real_paths, self.reader, self.version)
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "card.json").write_text(
             json.dumps(self.summary(), indent=2, sort_keys=True, default=_json_value) + "\n",
@@ -249,8 +252,7 @@ class Card:
             self.long_rows.to_csv(folder / "long_text.csv", index=False)
         if self.real_rows is not None:
             self.real_rows.to_csv(folder / "real_images.csv", index=False)
-        if self.real_rows is not None and self.real_paths is not None:
-            page = error_page(self.real_rows, self.real_paths, self.reader, self.version)
+        if page is not None:
             (folder / PAGE_NAME).write_text(page, encoding="utf-8")
         path = folder / "card.md"
         path.write_text(self.markdown(), encoding="utf-8")

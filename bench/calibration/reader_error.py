@@ -262,7 +262,12 @@ def bounded_interval(
 
 
 def widened(
-    resamples: np.ndarray, bounds: np.ndarray, confidence: float = 0.95, *, difference: bool = False
+    resamples: np.ndarray,
+    bounds: np.ndarray,
+    confidence: float = 0.95,
+    *,
+    difference: bool = False,
+    limits: tuple[float, float] | None = METRIC_RANGE,
 ) -> tuple[float, float]:
     """The reader-aware interval of a score (or of a difference of two scores).
 
@@ -272,7 +277,9 @@ def widened(
     under), D + (over + under)]`` (see the module docstring). The interval is
     :func:`bounded_interval` joined with the plain percentile interval, so it never
     leaves out what the plain one holds (on a side where the reader never erred, the
-    bounded interval alone is one-sided there, a little narrower than the plain one).
+    bounded interval alone is one-sided there, a little narrower than the plain one), then
+    cut to ``limits``, the range of the metric (a difference: its width either side of 0;
+    None: no cut).
 
     >>> boot = np.full(1000, 0.8)
     >>> widened(boot, np.column_stack([np.full(1000, 0.01), np.full(1000, 0.05)]))
@@ -299,7 +306,9 @@ def widened(
     plain_low, plain_high = float(plain_low_high[0]), float(plain_low_high[1])
     # rounded to drop float dust, then never inside the plain interval (rounding may move it up)
     low, high = min(round(low, 12), plain_low), max(round(high, 12), plain_high)
-    floor, ceiling = METRIC_RANGE
+    if limits is None:  # a metric without a known range
+        return (low, high)
+    floor, ceiling = limits
     if difference:  # a difference of two scores in the range lies within its width of zero
         floor, ceiling = floor - ceiling, ceiling - floor
     return (max(low, floor), min(high, ceiling))
@@ -332,6 +341,11 @@ class ReaderBounds:
         rng = seeded_rng(seed, ("reader-error", card.reader))
         return cls(card, card.bound_resamples(n_boot, rng), frozenset(map(str, models)))
 
+    @property
+    def limits(self) -> tuple[float, float] | None:
+        """The range of the card's metric (:data:`METRIC_RANGE` for NED), None if unknown."""
+        return METRIC_RANGE if self.card.metric == CARD_METRIC else None
+
     def covers(self, *models: str) -> bool:
         """Whether every one of ``models`` was read by the card's reader."""
         return all(model in self.models for model in models)
@@ -340,7 +354,7 @@ class ReaderBounds:
         """:func:`widened` for one model's score (NaN when the card does not cover it)."""
         if not self.covers(model):
             return (math.nan, math.nan)
-        return widened(resamples, self.draws, confidence)
+        return widened(resamples, self.draws, confidence, limits=self.limits)
 
     def difference(
         self, a: str, b: str, resamples: np.ndarray, confidence: float
@@ -348,7 +362,7 @@ class ReaderBounds:
         """:func:`widened` for ``a`` minus ``b`` (NaN when the card does not cover both)."""
         if not self.covers(a, b) or not np.isfinite(confidence):
             return (math.nan, math.nan)
-        return widened(resamples, self.draws, confidence, difference=True)
+        return widened(resamples, self.draws, confidence, difference=True, limits=self.limits)
 
 
 def verdict(significant: bool, lo: float, hi: float) -> str:

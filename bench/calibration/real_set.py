@@ -215,7 +215,7 @@ def _known_collections(frame: pd.DataFrame, manifest: Path, asked: Sequence[str]
     lists the known ones (a typo must not measure an empty set)."""
     if "collection" not in frame.columns:
         raise InputError(manifest, "no 'collection' column to select collections by", line=1)
-    known = sorted(set(frame["collection"].astype(str)), key=_natural_key)
+    known = sorted(set(frame["collection"].astype(str).str.strip()) - {""}, key=_natural_key)
     unknown = [str(c) for c in asked if str(c) not in known]
     if unknown:
         raise InputError(

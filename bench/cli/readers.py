@@ -88,7 +88,11 @@ def calibrate_command(
     frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
     typo_rates = [float(rate) for rate in rates.split(",") if rate.strip()]
     manifest = None if no_real else (real or shipped_real_set())
-    collections = None if real_collection is None else real_collection.replace(" ", "").split(",")
+    collections = (
+        None
+        if real_collection is None
+        else [c for c in real_collection.replace(" ", "").split(",") if c]
+    )
     real_set = (
         None if manifest is None else load_real_set(manifest, real_limit, real_part, collections)
     )

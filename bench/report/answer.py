@@ -31,7 +31,12 @@ from typing import Any
 
 import pandas as pd
 
-from glyphbench.calibration.reader_error import BEYOND, WITHIN, shipped_reader_error
+from glyphbench.calibration.reader_error import (
+    BEYOND,
+    NOT_MEASURED,
+    WITHIN,
+    shipped_reader_error,
+)
 from glyphbench.core.schema import unread_mask
 from glyphbench.report import console
 from glyphbench.report.analyse import (
@@ -56,12 +61,17 @@ INTERVAL = "percentile bootstrap over prompts (all images of a prompt resampled 
 
 def answer_columns(families: Sequence[str] = ()) -> list[str]:
     """The results columns :func:`answer_of_rows` reads besides the summary's: the prompt
-    (the resampling unit) and the report's summary metrics of glyphbench and ``families``.
+    (the resampling unit), the reader and its version (a reader card applies to rows its
+    reader read) and the report's summary metrics of glyphbench and ``families``.
 
-    >>> answer_columns()[:2]
-    ['prompt_id', 'algorithm1']
+    >>> answer_columns()[:4]
+    ['prompt_id', 'ocr_engine', 'ocr_version', 'algorithm1']
     """
-    return ["prompt_id", *METRICS.summary_names(["glyphbench", *families])]
+    return ["prompt_id", *READER_COLUMNS, *METRICS.summary_names(["glyphbench", *families])]
+
+
+#: The columns that say which reader read a row (:func:`answer_columns`).
+READER_COLUMNS = ("ocr_engine", "ocr_version")
 
 
 def answer_settings(frame: pd.DataFrame, families: Sequence[str] = ()) -> Settings | None:
@@ -178,7 +188,7 @@ def _reader_error(ranked: Ranked) -> dict[str, Any]:
         for row in aware.scores.to_dict("records")
     ]
     said = ranked.comparisons.get("reader_verdict", pd.Series(dtype=str))
-    pairs = ranked.comparisons.loc[said.isin([BEYOND, WITHIN])] if len(said) else said
+    pairs = ranked.comparisons.loc[said.isin([BEYOND, WITHIN, NOT_MEASURED])] if len(said) else said
     return {
         "source": aware.source,
         "measured": aware.measured,

@@ -295,7 +295,8 @@ def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = 
             console.print(escape(f"{name}: every row failed (see the errors column)"))
     reader = answer.get("reader_error")
     if reader and reader.get("headline"):  # the reader's doubt beside the table's intervals
-        console.print(escape("\n".join(reader_error_lines(reader))), soft_wrap=True)
+        for line in reader_error_lines(reader):  # wrapped to the console's width
+            console.print(escape(line))
 
 
 def _summary_parts(
@@ -370,11 +371,14 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
 
     >>> section = {"measured": True, "headline": "Counted (c): 1 of 2 beyond.", "caveats": [],
     ...            "scores": [{"model": "m", "value": 0.8123, "lo": 0.8, "hi": 0.82,
-    ...                        "reader_lo": 0.77, "reader_hi": 0.86}],
+    ...                        "reader_lo": 0.77, "reader_hi": 0.86},
+    ...                       {"model": "o", "value": 0.5, "lo": 0.4, "hi": 0.6,
+    ...                        "reader_lo": None, "reader_hi": None}],
     ...            "comparisons": [{"model_a": "m", "model_b": "n", "verdict": "beyond it"}]}
     >>> print("\\n".join(reader_error_lines(section)))
     Counted (c): 1 of 2 beyond.
       m  0.812 [0.800, 0.820]  with the reader's error [0.770, 0.860]
+      o  0.500 [0.400, 0.600]  with the reader's error: not measured
       m vs n: beyond it
     """
     lines = [str(section.get("headline", ""))]
@@ -382,10 +386,15 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
     if not section.get("measured"):
         return lines
     for score in section.get("scores", []):
+        plain = (
+            f"  {score['model']}  {_fmt(score['value'])} [{_fmt(score['lo'])}, {_fmt(score['hi'])}]"
+        )
+        if score["reader_lo"] is None or score["reader_hi"] is None:  # another reader, few prompts
+            lines.append(f"{plain}  with the reader's error: not measured")
+            continue
         lines.append(
-            f"  {score['model']}  {_fmt(score['value'])} [{_fmt(score['lo'])}, "
-            f"{_fmt(score['hi'])}]  with the reader's error "
-            f"[{_fmt(score['reader_lo'])}, {_fmt(score['reader_hi'])}]"
+            f"{plain}  with the reader's error [{_fmt(score['reader_lo'])}, "
+            f"{_fmt(score['reader_hi'])}]"
         )
     for pair in section.get("comparisons", []):
         lines.append(f"  {pair['model_a']} vs {pair['model_b']}: {pair['verdict']}")

@@ -198,6 +198,10 @@ def test_an_interval_never_leaves_the_range_a_persons_ned_can_take() -> None:
     assert lo == 0.0 and 0.0 < hi < 0.2
     lo, hi = bounds.difference("blank", "render", bottom - top + rng.normal(0, 0.01, 1000), 0.95)
     assert lo == -1.0 and -1.0 < hi < -0.8
+    # a card of another metric (its range unknown here) is not cut
+    other = ReaderError("sim", "sim 1", card.errors, metric="algorithm1")
+    wide = ReaderBounds.draw(other, ["render"], n_boot=1000, seed=0)
+    assert wide.score("render", top, CONFIDENCE)[1] > 1.0
 
 
 def test_the_level_falls_from_two_sided_to_one_sided_as_the_bounds_move_apart() -> None:

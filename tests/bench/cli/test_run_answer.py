@@ -155,7 +155,8 @@ def test_run_and_report_print_the_same_answer_with_intervals_and_verdicts(
     assert code == 0, stderr
     from_report = json.loads(stdout)
     assert from_report["report"].endswith("index.html")
-    for key in ("headline", "models", "metrics", "primary_metric", "n_boot", "seed"):
+    keys = ("headline", "models", "metrics", "primary_metric", "n_boot", "seed", "reader_error")
+    for key in keys:
         assert from_run[key] == from_report[key], key
     code, stdout, stderr = cli(["report", str(out)], capsys)
     assert code == 0 and stdout.rstrip().endswith("index.html")
