@@ -684,15 +684,17 @@ def test_collections_select_rows_by_when_they_were_added(tmp_path: Path) -> None
         load_real_set(tmp_path, collections=["1"])
 
 
-def test_a_collection_or_selection_with_no_image_is_an_error_not_an_empty_card(
-    tmp_path: Path,
-) -> None:
+def test_a_collection_or_selection_with_no_image_is_an_error_not_an_empty_card() -> None:
     """A mistyped collection would measure nothing and write a card of n = 0: refused with
     the collections there are; a part and collection that share no image likewise."""
     with pytest.raises(InputError, match=r"no collection 99 in it; its collections: 1, 2, 3,"):
         load_real_set(str(shipped_real_set()), collections=["6", "99"])
     with pytest.raises(InputError, match="no image is in part tune and collection 6"):
         load_real_set(str(shipped_real_set()), part="tune", collections=["6"])
+
+
+@pytest.mark.slow
+def test_calibrate_with_an_unknown_collection_says_so_in_one_line(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "glyphbench", "readers", "calibrate", "--real-collection", "12",
          "--no-long", "--out", str(tmp_path / "c")],
