@@ -197,12 +197,9 @@ def load_real_set(
             raise ValueError(f"part must be one of {', '.join(REAL_PARTS)}, not {part!r}")
         frame = frame[frame["part"] == part]
     if (part is not None or collections is not None) and frame.empty:
-        asked = " and ".join(
-            f"{name} {', '.join(map(str, value)) if name == 'collection' else value}"
-            for name, value in (("part", part), ("collection", collections))
-            if value is not None
-        )
-        raise InputError(manifest, f"no image is in {asked}: nothing to measure")
+        asked = [f"part {part}"] if part is not None else []
+        asked += [f"collection {', '.join(map(str, collections))}"] if collections else []
+        raise InputError(manifest, f"no image is in {' and '.join(asked)}: nothing to measure")
     if limit is not None and limit < len(frame):
         order = frame.groupby("model", sort=False).cumcount()
         frame = frame.assign(_turn=order).sort_values(["_turn"], kind="stable").head(limit)

@@ -12,9 +12,8 @@ The JSON document (``"schema": "glyphbench.answer/1"``; docs/report.md, "The ans
 the terminal") holds::
 
     schema, primary_metric, metrics, labels, higher_is_better, confidence, n_boot, seed,
-    interval, headline (sentences), reader_error: {source, measured, caveats, headline,
-    scores: [{model, value, lo, hi, reader_lo, reader_hi}], comparisons: [{model_a,
-    model_b, verdict}]}, n_unread, failed_models (every row failed), models:
+    interval, headline (sentences), reader_error (report.json's: source, measured, caveats,
+    headline, scores, comparisons), n_unread, failed_models (every row failed), models:
     [{model, control, images, failed, refused, read, n_prompts, rank, tied_with,
       metrics: {name: {value, lo, hi}}, verdict, level, against_controls}]
 
@@ -31,12 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from glyphbench.calibration.reader_error import (
-    BEYOND,
-    NOT_MEASURED,
-    WITHIN,
-    shipped_reader_error,
-)
+from glyphbench.calibration.reader_error import shipped_reader_error
+from glyphbench.core.io import json_safe
 from glyphbench.core.schema import unread_mask
 from glyphbench.report import console
 from glyphbench.report.analyse import (
@@ -47,7 +42,7 @@ from glyphbench.report.analyse import (
     rank_and_place,
 )
 from glyphbench.report.metric_info import metric_info
-from glyphbench.report.reader_aware import headline as reader_headline
+from glyphbench.report.reader_aware import report_section
 from glyphbench.report.stats import summarize, summary_metrics
 from glyphbench.report.verdict import headline
 from glyphbench.scoring.table import METRICS
@@ -162,7 +157,8 @@ def answer_document(frame: pd.DataFrame, ranked: Ranked, settings: Settings) -> 
         "headline": headline(
             ranked.ranking, ranked.verdicts, primary, controls=ranked.controls, failed=lost
         ),
-        "reader_error": _reader_error(ranked),
+        # report.json's section, number for number (NaN as null)
+        "reader_error": json_safe(report_section(ranked.reader_aware, ranked.comparisons)),
         "n_unread": int(unread.sum()),
         "failed_models": failed,
         "models": models,
@@ -177,33 +173,6 @@ def _failed_everywhere(frame: pd.DataFrame, ranked: Ranked) -> list[str]:
 
 def _int(value: Any) -> int:
     return 0 if value is None or value != value else int(value)
-
-
-def _reader_error(ranked: Ranked) -> dict[str, Any]:
-    """Which card widened the intervals (or why none did), each score's reader-aware interval
-    and each significant comparison's verdict with the reader's error counted."""
-    aware = ranked.reader_aware
-    scores = [
-        {"model": str(row["model"]), **{key: _number(row[key]) for key in SCORE_NUMBERS}}
-        for row in aware.scores.to_dict("records")
-    ]
-    said = ranked.comparisons.get("reader_verdict", pd.Series(dtype=str))
-    pairs = ranked.comparisons.loc[said.isin([BEYOND, WITHIN, NOT_MEASURED])] if len(said) else said
-    return {
-        "source": aware.source,
-        "measured": aware.measured,
-        "caveats": list(aware.caveats),
-        "headline": reader_headline(aware, ranked.comparisons),
-        "scores": scores,
-        "comparisons": [
-            {"model_a": row["model_a"], "model_b": row["model_b"], "verdict": row["reader_verdict"]}
-            for row in (pairs.to_dict("records") if len(pairs) else [])
-        ],
-    }
-
-
-#: The numbers of a reader-aware score line (``reader_error.scores``).
-SCORE_NUMBERS = ("value", "lo", "hi", "reader_lo", "reader_hi")
 
 
 def _number(value: Any) -> float | None:

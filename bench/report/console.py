@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from glyphbench.calibration.reader_error import NOT_SIGNIFICANT
 from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.console_fit import (
@@ -374,7 +375,9 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
     ...                        "reader_lo": 0.77, "reader_hi": 0.86},
     ...                       {"model": "o", "value": 0.5, "lo": 0.4, "hi": 0.6,
     ...                        "reader_lo": None, "reader_hi": None}],
-    ...            "comparisons": [{"model_a": "m", "model_b": "n", "verdict": "beyond it"}]}
+    ...            "comparisons": [
+    ...                {"model_a": "m", "model_b": "n", "reader_verdict": "beyond it"},
+    ...                {"model_a": "n", "model_b": "o", "reader_verdict": NOT_SIGNIFICANT}]}
     >>> print("\\n".join(reader_error_lines(section)))
     Counted (c): 1 of 2 beyond.
       m  0.812 [0.800, 0.820]  with the reader's error [0.770, 0.860]
@@ -397,5 +400,6 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
             f"{_fmt(score['reader_hi'])}]"
         )
     for pair in section.get("comparisons", []):
-        lines.append(f"  {pair['model_a']} vs {pair['model_b']}: {pair['verdict']}")
+        if pair["reader_verdict"] != NOT_SIGNIFICANT:
+            lines.append(f"  {pair['model_a']} vs {pair['model_b']}: {pair['reader_verdict']}")
     return lines
