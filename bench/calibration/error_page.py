@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from glyphbench.core.images import shrunk_copy
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -59,15 +61,16 @@ def page_order(rows: pd.DataFrame) -> list[int]:
     return [positions[label] for label in [*with_text.index, *without.index]]
 
 
-def thumbnail_uri(path: str | Path, side: int = THUMB_SIDE) -> str:
-    """The image at ``path`` as a ``data:`` URI of a JPEG no larger than ``side`` pixels."""
-    from PIL import Image
+def thumbnail_uri(path: str | Path, side: int = THUMB_SIDE) -> str | None:
+    """The image at ``path`` as a ``data:`` URI of a JPEG no larger than ``side`` pixels.
 
-    with Image.open(path) as image:
-        picture = image.convert("RGB")
-    picture.thumbnail((side, side))
+    None when the file is missing or not an image (the page says so in its place).
+    """
+    shrunk = shrunk_copy(path, side)
+    if shrunk is None:
+        return None
     buffer = io.BytesIO()
-    picture.save(buffer, format="JPEG", quality=80)
+    shrunk[0].save(buffer, format="JPEG", quality=80)
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -82,7 +85,13 @@ def _number(value: object) -> str:
     return "–" if value is None or value != value else f"{float(str(value)):.3f}"
 
 
-def _row(line: dict[str, object], image_uri: str) -> str:
+def _image_cell(image_uri: str | None, alt: str) -> str:
+    if image_uri is None:
+        return '<td><span class="empty">(image missing or unreadable)</span></td>'
+    return f'<td><img src="{image_uri}" alt="{alt}" loading="lazy"></td>'
+
+
+def _row(line: dict[str, object], image_uri: str | None) -> str:
     where = html.escape(
         f"{line.get('model', '')} · {line.get('source_repo', '')} · "
         f"{line.get('part', '')}, collection {line.get('collection', '') or '–'}"
@@ -90,7 +99,7 @@ def _row(line: dict[str, object], image_uri: str) -> str:
     alt = html.escape(f"{line.get('file', '')}: output of {line.get('model', '')}", quote=True)
     return (
         "<tr>"
-        f'<td><img src="{image_uri}" alt="{alt}" loading="lazy"></td>'
+        f"{_image_cell(image_uri, alt)}"
         f"<td>{where}</td>"
         f"{_text_cell(line.get('intended_text'))}"
         f"{_text_cell(line.get('human_reading'))}"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
     import numpy.typing as npt
     from PIL import Image
@@ -42,3 +44,25 @@ def to_rgb_array(image: ImageLike) -> npt.NDArray[np.uint8]:
     import numpy as np
 
     return np.asarray(to_rgb_image(image))
+
+
+def shrunk_copy(path: str | Path, side: int) -> tuple[Image.Image, float] | None:
+    """An RGB copy of the image file at ``path`` shrunk to fit ``side`` pixels, and its scale.
+
+    The scale is the factor applied to the image's sides (1.0 when it already fits, never
+    enlarged), so coordinates on the original map onto the copy by multiplying by it.
+    None when the file is missing or is not an image, so a page of thumbnails can show its
+    other images instead of failing on one.
+    """
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as opened:
+            image = opened.convert("RGB")
+    except (OSError, UnidentifiedImageError):
+        return None
+    scale = min(1.0, side / max(image.size))
+    if scale < 1.0:
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        image = image.resize(size, Image.Resampling.LANCZOS)
+    return image, scale

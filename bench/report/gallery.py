@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from glyphbench.core.images import shrunk_copy
 from glyphbench.core.io import atomic_path
 from glyphbench.core.paths import inside
 from glyphbench.core.schema import failed_mask
@@ -132,19 +133,12 @@ def thumbnail_with_boxes(
 
     Returns False (and writes nothing) when the image is missing or unreadable.
     """
-    from PIL import Image, ImageDraw, UnidentifiedImageError
+    from PIL import ImageDraw
 
-    try:
-        with Image.open(source) as opened:
-            image = opened.convert("RGB")
-    except (OSError, UnidentifiedImageError):
+    shrunk = shrunk_copy(source, side)
+    if shrunk is None:
         return False
-    scale = min(1.0, side / max(image.size))
-    if scale < 1.0:
-        image = image.resize(
-            (max(1, round(image.width * scale)), max(1, round(image.height * scale))),
-            Image.Resampling.LANCZOS,
-        )
+    image, scale = shrunk
     draw = ImageDraw.Draw(image)
     for box in boxes:
         points = [(x * scale, y * scale) for x, y in box]

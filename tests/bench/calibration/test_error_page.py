@@ -122,3 +122,18 @@ def test_readers_calibrate_writes_the_page_beside_its_card(tmp_path: Path) -> No
     assert page.count("<img ") == len(real) == 3
     assert all(reading in page for reading in real["reading"].map(html.escape) if reading)
     assert f"{out / PAGE_NAME}  (each real image beside both readings)" in result.output
+
+
+def test_a_missing_image_is_named_in_its_place_and_the_others_shown(
+    read_set: tuple, tmp_path: Path
+) -> None:
+    frame, rows = read_set
+    paths = frame["path"].tolist()
+    paths[0] = str(tmp_path / "gone.jpg")
+    (tmp_path / "broken.jpg").write_bytes(b"not a picture")
+    paths[3] = str(tmp_path / "broken.jpg")
+    page = error_page(rows, paths, "fixture", "fixture 1")
+    parsed = _Page()
+    parsed.feed(page)
+    assert len(parsed.images) == len(frame) - 2
+    assert page.count("(image missing or unreadable)") == 2
