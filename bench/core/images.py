@@ -51,15 +51,16 @@ def shrunk_copy(path: str | Path, side: int) -> tuple[Image.Image, float] | None
 
     The scale is the factor applied to the image's sides (1.0 when it already fits, never
     enlarged), so coordinates on the original map onto the copy by multiplying by it.
-    None when the file is missing or is not an image, so a page of thumbnails can show its
-    other images instead of failing on one.
+    None when the file is missing, is not an image or is larger than PIL will decode (its
+    decompression-bomb limit), so a page of thumbnails can show its other images instead of
+    failing on one.
     """
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(path) as opened:
             image = opened.convert("RGB")
-    except (OSError, UnidentifiedImageError):
+    except (OSError, UnidentifiedImageError, Image.DecompressionBombError):
         return None
     scale = min(1.0, side / max(image.size))
     if scale < 1.0:

@@ -35,3 +35,11 @@ def test_a_missing_or_damaged_file_gives_none(tmp_path: Path) -> None:
     damaged.write_bytes(b"\xff\xd8 not really a jpeg")
     assert shrunk_copy(tmp_path / "missing.png", 320) is None
     assert shrunk_copy(damaged, 320) is None
+
+
+def test_an_image_over_the_decoding_limit_gives_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = _picture(tmp_path / "big.png", (300, 300))
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 100 * 100 // 2)  # 90,000 px is over twice it
+    assert shrunk_copy(big, 320) is None
