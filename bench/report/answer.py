@@ -110,11 +110,17 @@ def answer_of_analysis(frame: pd.DataFrame, analysis: Analysis) -> dict[str, Any
     )
     settings = analysis.settings
     shown = tuple(m for m in settings.metrics if m not in PEER_METRICS)
-    return answer_document(frame, ranked, replace(settings, metrics=shown))
+    clashes = [f"runs not comparable, protocols differ: {w}" for w in analysis.protocol_warnings]
+    warnings = [*analysis.run_warnings, *clashes]
+    return answer_document(frame, ranked, replace(settings, metrics=shown), warnings=warnings)
 
 
-def answer_document(frame: pd.DataFrame, ranked: Ranked, settings: Settings) -> dict[str, Any]:
-    """The JSON-ready answer (see the module docstring) of ``ranked`` over ``frame``'s rows."""
+def answer_document(
+    frame: pd.DataFrame, ranked: Ranked, settings: Settings, *, warnings: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The JSON-ready answer (see the module docstring) of ``ranked`` over ``frame``'s rows;
+    ``warnings``: what the page says before its answer (unfinished runs, runs whose protocols
+    differ), said first in the terminal too."""
 
     primary = settings.primary_metric
     counts = console.summarize(frame, metrics=()).set_index("model")
@@ -154,6 +160,7 @@ def answer_document(frame: pd.DataFrame, ranked: Ranked, settings: Settings) -> 
         "n_boot": settings.n_boot,
         "seed": settings.seed,
         "interval": INTERVAL,
+        "warnings": list(warnings),
         "headline": headline(
             ranked.ranking, ranked.verdicts, primary, controls=ranked.controls, failed=lost
         ),

@@ -275,6 +275,8 @@ def _standing(model: Mapping[str, Any] | None) -> list[str]:
 def _print_headline(answer: Mapping[str, Any], console: Console) -> None:
     from rich.markup import escape
 
+    for warning in answer.get("warnings", []):  # before the numbers they qualify
+        console.print(f"[bold yellow]warning:[/] {escape(warning)}")
     for sentence in answer.get("headline", []):
         console.print(escape(sentence))
 

@@ -205,8 +205,12 @@ def _runs(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def _chain_of(model: str, chains: Mapping[str, list[str]], run_of: Mapping[str, str]) -> list[str]:
-    """The control chain of ``model``'s run (the only chain when there is one)."""
-    if len(chains) == 1:
+    """The control chain of ``model``'s run (the only chain of a report of one run).
+
+    With runs named, a model is placed on its own run's controls only, never on another
+    run's: those were read by another reader, maybe with other prompts.
+    """
+    if len(chains) == 1 and not run_of:
         return next(iter(chains.values()))
     run = run_of.get(model)
     for chain in chains.values():

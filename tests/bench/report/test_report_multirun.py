@@ -84,3 +84,40 @@ def test_a_controls_only_run_has_no_empty_ranking(tmp_path: Path) -> None:
     page = write_report([run], tmp_path / "report", n_boot=50).read_text(encoding="utf-8")
     assert "Only control models in these runs" in page
     assert "Only one model" not in page and 'id="comparisons"' not in page
+
+
+@pytest.mark.slow
+def test_runs_under_two_readers_warn_in_the_answer_and_keep_each_model_on_its_own_controls(
+    tmp_path: Path,
+) -> None:
+    """A model is never placed on another run's controls (read by another reader), and the
+    terminal says the runs are not comparable before any number, as the page does."""
+    from rich.console import Console
+
+    from glyphbench.report.build import ANSWER, write_report
+    from glyphbench.report.console import print_answer
+
+    a = with_reader(
+        build_run(
+            tmp_path / "a",
+            n_prompts=8,
+            models={"m": 0.05, "control:render": 0.0, "control:blank": 1.0},
+            with_images=False,
+        ),
+        "rapidocr",
+    )
+    b = with_reader(
+        build_run(tmp_path / "b", n_prompts=8, models={"n": 0.05}, with_images=False), "easyocr"
+    )
+    index = write_report([a, b], tmp_path / "report", n_boot=50)
+    answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
+    warning = "runs not comparable, protocols differ: reader: rapidocr in run a, easyocr in run b"
+    assert answer["warnings"] == [warning]
+    placed = {m["model"]: m for m in answer["models"]}
+    assert placed["n"]["level"] == "unknown"  # run b has no control of its own
+    assert placed["n"]["verdict"] == "no control in its run to compare with"
+    assert placed["m"]["level"] != "unknown"  # run a's model is placed on run a's controls
+    console = Console(record=True, width=400)  # one line per sentence
+    print_answer(answer, console)
+    printed = console.export_text()
+    assert printed.index(f"warning: {warning}") < printed.index(answer["headline"][0])
