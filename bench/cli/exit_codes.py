@@ -13,7 +13,8 @@ OK = 0
 EVERY_ROW_FAILED = 1
 #: A user error (a flag, the config, an input file): one line, nothing written.
 USER_ERROR = 2
-#: A model failed on every row while others made rows (run), or cannot run here (--dry-run).
+#: A model failed on every row while others made rows (run), or cannot run here (--dry-run;
+#: without it the run refuses such a model before writing: USER_ERROR).
 MODEL_FAILED = 3
 #: Ctrl-C (128 + SIGINT) and SIGTERM (128 + SIGTERM): run the same command again to resume.
 INTERRUPTED, TERMINATED = 130, 143

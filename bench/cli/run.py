@@ -192,7 +192,8 @@ def run_command(
     Exit codes (docs/running.md):
       0    every model made rows
       1    every row failed
-      2    a user error; nothing written
+      2    a user error, or a model cannot run here (its weights);
+           nothing written
       3    a model failed on every row, after the others finished;
            with --dry-run: a model cannot run here (its weights)
       130  Ctrl-C; 143 SIGTERM: the same command resumes
@@ -558,8 +559,9 @@ def demo_command(
     sample: int = typer.Option(40, "--sample", help="Prompts sampled from the default set."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bars."),
 ) -> None:
-    """The embedded default: controls and a tiny random pipeline, read by the default reader,
-    offline on CPU."""
+    """The embedded default, offline on CPU: controls and a tiny random pipeline.
+
+    Read by the default reader; prints the report's answer and where the run and page are."""
     from glyphbench.cli.demo import run_demo
 
     _quiet_library_warnings()

@@ -188,6 +188,7 @@ def run_benchmark(
     check_reader_reads(config.read.reader, prompt_set.frame)  # refuse before writing
     check_files(config, prompt_set)  # images: files named nothing, or mostly missing
     check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
+    check_weights(config, prompt_set, folder, dist.shard)  # a model that cannot load here
     reader_spec = config.read.reader
     identity = {
         "config_hash": config.config_hash(),
@@ -472,6 +473,35 @@ def _card_counts(prompt_set: PromptSet) -> dict[str, int | None]:
         "prompt_count": len(prompt_set),
         "benchmark_prompts": int(full) if isinstance(full, int) else None,
     }
+
+
+def check_weights(
+    config: RunConfig, prompt_set: PromptSet, folder: RunFolder, shard: Shard
+) -> None:
+    """Refuse, before anything is written, a model with images left to make whose weights
+    are in no local folder or cache while the hub does not answer (or a package it needs is
+    missing): the run would make the other models' images and fail all of its rows.
+    ``run --dry-run`` lists the same problems (:func:`glyphbench.run.plan.unrunnable`)."""
+    jobs = build_jobs(config, prompt_set.frame, shard)
+    done = done_keys(folder)
+    problems = []
+    for entry in config.models:
+        if all(job.key in done for job in jobs[entry.label]):
+            continue  # nothing left to make: its weights are not needed
+        try:
+            adapter = get_model(entry.to_spec())
+        except Exception:  # an adapter that cannot even be made fails in the run, as its
+            continue  # own failed rows (as in check_prompts)
+        problem = adapter.weights_check()["problem"]
+        if problem:
+            problems.append(f"model {entry.label} cannot run here: {problem}")
+    if problems:
+        raise InputError(
+            "--models",
+            "; ".join(problems)
+            + "; download the weights where the hub answers, give a local folder "
+            "(diffusers:PATH) or leave the model out (`run --dry-run` checks every model)",
+        )
 
 
 def plan_run(

@@ -4,18 +4,20 @@
 ranks, the verdict against the controls; ``--json`` for scripts); a model that fails on
 every row makes the run exit 3 after the other models finished, and ``--dry-run`` names
 each model whose weights are neither in a local folder, the hub cache nor on a hub that
-answers (exit 3). Real reading (RapidOCR) where the numbers matter.
+answers (exit 3), which the run itself refuses before writing (exit 2). Real
+reading (RapidOCR) where the numbers matter.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from glyphbench.cli.exit_codes import MODEL_FAILED
+from glyphbench.cli.exit_codes import MODEL_FAILED, USER_ERROR
 from glyphbench.report.build import ANSWER, write_report
 from tests.helpers.cli_runs import invoke_cli
 from tests.helpers.report_fixtures import build_run
@@ -53,20 +55,43 @@ def tiny_sd(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow  # 6 s of two tiny pipelines: make test runs it
 def test_a_model_failing_on_every_row_exits_3_after_the_others_finished(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], offline_hub: Path
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], offline_hub: Path, tiny_sd: Path
 ) -> None:
+    """A local folder whose UNet config is damaged: its weights check passes (a local
+    folder), loading fails, so each of its rows fails while the controls make theirs."""
+    damaged = tmp_path / "damaged-sd"
+    shutil.copytree(tiny_sd, damaged)
+    (damaged / "unet" / "config.json").write_text("{ not json")
     out = tmp_path / "run"
-    models = f"{CONTROLS},diffusers:{UNCACHED}"
+    models = f"{CONTROLS},diffusers:{damaged}"
     args = ["run", "-m", models, "--sample", "6", "--out", str(out), "--no-progress"]
     code, stdout, stderr = cli(args, capsys)
     assert code == MODEL_FAILED == 3, stderr
-    assert f"model diffusers:{UNCACHED} failed: every row failed (6 of 6)" in stderr
+    assert "model diffusers:damaged-sd failed: every row failed (6 of 6)" in stderr
     rows = pd.read_parquet(out / "results.parquet")
     made = rows[rows["model"].str.startswith("control:")]
     assert len(made) == 18 and (made["error"] == "").all()  # the controls finished first
     # the answer is printed all the same: the controls' numbers with their intervals
     assert "No model besides the controls made a scored row" in stdout
-    assert f"Every row of diffusers:{UNCACHED} failed" in stdout and "[0.000, 0.000]" in stdout
+    assert "Every row of diffusers:damaged-sd failed" in stdout and "[0.000, 0.000]" in stdout
+
+
+def test_a_model_that_cannot_load_here_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], offline_hub: Path
+) -> None:
+    """What ``--dry-run`` names (weights in no cache, the hub silent) the run refuses at
+    once: exit 2, one line naming the model and what to do, no folder; not the controls'
+    images made first and every row of the model failed."""
+    out = tmp_path / "run"
+    models = f"{CONTROLS},diffusers:{UNCACHED}"
+    args = ["run", "-m", models, "--sample", "6", "--out", str(out), "--no-progress"]
+    code, _, stderr = cli(args, capsys)
+    assert code == USER_ERROR == 2, stderr
+    assert f"model diffusers:{UNCACHED} cannot run here: {UNCACHED} not in the local cache" in (
+        stderr
+    )
+    assert "give a local folder" in stderr and len(stderr.strip().splitlines()) == 1
+    assert not out.exists()
 
 
 def test_partial_failures_exit_0_and_are_named(
