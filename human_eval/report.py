@@ -409,8 +409,8 @@ def render_page(analysis: Analysis, facts: StudyFacts, *, plot: str = "") -> str
 def write_report(study: Study, out: str | Path, *, n_boot: int = 1000, seed: int = 0) -> Path:
     """Write ``out/index.html`` (plus the tables as CSV) and return the HTML path."""
     out = Path(out)
+    analysis = analyse(study, n_boot=n_boot, seed=seed)  # no ratings: refused, no folder made
     out.mkdir(parents=True, exist_ok=True)
-    analysis = analyse(study, n_boot=n_boot, seed=seed)
     save_tables(analysis, out)
     facts = StudyFacts.of(study, anonymised_ratings(study))
     page = render_page(analysis, facts, plot=_plot(study, analysis.labels))

@@ -257,3 +257,16 @@ def test_submit_and_finish_at_once_never_raise_anything_else(run: Path, tmp_path
         for thread in threads:
             thread.join()
     assert not unexpected, unexpected[:3]
+
+
+def test_a_report_of_a_study_with_no_ratings_is_refused_and_writes_nothing(
+    run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 with one line, and no empty STUDY/report folder left behind to mislead."""
+    from tests.helpers.cli_runs import invoke_cli
+
+    study = new_study(run, tmp_path / "study")
+    code, _, stderr = invoke_cli(["human", "report", study], capsys)
+    assert code == 2 and "no ratings yet" in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1
+    assert not (study / "report").exists()
