@@ -35,7 +35,7 @@ TINY_LABEL = "tiny-random-sd (untrained)"
 #: figures the README gives (tests/docs/test_readme_vae_figures.py runs it).
 VAE_COMMAND = (
     "glyphbench vae-eval --vae identity --vae taesd:../shared/taef2 "
-    "--vae 'resize?factor=8' --limit 25 --ocr rapidocr --out vae_out"
+    "--vae 'resize?factor=8' --limit 25 --ocr rapidocr --out vae-out"
 )
 
 

@@ -1,6 +1,6 @@
 """What a new user's README commands write stays out of ``git status``: every output path
 of the README's shell blocks (``--out``, ``--hf-dataset``, ``--summary``, ``> FILE``,
-``mkdir``, the demo's ``vae_out``) is git-ignored, above all ``admins.txt``, which holds a
+``mkdir``, the demo's VAE command) is git-ignored, above all ``admins.txt``, which holds a
 password in plain text."""
 
 from __future__ import annotations
@@ -50,8 +50,11 @@ def test_every_path_the_readme_writes_is_git_ignored() -> None:
     git = shutil.which("git")
     if git is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    paths = written_paths(README.read_text(encoding="utf-8")) | {"vae_out", "admins.txt"}
-    assert {"admins.txt", "study", "my-prompts.csv", "out", "runs/x"} <= paths
+    from glyphbench.cli.demo import VAE_COMMAND
+
+    demo_prints = written_paths(f"```bash\n{VAE_COMMAND}\n```")  # the demo's last hint
+    paths = written_paths(README.read_text(encoding="utf-8")) | demo_prints | {"admins.txt"}
+    assert {"admins.txt", "study", "my-prompts.csv", "out", "runs/x", "vae-out"} <= paths
     ignored = subprocess.run(
         [git, "check-ignore", "--no-index", *sorted(paths)],
         cwd=ROOT,
