@@ -165,3 +165,18 @@ def test_compat_help_names_every_compat_family_and_no_other() -> None:
     names = COMPAT_HELP.split(":", 1)[1].split("See")[0]
     listed = set(re.findall(r"[a-z][a-z0-9-]*", names)) - {"alias", "or"}
     assert listed == set(METRICS.compat_names()) - {"glyphbench"}  # glyphbench: the default
+
+
+def test_the_readme_names_every_compat_name_and_no_other() -> None:
+    """The README's ``score --compat NAME (...)`` list, as ``--help``'s: each name a user can
+    give, none it would refuse."""
+    import re
+
+    from tests.helpers.paths import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"`score --compat NAME` \((.*?)\)\s*equals", readme, flags=re.S)
+    assert found, "the README no longer lists score --compat's names"
+    names = re.sub(r"`vae` gives WR and PA", "vae", found.group(1))
+    listed = set(re.findall(r"[a-z][a-z0-9-]*", names)) - {"alias"}
+    assert listed == set(METRICS.compat_names()) - {"glyphbench"}
