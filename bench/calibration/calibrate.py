@@ -471,13 +471,26 @@ def score_error_markdown(by: str, records: list[dict[str, Any]]) -> list[str]:
         f"| {by} | images | repositories | mean abs error [95% CI] | by repository | bias |",
         "| --- | ---: | ---: | --- | --- | ---: |",
     ]
-    for record in records:
+    for record in _without_a_second_all(by, records):
         lines.append(
             f"| {record[by]} | {record['images']} | {record['repositories']} | "
             f"{_num(record['score_mae'])} {_span(record['interval'])} | "
             f"{_span(record['interval_by_repository'])} | {_num(record['score_bias'])} |"
         )
     return lines
+
+
+def _without_a_second_all(by: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records less ``all`` where one value holds every image (a card of the held-out
+    part alone): two rows of the same images, their intervals drawn apart, read as two
+    measurements.
+
+    >>> rows = [{"part": "all", "images": 45}, {"part": "held-out", "images": 45}]
+    >>> [r["part"] for r in _without_a_second_all("part", rows)]
+    ['held-out']
+    """
+    one_value = len(records) == 2 and records[0][by] == "all"
+    return records[1:] if one_value and records[1]["images"] == records[0]["images"] else records
 
 
 # --------------------------------------------------------------------------- two readers

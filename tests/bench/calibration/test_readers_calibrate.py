@@ -818,3 +818,24 @@ def test_the_error_table_lists_collections_in_number_order() -> None:
     table = score_error_table(rows, "collection")
     assert [r["collection"] for r in table] == ["all", "1", "2", "9", "11", "tune"]
     assert [r["score_bias"] for r in table[1:4]] == pytest.approx([0.2, 0.1, 0.3])
+
+
+def test_a_table_of_one_part_shows_its_images_once() -> None:
+    """A card of the held-out part alone: one row, not "all" and "held-out" with the same
+    images and intervals drawn apart; with two parts, "all" stays first."""
+    from glyphbench.calibration.calibrate import score_error_markdown
+
+    rows = pd.DataFrame(
+        {
+            "part": ["held-out"] * 6,
+            "source_repo": [f"r/{k}" for k in range(6)],
+            "score_reader": [0.5, 0.6, 0.7, 0.8, 0.9, 0.4],
+            "score_human": [0.5] * 6,
+        }
+    )
+    rows["score_error"] = (rows["score_reader"] - rows["score_human"]).abs()
+    lines = score_error_markdown("part", score_error_table(rows, "part"))
+    assert [line.split("|")[1].strip() for line in lines[4:]] == ["held-out"]
+    rows.loc[:2, "part"] = "tune"
+    lines = score_error_markdown("part", score_error_table(rows, "part"))
+    assert [line.split("|")[1].strip() for line in lines[4:]] == ["all", "held-out", "tune"]
