@@ -162,8 +162,11 @@ def validate_command(
     ),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 if there is any finding."),
 ) -> None:
-    """Audit a source: stated vs recomputed attributes, ambiguous slots, mojibake,
-    invisible characters, stray spaces, duplicates, inconsistent category spellings."""
+    """Audit a source: what would mislead a score (attributes, slots, encodings, duplicates).
+
+    Stated vs recomputed attributes, ambiguous slots, mojibake, invisible characters, stray
+    spaces, duplicates, inconsistent category spellings; on caption sources, captions whose
+    text was not found or is ambiguous."""
     from glyphbench.prompts.audit import audit, summarize
 
     findings = audit(source)

@@ -51,3 +51,20 @@ def test_help_texts_name_every_registered_prompt_source() -> None:
         text = " ".join(_at_80(args).split())  # the help as one line, box drawing aside
         for kind in kinds:
             assert f"{kind}:" in text or f"{kind}[" in text, (args, kind)
+
+
+def test_each_command_summary_is_one_line_of_its_docstring() -> None:
+    """``glyphbench --help`` shows a docstring's first paragraph: a line break inside it
+    breaks the command's one-line summary mid-sentence at 80 columns."""
+    import inspect
+
+    import typer.main
+
+    group = typer.main.get_group(app)
+    broken = []
+    for name, command in group.commands.items():
+        for sub_name, sub in getattr(command, "commands", {name: command}).items():
+            doc = inspect.getdoc(sub.callback) if sub.callback else None
+            if doc and "\n" in doc.split("\n\n")[0]:
+                broken.append(f"{name} {sub_name}".strip())
+    assert not broken, broken
