@@ -497,7 +497,7 @@ def check_weights(
             problems.append(f"model {entry.label} cannot run here: {problem}")
     if problems:
         raise InputError(
-            "--models",
+            None,  # the models may come from --models or from the config's models:
             "; ".join(problems)
             + "; download the weights where the hub answers, give a local folder "
             "(diffusers:PATH) or leave the model out (`run --dry-run` checks every model)",
