@@ -9,6 +9,8 @@ from pathlib import Path
 
 import typer
 
+from glyphbench.cli.exit_codes import TERMINATED
+from glyphbench.core.errors import Terminated
 from glyphbench.core.io import locate_run
 from glyphbench.run.reading_store import write_reader_view
 
@@ -89,17 +91,13 @@ def report_command(
     typer.echo(str(index))
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised where the report is so that its temporary folder is removed."""
-
-
 @contextmanager
 def _stopped_by_sigterm(target: Path) -> Iterator[None]:
     """SIGTERM ends the report with one line and exit 143; the old report stays."""
     import signal
 
     def stop(signum: int, frame: object) -> None:
-        raise _Terminated
+        raise Terminated  # where the report is, so that its temporary folder is removed
 
     try:
         previous = signal.signal(signal.SIGTERM, stop)
@@ -108,11 +106,11 @@ def _stopped_by_sigterm(target: Path) -> Iterator[None]:
         return
     try:
         yield
-    except _Terminated:
+    except Terminated:
         typer.echo(
             f"report stopped (SIGTERM): nothing written; {target} is as it was before", err=True
         )
-        raise typer.Exit(143) from None
+        raise typer.Exit(TERMINATED) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
 

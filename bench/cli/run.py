@@ -19,7 +19,7 @@ from glyphbench.cli.common import (
     readers_help,
 )
 from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, MODEL_FAILED, TERMINATED
-from glyphbench.core.errors import InputError
+from glyphbench.core.errors import InputError, Terminated
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
@@ -387,13 +387,6 @@ def _naming_flags(flags: dict[str, Any]) -> Iterator[None]:
         raise InputError(f"--{top.replace('_', '-')}", exc.problem, key=nested) from None
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised in the main thread so the command ends as after Ctrl-C.
-
-    A BaseException: no ``except Exception`` (a reader's per-image fallback) swallows it.
-    """
-
-
 def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
@@ -415,12 +408,12 @@ def _interruptible() -> Iterator[None]:
         previous = None
     try:
         yield
+    except Terminated:  # before KeyboardInterrupt, which it is
+        typer.echo("terminated: run the same command again to resume", err=True)
+        raise typer.Exit(TERMINATED) from None
     except KeyboardInterrupt:
         typer.echo("interrupted: run the same command again to resume", err=True)
         raise typer.Exit(INTERRUPTED) from None
-    except Terminated:
-        typer.echo("terminated: run the same command again to resume", err=True)
-        raise typer.Exit(TERMINATED) from None
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

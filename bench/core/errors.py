@@ -60,6 +60,21 @@ def _input_error(source: str | None, problem: str, line: int | None, key: str | 
     return InputError(source, problem, line=line, key=key)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's time limit), raised in the main thread by the commands that
+    catch it (``run``, ``rescore``, ``read``, ``demo``).
+
+    A KeyboardInterrupt, so every handler that ends a run cleanly on Ctrl-C (the batch
+    being written finished, the worker thread stopped before the interpreter goes down)
+    ends it on SIGTERM too; as a separate BaseException it passed them by, and the worker
+    was still in native code (an ONNX reader) at exit: the process aborted ("terminate
+    called without an active exception", exit 134 instead of 143).
+    """
+
+    #: The exit code a second signal leaves with (128 + SIGTERM).
+    exit_code = 143
+
+
 class ProcessEnded(ChildProcessError):
     """A process glyphbench started (the image writer, a reader) ended unexpectedly, e.g.
     killed: not a bug of the command, so it is one line (an ``OSError``,

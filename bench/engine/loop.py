@@ -43,7 +43,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rich.markup import escape  # a model's name or message may hold "[...]"
+
 from glyphbench.core.accelerator import is_oom
+from glyphbench.core.errors import Terminated
 from glyphbench.core.progress import EtaColumn, LineProgress
 from glyphbench.core.schema import failed_mask
 from glyphbench.core.words import plural
@@ -177,25 +180,27 @@ class Loop:
                 if group.jobs:
                     self._run_group(group, work, final=group is last)
                 self._raise_worker_failure()
-        except KeyboardInterrupt:
-            self._interrupted(work, worker)
+        except KeyboardInterrupt as stop:
+            self._interrupted(work, worker, stop)
             raise
         try:
             self._stop_worker(work, worker)
-        except KeyboardInterrupt:  # all generated, batches still being read and written
-            self._interrupted(work, worker)
+        except KeyboardInterrupt as stop:  # all generated, batches still being read and written
+            self._interrupted(work, worker, stop)
             raise
         self._raise_worker_failure()
         return self.stats
 
-    def _interrupted(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
-        """First Ctrl-C: finish the batch being written, drop the queued ones."""
+    def _interrupted(
+        self, work: queue.Queue[Batch | None], worker: threading.Thread, stop: KeyboardInterrupt
+    ) -> None:
+        """First Ctrl-C (or SIGTERM): finish the batch being written, drop the queued ones."""
         self._stopping = True  # the worker drops what is queued
-        self.say(INTERRUPTED)
+        self.say(TERMINATED if isinstance(stop, Terminated) else INTERRUPTED)
         try:
             self._stop_worker(work, worker)
-        except KeyboardInterrupt:
-            quit_now()
+        except KeyboardInterrupt as again:
+            quit_now(again.exit_code if isinstance(again, Terminated) else 130)
 
     def _stop_worker(self, work: queue.Queue[Batch | None], worker: threading.Thread) -> None:
         """Let the worker finish what it has and end (an extra end marker is harmless).
@@ -218,9 +223,8 @@ class Loop:
             producer = group.open()
         except Exception as exc:
             stats.load_error = exc
-            self.say(
-                f"[bold red]{self.noun} {group.name} failed to load:[/] {error_text('Load', exc)}"
-            )
+            what = escape(f"{self.noun} {group.name} failed to load:")
+            self.say(f"[bold red]{what}[/] {escape(error_text('Load', exc))}")
             work.put(Batch(group, group.jobs, failure=exc, stage="Load", final=final))
             return
         stats.start = time.perf_counter()
@@ -260,7 +264,7 @@ class Loop:
                 if is_oom(exc) and size > 1:
                     size = max(1, size // 2)
                     stats.oom_halvings += 1
-                    self.say(f"{group.name}: out of memory, batch size -> {size}")
+                    self.say(escape(f"{group.name}: out of memory, batch size -> {size}"))
                     _free_accelerator_memory()
                     continue
                 batch.failure, batch.stage = exc, "Generate"
@@ -470,6 +474,7 @@ def run_eta(clocks: Iterable[GroupClock], now: float | None = None) -> str:
 
 #: What the first Ctrl-C prints (the batch being written completes, so its part file is whole).
 INTERRUPTED = "interrupted: finishing the batch being written (Ctrl-C again quits now)"
+TERMINATED = "terminated: finishing the batch being written (a second SIGTERM quits now)"
 
 
 def quit_now(code: int = 130) -> None:

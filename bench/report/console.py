@@ -150,6 +150,8 @@ def print_summary(
     refusal and cost columns after it.
     """
 
+    from rich.markup import escape
+
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
@@ -169,7 +171,8 @@ def print_summary(
         if answer is not None and model is not None:
             rendered.append([*_answer_row(model), *cells])
             continue
-        label = f"{line['model']} [dim](control)[/]" if line["control"] else str(line["model"])
+        label = escape(str(line["model"]))  # a label may hold brackets: markup, else dropped
+        label = f"{label} [dim](control)[/]" if line["control"] else label
         head = [label, str(line["images"]), str(line["errors"])]
         head += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
         rendered.append([*head, *cells])
@@ -214,8 +217,10 @@ def _answer_row(model: Mapping[str, Any]) -> list[str]:
     """One model's cells of :data:`ANSWER_HEADERS` (its failed rows under its images)."""
     values = [cell_lines(*pair) for pair in metric_cells(model, ANSWER_METRICS)]
     failed = f"({model['failed']} failed)" if model["failed"] else ""
+    from rich.markup import escape  # a label may hold brackets: "m [reader easyocr]"
+
     return [
-        str(model["model"]),
+        escape(str(model["model"])),
         values[0],
         *_standing(model),
         *values[1:],
@@ -269,7 +274,9 @@ def _standing(model: Mapping[str, Any] | None) -> list[str]:
         rank = "–"
     else:
         rank = f"{model['rank']} =" if model["tied_with"] else str(model["rank"])
-    return [rank, str(model["verdict"] or "–")]
+    from rich.markup import escape
+
+    return [rank, escape(str(model["verdict"] or "–"))]
 
 
 def _print_headline(answer: Mapping[str, Any], console: Console) -> None:

@@ -176,7 +176,8 @@ def run_benchmark(
 
     console = console or Console(stderr=True)
     folder = RunFolder(
-        config.output.out, say=lambda message: console.print(message, highlight=False)
+        config.output.out,  # plain text: a path may hold "[...]", which markup would drop
+        say=lambda message: console.print(message, highlight=False, markup=False),
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")

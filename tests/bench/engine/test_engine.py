@@ -432,3 +432,22 @@ def test_shard_json_and_manifest_are_plain_json(tmp_path: Path) -> None:
     folder = RunFolder(tmp_path)
     folder.write_manifest({"a": [1, 2], "b": "é"})
     assert json.loads(folder.manifest_path.read_text(encoding="utf-8")) == {"a": [1, 2], "b": "é"}
+
+
+def test_a_load_failure_message_keeps_the_brackets_of_its_name_and_error(
+    tmp_path: Path,
+) -> None:
+    """The message is Rich markup: "m [reader easyocr]" or "[blocked] ..." unescaped would
+    lose its brackets on the console."""
+    from rich.console import Console
+
+    def broken() -> ListProducer:
+        raise OSError("[blocked] no such checkpoint")
+
+    said: list[str] = []
+    groups = [Group("m [reader easyocr]", "m", [7], broken)]
+    Loop(RunFolder(tmp_path), "shard-0-of-1", _finish, batch_size=2, say=said.append).run(groups)
+    console = Console(record=True, width=200)
+    console.print(said[0])
+    text = console.export_text()
+    assert "model m [reader easyocr] failed to load: Load: OSError: [blocked]" in text, text

@@ -3,7 +3,8 @@
 `read --follow` whose run died part-way says so and exits 1 instead of reporting a
 plain merge; a `read` ended by SIGTERM shuts its worker pool down like Ctrl-C (exit
 143), so the multiprocessing resource tracker prints no "leaked semaphore" warning
-(docs/reliability.md).
+(docs/reliability.md); a `run` ended by SIGTERM while its worker thread reads with the
+default (ONNX) reader exits 143 too, not aborted in native code, and resumes whole.
 """
 
 from __future__ import annotations
@@ -62,3 +63,32 @@ def test_sigterm_of_read_leaves_no_leaked_semaphore_warning(tmp_path: Path) -> N
     text = err.decode(errors="replace")
     assert "leaked semaphore" not in text and "resource_tracker" not in text, text
     assert reader.returncode == 143 and "terminated" in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
+def test_sigterm_of_a_run_reading_with_the_default_reader_exits_143_and_resumes(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM passed by the engine's Ctrl-C handling, so the worker thread was still in
+    onnxruntime when the interpreter went down: "terminate called without an active
+    exception", exit 134, which a scheduler reads as a crash."""
+    import pandas as pd
+
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "glyphbench", "run", "--models",
+               "control:render,control:blank", "--sample", "60", "--batch-size", "4",
+               "--out", str(out), "--no-progress"]  # fmt: skip
+    process = subprocess.Popen(command, env=environment(), stderr=subprocess.PIPE)
+    parts = lambda: len(list(out.glob("parts/*/*/*.parquet"))) >= 2  # noqa: E731
+    wait_until(parts, "two batches read and written", interval=0.05, process=process)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    text = err.decode(errors="replace")
+    assert process.returncode == 143, text
+    assert "terminate called" not in text and "terminated: finishing the batch" in text, text
+    resumed = subprocess.run(command, env=environment(), capture_output=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")[-2000:]
+    rows = pd.read_parquet(out / "results.parquet")
+    assert len(rows) == 120 and not rows.duplicated(["model", "prompt_id", "seed"]).any()
+    assert (rows["error"] == "").all()

@@ -121,3 +121,30 @@ def test_runs_under_two_readers_warn_in_the_answer_and_keep_each_model_on_its_ow
     print_answer(answer, console)
     printed = console.export_text()
     assert printed.index(f"warning: {warning}") < printed.index(answer["headline"][0])
+
+
+def test_the_terminal_prints_labels_with_brackets_whole(tmp_path: Path) -> None:
+    """``m [reader easyocr]`` is Rich markup to a console: the label lost its bracket and
+    two runs' rows read alike (``m``, ``m``) in the answer and the run's summary table."""
+    from rich.console import Console
+
+    from glyphbench.report.build import ANSWER, write_report
+    from glyphbench.report.console import print_answer, print_summary
+
+    models = {"m": 0.1, "control:render": 0.0}
+    runs = [
+        with_reader(build_run(tmp_path / name, n_prompts=6, models=models, with_images=False), r)
+        for name, r in (("a", "easyocr"), ("b", "rapidocr"))
+    ]
+    index = write_report(runs, tmp_path / "report", n_boot=50)
+    answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
+    labels = {m["model"] for m in answer["models"]}
+    assert "m [reader easyocr]" in labels and "m [reader rapidocr]" in labels
+    console = Console(record=True, width=400)
+    print_answer(answer, console)
+    printed = console.export_text()
+    assert all(label in printed for label in labels), printed
+    rows = pd.read_parquet(runs[0] / "results.parquet").assign(model="m [reader easyocr]")
+    console = Console(record=True, width=400)
+    print_summary(rows, console, title="t")
+    assert "m [reader easyocr]" in console.export_text()
