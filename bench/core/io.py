@@ -454,7 +454,11 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     import csv
 
     text = frame.select_dtypes(include=["object", "string"])
-    bare_cr = bool(text.apply(lambda column: column.astype(str).str.contains("\r")).any().any())
+    # column by column: DataFrame.apply on no rows gives a frame .any() cannot reduce
+    bare_cr = any(
+        bool(text[column].astype(str).str.contains("\r", regex=False).any())
+        for column in text.columns
+    )
     frame.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL)
 
 

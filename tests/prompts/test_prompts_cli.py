@@ -111,6 +111,22 @@ def test_export_and_show(tmp_path: Path) -> None:
     assert shown.exit_code == 0 and "27 prompts" in " ".join(shown.output.split())  # any width
 
 
+def test_a_selection_of_no_prompt_is_written_in_every_format(tmp_path: Path) -> None:
+    """An empty selection gives a file of the columns and no row; CSV raised a TypeError
+    (its carriage-return check could not reduce an empty frame)."""
+    folder = write_default(tmp_path / "d")
+    for suffix in ("parquet", "jsonl", "csv"):
+        out = tmp_path / f"none.{suffix}"
+        args = ["prompts", "select", f"default:{folder}", "--where", "char_length > 10**6"]
+        result = runner.invoke(app, [*args, "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        assert "selected 0 prompts" in result.output
+    assert pd.read_csv(tmp_path / "none.csv").empty
+    assert list(pd.read_csv(tmp_path / "none.csv")) == list(
+        pd.read_parquet(tmp_path / "none.parquet")
+    )
+
+
 def test_select_sample_where_cli(tmp_path: Path) -> None:
     folder = write_default(tmp_path / "d")
     out = tmp_path / "s.csv"
