@@ -16,6 +16,7 @@ another process is writing right now.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -509,10 +510,12 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
     suffix = path.suffix.lower()
     try:
         if suffix in (".csv", ".tsv"):
-            options: dict[str, Any] = {"sep": "\t" if suffix == ".tsv" else ","}
+            sep = "\t" if suffix == ".tsv" else ","
+            text = _delimited_text(path, sep)
+            options: dict[str, Any] = {"sep": sep}
             if text_columns:
                 options.update(dtype=str, keep_default_na=False)
-            return pd.read_csv(path, encoding="utf-8-sig", **options)
+            return pd.read_csv(io.StringIO(text), **options)
         if suffix == ".parquet":
             return read_parquet(path)
         if suffix in (".jsonl", ".ndjson"):
@@ -530,20 +533,76 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
     )
 
 
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    import pandas as pd
-
+def _utf8_text(path: Path) -> str:
+    """The file as text (a UTF-8 byte-order mark dropped); a byte that is not UTF-8 is an
+    :class:`InputError` naming its line, its place in the line and the fix."""
     data = path.read_bytes()
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:  # the line holding the byte (file and line)
         line = data.count(b"\n", 0, exc.start) + 1
         start = data.rfind(b"\n", 0, exc.start) + 1
         raise InputError(
             path,
-            f"not UTF-8 text (byte {exc.start - start + 1} of the line: {exc.reason})",
+            f"not UTF-8 text (byte {exc.start - start + 1} of the line: {exc.reason}); "
+            "save the file as UTF-8",
             line=line,
         ) from None
+
+
+def _delimited_text(path: Path, sep: str) -> str:
+    """The text of a CSV or TSV file whose every row has as many fields as its header.
+
+    pandas reads a row with more fields than the header by taking the first ones as an
+    index (the row's text shifts into another column, silently), fills a row with fewer
+    with empty cells, and renames a repeated column ``text.1``: each is refused here,
+    naming the line.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.csv").write_text('prompt,text\\nA "x",x,extra\\n')
+    >>> _delimited_text(folder / "a.csv", ",")
+    Traceback (most recent call last):
+    glyphbench.core.errors.InputError: ...a.csv:2: 3 fields where the header has 2; quote a field that holds ',' ("a, b")
+    """
+    import csv
+
+    text = _utf8_text(path)
+    rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    try:
+        header = next(rows, None)
+        if header is None:
+            return text
+        repeated = sorted({name for name in header if header.count(name) > 1})
+        if repeated:
+            raise InputError(path, f"column {repeated[0]!r} appears twice in the header", line=1)
+        line = rows.line_num + 1  # where the next record starts
+        for row in rows:
+            if row and len(row) != len(header):
+                raise InputError(path, _ragged(len(row), len(header), sep), line=line)
+            line = rows.line_num + 1
+    except csv.Error as exc:
+        raise InputError(path, f"cannot parse as CSV: {exc}", line=rows.line_num) from None
+    return text
+
+
+def _ragged(fields: int, columns: int, sep: str) -> str:
+    """What is wrong with a row of ``fields`` fields under a header of ``columns``, and the fix.
+
+    >>> _ragged(1, 2, ",")
+    '1 field where the header has 2; give every column a value (an empty one as ,,)'
+    """
+    named = f"{fields} field{'s' if fields != 1 else ''} where the header has {columns}"
+    if fields > columns:
+        shown = "a tab" if sep == "\t" else repr(sep)
+        return f'{named}; quote a field that holds {shown} ("a, b")'
+    return f"{named}; give every column a value (an empty one as {sep}{sep})"
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    import pandas as pd
+
+    text = _utf8_text(path)
     records = [record for _, record in jsonl_records(text.split("\n"), path)]
     return pd.DataFrame.from_records(records)
 

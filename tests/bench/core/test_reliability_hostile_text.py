@@ -144,3 +144,47 @@ def test_a_raw_control_character_in_a_config_names_the_file(tmp_path: Path) -> N
     assert shown.returncode == 2
     assert_no_terminal_controls(shown.stderr)
     assert "raw.yaml: invalid YAML: unacceptable character #x001b" in shown.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "content, line, said",
+    [
+        # an unquoted comma: pandas took the first fields as an index and read "extra" as
+        # the prompt and "more" as the text, silently
+        ('prompt,text\nA "x",x,extra,more\nB,y\n', 2, "4 fields where the header has 2"),
+        ('prompt,text\nB,y\n"C, ""q""","multi\nline"\nA,x,extra\n', 5, "3 fields"),
+        ("prompt,text\nB\n", 2, "1 field where the header has 2; give every column a value"),
+        ("prompt,text,text\nB,y,z\n", 1, "column 'text' appears twice in the header"),
+        (b"prompt,text\nA,caf\xe9\n", 2, "not UTF-8 text (byte 6 of the line"),
+    ],
+    ids=["more fields", "after a quoted newline", "fewer fields", "repeated column", "latin-1"],
+)
+def test_a_malformed_csv_is_one_line_naming_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes, line: int, said: str
+) -> None:
+    """The row of a CSV pandas would shift, fill or rename is refused with its line, by the
+    readers of every table (here: a run's prompts), before anything is written."""
+    path = tmp_path / "prompts.csv"
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    out = tmp_path / "run"
+    args = ["run", "-m", "control:render?size=32", "--prompts", f"csv:{path}", "--out", str(out)]
+    code, err = run_cli(args, capsys)
+    assert code == 2 and f"{path}:{line}: " in err and said in err, err
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_a_well_formed_csv_reads_as_pandas_reads_it(tmp_path: Path) -> None:
+    """Quoted commas, quotes, newlines, a byte-order mark, CRLF and blank lines pass."""
+    import pandas as pd
+
+    from glyphbench.core.io import read_table
+
+    path = tmp_path / "ok.csv"
+    text = 'prompt,text\r\n"A, b","say ""hi"""\r\n\r\n"multi\nline",x\r\n'
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    frame = read_table(path, text_columns=True)
+    assert frame.to_dict("records") == [
+        {"prompt": "A, b", "text": 'say "hi"'},
+        {"prompt": "multi\nline", "text": "x"},
+    ]
+    assert frame.equals(pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig"))
