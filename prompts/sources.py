@@ -468,10 +468,17 @@ def _check_texts(frame: pd.DataFrame, where: str, first_line: int | None) -> Non
     text = frame["text"]
     empty = text.isna() | (text.fillna("").astype(str).str.strip() == "")
     if empty.any():
-        row = int(empty.to_numpy().argmax())
+        rows = [int(k) for k in empty.to_numpy().nonzero()[0]]
+        row = rows[0]
+        others = ""
+        if len(rows) > 1:  # all of them at once: not one fix and one rerun per row
+            named = [str(r if first_line is None else first_line + r) for r in rows[1:6]]
+            more = f" and {len(rows) - 6} more" if len(rows) > 6 else ""
+            kind = ("row" if first_line is None else "line") + ("s" if len(rows) > 2 else "")
+            others = f" (also {kind} {', '.join(named)}{more})"
         raise InputError(
             where,
-            "empty text",
+            f"empty text{others}; give each prompt the text it asks to render, or remove it",
             line=None if first_line is None else first_line + row,
             key=None if first_line else f"row {row}",
         )

@@ -283,3 +283,17 @@ def test_damaged_study(
     code, err = glyphbench(["human", command, folder, "--out", tmp_path / "out"], capsys)
     assert code == 2 and f"{folder}/{expected}" in one_line(err)
     assert not (tmp_path / "out").exists()
+
+
+def test_every_empty_text_cell_is_named_at_once_with_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Eight empty cells: the first line, the next five and a count, so one edit mends the
+    file (one rerun per row was the way to find them)."""
+    csv = tmp_path / "prompts.csv"
+    rows = "".join(f"p{k},A wall,{'' if k % 2 else 'OPEN'}\n" for k in range(16))
+    csv.write_text(f"prompt_id,prompt,text\n{rows}")
+    code, err = glyphbench(["prompts", "validate", f"csv:{csv}"], capsys)
+    said = one_line(err)
+    assert code == 2 and f"{csv}:3: empty text (also lines 5, 7, 9, 11, 13 and 2 more)" in said
+    assert "give each prompt the text it asks to render" in said
