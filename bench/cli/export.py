@@ -59,6 +59,8 @@ def export_command(
     Example: glyphbench export runs/lt --hf-dataset exports/lt --push me/longtext-results
     """
     folder = export_run(run_dir, hf_dataset, license_id=license_id)
+    for warning in run_warnings(read_run_json(locate_run(run_dir))):  # the card says them too
+        typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"dataset -> {folder}")
     if push:
         push_folder(folder, push)
@@ -102,6 +104,18 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
         encoding="utf-8",
     )
     return out
+
+
+def run_warnings(meta: dict[str, Any]) -> list[str]:
+    """What a reader of the exported results must know first, as the report says it: an
+    unfinished run (fewer rows than it expects), readings of several readers in one table.
+
+    >>> run_warnings({"run_id": "r", "rows": 28, "expected_rows": 120})[0][:43]
+    'r: incomplete run: 28 of 120 rows made; its'
+    """
+    from glyphbench.report.analyse import incomplete_runs
+
+    return incomplete_runs({str(meta.get("run_id") or "run"): {"meta": meta}})
 
 
 def damaged_images(files: Sequence[Path], rows: pd.DataFrame) -> list[str]:
@@ -149,6 +163,7 @@ def dataset_card(
         + (f" ({dropped} failed rows without an image left out)" if dropped else "")
         + ", one row each with the prompt, the reader's output and every score.",
         "",
+        *[f"**Warning**: {warning}.\n" for warning in run_warnings(meta)],
         'Load it with `datasets.load_dataset("imagefolder", data_dir=...)` (images and '
         'columns) or `load_dataset("parquet", data_files=".../metadata.parquet")`.',
         "",

@@ -563,7 +563,7 @@ def _delimited_text(path: Path, sep: str) -> str:
     >>> _ = (folder / "a.csv").write_text('prompt,text\\nA "x",x,extra\\n')
     >>> _delimited_text(folder / "a.csv", ",")
     Traceback (most recent call last):
-    glyphbench.core.errors.InputError: ...a.csv:2: 3 fields where the header has 2; quote a field that holds ',' ("a, b")
+    glyphbench.core.errors.InputError: ...a.csv:2: 3 fields where the header has 2; quote ...
     """
     import csv
 
