@@ -214,6 +214,12 @@ def create_study(
             raise InputError("--cells", f"unknown column {column!r}; the runs have: {known}")
     control = _is_control(frame)
     pool = frame if include_controls else frame[~control]
+    if pool.empty and len(frame):
+        raise InputError(
+            None,
+            f"every usable image of the runs is a control's ({len(frame)}); controls are "
+            "gold items, not the sample: add a model's run, or pass --include-controls",
+        )
     sizes = cell_labels(pool, cells).value_counts().to_dict() if len(pool) else {}
     n, min_per_cell, design_notes = adapt_design(
         {str(k): int(v) for k, v in sizes.items()}, n, min_per_cell
@@ -222,7 +228,14 @@ def create_study(
         sample = stratified_sample(pool, cells, n, min_per_cell, seed)
     except SamplingError as exc:
         raise InputError(None, str(exc)) from None
-    gold = select_gold(frame[control & ~frame.index.isin(sample.index)], n_gold, seed)
+    left = frame[control & ~frame.index.isin(sample.index)]
+    gold = select_gold(left, n_gold, seed)
+    if len(gold) < n_gold:  # said, as the other adaptations are
+        design_notes.append(
+            f"--gold {n_gold} -> {len(gold)} (the control images with a known answer "
+            "outside the sample"
+            + ("; --include-controls put the others in it)" if include_controls else ")")
+        )
     sample["is_gold"] = False
     sample["gold_answer"] = ""
     gold = gold.assign(

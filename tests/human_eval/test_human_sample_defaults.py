@@ -19,8 +19,32 @@ def test_defaults_adapt_to_a_small_run(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "adapted to the run: --min-per-cell 1 (default 10)" in result.output
     assert "adapted to the run: --n 9 (default 1000)" in result.output
+    # 9 control images with a known answer: fewer gold items than --gold's 20, and said so
+    assert "adapted to the run: --gold 20 -> 9 (the control images with a known answer" in (
+        result.output
+    )
+    assert "+ 9 gold" in result.output
     config = json.loads((tmp_path / "s" / "study.json").read_text())
-    assert config["n"] == 9 and config["min_per_cell"] == 1 and len(config["design_notes"]) == 2
+    assert config["n"] == 9 and config["min_per_cell"] == 1 and len(config["design_notes"]) == 3
+
+
+def test_controls_in_the_sample_leave_fewer_gold_items_and_it_is_said(tmp_path: Path) -> None:
+    """--include-controls with every image sampled leaves no control for gold: "+ 0 gold"
+    was all the command said; a run of controls alone names --include-controls."""
+    run = make_run(tmp_path / "run", per_cell=1)
+    args = ["human", "sample", str(run), "--out", str(tmp_path / "s"), "--include-controls"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "--gold 20 -> 0" in result.output and "--include-controls put the others" in (
+        result.output
+    )
+    controls = make_run(tmp_path / "controls", per_cell=1, models=())
+    refused = CliRunner().invoke(
+        app, ["human", "sample", str(controls), "--out", str(tmp_path / "c")]
+    )
+    assert isinstance(refused.exception, InputError)
+    assert "every usable image of the runs is a control's" in str(refused.exception)
+    assert "--include-controls" in str(refused.exception) and not (tmp_path / "c").exists()
 
 
 def test_given_values_are_kept_and_a_refusal_says_what_to_pass(tmp_path: Path) -> None:
@@ -39,4 +63,5 @@ def test_given_values_are_kept_and_a_refusal_says_what_to_pass(tmp_path: Path) -
     assert "prompt_type" in str(unknown.exception)  # the full list of columns
     given = runner.invoke(app, [*args, "--n", "9", "--min-per-cell", "1"])
     assert given.exit_code == 0, given.output
-    assert "adapted to the run" not in given.output
+    assert "adapted to the run: --n" not in given.output
+    assert "adapted to the run: --min-per-cell" not in given.output
