@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.core.errors import InputError
 from glyphbench.core.io import atomic_path
 from glyphbench.prompts.attributes import CEFR_LEVELS
 from glyphbench.prompts.pool import PromptPool
@@ -152,8 +153,18 @@ def compute_stats(source: PromptSet | PromptPool) -> dict[str, Any]:
     )
 
 
+#: The chart formats, by the file's suffix (matplotlib writes each).
+CHART_FORMATS = (".png", ".svg", ".pdf")
+
+
 def write_chart(stats: dict[str, Any], path: str | Path) -> None:
-    """Bar charts of the distribution (type, group, CEFR, lengths, flags) in one PNG, atomically."""
+    """Bar charts of the distribution (type, group, CEFR, lengths, flags) in one image, in
+    the format its suffix names (:data:`CHART_FORMATS`), atomically."""
+    path = Path(path)
+    if path.suffix.lower() not in CHART_FORMATS:  # PNG bytes under out.jpg, before
+        raise InputError(
+            "--chart", f"{path}: give a file name ending in {', '.join(CHART_FORMATS)}"
+        )
     import matplotlib
 
     matplotlib.use("Agg")
@@ -177,7 +188,6 @@ def write_chart(stats: dict[str, Any], path: str | Path) -> None:
         ax.set_ylabel("prompts")
     fig.suptitle(f"{stats['source']} — {stats['rows']:,} prompts ({stats['version']})")
     fig.tight_layout()
-    path = Path(path)
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
+        fig.savefig(tmp, format=path.suffix.lower()[1:], dpi=100)
     plt.close(fig)

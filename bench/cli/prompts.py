@@ -75,7 +75,7 @@ def stats_command(
     source: str = typer.Argument(..., help=SOURCE_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     chart: Path = typer.Option(
-        None, "--chart", help="Also write a PNG chart of the distribution here."
+        None, "--chart", help="Also write a chart of the distribution here (.png, .svg, .pdf)."
     ),
 ) -> None:
     """Counts by prompt type, group, CEFR level, length bins and flags."""

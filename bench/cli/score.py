@@ -61,7 +61,7 @@ CONTRACT = _Contract()
 COMPAT_HELP = (
     "Score as a benchmark's own code does: anytext, anytext-zh, mario, cocotext, oneig, "
     "oneig-zh, longtext, longtext-zh, lex, cvtg, stvqa, reference (alias textinvision); or 'vae' "
-    "(WR, PA). See docs/suites.md."
+    "(WR, PA). See docs/suites.md. Default: glyphbench's own metrics ('glyphbench')."
 )
 
 
@@ -104,12 +104,15 @@ def score_command(
 ) -> None:
     """Append every score to a CSV of pairs; input columns are kept as they are.
 
-    Empty cells are empty strings. The columns default to ``expected`` and ``ocr``, or to
-    glyphbench's own ``text`` and ``ocr_text`` (a report's tables/per_image.csv). With
-    ``--compat NAME`` the OCR column is a glyphbench reader's lines, turned into the
-    benchmark reader's units before scoring (``--read-as units``: already in them). Example:
+    Empty cells are empty strings. The columns default to 'expected' and 'ocr',
+    else glyphbench's own 'text' and 'ocr_text' (a report's per_image.csv).
 
-        glyphbench score pairs.csv --out scores.csv --expected-col truth --ocr-col read
+    With --compat NAME the OCR column is a glyphbench reader's lines, turned
+    into the benchmark reader's units before scoring (--read-as units: the
+    column is in them already). Example:
+
+        glyphbench score pairs.csv --out scores.csv \\
+            --expected-col truth --ocr-col read
     """
     from glyphbench.scoring import score_pairs
 

@@ -98,6 +98,20 @@ def test_stats_json_and_chart(tmp_path: Path) -> None:
     assert table.exit_code == 0 and "prompt_type" in table.output
 
 
+def test_the_chart_is_written_in_the_format_its_name_says(tmp_path: Path) -> None:
+    """.svg is SVG; a name of a format not written (.jpg) is refused before anything is
+    written (it held PNG bytes)."""
+    folder = write_default(tmp_path / "d")
+    svg = tmp_path / "chart.svg"
+    result = runner.invoke(app, ["prompts", "stats", f"default:{folder}", "--chart", str(svg)])
+    assert result.exit_code == 0, result.output
+    assert b"<svg" in svg.read_bytes()[:400]
+    jpg = tmp_path / "chart.jpg"
+    refused = runner.invoke(app, ["prompts", "stats", f"default:{folder}", "--chart", str(jpg)])
+    assert "--chart" in str(refused.exception) and ".png, .svg, .pdf" in str(refused.exception)
+    assert not jpg.exists()
+
+
 def test_export_and_show(tmp_path: Path) -> None:
     folder = write_default(tmp_path / "d")
     for suffix in ("parquet", "jsonl", "csv"):

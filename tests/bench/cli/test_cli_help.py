@@ -33,6 +33,7 @@ def _at_80(args: list[str]) -> str:
 def test_help_fits_80_columns_and_cuts_nothing(args: list[str]) -> None:
     text = _at_80(args)
     assert "…" not in text
+    assert "``" not in text  # reST markup is not rendered: it showed as typed
     assert max(len(line) for line in text.splitlines()) <= 80
 
 
