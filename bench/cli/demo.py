@@ -82,8 +82,8 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
     # the report's answer (scores with intervals, ranks, verdicts), as `glyphbench report` prints it
     answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
     print_answer(answer, console, title="glyphbench demo (controls are marked)")
-    console.print(f"run folder: {result.out}  (run.json, images/, results.parquet)")
-    console.print(f"report: {index}")
+    console.print(f"run folder: {result.out}  (run.json, images/, results.parquet)", markup=False)
+    console.print(f"report: {index}", markup=False)
     console.print(f"demo finished in {time.perf_counter() - started:.0f} s")
-    console.print(f"VAE text survival on a real trained VAE (taef2): {VAE_COMMAND}")
+    console.print(f"VAE text survival on a real trained VAE (taef2): {VAE_COMMAND}", markup=False)
     return result.out

@@ -208,11 +208,11 @@ def stats_command(
     flagged = analysis.raters[analysis.raters["outlier"]]
     console.print(f"raters: {len(analysis.raters)}, flagged: {len(flagged)}")
     for row in flagged.itertuples():
-        console.print(f"  {row.rater_id}: {row.reason}")
+        console.print(f"  {row.rater_id}: {row.reason}", markup=False)
     folder = out or loaded.folder / "analysis"
     folder.mkdir(parents=True, exist_ok=True)
     save_tables(analysis, folder)
-    console.print(f"tables -> {folder}")
+    console.print(f"tables -> {folder}", markup=False)
 
 
 @human.command("export")
