@@ -387,12 +387,17 @@ def _natural_key(value: str) -> tuple[int, int, str]:
     return (0, int(value), "") if value.isdigit() else (1, 0, value)
 
 
+#: Fewer images than this get no interval in :func:`score_error_table`.
+MIN_IMAGES = 3
+
+
 def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[str, Any]]:
     """Mean |NED(reader) - NED(person)| per value of ``by``, on images with intended text.
 
     One record per value (sorted, numbers as numbers: collection 11 after 9; ``all``
     first): ``images`` (n), ``repositories``,
-    ``score_mae`` with its 95% bootstrap ``interval`` over images, and
+    ``score_mae`` with its 95% bootstrap ``interval`` over images (NaN below
+    :data:`MIN_IMAGES`; a value holding every image gets the figures of ``all``), and
     ``interval_by_repository``, the same with each repository's images resampled
     together (NaN below :data:`~glyphbench.core.bootstrap.MIN_UNITS` repositories:
     images of one gallery share a model and a style, so they are not independent), and
@@ -406,6 +411,9 @@ def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[s
         groups += sorted(values, key=lambda pair: _natural_key(pair[0]))
     out = []
     for value, part in groups:
+        if value != "all" and len(part) == len(scored):  # the same images as "all":
+            out.append({**out[0], by: value})  # the same figures, not a second draw
+            continue
         # "all" is one figure whatever the breakdown: the same draw in every table
         rng = seeded_rng(seed, ("score-error",) if value == "all" else ("score-error", by, value))
         errors = part["score_error"].to_numpy(dtype="float64")
@@ -423,7 +431,10 @@ def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[s
                 "images": len(part),
                 "repositories": int(repositories.nunique()),
                 "score_mae": float(errors.mean()) if len(part) else math.nan,
-                "interval": _interval(errors, rng) if len(part) else [math.nan, math.nan],
+                # none below MIN_IMAGES: one image's "interval" is the image itself
+                "interval": _interval(errors, rng)
+                if len(part) >= MIN_IMAGES
+                else [math.nan, math.nan],
                 "interval_by_repository": clustered,
                 "score_bias": float((part["score_reader"] - part["score_human"]).mean())
                 if len(part)

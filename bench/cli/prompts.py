@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from glyphbench.cli.common import SOURCE_HELP, source_kinds
-from glyphbench.core.io import write_table
+from glyphbench.core.io import json_safe, write_table
 from glyphbench.core.progress import LineProgress, Ticker
 from glyphbench.core.terminal import printable
 from glyphbench.prompts.freq import count_in_corpus, iter_captions, parse_corpus_option
@@ -85,7 +85,7 @@ def stats_command(
     if chart is not None:
         write_chart(stats, chart)
     if as_json:
-        typer.echo(printable(json.dumps(stats, ensure_ascii=False)))
+        typer.echo(printable(json.dumps(json_safe(stats), ensure_ascii=False)))
         return
     from rich.console import Console
     from rich.table import Table

@@ -12,7 +12,7 @@ from glyphbench import prompts as prompt_sets
 from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photos, load_icdar2015
 from glyphbench.cli.common import SOURCE_HELP
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import locate_run, write_table
+from glyphbench.core.io import json_safe, locate_run, write_table
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.readers.scripts import LANG_SCRIPTS, reader_scripts
 from glyphbench.run.reading_store import stored_readers
@@ -35,11 +35,13 @@ def calibrate_command(
     prompts: str = typer.Option("default", "--prompts", help=SOURCE_HELP),
     where: str = typer.Option(None, "--where", help="Filter, e.g. \"kind == 'word'\"."),
     per_lang: int = typer.Option(
-        12, "--per-lang", help="Prompts per language the reader reads (stratified by kind)."
+        12, "--per-lang", min=1, help="Prompts per language the reader reads (stratified by kind)."
     ),
     rates: str = typer.Option("0.05,0.1,0.2", "--rates", help="Typo rates, comma-separated."),
-    size: int = typer.Option(256, "--size", help="Side of the control images, in pixels."),
-    batch_size: int = typer.Option(8, "--batch-size", help="Images per read call."),
+    size: int = typer.Option(
+        256, "--size", min=32, help="Side of the control images, in pixels (32 or more)."
+    ),
+    batch_size: int = typer.Option(8, "--batch-size", min=1, help="Images per read call."),
     seed: int = typer.Option(0, "--seed", help="Seed of the prompt sample."),
     long_text: bool = typer.Option(
         True, "--long/--no-long", help="Add the long-text part (multi-word, 3 fonts, 3 sizes)."
@@ -52,7 +54,7 @@ def calibrate_command(
     ),
     no_real: bool = typer.Option(False, "--no-real", help="Skip the real-image part."),
     real_limit: int = typer.Option(
-        None, "--real-limit", help="Read only this many real images (taken across models)."
+        None, "--real-limit", min=1, help="Read only this many real images (taken across models)."
     ),
     real_part: str = typer.Option(
         None,
@@ -85,8 +87,8 @@ def calibrate_command(
         raise typer.BadParameter(
             f"must be one of {', '.join(REAL_PARTS)}, not {real_part!r}", param_hint="--real-part"
         )
+    typo_rates = _typo_rates(rates)  # before the prompts load: a typo is refused at once
     frame = calibration_prompts(prompts, where, per_lang, seed, reader_scripts(reader))
-    typo_rates = [float(rate) for rate in rates.split(",") if rate.strip()]
     manifest = None if no_real else (real or shipped_real_set())
     collections = (
         None
@@ -193,7 +195,9 @@ def photos_command(
     items = load_icdar2015(images, labels)
     result = calibrate_on_photos(get_reader(reader), items, multiword=multiword)
     table = pd.DataFrame(result["per_image"])
-    typer.echo(json.dumps({k: v for k, v in result.items() if k != "per_image"}, indent=2))
+    typer.echo(
+        json.dumps(json_safe({k: v for k, v in result.items() if k != "per_image"}), indent=2)
+    )
     if detail:
         for row in result["per_image"]:
             missed = f"  missed: {row['missed']}" if row["missed"] else ""
@@ -223,10 +227,34 @@ def compare_command(
 ) -> None:
     """Per-image agreement of two readers on RUN and how often they rank models differently."""
     from glyphbench.calibration.calibrate import compare_readers
+    from glyphbench.scoring.table import METRICS
 
+    if first == second:
+        raise InputError(None, f"give two different readers; got {first!r} twice")
+    if metric not in METRICS:
+        raise InputError("--metric", f"unknown metric {metric!r}; see glyphbench list metrics")
     run = locate_run(run, needs="run.json")
-    typer.echo(json.dumps(compare_readers(run, first, second, metric), indent=2, default=str))
+    typer.echo(
+        json.dumps(json_safe(compare_readers(run, first, second, metric)), indent=2, default=str)
+    )
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(readers_app, name="readers")
+
+
+def _typo_rates(text: str) -> list[float]:
+    """``--rates``: comma-separated probabilities in (0, 1], as ``control:typo?rate=`` takes.
+
+    >>> _typo_rates("0.05, 0.1")
+    [0.05, 0.1]
+    """
+    try:
+        rates = [float(rate) for rate in text.split(",") if rate.strip()]
+    except ValueError:
+        rates = []
+    if not rates or not all(0 < rate <= 1 for rate in rates):
+        raise InputError(
+            "--rates", f"give typo rates between 0 and 1, comma-separated (0.05,0.1); got {text!r}"
+        )
+    return rates

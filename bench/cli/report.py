@@ -11,7 +11,7 @@ import typer
 
 from glyphbench.cli.exit_codes import TERMINATED
 from glyphbench.core.errors import Terminated
-from glyphbench.core.io import locate_run
+from glyphbench.core.io import json_safe, locate_run
 from glyphbench.run.reading_store import write_reader_view
 
 
@@ -85,7 +85,9 @@ def report_command(
         )
     answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
     if as_json:
-        typer.echo(json.dumps({**answer, "report": str(index)}, indent=2, ensure_ascii=False))
+        typer.echo(
+            json.dumps(json_safe({**answer, "report": str(index)}), indent=2, ensure_ascii=False)
+        )
         return
     print_answer(answer, summary_console())
     typer.echo(str(index))

@@ -20,7 +20,7 @@ from glyphbench.cli.common import (
 )
 from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, MODEL_FAILED, TERMINATED
 from glyphbench.core.errors import InputError, Terminated
-from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
+from glyphbench.core.io import MAX_CONFIG_BYTES, json_safe, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
 from glyphbench.core.words import plural
@@ -298,7 +298,11 @@ def _dry_run(run_config: Any, shard: str | None, as_json: bool) -> None:
     from glyphbench.run.plan import plan_lines, unrunnable
 
     plan = plan_run(run_config, shard=shard)
-    text = json.dumps(plan, indent=2, default=str) if as_json else "\n".join(plan_lines(plan))
+    text = (
+        json.dumps(json_safe(plan), indent=2, default=str)
+        if as_json
+        else "\n".join(plan_lines(plan))
+    )
     typer.echo(text)
     problems = unrunnable(plan)
     if problems:
@@ -315,7 +319,9 @@ def _print_answer(rows: Any, out: Path, metrics: list[str], as_json: bool) -> No
     results = out / "results.parquet"
     if as_json:
         document = answer if answer is not None else {"models": []}
-        typer.echo(json.dumps({**document, "results": str(results)}, indent=2, default=str))
+        typer.echo(
+            json.dumps(json_safe({**document, "results": str(results)}), indent=2, default=str)
+        )
         return
     print_summary(rows, summary_console(), answer=answer)
     typer.echo(f"results: {results}")

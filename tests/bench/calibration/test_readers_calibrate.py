@@ -834,8 +834,39 @@ def test_a_table_of_one_part_shows_its_images_once() -> None:
         }
     )
     rows["score_error"] = (rows["score_reader"] - rows["score_human"]).abs()
-    lines = score_error_markdown("part", score_error_table(rows, "part"))
+    table = score_error_table(rows, "part")
+    # the same images, the same figures (the README quotes the part, the card's headline all)
+    assert table[1]["interval"] == table[0]["interval"]
+    assert table[1]["interval_by_repository"] == table[0]["interval_by_repository"]
+    lines = score_error_markdown("part", table)
     assert [line.split("|")[1].strip() for line in lines[4:]] == ["held-out"]
+    rows["family"] = ["A", "A", "A", "B", "B", "C"]  # no interval below three images
+    by_family = {r["family"]: r for r in score_error_table(rows, "family")}
+    assert not math.isnan(by_family["A"]["interval"][0])
+    assert math.isnan(by_family["B"]["interval"][0]) and math.isnan(by_family["C"]["interval"][1])
     rows.loc[:2, "part"] = "tune"
     lines = score_error_markdown("part", score_error_table(rows, "part"))
     assert [line.split("|")[1].strip() for line in lines[4:]] == ["all", "held-out", "tune"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--size", "0"],  # was a cv2.error traceback
+        ["--batch-size", "0"],  # a ValueError traceback
+        ["--rates", "abc"],  # a ValueError traceback
+        ["--rates", "1.5"],  # a card of a rate control:typo refuses
+        ["--per-lang", "0"],  # an error naming --sample, which calibrate does not have
+        ["--real-limit", "-1"],  # ran on and on
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_calibrate_refuses_bad_options_in_one_line_before_reading(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers.cli_runs import invoke_cli
+
+    out = tmp_path / "card"
+    code, _, err = invoke_cli(["readers", "calibrate", *args, "--out", out], capsys)
+    assert code == 2 and err.count("\n") == 1 and args[0] in err, err
+    assert not out.exists()
