@@ -518,7 +518,7 @@ def read_command(
     follow: bool = typer.Option(
         False, "--follow", help="Keep reading while a `run --read-later` on RUN generates."
     ),
-    batch_size: int = typer.Option(None, "--batch-size", help="Images per reader call."),
+    batch_size: int = typer.Option(None, "--batch-size", min=1, help="Images per reader call."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Read a run's unread images (a `run --read-later`) in worker processes, then score them.

@@ -22,6 +22,7 @@ import pandas as pd
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.paths import Contained
+from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import ROW_KEY, generated_mask, unread_mask
 from glyphbench.engine import RunFolder, Shard
 from glyphbench.engine.parts import open_part
@@ -99,6 +100,11 @@ def read_run(
         raise InputError(folder.manifest_path, "no 'config' mapping: not a benchmark run.json")
     config = RunConfig.from_mapping(meta["config"], folder.manifest_path)
     part = Shard.parse(shard) if shard else Shard()
+    if reader_spec is not None:  # a misspelt --ocr is unknown, not "another reader"
+        try:
+            PLUGINS.resolve("readers", reader_spec)
+        except InputError as exc:
+            raise InputError("--ocr", exc.problem) from None
     # one reader per results table
     reader_spec = reader_spec or table_reader(meta) or config.read.reader
     if image_path_of(config.suite) is not None:  # OneIG's grid, read in this process

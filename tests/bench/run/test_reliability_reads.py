@@ -124,3 +124,24 @@ def test_a_killed_reader_keeps_what_it_read_seconds_ago(tmp_path: Path) -> None:
     assert len(rows) >= PART_SECONDS / 0.5 - 2
     stored = set(readings_table(tmp_path / "run")["image_sha256"])
     assert stored == set(rows["image_sha256"])  # the readings too
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        # it said the results are read with 'pixelocr' and suggested the typo to rescore
+        (["--ocr", "easyorc"], "--ocr: unknown"),
+        (["--batch-size", "0"], "--batch-size"),  # accepted: read nothing, exit 0
+    ],
+)
+def test_read_refuses_a_misspelt_reader_and_a_batch_of_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    from tests.helpers.cli_runs import run_cli
+
+    run = tmp_path / "run"
+    generate(run, n=2)
+    code, err = run_cli(["read", run, *args, "--read-workers", "0", "--no-progress"], capsys)
+    assert code == 2 and said in err and err.count("\n") == 1, err
+    assert "rescore" not in err
+    assert not list(run.glob("parts/read-*"))
