@@ -665,6 +665,19 @@ def _load_file(path: Path) -> Callable[[], Image.Image]:
     return load
 
 
+def _check_opens(path: Path) -> None:
+    """Refuse a file PIL cannot identify as an image (its header only: cheap), naming it."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path):
+            pass
+    except (OSError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
+        raise InputError(
+            path, f"not an image PIL can open ({type(exc).__name__}); replace or remove it"
+        ) from None
+
+
 def _items_from_files(
     folder: Path,
     files: Iterable[str],
@@ -679,6 +692,7 @@ def _items_from_files(
         if not path.is_file():
             missing.append(name)
             continue
+        _check_opens(path)  # before the run writes anything: not at its first batch
         record = metadata.get(name, {})
         text = record.get("text")
         attributes = {

@@ -180,6 +180,10 @@ def test_nothing_is_written_before_every_input_is_checked(
     empty = tmp_path / "empty.csv"
     empty.write_text("prompt_id,prompt,text\np1,A sign,\n")
     common = ["--prompts", f"csv:{csv}", "--no-progress"]
+    images = tmp_path / "images"
+    images.mkdir()
+    _image().save(images / "a.png")
+    (images / "b.png").write_bytes(b"not a png at all")
     attempts = {
         "reader that cannot start": ["run", "-m", "control:blank", "--ocr", "ocr_dead", *common],
         "mistyped reader": ["run", "-m", "control:blank", "--ocr", "easyocrr", *common],
@@ -196,6 +200,8 @@ def test_nothing_is_written_before_every_input_is_checked(
         "mistyped codec": ["vae-eval", "--vae", "jpeg?quality=abc", "--images", "default"],
         "codec reader that cannot start": ["vae-eval", "--vae", "identity", "--ocr", "ocr_dead"],
         "missing image folder": ["vae-eval", "--vae", "identity", "--images", str(tmp_path / "no")],
+        # was refused at the first batch, after run.json and .locks/ were written
+        "a file that is no image": ["vae-eval", "--vae", "identity", "--images", str(images)],
     }
     for number, (what, args) in enumerate(attempts.items()):
         out = tmp_path / f"out{number}"
