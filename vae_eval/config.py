@@ -75,45 +75,63 @@ def load_config(path: Path) -> VaeConfig:
     if not isinstance(data, dict):
         raise InputError(path, "expected a mapping with a 'vaes' list")
     try:
-        return VaeConfig.model_validate(data)
+        config = VaeConfig.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(exc, path) from None
+        error = validation_error(exc, path)
+        if error.key:  # "vaes.0.VaeEntry.lable": pydantic's name of the union member
+            error = InputError(path, error.problem, key=error.key.replace(".VaeEntry", ""))
+        raise error from None
+    check_entries(config.entries(), str(path), keyed=True)  # named by the file and its key
+    return config
 
 
-def check_entries(entries: list[VaeEntry], where: str) -> list[dict[str, Any]]:
+def check_entries(
+    entries: list[VaeEntry], where: str, *, keyed: bool = False
+) -> list[dict[str, Any]]:
     """Resolve every entry offline; one record per entry for :func:`plan_lines`.
 
-    Raises :class:`InputError` (naming ``where`` and the spec) for an unknown codec, a
-    bad option, a missing target, or an ``autoencoder`` class the diffusers codec does
-    not support.
+    Raises :class:`InputError` (naming ``where`` and the spec; with ``keyed``, a config
+    file's key ``vaes.N`` too) for an unknown codec, a bad option, a missing target, or
+    an ``autoencoder`` class the diffusers codec does not support or that another codec
+    would ignore.
     """
-
     records = []
-    for entry in entries:
-        resolved = PLUGINS.resolve("codecs", entry.spec, where=where)
-        check_codec_files(resolved.spec)  # a taesd: folder that is not there
-        if entry.autoencoder and entry.autoencoder not in SUPPORTED_CLASSES:
-            raise InputError(
-                where,
-                f"{entry.spec}: autoencoder {entry.autoencoder!r} is not supported; "
-                f"supported: {', '.join(SUPPORTED_CLASSES)}",
-            )
-        target = resolved.spec.target
-        if resolved.plugin.name == "diffusers":
-            source, subfolder = split_target(target)
-            target = source + (f" [{subfolder}]" if subfolder else "")
-        options = resolved.options.model_dump(exclude_defaults=True)
-        records.append(
-            {
-                "label": entry.label or entry.spec,
-                "spec": entry.spec,
-                "plugin": resolved.plugin.name,
-                "target": target,
-                "options": options,
-                "autoencoder": entry.autoencoder,
-            }
-        )
+    for number, entry in enumerate(entries):
+        try:
+            records.append(_entry_record(entry, where))
+        except InputError as exc:
+            if not keyed:
+                raise
+            raise InputError(where, exc.problem, key=f"vaes.{number}") from None
     return records
+
+
+def _entry_record(entry: VaeEntry, where: str) -> dict[str, Any]:
+    """One entry resolved and checked (see :func:`check_entries`)."""
+    resolved = PLUGINS.resolve("codecs", entry.spec, where=where)
+    check_codec_files(resolved.spec)  # a taesd: folder that is not there
+    if entry.autoencoder and resolved.plugin.name != "diffusers":
+        raise InputError(
+            where, f"{entry.spec}: autoencoder applies to diffusers: codecs only; remove it"
+        )
+    if entry.autoencoder and entry.autoencoder not in SUPPORTED_CLASSES:
+        raise InputError(
+            where,
+            f"{entry.spec}: autoencoder {entry.autoencoder!r} is not supported; "
+            f"supported: {', '.join(SUPPORTED_CLASSES)}",
+        )
+    target = resolved.spec.target
+    if resolved.plugin.name == "diffusers":
+        source, subfolder = split_target(target)
+        target = source + (f" [{subfolder}]" if subfolder else "")
+    return {
+        "label": entry.label or entry.spec,
+        "spec": entry.spec,
+        "plugin": resolved.plugin.name,
+        "target": target,
+        "options": resolved.options.model_dump(exclude_defaults=True),
+        "autoencoder": entry.autoencoder,
+    }
 
 
 def plan_lines(records: list[dict[str, Any]], settings: dict[str, Any]) -> list[str]:

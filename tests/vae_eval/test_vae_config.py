@@ -81,6 +81,28 @@ def test_config_problems_are_one_line_errors(tmp_path: Path) -> None:
     assert "unknown option 'qualty'" in str(result.exception)
 
 
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("vaes:\n  - spec: identity\n    lable: x\n", "[vaes.0.lable]: unknown key 'lable'"),
+        ("vaes:\n  - jpeg\n  - foobar:x\n", "[vaes.1]: unknown codec 'foobar'"),
+        (
+            "vaes:\n  - spec: identity\n    autoencoder: AutoencoderKL\n",
+            "[vaes.0]: identity: autoencoder applies to diffusers: codecs only",
+        ),
+    ],
+    ids=["misspelt key", "unknown codec", "autoencoder on another codec"],
+)
+def test_a_config_problem_names_the_file_and_its_key(tmp_path: Path, text: str, said: str) -> None:
+    """It named --vae (never typed) and pydantic's class name (vaes.0.VaeEntry.lable), and
+    took an autoencoder on a codec that ignores it for a full run."""
+    path = tmp_path / "vaes.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path} {said}"), caught.value
+
+
 def test_flags_typed_on_the_command_line_win() -> None:
     config = VaeConfig(vaes=["identity", "jpeg?quality=30"], limit=20, ocr="tesseract")
     flags = {"vae": ["resize?factor=8"], "limit": None, "ocr": "easyocr", "images": "default"}
