@@ -269,7 +269,11 @@ def locate_data(suite: Suite, data: str | Path | None) -> Path:
     if data is not None and str(data) != "":
         folder = Path(data).expanduser()
         if not folder.exists():
-            raise InputError(folder, f"suite {suite.name}: data folder not found")
+            raise InputError(
+                folder,
+                f"suite {suite.name}: data folder not found (looked in {folder.resolve()}); "
+                f"give {suite.data_help} as --data DIR or the config's suite.data",
+            )
         return folder
     if suite.hub is None:
         raise InputError(

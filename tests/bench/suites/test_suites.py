@@ -157,8 +157,11 @@ def test_textinvision_suite_uses_its_filter_file(textinvision_dir: Path) -> None
 def test_missing_data_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     with pytest.raises(InputError, match="needs --data DIR"):
         resolve_suite("mario").load_prompts(None)
-    with pytest.raises(InputError, match="data folder not found"):
+    with pytest.raises(InputError, match="data folder not found") as missing:
         resolve_suite("mario").load_prompts(tmp_path / "nowhere")
+    # where it looked (a config's relative path is the working folder's) and what to give
+    assert f"looked in {(tmp_path / 'nowhere').resolve()}" in str(missing.value)
+    assert "as --data DIR or the config's suite.data" in str(missing.value)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(InputError, match="hub dataset dnkdnk/CVTG-2K is unreachable") as caught:
         resolve_suite("cvtg").load_prompts(None)
