@@ -4,6 +4,8 @@ another command module."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import typer
@@ -12,7 +14,8 @@ from rich.text import Text
 
 # imported for its registrations: SOURCE_HELP lists the prompt sources it registers
 import glyphbench.prompts.sources  # noqa: F401
-from glyphbench.cli.exit_codes import EVERY_ROW_FAILED
+from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, TERMINATED
+from glyphbench.core.errors import Terminated
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
 from glyphbench.core.terminal import printable
@@ -62,3 +65,35 @@ def every_row_failed(count: int, what: str, example: str) -> None:
     detail = f"; e.g. {example}" if example else ""
     print_error(f"every row of {what} failed ({count} of {count}){detail}")
     raise typer.Exit(EVERY_ROW_FAILED)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl-C: one line saying how to resume, exit code 130 (no traceback, no "Aborted!").
+
+    SIGTERM ends the command the same way (exit 143): worker pools are shut down and
+    their semaphores released, so the multiprocessing resource tracker has no "leaked
+    semaphore" to warn about.
+    """
+    import signal
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread (a test calling the command): leave it
+        previous = None
+    try:
+        yield
+    except Terminated:  # before KeyboardInterrupt, which it is
+        typer.echo("terminated: run the same command again to resume", err=True)
+        raise typer.Exit(TERMINATED) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted: run the same command again to resume", err=True)
+        raise typer.Exit(INTERRUPTED) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

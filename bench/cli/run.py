@@ -15,11 +15,12 @@ from glyphbench.cli.common import (
     SOURCE_HELP,
     every_row_failed,
     fail_when_every_row_failed,
+    interruptible,
     print_error,
     readers_help,
 )
-from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, INTERRUPTED, MODEL_FAILED, TERMINATED
-from glyphbench.core.errors import InputError, Terminated
+from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, MODEL_FAILED
+from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, json_safe, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
@@ -260,7 +261,7 @@ def run_command(
     columns = [*summary_columns(suites), *answer_columns(run_config.score.metrics)]
     columns = list(dict.fromkeys([*columns, "image_path", "ocr_text"]))
     grid_reader = _grid_reader(run_config.read, run_config.suite, read_later)  # before writing
-    with _interruptible():
+    with interruptible():
         result = run_with_readers(
             run_config,
             config_text=verbatim,
@@ -283,7 +284,8 @@ def run_command(
     else:
         typer.echo(
             f"shard done ({plural(result.outcome.rows_written, 'row')}); "
-            f"other shards still running -> {result.out}",
+            f"other shards not finished yet (the last to finish merges; `glyphbench merge` "
+            f"at any time) -> {result.out}",
             err=as_json,
         )
         if result.outcome.rows_written and result.outcome.errors == result.outcome.rows_written:
@@ -393,38 +395,6 @@ def _naming_flags(flags: dict[str, Any]) -> Iterator[None]:
         raise InputError(f"--{top.replace('_', '-')}", exc.problem, key=nested) from None
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """Ctrl-C: one line saying how to resume, exit code 130 (no traceback, no "Aborted!").
-
-    SIGTERM ends the command the same way (exit 143): worker pools are shut down and
-    their semaphores released, so the multiprocessing resource tracker has no "leaked
-    semaphore" to warn about.
-    """
-    import signal
-
-    previous = signal.getsignal(signal.SIGTERM)
-    try:
-        signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread (a test calling the command): leave it
-        previous = None
-    try:
-        yield
-    except Terminated:  # before KeyboardInterrupt, which it is
-        typer.echo("terminated: run the same command again to resume", err=True)
-        raise typer.Exit(TERMINATED) from None
-    except KeyboardInterrupt:
-        typer.echo("interrupted: run the same command again to resume", err=True)
-        raise typer.Exit(INTERRUPTED) from None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-
-
 def fail_when_a_model_failed(rows: Any) -> None:
     """Exit 3 naming each model every row of which failed, when others made rows; name the
     models with some failed rows on stderr (exit 0: the same command retries them)."""
@@ -494,7 +464,7 @@ def rescore_command(
     from glyphbench.run.operations import rescore_run
 
     _quiet_library_warnings()
-    with _interruptible():
+    with interruptible():
         rows = rescore_run(
             run_dir,
             reader_spec=ocr,
@@ -528,7 +498,7 @@ def read_command(
     from glyphbench.run.read_later import read_run
 
     _quiet_library_warnings()
-    with _interruptible():
+    with interruptible():
         done = read_run(
             run_dir,
             reader_spec=ocr,
@@ -564,7 +534,7 @@ def demo_command(
     from glyphbench.cli.demo import run_demo
 
     _quiet_library_warnings()
-    with _interruptible():
+    with interruptible():
         run_demo(out, sample=sample, progress=not no_progress)
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from glyphbench.cli.common import fail_when_every_row_failed, readers_help
+from glyphbench.cli.common import fail_when_every_row_failed, interruptible, readers_help
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_run_json
 from glyphbench.core.progress import LineProgress
@@ -146,10 +146,8 @@ def evaluate_command(
         bar.update(tasks[stage], completed=done)  # type: ignore[arg-type]
 
     try:
-        table = evaluate(options, out, progress=progress)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: run the same command again to resume", err=True)
-        raise typer.Exit(130) from None
+        with interruptible():  # Ctrl-C 130, SIGTERM 143: one line saying how to resume
+            table = evaluate(options, out, progress=progress)
     finally:
         if tasks:
             bar.stop()

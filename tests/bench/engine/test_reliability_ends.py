@@ -92,3 +92,21 @@ def test_sigterm_of_a_run_reading_with_the_default_reader_exits_143_and_resumes(
     rows = pd.read_parquet(out / "results.parquet")
     assert len(rows) == 120 and not rows.duplicated(["model", "prompt_id", "seed"]).any()
     assert (rows["error"] == "").all()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
+def test_sigterm_of_vae_eval_says_how_to_resume(tmp_path: Path) -> None:
+    """vae-eval ended on SIGTERM with exit 143 and not a word; it says what run does."""
+    out = tmp_path / "vae"
+    command = [sys.executable, "-m", "glyphbench", "vae-eval", "--vae", "identity",
+               "--vae", "resize?factor=8", "--limit", "25", "--batch-size", "2",
+               "--out", str(out)]  # fmt: skip
+    process = subprocess.Popen(command, env=environment(), stderr=subprocess.PIPE)
+    parts = lambda: len(list(out.glob("parts/*/*/*.parquet"))) >= 2  # noqa: E731
+    wait_until(parts, "two batches written", interval=0.05, process=process)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    text = err.decode(errors="replace")
+    assert process.returncode == 143, text
+    assert "terminated: run the same command again to resume" in text, text
