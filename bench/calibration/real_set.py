@@ -409,7 +409,7 @@ def score_error_table(rows: pd.DataFrame, by: str, seed: int = 0) -> list[dict[s
     if by in scored.columns:
         values = [(str(k), part) for k, part in scored.groupby(by, sort=False)]
         groups += sorted(values, key=lambda pair: _natural_key(pair[0]))
-    out = []
+    out: list[dict[str, Any]] = []
     for value, part in groups:
         if value != "all" and len(part) == len(scored):  # the same images as "all":
             out.append({**out[0], by: value})  # the same figures, not a second draw
