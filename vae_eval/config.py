@@ -81,24 +81,26 @@ def load_config(path: Path) -> VaeConfig:
         if error.key:  # "vaes.0.VaeEntry.lable": pydantic's name of the union member
             error = InputError(path, error.problem, key=error.key.replace(".VaeEntry", ""))
         raise error from None
-    check_entries(config.entries(), str(path), keyed=True)  # named by the file and its key
+    # named by the file and its key; a folder a codec needs is checked when the run starts
+    # (a config may name one that is only on some machines: ../shared/taef2)
+    check_entries(config.entries(), str(path), keyed=True, files=False)
     return config
 
 
 def check_entries(
-    entries: list[VaeEntry], where: str, *, keyed: bool = False
+    entries: list[VaeEntry], where: str, *, keyed: bool = False, files: bool = True
 ) -> list[dict[str, Any]]:
     """Resolve every entry offline; one record per entry for :func:`plan_lines`.
 
     Raises :class:`InputError` (naming ``where`` and the spec; with ``keyed``, a config
     file's key ``vaes.N`` too) for an unknown codec, a bad option, a missing target, or
     an ``autoencoder`` class the diffusers codec does not support or that another codec
-    would ignore.
+    would ignore; with ``files``, a codec's folder that is not there too.
     """
     records = []
     for number, entry in enumerate(entries):
         try:
-            records.append(_entry_record(entry, where))
+            records.append(_entry_record(entry, where, files))
         except InputError as exc:
             if not keyed:
                 raise
@@ -106,10 +108,11 @@ def check_entries(
     return records
 
 
-def _entry_record(entry: VaeEntry, where: str) -> dict[str, Any]:
+def _entry_record(entry: VaeEntry, where: str, files: bool = True) -> dict[str, Any]:
     """One entry resolved and checked (see :func:`check_entries`)."""
     resolved = PLUGINS.resolve("codecs", entry.spec, where=where)
-    check_codec_files(resolved.spec)  # a taesd: folder that is not there
+    if files:
+        check_codec_files(resolved.spec)  # a taesd: folder that is not there
     if entry.autoencoder and resolved.plugin.name != "diffusers":
         raise InputError(
             where, f"{entry.spec}: autoencoder applies to diffusers: codecs only; remove it"
