@@ -451,7 +451,7 @@ def rescore_command(
     scores_only: bool = typer.Option(
         False, "--scores-only", help="Keep the OCR text; recompute scores only."
     ),
-    batch_size: int = typer.Option(None, "--batch-size", help="Images per OCR call."),
+    batch_size: int = typer.Option(None, "--batch-size", min=1, help="Images per OCR call."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress bar."),
 ) -> None:
     """Re-run OCR and/or scoring over existing images, without regenerating them.

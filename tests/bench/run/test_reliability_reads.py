@@ -145,3 +145,16 @@ def test_read_refuses_a_misspelt_reader_and_a_batch_of_none(
     assert code == 2 and said in err and err.count("\n") == 1, err
     assert "rescore" not in err
     assert not list(run.glob("parts/read-*"))
+
+
+def test_rescore_refuses_a_batch_of_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers.cli_runs import run_cli
+
+    run = tmp_path / "run"
+    generate(run, n=2, read_later=False)
+    before = (run / "results.parquet").read_bytes()
+    code, err = run_cli(["rescore", run, "--batch-size", "0", "--no-progress"], capsys)
+    assert code == 2 and "--batch-size" in err and err.count("\n") == 1, err
+    assert (run / "results.parquet").read_bytes() == before
