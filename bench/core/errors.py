@@ -62,7 +62,7 @@ def _input_error(source: str | None, problem: str, line: int | None, key: str | 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's time limit), raised in the main thread by the commands that
-    catch it (``run``, ``rescore``, ``read``, ``demo``).
+    catch it (``run``, ``rescore``, ``read``, ``demo``, ``vae-eval``, ``report``).
 
     A KeyboardInterrupt, so every handler that ends a run cleanly on Ctrl-C (the batch
     being written finished, the worker thread stopped before the interpreter goes down)

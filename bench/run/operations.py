@@ -483,19 +483,25 @@ def check_weights(
     are in no local folder or cache while the hub does not answer (or a package it needs is
     missing): the run would make the other models' images and fail all of its rows.
     ``run --dry-run`` lists the same problems (:func:`glyphbench.run.plan.unrunnable`)."""
-    jobs = build_jobs(config, prompt_set.frame, shard)
-    done = done_keys(folder)
-    problems = []
+    unrunnable = {}
     for entry in config.models:
-        if all(job.key in done for job in jobs[entry.label]):
-            continue  # nothing left to make: its weights are not needed
         try:
             adapter = get_model(entry.to_spec())
         except Exception:  # an adapter that cannot even be made fails in the run, as its
             continue  # own failed rows (as in check_prompts)
         problem = adapter.weights_check()["problem"]
         if problem:
-            problems.append(f"model {entry.label} cannot run here: {problem}")
+            unrunnable[entry.label] = problem
+    if not unrunnable:  # the usual case: no scan of a resumed folder's rows for this
+        return
+    jobs = build_jobs(config, prompt_set.frame, shard)
+    done = done_keys(folder)
+    problems = [
+        f"model {label} cannot run here: {problem}"
+        for label, problem in unrunnable.items()
+        # nothing left to make: its weights are not needed
+        if not all(job.key in done for job in jobs[label])
+    ]
     if problems:
         raise InputError(
             None,  # the models may come from --models or from the config's models:

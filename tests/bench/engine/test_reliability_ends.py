@@ -65,6 +65,17 @@ def test_sigterm_of_read_leaves_no_leaked_semaphore_warning(tmp_path: Path) -> N
     assert reader.returncode == 143 and "terminated" in text, text
 
 
+def terminated_after_two_batches(command: list[str], out: Path) -> tuple[int | None, str]:
+    """Start ``command``, send SIGTERM once two part files of ``out`` are written (its
+    worker mid-batch), and wait for it: its exit code and stderr."""
+    process = subprocess.Popen(command, env=environment(), stderr=subprocess.PIPE)
+    parts = lambda: len(list(out.glob("parts/*/*/*.parquet"))) >= 2  # noqa: E731
+    wait_until(parts, "two batches written", interval=0.05, process=process)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    return process.returncode, err.decode(errors="replace")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="POSIX signals")
 def test_sigterm_of_a_run_reading_with_the_default_reader_exits_143_and_resumes(
@@ -79,13 +90,8 @@ def test_sigterm_of_a_run_reading_with_the_default_reader_exits_143_and_resumes(
     command = [sys.executable, "-m", "glyphbench", "run", "--models",
                "control:render,control:blank", "--sample", "60", "--batch-size", "4",
                "--out", str(out), "--no-progress"]  # fmt: skip
-    process = subprocess.Popen(command, env=environment(), stderr=subprocess.PIPE)
-    parts = lambda: len(list(out.glob("parts/*/*/*.parquet"))) >= 2  # noqa: E731
-    wait_until(parts, "two batches read and written", interval=0.05, process=process)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=120)
-    text = err.decode(errors="replace")
-    assert process.returncode == 143, text
+    code, text = terminated_after_two_batches(command, out)
+    assert code == 143, text
     assert "terminate called" not in text and "terminated: finishing the batch" in text, text
     resumed = subprocess.run(command, env=environment(), capture_output=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr.decode(errors="replace")[-2000:]
@@ -102,11 +108,6 @@ def test_sigterm_of_vae_eval_says_how_to_resume(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "glyphbench", "vae-eval", "--vae", "identity",
                "--vae", "resize?factor=8", "--limit", "25", "--batch-size", "2",
                "--out", str(out)]  # fmt: skip
-    process = subprocess.Popen(command, env=environment(), stderr=subprocess.PIPE)
-    parts = lambda: len(list(out.glob("parts/*/*/*.parquet"))) >= 2  # noqa: E731
-    wait_until(parts, "two batches written", interval=0.05, process=process)
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=120)
-    text = err.decode(errors="replace")
-    assert process.returncode == 143, text
+    code, text = terminated_after_two_batches(command, out)
+    assert code == 143, text
     assert "terminated: run the same command again to resume" in text, text
