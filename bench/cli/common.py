@@ -71,13 +71,17 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated
 
 
+RESUME = "run the same command again to resume"
+
+
 @contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """Ctrl-C: one line saying how to resume, exit code 130 (no traceback, no "Aborted!").
+def interruptible(then: str = RESUME) -> Iterator[None]:
+    """Ctrl-C: one line saying what ``then`` holds, exit code 130 (no traceback, no "Aborted!").
 
     SIGTERM ends the command the same way (exit 143): worker pools are shut down and
     their semaphores released, so the multiprocessing resource tracker has no "leaked
-    semaphore" to warn about.
+    semaphore" to warn about. A command that writes all or nothing (``report``) says
+    instead what was left as it was.
     """
     import signal
 
@@ -89,10 +93,10 @@ def interruptible() -> Iterator[None]:
     try:
         yield
     except Terminated:  # before KeyboardInterrupt, which it is
-        typer.echo("terminated: run the same command again to resume", err=True)
+        typer.echo(f"terminated: {then}", err=True)
         raise typer.Exit(TERMINATED) from None
     except KeyboardInterrupt:
-        typer.echo("interrupted: run the same command again to resume", err=True)
+        typer.echo(f"interrupted: {then}", err=True)
         raise typer.Exit(INTERRUPTED) from None
     finally:
         if previous is not None:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 
-from glyphbench.cli.exit_codes import TERMINATED
-from glyphbench.core.errors import Terminated
+from glyphbench.cli.common import interruptible
 from glyphbench.core.io import json_safe, locate_run
 from glyphbench.run.reading_store import write_reader_view
 
@@ -72,7 +69,8 @@ def report_command(
         out = out or views[0] / "report"
         runs = views
     target = out or runs[0] / "report"
-    with _stopped_by_sigterm(target):
+    # The report is written all or nothing (its temporary folder is removed on the way out).
+    with interruptible(then=f"nothing written; {target} is as it was before"):
         index = write_report(
             runs,
             out,
@@ -91,30 +89,6 @@ def report_command(
         return
     print_answer(answer, summary_console())
     typer.echo(str(index))
-
-
-@contextmanager
-def _stopped_by_sigterm(target: Path) -> Iterator[None]:
-    """SIGTERM ends the report with one line and exit 143; the old report stays."""
-    import signal
-
-    def stop(signum: int, frame: object) -> None:
-        raise Terminated  # where the report is, so that its temporary folder is removed
-
-    try:
-        previous = signal.signal(signal.SIGTERM, stop)
-    except ValueError:  # not the main thread (tests calling the command): nothing to catch
-        yield
-        return
-    try:
-        yield
-    except Terminated:
-        typer.echo(
-            f"report stopped (SIGTERM): nothing written; {target} is as it was before", err=True
-        )
-        raise typer.Exit(TERMINATED) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def register(app: typer.Typer) -> None:
