@@ -21,6 +21,7 @@ from glyphbench.report.staging import staged_folder
 from glyphbench.run.config import RunConfig
 from glyphbench.run.operations import run_benchmark
 from glyphbench.run.read_later import read_run
+from tests.helpers.cli_errors import glyphbench
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.report_fixtures import build_run
 from tests.helpers.runner_helper import prompt_set, register
@@ -164,3 +165,25 @@ def test_sigterm_mid_report_leaves_the_old_report_intact_and_no_mixed_folder(
     assert "terminated: nothing written;" in err
     assert digest(tmp_path / "report") == before  # the old report, every file as it was
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "old", "report"]
+
+
+def test_ctrl_c_mid_report_says_nothing_was_written_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from glyphbench.report import build
+
+    old = build_run(tmp_path / "old", n_prompts=6, with_images=False)
+    write_report([old], tmp_path / "report", n_boot=20)
+    before = digest(tmp_path / "report")
+
+    def interrupted(*args: object, **kwargs: object) -> None:  # Ctrl-C inside the staged folder
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "write_json", interrupted)
+    args = ["report", str(old), "--out", str(tmp_path / "report"), "--n-boot", "20"]
+    code, err = glyphbench(args, capsys)
+    assert code == 130
+    assert f"interrupted: nothing written; {tmp_path / 'report'} is as it was before" in err, err
+    assert "Traceback" not in err
+    assert digest(tmp_path / "report") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old", "report"]
