@@ -19,14 +19,16 @@ from __future__ import annotations
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
+from glyphbench.cli.common import interruptible
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, read_run_json, read_table, write_json
 from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
+from glyphbench.report.staging import staged_folder
 from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
@@ -58,8 +60,9 @@ def export_command(
 
     Example: glyphbench export runs/lt --hf-dataset exports/lt --push me/longtext-results
     """
-    folder = export_run(run_dir, hf_dataset, license_id=license_id)
-    for warning in run_warnings(read_run_json(locate_run(run_dir))):  # the card says them too
+    with interruptible(then=f"nothing written to {hf_dataset}"):
+        folder, warnings = export_run(run_dir, hf_dataset, license_id=license_id)
+    for warning in warnings:  # the card says them too
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"dataset -> {folder}")
     if push:
@@ -67,10 +70,22 @@ def export_command(
         typer.echo(f"pushed -> https://huggingface.co/datasets/{push}")
 
 
-def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
-    """Write ``out`` (see the module docstring) from the run in ``run_dir``; return ``out``."""
+class Exported(NamedTuple):
+    folder: Path
+    #: What the card warns of first (:func:`run_warnings`), for the terminal to say too.
+    warnings: list[str]
+
+
+def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Exported:
+    """Write ``out`` (see the module docstring) from the run in ``run_dir``.
+
+    All or nothing: the folder is written beside ``out`` and renamed into place when whole,
+    so an error, Ctrl-C or SIGTERM part-way leaves no half-copied dataset.
+    """
     run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "exists and is not a folder; choose another --hf-dataset")
     if out.exists() and any(out.iterdir()):
         raise InputError(out, "the export folder exists and is not empty; choose another")
     rows = read_table(results)  # checksums checked
@@ -79,7 +94,7 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
     named = rows.loc[has_image, "image_path"]
     # every path the table names stays inside the run, and its copy inside ``out``
     sources = Contained(run_dir, source=results).cells(named)
-    targets = Contained(out, source=results).cells(named)
+    Contained(out, source=results).cells(named)  # refused before anything is written
     kept = rows[has_image].reset_index(drop=True)
     missing = [str(name) for name, path in zip(named, sources, strict=True) if not path.is_file()]
     if missing:
@@ -91,19 +106,20 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Path:
             f"image does not match its image_sha256 in results.parquet (damaged or replaced; "
             f"{len(damaged)} of {len(kept)} images differ); nothing was exported",
         )
-    out.mkdir(parents=True, exist_ok=True)
-    for source, target in zip(sources, targets, strict=True):
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
     table = kept.assign(file_name=kept["image_path"].astype(str))
     table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
-    table.to_parquet(out / METADATA, index=False)
-    write_json(out / "protocol.json", meta.get("protocol") or {})
-    (out / "README.md").write_text(
-        dataset_card(meta, table, dropped=int((~has_image).sum()), license_id=license_id),
-        encoding="utf-8",
-    )
-    return out
+    with staged_folder(out) as staged:
+        for source, name in zip(sources, named, strict=True):
+            copy = staged / str(name)  # inside ``staged`` as it is inside ``out`` (checked)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy)
+        table.to_parquet(staged / METADATA, index=False)
+        write_json(staged / "protocol.json", meta.get("protocol") or {})
+        (staged / "README.md").write_text(
+            dataset_card(meta, table, dropped=int((~has_image).sum()), license_id=license_id),
+            encoding="utf-8",
+        )
+    return Exported(out, run_warnings(meta))
 
 
 def run_warnings(meta: dict[str, Any]) -> list[str]:

@@ -45,6 +45,40 @@ def test_export_refuses_images_that_do_not_match_their_sha256(tmp_path: Path) ->
     assert not (tmp_path / "export").exists()  # nothing half-written
 
 
+def test_an_export_stopped_part_way_leaves_no_folder_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    generate(tmp_path / "run")
+    copied: list[str] = []
+    real_copy = shutil.copy2
+
+    def copy_then_stop(source: Path, target: Path) -> None:  # Ctrl-C after the second image
+        if len(copied) == 2:
+            raise KeyboardInterrupt
+        copied.append(str(target))
+        real_copy(source, target)
+
+    monkeypatch.setattr(shutil, "copy2", copy_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        export_run(tmp_path / "run", tmp_path / "export")
+    assert len(copied) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no export, no temporary
+    monkeypatch.setattr(shutil, "copy2", real_copy)
+    folder, warnings = export_run(tmp_path / "run", tmp_path / "export")
+    assert len(list((folder / "images").rglob("*.png"))) == 6 and warnings == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export", "run"]
+
+
+def test_an_export_onto_a_file_is_refused(tmp_path: Path) -> None:
+    generate(tmp_path / "run")
+    (tmp_path / "export").write_text("mine", encoding="utf-8")
+    with pytest.raises(InputError, match="not a folder; choose another --hf-dataset"):
+        export_run(tmp_path / "run", tmp_path / "export")
+    assert (tmp_path / "export").read_text(encoding="utf-8") == "mine"
+
+
 def glyphbench(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run(
