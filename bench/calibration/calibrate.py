@@ -482,8 +482,9 @@ def score_error_markdown(by: str, records: list[dict[str, Any]]) -> list[str]:
 
 def _without_a_second_all(by: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records less ``all`` where one value holds every image (a card of the held-out
-    part alone): two rows of the same images, their intervals drawn apart, read as two
-    measurements.
+    part alone). The card's JSON keeps both rows, with the same figures
+    (:func:`glyphbench.calibration.real_set.score_error_table`); a table of two equal rows
+    would read as two measurements.
 
     >>> rows = [{"part": "all", "images": 45}, {"part": "held-out", "images": 45}]
     >>> [r["part"] for r in _without_a_second_all("part", rows)]

@@ -82,6 +82,7 @@ def rescore_run(
         images = rows.loc[generated_mask(rows), "image_path"]  # each stays inside the run
         Contained(folder.root, source=folder.root / RESULTS).cells(images)
         if reader is not None and not scores_only:
+            _refuse_when_every_image_is_gone(folder.root, images)
             reread = grid_rereader(folder, rows, config.suite) or _reread  # OneIG's grid
             kept = keep_results_readings(folder.root, rows)  # the old readings stay stored
             step = batch_size or config.generate.batch_size
@@ -124,6 +125,18 @@ def rescore_run(
             merge_commit(folder, commit, update=record, staged=[part])
         merged = read_results(folder.root / RESULTS)
     return merged
+
+
+def _refuse_when_every_image_is_gone(root: Path, images: pd.Series) -> None:
+    """A re-read that finds none of the run's images would turn every row into a failed one:
+    refused before anything is written (the folder moved without its images, or deleted).
+    Some images missing are failed rows, as in any re-read, and said so."""
+    if len(images) and not any((root / str(name)).is_file() for name in images):
+        raise InputError(
+            root / str(images.iloc[0]),
+            f"none of the {len(images)} images listed in results.parquet is in the run "
+            "(moved or deleted?); the results table and its reader were left unchanged",
+        )
 
 
 def _rescore_note(root: Path, reader: Reader, kept: Sequence[str]) -> str:
