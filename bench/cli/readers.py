@@ -209,13 +209,19 @@ def photos_command(
 
 @readers_app.command("list")
 def list_command(run: Path = typer.Argument(..., help="Run folder.")) -> None:
-    """The readers whose readings are stored in RUN (for report --reader and compare)."""
+    """The readers whose readings are stored in RUN (for report --reader and compare).
+
+    Each line: the reader, how many distinct images (by SHA-256) it has read, its
+    identity. Rows of identical images (a blank control's) count once here; the
+    ``images`` of ``compare`` counts the rows both readers read.
+    """
     table = stored_readers(locate_run(run, needs="run.json"))
     if table.empty:
         typer.echo("no stored readings")
         return
     for record in table.to_dict("records"):
-        typer.echo(f"{record['reader_name']}\t{record['images']} images\t{record['reader']}")
+        name, images, identity = record["reader_name"], record["images"], record["reader"]
+        typer.echo(f"{name}\t{images} distinct images\t{identity}")
 
 
 @readers_app.command("compare")

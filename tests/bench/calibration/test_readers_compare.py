@@ -60,3 +60,22 @@ def test_a_bad_comparison_is_one_line(
 ) -> None:
     code, err = run_cli(["readers", "compare", read_twice, *extra], capsys)
     assert code == 2 and said in err and err.count("\n") == 1, err
+
+
+def test_readers_list_counts_distinct_images_and_compare_counts_rows(
+    read_twice: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pandas as pd
+
+    rows = pd.read_parquet(read_twice / "results.parquet")
+    distinct, n_rows = rows["image_sha256"].nunique(), len(rows)
+    assert distinct < n_rows  # the blank control's images are one image
+    code, out, err = invoke_cli(["readers", "list", read_twice], capsys)
+    assert code == 0, err
+    lines = sorted(out.splitlines())
+    assert [line.split("\t")[:2] for line in lines] == [
+        ["flipocr", f"{distinct} distinct images"],
+        ["pixelocr", f"{distinct} distinct images"],
+    ]
+    code, out, err = invoke_cli(["readers", "compare", read_twice, "pixelocr", "flipocr"], capsys)
+    assert _strict(out)["images"] == n_rows
