@@ -436,7 +436,7 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         if suffix == ".parquet":
             frame.to_parquet(tmp, index=False, **WRITE_CHECKED)
         elif suffix == ".csv":
-            _write_csv(frame, tmp)
+            write_csv(frame, tmp)
         elif suffix in (".jsonl", ".ndjson"):
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False)
         else:
@@ -445,8 +445,9 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
             )
 
 
-def _write_csv(frame: pd.DataFrame, path: Path) -> None:
-    """CSV; when a text cell holds a bare carriage return, every text cell is quoted.
+def write_csv(frame: pd.DataFrame, target: Path | IO[str]) -> None:
+    """CSV to a path or an open text handle; when a text cell holds a bare carriage return,
+    every text cell is quoted.
 
     pandas (like Python 3.11's csv module) quotes a cell only for the characters of its
     line terminator, "\\n": a cell holding "\\r" alone would be written unquoted and
@@ -454,13 +455,14 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     """
     import csv
 
-    text = frame.select_dtypes(include=["object", "string"])
+    text = frame.select_dtypes(include=["object", "string", "category"])
     # column by column: DataFrame.apply on no rows gives a frame .any() cannot reduce
     bare_cr = any(
         bool(text[column].astype(str).str.contains("\r", regex=False).any())
         for column in text.columns
     )
-    frame.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL)
+    quoting = csv.QUOTE_NONNUMERIC if bare_cr else csv.QUOTE_MINIMAL
+    frame.to_csv(target, index=False, quoting=quoting)
 
 
 #: A text cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection").
@@ -480,17 +482,23 @@ def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     >>> safe = spreadsheet_safe(frame)
     >>> safe["t"].tolist(), safe["n"].tolist()
     (["'=1+2", 'ok', "'-x", "'@me"], [-1, 2, 3, 4])
+    >>> spreadsheet_safe(frame.astype({"t": "category"}))["t"].tolist()  # slice labels
+    ["'=1+2", 'ok', "'-x", "'@me"]
     """
 
     def inert(value: object) -> object:
         return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
 
+    from pandas import CategoricalDtype
     from pandas.api.types import is_object_dtype, is_string_dtype
 
     out = frame.copy()
     for column in out.columns:
-        if is_object_dtype(out[column]) or is_string_dtype(out[column]):
-            out[column] = out[column].map(inert).astype(out[column].dtype)
+        values = out[column]
+        if isinstance(values.dtype, CategoricalDtype):  # a slice's labels: "-neon" is no
+            out[column] = values.astype(object).map(inert)  # category, and became NaN
+        elif is_object_dtype(values) or is_string_dtype(values):
+            out[column] = values.map(inert).astype(values.dtype)
     return out
 
 

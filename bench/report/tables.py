@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.core.bootstrap import MIN_UNITS
-from glyphbench.core.io import atomic_open, spreadsheet_safe
+from glyphbench.core.io import atomic_open, spreadsheet_safe, write_csv
 from glyphbench.report.latex import fit_table, tex_width_pt
 from glyphbench.report.metric_info import metric_info
 
@@ -274,7 +274,7 @@ def write_table_set(
     display = raw if display is None else display
 
     with atomic_open(folder / f"{name}.csv", "w", encoding="utf-8", newline="") as handle:
-        spreadsheet_safe(raw).to_csv(handle, index=False)  # no formula runs when opened
+        write_csv(spreadsheet_safe(raw), handle)  # no formula runs when opened; "\r" quoted
     with atomic_open(folder / f"{name}.md", "w", encoding="utf-8") as handle:
         handle.write(to_markdown(display))
     with atomic_open(folder / f"{name}.tex", "w", encoding="utf-8") as handle:

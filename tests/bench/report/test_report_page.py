@@ -74,3 +74,23 @@ def test_per_image_csv_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
     assert back["text"].tolist() == ["'@SUM(1)", "'-1 apple"]
     assert back["ocr_text"].tolist() == ["ok", "'+x"]
     assert back["ned"].tolist() == [-0.5, 1.0]  # numbers stay numbers
+
+
+def test_slice_tables_keep_labels_a_spreadsheet_would_run_and_carriage_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slice labels are categories: a label made inert ("'-neon") was no category and became
+    an empty cell; a bare "\\r" in a label split the row in every CSV reader."""
+    import csv
+
+    from glyphbench.report.build import write_report
+    from tests.helpers import report_fixtures
+
+    texts = ["-neon", "+chalk", "@me", "two\rlines", "plain"]
+    monkeypatch.setattr(report_fixtures, "WORDS", texts)
+    run = report_fixtures.build_run(tmp_path / "run", n_prompts=10, with_images=False)
+    write_report([run], tmp_path / "report", by=["text"], n_boot=20)
+    with open(tmp_path / "report" / "tables" / "by_text.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {row["text"] for row in rows} == {"'-neon", "'+chalk", "'@me", "two\rlines", "plain"}
+    assert all(None not in row for row in rows)  # no row split into extra fields
