@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.core.errors import InputError
+from glyphbench.scoring.table import METRICS
 
 #: Slices used when ``by`` is not given (those present in the table).
 DEFAULT_BY = ("prompt_type", "group", "cefr", "char_length", "word_count", "laion_freq")
@@ -192,6 +193,11 @@ def skipped_defaults(frame: pd.DataFrame) -> dict[str, str]:
     return skipped
 
 
+def score_columns() -> frozenset[str]:
+    """The per-image score columns of every metric family (``ned``, ``cvtg_word_ned``, ...)."""
+    return frozenset(metric.name for metric in METRICS.all() if metric.per_image)
+
+
 def unknown_columns_problem(unknown: Sequence[str], frame: pd.DataFrame) -> str:
     """The ``--by`` error: the unknown names, a close match, and every valid column.
 
@@ -199,11 +205,11 @@ def unknown_columns_problem(unknown: Sequence[str], frame: pd.DataFrame) -> str:
     >>> for part in unknown_columns_problem(["prompt_typ"], frame).split("; "):
     ...     print(part)
     --by names unknown column 'prompt_typ' (did you mean 'prompt_type'?)
-    valid columns (3): cefr, ned, prompt_type
+    valid columns (2): cefr, prompt_type
     """
     import difflib
 
-    valid = sorted(str(c) for c in frame.columns if c != "model")
+    valid = sorted(str(c) for c in frame.columns if c != "model" and c not in score_columns())
     names = ", ".join(repr(c) for c in unknown)
     hints = [m for c in unknown for m in difflib.get_close_matches(c, valid, n=1)]
     hint = f" (did you mean {', '.join(repr(h) for h in hints)}?)" if hints else ""
@@ -250,6 +256,13 @@ class Slicing:
         unknown = [c for c in columns if c not in frame.columns]
         if unknown:
             raise InputError(None, unknown_columns_problem(unknown, frame))
+        outcomes = [c for c in columns if c in score_columns()]
+        if outcomes:  # every table already aggregates them; a slice by its own outcome is circular
+            raise InputError(
+                None,
+                f"--by cannot use the score column {outcomes[0]!r}: slice by what was asked "
+                "(a prompt's attributes), not by how it was scored",
+            )
         labels = {c: slice_labels(frame, c) for c in dict.fromkeys(columns)}
         return cls(tuple(columns), labels, skipped_defaults(frame) if by is None else {})
 

@@ -71,6 +71,19 @@ def test_unknown_by_column_lists_every_valid_column_and_a_close_match() -> None:
     assert "'model'" not in problem.split("valid columns")[1]
 
 
+@pytest.mark.parametrize("score", ["ned", "algorithm1", "cvtg_word_ned", "cer"])
+def test_a_score_column_is_refused_as_a_slice_and_not_offered(score: str) -> None:
+    from glyphbench.core.errors import InputError
+    from glyphbench.report.slices import Slicing
+
+    frame = pd.DataFrame({"model": ["m"], "prompt_type": ["simple"], score: [0.5]})
+    with pytest.raises(InputError, match=f"cannot use the score column '{score}'"):
+        Slicing.resolve(frame, [score])  # it was a ValueError traceback ("not unique")
+    with pytest.raises(InputError) as info:
+        Slicing.resolve(frame, ["nope"])
+    assert info.value.problem.endswith("valid columns (1): prompt_type")
+
+
 @pytest.mark.slow
 def test_default_slices_left_out_are_named_with_the_reason(tmp_path, capsys) -> None:
     import json
