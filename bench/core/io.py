@@ -287,6 +287,8 @@ def locate_run(folder: str | Path, *, needs: str = "results.parquet") -> Path:
     ``needs`` is the file the command reads (checked in the folder found).
     """
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():  # results.parquet itself, say
+        raise InputError(folder, f"is a file, not a run folder; give its folder, {folder.parent}")
     if not folder.is_dir():
         raise InputError(folder, "run folder not found")
     if any((folder / marker).exists() for marker in RUN_MARKERS):

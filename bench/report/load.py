@@ -46,6 +46,12 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
     """
     if not run_dirs:
         raise InputError(None, "no run folders given")
+    seen: dict[Path, str | Path] = {}
+    for raw in run_dirs:  # one run compared with itself reads as two systems that agree
+        resolved = Path(raw).resolve()
+        if resolved in seen:
+            raise InputError(raw, f"given twice (first as {seen[resolved]}); give each run once")
+        seen[resolved] = raw
     frames: list[pd.DataFrame] = []
     runs: dict[str, dict[str, Any]] = {}
     for raw in run_dirs:
@@ -72,6 +78,8 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
 def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any], pd.DataFrame]:
     """(``run.json``, ``results.parquet``) of one run folder, checked for the required columns."""
     results = run_dir / "results.parquet"
+    if run_dir.exists() and not run_dir.is_dir():
+        raise InputError(run_dir, f"is a file, not a run folder; give its folder, {run_dir.parent}")
     if not run_dir.is_dir():
         raise InputError(run_dir, "run folder not found")
     if not results.exists():
@@ -91,6 +99,15 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise InputError(results, f"missing columns {missing}")
+    if frame.empty:
+        raise InputError(results, "no rows: nothing to report (has the run made any image?)")
+    unnamed = frame["model"].isna() | (frame["model"].astype(str).str.strip() == "")
+    if unnamed.any():  # rows of no model would be pooled under one label, or break the tables
+        raise InputError(
+            results,
+            f"row {int(unnamed.to_numpy().argmax()) + 1}: empty 'model' ({int(unnamed.sum())} "
+            "rows); every row needs the name of the model that made it",
+        )
     return meta, frame
 
 
@@ -190,6 +207,15 @@ def _tag_models_with_run(frame: pd.DataFrame, tags: Mapping[str, str]) -> None:
         rename = frame["model"].isin(clashing)
         tag = frame.loc[rename, "run"].map(dict(tags)).fillna(frame.loc[rename, "run"])
         frame.loc[rename, "model"] = frame.loc[rename, "model"] + " [" + tag + "]"
+    runs_per_label = frame.groupby("model")["run"].unique()
+    merged = runs_per_label[runs_per_label.map(len) > 1]
+    if len(merged):  # a model named like another run's tagged label: two systems in one row
+        label, runs = str(merged.index[0]), ", ".join(map(str, merged.iloc[0]))
+        raise InputError(
+            None,
+            f"model label {label!r} names rows of two runs ({runs}) once each run's models "
+            "are told apart; rename the model in one of them (a models entry's name:)",
+        )
 
 
 def _fill_defaults(frame: pd.DataFrame) -> None:

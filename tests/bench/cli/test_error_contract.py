@@ -297,3 +297,22 @@ def test_every_empty_text_cell_is_named_at_once_with_the_fix(
     said = one_line(err)
     assert code == 2 and f"{csv}:3: empty text (also lines 5, 7, 9, 11, 13 and 2 more)" in said
     assert "give each prompt the text it asks to render" in said
+
+
+@pytest.mark.parametrize(
+    "option, said",
+    [
+        (["--n-boot", "0"], "--n-boot: must be from 1 to 100,000 resamples, got 0"),
+        (["--n-boot", "99999999999"], "--n-boot: must be from 1 to 100,000 resamples"),
+        (["--seed", "-1"], "--seed: must be 0 or more, got -1"),  # a numpy traceback
+    ],
+)
+def test_report_bootstrap_options_out_of_range_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], said: str
+) -> None:
+    from tests.helpers.report_fixtures import build_run
+
+    run = build_run(tmp_path / "run", n_prompts=4, with_images=False)
+    code, err = glyphbench(["report", run, "--out", tmp_path / "r", *option], capsys)
+    assert code == 2 and one_line(err).startswith(f"error: {said}"), err
+    assert not (tmp_path / "r").exists()

@@ -51,6 +51,45 @@ def test_runs_under_one_protocol_keep_the_run_name(tmp_path: Path) -> None:
     assert isinstance(load_runs([a])["model"], pd.Series)
 
 
+def test_a_model_named_like_another_runs_tagged_label_is_refused(tmp_path: Path) -> None:
+    """``m [b]`` of run a and ``m`` of run b (tagged ``m [b]``) were pooled as one model."""
+    from glyphbench.core.errors import InputError
+
+    a = build_run(tmp_path / "a", n_prompts=4, models={"m [b]": 0.5, "m": 0.1}, with_images=False)
+    b = build_run(tmp_path / "b", n_prompts=4, models={"m": 0.1}, with_images=False)
+    with pytest.raises(InputError, match=r"model label 'm \[b\]' names rows of two runs \(a, b\)"):
+        load_runs([a, b])
+
+
+def test_one_run_folder_given_twice_is_refused(tmp_path: Path) -> None:
+    from glyphbench.core.errors import InputError
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1}, with_images=False)
+    with pytest.raises(InputError, match="given twice"):
+        load_runs([run, tmp_path / "." / "a"])
+
+
+@pytest.mark.parametrize("empty", [None, " "])
+def test_rows_without_a_model_name_and_an_empty_table_are_refused(
+    tmp_path: Path, empty: str | None
+) -> None:
+    from glyphbench.core.errors import InputError
+    from glyphbench.core.io import write_checksum, write_table
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1, "n": 0.2}, with_images=False)
+    rows = pd.read_parquet(run / "results.parquet")
+    rows["model"] = rows["model"].astype(object)
+    rows.loc[5, "model"] = empty
+    write_table(rows, run / "results.parquet")
+    write_checksum(run / "results.parquet")
+    with pytest.raises(InputError, match="row 6: empty 'model' \\(1 rows\\)"):
+        load_runs([run])
+    write_table(rows.iloc[0:0], run / "results.parquet")
+    write_checksum(run / "results.parquet")
+    with pytest.raises(InputError, match="no rows: nothing to report"):
+        load_runs([run])
+
+
 @pytest.mark.slow
 def test_runs_under_two_readers_are_ranked_apart_and_warned_once(tmp_path: Path) -> None:
     from glyphbench.report.build import write_report
