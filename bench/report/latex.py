@@ -10,6 +10,8 @@ runs off the page. :func:`fit_table` lays it out to fit ``width_pt``:
 * text columns (models, verdicts, lists) wrap in a ``\parbox`` of the width left, with
   break points after ``:``, ``?``, ``=``, ``/``, ``_``, ``,`` so that
   ``control:typo?rate=0.1`` can break;
+* a run of letters with no break point wider than a narrow column breaks anywhere, and a
+  text cell longer than :data:`MAX_CELL_CHARS` characters is cut (``...``);
 * columns that still do not fit go to a second (third...) block of the table, each
   repeating the first column; rows beyond :data:`MAX_LINES` lines of text (every
   block's, wrapped cells counted line by line) go to the next table (``continued``).
@@ -121,7 +123,7 @@ ABBREVIATIONS = {
 
 # Approximate advance widths of Computer Modern Roman at 9pt (\small), in points.
 _NARROW = set("ijlt.,:;'|!()[]`I ")
-_WIDE = set("mwMW%@")
+_WIDE = set("mwMW%@<>")  # \textless and \textgreater come from the math font, wide
 
 
 def text_width(text: str, scale: float = 1.0) -> float:
@@ -187,9 +189,39 @@ def _wrap(text: str, width: float) -> list[str]:
     return lines or [""]
 
 
+#: A run of characters with no break point in it (a long model name, a text to render of
+#: one long word) wider than this may break anywhere, into pieces no wider: set whole it
+#: ran thousands of points past the page. Below the narrowest wrapped column, with room.
+LONG_RUN_PT = 0.8 * MIN_TEXT_PT
+_UNBROKEN = re.compile(r"[^\s:?=/_,;]+")
+
+
+def _runs(text: str) -> list[str]:
+    """``text`` cut inside every run without a break point wider than :data:`LONG_RUN_PT`,
+    into pieces no wider (the cell joins them with ``\allowbreak{}``).
+
+    >>> _runs("SDXLFinetunedOnTextCaps rank:128")
+    ['SDXLFine', 'tunedOnTe', 'xtCaps rank:128']
+    """
+    pieces, start = [], 0
+    for run in _UNBROKEN.finditer(text):
+        width = 0.0
+        for at in range(run.start(), run.end()):
+            width += text_width(text[at])
+            if width > LONG_RUN_PT and at > start:
+                pieces.append(text[start:at])
+                start, width = at, text_width(text[at])
+    return [*pieces, text[start:]]
+
+
 def _token_floor(lines: Sequence[str]) -> float:
     """Width of the longest piece a wrapped cell cannot break (between break points)."""
-    pieces = [p for line in lines for p in re.split(r"[\s:?=/_,;]", line)]
+    pieces = [
+        piece
+        for line in lines
+        for cut in _runs(line)
+        for piece in re.split(r"[\s:?=/_,;]", cut)
+    ]
     return max((text_width(p + "-") for p in pieces), default=0.0)
 
 
@@ -216,6 +248,26 @@ def _header(name: str, abbreviations: Mapping[str, str]) -> str:
     return name
 
 
+#: A text cell longer than this is cut, "..." marking the cut: a 135-letter word sliced by
+#: ``--by text`` took more lines than a page in each block of a narrow column. The
+#: CSV and Markdown tables keep every cell whole.
+MAX_CELL_CHARS = 80
+
+
+def _shorten(text: str) -> str:
+    """``text``, cut in its middle to :data:`MAX_CELL_CHARS` characters where it is longer
+    (the end stays: a label's run tag, ``[reader rapidocr, b]``, tells two runs apart).
+
+    >>> cut = _shorten("m" * 90 + " [reader rapidocr, run-b]")
+    >>> cut[-30:], len(cut)
+    ('mm... [reader rapidocr, run-b]', 80)
+    """
+    if len(text) <= MAX_CELL_CHARS:
+        return text
+    tail = (MAX_CELL_CHARS - 3) // 3
+    return text[: MAX_CELL_CHARS - 3 - tail] + "..." + text[-tail:]
+
+
 def _columns(
     table: pd.DataFrame,
     text_of: Callable[[Any, str], str],
@@ -226,6 +278,8 @@ def _columns(
     for name in table.columns:
         is_number = numeric[str(name)]
         cells = [_split_cell(text_of(v, str(name)), is_number) for v in table[name]]
+        if not is_number:
+            cells = [[_shorten(line) for line in cell] for cell in cells]
         body = max(
             (max([text_width(c[0]), *(text_width(x, SCRIPT_RATIO) for x in c[1:])]) for c in cells),
             default=0.0,
@@ -298,9 +352,19 @@ def _lines(column: _Column, row: int) -> int:
     cell = column.cells[row]
     if column.numeric or not column.wrap:
         return len(cell)
-    return sum(
-        len(_wrap(line, column.width)) + int(text_width(line) // column.width) for line in cell
-    )
+    return sum(len(_wrap(" ".join(_pieces(line)), column.width)) for line in cell)
+
+
+def _pieces(line: str) -> list[str]:
+    """What a wrapped cell's line can break into: its words, cut after each break point
+    and inside long runs (:func:`_runs`); packed as words, a line count errs high."""
+    return [
+        piece
+        for word in line.split()
+        for part in re.split(r"(?<=[:?=/_,;])", word)
+        for piece in _runs(part)
+        if piece
+    ]
 
 
 def _chunks(
@@ -416,13 +480,15 @@ def _guard(text: str) -> str:
 
 
 def _cell(column: _Column, lines: Sequence[str], escape: Callable[[str], str], strong: bool) -> str:
-    first = escape(lines[0])
+    if column.wrap and not column.numeric:  # break points, and breaks inside long runs
+        first = r"\allowbreak{}".join(_break_points(escape(p)) for p in _runs(lines[0]))
+    else:
+        first = escape(lines[0])
     if strong:
         first = rf"\textbf{{{first}}}"
     if column.numeric:
         rest = [rf"{{\scriptsize {escape(x)}}}" for x in lines[1:]]
         return _stack([first, *rest], "r")
-    text = _break_points(first) if column.wrap else first
     if column.wrap:
-        return rf"\parbox[t]{{{column.width:.1f}pt}}{{\raggedright\hspace{{0pt}}{text}}}"
-    return text
+        return rf"\parbox[t]{{{column.width:.1f}pt}}{{\raggedright\hspace{{0pt}}{first}}}"
+    return first

@@ -171,6 +171,8 @@ def latex_escape(text: str) -> str:
     '50\\% of a\\_b \\& $\\uparrow$'
     >>> latex_escape("A → B − 1 ≤ café 汉")
     'A $\\rightarrow$ B $-$ 1 $\\le$ café ?'
+    >>> latex_escape("bad\x7fname\x1b[2J")  # control characters: pdflatex stops on them
+    'bad?name?[2J'
     """
     return "".join(_latex_char(ch) for ch in text)
 
@@ -178,6 +180,10 @@ def latex_escape(text: str) -> str:
 def _latex_char(ch: str) -> str:
     if ch in _LATEX_ESCAPES:
         return _LATEX_ESCAPES[ch]
+    if ch in "\t\n\r\v\f":
+        return " "
+    if ch.isascii() and not ch.isprintable():  # a control character stops pdflatex
+        return LATEX_UNSETTABLE
     if ch.isascii() or ch in _LATEX_LETTERS:
         return ch
     base = unicodedata.normalize("NFKD", ch)

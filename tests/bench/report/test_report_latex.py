@@ -161,3 +161,32 @@ def test_unsettable_characters_are_replaced_and_latin_accents_kept() -> None:
     text = to_latex(pd.DataFrame({"text": ["café −1 ≤ 2 汉字 🙂"]}))
     assert "café" in text and "$-$1" in text and r"$\le$" in text
     assert "汉" not in text and "🙂" not in text
+
+
+@pytest.mark.slow
+@needs_pdflatex
+@pytest.mark.parametrize("preset", [None, "acl-column"])
+def test_hostile_labels_compile_and_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preset: str | None
+) -> None:
+    """Control characters stopped pdflatex ("Text line contains an invalid character"); a
+    long name with no break point ran 94 pt past the page, a one-word text 4,800 pt, and
+    ``<script>`` 2.7 pt (``\\textless`` measured as a letter)."""
+    from tests.helpers import report_fixtures
+
+    long_word = "Pneumonoultramicroscopicsilicovolcanoconiosis" * 3
+    monkeypatch.setattr(report_fixtures, "WORDS", [long_word, "OPEN", "<b>&amp;</b>"])
+    models = {
+        "bad\x7fname\x1b[2J\x00": 0.1,
+        "<script>alert(1)</script>": 0.2,
+        "diffusers:StableDiffusionXLBaseFinetunedOnTextCapsWithLoRARank128Step120000EMA": 0.05,
+        "control:render": 0.0,
+    }
+    run = report_fixtures.build_run(tmp_path / "run", n_prompts=6, models=models, with_images=False)
+    write_report([run], tmp_path / "report", by=["text"], n_boot=20, tex_width=preset)
+    tables = sorted((tmp_path / "report" / "tables").glob("*.tex"))
+    done = compile_tables(tables, tmp_path, TEX_WIDTHS[preset or DEFAULT_TEX_WIDTH])
+    assert done.returncode == 0, done.stdout[-3000:]
+    # In one narrow column a row of two 80-letter keys is repeated in each of six blocks:
+    # taller than a page. Its width, the defect here, fits.
+    assert [line for line in too_wide(tmp_path / "paper.log") if "Overfull" in line] == []
