@@ -16,6 +16,8 @@ without a token, it is a one-line error (exit 2) and the folder stays.
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +28,7 @@ import typer
 from glyphbench.cli.common import interruptible
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, read_run_json, read_table, write_json
+from glyphbench.core.markdown import markdown_text
 from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.staging import staged_folder
@@ -82,6 +85,7 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
     All or nothing: the folder is written beside ``out`` and renamed into place when whole,
     so an error, Ctrl-C or SIGTERM part-way leaves no half-copied dataset.
     """
+    check_license_id(license_id)  # before anything is read or written
     run_dir = locate_run(run_dir)
     results = run_dir / "results.parquet"
     if out.exists() and not out.is_dir():
@@ -159,33 +163,38 @@ def dataset_card(
     >>> card.splitlines()[0], "# glyphbench results: r1" in card
     ('---', True)
     """
-    run_id = str(meta.get("run_id") or "run")
+    check_license_id(license_id)
+    raw_id = str(meta.get("run_id") or "run")  # run.json is a file anyone may have edited:
+    run_id = markdown_text(raw_id)  # its values are text in the card, never markup
     protocol = meta.get("protocol") or {}
     suite = (protocol.get("suite") or {}).get("name")
-    tags = ["glyphbench", "text-rendering", "ocr", *([suite] if suite else [])]
+    tags = ["glyphbench", "text-rendering", "ocr", *([str(suite)] if suite else [])]
+    counts = table["model"].value_counts()
     lines = [
-        "---",
-        f"pretty_name: 'glyphbench results: {run_id}'",
+        "---",  # YAML: strings written as JSON strings (JSON is YAML), so none ends the header
+        f"pretty_name: {json.dumps(f'glyphbench results: {raw_id}')}",
         f"license: {license_id}",
         "task_categories:",
         "- text-to-image",
         "tags:",
-        *[f"- {tag}" for tag in tags],
+        *[f"- {json.dumps(tag)}" for tag in tags],
         "---",
         "",
         f"# glyphbench results: {run_id}",
         "",
-        f"Per-image results of the glyphbench run `{run_id}`: {len(table)} images"
+        f"Per-image results of the glyphbench run {run_id}: {len(table)} images"
         + (f" ({dropped} failed rows without an image left out)" if dropped else "")
         + ", one row each with the prompt, the reader's output and every score.",
         "",
-        *[f"**Warning**: {warning}.\n" for warning in run_warnings(meta)],
+        *[f"**Warning**: {markdown_text(warning)}.\n" for warning in run_warnings(meta)],
         'Load it with `datasets.load_dataset("imagefolder", data_dir=...)` (images and '
         'columns) or `load_dataset("parquet", data_files=".../metadata.parquet")`.',
         "",
         "## Models",
         "",
-        *[f"- `{model}`: {int(n)} images" for model, n in table["model"].value_counts().items()],
+        "| model | images |",
+        "| --- | --- |",
+        *[f"| {markdown_text(str(model))} | {int(n)} |" for model, n in counts.items()],
         "",
         "## Protocol card",
         "",
@@ -207,17 +216,38 @@ def dataset_card(
     return "\n".join(lines) + "\n"
 
 
+#: A licence id as the hub's dataset cards write them (``cc-by-4.0``, ``apache-2.0``, ``other``).
+_LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+-]{0,63}")
+
+
+def check_license_id(license_id: str) -> None:
+    r"""Refuse a ``--license`` that is no licence id: it is written into the card's YAML
+    header as it is, where a line break would add keys of its own.
+
+    >>> check_license_id("cc-by-4.0")
+    >>> check_license_id("mit\nevil: yes")
+    Traceback (most recent call last):
+    glyphbench.core.errors.InputError: --license: ...
+    """
+    if not _LICENSE_ID.fullmatch(license_id):
+        raise InputError(
+            "--license",
+            f"{license_id!r} is not a licence id (lower-case letters, digits, . + -; e.g. "
+            "cc-by-4.0, apache-2.0, mit, other)",
+        )
+
+
 def _card_table(protocol: dict[str, Any]) -> list[str]:
     if not protocol:
         return ["(this run has no protocol card: it was made before glyphbench recorded one)"]
     from glyphbench.report.suites import card_lines
 
     rows = ["| field | value |", "| --- | --- |"]
-    rows += [f"| {key} | {value.replace('|', '/')} |" for key, value in card_lines(protocol)]
+    rows += [f"| {key} | {markdown_text(value)} |" for key, value in card_lines(protocol)]
     deviations = protocol.get("deviations") or []
     if deviations:
         rows += ["", "Deviations from the benchmark's protocol:", ""]
-        rows += [f"- {deviation}" for deviation in deviations]
+        rows += [f"- {markdown_text(str(deviation))}" for deviation in deviations]
     return rows
 
 

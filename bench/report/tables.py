@@ -18,6 +18,7 @@ import pandas as pd
 
 from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.io import atomic_open, spreadsheet_safe, write_csv
+from glyphbench.core.markdown import markdown_text
 from glyphbench.report.latex import fit_table, tex_width_pt
 from glyphbench.report.metric_info import metric_info
 
@@ -108,10 +109,20 @@ def display_summary(
 
 
 def to_markdown(table: pd.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table (pipes in cells are escaped)."""
+    r"""A GitHub-flavoured Markdown table whose cells show their text as it is.
+
+    ``& < >`` become HTML entities (a label ``<img onerror=...>`` is text, not a tag),
+    Markdown's marks are escaped (``*a*`` is no emphasis, ``[x](url)`` no link), and line
+    breaks and control characters become spaces (a cell never ends its row).
+
+    >>> print(to_markdown(pd.DataFrame({"model": ["<b>*x*</b> | [y](z)\r"]})), end="")
+    | model |
+    | --- |
+    | &lt;b&gt;\*x\*&lt;/b&gt; \| [y]\(z) |
+    """
 
     def cell(value: Any) -> str:
-        return _text(value).replace("|", "\\|").replace("\n", " ")
+        return markdown_text(_text(value))
 
     header = "| " + " | ".join(cell(c) for c in table.columns) + " |"
     rule = "| " + " | ".join("---" for _ in table.columns) + " |"

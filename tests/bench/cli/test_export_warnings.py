@@ -30,3 +30,26 @@ def test_an_unfinished_run_is_exported_with_a_warning_in_the_card(
     code, _, err = invoke_cli(["export", run, "--hf-dataset", finished], capsys)
     assert code == 0 and "warning" not in err
     assert "Warning" not in (finished / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_card_shows_hostile_names_as_text_and_refuses_a_licence_that_is_no_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model name with a backtick and a line break left its code span (a raw ``<script>``,
+    a heading of its own); ``--license`` with a line break added keys to the YAML header."""
+    import yaml
+
+    hostile = "m`\n# Injected heading <script>alert(1)</script>"
+    run = build_run(tmp_path / "run", n_prompts=3, models={hostile: 0.1, "n": 0.2})
+    code, _, err = invoke_cli(
+        ["export", run, "--hf-dataset", tmp_path / "x", "--license", "mit\nevil: yes"], capsys
+    )
+    assert code == 2 and err.startswith("error: --license: 'mit\\nevil: yes' is not a licence id")
+    assert not (tmp_path / "x").exists()
+    code, _, err = invoke_cli(["export", run, "--hf-dataset", tmp_path / "out"], capsys)
+    assert code == 0, err
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    header = yaml.safe_load(card.split("---\n")[1])
+    assert set(header) == {"pretty_name", "license", "task_categories", "tags"}
+    assert "<script" not in card and "\n# Injected" not in card
+    assert "| m\\` \\# Injected heading &lt;script&gt;alert(1)&lt;/script&gt; | 3 |" in card

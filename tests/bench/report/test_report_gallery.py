@@ -111,3 +111,16 @@ def test_markdown_and_latex_tables_escape_and_mark_verdicts() -> None:
     tex = to_latex(table, caption="50% done", label="tab:x")
     assert r"c\_d & fail & --" in tex and r"\caption{50\% done}" in tex and r"\toprule" in tex
     assert latex_escape("a&b") == r"a\&b"
+
+
+def test_markdown_cells_show_hostile_labels_as_text() -> None:
+    """``to_markdown`` escaped only ``|`` and ``\\n``: a label's tag, emphasis, link or bare
+    carriage return went into the .md as markup."""
+    labels = ["<script>alert(1)</script>", '"><img src=x onerror=alert(2)>', "*x* `y`",
+              "[z](javascript:alert(3))", "two\rlines\x1b[2J"]  # fmt: skip
+    md = to_markdown(pd.DataFrame({"Model": labels, "n": range(5)}))
+    lines = md.splitlines()
+    assert len(lines) == 2 + len(labels)  # no cell ended its row
+    assert "<" not in md and ">" not in md and "\x1b" not in md and "\r" not in md
+    assert "](" not in md and "\\*x\\*" in md and "\\`y\\`" in md
+    assert lines[2] == "| &lt;script&gt;alert(1)&lt;/script&gt; | 0 |"
