@@ -129,6 +129,26 @@ def allocate(sizes: Mapping[str, int], n: int, floor: int) -> dict[str, int]:
     return counts
 
 
+def batches_to_fill(n_images: int, raters_per_image: int, batch_size: int) -> tuple[int, int]:
+    """How many batches fill a study, and how many sampled images each holds.
+
+    Each image needs ``raters_per_image`` (K) ratings, from different raters: a batch
+    holds an image at most once, so it holds ``min(batch_size, n_images)`` images and
+    ``n_images * K`` ratings need that many batches, rounded up (gold items come on top).
+
+    >>> batches_to_fill(10, 3, 30)   # 10 images, K=3: three raters, one batch each
+    (3, 10)
+    >>> batches_to_fill(40, 3, 30)   # 120 ratings, 30 a batch
+    (4, 30)
+    >>> batches_to_fill(0, 3, 30)
+    (0, 0)
+    """
+    per_batch = min(batch_size, n_images)
+    if per_batch <= 0:
+        return 0, 0
+    return math.ceil(n_images * raters_per_image / per_batch), per_batch
+
+
 def cell_labels(frame: pd.DataFrame, cells: Sequence[str]) -> pd.Series:
     """One label per row joining its ``cells`` values with " / " (missing -> "(none)")."""
     if not cells:

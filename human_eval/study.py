@@ -16,7 +16,6 @@ or disappear.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import pandas as pd
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import (
+    RUN_MARKERS,
     atomic_path,
     json_kind,
     locate_run,
@@ -47,6 +47,7 @@ from glyphbench.human_eval.sampling import (
     stratified_sample,
 )
 from glyphbench.human_eval.store import DEFAULT_CLAIM_TTL_S, Store
+from glyphbench.report.staging import staged_folder
 from glyphbench.scoring.table import METRICS
 
 MANIFEST = "manifest.parquet"
@@ -197,16 +198,18 @@ def create_study(
     study.json key ``design_notes`` says how.
     """
     out = Path(out)
-    if (out / MANIFEST).exists() or (out / DATABASE).exists():
-        raise InputError(out, "already holds a study; choose a new --out folder")
-    if scale not in SCALES:
-        raise InputError("--scale", f"unknown scale {scale!r}; use one of {sorted(SCALES)}")
-    if raters_per_image < 1 or batch_size < 1:
-        raise InputError(None, "--raters-per-image and --batch-size must be >= 1")
-    if not 0 <= overlap <= raters_per_image:
-        raise InputError(
-            "--overlap", f"must be between 0 and --raters-per-image ({raters_per_image})"
-        )
+    check_options(
+        n=n,
+        min_per_cell=min_per_cell,
+        raters_per_image=raters_per_image,
+        overlap=overlap,
+        seed=seed,
+        n_gold=n_gold,
+        batch_size=batch_size,
+        gold_per_batch=gold_per_batch,
+        scale=scale,
+    )
+    check_new_folder(out)
     frame = usable_rows(load_runs(runs))
     for column in cells:
         if column not in frame.columns:
@@ -249,14 +252,6 @@ def create_study(
     chosen = pd.concat([sample, gold])
     manifest = _manifest(chosen, seed, _is_control(chosen))
     _check_images(chosen)  # a damaged image is named before anything is written
-    created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        _copy_images(chosen, manifest, out, progress)
-    except BaseException:
-        if created:  # no partial study for a later `human sample` to reuse
-            shutil.rmtree(out, ignore_errors=True)
-        raise
     config = {
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "runs": [str(Path(r).resolve()) for r in runs],
@@ -275,9 +270,86 @@ def create_study(
         "include_controls": include_controls,
         "design_notes": design_notes,
     }
-    write_table(manifest, out / MANIFEST)
-    write_json(out / CONFIG, config)
+    # All or nothing: the study is written into a hidden folder beside ``out`` and renamed
+    # into place when whole, so an error or Ctrl-C part-way leaves no half study behind.
+    with staged_folder(out) as staged:
+        _copy_images(chosen, manifest, staged, progress)
+        write_table(manifest, staged / MANIFEST)
+        write_json(staged / CONFIG, config)
+        load_study(staged)  # what was written reads back as a study
     return load_study(out)
+
+
+def check_options(
+    *,
+    n: int | None,
+    min_per_cell: int | None,
+    raters_per_image: int,
+    overlap: int,
+    seed: int,
+    n_gold: int,
+    batch_size: int,
+    gold_per_batch: int,
+    scale: str,
+) -> None:
+    """Every option of ``human sample`` in range, before anything is read or written: an
+    :class:`InputError` naming the option.
+
+    >>> check_options(n=None, min_per_cell=None, raters_per_image=3, overlap=0, seed=0,
+    ...               n_gold=20, batch_size=30, gold_per_batch=-1, scale="yesno")
+    Traceback (most recent call last):
+    ...
+    glyphbench.core.errors.InputError: --gold-per-batch -1: must be 0 or more
+    """
+    lowest = {
+        "--n": (n, 1),
+        "--min-per-cell": (min_per_cell, 0),
+        "--raters-per-image": (raters_per_image, 1),
+        "--overlap": (overlap, 0),
+        "--seed": (seed, 0),
+        "--gold": (n_gold, 0),
+        "--batch-size": (batch_size, 1),
+        "--gold-per-batch": (gold_per_batch, 0),
+    }
+    for option, (value, least) in lowest.items():
+        if value is not None and value < least:
+            raise InputError(None, f"{option} {value}: must be {least} or more")
+    if overlap > raters_per_image:
+        raise InputError(
+            None,
+            f"--overlap {overlap}: must be between 0 and --raters-per-image ({raters_per_image})",
+        )
+    if scale not in SCALES:
+        raise InputError(None, f"--scale {scale!r}: unknown; use one of {sorted(SCALES)}")
+
+
+def check_new_folder(out: Path) -> None:
+    """``--out`` names a new (or empty) folder: never a study, a run or any folder with files.
+
+    >>> import tempfile; folder = Path(tempfile.mkdtemp())
+    >>> check_new_folder(folder / "new"); check_new_folder(folder)  # absent, empty: fine
+    >>> _ = (folder / "notes.txt").write_text("mine")
+    >>> check_new_folder(folder)
+    Traceback (most recent call last):
+    ...
+    glyphbench.core.errors.InputError: ...: --out folder is not empty (notes.txt); ...
+    """
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise InputError(out, "--out exists and is not a folder; choose a new --out folder")
+    if (out / MANIFEST).exists() or (out / CONFIG).exists() or (out / DATABASE).exists():
+        raise InputError(out, "already holds a study; choose a new --out folder")
+    if any((out / marker).exists() for marker in RUN_MARKERS):
+        raise InputError(
+            out, "is a run folder; a study is a folder of its own: choose a new --out folder"
+        )
+    entries = sorted(entry.name for entry in out.iterdir())
+    if entries:
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise InputError(
+            out, f"--out folder is not empty ({shown}); choose a new or empty --out folder"
+        )
 
 
 def _manifest(chosen: pd.DataFrame, seed: int, control: pd.Series) -> pd.DataFrame:

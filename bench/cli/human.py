@@ -27,7 +27,9 @@ human = typer.Typer(
 @human.command("sample")
 def sample_command(
     runs: list[Path] = typer.Argument(..., help="Run folders (each with results.parquet)."),
-    out: Path = typer.Option(..., "--out", "-o", help="New study folder to create."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="New study folder to create (absent or empty)."
+    ),
     n: int = typer.Option(
         None,
         "--n",
@@ -68,6 +70,7 @@ def sample_command(
         glyphbench human sample runs/a runs/b --n 1000 --cells group,model \\
             --min-per-cell 10 --raters-per-image 3 --seed 0 --out study/
     """
+    from glyphbench.human_eval.sampling import batches_to_fill
     from glyphbench.human_eval.study import create_study
 
     columns = [c.strip() for c in cells.split(",") if c.strip()]
@@ -90,11 +93,11 @@ def sample_command(
     regular = manifest[~manifest["is_gold"]]
     for note in study.config.get("design_notes", []):
         typer.echo(f"adapted to the run: {note}")
-    batches = round(len(regular) * raters_per_image / batch_size)
+    batches, per_batch = batches_to_fill(len(regular), raters_per_image, batch_size)
     typer.echo(
         f"sampled {plural(len(regular), 'image')} in {plural(regular['cell'].nunique(), 'cell')}"
         f" + {int(manifest['is_gold'].sum())} gold into {out}; K={raters_per_image};"
-        f" about {plural(batches, 'batch', 'batches')} of {batch_size} to fill"
+        f" {plural(batches, 'batch', 'batches')} of {per_batch} images to fill"
     )
 
 
