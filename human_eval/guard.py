@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from glyphbench.core.errors import InputError
+from glyphbench.core.io import utf8_text
 from glyphbench.core.terminal import printable
 
 LOG = logging.getLogger("glyphbench.rating_app")
@@ -51,7 +52,9 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 
 def read_auth_file(path: str | Path) -> dict[str, str]:
-    """Parse ``user:password`` lines (blank lines and ``#`` comments ignored).
+    """Parse ``user:password`` lines (blank lines and ``#`` comments ignored; a UTF-8
+    byte-order mark, as Windows editors write, dropped; a byte that is not UTF-8 is an
+    :class:`InputError` naming the file and its line).
 
     A file that others may read (any group or other permission bit, as ``ssh`` refuses a
     private key) is refused, with the ``chmod`` that fixes it: its passwords guard the
@@ -66,7 +69,7 @@ def read_auth_file(path: str | Path) -> dict[str, str]:
             path, f"holds passwords but others may read it (mode {mode:o}): chmod 600 {path}"
         )
     users: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(utf8_text(path).splitlines(), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue

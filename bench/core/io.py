@@ -543,7 +543,7 @@ def read_table(path: str | Path, *, text_columns: bool = False) -> pd.DataFrame:
     )
 
 
-def _utf8_text(path: Path) -> str:
+def utf8_text(path: Path) -> str:
     """The file as text (a UTF-8 byte-order mark dropped); a byte that is not UTF-8 is an
     :class:`InputError` naming its line, its place in the line and the fix."""
     data = path.read_bytes()
@@ -577,7 +577,7 @@ def _delimited_text(path: Path, sep: str) -> str:
     """
     import csv
 
-    text = _utf8_text(path)
+    text = utf8_text(path)
     rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     try:
         header = next(rows, None)
@@ -612,7 +612,7 @@ def _ragged(fields: int, columns: int, sep: str) -> str:
 def _read_jsonl(path: Path) -> pd.DataFrame:
     import pandas as pd
 
-    text = _utf8_text(path)
+    text = utf8_text(path)
     records = [record for _, record in jsonl_records(text.split("\n"), path)]
     return pd.DataFrame.from_records(records)
 
