@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from glyphbench.core.durable import HOST_TAG, process_alive
 from glyphbench.core.errors import InputError
 from glyphbench.human_eval.app import ADMIN_ROUTE, HIDDEN_CSS, SHORTCUTS_JS, build_app, page_theme
 from glyphbench.human_eval.guard import (
@@ -47,13 +50,39 @@ def exit_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, stop)
 
 
+#: Gradio's cache folder of one server: ``STUDY/.serve-HOST-PID-RANDOM``.
+SERVE_PREFIX = ".serve-"
+_SERVE_DIR = re.compile(rf"^{re.escape(SERVE_PREFIX)}(?P<host>[0-9a-f]{{6}})-(?P<pid>\d+)-")
+
+
 def private_temp_dir(study: Study) -> Path:
     """Gradio's cache for this server (files it serves, the admin CSV): owner-only, removed
-    at exit, in the study's folder instead of the shared ``/tmp/gradio``."""
-    folder = Path(tempfile.mkdtemp(prefix=".serve-", dir=study.folder))
+    at exit, in the study's folder instead of the shared ``/tmp/gradio``.
+
+    Its name carries this host and process (``.serve-HOST-PID-RANDOM``): the folders a
+    server of this host that is gone left (``kill -9``, a power cut) are removed first.
+    """
+    remove_stale_serve_dirs(study.folder)
+    prefix = f"{SERVE_PREFIX}{HOST_TAG}-{os.getpid()}-"
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=study.folder))
     folder.chmod(0o700)
     atexit.register(shutil.rmtree, folder, True)
     return folder
+
+
+def remove_stale_serve_dirs(folder: Path) -> list[Path]:
+    """Remove the ``.serve-*`` folders in ``folder`` whose server, a process of this host,
+    is gone; return them. Another host's (a shared disk) and a live server's are kept."""
+    removed = []
+    with suppress(OSError):
+        for entry in folder.iterdir():
+            match = _SERVE_DIR.match(entry.name)
+            if match is None or match["host"] != HOST_TAG or not entry.is_dir():
+                continue
+            if not process_alive(int(match["pid"])):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+    return removed
 
 
 def check_bind(host: str, port: int | None) -> None:
