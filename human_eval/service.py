@@ -31,13 +31,17 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from glyphbench.human_eval.store import Item, NotAssigned, Participant, Store
+from glyphbench.human_eval.store import AnswerFinal, Item, NotAssigned, Participant, Store
 from glyphbench.human_eval.study import Study, open_store
 
 DONE_MESSAGE = "Every image already has enough ratings. Thank you!"
 
 
 HANDED_BACK = "This image is no longer in your batch: it was handed back when you pressed Finish."
+FINAL = (
+    "You pressed Finish: the answers you gave before it are saved and final. "
+    "Press 'Rate more images' to rate new images."
+)
 ADDRESS_FULL = (
     "Too many unfinished batches were started from your network address. Resume yours with "
     "its code, or finish it, before starting another."
@@ -191,6 +195,8 @@ class RatingService:
             self.store.save_answers(participant.participant_id, image_id, values)
         except NotAssigned:  # Finish (in another tab) handed it back meanwhile
             raise RatingError(HANDED_BACK) from None
+        except AnswerFinal:  # rated, then Finish: a finished rater's answers are final
+            raise RatingError(FINAL) from None
         return self._next(participant, after=image_id)
 
     def back(self, code: str, image_id: str) -> View:
@@ -212,6 +218,15 @@ class RatingService:
             target = ids[index - 1]
         if not target:
             return self._next(participant, after=None)
+        if items[ids.index(target)].final:  # before Finish: shown no more, never edited
+            if not image_id:
+                raise RatingError(FINAL)
+            view = self._item(participant, image_id)
+            view.message = (
+                "This is the first image since you pressed Finish; the answers you gave "
+                "before it are saved and final."
+            )
+            return view
         return self._item(participant, target)
 
     def finish(self, code: str) -> View:

@@ -6,7 +6,7 @@ Tables::
     participants(participant_id PK, resume_code UNIQUE, login UNIQUE, created_at,
                  consented_at, finished_at, last_active_at)
     assignments(participant_id, image_id, position, claimed_at, shown_at, done_at,
-                PK(participant_id, image_id))
+                closed_at, PK(participant_id, image_id))
     ratings(participant_id, image_id, criterion, value, seconds, created_at, updated_at,
             revisions, UNIQUE(participant_id, image_id, criterion))
 
@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS assignments (
     claimed_at REAL NOT NULL,
     shown_at REAL,
     done_at REAL,
+    closed_at REAL,
     PRIMARY KEY (participant_id, image_id)
 );
 CREATE INDEX IF NOT EXISTS assignments_image ON assignments(image_id);
@@ -128,6 +129,10 @@ class NotAssigned(PermissionError):
     """A participant sent an answer for an image that is not in their batch."""
 
 
+class AnswerFinal(PermissionError):
+    """A participant sent an answer for an image they rated before pressing Finish."""
+
+
 @dataclass(frozen=True)
 class Participant:
     participant_id: str
@@ -141,6 +146,7 @@ class Item:
     image_id: str
     position: int
     done: bool
+    final: bool = False  # rated before the participant pressed Finish: no more edits
 
 
 def new_resume_code() -> str:
@@ -179,6 +185,9 @@ class Store:
                 columns = {row[1] for row in db.execute("PRAGMA table_info(participants)")}
                 if "last_active_at" not in columns:  # a study created by an older glyphbench
                     db.execute("ALTER TABLE participants ADD COLUMN last_active_at REAL")
+                columns = {row[1] for row in db.execute("PRAGMA table_info(assignments)")}
+                if "closed_at" not in columns:  # likewise
+                    db.execute("ALTER TABLE assignments ADD COLUMN closed_at REAL")
         except sqlite3.DatabaseError as exc:
             raise InputError(self.path, f"not a usable ratings database (SQLite: {exc})") from None
 
@@ -405,11 +414,11 @@ class Store:
         """The participant's items in their order."""
         with self._connect() as db:
             rows = db.execute(
-                "SELECT image_id, position, done_at IS NOT NULL FROM assignments"
-                " WHERE participant_id = ? ORDER BY position",
+                "SELECT image_id, position, done_at IS NOT NULL, closed_at IS NOT NULL"
+                " FROM assignments WHERE participant_id = ? ORDER BY position",
                 (participant_id,),
             ).fetchall()
-        return [Item(r[0], int(r[1]), bool(r[2])) for r in rows]
+        return [Item(r[0], int(r[1]), bool(r[2]), bool(r[3])) for r in rows]
 
     def check_assigned(self, participant_id: str, image_id: str) -> None:
         """Raise :class:`NotAssigned` unless ``image_id`` is in the participant's batch."""
@@ -441,16 +450,20 @@ class Store:
 
         Answering the same item again (after Back) updates the rows in place and
         counts a revision; it never adds rows. Raises :class:`NotAssigned` for an
-        image outside the participant's batch.
+        image outside the participant's batch and :class:`AnswerFinal` for one rated
+        before the participant pressed Finish (those answers are final).
         """
         now = time.time()
         with self._write() as db:
             row = db.execute(
-                "SELECT shown_at FROM assignments WHERE participant_id = ? AND image_id = ?",
+                "SELECT shown_at, closed_at FROM assignments"
+                " WHERE participant_id = ? AND image_id = ?",
                 (participant_id, image_id),
             ).fetchone()
             if row is None:
                 raise NotAssigned(f"image {image_id!r} is not assigned to this participant")
+            if row[1] is not None:
+                raise AnswerFinal(f"image {image_id!r} was rated before Finish")
             seconds = None if row[0] is None else max(0.0, now - float(row[0]))
             db.executemany(
                 """
@@ -488,15 +501,22 @@ class Store:
         return {c: int(v) for c, v in rows}
 
     def finish(self, participant_id: str) -> int:
-        """Mark the participant finished and release unrated claims; return how many."""
+        """Mark the participant finished, their answers so far final (:class:`AnswerFinal`),
+        and release unrated claims; return how many were released."""
+        now = time.time()
         with self._write() as db:
             released = db.execute(
                 "DELETE FROM assignments WHERE participant_id = ? AND done_at IS NULL",
                 (participant_id,),
             ).rowcount
             db.execute(
+                "UPDATE assignments SET closed_at = ?"
+                " WHERE participant_id = ? AND closed_at IS NULL",
+                (now, participant_id),
+            )
+            db.execute(
                 "UPDATE participants SET finished_at = ? WHERE participant_id = ?",
-                (time.time(), participant_id),
+                (now, participant_id),
             )
         return int(released)
 

@@ -119,6 +119,27 @@ def test_flow_start_rate_back_edit_finish_resume(app: dict) -> None:
 
 
 @pytest.mark.slow
+def test_submit_after_finish_is_refused_through_the_api(app: dict) -> None:
+    from gradio_client.exceptions import AppError
+
+    c = client(app["url"])
+    state = c.predict(True, api_name="/start")[-1]
+    rated = state["image_id"]
+    answer(c, state, "Yes", "Yes")
+    done = c.predict(state["code"], api_name="/finish")[-1]
+    assert done["screen"] == "done" and done["message"].startswith("Your answers are saved.")
+    with pytest.raises(AppError, match="saved and final"):  # was stored as a revision
+        answer(c, {"code": state["code"], "image_id": rated}, "No", "No")
+    with sqlite3.connect(Path(app["study"]) / "ratings.sqlite") as db:
+        rows = db.execute(
+            "SELECT value, revisions FROM ratings WHERE image_id = ? AND participant_id ="
+            " (SELECT participant_id FROM participants WHERE resume_code = ?)",
+            (rated, state["code"]),
+        ).fetchall()
+    assert rows == [(1, 0), (1, 0)]
+
+
+@pytest.mark.slow
 def test_server_serves_only_study_images_and_guards_admin(app: dict) -> None:
     from gradio_client.exceptions import AppError
 

@@ -17,7 +17,7 @@ import pytest
 
 from glyphbench.human_eval.guard import LoginGuard, LoginPolicy, LoginRefused, plain_markdown
 from glyphbench.human_eval.report import export_ratings
-from glyphbench.human_eval.service import RatingService
+from glyphbench.human_eval.service import RatingError, RatingService
 from glyphbench.human_eval.study import create_study, load_study
 from tests.helpers.human_fixtures import make_run
 from tests.helpers.paths import REPO_ROOT
@@ -133,3 +133,31 @@ def test_csv_cells_that_spreadsheets_run_are_neutralised(run: Path, tmp_path: Pa
     cells = [cell for line in path.read_text().splitlines() for cell in line.split(",")]
     assert not [c for c in cells if c.strip('"').startswith(("=", "+", "-", "@"))]
     assert any(c.strip('"').startswith("'=HYPERLINK") for c in cells)
+
+
+def test_a_finished_raters_answers_are_final(run: Path, tmp_path: Path) -> None:
+    service = RatingService(load_study(small_study(run, tmp_path / "study")))
+    yes: dict[str, str | None] = {c: "Yes" for c in service.criteria}
+    no: dict[str, str | None] = {c: "No" for c in service.criteria}
+    view = service.start(True)
+    first = view.image_id
+    view = service.submit(view.code, first, yes)
+    service.finish(view.code)  # "Your answers are saved."
+    with pytest.raises(RatingError, match="saved and final"):
+        service.submit(view.code, first, no)  # was stored, as revision 1
+    with pytest.raises(RatingError, match="saved and final"):
+        service.back(view.code, "")
+    stored = service.store.ratings_frame()
+    assert set(stored["value"]) == {1} and set(stored["revisions"]) == {0}
+    # Rate more: the new batch is rated and edited as before, the old answers stay final
+    view = service.more(view.code)
+    assert view.screen == "item" and view.image_id != first
+    second = view.image_id
+    view = service.submit(view.code, second, no)
+    back = service.back(view.code, view.image_id)
+    assert back.image_id == second
+    edited = service.submit(view.code, second, yes)  # an edit of this batch: allowed
+    back = service.back(edited.code, second)  # the item before is from before Finish
+    assert back.image_id == second and "final" in back.message
+    with pytest.raises(RatingError, match="saved and final"):
+        service.submit(view.code, first, no)
