@@ -10,6 +10,7 @@ import pandas as pd
 from glyphbench.calibration.reader_error import NOT_SIGNIFICANT
 from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.terminal import printable
 from glyphbench.report.console_fit import (
     cell_lines,
     least_width,
@@ -150,16 +151,16 @@ def print_summary(
     refusal and cost columns after it.
     """
 
-    from rich.markup import escape
-
     lines = summarize(rows)
     headlines, by_model = headline_points(rows)
     refusals = bool(lines["refused"].sum())
     costs = bool(lines["cost_usd"].notna().any())
     extra = [*headlines, *["refused (rate)"] * refusals, *["cost USD"] * costs]
     answered = {str(m["model"]): m for m in (answer or {}).get("models", [])}
+    place = {model: at for at, model in enumerate(answered)}  # the answer's order, best first
+    records = sorted(lines.to_dict("records"), key=lambda r: place.get(str(r["model"]), len(place)))
     rendered = []
-    for line in lines.to_dict("records"):
+    for line in records:
         mine = by_model.get(str(line["model"]), {})
         cells = [_fmt(mine.get(header, float("nan"))) for header in headlines]
         if refusals:
@@ -171,7 +172,7 @@ def print_summary(
         if answer is not None and model is not None:
             rendered.append([*_answer_row(model), *cells])
             continue
-        label = escape(str(line["model"]))  # a label may hold brackets: markup, else dropped
+        label = _shown(line["model"])
         label = f"{label} [dim](control)[/]" if line["control"] else label
         head = [label, str(line["images"]), str(line["errors"])]
         head += [_fmt(float(line[metric])) for metric in CONSOLE_METRICS]
@@ -217,15 +218,22 @@ def _answer_row(model: Mapping[str, Any]) -> list[str]:
     """One model's cells of :data:`ANSWER_HEADERS` (its failed rows under its images)."""
     values = [cell_lines(*pair) for pair in metric_cells(model, ANSWER_METRICS)]
     failed = f"({model['failed']} failed)" if model["failed"] else ""
-    from rich.markup import escape  # a label may hold brackets: "m [reader easyocr]"
-
     return [
-        escape(str(model["model"])),
+        _shown(model["model"]),
         values[0],
         *_standing(model),
         *values[1:],
         cell_lines(str(model["images"]), failed),
     ]
+
+
+def _shown(text: object) -> str:
+    """Text from a file (a label, a verdict naming one) as Rich markup that prints it as it
+    is: brackets escaped (``m [reader easyocr]`` was printed ``m``), and every character a
+    terminal would act on (``ESC [2J`` clears the screen) written as ``\\uXXXX``."""
+    from rich.markup import escape
+
+    return escape(printable(str(text)))
 
 
 def _print_answer_table(
@@ -274,25 +282,19 @@ def _standing(model: Mapping[str, Any] | None) -> list[str]:
         rank = "–"
     else:
         rank = f"{model['rank']} =" if model["tied_with"] else str(model["rank"])
-    from rich.markup import escape
-
-    return [rank, escape(str(model["verdict"] or "–"))]
+    return [rank, _shown(model["verdict"] or "–")]
 
 
 def _print_headline(answer: Mapping[str, Any], console: Console) -> None:
-    from rich.markup import escape
-
     for warning in answer.get("warnings", []):  # before the numbers they qualify
-        console.print(f"[bold yellow]warning:[/] {escape(warning)}")
+        console.print(f"[bold yellow]warning:[/] {_shown(warning)}")
     for sentence in answer.get("headline", []):
-        console.print(escape(sentence))
+        console.print(_shown(sentence))
 
 
 def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = True) -> None:
     """The short headers' metrics, how the intervals were made (and with ``failed`` the
     controls every row of which failed: the headline names the other models)."""
-    from rich.markup import escape
-
     legend = "; ".join(f"{short_header(m)[:-2]}: {metric_info(m).label}" for m in ANSWER_METRICS)
     console.print(
         f"[dim]{legend}. {answer['confidence']:.0%} intervals: bootstrap over prompts, "
@@ -302,11 +304,11 @@ def _print_notes(answer: Mapping[str, Any], console: Console, *, failed: bool = 
     controls = {m["model"] for m in answer.get("models", []) if m["control"]}
     for name in answer.get("failed_models", []) if failed else []:
         if name in controls:
-            console.print(escape(f"{name}: every row failed (see the errors column)"))
+            console.print(_shown(f"{name}: every row failed (see the errors column)"))
     reader = answer.get("reader_error")
     if reader and reader.get("headline"):  # the reader's doubt beside the table's intervals
         for line in reader_error_lines(reader):  # wrapped to the console's width
-            console.print(escape(line))
+            console.print(_shown(line))
 
 
 def _summary_parts(

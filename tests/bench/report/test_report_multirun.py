@@ -187,3 +187,30 @@ def test_the_terminal_prints_labels_with_brackets_whole(tmp_path: Path) -> None:
     console = Console(record=True, width=400)
     print_summary(rows, console, title="t")
     assert "m [reader easyocr]" in console.export_text()
+
+
+def test_the_terminal_shows_escape_sequences_as_text_and_the_run_summary_ranks_best_first(
+    tmp_path: Path,
+) -> None:
+    """A label's ``ESC [2J`` reached the terminal raw (it clears the screen); ``run`` and
+    ``demo`` printed the answer's rows in the config's order, not best first as ``report``."""
+    from rich.console import Console
+
+    from glyphbench.report.build import ANSWER, write_report
+    from glyphbench.report.console import print_answer, print_summary
+
+    models = {"worse\x1b[2J": 0.5, "better": 0.02, "control:render": 0.0}
+    run = build_run(tmp_path / "run", n_prompts=12, models=models, with_images=False)
+    index = write_report([run], tmp_path / "report", n_boot=50)
+    answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
+    assert [m["model"] for m in answer["models"]][:2] == ["better", "worse\x1b[2J"]
+    for show in (print_answer, print_summary):
+        console = Console(record=True, width=400)
+        if show is print_answer:
+            print_answer(answer, console)
+        else:
+            print_summary(pd.read_parquet(run / "results.parquet"), console, answer=answer)
+        printed = console.export_text()
+        assert "\x1b" not in printed and "worse\\u001b[2J" in printed, printed
+        table = "\n".join(line for line in printed.splitlines() if "│" in line)
+        assert table.index("better") < table.index("worse"), printed
