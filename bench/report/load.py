@@ -12,6 +12,7 @@ import pandas as pd
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_parquet, read_run_json
+from glyphbench.core.schema import failed_mask, unread_mask
 from glyphbench.report.stats import SUMMARY_METRICS
 from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part
 
@@ -108,7 +109,24 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
             f"row {int(unnamed.to_numpy().argmax()) + 1}: empty 'model' ({int(unnamed.sum())} "
             "rows); every row needs the name of the model that made it",
         )
+    _refuse_read_rows_without_scores(results, frame)
     return meta, frame
+
+
+def _refuse_read_rows_without_scores(results: Path, frame: pd.DataFrame) -> None:
+    """Rows read and not failed must carry every summary score: without one, a model's rows
+    dropped out of its means and the headline called the run "only control models"."""
+    scored = ~failed_mask(frame) & ~unread_mask(frame)
+    for metric in SUMMARY_METRICS:
+        missing = scored & frame[metric].isna().to_numpy()
+        if missing.any():
+            first = int(missing.argmax())
+            raise InputError(
+                results,
+                f"row {first + 1} ({frame['model'].iloc[first]}): read but no {metric!r} score "
+                f"({int(missing.sum())} such rows); score them again with glyphbench rescore "
+                f"{results.parent} --scores-only",
+            )
 
 
 def _unique_name(name: str, taken: Container[str]) -> str:

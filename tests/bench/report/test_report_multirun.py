@@ -214,3 +214,22 @@ def test_the_terminal_shows_escape_sequences_as_text_and_the_run_summary_ranks_b
         assert "\x1b" not in printed and "worse\\u001b[2J" in printed, printed
         table = "\n".join(line for line in printed.splitlines() if "│" in line)
         assert table.index("better") < table.index("worse"), printed
+
+
+def test_read_rows_without_a_score_are_refused_with_the_fix(tmp_path: Path) -> None:
+    """A model whose read rows had no NED dropped out of the means, and the headline said
+    "only control models"; failed rows keep having no score."""
+    from glyphbench.core.errors import InputError
+    from glyphbench.core.io import write_checksum, write_table
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1, "control:render": 0.0})
+    rows = pd.read_parquet(run / "results.parquet")
+    rows.loc[rows["model"] == "m", "ned"] = float("nan")
+    write_table(rows, run / "results.parquet")
+    write_checksum(run / "results.parquet")
+    with pytest.raises(InputError, match=r"row 1 \(m\): read but no 'ned' score \(4 such rows\)"):
+        load_runs([run])
+    rows.loc[rows["model"] == "m", "error"] = "OCR: failed"  # failed rows: no score, as ever
+    write_table(rows, run / "results.parquet")
+    write_checksum(run / "results.parquet")
+    assert len(load_runs([run])) == len(rows)
