@@ -7,7 +7,8 @@ Order of operations in :func:`select`: ``config`` -> ``where`` -> ``sample`` -> 
   text, exactly as TextInVision's ``prompt_text_selection.py`` does; rows with
   the same final prompt collapse to one (the last, as in the reference).
   Real-world prompts are not part of a config selection.
-* ``where`` is a ``DataFrame.query`` expression over the schema columns.
+* ``where`` is a ``DataFrame.query`` expression over the schema columns, checked first
+  against :mod:`glyphbench.prompts.where`'s list (pandas would run any code it names).
 * ``sample`` draws N rows with a sampler plug-in (:mod:`glyphbench.prompts.samplers`; by
   default ``stratified``), stratified by ``stratify`` columns: each stratum gets
   ``min(floor, its size)`` rows, the rest is shared in proportion to stratum
@@ -37,6 +38,7 @@ from glyphbench.prompts.pool import PromptPool
 from glyphbench.prompts.samplers import DEFAULT_SAMPLER, Sampler
 from glyphbench.prompts.schema import PROMPT_COLUMNS, PromptSet, conform
 from glyphbench.prompts.sources import load_source
+from glyphbench.prompts.where import check_where
 
 # ---------------------------------------------------------------- filter config
 
@@ -236,10 +238,12 @@ def apply_config(source: PromptPool | PromptSet, config: dict[str, Any]) -> Prom
 
 def apply_where(source: PromptPool | PromptSet, where: str) -> PromptSet:
     """Rows matching a pandas query; a pool is scanned a chunk at a time."""
+    check_where(where)
 
     def query(frame: pd.DataFrame) -> pd.DataFrame:
         try:
-            return frame.query(where, engine="python")
+            # empty scopes as well as the check: no '@name' can reach this module's names
+            return frame.query(where, engine="python", local_dict={}, global_dict={})
         except Exception as exc:  # pandas raises many types for a bad expression
             raise InputError(
                 None, f"--where {where!r}: {type(exc).__name__}: {exc}".splitlines()[0]
@@ -376,6 +380,8 @@ def select(
     """
 
     chosen: Sampler = PLUGINS.create("samplers", sampler or f"{DEFAULT_SAMPLER}?floor={floor}")
+    if where:
+        check_where(where)  # before any data is read: a refused filter costs nothing
 
     loaded: PromptSet | PromptPool = load_source(source) if isinstance(source, str) else source
     if isinstance(stratify, str):

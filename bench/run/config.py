@@ -75,6 +75,8 @@ from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.core.yaml_input import yaml_data
 from glyphbench.prompts.samplers import DEFAULT_SAMPLER
+from glyphbench.prompts.where import ALLOWED as WHERE_ALLOWED
+from glyphbench.prompts.where import where_problem
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.protocol import expand_config
@@ -117,6 +119,17 @@ def _resolves(kind: str) -> Callable[[str], str]:
 SourceSpec = Annotated[str, AfterValidator(_resolves("sources"))]
 ReaderSpec = Annotated[str, AfterValidator(_resolves("readers"))]
 SamplerSpec = Annotated[str, AfterValidator(_resolves("samplers"))]
+
+
+def _allowed_filter(value: str) -> str:
+    """A ``where`` the prompts' filter list allows, checked at load (pandas would run any code)."""
+    problem = where_problem(value)
+    if problem is not None:
+        raise ValueError(f"{problem}: a filter may use only {WHERE_ALLOWED}")
+    return value
+
+
+FilterExpression = Annotated[str, AfterValidator(_allowed_filter)]
 
 
 class _Strict(BaseModel):
@@ -272,7 +285,7 @@ class PromptSettings(_Strict):
     sample: int | None = Field(default=None, ge=1)
     limit: int | None = Field(default=None, ge=1)
     stratify: list[str] | None = None
-    where: str | None = None  # a filter expression passed to glyphbench.prompts.select(where=...)
+    where: FilterExpression | None = None  # passed to glyphbench.prompts.select(where=...)
     seed: int = 0  # seed of the prompt sample (not of the images)
     sampler: SamplerSpec = DEFAULT_SAMPLER  # recorded only when it is not the default
 

@@ -1,0 +1,169 @@
+"""The filter expression of ``--where`` (and a run config's ``where:``), checked before use.
+
+pandas' ``DataFrame.query`` evaluates attribute access, calls and ``@name`` references
+to Python variables, so an unchecked expression runs any code it likes
+(``@pd.io.common.os.system(...)``), even in a dry run. An expression is therefore parsed
+with :mod:`ast` and accepted only when every part of it is on a short list:
+
+* column names (no leading underscore: pandas reserves ``__pd_eval_local_*`` for ``@``),
+  and literals (strings, numbers, True/False/None, lists/tuples/sets of them);
+* comparisons (``== != < <= > >= in not in``), ``and or not``, ``& | ~``, arithmetic;
+* calls to :data:`FUNCTIONS` by name, and ``COLUMN.str.METHOD(...)`` with METHOD in
+  :data:`STR_METHODS`: the only attribute access there is.
+
+Anything else (``@`` references, other attributes, dunders, lambdas, comprehensions,
+subscripts, calls to other names) is refused in one line that says what is allowed.
+
+>>> check_where("cefr == 'A1' and word_count <= 2")
+>>> check_where("text.str.len() <= 4000 and text_id in ['w1', 'g1']")
+>>> where_problem("text.__class__")
+"'text.__class__' is not allowed"
+"""
+
+from __future__ import annotations
+
+import ast
+
+from glyphbench.core.errors import InputError
+
+#: ``COLUMN.str.METHOD(...)`` methods a filter may call: pandas string methods that only
+#: read the column (none takes a callable, none reaches another object).
+STR_METHODS = frozenset(
+    {
+        "len",
+        "contains",
+        "startswith",
+        "endswith",
+        "match",
+        "fullmatch",
+        "count",
+        "lower",
+        "upper",
+        "strip",
+        "isalpha",
+        "isalnum",
+        "isdigit",
+        "isnumeric",
+        "isdecimal",
+        "isspace",
+        "islower",
+        "isupper",
+        "istitle",
+    }
+)
+
+#: Functions a filter may call by name (pandas' own math functions, no lookup of a name).
+FUNCTIONS = frozenset({"abs"})
+
+_BOOL_OPS = (ast.And, ast.Or)
+_UNARY_OPS = (ast.Not, ast.Invert, ast.USub, ast.UAdd)
+_BIN_OPS = (
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.BitAnd,
+    ast.BitOr,
+)
+_COMPARE_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
+_CONSTANTS = (str, int, float, bool, type(None))
+
+ALLOWED = (
+    "column names, literals, comparisons (== != < <= > >= in, not in), and/or/not, & | ~, "
+    f"arithmetic, {', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) with METHOD one of "
+    + ", ".join(sorted(STR_METHODS))
+)
+
+
+def where_problem(expression: str) -> str | None:
+    """Why ``expression`` is not an allowed filter, or None when it is.
+
+    >>> where_problem("@pd.io.common.os.system('id') == 0")
+    "'@' (a reference to a Python variable) is not allowed"
+    >>> where_problem("(lambda: 1)() == 1")
+    "'(lambda: 1)()' is not allowed"
+    """
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as exc:
+        # pandas reads '@name' as a Python variable; Python itself cannot parse most of them
+        if "@" in expression and not _only_in_strings("@", expression):
+            return "'@' (a reference to a Python variable) is not allowed"
+        return f"not a filter expression ({exc.msg}, column {exc.offset or 0})"
+    bad = _first_disallowed(tree.body)
+    if bad is None:
+        return None
+    shown = ast.get_source_segment(expression.strip(), bad) or type(bad).__name__
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"{shown!r} is not allowed"
+
+
+def check_where(expression: str, option: str = "--where") -> None:
+    """Raise a one-line :class:`InputError` naming ``option`` unless ``expression`` is allowed."""
+    problem = where_problem(expression)
+    if problem is not None:
+        raise InputError(option, f"{problem}: a filter may use only {ALLOWED}")
+
+
+def _only_in_strings(char: str, expression: str) -> bool:
+    """Whether every ``char`` of ``expression`` lies inside a string literal (by tokens)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(expression).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return not any(tok.type == tokenize.OP and char in tok.string for tok in tokens)
+
+
+def _first_disallowed(node: ast.AST) -> ast.AST | None:
+    """The first node (depth first) of an expression that is not on the list, or None."""
+    children: list[ast.AST]
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, _BOOL_OPS):
+        children = list(node.values)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY_OPS):
+        children = [node.operand]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, _BIN_OPS):
+        children = [node.left, node.right]
+    elif isinstance(node, ast.Compare) and all(isinstance(op, _COMPARE_OPS) for op in node.ops):
+        children = [node.left, *node.comparators]
+    elif isinstance(node, ast.Name):
+        return None if _column_name(node.id) else node
+    elif isinstance(node, ast.Constant):
+        return None if isinstance(node.value, _CONSTANTS) else node
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        children = list(node.elts)
+    elif isinstance(node, ast.Call) and _allowed_callee(node.func):
+        if any(k.arg is None for k in node.keywords):  # **mapping
+            return node
+        children = [*node.args, *(k.value for k in node.keywords)]
+    else:
+        return node
+    for child in children:
+        bad = _first_disallowed(child)
+        if bad is not None:
+            return bad
+    return None
+
+
+def _column_name(name: str) -> bool:
+    return name.isidentifier() and not name.startswith("_")
+
+
+def _allowed_callee(func: ast.expr) -> bool:
+    """``abs`` (a listed function) or ``COLUMN.str.METHOD`` with a listed METHOD."""
+    if isinstance(func, ast.Name):
+        return func.id in FUNCTIONS
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in STR_METHODS
+        and isinstance(func.value, ast.Attribute)
+        and func.value.attr == "str"
+        and isinstance(func.value.value, ast.Name)
+        and _column_name(func.value.value.id)
+    )
