@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import read_table
+from glyphbench.core.io import LINE_NUMBERS, read_table
 from glyphbench.core.registry import PLUGINS, NoOptions, Options, Spec, missing_modules, register
 from glyphbench.prompts.captions import (
     MAX_CAPTION_FILE_MB,
@@ -378,7 +378,13 @@ def _load_hf(parsed: Spec, options: TableOptions) -> PromptSet:
 
 
 def map_columns(
-    frame: pd.DataFrame, mapping: TableOptions, *, where: str, first_line: int | None, kind: str
+    frame: pd.DataFrame,
+    mapping: TableOptions,
+    *,
+    where: str,
+    first_line: int | None,
+    kind: str,
+    positions: list[str] | None = None,
 ) -> pd.DataFrame:
     """Rename a user table's columns to the schema, build prompts, compute attributes.
 
@@ -390,6 +396,7 @@ def map_columns(
     # --help loads this module; attributes (pandas) load with a set
     from glyphbench.prompts.attributes import compute_attributes, stored_lexicon
 
+    places = _Places(frame, first_line, positions)
     options = mapping.mapping()
     export = all(c in frame.columns for c in PROMPT_COLUMNS) and not options
     stored = stored_lexicon(frame) if export else None
@@ -410,6 +417,7 @@ def map_columns(
             f"missing column 'text' (columns: {_columns(frame)}); map one with ?text=COLUMN",
             line=header_line,
         )
+    _check_strings(frame, where, places)
     frame["text"] = frame["text"].astype("string")
     if mapping.template is not None:
         frame["prompt"] = [mapping.template.replace("{text}", str(t)) for t in frame["text"]]
@@ -422,7 +430,8 @@ def map_columns(
         )
     if constant_type is not None:
         frame["prompt_type"] = constant_type
-    _check_texts(frame, where, first_line)
+    _check_filled(frame, "text", where, places)
+    _check_filled(frame, "prompt", where, places)
     _type_columns(frame, kind)
     return compute_attributes(frame, stored)
 
@@ -463,25 +472,138 @@ def _set_stated_apart(frame: pd.DataFrame, options: dict[str, str]) -> pd.DataFr
     return frame.drop(columns=[c for c in own if c in frame.columns])
 
 
-def _check_texts(frame: pd.DataFrame, where: str, first_line: int | None) -> None:
-    """Every row needs a text to write: a missing or blank cell is an error naming its row."""
-    text = frame["text"]
-    empty = text.isna() | (text.fillna("").astype(str).str.strip() == "")
+class _Places:
+    """Where a table's row is in its file: a line (CSV, JSONL: blank lines counted), a
+    position the reader gave (``annotations[5]``), else its row number."""
+
+    def __init__(
+        self, frame: pd.DataFrame, first_line: int | None, positions: list[str] | None
+    ) -> None:
+        lines = frame.attrs.get(LINE_NUMBERS)
+        self.lines: list[int] | None = (
+            list(lines) if lines is not None and len(lines) == len(frame) else None
+        )
+        self.first_line = first_line
+        self.positions = positions if positions is not None and len(positions) else None
+
+    def line(self, row: int) -> int | None:
+        if self.lines is not None:
+            return self.lines[row]
+        return None if self.first_line is None else self.first_line + row
+
+    def key(self, row: int) -> str | None:
+        if self.line(row) is not None:
+            return None
+        return self.positions[row] if self.positions is not None else f"row {row}"
+
+    def others(self, rows: list[int]) -> str:
+        """`` (also lines 4, 9 and 2 more)`` for the rows after the first; "" for none."""
+        if len(rows) < 2:
+            return ""
+        named = [str(self.line(r) or self.key(r)) for r in rows[1:6]]
+        more = f" and {len(rows) - 6} more" if len(rows) > 6 else ""
+        kind = "line" if self.line(rows[0]) is not None else "row"
+        if self.positions is not None and self.line(rows[0]) is None:
+            kind = "entry"
+        return f" (also {kind}{'s' if len(rows) > 2 else ''} {', '.join(named)}{more})"
+
+    def error(self, where: str, row: int, problem: str) -> InputError:
+        return InputError(where, problem, line=self.line(row), key=self.key(row))
+
+
+#: What each column a row must fill is, for the refusal of an empty one.
+_FILLED = {
+    "text": "give each prompt the text it asks to render, or remove it",
+    "prompt": "give each row the instruction sent to the model, or remove it",
+}
+
+
+def _check_filled(frame: pd.DataFrame, column: str, where: str, places: _Places) -> None:
+    """Every row needs ``column`` (text, prompt): a missing or blank cell names its row."""
+    values = frame[column]
+    empty = values.isna() | (values.fillna("").astype(str).str.strip() == "")
     if empty.any():
         rows = [int(k) for k in empty.to_numpy().nonzero()[0]]
-        row = rows[0]
-        others = ""
-        if len(rows) > 1:  # all of them at once: not one fix and one rerun per row
-            named = [str(r if first_line is None else first_line + r) for r in rows[1:6]]
-            more = f" and {len(rows) - 6} more" if len(rows) > 6 else ""
-            kind = ("row" if first_line is None else "line") + ("s" if len(rows) > 2 else "")
-            others = f" (also {kind} {', '.join(named)}{more})"
-        raise InputError(
-            where,
-            f"empty text{others}; give each prompt the text it asks to render, or remove it",
-            line=None if first_line is None else first_line + row,
-            key=None if first_line else f"row {row}",
+        # all of them at once: not one fix and one rerun per row
+        raise places.error(
+            where, rows[0], f"empty {column}{places.others(rows)}; {_FILLED[column]}"
         )
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
+
+
+#: Values a string column never holds (a number in text or prompt is refused as well).
+_CONTAINERS = (list, tuple, dict, set, bytes, bytearray)
+
+
+def _check_strings(frame: pd.DataFrame, where: str, places: _Places) -> None:
+    """Refuse a value a string column cannot hold as it is, naming its row.
+
+    pandas' ``astype("string")`` writes any object as its repr: a list of texts became
+    the text ``"['a', 'b']"`` and was asked of the model. ``text`` and ``prompt`` must
+    be strings (a number too is refused: write it as a string); the other string columns
+    refuse lists, objects and bytes.
+    """
+    import numpy as np
+    import pandas as pd
+
+    for column, dtype in PROMPT_COLUMNS.items():
+        if dtype != "string" or column not in frame.columns:
+            continue
+        values = frame[column]
+        strict = column in _FILLED
+        if not pd.api.types.is_object_dtype(values.dtype):
+            if strict and not pd.api.types.is_string_dtype(values.dtype):
+                bad = [int(k) for k in values.notna().to_numpy().nonzero()[0]]
+                if bad:
+                    kind = _value_kind(values.iloc[bad[0]])
+                    problem = _not_a_string(column, kind, where, places.others(bad))
+                    raise places.error(where, bad[0], problem)
+            continue
+        wrong = [
+            row
+            for row, value in enumerate(values.to_numpy())
+            if not isinstance(value, str)
+            and not _missing(value)
+            and (strict or isinstance(value, (*_CONTAINERS, np.ndarray)))
+        ]
+        if wrong:
+            kind = _value_kind(values.iloc[wrong[0]])
+            problem = _not_a_string(column, kind, where, places.others(wrong))
+            raise places.error(where, wrong[0], problem)
+
+
+def _value_kind(value: Any) -> str:
+    import numpy as np
+
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float, np.number)):
+        return "a number"
+    return f"a {type(value).__name__}"
+
+
+def _not_a_string(column: str, kind: str, where: str, others: str) -> str:
+    """The refusal of a non-string ``column`` value, with the fix for the file it is in."""
+    name = Path(where).name
+    if name in ("text_prompts.jsonl", "text_prompts_zh.jsonl") and column == "text":
+        fix = (
+            "this looks like LongText-Bench, whose text is a list of pieces: run it with its "
+            "suite (glyphbench run --suite longtext --data DIR, docs/suites.md)"
+        )
+    elif kind == "a list":
+        fix = f"give one string per row (join the pieces), or map another column with ?{column}="
+    else:
+        fix = f"write it as a string (in quotes), or map another column with ?{column}="
+    return f"{column} is {kind}, not a string{others}; {fix}"
 
 
 def _type_columns(frame: pd.DataFrame, kind: str) -> None:

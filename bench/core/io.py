@@ -609,12 +609,19 @@ def _ragged(fields: int, columns: int, sep: str) -> str:
     return f"{named}; give every column a value (an empty one as {sep}{sep})"
 
 
+#: ``DataFrame.attrs`` key of a JSONL table's line numbers (one per row, blank lines skipped).
+LINE_NUMBERS = "line_numbers"
+
+
 def _read_jsonl(path: Path) -> pd.DataFrame:
     import pandas as pd
 
     text = utf8_text(path)
-    records = [record for _, record in jsonl_records(text.split("\n"), path)]
-    return pd.DataFrame.from_records(records)
+    numbered = list(jsonl_records(text.split("\n"), path))
+    frame = pd.DataFrame.from_records([record for _, record in numbered])
+    # blank lines are skipped: a row's error names its line through this, not its position
+    frame.attrs[LINE_NUMBERS] = [number for number, _ in numbered]
+    return frame
 
 
 def jsonl_records(lines: Iterable[str], path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -340,3 +340,102 @@ def test_where_on_pool_equals_where_on_all_rows(default_dir: Path, where: str) -
     full = pool.to_prompt_set().frame.query(where, engine="python")
     assert sorted(lazy["prompt_id"]) == sorted(full["prompt_id"])
     assert len(lazy) > 0
+
+
+# ---------------------------------------------------------------- values a row must hold
+
+
+@pytest.mark.parametrize(
+    "name, content, place",
+    [
+        # a JSONL row without "prompt" (a blank line before it still counts)
+        ("p.jsonl", '{"text": "a", "prompt": "say \\"a\\""}\n\n{"text": "b"}\n', ":3:"),
+        ("p.jsonl", '{"text": "a", "prompt": "  "}\n', ":1:"),
+        ("p.csv", 'prompt,text\n"say ""a""",a\n,b\n', ":3:"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command", [["prompts", "select", "--out"], ["prompts", "stats"], ["prompts", "validate"]]
+)
+def test_a_row_without_a_prompt_is_one_line_naming_its_line_and_nothing_is_written(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: str,
+    place: str,
+    command: list[str],
+) -> None:
+    from tests.helpers.cli_errors import glyphbench, one_line
+
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    out = tmp_path / "o.csv"
+    args = [command[0], command[1], f"{path.suffix[1:]}:{path}", *command[2:]]
+    code, err = glyphbench([*args, out] if command[-1] == "--out" else args, capsys)
+    assert code == 2
+    assert one_line(err).startswith(f"error: {path}{place} empty prompt; ")
+    assert not out.exists()
+
+
+def test_a_run_dry_run_refuses_a_row_without_a_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers.cli_errors import glyphbench, one_line
+
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"text": "a", "prompt": "say a"}\n{"text": "b"}\n', encoding="utf-8")
+    args = ["run", "--prompts", f"jsonl:{path}", "-m", "control:render", "--out", tmp_path / "r"]
+    code, err = glyphbench([*args, "--dry-run"], capsys)
+    assert code == 2 and one_line(err) == (
+        f"error: {path}:2: empty prompt; give each row the instruction sent to the model, "
+        "or remove it"
+    )
+
+
+@pytest.mark.parametrize(
+    "record, problem",
+    [
+        ({"text": ["a"], "prompt": "x"}, "text is a list, not a string; give one string per row"),
+        ({"text": "a", "prompt": ["x", "y"]}, "prompt is a list, not a string"),
+        ({"text": {"a": 1}, "prompt": "x"}, "text is an object, not a string"),
+        ({"text": 42, "prompt": "x"}, "text is a number, not a string; write it as a string"),
+        ({"text": True, "prompt": "x"}, "text is a boolean, not a string"),
+        ({"text": "a", "prompt": "x", "group": ["g"]}, "group is a list, not a string"),
+        ({"text": "a", "prompt": "x", "template_id": {"k": 1}}, "template_id is an object"),
+    ],
+)
+def test_a_value_that_is_no_string_is_refused_not_turned_into_its_repr(
+    tmp_path: Path, record: dict[str, object], problem: str
+) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [json.dumps({"text": "ok", "prompt": "say ok"}), json.dumps(record)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_source(f"jsonl:{path}")
+    assert str(info.value).startswith(f"{path}:2: {problem}")
+
+
+def test_a_list_column_in_parquet_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "t.parquet"
+    pd.DataFrame({"text": [["a", "b"]], "prompt": ["x"]}).to_parquet(path)
+    with pytest.raises(InputError, match=r"\[row 0\]: text is a list, not a string"):
+        load_source(f"parquet:{path}")
+
+
+def test_a_numeric_id_column_still_loads_as_before(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"prompt_id": 7, "text": "a", "prompt": "say \\"a\\""}\n', encoding="utf-8")
+    assert load_source(f"jsonl:{path}").frame["prompt_id"].tolist() == ["7"]
+
+
+def test_longtext_bench_files_are_pointed_to_their_suite(tmp_path: Path) -> None:
+    path = tmp_path / "text_prompts.jsonl"
+    record = {"prompt": 'reads "A" and "B"', "text": ["A", "B"], "prompt_id": 0}
+    path.write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_source(f"jsonl:{path}")
+    assert str(info.value) == (
+        f"{path}:1: text is a list, not a string (also line 2); this looks like LongText-Bench, "
+        "whose text is a list of pieces: run it with its suite "
+        "(glyphbench run --suite longtext --data DIR, docs/suites.md)"
+    )
