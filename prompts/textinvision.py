@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import read_table
+from glyphbench.core.io import json_kind, read_table
 from glyphbench.prompts.attributes import char_length, compute_attributes, word_count
 from glyphbench.prompts.pool import PromptPool, fill_first_quoted, real_world_rows
 from glyphbench.prompts.schema import REAL_WORLD_GROUPS
@@ -146,11 +146,23 @@ def read_real_world(folder: Path) -> pd.DataFrame:
     for prompt, fields in data.items():
         if not isinstance(fields, dict) or "text" not in fields or "group" not in fields:
             raise InputError(path, "entry needs 'text' and 'group'", key=prompt[:60])
+        for name in ("text", "group"):
+            # str() made a null text the text "None", asked of the model
+            value = fields[name]
+            if not isinstance(value, str) or not value.strip():
+                kind = "empty" if isinstance(value, str) else json_kind(type(value))
+                shown = kind if kind in ("empty", "null") else f"a JSON {kind}"
+                raise InputError(
+                    path,
+                    f"'{name}' is {shown}; give the entry its {name} as a non-empty string "
+                    "(in quotes), or remove it",
+                    key=prompt[:60],
+                )
         rows.append(
             {
                 "prompt": prompt,
-                "text": str(fields["text"]),
-                "stated_group": str(fields["group"]),
+                "text": fields["text"],
+                "stated_group": fields["group"],
                 "stated_char_length": fields.get("char_length"),
                 "stated_word_count": fields.get("word_count"),
                 "stated_id": str(fields.get("id", "")),

@@ -197,3 +197,54 @@ def test_audit_finds_known_defects(findings: list, textinvision_dir: Path) -> No
 def test_audit_json_fields(findings: list) -> None:
     record = json.loads(json.dumps(findings[0].to_dict()))
     assert set(record) == {"kind", "file", "line", "key", "detail"}
+
+
+# ---------------------------------------------------------------- malformed files (no ../shared)
+
+_TEXTS_HEADER = (
+    "words,oxford_category,char_length,rare,gibberish,spec_char,number,sentence,word_length,"
+    "LAION_freq,CoCo_freq,source\n"
+)
+
+
+def _tiny_textinvision(
+    folder: Path, templates: str = '"A sign that says ""x"".",simple\n', real: object = "OPEN"
+) -> Path:
+    """A TextInVision folder of one template, two texts and one real-world prompt."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "all_prompts.csv").write_text("prompts,type\n" + templates, encoding="utf-8")
+    (folder / "all_texts.csv").write_text(
+        _TEXTS_HEADER
+        + "act,A2,3,FALSE,FALSE,FALSE,FALSE,FALSE,1,592,23,x\n"
+        + "add,A1,3,FALSE,FALSE,FALSE,FALSE,FALSE,1,1091,21,x\n",
+        encoding="utf-8",
+    )
+    entry = {"group": "Posters", "text": real, "char_length": 4, "word_count": 1, "id": 1}
+    data = {'A poster that reads "OPEN".': entry}
+    (folder / "real_world_prompts.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def test_a_tiny_folder_loads(tmp_path: Path) -> None:
+    pool = load_source(f"textinvision:{_tiny_textinvision(tmp_path / 't')}")
+    assert len(pool) == 3
+    assert pool.to_prompt_set().frame["text"].tolist() == ["act", "add", "OPEN"]
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [(None, "is null"), ("", "is empty"), ("  ", "is empty"), (["OPEN"], "is a JSON array")],
+)
+def test_a_real_world_entry_without_a_string_text_is_refused_naming_it(
+    tmp_path: Path, text: object, said: str
+) -> None:
+    """``"text": null`` became the text "None", asked of the model."""
+    folder = _tiny_textinvision(tmp_path / "t", real=text)
+    from glyphbench.core.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        select(f"textinvision:{folder}", where="prompt_type == 'real_world'", limit=1)
+    assert str(info.value) == (
+        f"{folder / 'real_world_prompts.json'} [A poster that reads \"OPEN\".]: 'text' {said}; "
+        "give the entry its text as a non-empty string (in quotes), or remove it"
+    )
