@@ -41,10 +41,15 @@ def show_command(
     from rich.console import Console
     from rich.table import Table
 
+    from glyphbench.core.errors import InputError
     from glyphbench.prompts.selection import select
 
+    if n < 0:  # checked here: select would name its own --limit, a flag show does not have
+        raise InputError(None, f"-n/--n must be >= 0, got {n}")
     loaded = load_source(source)
-    picked = select(loaded, sample=n if sample else None, seed=seed, limit=n)
+    # show shows at most what there is: a set of 3 with --sample shows its 3 (in seeded order)
+    count = min(n, len(loaded))
+    picked = select(loaded, sample=count if sample else None, seed=seed, limit=count)
     console = Console()
     console.print(
         _plain(f"{source}: {len(loaded):,} prompts, version {loaded.version}", style="bold")

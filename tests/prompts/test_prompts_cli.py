@@ -281,3 +281,26 @@ def test_bad_input_is_one_line_exit_2(
     assert code == 2
     assert needle in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_show_sample_shows_a_set_smaller_than_n(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``show --sample`` on fewer than 10 rows shows them all (it said --sample 10 is larger
+    than the pool)."""
+    csv = tmp_path / "ok.csv"
+    csv.write_text('prompt,text\n"a sign ""hi""",hi\n"a mug ""yo""",yo\n', encoding="utf-8")
+    from tests.helpers.cli_runs import invoke_cli
+
+    code, out, err = invoke_cli(["prompts", "show", f"csv:{csv}", "--sample"], capsys)
+    assert code == 0, err
+    assert "2 prompts" in out and "hi" in out and "yo" in out
+
+
+def test_show_names_its_own_option_for_a_negative_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv = tmp_path / "ok.csv"
+    csv.write_text('prompt,text\n"a sign ""hi""",hi\n', encoding="utf-8")
+    code, _, err = run_main(monkeypatch, capsys, "prompts", "show", f"csv:{csv}", "-n", "-3")
+    assert code == 2 and err.strip() == "error: -n/--n must be >= 0, got -3"
