@@ -183,9 +183,7 @@ def run_benchmark(
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
-    if len(prompt_set) == 0:
-        raise InputError(config.prompts.source, "the prompt selection is empty")
-    check_prompt_ids(prompt_set.frame, config.prompts.source)  # before anything is written
+    check_selection(config, prompt_set)  # before anything is written
     check_reader_reads(config.read.reader, prompt_set.frame)  # refuse before writing
     check_files(config, prompt_set)  # images: files named nothing, or mostly missing
     check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
@@ -511,11 +509,20 @@ def check_weights(
         )
 
 
+def check_selection(config: RunConfig, prompt_set: PromptSet) -> None:
+    """Refuse a selection no run can use: no prompt at all, or one id twice (the run and its
+    ``--dry-run`` both call this, so the plan never promises what the run refuses)."""
+    if len(prompt_set) == 0:
+        raise InputError(config.prompts.source, "the prompt selection is empty")
+    check_prompt_ids(prompt_set.frame, config.prompts.source)
+
+
 def plan_run(
     config: RunConfig, *, prompt_set: PromptSet | None = None, shard: str | None = None
 ) -> dict[str, Any]:
     """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
+    check_selection(config, prompt_set)  # the run would refuse these: so does its plan
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
     jobs = build_jobs(config, prompt_set.frame, dist_shard)
