@@ -28,12 +28,14 @@ import pandas as pd
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import json_kind, read_table
 from glyphbench.prompts.attributes import char_length, compute_attributes, word_count
-from glyphbench.prompts.pool import PromptPool, fill_first_quoted, real_world_rows
+from glyphbench.prompts.pool import FIRST_QUOTED, PromptPool, fill_first_quoted, real_world_rows
 from glyphbench.prompts.schema import REAL_WORLD_GROUPS
 
 TEXTS_FILE = "all_texts.csv"
 PROMPTS_FILE = "all_prompts.csv"
 REAL_WORLD_FILE = "real_world_prompts.json"
+#: The types a template of all_prompts.csv may have (real-world prompts are their own file).
+TEMPLATE_TYPES = ("simple", "complex")
 
 #: TextInVision column -> glyphbench stated_* column.
 STATED_TEXT_COLUMNS = {
@@ -121,10 +123,27 @@ def read_templates(folder: Path) -> pd.DataFrame:
     path = folder / PROMPTS_FILE
     raw = read_table(path, text_columns=True)
     _require(path, raw, ("prompts", "type"))
+    types = raw["type"].str.strip()
+    for row, (template, kind) in enumerate(zip(raw["prompts"], types, strict=True)):
+        # a template is crossed with every text: one with no slot made thousands of prompts
+        # that never ask for their text, and an unknown type slipped past every type filter
+        if kind not in TEMPLATE_TYPES:
+            raise InputError(
+                path,
+                f"type {kind!r} is not one of {', '.join(TEMPLATE_TYPES)}",
+                line=row + 2,
+            )
+        if not FIRST_QUOTED.search(template):
+            raise InputError(
+                path,
+                'template has no slot for the text: put a placeholder in double quotes, '
+                'e.g. A sign that says "text"',
+                line=row + 2,
+            )
     return pd.DataFrame(
         {
             "template_id": [f"p{i + 1:03d}" for i in range(len(raw))],
-            "prompt_type": raw["type"].str.strip(),
+            "prompt_type": types,
             "template": raw["prompts"],
             "line": pd.array(range(2, len(raw) + 2), dtype="Int64"),
         }

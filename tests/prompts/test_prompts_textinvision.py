@@ -248,3 +248,27 @@ def test_a_real_world_entry_without_a_string_text_is_refused_naming_it(
         f"{folder / 'real_world_prompts.json'} [A poster that reads \"OPEN\".]: 'text' {said}; "
         "give the entry its text as a non-empty string (in quotes), or remove it"
     )
+
+
+@pytest.mark.parametrize(
+    "templates, problem",
+    [
+        (
+            '"A sign that says ""x"".",simple\n"no quote here",complex\n',
+            ":3: template has no slot for the text",
+        ),
+        ('"A sign that says ""x"".",weird\n', ":2: type 'weird' is not one of simple, complex"),
+        ('"A sign that says ""x"".",\n', ":2: type '' is not one of simple, complex"),
+    ],
+)
+def test_a_template_without_a_slot_or_with_an_unknown_type_is_refused(
+    tmp_path: Path, templates: str, problem: str
+) -> None:
+    """Each template is crossed with every text: one without a slot made thousands of
+    prompts that never ask for their text."""
+    from glyphbench.core.errors import InputError
+
+    folder = _tiny_textinvision(tmp_path / "t", templates=templates)
+    with pytest.raises(InputError) as info:
+        load_source(f"textinvision:{folder}")
+    assert str(info.value).startswith(f"{folder / 'all_prompts.csv'}{problem}")
