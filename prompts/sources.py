@@ -432,6 +432,7 @@ def map_columns(
         frame["prompt_type"] = constant_type
     _check_filled(frame, "text", where, places)
     _check_filled(frame, "prompt", where, places)
+    _check_lengths(frame, where, places)
     _type_columns(frame, kind)
     return compute_attributes(frame, stored)
 
@@ -516,6 +517,25 @@ _FILLED = {
     "text": "give each prompt the text it asks to render, or remove it",
     "prompt": "give each row the instruction sent to the model, or remove it",
 }
+
+
+#: The longest text to render a source may hold, in characters. Far above any benchmark's
+#: (LongText-Bench's longest is under 1,000; a render control refuses over 4,000), it keeps a
+#: runaway cell from the word lists, which need memory many times its size: a 20-million-
+#: character text was a MemoryError traceback that printed the whole text.
+MAX_TEXT_CHARS = 100_000
+
+
+def _check_lengths(frame: pd.DataFrame, where: str, places: _Places) -> None:
+    lengths = frame["text"].fillna("").astype(str).str.len()
+    over = [int(k) for k in (lengths > MAX_TEXT_CHARS).to_numpy().nonzero()[0]]
+    if over:
+        raise places.error(
+            where,
+            over[0],
+            f"text of {int(lengths.iloc[over[0]]):,} characters{places.others(over)}, over the "
+            f"{MAX_TEXT_CHARS:,} a text to render may have; shorten it or leave the row out",
+        )
 
 
 def _check_filled(frame: pd.DataFrame, column: str, where: str, places: _Places) -> None:

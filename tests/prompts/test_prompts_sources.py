@@ -439,3 +439,30 @@ def test_longtext_bench_files_are_pointed_to_their_suite(tmp_path: Path) -> None
         "whose text is a list of pieces: run it with its suite "
         "(glyphbench run --suite longtext --data DIR, docs/suites.md)"
     )
+
+
+def test_a_runaway_text_is_one_line_never_echoed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 20-million-character text was a MemoryError traceback (wordfreq) printing it whole."""
+    from glyphbench.prompts.sources import MAX_TEXT_CHARS
+    from tests.helpers.cli_errors import glyphbench, one_line
+
+    path = tmp_path / "huge.jsonl"
+    rows = [{"text": "ok", "prompt": "say ok"}, {"text": "x" * 20_000_000, "prompt": "say x"}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    code, err = glyphbench(["prompts", "show", f"jsonl:{path}"], capsys)
+    assert code == 2
+    assert one_line(err) == (
+        f"error: {path}:2: text of 20,000,000 characters, over the {MAX_TEXT_CHARS:,} a text "
+        "to render may have; shorten it or leave the row out"
+    )
+
+
+def test_a_text_at_the_length_limit_loads(tmp_path: Path) -> None:
+    from glyphbench.prompts.sources import MAX_TEXT_CHARS
+
+    path = tmp_path / "big.jsonl"
+    text = ("word " * MAX_TEXT_CHARS)[:MAX_TEXT_CHARS].strip() + "s"
+    path.write_text(json.dumps({"text": text, "prompt": "say it"}) + "\n", encoding="utf-8")
+    assert load_source(f"jsonl:{path}").frame["char_length"].tolist() == [MAX_TEXT_CHARS]
