@@ -195,7 +195,8 @@ _Schema = TypeVar("_Schema", bound=_Record)
 def load_caption_json(path: Path, schema: type[_Schema], max_mb: int) -> _Schema:
     """A caption or OCR JSON file checked against ``schema`` (size first, then types)."""
     _check_size(path, max_mb)
-    content = _parse(read_text(path), path)
+    # a byte-order mark is accepted, as the CSV and JSONL readers accept it (json refuses it)
+    content = _parse(read_text(path).removeprefix("\ufeff"), path)
     if not isinstance(content, dict):
         raise InputError(path, f"expected a JSON object, got {json_kind(type(content))}")
     try:
@@ -246,7 +247,7 @@ def _textcaps_records(path: Path, max_mb: int) -> list[tuple[str, TextCapsRecord
         return [(f"data[{i}]", record) for i, record in enumerate(data)]
     _check_size(path, max_mb)
     records: list[tuple[str, TextCapsRecord]] = []
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8-sig") as handle:  # a byte-order mark, as for JSON
         for line, row in jsonl_records(handle, path):
             try:
                 records.append((f"line {line}", TextCapsRecord.model_validate(row)))

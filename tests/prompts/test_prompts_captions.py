@@ -395,3 +395,18 @@ def test_a_run_on_caption_prompts_scores_as_any_other_source(
     assert sorted(rows["text"].unique()) == ["Diet Coke", "Honey Nut Cheerios"]
     # the render control draws the text; RapidOCR reads it back: scored, and exact
     assert rows["algorithm1"].notna().all() and (rows["ned"] == 1.0).all()
+
+
+@pytest.mark.parametrize("name", ["textcaps", "ocr", "hub"])
+def test_a_caption_file_with_a_byte_order_mark_reads_as_without(tmp_path: Path, name: str) -> None:
+    """CSV and JSONL with a BOM loaded while a caption JSON file was refused
+    ("Unexpected UTF-8 BOM"): every caption file accepts it."""
+    paths = {"textcaps": TEXTCAPS, "ocr": OCR, "hub": HUB}
+    marked = tmp_path / paths[name].name
+    marked.write_bytes(b"\xef\xbb\xbf" + paths[name].read_bytes())
+    textcaps = marked if name == "textcaps" else TEXTCAPS
+    ocr = marked if name == "ocr" else OCR
+    if name == "hub":
+        assert read_textcaps(marked, None) == read_textcaps(HUB, None)
+    else:
+        assert read_textcaps(textcaps, ocr) == read_textcaps(TEXTCAPS, OCR)
