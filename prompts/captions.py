@@ -231,7 +231,20 @@ class CaptionSet:
     not_found: list[Caption] = field(default_factory=list)
     ambiguous: list[Caption] = field(default_factory=list)
 
-    def add(self, caption: Caption) -> None:
+    #: caption id -> the position it was first seen at (a repeated id is refused).
+    seen: dict[str, str] = field(default_factory=dict)
+
+    def add(self, caption: Caption, path: Path) -> None:
+        """Add ``caption``; a caption id seen before is refused naming both positions (the
+        two rows would get one prompt id, which ``run`` refuses with no position)."""
+        first = self.seen.setdefault(caption.caption_id, caption.position)
+        if first != caption.position:
+            raise InputError(
+                path,
+                f"caption id {caption.caption_id!r} repeats the one at {first}; "
+                "remove the repeated record or give it its own id",
+                key=caption.position,
+            )
         if caption.text is not None:
             self.found.append(caption)
         elif caption.candidates:
@@ -259,11 +272,25 @@ def _textcaps_records(path: Path, max_mb: int) -> list[tuple[str, TextCapsRecord
 def load_ocr_tokens(path: Path, max_mb: int = MAX_CAPTION_FILE_MB) -> dict[str, list[str]]:
     """image_id -> OCR tokens of a TextVQA OCR file (``{"data": [{image_id, ocr_tokens}]}``)."""
     tokens: dict[str, list[str]] = {}
-    for record in load_caption_json(path, OcrFile, max_mb).data:
+    first: dict[str, tuple[int, Any]] = {}
+    for i, record in enumerate(load_caption_json(path, OcrFile, max_mb).data):
+        image_id = str(record.image_id)
+        if image_id in first:
+            # the later record silently replaced the earlier: which is right is not ours to say
+            at, earlier = first[image_id]
+            if earlier == record:
+                continue
+            raise InputError(
+                path,
+                f"image_id {image_id!r} repeats the one at data[{at}] with other OCR; "
+                "keep one of the two records",
+                key=f"data[{i}]",
+            )
+        first[image_id] = (i, record)
         words = record.ocr_tokens
         if words is None:
             words = [item.word for item in record.ocr_info or []]
-        tokens[str(record.image_id)] = words
+        tokens[image_id] = words
     return tokens
 
 
@@ -276,11 +303,13 @@ def read_textcaps(path: Path, ocr: Path | None, max_mb: int = MAX_CAPTION_FILE_M
         image_id = str(record.image_id)
         words = record.ocr_tokens if record.ocr_tokens is not None else tokens.get(image_id)
         if words is None:
-            raise InputError(
-                path,
-                f"no OCR tokens for image {image_id!r}: give the TextVQA OCR file as ?ocr=PATH",
-                key=position,
+            problem = (
+                f"image {image_id!r} has no record in the OCR file {ocr}: give the OCR file of "
+                "the same split"
+                if ocr is not None
+                else f"no OCR tokens for image {image_id!r}: give the TextVQA OCR file as ?ocr=PATH"
             )
+            raise InputError(path, problem, key=position)
         if record.caption_str is not None:
             caption_id = position if record.caption_id is None else str(record.caption_id)
             captions = [(caption_id, record.caption_str)]
@@ -290,7 +319,7 @@ def read_textcaps(path: Path, ocr: Path | None, max_mb: int = MAX_CAPTION_FILE_M
             raise InputError(path, "neither caption_str nor reference_strs", key=position)
         for caption_id, caption in captions:
             spans = textcaps_spans(caption, words)
-            result.add(Caption(image_id, caption_id, caption, spans, position))
+            result.add(Caption(image_id, caption_id, caption, spans, position), path)
     return result
 
 
@@ -320,7 +349,7 @@ def read_vizwiz(path: Path, max_mb: int = MAX_CAPTION_FILE_MB) -> CaptionSet:
         others.remove(note.caption)
         caption_id = str(i if note.id is None else note.id)
         spans = vizwiz_spans(note.caption, others)
-        result.add(Caption(image_id, caption_id, note.caption, spans, f"annotations[{i}]"))
+        result.add(Caption(image_id, caption_id, note.caption, spans, f"annotations[{i}]"), path)
     return result
 
 

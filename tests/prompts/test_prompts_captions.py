@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
 from glyphbench.prompts.caption_text import textcaps_spans, vizwiz_spans
 from glyphbench.prompts.captions import PRECANNED, read_textcaps, read_vizwiz
 from glyphbench.prompts.sources import load_prompt_set
@@ -252,7 +253,8 @@ def test_validate_still_checks_the_quotes_a_caption_holds(tmp_path: Path) -> Non
            "ocr_tokens": ["SALE"]}  # fmt: skip
     path.write_text(json.dumps(row) + "\n")
     findings = _findings(f"textcaps:{path}")
-    assert [(f["kind"], f["key"]) for f in findings] == [("ambiguous_slot", "row 0")]
+    # named by its line in the file, as docs/prompts.md promises (it said [row 0])
+    assert [(f["kind"], f["line"], f["key"]) for f in findings] == [("ambiguous_slot", 1, None)]
     assert "text 'SALE' not found verbatim between quotes" in str(findings[0]["detail"])
 
 
@@ -410,3 +412,62 @@ def test_a_caption_file_with_a_byte_order_mark_reads_as_without(tmp_path: Path, 
         assert read_textcaps(marked, None) == read_textcaps(HUB, None)
     else:
         assert read_textcaps(textcaps, ocr) == read_textcaps(TEXTCAPS, OCR)
+
+
+def _fixture(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_a_repeated_textcaps_caption_id_is_refused_naming_both_positions(tmp_path: Path) -> None:
+    """Two records with one caption_id gave two rows with one prompt id (select wrote both,
+    exit 0; run then refused with no position)."""
+    data = _fixture(TEXTCAPS)
+    data["data"].append(data["data"][0])
+    last = len(data["data"]) - 1
+    path = tmp_path / "caps.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_textcaps(path, OCR)
+    assert str(info.value) == (
+        f"{path} [data[{last}]]: caption id '1' repeats the one at data[0]; remove the "
+        "repeated record or give it its own id"
+    )
+
+
+def test_a_repeated_ocr_image_is_refused_unless_the_records_are_the_same(tmp_path: Path) -> None:
+    data = _fixture(OCR)
+    same = dict(data, data=[*data["data"], data["data"][0]])
+    path = tmp_path / "ocr.json"
+    path.write_text(json.dumps(same), encoding="utf-8")
+    assert read_textcaps(TEXTCAPS, path) == read_textcaps(TEXTCAPS, OCR)
+    other = dict(data["data"][0], ocr_tokens=["Pepsi"], ocr_info=None)
+    path.write_text(json.dumps(dict(data, data=[*data["data"], other])), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_textcaps(TEXTCAPS, path)
+    assert str(info.value) == (
+        f"{path} [data[{len(data['data'])}]]: image_id '0a1b' repeats the one at data[0] with "
+        "other OCR; keep one of the two records"
+    )
+
+
+def test_an_image_missing_from_the_given_ocr_file_names_that_file(tmp_path: Path) -> None:
+    data = _fixture(OCR)
+    path = tmp_path / "ocr.json"
+    path.write_text(json.dumps(dict(data, data=data["data"][1:])), encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_textcaps(TEXTCAPS, path)
+    assert f"image '0a1b' has no record in the OCR file {path}" in str(info.value)
+    assert "?ocr=" not in str(info.value)
+
+
+def test_validate_names_a_caption_by_its_place_in_the_file(tmp_path: Path) -> None:
+    """Keys of caption rows said [row 1]; the docs promise data[i] / annotations[i]."""
+    from glyphbench.prompts.audit import audit
+
+    data = _fixture(TEXTCAPS)
+    quoted = dict(data["data"][0], caption_id=99, caption_str='A "Zesta" can by a SALE sign')
+    data["data"].append(dict(quoted, ocr_tokens=["SALE"]))
+    path = tmp_path / "caps.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    slot = [f for f in audit(f"textcaps:{path}?ocr={OCR}") if f.kind == "ambiguous_slot"]
+    assert [(f.line, f.key) for f in slot] == [(None, f"data[{len(data['data']) - 1}]")]
