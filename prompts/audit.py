@@ -402,16 +402,30 @@ def audit_default(folder: str | Path | None = None) -> list[Finding]:
 
 
 def audit_rows(
-    frame: pd.DataFrame, file: str, first_line: int | None, *, captions: bool = False
+    frame: pd.DataFrame,
+    file: str,
+    first_line: int | None,
+    *,
+    captions: bool = False,
+    positions: list[str] | None = None,
 ) -> list[Finding]:
     """User-table checks (one row per prompt): slots, strings, duplicates, categories, stated_*.
 
     ``captions``: the prompts are captions (no quote slot by design): the slot check
-    looks only at prompts holding a double quote.
+    looks only at prompts holding a double quote. ``positions``: each row's place in its
+    file as the reader named it (``data[5]``, ``annotations[7]``, ``line 3``), used
+    instead of a row number.
     """
     n = len(frame)
-    lines = [first_line + i for i in range(n)] if first_line is not None else [None] * n
-    keys = None if first_line is not None else [f"row {i}" for i in range(n)]
+    lines: list[int | None] = (
+        [first_line + i for i in range(n)] if first_line is not None else [None] * n
+    )
+    keys: list[str | None] | None = (
+        None if first_line is not None else [f"row {i}" for i in range(n)]
+    )
+    if positions is not None and len(positions) == n:
+        lines = [_position_line(p) for p in positions]
+        keys = [None if line is not None else p for p, line in zip(positions, lines, strict=True)]
     where = _located(file, lines, keys)
     prompts = frame["prompt"].astype(str).tolist()
     texts = frame["text"].astype(str).tolist()
@@ -461,9 +475,20 @@ def _audit(spec: str) -> list[Finding]:
     first_line = {"csv": 2, "jsonl": 1}.get(parsed.kind)
     file = parsed.target if parsed.kind != "hf" else spec
     captions = parsed.kind in CAPTION_SOURCES
-    return audit_rows(frame, file, first_line, captions=captions) + captions_left_out(
-        loaded.meta, file
+    positions = loaded.meta.get("caption_positions")
+    rows = audit_rows(
+        frame,
+        file,
+        first_line,
+        captions=captions,
+        positions=positions if isinstance(positions, list) else None,
     )
+    return rows + captions_left_out(loaded.meta, file)
+
+
+def _position_line(position: str) -> int | None:
+    """The line a caption's position names (``line 3``), or None (``data[5]``)."""
+    return int(position.removeprefix("line ")) if position.startswith("line ") else None
 
 
 def captions_left_out(meta: dict[str, object], file: str) -> list[Finding]:
@@ -476,7 +501,7 @@ def captions_left_out(meta: dict[str, object], file: str) -> list[Finding]:
 
 def _left_out_finding(item: dict[str, Any], file: str) -> Finding:
     position = str(item["position"])
-    line = int(position.removeprefix("line ")) if position.startswith("line ") else None
+    line = _position_line(position)
     key = None if line is not None else position
     caption = f"caption {item['caption_id']} {_clip(item['caption'])!r}"
     candidates = item["candidates"]

@@ -265,19 +265,26 @@ def _caption_set(spec: Spec, path: Path, captions: CaptionSet) -> PromptSet:
             f"no caption with one text to render among {len(captions.not_found)} without one "
             f"and {len(captions.ambiguous)} with several (see glyphbench prompts validate)",
         )
+    # each row's place in the file (data[5], annotations[7], line 3), for errors and validate
+    positions = [c.position for c in captions.found]
     frame = map_columns(
         caption_frame(captions.found, spec.kind),
         TableOptions(),
         where=str(path),
         first_line=None,
         kind=spec.kind,
+        positions=positions,
     )
     frame["source"] = spec.text
     return PromptSet(
         frame,
         source=spec.text,
         version=f"{spec.kind}-{_file_digest(path)}",
-        meta={"path": str(path), "captions_left_out": left_out(captions)},
+        meta={
+            "path": str(path),
+            "captions_left_out": left_out(captions),
+            "caption_positions": positions,
+        },
     )
 
 
