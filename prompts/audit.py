@@ -476,6 +476,9 @@ def _audit(spec: str) -> list[Finding]:
     file = parsed.target if parsed.kind != "hf" else spec
     captions = parsed.kind in CAPTION_SOURCES
     positions = loaded.meta.get("caption_positions")
+    lines = loaded.meta.get("line_numbers")
+    if positions is None and isinstance(lines, list):  # JSONL: blank lines counted
+        positions = [f"line {line}" for line in lines]
     rows = audit_rows(
         frame,
         file,

@@ -339,15 +339,19 @@ def _load_table(parsed: Spec, options: TableOptions) -> PromptSet:
     if path.suffix.lower() not in expected:
         raise InputError(path, f"a {parsed.kind} source needs a {'/'.join(expected)} file")
     frame = read_table(path, text_columns=True)
+    lines = frame.attrs.get(LINE_NUMBERS)  # a JSONL row's line, blank lines counted
     frame = map_columns(
         frame, options, where=str(path), first_line=_FIRST_LINE[parsed.kind], kind=parsed.kind
     )
     frame["source"] = parsed.text
+    meta: dict[str, Any] = {"path": str(path)}
+    if lines is not None and len(lines) == len(frame):  # for `prompts validate`'s findings
+        meta["line_numbers"] = list(lines)
     return PromptSet(
         frame,
         source=parsed.text,
         version=f"{parsed.kind}-{_file_digest(path)}",
-        meta={"path": str(path)},
+        meta=meta,
     )
 
 

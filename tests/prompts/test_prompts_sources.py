@@ -466,3 +466,14 @@ def test_a_text_at_the_length_limit_loads(tmp_path: Path) -> None:
     text = ("word " * MAX_TEXT_CHARS)[:MAX_TEXT_CHARS].strip() + "s"
     path.write_text(json.dumps({"text": text, "prompt": "say it"}) + "\n", encoding="utf-8")
     assert load_source(f"jsonl:{path}").frame["char_length"].tolist() == [MAX_TEXT_CHARS]
+
+
+def test_validate_names_a_jsonl_rows_line_with_blank_lines_counted(tmp_path: Path) -> None:
+    """Load errors counted blank lines; validate's findings said line 2 for line 4."""
+    from glyphbench.prompts.audit import audit
+
+    row = json.dumps({"prompt": 'A sign "A"', "text": "A"})
+    path = tmp_path / "blank.jsonl"
+    path.write_text(f"{row}\n\n\n{row}\n", encoding="utf-8")
+    found = {(f.kind, f.line) for f in audit(f"jsonl:{path}")}
+    assert ("duplicate", 4) in found and ("duplicate", 2) not in found
