@@ -102,7 +102,9 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
         raise InputError(results, f"missing columns {missing}")
     if frame.empty:
         raise InputError(results, "no rows: nothing to report (has the run made any image?)")
-    unnamed = frame["model"].isna() | (frame["model"].astype(str).str.strip() == "")
+    model = frame["model"]  # a dictionary column: its few distinct values checked, not each row
+    blank = [value for value in pd.unique(model.dropna()) if not str(value).strip()]
+    unnamed = model.isna() | model.isin(blank)
     if unnamed.any():  # rows of no model would be pooled under one label, or break the tables
         raise InputError(
             results,
