@@ -73,6 +73,9 @@ class FakeApi:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.polls: dict[str, int] = defaultdict(int)
         self.redirect_to = ""
+        #: Where BFL's polling URLs point (default: this server); another origin tests
+        #: that the key does not follow them there.
+        self.polling_base = ""
         self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.api = self
         self.server.daemon_threads = True
@@ -254,7 +257,7 @@ class Handler(BaseHTTPRequestHandler):
         elif provider == "bfl":
             task_id = hashlib.sha256(f"{prompt}|{seed}|{time.time()}".encode()).hexdigest()[:16]
             self.api.tasks[task_id] = {"prompt": prompt, "seed": seed, "action": action}
-            polling = f"{self.api.url}/bfl/v1/get_result?id={task_id}"
+            polling = f"{self.api.polling_base or self.api.url}/bfl/v1/get_result?id={task_id}"
             self.send_json(200, {"id": task_id, "polling_url": polling})
         elif provider == "google" and self.path.endswith(":predict"):
             prediction = {"bytesBase64Encoded": image, "mimeType": "image/png"}

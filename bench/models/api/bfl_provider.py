@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from pydantic import Field
 
@@ -68,6 +68,17 @@ def connect(options: BflOptions, key: str) -> Any:
     return _BflClient(httpx.Client(timeout=options.timeout), base, key)
 
 
+#: BFL's own domain: its regional API hosts (``api.us1.bfl.ai``) get the key when the
+#: base URL is the default one (a polling URL names the region that holds the task).
+BFL_SITE = "bfl.ai"
+
+
+def _origin(parts: SplitResult) -> tuple[str, str, int | None]:
+    """Scheme, host and port (the scheme's default where none is written)."""
+    default = {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
 class _BflClient:
     """The httpx client, the API's base URL and the key (kept out of every message)."""
 
@@ -77,15 +88,36 @@ class _BflClient:
         self.key = key
 
     def headers(self, url: str) -> dict[str, str]:
-        """The key only for the API's own site (``api.us1.bfl.ai`` for ``api.bfl.ai``)."""
+        """The key only for the API's own origin (:meth:`same_site`)."""
         return {"accept": "application/json", "x-key": self.key} if self.same_site(url) else {}
 
     def same_site(self, url: str) -> bool:
-        host, base = urlsplit(url).hostname or "", urlsplit(self.base).hostname or ""
-        if host == base:
+        """Whether ``url`` may carry the key: the base URL's own origin (scheme, host and
+        port), or, for BFL's own API, one of its regional hosts over HTTPS
+        (``api.us1.bfl.ai`` answers for ``api.bfl.ai``: its polling URLs name them).
+
+        A host sharing only the base's last two labels is no longer enough: for a proxy at
+        ``bfl-proxy.example.co.uk`` that let the key go to ``attacker.co.uk``, and a
+        different scheme or port took it over plain HTTP or to another server.
+
+        >>> client = _BflClient(None, "https://api.bfl.ai", "k")
+        >>> [client.same_site(u) for u in ("https://api.us1.bfl.ai/v1/get_result",
+        ...  "http://api.bfl.ai/x", "https://api.bfl.ai:8443/x", "https://evil.ai/x")]
+        [True, False, False, False]
+        >>> proxy = _BflClient(None, "https://bfl-proxy.example.co.uk", "k")
+        >>> proxy.same_site("https://attacker.co.uk/poll"), proxy.same_site(proxy.base + "/p")
+        (False, True)
+        """
+        target, base = urlsplit(url), urlsplit(self.base)
+        if _origin(target) == _origin(base):
             return True
-        site = ".".join(base.split(".")[-2:])
-        return "." in site and not site.replace(".", "").isdigit() and host.endswith("." + site)
+        official = base.hostname == urlsplit(DEFAULT_BASE_URL).hostname
+        return (
+            official
+            and target.scheme == "https"
+            and _origin(target)[2] == 443
+            and (target.hostname or "").endswith("." + BFL_SITE)
+        )
 
     def close(self) -> None:
         self.http.close()

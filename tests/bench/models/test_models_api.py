@@ -136,6 +136,20 @@ def test_bfl_polls_until_ready_and_downloads_without_the_key(fake: FakeApi, tmp_
     assert len(downloads) == 2 and not any(e["key_sent"] for e in downloads)
 
 
+def test_bfl_sends_no_key_to_a_polling_url_of_another_origin(
+    fake: FakeApi, tmp_path: Path
+) -> None:
+    """The key went to any host sharing the base's last two labels, whatever its scheme and
+    port: here the same address on another port (docs/apis.md: no key to another host)."""
+    with FakeApi(fake.key) as elsewhere:
+        fake.polling_base = elsewhere.url
+        model = bound(get_model(spec_for("bfl", fake, "retries=0")), tmp_path)
+        [image] = model.generate(requests(1))
+    assert isinstance(image, Exception)  # the other server knows no such task
+    assert elsewhere.log and not any(entry.get("key_ok") for entry in elsewhere.log)
+    assert all("x-key" not in json.dumps(entry).lower() for entry in elsewhere.log)
+
+
 # --------------------------------------------------------------------------- retries
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_retries_429_500_malformed_json_then_succeeds(
