@@ -160,6 +160,8 @@ def _wait(session: Session, polling_url: str) -> str:
             raise ApiError(f"task {status}: {one_line(str(result.get('result') or ''), 150)}")
         if time.monotonic() > deadline:
             raise ApiError(f"task still {status or 'pending'} after {options.poll_timeout:g} s")
+        if session.stopped():  # the run is stopping: the task is left (resume pays again)
+            raise ApiError("not polled further: the run is stopping", retryable=False)
         session.sleep(options.poll_interval)
 
 

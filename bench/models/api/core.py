@@ -36,7 +36,6 @@ import os
 import re
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -138,6 +137,8 @@ class Session:
     sleep: Callable[[float], None]
     counts: Counter[str]
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: True once the run is stopping (Ctrl-C, SIGTERM): no retry, no further poll.
+    stopped: Callable[[], bool] = lambda: False
 
     def count(self, name: str, n: int = 1) -> None:
         with self.lock:
@@ -154,6 +155,7 @@ class Session:
                 self.policy,
                 sleep=self.sleep,
                 on_retry=lambda exc, wait: self.count("retries"),
+                stopped=self.stopped,
             )
         except ApiError as exc:
             raise ApiError(str(exc), status=exc.status, retryable=False) from None
@@ -235,7 +237,10 @@ class ApiModel(ModelAdapter):
         self.options = options
         self.context: RunContext | None = None
         self.counts: Counter[str] = Counter()
-        self.sleep: Callable[[float], None] = time.sleep
+        #: Set when the call to :meth:`generate` is interrupted: retries and polls stop,
+        #: and every wait (a Retry-After of minutes) ends at once.
+        self._stop = threading.Event()
+        self.sleep: Callable[[float], None] = self._pause
         self._session: Session | None = None
         self._cache: ResponseCache | None = None
         self._ledger: InFlightLedger | None = None
@@ -274,7 +279,13 @@ class ApiModel(ModelAdapter):
         key = next(iter(secrets.values()), "")
         client = self.provider.connect(self.options, key)
         self._session = Session(
-            client, self.model, self.options, self.options.policy(), self.sleep, self.counts
+            client,
+            self.model,
+            self.options,
+            self.options.policy(),
+            self.sleep,
+            self.counts,
+            stopped=self._stop.is_set,
         )
         if self.context is not None and self.context.cache_dir is not None:
             self._cache = ResponseCache(self.context.cache_dir)
@@ -292,8 +303,18 @@ class ApiModel(ModelAdapter):
         if not requests:
             return []
         workers = min(self.options.concurrency, len(requests))
+        self._stop.clear()
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="glyphbench-api") as pool:
-            return list(pool.map(self._one, requests))
+            try:
+                return list(pool.map(self._one, requests))
+            except BaseException:  # Ctrl-C or SIGTERM in the run: send nothing more
+                self._stop.set()  # requests under way finish; their retries and waits do not
+                pool.shutdown(wait=False, cancel_futures=True)  # queued ones never start
+                raise
+
+    def _pause(self, seconds: float) -> None:
+        """Wait ``seconds`` (a backoff, a poll interval), or less if the run stops."""
+        self._stop.wait(seconds)
 
     def _one(self, request: ImageRequest) -> Image.Image | ImageNotMade:
 
@@ -345,6 +366,7 @@ class ApiModel(ModelAdapter):
             session.policy,
             sleep=self.sleep,
             on_retry=lambda exc, wait: self._count("retries"),
+            stopped=self._stop.is_set,
         )
         return result
 

@@ -128,8 +128,12 @@ def call_with_retries(
     sleep: Callable[[float], None] = time.sleep,
     rng: random.Random | None = None,
     on_retry: Callable[[ApiError, float], None] | None = None,
+    stopped: Callable[[], bool] = lambda: False,
 ) -> T:
     """``call()``, retried while it raises a retryable :class:`ApiError` (at most ``retries`` more).
+
+    Once ``stopped()`` is true (the run got Ctrl-C or SIGTERM) no retry is sent: each one
+    may be billed, and a scheduler's SIGKILL follows its SIGTERM within minutes.
 
     >>> answers = iter([ApiError("busy", retryable=True, retry_after=0.0), "ok"])
     >>> def flaky():
@@ -147,11 +151,19 @@ def call_with_retries(
         except ApiError as exc:
             if not exc.retryable or attempt == policy.retries:
                 raise
+            if stopped():
+                raise _not_retried(exc) from None
             wait = policy.delay(attempt, exc.retry_after, rng)
             if on_retry is not None:
                 on_retry(exc, wait)
             sleep(wait)
+            if stopped():  # the stop came while waiting (the wait ends at once then)
+                raise _not_retried(exc) from None
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _not_retried(exc: ApiError) -> ApiError:
+    return ApiError(f"{exc} (not retried: the run is stopping)", status=exc.status)
 
 
 #: A run of this many characters of a secret (in any encoding) is redacted wherever it appears.

@@ -150,6 +150,34 @@ def test_bfl_sends_no_key_to_a_polling_url_of_another_origin(
     assert all("x-key" not in json.dumps(entry).lower() for entry in elsewhere.log)
 
 
+def test_an_interrupted_run_sends_no_retry_and_waits_out_no_retry_after(
+    fake: FakeApi, tmp_path: Path
+) -> None:
+    """After SIGTERM a run waited out each Retry-After (20 s) and sent three more paid
+    requests before it ended; now the first stop ends every wait and sends nothing more."""
+    import signal
+    import threading
+
+    fake.retry_after = "20"
+    fake.plan("(#1)", ["429"] * 5)
+    model = bound(get_model(spec_for("http", fake, "retries=4")), tmp_path)
+
+    def interrupt_when_the_first_request_is_answered() -> None:
+        while not fake.paid():
+            threading.Event().wait(0.01)
+        threading.Event().wait(0.2)  # the adapter is in its Retry-After wait
+        # A real signal (Ctrl-C), so the main thread's wait on the pool is interrupted.
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    threading.Thread(target=interrupt_when_the_first_request_is_answered, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        model.generate(requests(1))
+    assert len(fake.paid()) == 1  # no retry was sent
+    fake.plan("(#2)", ["ok"])  # the same model serves the resumed run as before
+    [image] = model.generate(requests(2))
+    assert not isinstance(image, Exception), image
+
+
 # --------------------------------------------------------------------------- retries
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_retries_429_500_malformed_json_then_succeeds(
