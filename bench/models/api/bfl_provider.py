@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import time
 from typing import Any, ClassVar
-from urllib.parse import SplitResult, urlsplit
 
 from pydantic import Field
 
 from glyphbench.models.api.core import JsonOptions, Provider, Session, add_provider
-from glyphbench.models.api.http_provider import download, read_json, send
+from glyphbench.models.api.http_provider import download, origin, read_json, send
 from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 DEFAULT_BASE_URL = "https://api.bfl.ai"
@@ -73,12 +72,6 @@ def connect(options: BflOptions, key: str) -> Any:
 BFL_SITE = "bfl.ai"
 
 
-def _origin(parts: SplitResult) -> tuple[str, str, int | None]:
-    """Scheme, host and port (the scheme's default where none is written)."""
-    default = {"https": 443, "http": 80}.get(parts.scheme)
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
-
-
 class _BflClient:
     """The httpx client, the API's base URL and the key (kept out of every message)."""
 
@@ -108,16 +101,11 @@ class _BflClient:
         >>> proxy.same_site("https://attacker.co.uk/poll"), proxy.same_site(proxy.base + "/p")
         (False, True)
         """
-        target, base = urlsplit(url), urlsplit(self.base)
-        if _origin(target) == _origin(base):
+        if origin(url) == origin(self.base):
             return True
-        official = base.hostname == urlsplit(DEFAULT_BASE_URL).hostname
-        return (
-            official
-            and target.scheme == "https"
-            and _origin(target)[2] == 443
-            and (target.hostname or "").endswith("." + BFL_SITE)
-        )
+        scheme, host, port = origin(url)
+        official = origin(self.base) == origin(DEFAULT_BASE_URL)
+        return official and (scheme, port) == ("https", 443) and host.endswith("." + BFL_SITE)
 
     def close(self) -> None:
         self.http.close()
