@@ -50,11 +50,18 @@ from urllib.parse import parse_qs, urlsplit
 from PIL import Image
 
 
-def image_png(prompt: str, seed: int) -> bytes:
-    """A 32x32 PNG whose colour follows (prompt, seed): different requests, different images."""
+def image_png(prompt: str, seed: int, note: str = "") -> bytes:
+    """A 32x32 PNG whose colour follows (prompt, seed): different requests, different images;
+    ``note`` goes in a text chunk (an API that writes the request's key there)."""
+    from PIL.PngImagePlugin import PngInfo
+
     digest = hashlib.sha256(f"{prompt}|{seed}".encode()).digest()
     buffer = io.BytesIO()
-    Image.new("RGB", (32, 32), (digest[0], digest[1], digest[2])).save(buffer, format="PNG")
+    info = PngInfo()
+    if note:
+        info.add_text("comment", note)
+    image = Image.new("RGB", (32, 32), (digest[0], digest[1], digest[2]))
+    image.save(buffer, format="PNG", pnginfo=info)
     return buffer.getvalue()
 
 
@@ -73,6 +80,8 @@ class FakeApi:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.polls: dict[str, int] = defaultdict(int)
         self.redirect_to = ""
+        #: Text each image carries in a PNG chunk (``key={key}`` echoes the key there).
+        self.image_note = ""
         #: Where BFL's polling URLs point (default: this server); another origin tests
         #: that the key does not follow them there.
         self.polling_base = ""
@@ -251,7 +260,8 @@ class Handler(BaseHTTPRequestHandler):
             self.succeed(provider, action, prompt, seed if seed is not None else -1)
 
     def succeed(self, provider: str, action: str, prompt: str, seed: int) -> None:
-        image = base64.b64encode(image_png(prompt, seed)).decode()
+        note = self.api.image_note.format(key=self.api.key)
+        image = base64.b64encode(image_png(prompt, seed, note)).decode()
         if provider == "openai":
             self.send_json(200, {"created": int(time.time()), "data": [{"b64_json": image}]})
         elif provider == "bfl":

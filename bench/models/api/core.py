@@ -335,7 +335,7 @@ class ApiModel(ModelAdapter):
             return NotAttempted(budget.reason(), cost_usd=0.0)
         sent = self._ledger.sent(key, price or 0.0) if self._ledger is not None else None
         try:
-            image, data = self._request(request)
+            image, _answer = self._request(request)
         except BaseException as exc:
             if isinstance(exc, Exception) and self._ledger is not None and sent is not None:
                 self._ledger.received(sent)  # an answer (or a failure) came back
@@ -347,7 +347,7 @@ class ApiModel(ModelAdapter):
         if budget is not None:
             budget.commit(price or 0.0)
         cost = NAN if price is None else price
-        self._store(key, request, "image", cost, data=data)
+        self._store(key, request, "image", cost, data=pixels_only(image))
         image.info[COST_KEY] = cost
         return image
 
@@ -464,6 +464,20 @@ class ApiModel(ModelAdapter):
         if callable(closer):
             with contextlib.suppress(Exception):  # closing is best effort
                 closer()
+
+
+def pixels_only(image: Image.Image) -> bytes:
+    """``image``'s pixels as a PNG and nothing else: what the cache keeps of an answer.
+
+    An answer's own file may carry metadata (a text chunk that echoes the request's key,
+    its headers); the decoded pixels are all a resumed run reads back.
+    """
+    from PIL import Image
+
+    bare = Image.frombytes(image.mode, image.size, image.tobytes())  # no info, no ICC profile
+    buffer = io.BytesIO()
+    bare.save(buffer, format="PNG", compress_level=1)  # fast: a cache, not an archive
+    return buffer.getvalue()
 
 
 def decode_image(data: bytes) -> Image.Image:

@@ -178,6 +178,23 @@ def test_an_interrupted_run_sends_no_retry_and_waits_out_no_retry_after(
     assert not isinstance(image, Exception), image
 
 
+def test_the_cache_keeps_no_key_an_answer_writes_into_its_image(
+    fake: FakeApi, tmp_path: Path
+) -> None:
+    """The cache stored the answer's file as it came, with a text chunk echoing the key;
+    it keeps the pixels alone, and a resumed run reads the same image back."""
+    fake.image_note = "key={key}"
+    model = bound(get_model(spec_for("http", fake)), tmp_path)
+    [image] = model.generate(requests(1))
+    assert not isinstance(image, Exception), image
+    stored = [p.read_bytes() for p in (tmp_path / "c").rglob("*") if p.is_file()]
+    assert stored and not any(KEY.encode() in data for data in stored)
+    again = bound(get_model(spec_for("http", fake)), tmp_path)
+    [cached] = again.generate(requests(1))
+    assert len(fake.paid()) == 1 and again.counts["cache_hits"] == 1
+    assert not isinstance(cached, Exception) and cached.tobytes() == image.tobytes()
+
+
 # --------------------------------------------------------------------------- retries
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_retries_429_500_malformed_json_then_succeeds(
