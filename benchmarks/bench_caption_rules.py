@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from glyphbench.core.bootstrap import wilson_interval
 from glyphbench.prompts.captions import Caption, read_vizwiz
-from glyphbench.report.analyse import _wilson
 
 JUDGEMENTS = Path(__file__).parent / "caption_judgements"
 #: Images whose captions the report that asked for this check quotes: kept out of the
@@ -67,7 +67,7 @@ def score(captions: list[Caption], judged: dict[str, set[str]]) -> dict[str, flo
     right = sum(_norm(c.text or "") in judged[c.caption_id] for c in given)
     naming = [c for c in captions if judged[c.caption_id]]
     got = sum(c.text is not None and _norm(c.text) in judged[c.caption_id] for c in naming)
-    (p_lo, r_lo), (p_hi, r_hi) = _wilson(
+    (p_lo, r_lo), (p_hi, r_hi) = wilson_interval(
         np.array([right, got], float), np.array([len(given), len(naming)], float)
     )
     return {
