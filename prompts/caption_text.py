@@ -50,6 +50,7 @@ never are, nor are the capitals of a caption written all in capitals.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -135,12 +136,25 @@ ORDINARY_CAPITALISED = _wordset(
 #: Share of a caption's words in capitals from which the caption is written all in
 #: capitals (its capitals then say nothing).
 SHOUTED_SHARE = 0.6
-#: Characters trimmed from a word's ends before comparing: ASCII punctuation and quotes,
-#: but not the signs that belong to a number ("$15", "20%").
-_END_PUNCT = "!\"#&'()*+,-./:;<=>?@[\\]^_`{|}~“”‘’«»"  # noqa: RUF001
+#: What a caption puts around a text, trimmed from a word's ends: sentence punctuation,
+#: quotes, brackets, dashes and ellipses (Unicode's too: "¡Hola!", „Hallo“, "STOP…").
+#: Signs a text carries are kept: "$15", "20%", "5+", "#1", "<b>hello</b>",
+#: "../../etc/passwd"; a bracket that closes one opened inside the word ("alert(1)"), a
+#: minus before a digit ("-5"), the point of an abbreviation ("U.S.A.", "Dr.").
+_LEAD_PUNCT = "\"'`([{*_,;:!?"
+_TRAIL_PUNCT = "\"'`)]}*_,;:!?.-"
+#: Unicode categories trimmed from either end: quotes (Pi, Pf), brackets (Ps, Pe),
+#: dashes (Pd); other punctuation (Po) only where :data:`_SENTENCE_MARKS` lists it.
+_TRIMMED_CATEGORIES = frozenset({"Pi", "Pf", "Ps", "Pe", "Pd"})
+_SENTENCE_MARKS = "…‥¡¿。、，．！？；：·"  # noqa: RUF001
+_BRACKETS = {")": "(", "]": "[", "}": "{"}
+#: Abbreviations whose point is written ("Dr. Pepper", "Main St."); a name's point, not
+#: the end of a sentence.
+ABBREVIATIONS = _wordset("mr mrs ms dr st jr sr inc ltd corp co bros mt ft prof")
+_INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # U.S.A (its last point trimmed)
 #: Punctuation after a word that ends a clause: a name never runs across it.
-_CLAUSE_END = ",.;:!?()[]{}—–"
-_SENTENCE_END = ".!?"
+_CLAUSE_END = ",.;:!?()[]{}—–…‥。、，．！？；："  # noqa: RUF001
+_SENTENCE_END = ".!?。！？"  # noqa: RUF001
 _WORD = re.compile(r"\S+")
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?<![\w])'([^']+?)'(?![\w])")
 
@@ -160,13 +174,19 @@ class Word:
 
     @property
     def key(self) -> str:
-        return self.text.lower()
+        """As compared: lower-cased, without an abbreviation's point ("Dr." as "Dr")."""
+        return self.text.lower().removesuffix(".")
+
+    @property
+    def first(self) -> str:
+        """The first letter or digit ("#1" gives "1"), else the first character."""
+        return next((c for c in self.text if c.isalnum()), self.text[0])
 
     @property
     def capital(self) -> bool:
         """Written as a name: a capital or a digit first (capitals of a shouted caption
         and the words of :data:`ORDINARY_CAPITALISED` do not count)."""
-        first = self.text[0]
+        first = self.first
         if self.key in ORDINARY_CAPITALISED or not (first.isupper() or first.isdigit()):
             return False
         return first.isdigit() or not (self.shouted and self.text.isupper())
@@ -189,16 +209,43 @@ class Word:
         return None if self.initial else letters[0].isupper()
 
 
+def _trims(char: str, lead: bool) -> bool:
+    if char in (_LEAD_PUNCT if lead else _TRAIL_PUNCT) or char in _SENTENCE_MARKS:
+        return True
+    return unicodedata.category(char) in _TRIMMED_CATEGORIES and char != "-"
+
+
+def _leads(token: str, at: int) -> bool:
+    """The caption's punctuation before a word starts at ``at``: an ellipsis ("...STOP",
+    not "../"), a dash but no minus ("-5")."""
+    if token[at] == "-":
+        return not token[at + 1 : at + 2].isdigit()
+    return _trims(token[at], True) or token.startswith("...", at)
+
+
 def _core(token: str) -> tuple[int, int]:
-    """Start and end of a token without the punctuation at its ends ("&" and "+" alone
-    stay whole: they join names)."""
-    if token in ("&", "+"):
-        return 0, len(token)
+    """Start and end of a token without the caption's punctuation at its ends (see
+    :data:`_LEAD_PUNCT`): what the text itself carries stays.
+
+    >>> [token[slice(*_core(token))] for token in ("¡Hola!", "„Hallo“", "(alert(1))", "U.S.A.")]
+    ['Hola', 'Hallo', 'alert(1)', 'U.S.A.']
+    """
     start, end = 0, len(token)
-    while start < end and token[start] in _END_PUNCT:
-        start += 1
-    while end > start and token[end - 1] in _END_PUNCT:
+    while start < end and _leads(token, start):
+        start = len(token) - len(token[start:].lstrip(".")) if token[start] == "." else start + 1
+    while end > start and _trims(token[end - 1], False):
         end -= 1
+    for close, open_ in _BRACKETS.items():  # give back the brackets the word closes
+        while token.count(open_, start, end) > token.count(close, start, end):
+            at = token.find(close, end)
+            if at < 0:
+                break
+            end = at + 1
+    core = token[start:end]
+    if token[end : end + 1] == "." and (
+        _INITIALISM.fullmatch(core) or (core.lower() in ABBREVIATIONS and core[:1].isupper())
+    ):
+        end += 1
     return start, end
 
 
@@ -238,8 +285,10 @@ def _caption_words(caption: str) -> tuple[Word, ...]:
         start, end = _core(chunk)
         if end == start:
             continue
-        breaks = any(c in _CLAUSE_END for c in chunk[end:] + chunk[:start])
         text = chunk[start:end]
+        # an initialism's point ("made in the U.S.A.") may end the sentence too; a title's not
+        tail = chunk[end - 1 :] if _INITIALISM.fullmatch(text[:-1]) else chunk[end:]
+        breaks = any(c in _CLAUSE_END for c in tail + chunk[:start])
         words.append(
             Word(
                 match.start() + start,
@@ -251,7 +300,7 @@ def _caption_words(caption: str) -> tuple[Word, ...]:
                 shouted,
             )
         )
-        initial = any(c in _SENTENCE_END for c in chunk[end:])
+        initial = any(c in _SENTENCE_END for c in tail)
     return tuple(words)
 
 
@@ -367,7 +416,7 @@ def textcaps_spans(caption: str, ocr_tokens: Iterable[str]) -> list[str]:
     ['Coca-Cola', 'CITY MARKET']
     """
     tokens = [token[slice(*_core(token))] for token in ocr_tokens]
-    vocabulary = {token.lower() for token in tokens} - {""}
+    vocabulary = {token.lower().removesuffix(".") for token in tokens} - {""}
     exact = set(tokens)
     words = caption_words(caption)
     runs = [_trim(run) for run in _runs(words, [w.key in vocabulary for w in words], False)]
@@ -528,7 +577,7 @@ def _after_cue(context: _Context, at: int) -> list[Word] | None:
     if i >= len(words) or words[i].number != words[i - 1].number + 1:
         return None
     rest = words[i:]
-    if _copied(rest[0]) and not rest[0].text[0].isdigit():  # a capital copies the text
+    if _copied(rest[0]) and not rest[0].first.isdigit():  # a capital copies the text
         keep = [_copied(w) or context.is_name(w) for w in rest]
         run = _trim(_runs(rest, keep, True)[0])
         return run or None
@@ -538,7 +587,7 @@ def _after_cue(context: _Context, at: int) -> list[Word] | None:
 def _copied(word: Word) -> bool:
     """After a cue: written with a capital or a digit first, whatever the word ("the
     text January", "named PARIS HILTON PASSPORT IN TOKYO"), but not "A" or "I"."""
-    first = word.text[0]
+    first = word.first
     return (first.isupper() or first.isdigit()) and word.key not in ("a", "i")
 
 

@@ -82,6 +82,40 @@ def test_a_hub_export_row_gives_one_prompt_per_reference_caption() -> None:
     assert [c.caption for c in captions.not_found] == ["a cab on a street"]
 
 
+def test_unicode_punctuation_around_a_text_is_trimmed() -> None:
+    """Ellipses, dashes, inverted marks and low quotes stayed on the word: the word no
+    longer equalled its OCR token (text_not_found), or the text kept them ("STOP…")."""
+    assert textcaps_spans("A sign …says STOP… here", ["STOP"]) == ["STOP"]
+    assert textcaps_spans("A red sign, STOP— then a road.", ["STOP"]) == ["STOP"]
+    assert textcaps_spans("A card that says ¡Hola! in red.", ["hola"]) == ["Hola"]
+    assert textcaps_spans("A mat saying „Hallo“ at a door.", ["HALLO"]) == ["Hallo"]
+    assert vizwiz_spans("a sign that says STOP… and more", []) == ["STOP"]
+    assert vizwiz_spans("a shirt that reads «Bonjour» in red", []) == ["Bonjour"]
+    # ASCII ones still go: a sentence's point, an ellipsis before a word, brackets around it
+    assert textcaps_spans("A sign that says STOP.", ["STOP"]) == ["STOP"]
+    assert vizwiz_spans("a sign that says ...STOP here", []) == ["STOP"]
+    assert vizwiz_spans("a can of (Coca-Cola) on a desk", ["a Coca-Cola can"]) == ["Coca-Cola"]
+
+
+def test_what_the_text_itself_carries_at_its_ends_is_kept() -> None:
+    """Every end character was trimmed: "<script>alert(1)</script>" became
+    "script>alert(1)</script", "../../etc/passwd" "etc/passwd", "U.S.A." "U.S.A"."""
+    script = "<script>alert(1)</script>"
+    assert textcaps_spans(f"A screen showing {script} in a browser", [script]) == [script]
+    assert vizwiz_spans("a screen that reads <b>hello</b>", []) == ["<b>hello</b>"]
+    assert vizwiz_spans("a screen that reads ../../etc/passwd", []) == ["../../etc/passwd"]
+    assert textcaps_spans("A flag reading U.S.A.", ["U.S.A."]) == ["U.S.A."]
+    assert textcaps_spans("The word 'Dr.' on a door.", ["Dr."]) == ["Dr."]
+    # a bracket the word opens is closed, a minus kept; a caption's point after them goes
+    assert vizwiz_spans("a screen that reads alert(1).", []) == ["alert(1)"]
+    assert vizwiz_spans("a thermometer that reads -5 degrees", []) == ["-5 degrees"]
+    assert vizwiz_spans("a sign that says 18+ only", []) == ["18+ only"]
+    # a title's point joins the name and compares as the bare title with other captions
+    assert vizwiz_spans("A can of Dr. Pepper.", ["a can of Dr Pepper soda"]) == ["Dr. Pepper"]
+    # an initialism's point still ends the sentence: no name runs on across it
+    assert vizwiz_spans("A flag of the U.S.A. The flag is red.", []) == ["U.S.A."]
+
+
 def test_the_known_textcaps_failure_the_docs_name() -> None:
     """docs/prompts.md names it: an ordinary word that is also an OCR token is taken as text."""
     assert textcaps_spans("an open door next to a sign", ["open"]) == ["open"]
