@@ -9,11 +9,15 @@ text was not found, with several the rule cannot decide which one the caption me
 both kinds are left out of the set, and ``glyphbench prompts validate`` lists them
 (``text_not_found``, ``ambiguous_span``) with the candidates.
 
-**TextCaps** (:func:`textcaps_spans`): a caption word is text when it equals one of
-the image's OCR tokens (both lower-cased, punctuation trimmed from their ends);
-contiguous matched words are one span, lower-case function words (:data:`FUNCTION_WORDS`)
-trimmed from its ends. The same words written twice ("stop" and "STOP") are one text,
-taken where the caption writes them as the OCR tokens do.
+**TextCaps** (:func:`textcaps_spans`): a caption word is text when its letters and
+digits, in any case, are those of one or more of the image's OCR tokens one after another:
+the signs the caption writes among or around them are the text's ("20%" of the token
+``20``, "Coca-Cola" of ``COCA`` and ``COLA``), a possessive no token carries is cut
+("King's" of ``KING``), and an end the token writes is given back ("Yahoo!" of
+``YAHOO!``). Contiguous matched words are one span, joined across "&" or "+", lower-case
+function words (:data:`FUNCTION_WORDS`) trimmed from its ends. The same words written
+twice ("stop" and "STOP") are one text, taken where the caption writes them as the OCR
+tokens do.
 
 **VizWiz-Captions** (:func:`vizwiz_spans`): no OCR tokens, so the caption's own
 signals, strongest first; the first kind that gives any candidate decides:
@@ -407,22 +411,116 @@ def one_text(
 # ---------------------------------------------------------------- TextCaps
 
 
+_PIECE = re.compile(r"[^\W_]+")  # a run of letters or digits
+_POSSESSIVE = re.compile(r"['’]s$")
+#: Words whose "'s" is a verb, not a possessive ("let's", "he's"): never cut.
+_CONTRACTED = FUNCTION_WORDS | _wordset("let he she who where what how when why")
+#: What a caption writes after a word to go on: never given back from a token ("SALE,").
+_SEPARATORS = ",;:"
+#: Signs that join two OCR tokens' words into one text ("Barnes & Noble").
+_JOINING_SIGNS = frozenset({"&", "+"})
+
+
+def _pieces(text: str) -> tuple[str, ...]:
+    return tuple(_PIECE.findall(text))
+
+
+@dataclass(frozen=True)
+class _Ocr:
+    """An image's OCR tokens, compared with caption words by their letters and digits
+    (the signs between and around them are the caption's to show: "20%" of the token
+    ``20``, "Coca-Cola" of ``COCA`` and ``COLA``)."""
+
+    forms: dict[tuple[str, ...], list[str]]  # lower-cased pieces -> the tokens
+    exact: frozenset[tuple[str, ...]]  # pieces as the tokens write them
+    longest: int
+
+    @classmethod
+    def of(cls, tokens: Iterable[str]) -> _Ocr:
+        forms: dict[tuple[str, ...], list[str]] = {}
+        exact: set[tuple[str, ...]] = set()
+        for token in tokens:
+            pieces = _pieces(token.strip())
+            if pieces:
+                forms.setdefault(_pieces(token.strip().lower()), []).append(token.strip())
+                exact.add(pieces)
+        return cls(forms, frozenset(exact), max(map(len, forms), default=0))
+
+    def covers(self, pieces: Sequence[str]) -> bool:
+        """The pieces are the pieces of OCR tokens one after another."""
+        reach = [True] + [False] * len(pieces)
+        for at in range(len(pieces)):
+            for n in range(1, min(self.longest, len(pieces) - at) + 1) if reach[at] else ():
+                reach[at + n] = reach[at + n] or tuple(pieces[at : at + n]) in self.forms
+        return bool(pieces) and reach[-1]
+
+    def around(self, pieces: Sequence[str], first: bool) -> Iterator[str]:
+        """What the tokens that may begin (``first``) or end the pieces write before their
+        first piece or after their last ("(" of "(555)", "." of "STOP.")."""
+        for n in range(1, min(self.longest, len(pieces)) + 1):
+            part = tuple(pieces[:n] if first else pieces[-n:])
+            for token in self.forms.get(part, ()):
+                found = list(_PIECE.finditer(token))
+                yield token[: found[0].start()] if first else token[found[-1].end() :]
+
+
+def _ocr_word(caption: str, word: Word, ocr: _Ocr) -> Word | None:
+    """The word as an OCR token's text, or None: its letters and digits are the tokens',
+    with the signs the caption writes among them ("20%", "$5.99"); a possessive that no
+    token carries is cut ("King's" of ``KING``); an end that the token writes too is
+    given back ("Yahoo!" of ``YAHOO!``)."""
+    if ocr.covers(_pieces(word.text.lower())):
+        return _token_ends(caption, word, ocr, True)
+    if _POSSESSIVE.search(word.text) and word.key[:-2] not in _CONTRACTED:
+        bare = replace(word, end=word.end - 2, text=word.text[:-2])
+        if ocr.covers(_pieces(bare.text.lower())):
+            return _token_ends(caption, bare, ocr, False)
+    return None
+
+
+def _token_ends(caption: str, word: Word, ocr: _Ocr, tail: bool) -> Word:
+    pieces = list(_PIECE.finditer(word.text.lower()))
+    keys = [p.group() for p in pieces]
+    first, last = word.start + pieces[0].start(), word.start + pieces[-1].end()
+    chunk_start = max(caption.rfind(c, 0, word.start) for c in " \t\n\r") + 1
+    before = caption[chunk_start:first].lower()
+    start, end = word.start, word.end
+    for lead in ocr.around(keys, True):
+        if lead and before.endswith(lead.lower()):
+            start = min(start, first - len(lead))
+    after = _WORD.match(caption, last)
+    for trail in ocr.around(keys, False) if tail and after is not None else ():
+        if trail.strip(_SEPARATORS) == trail and after.group().lower().startswith(trail.lower()):
+            end = max(end, last + len(trail))
+    if (start, end) == (word.start, word.end):
+        return word
+    chunk_end = after.end() if after is not None else end
+    outside = caption[chunk_start:start] + caption[end:chunk_end]  # "(555)" given back whole
+    breaks = any(c in _CLAUSE_END for c in outside)
+    return replace(word, start=start, end=end, text=caption[start:end], clause_end=breaks)
+
+
 def textcaps_spans(caption: str, ocr_tokens: Iterable[str]) -> list[str]:
-    """The caption's candidate texts: contiguous words equal to an OCR token.
+    """The caption's candidate texts: contiguous words that are OCR tokens' (see
+    :func:`_ocr_word`), joined across "&" or "+".
 
     >>> textcaps_spans("a shirt reading i love ny", ["I", "LOVE", "NY"])
     ['i love ny']
     >>> textcaps_spans("Coca-Cola by a CITY MARKET sign", ["coca-cola", "city", "market"])
     ['Coca-Cola', 'CITY MARKET']
+    >>> textcaps_spans("A book by Stephen King's on a shelf", ["STEPHEN", "KING"])
+    ['Stephen King']
     """
-    tokens = [token[slice(*_core(token))] for token in ocr_tokens]
-    vocabulary = {token.lower().removesuffix(".") for token in tokens} - {""}
-    exact = set(tokens)
-    words = caption_words(caption)
-    runs = [_trim(run) for run in _runs(words, [w.key in vocabulary for w in words], False)]
+    ocr = _Ocr.of(ocr_tokens)
+    found = [_ocr_word(caption, word, ocr) for word in caption_words(caption)]
+    keep = [word is not None for word in found]
+    words = [word or plain for word, plain in zip(found, caption_words(caption), strict=True)]
+    for at in range(1, len(words) - 1):
+        keep[at] = keep[at] or (words[at].text in _JOINING_SIGNS and keep[at - 1] and keep[at + 1])
+    runs = [_trim(run) for run in _runs(words, keep, False)]
 
     def agreement(run: Sequence[Word]) -> int:  # words written as the OCR tokens are
-        return sum(word.text in exact for word in run)
+        return sum(_pieces(word.text) in ocr.exact for word in run)
 
     return one_text(caption, [run for run in runs if run], agreement)
 

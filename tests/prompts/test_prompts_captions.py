@@ -82,6 +82,38 @@ def test_a_hub_export_row_gives_one_prompt_per_reference_caption() -> None:
     assert [c.caption for c in captions.not_found] == ["a cab on a street"]
 
 
+def test_textcaps_words_match_tokens_by_letters_and_digits() -> None:
+    """A caption word had to equal a token whole: "King's" of the token KING was no
+    match (a name cut to "Stephen"), nor "20%" of 20 ("off" alone), "Coca-Cola" of COCA
+    and COLA, "$5.99" of 5.99; "&" between two tokens' words split one name in two."""
+    assert textcaps_spans("A book by Stephen King's on a shelf", ["STEPHEN", "KING"]) == [
+        "Stephen King"
+    ]
+    assert textcaps_spans("a book by stephen king’s", ["STEPHEN", "KING"]) == ["stephen king"]
+    assert textcaps_spans("a sign that says 20% off", ["20", "OFF"]) == ["20% off"]
+    assert textcaps_spans("A can of Coca-Cola on a desk.", ["COCA", "COLA"]) == ["Coca-Cola"]
+    assert textcaps_spans("a price tag of $5.99", ["5.99"]) == ["$5.99"]
+    assert textcaps_spans("A Barnes & Noble store front.", ["BARNES", "NOBLE"]) == [
+        "Barnes & Noble"
+    ]
+    # a possessive a token carries stays; a contraction is no possessive to cut
+    assert textcaps_spans("A book by Stephen King's", ["STEPHEN", "KING'S"]) == ["Stephen King's"]
+    assert textcaps_spans("a sign that says let's go", ["LET", "GO"]) == ["go"]
+    # part of a word is no match; "&" joins only two tokens' words
+    assert textcaps_spans("A can of Coca-Cola on a desk.", ["COCA"]) == []
+    assert textcaps_spans("a can of Coke & a sandwich", ["COKE"]) == ["Coke"]
+
+
+def test_textcaps_gives_back_the_ends_a_token_writes() -> None:
+    """The token is evidence of the text's form: what it writes around its letters is the
+    text's where the caption writes it too; a comma stays the caption's."""
+    assert textcaps_spans("a sign for Yahoo! on a wall", ["YAHOO!"]) == ["Yahoo!"]
+    assert textcaps_spans("a sign for Yahoo! on a wall", ["YAHOO"]) == ["Yahoo"]
+    phone = textcaps_spans("a card with (555) 123-4567 on it", ["(555)", "123-4567"])
+    assert phone == ["(555) 123-4567"]
+    assert textcaps_spans("a sign that says sale, now", ["SALE,"]) == ["sale"]
+
+
 def test_unicode_punctuation_around_a_text_is_trimmed() -> None:
     """Ellipses, dashes, inverted marks and low quotes stayed on the word: the word no
     longer equalled its OCR token (text_not_found), or the text kept them ("STOP…")."""
