@@ -182,6 +182,11 @@ class Word:
         return self.text.lower().removesuffix(".")
 
     @property
+    def loud(self) -> bool:
+        """In capitals in a caption written in capitals: no sign of a name."""
+        return self.shouted and self.text.isupper()
+
+    @property
     def first(self) -> str:
         """The first letter or digit ("#1" gives "1"), else the first character."""
         return next((c for c in self.text if c.isalnum()), self.text[0])
@@ -193,7 +198,7 @@ class Word:
         first = self.first
         if self.key in ORDINARY_CAPITALISED or not (first.isupper() or first.isdigit()):
             return False
-        return first.isdigit() or not (self.shouted and self.text.isupper())
+        return first.isdigit() or not self.loud
 
     @property
     def shape(self) -> bool | None:
@@ -204,7 +209,7 @@ class Word:
             return False
         if any(c.isdigit() for c in self.text):
             return True
-        if not letters or (self.shouted and self.text.isupper()):
+        if not letters or self.loud:
             return None
         if len(letters) >= 2 and all(c.isupper() for c in letters):
             return True
@@ -322,7 +327,7 @@ def _trim(run: Sequence[Word]) -> list[Word]:
     in their sentence) at its ends."""
 
     def loose(word: Word) -> bool:
-        return word.key in _TRIMMED and (word.text.islower() or word.initial)
+        return word.key in _TRIMMED and (word.text.islower() or word.initial or word.loud)
 
     trimmed = list(run)
     while trimmed and loose(trimmed[0]):
@@ -667,7 +672,9 @@ def _lower_text(words: Sequence[Word], limit: int) -> list[Word] | None:
 
 
 def _after_cue(context: _Context, at: int) -> list[Word] | None:
-    """The text a cue at word ``at`` introduces: a capitalised name, else lower-case words."""
+    """The text a cue at word ``at`` introduces: a capitalised name, else lower-case words
+    (and so in a caption written in capitals, whose capitals say nothing: "A SIGN THAT
+    SAYS STOP ON A STREET" gives "STOP")."""
     words = context.words
     i = at + 1
     while i < len(words) and words[i].key in _AFTER_CUE and _adjacent(words[i - 1], words[i]):
@@ -675,7 +682,7 @@ def _after_cue(context: _Context, at: int) -> list[Word] | None:
     if i >= len(words) or words[i].number != words[i - 1].number + 1:
         return None
     rest = words[i:]
-    if _copied(rest[0]) and not rest[0].first.isdigit():  # a capital copies the text
+    if _copied(rest[0]) and not rest[0].first.isdigit() and not rest[0].loud:
         keep = [_copied(w) or context.is_name(w) for w in rest]
         run = _trim(_runs(rest, keep, True)[0])
         return run or None

@@ -178,6 +178,19 @@ def test_a_cue_of_writing_beats_other_names_and_a_first_word() -> None:
     assert vizwiz_spans("A reading comprehension checklist.", ["a checklist"]) == []
 
 
+def test_a_caption_in_capitals_reads_its_cued_words_as_lower_case_ones() -> None:
+    """Its capitals say nothing, yet they were read as a copied name: "STOP ON"."""
+    assert vizwiz_spans("A SIGN THAT SAYS STOP ON A STREET", []) == ["STOP"]
+    assert vizwiz_spans("A CAN THAT READS COCA COLA.", []) == ["COCA COLA"]
+    assert vizwiz_spans("A SIGN THAT SAYS SALE. A MAN WALKS BY", []) == ["SALE"]
+    # words that run into a verb are a clause: no text, as in lower case
+    assert vizwiz_spans("A SIGN THAT SAYS THE END IS NEAR", []) == []
+    # quotes and mixed case still decide; a caption in capitals in part is not one
+    assert vizwiz_spans('A SIGN THAT SAYS "STOP ON RED" ON A POLE', []) == ["STOP ON RED"]
+    assert vizwiz_spans("A SIGN THAT SAYS iPhone ON A TABLE", []) == ["iPhone"]
+    assert vizwiz_spans("A box labeled NASCAR 07 in red.", []) == ["NASCAR 07"]
+
+
 def test_lower_case_brands_marked_as_a_brand_are_found() -> None:
     """Lower-case brands ("fanta") were never found."""
     assert vizwiz_spans("an orange and blue can of fanta brand soda", []) == ["fanta"]
