@@ -26,14 +26,16 @@ signals, strongest first; the first kind that gives any candidate decides:
 2. what a cue of writing introduces (*says*, *reads*, *labeled*, *titled*, *called*,
    *the word(s)*, ...: :data:`CUES`, :data:`NOUN_CUES`): a name, or lower-case words up
    to punctuation or a preposition (none when they run into a verb: "reads age is one
-   way ..."); and the name before or after *brand* ("Yoplait brand", "fanta brand",
+   way ..."; the words of a caption written in capitals count as lower-case ones); and the name before or after *brand* ("Yoplait brand", "fanta brand",
    "brand hollins,");
 3. names: runs of name words (below), joined by :data:`CONNECTORS` between capitalised
    words ("University of Waterloo", "Diary of a Wimpy Kid"), kept when another caption
    of the same image holds the same words (in any case) or when the run holds a coined
    word (in capitals, or capitalised and rare in wordfreq, Zipf below
    :data:`glyphbench.prompts.freq.RARE_ZIPF`: "Robitussin", "NASCAR"). One
-   everyday word alone ("Body", "Tea": Zipf from :data:`EVERYDAY_ZIPF`) is no name.
+   everyday word alone ("Body", "Tea": Zipf from :data:`EVERYDAY_ZIPF`) is no name. A
+   name's possessive is decided by the other captions, else both forms are candidates
+   (:meth:`_Context.possessive_forms`).
 
 A *name word* is decided over all captions of the image: it is written with a capital
 inside a sentence, in capitals, in mixed case (``iPhone``) or with digits more often
@@ -614,15 +616,20 @@ class _Context:
         """Another caption of the image holds the run's words (in any case)."""
         return next(self._holders(run), None) is not None
 
-    def possessive_off(self, run: list[Word]) -> list[Word]:
-        """The run without a possessive 's that the image's other captions do not write
-        ("Humanware's contact information" where another caption writes "Humanware")."""
+    def possessive_forms(self, run: list[Word]) -> list[list[Word]]:
+        """The run's forms as a name when it ends in a possessive 's: without it where
+        another caption of the image writes the name so ("Humanware's contact information"
+        beside "a Humanware pamphlet"), with it where another writes the possessive
+        ("Kellogg's"), else both, for the caption says nothing of which the object carries
+        (a brand may: "Campbell's"; an owner does not: "Humanware's"), and two candidates
+        leave it out."""
         last = run[-1]
-        if not re.search(r"['’]s$", last.text):
-            return run
-        bare = replace(last, end=last.end - 2, text=last.text[:-2])
-        shorter = [*run[:-1], bare]
-        return shorter if self.shared(shorter) else run
+        if not _POSSESSIVE.search(last.text) or last.key[:-2] in _CONTRACTED:
+            return [run]
+        shorter = [*run[:-1], replace(last, end=last.end - 2, text=last.text[:-2])]
+        if self.shared(shorter):
+            return [shorter]
+        return [run] if self.shared(run) else [run, shorter]
 
     def cut_short(self, run: Sequence[Word]) -> bool:
         """A name goes on past the run: the caption capitalises the word right next to it
@@ -792,9 +799,9 @@ def _names(context: _Context) -> list[str]:
             continue
         if _everyday_word(run) or context.cut_short(run):
             continue
-        run = context.possessive_off(run)
-        if context.shared(run) or any(_coined(w) for w in run):
-            kept.append(run)
+        for form in context.possessive_forms(run):
+            if context.shared(form) or any(_coined(w) for w in form):
+                kept.append(form)
     named = [run for run in kept if not _number(run)]
     return one_text(context.caption, named or kept)
 

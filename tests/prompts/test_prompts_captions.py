@@ -228,6 +228,25 @@ def test_a_name_is_never_kept_in_part() -> None:
     assert vizwiz_spans("A page with Humanwise's contact information.", humanwise) == ["Humanwise"]
 
 
+def test_a_possessive_no_other_caption_decides_leaves_two_candidates() -> None:
+    """docs/prompts.md said "Humanware's contact information" gives Humanware, the code
+    gave "Humanware's": with no other caption to say, the caption cannot tell an owner's
+    possessive from a brand's own ("Hellmann's"), so both are candidates, and the caption
+    is left out rather than given either."""
+    assert vizwiz_spans("Humanware's contact information", []) == ["Humanware's", "Humanware"]
+    assert vizwiz_spans("A jar of Hellmann's mayonnaise.", ["A jar of mayo"]) == [
+        "Hellmann's",
+        "Hellmann",
+    ]
+    # another caption decides: its possessive keeps it, its bare name drops it
+    assert vizwiz_spans("A jar of Hellmann's mayonnaise.", ["A jar of Hellmann's mayo"]) == [
+        "Hellmann's"
+    ]
+    assert vizwiz_spans("A box of Kellogg's cereal.", ["a Kellogg cereal box"]) == ["Kellogg"]
+    # "'s" of a verb is no possessive
+    assert vizwiz_spans("It's a can of Robitussin.", []) == ["Robitussin"]
+
+
 def test_two_different_names_are_both_candidates() -> None:
     others = ["A black BlackBerry phone", "an iPhone 4S box"]
     assert vizwiz_spans("A BlackBerry phone next to an iPhone 4S box.", others) == [
