@@ -26,8 +26,8 @@ signals, strongest first; the first kind that gives any candidate decides:
 2. what a cue of writing introduces (*says*, *reads*, *labeled*, *titled*, *called*,
    *the word(s)*, ...: :data:`CUES`, :data:`NOUN_CUES`): a name, or lower-case words up
    to punctuation or a preposition (none when they run into a verb: "reads age is one
-   way ..."; the words of a caption written in capitals count as lower-case ones); and the name before or after *brand* ("Yoplait brand", "fanta brand",
-   "brand hollins,");
+   way ..."; the words of a caption written in capitals count as lower-case ones); and
+   the name before or after *brand* ("Yoplait brand", "fanta brand", "brand hollins,");
 3. names: runs of name words (below), joined by :data:`CONNECTORS` between capitalised
    words ("University of Waterloo", "Diary of a Wimpy Kid"), kept when another caption
    of the same image holds the same words (in any case) or when the run holds a coined
@@ -107,6 +107,8 @@ _TEXT_ENDS = _wordset(
     "beside sitting lying laying placed written printed across along inside outside behind "
     "below above underneath against around through"
 )
+#: Words that open a noun phrase after a preposition ("ON A STREET"): a place, no text.
+_DETERMINERS = _ARTICLES | _wordset("this that these those his her their its my your our some")
 #: Words that show a cue's lower-case words are a clause, not a text ("reads age is one
 #: way to keep score"): the cue's text is then not decided.
 _CLAUSE_WORDS = _wordset(
@@ -161,7 +163,10 @@ _INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")  # U.S.A (its last point tr
 #: Punctuation after a word that ends a clause: a name never runs across it.
 _CLAUSE_END = ",.;:!?()[]{}—–…‥。、，．！？；："  # noqa: RUF001
 _SENTENCE_END = ".!?。！？"  # noqa: RUF001
-_WORD = re.compile(r"\S+")
+#: A caption's chunks: split at spaces, and after a dash or an ellipsis written between
+#: words without spaces ("labeled—Pepsi—on"); a dash alone is a chunk (no word joins
+#: across it).
+_WORD = re.compile(r"[^\s—–…]+[—–…]*|[—–…]+")
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|(?<![\w])'([^']+?)'(?![\w])")
 
 
@@ -660,14 +665,23 @@ class _Context:
         return word.key not in ORDINARY_CAPITALISED and (word.key in self.names or _coined(word))
 
 
-def _lower_text(words: Sequence[Word], limit: int) -> list[Word] | None:
+def _lower_text(words: Sequence[Word], limit: int, strict: bool = False) -> list[Word] | None:
     """Lower-case words that a cue introduces: up to punctuation or a preposition; None
-    when they start with a function word, run into a verb or run past ``limit``."""
+    when they start with a function word, run into a verb or run past ``limit``. With
+    ``strict`` (a caption in capitals) a preposition ends the text only before an article
+    or the caption's end ("STOP ON A STREET"), else the text is undecided ("HANDLE WITH
+    CARE" may be one)."""
     if not words or words[0].key in _NOT_A_TEXT_START or words[0].key.endswith("ing"):
         return None  # "-ing": a verb ("called displaying on the screen")
     taken = [words[0]]
-    for word in words[1:]:
-        if not _adjacent(taken[-1], word) or word.key in _TEXT_ENDS:
+    for at, word in enumerate(words[1:], 1):
+        if not _adjacent(taken[-1], word):
+            break
+        if word.key in _TEXT_ENDS:
+            then = words[at + 1] if at + 1 < len(words) else None
+            place = then is None or not _adjacent(word, then) or then.key in _DETERMINERS
+            if strict and not place:
+                return None
             break
         if word.key in _CLAUSE_WORDS:
             return None
@@ -693,7 +707,7 @@ def _after_cue(context: _Context, at: int) -> list[Word] | None:
         keep = [_copied(w) or context.is_name(w) for w in rest]
         run = _trim(_runs(rest, keep, True)[0])
         return run or None
-    return _lower_text(rest, MAX_CUED_WORDS)
+    return _lower_text(rest, MAX_CUED_WORDS, strict=rest[0].loud)
 
 
 def _copied(word: Word) -> bool:

@@ -123,6 +123,9 @@ def test_unicode_punctuation_around_a_text_is_trimmed() -> None:
     assert textcaps_spans("A mat saying „Hallo“ at a door.", ["HALLO"]) == ["Hallo"]
     assert vizwiz_spans("a sign that says STOP… and more", []) == ["STOP"]
     assert vizwiz_spans("a shirt that reads «Bonjour» in red", []) == ["Bonjour"]
+    # a dash between words without spaces parts them ("labeled—Pepsi—on" was one word)
+    assert vizwiz_spans("A can labeled—Pepsi—on a desk", []) == ["Pepsi"]
+    assert textcaps_spans("A sign STOP—then a road.", ["STOP"]) == ["STOP"]
     # ASCII ones still go: a sentence's point, an ellipsis before a word, brackets around it
     assert textcaps_spans("A sign that says STOP.", ["STOP"]) == ["STOP"]
     assert vizwiz_spans("a sign that says ...STOP here", []) == ["STOP"]
@@ -185,6 +188,8 @@ def test_a_caption_in_capitals_reads_its_cued_words_as_lower_case_ones() -> None
     assert vizwiz_spans("A SIGN THAT SAYS SALE. A MAN WALKS BY", []) == ["SALE"]
     # words that run into a verb are a clause: no text, as in lower case
     assert vizwiz_spans("A SIGN THAT SAYS THE END IS NEAR", []) == []
+    # a preposition before no article may be the text's own: undecided, not "HANDLE"
+    assert vizwiz_spans("A BOX THAT READS HANDLE WITH CARE", []) == []
     # quotes and mixed case still decide; a caption in capitals in part is not one
     assert vizwiz_spans('A SIGN THAT SAYS "STOP ON RED" ON A POLE', []) == ["STOP ON RED"]
     assert vizwiz_spans("A SIGN THAT SAYS iPhone ON A TABLE", []) == ["iPhone"]
