@@ -491,8 +491,10 @@ def _ocr_word(caption: str, word: Word, ocr: _Ocr) -> Word | None:
 
 
 def _token_ends(caption: str, word: Word, ocr: _Ocr, tail: bool) -> Word:
-    pieces = list(_PIECE.finditer(word.text.lower()))
-    keys = [p.group() for p in pieces]
+    """The word with what its tokens write before its first letter or digit, or after its
+    last (``tail``), where the caption writes it too."""
+    pieces = list(_PIECE.finditer(word.text))
+    keys = [p.group().lower() for p in pieces]
     first, last = word.start + pieces[0].start(), word.start + pieces[-1].end()
     chunk_start = max(caption.rfind(c, 0, word.start) for c in " \t\n\r") + 1
     before = caption[chunk_start:first].lower()
@@ -501,12 +503,13 @@ def _token_ends(caption: str, word: Word, ocr: _Ocr, tail: bool) -> Word:
         if lead and before.endswith(lead.lower()):
             start = min(start, first - len(lead))
     after = _WORD.match(caption, last)
-    for trail in ocr.around(keys, False) if tail and after is not None else ():
-        if trail.strip(_SEPARATORS) == trail and after.group().lower().startswith(trail.lower()):
+    chunk_end = after.end() if after is not None else last
+    rest = caption[last:chunk_end].lower()
+    for trail in ocr.around(keys, False) if tail else ():
+        if trail and trail.strip(_SEPARATORS) == trail and rest.startswith(trail.lower()):
             end = max(end, last + len(trail))
     if (start, end) == (word.start, word.end):
         return word
-    chunk_end = after.end() if after is not None else end
     outside = caption[chunk_start:start] + caption[end:chunk_end]  # "(555)" given back whole
     breaks = any(c in _CLAUSE_END for c in outside)
     return replace(word, start=start, end=end, text=caption[start:end], clause_end=breaks)
