@@ -126,7 +126,8 @@ class Spec:
 
 
 def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
-    """``key=value`` pairs of a query; a later repeat of a key wins (as a dict keeps it).
+    """``key=value`` pairs of a query; a key given twice is refused, as a YAML mapping's is
+    (``rate=0.1&rate=0.9`` ran at 0.9 without a word).
 
     >>> list(_query_pairs("quality=30&"))
     [('quality', '30')]
@@ -134,8 +135,12 @@ def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
     Traceback (most recent call last):
     ...
     glyphbench.core.errors.InputError: jpeg??: '?' is not an option (write key=value)
+    >>> list(_query_pairs("rate=0.1&rate=0.9", "typo?rate=0.1&rate=0.9"))
+    Traceback (most recent call last):
+    ...
+    glyphbench.core.errors.InputError: typo?rate=0.1&rate=0.9: option 'rate' is given twice; ...
     """
-
+    seen: set[str] = set()
     for part in query.split("&"):
         if part:
             key, has_value, value = part.partition("=")
@@ -144,6 +149,9 @@ def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
                 raise InputError(spec or None, f"{key!r} is not an option (write key=value)")
             if not has_value:
                 raise InputError(spec or None, f"option {key!r} has no value (write {key}=VALUE)")
+            if key in seen:
+                raise InputError(spec or None, f"option {key!r} is given twice; keep one")
+            seen.add(key)
             yield key, unquote(value)
 
 

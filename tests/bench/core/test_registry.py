@@ -492,3 +492,15 @@ def test_malformed_option_queries_are_refused(spec: str, problem: str) -> None:
     with pytest.raises(InputError, match=re.escape(problem)):
         PLUGINS.resolve("codecs", spec)
     assert PLUGINS.resolve("codecs", "jpeg?quality=").options.quality == 75
+
+
+def test_a_spec_option_given_twice_is_refused_not_overwritten() -> None:
+    """``control:typo?rate=0.1&rate=0.9`` ran at 0.9 without a word."""
+    import pytest
+
+    from glyphbench.core.errors import InputError
+    from glyphbench.core.registry import Spec
+
+    with pytest.raises(InputError, match="option 'rate' is given twice; keep one"):
+        Spec.parse("control:typo?rate=0.1&rate=0.9")
+    assert Spec.parse("control:typo?rate=0.1").options == {"rate": "0.1"}
