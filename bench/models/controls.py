@@ -13,7 +13,7 @@ scores they get show what the OCR + scoring pipeline can measure:
 
 A sound measurement orders them blank < typo(high R) < typo(low R) < render.
 Every control is labelled ``is_control=True`` in results and reports.
-Option ``size`` (pixels, at least 32, default 512) sets the square image size;
+Option ``size`` (pixels, 32 to 4096, default 512) sets the square image size;
 ``rate`` (0..1) is required by ``typo`` and refused by the others
 (:class:`ControlOptions`, :class:`TypoOptions`).
 A text of more than :data:`MAX_RENDER_CHARS` characters (4,000) is refused before a run
@@ -309,7 +309,10 @@ class ControlOptions(Options):
     """Options of ``control:render`` and ``control:blank``."""
 
     size: int = Field(
-        default=DEFAULT_SIZE, ge=32, description="side of the square image, in pixels"
+        default=DEFAULT_SIZE,
+        ge=32,
+        le=4096,  # 60,000 passed and the run failed on 10.8 GB per image
+        description="side of the square image, in pixels",
     )
 
 

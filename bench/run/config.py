@@ -299,8 +299,10 @@ class GenerateSettings(_Strict):
     #: ``glyphbench``, a seed derived per image (:mod:`glyphbench.core.seeds`). A suite's default
     #: is ``benchmark``; runs without a suite use glyphbench's (None).
     seed_policy: Literal["benchmark", "glyphbench"] | None = None
-    images_per_prompt: int = Field(default=1, ge=1)
-    batch_size: int = Field(default=4, ge=1)
+    # Upper bounds catch a typo before the plan is made: 10 million images per prompt
+    # took 4 GB to plan a dry run, 100 million were killed for memory.
+    images_per_prompt: int = Field(default=1, ge=1, le=1000)
+    batch_size: int = Field(default=4, ge=1, le=4096)
     device: str = "auto"
 
     @field_validator("seeds")

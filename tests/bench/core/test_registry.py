@@ -504,3 +504,25 @@ def test_a_spec_option_given_twice_is_refused_not_overwritten() -> None:
     with pytest.raises(InputError, match="option 'rate' is given twice; keep one"):
         Spec.parse("control:typo?rate=0.1&rate=0.9")
     assert Spec.parse("control:typo?rate=0.1").options == {"rate": "0.1"}
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["--images-per-prompt", "100000000"], "--images-per-prompt: Input should be less"),
+        (["--batch-size", "99999999999"], "--batch-size: Input should be less"),
+        (["-m", "control:render?size=60000"], "option 'size': Input should be less"),
+    ],
+)
+def test_sizes_past_any_machine_are_refused_before_the_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    """A typo'd count planned a dry run for minutes and was killed for memory; a 60,000-pixel
+    control passed, wrote the run folder and failed every image."""
+    from tests.helpers.cli_runs import invoke_cli
+
+    models = [] if "-m" in args else ["-m", "control:blank"]
+    out = tmp_path / "run"
+    code, _, err = invoke_cli(["run", *models, *args, "--limit", "2", "--out", out], capsys)
+    assert code == 2 and said in err, err
+    assert not out.exists()
