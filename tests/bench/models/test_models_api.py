@@ -32,19 +32,22 @@ FAST = "backoff=0.01&max_backoff=0.05&timeout=5"
 
 
 def spec_for(provider: str, fake: FakeApi, extra: str = "") -> str:
-    """A spec pointing ``provider`` at the fake server, with fast retries."""
-    tail = f"&{extra}" if extra else ""
+    """A spec pointing ``provider`` at the fake server, with fast retries; ``extra``'s
+    options replace those (a spec refuses an option given twice)."""
+    fast = dict(part.split("=", 1) for part in FAST.split("&"))
+    more = dict(part.split("=", 1) for part in extra.split("&") if part)
+    tail = "&" + "&".join(f"{k}={v}" for k, v in {**fast, **more}.items())
     return {
-        "openai": f"api:openai/gpt-image-1?base_url={fake.url}/openai/v1&{FAST}{tail}",
-        "bfl": f"api:bfl/flux-pro-1.1?base_url={fake.url}/bfl&poll_interval=0.01&{FAST}{tail}",
-        "gemini": f"api:google/gemini-2.5-flash-image?base_url={fake.url}/google&{FAST}{tail}",
-        "imagen": f"api:google/imagen-4.0-generate-001?base_url={fake.url}/google&{FAST}{tail}",
+        "openai": f"api:openai/gpt-image-1?base_url={fake.url}/openai/v1{tail}",
+        "bfl": f"api:bfl/flux-pro-1.1?base_url={fake.url}/bfl&poll_interval=0.01{tail}",
+        "gemini": f"api:google/gemini-2.5-flash-image?base_url={fake.url}/google{tail}",
+        "imagen": f"api:google/imagen-4.0-generate-001?base_url={fake.url}/google{tail}",
         "http": (
             f"api:http/fake-gen?url={fake.url}/generic/generate"
             "&headers=%7B%22Authorization%22%3A%22Bearer%20%7Benv%3AGLYPH_FAKE_KEY%7D%22%7D"
             "&body=%7B%22prompt%22%3A%22%7Bprompt%7D%22%2C%22seed%22%3A%22%7Bseed%7D%22%7D"
             f"&image_field=output.image&refusal_status=%5B422%5D&refusal_match=content_policy"
-            f"&{FAST}{tail}"
+            f"{tail}"
         ),
     }[provider]
 
