@@ -10,6 +10,7 @@ their pooled aggregates and the bootstrap (``longtext_matched``, ``oneig_wac_tot
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import read_table, write_json, write_table
+from glyphbench.core.io import LINE_NUMBERS, read_table, write_json, write_table
 from glyphbench.core.schema import failed_mask
 from glyphbench.core.words import plural
 from glyphbench.scoring.table import METRICS
@@ -122,6 +123,8 @@ def score_command(
     frame = read_table(pairs, text_columns=True)
     expected_col = _column(frame, pairs, expected_col, ("expected", "text"), "--expected-col")
     ocr_col = _column(frame, pairs, ocr_col, ("ocr", "ocr_text"), "--ocr-col")
+    for column in (expected_col, ocr_col):
+        _strings_only(frame, column, pairs)
     scores = score_pairs(
         frame[expected_col],
         frame[ocr_col],
@@ -138,6 +141,22 @@ def score_command(
     if summary is not None:
         write_json(summary, headline(scored, family))
     typer.echo(f"scored {plural(len(frame), 'pair')} -> {out}")
+
+
+def _strings_only(frame: pd.DataFrame, column: str, pairs: Path) -> None:
+    """Refuse a JSON value that is no string (``["a"]`` was scored as the text "['a']",
+    ``true`` as "True"); a missing one is an empty text, as an empty CSV cell is."""
+    lines = frame.attrs.get(LINE_NUMBERS)
+    for row, value in enumerate(frame[column].tolist()):
+        if value is None or isinstance(value, str) or (isinstance(value, float) and value != value):
+            continue
+        line = lines[row] if lines is not None and row < len(lines) else None
+        raise InputError(
+            pairs,
+            f"{column} is {type(value).__name__} {json.dumps(value, default=str)[:40]}, not a "
+            'string; write the text as a JSON string ("...")',
+            line=line,
+        )
 
 
 def _column(

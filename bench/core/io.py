@@ -579,6 +579,9 @@ def _delimited_text(path: Path, sep: str) -> str:
 
     text = utf8_text(path)
     rows = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    # The csv module refuses a field over 131,072 characters; pandas reads any: no field
+    # of this file is longer than the file.
+    limit = csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
     try:
         header = next(rows, None)
         if header is None:
@@ -593,6 +596,8 @@ def _delimited_text(path: Path, sep: str) -> str:
             line = rows.line_num + 1
     except csv.Error as exc:
         raise InputError(path, f"cannot parse as CSV: {exc}", line=rows.line_num) from None
+    finally:
+        csv.field_size_limit(limit)
     return text
 
 

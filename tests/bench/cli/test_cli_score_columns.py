@@ -34,3 +34,25 @@ def test_a_table_without_known_columns_names_the_flag(tmp_path: Path) -> None:
         app, ["score", str(pairs), "--out", str(tmp_path / "o.csv"), *named]
     )
     assert result.exit_code == 0, result.output
+
+
+def test_a_json_value_that_is_no_string_is_refused_naming_its_line(tmp_path: Path) -> None:
+    """``["a"]`` was scored as the text "['a']" (NED 0.2) and ``true`` as "True"."""
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"expected": "a", "ocr": "a"}\n\n{"expected": ["a"], "ocr": "a"}\n')
+    out = tmp_path / "o.csv"
+    result = CliRunner().invoke(app, ["score", str(pairs), "--out", str(out)])
+    assert isinstance(result.exception, InputError)
+    assert str(result.exception).startswith(f"{pairs}:3: expected is list")
+    assert not out.exists()
+
+
+def test_a_csv_field_longer_than_the_csv_modules_limit_is_read(tmp_path: Path) -> None:
+    """The ragged-row check read fields with the csv module, whose limit is 131,072
+    characters: a 200,000-character text was refused though pandas reads it."""
+    pairs = tmp_path / "big.csv"
+    pairs.write_text(f"expected,ocr\n{'x' * 200_000},{'x' * 199_999}\n", encoding="utf-8")
+    out = tmp_path / "o.csv"
+    result = CliRunner().invoke(app, ["score", str(pairs), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(out)["exact_match"].tolist() == [False]
