@@ -86,6 +86,20 @@ def score_command(
     strip_punct: Annotated[
         bool, typer.Option(help="Strip COCO-Text punctuation from word ends before comparing.")
     ] = False,
+    nfkc: Annotated[
+        bool,
+        typer.Option(
+            "--nfkc",
+            help="Unicode NFKC first: composed and decomposed accents, ligatures and "
+            "full-width forms compare equal (docs/metrics.md, Normalisation).",
+        ),
+    ] = False,
+    fold_width: Annotated[
+        bool,
+        typer.Option(
+            "--fold-width", help="Full-width ASCII and half-width kana to their plain forms."
+        ),
+    ] = False,
     read_as: Annotated[
         str,
         typer.Option(
@@ -131,6 +145,8 @@ def score_command(
         families=(family,),
         keep_case=keep_case,
         strip_punct=strip_punct,
+        nfkc=nfkc,
+        fold_width=fold_width,
         read_as="units" if read_as == "units" else "lines",
     )
     clashes = [c for c in scores.columns if c in frame.columns]

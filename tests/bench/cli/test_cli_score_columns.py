@@ -56,3 +56,19 @@ def test_a_csv_field_longer_than_the_csv_modules_limit_is_read(tmp_path: Path) -
     result = CliRunner().invoke(app, ["score", str(pairs), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert pd.read_csv(out)["exact_match"].tolist() == [False]
+
+
+def test_nfkc_makes_composed_and_decomposed_accents_one_text(tmp_path: Path) -> None:
+    """``café`` written with a composed é and with e + U+0301 were two texts to `score`,
+    which had no flag for the normalisation a run's config has."""
+    import unicodedata
+
+    pairs = tmp_path / "pairs.csv"
+    composed, decomposed = (unicodedata.normalize(form, "café") for form in ("NFC", "NFD"))
+    pd.DataFrame({"expected": [composed], "ocr": [decomposed]}).to_csv(pairs, index=False)
+    plain, folded = tmp_path / "plain.csv", tmp_path / "nfkc.csv"
+    for out, flags in ((plain, []), (folded, ["--nfkc"])):
+        result = CliRunner().invoke(app, ["score", str(pairs), "--out", str(out), *flags])
+        assert result.exit_code == 0, result.output
+    assert pd.read_csv(plain)["exact_match"].tolist() == [False]
+    assert pd.read_csv(folded)["exact_match"].tolist() == [True]
