@@ -247,6 +247,8 @@ class Handler(BaseHTTPRequestHandler):
             )
         elif action == "500":
             self.send_json(500, {"error": {"message": "internal error"}})
+        elif action == "huge":  # an endpoint that sends far more than an image
+            self.send_bytes(200, b'{"pad": "' + b"x" * 200_000 + b'"}', "application/json")
         elif action == "malformed":
             self.send_bytes(200, b'{"data": [{"b64_json": "iVBOR', "application/json")
         elif action == "echo-key":

@@ -159,15 +159,50 @@ def connect(options: Any, key: str) -> Any:
     return httpx.Client(timeout=options.timeout, follow_redirects=False)
 
 
+#: The largest answer read (an image, its JSON): a broken or hostile endpoint that sends
+#: more would fill the memory (400 MB of JSON took a run to 2 GB, times ``concurrency``).
+MAX_ANSWER_BYTES = 128 * 2**20
+
+
+def bounded(client: Any, method: str, url: str, **kwargs: Any) -> Any:
+    """``client.request(...)`` whose body is read only up to :data:`MAX_ANSWER_BYTES`;
+    larger is a final :class:`ApiError` (no retry: the endpoint would send it again)."""
+    import httpx
+
+    follow = kwargs.pop("follow_redirects", False)
+    request = client.build_request(method, url, **kwargs)
+    answer = client.send(request, stream=True, follow_redirects=follow)
+    try:
+        body, size = [], 0
+        for chunk in answer.iter_bytes():
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                raise ApiError(
+                    f"the answer is larger than {MAX_ANSWER_BYTES:,} bytes; not read further"
+                )
+            body.append(chunk)
+    finally:
+        answer.close()
+    plain = [  # the body is decoded already: no header may ask to decode it again
+        (name, value)
+        for name, value in answer.headers.multi_items()
+        if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    ]
+    return httpx.Response(
+        answer.status_code, headers=plain, content=b"".join(body), request=answer.request
+    )
+
+
 def download(url: str, timeout: float, client: Any = None) -> bytes:
     """GET an image URL (no key is sent: providers hand out signed URLs)."""
     import httpx
 
     try:
         if client is not None:
-            answer = client.get(url, timeout=timeout, follow_redirects=True)
+            answer = bounded(client, "GET", url, timeout=timeout, follow_redirects=True)
         else:
-            answer = httpx.get(url, timeout=timeout, follow_redirects=True)
+            with httpx.Client() as own:
+                answer = bounded(own, "GET", url, timeout=timeout, follow_redirects=True)
     except httpx.TimeoutException:
         raise ApiError(f"image download timed out after {timeout:g} s", retryable=True) from None
     except httpx.TransportError as exc:
@@ -204,7 +239,7 @@ def send(client: Any, method: str, url: str, **kwargs: Any) -> Any:
 
     for _ in range(MAX_REDIRECTS + 1):
         try:
-            answer = client.request(method, url, follow_redirects=False, **kwargs)
+            answer = bounded(client, method, url, follow_redirects=False, **kwargs)
         except httpx.TimeoutException:
             raise ApiError("timed out", retryable=True) from None
         except httpx.TransportError as exc:
