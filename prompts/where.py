@@ -7,7 +7,8 @@ with :mod:`ast` and accepted only when every part of it is on a short list:
 
 * column names (no leading underscore: pandas reserves ``__pd_eval_local_*`` for ``@``),
   and literals (strings, numbers, True/False/None, lists/tuples/sets of them);
-* comparisons (``== != < <= > >= in not in``), ``and or not``, ``& | ~``, arithmetic;
+* comparisons (``== != < <= > >= in not in``), ``and or not``, ``& | ~``, arithmetic
+  (``+ - * / // %``; no power, which can compute for ever);
 * calls to :data:`FUNCTIONS` by name, and ``COLUMN.str.METHOD(...)`` with METHOD in
   :data:`STR_METHODS`: the only attribute access there is.
 
@@ -63,8 +64,7 @@ _BIN_OPS = (
     ast.Mult,
     ast.Div,
     ast.FloorDiv,
-    ast.Mod,
-    ast.Pow,
+    ast.Mod,  # no ** : 2 ** 2 ** 100 would compute for ever
     ast.BitAnd,
     ast.BitOr,
 )
@@ -73,7 +73,7 @@ _CONSTANTS = (str, int, float, bool, type(None))
 
 ALLOWED = (
     "column names, literals, comparisons (== != < <= > >= in, not in), and/or/not, & | ~, "
-    f"arithmetic, {', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) with METHOD one of "
+    f"arithmetic (+ - * / // %), {', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) with METHOD one of "
     + ", ".join(sorted(STR_METHODS))
 )
 
