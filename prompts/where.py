@@ -73,7 +73,8 @@ _CONSTANTS = (str, int, float, bool, type(None))
 
 ALLOWED = (
     "column names, literals, comparisons (== != < <= > >= in, not in), and/or/not, & | ~, "
-    f"arithmetic (+ - * / // %), {', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) with METHOD one of "
+    f"arithmetic (+ - * / // %), {', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) "
+    "with METHOD one of "
     + ", ".join(sorted(STR_METHODS))
 )
 
