@@ -8,7 +8,8 @@ with :mod:`ast` and accepted only when every part of it is on a short list:
 * column names (no leading underscore: pandas reserves ``__pd_eval_local_*`` for ``@``),
   and literals (strings, numbers, True/False/None, lists/tuples/sets of them);
 * comparisons (``== != < <= > >= in not in``), ``and or not``, ``& | ~``, arithmetic
-  (``+ - * / // %``; no power, which can compute for ever);
+  (``+ - * / // %``, and ``**`` to a number of at most :data:`MAX_EXPONENT`: a power of
+  a power would compute for ever);
 * calls to :data:`FUNCTIONS` by name, and ``COLUMN.str.METHOD(...)`` with METHOD in
   :data:`STR_METHODS`: the only attribute access there is.
 
@@ -64,18 +65,23 @@ _BIN_OPS = (
     ast.Mult,
     ast.Div,
     ast.FloorDiv,
-    ast.Mod,  # no ** : 2 ** 2 ** 100 would compute for ever
+    ast.Mod,  # ** only to a small literal exponent (_arithmetic)
     ast.BitAnd,
     ast.BitOr,
 )
 _COMPARE_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
 _CONSTANTS = (str, int, float, bool, type(None))
 
+#: The largest exponent a filter may write (``10**6``): a power of a power
+#: (``2 ** 2 ** 100``) would compute for ever.
+MAX_EXPONENT = 64
+
+
 ALLOWED = (
     "column names, literals, comparisons (== != < <= > >= in, not in), and/or/not, & | ~, "
-    f"arithmetic (+ - * / // %), {', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) "
-    "with METHOD one of "
-    + ", ".join(sorted(STR_METHODS))
+    f"arithmetic (+ - * / // %, ** to a number up to {MAX_EXPONENT}), "
+    f"{', '.join(sorted(FUNCTIONS))}() and COLUMN.str.METHOD(...) "
+    "with METHOD one of " + ", ".join(sorted(STR_METHODS))
 )
 
 
@@ -110,6 +116,19 @@ def check_where(expression: str, option: str = "--where") -> None:
         raise InputError(option, f"{problem}: a filter may use only {ALLOWED}")
 
 
+def _arithmetic(node: ast.BinOp) -> bool:
+    """An allowed operator; a power only to a number literal of at most :data:`MAX_EXPONENT`."""
+    if isinstance(node.op, _BIN_OPS):
+        return True
+    exponent = node.right.value if isinstance(node.right, ast.Constant) else None
+    return (
+        isinstance(node.op, ast.Pow)
+        and type(exponent) in (int, float)
+        and isinstance(exponent, int | float)
+        and abs(exponent) <= MAX_EXPONENT
+    )
+
+
 def _only_in_strings(char: str, expression: str) -> bool:
     """Whether every ``char`` of ``expression`` lies inside a string literal (by tokens)."""
     import io
@@ -129,7 +148,7 @@ def _first_disallowed(node: ast.AST) -> ast.AST | None:
         children = list(node.values)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY_OPS):
         children = [node.operand]
-    elif isinstance(node, ast.BinOp) and isinstance(node.op, _BIN_OPS):
+    elif isinstance(node, ast.BinOp) and _arithmetic(node):
         children = [node.left, node.right]
     elif isinstance(node, ast.Compare) and all(isinstance(op, _COMPARE_OPS) for op in node.ops):
         children = [node.left, *node.comparators]

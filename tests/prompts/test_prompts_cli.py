@@ -294,7 +294,8 @@ def test_show_sample_shows_a_set_smaller_than_n(
 
     code, out, err = invoke_cli(["prompts", "show", f"csv:{csv}", "--sample"], capsys)
     assert code == 0, err
-    assert "2 prompts" in out and "hi" in out and "yo" in out
+    shown = " ".join(out.split())  # the console may wrap the title at a long temporary path
+    assert "2 prompts" in shown and "hi" in shown and "yo" in shown
 
 
 def test_show_names_its_own_option_for_a_negative_count(

@@ -39,7 +39,8 @@ def _hostile(marker: Path) -> list[str]:
         f"`text` == {touch}",
         "text.str.contains(**{'pat': 'x'})",
         "abs(*text)",
-        "word_count ** 2 ** 100 > 1",  # a power computes for ever: not in the list
+        "word_count ** 2 ** 100 > 1",  # a power of a power would compute for ever
+        "word_count ** word_count > 1",
     ]
 
 
@@ -63,7 +64,10 @@ def _frame() -> pd.DataFrame:
         ("text.str.contains('yo', case=False) or text.str.isdigit()", ["b", "c"]),
         ("prompt_id in ['a', 'c'] and not word_count > 1", ["a", "c"]),
         ("~(word_count == 1) | (text == 'hi')", ["a", "b"]),
-        ("abs(word_count - 3) * 2 >= 4 and 1 <= word_count < 3", ["a", "c"]),
+        (
+            "abs(word_count - 3) ** 2 >= 4 and 1 <= word_count < 3 and word_count < 10**6",
+            ["a", "c"],
+        ),
     ],
 )
 def test_the_documented_forms_still_select(where: str, ids: list[str]) -> None:
