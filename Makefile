@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.glyphbench-installed
 
-.PHONY: install test quick lint demo bench gpu-check npm-tools clean
+.PHONY: install test quick lint demo bench gpu-carry gpu-check npm-tools clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -76,12 +76,21 @@ bench: $(STAMP)
 ## under 8 minutes, no hub (benchmarks/gpu_check.py; GPU_CHECK_ARGS=--reduced runs it on CPU).
 ## No dependency install: a GPU machine may have no network; the venv's Python if there is
 ## one. Where glyphbench itself is not importable, it is installed editable, offline, alone.
+## The packages a bare CUDA image lacks travel as build/gpu-carry/site.tar.xz (`make gpu-carry`
+## here, then carry build/gpu-carry): gpu-check unpacks it onto PYTHONPATH when it is there.
 GPU_CHECK_JSON ?= gpu_check.json
-GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON))
+GPU_PYTHON ?= $(if $(wildcard $(BIN)/python),$(CURDIR)/$(BIN)/python,$(PYTHON))
+GPU_CARRY := build/gpu-carry/site.tar.xz
+GPU_SITE := /tmp/glyphbench-gpu-site
+GPU_ENV := $(if $(wildcard $(GPU_CARRY)),PYTHONPATH=$(GPU_SITE)$${PYTHONPATH:+:$$PYTHONPATH})
+gpu-carry:
+	bash benchmarks/gpu_carry.sh $(GPU_CARRY)
+
 gpu-check:
-	cd /tmp && $(GPU_PYTHON) -c 'import glyphbench' 2>/dev/null || \
+	if [ -f $(GPU_CARRY) ]; then mkdir -p $(GPU_SITE) && tar -xJf $(GPU_CARRY) -C $(GPU_SITE); fi
+	cd /tmp && $(GPU_ENV) $(GPU_PYTHON) -c 'import glyphbench' 2>/dev/null || \
 	  $(GPU_PYTHON) -m pip install -q --no-deps --no-build-isolation --no-index -e $(CURDIR)
-	$(GPU_PYTHON) benchmarks/gpu_check.py --json $(GPU_CHECK_JSON) $(GPU_CHECK_ARGS)
+	$(GPU_ENV) $(GPU_PYTHON) benchmarks/gpu_check.py --json $(GPU_CHECK_JSON) $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf $(VENV) build demo_out .pytest_cache .mypy_cache .ruff_cache
