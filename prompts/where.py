@@ -16,6 +16,11 @@ with :mod:`ast` and accepted only when every part of it is on a short list:
 Anything else (``@`` references, other attributes, dunders, lambdas, comprehensions,
 subscripts, calls to other names) is refused in one line that says what is allowed.
 
+The methods of :data:`REGEX_METHODS` take a regular expression, and Python's ``re``
+backtracks: ``(a+)+$`` on 25 a's and a '!' takes a second, and each further character
+doubles that. Their pattern must be a string literal of at most :data:`MAX_PATTERN_CHARS`
+characters with none of the shapes behind exponential backtracking (:func:`pattern_problem`).
+
 >>> check_where("cefr == 'A1' and word_count <= 2")
 >>> check_where("text.str.len() <= 4000 and text_id in ['w1', 'g1']")
 >>> where_problem("text.__class__")
@@ -25,6 +30,8 @@ subscripts, calls to other names) is refused in one line that says what is allow
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from typing import Any
 
 from glyphbench.core.errors import InputError
 
@@ -53,6 +60,20 @@ STR_METHODS = frozenset(
         "istitle",
     }
 )
+
+#: The methods of :data:`STR_METHODS` whose pattern is a regular expression (pandas'
+#: ``contains`` unless ``regex=False``).
+REGEX_METHODS = frozenset({"contains", "match", "fullmatch", "count"})
+
+#: The longest regular expression a filter may give.
+MAX_PATTERN_CHARS = 200
+
+#: A repetition of more than this many times counts as unbounded for backtracking: a
+#: repetition or an alternative inside one can take exponential time.
+MANY = 16
+
+#: How a refused pattern's reason begins (it names its own fix, not the list of forms).
+PATTERN = "the pattern "
 
 #: Functions a filter may call by name (pandas' own math functions, no lookup of a name).
 FUNCTIONS = frozenset({"abs"})
@@ -102,18 +123,125 @@ def where_problem(expression: str) -> str | None:
         return f"not a filter expression ({exc.msg}, column {exc.offset or 0})"
     bad = _first_disallowed(tree.body)
     if bad is None:
-        return None
+        return next(filter(None, map(_call_pattern_problem, _regex_calls(tree.body))), None)
     shown = ast.get_source_segment(expression.strip(), bad) or type(bad).__name__
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return f"{shown!r} is not allowed"
 
 
+def where_refusal(expression: str) -> str | None:
+    """The one-line refusal of ``expression`` (what is wrong, and what to write), or None."""
+    problem = where_problem(expression)
+    if problem is None or problem.startswith(PATTERN):
+        return problem
+    return f"{problem}: a filter may use only {ALLOWED}"
+
+
 def check_where(expression: str, option: str = "--where") -> None:
     """Raise a one-line :class:`InputError` naming ``option`` unless ``expression`` is allowed."""
-    problem = where_problem(expression)
-    if problem is not None:
-        raise InputError(option, f"{problem}: a filter may use only {ALLOWED}")
+    refusal = where_refusal(expression)
+    if refusal is not None:
+        raise InputError(option, refusal)
+
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why a filter may not search with the regular expression ``pattern``, or None.
+
+    Refused: patterns over :data:`MAX_PATTERN_CHARS` characters, back-references, and a
+    repetition or an alternative inside a repetition of more than :data:`MANY` (``(a+)+``,
+    ``(\\w+\\s)*``, ``(a|ab)+``): the shapes whose backtracking grows exponentially with
+    the text. A possessive repetition or an atomic group does not backtrack and passes.
+    Patterns that only grow polynomially (``.*a.*b``) pass.
+
+    >>> pattern_problem(r"^[A-Z][a-z]+ \\d{2,4}$")
+    >>> pattern_problem("(a+)+$").split(",")[0]
+    "the pattern '(a+)+$' repeats a repetition"
+    """
+    shown = repr(pattern if len(pattern) <= 40 else pattern[:37] + "...")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return f"{PATTERN}{shown} is longer than {MAX_PATTERN_CHARS} characters"
+    try:
+        parsed = _parse_regex(pattern)
+    except Exception as exc:  # re.error, and the parser's own errors on odd input
+        return f"{PATTERN}{shown} is not a regular expression ({exc})"
+    risk = _backtracking_risk(parsed, inside_many=False)
+    if risk is None:
+        return None
+    return f"{PATTERN}{shown} {risk}, which can take exponential time on a long text: {FIXES[risk]}"
+
+
+#: What to write instead, by what :func:`_backtracking_risk` found.
+FIXES = {
+    "repeats a repetition": "repeat once (for example '[\\w\\s]+' for '(\\w+\\s)+')",
+    "repeats a choice of alternatives": (
+        "search for each alternative on its own, joined by 'or' "
+        "(text.str.contains('cat') or text.str.contains('dog'))"
+    ),
+    "uses a back-reference": "a filter's pattern may not refer back to a group",
+}
+
+
+def _parse_regex(pattern: str) -> Any:
+    try:
+        from re import _parser  # type: ignore[attr-defined]  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as _parser
+    return _parser.parse(pattern)
+
+
+def _backtracking_risk(items: Any, inside_many: bool) -> str | None:
+    """What makes ``items`` (a parsed pattern) backtrack exponentially, or None."""
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    for op, arg in items:
+        name = str(op)
+        if name in ("GROUPREF", "GROUPREF_EXISTS"):
+            return "uses a back-reference"
+        if name in ("MAX_REPEAT", "MIN_REPEAT"):
+            _low, high, body = arg
+            if inside_many and high > 1:
+                return "repeats a repetition"
+            many = high == c.MAXREPEAT or high > MANY
+            found = _backtracking_risk(body, inside_many or many)
+        elif name == "BRANCH":
+            if inside_many:
+                return "repeats a choice of alternatives"
+            found = next(filter(None, (_backtracking_risk(b, False) for b in arg[1])), None)
+        elif name == "SUBPATTERN":
+            found = _backtracking_risk(arg[-1], inside_many)
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            found = _backtracking_risk(arg[1], inside_many)
+        else:  # literals, classes, anchors; POSSESSIVE_REPEAT and ATOMIC_GROUP never backtrack
+            found = None
+        if found is not None:
+            return found
+    return None
+
+
+def _regex_calls(node: ast.AST) -> Iterator[ast.Call]:
+    """The calls of an allowed expression whose first argument is a regular expression."""
+    for call in ast.walk(node):
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in REGEX_METHODS
+        ):
+            yield call
+
+
+def _call_pattern_problem(call: ast.Call) -> str | None:
+    keywords = {k.arg: k.value for k in call.keywords}
+    regex = keywords.get("regex")
+    if isinstance(regex, ast.Constant) and regex.value is False:
+        return None  # a plain substring
+    pattern = call.args[0] if call.args else keywords.get("pat")
+    if pattern is None:
+        return None  # pandas itself refuses a call with no pattern
+    if not (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str)):
+        method = call.func.attr if isinstance(call.func, ast.Attribute) else "str"
+        return f"{PATTERN}of {method}() must be a string literal"
+    return pattern_problem(pattern.value)
 
 
 def _arithmetic(node: ast.BinOp) -> bool:

@@ -75,8 +75,7 @@ from glyphbench.core.io import MAX_CONFIG_BYTES, read_text, slug
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.core.yaml_input import yaml_data
 from glyphbench.prompts.samplers import DEFAULT_SAMPLER
-from glyphbench.prompts.where import ALLOWED as WHERE_ALLOWED
-from glyphbench.prompts.where import where_problem
+from glyphbench.prompts.where import where_refusal
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
 from glyphbench.suites.protocol import expand_config
@@ -123,9 +122,9 @@ SamplerSpec = Annotated[str, AfterValidator(_resolves("samplers"))]
 
 def _allowed_filter(value: str) -> str:
     """A ``where`` the prompts' filter list allows, checked at load (pandas would run any code)."""
-    problem = where_problem(value)
-    if problem is not None:
-        raise ValueError(f"{problem}: a filter may use only {WHERE_ALLOWED}")
+    refusal = where_refusal(value)
+    if refusal is not None:
+        raise ValueError(refusal)
     return value
 
 

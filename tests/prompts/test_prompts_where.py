@@ -4,6 +4,7 @@ so only the listed forms pass (:mod:`glyphbench.prompts.where`), and a refused o
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -108,3 +109,76 @@ def test_prompts_select_refuses_the_reported_expression_and_writes_nothing(
     assert code == 2
     assert one_line(err).startswith("error: --where: '@' (a reference to a Python variable)")
     assert not marker.exists() and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "pattern, risk",
+    [
+        ("(a+)+$", "repeats a repetition"),
+        (r"(\w+\s?)*!", "repeats a repetition"),
+        ("(?:a+){2,100}", "repeats a repetition"),
+        ("(?=a+)+b", "repeats a repetition"),
+        ("(a|aa)+$", "repeats a choice of alternatives"),
+        (r"(a)\1", "uses a back-reference"),
+        ("x" * 201, "is longer than 200 characters"),
+        ("(", "is not a regular expression"),
+    ],
+)
+def test_a_pattern_that_backtracks_exponentially_is_refused(pattern: str, risk: str) -> None:
+    where = f"text.str.contains({pattern!r})"
+    with pytest.raises(InputError) as info:
+        select(PromptSet(_frame(), source="t"), where=where)
+    message = str(info.value)
+    assert message.startswith("--where: the pattern ") and risk in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "method",
+    ["contains", "match", "fullmatch", "count"],
+)
+def test_every_method_that_takes_a_regular_expression_is_checked(method: str) -> None:
+    assert "repeats a repetition" in (where_problem(f"text.str.{method}('(a+)+$') > 0") or "")
+    assert where_problem(f"text.str.{method}('[a-z]+$') > 0") is None
+
+
+@pytest.mark.parametrize(
+    "where, ids",
+    [
+        ("text.str.contains('(a+)+', regex=False)", []),  # a plain substring: nothing to fear
+        ("text.str.startswith('(a+)+')", []),  # startswith takes no pattern
+        ("text.str.contains('^[A-Za-z]+ ?[a-z]{0,3}$')", ["a", "b"]),
+        ("text.str.match('[0-9]{2}')", ["c"]),
+        ("text.str.contains('(?:yo ?){1,3}', case=False)", ["b"]),  # bounded: polynomial
+    ],
+)
+def test_patterns_without_those_shapes_still_select(where: str, ids: list[str]) -> None:
+    chosen = select(PromptSet(_frame(), source="t"), where=where)
+    assert chosen.frame["prompt_id"].tolist() == ids
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="possessive and atomic forms: Python 3.11+")
+def test_possessive_and_atomic_repetitions_pass() -> None:
+    assert where_problem("text.str.contains('(?>a+)+$')") is None
+    assert where_problem("text.str.contains('(?:a++)+$')") is None
+
+
+def test_a_pattern_that_is_not_a_literal_is_refused() -> None:
+    problem = where_problem("text.str.contains(prompt)")
+    assert problem == "the pattern of contains() must be a string literal"
+
+
+def test_prompts_select_refuses_a_runaway_pattern_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv = tmp_path / "ok.csv"
+    _frame()[["prompt", "text"]].to_csv(csv, index=False)
+    out = tmp_path / "o.csv"
+    code, err = glyphbench(
+        ["prompts", "select", f"csv:{csv}", "--out", out, "--where", "text.str.match('(a+)+$')"],
+        capsys,
+    )
+    assert code == 2
+    line = one_line(err)
+    assert line.startswith("error: --where: the pattern '(a+)+$' repeats a repetition"), line
+    assert "repeat once" in line and not out.exists()

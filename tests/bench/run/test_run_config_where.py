@@ -45,3 +45,21 @@ def test_a_run_where_flag_is_refused_before_anything_runs(
     code, err = glyphbench([*args, "--where", "text.__class__ == 1", "--dry-run"], capsys)
     assert code == 2 and "'text.__class__' is not allowed" in one_line(err)
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_config_where_with_a_runaway_pattern_is_refused_at_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    csv = _csv(tmp_path)
+    config = tmp_path / "slow.yaml"
+    config.write_text(
+        f"prompts: 'csv:{csv}'\nmodels: [control:render]\nout: {tmp_path / 'o'}\n"
+        "where: \"text.str.contains('(a|aa)+$')\"\n",
+        encoding="utf-8",
+    )
+    code, err = glyphbench(["run", "--config", config, "--dry-run"], capsys)
+    line = one_line(err)
+    assert code == 2
+    assert line.startswith(f"error: {config} [where]: the pattern '(a|aa)+$' repeats a choice")
+    assert "a filter may use only" not in line  # the pattern's own fix, not the list of forms
+    assert not (tmp_path / "o").exists()
