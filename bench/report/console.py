@@ -376,6 +376,18 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None or value != value else f"{value:.3f}"
 
 
+def _missing(value: Any) -> bool:
+    return value is None or value != value  # JSON's null, or NaN in memory
+
+
+def _why_unwidened(score: Mapping[str, Any]) -> str:
+    """Why a score has no reader-aware interval (:func:`~glyphbench.report.reader_aware.
+    reader_scores`): no interval at all below MIN_UNITS prompts, else a reader not carded."""
+    if _missing(score["lo"]) or _missing(score["hi"]):
+        return f"no interval (fewer than {MIN_UNITS} prompts)"
+    return "not measured (another reader)"
+
+
 def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
     """The answer's reader error in a few console lines (``answer.json``'s ``reader_error``):
     its headline, then, where a card widened the intervals, each score with both intervals
@@ -385,6 +397,8 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
     ...            "scores": [{"model": "m", "value": 0.8123, "lo": 0.8, "hi": 0.82,
     ...                        "reader_lo": 0.77, "reader_hi": 0.86},
     ...                       {"model": "o", "value": 0.5, "lo": 0.4, "hi": 0.6,
+    ...                        "reader_lo": None, "reader_hi": None},
+    ...                       {"model": "p", "value": 0.7, "lo": None, "hi": None,
     ...                        "reader_lo": None, "reader_hi": None}],
     ...            "comparisons": [
     ...                {"model_a": "m", "model_b": "n", "reader_verdict": "beyond it"},
@@ -392,7 +406,8 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
     >>> print("\\n".join(reader_error_lines(section)))
     Counted (c): 1 of 2 beyond.
       m  0.812 [0.800, 0.820]  with the reader's error [0.770, 0.860]
-      o  0.500 [0.400, 0.600]  with the reader's error: not measured
+      o  0.500 [0.400, 0.600]  with the reader's error: not measured (another reader)
+      p  0.700 [-, -]  with the reader's error: no interval (fewer than 5 prompts)
       m vs n: beyond it
     """
     lines = [str(section.get("headline", ""))]
@@ -403,8 +418,8 @@ def reader_error_lines(section: Mapping[str, Any]) -> list[str]:
         plain = (
             f"  {score['model']}  {_fmt(score['value'])} [{_fmt(score['lo'])}, {_fmt(score['hi'])}]"
         )
-        if score["reader_lo"] is None or score["reader_hi"] is None:  # another reader, few prompts
-            lines.append(f"{plain}  with the reader's error: not measured")
+        if _missing(score["reader_lo"]) or _missing(score["reader_hi"]):
+            lines.append(f"{plain}  with the reader's error: {_why_unwidened(score)}")
             continue
         lines.append(
             f"{plain}  with the reader's error [{_fmt(score['reader_lo'])}, "

@@ -140,3 +140,16 @@ def test_the_shipped_card_widens_only_rows_read_by_its_very_reader(
     other = json.loads((tmp_path / "other" / "report.json").read_text("utf-8"))["reader_error"]
     assert not other["measured"]
     assert "glyphbench's card is for fixture version 'fixture-2'" in other["source"]
+
+
+def test_a_score_without_an_interval_says_so_rather_than_not_measured(tmp_path: Path) -> None:
+    """Below MIN_UNITS prompts no interval is drawn, reader-aware or not: the console line
+    says that, not that the card's reader error was not measured."""
+    few = build_run(tmp_path / "few", n_prompts=3, models={"sharp": 0.0, "poor": 0.5}, n_errors=0)
+    card = _card(tmp_path / "card", np.where(np.arange(60) % 3 == 0, -0.3, 0.0))
+    args = ["report", str(few), "--out", str(tmp_path / "r"), "--n-boot", "50", "--by", ""]
+    result = CliRunner().invoke(app, [*args, "--reader-card", str(card)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())  # wrapped to the console's width
+    assert said.count("with the reader's error: no interval (fewer than 5 prompts)") == 2, said
+    assert "not measured" not in said
