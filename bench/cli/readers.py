@@ -13,6 +13,7 @@ from glyphbench.calibration.calibrate_icdar import MULTIWORD, calibrate_on_photo
 from glyphbench.cli.common import SOURCE_HELP
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import json_safe, locate_run, write_table
+from glyphbench.prompts.where import check_where
 from glyphbench.readers import DEFAULT_READER, get_reader
 from glyphbench.readers.scripts import LANG_SCRIPTS, reader_scripts
 from glyphbench.run.reading_store import stored_readers
@@ -144,6 +145,8 @@ def calibration_prompts(
     """``per_lang`` prompts of each language the reader reads, stratified by text kind."""
     import pandas as pd
 
+    if where:  # alone, as given: joined to each language's condition it would not read so
+        check_where(where)
     parts = []
     for lang, needs in LANG_SCRIPTS.items():
         if scripts is not None and not needs <= scripts:
