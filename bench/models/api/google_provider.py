@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import Field
 
 from glyphbench.models.api.core import JsonOptions, Provider, Session, add_provider
+from glyphbench.models.api.http_provider import capped_transport, too_large
 from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 #: finishReason values that mean the image was withheld by a safety filter.
@@ -74,9 +75,11 @@ class _GoogleClient:
         self.options = options
         self.key = key
         self.clients: dict[bool, Any] = {}
+        self.transports: list[Any] = []  # our httpx clients: the SDK does not close them
 
     def get(self, vertexai: bool) -> Any:
         if vertexai not in self.clients:
+            import httpx
             from google import genai
             from google.genai import types
 
@@ -85,17 +88,31 @@ class _GoogleClient:
                 api_version=self.options.api_version,
                 timeout=int(self.options.timeout * 1000),
                 retry_options=types.HttpRetryOptions(attempts=1),
-                # No redirects: httpx would carry the x-goog-api-key header to another host.
-                client_args={"follow_redirects": False},
+                # Our own httpx client: no redirects (httpx would carry the x-goog-api-key
+                # header to another host), and answers stop at MAX_ANSWER_BYTES (the client
+                # reads a body whole). Its own choice of library (httpx or httpx2) varies.
+                httpx_client=self._own(
+                    httpx.Client(
+                        timeout=self.options.timeout,
+                        follow_redirects=False,
+                        transport=capped_transport(httpx),
+                    )
+                ),
             )
             self.clients[vertexai] = genai.Client(
                 api_key=self.key, vertexai=vertexai, http_options=http
             )
         return self.clients[vertexai]
 
+    def _own(self, client: Any) -> Any:
+        self.transports.append(client)
+        return client
+
     def close(self) -> None:
         for client in self.clients.values():
             client.close()
+        for http in self.transports:
+            http.close()
 
 
 def request(session: Session, prompt: str, seed: int) -> bytes:
@@ -176,6 +193,9 @@ def _problem(exc: Exception) -> Exception:
     """The client's exception as an ApiError (retryable or not) or a Refusal."""
     from google.genai import errors
 
+    cap = too_large(exc)  # the client may wrap what its transport raised
+    if cap is not None:
+        return cap
     if isinstance(exc, errors.APIError):
         message = one_line(str(exc.message or exc), 300)
         if exc.code == 400 and any(w in message.lower() for w in ("safety", "responsible ai")):

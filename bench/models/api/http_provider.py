@@ -164,6 +164,13 @@ def connect(options: Any, key: str) -> Any:
 MAX_ANSWER_BYTES = 128 * 2**20
 
 
+class AnswerTooLarge(ApiError):
+    """An answer over :data:`MAX_ANSWER_BYTES`: final (the endpoint would send it again)."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the answer is larger than {MAX_ANSWER_BYTES:,} bytes; not read further")
+
+
 def bounded(client: Any, method: str, url: str, **kwargs: Any) -> Any:
     """``client.request(...)`` whose body is read only up to :data:`MAX_ANSWER_BYTES`;
     larger is a final :class:`ApiError` (no retry: the endpoint would send it again)."""
@@ -177,9 +184,7 @@ def bounded(client: Any, method: str, url: str, **kwargs: Any) -> Any:
         for chunk in answer.iter_bytes():
             size += len(chunk)
             if size > MAX_ANSWER_BYTES:
-                raise ApiError(
-                    f"the answer is larger than {MAX_ANSWER_BYTES:,} bytes; not read further"
-                )
+                raise AnswerTooLarge()
             body.append(chunk)
     finally:
         answer.close()
@@ -191,6 +196,67 @@ def bounded(client: Any, method: str, url: str, **kwargs: Any) -> Any:
     return httpx.Response(
         answer.status_code, headers=plain, content=b"".join(body), request=answer.request
     )
+
+
+def capped_transport(library: Any = None) -> Any:
+    """An httpx transport whose answers stop at :data:`MAX_ANSWER_BYTES` with
+    :class:`AnswerTooLarge`: for the clients of the official SDKs (OpenAI, Google), which
+    read a body whole inside their own calls, where :func:`bounded` cannot reach.
+
+    ``library`` is the module the client is built on: httpx (the default) or a fork with
+    its interface that an SDK may use instead (the OpenAI SDK's client is httpx2's), whose
+    clients accept only their own transports (:func:`httpx_library`).
+    """
+    if library is None:
+        import httpx as library
+
+    class CappedStream(library.SyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def __iter__(self) -> Any:
+            size = 0
+            for chunk in self.inner:
+                size += len(chunk)
+                if size > MAX_ANSWER_BYTES:
+                    raise AnswerTooLarge()
+                yield chunk
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class CappedTransport(library.HTTPTransport):  # type: ignore[misc]
+        def handle_request(self, request: Any) -> Any:
+            answer = super().handle_request(request)
+            return library.Response(
+                answer.status_code,
+                headers=answer.headers,
+                stream=CappedStream(answer.stream),
+                extensions=answer.extensions,
+            )
+
+    return CappedTransport()
+
+
+def httpx_library(client_class: type) -> Any:
+    """The httpx-like module (httpx, httpx2...) that ``client_class`` derives its client from."""
+    import importlib
+
+    for base in client_class.__mro__:
+        root = base.__module__.split(".")[0]
+        if root.startswith("httpx"):
+            return importlib.import_module(root)
+    raise TypeError(f"{client_class.__name__} is no httpx client")
+
+
+def too_large(exc: BaseException) -> AnswerTooLarge | None:
+    """The :class:`AnswerTooLarge` an SDK wrapped in its own error (its cause), if any."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AnswerTooLarge):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def download(url: str, timeout: float, client: Any = None) -> bytes:

@@ -18,7 +18,12 @@ from typing import Any
 from pydantic import Field
 
 from glyphbench.models.api.core import ApiOptions, Provider, Session, add_provider
-from glyphbench.models.api.http_provider import download
+from glyphbench.models.api.http_provider import (
+    capped_transport,
+    download,
+    httpx_library,
+    too_large,
+)
 from glyphbench.models.api.transport import ApiError, Refusal, one_line, status_error
 
 REFUSAL_CODES = frozenset({"moderation_blocked", "content_policy_violation"})
@@ -39,7 +44,11 @@ def connect(options: OpenAIOptions, key: str) -> Any:
     import openai
 
     # No redirects: httpx strips only Authorization when one leads to another host.
-    http = openai.DefaultHttpxClient(timeout=options.timeout, follow_redirects=False)
+    # Answers stop at MAX_ANSWER_BYTES (the SDK reads a body whole, inside its own call).
+    library = httpx_library(openai.DefaultHttpxClient)
+    http = openai.DefaultHttpxClient(
+        timeout=options.timeout, follow_redirects=False, transport=capped_transport(library)
+    )
     return openai.OpenAI(
         api_key=key,
         base_url=options.base_url or None,
@@ -63,8 +72,10 @@ def request(session: Session, prompt: str, seed: int) -> bytes:
         raise _status_problem(exc) from None
     except openai.APITimeoutError:
         raise ApiError(f"timed out after {options.timeout:g} s", retryable=True) from None
-    except openai.APIConnectionError as exc:
-        raise ApiError(f"connection failed: {one_line(str(exc))}", retryable=True) from None
+    except openai.APIConnectionError as exc:  # the SDK wraps what its transport raised
+        raise too_large(exc) or ApiError(
+            f"connection failed: {one_line(str(exc))}", retryable=True
+        ) from None
     except (openai.APIError, ValueError) as exc:  # an answer it could not read (bad JSON)
         raise ApiError(f"unreadable answer: {one_line(str(exc))}", retryable=True) from None
     return _image_bytes(answer, options.timeout)
