@@ -49,18 +49,32 @@ def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]
         for number, record in jsonl_records(handle, path):
             require(record, ("prompt_id", "prompt", "text"), path, number)
             texts = record["text"]
-            if not isinstance(texts, list):
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                 raise InputError(path, "'text' must be a list of strings", line=number)
+            if not isinstance(record["prompt"], str):
+                raise InputError(path, "'prompt' must be a string", line=number)
             rows.append(
                 {
-                    "benchmark_id": str(int(record["prompt_id"])),
-                    "prompt": str(record["prompt"]),
-                    "text": " ".join(str(t) for t in texts),
+                    "benchmark_id": _prompt_id(record["prompt_id"], path, number),
+                    "prompt": record["prompt"],
+                    "text": " ".join(texts),
                     "subgroup": record.get("category"),
                     "benchmark_length": record.get("length"),
                 }
             )
     return rows
+
+
+def _prompt_id(value: Any, path: Path, number: int) -> str:
+    """The file's integer ``prompt_id`` (the released files' ids are 0-159) as text.
+
+    >>> _prompt_id(7, Path("f"), 1), _prompt_id("7", Path("f"), 1)
+    ('7', '7')
+    """
+    text = str(value).strip()
+    if isinstance(value, bool) or not (isinstance(value, int) or text.isdigit()):
+        raise InputError(path, f"'prompt_id' must be an integer, not {value!r}", line=number)
+    return str(int(text))
 
 
 LONGTEXT = register_suite(

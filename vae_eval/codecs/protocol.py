@@ -16,7 +16,7 @@ every neural codec (diffusers, TAESD, your own):
 * images become tensors (``pixel / 127.5 - 1``), grouped by size into batches of
   ``batch_size``, edge-padded to a multiple of ``multiple`` (the latent grid) and
   cropped back after decoding; outputs are clamped to [-1, 1] and rounded to uint8;
-* ``tile=N`` (pixels, 0 = off) round-trips images larger than N in overlapping N x N
+* ``tile=N`` (pixels, 0 = off, else at least :data:`MIN_TILE`) round-trips images larger than N in overlapping N x N
   tiles (overlap N/4, linearly blended), for memory; results then differ slightly
   from the untiled ones near tile seams;
 * NaN/inf in a decoded image, or an exception in a batch, becomes a
@@ -71,6 +71,10 @@ class Codec(ABC):
 # --------------------------------------------------------------------------- tensor codecs
 
 
+#: The smallest ``tile``: 8 x 8 latent cells of an f8 codec.
+MIN_TILE = 64
+
+
 class TensorOptions(Options):
     """Options of every tensor codec (diffusers, taesd, python entries)."""
 
@@ -82,8 +86,23 @@ class TensorOptions(Options):
     )
     batch_size: int = Field(default=4, ge=1, description="images per encode/decode call")
     tile: int = Field(
-        default=0, ge=0, description="round-trip in overlapping tiles of this many pixels (0: off)"
+        default=0,
+        ge=0,
+        description=f"round-trip in overlapping tiles of this many pixels (0: off; else at "
+        f"least {MIN_TILE})",
     )
+
+    @field_validator("tile")
+    @classmethod
+    def _whole_tiles(cls, value: int) -> int:
+        if 0 < value < MIN_TILE:
+            raise ValueError(
+                f"must be 0 (off) or at least {MIN_TILE} pixels, not {value}: a smaller tile "
+                "holds too few latent cells (8 pixels each at f8) for its seams not to show, "
+                "and tiles of 1 to 3 pixels crash or take tens of thousands of round trips "
+                "per image"
+            )
+        return value
 
     @field_validator("dtype")
     @classmethod

@@ -1,0 +1,50 @@
+"""LongText-Bench's file, damaged one field at a time: each damage is one line naming the
+file and its line (``suites/longtext.py``'s ``load_rows``), never a traceback nor a value
+turned into other text (the released files hold integer ids and lists of strings)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from glyphbench.core.errors import InputError
+from glyphbench.suites.base import resolve_suite
+
+GOOD = {"prompt_id": 0, "prompt": 'A sign that says "OPEN NOW"', "text": ["OPEN", "NOW"]}
+
+
+def _folder(tmp_path: Path, **damage: object) -> Path:
+    lines = [GOOD, {**GOOD, "prompt_id": 1, **damage}]
+    (tmp_path / "text_prompts.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
+    )
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "damage, said",
+    [
+        ({"prompt_id": "zero"}, "'prompt_id' must be an integer, not 'zero'"),
+        ({"prompt_id": 1.7}, "'prompt_id' must be an integer, not 1.7"),
+        ({"prompt_id": True}, "'prompt_id' must be an integer, not True"),
+        ({"text": [None, "A"]}, "'text' must be a list of strings"),
+        ({"text": [123, "A"]}, "'text' must be a list of strings"),
+        ({"prompt": ["a", "list"]}, "'prompt' must be a string"),
+    ],
+)
+def test_a_damaged_field_is_refused_naming_its_line(
+    tmp_path: Path, damage: dict[str, object], said: str
+) -> None:
+    folder = _folder(tmp_path, **damage)
+    with pytest.raises(InputError) as info:
+        resolve_suite("longtext:en").load_prompts(folder)
+    message = str(info.value)
+    assert "text_prompts.jsonl" in message and ":2" in message and said in message, message
+
+
+def test_a_string_of_digits_is_an_id_as_the_benchmark_reads_it(tmp_path: Path) -> None:
+    frame = resolve_suite("longtext:en").load_prompts(_folder(tmp_path, prompt_id="7")).frame
+    assert list(frame["benchmark_id"]) == ["0", "7"]
+    assert list(frame["text"]) == ["OPEN NOW", "OPEN NOW"]
