@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 from PIL import Image
+from typer.testing import CliRunner
 
 from glyphbench.cli.root import app
 from glyphbench.core.errors import InputError

@@ -16,9 +16,9 @@ every neural codec (diffusers, TAESD, your own):
 * images become tensors (``pixel / 127.5 - 1``), grouped by size into batches of
   ``batch_size``, edge-padded to a multiple of ``multiple`` (the latent grid) and
   cropped back after decoding; outputs are clamped to [-1, 1] and rounded to uint8;
-* ``tile=N`` (pixels, 0 = off, else at least :data:`MIN_TILE`) round-trips images larger than N in overlapping N x N
-  tiles (overlap N/4, linearly blended), for memory; results then differ slightly
-  from the untiled ones near tile seams;
+* ``tile=N`` (pixels, 0 = off, else at least :data:`MIN_TILE`) round-trips images
+  larger than N in overlapping N x N tiles (overlap N/4, linearly blended), for memory;
+  results then differ slightly from the untiled ones near tile seams;
 * NaN/inf in a decoded image, or an exception in a batch, becomes a
   :class:`CodecFailure` for those images (the runner turns it into an error row);
 * everything runs under ``torch.inference_mode()``.
