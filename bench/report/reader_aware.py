@@ -27,6 +27,7 @@ from glyphbench.core.bootstrap import (
     grouped_bootstrap,
     seeded_rng,
 )
+from glyphbench.core.errors import InputError
 from glyphbench.core.schema import failed_mask
 from glyphbench.report.compare import float_column
 from glyphbench.report.metric_info import metric_aggregate
@@ -86,9 +87,13 @@ def reader_bounds(
             f"'{card.version}'; make one for this reader with `glyphbench readers calibrate`"
         )
         return None, ReaderAware(note)
-    if mine.empty:
-        note = f"{NOT_MEASURED_NOTE}: the card is for {card.reader}; rows read by {', '.join(used)}"
-        return None, ReaderAware(note)
+    if mine.empty:  # a card given for these runs that measures none of them: a mistake
+        raise InputError(
+            "--reader-card",
+            f"the card is for {card.reader}, and no row of these runs was read by it (they "
+            f"were read by {', '.join(used) or 'no reader'}): give the card of that reader "
+            "(glyphbench readers calibrate --reader NAME), or none",
+        )
     caveats = [
         f"the card was made with reader version '{card.version}'; {model} was read with '{version}'"
         for model, version in zip(mine["model"], mine["ocr_version"], strict=True)

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from glyphbench.calibration.reader_error import BEYOND, WITHIN, ReaderError
 from glyphbench.cli.root import app
+from glyphbench.core.errors import InputError
 from glyphbench.report.build import write_report
 from tests.helpers.report_fixtures import build_run
 
@@ -97,12 +98,15 @@ def test_without_a_card_for_its_reader_the_report_says_the_error_is_not_measured
     html = (tmp_path / "plain" / "index.html").read_text("utf-8")
     assert "Reader error not measured: no calibration card for fixture" in html
     assert not (tmp_path / "plain" / "tables" / "reader_error.csv").exists()
+    # a card given for runs none of which its reader read is refused, and nothing written
     other = _card(tmp_path / "card", np.full(10, -0.1), reader="rapidocr")
-    write_report([run], tmp_path / "other", n_boot=100, by=[], reader_card=other)
-    said = json.loads((tmp_path / "other" / "report.json").read_text("utf-8"))["reader_error"]
-    assert said["source"] == (
-        "reader error not measured: the card is for rapidocr; rows read by fixture"
+    with pytest.raises(InputError) as refused:
+        write_report([run], tmp_path / "other", n_boot=100, by=[], reader_card=other)
+    assert str(refused.value).startswith(
+        "--reader-card: the card is for rapidocr, and no row of these runs was read by it "
+        "(they were read by fixture)"
     )
+    assert not (tmp_path / "other").exists()
 
 
 @pytest.mark.slow
