@@ -233,12 +233,14 @@ def finished_folder(source: Path, target: Path, rows: int, rows_per_part: int) -
     Each model of ``source`` gets its share of the rows: prompts ``q00000000``... (listed
     in prompts.parquet) times SEEDS seeds, in job order, in part files of
     ``rows_per_part`` rows (the batch size of the run that made them) in its own folder.
+    The source's images are copied: a resume counts a row done only while its image is on
+    disk, so the scan looks each one up.
     """
     from glyphbench.core.io import write_table
     from glyphbench.engine import RunFolder, slug
 
     shutil.copytree(
-        source, target, ignore=shutil.ignore_patterns("parts", "images", "*.parquet", "*.sha256")
+        source, target, ignore=shutil.ignore_patterns("parts", "*.parquet", "*.sha256")
     )
     template = pd.read_parquet(source / "results.parquet")
     by_model = [group for _, group in template.groupby("model", sort=True)]

@@ -533,13 +533,20 @@ class RunFolder:
         *,
         groups: Collection[str] | None = None,
         with_failed: bool = False,
+        on_disk: str | None = None,
     ) -> set[tuple[Hashable, ...]]:
-        """Keys of the rows already written; failed rows count only ``with_failed``."""
+        """Keys of the rows already written; failed rows count only ``with_failed``.
+
+        With ``on_disk`` (a column of paths inside the folder, e.g. ``image_path``), a row
+        whose file is gone is not done: a resume makes it again rather than keep a row
+        that names a missing file.
+        """
         import pyarrow as pa
 
         # Only the key and error columns, gathered as Arrow tables and converted once:
         # a resume scan of a million rows in thousands of part files.
-        read = (self._read_part(path, [*key, "error"]) for path in self.part_files(groups))
+        columns = [*key, "error", *([on_disk] if on_disk else [])]
+        read = (self._read_part(path, columns) for path in self.part_files(groups))
         tables = [table for table in read if table is not None and table.num_rows]
         if not tables:
             return set()
@@ -547,6 +554,13 @@ class RunFolder:
         rows = merged.drop_duplicates(subset=list(key), keep="last")
         if not with_failed:
             rows = rows[~failed_mask(rows)]
+        if on_disk and on_disk in rows.columns:
+            root = str(self.root)  # os.path on strings: a million lookups in about 2 s
+            present = [
+                not isinstance(name, str) or not name or os.path.isfile(os.path.join(root, name))
+                for name in rows[on_disk]
+            ]
+            rows = rows[present]
         return set(zip(*(rows[column].tolist() for column in key), strict=True))
 
     def merge(

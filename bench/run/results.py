@@ -163,8 +163,9 @@ def image_relpath(model_slug: str, prompt_id: str, seed: int, sample_index: int)
 
 
 def done_keys(folder: RunFolder) -> set[tuple[Hashable, ...]]:
-    """Keys of rows that succeeded; these are skipped on resume (failed rows are retried)."""
-    return folder.done_keys(ROW_KEY)
+    """Keys of rows that succeeded and whose image is on disk; these are skipped on resume
+    (failed rows, and rows whose image was deleted, are made again)."""
+    return folder.done_keys(ROW_KEY, on_disk="image_path")
 
 
 def write_rows(folder: RunFolder, rows: pd.DataFrame, shard: str, group: str) -> Path:

@@ -199,6 +199,23 @@ def test_rerun_is_a_no_op_and_merge_is_idempotent(tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(comparable(merge_run(first.out)), comparable(first.results))
 
 
+def test_a_resume_makes_again_the_image_that_was_deleted(tmp_path: Path) -> None:
+    """A row counts as done only while its image is on disk: the resume kept a row naming a
+    deleted file, with its old reading and score."""
+    cfg = config(tmp_path)
+    first = run(cfg)
+    assert first.results is not None
+    gone = first.results.iloc[3]
+    (first.out / gone.image_path).unlink()
+    again = run(cfg)
+    assert again.outcome.rows_written == 1 and again.outcome.skipped == 23
+    assert again.results is not None
+    remade = (first.out / gone.image_path).read_bytes()  # the same seed: the same image
+    assert hashlib.sha256(remade).hexdigest() == gone.image_sha256
+    same = comparable(again.results).drop(columns=["batch_size"])  # remade in a batch of 1
+    pd.testing.assert_frame_equal(comparable(first.results).drop(columns=["batch_size"]), same)
+
+
 @pytest.mark.slow
 def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
     run(config(tmp_path))
