@@ -21,7 +21,7 @@ from glyphbench.cli.common import (
 )
 from glyphbench.cli.exit_codes import EVERY_ROW_FAILED, MODEL_FAILED
 from glyphbench.core.errors import InputError
-from glyphbench.core.io import MAX_CONFIG_BYTES, json_safe, read_text
+from glyphbench.core.io import MAX_CONFIG_BYTES, json_safe, read_run_json, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
 from glyphbench.core.words import plural
@@ -433,6 +433,7 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
 
     from glyphbench.report.console import print_summary, suites_of, summary_columns, summary_console
     from glyphbench.run.operations import merge_run
+    from glyphbench.cli.export import run_warnings
     from glyphbench.run.results import RESULTS, read_results
 
     # Only the columns the summary reads; a suite's headline ones once known.
@@ -441,6 +442,10 @@ def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -
         rows = read_results(run_dir / RESULTS, summary_columns(suites_of(rows)))
     print_summary(rows, summary_console())
     typer.echo(f"merged {plural(len(rows), 'row')} -> {run_dir / 'results.parquet'}")
+    # A shard not run yet, or a part file set aside as unreadable, leaves the table short:
+    # said here, where a job array's merge step ends, not only by a later report.
+    for line in run_warnings(read_run_json(run_dir)):
+        typer.echo(f"warning: {line}", err=True)
 
 
 def rescore_command(

@@ -216,6 +216,22 @@ def test_a_resume_makes_again_the_image_that_was_deleted(tmp_path: Path) -> None
     pd.testing.assert_frame_equal(comparable(first.results).drop(columns=["batch_size"]), same)
 
 
+def test_merge_says_when_a_shard_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """merge of a folder where shard 0/2 never ran wrote half the table with no word."""
+    from tests.helpers.cli_runs import invoke_cli
+
+    cfg = config(tmp_path)
+    run(cfg, shard="1/2")
+    code, out, err = invoke_cli(["merge", str(cfg.output.out)], capsys)
+    assert code == 0 and "merged 12 rows" in out
+    assert "warning: " in err and "incomplete run: 12 of 24 rows made" in err, err
+    run(cfg, shard="0/2")
+    code, out, err = invoke_cli(["merge", str(cfg.output.out)], capsys)
+    assert code == 0 and "merged 24 rows" in out and "incomplete" not in err
+
+
 @pytest.mark.slow
 def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
     run(config(tmp_path))
