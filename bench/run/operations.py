@@ -192,6 +192,7 @@ def run_benchmark(
     identity = {
         "config_hash": config.config_hash(),
         "prompts.content_hash": prompt_set.content_hash,
+        "run_id": config.resolved_run_id,  # the rows of one run carry one run id
     }
     try:
         _check_same_run(folder, identity)
@@ -401,10 +402,17 @@ def _check_same_run(folder: RunFolder, identity: dict[str, str]) -> None:
         "prompts.content_hash": "the selected prompts differ from those this run started with; "
         "use another --out",
     }
-    folder.check_same_run(
-        identity,
-        lambda key, _: DifferentRun(folder.manifest_path, problems[key]),
-    )
+
+    def refuse(key: str, found: object) -> DifferentRun:
+        if key == "run_id":  # the same run under another name: its rows would mix two ids
+            return DifferentRun(
+                folder.manifest_path,
+                f"this folder's run is named {found!r}, not {identity['run_id']!r}; resume "
+                f"it with --run-id {found} (or the config's run_id), or use another --out",
+            )
+        return DifferentRun(folder.manifest_path, problems[key])
+
+    folder.check_same_run(identity, refuse)
 
 
 def _write_run_start(

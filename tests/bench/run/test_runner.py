@@ -232,6 +232,19 @@ def test_merge_says_when_a_shard_is_missing(
     assert code == 0 and "merged 24 rows" in out and "incomplete" not in err
 
 
+def test_a_resume_under_another_run_id_is_refused(tmp_path: Path) -> None:
+    """--run-id BBB on a folder of run AAA was ignored without a word (and rows made by the
+    resume would have carried the other id)."""
+    run(config(tmp_path, run_id="AAA"), n=2)
+    for other in ({"run_id": "BBB"}, {}):
+        with pytest.raises(InputError) as info:
+            run(config(tmp_path, **other), n=2)
+        assert "this folder's run is named 'AAA'" in str(info.value)
+        assert "resume it with --run-id AAA" in str(info.value)
+    again = run(config(tmp_path, run_id="AAA"), n=2)
+    assert again.results is not None and again.results["run_id"].eq("AAA").all()
+
+
 @pytest.mark.slow
 def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
     run(config(tmp_path))
