@@ -16,5 +16,8 @@ USER_ERROR = 2
 #: A model failed on every row while others made rows (run), or cannot run here (--dry-run;
 #: without it the run refuses such a model before writing: USER_ERROR).
 MODEL_FAILED = 3
+#: The disk (or the quota) filled part-way: what was written is kept and whole; free
+#: space and run the same command again to resume.
+NO_SPACE = 4
 #: Ctrl-C (128 + SIGINT) and SIGTERM (128 + SIGTERM): run the same command again to resume.
 INTERRUPTED, TERMINATED = 130, 143

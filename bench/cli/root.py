@@ -7,7 +7,9 @@ answers at once; the heavy libraries load inside the command that needs them.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
 import sys
 from typing import cast
 
@@ -15,6 +17,7 @@ import typer
 
 from glyphbench import __version__
 from glyphbench.cli.common import print_error
+from glyphbench.cli.exit_codes import NO_SPACE
 from glyphbench.core.errors import user_error
 
 app = typer.Typer(
@@ -63,6 +66,31 @@ for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 
 
+#: A full disk, a full quota.
+FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def out_of_space(exc: BaseException) -> bool:
+    """Whether ``exc`` is (or was raised while handling) a full disk or quota.
+
+    >>> out_of_space(OSError(errno.ENOSPC, "No space left on device"))
+    True
+    >>> out_of_space(ValueError("x"))
+    False
+    """
+    seen: BaseException | None = exc
+    visited: set[int] = set()
+    while seen is not None and id(seen) not in visited:  # a chain may loop back
+        if isinstance(seen, OSError) and seen.errno in FULL:
+            return True
+        # an image writer process's error reaches the run as its text only
+        if any(os.strerror(code) in str(seen) for code in FULL):
+            return True
+        visited.add(id(seen))
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def main() -> None:
     """Console-script entry point: user errors become one line on stderr and exit 2.
 
@@ -87,6 +115,9 @@ def main() -> None:
         error = user_error(exc)
         if error is None:
             raise
+        if out_of_space(exc):  # not the user's error, and not "nothing written": resumable
+            print_error(f"{error}; free space and run the same command again to resume")
+            sys.exit(NO_SPACE)
         print_error(str(error))
         sys.exit(2)
     if isinstance(code, int) and code:

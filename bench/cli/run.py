@@ -197,6 +197,7 @@ def run_command(
            nothing written
       3    a model failed on every row, after the others finished;
            with --dry-run: a model cannot run here (its weights)
+      4    the disk or quota filled: free space, the same command resumes
       130  Ctrl-C; 143 SIGTERM: the same command resumes
     """
     from rich.console import Console
