@@ -157,6 +157,7 @@ TEXTINVISION = [
             higher_is_better=True,
             doc="Longest common substring of the lower-cased texts.",
             unit="characters",
+            summary=1,  # a suite report's columns, in the script's order
             **_SCRIPT_COLUMN,
         )
     ),
@@ -168,6 +169,7 @@ TEXTINVISION = [
             higher_is_better=True,
             doc="Longest common subsequence of the lower-cased texts.",
             unit="characters",
+            summary=2,  # a suite report's columns, in the script's order
             **_SCRIPT_COLUMN,
         )
     ),
@@ -180,6 +182,7 @@ TEXTINVISION = [
             doc="Lower-case, drop one occurrence of each common word, delete spaces, "
             "then the Levenshtein distance (0 when nothing is left).",
             unit="edits",
+            summary=3,  # a suite report's columns, in the script's order
             **_SCRIPT_COLUMN,
         )
     ),
@@ -192,6 +195,7 @@ TEXTINVISION = [
             doc="Algorithm 1 as the script runs it: arguments swapped (the read text is "
             "searched for in the expected text), no normalisation, smart Levenshtein.",
             unit="edits",
+            summary=4,  # a suite report's columns, in the script's order
             **_SCRIPT_COLUMN,
         )
     ),

@@ -93,6 +93,29 @@ def test_headlines_are_the_families_aggregates_with_intervals(results: pd.DataFr
     )
 
 
+def test_a_textinvision_section_shows_the_four_script_columns() -> None:
+    """Its family had no summary metric, so the report of every TextInVision suite run
+    ended in a traceback (np.column_stack of no column)."""
+    texts = ["Open", "Fresh Bread", "Quiet", "Sale", "Exit", "Mind the gap"]
+    reads = ["Open", "Fresh Brea", "Quiet", "", "Exlt", "Mind the gap"]
+    scored = score_pairs(texts, reads, families=["textinvision"])
+    frame = pd.DataFrame(
+        {
+            "model": "m",
+            "prompt_id": [f"p{i}" for i in range(len(texts))],
+            "suite": "textinvision",
+            "suite_subset": "selection",
+            "error": "",
+            "run": "r1",
+        }
+    )
+    [section] = analyse_suites(pd.concat([frame, scored], axis=1), **SETTINGS)
+    columns = ["score_longest_match", "score_lcs", "score_levenshtein", "score_algorithm1"]
+    assert section.metrics == columns
+    row = section.scores.iloc[0]
+    assert row["score_lcs"] == pytest.approx(scored["score_lcs"].mean())
+
+
 def test_paired_differences_use_the_same_prompts_for_both_models(results: pd.DataFrame) -> None:
     (section,) = analyse_suites(results, **SETTINGS)
     pairs = section.comparisons
