@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from glyphbench.core.bootstrap import (
+    MIN_UNITS,
     Estimands,
     cluster_codes,
     percentile_interval,
@@ -243,8 +244,9 @@ def _score_row(
         "n_prompts": int(clusters.max()) + 1 if len(clusters) else 0,
         "n_images": len(rows),
     }
+    enough = record["n_prompts"] >= MIN_UNITS  # as the summary: no interval below it
     for index, (metric, point) in enumerate(zip(metrics, est.point(values), strict=True)):
-        known = not math.isnan(point)
+        known = enough and not math.isnan(point)
         record[metric] = point
         record[f"{metric}_lo"] = float(lo[index]) if known else math.nan
         record[f"{metric}_hi"] = float(hi[index]) if known else math.nan
@@ -324,8 +326,10 @@ def paired_suite_difference(
     records = []
     for index, metric in enumerate(metrics):
         diff = float(point_a[index] - point_b[index])
-        low, high = (float(lo[index]), float(hi[index])) if len(shared) > 1 else (diff, diff)
-        significant = bool(len(shared) > 1 and (low > 0 or high < 0))
+        # as the summary's comparisons: below MIN_UNITS shared prompts, no interval, no verdict
+        enough = len(shared) >= MIN_UNITS
+        low, high = (float(lo[index]), float(hi[index])) if enough else (math.nan, math.nan)
+        significant = bool(enough and (low > 0 or high < 0))
         ahead = model_a if (diff > 0) == higher_is_better(metric) else model_b
         records.append(
             {

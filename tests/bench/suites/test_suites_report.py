@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from glyphbench.core.bootstrap import MIN_UNITS
 from glyphbench.report.suites import analyse_suites, paired_suite_difference, protocol_clashes
 from glyphbench.scoring import score_pairs
 from glyphbench.scoring.table import METRICS
@@ -41,9 +42,11 @@ def oneig_rows(model: str, reads: list[str], subset: str, texts: list[str]) -> p
     return pd.concat([frame, scored], axis=1)
 
 
-EN_TEXTS = ["Fresh Bread", "Fresh Bread", "Quiet Hours", "Quiet Hours", "Open", "Open"]
-EN_GOOD = ["Fresh Bread", "Fresh Brea", "Quiet Hours", "Quiet hours", "Open", "Opem"]
-EN_BAD = ["", "Fresh", "Quiet", "", "Op", ""]
+EN_TEXTS = ["Fresh Bread", "Fresh Bread", "Quiet Hours", "Quiet Hours", "Open", "Open",
+            "Exit", "Exit", "Sale Today", "Sale Today"]  # fmt: skip
+EN_GOOD = ["Fresh Bread", "Fresh Brea", "Quiet Hours", "Quiet hours", "Open", "Opem",
+           "Exit", "Exlt", "Sale Today", "Sale Tod"]  # fmt: skip
+EN_BAD = ["", "Fresh", "Quiet", "", "Op", "", "E", "", "Sale", ""]
 ZH_TEXTS = ["每日新鲜面包", "每日新鲜面包", "安静时间", "安静时间"]
 ZH_READS = ["每日新鲜面", "每日新鲜面包", "安静", "安静时间"]
 
@@ -83,6 +86,9 @@ def test_headlines_are_the_families_aggregates_with_intervals(results: pd.DataFr
         row = table.loc[(model, subset)]
         for metric, value in want.items():
             assert row[metric] == pytest.approx(value, abs=1e-12), (model, subset, metric)
+            if row["n_prompts"] < MIN_UNITS:  # as the summary: too few prompts, no interval
+                assert np.isnan(row[f"{metric}_lo"]) and np.isnan(row[f"{metric}_hi"])
+                continue
             assert row[f"{metric}_lo"] <= value + 1e-12 <= row[f"{metric}_hi"] + 2e-12
     # The Chinese subset caps the edit distance at 50, not 100: its own family decides.
     zh = results[results["suite_subset"] == "zh"]
@@ -126,7 +132,13 @@ def test_paired_differences_use_the_same_prompts_for_both_models(results: pd.Dat
         table.loc[("good", "en"), "oneig_text_score"] - table.loc[("bad", "en"), "oneig_text_score"]
     )
     assert score["diff"] == pytest.approx(expected, abs=1e-12)
-    assert score["lo"] <= score["diff"] <= score["hi"] and score["n_prompts"] == 3
+    assert score["lo"] <= score["diff"] <= score["hi"] and score["n_prompts"] == 5
+    # below MIN_UNITS shared prompts: no interval and no verdict, as the summary's pairs
+    few = results[(results["suite_subset"] == "en") & results["prompt_id"].isin(["en-0", "en-1"])]
+    [tiny] = paired_suite_difference(
+        few, "good", "bad", ["oneig_text_score"], ("oneig-text", "en", "oneig"), SETTINGS
+    )
+    assert np.isnan(tiny["lo"]) and np.isnan(tiny["hi"]) and not tiny["significant"]
     # Swapping the models flips the sign.
     swapped = paired_suite_difference(
         results[results["suite_subset"] == "en"], "bad", "good", ["oneig_text_score"],
@@ -221,10 +233,11 @@ def test_report_of_two_runs_warns_that_their_protocols_differ(
     # labels say what differs between the runs' protocols: here the reader
     render = scores[("control:render [reader tesseract]", "all")]
     blank = scores[("control:blank [reader tesseract]", "all")]
-    assert (
-        blank["mario_f"] == 0.0
-        and render["mario_f_lo"] <= render["mario_f"] <= render["mario_f_hi"]
-    )
+    assert blank["mario_f"] == 0.0
+    if render["n_prompts"] >= 5:
+        assert render["mario_f_lo"] <= render["mario_f"] <= render["mario_f_hi"]
+    else:  # too few prompts for an interval (None in JSON)
+        assert render["mario_f_lo"] is None and render["mario_f_hi"] is None
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
     assert "Benchmark suites" in page and "MARIO-Eval" in page and "Protocols differ" in page
     assert (tmp_path / "tables" / "suite_mario.csv").is_file()
