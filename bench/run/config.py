@@ -311,6 +311,9 @@ class GenerateSettings(_Strict):
             raise ValueError("at least one seed is needed")
         if len(set(seeds)) != len(seeds):
             raise ValueError(f"seeds repeat: {seeds}")
+        wide = [seed for seed in seeds if not -(2**63) <= seed < 2**63]
+        if wide:  # the results table stores seeds as int64: a wider one crashed the run
+            raise ValueError(f"a seed must fit in 64 bits (|seed| < 2**63), not {wide[0]}")
         return seeds
 
 

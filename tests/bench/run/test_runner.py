@@ -99,6 +99,23 @@ def test_model_entry_labels_and_options(tmp_path: Path) -> None:
     assert entries[1].slug == "control_typo_rate=0.2_size=128"
 
 
+@pytest.mark.parametrize("seed", [2**63, -(2**63) - 1, 10**23])
+def test_a_seed_wider_than_64_bits_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: int
+) -> None:
+    """It passed the config and crashed the run's worker (int64 seed column) with a
+    traceback, leaving run.json and images behind."""
+    from tests.helpers.cli_errors import glyphbench, one_line
+
+    out = tmp_path / "big"
+    args = ["run", "-m", "control:render?size=64", "--prompts", "default", "--sample", "2"]
+    code, err = glyphbench([*args, "--seeds", str(seed), "--out", out], capsys)
+    assert code == 2 and f"a seed must fit in 64 bits (|seed| < 2**63), not {seed}" in one_line(err)
+    assert not out.exists()
+    wide = config(tmp_path, seeds=[2**63 - 1, -(2**63)])
+    assert wide.generate.seeds == [2**63 - 1, -(2**63)]
+
+
 def test_duplicate_labels_rejected() -> None:
     with pytest.raises(InputError, match="share the label"):
         RunConfig.from_mapping(
