@@ -396,6 +396,14 @@ def _plan_readers(read: ReadSettings, batch_size: int) -> dict[str, int]:
 
 def _check_same_run(folder: RunFolder, identity: dict[str, str]) -> None:
     """Refuse to mix two different runs in one folder (resuming the same one is fine)."""
+    if not folder.manifest_path.is_file() and folder.part_files():
+        # run.json is written before any row: rows without it are a damaged folder, and
+        # with nothing to compare, any other config would mix its rows with theirs
+        raise DifferentRun(
+            folder.manifest_path,
+            "missing, but the folder holds rows (parts/): it is damaged; put run.json "
+            "back, or use another --out",
+        )
     problems = {
         "config_hash": "this folder holds a different run (its config differs); "
         "use another --out or the same config",

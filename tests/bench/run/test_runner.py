@@ -262,6 +262,17 @@ def test_a_resume_under_another_run_id_is_refused(tmp_path: Path) -> None:
     assert again.results is not None and again.results["run_id"].eq("AAA").all()
 
 
+def test_a_folder_of_rows_without_run_json_is_refused(tmp_path: Path) -> None:
+    """With run.json gone there was nothing to compare: another config's rows were mixed
+    with the old ones under a new run.json."""
+    first = run(config(tmp_path))
+    (first.out / "run.json").unlink()
+    with pytest.raises(InputError) as info:
+        run(config(tmp_path, seeds=[5]))
+    assert "run.json: missing, but the folder holds rows (parts/)" in str(info.value)
+    assert not (first.out / "run.json").exists()
+
+
 @pytest.mark.slow
 def test_other_config_in_same_folder_is_refused(tmp_path: Path) -> None:
     run(config(tmp_path))
