@@ -177,7 +177,9 @@ def run_benchmark(
     console = console or Console(stderr=True)
     folder = RunFolder(
         config.output.out,  # plain text: a path may hold "[...]", which markup would drop
-        say=lambda message: console.print(message, highlight=False, markup=False),
+        say=lambda message: console.print(  # one line in a log: a path is never broken
+            message, highlight=False, markup=False, soft_wrap=True
+        ),
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")

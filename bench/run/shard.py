@@ -308,7 +308,9 @@ class Runner:
                     warm=self.warm_rows,
                     batch_size=self.config.generate.batch_size,
                     progress=progress,
-                    say=lambda message: self.console.print(message, highlight=False),
+                    say=lambda message: self.console.print(
+                        message, highlight=False, soft_wrap=True  # a path stays one line in a log
+                    ),
                 )
                 stats = loop.run(groups)
         finally:
