@@ -18,7 +18,7 @@ import typer
 from glyphbench import __version__
 from glyphbench.cli.common import print_error
 from glyphbench.cli.exit_codes import NO_SPACE
-from glyphbench.core.errors import user_error
+from glyphbench.core.errors import exception_chain, user_error
 
 app = typer.Typer(
     name="glyphbench",
@@ -78,17 +78,12 @@ def out_of_space(exc: BaseException) -> bool:
     >>> out_of_space(ValueError("x"))
     False
     """
-    seen: BaseException | None = exc
-    visited: set[int] = set()
-    while seen is not None and id(seen) not in visited:  # a chain may loop back
-        if isinstance(seen, OSError) and seen.errno in FULL:
-            return True
+    return any(
+        (isinstance(seen, OSError) and seen.errno in FULL)
         # an image writer process's error reaches the run as its text only
-        if any(os.strerror(code) in str(seen) for code in FULL):
-            return True
-        visited.add(id(seen))
-        seen = seen.__cause__ or seen.__context__
-    return False
+        or any(os.strerror(code) in str(seen) for code in FULL)
+        for seen in exception_chain(exc)
+    )
 
 
 def main() -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from glyphbench.core.errors import exception_chain
+
 
 def is_oom(exc: BaseException) -> bool:
     """True when ``exc`` (or an exception it was raised from) is an out-of-memory error.
@@ -20,17 +22,13 @@ def is_oom(exc: BaseException) -> bool:
     >>> is_oom(ValueError("bad prompt"))
     False
     """
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        torch = sys.modules.get("torch")
-        oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+    torch = sys.modules.get("torch")
+    oom_type = getattr(getattr(torch, "cuda", None), "OutOfMemoryError", None)
+    for current in exception_chain(exc):
         if isinstance(oom_type, type) and isinstance(current, oom_type):
             return True
         if isinstance(current, (RuntimeError, MemoryError)) and (
             "out of memory" in str(current).lower() or isinstance(current, MemoryError)
         ):
             return True
-        current = current.__cause__ or current.__context__
     return False

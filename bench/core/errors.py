@@ -7,6 +7,7 @@ every other exception is a bug and keeps its traceback.
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +142,27 @@ def validation_error(exc: ValidationError, source: str | Path | None) -> InputEr
         shown = scalar and "input" in first and str(given) not in message
         problem = f"{message} (got {given!r})" if shown else message
     return InputError(source, problem, key=location or None)
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc``, then each exception it was raised from or while handling, each once
+    (a chain may loop back).
+
+    >>> try:
+    ...     try:
+    ...         raise OSError(28, "full")
+    ...     except OSError:
+    ...         raise ValueError("wrapped") from None
+    ... except ValueError as exc:
+    ...     [type(e).__name__ for e in exception_chain(exc)]
+    ['ValueError', 'OSError']
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 def user_error(exc: BaseException) -> InputError | None:

@@ -95,17 +95,24 @@ def test_the_refusal_names_the_part_that_is_not_allowed() -> None:
     assert where_problem("len(text) > 1") == "'len(text)' is not allowed"
 
 
+def _select(
+    tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, Path]:
+    """``prompts select`` of the frame's CSV with ``where``: exit code, stderr, its --out."""
+    csv = tmp_path / "ok.csv"
+    _frame()[["prompt", "text"]].to_csv(csv, index=False)
+    out = tmp_path / "o.csv"
+    args = ["prompts", "select", f"csv:{csv}", "--out", out, "--where", where]
+    code, err = glyphbench(args, capsys)
+    return code, err, out
+
+
 def test_prompts_select_refuses_the_reported_expression_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    csv = tmp_path / "ok.csv"
-    _frame()[["prompt", "text"]].to_csv(csv, index=False)
     marker = tmp_path / "PWNED"
     where = f"@pd.io.common.os.system('touch {marker}') == 0"
-    out = tmp_path / "o.csv"
-    code, err = glyphbench(
-        ["prompts", "select", f"csv:{csv}", "--out", out, "--where", where], capsys
-    )
+    code, err, out = _select(tmp_path, where, capsys)
     assert code == 2
     assert one_line(err).startswith("error: --where: '@' (a reference to a Python variable)")
     assert not marker.exists() and not out.exists()
@@ -171,13 +178,7 @@ def test_a_pattern_that_is_not_a_literal_is_refused() -> None:
 def test_prompts_select_refuses_a_runaway_pattern_before_reading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    csv = tmp_path / "ok.csv"
-    _frame()[["prompt", "text"]].to_csv(csv, index=False)
-    out = tmp_path / "o.csv"
-    code, err = glyphbench(
-        ["prompts", "select", f"csv:{csv}", "--out", out, "--where", "text.str.match('(a+)+$')"],
-        capsys,
-    )
+    code, err, out = _select(tmp_path, "text.str.match('(a+)+$')", capsys)
     assert code == 2
     line = one_line(err)
     assert line.startswith("error: --where: the pattern '(a+)+$' repeats a repetition"), line

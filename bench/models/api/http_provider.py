@@ -32,6 +32,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field, model_validator
 
+from glyphbench.core.errors import exception_chain
 from glyphbench.models.api.core import (
     JsonOptions,
     Provider,
@@ -251,12 +252,7 @@ def httpx_library(client_class: type) -> Any:
 
 def too_large(exc: BaseException) -> AnswerTooLarge | None:
     """The :class:`AnswerTooLarge` an SDK wrapped in its own error (its cause), if any."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, AnswerTooLarge):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
+    return next((e for e in exception_chain(exc) if isinstance(e, AnswerTooLarge)), None)
 
 
 def download(url: str, timeout: float, client: Any = None) -> bytes:
