@@ -14,7 +14,7 @@ blurred to read, which a reader is neither credited nor blamed for.
 :func:`load_icdar2015` returns one :class:`LabelledImage` per image;
 :func:`calibrate_on_photos` reads them with a reader and reports the share of
 cared-for words it found (a word counts as found when it appears among the
-reading's tokens, case-folded, as the issue's hand measurement counted), its
+reading's tokens, case-folded, as a hand measurement counted them), its
 seconds per image, and per image the words, the words found and the words missed.
 
 Word units. Some ICDAR 2015 transcriptions hold a space (``Genaxis Theatre``:
