@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glyphbench.core.errors import InputError
+from glyphbench.core.fingerprint import files_fingerprint
 from glyphbench.core.fonts import bundled_fonts
 from glyphbench.core.io import atomic_open, atomic_path, jsonl_records, read_text
 from glyphbench.core.paths import Contained
@@ -235,6 +236,22 @@ class ImageSet:
     name: str
     items: list[ImageItem]
     notes: list[str] = field(default_factory=list)  # shown in the report (e.g. missing images)
+
+
+def image_set_fingerprint(image_set: ImageSet) -> str:
+    """``sha256:HEX`` over each image's id, ground truth, text boxes and file content.
+
+    A resumed evaluation keeps its rows; if a file or a text changed in between, they
+    would have been measured on other images (a rendered set is named by its size and
+    seed, so its ids and texts stand for it).
+    """
+    digest = hashlib.sha256()
+    for item in image_set.items:
+        facts = [item.image_id, item.truth, item.boxes]
+        digest.update(json.dumps(facts, ensure_ascii=False).encode("utf-8") + b"\0")
+        if item.source_path:
+            digest.update(files_fingerprint(item.source_path).encode("ascii"))
+    return f"sha256:{digest.hexdigest()}"
 
 
 # --------------------------------------------------------------------------- default set

@@ -47,9 +47,19 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.registry import PLUGINS
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
-from glyphbench.vae_eval.codecs import CodecFailure, check_codec_files, get_codec
+from glyphbench.vae_eval.codecs import (
+    CodecFailure,
+    check_codec_files,
+    codec_fingerprint,
+    get_codec,
+)
 from glyphbench.vae_eval.codecs.protocol import name_codecs
-from glyphbench.vae_eval.imageset import ImageItem, ImageSet, load_image_set
+from glyphbench.vae_eval.imageset import (
+    ImageItem,
+    ImageSet,
+    image_set_fingerprint,
+    load_image_set,
+)
 from glyphbench.vae_eval.metrics import image_scores, text_scores
 from glyphbench.vae_eval.reading import TIMING_METHOD, TIMING_METHOD_OVERLAP, TimedReader, Turn
 
@@ -421,8 +431,10 @@ def evaluate(
     with folder.hold_shard(SHARD):
         with folder.locked():
             _check_same_run(folder, image_set.name, ocr_engine.name)
+            prints = _check_same_files(folder, image_set, [s for s in specs if s not in given])
             folder.write_manifest(
                 {
+                    **prints,
                     "images": image_set.name,
                     "codecs": specs,
                     "ocr_engine": ocr_engine.name,
@@ -469,6 +481,38 @@ def _check_same_run(folder: engine.RunFolder, images: str, ocr_engine: str) -> N
         ),
         missing_ok=False,
     )
+
+
+def _check_same_files(
+    folder: engine.RunFolder, image_set: ImageSet, specs: Sequence[str]
+) -> dict[str, Any]:
+    """Refuse to resume when the images, their texts or a codec's weight files changed
+    since the folder's run started (its rows would be kept and mixed with new ones);
+    return what run.json records of them (``images_fingerprint``, ``codec_fingerprints``).
+    """
+    previous = folder.manifest()
+    images_print = image_set_fingerprint(image_set)
+    if previous.get("images_fingerprint") not in (None, images_print):
+        raise InputError(
+            folder.manifest_path,
+            f"the images or texts of {image_set.name} changed since this folder's run "
+            "started (its rows were measured on the old ones); use another --out",
+            key="images_fingerprint",
+        )
+    codec_prints = dict(previous.get("codec_fingerprints") or {})
+    for spec in specs:
+        current = codec_fingerprint(spec)
+        if current is None:
+            continue
+        if codec_prints.get(spec, current) != current:
+            raise InputError(
+                folder.manifest_path,
+                f"the weight files of codec {spec} changed since this folder measured it; "
+                "put the old files back to resume, or use another --out",
+                key="codec_fingerprints",
+            )
+        codec_prints[spec] = current
+    return {"images_fingerprint": images_print, "codec_fingerprints": codec_prints}
 
 
 def merge_results(

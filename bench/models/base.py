@@ -126,6 +126,11 @@ class ModelAdapter(ABC):
         """
         return {"source": None, "problem": None}
 
+    def local_weights(self) -> Path | None:
+        """The local file or folder the weights load from, or None (a hub id, an API, a
+        control). A resume is refused when its files changed since the run started."""
+        return None
+
     def planned_size(self) -> tuple[int, int] | None:
         """(width, height) of the images it will make, when known before loading (the run
         then starts its image writer processes while the model loads); None: unknown."""

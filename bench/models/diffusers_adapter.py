@@ -315,6 +315,9 @@ class DiffusersModel(ModelAdapter):
             info[note_key] = self.tiny.get("note", "tiny random pipeline")
         return info
 
+    def local_weights(self) -> Path | None:
+        return Path(self.location) if self.is_local else None
+
     def weights_check(self) -> dict[str, str | None]:
         """The local folder, the hub cache, or the hub when it answers (never downloads).
 

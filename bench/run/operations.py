@@ -21,6 +21,7 @@ import pandas as pd
 
 from glyphbench import prompts
 from glyphbench.core.errors import InputError
+from glyphbench.core.fingerprint import files_fingerprint
 from glyphbench.core.io import atomic_open, read_table
 from glyphbench.core.registry import Spec
 from glyphbench.core.schema import ROW_KEY, failed_mask
@@ -191,10 +192,11 @@ def run_benchmark(
     check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
     check_weights(config, prompt_set, folder, dist.shard)  # a model that cannot load here
     reader_spec = config.read.reader
-    identity = {
+    identity: dict[str, object] = {
         "config_hash": config.config_hash(),
         "prompts.content_hash": prompt_set.content_hash,
         "run_id": config.resolved_run_id,  # the rows of one run carry one run id
+        "weights_fingerprint": weights_fingerprints(config, folder.manifest()),
     }
     try:
         _check_same_run(folder, identity)
@@ -231,9 +233,12 @@ def run_benchmark(
                 _claim_folder(
                     folder,
                     identity,
-                    lambda: _run_record(
-                        config, prompt_set, config_text, config_name, folder.png_format
-                    ),
+                    lambda: {
+                        **_run_record(
+                            config, prompt_set, config_text, config_name, folder.png_format
+                        ),
+                        "weights_fingerprint": identity["weights_fingerprint"],
+                    },
                     prompt_set,
                     config_text,
                     config_name,
@@ -305,7 +310,7 @@ def _failed_attempt(folder: RunFolder) -> bool:
 
 def _claim_folder(
     folder: RunFolder,
-    identity: dict[str, str],
+    identity: dict[str, object],
     record: Callable[[], dict[str, Any]],
     prompt_set: PromptSet,
     text: str | None,
@@ -396,7 +401,7 @@ def _plan_readers(read: ReadSettings, batch_size: int) -> dict[str, int]:
     return {"read_workers": read.workers, "read_backlog": backlog}
 
 
-def _check_same_run(folder: RunFolder, identity: dict[str, str]) -> None:
+def _check_same_run(folder: RunFolder, identity: dict[str, object]) -> None:
     """Refuse to mix two different runs in one folder (resuming the same one is fine)."""
     if not folder.manifest_path.is_file() and folder.part_files():
         # run.json is written before any row: rows without it are a damaged folder, and
@@ -414,6 +419,8 @@ def _check_same_run(folder: RunFolder, identity: dict[str, str]) -> None:
     }
 
     def refuse(key: str, found: object) -> DifferentRun:
+        if key == "weights_fingerprint":
+            return DifferentRun(folder.manifest_path, _weights_changed(identity[key], found))
         if key == "run_id":  # the same run under another name: its rows would mix two ids
             return DifferentRun(
                 folder.manifest_path,
@@ -423,6 +430,44 @@ def _check_same_run(folder: RunFolder, identity: dict[str, str]) -> None:
         return DifferentRun(folder.manifest_path, problems[key])
 
     folder.check_same_run(identity, refuse)
+
+
+def weights_fingerprints(config: RunConfig, manifest: dict[str, Any]) -> dict[str, str]:
+    """``{label: fingerprint}`` of each model whose weights load from a local path.
+
+    Recorded in run.json; a resume whose local weights changed is refused, as their rows
+    would describe two models under one label (:mod:`glyphbench.core.fingerprint`). Hub
+    ids are pinned by their revision option, not here. Weights no longer on disk keep the
+    recorded fingerprint (``manifest``: run.json): a finished model needs no weights, and
+    one with images left fails its rows as when its folder is missing at the start.
+    """
+    labels = {entry.label for entry in config.models}
+    recorded = manifest.get("weights_fingerprint") or {}
+    prints = {label: value for label, value in recorded.items() if label in labels}
+    for entry in config.models:
+        try:
+            path = get_model(entry.to_spec()).local_weights()
+        except Exception:  # an adapter that cannot be made fails in the run, as its rows
+            continue
+        if path is not None and path.exists():
+            prints[entry.label] = files_fingerprint(path)
+    return prints
+
+
+def _weights_changed(now_prints: object, then_prints: object) -> str:
+    """The refusal of a resume whose local weights changed, naming the models."""
+    now_prints = now_prints if isinstance(now_prints, dict) else {}
+    then_prints = then_prints if isinstance(then_prints, dict) else {}
+    changed = sorted(
+        label
+        for label in set(now_prints) | set(then_prints)
+        if now_prints.get(label) != then_prints.get(label)
+    )
+    return (
+        f"the local weights of {', '.join(changed)} changed since this run started (their "
+        "files differ from those its rows were made with); put the old weights back to "
+        "resume, or use another --out"
+    )
 
 
 def _write_run_start(

@@ -159,3 +159,50 @@ def test_wr_order_identity_taef2_resize8_on_the_synthetic_set(
     assert "evidence too thin: n = 1 per font size (48, 32, 20, 14, 10 px)" in page
     summary = page[page.index('<section id="summary">') : page.index('<section id="threshold">')]
     assert summary.count(CEILING_LABEL) == 1
+
+
+# --------------------------------------------------------------------------- resumes
+
+
+def test_a_resume_refuses_changed_weights_or_images(tmp_path: Path) -> None:
+    """Rows of a finished codec are kept on a resume: other weights copied over its files,
+    or another ground truth, would be mixed with them under the same name."""
+    import json
+
+    from glyphbench.vae_eval.imageset import load_image_set
+    from glyphbench.vae_eval.runner import RunOptions, evaluate
+    from tests.helpers.runner_helper import PixelOCR
+
+    images = tmp_path / "images"
+    images.mkdir()
+    for name, colour in (("a.png", "white"), ("b.png", "gray")):
+        Image.new("RGB", (64, 64), colour).save(images / name)
+    metadata = images / "metadata.jsonl"
+    metadata.write_text('{"file": "a.png", "text": "OPEN"}\n{"file": "b.png", "text": "EXIT"}\n')
+    weights = save_random_pair(tmp_path / "vae", "taesd", KNOWN_LAYOUTS["taesd"])
+    codecs = [f"taesd:{weights}", "jpeg?quality=50"]
+    out = tmp_path / "run"
+
+    def evaluate_again() -> None:
+        image_set = load_image_set(str(images))
+        evaluate(RunOptions(codecs=codecs), out, image_set=image_set, ocr_engine=PixelOCR())
+
+    evaluate_again()
+    recorded = json.loads((out / "run.json").read_text())
+    assert list(recorded["codec_fingerprints"]) == [codecs[0]]  # JPEG has no files
+    evaluate_again()  # nothing changed: resumes (and does nothing)
+
+    metadata.write_text('{"file": "a.png", "text": "CLOSED"}\n{"file": "b.png", "text": "EXIT"}\n')
+    with pytest.raises(InputError, match=r"images or texts of .* changed"):
+        evaluate_again()
+    metadata.write_text('{"file": "a.png", "text": "OPEN"}\n{"file": "b.png", "text": "EXIT"}\n')
+    Image.new("RGB", (64, 64), "black").save(images / "b.png")
+    with pytest.raises(InputError, match=r"images or texts of .* changed"):
+        evaluate_again()
+    Image.new("RGB", (64, 64), "gray").save(images / "b.png")
+
+    save_random_pair(weights, "taesd", KNOWN_LAYOUTS["taesd"], seed=1)  # other weights
+    before = (out / "run.json").read_bytes()
+    with pytest.raises(InputError, match=r"weight files of codec taesd:.* changed"):
+        evaluate_again()
+    assert (out / "run.json").read_bytes() == before  # refused before anything is written

@@ -24,6 +24,9 @@ See ``docs/vae_eval.md`` for the protocol and a ten-line example codec.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from glyphbench.core.fingerprint import files_fingerprint
 from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.vae_eval.codecs.diffusers_vae import (
     SUPPORTED_CLASSES,
@@ -65,6 +68,7 @@ __all__ = [
     "TensorOptions",
     "adapt",
     "check_codec_files",
+    "codec_fingerprint",
     "get_codec",
     "register_codec",
     "split_target",
@@ -91,6 +95,27 @@ def check_codec_files(spec: str | Spec) -> None:
     parsed = PLUGINS.resolve("codecs", spec).spec
     if parsed.kind == "taesd":
         find_pair(parsed.target, parsed.options.get("variant") or None)
+
+
+def codec_fingerprint(spec: str | Spec) -> str | None:
+    """Fingerprint of the local weight files a codec spec names, or None (no local files).
+
+    ``taesd:<folder>``: its encoder/decoder pair; ``diffusers:<path>[:subfolder]``: the
+    folder (:func:`glyphbench.core.fingerprint.files_fingerprint`). A resumed evaluation
+    whose codec files changed is refused: its rows would mix two autoencoders.
+
+    >>> codec_fingerprint("jpeg?quality=30") is None
+    True
+    """
+    parsed = PLUGINS.resolve("codecs", spec).spec
+    if parsed.kind == "taesd":
+        _, encoder, decoder = find_pair(parsed.target, parsed.options.get("variant") or None)
+        return files_fingerprint(encoder.parent, [encoder.name, decoder.name])
+    if parsed.kind == "diffusers":
+        location, subfolder = split_target(parsed.target)
+        path = Path(location).expanduser() / (subfolder or "")
+        return files_fingerprint(path) if path.exists() else None
+    return None
 
 
 def get_codec(spec: str | Spec) -> Codec:

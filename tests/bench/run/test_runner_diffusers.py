@@ -66,3 +66,42 @@ def test_tiny_pipeline_runs_and_an_image_regenerates_alone(tmp_path: Path, tiny_
         Image.open(result.out / str(rows.iloc[0]["image_path"])).convert("RGB"), dtype=float
     )
     assert np.abs(other - saved).mean() > 5.0  # a different seed gives a different image
+
+
+@pytest.mark.slow
+def test_a_resume_whose_local_weights_changed_is_refused(tmp_path: Path, tiny_sd: Path) -> None:
+    """New weights saved over the old ones would put two models' rows under one label."""
+    import shutil
+
+    from glyphbench.core.errors import InputError
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import run_benchmark
+
+    weights = shutil.copytree(tiny_sd, tmp_path / "tiny-sd")
+    config = RunConfig.from_mapping(
+        {
+            "models": [
+                {"spec": f"diffusers:{weights}", "name": "tiny", "options": {"device": "cpu"}}
+            ],
+            "ocr": "pixelocr",
+            "out": str(tmp_path / "run"),
+        }
+    )
+    run_benchmark(config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False)
+    manifest = tmp_path / "run" / "run.json"
+    recorded = json.loads(manifest.read_text())["weights_fingerprint"]
+    assert list(recorded) == ["tiny"] and recorded["tiny"].startswith("sha256:")
+
+    # The same weights copied elsewhere by content (new times) resume: nothing changed.
+    for file in weights.rglob("*.json"):
+        file.touch()
+    run_benchmark(config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False)
+
+    unet = next(weights.glob("unet/*.safetensors"))
+    data = bytearray(unet.read_bytes())
+    data[-1] ^= 0xFF  # one byte of a tensor, past the header: a retrained checkpoint
+    unet.write_bytes(bytes(data))
+    before = manifest.read_bytes()
+    with pytest.raises(InputError, match="local weights of tiny changed"):
+        run_benchmark(config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False)
+    assert manifest.read_bytes() == before  # refused before anything is written
