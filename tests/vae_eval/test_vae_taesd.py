@@ -206,3 +206,22 @@ def test_a_resume_refuses_changed_weights_or_images(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"weight files of codec taesd:.* changed"):
         evaluate_again()
     assert (out / "run.json").read_bytes() == before  # refused before anything is written
+
+
+def test_a_swapped_half_or_unreadable_file_is_refused_before_the_run(tmp_path: Path) -> None:
+    """Found by reading the pair up front, not as every row failed once the run started."""
+    from glyphbench.vae_eval.codecs import check_codec_files
+
+    save_random_pair(tmp_path / "sd", "taesd", KNOWN_LAYOUTS["taesd"])
+    save_random_pair(tmp_path / "f1", "taef1", KNOWN_LAYOUTS["taef1"])
+    swapped = tmp_path / "swapped"
+    swapped.mkdir()
+    (swapped / "x_encoder.pth").write_bytes((tmp_path / "f1" / "taef1_encoder.pth").read_bytes())
+    (swapped / "x_decoder.pth").write_bytes((tmp_path / "sd" / "taesd_decoder.pth").read_bytes())
+    with pytest.raises(InputError, match=r"x_encoder\.pth and x_decoder\.pth are not one TAESD"):
+        check_codec_files(f"taesd:{swapped}")
+
+    (swapped / "x_encoder.pth").write_text("not a checkpoint\n")
+    with pytest.raises(InputError, match=r"x_encoder\.pth: cannot read .* saved with torch\.save"):
+        check_codec_files(f"taesd:{swapped}")
+    check_codec_files(f"taesd:{tmp_path / 'sd'}")  # a real pair passes

@@ -49,7 +49,7 @@ from glyphbench.vae_eval.codecs.reference import (
     ResizeCodec,
     ResizeOptions,
 )
-from glyphbench.vae_eval.codecs.taesd import TaesdCodec, TaesdOptions, find_pair
+from glyphbench.vae_eval.codecs.taesd import TaesdCodec, TaesdOptions, find_pair, load_pair
 
 __all__ = [
     "SUPPORTED_CLASSES",
@@ -76,10 +76,11 @@ __all__ = [
 
 
 def check_codec_files(spec: str | Spec) -> None:
-    """Check the files a codec spec names, loading nothing (before anything is written).
+    """Check the files a codec spec names, before anything is written (no model is built).
 
-    ``taesd:<folder>``: the folder and its encoder/decoder pair must be there
-    (:func:`glyphbench.vae_eval.codecs.taesd.find_pair`); a missing or misspelt folder is an
+    ``taesd:<folder>``: the folder and its encoder/decoder pair must be there, readable
+    and one model (:func:`glyphbench.vae_eval.codecs.taesd.load_pair`); a missing or
+    misspelt folder, an unreadable file or two halves of different families is an
     :class:`~glyphbench.core.errors.InputError` naming it, not failure rows after the run
     has started. Other codecs name no local files (a diffusers hub id is
     checked when it loads).
@@ -93,8 +94,9 @@ def check_codec_files(spec: str | Spec) -> None:
     no/such/folder: no such folder
     """
     parsed = PLUGINS.resolve("codecs", spec).spec
-    if parsed.kind == "taesd":
-        find_pair(parsed.target, parsed.options.get("variant") or None)
+    if parsed.kind == "taesd":  # a pair of a few MB, read whole: cheap, and a swapped half
+        # or an unreadable file is one line now, not every row failed once the run started
+        load_pair(parsed.target, parsed.options.get("variant") or None)
 
 
 def codec_fingerprint(spec: str | Spec) -> str | None:

@@ -267,10 +267,44 @@ def load_state(path: Path) -> dict[str, Any]:
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:
-        raise InputError(path, f"cannot read this state dict: {exc}".splitlines()[0]) from None
+        # torch's own message can be a bare number (an unpickling opcode): name the kind
+        raise InputError(
+            path,
+            f"cannot read this state dict ({type(exc).__name__}; expected a file saved with "
+            "torch.save, as the TAESD repository ships them)",
+        ) from None
     if not isinstance(state, dict):
         raise InputError(path, "not a state dict (expected a mapping of names to tensors)")
     return state
+
+
+@dataclass
+class Pair:
+    """An encoder/decoder pair read from disk, with the layout their tensors imply."""
+
+    name: str
+    encoder_path: Path
+    decoder_path: Path
+    encoder_state: dict[str, Any]
+    decoder_state: dict[str, Any]
+    layout: Layout
+
+
+def load_pair(target: str, variant: str | None) -> Pair:
+    """Read the pair ``taesd:<target>`` names and detect its layout; an
+    :class:`~glyphbench.core.errors.InputError` when a file cannot be read or the two
+    halves are not one model (an encoder of one family copied beside another's decoder).
+    """
+    name, encoder_path, decoder_path = find_pair(target, variant)
+    encoder_state, decoder_state = load_state(encoder_path), load_state(decoder_path)
+    try:
+        layout = detect_layout(encoder_state, decoder_state)
+    except ValueError as exc:
+        raise InputError(
+            encoder_path.parent,
+            f"{encoder_path.name} and {decoder_path.name} are not one TAESD pair: {exc}",
+        ) from None
+    return Pair(name, encoder_path, decoder_path, encoder_state, decoder_state, layout)
 
 
 # --------------------------------------------------------------------------- codec
@@ -291,13 +325,11 @@ class TaesdCodec(TensorCodec):
         options = options or TaesdOptions()
         super().__init__(options)
         self.name = spec.text
-        self.variant, encoder_path, decoder_path = find_pair(spec.target, options.variant)
+        pair = load_pair(spec.target, options.variant)
+        self.variant, self.layout = pair.name, pair.layout
+        encoder_path, decoder_path = pair.encoder_path, pair.decoder_path
+        encoder_state, decoder_state = pair.encoder_state, pair.decoder_state
         self.source = str(encoder_path.parent)
-        encoder_state, decoder_state = load_state(encoder_path), load_state(decoder_path)
-        try:
-            self.layout = detect_layout(encoder_state, decoder_state)
-        except ValueError as exc:
-            raise InputError(encoder_path, str(exc)) from None
         self.encoder, self.decoder = build(self.layout)
         for module, state, path in (
             (self.encoder, encoder_state, encoder_path),
