@@ -112,7 +112,7 @@ def _entry_record(entry: VaeEntry, where: str, files: bool = True) -> dict[str, 
     """One entry resolved and checked (see :func:`check_entries`)."""
     resolved = PLUGINS.resolve("codecs", entry.spec, where=where)
     if files:
-        check_codec_files(resolved.spec)  # a taesd: folder that is not there
+        check_codec_files(resolved.spec, read=False)  # a taesd: folder that is not there
     if entry.autoencoder and resolved.plugin.name != "diffusers":
         raise InputError(
             where, f"{entry.spec}: autoencoder applies to diffusers: codecs only; remove it"

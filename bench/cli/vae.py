@@ -175,7 +175,7 @@ def _check_specs(codecs: list[str], reader: str) -> None:
             except InputError as exc:
                 raise InputError(flag, exc.problem) from None
             if kind == "codecs":
-                check_codec_files(spec)  # a missing taesd: folder names the folder
+                check_codec_files(spec, read=False)  # a missing taesd: folder names the folder
 
 
 @vae_app.command("download")

@@ -177,3 +177,16 @@ def test_other_autoencoders_are_picked_from_config(
     assert isinstance(first[0], Image.Image) and first[0].size == (52, 40)
     assert isinstance(second[0], Image.Image)
     assert np.array_equal(np.asarray(first[0]), np.asarray(second[0]))
+
+
+def test_a_missing_local_vae_folder_is_refused(tmp_path: Path) -> None:
+    """A path (not a hub id) that is not there is a typo: one line before the run, not a
+    run of failed rows; a hub id is looked up only when it loads."""
+    from glyphbench.vae_eval.codecs import check_codec_files
+
+    with pytest.raises(InputError, match=r"no-such-vae: no such folder"):
+        check_codec_files(f"diffusers:{tmp_path / 'no-such-vae'}:vae")
+    with pytest.raises(InputError, match=r"no such folder"):
+        check_codec_files("diffusers:./models/sdxl-vae")
+    check_codec_files("diffusers:stabilityai/sdxl-vae")
+    check_codec_files(f"diffusers:{tmp_path}")

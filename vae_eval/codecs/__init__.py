@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from glyphbench.core.errors import InputError
 from glyphbench.core.fingerprint import files_fingerprint
 from glyphbench.core.registry import PLUGINS, Spec
+from glyphbench.models.diffusers_options import looks_local
 from glyphbench.vae_eval.codecs.diffusers_vae import (
     SUPPORTED_CLASSES,
     DiffusersCodec,
@@ -75,15 +77,16 @@ __all__ = [
 ]
 
 
-def check_codec_files(spec: str | Spec) -> None:
+def check_codec_files(spec: str | Spec, *, read: bool = True) -> None:
     """Check the files a codec spec names, before anything is written (no model is built).
 
     ``taesd:<folder>``: the folder and its encoder/decoder pair must be there, readable
     and one model (:func:`glyphbench.vae_eval.codecs.taesd.load_pair`); a missing or
     misspelt folder, an unreadable file or two halves of different families is an
     :class:`~glyphbench.core.errors.InputError` naming it, not failure rows after the run
-    has started. Other codecs name no local files (a diffusers hub id is
-    checked when it loads).
+    has started (``read=False``: the files must be there, and are not read, so that
+    ``--dry-run`` imports no torch). ``diffusers:<path>``: a path (not a hub id) must be
+    there. Other codecs name no local files (a diffusers hub id is checked when it loads).
 
     >>> from glyphbench.core.errors import InputError
     >>> check_codec_files("identity")
@@ -94,9 +97,18 @@ def check_codec_files(spec: str | Spec) -> None:
     no/such/folder: no such folder
     """
     parsed = PLUGINS.resolve("codecs", spec).spec
-    if parsed.kind == "taesd":  # a pair of a few MB, read whole: cheap, and a swapped half
+    variant = parsed.options.get("variant") or None
+    if parsed.kind == "taesd" and not read:
+        find_pair(parsed.target, variant)
+    elif parsed.kind == "taesd":  # a pair of a few MB, read whole: cheap, and a swapped half
         # or an unreadable file is one line now, not every row failed once the run started
-        load_pair(parsed.target, parsed.options.get("variant") or None)
+        load_pair(parsed.target, variant)
+    if parsed.kind == "diffusers":
+        location, _ = split_target(parsed.target)
+        if looks_local(location) and not Path(location).expanduser().exists():
+            raise InputError(
+                location, "no such folder (diffusers:<hub id or local folder>[:subfolder])"
+            )
 
 
 def codec_fingerprint(spec: str | Spec) -> str | None:
