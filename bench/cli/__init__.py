@@ -9,7 +9,17 @@ from __future__ import annotations
 
 
 def main() -> None:
-    """The ``glyphbench`` console script (see :func:`glyphbench.cli.root.main`)."""
-    from glyphbench.cli.root import main as root_main
+    """The ``glyphbench`` console script (see :func:`glyphbench.cli.root.main`).
 
-    root_main()
+    Ctrl-C while the command line is still importing (a second or two on a cold disk)
+    is one line and exit 130, as it is once a command runs, not an import traceback.
+    """
+    import sys
+
+    try:
+        from glyphbench.cli.root import main as root_main
+
+        root_main()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

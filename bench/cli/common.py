@@ -73,6 +73,19 @@ def _terminate(signum: int, frame: object) -> None:
 
 RESUME = "run the same command again to resume"
 
+#: Whether :func:`interruptible` has said why the command stopped: Typer turns a Ctrl-C
+#: outside it (a command still importing its libraries) into a silent exit 130, which
+#: :func:`glyphbench.cli.root.main` then names.
+_stop_said = {"interrupted": False}
+
+
+def stop_said(reset: bool = False) -> bool:
+    """Whether a command said it was interrupted (``reset``: forget it, for a new command)."""
+    said = _stop_said["interrupted"]
+    if reset:
+        _stop_said["interrupted"] = False
+    return said
+
 
 @contextlib.contextmanager
 def interruptible(then: str = RESUME) -> Iterator[None]:
@@ -94,9 +107,11 @@ def interruptible(then: str = RESUME) -> Iterator[None]:
         yield
     except Terminated:  # before KeyboardInterrupt, which it is
         typer.echo(f"terminated: {then}", err=True)
+        _stop_said["interrupted"] = True
         raise typer.Exit(TERMINATED) from None
     except KeyboardInterrupt:
         typer.echo(f"interrupted: {then}", err=True)
+        _stop_said["interrupted"] = True
         raise typer.Exit(INTERRUPTED) from None
     finally:
         if previous is not None:

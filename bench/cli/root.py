@@ -16,8 +16,8 @@ from typing import cast
 import typer
 
 from glyphbench import __version__
-from glyphbench.cli.common import print_error
-from glyphbench.cli.exit_codes import NO_SPACE
+from glyphbench.cli.common import print_error, stop_said
+from glyphbench.cli.exit_codes import INTERRUPTED, NO_SPACE
 from glyphbench.core.errors import exception_chain, user_error
 
 app = typer.Typer(
@@ -96,6 +96,7 @@ def main() -> None:
     """
     # click's UsageError, as this Typer ships it (typer.BadParameter's base)
     usage_error = cast("type[Exception]", typer.BadParameter.__mro__[1])
+    stop_said(reset=True)
     try:
         code = app(standalone_mode=False)
     except usage_error as exc:  # a flag Typer checks: the same one line, not a box
@@ -103,7 +104,9 @@ def main() -> None:
             app()  # no arguments: the help, as always
         print_error(getattr(exc, "format_message", exc.__str__)())
         sys.exit(2)
-    except typer.Abort:
+    except typer.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):  # click's Abort of a Ctrl-C: the
+            raise KeyboardInterrupt from None  # exit 130 a scheduler reads as interrupted
         print("Aborted!", file=sys.stderr)
         sys.exit(1)
     except Exception as exc:
@@ -115,9 +118,10 @@ def main() -> None:
             sys.exit(NO_SPACE)
         print_error(str(error))
         sys.exit(2)
+    if code == INTERRUPTED and not stop_said(reset=True):  # Typer's silent exit of a Ctrl-C
+        print("interrupted", file=sys.stderr)  # in a command still loading its libraries
     if isinstance(code, int) and code:
         sys.exit(code)
-
 
 if __name__ == "__main__":
     main()

@@ -320,3 +320,25 @@ def test_report_bootstrap_options_out_of_range_are_one_line(
     code, err = glyphbench(["report", run, "--out", tmp_path / "r", *option], capsys)
     assert code == 2 and one_line(err).startswith(f"error: {said}"), err
     assert not (tmp_path / "r").exists()
+
+
+# ---------------------------------------------------------------------- Ctrl-C
+def test_ctrl_c_before_a_command_handles_it_is_one_line_and_exit_130(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typer turns a Ctrl-C in a command still loading (outside its own handler) into a
+    silent exit 130; the entry point names it. While the command line itself imports, the
+    same line and code (not an import traceback)."""
+    from glyphbench.cli import prompts as prompts_cli
+    from glyphbench.cli import root as root_cli
+
+    def interrupted(*_args: object, **_kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(prompts_cli, "load_source", interrupted)
+    code, err = glyphbench(["prompts", "show", "default"], capsys)
+    assert (code, err) == (130, "interrupted\n")
+
+    monkeypatch.setattr(root_cli, "main", interrupted)  # as if still importing
+    code, err = glyphbench(["--help"], capsys)
+    assert (code, err) == (130, "interrupted\n")
