@@ -123,19 +123,9 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
             dataset_card(meta, table, dropped=int((~has_image).sum()), license_id=license_id),
             encoding="utf-8",
         )
+    from glyphbench.report.analyse import run_warnings  # the report's stack: loaded here
+
     return Exported(out, run_warnings(meta))
-
-
-def run_warnings(meta: dict[str, Any]) -> list[str]:
-    """What a reader of the exported results must know first, as the report says it: an
-    unfinished run (fewer rows than it expects), readings of several readers in one table.
-
-    >>> run_warnings({"run_id": "r", "rows": 28, "expected_rows": 120})[0][:43]
-    'r: incomplete run: 28 of 120 rows made; its'
-    """
-    from glyphbench.report.analyse import incomplete_runs
-
-    return incomplete_runs({str(meta.get("run_id") or "run"): {"meta": meta}})
 
 
 def damaged_images(files: Sequence[Path], rows: pd.DataFrame) -> list[str]:
@@ -163,6 +153,8 @@ def dataset_card(
     >>> card.splitlines()[0], "# glyphbench results: r1" in card
     ('---', True)
     """
+    from glyphbench.report.analyse import run_warnings
+
     check_license_id(license_id)
     raw_id = str(meta.get("run_id") or "run")  # run.json is a file anyone may have edited:
     run_id = markdown_text(raw_id)  # its values are text in the card, never markup

@@ -432,7 +432,7 @@ def _models_failed(problems: dict[str, str], what: str) -> None:
 def merge_command(run_dir: Path = typer.Argument(..., help="The run folder.")) -> None:
     """Merge every shard's part files into DIR/results.parquet (safe to repeat)."""
 
-    from glyphbench.cli.export import run_warnings
+    from glyphbench.report.analyse import run_warnings
     from glyphbench.report.console import print_summary, suites_of, summary_columns, summary_console
     from glyphbench.run.operations import merge_run
     from glyphbench.run.results import RESULTS, read_results

@@ -384,6 +384,17 @@ def incomplete_runs(runs: dict[str, Any]) -> list[str]:
     return lines
 
 
+def run_warnings(meta: dict[str, Any]) -> list[str]:
+    """What a reader of one run's results must know first, as the report says it (an
+    unfinished run, readings of several readers): :func:`incomplete_runs` of its run.json.
+    ``merge`` and ``export`` print these.
+
+    >>> run_warnings({"run_id": "r", "rows": 28, "expected_rows": 120})[0][:43]
+    'r: incomplete run: 28 of 120 rows made; its'
+    """
+    return incomplete_runs({str(meta.get("run_id") or "run"): {"meta": meta}})
+
+
 def protocol_groups(frame: pd.DataFrame, models: Sequence[str]) -> dict[str, str]:
     """Each model's protocol: the tag of its run's card where the runs' cards differ.
 
