@@ -38,6 +38,7 @@ from glyphbench.core.io import (
 )
 from glyphbench.core.paths import Contained
 from glyphbench.core.progress import track
+from glyphbench.core.staging import staged_folder
 from glyphbench.human_eval.sampling import (
     SamplingError,
     adapt_design,
@@ -47,7 +48,6 @@ from glyphbench.human_eval.sampling import (
     stratified_sample,
 )
 from glyphbench.human_eval.store import DEFAULT_CLAIM_TTL_S, Store
-from glyphbench.report.staging import staged_folder
 from glyphbench.scoring.table import METRICS
 
 MANIFEST = "manifest.parquet"
@@ -272,7 +272,7 @@ def create_study(
     }
     # All or nothing: the study is written into a hidden folder beside ``out`` and renamed
     # into place when whole, so an error or Ctrl-C part-way leaves no half study behind.
-    with staged_folder(out) as staged:
+    with staged_folder(out, (), "rating study") as staged:
         _copy_images(chosen, manifest, staged, progress)
         write_table(manifest, staged / MANIFEST)
         write_json(staged / CONFIG, config)

@@ -60,6 +60,7 @@ from glyphbench.calibration.long_text import (
 from glyphbench.calibration.reader_error import SECTION as READER_ERROR
 from glyphbench.calibration.reader_error import from_real_rows
 from glyphbench.calibration.real_set import real_rows, real_summary
+from glyphbench.core.staging import staged_folder
 from glyphbench.engine.reading import failure_cause, read_batch
 from glyphbench.models.base import ImageRequest
 from glyphbench.models.controls import BlankControl, RenderControl, TypoControl
@@ -80,6 +81,8 @@ if TYPE_CHECKING:
 
 #: Typo rates of the card's ``typo`` images.
 DEFAULT_RATES = (0.05, 0.1, 0.2)
+#: What makes an existing folder a calibration card that a new card may replace.
+CARD_MARKERS = ("card.json", "card.md")
 
 # --------------------------------------------------------------------------- images
 
@@ -238,11 +241,16 @@ class Card:
         """Write ``card.md``, ``card.json`` and ``readings.csv`` into ``out`` (with the real-image
         part ``real_images.csv`` and its page, :mod:`~glyphbench.calibration.error_page`);
         returns card.md."""
-        folder = Path(out)
         page = None  # made first: an image that cannot be opened stops the card before a file
         if self.real_rows is not None and self.real_paths is not None:
             page = error_page(self.real_rows, self.real_paths, self.reader, self.version)
-        folder.mkdir(parents=True, exist_ok=True)
+        # The whole folder is replaced: a card without the real set leaves no real_images.*
+        # of an earlier card beside it, and a failed write leaves the earlier card whole.
+        with staged_folder(out, CARD_MARKERS, "calibration card") as folder:
+            self._write_files(folder, page)
+        return Path(out) / "card.md"
+
+    def _write_files(self, folder: Path, page: str | None) -> None:
         (folder / "card.json").write_text(
             json.dumps(self.summary(), indent=2, sort_keys=True, default=_json_value) + "\n",
             encoding="utf-8",
@@ -254,9 +262,7 @@ class Card:
             self.real_rows.to_csv(folder / "real_images.csv", index=False)
         if page is not None:
             (folder / PAGE_NAME).write_text(page, encoding="utf-8")
-        path = folder / "card.md"
-        path.write_text(self.markdown(), encoding="utf-8")
-        return path
+        (folder / "card.md").write_text(self.markdown(), encoding="utf-8")
 
 
 def _json_value(value: Any) -> Any:

@@ -31,7 +31,7 @@ from glyphbench.core.io import locate_run, read_run_json, read_table, write_json
 from glyphbench.core.markdown import markdown_text
 from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
-from glyphbench.report.staging import staged_folder
+from glyphbench.core.staging import staged_folder
 from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
         )
     table = kept.assign(file_name=kept["image_path"].astype(str))
     table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
-    with staged_folder(out) as staged:
+    with staged_folder(out, (), "dataset export") as staged:
         for source, name in zip(sources, named, strict=True):
             copy = staged / str(name)  # inside ``staged`` as it is inside ``out`` (checked)
             copy.parent.mkdir(parents=True, exist_ok=True)

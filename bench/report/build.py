@@ -18,6 +18,7 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.io import FORMULA_START, atomic_path, write_json
 from glyphbench.core.progress import LineProgress
 from glyphbench.core.schema import unread_mask
+from glyphbench.core.staging import check_replaceable, staged_folder
 from glyphbench.report.analyse import PEER_METRICS, Analysis, Settings, Stopwatch, analyse
 from glyphbench.report.answer import answer_of_analysis
 from glyphbench.report.image_browser import write_browser
@@ -25,7 +26,6 @@ from glyphbench.report.latex import tex_width_pt
 from glyphbench.report.load import REPORT_UNUSED_COLUMNS, load_runs
 from glyphbench.report.render import render
 from glyphbench.report.slices import Slicing
-from glyphbench.report.staging import check_replaceable, staged_folder
 from glyphbench.report.stats import requested_families, summary_metrics
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ STAGES = (
 
 
 #: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
+#: What makes an existing folder a report that may be replaced.
+REPORT_MARKERS = ("report.json", "index.html")
 ANSWER = "answer.json"
 
 #: One row per read image beside results.parquet, for a spreadsheet.
@@ -152,7 +154,9 @@ def write_report(
         raise InputError("--seed", f"must be 0 or more, got {seed}")
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     width_pt = tex_width_pt(tex_width)  # a bad width is one line before any work
-    check_replaceable(out_dir)  # before any work: a folder that is not a report is refused
+    check_replaceable(
+        out_dir, REPORT_MARKERS, "report"
+    )  # before any work: a folder that is not a report is refused
     card = shipped_reader_error() if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
@@ -187,7 +191,9 @@ def write_report(
                 file=sys.stderr,
                 flush=True,
             )
-        with staged_folder(out_dir) as staged:  # the old report stays whole until then
+        with staged_folder(
+            out_dir, REPORT_MARKERS, "report"
+        ) as staged:  # the old report stays whole until then
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
             browse = _write_browser(frame, slicing, analysis, staged, out_dir)
             watch.lap("image browser")

@@ -122,6 +122,22 @@ def test_a_faithful_reader_reports_every_typo_as_written(tmp_path: Path) -> None
     assert "| en | 20 |" in path.read_text() and (tmp_path / "card" / "card.json").is_file()
     assert warning("oracle", overall["typo_faithfulness"]) is None
 
+    # A new card replaces the folder whole: an earlier card's real-image part is not left
+    # beside one that has none (its page would describe another reader's readings).
+    for name in ("real_images.csv", "real_images.html"):
+        (tmp_path / "card" / name).write_text("an earlier card's\n")
+    card.write(tmp_path / "card")
+    assert sorted(p.name for p in (tmp_path / "card").iterdir()) == [
+        "card.json",
+        "card.md",
+        "readings.csv",
+    ]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "mine.txt").write_text("mine\n")
+    with pytest.raises(InputError, match="not a calibration card folder"):
+        card.write(tmp_path / "notes")
+    assert (tmp_path / "notes" / "mine.txt").read_text() == "mine\n"
+
 
 def test_edits_are_classified_one_by_one() -> None:
     # two typos: one read as drawn, one corrected back

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from glyphbench.core.errors import InputError
-from glyphbench.report.build import write_report
-from glyphbench.report.staging import staged_folder
+from glyphbench.core.staging import staged_folder
+from glyphbench.report.build import REPORT_MARKERS, write_report
 from glyphbench.run.config import RunConfig
 from glyphbench.run.operations import run_benchmark
 from glyphbench.run.read_later import read_run
@@ -102,12 +102,12 @@ def test_a_failing_report_leaves_the_old_one_whole_and_no_temporary_folder(
     (target / "report.json").write_text("{}", encoding="utf-8")
     (target / "index.html").write_text("old", encoding="utf-8")
     before = digest(target)
-    with pytest.raises(RuntimeError), staged_folder(target) as staged:
+    with pytest.raises(RuntimeError), staged_folder(target, REPORT_MARKERS, "report") as staged:
         (staged / "index.html").write_text("new", encoding="utf-8")
         raise RuntimeError("killed part-way")
     assert digest(target) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
-    with staged_folder(target) as staged:
+    with staged_folder(target, REPORT_MARKERS, "report") as staged:
         (staged / "index.html").write_text("new", encoding="utf-8")
     assert digest(target) == {"index.html": hashlib.sha256(b"new").hexdigest()}
 

@@ -1,16 +1,17 @@
-"""A report folder is all or nothing: written beside its place, then renamed into it.
+"""An output folder is all or nothing: written beside its place, then renamed into it.
 
-:func:`staged_folder` yields an empty temporary folder in the target's parent
-(``.NAME.HOST-PID-TOKEN.report-tmp``); when the block succeeds the finished
-folder takes the target's place and the old report is removed. Until then the
-old report is untouched, so a report killed part-way (an error, Ctrl-C, SIGTERM,
-kill -9) leaves the old report whole and never a folder of old and new files.
+The report, a reader's calibration card, an exported dataset and a human rating study
+are each written this way. :func:`staged_folder` yields an empty temporary folder in the
+target's parent (``.NAME.HOST-PID-TOKEN.glyphbench-tmp``); when the block succeeds the
+finished folder takes the target's place and the old one is removed. Until then the
+old folder is untouched, so a command killed part-way (an error, Ctrl-C, SIGTERM,
+kill -9) leaves the old output whole and never a folder of old and new files.
 
 The swap is one ``renameat2(RENAME_EXCHANGE)`` call where Linux offers it (the
-target always names a whole report); elsewhere the old folder is first renamed
-aside, then the new one into place (a crash between the two leaves the old report
-whole under its aside name, which the next report puts back). Temporary folders
-left by a killed process of this host are removed by the next report.
+target always names a whole folder); elsewhere the old folder is first renamed
+aside, then the new one into place (a crash between the two leaves the old folder
+whole under its aside name, which the next write puts back). Temporary folders
+left by a killed process of this host are removed by the next write of the same target.
 """
 
 from __future__ import annotations
@@ -29,11 +30,9 @@ from glyphbench.core.durable import HOST_TAG, process_alive, sync_folder
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import ensure_folder
 
-#: Suffix of a report being written and of an old report being replaced.
-TEMP_SUFFIX = ".report-tmp"
-ASIDE_SUFFIX = ".report-old"
-#: What makes an existing folder a report that may be replaced.
-REPORT_MARKERS = ("report.json", "index.html")
+#: Suffix of a folder being written and of an old folder being replaced.
+TEMP_SUFFIX = ".glyphbench-tmp"
+ASIDE_SUFFIX = ".glyphbench-old"
 
 _STAGED = re.compile(
     r"^\.(?P<name>.+)\.(?P<host>[0-9a-f]{6})-(?P<pid>\d+)-[0-9a-f]{6}"
@@ -46,38 +45,41 @@ def _staged_name(target: Path, suffix: str) -> Path:
     return target.with_name(f".{target.name}.{HOST_TAG}-{os.getpid()}-{token}{suffix}")
 
 
-def check_replaceable(target: Path) -> None:
-    """Refuse to replace a folder that is not a report (``--out`` naming some other folder).
+def check_replaceable(target: Path, markers: tuple[str, ...], what: str) -> None:
+    """Refuse to replace a folder that is not a ``what`` (``--out`` naming some other
+    folder): only an absent or empty folder, or one holding one of ``markers``, is replaced.
 
     >>> import tempfile; folder = Path(tempfile.mkdtemp())
-    >>> check_replaceable(folder / "new")  # absent: fine
-    >>> check_replaceable(folder)          # empty: fine
+    >>> check_replaceable(folder / "new", ("report.json",), "report")  # absent: fine
+    >>> check_replaceable(folder, ("report.json",), "report")          # empty: fine
     >>> _ = (folder / "notes.txt").write_text("mine")
-    >>> check_replaceable(folder)
+    >>> check_replaceable(folder, ("report.json",), "report")
     Traceback (most recent call last):
-    glyphbench.core.errors.InputError: ...: not a report folder (no report.json or index.html) ...
+    glyphbench.core.errors.InputError: ...: not a report folder (no report.json) ...
     """
     if not target.exists():
         return
     if not target.is_dir():
         raise InputError(target, "exists and is not a folder; choose another --out")
-    if any(target.iterdir()) and not any((target / m).exists() for m in REPORT_MARKERS):
+    if any(target.iterdir()) and not any((target / m).exists() for m in markers):
         raise InputError(
             target,
-            "not a report folder (no report.json or index.html) and not empty: the report "
-            "replaces its whole folder; choose an empty or new --out",
+            f"not a {what} folder (no {' or '.join(markers) or 'marker file'}) and not empty: "
+            f"the {what} replaces its whole folder; choose an empty or new --out",
         )
 
 
 @contextmanager
-def staged_folder(target: str | Path) -> Iterator[Path]:
+def staged_folder(target: str | Path, markers: tuple[str, ...], what: str) -> Iterator[Path]:
     """Yield an empty folder beside ``target``; on success it replaces ``target`` whole.
 
-    On any exception (KeyboardInterrupt and SystemExit included) the temporary folder
-    is removed and ``target`` is left as it was.
+    ``target`` must be absent, empty, or hold one of ``markers`` (a folder of the same
+    kind ``what``, :func:`check_replaceable`; no markers: absent or empty only). On any
+    exception (KeyboardInterrupt and SystemExit included) the temporary folder is removed
+    and ``target`` is left as it was.
     """
     target = Path(target)
-    check_replaceable(target)
+    check_replaceable(target, markers, what)
     ensure_folder(target.parent)
     remove_stale(target)
     staged = _staged_name(target, TEMP_SUFFIX)
@@ -96,7 +98,7 @@ def staged_folder(target: str | Path) -> Iterator[Path]:
 def replace_folder(staged: Path, target: Path) -> None:
     """Put the finished folder ``staged`` in ``target``'s place; remove the old one."""
     if target.exists() and _exchange(staged, target):
-        shutil.rmtree(staged, ignore_errors=True)  # ``staged`` now names the old report
+        shutil.rmtree(staged, ignore_errors=True)  # ``staged`` now names the old folder
     elif target.exists():
         aside = _staged_name(target, ASIDE_SUFFIX)
         os.rename(target, aside)
@@ -126,7 +128,7 @@ def _exchange(a: Path, b: Path) -> bool:
 
 def remove_stale(target: Path) -> None:
     """Remove the temporary folders of ``target`` that a dead process of this host left;
-    an old report set aside by a process killed mid-swap is put back first."""
+    an old folder set aside by a process killed mid-swap is put back first."""
     with suppress(OSError):
         for entry in target.parent.iterdir():
             match = _STAGED.match(entry.name)
@@ -135,6 +137,6 @@ def remove_stale(target: Path) -> None:
             if process_alive(int(match["pid"])):
                 continue
             if match["kind"] == ASIDE_SUFFIX and not target.exists():
-                os.rename(entry, target)  # the old report, back in its place
+                os.rename(entry, target)  # the old folder, back in its place
             else:
                 shutil.rmtree(entry, ignore_errors=True)
