@@ -575,9 +575,10 @@ def check_weights(
 def check_selection(config: RunConfig, prompt_set: PromptSet) -> None:
     """Refuse a selection no run can use: no prompt at all, or one id twice (the run and its
     ``--dry-run`` both call this, so the plan never promises what the run refuses)."""
+    source = prompt_set.source or config.prompts.source  # a suite's: not prompts.source
     if len(prompt_set) == 0:
-        raise InputError(config.prompts.source, "the prompt selection is empty")
-    check_prompt_ids(prompt_set.frame, config.prompts.source)
+        raise InputError(source, "the prompt selection is empty")
+    check_prompt_ids(prompt_set.frame, source)
 
 
 def plan_run(

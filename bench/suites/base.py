@@ -381,6 +381,7 @@ def prompt_set(selection: SuiteSelection, folder: Path) -> PromptSet:
         if frame.empty:
             continue
         frame["benchmark_id"] = frame["benchmark_id"].astype(str)
+        _check_unique_ids(frame["benchmark_id"], selection.spec, subset.name, folder)
         prefix = subset.id_prefix + "-" if subset.prefix_ids else ""
         frame["prompt_id"] = prefix + frame["benchmark_id"]
         frame["suite"] = suite.name
@@ -397,6 +398,30 @@ def prompt_set(selection: SuiteSelection, folder: Path) -> PromptSet:
         source=f"suite:{selection.spec}",
         version=f"{suite.name}-{_digest(frame)}",
         meta={"suite": suite.name, "subsets": [s.name for s in selection.subsets]},
+    )
+
+
+def _check_unique_ids(ids: Any, spec: str, subset: str, folder: Path) -> None:
+    """Refuse a subset whose file gives one benchmark id to two prompts (a line pasted
+    twice, two files merged): their images would share one name and one seed.
+
+    >>> import pandas as pd
+    >>> from glyphbench.core.errors import InputError
+    >>> try:
+    ...     _check_unique_ids(pd.Series(["0", "1", "0"]), "longtext:en", "en", Path("lt"))
+    ... except InputError as exc:
+    ...     print(exc.problem.split(": ")[1])
+    benchmark id '0' is given to prompts 1 and 3 of the subset's file; each id must appear once
+    """
+    repeated = ids[ids.duplicated(keep=False)]
+    if repeated.empty:
+        return
+    first = repeated.iloc[0]
+    rows = [int(position) + 1 for position in (ids == first).to_numpy().nonzero()[0][:2]]
+    raise InputError(
+        folder,
+        f"suite {spec}, subset {subset}: benchmark id {first!r} is given to prompts "
+        f"{rows[0]} and {rows[1]} of the subset's file; each id must appear once",
     )
 
 

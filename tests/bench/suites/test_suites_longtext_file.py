@@ -48,3 +48,20 @@ def test_a_string_of_digits_is_an_id_as_the_benchmark_reads_it(tmp_path: Path) -
     frame = resolve_suite("longtext:en").load_prompts(_folder(tmp_path, prompt_id="7")).frame
     assert list(frame["benchmark_id"]) == ["0", "7"]
     assert list(frame["text"]) == ["OPEN NOW", "OPEN NOW"]
+
+
+def test_an_id_given_twice_is_refused_naming_the_suite_and_both_prompts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line pasted twice: one line naming the suite, its subset and both prompts (the run
+    named the default prompt set, `default: prompt_id values repeat`)."""
+    from tests.helpers.cli_errors import glyphbench, one_line
+
+    folder = _folder(tmp_path, prompt_id=0)
+    with pytest.raises(InputError, match="benchmark id '0' is given to prompts 1 and 2"):
+        resolve_suite("longtext:en").load_prompts(folder)
+    args = ["run", "--suite", "longtext:en", "--data", folder, "-m", "control:render"]
+    code, err = glyphbench([*args, "--out", tmp_path / "run", "--dry-run"], capsys)
+    line = one_line(err)
+    assert code == 2 and "suite longtext:en, subset en" in line and "default" not in line
+    assert not (tmp_path / "run").exists()
