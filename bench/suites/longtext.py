@@ -62,7 +62,28 @@ def load_rows(folder: Path, subset: Subset, options: Any) -> list[dict[str, Any]
                     "benchmark_length": record.get("length"),
                 }
             )
+    _check_language(rows, subset.name, path)
     return rows
+
+
+def _check_language(rows: list[dict[str, Any]], subset: str, path: Path) -> None:
+    """Refuse the other language's file under this subset's name (one renamed, or copied
+    over the other): the English score counts words split at spaces, the Chinese one
+    characters, so either file scored as the other gives numbers that mean nothing.
+
+    The released files: every English text is in Latin letters, every Chinese one holds
+    Chinese characters (9 of 160 also some Latin). A file is refused only when most of its
+    texts are in the other script.
+    """
+    chinese = sum(any("\u4e00" <= ch <= "\u9fff" for ch in row["text"]) for row in rows)
+    other, share = ("zh", chinese) if subset == "en" else ("en", len(rows) - chinese)
+    if rows and share > len(rows) / 2:
+        raise InputError(
+            path,
+            f"{share} of {len(rows)} texts are {'Chinese' if other == 'zh' else 'not Chinese'}"
+            f": this is the {other} subset's file under the {subset} subset's name; give each "
+            f"its own ({_FILES['en']} English, {_FILES['zh']} Chinese)",
+        )
 
 
 def _prompt_id(value: Any, path: Path, number: int) -> str:

@@ -65,3 +65,25 @@ def test_an_id_given_twice_is_refused_naming_the_suite_and_both_prompts(
     line = one_line(err)
     assert code == 2 and "suite longtext:en, subset en" in line and "default" not in line
     assert not (tmp_path / "run").exists()
+
+
+def test_the_other_languages_file_under_this_subsets_name_is_refused(tmp_path: Path) -> None:
+    """The English score splits words at spaces, the Chinese one counts characters: a file
+    scored as the other language's gives numbers that mean nothing."""
+    chinese = {**GOOD, "prompt": "一个写着“欢迎光临”的招牌", "text": ["欢迎光临"]}
+    (tmp_path / "text_prompts.jsonl").write_text(
+        "".join(json.dumps({**chinese, "prompt_id": i}) + "\n" for i in range(3)), "utf-8"
+    )
+    with pytest.raises(InputError, match="3 of 3 texts are Chinese: this is the zh subset's"):
+        resolve_suite("longtext:en").load_prompts(tmp_path)
+    (tmp_path / "text_prompts_zh.jsonl").write_text(
+        "".join(json.dumps({**GOOD, "prompt_id": i}) + "\n" for i in range(3)), "utf-8"
+    )
+    with pytest.raises(InputError, match="3 of 3 texts are not Chinese: this is the en subset"):
+        resolve_suite("longtext:zh").load_prompts(tmp_path)
+    # one Chinese text of three, as a real English file might quote: not refused
+    lines = [{**GOOD, "prompt_id": 0}, {**GOOD, "prompt_id": 1}, {**chinese, "prompt_id": 2}]
+    (tmp_path / "text_prompts.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), "utf-8"
+    )
+    assert len(resolve_suite("longtext:en").load_prompts(tmp_path).frame) == 3
