@@ -147,12 +147,16 @@ def load_icdar2015(images: str | Path, labels: str | Path | None = None) -> list
     label_dir = Path(labels) if labels is not None else image_dir
     if not image_dir.is_dir():
         raise InputError(image_dir, "image folder not found")
+    if not label_dir.is_dir():
+        raise InputError(label_dir, "label folder not found (--labels: the gt_img_N.txt files)")
     found = {
         _image_number(path): path
         for path in image_dir.iterdir()
         if path.suffix.lower() in IMAGE_SUFFIXES and path.stem.startswith("img_")
     }
     gts = {_image_number(path): path for path in label_dir.glob("gt_img_*.txt")}
+    if found and not gts:  # the wrong folder, not a label missing for the first image
+        raise InputError(label_dir, "no gt_img_N.txt label files here")
     for number in sorted(set(found) ^ set(gts)):
         lonely = found.get(number) or gts[number]
         partner = "label file" if number in found else "image"

@@ -33,9 +33,16 @@ def test_bad_lines_and_unmatched_files_are_one_line_errors(tmp_path: Path) -> No
         parse_gt_line("1,2,3,EXIT")
     with pytest.raises(InputError, match="numbers"):
         parse_gt_line("a,2,3,4,5,6,7,8,EXIT")
-    shutil.copy(FIXTURE / "img_1.jpg", tmp_path / "img_1.jpg")
-    with pytest.raises(InputError, match="no matching label file"):
+    for name in ("img_1.jpg", "img_2.jpg", "gt_img_2.txt"):
+        shutil.copy(FIXTURE / name, tmp_path / name)
+    with pytest.raises(InputError, match=r"img_1\.jpg: no matching label file for image number 1"):
         load_icdar2015(tmp_path)
+    # --labels naming the wrong folder blames the folder, not the first image
+    with pytest.raises(InputError, match="gone: label folder not found"):
+        load_icdar2015(tmp_path, tmp_path / "gone")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"empty: no gt_img_N\.txt label files here"):
+        load_icdar2015(tmp_path, tmp_path / "empty")
 
 
 def test_words_found_counts_cared_words_among_tokens() -> None:
