@@ -184,6 +184,7 @@ def run_benchmark(
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
+    config = adopt_run_id(config, folder.manifest())
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     check_selection(config, prompt_set)  # before anything is written
@@ -430,6 +431,23 @@ def _check_same_run(folder: RunFolder, identity: dict[str, object]) -> None:
         return DifferentRun(folder.manifest_path, problems[key])
 
     folder.check_same_run(identity, refuse)
+
+
+def adopt_run_id(config: RunConfig, manifest: dict[str, Any]) -> RunConfig:
+    """The config with the folder's run id when none was given and it is the same run.
+
+    A run named with ``--run-id`` is resumed by the same command without it: the id is not
+    part of the config hash, so the folder's run.json tells it. A different config (another
+    hash), or an id given explicitly, is left to the identity check, which refuses a
+    mismatch.
+    """
+    found = manifest.get("run_id")
+    if config.output.run_id or not isinstance(found, str) or not found:
+        return config
+    if manifest.get("config_hash") != config.config_hash():
+        return config
+    output = config.output.model_copy(update={"run_id": found})
+    return config.model_copy(update={"output": output})
 
 
 def weights_fingerprints(config: RunConfig, manifest: dict[str, Any]) -> dict[str, str]:

@@ -251,14 +251,16 @@ def test_merge_says_when_a_shard_is_missing(
 
 def test_a_resume_under_another_run_id_is_refused(tmp_path: Path) -> None:
     """--run-id BBB on a folder of run AAA was ignored without a word (and rows made by the
-    resume would have carried the other id)."""
-    run(config(tmp_path, run_id="AAA"), n=2)
-    for other in ({"run_id": "BBB"}, {}):
-        with pytest.raises(InputError) as info:
-            run(config(tmp_path, **other), n=2)
-        assert "this folder's run is named 'AAA'" in str(info.value)
-        assert "resume it with --run-id AAA" in str(info.value)
-    again = run(config(tmp_path, run_id="AAA"), n=2)
+    resume would have carried the other id). The same command without --run-id resumes AAA:
+    the id is not part of the config, so the folder's run.json gives it."""
+    run(config(tmp_path, run_id="AAA", seeds=[0]), n=2)
+    with pytest.raises(InputError) as info:
+        run(config(tmp_path, run_id="BBB", seeds=[0]), n=2)
+    assert "this folder's run is named 'AAA'" in str(info.value)
+    assert "resume it with --run-id AAA" in str(info.value)
+    with pytest.raises(InputError, match="this folder holds a different run"):
+        run(config(tmp_path, seeds=[0, 1]), n=2)  # another config: not adopted
+    again = run(config(tmp_path, seeds=[0]), n=2)
     assert again.results is not None and again.results["run_id"].eq("AAA").all()
 
 
