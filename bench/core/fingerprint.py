@@ -18,6 +18,9 @@ past the header differ.
 >>> first = files_fingerprint(folder)
 >>> first == files_fingerprint(folder)
 True
+>>> _ = (folder / "README.md").write_text("notes")  # notes are not the model
+>>> first == files_fingerprint(folder)
+True
 >>> _ = (folder / "model.safetensors").write_bytes(b"WEIGHTS")
 >>> first == files_fingerprint(folder)
 False
@@ -38,8 +41,9 @@ def files_fingerprint(path: Path | str, names: Iterable[str] | None = None) -> s
     """``sha256:HEX`` over the files at ``path`` (a file, or every file under a folder).
 
     ``names``: only these files of the folder (relative paths), e.g. one encoder/decoder
-    pair among several. Hidden files and folders (``.cache``, ``.git``) are left out:
-    tools write there without changing the model.
+    pair among several. Left out, as tools write them without changing the model: hidden
+    files and folders (``.cache``, ``.git``), ``__pycache__`` (a pipeline's own code,
+    compiled when it loads) and notes (``*.md``, ``*.log``, ``*.lock``).
     """
     root = Path(path).expanduser()
     if root.is_file():
@@ -55,11 +59,18 @@ def files_fingerprint(path: Path | str, names: Iterable[str] | None = None) -> s
     return f"sha256:{digest.hexdigest()}"
 
 
+#: Files and folders left out of a folder's fingerprint (see :func:`files_fingerprint`).
+SKIPPED_FOLDERS = ("__pycache__",)
+SKIPPED_SUFFIXES = (".md", ".log", ".lock", ".pyc")
+
+
 def _visible_files(root: Path) -> Iterable[tuple[str, Path]]:
     for folder, subfolders, files in os.walk(root):
-        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+        subfolders[:] = [
+            name for name in subfolders if not name.startswith(".") and name not in SKIPPED_FOLDERS
+        ]
         for name in files:
-            if not name.startswith("."):
+            if not name.startswith(".") and not name.endswith(SKIPPED_SUFFIXES):
                 file = Path(folder) / name
                 yield file.relative_to(root).as_posix(), file
 
