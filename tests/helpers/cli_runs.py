@@ -13,10 +13,12 @@ import pytest
 def invoke_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """``glyphbench ARGS`` in this process, as the console script runs it (``main``, so its
     exit codes and one-line errors): exit code, stdout and stderr."""
+    import signal
+
     from glyphbench.cli import main
 
     capsys.readouterr()
-    saved = sys.argv
+    saved, handler = sys.argv, signal.getsignal(signal.SIGINT)
     sys.argv = ["glyphbench", *map(str, args)]
     try:
         main()
@@ -25,6 +27,7 @@ def invoke_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int
         code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         sys.argv = saved
+        signal.signal(signal.SIGINT, handler)  # a stopped command's quit-now handler
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 

@@ -342,3 +342,33 @@ def test_ctrl_c_before_a_command_handles_it_is_one_line_and_exit_130(
     monkeypatch.setattr(root_cli, "main", interrupted)  # as if still importing
     code, err = glyphbench(["--help"], capsys)
     assert (code, err) == (130, "interrupted\n")
+
+
+def test_a_ctrl_c_while_a_stopped_command_shuts_down_is_no_traceback() -> None:
+    """After a command stopped (exit 130), Python still joins reader pools' threads; a
+    Ctrl-C then raised KeyboardInterrupt in the exit handlers ("Exception ignored ...").
+    The first now says it is stopping, the second quits at once with the same code."""
+    import subprocess
+    import sys
+
+    script = (
+        "import signal\n"
+        "import glyphbench.cli.root as root\n"
+        "from glyphbench.cli import main\n"
+        "def stopped():\n"
+        "    raise SystemExit(130)\n"
+        "root.main = stopped\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "handler = signal.getsignal(signal.SIGINT)\n"
+        "handler(signal.SIGINT, None)\n"
+        "print('still shutting down', flush=True)\n"
+        "handler(signal.SIGINT, None)\n"
+        "print('not reached')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 130, done.stderr
+    assert done.stdout == "still shutting down\n"
+    assert done.stderr == "stopping (Ctrl-C again quits at once)\n"
