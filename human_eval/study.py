@@ -272,7 +272,7 @@ def create_study(
     }
     # All or nothing: the study is written into a hidden folder beside ``out`` and renamed
     # into place when whole, so an error or Ctrl-C part-way leaves no half study behind.
-    with staged_folder(out, (), "rating study") as staged:
+    with staged_folder(out, (), "rating study", [Path(r) for r in runs]) as staged:
         _copy_images(chosen, manifest, staged, progress)
         write_table(manifest, staged / MANIFEST)
         write_json(staged / CONFIG, config)

@@ -112,7 +112,7 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
         )
     table = kept.assign(file_name=kept["image_path"].astype(str))
     table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
-    with staged_folder(out, (), "dataset export") as staged:
+    with staged_folder(out, (), "dataset export", [run_dir]) as staged:
         for source, name in zip(sources, named, strict=True):
             copy = staged / str(name)  # inside ``staged`` as it is inside ``out`` (checked)
             copy.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -45,9 +45,20 @@ def _staged_name(target: Path, suffix: str) -> Path:
     return target.with_name(f".{target.name}.{HOST_TAG}-{os.getpid()}-{token}{suffix}")
 
 
-def check_replaceable(target: Path, markers: tuple[str, ...], what: str) -> None:
+def output_folder(target: str | Path) -> Path:
+    """The folder an output replaces: absolute, and a symbolic link's own folder (the link
+    keeps pointing at the new output, never replaced by a copy of it)."""
+    path = Path(os.path.abspath(Path(target).expanduser()))
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def check_replaceable(
+    target: Path, markers: tuple[str, ...], what: str, inputs: Sequence[Path] = ()
+) -> None:
     """Refuse to replace a folder that is not a ``what`` (``--out`` naming some other
-    folder): only an absent or empty folder, or one holding one of ``markers``, is replaced.
+    folder): only an absent or empty folder, or one holding one of ``markers``, is replaced;
+    never one holding the current folder or one of the command's ``inputs`` (a report's
+    runs), which the replacement would delete.
 
     >>> import tempfile; folder = Path(tempfile.mkdtemp())
     >>> check_replaceable(folder / "new", ("report.json",), "report")  # absent: fine
@@ -57,6 +68,15 @@ def check_replaceable(target: Path, markers: tuple[str, ...], what: str) -> None
     Traceback (most recent call last):
     glyphbench.core.errors.InputError: ...: not a report folder (no report.json) ...
     """
+    target = output_folder(target)
+    for inside, name in [(Path.cwd(), "the current folder"), *((p, str(p)) for p in inputs)]:
+        held = Path(os.path.realpath(inside))
+        if held == Path(os.path.realpath(target)) or target in held.parents:
+            raise InputError(
+                target,
+                f"holds {name}, which the {what} would delete (it replaces its whole "
+                "folder); choose a new --out outside it",
+            )
     if not target.exists():
         return
     if not target.is_dir():
@@ -70,16 +90,18 @@ def check_replaceable(target: Path, markers: tuple[str, ...], what: str) -> None
 
 
 @contextmanager
-def staged_folder(target: str | Path, markers: tuple[str, ...], what: str) -> Iterator[Path]:
+def staged_folder(
+    target: str | Path, markers: tuple[str, ...], what: str, inputs: Sequence[Path] = ()
+) -> Iterator[Path]:
     """Yield an empty folder beside ``target``; on success it replaces ``target`` whole.
 
     ``target`` must be absent, empty, or hold one of ``markers`` (a folder of the same
-    kind ``what``, :func:`check_replaceable`; no markers: absent or empty only). On any
-    exception (KeyboardInterrupt and SystemExit included) the temporary folder is removed
-    and ``target`` is left as it was.
+    kind ``what``, :func:`check_replaceable`; no markers: absent or empty only), and hold
+    none of ``inputs``. On any exception (KeyboardInterrupt and SystemExit included) the
+    temporary folder is removed and ``target`` is left as it was.
     """
-    target = Path(target)
-    check_replaceable(target, markers, what)
+    target = output_folder(target)
+    check_replaceable(target, markers, what, inputs)
     ensure_folder(target.parent)
     remove_stale(target)
     staged = _staged_name(target, TEMP_SUFFIX)

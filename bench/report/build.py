@@ -47,7 +47,7 @@ STAGES = (
 
 #: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
 #: What makes an existing folder a report that may be replaced.
-REPORT_MARKERS = ("report.json", "index.html")
+REPORT_MARKERS = ("report.json",)  # glyphbench's own: any site has an index.html
 ANSWER = "answer.json"
 
 #: One row per read image beside results.parquet, for a spreadsheet.
@@ -154,9 +154,8 @@ def write_report(
         raise InputError("--seed", f"must be 0 or more, got {seed}")
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     width_pt = tex_width_pt(tex_width)  # a bad width is one line before any work
-    check_replaceable(
-        out_dir, REPORT_MARKERS, "report"
-    )  # before any work: a folder that is not a report is refused
+    # before any work: a folder that is not a report, or that holds a run, is refused
+    check_replaceable(out_dir, REPORT_MARKERS, "report", inputs=[Path(d) for d in dirs])
     card = shipped_reader_error() if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
@@ -191,9 +190,9 @@ def write_report(
                 file=sys.stderr,
                 flush=True,
             )
-        with staged_folder(
-            out_dir, REPORT_MARKERS, "report"
-        ) as staged:  # the old report stays whole until then
+        # the old report stays whole until then
+        inputs = [Path(d) for d in dirs]
+        with staged_folder(out_dir, REPORT_MARKERS, "report", inputs) as staged:
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
             browse = _write_browser(frame, slicing, analysis, staged, out_dir)
             watch.lap("image browser")

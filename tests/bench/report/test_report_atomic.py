@@ -187,3 +187,34 @@ def test_ctrl_c_mid_report_says_nothing_was_written_and_exits_130(
     assert "Traceback" not in err
     assert digest(tmp_path / "report") == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old", "report"]
+
+
+def test_a_report_never_replaces_a_folder_holding_its_run_or_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`report site/run --out site` deleted the run (an index.html of the user's own made
+    `site` look like a report); `--out .` was a traceback."""
+    site = tmp_path / "site"
+    run = build_run(site / "run", n_prompts=6, with_images=False)
+    (site / "index.html").write_text("<html>my site</html>", encoding="utf-8")
+    (site / "report.json").write_text("{}", encoding="utf-8")  # even one that looks like ours
+    with pytest.raises(InputError, match=r"holds .*run, which the report would delete"):
+        write_report([run], site, n_boot=20)
+    assert (run / "run.json").is_file() and (site / "index.html").is_file()
+    monkeypatch.chdir(tmp_path / "site")
+    with pytest.raises(InputError, match="holds the current folder"):
+        write_report([run], ".", n_boot=20)
+
+
+def test_an_output_named_by_a_link_replaces_the_folder_it_points_at(tmp_path: Path) -> None:
+    """The link was replaced by a real folder, the old report left where the link pointed
+    and a temporary link left beside it."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "report.json").write_text("old", encoding="utf-8")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with staged_folder(link, REPORT_MARKERS, "report") as staged:
+        (staged / "report.json").write_text("new", encoding="utf-8")
+    assert link.is_symlink() and (real / "report.json").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
