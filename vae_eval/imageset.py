@@ -239,7 +239,8 @@ class ImageSet:
 
 
 def image_set_fingerprint(image_set: ImageSet) -> str:
-    """``sha256:HEX`` over each image's id, ground truth, text boxes and file content.
+    """``sha256:HEX`` over each image's id, ground truth, text boxes, attributes (the
+    report slices by them) and file content.
 
     A resumed evaluation keeps its rows; if a file or a text changed in between, they
     would have been measured on other images (a rendered set is named by its size and
@@ -247,8 +248,9 @@ def image_set_fingerprint(image_set: ImageSet) -> str:
     """
     digest = hashlib.sha256()
     for item in image_set.items:
-        facts = [item.image_id, item.truth, item.boxes]
-        digest.update(json.dumps(facts, ensure_ascii=False).encode("utf-8") + b"\0")
+        facts = [item.image_id, item.truth, item.boxes, item.attributes]
+        text = json.dumps(facts, ensure_ascii=False, sort_keys=True, default=str)
+        digest.update(text.encode("utf-8") + b"\0")
         if item.source_path:
             digest.update(files_fingerprint(item.source_path).encode("ascii"))
     return f"sha256:{digest.hexdigest()}"

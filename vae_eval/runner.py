@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from glyphbench import engine
 from glyphbench.core.errors import InputError
+from glyphbench.core.fingerprint import recorded_fingerprints
 from glyphbench.core.registry import PLUGINS
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.scoring.table import METRICS
@@ -492,6 +493,13 @@ def _check_same_files(
     """
     previous = folder.manifest()
     images_print = image_set_fingerprint(image_set)
+    if not isinstance(previous.get("images_fingerprint"), (str, type(None))):
+        raise InputError(
+            folder.manifest_path,
+            "'images_fingerprint' is not a fingerprint: run.json is damaged; put it back, or "
+            "use another --out",
+            key="images_fingerprint",
+        )
     if previous.get("images_fingerprint") not in (None, images_print):
         raise InputError(
             folder.manifest_path,
@@ -499,7 +507,7 @@ def _check_same_files(
             "started (its rows were measured on the old ones); use another --out",
             key="images_fingerprint",
         )
-    codec_prints = dict(previous.get("codec_fingerprints") or {})
+    codec_prints = recorded_fingerprints(previous, "codec_fingerprints", folder.manifest_path)
     for spec in specs:
         current = codec_fingerprint(spec)
         if current is None:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from glyphbench import prompts
 from glyphbench.core.errors import InputError
-from glyphbench.core.fingerprint import files_fingerprint
+from glyphbench.core.fingerprint import files_fingerprint, recorded_fingerprints
 from glyphbench.core.io import atomic_open, read_table
 from glyphbench.core.registry import Spec
 from glyphbench.core.schema import ROW_KEY, failed_mask
@@ -197,7 +197,9 @@ def run_benchmark(
         "config_hash": config.config_hash(),
         "prompts.content_hash": prompt_set.content_hash,
         "run_id": config.resolved_run_id,  # the rows of one run carry one run id
-        "weights_fingerprint": weights_fingerprints(config, folder.manifest()),
+        "weights_fingerprint": weights_fingerprints(
+            config, folder.manifest(), folder.manifest_path
+        ),
     }
     try:
         _check_same_run(folder, identity)
@@ -450,7 +452,9 @@ def adopt_run_id(config: RunConfig, manifest: dict[str, Any]) -> RunConfig:
     return config.model_copy(update={"output": output})
 
 
-def weights_fingerprints(config: RunConfig, manifest: dict[str, Any]) -> dict[str, str]:
+def weights_fingerprints(
+    config: RunConfig, manifest: dict[str, Any], where: Path | None = None
+) -> dict[str, str]:
     """``{label: fingerprint}`` of each model whose weights load from a local path.
 
     Recorded in run.json; a resume whose local weights changed is refused, as their rows
@@ -460,7 +464,7 @@ def weights_fingerprints(config: RunConfig, manifest: dict[str, Any]) -> dict[st
     one with images left fails its rows as when its folder is missing at the start.
     """
     labels = {entry.label for entry in config.models}
-    recorded = manifest.get("weights_fingerprint") or {}
+    recorded = recorded_fingerprints(manifest, "weights_fingerprint", where)
     prints = {label: value for label, value in recorded.items() if label in labels}
     for entry in config.models:
         try:

@@ -201,11 +201,23 @@ def test_a_resume_refuses_changed_weights_or_images(tmp_path: Path) -> None:
         evaluate_again()
     Image.new("RGB", (64, 64), "gray").save(images / "b.png")
 
+    metadata.write_text(
+        '{"file": "a.png", "text": "OPEN", "font_size": 20}\n{"file": "b.png", "text": "EXIT"}\n'
+    )  # an attribute the report slices by
+    with pytest.raises(InputError, match=r"images or texts of .* changed"):
+        evaluate_again()
+    metadata.write_text('{"file": "a.png", "text": "OPEN"}\n{"file": "b.png", "text": "EXIT"}\n')
+
     save_random_pair(weights, "taesd", KNOWN_LAYOUTS["taesd"], seed=1)  # other weights
     before = (out / "run.json").read_bytes()
     with pytest.raises(InputError, match=r"weight files of codec taesd:.* changed"):
         evaluate_again()
     assert (out / "run.json").read_bytes() == before  # refused before anything is written
+
+    damaged = {**json.loads(before), "codec_fingerprints": ["sha256:ab"]}  # edited by hand
+    (out / "run.json").write_text(json.dumps(damaged))
+    with pytest.raises(InputError, match=r"run\.json is damaged"):
+        evaluate_again()
 
 
 def test_a_swapped_half_or_unreadable_file_is_refused_before_the_run(tmp_path: Path) -> None:

@@ -6,15 +6,24 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
+from glyphbench.core import fingerprint
 from glyphbench.core.fingerprint import WINDOW, files_fingerprint
 
 
 def _model(folder: Path) -> Path:
     (folder / "unet").mkdir(parents=True)
     (folder / "model_index.json").write_text('{"_class_name": "StableDiffusionPipeline"}')
-    big = bytes(range(256)) * (4 * WINDOW // 256)  # 4 MiB: read in three windows
+    big = bytes(range(256)) * (4 * WINDOW // 256)  # 4 MiB
     (folder / "unet" / "diffusion_pytorch_model.safetensors").write_bytes(big)
     return folder
+
+
+def _flip(file: Path, offset: int) -> None:
+    data = bytearray(file.read_bytes())
+    data[offset] ^= 1
+    file.write_bytes(bytes(data))
 
 
 def test_a_copy_with_new_times_and_tool_files_keeps_the_fingerprint(tmp_path: Path) -> None:
@@ -29,30 +38,45 @@ def test_a_copy_with_new_times_and_tool_files_keeps_the_fingerprint(tmp_path: Pa
     assert files_fingerprint(copy) == first
 
 
-def test_weights_config_or_a_new_file_change_it(tmp_path: Path) -> None:
+def test_any_byte_of_a_file_up_to_64_mib_changes_it(tmp_path: Path) -> None:
     folder = _model(tmp_path / "m")
     weights = folder / "unet" / "diffusion_pytorch_model.safetensors"
     seen = {files_fingerprint(folder)}
-    data = bytearray(weights.read_bytes())
-    data[len(data) // 2] ^= 1  # the middle window: a retrained tensor
-    weights.write_bytes(bytes(data))
-    seen.add(files_fingerprint(folder))
-    weights.write_bytes(bytes(data) + b"\0")  # the size
+    for offset in (0, WINDOW + 10, 2 * WINDOW, 4 * WINDOW - 1):  # anywhere: read whole
+        _flip(weights, offset)
+        seen.add(files_fingerprint(folder))
+    weights.write_bytes(weights.read_bytes() + b"\0")  # the size
     seen.add(files_fingerprint(folder))
     (folder / "model_index.json").write_text('{"_class_name": "FluxPipeline"}')
     seen.add(files_fingerprint(folder))
     (folder / "pipeline.py").write_text("# custom code\n")
     seen.add(files_fingerprint(folder))
-    assert len(seen) == 5
+    assert len(seen) == 8
 
 
-def test_a_change_between_the_windows_of_a_large_file_is_not_seen(tmp_path: Path) -> None:
-    """The documented limit of reading three windows: a byte changed between them (and
-    nowhere else) keeps the fingerprint. A retrained checkpoint changes every tensor."""
+def test_a_large_file_is_read_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above WHOLE bytes a file is read in WINDOWS windows (here 3 of a 4 MiB file: at 0,
+    1.5 and 3 MiB). A change in a window is seen; one confined to a gap between windows is
+    the documented limit (a retrained or fine-tuned model changes every window)."""
+    monkeypatch.setattr(fingerprint, "WHOLE", 2 * WINDOW)
+    monkeypatch.setattr(fingerprint, "WINDOWS", 3)
     folder = _model(tmp_path / "m")
     weights = folder / "unet" / "diffusion_pytorch_model.safetensors"
     before = files_fingerprint(folder)
-    data = bytearray(weights.read_bytes())
-    data[WINDOW + 10] ^= 1  # after the first window, before the middle one
-    weights.write_bytes(bytes(data))
+    _flip(weights, WINDOW + 10)  # after the first window, before the middle one
     assert files_fingerprint(folder) == before
+    _flip(weights, 2 * WINDOW)  # inside the middle window
+    assert files_fingerprint(folder) != before
+
+
+def test_a_linked_subfolder_is_read_and_a_link_loop_ends(tmp_path: Path) -> None:
+    """A model folder linking its unet/ from a shared store: the linked files count."""
+    store = _model(tmp_path / "store")
+    folder = tmp_path / "m"
+    folder.mkdir()
+    (folder / "model_index.json").write_text("{}")
+    (folder / "unet").symlink_to(store / "unet")
+    (folder / "loop").symlink_to(folder)  # a link back up the tree
+    before = files_fingerprint(folder)
+    _flip(store / "unet" / "diffusion_pytorch_model.safetensors", 100_000)
+    assert files_fingerprint(folder) != before

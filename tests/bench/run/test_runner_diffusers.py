@@ -105,3 +105,8 @@ def test_a_resume_whose_local_weights_changed_is_refused(tmp_path: Path, tiny_sd
     with pytest.raises(InputError, match="local weights of tiny changed"):
         run_benchmark(config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False)
     assert manifest.read_bytes() == before  # refused before anything is written
+
+    damaged = {**json.loads(before), "weights_fingerprint": ["sha256:ab"]}  # edited by hand
+    manifest.write_text(json.dumps(damaged))
+    with pytest.raises(InputError, match=r"run\.json is damaged"):
+        run_benchmark(config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False)
