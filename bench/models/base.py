@@ -126,10 +126,10 @@ class ModelAdapter(ABC):
         """
         return {"source": None, "problem": None}
 
-    def local_weights(self) -> Path | None:
-        """The local file or folder the weights load from, or None (a hub id, an API, a
-        control). A resume is refused when its files changed since the run started."""
-        return None
+    def local_weights(self) -> list[Path]:
+        """The local files or folders the weights load from; none for a hub id, an API or a
+        control. A resume is refused when their files changed since the run started."""
+        return []
 
     def planned_size(self) -> tuple[int, int] | None:
         """(width, height) of the images it will make, when known before loading (the run

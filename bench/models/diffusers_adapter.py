@@ -315,8 +315,13 @@ class DiffusersModel(ModelAdapter):
             info[note_key] = self.tiny.get("note", "tiny random pipeline")
         return info
 
-    def local_weights(self) -> Path | None:
-        return Path(self.location) if self.is_local else None
+    def local_weights(self) -> list[Path]:
+        """The main folder when local, and every later stage (``stage2=``) or extra
+        component (``text_encoder_4=``) given as a local path."""
+        given = [str(self.options.get(part.option) or "") for part in self.family.stages]
+        given += [str(self.options.get(extra.option) or "") for extra in self.family.extras]
+        paths = [Path(self.location)] if self.is_local else []
+        return paths + [Path(p).expanduser() for p in given if p and looks_local(p)]
 
     def weights_check(self) -> dict[str, str | None]:
         """The local folder, the hub cache, or the hub when it answers (never downloads).

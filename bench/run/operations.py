@@ -12,7 +12,8 @@ importable from here too, as docs/running.md's Python API names them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -468,12 +469,20 @@ def weights_fingerprints(
     prints = {label: value for label, value in recorded.items() if label in labels}
     for entry in config.models:
         try:
-            path = get_model(entry.to_spec()).local_weights()
+            paths = get_model(entry.to_spec()).local_weights()
         except Exception:  # an adapter that cannot be made fails in the run, as its rows
             continue
-        if path is not None and path.exists():
-            prints[entry.label] = files_fingerprint(path)
+        if paths and all(path.exists() for path in paths):
+            prints[entry.label] = _combined(files_fingerprint(path) for path in paths)
     return prints
+
+
+def _combined(prints: Iterable[str]) -> str:
+    """One fingerprint of several (a cascade's stages, its extra components), in order."""
+    parts = list(prints)
+    if len(parts) == 1:  # one folder: its own fingerprint, as run.json has always held it
+        return parts[0]
+    return "sha256:" + hashlib.sha256("\n".join(parts).encode("ascii")).hexdigest()
 
 
 def _weights_changed(now_prints: object, then_prints: object) -> str:

@@ -110,3 +110,24 @@ def test_a_resume_whose_local_weights_changed_is_refused(tmp_path: Path, tiny_sd
     manifest.write_text(json.dumps(damaged))
     with pytest.raises(InputError, match=r"run\.json is damaged"):
         run_benchmark(config, prompt_set=prompt_set(2), reader=PixelOCR(), progress=False)
+
+
+@pytest.mark.slow
+def test_a_cascades_local_later_stage_is_part_of_its_weights(tmp_path: Path) -> None:
+    """stage2=PATH of a cascade was left out: new stage II weights resumed silently."""
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import weights_fingerprints
+    from glyphbench.tiny.pipelines import build_tiny_if
+
+    stage1, stage2 = build_tiny_if(tmp_path / "if")
+    config = RunConfig.from_mapping(
+        {"models": [f"diffusers:{stage1}?stage2={stage2}&device=cpu"], "ocr": "pixelocr"}
+    )
+    before = weights_fingerprints(config, {})
+    unet = next(stage2.glob("unet/*.safetensors"))
+    data = bytearray(unet.read_bytes())
+    data[-1] ^= 0xFF
+    unet.write_bytes(bytes(data))
+    after = weights_fingerprints(config, {})
+    assert list(before) == list(after) and len(before) == 1
+    assert before != after
