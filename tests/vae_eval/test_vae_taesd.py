@@ -233,6 +233,14 @@ def test_a_swapped_half_or_unreadable_file_is_refused_before_the_run(tmp_path: P
     with pytest.raises(InputError, match=r"x_encoder\.pth and x_decoder\.pth are not one TAESD"):
         check_codec_files(f"taesd:{swapped}")
 
+    import torch
+
+    encoder = torch.load(tmp_path / "sd" / "taesd_encoder.pth", weights_only=True)
+    for extra in ({"99.scale": torch.ones(1)}, {"0.weight": 5}):  # edited, or not tensors
+        torch.save({**encoder, **extra}, swapped / "x_encoder.pth")
+        with pytest.raises(InputError, match=r"not one TAESD pair: not a TAESD state dict"):
+            check_codec_files(f"taesd:{swapped}")
+
     (swapped / "x_encoder.pth").write_text("not a checkpoint\n")
     with pytest.raises(InputError, match=r"x_encoder\.pth: cannot read .* saved with torch\.save"):
         check_codec_files(f"taesd:{swapped}")

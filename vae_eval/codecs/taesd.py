@@ -95,8 +95,16 @@ KNOWN_LAYOUTS = {
 def detect_layout(encoder: dict[str, Any], decoder: dict[str, Any]) -> Layout:
     """The layout of a pair of state dicts (key names and tensor shapes only).
 
-    Raises ``ValueError`` when the two halves disagree or do not look like TAESD.
+    Raises ``ValueError`` when the two halves disagree or do not look like TAESD (keys or
+    shapes of another model, values that are not tensors).
     """
+    try:
+        return _layout(encoder, decoder)
+    except (KeyError, AttributeError, IndexError, TypeError) as exc:
+        raise ValueError(f"not a TAESD state dict ({type(exc).__name__}: {exc})") from None
+
+
+def _layout(encoder: dict[str, Any], decoder: dict[str, Any]) -> Layout:
     if "0.weight" not in encoder or "1.weight" not in decoder:
         raise ValueError("not a TAESD state dict (no '0.weight' / decoder '1.weight')")
     grid = 32 if tuple(encoder["0.weight"].shape[:2]) == (32, 3) else 8
