@@ -194,14 +194,7 @@ def run_benchmark(
     check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
     check_weights(config, prompt_set, folder, dist.shard)  # a model that cannot load here
     reader_spec = config.read.reader
-    identity: dict[str, object] = {
-        "config_hash": config.config_hash(),
-        "prompts.content_hash": prompt_set.content_hash,
-        "run_id": config.resolved_run_id,  # the rows of one run carry one run id
-        "weights_fingerprint": weights_fingerprints(
-            config, folder.manifest(), folder.manifest_path
-        ),
-    }
+    identity = run_identity(config, prompt_set, folder)
     try:
         _check_same_run(folder, identity)
         # A rescore may have re-read the table with another reader: rows made now use it.
@@ -436,6 +429,18 @@ def _check_same_run(folder: RunFolder, identity: dict[str, object]) -> None:
     folder.check_same_run(identity, refuse)
 
 
+def run_identity(config: RunConfig, prompt_set: PromptSet, folder: RunFolder) -> dict[str, object]:
+    """What a folder's run.json must match for this run to resume it (:func:`_check_same_run`)."""
+    return {
+        "config_hash": config.config_hash(),
+        "prompts.content_hash": prompt_set.content_hash,
+        "run_id": config.resolved_run_id,  # the rows of one run carry one run id
+        "weights_fingerprint": weights_fingerprints(
+            config, folder.manifest(), folder.manifest_path
+        ),
+    }
+
+
 def adopt_run_id(config: RunConfig, manifest: dict[str, Any]) -> RunConfig:
     """The config with the folder's run id when none was given and it is the same run.
 
@@ -620,6 +625,12 @@ def plan_run(
     check_selection(config, prompt_set)  # the run would refuse these: so does its plan
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
+    config = adopt_run_id(config, folder.manifest())
+    try:  # a folder the run would refuse: so does its plan
+        _check_same_run(folder, run_identity(config, prompt_set, folder))
+    except DifferentRun:
+        if not _failed_attempt(folder):
+            raise
     jobs = build_jobs(config, prompt_set.frame, dist_shard)
     done = done_keys(folder)
     check_files(config, prompt_set)  # the run would refuse these: so does its plan

@@ -22,7 +22,7 @@ from glyphbench.core.schema import ROW_KEY
 from glyphbench.core.seeds import image_seed
 from glyphbench.run.config import ModelEntry, RunConfig
 from glyphbench.run.image_jobs import Shard, build_jobs
-from glyphbench.run.operations import merge_run, rescore_run, run_benchmark
+from glyphbench.run.operations import merge_run, plan_run, rescore_run, run_benchmark
 from glyphbench.run.results import RESULT_COLUMNS, TIMING_COLUMNS
 from tests.helpers.paths import REPO_ROOT
 from tests.helpers.runner_helper import PixelOCR, prompt_set, register
@@ -260,6 +260,10 @@ def test_a_resume_under_another_run_id_is_refused(tmp_path: Path) -> None:
     assert "resume it with --run-id AAA" in str(info.value)
     with pytest.raises(InputError, match="this folder holds a different run"):
         run(config(tmp_path, seeds=[0, 1]), n=2)  # another config: not adopted
+    # --dry-run answers as the run does (it said "2 to make" for a folder the run refuses)
+    with pytest.raises(InputError, match="this folder holds a different run"):
+        plan_run(config(tmp_path, seeds=[0, 1]), prompt_set=prompt_set(2))
+    assert plan_run(config(tmp_path, seeds=[0]), prompt_set=prompt_set(2))["run_id"] == "AAA"
     again = run(config(tmp_path, seeds=[0]), n=2)
     assert again.results is not None and again.results["run_id"].eq("AAA").all()
 
