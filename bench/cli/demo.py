@@ -65,16 +65,17 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
 
     from glyphbench.report.build import ANSWER
     from glyphbench.report.console import print_answer, summary_console
-    from glyphbench.run.operations import run_benchmark
+    from glyphbench.run.operations import load_prompts, run_benchmark
 
     console = summary_console()
     out = Path(out)
     started = time.perf_counter()
-    tiny = build_tiny_sd(out / "tiny-random-sd")
-    mapping = demo_config(out, tiny.resolve(), sample)
+    mapping = demo_config(out, (out / "tiny-random-sd").resolve(), sample)
     config = RunConfig.from_mapping(mapping, "demo")
+    prompts = load_prompts(config)  # a --sample it refuses: before anything is written
+    build_tiny_sd(out / "tiny-random-sd")
     text = "# glyphbench demo config\n" + yaml.safe_dump(mapping, sort_keys=False)
-    result = run_benchmark(config, config_text=text, progress=progress)
+    result = run_benchmark(config, config_text=text, prompt_set=prompts, progress=progress)
     assert result.results is not None  # one process: merged at the end
     from glyphbench.report import write_report
 

@@ -55,3 +55,14 @@ def test_demo_on_eight_prompts(tmp_path: Path, capsys: pytest.CaptureFixture[str
     for score in widened:
         assert 0.0 <= score["reader_lo"] <= score["lo"] <= score["hi"] <= score["reader_hi"]
         assert score["reader_hi"] <= 1.0 and score["reader_hi"] - score["reader_lo"] > 0
+
+
+def test_a_sample_the_demo_refuses_writes_nothing(tmp_path: Path) -> None:
+    """--sample 3 (under one prompt per stratum) exited 2 after building the tiny model in
+    --out: exit 2 means nothing was written."""
+    from glyphbench.cli.demo import run_demo
+    from glyphbench.core.errors import InputError
+
+    with pytest.raises(InputError, match="--sample 3 is smaller than the floor"):
+        run_demo(tmp_path / "demo", sample=3, progress=False)
+    assert not (tmp_path / "demo").exists()
