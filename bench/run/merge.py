@@ -24,6 +24,7 @@ from glyphbench.core.paths import Contained
 from glyphbench.core.schema import ROW_KEY, failed_mask
 from glyphbench.engine import RunFolder
 from glyphbench.engine.folder import MANIFEST
+from glyphbench.engine.parts import UNREADABLE
 from glyphbench.run.config import RunConfig
 from glyphbench.run.provenance import now
 from glyphbench.run.reader_claim import table_reader
@@ -150,6 +151,7 @@ def merge_commit(
         prompt_ids = prompts["prompt_id"].astype(str).tolist()
     labels = [e.label for e in config.models]
     tally = MergeTally(Contained(folder.root, source=folder.parts, files=False))
+    set_aside_before = _set_aside(folder)
     folder.merge_stream(
         RESULTS,
         ROW_KEY,
@@ -160,6 +162,7 @@ def merge_commit(
         commit=commit,
         staged=staged,
     )
+    _keep_a_longer_table(folder, results, tally.rows, _set_aside(folder) - set_aside_before)
     generate = config.generate
     expected = len(labels) * len(prompt_ids) * len(generate.seeds) * generate.images_per_prompt
     _complete_meta(folder, meta, tally, expected)
@@ -173,6 +176,38 @@ def merge_commit(
     meta["protocol"] = card
     write_json(commit.path(MANIFEST), meta)
     return tally
+
+
+def _set_aside(folder: RunFolder) -> set[Path]:
+    """The part files set aside as unreadable so far."""
+    return set(folder.parts.rglob(f"*{UNREADABLE}")) if folder.parts.is_dir() else set()
+
+
+def _keep_a_longer_table(
+    folder: RunFolder, results: Path, rows: int, new_aside: set[Path]
+) -> None:
+    """Refuse to replace a results table by a shorter one because part files were found
+    unreadable during this merge: their rows are in the old table, and would be lost until
+    the run makes them again (for an API model, paid for twice). The commit is dropped, so
+    the old table, its checksum and run.json stand."""
+    if not new_aside or not results.is_file():
+        return
+    import pyarrow.parquet as pq
+
+    try:
+        before = pq.read_metadata(results).num_rows
+    except Exception:  # an unreadable old table: nothing to keep
+        return
+    if before <= rows:
+        return
+    first = sorted(new_aside)[0]
+    raise InputError(
+        results,
+        f"kept as it is: {len(new_aside)} part file(s) could not be read (set aside as "
+        f"{first.relative_to(folder.root)}), and the merge would replace these {before:,} "
+        f"rows by {rows:,}; run the command that made the run again (it remakes the set-aside "
+        "rows), then merge",
+    )
 
 
 def _recorded_counts(meta: dict[str, Any]) -> dict[str, Any]:

@@ -109,8 +109,15 @@ def test_a_flipped_part_file_is_set_aside_and_never_merged(tmp_path: Path, good_
     for part in RunFolder(run).part_files():
         part.write_bytes(flipped(part.read_bytes(), rng))
         break
-    merged = merge_run(run)
+    # The complete table holds that part's rows: a merge does not replace it by a shorter
+    # one (the rows would be lost until the run makes them again)
+    before = {name: (run / name).read_bytes() for name in (RESULTS, "run.json")}
+    with pytest.raises(InputError, match=r"kept as it is: 1 part file\(s\) could not be read"):
+        merge_run(run)
+    assert {name: (run / name).read_bytes() for name in before} == before
     assert len(list(run.rglob("*.parquet.unreadable"))) == 1
+    (run / RESULTS).unlink()  # a first merge: nothing to keep, the rest is merged
+    merged = merge_run(run)
     key = ["model", "prompt_id", "seed", "sample_index"]
     both = merged.merge(expected, on=key, suffixes=("", "_was"))
     assert len(both) == len(merged) < len(expected)  # its rows are missing, none altered

@@ -120,7 +120,10 @@ def test_an_unreadable_part_file_is_set_aside_and_its_rows_redone(
     victim.write_bytes(victim.read_bytes()[:100])  # truncated, as by a full disk
 
     capsys.readouterr()
-    assert len(merge_run(tmp_path / "run")) == 6  # merge goes on without the torn file
+    table = (tmp_path / "run" / "results.parquet").read_bytes()
+    with pytest.raises(InputError, match="kept as it is"):  # 8 rows never replaced by 6
+        merge_run(tmp_path / "run")
+    assert (tmp_path / "run" / "results.parquet").read_bytes() == table
     notice = capsys.readouterr().err
     assert "unreadable part file" in notice and victim.name in notice
     assert len(notice.strip().splitlines()) == 1
