@@ -151,7 +151,6 @@ def merge_commit(
         prompt_ids = prompts["prompt_id"].astype(str).tolist()
     labels = [e.label for e in config.models]
     tally = MergeTally(Contained(folder.root, source=folder.parts, files=False))
-    set_aside_before = _set_aside(folder)
     folder.merge_stream(
         RESULTS,
         ROW_KEY,
@@ -162,7 +161,7 @@ def merge_commit(
         commit=commit,
         staged=staged,
     )
-    _keep_a_longer_table(folder, results, tally.rows, _set_aside(folder) - set_aside_before)
+    _keep_a_longer_table(folder, results, tally.rows, _set_aside(folder))
     generate = config.generate
     expected = len(labels) * len(prompt_ids) * len(generate.seeds) * generate.images_per_prompt
     _complete_meta(folder, meta, tally, expected)
@@ -183,14 +182,13 @@ def _set_aside(folder: RunFolder) -> set[Path]:
     return set(folder.parts.rglob(f"*{UNREADABLE}")) if folder.parts.is_dir() else set()
 
 
-def _keep_a_longer_table(
-    folder: RunFolder, results: Path, rows: int, new_aside: set[Path]
-) -> None:
-    """Refuse to replace a results table by a shorter one because part files were found
-    unreadable during this merge: their rows are in the old table, and would be lost until
-    the run makes them again (for an API model, paid for twice). The commit is dropped, so
-    the old table, its checksum and run.json stand."""
-    if not new_aside or not results.is_file():
+def _keep_a_longer_table(folder: RunFolder, results: Path, rows: int, aside: set[Path]) -> None:
+    """Refuse to replace a results table by a shorter one while part files are set aside
+    as unreadable: their rows are in the old table, and would be lost until the run makes
+    them again (for an API model, paid for twice). The commit is dropped, so the old table,
+    its checksum and run.json stand; once the run has made the rows again, the new table
+    is as long and replaces it."""
+    if not aside or not results.is_file():
         return
     import pyarrow.parquet as pq
 
@@ -200,10 +198,10 @@ def _keep_a_longer_table(
         return
     if before <= rows:
         return
-    first = sorted(new_aside)[0]
+    first = sorted(aside)[0]
     raise InputError(
         results,
-        f"kept as it is: {len(new_aside)} part file(s) could not be read (set aside as "
+        f"kept as it is: {len(aside)} part file(s) could not be read (set aside as "
         f"{first.relative_to(folder.root)}), and the merge would replace these {before:,} "
         f"rows by {rows:,}; run the command that made the run again (it remakes the set-aside "
         "rows), then merge",

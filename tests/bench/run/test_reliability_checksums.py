@@ -112,9 +112,10 @@ def test_a_flipped_part_file_is_set_aside_and_never_merged(tmp_path: Path, good_
     # The complete table holds that part's rows: a merge does not replace it by a shorter
     # one (the rows would be lost until the run makes them again)
     before = {name: (run / name).read_bytes() for name in (RESULTS, "run.json")}
-    with pytest.raises(InputError, match=r"kept as it is: 1 part file\(s\) could not be read"):
-        merge_run(run)
-    assert {name: (run / name).read_bytes() for name in before} == before
+    for _ in range(2):  # and not on the next merge either, the part already set aside
+        with pytest.raises(InputError, match=r"kept as it is: 1 part file\(s\) could not"):
+            merge_run(run)
+        assert {name: (run / name).read_bytes() for name in before} == before
     assert len(list(run.rglob("*.parquet.unreadable"))) == 1
     (run / RESULTS).unlink()  # a first merge: nothing to keep, the rest is merged
     merged = merge_run(run)
