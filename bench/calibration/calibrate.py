@@ -83,6 +83,14 @@ if TYPE_CHECKING:
 DEFAULT_RATES = (0.05, 0.1, 0.2)
 #: What makes an existing folder a calibration card that a new card may replace.
 CARD_MARKERS = ("card.json", "card.md")
+#: Everything a card writes; a card folder holding anything else is not replaced.
+CARD_FILES = (
+    *CARD_MARKERS,
+    "readings.csv",
+    "long_text.csv",
+    "real_images.csv",
+    PAGE_NAME,
+)
 
 # --------------------------------------------------------------------------- images
 
@@ -246,7 +254,7 @@ class Card:
             page = error_page(self.real_rows, self.real_paths, self.reader, self.version)
         # The whole folder is replaced: a card without the real set leaves no real_images.*
         # of an earlier card beside it, and a failed write leaves the earlier card whole.
-        with staged_folder(out, CARD_MARKERS, "calibration card") as folder:
+        with staged_folder(out, CARD_MARKERS, "calibration card", (), CARD_FILES) as folder:
             self._write_files(folder, page)
         return Path(out) / "card.md"
 

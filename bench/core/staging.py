@@ -53,12 +53,17 @@ def output_folder(target: str | Path) -> Path:
 
 
 def check_replaceable(
-    target: Path, markers: tuple[str, ...], what: str, inputs: Sequence[Path] = ()
+    target: Path,
+    markers: tuple[str, ...],
+    what: str,
+    inputs: Sequence[Path] = (),
+    owned: tuple[str, ...] | None = None,
 ) -> None:
     """Refuse to replace a folder that is not a ``what`` (``--out`` naming some other
     folder): only an absent or empty folder, or one holding one of ``markers``, is replaced;
     never one holding the current folder or one of the command's ``inputs`` (a report's
-    runs), which the replacement would delete.
+    runs), nor, when ``owned`` names everything a ``what`` writes, one holding anything
+    else (notes the user put beside a report): the replacement would delete them.
 
     >>> import tempfile; folder = Path(tempfile.mkdtemp())
     >>> check_replaceable(folder / "new", ("report.json",), "report")  # absent: fine
@@ -87,21 +92,37 @@ def check_replaceable(
             f"not a {what} folder (no {' or '.join(markers) or 'marker file'}) and not empty: "
             f"the {what} replaces its whole folder; choose an empty or new --out",
         )
+    foreign = sorted(
+        entry.name
+        for entry in (target.iterdir() if owned is not None else ())
+        if entry.name not in (owned or ()) and not entry.name.startswith(".")
+    )
+    if foreign:
+        raise InputError(
+            target / foreign[0],
+            f"not written by a {what} ({len(foreign)} such in all), and the {what} replaces "
+            "its whole folder: move it, or choose another --out",
+        )
 
 
 @contextmanager
 def staged_folder(
-    target: str | Path, markers: tuple[str, ...], what: str, inputs: Sequence[Path] = ()
+    target: str | Path,
+    markers: tuple[str, ...],
+    what: str,
+    inputs: Sequence[Path] = (),
+    owned: tuple[str, ...] | None = None,
 ) -> Iterator[Path]:
     """Yield an empty folder beside ``target``; on success it replaces ``target`` whole.
 
     ``target`` must be absent, empty, or hold one of ``markers`` (a folder of the same
     kind ``what``, :func:`check_replaceable`; no markers: absent or empty only), and hold
-    none of ``inputs``. On any exception (KeyboardInterrupt and SystemExit included) the
-    temporary folder is removed and ``target`` is left as it was.
+    none of ``inputs`` and nothing outside ``owned``. On any exception (KeyboardInterrupt
+    and SystemExit included) the temporary folder is removed and ``target`` is left as it
+    was.
     """
     target = output_folder(target)
-    check_replaceable(target, markers, what, inputs)
+    check_replaceable(target, markers, what, inputs, owned)
     ensure_folder(target.parent)
     remove_stale(target)
     staged = _staged_name(target, TEMP_SUFFIX)

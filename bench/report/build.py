@@ -45,9 +45,21 @@ STAGES = (
 )
 
 
-#: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
 #: What makes an existing folder a report that may be replaced.
 REPORT_MARKERS = ("report.json",)  # glyphbench's own: any site has an index.html
+#: Everything a report writes at its top level; a report folder holding anything else is
+#: not replaced (a test checks a built report holds nothing more).
+REPORT_FILES = (
+    "answer.json",
+    "browse",
+    "browse.html",
+    "figures",
+    "gallery",
+    "index.html",
+    "report.json",
+    "tables",
+)
+#: The report's answer for the terminal and scripts (:mod:`glyphbench.report.answer`).
 ANSWER = "answer.json"
 
 #: One row per read image beside results.parquet, for a spreadsheet.
@@ -155,7 +167,8 @@ def write_report(
     out_dir = Path(out) if out is not None else dirs[0] / "report"
     width_pt = tex_width_pt(tex_width)  # a bad width is one line before any work
     # before any work: a folder that is not a report, or that holds a run, is refused
-    check_replaceable(out_dir, REPORT_MARKERS, "report", inputs=[Path(d) for d in dirs])
+    inputs = [Path(d) for d in dirs]
+    check_replaceable(out_dir, REPORT_MARKERS, "report", inputs, REPORT_FILES)
     card = shipped_reader_error() if reader_card is None else load_reader_error(reader_card)
     frame = load_runs(dirs, skip=REPORT_UNUSED_COLUMNS)
     slicing = Slicing.resolve(frame, by)
@@ -191,8 +204,7 @@ def write_report(
                 flush=True,
             )
         # the old report stays whole until then
-        inputs = [Path(d) for d in dirs]
-        with staged_folder(out_dir, REPORT_MARKERS, "report", inputs) as staged:
+        with staged_folder(out_dir, REPORT_MARKERS, "report", inputs, REPORT_FILES) as staged:
             write_per_image(frame, staged / "tables" / PER_IMAGE, analysis.settings)
             browse = _write_browser(frame, slicing, analysis, staged, out_dir)
             watch.lap("image browser")

@@ -132,6 +132,9 @@ def test_a_faithful_reader_reports_every_typo_as_written(tmp_path: Path) -> None
         "card.md",
         "readings.csv",
     ]
+    (tmp_path / "card" / "notes.txt").write_text("mine\n")  # not a card's: not deleted
+    with pytest.raises(InputError, match=r"notes\.txt: not written by a calibration card"):
+        card.write(tmp_path / "card")
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "mine.txt").write_text("mine\n")
     with pytest.raises(InputError, match="not a calibration card folder"):

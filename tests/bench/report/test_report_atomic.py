@@ -17,7 +17,7 @@ import pytest
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.staging import staged_folder
-from glyphbench.report.build import REPORT_MARKERS, write_report
+from glyphbench.report.build import REPORT_FILES, REPORT_MARKERS, write_report
 from glyphbench.run.config import RunConfig
 from glyphbench.run.operations import run_benchmark
 from glyphbench.run.read_later import read_run
@@ -218,3 +218,17 @@ def test_an_output_named_by_a_link_replaces_the_folder_it_points_at(tmp_path: Pa
         (staged / "report.json").write_text("new", encoding="utf-8")
     assert link.is_symlink() and (real / "report.json").read_text() == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
+def test_a_report_folder_holding_the_users_own_files_is_not_replaced(tmp_path: Path) -> None:
+    """A re-run of `report --out rep` deleted notes the user had put in rep (exit 0)."""
+    run = build_run(tmp_path / "run", n_prompts=6, with_images=False)
+    out = tmp_path / "rep"
+    write_report([run], out, n_boot=20)
+    assert {p.name for p in out.iterdir()} <= set(REPORT_FILES)  # the list is complete
+    (out / "notes.md").write_text("my notes", encoding="utf-8")
+    with pytest.raises(InputError, match=r"notes\.md: not written by a report"):
+        write_report([run], out, n_boot=20)
+    assert (out / "notes.md").read_text() == "my notes"
+    (out / "notes.md").unlink()
+    write_report([run], out, n_boot=20)  # its own files only: replaced
