@@ -7,9 +7,6 @@ one module per command group registers its commands on it.
 
 from __future__ import annotations
 
-#: Exit codes of a command stopped by Ctrl-C or SIGTERM (:mod:`glyphbench.cli.exit_codes`).
-_STOPPED = (130, 143)
-
 
 def main() -> None:
     """The ``glyphbench`` console script (see :func:`glyphbench.cli.root.main`).
@@ -22,16 +19,18 @@ def main() -> None:
     """
     import sys
 
+    from glyphbench.cli.exit_codes import INTERRUPTED, TERMINATED  # constants only
+
     try:
         from glyphbench.cli.root import main as root_main
 
         root_main()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        _quit_on_next_interrupt(130)
-        sys.exit(130)
+        _quit_on_next_interrupt(INTERRUPTED)
+        sys.exit(INTERRUPTED)
     except SystemExit as stop:
-        if stop.code in _STOPPED:
+        if stop.code in (INTERRUPTED, TERMINATED):
             _quit_on_next_interrupt(int(stop.code))
         raise
 

@@ -74,9 +74,10 @@ def check_replaceable(
     glyphbench.core.errors.InputError: ...: not a report folder (no report.json) ...
     """
     target = output_folder(target)
+    real_target = Path(os.path.realpath(target))
     for inside, name in [(Path.cwd(), "the current folder"), *((p, str(p)) for p in inputs)]:
         held = Path(os.path.realpath(inside))
-        if held == Path(os.path.realpath(target)) or target in held.parents:
+        if held == real_target or real_target in held.parents:
             raise InputError(
                 target,
                 f"holds {name}, which the {what} would delete (it replaces its whole "
@@ -92,10 +93,12 @@ def check_replaceable(
             f"not a {what} folder (no {' or '.join(markers) or 'marker file'}) and not empty: "
             f"the {what} replaces its whole folder; choose an empty or new --out",
         )
+    if owned is None:
+        return
     foreign = sorted(
         entry.name
-        for entry in (target.iterdir() if owned is not None else ())
-        if entry.name not in (owned or ()) and not entry.name.startswith(".")
+        for entry in target.iterdir()
+        if entry.name not in owned and not entry.name.startswith(".")
     )
     if foreign:
         raise InputError(
