@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
                 check, "vlm_read_workers", "", "--ocr", vlm_spec(check), "--read-workers", "2"
             ),
         ),
-        ("rescore_vlm", 30, lambda: rescore_vlm(check)),
+        ("rescore_vlm", 130, lambda: rescore_vlm(check)),  # 102 s on one H200 (2026-12-04)
         ("easyocr_cuda", 40, lambda: easyocr(check)),
         ("readers_per_gpu", 40, lambda: readers_per_gpu(check)),
         ("build_fullsize", 10, lambda: joined(builder, check)),
