@@ -162,6 +162,7 @@ def _plot(study: Study, labels: pd.DataFrame) -> str:
     import numpy as np
 
     plt.rcParams["font.family"] = font_family()
+    plt.rcParams["text.parse_math"] = False  # labels are text: "$" is no math
     compared = ranking_metrics()
     if not compared:
         return ""

@@ -266,6 +266,8 @@ def wr_figure(table: pd.DataFrame) -> Any:
     import numpy as np
     from matplotlib.ticker import NullLocator
 
+    plt.rcParams["text.parse_math"] = False  # codec labels are text: "$" is no math
+
     figure, axes = plt.subplots(figsize=(8.5, 4.5))
     ceiling = wr_by(ok.drop_duplicates("image_id"), "font_size", CEILING)
     # A wide grey band, under the codecs: a codec equal to it (identity) stays visible on

@@ -24,6 +24,7 @@ from glyphbench.core.errors import InputError
 from glyphbench.core.io import MAX_CONFIG_BYTES, json_safe, read_run_json, read_text
 from glyphbench.core.registry import PLUGINS
 from glyphbench.core.schema import failed_mask
+from glyphbench.core.terminal import printable
 from glyphbench.core.words import plural
 
 
@@ -413,9 +414,11 @@ def fail_when_a_model_failed(rows: Any) -> None:
             count = len(index)
             wholesale[str(model)] = f"every row failed ({count} of {count}); e.g. {example}"
         else:
-            typer.echo(
-                f"warning: {model}: {len(errors)} of {len(index)} rows failed (e.g. {example}); "
-                "the same command retries them",
+            typer.echo(  # the label and the error may quote prompt text: controls escaped
+                printable(
+                    f"warning: {model}: {len(errors)} of {len(index)} rows failed (e.g. "
+                    f"{example}); the same command retries them"
+                ),
                 err=True,
             )
     if wholesale:

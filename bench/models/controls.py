@@ -261,7 +261,9 @@ def _contrasting_colours(rng: random.Random) -> tuple[tuple[int, int, int], tupl
     return pair  # type: ignore[return-value]
 
 
-def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
+def render_text(
+    text: str, seed: int, size: int = DEFAULT_SIZE, *, max_chars: int = MAX_RENDER_CHARS
+) -> Image.Image:
     """Draw ``text`` legibly on a ``size`` x ``size`` RGB image; layout varies with ``seed``.
 
     The font is picked from :data:`CONTROL_FONTS`, the size between 60% and 100%
@@ -271,7 +273,7 @@ def render_text(text: str, seed: int, size: int = DEFAULT_SIZE) -> Image.Image:
     """
     from PIL import Image, ImageDraw
 
-    if len(text) > MAX_RENDER_CHARS:
+    if len(text) > max_chars:
         raise InputError(None, too_long(len(text)))
     rng = random.Random(seed)
     path = rng.choice(control_font_paths())
@@ -333,15 +335,30 @@ class ControlModel(ModelAdapter):
         self.size = size
 
     def check_prompts(self, frame: pd.DataFrame, source: str) -> None:
-        """Refuse a prompt whose text is longer than :data:`MAX_RENDER_CHARS` (blank draws
-        nothing, so any text goes)."""
+        """Refuse a prompt whose text is longer than :data:`MAX_RENDER_CHARS`, or that needs a
+        CJK font where none is installed (blank draws nothing, so any text goes): in a
+        batch, one such prompt failed every other prompt of the batch with its error."""
         if self.kind == "blank" or "text" not in frame:
             return
-        lengths = frame["text"].fillna("").astype(str).str.len()
+        texts = frame["text"].fillna("").astype(str)
+        lengths = texts.str.len()
+
+        def prompt_id(row: int) -> object:
+            return frame["prompt_id"].iloc[row] if "prompt_id" in frame else row
+
         if lengths.max() > MAX_RENDER_CHARS:
             row = int(lengths.to_numpy().argmax())
-            prompt_id = frame["prompt_id"].iloc[row] if "prompt_id" in frame else row
-            raise InputError(source, f"prompt {prompt_id!r}: {too_long(int(lengths.iloc[row]))}")
+            raise InputError(
+                source, f"prompt {prompt_id(row)!r}: {too_long(int(lengths.iloc[row]))}"
+            )
+        cjk = texts.map(needs_cjk_font).to_numpy()
+        if cjk.any() and not cjk_fonts():
+            row = int(cjk.argmax())
+            raise InputError(
+                source,
+                f"prompt {prompt_id(row)!r} ({int(cjk.sum())} such): {MISSING_CJK}, or leave "
+                "them out (--where \"lang == 'en'\")",
+            )
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -374,8 +391,8 @@ class TypoControl(ControlModel):
     def generate(self, requests: Sequence[ImageRequest]) -> list[Image.Image]:
         # Same layout as render for the same seed: only the text differs.
         texts = [self.typo_text(r) for r in requests]
-        return [
-            drawn(render_text(t, r.seed, self.size), t)
+        return [  # the limit is the prompt's (checked): its typos may add a few characters
+            drawn(render_text(t, r.seed, self.size, max_chars=max(len(t), MAX_RENDER_CHARS)), t)
             for t, r in zip(texts, requests, strict=True)
         ]
 

@@ -44,6 +44,9 @@ def _pyplot() -> Any:
             "axes.grid": True,
             "grid.alpha": 0.3,
             "svg.fonttype": "none",
+            # Labels are data (model names, slice values): "$5 and $6" is text, not math,
+            # and "$\\frac$" must not stop the report (matplotlib parses $...$ by default).
+            "text.parse_math": False,
         }
     )
     plt.rcParams["font.family"] = font_family()

@@ -177,7 +177,7 @@ def _key(frame: pd.DataFrame, column: str) -> Coded:
     if column not in frame.columns:
         return Coded(column, [""], np.zeros(len(frame), dtype=np.int64))
     codes, values = pd.factorize(frame[column], sort=True, use_na_sentinel=False)
-    return Coded(column, ["" if v is None or v != v else str(v) for v in values], codes)
+    return Coded(column, ["" if pd.isna(v) else str(v) for v in values], codes)  # None, NaN, NA
 
 
 def write_browser(

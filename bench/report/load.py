@@ -8,12 +8,15 @@ from collections.abc import Container, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import read_parquet, read_run_json
 from glyphbench.core.schema import failed_mask, unread_mask
+from glyphbench.report.controls import parse_control
 from glyphbench.report.stats import SUMMARY_METRICS
+from glyphbench.scoring.table import METRICS
 from glyphbench.suites.protocol import COMPARED_FIELDS, comparable_part
 
 #: Columns a report cannot do without.
@@ -72,8 +75,27 @@ def load_runs(run_dirs: Sequence[str | Path], *, skip: Container[str] = ()) -> p
     if len(frames) > 1:
         _tag_models_with_run(frame, run_tags(runs))
     _fill_defaults(frame)
+    _refuse_unmarked_controls(frame)
     frame.attrs["runs"] = runs
     return frame
+
+
+def _refuse_unmarked_controls(frame: pd.DataFrame) -> None:
+    """The report tells a control and its kind by its label (:func:`parse_control`): a
+    control labelled otherwise would be ranked as a model and left out of the control
+    checks, and a model labelled ``control:...`` taken for the reader's ceiling. A run
+    refuses such names (``models:``' ``name:``); a table written otherwise is refused here."""
+    flagged = frame.groupby("model", sort=False)["is_control"].any()
+    for label, is_control in flagged.items():
+        if bool(is_control) == (parse_control(str(label)) is not None):
+            continue
+        said = "a control (is_control)" if is_control else "not a control (is_control false)"
+        raise InputError(
+            None,
+            f"model {label!r} is {said}, but its name says otherwise; the report tells "
+            "controls by their names (control:render, control:typo?rate=R, control:blank): "
+            "rename it in results.parquet, or make the run again without its name:",
+        )
 
 
 def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any], pd.DataFrame]:
@@ -102,32 +124,65 @@ def _read_run(run_dir: Path, skip: Container[str] = ()) -> tuple[dict[str, Any],
         raise InputError(results, f"missing columns {missing}")
     if frame.empty:
         raise InputError(results, "no rows: nothing to report (has the run made any image?)")
-    model = frame["model"]  # a dictionary column: its few distinct values checked, not each row
-    blank = [value for value in pd.unique(model.dropna()) if not str(value).strip()]
-    unnamed = model.isna() | model.isin(blank)
-    if unnamed.any():  # rows of no model would be pooled under one label, or break the tables
-        raise InputError(
-            results,
-            f"row {int(unnamed.to_numpy().argmax()) + 1}: empty 'model' ({int(unnamed.sum())} "
-            "rows); every row needs the name of the model that made it",
-        )
+    _refuse_unnamed_rows(results, frame)
     _refuse_read_rows_without_scores(results, frame)
     return meta, frame
 
 
-def _refuse_read_rows_without_scores(results: Path, frame: pd.DataFrame) -> None:
-    """Rows read and not failed must carry every summary score: without one, a model's rows
-    dropped out of its means and the headline called the run "only control models"."""
-    scored = ~failed_mask(frame) & ~unread_mask(frame)
-    for metric in SUMMARY_METRICS:
-        missing = scored & frame[metric].isna().to_numpy()
-        if missing.any():
-            first = int(missing.argmax())
+#: What each key column names, for the refusal of a row without it.
+_ROW_NAMES = {
+    "model": "the name of the model that made it",
+    "prompt_id": "the id of its prompt (the paired intervals match rows by it)",
+    "text": "the text it was asked to write (its scores are measured against it)",
+}
+
+
+def _refuse_unnamed_rows(results: Path, frame: pd.DataFrame) -> None:
+    """Refuse rows without a model, a prompt id or an expected text: rows of no model would
+    be pooled under one label, and rows of no prompt would be left out of the paired
+    intervals of every model, changing models whose rows are whole."""
+    for column, why in _ROW_NAMES.items():
+        values = frame[column]  # often a dictionary column: its distinct values checked
+        blank = [value for value in pd.unique(values.dropna()) if not str(value).strip()]
+        empty = values.isna() | (values.isin(blank) if column != "text" else False)
+        if empty.any():
             raise InputError(
                 results,
-                f"row {first + 1} ({frame['model'].iloc[first]}): read but no {metric!r} score "
-                f"({int(missing.sum())} such rows); score them again with glyphbench rescore "
-                f"{results.parent} --scores-only",
+                f"row {int(empty.to_numpy().argmax()) + 1}: empty {column!r} "
+                f"({int(empty.sum())} rows); every row needs {why}",
+            )
+
+
+def _refuse_read_rows_without_scores(results: Path, frame: pd.DataFrame) -> None:
+    """Rows read and not failed must carry every summary score, each in its range (a share
+    in [0, 1], a count of edits finite and 0 or more). Without one, a model's rows dropped
+    out of its means and the headline called the run "only control models"; an infinite
+    one was left out of the mean while the model's count kept it; a huge one made the mean
+    meaningless."""
+    scored = ~failed_mask(frame) & ~unread_mask(frame)
+    for metric in SUMMARY_METRICS:
+        values = pd.to_numeric(frame[metric], errors="coerce").astype("float64").to_numpy()
+        # A metric with a unit counts (Algorithm 1's edits: 0 and up); the others are shares.
+        top = np.inf if METRICS.get(metric).unit else 1 + 1e-9  # float slack
+        missing = scored & np.isnan(values)
+        outside = (
+            scored & ~np.isnan(values) & ~(np.isfinite(values) & (values >= 0) & (values <= top))
+        )
+        for bad in (missing, outside):
+            if not bad.any():
+                continue
+            first = int(bad.argmax())
+            expected = "outside [0, 1]" if np.isfinite(top) else "not a finite count of 0 or more"
+            what = (
+                f"read but no {metric!r} score"
+                if bad is missing
+                else f"{metric!r} is {float(values[first])!r}, {expected}"
+            )
+            raise InputError(
+                results,
+                f"row {first + 1} ({frame['model'].iloc[first]}): {what} ({int(bad.sum())} "
+                f"such rows); score them again with glyphbench rescore {results.parent} "
+                "--scores-only",
             )
 
 

@@ -135,6 +135,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _names_control(named: Spec, spec: Spec) -> bool:
+    """Whether the label ``named`` names the control ``spec`` (kind, and a typo's rate).
+
+    >>> typo = Spec.parse("control:typo?rate=0.1&size=256")
+    >>> _names_control(Spec.parse("control:typo?rate=0.10"), typo)
+    True
+    >>> _names_control(Spec.parse("control:render"), Spec.parse("control:blank"))
+    False
+    """
+    if named.kind != "control" or named.target != spec.target:
+        return False
+    rates = [given.options.get("rate") for given in (named, spec)]
+    try:
+        return rates[0] == rates[1] or float(rates[0] or "nan") == float(rates[1] or "nan")
+    except ValueError:
+        return False
+
+
 class ModelEntry(_Strict):
     """One model to run: a spec string plus an optional label and options."""
 
@@ -147,8 +165,8 @@ class ModelEntry(_Strict):
     def _from_string(cls, value: Any) -> Any:
         """A bare spec string; ``?name=LABEL`` in a spec names the model, as ``name:`` does.
 
-        >>> ModelEntry.model_validate("control:typo?rate=0.1&name=typo-10").label
-        'typo-10'
+        >>> ModelEntry.model_validate("images:outputs/sdxl?name=SDXL").label
+        'SDXL'
         """
         entry = {"spec": value} if isinstance(value, str) else value
         if isinstance(entry, dict) and isinstance(entry.get("spec"), str):
@@ -173,6 +191,30 @@ class ModelEntry(_Strict):
     def _spec_resolves(self) -> ModelEntry:
         """The spec, with ``options`` merged in, names a model kind and valid options."""
         _check_spec("models", self.to_spec())
+        return self
+
+    @model_validator(mode="after")
+    def _controls_named_as_controls(self) -> ModelEntry:
+        """The report tells a control, and which one, by its label (``control:KIND``, a
+        typo's ``rate``): a control's name must say which control it is, and a model's
+        name must not say it is one, or the report ranks a control as a model, or a model
+        as the reader's ceiling."""
+        if not self.name:
+            return self
+        spec, named = self.to_spec(), Spec.parse(self.name)
+        if self.is_control and not _names_control(named, spec):
+            head = f"control:{spec.target}" + (
+                f"?rate={spec.options['rate']}" if "rate" in spec.options else ""
+            )
+            raise ValueError(
+                f"the control {spec.text!r} is named {self.name!r}: the report tells a "
+                f"control and its kind by its name; leave the name out, or name it {head!r}"
+            )
+        if not self.is_control and named.kind == "control":
+            raise ValueError(
+                f"model {self.spec!r} is named {self.name!r}: names starting 'control:' are "
+                "kept for the controls (the report would take it for one); choose another name"
+            )
         return self
 
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -132,8 +133,32 @@ def test_a_spec_string_names_its_model_with_name():
 
     entry = ModelEntry.model_validate("images:some/folder?name=A")
     assert (entry.label, entry.spec) == ("A", "images:some/folder")
-    typo = ModelEntry.model_validate({"spec": "control:typo?rate=0.1&name=t", "name": "kept"})
-    assert (typo.label, typo.to_spec().text) == ("kept", "control:typo?rate=0.1")
+    named = ModelEntry.model_validate({"spec": "images:f?device=cpu&name=t", "name": "kept"})
+    assert (named.label, named.to_spec().text) == ("kept", "images:f?device=cpu")
+
+
+@pytest.mark.parametrize(
+    ("entry", "refused"),
+    [
+        ({"spec": "control:render", "name": "Render baseline"}, "name it 'control:render'"),
+        ({"spec": "control:typo?rate=0.3", "name": "control:typo?rate=0.1"}, "rate=0.3"),
+        ({"spec": "control:blank", "name": "control:render"}, "name it 'control:blank'"),
+        ({"spec": "images:f", "name": "control:render"}, "kept for the controls"),
+    ],
+)
+def test_a_control_is_named_as_the_control_it_is(entry: dict, refused: str) -> None:
+    """The report tells a control and its kind by its label: a control named "Render
+    baseline" was ranked as a model and left out of the control checks."""
+    from pydantic import ValidationError
+
+    from glyphbench.run.config import ModelEntry
+
+    with pytest.raises(ValidationError, match=re.escape(refused)):
+        ModelEntry.model_validate(entry)
+    size = ModelEntry.model_validate(
+        {"spec": "control:typo?rate=0.1&size=256", "name": "control:typo?rate=0.10"}
+    )
+    assert size.label == "control:typo?rate=0.10"  # the demo's way: its size left out
 
 
 def test_dataset_card_states_a_licence_and_reads_counts_as_counts():

@@ -106,6 +106,13 @@ def test_partial_failures_exit_0_and_are_named(
     err = capsys.readouterr().err
     assert "warning: toy-bad: 2 of 8 rows failed" in err and "retries them" in err
 
+    # A label and an error that quote prompt text reach the terminal escaped, on one line.
+    rows["model"] = "bad\x1b]8;;http://x\x1b\\"
+    rows.loc[rows["error"] != "", "error"] = "cannot draw 'A\x1b[2J\nB'"
+    fail_when_a_model_failed(rows)
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and err.count("\n") == 1 and "\\u001b]8;;http://x" in err
+
 
 def test_dry_run_names_the_model_whose_weights_are_unreachable(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], offline_hub: Path, tiny_sd: Path

@@ -170,3 +170,35 @@ def test_render_draws_chinese_with_a_cjk_font_and_latin_as_before() -> None:
     # ink is drawn (a missing glyph would still draw a box, so compare two different texts)
     other = np.asarray(render_text("欢迎光临", seed=1).convert("L"))
     assert chinese.std() > 5 and tofu_free.std() > 5 and not np.array_equal(chinese, other)
+
+
+def test_typos_may_take_a_prompt_at_the_limit_past_it() -> None:
+    """A 3,990-character text passed the 4,000 check, its typos made it 4,014 at the draw,
+    and every row of its batch failed with "its text has 4,014 characters"."""
+    from glyphbench.models.controls import MAX_RENDER_CHARS
+
+    typo = get_model("control:typo?rate=0.5&size=64")
+    text = ("longword " * 500)[: MAX_RENDER_CHARS - 10]
+    requests = (ImageRequest(prompt="", text=text, seed=seed) for seed in range(200))
+    request = next(r for r in requests if len(typo.typo_text(r)) > MAX_RENDER_CHARS)
+    [image] = typo.generate([request])
+    assert image.size == (64, 64)
+
+
+def test_chinese_prompts_without_a_cjk_font_are_refused_before_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without a CJK font one Chinese prompt failed every other prompt of its batch with
+    "no CJK font found"; it is refused before anything is written, naming it."""
+    import pandas as pd
+
+    import glyphbench.models.controls as controls
+
+    frame = pd.DataFrame({"prompt_id": ["a", "b", "c"], "text": ["OPEN", "营业中", "欢迎"]})
+    monkeypatch.setattr(controls, "cjk_fonts", lambda: ())
+    with pytest.raises(InputError, match=r"prompt 'b' \(2 such\): no CJK font found"):
+        get_model("control:render").check_prompts(frame, "p.csv")
+    get_model("control:blank").check_prompts(frame, "p.csv")  # draws nothing: any text goes
+    get_model("control:render").check_prompts(frame.iloc[:1], "p.csv")  # Latin only
+    monkeypatch.setattr(controls, "cjk_fonts", lambda: ((Path("f.ttc"), 0),))
+    get_model("control:render").check_prompts(frame, "p.csv")

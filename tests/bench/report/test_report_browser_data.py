@@ -165,3 +165,32 @@ def test_rows_not_read_yet_are_left_out_as_in_every_table(tmp_path: Path) -> Non
     menus = {s["column"]: s["labels"] for s in data["slices"]}
     codes = array(data, "slice:prompt_type")  # the report's labels, cut to the read rows
     assert len(codes) == data["n"] and sorted(set(codes)) == list(range(len(menus["prompt_type"])))
+
+
+def test_a_row_without_a_seed_is_browsed_with_an_empty_seed(tmp_path: Path) -> None:
+    """A missing seed (pandas' NA in an Int64 column) stopped the report with "boolean value
+    of NA is ambiguous"."""
+    run = build_run(tmp_path / "run", n_prompts=4, models={"m": 0.1, "n": 0.2}, n_errors=0)
+    results = pd.read_parquet(run / "results.parquet")
+    results["seed"] = results["seed"].astype("Int64")
+    results.loc[3, "seed"] = pd.NA
+    results.to_parquet(run / "results.parquet", index=False)
+    write_checksum(run / "results.parquet")
+    data = read_index(write_report([run], n_boot=10).parent)
+    assert data["n"] == len(results)
+    seeds = data["keys"]["seed"]
+    assert "" in seeds and "0" in seeds
+
+
+def test_labels_with_dollar_signs_are_drawn_as_text_not_parsed_as_math(tmp_path: Path) -> None:
+    """matplotlib reads "$...$" as math: a model or slice named "$\\frac$" stopped the
+    report with a ParseSyntaxException."""
+    run = build_run(tmp_path / "run", n_prompts=8, models={"m": 0.1, "n": 0.2}, n_errors=0)
+    results = pd.read_parquet(run / "results.parquet")
+    results["model"] = results["model"].replace({"m": "Model $\\frac$ costs $5"})
+    results["group"] = np.where(results.index % 2 == 0, "$\\frac$", "$x")
+    results.to_parquet(run / "results.parquet", index=False)
+    write_checksum(run / "results.parquet")
+    index = write_report([run], n_boot=10)
+    figures = "".join(p.read_text(encoding="utf-8") for p in index.parent.rglob("*.svg"))
+    assert "Model $\\frac$ costs $5" in figures.replace("&#36;", "$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -233,3 +234,83 @@ def test_read_rows_without_a_score_are_refused_with_the_fix(tmp_path: Path) -> N
     write_table(rows, run / "results.parquet")
     write_checksum(run / "results.parquet")
     assert len(load_runs([run])) == len(rows)
+
+
+def _rewrite(run: Path, rows: pd.DataFrame) -> None:
+    from glyphbench.core.io import write_checksum, write_table
+
+    write_table(rows, run / "results.parquet")
+    write_checksum(run / "results.parquet")
+
+
+@pytest.mark.parametrize(
+    ("value", "said"), [(float("inf"), "inf"), (-0.5, "-0.5"), (1e308, "1e+308")]
+)
+def test_scores_outside_zero_to_one_are_refused_not_left_out_of_the_mean(
+    tmp_path: Path, value: float, said: str
+) -> None:
+    """An infinite NED was left out of the model's mean while its count kept the row; a
+    huge one turned the mean into a 300-digit number."""
+    from glyphbench.core.errors import InputError
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1, "control:render": 0.0})
+    rows = pd.read_parquet(run / "results.parquet")
+    rows.loc[2, "ned"] = value
+    _rewrite(run, rows)
+    with pytest.raises(InputError, match=rf"row 3 \(.+\): 'ned' is {re.escape(said)}, outside"):
+        load_runs([run])
+    rows.loc[2, "error"] = "OCR: failed"  # a failed row's cells are not scores
+    _rewrite(run, rows)
+    assert len(load_runs([run])) == len(rows)
+
+
+@pytest.mark.parametrize("column", ["prompt_id", "text"])
+def test_rows_without_a_prompt_id_or_text_are_refused(tmp_path: Path, column: str) -> None:
+    """A row of no prompt was left out of the paired intervals and changed those of a model
+    whose rows were all there."""
+    from glyphbench.core.errors import InputError
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1, "n": 0.2}, with_images=False)
+    rows = pd.read_parquet(run / "results.parquet")
+    rows[column] = rows[column].astype(object)
+    rows.loc[5, column] = None
+    _rewrite(run, rows)
+    with pytest.raises(InputError, match=rf"row 6: empty '{column}' \(1 rows\)"):
+        load_runs([run])
+
+
+@pytest.mark.parametrize(
+    ("label", "is_control", "said"),
+    [("Render baseline", True, "is a control"), ("control:render", False, "is not a control")],
+)
+def test_a_control_labelled_as_a_model_and_the_reverse_are_refused(
+    tmp_path: Path, label: str, is_control: bool, said: str
+) -> None:
+    """A control named "Render baseline" was ranked as the one model and left out of the
+    control checks; the report tells controls by their labels."""
+    from glyphbench.core.errors import InputError
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1, "c": 0.0}, with_images=False)
+    rows = pd.read_parquet(run / "results.parquet")
+    rows["model"] = rows["model"].astype(object).replace({"c": label})
+    rows["is_control"] = rows["model"] == label if is_control else False
+    _rewrite(run, rows)
+    with pytest.raises(InputError, match=f"model '{label}' {said}"):
+        load_runs([run])
+
+
+def test_an_edit_count_is_refused_when_negative_or_infinite_not_above_one(tmp_path: Path) -> None:
+    """Algorithm 1 counts edits: 3 is a score, -1 and inf are not."""
+    from glyphbench.core.errors import InputError
+
+    run = build_run(tmp_path / "a", n_prompts=4, models={"m": 0.1, "control:render": 0.0})
+    rows = pd.read_parquet(run / "results.parquet")
+    rows["algorithm1"] = rows["algorithm1"].astype("float64")
+    rows.loc[1, "algorithm1"] = 3.0
+    _rewrite(run, rows)
+    assert len(load_runs([run])) == len(rows)
+    for value in (-1.0, float("inf")):
+        rows.loc[1, "algorithm1"] = value
+        _rewrite(run, rows)
+        with pytest.raises(InputError, match=r"'algorithm1' is .+, not a finite count"):
+            load_runs([run])

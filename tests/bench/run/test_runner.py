@@ -119,7 +119,12 @@ def test_a_seed_wider_than_64_bits_is_refused_before_anything_is_written(
 def test_duplicate_labels_rejected() -> None:
     with pytest.raises(InputError, match="share the label"):
         RunConfig.from_mapping(
-            {"models": ["control:blank", {"spec": "control:render", "name": "control:blank"}]}
+            {
+                "models": [
+                    "control:blank",
+                    {"spec": "control:blank?size=64", "name": "control:blank"},
+                ]
+            }
         )
 
 

@@ -338,10 +338,16 @@ def test_every_example_config_loads_with_the_benchmark_reader_or_says_why_not(pa
     assert config.generate.images_per_prompt == selection.suite.protocol.images_per_prompt
 
 
-def test_the_longtext_example_plans_a_run_offline(longtext_dir: Path, tmp_path: Path) -> None:
+def test_the_longtext_example_plans_a_run_offline(
+    longtext_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import yaml
 
     from glyphbench.run.operations import plan_run
+
+    # The controls draw the Chinese subset with a CJK font: one is installed, as far as the
+    # plan knows (a machine without one refuses the plan, naming the package).
+    monkeypatch.setattr("glyphbench.models.controls.cjk_fonts", lambda: ((tmp_path, 0),))
 
     data = yaml.safe_load((CONFIGS[0].parent / "longtext.yaml").read_text(encoding="utf-8"))
     data.update(ocr="easyocr", out=str(tmp_path / "run"), limit=2)
