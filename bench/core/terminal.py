@@ -15,11 +15,14 @@ import re
 
 #: Characters a terminal may act on instead of showing: C0 controls (tab and, where
 #: asked, newline aside), DEL, C1 controls (U+0080-U+009F: U+009B is a one-character
-#: CSI), bidirectional marks and overrides, line and paragraph separators, and lone
-#: surrogates (a name that is not UTF-8, which printing would fail on).
+#: CSI), bidirectional marks and overrides, line and paragraph separators, lone
+#: surrogates (a name that is not UTF-8, which printing would fail on), and the invisible
+#: characters that make two names print alike ("Model\u200bX" and "ModelX": soft hyphen,
+#: zero-width space, word joiner and invisible operators, byte-order mark, Mongolian vowel
+#: separator). The zero-width joiners U+200C and U+200D stay: scripts and emoji need them.
 _UNSAFE = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-    "\u2066-\u2069\ud800-\udfff"
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028\u2029"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\ud800-\udfff"
 )
 _ONE_LINE = re.compile(f"[{_UNSAFE}\n]")
 _LINES = re.compile(f"[{_UNSAFE}]")
@@ -37,6 +40,8 @@ def printable(text: str, *, newlines: bool = False) -> str:
     ('two\\u000alines\\u000d', 'two\nlines')
     >>> printable("营业中 Café\tok")  # letters of any script and tabs are text
     '营业中 Café\tok'
+    >>> printable("Mo\u200bdel\ufeffX")  # looks like "ModelX" unescaped
+    'Mo\\u200bdel\\ufeffX'
     """
     pattern = _LINES if newlines else _ONE_LINE
     return pattern.sub(lambda match: f"\\u{ord(match[0]):04x}", text)

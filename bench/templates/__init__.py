@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glyphbench.core.terminal import printable
+
 if TYPE_CHECKING:
     import jinja2
     import pandas as pd
@@ -113,7 +115,20 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_shown,
     )
+
+
+def _shown(value: Any) -> Any:
+    r"""Text from files as a page shows it: a bidirectional override in a model's name
+    ("\u202e") would reorder the rest of its sentence, an escape or an invisible character
+    make two names look alike; they are written as ``\uXXXX``, as on the terminal
+    (:func:`~glyphbench.core.terminal.printable`). Markup the templates built is theirs."""
+    import markupsafe
+
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return printable(value, newlines=True)
+    return value
 
 
 def render(template: str, **context: Any) -> str:

@@ -194,3 +194,17 @@ def test_labels_with_dollar_signs_are_drawn_as_text_not_parsed_as_math(tmp_path:
     index = write_report([run], n_boot=10)
     figures = "".join(p.read_text(encoding="utf-8") for p in index.parent.rglob("*.svg"))
     assert "Model $\\frac$ costs $5" in figures.replace("&#36;", "$")
+
+
+def test_a_bidirectional_override_in_a_label_is_shown_escaped_on_the_page(
+    tmp_path: Path,
+) -> None:
+    """A model named with U+202E reversed the rest of the page's sentence about it."""
+    run = build_run(tmp_path / "run", n_prompts=8, models={"m": 0.1, "n": 0.2}, n_errors=0)
+    results = pd.read_parquet(run / "results.parquet")
+    results["model"] = results["model"].replace({"m": "abc\u202egnp.exe\u200b"})
+    results.to_parquet(run / "results.parquet", index=False)
+    write_checksum(run / "results.parquet")
+    page = write_report([run], n_boot=10).read_text(encoding="utf-8")
+    assert "\u202e" not in page and "\u200b" not in page
+    assert "abc\\u202egnp.exe\\u200b" in page
