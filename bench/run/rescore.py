@@ -178,15 +178,31 @@ def _reread(
     """
     store = cache if cache is not None else ReadingStore(folder.root, "rescore")
     indices = list(rows.index[generated_mask(rows)])
+    keep = ~failed_mask(rows) & rows["ocr_text"].notna()
+    gone: list[Any] = []
     totals = read_chunks(
         rows,
-        _file_chunks(folder, rows, indices, reader, store, step),
+        _file_chunks(folder, rows, indices, reader, store, step, keep, gone),
         label="rescore OCR",
         total=len(indices),
-        keep=~failed_mask(rows) & rows["ocr_text"].notna(),
+        keep=keep,
         progress=progress,
         console=console,
     )
+    if gone and not totals["read"]:  # no image as generated: keep the table as it is
+        raise InputError(
+            folder.root / str(rows.at[gone[0], "image_path"]),
+            f"none of the {len(indices)} images is as it was generated ({len(gone)} missing "
+            "or changed since); the results table and its reader were left unchanged",
+        )
+    kept_gone = int(keep[gone].sum()) if gone else 0
+    if kept_gone:
+        _say(
+            console,
+            f"rescore: {kept_gone} images of rows read before are missing or changed since "
+            f"they were generated (e.g. {rows.at[gone[0], 'image_path']}); those rows kept "
+            "their previous reading",
+        )
     return totals["read"], totals["errors"], totals["kept"]
 
 
@@ -197,33 +213,46 @@ def _file_chunks(
     reader: Reader,
     store: ReadingStore,
     step: int,
+    keep: pd.Series,
+    gone: list[Any],
 ) -> Iterator[Chunk]:
-    """The stored images of ``indices``, ``step`` at a time, read in this process (an image
-    missing or changed since it was generated gets a ``Rescore:`` error, unread)."""
+    """The stored images of ``indices``, ``step`` at a time, read in this process. An image
+    missing or changed since it was generated is not read and its row is added to
+    ``gone``: a row read before (``keep``) keeps its reading, another gets a ``Rescore:``
+    error."""
     identity = (reader.name, reader.version)
     for start in range(0, len(indices), step):
         chunk = indices[start : start + step]
-        images, ok = _load_unchanged(folder, rows, chunk)
+        images, ok = _load_unchanged(folder, rows, chunk, keep, gone)
         keys = [str(rows.at[index, "image_sha256"]) for index in ok]
         outcomes, seconds = read_timed(reader, images, store, keys)
         yield Chunk(ok, outcomes, identity, seconds, covers=chunk)
 
 
 def _load_unchanged(
-    folder: RunFolder, rows: pd.DataFrame, indices: Sequence[Any]
+    folder: RunFolder,
+    rows: pd.DataFrame,
+    indices: Sequence[Any],
+    keep: pd.Series,
+    gone: list[Any],
 ) -> tuple[list[Any], list[Any]]:
-    """The images of ``indices`` still as generated; the others get a ``Rescore:`` error."""
+    """The images of ``indices`` still as generated. The others go to ``gone``: a row read
+    before keeps its reading (a damaged file does not undo what was read from the image
+    as generated), another gets a ``Rescore:`` error."""
     from PIL import Image
 
     images, ok = [], []
     for index in indices:
         path = folder.root / str(rows.at[index, "image_path"])
-        if not path.is_file():
-            rows.at[index, "error"] = "Rescore: FileNotFoundError: image missing"
-            continue
-        data = path.read_bytes()  # read once: hashed, then decoded
-        if hashlib.sha256(data).hexdigest() != rows.at[index, "image_sha256"]:
-            rows.at[index, "error"] = "Rescore: ValueError: image changed since it was generated"
+        data = path.read_bytes() if path.is_file() else None  # read once: hashed, decoded
+        if data is None or hashlib.sha256(data).hexdigest() != rows.at[index, "image_sha256"]:
+            gone.append(index)
+            if not keep[index]:
+                rows.at[index, "error"] = (
+                    "Rescore: FileNotFoundError: image missing"
+                    if data is None
+                    else "Rescore: ValueError: image changed since it was generated"
+                )
             continue
         images.append(Image.open(io.BytesIO(data)).convert("RGB"))
         ok.append(index)

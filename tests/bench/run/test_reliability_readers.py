@@ -100,3 +100,35 @@ def test_a_rescore_that_finds_none_of_the_images_changes_nothing(tmp_path: Path)
     # Scores alone need no image: still allowed.
     rows = rescore_run(tmp_path / "run", scores_only=True, progress=False)
     assert not rows["error"].astype(bool).any()
+
+
+def _damage(images: list[Path]) -> None:
+    for image in images:
+        image.write_bytes(image.read_bytes()[:200])  # truncated: no longer the image made
+
+
+def test_a_rescore_over_damaged_images_keeps_their_rows_readings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Truncated images turned good rows into "image changed since it was generated" failed
+    rows (every row: exit 1 with the table replaced; some: exit 0 without a word)."""
+    generate(tmp_path / "run", ["control:render?size=64"], read_later=False)
+    run = tmp_path / "run"
+    before = pd.read_parquet(run / "results.parquet").sort_values("prompt_id")
+    images = sorted((run / "images").rglob("*.png"))
+    _damage(images)
+    table = (run / "results.parquet").read_bytes()
+    with pytest.raises(InputError, match=r"none of the 4 images is as it was generated"):
+        rescore_run(run, reader_spec="otherocr", progress=False)
+    assert (run / "results.parquet").read_bytes() == table
+    for image in images[:1]:  # the others made whole again: one damaged image
+        image.unlink()
+    generate(tmp_path / "fresh", ["control:render?size=64"], read_later=False)
+    for image in images[1:]:
+        image.write_bytes((tmp_path / "fresh" / image.relative_to(run)).read_bytes())
+    capsys.readouterr()
+    rows = rescore_run(run, reader_spec="otherocr", progress=False).sort_values("prompt_id")
+    assert not rows["error"].astype(bool).any()
+    assert list(rows["ocr_text"]) == list(before["ocr_text"])
+    assert (rows["ocr_engine"] == "otherocr").sum() == 3  # the one gone kept pixelocr's
+    assert "1 images of rows read before are missing or changed" in capsys.readouterr().err

@@ -369,14 +369,21 @@ def test_rescore_reocr_and_scores_only(tmp_path: Path) -> None:
         rescore_run(first.out, scores_only=True, reader_spec="easyocr", progress=False)
 
 
-def test_rescore_flags_a_changed_image(tmp_path: Path) -> None:
+def test_rescore_keeps_the_reading_of_a_changed_image_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A changed image is not read again; its row keeps what was read from the image as
+    generated (a rescore never turns a good row into a failed one)."""
     first = run(config(tmp_path, seeds=[0], models=["control:render?size=64"]))
     assert first.results is not None
     victim = first.out / first.results.loc[0, "image_path"]
     victim.write_bytes(victim.read_bytes() + b"x")
+    capsys.readouterr()
     rows = rescore_run(first.out, reader=PixelOCR(), progress=False)
-    assert rows.loc[0, "error"].startswith("Rescore: ValueError: image changed")
-    assert (rows.loc[1:, "error"] == "").all()
+    assert (rows["error"] == "").all()
+    kept = rows.set_index("image_path").loc[first.results.loc[0, "image_path"]]
+    assert kept["ocr_text"] == first.results.loc[0, "ocr_text"]
+    assert "1 images of rows read before are missing or changed" in capsys.readouterr().err
 
 
 @pytest.mark.slow
