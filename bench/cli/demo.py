@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from glyphbench.core.errors import InputError
+from glyphbench.core.io import read_run_json
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.run.config import RunConfig
 from glyphbench.tiny.pipelines import build_tiny_sd
@@ -59,6 +61,30 @@ def demo_config(out: Path, tiny_path: Path, sample: int = 40) -> dict[str, Any]:
     }
 
 
+#: What a demo writes into its folder (the run, the tiny model and the report).
+DEMO_ENTRIES = ("run", "tiny-random-sd", "report")
+
+
+def check_demo_folder(out: Path) -> None:
+    """Refuse an ``--out`` that is not a demo's: the demo writes its report over
+    ``OUT/report``, which in another run's folder was that run's own report."""
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "exists and is not a folder; choose another --out")
+    if not out.is_dir():
+        return
+    foreign = sorted(
+        e.name for e in out.iterdir() if e.name not in DEMO_ENTRIES and not e.name.startswith(".")
+    )
+    run_id = read_run_json(out / "run").get("run_id") if (out / "run").is_dir() else "demo"
+    if foreign or run_id not in ("demo", None):
+        held = f"it holds {foreign[0]}" if foreign else f"its run/ is run {run_id!r}"
+        raise InputError(
+            out,
+            f"not a demo folder ({held}); the demo writes run/, tiny-random-sd/ and report/ "
+            "there: choose an empty or new --out",
+        )
+
+
 def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool = True) -> Path:
     """Run the demo into ``out``; returns the run folder. Prints where everything is."""
     import yaml
@@ -69,6 +95,7 @@ def run_demo(out: str | Path = "demo_out", *, sample: int = 40, progress: bool =
 
     console = summary_console()
     out = Path(out)
+    check_demo_folder(out)
     started = time.perf_counter()
     mapping = demo_config(out, (out / "tiny-random-sd").resolve(), sample)
     config = RunConfig.from_mapping(mapping, "demo")

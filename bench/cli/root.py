@@ -86,6 +86,26 @@ def out_of_space(exc: BaseException) -> bool:
     )
 
 
+def _empty_out(args: list[str]) -> bool:
+    """Whether an ``--out``/``-o`` is given as an empty (or blank) string.
+
+    >>> _empty_out(["run", "--out", ""]), _empty_out(["run", "--out="]), _empty_out(["-o", "x"])
+    (True, True, False)
+    """
+    for position, arg in enumerate(args):
+        if arg == "--":
+            return False
+        if arg.startswith("--out="):
+            value: str | None = arg.removeprefix("--out=")
+        elif arg in ("--out", "-o"):
+            value = args[position + 1] if position + 1 < len(args) else None
+        else:
+            continue
+        if value is not None and not value.strip():
+            return True
+    return False
+
+
 def main() -> None:
     """Console-script entry point: user errors become one line on stderr and exit 2.
 
@@ -97,6 +117,9 @@ def main() -> None:
     # click's UsageError, as this Typer ships it (typer.BadParameter's base)
     usage_error = cast("type[Exception]", typer.BadParameter.__mro__[1])
     stop_said(reset=True)
+    if _empty_out(sys.argv[1:]):  # a path of "" is the current folder: its files mixed in
+        print_error("--out is empty; name where to write (e.g. --out runs/first)")
+        sys.exit(2)
     try:
         code = app(standalone_mode=False)
     except usage_error as exc:  # a flag Typer checks: the same one line, not a box

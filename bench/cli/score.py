@@ -132,6 +132,9 @@ def score_command(
     from glyphbench.scoring import score_pairs
 
     family = compat_family(compat)
+    for path, option in ((out, "--out"), (summary, "--summary")):
+        if path is not None and Path(path).is_dir():  # nothing written when one cannot be
+            raise InputError(option, f"{path} is a folder; give a file path")
     if read_as not in ("lines", "units"):
         raise InputError(None, f"--read-as must be 'lines' or 'units'; got {read_as!r}")
     frame = read_table(pairs, text_columns=True)
@@ -153,9 +156,10 @@ def score_command(
     if clashes:
         raise InputError(pairs, f"input already has score columns {clashes}; rename them first")
     scored = frame.join(scores)
+    totals = headline(scored, family) if summary is not None else None
     write_table(frame.join(scores[list(METRICS.contract(family)[0])]), out)
     if summary is not None:
-        write_json(summary, headline(scored, family))
+        write_json(summary, totals)
     typer.echo(f"scored {plural(len(frame), 'pair')} -> {out}")
 
 

@@ -130,10 +130,12 @@ def needs_cjk_font(text: str) -> bool:
 
 
 def cjk_font_faces() -> tuple[tuple[Path, int], ...]:
-    """The installed CJK faces (file, index); an error naming the packages when none is."""
+    """The installed CJK faces (file, index); an error naming the packages when none is
+    (an :class:`InputError`: a command that draws Chinese, such as ``readers calibrate``,
+    says it in one line, exit 2)."""
     faces = cjk_fonts()
     if not faces:
-        raise RuntimeError(MISSING_CJK)
+        raise InputError(None, MISSING_CJK)
     return faces
 
 

@@ -399,6 +399,13 @@ class OutputSettings(_Strict):
     out: str = "runs/latest"  # the run folder (run.json, images/, results.parquet)
     run_id: str = ""  # default: "run-" + a hash of the config
 
+    @field_validator("out")
+    @classmethod
+    def _out_named(cls, value: str) -> str:
+        if not value.strip():  # "" is the current folder to a path: a run among its files
+            raise ValueError("out is empty; name the run folder (e.g. --out runs/first)")
+        return value
+
     @field_validator("run_id")
     @classmethod
     def _run_id_safe(cls, value: str) -> str:

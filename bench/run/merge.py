@@ -48,6 +48,7 @@ def merge_run(
     merges without reading anything back.
     """
     folder = folder or RunFolder(root)
+    folder.manifest(required=True)  # not a run folder: refused before the lock is made
     with folder.locked():
         merge_run_rows(folder.root, folder=folder)
         return read_results(folder.root / RESULTS, read_columns)
@@ -60,6 +61,7 @@ def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> Merg
     (:meth:`RunFolder.merge_stream`): its memory grows with the row keys only.
     """
     folder = folder or RunFolder(root)
+    folder.manifest(required=True)  # not a run folder: refused before the lock is made
     with folder.locked(), Commit(folder.root) as commit:
         return merge_commit(folder, commit)
 

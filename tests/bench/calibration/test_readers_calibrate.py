@@ -889,3 +889,17 @@ def test_calibrate_refuses_bad_options_in_one_line_before_reading(
     code, _, err = invoke_cli(["readers", "calibrate", *args, "--out", out], capsys)
     assert code == 2 and err.count("\n") == 1 and args[0] in err, err
     assert not out.exists()
+
+
+def test_calibrate_without_a_cjk_font_is_one_line_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without a CJK font the Chinese part was a 59-line traceback ending in RuntimeError."""
+    from tests.helpers.cli_runs import run_cli
+
+    monkeypatch.setattr("glyphbench.models.controls.cjk_fonts", lambda: ())
+    out = tmp_path / "card"
+    args = ["readers", "calibrate", "--out", str(out), "--per-lang", "1", "--size", "64"]
+    code, err = run_cli([*args, "--rates", "0.2", "--no-long", "--no-real"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "no CJK font found" in err and not out.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -171,3 +172,23 @@ def test_dataset_card_states_a_licence_and_reads_counts_as_counts():
     assert "higher is better" not in lcs and "count of characters" in lcs
     assert "higher is better" in next(line for line in card.splitlines() if "`ned`" in line)
     assert "\nlicense: other\n" in dataset_card({}, table, dropped=0)
+
+
+@pytest.mark.parametrize("args", [["--out", ""], ["-o", " "], ["--out="]])
+def test_an_empty_out_is_refused_not_taken_for_the_current_folder(
+    args: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`run --out ""` wrote a whole run among the current folder's files."""
+    from tests.helpers.cli_runs import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    for command in (
+        ["run", "--models", "control:render", "--sample", "2"],
+        ["vae-eval", "--vae", "identity"],
+    ):
+        code, err = run_cli([*command, *args], capsys)
+        assert code == 2 and "--out is empty" in err, err
+    assert list(tmp_path.iterdir()) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from glyphbench.cli.root import app
@@ -72,3 +73,20 @@ def test_nfkc_makes_composed_and_decomposed_accents_one_text(tmp_path: Path) -> 
         assert result.exit_code == 0, result.output
     assert pd.read_csv(plain)["exact_match"].tolist() == [False]
     assert pd.read_csv(folded)["exact_match"].tolist() == [True]
+
+
+def test_a_summary_path_that_is_a_folder_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--summary DIR` failed with exit 2 after --out had been written."""
+    from tests.helpers.cli_runs import run_cli
+
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("expected,ocr\nhello,helo\n", encoding="utf-8")
+    (tmp_path / "sums").mkdir()
+    out = tmp_path / "scored.csv"
+    code, err = run_cli(
+        ["score", str(pairs), "--out", str(out), "--summary", str(tmp_path / "sums")], capsys
+    )
+    assert code == 2 and "--summary" in err and "is a folder" in err, err
+    assert not out.exists()

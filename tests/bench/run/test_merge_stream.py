@@ -245,3 +245,19 @@ def test_an_unreadable_part_file_is_set_aside_and_the_rest_merged(tmp_path: Path
     assert count == 17 and not broken.exists()
     assert broken.with_name(broken.name + ".unreadable").exists()
     assert any("unreadable part file" in line for line in said)
+
+
+def test_merge_of_a_folder_that_is_no_run_writes_nothing_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`merge nope` said "not a glyphbench run folder" after making nope/.locks/."""
+    from tests.helpers.cli_runs import run_cli
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine", encoding="utf-8")
+    for folder in (tmp_path / "nope", other):
+        code, err = run_cli(["merge", str(folder)], capsys)
+        assert code == 2 and "not a glyphbench run folder" in err, err
+    assert not (tmp_path / "nope").exists()
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]

@@ -75,6 +75,15 @@ def test_a_config_file_larger_than_the_limit_is_refused(
     assert code == 2 and err.count("\n") == 1 and "config file too large" in err, err
 
 
+def test_a_config_stream_longer_than_the_limit_is_refused_without_reading_it_all(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A pipe or a device has no size to check first: /dev/zero grew to 5 GB of memory."""
+    code, err = run_cli(["run", "-c", "/dev/zero", "--dry-run"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "/dev/zero: config file too large (more than 1,048,576 bytes)" in err
+
+
 def test_a_repeated_prompt_id_is_a_finding_and_run_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -66,3 +66,27 @@ def test_a_sample_the_demo_refuses_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="--sample 3 is smaller than the floor"):
         run_demo(tmp_path / "demo", sample=3, progress=False)
     assert not (tmp_path / "demo").exists()
+
+
+@pytest.mark.parametrize("held", ["run.json", "notes.txt"])
+def test_a_folder_that_is_no_demo_is_refused_before_anything_is_written(
+    tmp_path: Path, held: str
+) -> None:
+    """`demo --out RUN` replaced that run's own report with the demo's."""
+    from glyphbench.cli.demo import check_demo_folder, run_demo
+    from glyphbench.core.errors import InputError
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / held).write_text("{}", encoding="utf-8")
+    (out / "report").mkdir()
+    with pytest.raises(InputError, match=f"not a demo folder \\(it holds {held}\\)"):
+        run_demo(out, sample=8, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted([held, "report"])
+    (out / held).unlink()
+    (out / "run").mkdir()
+    (out / "run" / "run.json").write_text('{"run_id": "study"}', encoding="utf-8")
+    with pytest.raises(InputError, match="its run/ is run 'study'"):
+        check_demo_folder(out)
+    (out / "run" / "run.json").write_text('{"run_id": "demo"}', encoding="utf-8")
+    check_demo_folder(out)  # an earlier demo: resumed
