@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -345,6 +346,15 @@ class GenerateSettings(_Strict):
     images_per_prompt: int = Field(default=1, ge=1, le=1000)
     batch_size: int = Field(default=4, ge=1, le=4096)
     device: str = "auto"
+
+    @field_validator("device")
+    @classmethod
+    def _device_named(cls, value: str) -> str:
+        """``auto``, ``cpu``, ``mps``, ``cuda`` or ``cuda:N``: a typo ("banana") reached
+        torch only when each model loaded, as failed rows in a folder already written."""
+        if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", value.strip()):
+            raise ValueError(f"device {value!r} is not one of auto, cpu, cuda, cuda:N, mps")
+        return value.strip()
 
     @field_validator("seeds")
     @classmethod

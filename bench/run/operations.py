@@ -189,6 +189,7 @@ def run_benchmark(
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     check_selection(config, prompt_set)  # before anything is written
+    check_device(config)
     check_reader_reads(config.read.reader, prompt_set.frame)  # refuse before writing
     check_files(config, prompt_set)  # images: files named nothing, or mostly missing
     check_prompts([e.to_spec() for e in config.models], prompt_set.frame, config.prompts.source)
@@ -608,6 +609,22 @@ def check_weights(
         )
 
 
+def check_device(config: RunConfig) -> None:
+    """Refuse ``--device cuda`` where no CUDA device is visible, before anything is written
+    (the models' loads failed, as rows of a folder already made). Controls draw on the
+    CPU; a model given its own ``device`` option is checked when it loads."""
+    wanted = config.generate.device
+    on_device = [
+        e for e in config.models if not e.is_control and "device" not in e.to_spec().options
+    ]
+    if wanted.startswith("cuda") and on_device and auto_device() != "cuda":
+        raise InputError(
+            "--device",
+            f"{wanted!r} asked for, but no CUDA device is visible here (torch without CUDA, "
+            "no GPU, or CUDA_VISIBLE_DEVICES empty); use --device cpu, or auto",
+        )
+
+
 def check_selection(config: RunConfig, prompt_set: PromptSet) -> None:
     """Refuse a selection no run can use: no prompt at all, or one id twice (the run and its
     ``--dry-run`` both call this, so the plan never promises what the run refuses)."""
@@ -623,6 +640,7 @@ def plan_run(
     """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     check_selection(config, prompt_set)  # the run would refuse these: so does its plan
+    check_device(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
     config = adopt_run_id(config, folder.manifest())

@@ -199,3 +199,22 @@ def test_a_report_on_a_zero_byte_results_table_points_to_merge(
     code, err = run_cli(["report", str(out), "--out", str(tmp_path / "report")], capsys)
     assert code == 2 and err.count("\n") == 1, err
     assert "file is empty" in err and f"glyphbench merge {out}" in err
+
+
+def test_a_device_typo_or_an_absent_cuda_is_refused_before_the_run_folder_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--device banana` and `--device cuda` without a GPU became torch's error in failed
+    rows of a folder already written (exit 1), and their dry runs said 0."""
+    out = tmp_path / "run"
+    base = ["run", "--models", f"control:render,diffusers:{tmp_path / 'sd'}", "--sample", "2"]
+    code, err = run_cli([*base, "--out", str(out), "--device", "banana"], capsys)
+    assert code == 2 and "--device: device 'banana' is not one of auto, cpu" in err, err
+    monkeypatch.setattr("glyphbench.run.operations.auto_device", lambda: "cpu")
+    for extra in ([], ["--dry-run"]):
+        code, err = run_cli([*base, "--out", str(out), "--device", "cuda:1", *extra], capsys)
+        assert code == 2 and err.count("\n") == 1 and "no CUDA device is visible" in err, err
+    assert not out.exists()
+    controls = ["run", "--models", "control:render", "--sample", "2", "--device", "cuda"]
+    code, err = run_cli([*controls, "--out", str(out), "--dry-run"], capsys)
+    assert code == 0, err  # the controls draw on the CPU: nothing to refuse
