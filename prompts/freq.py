@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -164,9 +165,14 @@ def _is_whole_word(low: str, start: int, end: int) -> bool:
 
 
 def _open_text(path: Path) -> IO[str]:
-    if path.suffix.lower() == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
+    """The file as UTF-8 text, through gzip for ``.gz``; strict: a byte that is not UTF-8
+    is an error naming the file, never a silent U+FFFD that no text matches (a Latin-1
+    corpus counted "café" 0 times)."""
+    return io.TextIOWrapper(_open_bytes(path), encoding="utf-8")
+
+
+def _open_bytes(path: Path) -> IO[bytes]:
+    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
 
 
 def _pick_column(columns: Sequence[str], column: str | None, path: Path) -> str:
@@ -187,10 +193,24 @@ def _pick_column(columns: Sequence[str], column: str | None, path: Path) -> str:
 
 
 def iter_captions(path: str | Path, column: str | None = None) -> Iterator[str]:
-    """Stream captions from a corpus file (formats in the module docstring)."""
+    """Stream captions from a corpus file (formats in the module docstring); a file that is
+    not UTF-8, or a damaged gzip, is an :class:`InputError` naming it."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "corpus file not found")
+    try:
+        yield from _captions(path, column)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            path, f"not UTF-8 text ({exc.reason} at byte {exc.start} of a block); save it as UTF-8"
+        ) from None
+    except (EOFError, OSError, zlib.error) as exc:  # gzip.BadGzipFile is an OSError
+        raise InputError(
+            path, f"cannot read: {exc or type(exc).__name__} (a damaged gzip?)"
+        ) from None
+
+
+def _captions(path: Path, column: str | None) -> Iterator[str]:
     kind = _corpus_kind(path)
     if kind in (".jsonl", ".ndjson"):
         yield from _jsonl_captions(path, column)
@@ -215,9 +235,15 @@ def _corpus_kind(path: Path) -> str:
 
 
 def _text_captions(path: Path) -> Iterator[str]:
-    with _open_text(path) as handle:
-        for line in handle:
-            yield line.rstrip("\n")
+    with _open_bytes(path) as handle:
+        for number, raw in enumerate(handle, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{path}:{number}", f"not UTF-8 text ({exc.reason}); save it as UTF-8"
+                ) from None
+            yield line.rstrip("\r\n") if number > 1 else line.lstrip("\ufeff").rstrip("\r\n")
 
 
 def _jsonl_captions(path: Path, column: str | None) -> Iterator[str]:

@@ -305,3 +305,36 @@ def test_show_names_its_own_option_for_a_negative_count(
     csv.write_text('prompt,text\n"a sign ""hi""",hi\n', encoding="utf-8")
     code, _, err = run_main(monkeypatch, capsys, "prompts", "show", f"csv:{csv}", "-n", "-3")
     assert code == 2 and err.strip() == "error: -n/--n must be >= 0, got -3"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("latin.txt", b"hello\ncaf\xe9 caf\xe9\n", "latin.txt:2: not UTF-8 text"),
+        ("latin.csv", b"caption\ncaf\xe9\n", "latin.csv: not UTF-8 text"),
+        ("cut.txt.gz", None, "cut.txt.gz: cannot read: Compressed file ended"),
+        ("plain.gz", b"garbage", "plain.gz: cannot read: Not a gzipped file"),
+    ],
+)
+def test_freq_names_a_corpus_that_is_not_utf8_or_a_damaged_gzip(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: bytes | None,
+    said: str,
+) -> None:
+    """A Latin-1 corpus counted "café" 0 times with exit 0 (its bytes were replaced); a
+    truncated gzip printed "Aborted!"."""
+    import gzip
+
+    folder = write_default(tmp_path / "d")
+    corpus = tmp_path / name
+    corpus.write_bytes(content if content is not None else gzip.compress(b"a garden\n")[:15])
+    out = tmp_path / "freq.csv"
+    code, _, err = run_main(
+        monkeypatch, capsys, "prompts", "freq", f"default:{folder}", "--corpus",
+        f"c={corpus}", "--out", str(out),
+    )  # fmt: skip
+    assert code == 2 and said in err and err.count("\n") == 1, err
+    assert not out.exists()
