@@ -29,7 +29,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import jsonl_records
@@ -172,7 +172,9 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def _open_bytes(path: Path) -> IO[bytes]:
-    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else open(path, "rb")
+    if path.suffix.lower() == ".gz":
+        return cast("IO[bytes]", gzip.open(path, "rb"))  # a GzipFile reads as a binary file
+    return open(path, "rb")  # the caller closes it
 
 
 def _pick_column(columns: Sequence[str], column: str | None, path: Path) -> str:
