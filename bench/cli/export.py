@@ -10,8 +10,11 @@ The folder ``datasets`` reads back as it is::
 ``datasets.load_dataset("imagefolder", data_dir=DIR)`` gives the images with every
 column; ``load_dataset("parquet", data_files=DIR/metadata.parquet)`` the table alone.
 Rows without an image (failed generations) are left out and counted in the card.
-``--push REPO`` uploads the folder to the hub where one is reachable; offline, or
-without a token, it is a one-line error (exit 2) and the folder stays.
+``--push REPO`` uploads the folder to the hub where one is reachable. Without
+huggingface_hub, or with ``HF_HUB_OFFLINE`` set, it is refused before the export (exit 2);
+an upload that fails (no network, no token) is one line, exit 1, the export kept whole.
+Running the same command again replaces that export (a folder holding metadata.parquet
+and only what an export writes) and pushes it.
 """
 
 from __future__ import annotations
@@ -25,13 +28,13 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
-from glyphbench.cli.common import interruptible
+from glyphbench.cli.common import interruptible, print_error
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import locate_run, read_run_json, read_table, write_json
 from glyphbench.core.markdown import markdown_text
 from glyphbench.core.paths import Contained
 from glyphbench.core.schema import failed_mask
-from glyphbench.core.staging import staged_folder
+from glyphbench.core.staging import check_replaceable, output_folder, staged_folder
 from glyphbench.scoring.table import METRICS
 
 if TYPE_CHECKING:
@@ -40,6 +43,8 @@ if TYPE_CHECKING:
     from glyphbench.scoring.table import Metric
 
 METADATA = "metadata.parquet"
+#: What marks a folder as an earlier export (replaced whole by the next).
+EXPORT_MARKERS = (METADATA,)
 
 
 def export_command(
@@ -63,13 +68,21 @@ def export_command(
 
     Example: glyphbench export runs/lt --hf-dataset exports/lt --push me/longtext-results
     """
+    if push:
+        hub_api(push)  # a missing package or an offline hub: refused before the export
     with interruptible(then=f"nothing written to {hf_dataset}"):
         folder, warnings = export_run(run_dir, hf_dataset, license_id=license_id)
     for warning in warnings:  # the card says them too
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"dataset -> {folder}")
     if push:
-        push_folder(folder, push)
+        problem = push_folder(folder, push)
+        if problem:  # not the user's error: the export is whole, the same command retries
+            print_error(
+                f"--push {push}: {problem}; the export in {folder} is whole: run the same "
+                "command again to push it"
+            )
+            raise typer.Exit(1)
         typer.echo(f"pushed -> https://huggingface.co/datasets/{push}")
 
 
@@ -90,8 +103,9 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
     results = run_dir / "results.parquet"
     if out.exists() and not out.is_dir():
         raise InputError(out, "exists and is not a folder; choose another --hf-dataset")
-    if out.exists() and any(out.iterdir()):
-        raise InputError(out, "the export folder exists and is not empty; choose another")
+    # Empty, new, or an earlier export (replaced whole, so the same command can be re-run);
+    # never a folder of other files, nor one holding the run.
+    check_replaceable(output_folder(out), EXPORT_MARKERS, "dataset export", [run_dir])
     rows = read_table(results)  # checksums checked
     meta = read_run_json(run_dir)
     has_image = rows["image_path"].notna() & ~failed_mask(rows)
@@ -112,7 +126,8 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
         )
     table = kept.assign(file_name=kept["image_path"].astype(str))
     table = table[["file_name", *[c for c in table.columns if c != "file_name"]]]
-    with staged_folder(out, (), "dataset export", [run_dir]) as staged:
+    owned = (*EXPORT_MARKERS, "README.md", "protocol.json", *_top_names(named))
+    with staged_folder(out, EXPORT_MARKERS, "dataset export", [run_dir], owned) as staged:
         for source, name in zip(sources, named, strict=True):
             copy = staged / str(name)  # inside ``staged`` as it is inside ``out`` (checked)
             copy.parent.mkdir(parents=True, exist_ok=True)
@@ -126,6 +141,12 @@ def export_run(run_dir: Path, out: Path, *, license_id: str = "other") -> Export
     from glyphbench.report.analyse import run_warnings  # the report's stack: loaded here
 
     return Exported(out, run_warnings(meta))
+
+
+def _top_names(paths: pd.Series) -> tuple[str, ...]:
+    """The first parts of the image paths (``images``): what an export holds besides its
+    table and card."""
+    return tuple(sorted({Path(str(path)).parts[0] for path in paths if str(path)}))
 
 
 def damaged_images(files: Sequence[Path], rows: pd.DataFrame) -> list[str]:
@@ -259,26 +280,29 @@ def _reading(metric: Metric) -> str:
     return metric.direction + (f", in {metric.unit}" if metric.unit else "")
 
 
-def push_folder(folder: Path, repo: str) -> None:
-    """Upload ``folder`` as the hub dataset ``repo``; any failure is a one-line InputError."""
+def hub_api(repo: str) -> Any:
+    """The hub client for ``--push REPO``; a missing package or an offline hub
+    (``HF_HUB_OFFLINE``) is a user error, said before anything is exported."""
     try:
         from huggingface_hub import HfApi
         from huggingface_hub.constants import HF_HUB_OFFLINE
     except ImportError:
-        raise InputError(
-            None, "--push needs huggingface_hub (pip install huggingface_hub)"
-        ) from None
+        raise InputError("--push", "needs huggingface_hub (pip install huggingface_hub)") from None
     if HF_HUB_OFFLINE:
-        raise InputError(None, f"--push {repo}: the hub is offline (HF_HUB_OFFLINE); folder kept")
-    api = HfApi()
+        raise InputError("--push", f"{repo}: the hub is offline (HF_HUB_OFFLINE is set)")
+    return HfApi()
+
+
+def push_folder(folder: Path, repo: str) -> str | None:
+    """Upload ``folder`` as the hub dataset ``repo``; what went wrong, in one line, or None."""
+    api = hub_api(repo)
     try:
         api.create_repo(repo, repo_type="dataset", exist_ok=True)
         api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset")
     except Exception as exc:  # no network, no token, no rights: all one line
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
-        raise InputError(
-            None, f"--push {repo}: cannot reach the hub ({first}); folder kept"
-        ) from None
+        return f"cannot reach the hub ({first})"
+    return None
 
 
 def register(app: typer.Typer) -> None:

@@ -53,3 +53,28 @@ def test_the_card_shows_hostile_names_as_text_and_refuses_a_licence_that_is_no_i
     assert set(header) == {"pretty_name", "license", "task_categories", "tags"}
     assert "<script" not in card and "\n# Injected" not in card
     assert "| m\\` \\# Injected heading &lt;script&gt;alert(1)&lt;/script&gt; | 3 |" in card
+
+
+def test_a_push_that_cannot_reach_the_hub_keeps_the_export_and_the_same_command_retries(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed upload exited 2 ("user error, nothing written") with the folder written, and
+    the same command was then refused: "the export folder exists and is not empty"."""
+    pytest.importorskip("huggingface_hub")
+    import glyphbench.cli.export as export
+
+    class Offline:
+        def create_repo(self, *args: object, **kwargs: object) -> None:
+            raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(export, "hub_api", lambda repo: Offline())
+    run = build_run(tmp_path / "run", n_prompts=3, models={"m": 0.1})
+    out = tmp_path / "export"
+    args = ["export", run, "--hf-dataset", out, "--push", "me/results"]
+    for _ in range(2):
+        code, _, err = invoke_cli(args, capsys)
+        assert code == 1 and "cannot reach the hub (no route to host)" in err, err
+        assert "run the same command again" in err and (out / "metadata.parquet").is_file()
+    (out / "notes.txt").write_text("mine", encoding="utf-8")  # not an export's: kept
+    code, _, err = invoke_cli(args, capsys)
+    assert code == 2 and "notes.txt" in err and (out / "notes.txt").is_file(), err

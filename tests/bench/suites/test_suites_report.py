@@ -283,7 +283,7 @@ def test_export_push_offline_is_one_line_exit_2(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "offline" in result.stderr
-    assert (tmp_path / "out" / "README.md").is_file()
+    assert not (tmp_path / "out").exists()  # refused before the export: nothing written
 
 
 @pytest.mark.slow
