@@ -81,6 +81,10 @@ def anonymised_ratings(study: Study) -> pd.DataFrame:
 CSV_TIME = "%Y-%m-%dT%H:%M:%SZ"
 
 
+#: What every command that needs ratings says before any is stored.
+NO_RATINGS = "no ratings yet: serve the study and collect some first"
+
+
 def export_ratings(study: Study, path: str | Path) -> Path:
     """Write the anonymised long-format ratings (.csv or .parquet by suffix).
 
@@ -120,7 +124,7 @@ def analyse(
     """
     ratings = anonymised_ratings(study)
     if ratings.empty:
-        raise InputError(study.folder, "no ratings yet: serve the study and collect some first")
+        raise InputError(study.folder, NO_RATINGS)
     manifest = study.manifest
     sample_ids = set(manifest.loc[~manifest["is_gold"].astype(bool), "image_id"])
     rated = ratings if include_gold else ratings[ratings["image_id"].isin(sample_ids)]

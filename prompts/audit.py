@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from glyphbench.core.errors import InputError
 from glyphbench.prompts.attributes import (
     char_length,
     compute_attributes,
@@ -472,6 +473,8 @@ def _audit(spec: str) -> list[Finding]:
     loaded = load_source(spec)
     assert not isinstance(loaded, PromptPool)
     frame = loaded.frame
+    if frame.empty:  # `run` refuses an empty selection: so does the check that stands for it
+        raise InputError(spec, "no prompts in this source (a header and no rows?)")
     first_line = {"csv": 2, "jsonl": 1}.get(parsed.kind)
     file = parsed.target if parsed.kind != "hf" else spec
     captions = parsed.kind in CAPTION_SOURCES

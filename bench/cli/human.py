@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from glyphbench.core.errors import InputError
 from glyphbench.core.words import plural
 
 if TYPE_CHECKING:
@@ -226,10 +227,12 @@ def export_command(
     ),
 ) -> None:
     """Write the ratings as long-format CSV and Parquet with anonymised rater ids."""
-    from glyphbench.human_eval.report import export_ratings
+    from glyphbench.human_eval.report import NO_RATINGS, anonymised_ratings, export_ratings
     from glyphbench.human_eval.study import load_study
 
     loaded = load_study(study)
+    if anonymised_ratings(loaded).empty:  # as `human stats` and `human report` say; the
+        raise InputError(loaded.folder, NO_RATINGS)  # admin page's export may be empty
     prefix = out or loaded.folder / "export" / "ratings"
     for suffix in (".csv", ".parquet"):
         path = export_ratings(loaded, prefix.with_suffix(suffix))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
-from glyphbench.cli.common import interruptible
+from glyphbench.cli.common import every_row_failed, interruptible
 from glyphbench.core.io import json_safe, locate_run
 from glyphbench.run.reading_store import write_reader_view
 
@@ -86,9 +87,20 @@ def report_command(
         typer.echo(
             json.dumps(json_safe({**answer, "report": str(index)}), indent=2, ensure_ascii=False)
         )
-        return
-    print_answer(answer, summary_console())
-    typer.echo(str(index))
+    else:
+        print_answer(answer, summary_console())
+        typer.echo(str(index))
+    _fail_when_nothing_was_made(answer)
+
+
+def _fail_when_nothing_was_made(answer: dict[str, Any]) -> None:
+    """Exit 1 (as ``run`` does) when every row of the runs failed: the report shows the
+    failures, and a scheduler must not read it as a result."""
+    models = answer.get("models") or []
+    images = sum(int(m.get("images") or 0) for m in models)
+    failed = sum(int(m.get("failed") or 0) for m in models)
+    if images and failed >= images:
+        every_row_failed(images, "the reported runs", "")
 
 
 def register(app: typer.Typer) -> None:

@@ -140,7 +140,8 @@ def validation_error(exc: ValidationError, source: str | Path | None) -> InputEr
         given = first.get("input")
         scalar = isinstance(given, (str, int, float, bool)) or given is None
         shown = scalar and "input" in first and str(given) not in message
-        problem = f"{message} (got {given!r})" if shown else message
+        got = repr(given) if len(repr(given)) <= 80 else repr(given)[:60] + "..."  # one line
+        problem = f"{message} (got {got})" if shown else message
     return InputError(source, problem, key=location or None)
 
 

@@ -403,6 +403,10 @@ class ScoreSettings(_Strict):
         return list(dict.fromkeys(families))
 
 
+#: The longest run id (it names folders, rows and reports).
+MAX_RUN_ID = 128
+
+
 class OutputSettings(_Strict):
     """Where the run writes, and its name."""
 
@@ -419,6 +423,8 @@ class OutputSettings(_Strict):
     @field_validator("run_id")
     @classmethod
     def _run_id_safe(cls, value: str) -> str:
+        if len(value) > MAX_RUN_ID:  # a name, not a text: never echoed whole in an error
+            raise ValueError(f"run_id has {len(value):,} characters; at most {MAX_RUN_ID}")
         if value and slug(value) != value:
             raise ValueError(f"run_id {value!r} may only use letters, digits and . _ = + -")
         return value

@@ -270,3 +270,7 @@ def test_a_report_of_a_study_with_no_ratings_is_refused_and_writes_nothing(
     assert code == 2 and "no ratings yet" in stderr, stderr
     assert len(stderr.strip().splitlines()) == 1
     assert not (study / "report").exists()
+    # export too: it wrote two empty files with exit 0 while stats and report said this
+    code, _, stderr = invoke_cli(["human", "export", study], capsys)
+    assert code == 2 and "no ratings yet" in stderr, stderr
+    assert not (study / "export").exists()

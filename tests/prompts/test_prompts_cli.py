@@ -338,3 +338,13 @@ def test_freq_names_a_corpus_that_is_not_utf8_or_a_damaged_gzip(
     )  # fmt: skip
     assert code == 2 and said in err and err.count("\n") == 1, err
     assert not out.exists()
+
+
+def test_validate_of_a_source_with_no_prompts_is_refused_as_the_run_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A header-only CSV gave "0 finding(s)", exit 0, where `run` refuses it."""
+    table = tmp_path / "hdr.csv"
+    table.write_text("prompt_id,prompt,text\n", encoding="utf-8")
+    code, _, err = run_main(monkeypatch, capsys, "prompts", "validate", f"csv:{table}")
+    assert code == 2 and "no prompts in this source" in err, err

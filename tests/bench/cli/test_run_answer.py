@@ -226,3 +226,22 @@ def test_a_controls_only_report_opens_without_a_rank_shared_by_nobody(tmp_path: 
     answer = html[html.index('id="answer"') : html.index('id="summary"')]
     assert "share rank 1" not in answer and "significantly best" not in answer
     assert "Only control models" in answer
+
+
+def test_a_report_of_runs_whose_every_row_failed_exits_1_as_the_run_did(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report` of a run where every row failed exited 0 where `run` exited 1."""
+    from glyphbench.core.io import write_checksum, write_table
+    from tests.helpers.cli_runs import invoke_cli
+
+    run = build_run(tmp_path / "run", n_prompts=4, models={"m": 0.1}, with_images=False)
+    code, _, err = invoke_cli(["report", run, "--n-boot", "10"], capsys)
+    assert code == 0, err
+    rows = pd.read_parquet(run / "results.parquet")
+    rows["error"] = "Generate: RuntimeError: boom"
+    write_table(rows, run / "results.parquet")
+    write_checksum(run / "results.parquet")
+    code, _, err = invoke_cli(["report", run, "--n-boot", "10"], capsys)
+    assert code == 1 and "every row of the reported runs failed (4 of 4)" in err, err
+    assert (run / "report" / "index.html").is_file()  # the page shows the failures

@@ -218,3 +218,12 @@ def test_a_device_typo_or_an_absent_cuda_is_refused_before_the_run_folder_is_mad
     controls = ["run", "--models", "control:render", "--sample", "2", "--device", "cuda"]
     code, err = run_cli([*controls, "--out", str(out), "--dry-run"], capsys)
     assert code == 0, err  # the controls draw on the CPU: nothing to refuse
+
+
+def test_a_run_id_too_long_to_be_a_name_is_refused_and_not_echoed_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", "--models", "control:render", "--sample", "2", "--out", str(tmp_path / "r")]
+    code, err = run_cli([*args, "--run-id", "a" * 5000, "--dry-run"], capsys)
+    assert code == 2 and "run_id has 5,000 characters; at most 128" in err, err
+    assert len(err) < 300 and not (tmp_path / "r").exists()
