@@ -756,11 +756,15 @@ def folder_set(folder: Path, metadata_path: Path | None = None) -> ImageSet:
             f"{len(missing)} of {len(files)} listed images are not in {folder} "
             "(fetch them with `glyphbench vae-eval download`)."
         )
-    if not items:
+    if not items and missing and metadata_path is not None:
         raise InputError(
-            folder,
-            "no images found" + (f" (all {len(missing)} listed images missing)" if missing else ""),
+            metadata_path,
+            f"none of its {len(missing)} listed images is in {folder} (the first: "
+            f"{missing[0]}); put the images beside it, or fetch them with `glyphbench "
+            "vae-eval download`",
         )
+    if not items:
+        raise InputError(folder, "no images found")
     return ImageSet(name=str(folder), items=items, notes=notes)
 
 

@@ -417,7 +417,19 @@ class RunFolder:
     def shards(self) -> dict[str, dict[str, Any]]:
         """Shard name -> its shard.json, for every shard that wrote one."""
         paths = sorted(self.parts.glob("*/shard.json"))
-        return {path.parent.name: self.read_json(path) for path in paths}
+        return {path.parent.name: self.shard_facts(path) for path in paths}
+
+    def shard_facts(self, path: Path) -> dict[str, Any]:
+        """A shard.json ({} when absent). One that cannot be read (a crash of the disk, an
+        edit) is set aside as ``shard.json.damaged`` and said so: it holds facts about the
+        shard's processes, not rows, and blocked every resume and merge of the run."""
+        try:
+            return self.read_json(path)
+        except InputError as exc:
+            aside = path.with_name(path.name + ".damaged")
+            os.replace(path, aside)
+            self.say(f"{exc}; set aside as {aside.name} (it holds no rows; its history restarts)")
+            return {}
 
     # --------------------------------------------------------------- part files
     def part_dir(self, shard: str, group: str) -> Path:

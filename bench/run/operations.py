@@ -330,7 +330,7 @@ def _claim_folder(
 
 def _start_shard(folder: RunFolder, dist: Distributed) -> dict[str, Any]:
     shard_json = folder.shard_json(dist.shard.name)
-    previous = folder.read_json(shard_json)
+    previous = folder.shard_facts(shard_json)
     info: dict[str, Any] = {
         "shard": dist.shard.name,
         "launcher": dist.launcher,

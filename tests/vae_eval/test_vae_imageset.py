@@ -231,3 +231,15 @@ def test_text_boxes_hold_all_the_ink_and_survive_metadata(tmp_path: Path) -> Non
     plain.mkdir()
     Image.new("RGB", (32, 32)).save(plain / "a.png")
     assert folder_set(plain).items[0].boxes is None  # no boxes: text-region metrics are n/a
+
+
+def test_a_metadata_file_whose_images_are_all_missing_is_named_with_the_first(
+    tmp_path: Path,
+) -> None:
+    """The error named the folder (".") and neither the metadata file nor an image."""
+    import json
+
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps([{"file": "nope.png", "text": "Hi"}]), encoding="utf-8")
+    with pytest.raises(InputError, match=r"meta\.json: none of its 1 listed images .*nope\.png"):
+        load_image_set(str(meta))

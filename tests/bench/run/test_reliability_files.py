@@ -5,6 +5,7 @@ hosts in one line (docs/reliability.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -215,3 +216,22 @@ def test_report_tables_neutralise_spreadsheet_formulas(tmp_path: Path) -> None:
     back = pd.read_csv(tmp_path / "summary.csv")
     assert back["model"].tolist() == ["'=cmd|' /C calc'!A0", "'@SUM(1)", "fine"]
     assert back["ned"].tolist() == [-0.5, 1, 2]  # numbers stay numbers
+
+
+def test_a_damaged_shard_json_is_set_aside_and_the_run_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shard.json that was no JSON blocked every resume ("malformed JSON", exit 2) with no
+    fix named; it holds facts about processes, not rows."""
+    from tests.helpers.cli_runs import run_cli
+
+    out = tmp_path / "run"
+    args = ["run", "--models", "control:render?size=64", "--sample", "3", "--out", str(out)]
+    code, err = run_cli([*args, "--no-progress"], capsys)
+    assert code == 0, err
+    [shard_json] = list((out / "parts").glob("*/shard.json"))
+    shard_json.write_text("{not json", encoding="utf-8")
+    code, err = run_cli([*args, "--no-progress"], capsys)
+    assert code == 0 and "set aside as shard.json.damaged" in err, err
+    assert json.loads(shard_json.read_text(encoding="utf-8"))["finished"] is True
+    assert shard_json.with_name("shard.json.damaged").read_text(encoding="utf-8") == "{not json"
