@@ -10,6 +10,7 @@ import typer
 
 from glyphbench.cli.common import every_row_failed, interruptible
 from glyphbench.core.io import json_safe, locate_run
+from glyphbench.core.terminal import printable
 from glyphbench.run.reading_store import write_reader_view
 
 
@@ -84,9 +85,8 @@ def report_command(
         )
     answer = json.loads((index.parent / ANSWER).read_text(encoding="utf-8"))
     if as_json:
-        typer.echo(
-            json.dumps(json_safe({**answer, "report": str(index)}), indent=2, ensure_ascii=False)
-        )
+        text = json.dumps(json_safe({**answer, "report": str(index)}), indent=2, ensure_ascii=False)
+        typer.echo(printable(text, newlines=True))  # still JSON: a label's controls escaped
     else:
         print_answer(answer, summary_console())
         typer.echo(str(index))

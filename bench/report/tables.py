@@ -147,6 +147,7 @@ _LATEX_ESCAPES = {
     "—": "---",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "|": r"$|$",  # in OT1, the default font encoding, "|" prints as an em dash
     "→": r"$\rightarrow$",
     "←": r"$\leftarrow$",
     "−": "$-$",
@@ -182,6 +183,8 @@ def latex_escape(text: str) -> str:
     '50\\% of a\\_b \\& $\\uparrow$'
     >>> latex_escape("A → B − 1 ≤ café 汉")
     'A $\\rightarrow$ B $-$ 1 $\\le$ café ?'
+    >>> latex_escape("a|b")
+    'a$|$b'
     >>> latex_escape("bad\x7fname\x1b[2J")  # control characters: pdflatex stops on them
     'bad?name?[2J'
     """

@@ -245,3 +245,23 @@ def test_a_report_of_runs_whose_every_row_failed_exits_1_as_the_run_did(
     code, _, err = invoke_cli(["report", run, "--n-boot", "10"], capsys)
     assert code == 1 and "every row of the reported runs failed (4 of 4)" in err, err
     assert (run / "report" / "index.html").is_file()  # the page shows the failures
+
+
+def test_report_json_escapes_a_labels_terminal_controls_and_stays_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report --json` printed a label's U+202E and ESC raw on stdout."""
+    import json
+
+    from glyphbench.core.io import write_checksum, write_table
+    from tests.helpers.cli_runs import invoke_cli
+
+    run = build_run(tmp_path / "run", n_prompts=4, models={"m": 0.1}, with_images=False)
+    rows = pd.read_parquet(run / "results.parquet")
+    rows["model"] = "m\u202egnp\x1b[2J"
+    write_table(rows, run / "results.parquet")
+    write_checksum(run / "results.parquet")
+    code, out, err = invoke_cli(["report", run, "--n-boot", "10", "--json"], capsys)
+    assert code == 0, err
+    assert "\u202e" not in out and "\x1b" not in out
+    assert json.loads(out)["models"][0]["model"] == "m\u202egnp\x1b[2J"
