@@ -136,6 +136,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _refuse_a_path_meant_beside_the_config(config: RunConfig, path: Path) -> None:
+    """A relative prompt file is read from the current folder, as every path of a run is.
+    One missing there but found beside the config was "p.csv: file not found", naming
+    neither the config nor the key: say where it is and what to write."""
+    spec = Spec.parse(config.prompts.source)
+    target = Path(spec.target) if spec.target else None
+    if target is None or target.is_absolute() or target.exists():
+        return
+    beside = path.parent / target
+    if path.parent != Path(".") and beside.exists():
+        raise InputError(
+            path,
+            f"{target} is not in the current folder but is beside this config: paths in a "
+            f"config are read from the current folder; write {spec.kind}:{beside}",
+            key="prompts",
+        )
+
+
 def _names_control(named: Spec, spec: Spec) -> bool:
     """Whether the label ``named`` names the control ``spec`` (kind, and a typo's rate).
 
@@ -674,7 +692,10 @@ class RunConfig(_Strict):
     @classmethod
     def from_yaml_text(cls, text: str, source: str | Path | None = None) -> RunConfig:
         data = yaml_data(text, source)
-        return cls.from_mapping(data if data is not None else {}, source)
+        config = cls.from_mapping(data if data is not None else {}, source)
+        if isinstance(source, Path):
+            _refuse_a_path_meant_beside_the_config(config, source)
+        return config
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> RunConfig:

@@ -227,3 +227,23 @@ def test_a_run_id_too_long_to_be_a_name_is_refused_and_not_echoed_whole(
     code, err = run_cli([*args, "--run-id", "a" * 5000, "--dry-run"], capsys)
     assert code == 2 and "run_id has 5,000 characters; at most 128" in err, err
     assert len(err) < 300 and not (tmp_path / "r").exists()
+
+
+def test_a_prompt_file_beside_the_config_but_not_in_the_current_folder_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prompts: csv:p.csv` in cfg/run.yaml, p.csv beside it, run from the folder above:
+    "p.csv: file not found", naming neither the config nor its key."""
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "p.csv").write_text("prompt_id,prompt,text\np1,A sign,OPEN\n", encoding="utf-8")
+    (folder / "run.yaml").write_text(
+        f"models: [control:render]\nprompts: csv:p.csv\nout: {tmp_path / 'r'}\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, err = run_cli(["run", "--config", "cfg/run.yaml", "--dry-run"], capsys)
+    assert code == 2 and "cfg/run.yaml [prompts]: p.csv is not in the current folder" in err
+    assert "write csv:cfg/p.csv" in err
+    monkeypatch.chdir(folder)  # run from the config's folder: found
+    code, err = run_cli(["run", "--config", "run.yaml", "--dry-run"], capsys)
+    assert code == 0, err
