@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import errno
 import importlib
+import json
 import os
 import sys
-from typing import cast
+from typing import NoReturn, cast
 
 import typer
 
@@ -106,6 +107,15 @@ def _empty_out(args: list[str]) -> bool:
     return False
 
 
+def _fail(message: str, code: int) -> NoReturn:
+    """``error: MESSAGE`` on stderr and exit ``code``; with ``--json``, also the JSON object
+    ``{"error": MESSAGE, "exit_code": CODE}`` on stdout, so a script reading it gets JSON."""
+    print_error(message)
+    if "--json" in sys.argv[1 : sys.argv.index("--") if "--" in sys.argv else None]:
+        print(json.dumps({"error": message, "exit_code": code}))
+    sys.exit(code)
+
+
 def main() -> None:
     """Console-script entry point: user errors become one line on stderr and exit 2.
 
@@ -118,15 +128,13 @@ def main() -> None:
     usage_error = cast("type[Exception]", typer.BadParameter.__mro__[1])
     stop_said(reset=True)
     if _empty_out(sys.argv[1:]):  # a path of "" is the current folder: its files mixed in
-        print_error("--out is empty; name where to write (e.g. --out runs/first)")
-        sys.exit(2)
+        _fail("--out is empty; name where to write (e.g. --out runs/first)", 2)
     try:
         code = app(standalone_mode=False)
     except usage_error as exc:  # a flag Typer checks: the same one line, not a box
         if type(exc).__name__ == "NoArgsIsHelpError":
             app()  # no arguments: the help, as always
-        print_error(getattr(exc, "format_message", exc.__str__)())
-        sys.exit(2)
+        _fail(getattr(exc, "format_message", exc.__str__)(), 2)
     except typer.Abort as exc:
         if isinstance(exc.__context__, KeyboardInterrupt):  # click's Abort of a Ctrl-C: the
             raise KeyboardInterrupt from None  # exit 130 a scheduler reads as interrupted
@@ -137,14 +145,13 @@ def main() -> None:
         if error is None:
             raise
         if out_of_space(exc):  # not the user's error, and not "nothing written": resumable
-            print_error(f"{error}; free space and run the same command again to resume")
-            sys.exit(NO_SPACE)
-        print_error(str(error))
-        sys.exit(2)
+            _fail(f"{error}; free space and run the same command again to resume", NO_SPACE)
+        _fail(str(error), 2)
     if code == INTERRUPTED and not stop_said(reset=True):  # Typer's silent exit of a Ctrl-C
         print("interrupted", file=sys.stderr)  # in a command still loading its libraries
     if isinstance(code, int) and code:
         sys.exit(code)
+
 
 if __name__ == "__main__":
     main()

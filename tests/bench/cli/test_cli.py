@@ -192,3 +192,19 @@ def test_an_empty_out_is_refused_not_taken_for_the_current_folder(
         code, err = run_cli([*command, *args], capsys)
         assert code == 2 and "--out is empty" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_command_with_json_prints_its_error_as_json_on_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --json a failure left stdout empty: a script reading JSON got nothing to parse."""
+    import json
+
+    from tests.helpers.cli_runs import invoke_cli
+
+    args = ["run", "--models", "control:render", "--sample", "0", "--out", str(tmp_path / "r")]
+    code, out, err = invoke_cli([*args, "--json"], capsys)
+    assert code == 2 and err.startswith("error: --sample")
+    assert json.loads(out) == {"error": err.removeprefix("error: ").strip(), "exit_code": 2}
+    code, out, _ = invoke_cli(args, capsys)
+    assert code == 2 and out == ""  # without --json: stderr only, as ever
