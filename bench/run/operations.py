@@ -611,11 +611,14 @@ def check_weights(
 
 def check_device(config: RunConfig) -> None:
     """Refuse ``--device cuda`` where no CUDA device is visible, before anything is written
-    (the models' loads failed, as rows of a folder already made). Controls draw on the
-    CPU; a model given its own ``device`` option is checked when it loads."""
+    (the models' loads failed, as rows of a folder already made). Only diffusers pipelines
+    run on it (controls draw, ``images:`` reads files, ``api:`` calls a service); a model
+    given its own ``device`` option is checked when it loads."""
     wanted = config.generate.device
     on_device = [
-        e for e in config.models if not e.is_control and "device" not in e.to_spec().options
+        e
+        for e in config.models
+        if Spec.parse(e.spec).kind == "diffusers" and "device" not in e.to_spec().options
     ]
     if wanted.startswith("cuda") and on_device and auto_device() != "cuda":
         raise InputError(
