@@ -247,3 +247,21 @@ def test_a_prompt_file_beside_the_config_but_not_in_the_current_folder_is_named(
     monkeypatch.chdir(folder)  # run from the config's folder: found
     code, err = run_cli(["run", "--config", "run.yaml", "--dry-run"], capsys)
     assert code == 0, err
+
+
+def test_only_diffusers_models_need_the_cuda_device_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from glyphbench.core.errors import InputError
+    from glyphbench.run.config import RunConfig
+    from glyphbench.run.operations import check_device
+
+    monkeypatch.setattr("glyphbench.run.operations.auto_device", lambda: "cpu")
+
+    def config(*models: str) -> RunConfig:
+        return RunConfig.from_mapping({"models": list(models), "device": "cuda"})
+
+    check_device(config("control:render", "images:some/folder"))  # no pipeline: nothing to run
+    check_device(config(f"diffusers:{tmp_path}?device=cpu"))  # its own device: its load checks
+    with pytest.raises(InputError, match="no CUDA device is visible"):
+        check_device(config("images:some/folder", f"diffusers:{tmp_path}"))
