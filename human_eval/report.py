@@ -85,14 +85,15 @@ CSV_TIME = "%Y-%m-%dT%H:%M:%SZ"
 NO_RATINGS = "no ratings yet: serve the study and collect some first"
 
 
-def export_ratings(study: Study, path: str | Path) -> Path:
-    """Write the anonymised long-format ratings (.csv or .parquet by suffix).
+def export_ratings(study: Study, path: str | Path, ratings: pd.DataFrame | None = None) -> Path:
+    """Write the anonymised long-format ratings (.csv or .parquet by suffix); ``ratings``:
+    :func:`anonymised_ratings` of ``study`` when the caller has them already.
 
     ``created_at`` and ``updated_at`` are times, not the database's epoch seconds: UTC
     timestamps in Parquet, :data:`CSV_TIME` text in CSV.
     """
     path = Path(path)
-    ratings = anonymised_ratings(study)
+    ratings = (anonymised_ratings(study) if ratings is None else ratings).copy()
     for column in ("created_at", "updated_at"):
         times = pd.to_datetime(pd.to_numeric(ratings[column]), unit="s", utc=True)
         ratings[column] = times.dt.strftime(CSV_TIME) if path.suffix.lower() == ".csv" else times

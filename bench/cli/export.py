@@ -68,15 +68,14 @@ def export_command(
 
     Example: glyphbench export runs/lt --hf-dataset exports/lt --push me/longtext-results
     """
-    if push:
-        hub_api(push)  # a missing package or an offline hub: refused before the export
+    api = hub_api(push) if push else None  # no package, or an offline hub: refused first
     with interruptible(then=f"nothing written to {hf_dataset}"):
         folder, warnings = export_run(run_dir, hf_dataset, license_id=license_id)
     for warning in warnings:  # the card says them too
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(f"dataset -> {folder}")
     if push:
-        problem = push_folder(folder, push)
+        problem = push_folder(api, folder, push)
         if problem:  # not the user's error: the export is whole, the same command retries
             print_error(
                 f"--push {push}: {problem}; the export in {folder} is whole: run the same "
@@ -293,9 +292,9 @@ def hub_api(repo: str) -> Any:
     return HfApi()
 
 
-def push_folder(folder: Path, repo: str) -> str | None:
-    """Upload ``folder`` as the hub dataset ``repo``; what went wrong, in one line, or None."""
-    api = hub_api(repo)
+def push_folder(api: Any, folder: Path, repo: str) -> str | None:
+    """Upload ``folder`` as the hub dataset ``repo`` with ``api`` (:func:`hub_api`); what went
+    wrong, in one line, or None."""
     try:
         api.create_repo(repo, repo_type="dataset", exist_ok=True)
         api.upload_folder(folder_path=str(folder), repo_id=repo, repo_type="dataset")

@@ -231,11 +231,12 @@ def export_command(
     from glyphbench.human_eval.study import load_study
 
     loaded = load_study(study)
-    if anonymised_ratings(loaded).empty:  # as `human stats` and `human report` say; the
-        raise InputError(loaded.folder, NO_RATINGS)  # admin page's export may be empty
+    ratings = anonymised_ratings(loaded)  # read once for both files
+    if ratings.empty:  # as `human stats` and `human report` say; the admin page's export
+        raise InputError(loaded.folder, NO_RATINGS)  # may be empty
     prefix = out or loaded.folder / "export" / "ratings"
     for suffix in (".csv", ".parquet"):
-        path = export_ratings(loaded, prefix.with_suffix(suffix))
+        path = export_ratings(loaded, prefix.with_suffix(suffix), ratings)
         typer.echo(f"wrote {path}")
 
 

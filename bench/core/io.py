@@ -674,11 +674,6 @@ def config_too_large(size: int) -> str:
     return f"config file too large ({size:,} bytes; at most {MAX_CONFIG_BYTES:,})"
 
 
-def config_too_large_stream(limit: int) -> str:
-    """The refusal of a config stream (a pipe, a device) longer than ``limit`` bytes."""
-    return f"config file too large (more than {limit:,} bytes)"
-
-
 def read_text(path: str | Path, *, limit: int | None = None) -> str:
     """A UTF-8 text file's contents; a missing, unreadable or non-UTF-8 file is an InputError.
 
@@ -697,8 +692,8 @@ def read_text(path: str | Path, *, limit: int | None = None) -> str:
             return path.read_text(encoding="utf-8")
         with path.open("rb") as handle:  # a pipe or /dev/zero has no size: read a byte more
             data = handle.read(limit + 1)
-        if len(data) > limit:
-            raise InputError(path, config_too_large_stream(limit))
+        if len(data) > limit:  # a stream: its size is unknown, only that it is over
+            raise InputError(path, f"config file too large (more than {limit:,} bytes)")
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text (byte {exc.start}: {exc.reason})") from None

@@ -142,9 +142,11 @@ def _refuse_unnamed_rows(results: Path, frame: pd.DataFrame) -> None:
     be pooled under one label, and rows of no prompt would be left out of the paired
     intervals of every model, changing models whose rows are whole."""
     for column, why in _ROW_NAMES.items():
-        values = frame[column]  # often a dictionary column: its distinct values checked
-        blank = [value for value in pd.unique(values.dropna()) if not str(value).strip()]
-        empty = values.isna() | (values.isin(blank) if column != "text" else False)
+        values = frame[column]
+        empty = values.isna()
+        if column != "text":  # a name may not be blank; a text may (a blank image's prompt)
+            distinct = pd.unique(values.dropna())  # a dictionary column: few distinct values
+            empty |= values.isin([value for value in distinct if not str(value).strip()])
         if empty.any():
             raise InputError(
                 results,
@@ -165,25 +167,24 @@ def _refuse_read_rows_without_scores(results: Path, frame: pd.DataFrame) -> None
         # A metric with a unit counts (Algorithm 1's edits: 0 and up); the others are shares.
         top = np.inf if METRICS.get(metric).unit else 1 + 1e-9  # float slack
         missing = scored & np.isnan(values)
-        outside = (
-            scored & ~np.isnan(values) & ~(np.isfinite(values) & (values >= 0) & (values <= top))
-        )
-        for bad in (missing, outside):
-            if not bad.any():
-                continue
-            first = int(bad.argmax())
-            expected = "outside [0, 1]" if np.isfinite(top) else "not a finite count of 0 or more"
-            what = (
-                f"read but no {metric!r} score"
-                if bad is missing
-                else f"{metric!r} is {float(values[first])!r}, {expected}"
-            )
-            raise InputError(
-                results,
-                f"row {first + 1} ({frame['model'].iloc[first]}): {what} ({int(bad.sum())} "
-                f"such rows); score them again with glyphbench rescore {results.parent} "
-                "--scores-only",
-            )
+        in_range = np.isfinite(values) & (values >= 0) & (values <= top)
+        outside = scored & ~np.isnan(values) & ~in_range
+        expected = "outside [0, 1]" if np.isfinite(top) else "not a finite count of 0 or more"
+        if missing.any():
+            _refuse_rows(results, frame, missing, f"read but no {metric!r} score")
+        if outside.any():
+            value = float(values[int(outside.argmax())])
+            _refuse_rows(results, frame, outside, f"{metric!r} is {value!r}, {expected}")
+
+
+def _refuse_rows(results: Path, frame: pd.DataFrame, bad: np.ndarray, what: str) -> None:
+    """The refusal of rows ``bad`` that a rescore of their scores mends, naming the first."""
+    first = int(bad.argmax())
+    raise InputError(
+        results,
+        f"row {first + 1} ({frame['model'].iloc[first]}): {what} ({int(bad.sum())} such rows); "
+        f"score them again with glyphbench rescore {results.parent} --scores-only",
+    )
 
 
 def _unique_name(name: str, taken: Container[str]) -> str:

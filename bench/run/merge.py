@@ -50,7 +50,7 @@ def merge_run(
     folder = folder or RunFolder(root)
     folder.manifest(required=True)  # not a run folder: refused before the lock is made
     with folder.locked():
-        merge_run_rows(folder.root, folder=folder)
+        _merge_rows(folder)
         return read_results(folder.root / RESULTS, read_columns)
 
 
@@ -62,6 +62,10 @@ def merge_run_rows(root: str | Path, *, folder: RunFolder | None = None) -> Merg
     """
     folder = folder or RunFolder(root)
     folder.manifest(required=True)  # not a run folder: refused before the lock is made
+    return _merge_rows(folder)
+
+
+def _merge_rows(folder: RunFolder) -> MergeTally:
     with folder.locked(), Commit(folder.root) as commit:
         return merge_commit(folder, commit)
 
