@@ -29,8 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from glyphbench.core.errors import InputError, validation_error
 from glyphbench.core.io import MAX_CONFIG_BYTES, read_text
-from glyphbench.core.registry import PLUGINS
+from glyphbench.core.registry import PLUGINS, Spec
 from glyphbench.core.yaml_input import yaml_data
+from glyphbench.engine import RunFolder
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
@@ -185,6 +186,13 @@ def merge_settings(
     return merged
 
 
+def check_out(out: Path, images: str, codecs: list[str]) -> None:
+    """Refuse an ``--out`` of other files (:meth:`RunFolder.refuse_foreign`); the image
+    folder and a codec's weights it reads may be kept there."""
+    inputs = [Path(Spec.parse(spec).path) for spec in [images, *codecs]]
+    RunFolder(out).refuse_foreign("vae-eval", inputs)
+
+
 def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     """Resolve a run's codecs, image set and reader offline; the lines to print."""
 
@@ -195,6 +203,8 @@ def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
         raise InputError("--vae", "no codecs: give --vae or a config with a 'vaes' list")
     records = check_entries(entries, "--vae")
     PLUGINS.resolve("readers", settings["ocr"], where="--ocr")
+    if settings.get("out") is not None:  # the run would refuse it: so does its plan
+        check_out(Path(settings["out"]), settings["images"], [e.spec for e in entries])
     if not settings["images"].startswith("default") or "size=native" not in settings["images"]:
         image_set = load_image_set(settings["images"], limit=settings.get("limit"))
         images = f"{image_set.name} ({len(image_set.items)} images)"

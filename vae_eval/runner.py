@@ -55,6 +55,7 @@ from glyphbench.vae_eval.codecs import (
     get_codec,
 )
 from glyphbench.vae_eval.codecs.protocol import name_codecs
+from glyphbench.vae_eval.config import check_out
 from glyphbench.vae_eval.imageset import (
     ImageItem,
     ImageSet,
@@ -414,6 +415,7 @@ def evaluate(
         PLUGINS.resolve("readers", options.ocr, where="--ocr")
     if out.exists() and not out.is_dir():
         raise InputError(out, "exists and is not a folder (--out must be a folder)")
+    check_out(out, options.images, [spec for spec in specs if spec not in given])
 
     # Codecs load lazily, one at a time, only when they have work (a finished run loads
     # none); "size=native" needs their resolution hints first, so it loads them upfront.

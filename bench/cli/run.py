@@ -253,7 +253,7 @@ def run_command(
             f"{run_config.read.workers} reads meanwhile: give one of them",
         )
     if dry_run:
-        _dry_run(run_config, shard, as_json)
+        _dry_run(run_config, shard, as_json, verbatim)
         return
     from glyphbench.report.answer import answer_columns
     from glyphbench.report.console import summary_columns
@@ -296,12 +296,12 @@ def run_command(
             _models_failed(dict(result.outcome.model_errors), "in this shard")
 
 
-def _dry_run(run_config: Any, shard: str | None, as_json: bool) -> None:
+def _dry_run(run_config: Any, shard: str | None, as_json: bool, config_text: str) -> None:
     """Print the plan; exit 3 naming each model that cannot run here (its weights)."""
     from glyphbench.run.operations import plan_run
     from glyphbench.run.plan import plan_lines, unrunnable
 
-    plan = plan_run(run_config, shard=shard)
+    plan = plan_run(run_config, shard=shard, config_text=config_text)
     text = (
         json.dumps(json_safe(plan), indent=2, default=str)
         if as_json

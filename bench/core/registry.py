@@ -124,6 +124,15 @@ class Spec:
         options = dict(_query_pairs(query, text)) if query else {}
         return cls(kind=kind.strip(), target=target.strip(), options=options, text=text)
 
+    @property
+    def path(self) -> str:
+        """The file or folder the spec may name: its target, or a bare path given whole.
+
+        >>> Spec.parse("csv:runs/p.csv").path, Spec.parse("runs/p.csv").path
+        ('runs/p.csv', 'runs/p.csv')
+        """
+        return self.target or self.kind
+
 
 def _query_pairs(query: str, spec: str = "") -> Iterable[tuple[str, str]]:
     """``key=value`` pairs of a query; a key given twice is refused, as a YAML mapping's is

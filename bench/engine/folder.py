@@ -33,6 +33,7 @@ from glyphbench.core.durable import Commit, sync_folder
 from glyphbench.core.errors import InputError
 from glyphbench.core.io import (
     RUN_JSON,
+    RUN_MARKERS,
     checksum_path,
     read_json,
     read_run_json,
@@ -135,6 +136,22 @@ class ImageSender(Protocol):
         """Hand the images over; the returned call waits for their SHA-256."""
 
 
+def _holds_an_input(entry: Path, inputs: Sequence[Path]) -> bool:
+    """Whether ``entry`` is one of ``inputs`` or a folder holding one (all resolved)."""
+    return any(entry == path or entry in path.parents for path in inputs)
+
+
+def _holds_nothing_visible(entry: Path) -> bool:
+    """Whether ``entry`` is a folder with no file at any depth but hidden ones."""
+    if entry.is_symlink() or not entry.is_dir():
+        return False
+    for _, folders, files in os.walk(entry):
+        if any(not name.startswith(".") for name in files):
+            return False
+        folders[:] = [name for name in folders if not name.startswith(".")]
+    return True
+
+
 class RunFolder:
     """One run's folder on disk; see the layout in :mod:`glyphbench.engine`.
 
@@ -164,6 +181,40 @@ class RunFolder:
                 self._inside = Contained(self.root, source=self.root, column="folder")
             self._inside(folder)
             self._checked.add(folder)
+
+    def refuse_foreign(
+        self, what: str, inputs: Sequence[Path] = (), own: Callable[[Path], bool] | None = None
+    ) -> None:
+        """Refuse a folder that exists, holds something, and holds no run (no run.json and
+        no merged table): an ``--out`` naming a home or project folder by mistake would get
+        the run's images, parts and tables among its files. What the run reads is allowed
+        there (``inputs``: a config or prompt file kept beside the run, a folder holding
+        one), as is what ``own`` says the run itself writes (its copy of the config).
+        Hidden entries (a lock, a temporary file) never count, nor folders holding only
+        such (what a run killed before its run.json was written leaves).
+        """
+        root = self.root
+        if not root.is_dir():
+            return
+        self.manifest()  # installs a run.json a killed process was committing
+        if any((root / marker).exists() for marker in RUN_MARKERS):
+            return
+        held = [Path(os.path.realpath(path)) for path in inputs]
+        foreign = sorted(
+            entry.name
+            for entry in root.iterdir()
+            if not entry.name.startswith(".")
+            and not (own is not None and own(entry))
+            and not _holds_an_input(Path(os.path.realpath(entry)), held)
+            and not _holds_nothing_visible(entry)
+        )
+        if foreign:
+            raise InputError(
+                root / foreign[0],
+                f"--out holds {len(foreign)} {'entry' if len(foreign) == 1 else 'entries'} "
+                f"no {what} wrote, and no run.json: the {what} would write its files among "
+                "them; choose an empty or new --out",
+            )
 
     # -------------------------------------------------------------------- locks
     @contextmanager

@@ -185,6 +185,7 @@ def run_benchmark(
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
+    folder.refuse_foreign("run", run_inputs(config), own=_config_file(config_text))
     config = adopt_run_id(config, folder.manifest())
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
@@ -293,6 +294,37 @@ def _start_run_reader(reader_spec: str, configured: str, suite: SuiteEntry | Non
 
 class DifferentRun(InputError):
     """The output folder holds another run."""
+
+
+def run_inputs(config: RunConfig) -> list[Path]:
+    """The files and folders a run reads that a user may keep in its ``--out``: the prompt
+    file, the suite's data, an ``images:`` model's folder, the API cache.
+
+    >>> config = RunConfig.model_validate(
+    ...     {"models": ["images:runs/x/mine"], "prompts": "csv:runs/x/p.csv"})
+    >>> [str(path) for path in run_inputs(config)]
+    ['runs/x/p.csv', 'runs/x/mine']
+    """
+    given: list[str | None] = [Spec.parse(config.prompts.source).path]
+    given += [config.suite.data if config.suite is not None else None, config.api.cache_dir]
+    given += [Spec.parse(entry.spec).path for entry in config.models]
+    return [Path(path) for path in given if path]
+
+
+def _config_file(text: str | None) -> Callable[[Path], bool]:
+    """Whether an entry of ``--out`` is the run's config file, kept beside the run it
+    makes (the same text, whatever its name; the run writes its own verbatim copy)."""
+    data = text.encode("utf-8") if text is not None else None
+
+    def is_config(entry: Path) -> bool:
+        try:
+            if data is None or not entry.is_file() or entry.stat().st_size != len(data):
+                return False
+            return entry.read_bytes() == data
+        except OSError:
+            return False
+
+    return is_config
 
 
 def _failed_attempt(folder: RunFolder) -> bool:
@@ -638,14 +670,20 @@ def check_selection(config: RunConfig, prompt_set: PromptSet) -> None:
 
 
 def plan_run(
-    config: RunConfig, *, prompt_set: PromptSet | None = None, shard: str | None = None
+    config: RunConfig,
+    *,
+    prompt_set: PromptSet | None = None,
+    shard: str | None = None,
+    config_text: str | None = None,
 ) -> dict[str, Any]:
-    """The resolved plan of a run, without loading any model weights (``--dry-run``)."""
+    """The resolved plan of a run, without loading any model weights (``--dry-run``).
+    ``config_text``: the config as given, as for :func:`run_benchmark`."""
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
     check_selection(config, prompt_set)  # the run would refuse these: so does its plan
     check_device(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
+    folder.refuse_foreign("run", run_inputs(config), own=_config_file(config_text))
     config = adopt_run_id(config, folder.manifest())
     try:  # a folder the run would refuse: so does its plan
         _check_same_run(folder, run_identity(config, prompt_set, folder))

@@ -55,6 +55,61 @@ def test_out_that_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 2 and f"{tmp_path / 'afile'}: exists and is not a folder" in one_line(err)
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_out_holding_someone_elses_files_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dry_run: list[str]
+) -> None:
+    """--out naming a folder of other files (a home or project folder by mistake): exit 2,
+    naming an entry and the count, and nothing of a run written among them."""
+    out = tmp_path / "home"
+    (out / "photos" / ".thumbs").mkdir(parents=True)  # a folder of hidden files only: no one's
+    (out / "notes.txt").write_text("mine")
+    (out / "photos" / "cat.jpg").write_bytes(b"mine")
+    (out / "empty").mkdir()
+    csv = write_prompts_csv(tmp_path / "p.csv", 2)
+    args = ["run", "-m", "control:blank", "--ocr", "pixelocr", "--prompts", f"csv:{csv}"]
+    code, err = glyphbench([*args, "--out", out, *dry_run], capsys)
+    assert code == 2
+    assert one_line(err) == (
+        f"error: {out / 'notes.txt'}: --out holds 2 entries no run wrote, and no run.json: "
+        "the run would write its files among them; choose an empty or new --out"
+    )
+    assert sorted(p.name for p in out.iterdir()) == ["empty", "notes.txt", "photos"]
+    assert sorted(p.name for p in (out / "photos").iterdir()) == [".thumbs", "cat.jpg"]
+
+
+def test_out_holding_the_runs_own_config_and_prompts_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config and its prompt file kept in the run's folder are what the run reads: the
+    run goes ahead there, and resumes there."""
+    out = tmp_path / "study"
+    out.mkdir()
+    csv = write_prompts_csv(out / "prompts.csv", 2)
+    config = out / "study.yaml"
+    config.write_text(f"models: [control:blank]\nprompts: csv:{csv}\nocr: pixelocr\nout: {out}\n")
+    for _ in range(2):
+        code, err = glyphbench(["run", "--config", config, "--no-progress"], capsys)
+        assert code == 0, err
+    assert (out / "run.json").is_file() and (out / "results.parquet").is_file()
+    assert config.read_text().startswith("models: [control:blank]")
+
+
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_vae_eval_out_holding_someone_elses_files_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dry_run: list[str]
+) -> None:
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / "paper.tex").write_text("mine")
+    args = ["vae-eval", "--vae", "identity", "--images", "default?size=64", "--limit", "2"]
+    code, err = glyphbench([*args, "--ocr", "pixelocr", "--out", out, *dry_run], capsys)
+    assert code == 2 and one_line(err).startswith(
+        f"error: {out / 'paper.tex'}: --out holds 1 entry no vae-eval wrote, and no run.json"
+    )
+    assert [p.name for p in out.iterdir()] == ["paper.tex"]
+
+
 @pytest.mark.parametrize(
     "content, problem",
     [("{not json", "malformed JSON"), ("[1, 2]", "expected a JSON object, got array")],
