@@ -313,9 +313,9 @@ class RapidOCROptions(Options):
         "it below text_score",
     )
     angle_cls: bool = Field(
-        default=True,
-        description="let the angle classifier turn a line it takes for upside down (0: read "
-        "every line as detected; PaddleOCR's use_angle_cls)",
+        default=False,
+        description="let the angle classifier turn a line it takes for upside down (PaddleOCR's "
+        "use_angle_cls; 0: read every line as detected, as the default chose on real images)",
     )
     det: Literal["v4", "v5", "v6", "v6tiny"] = Field(
         default="v4",

@@ -548,11 +548,11 @@ def test_the_real_part_with_the_default_reader_on_the_whole_set(default_rows: pd
 #: the images collected after its setting was chosen, and its n, as docs/readers.md and the
 #: README report them.
 REPORT_COLLECTIONS = ("6", "7", "8", "9", "11")
-HELD_OUT_SCORE_ERROR = 0.036
+HELD_OUT_SCORE_ERROR = 0.034
 HELD_OUT_N = 45
 #: The standard deviation of those 45 images' errors, from which docs/readers.md says how many
 #: images an interval under 0.04 would need.
-HELD_OUT_SD = 0.075
+HELD_OUT_SD = 0.079
 #: The collections of the card glyphbench ships for the default reader (the three collected
 #: last, 5 to 7: bench/calibration/default_reader_card.json) and its n.
 CARD_COLLECTIONS = ("5", "6", "7")

@@ -10,6 +10,7 @@ from glyphbench.core.fonts import font_by_name
 from glyphbench.readers import get_reader
 from glyphbench.readers.common import drop_debris, fold_latin
 from glyphbench.readers.rapidocr import surer
+from tests.helpers.paths import TESTS
 
 Line = tuple[list[tuple[float, float]], str, float]
 
@@ -91,14 +92,29 @@ def test_each_option_changes_the_version_and_the_default_names_its_own() -> None
             "rapidocr?unclip_also=1.6",
             "rapidocr?space_lines=all",
             "rapidocr?order=lines",
+            "rapidocr?angle_cls=1",
         )
     }
-    assert len(versions) == 6  # stored readings of each setting are kept apart
+    assert len(versions) == 7  # stored readings of each setting are kept apart
     # with the later options off, a spec reads as it did before they existed
-    earlier = get_reader("rapidocr?debris=0&latin_fold=0&order=lines&unclip_ratio=2.0").version
+    spec = "rapidocr?debris=0&latin_fold=0&order=lines&angle_cls=1&unclip_ratio=2.0"
+    earlier = get_reader(spec).version
     assert "debris" not in earlier and "Latin" not in earlier and earlier.endswith("(v4 lines)")
-    assert "block" not in get_reader("rapidocr?order=lines").version
-    assert default.endswith("; read block by block")
+    assert "block" not in get_reader("rapidocr?order=lines&angle_cls=1").version
+    assert get_reader("rapidocr?angle_cls=1").version.endswith("; read block by block")
+    assert default.endswith("; read block by block; no angle classifier")
+
+
+def test_the_angle_classifier_turns_upright_display_type_over() -> None:
+    """Glyph-ByT5's Halloween poster (a real output in tests/data/real_t2i): PP-OCR's
+    0/180-degree classifier turns its upright display lines over, and they are read upside
+    down; the default reads every line as detected."""
+    poster = Image.open(TESTS / "data" / "real_t2i" / "images" / "glyphbyt5_03.jpg")
+    turned, default = (
+        get_reader(spec).read([poster])[0].text for spec in ("rapidocr?angle_cls=1", "rapidocr")
+    )
+    assert "3JNO" in turned and "HALLOWEEN" not in turned  # "ONCE", read upside down
+    assert "HALLOWEEN SALE" in default and "ONCE" in default and "3JNO" not in default
 
 
 FULLWIDTH_COLON, LAMBDA, CYRILLIC_O = "\uff1a", "\u039b", "\u041e"
