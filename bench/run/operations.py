@@ -23,7 +23,7 @@ import pandas as pd
 from glyphbench import prompts
 from glyphbench.core.errors import InputError
 from glyphbench.core.fingerprint import files_fingerprint, recorded_fingerprints
-from glyphbench.core.io import atomic_open, read_table
+from glyphbench.core.io import atomic_open, checksum_path, read_table
 from glyphbench.core.registry import Spec
 from glyphbench.core.schema import ROW_KEY, failed_mask
 from glyphbench.engine import RunFolder, Shard, start_reader
@@ -185,7 +185,7 @@ def run_benchmark(
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
-    folder.refuse_foreign("run", run_inputs(config), own=_config_file(config_text))
+    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(config_text))
     config = adopt_run_id(config, folder.manifest())
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
@@ -311,12 +311,17 @@ def run_inputs(config: RunConfig) -> list[Path]:
     return [Path(path) for path in given if path]
 
 
-def _config_file(text: str | None) -> Callable[[Path], bool]:
-    """Whether an entry of ``--out`` is the run's config file, kept beside the run it
-    makes (the same text, whatever its name; the run writes its own verbatim copy)."""
+def _run_start_files(text: str | None) -> Callable[[Path], bool]:
+    """Whether an entry of ``--out`` is what a run writes before its run.json (the config
+    as given, the prompts and their checksum: :func:`_write_run_start`): a shard starting
+    beside another, or a run killed between them, finds them there. The config file counts
+    by its text, whatever its name, so the user's own copy kept beside the run counts too."""
     data = text.encode("utf-8") if text is not None else None
+    prompts = {PROMPTS, checksum_path(PROMPTS).name}
 
-    def is_config(entry: Path) -> bool:
+    def is_start_file(entry: Path) -> bool:
+        if entry.name in prompts:
+            return entry.is_file()
         try:
             if data is None or not entry.is_file() or entry.stat().st_size != len(data):
                 return False
@@ -324,7 +329,7 @@ def _config_file(text: str | None) -> Callable[[Path], bool]:
         except OSError:
             return False
 
-    return is_config
+    return is_start_file
 
 
 def _failed_attempt(folder: RunFolder) -> bool:
@@ -683,7 +688,7 @@ def plan_run(
     check_device(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
-    folder.refuse_foreign("run", run_inputs(config), own=_config_file(config_text))
+    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(config_text))
     config = adopt_run_id(config, folder.manifest())
     try:  # a folder the run would refuse: so does its plan
         _check_same_run(folder, run_identity(config, prompt_set, folder))

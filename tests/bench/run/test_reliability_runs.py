@@ -299,6 +299,35 @@ def test_stale_temporary_files_are_removed_when_the_shard_is_taken(tmp_path: Pat
     assert stale_temp_files(run) == []
 
 
+def test_a_run_killed_before_its_run_json_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run writes its config and prompts before run.json: killed between them, it leaves a
+    folder with those and no run.json, which the same command resumes (it is no folder of
+    someone else's files), and which another run's command, of other text, does not take."""
+    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
+    run = tmp_path / "run"
+    text = "models: [control:blank]  # as given\n"
+
+    def killed(self: RunFolder, data: object) -> bool:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(RunFolder, "create_manifest", killed)
+        with pytest.raises(KeyboardInterrupt):
+            run_benchmark(config(run, csv), config_text=text, progress=False,
+                          console=quiet_console())  # fmt: skip
+    assert not (run / "run.json").exists()
+    assert {"config.yaml", "prompts.parquet", "prompts.parquet.sha256"} <= {
+        p.name for p in run.iterdir()
+    }
+    with pytest.raises(InputError, match="--out holds 1 entry no run wrote"):
+        run_benchmark(config(run, csv), config_text="other", progress=False,
+                      console=quiet_console())  # fmt: skip
+    run_benchmark(config(run, csv), config_text=text, progress=False, console=quiet_console())
+    assert (run / "run.json").is_file() and (run / "results.parquet").is_file()
+
+
 def _dead_pid() -> int:
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
                           capture_output=True, text=True)  # fmt: skip
