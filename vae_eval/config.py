@@ -188,8 +188,12 @@ def merge_settings(
 
 def check_out(out: Path, images: str, codecs: list[str]) -> None:
     """Refuse an ``--out`` of other files (:meth:`RunFolder.refuse_foreign`); the image
-    folder and a codec's weights it reads may be kept there."""
-    inputs = [Path(Spec.parse(spec).path) for spec in [images, *codecs]]
+    folder (a metadata file's folder, which holds the images it lists) and a codec's weights
+    may be kept there. ``images`` is a path, or ``default?...`` (as :func:`load_image_set`)."""
+    inputs = [Path(Spec.parse(spec).path) for spec in codecs]
+    if images.partition("?")[0] != "default":
+        source = Path(images)
+        inputs.append(source.parent if source.is_file() else source)
     RunFolder(out).refuse_foreign("vae-eval", inputs)
 
 

@@ -137,8 +137,9 @@ class ImageSender(Protocol):
 
 
 def _holds_an_input(entry: Path, inputs: Sequence[Path]) -> bool:
-    """Whether ``entry`` is one of ``inputs`` or a folder holding one (all resolved)."""
-    return any(entry == path or entry in path.parents for path in inputs)
+    """Whether ``entry`` is one of ``inputs``, a folder holding one, or inside one (all
+    resolved: a manifest's folder that is ``--out`` itself holds every entry)."""
+    return any(entry == path or entry in path.parents or path in entry.parents for path in inputs)
 
 
 def _holds_nothing_visible(entry: Path) -> bool:
@@ -208,7 +209,8 @@ class RunFolder:
             and not _holds_an_input(Path(os.path.realpath(entry)), held)
             and not _holds_nothing_visible(entry)
         )
-        if foreign:
+        if foreign and not any((root / marker).exists() for marker in RUN_MARKERS):
+            # (a shard starting beside this one may have made it a run meanwhile)
             raise InputError(
                 root / foreign[0],
                 f"--out holds {len(foreign)} {'entry' if len(foreign) == 1 else 'entries'} "

@@ -185,7 +185,7 @@ def run_benchmark(
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
-    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(config_text))
+    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(folder.root, config_text))
     config = adopt_run_id(config, folder.manifest())
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
@@ -296,9 +296,15 @@ class DifferentRun(InputError):
     """The output folder holds another run."""
 
 
+#: The names a run saves its config under, as given (``glyphbench run``: a YAML config, or the
+#: command line): ``config_name`` of :func:`run_benchmark`.
+CONFIG_COPIES = ("config.yaml", "command.txt")
+
+
 def run_inputs(config: RunConfig) -> list[Path]:
     """The files and folders a run reads that a user may keep in its ``--out``: the prompt
-    file, the suite's data, an ``images:`` model's folder, the API cache.
+    file, the suite's data, an ``images:`` model's folder (or its manifest's folder, which
+    holds the images it lists), the API cache.
 
     >>> config = RunConfig.model_validate(
     ...     {"models": ["images:runs/x/mine"], "prompts": "csv:runs/x/p.csv"})
@@ -307,20 +313,27 @@ def run_inputs(config: RunConfig) -> list[Path]:
     """
     given: list[str | None] = [Spec.parse(config.prompts.source).path]
     given += [config.suite.data if config.suite is not None else None, config.api.cache_dir]
-    given += [Spec.parse(entry.spec).path for entry in config.models]
-    return [Path(path) for path in given if path]
+    paths = [Path(path) for path in given if path]
+    for entry in config.models:
+        spec = Spec.parse(entry.spec)
+        path = Path(spec.path)
+        paths.append(path.parent if spec.kind == "images" and path.is_file() else path)
+    return paths
 
 
-def _run_start_files(text: str | None) -> Callable[[Path], bool]:
-    """Whether an entry of ``--out`` is what a run writes before its run.json (the config
-    as given, the prompts and their checksum: :func:`_write_run_start`): a shard starting
-    beside another, or a run killed between them, finds them there. The config file counts
-    by its text, whatever its name, so the user's own copy kept beside the run counts too."""
+def _run_start_files(root: Path, text: str | None) -> Callable[[Path], bool]:
+    """Whether an entry of ``--out`` is what a run writes before its run.json
+    (:func:`_write_run_start`: the config as given, then the prompts and their checksum): a
+    shard starting beside another, or a run killed before run.json, leaves them there, and
+    the config may then differ from this command's (another ``--device``, an edited file).
+    Without the prompts, a file of this config's text, whatever its name, is the user's copy
+    of the config kept beside the run."""
     data = text.encode("utf-8") if text is not None else None
     prompts = {PROMPTS, checksum_path(PROMPTS).name}
 
     def is_start_file(entry: Path) -> bool:
-        if entry.name in prompts:
+        started = (root / PROMPTS).is_file()  # a start's own files, whatever their text
+        if started and (entry.name in prompts or entry.name in CONFIG_COPIES):
             return entry.is_file()
         try:
             if data is None or not entry.is_file() or entry.stat().st_size != len(data):
@@ -557,8 +570,8 @@ def _write_run_start(
     if text is not None:
         with atomic_open(folder.root / name, "w", encoding="utf-8") as handle:
             handle.write(text)
-    if not (folder.root / PROMPTS).is_file():
-        folder.write_table(prompt_set.frame, PROMPTS)
+    # no run.json: prompts here are a start killed before it, maybe of another selection
+    folder.write_table(prompt_set.frame, PROMPTS)
     folder.create_manifest(record())
 
 
@@ -688,7 +701,7 @@ def plan_run(
     check_device(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
-    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(config_text))
+    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(folder.root, config_text))
     config = adopt_run_id(config, folder.manifest())
     try:  # a folder the run would refuse: so does its plan
         _check_same_run(folder, run_identity(config, prompt_set, folder))

@@ -95,6 +95,51 @@ def test_out_holding_the_runs_own_config_and_prompts_is_used(
     assert config.read_text().startswith("models: [control:blank]")
 
 
+def test_out_holding_an_image_manifest_and_its_images_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An images: model's manifest kept in --out lists images beside it: they are what the
+    run reads, not a stranger's files."""
+    from PIL import Image
+
+    out = tmp_path / "study"
+    (out / "pics").mkdir(parents=True)
+    csv = write_prompts_csv(out / "prompts.csv", 2)
+    lines = ["prompt_id,seed,path"]
+    for index in range(2):
+        Image.new("RGB", (16, 16), "white").save(out / "pics" / f"{index}.png")
+        lines.append(f"p{index:02d},0,pics/{index}.png")
+    (out / "made.csv").write_text("\n".join(lines) + "\n")
+    args = ["run", "-m", f"images:{out / 'made.csv'}", "--prompts", f"csv:{csv}"]
+    code, err = glyphbench([*args, "--ocr", "pixelocr", "--out", out, "--no-progress"], capsys)
+    assert code == 0, err
+    assert (out / "run.json").is_file()
+
+
+@pytest.mark.parametrize("images", ["metadata", "folder"])
+def test_vae_eval_out_holding_its_own_images_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], images: str
+) -> None:
+    """The image set kept in --out (a folder, or a metadata file with the images beside it)
+    is the evaluation's input: --dry-run and the run go ahead."""
+    from PIL import Image
+
+    out = tmp_path / "eval"
+    folder = out / "set"
+    folder.mkdir(parents=True)
+    rows = []
+    for index in range(2):
+        Image.new("RGB", (64, 64), "white").save(folder / f"{index}.png")
+        rows.append(json.dumps({"file": f"{index}.png", "text": f"word{index}"}))
+    (folder / "metadata.jsonl").write_text("\n".join(rows) + "\n")
+    given = folder / "metadata.jsonl" if images == "metadata" else folder
+    args = ["vae-eval", "--vae", "identity", "--images", given, "--ocr", "pixelocr"]
+    for dry_run in (["--dry-run"], []):
+        code, err = glyphbench([*args, "--out", out, *dry_run], capsys)
+        assert code == 0, err
+    assert (out / "run.json").is_file()
+
+
 @pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
 def test_vae_eval_out_holding_someone_elses_files_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], dry_run: list[str]

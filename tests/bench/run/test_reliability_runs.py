@@ -303,11 +303,10 @@ def test_a_run_killed_before_its_run_json_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run writes its config and prompts before run.json: killed between them, it leaves a
-    folder with those and no run.json, which the same command resumes (it is no folder of
-    someone else's files), and which another run's command, of other text, does not take."""
-    csv = write_prompts_csv(tmp_path / "prompts.csv", 2)
+    folder with those and no run.json. That is no folder of someone else's files: the next
+    command runs there, though its config reads otherwise (another --device, an edited file,
+    more prompts), and its prompts, not the killed start's, are the run's."""
     run = tmp_path / "run"
-    text = "models: [control:blank]  # as given\n"
 
     def killed(self: RunFolder, data: object) -> bool:
         raise KeyboardInterrupt
@@ -315,17 +314,22 @@ def test_a_run_killed_before_its_run_json_resumes(
     with monkeypatch.context() as patch:
         patch.setattr(RunFolder, "create_manifest", killed)
         with pytest.raises(KeyboardInterrupt):
-            run_benchmark(config(run, csv), config_text=text, progress=False,
+            run_benchmark(config(run, write_prompts_csv(tmp_path / "two.csv", 2)),
+                          config_text="models: [a]\n", progress=False,
                           console=quiet_console())  # fmt: skip
     assert not (run / "run.json").exists()
-    assert {"config.yaml", "prompts.parquet", "prompts.parquet.sha256"} <= {
-        p.name for p in run.iterdir()
+    assert {p.name for p in run.iterdir()} == {
+        "config.yaml",
+        "prompts.parquet",
+        "prompts.parquet.sha256",
+        ".locks",
     }
-    with pytest.raises(InputError, match="--out holds 1 entry no run wrote"):
-        run_benchmark(config(run, csv), config_text="other", progress=False,
-                      console=quiet_console())  # fmt: skip
-    run_benchmark(config(run, csv), config_text=text, progress=False, console=quiet_console())
+    three = write_prompts_csv(tmp_path / "three.csv", 3)
+    run_benchmark(config(run, three), config_text="models: [a, b]\n", progress=False,
+                  console=quiet_console())  # fmt: skip
     assert (run / "run.json").is_file() and (run / "results.parquet").is_file()
+    assert len(pd.read_parquet(run / "prompts.parquet")) == 3
+    assert (run / "config.yaml").read_text() == "models: [a, b]\n"
 
 
 def _dead_pid() -> int:
