@@ -117,6 +117,19 @@ def test_the_angle_classifier_turns_upright_display_type_over() -> None:
     assert "HALLOWEEN SALE" in default and "ONCE" in default and "3JNO" not in default
 
 
+def test_a_line_truly_upside_down_needs_the_angle_classifier() -> None:
+    """The price of the default: a line drawn upside down is misread without the
+    classifier, and read with ``angle_cls=1`` (docs/readers/rapidocr.md says so)."""
+    image = Image.new("RGB", (480, 120), "white")
+    font = ImageFont.truetype(str(font_by_name("DejaVuSans")), 48)
+    ImageDraw.Draw(image).text((20, 30), "Welcome Home", font=font, fill="black")
+    upside_down = image.rotate(180)
+    (turned,) = get_reader("rapidocr?angle_cls=1").read([upside_down])
+    (as_detected,) = get_reader("rapidocr").read([upside_down])
+    assert turned.text == "Welcome Home"
+    assert as_detected.text != "Welcome Home"
+
+
 FULLWIDTH_COLON, LAMBDA, CYRILLIC_O = "\uff1a", "\u039b", "\u041e"
 
 
