@@ -35,7 +35,7 @@ from glyphbench.engine import RunFolder
 from glyphbench.readers import DEFAULT_READER
 from glyphbench.vae_eval.codecs import check_codec_files
 from glyphbench.vae_eval.codecs.diffusers_vae import SUPPORTED_CLASSES, split_target
-from glyphbench.vae_eval.imageset import load_image_set
+from glyphbench.vae_eval.imageset import is_default_set, load_image_set
 
 
 class VaeEntry(BaseModel):
@@ -189,9 +189,9 @@ def merge_settings(
 def check_out(out: Path, images: str, codecs: list[str]) -> None:
     """Refuse an ``--out`` of other files (:meth:`RunFolder.refuse_foreign`); the image
     folder (a metadata file's folder, which holds the images it lists) and a codec's weights
-    may be kept there. ``images`` is a path, or ``default?...`` (as :func:`load_image_set`)."""
+    may be kept there. ``images`` is a path, or the built-in set (:func:`is_default_set`)."""
     inputs = [Path(Spec.parse(spec).path) for spec in codecs]
-    if images.partition("?")[0] != "default":
+    if not is_default_set(images):
         source = Path(images)
         inputs.append(source.parent if source.is_file() else source)
     RunFolder(out).refuse_foreign("vae-eval", inputs)
@@ -209,7 +209,7 @@ def dry_run(config: VaeConfig | None, settings: dict[str, Any]) -> list[str]:
     PLUGINS.resolve("readers", settings["ocr"], where="--ocr")
     if settings.get("out") is not None:  # the run would refuse it: so does its plan
         check_out(Path(settings["out"]), settings["images"], [e.spec for e in entries])
-    if not settings["images"].startswith("default") or "size=native" not in settings["images"]:
+    if not is_default_set(settings["images"]) or "size=native" not in settings["images"]:
         image_set = load_image_set(settings["images"], limit=settings.get("limit"))
         images = f"{image_set.name} ({len(image_set.items)} images)"
     else:  # the size comes from the codecs' weights, which a dry run does not load

@@ -768,6 +768,16 @@ def folder_set(folder: Path, metadata_path: Path | None = None) -> ImageSet:
     return ImageSet(name=str(folder), items=items, notes=notes)
 
 
+def is_default_set(spec: str) -> bool:
+    """Whether an ``--images`` spec names the built-in set (``default``, ``default?size=..``);
+    anything else is a path.
+
+    >>> is_default_set("default?size=256"), is_default_set("imgs/metadata.jsonl")
+    (True, False)
+    """
+    return spec.partition("?")[0].strip() == "default"
+
+
 def load_image_set(
     spec: str, *, limit: int | None = None, native_size: int | None = None
 ) -> ImageSet:
@@ -776,8 +786,8 @@ def load_image_set(
     ``native_size`` is what ``default?size=native`` becomes (512 when None).
     Non-default sets are limited to their first ``limit`` images (in set order).
     """
-    parsed = Spec.parse(spec)
-    if parsed.kind == "default" and not parsed.target:
+    if is_default_set(spec):
+        parsed = Spec.parse(spec)
         unknown = sorted(set(parsed.options) - {"size", "seed"})
         if unknown:
             raise InputError(

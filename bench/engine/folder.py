@@ -198,7 +198,7 @@ class RunFolder:
         if not root.is_dir():
             return
         self.manifest()  # installs a run.json a killed process was committing
-        if any((root / marker).exists() for marker in RUN_MARKERS):
+        if self._holds_a_run():
             return
         held = [Path(os.path.realpath(path)) for path in inputs]
         foreign = sorted(
@@ -209,7 +209,7 @@ class RunFolder:
             and not _holds_an_input(Path(os.path.realpath(entry)), held)
             and not _holds_nothing_visible(entry)
         )
-        if foreign and not any((root / marker).exists() for marker in RUN_MARKERS):
+        if foreign and not self._holds_a_run():
             # (a shard starting beside this one may have made it a run meanwhile)
             raise InputError(
                 root / foreign[0],
@@ -217,6 +217,9 @@ class RunFolder:
                 f"no {what} wrote, and no run.json: the {what} would write its files among "
                 "them; choose an empty or new --out",
             )
+
+    def _holds_a_run(self) -> bool:
+        return any((self.root / marker).exists() for marker in RUN_MARKERS)
 
     # -------------------------------------------------------------------- locks
     @contextmanager

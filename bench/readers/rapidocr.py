@@ -474,6 +474,10 @@ class RapidOCRReader(Reader):
         # Passing any keyword resets the engine's thresholds to these values, so all are given.
         detections, _ = engine(
             rgb,
+            # rapidocr_onnxruntime 1.4.4: main.py __call__ takes use_cls per call; with it,
+            # config.yaml Cls.cls_thresh 0.9 decides a 180-degree turn. Without it, a crop at
+            # least 1.5 times taller than wide is still turned 90 degrees (main.py
+            # get_crop_img_list, dst_img_height / dst_img_width >= 1.5).
             use_cls=self.angle_cls,
             return_word_box=self._spaced(key),
             text_score=text_score,

@@ -185,7 +185,7 @@ def run_benchmark(
     )
     if folder.root.exists() and not folder.root.is_dir():
         raise InputError(folder.root, "exists and is not a folder (--out must be a folder)")
-    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(folder.root, config_text))
+    _refuse_a_foreign_out(folder, config, config_text)
     config = adopt_run_id(config, folder.manifest())
     dist = detect_distributed(shard)
     prompt_set = prompt_set if prompt_set is not None else load_prompts(config)
@@ -321,6 +321,12 @@ def run_inputs(config: RunConfig) -> list[Path]:
     return paths
 
 
+def _refuse_a_foreign_out(folder: RunFolder, config: RunConfig, text: str | None) -> None:
+    """The run's ``--out`` check (:meth:`RunFolder.refuse_foreign`), as the run and its plan
+    make it."""
+    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(folder.root, text))
+
+
 def _run_start_files(root: Path, text: str | None) -> Callable[[Path], bool]:
     """Whether an entry of ``--out`` is what a run writes before its run.json
     (:func:`_write_run_start`: the config as given, then the prompts and their checksum): a
@@ -330,9 +336,9 @@ def _run_start_files(root: Path, text: str | None) -> Callable[[Path], bool]:
     of the config kept beside the run."""
     data = text.encode("utf-8") if text is not None else None
     prompts = {PROMPTS, checksum_path(PROMPTS).name}
+    started = (root / PROMPTS).is_file()  # a start's own files, whatever their text
 
     def is_start_file(entry: Path) -> bool:
-        started = (root / PROMPTS).is_file()  # a start's own files, whatever their text
         if started and (entry.name in prompts or entry.name in CONFIG_COPIES):
             return entry.is_file()
         try:
@@ -701,7 +707,7 @@ def plan_run(
     check_device(config)
     dist_shard = Shard.parse(shard) if shard else Shard()
     folder = RunFolder(config.output.out)
-    folder.refuse_foreign("run", run_inputs(config), own=_run_start_files(folder.root, config_text))
+    _refuse_a_foreign_out(folder, config, config_text)
     config = adopt_run_id(config, folder.manifest())
     try:  # a folder the run would refuse: so does its plan
         _check_same_run(folder, run_identity(config, prompt_set, folder))
